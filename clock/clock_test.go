@@ -1,0 +1,66 @@
+package clock
+
+import "testing"
+
+func TestMillisRoundsDown(t *testing.T) {
+	cases := []struct {
+		t    Time
+		want int64
+	}{{0, 0}, {999, 0}, {1000, 1}, {1999, 1}, {-1, -1}, {-1000, -1}, {-1001, -2}}
+	for _, c := range cases {
+		if got := c.t.Millis(); got != c.want {
+			t.Errorf("Time(%d).Millis() = %d, want %d", c.t, got, c.want)
+		}
+	}
+	if FromMillis(1666860736757).Millis() != 1666860736757 {
+		t.Fatal("FromMillis/Millis do not round-trip")
+	}
+}
+
+func TestDurationString(t *testing.T) {
+	cases := map[Duration]string{0: "0s", Second: "1s", 1500 * Millisecond: "1.5s", 250: "0.00025s", -3 * Second: "-3s"}
+	for d, want := range cases {
+		if got := d.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", int64(d), got, want)
+		}
+	}
+	if got := Epoch.Add(2 * Second).String(); got != "T+2s" {
+		t.Errorf("Time.String = %q", got)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	d, err := ParseDuration("1m30s")
+	if err != nil || d != 90*Second {
+		t.Fatalf("ParseDuration(1m30s) = %v, %v", d, err)
+	}
+	for _, bad := range []string{"", "10", "1ns", "abc"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", bad)
+		}
+	}
+}
+
+func TestVirtualNeverMovesBackwards(t *testing.T) {
+	c := NewVirtual(Epoch)
+	c.Advance(5 * Second)
+	c.AdvanceTo(Epoch.Add(5 * Second)) // same instant is fine
+	if c.Now() != Epoch.Add(5*Second) {
+		t.Fatalf("Now = %v", c.Now())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("moving backwards did not panic")
+		}
+	}()
+	c.AdvanceTo(Epoch)
+}
+
+func TestRealIsMonotonic(t *testing.T) {
+	r := NewReal()
+	a := r.Now()
+	b := r.Now()
+	if b < a {
+		t.Fatalf("real clock went backwards: %d then %d", a, b)
+	}
+}

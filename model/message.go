@@ -1,0 +1,149 @@
+package model
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Property names (MessageConst). Tags, keys, UNIQ_KEY and the reconsume
+// count have typed fields on Message; the rest live in Properties.
+const (
+	PropertyKeys               = "KEYS"
+	PropertyTags               = "TAGS"
+	PropertyUniqKey            = "UNIQ_KEY"
+	PropertyFirstPopTime       = "1ST_POP_TIME"
+	PropertyPopCK              = "POP_CK"
+	PropertyRetryTopic         = "RETRY_TOPIC"
+	PropertyOriginMessageID    = "ORIGIN_MESSAGE_ID"
+	PropertyMaxReconsumeTimes  = "MAX_RECONSUME_TIMES"
+	PropertyReconsumeTime      = "RECONSUME_TIME"
+	PropertyDelayTimeLevel     = "DELAY"
+	PropertyDLQOriginTopic     = "DLQ_ORIGIN_TOPIC"
+	PropertyDLQOriginMessageID = "DLQ_ORIGIN_MESSAGE_ID"
+	PropertyConsumeStartTime   = "CONSUME_START_TIME"
+	PropertyPopCKOffset        = "POP_CK_OFFSET"
+)
+
+// Property is one user or system property not covered by a typed field.
+type Property struct {
+	Key, Value string
+}
+
+// Message is a stored message with the RocketMQ fields POP cares about.
+// Offsets are consume-queue offsets; times are epoch milliseconds.
+type Message struct {
+	Topic           string
+	QueueID         int32
+	QueueOffset     int64
+	CommitLogOffset int64
+	BornTimestamp   int64
+	StoreTimestamp  int64
+	Flag            int32
+	SysFlag         int32
+	ReconsumeTimes  int32
+	// UniqKey is the client-generated message id (UNIQ_KEY); retry copies
+	// keep it, so it identifies a message across redeliveries.
+	UniqKey string
+	Tags    string
+	Keys    string
+	// FirstPopTime is 1ST_POP_TIME in ms, 0 when absent.
+	FirstPopTime int64
+	Body         []byte
+	// Properties holds every other property, sorted by key.
+	Properties []Property
+}
+
+// Property returns the value of a property, including the typed ones, and
+// whether it is present.
+func (m *Message) Property(key string) (string, bool) {
+	switch key {
+	case PropertyTags:
+		return m.Tags, m.Tags != ""
+	case PropertyKeys:
+		return m.Keys, m.Keys != ""
+	case PropertyUniqKey:
+		return m.UniqKey, m.UniqKey != ""
+	case PropertyFirstPopTime:
+		return strconv.FormatInt(m.FirstPopTime, 10), m.FirstPopTime != 0
+	}
+	i := sort.Search(len(m.Properties), func(i int) bool { return m.Properties[i].Key >= key })
+	if i < len(m.Properties) && m.Properties[i].Key == key {
+		return m.Properties[i].Value, true
+	}
+	return "", false
+}
+
+// SetProperty sets a property, keeping Properties sorted. Typed properties
+// go to their fields; a malformed 1ST_POP_TIME is an error.
+func (m *Message) SetProperty(key, value string) error {
+	switch key {
+	case PropertyTags:
+		m.Tags = value
+		return nil
+	case PropertyKeys:
+		m.Keys = value
+		return nil
+	case PropertyUniqKey:
+		m.UniqKey = value
+		return nil
+	case PropertyFirstPopTime:
+		v, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || v < 0 {
+			return fmt.Errorf("model: property %s=%q: want a non-negative integer of epoch milliseconds", key, value)
+		}
+		m.FirstPopTime = v
+		return nil
+	}
+	i := sort.Search(len(m.Properties), func(i int) bool { return m.Properties[i].Key >= key })
+	if i < len(m.Properties) && m.Properties[i].Key == key {
+		m.Properties[i].Value = value
+		return nil
+	}
+	m.Properties = append(m.Properties, Property{})
+	copy(m.Properties[i+1:], m.Properties[i:])
+	m.Properties[i] = Property{key, value}
+	return nil
+}
+
+// Clone returns a deep copy (the body is shared: it is never mutated).
+func (m *Message) Clone() *Message {
+	c := *m
+	if m.Properties != nil {
+		c.Properties = append([]Property(nil), m.Properties...)
+	}
+	return &c
+}
+
+// Validate checks what a producer may send: a valid topic name, a tag
+// without '|' (which separates tags in subscription expressions), a
+// non-negative born time.
+func (m *Message) Validate() error {
+	if err := ValidateName("topic", m.Topic); err != nil {
+		return err
+	}
+	if strings.ContainsAny(m.Tags, "|") {
+		return fmt.Errorf("model: message tag %q contains '|': a message has at most one tag", m.Tags)
+	}
+	if m.BornTimestamp < 0 {
+		return fmt.Errorf("model: message bornTimestamp %d is negative", m.BornTimestamp)
+	}
+	if m.ReconsumeTimes < 0 {
+		return fmt.Errorf("model: message reconsumeTimes %d is negative", m.ReconsumeTimes)
+	}
+	return nil
+}
+
+// String is a deterministic one-line rendering for traces and tests.
+func (m *Message) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s/%d@%d key=%s tag=%s reconsume=%d born=%d", m.Topic, m.QueueID, m.QueueOffset, m.UniqKey, m.Tags, m.ReconsumeTimes, m.BornTimestamp)
+	if m.FirstPopTime != 0 {
+		fmt.Fprintf(&b, " 1st_pop=%d", m.FirstPopTime)
+	}
+	for _, p := range m.Properties {
+		fmt.Fprintf(&b, " %s=%s", p.Key, p.Value)
+	}
+	return b.String()
+}

@@ -1,0 +1,206 @@
+package model
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestRecordKeyLayout(t *testing.T) {
+	r := &PopConsumerRecord{PopTime: 1000, InvisibleTime: 234, GroupID: "GroupId", TopicID: "TopicId", QueueID: 3, Offset: 258}
+	k := r.Key()
+	if len(k) != 37 || r.KeyLen() != 37 {
+		t.Fatalf("key length %d (KeyLen %d), want 37", len(k), r.KeyLen())
+	}
+	want := []byte{0, 0, 0, 0, 0, 0, 0x04, 0xd2}
+	want = append(want, "GroupId@TopicId@"...)
+	want = append(want, 0, 0, 0, 3, '@', 0, 0, 0, 0, 0, 0, 1, 2)
+	if !bytes.Equal(k, want) {
+		t.Fatalf("key\n got %x\nwant %x", k, want)
+	}
+	got, err := ParseRecordKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != (RecordKey{1234, "GroupId", "TopicId", 3, 258}) {
+		t.Fatalf("ParseRecordKey = %+v", got)
+	}
+}
+
+func TestRecordKeyOrderIsBytewise(t *testing.T) {
+	// '-' (0x2d) sorts before '@' (0x40): group "a-b" precedes group "a"
+	// in the store even though "a" < "a-b" as a string.
+	a := &PopConsumerRecord{PopTime: 5, GroupID: "a", TopicID: "t", Offset: 1}
+	b := &PopConsumerRecord{PopTime: 5, GroupID: "a-b", TopicID: "t", Offset: 0}
+	if CompareRecordKeys(b, a) >= 0 {
+		t.Fatal("a-b@t should sort before a@t")
+	}
+	c := &PopConsumerRecord{PopTime: 4, InvisibleTime: 0, GroupID: "z", TopicID: "z", Offset: 9}
+	if CompareRecordKeys(c, a) >= 0 {
+		t.Fatal("smaller visibilityTimeout must sort first")
+	}
+	d := &PopConsumerRecord{PopTime: 5, GroupID: "a", TopicID: "t", QueueID: 1, Offset: 0}
+	if CompareRecordKeys(a, d) >= 0 {
+		t.Fatal("queueId orders before offset")
+	}
+}
+
+func TestParseRecordKeyRejectsGarbage(t *testing.T) {
+	for _, k := range [][]byte{nil, []byte("short"), bytes.Repeat([]byte{'x'}, 40)} {
+		if _, err := ParseRecordKey(k); err == nil {
+			t.Errorf("ParseRecordKey(%q) accepted", k)
+		}
+	}
+}
+
+func TestRecordJSONRoundTrip(t *testing.T) {
+	r := &PopConsumerRecord{PopTime: 1, GroupID: "g", TopicID: "t", QueueID: 2, RetryFlag: RetryTopicV1Type, InvisibleTime: 60000, Offset: 7, AttemptTimes: 3}
+	enc := string(r.Encode())
+	if enc != `{"popTime":1,"groupId":"g","topicId":"t","queueId":2,"retryFlag":1,"invisibleTime":60000,"offset":7,"attemptTimes":3}` {
+		t.Fatalf("Encode = %s", enc)
+	}
+	back, err := DecodePopConsumerRecord([]byte(enc))
+	if err != nil || *back != *r {
+		t.Fatalf("round trip = %+v, %v", back, err)
+	}
+	if _, err := DecodePopConsumerRecord([]byte(`{"nope":1}`)); err == nil {
+		t.Fatal("unknown field accepted")
+	}
+}
+
+func TestReceiptHandleExample(t *testing.T) {
+	const s = "64 1666860736757 60000 4 0 broker-a 0 110"
+	h, err := ParseReceiptHandle(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ReceiptHandle{64, 1666860736757, 60000, 4, NormalTopic, "broker-a", 0, 110, -1}
+	if h != want {
+		t.Fatalf("got %+v", h)
+	}
+	if h.String() != s {
+		t.Fatalf("String = %q", h.String())
+	}
+	if h.NextVisibleTime() != 1666860796757 || !h.IsExpired(1666860796757) || h.IsExpired(1666860796756) {
+		t.Fatal("expiry is nextVisibleTime <= now")
+	}
+	h9, err := ParseReceiptHandle(s + " 123456")
+	if err != nil || h9.CommitLogOffset != 123456 || h9.String() != s+" 123456" {
+		t.Fatalf("9-field handle: %+v %v", h9, err)
+	}
+}
+
+func TestReceiptHandleMalformed(t *testing.T) {
+	cases := map[string]string{
+		"":                                   "ckQueueOffset",
+		"1 2 3":                              "has 3 fields",
+		"a 1 1 1 0 b 0 1":                    "ckQueueOffset",
+		"1 1 1 1 7 b 0 1":                    "retryFlag",
+		"1 1 1 1 0  0 1":                     "brokerName",
+		"1 -5 1 1 0 b 0 1":                   "popTime",
+		"1 1 1 1 0 b 0 1 2 3":                "more than 9",
+		"1 1 1 1 0 b 0 99999999999999999999": "msgQueueOffset",
+	}
+	for in, want := range cases {
+		_, err := ParseReceiptHandle(in)
+		if err == nil || !errors.Is(err, ErrMalformedHandle) || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseReceiptHandle(%q) = %v, want error mentioning %q", in, err, want)
+		}
+	}
+}
+
+func TestOffsetInfo(t *testing.T) {
+	var b []byte
+	b = AppendOffsetInfo(b, OffsetInfo{0, 3, []int64{10, 12, 13}})
+	b = AppendOffsetInfo(b, OffsetInfo{1, 0, []int64{4}})
+	if string(b) != "0 3 10,12,13;1 0 4" {
+		t.Fatalf("built %q", b)
+	}
+	got, err := ParseMsgOffsetInfo(string(b))
+	if err != nil || len(got) != 2 || got[0].Key() != "0@3" || len(got[0].Offsets) != 3 {
+		t.Fatalf("parse = %+v, %v", got, err)
+	}
+	if _, err := ParseStartOffsetInfo("0 3 1,2"); err == nil {
+		t.Fatal("startOffsetInfo with two offsets accepted")
+	}
+	for _, bad := range []string{"0 3", "0 3 1;0 3 2", "x 1 1", "0 1 a", "0 -1 1"} {
+		if _, err := ParseMsgOffsetInfo(bad); !errors.Is(err, ErrMalformedOffsetInfo) {
+			t.Errorf("ParseMsgOffsetInfo(%q) = %v", bad, err)
+		}
+	}
+}
+
+func TestOrderCountInfo(t *testing.T) {
+	var b []byte
+	b = AppendOrderCount(b, OrderCount{0, 2, 17, 3})
+	b = AppendOrderCount(b, OrderCount{0, 2, -1, 0})
+	if string(b) != "0 qo2%17 3;0 2 0" {
+		t.Fatalf("built %q", b)
+	}
+	got, err := ParseOrderCountInfo(string(b))
+	if err != nil || len(got) != 2 || got[0] != (OrderCount{0, 2, 17, 3}) || got[1].Key() != "0@2" {
+		t.Fatalf("parse = %+v, %v", got, err)
+	}
+	for _, bad := range []string{"0 qo2 3", "0 qo2%x 1", "0 2", "0 2 1;0 2 2"} {
+		if _, err := ParseOrderCountInfo(bad); err == nil {
+			t.Errorf("ParseOrderCountInfo(%q) accepted", bad)
+		}
+	}
+}
+
+func TestTopicNames(t *testing.T) {
+	if RetryTopicV1("g", "t") != "%RETRY%g_t" || RetryTopicV2("g", "t") != "%RETRY%g+t" || DLQTopic("g") != "%DLQ%g" {
+		t.Fatal("names")
+	}
+	if ParseNormalTopic("%RETRY%g+t", "g") != "t" || ParseNormalTopic("%RETRY%g_t", "g") != "t" || ParseNormalTopic("t", "g") != "t" {
+		t.Fatal("ParseNormalTopic")
+	}
+	if !IsPopRetryTopicV2("%RETRY%g+t") || IsPopRetryTopicV2("%RETRY%g_t") {
+		t.Fatal("IsPopRetryTopicV2")
+	}
+	if RetryFlagOf("%RETRY%g+t") != 2 || RetryFlagOf("%RETRY%g_t") != 1 || RetryFlagOf("%RETRY%g") != 1 || RetryFlagOf("t") != 0 {
+		t.Fatal("RetryFlagOf")
+	}
+	if RealTopic("t", "g", 1) != "%RETRY%g_t" || RealTopic("t", "g", 0) != "t" {
+		t.Fatal("RealTopic")
+	}
+	g, tp, v, err := ParseRetryTopic("%RETRY%g+t")
+	if err != nil || g != "g" || tp != "t" || v != RetryTopicV2Type {
+		t.Fatal("ParseRetryTopic V2")
+	}
+	if _, _, _, err := ParseRetryTopic("%RETRY%nosep"); err == nil {
+		t.Fatal("ParseRetryTopic accepted a name without separator")
+	}
+	for _, bad := range []string{"", "a@b", "sp ace", strings.Repeat("x", 128)} {
+		if ValidateName("topic", bad) == nil {
+			t.Errorf("ValidateName(%q) accepted", bad)
+		}
+	}
+}
+
+func TestMessageProperties(t *testing.T) {
+	m := &Message{Topic: "t"}
+	if err := m.SetProperty("b", "2"); err != nil {
+		t.Fatal(err)
+	}
+	_ = m.SetProperty("a", "1")
+	_ = m.SetProperty(PropertyFirstPopTime, "77")
+	if m.Properties[0].Key != "a" || m.FirstPopTime != 77 {
+		t.Fatalf("properties %+v", m)
+	}
+	if v, ok := m.Property("b"); !ok || v != "2" {
+		t.Fatal("Property lookup")
+	}
+	if err := m.SetProperty(PropertyFirstPopTime, "x"); err == nil {
+		t.Fatal("bad 1ST_POP_TIME accepted")
+	}
+	c := m.Clone()
+	c.Properties[0].Value = "changed"
+	if m.Properties[0].Value != "1" {
+		t.Fatal("Clone shares properties")
+	}
+	if (&Message{Topic: "bad topic"}).Validate() == nil {
+		t.Fatal("Validate accepted a bad topic")
+	}
+}
