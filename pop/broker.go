@@ -1,0 +1,320 @@
+package pop
+
+import (
+	"fmt"
+	"sort"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// GroupConfig is a subscription group (SubscriptionGroupConfig).
+type GroupConfig struct {
+	Name          string
+	ConsumeEnable bool
+	RetryMaxTimes int32 // 16 by default; the proxy's maxAttempts is this + 1
+}
+
+// DefaultGroup returns a group with RocketMQ's defaults.
+func DefaultGroup(name string) GroupConfig {
+	return GroupConfig{Name: name, ConsumeEnable: true, RetryMaxTimes: 16}
+}
+
+// Broker is the POP engine: one broker's message store, consumer offsets,
+// in-flight records, cache, long polling and revive, as RocketMQ 5's
+// record-based (KV) path. It is a single-threaded, clockless state machine:
+// every method takes now from its caller, runs to completion and returns
+// what happened. It is not safe for concurrent use.
+type Broker struct {
+	cfg    Config
+	topics map[string]*topic
+	groups map[string]*GroupConfig
+	// topicOrder and groupOrder keep creation order for deterministic walks.
+	topicOrder []string
+	names      *names
+	offsets    offsets
+	index      *index
+	// PutFailure, when set, is asked before every store write; returning
+	// true makes that write fail (fault injection for revive and produce).
+	PutFailure func(now clock.Time, topic string, queueID int32) bool
+
+	volatile
+	stats Stats
+}
+
+// volatile is everything a broker restart loses.
+type volatile struct {
+	windows      map[qkey]*window
+	requestCount map[uint32]int64 // per group@topic
+	locks        map[uint32]int64 // PopConsumerLockService: group@topic -> lockTime
+	lastLockScan int64
+	reviveCursor int64
+	cache        *cache
+	polls        *polling
+	commitSeq    uint64
+}
+
+// Stats are cumulative counters since the broker was created.
+type Stats struct {
+	Produced, PutFailures                         int64
+	Popped, PopRequests, Acked, AckMisses         int64
+	Changed, Revived, ReviveSkipped, ReviveFailed int64
+	MayBeLost, CacheFlushed, Restarts             int64
+}
+
+// New builds an empty broker; the configuration is validated first.
+func New(cfg Config) (*Broker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b := &Broker{cfg: cfg, topics: map[string]*topic{}, groups: map[string]*GroupConfig{}, names: newNames(), offsets: newOffsets()}
+	b.index = newIndex(b.names)
+	b.resetVolatile()
+	return b, nil
+}
+
+func (b *Broker) resetVolatile() {
+	b.volatile = volatile{
+		windows:      map[qkey]*window{},
+		requestCount: map[uint32]int64{},
+		locks:        map[uint32]int64{},
+		reviveCursor: reviveLookBack,
+		cache:        newCache(),
+		polls:        newPolling(),
+	}
+}
+
+// Config returns the configuration.
+func (b *Broker) Config() Config { return b.cfg }
+
+// Stats returns the cumulative counters.
+func (b *Broker) Stats() Stats { return b.stats }
+
+// CreateTopic adds a topic (or replaces its queue counts and permission).
+func (b *Broker) CreateTopic(c TopicConfig) error {
+	if err := model.ValidateName("topic", c.Name); err != nil {
+		return err
+	}
+	if c.ReadQueueNums < 1 || c.ReadQueueNums > 65535 || c.WriteQueueNums < 1 || c.WriteQueueNums > 65535 {
+		return fmt.Errorf("pop: topic %s: readQueueNums %d / writeQueueNums %d: want 1..65535", c.Name, c.ReadQueueNums, c.WriteQueueNums)
+	}
+	if c.Perm == 0 {
+		c.Perm = PermRead | PermWrite
+	}
+	t, ok := b.topics[c.Name]
+	if !ok {
+		t = &topic{}
+		b.topics[c.Name] = t
+		b.topicOrder = append(b.topicOrder, c.Name)
+	}
+	t.cfg = c
+	n := max(c.ReadQueueNums, c.WriteQueueNums)
+	for int32(len(t.queues)) < n {
+		t.queues = append(t.queues, &queue{})
+	}
+	return nil
+}
+
+// CreateGroup adds or replaces a subscription group.
+func (b *Broker) CreateGroup(g GroupConfig) error {
+	if err := model.ValidateName("group", g.Name); err != nil {
+		return err
+	}
+	if g.RetryMaxTimes < 0 {
+		return fmt.Errorf("pop: group %s: retryMaxTimes %d: want >= 0", g.Name, g.RetryMaxTimes)
+	}
+	b.groups[g.Name] = &g
+	return nil
+}
+
+// Topics returns topic names in creation order (retry topics included).
+func (b *Broker) Topics() []string { return append([]string(nil), b.topicOrder...) }
+
+func (b *Broker) queue(topicName string, qid int32) *queue {
+	t := b.topics[topicName]
+	if t == nil || qid < 0 || int(qid) >= len(t.queues) {
+		return nil
+	}
+	return t.queues[qid]
+}
+
+// MinOffset and MaxOffset return a queue's bounds, -1 when it does not exist.
+func (b *Broker) MinOffset(topicName string, qid int32) int64 {
+	if q := b.queue(topicName, qid); q != nil {
+		return q.min
+	}
+	return -1
+}
+
+// MaxOffset returns the offset the next message will get, -1 when absent.
+func (b *Broker) MaxOffset(topicName string, qid int32) int64 {
+	if q := b.queue(topicName, qid); q != nil {
+		return q.maxOffset()
+	}
+	return -1
+}
+
+// Message returns the stored message, nil when it is gone or never existed.
+// The result is shared: callers must not modify it.
+func (b *Broker) Message(topicName string, qid int32, offset int64) *model.Message {
+	if q := b.queue(topicName, qid); q != nil {
+		return q.at(offset)
+	}
+	return nil
+}
+
+// CommitOffset returns a group's durable consumer offset, -1 when none.
+func (b *Broker) CommitOffset(group, topicName string, qid int32) int64 {
+	id, ok := b.names.lookup(group, topicName)
+	if !ok {
+		return -1
+	}
+	if v, ok := b.offsets.commit[qkey{id, qid}]; ok {
+		return v
+	}
+	return -1
+}
+
+// PullOffset returns the volatile next-pop position, -1 when none.
+func (b *Broker) PullOffset(group, topicName string, qid int32) int64 {
+	id, ok := b.names.lookup(group, topicName)
+	if !ok {
+		return -1
+	}
+	if v, ok := b.offsets.pull[qkey{id, qid}]; ok {
+		return v
+	}
+	return -1
+}
+
+func (b *Broker) commitOffset(k qkey, v int64) { b.offsets.commit[k] = v }
+
+// PutResult is the outcome of a produce.
+type PutResult struct {
+	Code   model.ResponseCode
+	Remark string
+	Offset int64
+	// Woken are suspended pop requests this arrival woke; the driver re-runs
+	// each with Pop.
+	Woken []Wakeup
+}
+
+// Put stores a message at the tail of msg.QueueID and wakes long-polling
+// requests. The broker keeps msg (it must not be modified afterwards) and
+// sets its QueueOffset and StoreTimestamp.
+func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
+	t := b.topics[msg.Topic]
+	switch {
+	case t == nil:
+		return PutResult{Code: model.TopicNotExist, Remark: "topic " + msg.Topic + " does not exist", Offset: -1}
+	case t.cfg.Perm&PermWrite == 0:
+		return PutResult{Code: model.NoPermission, Remark: "topic " + msg.Topic + " is not writable", Offset: -1}
+	case msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums:
+		return PutResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId %d out of range: want 0..%d", msg.QueueID, t.cfg.WriteQueueNums-1), Offset: -1}
+	}
+	if err := msg.Validate(); err != nil {
+		return PutResult{Code: model.MessageIllegal, Remark: err.Error(), Offset: -1}
+	}
+	off, ok := b.append(now, msg)
+	if !ok {
+		return PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1}
+	}
+	b.stats.Produced++
+	return PutResult{Code: model.Success, Offset: off, Woken: b.notifyArrival(now.Millis(), msg, "")}
+}
+
+// append writes msg to its queue, honouring PutFailure.
+func (b *Broker) append(now clock.Time, msg *model.Message) (int64, bool) {
+	if b.PutFailure != nil && b.PutFailure(now, msg.Topic, msg.QueueID) {
+		b.stats.PutFailures++
+		return -1, false
+	}
+	q := b.topics[msg.Topic].queues[msg.QueueID]
+	msg.QueueOffset = q.maxOffset()
+	msg.StoreTimestamp = now.Millis()
+	q.msgs = append(q.msgs, msg)
+	return msg.QueueOffset, true
+}
+
+// Truncate deletes a queue's messages below offset, as retention does, so
+// consumers behind it see OFFSET_TOO_SMALL. It returns how many went.
+func (b *Broker) Truncate(topicName string, qid int32, offset int64) (int, error) {
+	q := b.queue(topicName, qid)
+	if q == nil {
+		return 0, fmt.Errorf("pop: truncate %s/%d: no such queue", topicName, qid)
+	}
+	return q.truncate(offset), nil
+}
+
+// ResetOffset is the admin reset (assignResetOffset): it records a pending
+// reset, overwrites the commit offset, and in KV mode clears the cache and
+// the pull offset of the queue.
+func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) error {
+	q := b.queue(topicName, qid)
+	if q == nil {
+		return fmt.Errorf("pop: reset offset %s/%d: no such queue", topicName, qid)
+	}
+	if _, ok := b.groups[group]; !ok {
+		return fmt.Errorf("pop: reset offset: group %s does not exist", group)
+	}
+	if offset < 0 {
+		return fmt.Errorf("pop: reset offset %d: want >= 0", offset)
+	}
+	k := qkey{b.names.pair(group, topicName), qid}
+	b.offsets.reset[k] = offset
+	b.offsets.commit[k] = offset
+	delete(b.offsets.pull, k)
+	b.flushCacheQueue(k)
+	delete(b.windows, k)
+	return nil
+}
+
+// RestartResult lists what a restart dropped.
+type RestartResult struct {
+	// DroppedPolls are suspended requests that will never be answered; their
+	// clients see a timeout.
+	DroppedPolls []Wakeup
+	// CachedLost is how many cached in-flight records vanished; their
+	// messages are re-popped from the commit offset.
+	CachedLost int
+}
+
+// Restart simulates a broker restart: the cache, pull offsets, suspended
+// polls, the lock table, request counters and the revive cursor are lost;
+// messages, commit offsets, topics, groups and stored records survive.
+func (b *Broker) Restart(now clock.Time) RestartResult {
+	r := RestartResult{DroppedPolls: b.polls.drain(), CachedLost: int(b.cache.size)}
+	b.offsets.pull = map[qkey]int64{}
+	b.resetVolatile()
+	b.stats.Restarts++
+	return r
+}
+
+// InFlight returns every stored in-flight record in store-key order (the
+// cache is separate: see Cached).
+func (b *Broker) InFlight() []model.PopConsumerRecord { return b.index.all() }
+
+// InFlightCount is the number of records in the store plus the cache.
+func (b *Broker) InFlightCount() int { return b.index.len() + int(b.cache.size) }
+
+// Cached returns every cached record, by queue (in creation order) then offset.
+func (b *Broker) Cached() []model.PopConsumerRecord {
+	var out []model.PopConsumerRecord
+	for _, cq := range b.cache.queues {
+		cq.recs.Scan(func(_ int64, r rec) bool {
+			out = append(out, b.index.record(&r))
+			return true
+		})
+	}
+	return out
+}
+
+// Groups returns group names, sorted.
+func (b *Broker) Groups() []string {
+	out := make([]string, 0, len(b.groups))
+	for g := range b.groups {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,166 @@
+package pop
+
+import (
+	"github.com/tidwall/btree"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// cache is PopConsumerCache (KV path, enablePopBufferMerge): freshly popped
+// records stay in memory, by queue and offset, until they are acked, age
+// out, or their consumer goes offline. Queues are kept in creation order so
+// cleanup walks them deterministically.
+type cache struct {
+	queues []*cacheQueue
+	byKey  map[qkey]*cacheQueue
+	size   int64
+}
+
+type cacheQueue struct {
+	key  qkey
+	recs btree.Map[int64, rec]
+}
+
+func newCache() *cache { return &cache{byKey: map[qkey]*cacheQueue{}} }
+
+func (c *cache) add(r rec) {
+	k := qkey{r.pair, r.qid}
+	cq := c.byKey[k]
+	if cq == nil {
+		cq = &cacheQueue{key: k}
+		c.byKey[k] = cq
+		c.queues = append(c.queues, cq)
+	}
+	if _, replaced := cq.recs.Set(r.offset, r); !replaced {
+		c.size++
+	}
+}
+
+// removeOffset deletes by queue offset only, ignoring popTime, as upstream.
+func (c *cache) removeOffset(k qkey, offset int64) bool {
+	cq := c.byKey[k]
+	if cq == nil {
+		return false
+	}
+	if _, ok := cq.recs.Delete(offset); ok {
+		c.size--
+		return true
+	}
+	return false
+}
+
+func (c *cache) count(k qkey) int {
+	if cq := c.byKey[k]; cq != nil {
+		return cq.recs.Len()
+	}
+	return 0
+}
+
+// minOffset is getMinOffsetInBuffer, -1 when the queue has no records.
+func (c *cache) minOffset(k qkey) int64 {
+	if cq := c.byKey[k]; cq != nil {
+		if o, _, ok := cq.recs.Min(); ok {
+			return o
+		}
+	}
+	return -1
+}
+
+// take removes a queue entirely and returns its records in offset order.
+func (c *cache) take(k qkey) []rec {
+	cq := c.byKey[k]
+	if cq == nil {
+		return nil
+	}
+	out := cq.recs.Values()
+	c.size -= int64(len(out))
+	delete(c.byKey, k)
+	for i, q := range c.queues {
+		if q == cq {
+			c.queues = append(c.queues[:i], c.queues[i+1:]...)
+			break
+		}
+	}
+	return out
+}
+
+func (c *cache) full(limit int64) bool { return c.size > limit }
+
+// flushCacheQueue writes a queue's cached records to the store (clearCache).
+func (b *Broker) flushCacheQueue(k qkey) {
+	for _, r := range b.cache.take(k) {
+		b.index.put(r)
+	}
+}
+
+// CacheResult reports one cleanupRecords pass.
+type CacheResult struct {
+	Flushed int       // records moved to the store
+	Offline int       // queues flushed whole because their consumer went offline
+	Revives []Revival // records revived straight from the cache
+	Woken   []Wakeup  // pollers woken by retry messages
+}
+
+// CleanupCache is PopConsumerCache.cleanupRecords, run every
+// CacheCleanupInterval by the driver. For each cached queue: if its
+// consumer's group@topic lock has timed out, everything goes to the store;
+// otherwise records whose visibility timeout passed are revived and records
+// older than popCkStayBufferTime move to the store.
+func (b *Broker) CleanupCache(now clock.Time) CacheResult {
+	var res CacheResult
+	nowMs := now.Millis()
+	for _, cq := range append([]*cacheQueue(nil), b.cache.queues...) {
+		p := b.names.pairs[cq.key.pair]
+		if b.lockTimedOut(p.group, model.ParseNormalTopic(p.topic, p.group), nowMs) {
+			res.Flushed += cq.recs.Len()
+			res.Offline++
+			b.flushCacheQueue(cq.key)
+			continue
+		}
+		b.cleanupQueue(now, cq, &res)
+	}
+	b.stats.CacheFlushed += int64(res.Flushed)
+	return res
+}
+
+func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) {
+	nowMs := now.Millis()
+	var staged []rec
+	cq.recs.Scan(func(_ int64, r rec) bool {
+		if r.vt <= nowMs || r.popTime()+b.cfg.PopCkStayBufferTime <= nowMs {
+			staged = append(staged, r)
+		}
+		return true
+	})
+	for _, r := range staged {
+		cq.recs.Delete(r.offset)
+		b.cache.size--
+		if r.vt > nowMs {
+			b.index.put(r)
+			res.Flushed++
+			continue
+		}
+		rv := b.reviveRecord(now, r)
+		if rv.Outcome == ReviveRetried && b.cfg.Bugs.CacheCleanupIgnoresReviveFailure {
+			rv = b.dropFailed(r, rv)
+		} else {
+			rv = b.settleFailure(now, r, rv)
+		}
+		res.Revives = append(res.Revives, rv)
+		res.Woken = append(res.Woken, rv.woken...)
+	}
+	if b.cfg.Bugs.CommitOffsetLag {
+		if m := b.cache.minOffset(cq.key); m >= 0 {
+			b.commitOffset(cq.key, m)
+		}
+	}
+}
+
+// dropFailed turns a failed cache revive into a silent loss (#10667).
+func (b *Broker) dropFailed(r rec, rv Revival) Revival {
+	rv.Outcome = ReviveDropped
+	b.stats.MayBeLost++
+	b.windowDone(qkey{r.pair, r.qid}, r.offset)
+	return rv
+}

@@ -1,0 +1,181 @@
+package pop
+
+import (
+	"sort"
+
+	"github.com/tidwall/btree"
+
+	"popsim/model"
+)
+
+// names interns group and topic names, and (group, topic) pairs. Pair ids are
+// dense and stable; rank gives each pair its position in the bytewise order
+// of "group@topic@", so the index compares small integers and still sorts
+// exactly as RocketMQ's byte key does. Pair 0 is a sentinel that sorts first.
+type names struct {
+	pairID map[[2]string]uint32
+	pairs  []pairInfo // by id
+	rank   []int32    // by id
+}
+
+type pairInfo struct {
+	group, topic string
+}
+
+func newNames() *names {
+	return &names{pairID: map[[2]string]uint32{}, pairs: []pairInfo{{}}, rank: []int32{-1}}
+}
+
+// pair returns the id of (group, topic), interning it if new.
+func (n *names) pair(group, topic string) uint32 {
+	if id, ok := n.pairID[[2]string{group, topic}]; ok {
+		return id
+	}
+	id := uint32(len(n.pairs))
+	n.pairID[[2]string{group, topic}] = id
+	n.pairs = append(n.pairs, pairInfo{group, topic})
+	n.rerank()
+	return id
+}
+
+// lookup returns the id of an already-interned pair.
+func (n *names) lookup(group, topic string) (uint32, bool) {
+	id, ok := n.pairID[[2]string{group, topic}]
+	return id, ok
+}
+
+// rerank recomputes ranks; the relative order of existing pairs never
+// changes, so trees ordered by rank stay valid.
+func (n *names) rerank() {
+	ids := make([]uint32, 0, len(n.pairs)-1)
+	for id := 1; id < len(n.pairs); id++ {
+		ids = append(ids, uint32(id))
+	}
+	sort.Slice(ids, func(i, j int) bool { return n.keyString(ids[i]) < n.keyString(ids[j]) })
+	n.rank = make([]int32, len(n.pairs))
+	n.rank[0] = -1
+	for r, id := range ids {
+		n.rank[id] = int32(r)
+	}
+}
+
+func (n *names) keyString(id uint32) string {
+	p := n.pairs[id]
+	return p.group + "@" + p.topic + "@"
+}
+
+// recKey is the in-memory form of RocketMQ's record key.
+type recKey struct {
+	vt     int64
+	pair   uint32
+	qid    int32
+	offset int64
+}
+
+// rec is one in-flight record: its key plus the fields of PopConsumerRecord
+// that are not in the key (popTime is vt - invisible).
+type rec struct {
+	recKey
+	invisible    int64
+	attemptTimes int32
+	retry        model.RetryType
+	attemptID    string
+}
+
+func (r *rec) popTime() int64 { return r.vt - r.invisible }
+
+// index is the store of in-flight records (RocksDB column family popState):
+// a B-tree in RocketMQ's key order serving exact delete and the expired
+// range scan.
+type index struct {
+	n       *names
+	tree    *btree.BTreeG[rec]
+	popHint btree.PathHint
+	ackHint btree.PathHint
+}
+
+func newIndex(n *names) *index {
+	ix := &index{n: n}
+	ix.tree = btree.NewBTreeGOptions(ix.less, btree.Options{NoLocks: true})
+	return ix
+}
+
+// less orders keys as bytewise comparison of RocketMQ's key does:
+// big-endian vt, then "group@topic@", then big-endian queueId, then offset.
+func (ix *index) less(a, b rec) bool {
+	if a.vt != b.vt {
+		return uint64(a.vt) < uint64(b.vt)
+	}
+	if a.pair != b.pair {
+		return ix.n.rank[a.pair] < ix.n.rank[b.pair]
+	}
+	if a.qid != b.qid {
+		return uint32(a.qid) < uint32(b.qid)
+	}
+	return uint64(a.offset) < uint64(b.offset)
+}
+
+// put writes a record (a write to an existing key replaces it, as RocksDB does).
+func (ix *index) put(r rec) { ix.tree.SetHint(r, &ix.popHint) }
+
+// delete removes the exact key and reports whether it was there.
+func (ix *index) delete(k recKey) bool {
+	_, ok := ix.tree.DeleteHint(rec{recKey: k}, &ix.ackHint)
+	return ok
+}
+
+func (ix *index) len() int { return ix.tree.Len() }
+
+// scanExpired removes and returns, in key order, up to max records with
+// lower <= vt < upper (scanExpiredRecords followed by deleteRecords).
+func (ix *index) scanExpired(lower, upper int64, max int, out []rec) []rec {
+	for len(out) < max {
+		m, ok := ix.tree.Min()
+		if !ok || m.vt >= upper {
+			break
+		}
+		if m.vt < lower {
+			return ix.scanFrom(lower, upper, max, out)
+		}
+		ix.tree.PopMin()
+		out = append(out, m)
+	}
+	return out
+}
+
+// scanFrom is the general path when records below lower exist: they are
+// outside the scan window and stay.
+func (ix *index) scanFrom(lower, upper int64, max int, out []rec) []rec {
+	start := len(out)
+	ix.tree.Ascend(rec{recKey: recKey{vt: lower}}, func(r rec) bool {
+		if r.vt >= upper || len(out) >= max {
+			return false
+		}
+		out = append(out, r)
+		return true
+	})
+	for _, r := range out[start:] {
+		ix.tree.Delete(r)
+	}
+	return out
+}
+
+// record converts an in-memory record to RocketMQ's form.
+func (ix *index) record(r *rec) model.PopConsumerRecord {
+	p := ix.n.pairs[r.pair]
+	return model.PopConsumerRecord{
+		PopTime: r.popTime(), GroupID: p.group, TopicID: p.topic, QueueID: r.qid,
+		RetryFlag: r.retry, InvisibleTime: r.invisible, Offset: r.offset,
+		AttemptTimes: r.attemptTimes, AttemptID: r.attemptID,
+	}
+}
+
+// all returns every record in key order.
+func (ix *index) all() []model.PopConsumerRecord {
+	out := make([]model.PopConsumerRecord, 0, ix.tree.Len())
+	ix.tree.Scan(func(r rec) bool {
+		out = append(out, ix.record(&r))
+		return true
+	})
+	return out
+}

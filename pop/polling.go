@@ -1,0 +1,229 @@
+package pop
+
+import (
+	"sort"
+
+	"github.com/tidwall/btree"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// Wakeup hands a suspended pop request back to the driver, which re-runs it
+// with Pop (RocketMQ resubmits processRequest).
+type Wakeup struct {
+	ID      uint64
+	Request PopRequest
+	// Expired is true when the poll timed out rather than being woken by an
+	// arrival; the re-run normally answers POLLING_TIMEOUT (210).
+	Expired bool
+}
+
+// pollKey is the polling key topic@group@qid (qid -1 for all-queue requests).
+type pollKey struct {
+	topic, group string
+	qid          int32
+}
+
+type suspended struct {
+	id      uint64
+	expired int64
+	key     pollKey
+	req     PopRequest
+	f       filter
+}
+
+// polling is PopLongPollingService: suspended requests per key, ordered by
+// (expired, sequence), with a per-key cap and a global cap.
+type polling struct {
+	byKey       map[pollKey][]*suspended // each sorted by (expired, id)
+	byTime      *btree.BTreeG[*suspended]
+	count       int
+	nextID      uint64
+	topicGroups map[string][]string // topicCidMap, groups in registration order
+}
+
+func newPolling() *polling {
+	return &polling{
+		byKey:       map[pollKey][]*suspended{},
+		byTime:      btree.NewBTreeGOptions(suspendedLess, btree.Options{NoLocks: true}),
+		topicGroups: map[string][]string{},
+	}
+}
+
+func suspendedLess(a, b *suspended) bool {
+	if a.expired != b.expired {
+		return a.expired < b.expired
+	}
+	return a.id < b.id
+}
+
+func (p *polling) register(topic, group string) {
+	gs := p.topicGroups[topic]
+	for _, g := range gs {
+		if g == group {
+			return
+		}
+	}
+	p.topicGroups[topic] = append(gs, group)
+}
+
+// pollResult is what polling() decides for a request that found nothing.
+type pollResult uint8
+
+const (
+	notPolling pollResult = iota
+	pollingSuc
+	pollingFull
+	pollingTimeout
+)
+
+func (p *polling) suspend(b *Broker, req *PopRequest, nowMs int64) (pollResult, uint64) {
+	if req.PollTime <= 0 {
+		return notPolling, 0
+	}
+	p.register(req.Topic, req.ConsumerGroup)
+	expired := req.BornTime + req.PollTime
+	if p.count >= b.cfg.MaxPopPollingSize {
+		return pollingFull, 0
+	}
+	if nowMs > expired-PollTimeoutSlack {
+		return pollingTimeout, 0
+	}
+	k := pollKey{req.Topic, req.ConsumerGroup, req.QueueID}
+	set := p.byKey[k]
+	if len(set) > b.cfg.PopPollingSize {
+		return pollingFull, 0
+	}
+	p.nextID++
+	f, _ := buildFilter(req.ExpressionType, req.Expression) // validated by Pop
+	s := &suspended{id: p.nextID, expired: expired, key: k, req: *req, f: f}
+	i := sort.Search(len(set), func(i int) bool { return suspendedLess(s, set[i]) })
+	set = append(set, nil)
+	copy(set[i+1:], set[i:])
+	set[i] = s
+	p.byKey[k] = set
+	p.byTime.Set(s)
+	p.count++
+	return pollingSuc, s.id
+}
+
+func (p *polling) remove(s *suspended) {
+	set := p.byKey[s.key]
+	for i, x := range set {
+		if x == s {
+			set = append(set[:i], set[i+1:]...)
+			break
+		}
+	}
+	if len(set) == 0 {
+		delete(p.byKey, s.key)
+	} else {
+		p.byKey[s.key] = set
+	}
+	p.byTime.Delete(s)
+	p.count--
+}
+
+// notifyKey wakes at most one request of the key: the earliest-expiring one,
+// if its filter accepts the arrival (or force is set).
+func (p *polling) notifyKey(k pollKey, tags string, force bool) (Wakeup, bool) {
+	set := p.byKey[k]
+	if len(set) == 0 {
+		return Wakeup{}, false
+	}
+	s := set[0]
+	if !force && !s.f.match(tags) {
+		return Wakeup{}, false
+	}
+	p.remove(s)
+	return Wakeup{ID: s.id, Request: s.req}, true
+}
+
+// expire removes and returns requests that timed out (now > expired - 50),
+// earliest first.
+func (p *polling) expire(nowMs int64) []Wakeup {
+	var out []Wakeup
+	for {
+		s, ok := p.byTime.Min()
+		if !ok || nowMs <= s.expired-PollTimeoutSlack {
+			return out
+		}
+		p.remove(s)
+		out = append(out, Wakeup{ID: s.id, Request: s.req, Expired: true})
+	}
+}
+
+func (p *polling) drain() []Wakeup {
+	var out []Wakeup
+	p.byTime.Scan(func(s *suspended) bool {
+		out = append(out, Wakeup{ID: s.id, Request: s.req, Expired: true})
+		return true
+	})
+	return out
+}
+
+// PollTick is PopLongPollingService's periodic scan: it hands back every
+// suspended request whose poll time is up. The driver re-runs them.
+func (b *Broker) PollTick(now clock.Time) []Wakeup { return b.polls.expire(now.Millis()) }
+
+// NextPollExpiry is the earliest time (ms) at which PollTick will hand
+// something back, so a driver can schedule exactly one tick.
+func (b *Broker) NextPollExpiry() (int64, bool) {
+	s, ok := b.polls.byTime.Min()
+	if !ok {
+		return 0, false
+	}
+	return s.expired - PollTimeoutSlack + 1, true
+}
+
+// SuspendedPolls is the number of suspended pop requests.
+func (b *Broker) SuspendedPolls() int { return b.polls.count }
+
+// Disconnect drops the suspended requests of a client whose channel closed
+// (a crashed consumer); RocketMQ discards them when it finds the channel
+// inactive. It returns how many were dropped.
+func (b *Broker) Disconnect(clientID string) int {
+	var gone []*suspended
+	b.polls.byTime.Scan(func(s *suspended) bool {
+		if s.req.ClientID == clientID {
+			gone = append(gone, s)
+		}
+		return true
+	})
+	for _, s := range gone {
+		b.polls.remove(s)
+	}
+	return len(gone)
+}
+
+// notifyArrival is notifyMessageArrivingWithRetryTopic: map a retry topic to
+// its normal topic (V2 always; V1 unless the #9632 bug is on), then for each
+// group registered on that topic wake one request on the all-queue key and
+// one on the queue's key.
+func (b *Broker) notifyArrival(nowMs int64, msg *model.Message, retryGroup string) []Wakeup {
+	t := msg.Topic
+	switch {
+	case model.IsPopRetryTopicV2(t):
+		t = model.ParseNormalTopicV2(t)
+	case model.IsRetryTopic(t):
+		if b.cfg.Bugs.V1RetryNoPollWake || retryGroup == "" {
+			return nil
+		}
+		t = model.ParseNormalTopic(t, retryGroup)
+	}
+	gs := b.polls.topicGroups[t]
+	if len(gs) == 0 {
+		return nil
+	}
+	force := msg.QueueOffset%b.cfg.PopLongPollingForceNotifyInterval == 0
+	var woken []Wakeup
+	for _, g := range gs {
+		for _, qid := range [2]int32{-1, msg.QueueID} {
+			if w, ok := b.polls.notifyKey(pollKey{t, g, qid}, msg.Tags, force); ok {
+				woken = append(woken, w)
+			}
+		}
+	}
+	return woken
+}

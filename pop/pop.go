@@ -1,0 +1,355 @@
+package pop
+
+import (
+	"fmt"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// Consume init modes (ConsumeInitMode).
+const (
+	InitModeMin int32 = 0
+	InitModeMax int32 = 1
+)
+
+// PopRequest is PopMessageRequestHeader. Times are milliseconds.
+type PopRequest struct {
+	ClientID       string // the consumer's channel, for Disconnect and traces
+	ConsumerGroup  string
+	Topic          string
+	QueueID        int32 // -1 (any negative) means all queues
+	MaxMsgNums     int32 // at most 32
+	InvisibleTime  int64
+	PollTime       int64 // long-polling time, 0 for none
+	BornTime       int64 // 0 means "now" (set on first arrival)
+	InitMode       int32
+	ExpressionType string // "" or "TAG"
+	Expression     string // "*", "tagA || tagB"
+	Order          bool   // FIFO pop
+	AttemptID      string
+}
+
+// PopStatus is the client-visible classification (PopStatus).
+type PopStatus uint8
+
+// Pop statuses.
+const (
+	PopFound PopStatus = iota
+	PopNoNewMsg
+	PopPollingFull
+	PopPollingNotFound
+	// PopSuspended means the request is parked for long polling: no response
+	// yet; it comes back to the driver as a Wakeup.
+	PopSuspended
+	PopError
+)
+
+func (s PopStatus) String() string {
+	return [...]string{"FOUND", "NO_NEW_MSG", "POLLING_FULL", "POLLING_NOT_FOUND", "SUSPENDED", "ERROR"}[s]
+}
+
+// PopResult is the pop response.
+type PopResult struct {
+	Code   model.ResponseCode
+	Remark string
+	Status PopStatus
+	// PollID identifies a suspended request (Status == PopSuspended).
+	PollID uint64
+
+	PopTime, InvisibleTime int64
+	ReviveQid              int32
+	RestNum                int64
+	StartOffsetInfo        string
+	MsgOffsetInfo          string
+	OrderCountInfo         string
+
+	// Messages are presented as the client sees them (a retry message under
+	// its original topic); Handles[i] is the receipt handle (POP_CK) the
+	// client builds for Messages[i]. Messages are shared with the store:
+	// callers must not modify them.
+	Messages []*model.Message
+	Handles  []model.ReceiptHandle
+	// Woken: with messages left over (restNum > 0) a found pop wakes one
+	// other request suspended on the same key.
+	Woken []Wakeup
+}
+
+func errResult(code model.ResponseCode, format string, args ...any) PopResult {
+	return PopResult{Code: code, Status: PopError, Remark: fmt.Sprintf(format, args...)}
+}
+
+// Pop serves one pop request (PopMessageProcessor.processRequest with the KV
+// PopConsumerService.popAsync). With nothing to return and a poll time, the
+// request is suspended: the result has Status PopSuspended and the request
+// comes back later through Put, Revive or PollTick as a Wakeup.
+func (b *Broker) Pop(now clock.Time, req *PopRequest) PopResult {
+	nowMs := now.Millis()
+	if req.BornTime == 0 {
+		req.BornTime = nowMs
+	}
+	if req.QueueID < 0 {
+		req.QueueID = -1
+	}
+	f, res, ok := b.validatePop(nowMs, req)
+	if !ok {
+		return res
+	}
+	b.stats.PopRequests++
+	ctx := b.popKV(nowMs, req, f)
+	return b.finishPop(nowMs, req, ctx)
+}
+
+// validatePop applies the checks of spec 2.1 in RocketMQ's order.
+func (b *Broker) validatePop(nowMs int64, req *PopRequest) (filter, PopResult, bool) {
+	t := b.topics[req.Topic]
+	g := b.groups[req.ConsumerGroup]
+	var f filter
+	var err error
+	switch {
+	case nowMs-req.BornTime-req.PollTime > bornTimeTolerance:
+		return nil, PopResult{Code: model.PollingTimeout, Status: PopPollingNotFound, Remark: "the broker received the request after its poll time"}, false
+	case !b.cfg.Readable:
+		return nil, errResult(model.NoPermission, "the broker[%s] pop message is forbidden", b.cfg.BrokerName), false
+	case req.MaxMsgNums > MaxPopBatch:
+		return nil, errResult(model.InvalidParameter, "the broker msg num is limited to %d, request %d", MaxPopBatch, req.MaxMsgNums), false
+	case !b.cfg.TimerWheelEnable:
+		return nil, errResult(model.SystemError, "the broker's timer wheel is disabled: POP needs timerWheelEnable=true"), false
+	case t == nil:
+		return nil, errResult(model.TopicNotExist, "topic[%s] not exist", req.Topic), false
+	case t.cfg.Perm&PermRead == 0:
+		return nil, errResult(model.NoPermission, "the topic[%s] peeking message is forbidden", req.Topic), false
+	case req.QueueID >= t.cfg.ReadQueueNums:
+		return nil, errResult(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", req.QueueID, req.Topic, t.cfg.ReadQueueNums), false
+	case g == nil:
+		return nil, errResult(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup), false
+	case !g.ConsumeEnable:
+		return nil, errResult(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup), false
+	case req.Order:
+		return nil, errResult(model.InvalidParameter, "orderly (FIFO) pop is not implemented by this popsim engine yet"), false
+	}
+	if f, err = buildFilter(req.ExpressionType, req.Expression); err != nil {
+		return nil, errResult(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err), false
+	}
+	return f, PopResult{}, true
+}
+
+// popContext is PopConsumerContext.
+type popContext struct {
+	popTime   int64
+	found     int32
+	restCount int64
+	startInfo []byte
+	msgInfo   []byte
+	records   []rec
+	msgs      []*model.Message
+	handles   []model.ReceiptHandle
+}
+
+// popKV is PopConsumerService.popAsync for a non-FIFO request.
+func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter) *popContext {
+	ctx := &popContext{popTime: nowMs}
+	pair := b.names.pair(req.ConsumerGroup, req.Topic)
+	b.locks[pair] = nowMs // tryLock(group@topic) always succeeds single-threaded
+	n := b.requestCount[pair]
+	b.requestCount[pair] = n + 1
+	preferRetry := n%5 == 0
+	if preferRetry {
+		b.popRetryStages(nowMs, req, ctx)
+	}
+	if req.QueueID != -1 {
+		b.popStage(nowMs, req, ctx, req.Topic, req.QueueID, f)
+	} else {
+		rq := int64(b.topics[req.Topic].cfg.ReadQueueNums)
+		for i := int64(0); i < rq; i++ {
+			b.popStage(nowMs, req, ctx, req.Topic, int32((n+i)%rq), f)
+		}
+		if !preferRetry {
+			b.popRetryStages(nowMs, req, ctx)
+		}
+	}
+	if len(ctx.records) > 0 {
+		b.storeRecords(ctx.records)
+	}
+	return ctx
+}
+
+func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext) {
+	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
+		b.popStage(nowMs, req, ctx, model.RetryTopicV1(req.ConsumerGroup, req.Topic), 0, nil)
+	}
+	if b.cfg.EnableRetryTopicV2 {
+		b.popStage(nowMs, req, ctx, model.RetryTopicV2(req.ConsumerGroup, req.Topic), 0, nil)
+	}
+}
+
+// storeRecords writes a pop's records to the cache when it is on and not
+// full, else to the store.
+func (b *Broker) storeRecords(recs []rec) {
+	if b.cfg.EnablePopBufferMerge && !b.cache.full(b.cfg.PopCkMaxBufferSize) {
+		for _, r := range recs {
+			b.cache.add(r)
+		}
+		return
+	}
+	for _, r := range recs {
+		b.index.put(r)
+	}
+}
+
+// popStage reads one queue for the request (spec 2.3 step 5).
+func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, qid int32, f filter) {
+	t := b.topics[stageTopic]
+	if t == nil || qid >= int32(len(t.queues)) {
+		return // a retry topic that does not exist yet
+	}
+	q := t.queues[qid]
+	k := qkey{b.names.pair(req.ConsumerGroup, stageTopic), qid}
+	if b.cfg.EnablePopMessageThreshold && b.cfg.EnablePopBufferMerge && int64(b.cache.count(k)) >= b.cfg.PopInflightMessageThreshold {
+		return
+	}
+	remain := int(req.MaxMsgNums - ctx.found)
+	if remain <= 0 {
+		ctx.restCount += q.maxOffset() - max(b.offsets.queryOffset(k, b.cfg.UseServerSideResetOffset), 0)
+		return
+	}
+	offset := b.getPopOffset(k, q, stageTopic, req.InitMode)
+	r := q.get(offset, remain, f)
+	if r.status == OffsetTooSmall || r.status == OffsetOverflowBadly || r.status == OffsetFoundNull {
+		b.commitOffset(k, r.nextBegin)
+		offset = r.nextBegin
+		r = q.get(offset, remain, f)
+	}
+	cacheMin := b.cache.minOffset(k)
+	if r.status == Found {
+		b.addResult(ctx, req, k, stageTopic, offset, &r)
+	}
+	b.offsets.pull[k] = r.nextBegin
+	b.advanceCommit(k, offset, r.nextBegin, cacheMin, ctx, &r)
+}
+
+// advanceCommit sets the commit offset after a stage. Fixed: the smallest
+// offset still owed an ack. With the #10949 bug: the batch start, or the
+// smallest cached offset.
+func (b *Broker) advanceCommit(k qkey, offset, nextBegin, cacheMin int64, ctx *popContext, r *getResult) {
+	if b.cfg.Bugs.CommitOffsetLag {
+		if cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
+			offset = cacheMin
+		}
+		b.commitOffset(k, offset)
+		return
+	}
+	w := b.windows[k]
+	if w == nil {
+		w = &window{}
+		b.windows[k] = w
+	}
+	popped := make([]int64, 0, len(r.msgs))
+	if r.status == Found {
+		for _, m := range r.msgs {
+			popped = append(popped, m.QueueOffset)
+		}
+	}
+	w.cover(offset, nextBegin, popped)
+	b.commitOffset(k, w.start)
+}
+
+// windowDone marks an offset acked or revived and moves the commit offset
+// when the window's start moves (fixed behaviour only).
+func (b *Broker) windowDone(k qkey, offset int64) {
+	if b.cfg.Bugs.CommitOffsetLag {
+		return
+	}
+	if w := b.windows[k]; w != nil && w.done(offset) {
+		b.commitOffset(k, w.start)
+	}
+}
+
+// addResult is PopConsumerContext.addGetMessageResult plus the handle the
+// client builds for each message.
+func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic string, start int64, r *getResult) {
+	flag := model.RetryFlagOf(stageTopic)
+	ctx.restCount += r.max - r.nextBegin
+	offs := make([]int64, len(r.msgs))
+	for i, m := range r.msgs {
+		offs[i] = m.QueueOffset
+		ctx.records = append(ctx.records, rec{
+			recKey:    recKey{vt: ctx.popTime + req.InvisibleTime, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
+			invisible: req.InvisibleTime, retry: flag, attemptID: req.AttemptID,
+		})
+		ctx.msgs = append(ctx.msgs, b.present(m, req.Topic, flag))
+		ctx.handles = append(ctx.handles, model.ReceiptHandle{
+			CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: req.InvisibleTime,
+			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1,
+		})
+	}
+	ctx.found += int32(len(r.msgs))
+	ctx.startInfo = model.AppendOffsetInfo(ctx.startInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: []int64{start}})
+	ctx.msgInfo = model.AppendOffsetInfo(ctx.msgInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs})
+}
+
+// present shows a retry message under the request's (original) topic; its
+// handle keeps the retry flag so ack and renew reach the retry topic. With
+// the #11195 bug the retry topic name leaks through.
+func (b *Broker) present(m *model.Message, reqTopic string, flag model.RetryType) *model.Message {
+	if !flag.IsRetry() || b.cfg.Bugs.RetryTopicReencoding {
+		return m
+	}
+	c := *m
+	c.Topic = reqTopic
+	return &c
+}
+
+// getPopOffset is the KV getPopOffset for non-FIFO requests (spec 2.4).
+func (b *Broker) getPopOffset(k qkey, q *queue, stageTopic string, initMode int32) int64 {
+	o := b.offsets.queryPullOffset(k, b.cfg.UseServerSideResetOffset)
+	if o < 0 {
+		o = b.initOffset(q, stageTopic, initMode)
+		b.commitOffset(k, o)
+	}
+	if v, ok := b.offsets.takeReset(k); ok {
+		b.flushCacheQueue(k)
+		delete(b.windows, k)
+		b.commitOffset(k, v)
+		return v
+	}
+	return o
+}
+
+// initOffset is getInitOffset.
+func (b *Broker) initOffset(q *queue, stageTopic string, initMode int32) int64 {
+	if initMode == InitModeMin || model.IsRetryTopic(stageTopic) {
+		return q.min
+	}
+	if b.cfg.InitPopOffsetByCheckMsgInMem && q.min <= 0 && q.at(0) != nil {
+		return 0
+	}
+	return max(q.maxOffset()-1, 0)
+}
+
+// finishPop builds the response: SUCCESS with messages, or long polling.
+func (b *Broker) finishPop(nowMs int64, req *PopRequest, ctx *popContext) PopResult {
+	res := PopResult{PopTime: ctx.popTime, InvisibleTime: req.InvisibleTime, RestNum: ctx.restCount}
+	if ctx.found > 0 {
+		b.stats.Popped += int64(ctx.found)
+		res.Code, res.Status = model.Success, PopFound
+		res.StartOffsetInfo, res.MsgOffsetInfo = string(ctx.startInfo), string(ctx.msgInfo)
+		res.Messages, res.Handles = ctx.msgs, ctx.handles
+		if res.RestNum > 0 {
+			if w, ok := b.polls.notifyKey(pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, "", true); ok {
+				res.Woken = []Wakeup{w}
+			}
+		}
+		return res
+	}
+	pr, id := b.polls.suspend(b, req, nowMs)
+	switch pr {
+	case pollingSuc:
+		res.Status, res.PollID = PopSuspended, id
+	case pollingFull:
+		res.Code, res.Status, res.Remark = model.PollingFull, PopPollingFull, "the pop polling queue is full"
+	default:
+		res.Code, res.Status, res.Remark = model.PollingTimeout, PopPollingNotFound, "NO_MESSAGE_IN_QUEUE"
+	}
+	return res
+}

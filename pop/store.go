@@ -1,0 +1,174 @@
+package pop
+
+import (
+	"fmt"
+	"strings"
+
+	"popsim/model"
+)
+
+// Perm bits of a topic (PermName).
+const (
+	PermRead  = 4
+	PermWrite = 2
+)
+
+// TopicConfig describes a topic. Retry topics are created by the engine
+// with one queue.
+type TopicConfig struct {
+	Name           string
+	ReadQueueNums  int32
+	WriteQueueNums int32
+	Perm           int32 // PermRead|PermWrite when 0
+}
+
+type topic struct {
+	cfg    TopicConfig
+	queues []*queue
+}
+
+// queue is one consume queue: messages at offsets [min, max).
+type queue struct {
+	min  int64
+	msgs []*model.Message // msgs[i] has offset min+i
+}
+
+func (q *queue) maxOffset() int64 { return q.min + int64(len(q.msgs)) }
+
+// GetStatus is the message store's GetMessageStatus.
+type GetStatus uint8
+
+// Statuses of a store read, with RocketMQ's names.
+const (
+	Found GetStatus = iota
+	NoMatchedMessage
+	MessageWasRemoving
+	OffsetFoundNull
+	OffsetOverflowBadly
+	OffsetOverflowOne
+	OffsetTooSmall
+	NoMatchedLogicQueue
+	NoMessageInQueue
+)
+
+var getStatusNames = [...]string{"FOUND", "NO_MATCHED_MESSAGE", "MESSAGE_WAS_REMOVING", "OFFSET_FOUND_NULL", "OFFSET_OVERFLOW_BADLY", "OFFSET_OVERFLOW_ONE", "OFFSET_TOO_SMALL", "NO_MATCHED_LOGIC_QUEUE", "NO_MESSAGE_IN_QUEUE"}
+
+func (s GetStatus) String() string { return getStatusNames[s] }
+
+// getResult is one store read.
+type getResult struct {
+	status    GetStatus
+	msgs      []*model.Message
+	nextBegin int64
+	min, max  int64
+}
+
+// filter is a compiled TAG subscription expression: nil means "*".
+type filter []string
+
+// buildFilter compiles a subscription expression ("*", "", "a || b").
+// Only the TAG type exists in popsim; SQL92 is reported as a parse failure.
+func buildFilter(expType, exp string) (filter, error) {
+	if expType != "" && expType != "TAG" {
+		return nil, fmt.Errorf("expression type %q is not supported: want TAG", expType)
+	}
+	exp = strings.TrimSpace(exp)
+	if exp == "" || exp == "*" {
+		return nil, nil
+	}
+	var f filter
+	for _, t := range strings.Split(exp, "||") {
+		if t = strings.TrimSpace(t); t != "" {
+			f = append(f, t)
+		}
+	}
+	if len(f) == 0 {
+		return nil, fmt.Errorf("expression %q has no tag: want * or tag1 || tag2", exp)
+	}
+	return f, nil
+}
+
+func (f filter) match(tags string) bool {
+	if f == nil {
+		return true
+	}
+	for _, t := range f {
+		if t == tags {
+			return true
+		}
+	}
+	return false
+}
+
+func (f filter) String() string {
+	if f == nil {
+		return "*"
+	}
+	return strings.Join(f, "||")
+}
+
+// get reads up to max messages matching f from offset, as
+// DefaultMessageStore.getMessage does, including its offset-correction
+// statuses.
+func (q *queue) get(offset int64, max int, f filter) getResult {
+	r := getResult{min: q.min, max: q.maxOffset()}
+	switch {
+	case r.max == 0:
+		r.status, r.nextBegin = NoMessageInQueue, 0
+	case offset < r.min:
+		r.status, r.nextBegin = OffsetTooSmall, r.min
+	case offset == r.max:
+		r.status, r.nextBegin = OffsetOverflowOne, offset
+	case offset > r.max:
+		r.status, r.nextBegin = OffsetOverflowBadly, r.max
+		if r.min == 0 {
+			r.nextBegin = r.min
+		}
+	default:
+		q.scan(&r, offset, max, f)
+	}
+	return r
+}
+
+func (q *queue) scan(r *getResult, offset int64, max int, f filter) {
+	limit := int64(maxFilterScan)
+	if int64(max) > limit {
+		limit = int64(max)
+	}
+	o := offset
+	for ; o < r.max && o-offset < limit && len(r.msgs) < max; o++ {
+		if m := q.msgs[o-q.min]; f.match(m.Tags) {
+			r.msgs = append(r.msgs, m)
+		}
+	}
+	r.nextBegin = o
+	r.status = Found
+	if len(r.msgs) == 0 {
+		r.status = NoMatchedMessage
+	}
+}
+
+// at returns the message at offset, or nil when it is gone or not yet written.
+func (q *queue) at(offset int64) *model.Message {
+	if offset < q.min || offset >= q.maxOffset() {
+		return nil
+	}
+	return q.msgs[offset-q.min]
+}
+
+// truncate drops messages below offset (retention).
+func (q *queue) truncate(offset int64) int {
+	if offset > q.maxOffset() {
+		offset = q.maxOffset()
+	}
+	n := int(offset - q.min)
+	if n <= 0 {
+		return 0
+	}
+	for i := 0; i < n; i++ {
+		q.msgs[i] = nil
+	}
+	q.msgs = q.msgs[n:]
+	q.min = offset
+	return n
+}
