@@ -1,0 +1,65 @@
+package model
+
+// Latency is a latency distribution summary in microseconds.
+type Latency struct {
+	Count int64 `json:"count"`
+	Mean  int64 `json:"mean_us"`
+	P50   int64 `json:"p50_us"`
+	P90   int64 `json:"p90_us"`
+	P99   int64 `json:"p99_us"`
+	P999  int64 `json:"p99_9_us"`
+	Max   int64 `json:"max_us"`
+}
+
+// SeriesPoint is one sample of a run's time series (per interval).
+type SeriesPoint struct {
+	AtMs        int64 `json:"at_ms"` // virtual ms since the run started
+	Produced    int64 `json:"produced"`
+	Acked       int64 `json:"acked"`
+	Backlog     int64 `json:"backlog"`   // produced but not yet acked, DLQ'd or dropped
+	InFlight    int64 `json:"in_flight"` // broker records (store + cache)
+	Redelivered int64 `json:"redelivered"`
+}
+
+// Violation is one broken invariant, with everything needed to replay it.
+type Violation struct {
+	Invariant  string   `json:"invariant"`
+	Seed       uint64   `json:"seed"`
+	EventIndex int64    `json:"event_index"`
+	Msg        string   `json:"msg,omitempty"`
+	Detail     string   `json:"detail"`
+	History    []string `json:"history,omitempty"` // the message's trace lines
+	Replay     string   `json:"replay"`            // the exact command that reproduces it
+}
+
+// Summary is the result of one simulation run: summary.json. Everything but
+// WallSeconds is a deterministic function of the scenario and the seed.
+type Summary struct {
+	Scenario     string            `json:"scenario"`
+	Seed         uint64            `json:"seed"`
+	ConsumerKind string            `json:"consumer_kind,omitempty"`
+	Params       map[string]string `json:"params,omitempty"` // sweep parameters of this point
+	ConfigSHA256 string            `json:"config_sha256"`
+	TraceSHA256  string            `json:"trace_sha256"`
+
+	Produced          int64            `json:"produced"`
+	Acked             int64            `json:"acked"`
+	DLQ               int64            `json:"dlq"`
+	Dropped           int64            `json:"dropped"`
+	Lost              int64            `json:"lost"`
+	Deliveries        int64            `json:"deliveries"`
+	Duplicates        int64            `json:"duplicates"`
+	DuplicatesByCause map[string]int64 `json:"duplicates_by_cause"`
+	DroppedByPolicy   map[string]int64 `json:"dropped_by_policy,omitempty"`
+	Violations        []Violation      `json:"violations"`
+
+	EndToEnd    Latency `json:"end_to_end"`   // produce to successful ack
+	ServiceTime Latency `json:"service_time"` // delivery (pop) to ack
+
+	ThroughputPerSec float64          `json:"throughput_per_sec"` // acks per virtual second after warm-up
+	SimEvents        int64            `json:"sim_events"`
+	SimSeconds       float64          `json:"sim_seconds"`
+	WallSeconds      float64          `json:"wall_seconds"`
+	Coverage         map[string]int64 `json:"coverage"` // how often each fault path fired
+	Series           []SeriesPoint    `json:"series,omitempty"`
+}
