@@ -1,0 +1,50 @@
+# popsim developer targets. `make` alone lists them.
+GO ?= go
+BASE ?= HEAD~1
+FUZZTIME ?= 30s
+RAPID_CHECKS ?= 20000
+
+.DEFAULT_GOAL := help
+.PHONY: help build test check ci bench bench-smoke bench-compare prop fuzz results validate run
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+
+build: ## build popsim and popbench into ./
+	$(GO) build -o popsim ./cmd/popsim
+	$(GO) build -o popbench ./cmd/popbench
+
+run: ## run the default scenario (same as `go run ./cmd/popsim`)
+	$(GO) run ./cmd/popsim
+
+test: ## the README's test command: go test ./...
+	$(GO) test ./...
+
+check: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+ci: ## what CI runs (.ci/run)
+	bash .ci/run
+
+bench: ## engine hot-path benchmarks with floors, written to results/bench/
+	$(GO) run ./cmd/popbench run -out results/bench
+
+bench-smoke: ## the CI benchmark gate (allocations and simulated-time metrics)
+	$(GO) run ./cmd/popbench smoke
+
+bench-compare: ## compare BASE (a git ref) with the working tree: make bench-compare BASE=main
+	bash scripts/bench-compare.sh $(BASE)
+
+prop: ## long property runs (RAPID_CHECKS=20000)
+	RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -run 'Prop|Rapid|StateMachine' -timeout 2h ./...
+
+fuzz: ## fuzz each target for FUZZTIME (default 30s)
+	@for t in $$($(GO) test -list '^Fuzz' ./model | grep '^Fuzz'); do \
+		echo "== $$t"; $(GO) test ./model -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; done
+
+results: ## regenerate the committed reports under results/
+	bash scripts/results.sh
+
+validate: ## full-size queueing-theory validation (M/M/c, M/M/1)
+	$(GO) test ./scenarios -run Validation -validation.full -timeout 1h -v
