@@ -1,0 +1,70 @@
+package workload
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
+
+// ulpDiff returns how many representable float64 values lie between a and b.
+func ulpDiff(a, b float64) uint64 {
+	x, y := math.Float64bits(a), math.Float64bits(b)
+	if x > y {
+		return x - y
+	}
+	return y - x
+}
+
+// TestLogExpMatchStdlib checks the portable functions against the standard
+// library, which may be assembly here: they agree to within 2 ulp (the
+// amd64 assembly Exp is itself 1 ulp off near the bottom of the range).
+func TestLogExpMatchStdlib(t *testing.T) {
+	r := newRand(1)
+	for i := range 20000 {
+		x := math.Ldexp(1+r.Float64(), r.IntN(200)-100) // 2^-100 .. 2^100
+		if d := ulpDiff(logP(x), math.Log(x)); d > 1 {
+			t.Fatalf("case %d: logP(%g) = %g, math.Log = %g: %d ulp apart", i, x, logP(x), math.Log(x), d)
+		}
+		y := (r.Float64() - 0.5) * 1400
+		if d := ulpDiff(expP(y), math.Exp(y)); d > 2 {
+			t.Fatalf("case %d: expP(%g) = %g, math.Exp = %g: %d ulp apart", i, y, expP(y), math.Exp(y), d)
+		}
+	}
+}
+
+func TestLogExpSpecialCases(t *testing.T) {
+	if logP(1) != 0 || !math.IsInf(logP(0), -1) || !math.IsNaN(logP(-1)) || !math.IsInf(logP(math.Inf(1)), 1) {
+		t.Errorf("logP special cases wrong: log(1)=%g log(0)=%g log(-1)=%g", logP(1), logP(0), logP(-1))
+	}
+	if expP(0) != 1 || expP(-1000) != 0 || !math.IsInf(expP(1000), 1) || !math.IsNaN(expP(math.NaN())) {
+		t.Errorf("expP special cases wrong: exp(0)=%g exp(-1000)=%g exp(1000)=%g", expP(0), expP(-1000), expP(1000))
+	}
+}
+
+func TestRoundClamp(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want int64
+	}{{-3, 0}, {math.NaN(), 0}, {0.49, 0}, {0.5, 1}, {2.5, 3}, {99.9, 99}, {1e300, 99}, {math.Inf(1), 99}} {
+		if got := roundClamp(c.x, 99); got != c.want {
+			t.Errorf("roundClamp(%g, 99) = %d, want %d", c.x, got, c.want)
+		}
+	}
+}
+
+func TestNormalSampleMoments(t *testing.T) {
+	r := newRand(2)
+	const n = 200_000
+	var sum, sq float64
+	for range n {
+		z := normalSample(r)
+		sum += z
+		sq += z * z
+	}
+	mean, variance := sum/n, sq/n-(sum/n)*(sum/n)
+	if math.Abs(mean) > 0.01 || math.Abs(variance-1) > 0.01 {
+		t.Errorf("normal sample mean %g variance %g: want 0 and 1 within 0.01", mean, variance)
+	}
+}
