@@ -1,0 +1,97 @@
+// Package report renders results it did not produce: a run's model.Summary
+// and its HdrHistogram latency histograms, or a sweep of many runs. It
+// writes summary.json, HdrHistogram files, PNG and SVG charts (gonum/plot)
+// and a Markdown report, and reads run folders back for `popsim report`
+// (re-render) and `popsim merge` (aggregate shards of a sweep).
+//
+// Layer 2: it imports popsim/model, popsim/clock, the standard library,
+// hdrhistogram-go and gonum/plot, and never pop, sim or workload. It reads
+// no wall clock and writes no timestamps: the same inputs give the same
+// bytes in every file (PNG, SVG and report.md included) on a given machine.
+// Fonts are gonum's embedded Liberation fonts; no system font is needed.
+//
+// # Histograms
+//
+// Latencies are recorded in microseconds into NewLatencyHistogram (1 µs to
+// 1 h, 3 significant figures, so any reported value is within 0.1 % of a
+// recorded one). LatencyOf summarises one as a model.Latency. Merge adds one
+// histogram into another exactly; it refuses histograms of another layout
+// instead of rebucketing them.
+//
+// # A run folder (WriteRun, ReadRun)
+//
+//	summary.json        model.Summary, indented, fields in declaration order,
+//	                    map keys sorted. Everything but wall_seconds is a
+//	                    deterministic function of scenario and seed.
+//	<name>.hgrm         one per histogram (end_to_end.hgrm, service_time.hgrm):
+//	                    HdrHistogram percentile text, values in ms, 5 ticks per
+//	                    half distance; what the HdrHistogram plotter
+//	                    (hdrhistogram.github.io/HdrHistogram/plotFiles.html)
+//	                    and hdr-plot read. Derived, never read back.
+//	histograms.hlog     the lossless copy: HdrHistogram interval log v1.3, one
+//	                    line per histogram, "Tag=<name>,<start s>,<length s>,
+//	                    <max ms>,<base64 compressed V2 histogram>", names
+//	                    sorted. ReadRun restores every count from it, so
+//	                    shards merge exactly. Any HdrHistogram log reader
+//	                    (Java or Go HistogramLogReader) reads it too.
+//	latency.png/.svg    latency by percentile, one curve per histogram
+//	timeseries.png/.svg throughput, backlog, in flight, redeliveries over
+//	                    virtual time (when the summary has Series)
+//	duplicates.png/.svg duplicates by cause, drops by policy (when any)
+//	report.md           headline table, violations with replay commands,
+//	                    duplicates by cause, latency table, coverage, the
+//	                    charts as relative links, and how to read them
+//
+// ReadRun reads summary.json (unknown fields are an error) and
+// histograms.hlog; everything else in the folder is derived from those two
+// and can be re-rendered with WriteRun.
+//
+// # A sweep folder (Sweep, WriteSweep)
+//
+// A Sweep groups runs (SweepPoint) by parameter set into cells, merging
+// their histograms, so each cell's percentiles are those of all its seeds'
+// values together, never an average of percentiles.
+//
+//	sweep.json             one row per cell: params, seeds, failing seeds,
+//	                       end-to-end latency, duplicates %, throughput,
+//	                       violations; totals of runs passed and failed
+//	sweep-p99-e2e.png/.svg p99 end-to-end latency (ms) against the swept
+//	sweep-duplicates.*     parameter X, duplicates % and throughput (acks/s),
+//	sweep-throughput.*     one line per value of the Group parameter
+//	report.md              every cell in a table and every failing seed, each
+//	                       with its replay commands; failures are never
+//	                       filtered or summarised away
+//
+// # Reading the charts
+//
+//   - Latency by percentile: x is 1/(1-q) on a log scale, labelled 0 %,
+//     90 %, 99 %, 99.9 %, 99.99 %, 99.999 %, so each extra nine gets the
+//     same width; y is latency in ms. Points follow the .hgrm spacing up to
+//     99.999 %. End-to-end (produce to successful ack, measured from the
+//     intended produce time) includes waiting in the backlog and in
+//     redelivery; service time (pop to ack) does not; the gap between the
+//     curves is queueing.
+//   - Time series: per-interval counts (Produced, Acked, Redelivered) are
+//     shown as rates per virtual second, a point covering (AtMs[i-1],
+//     AtMs[i]]; Backlog and InFlight are gauges sampled at AtMs.
+//   - Duplicates: horizontal bars, one per cause, sorted by name; the
+//     duplicate share is duplicate deliveries per produced message.
+//   - Sweep: one metric against the swept parameter; durations ("250ms")
+//     are plotted in ms.
+//
+// # Usage
+//
+//	e2e := report.NewLatencyHistogram()
+//	e2e.RecordValue(int64(ackAt.Sub(producedAt))) // µs
+//	sum.EndToEnd = report.LatencyOf(e2e)
+//	err := report.WriteRun("results/x/seed-1", sum,
+//		map[string]*hdrhistogram.Histogram{report.HistEndToEnd: e2e, report.HistServiceTime: svc})
+//
+//	sw := report.NewSweep("consumers", "consumers", report.ParamConsumerKind)
+//	for _, dir := range shardDirs {
+//		run, err := report.ReadRun(dir)
+//		...
+//		err = sw.Add(report.SweepPoint{Summary: run.Summary, Hists: run.Hists})
+//	}
+//	err = report.WriteSweep("results/consumers", sw)
+package report

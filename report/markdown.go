@@ -1,0 +1,323 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"popsim/model"
+)
+
+// RenderRunMarkdown renders report.md for one run: a headline table,
+// violations with their replay commands, duplicates by cause, drops by
+// policy, the latency table, fault-path coverage, the charts as relative
+// image links (each PNG linking to its SVG) and a short guide to reading
+// them. The output depends only on its arguments.
+func RenderRunMarkdown(r Run, charts []*Chart) []byte {
+	s := r.Summary
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# popsim run: %s, seed %d\n\n", mdText(s.Scenario), s.Seed)
+	writeHeadline(&b, s)
+	writeViolations(&b, s.Violations)
+	writeCounts(&b, "Duplicates by cause", "cause", "duplicate deliveries", s.DuplicatesByCause, s.Duplicates)
+	if len(s.DroppedByPolicy) > 0 {
+		writeCounts(&b, "Dropped by policy", "policy", "messages dropped", s.DroppedByPolicy, s.Dropped)
+	}
+	writeLatencyTable(&b, r)
+	if len(s.Coverage) > 0 {
+		writeCounts(&b, "Fault-path coverage", "path", "times fired", s.Coverage, -1)
+	}
+	writeCharts(&b, charts)
+	b.WriteString(runGuide)
+	return b.Bytes()
+}
+
+func writeHeadline(b *bytes.Buffer, s model.Summary) {
+	b.WriteString("| | |\n|---|---|\n")
+	row := func(k, v string) { fmt.Fprintf(b, "| %s | %s |\n", k, v) }
+	row("scenario", mdText(s.Scenario))
+	row("seed", strconv.FormatUint(s.Seed, 10))
+	if s.ConsumerKind != "" {
+		row("consumer kind", mdText(s.ConsumerKind))
+	}
+	if len(s.Params) > 0 {
+		row("parameters", mdText(ParamsKey(s.Params)))
+	}
+	row("produced", itoa(s.Produced))
+	row("acked", itoa(s.Acked))
+	row("DLQ", itoa(s.DLQ))
+	row("dropped", itoa(s.Dropped))
+	row("lost", itoa(s.Lost))
+	row("deliveries", itoa(s.Deliveries))
+	row("duplicates", fmt.Sprintf("%d (%s %% of produced)", s.Duplicates, fmtFloat(pct(s.Duplicates, s.Produced), 3)))
+	row("violations", strconv.Itoa(len(s.Violations)))
+	row("throughput", fmtFloat(s.ThroughputPerSec, 1)+" acks/s (virtual, after warm-up)")
+	row("end-to-end p50 / p99 / p99.9", fmt.Sprintf("%s / %s / %s ms", fmtMs(s.EndToEnd.P50), fmtMs(s.EndToEnd.P99), fmtMs(s.EndToEnd.P999)))
+	row("sim events", itoa(s.SimEvents))
+	row("sim seconds", fmtFloat(s.SimSeconds, 3))
+	row("wall seconds", fmtFloat(s.WallSeconds, 3))
+	row("config sha256", mdCode(orNone(s.ConfigSHA256)))
+	row("trace sha256", mdCode(orNone(s.TraceSHA256)))
+	b.WriteString("\n")
+}
+
+func writeViolations(b *bytes.Buffer, vs []model.Violation) {
+	fmt.Fprintf(b, "## Violations: %d\n\n", len(vs))
+	if len(vs) == 0 {
+		b.WriteString("None: every invariant held.\n\n")
+		return
+	}
+	for i, v := range vs {
+		fmt.Fprintf(b, "%d. **%s** at event %d", i+1, mdText(v.Invariant), v.EventIndex)
+		if v.Msg != "" {
+			fmt.Fprintf(b, ", message %s", mdCode(v.Msg))
+		}
+		fmt.Fprintf(b, ", seed %d: %s\n", v.Seed, mdText(v.Detail))
+		fmt.Fprintf(b, "   - replay: %s\n", mdCode(orNone(v.Replay)))
+		if len(v.History) > 0 {
+			b.WriteString("\n   ```text\n")
+			for _, h := range v.History {
+				b.WriteString("   " + strings.ReplaceAll(h, "\n", " ") + "\n")
+			}
+			b.WriteString("   ```\n")
+		}
+	}
+	b.WriteString("\n")
+}
+
+// writeCounts writes a section with a name → count table sorted by name and
+// a share column when total > 0.
+func writeCounts(b *bytes.Buffer, title, key, what string, counts map[string]int64, total int64) {
+	fmt.Fprintf(b, "## %s\n\n", title)
+	if len(counts) == 0 {
+		b.WriteString("None.\n\n")
+		return
+	}
+	names := make([]string, 0, len(counts))
+	for k := range counts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if total >= 0 {
+		fmt.Fprintf(b, "| %s | %s | share |\n|---|--:|--:|\n", key, what)
+	} else {
+		fmt.Fprintf(b, "| %s | %s |\n|---|--:|\n", key, what)
+	}
+	for _, n := range names {
+		if total >= 0 {
+			fmt.Fprintf(b, "| %s | %d | %s %% |\n", mdText(n), counts[n], fmtFloat(pct(counts[n], total), 2))
+		} else {
+			fmt.Fprintf(b, "| %s | %d |\n", mdText(n), counts[n])
+		}
+	}
+	b.WriteString("\n")
+}
+
+func writeLatencyTable(b *bytes.Buffer, r Run) {
+	b.WriteString("## Latency (ms)\n\n")
+	b.WriteString("| | count | mean | p50 | p90 | p99 | p99.9 | max |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	row := func(name string, l model.Latency) {
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", mdText(name), l.Count,
+			fmtMs(l.Mean), fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99), fmtMs(l.P999), fmtMs(l.Max))
+	}
+	row(HistLabel(HistEndToEnd), r.Summary.EndToEnd)
+	row(HistLabel(HistServiceTime), r.Summary.ServiceTime)
+	for _, name := range sortedHistNames(r.Hists) {
+		if name != HistEndToEnd && name != HistServiceTime {
+			row(HistLabel(name), LatencyOf(r.Hists[name]))
+		}
+	}
+	b.WriteString("\n")
+	if len(r.Hists) > 0 {
+		b.WriteString("Full distributions: ")
+		for i, name := range sortedHistNames(r.Hists) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "[%s](%s)", name+HgrmExt, name+HgrmExt)
+		}
+		fmt.Fprintf(b, " (HdrHistogram percentile text, ms); lossless: [%s](%s).\n\n", HlogFile, HlogFile)
+	}
+}
+
+func writeCharts(b *bytes.Buffer, charts []*Chart) {
+	if len(charts) == 0 {
+		return
+	}
+	b.WriteString("## Charts\n\n")
+	for _, c := range charts {
+		fmt.Fprintf(b, "[![%s](%s.png)](%s.svg)\n\n", mdText(c.Title), c.Name, c.Name)
+	}
+}
+
+const runGuide = `## How to read this
+
+- **Latency by percentile.** The x axis is 1/(1-q) on a log scale: 90 % sits at 10,
+  99 % at 100, 99.9 % at 1000, so every "nine" gets the same width and the tail is as
+  visible as the median. A point (99 %, 40 ms) means 99 % of messages took at most 40 ms.
+  Values come from HdrHistogram (3 significant figures: within 0.1 %).
+- **End-to-end vs service time.** End-to-end runs from the moment a message was produced
+  (its intended time, so queueing delay is included and no coordinated-omission correction
+  is needed) to its successful ack. Service time runs from a delivery (pop) to its ack,
+  i.e. processing plus the ack round trip. A large gap between them is time spent waiting
+  in the backlog or in redelivery.
+- **Time series.** Throughput, backlog, in-flight records and redeliveries over virtual
+  time. A backlog that keeps rising means consumers are slower than producers; bursts of
+  redeliveries follow lease expiries, crashes or lost acks.
+- **Duplicates.** POP is at-least-once: a message is delivered again when its lease
+  (invisibleTime) expires before the ack arrives (slow processing, a paused or crashed
+  consumer, a lost ack or response), when an ack comes after the record was revived, or
+  when volatile broker state is lost. Each duplicate delivery is attributed to one cause;
+  duplicates % is duplicate deliveries per produced message.
+- **Violations** are broken invariants; each lists the command that replays it.
+`
+
+// RenderSweepMarkdown renders report.md for a sweep: run totals, a table of
+// every cell (parameters, seeds, end-to-end p50/p99/p99.9, duplicates %,
+// throughput, violations, failing seeds), then every failing run with its
+// violations' distinct replay commands (never filtered), then the charts.
+func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
+	var b bytes.Buffer
+	t := s.Totals()
+	fmt.Fprintf(&b, "# popsim sweep: %s\n\n", mdText(s.Name))
+	fmt.Fprintf(&b, "Swept: %s", mdText(orNone(s.X)))
+	if s.Group != "" {
+		fmt.Fprintf(&b, ", grouped by %s", mdText(s.Group))
+	}
+	fmt.Fprintf(&b, ". %d parameter sets, %d runs: %d passed, %d failed.\n\n", t.Cells, t.Runs, t.Passed, t.Failed)
+	writeSweepTable(&b, s)
+	writeFailing(&b, s)
+	writeCharts(&b, charts)
+	b.WriteString(sweepGuide)
+	return b.Bytes()
+}
+
+func writeSweepTable(b *bytes.Buffer, s *Sweep) {
+	b.WriteString("| parameters | seeds | e2e p50 (ms) | e2e p99 (ms) | e2e p99.9 (ms) | duplicates % | throughput (acks/s) | violations | failing seeds |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|---|\n")
+	approx := false
+	for _, c := range s.Cells() {
+		lat, exact := c.EndToEnd()
+		mark := ""
+		if !exact {
+			mark, approx = " *", true
+		}
+		var failing []string
+		for _, r := range c.Failing() {
+			failing = append(failing, strconv.FormatUint(r.Seed, 10))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s%s | %s%s | %s%s | %s | %s | %d | %s |\n",
+			mdText(ParamsKey(c.Params)), joinSeeds(c.Seeds()),
+			fmtMs(lat.P50), mark, fmtMs(lat.P99), mark, fmtMs(lat.P999), mark,
+			fmtFloat(c.DuplicatesPct(), 3), fmtFloat(c.Throughput(), 1), c.Violations(), orNone(strings.Join(failing, " ")))
+	}
+	b.WriteString("\n")
+	if approx {
+		b.WriteString("\\* no end-to-end histogram for every seed: the worst value over the seeds' summaries, not a merged percentile.\n\n")
+	}
+}
+
+func writeFailing(b *bytes.Buffer, s *Sweep) {
+	t := s.Totals()
+	fmt.Fprintf(b, "## Failing seeds: %d\n\n", t.Failed)
+	if t.Failed == 0 {
+		b.WriteString("None: every run held every invariant.\n\n")
+		return
+	}
+	for _, c := range s.Cells() {
+		for _, r := range c.Failing() {
+			fmt.Fprintf(b, "- seed %d, %s: %d violation(s): %s\n", r.Seed, mdText(ParamsKey(c.Params)),
+				len(r.Violations), mdText(strings.Join(invariants(r.Violations), ", ")))
+			for _, cmd := range replays(r.Violations) {
+				fmt.Fprintf(b, "  - replay: %s\n", mdCode(cmd))
+			}
+		}
+	}
+	b.WriteString("\n")
+}
+
+// invariants lists the distinct invariants broken, in first-seen order.
+func invariants(vs []model.Violation) []string {
+	return distinct(vs, func(v model.Violation) string { return v.Invariant })
+}
+
+// replays lists the distinct replay commands, in first-seen order.
+func replays(vs []model.Violation) []string {
+	return distinct(vs, func(v model.Violation) string { return v.Replay })
+}
+
+func distinct(vs []model.Violation, f func(model.Violation) string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range vs {
+		if k := f(v); k != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+const sweepGuide = `## How to read this
+
+- Each row aggregates every seed of one parameter set. Latency percentiles come from the
+  exact merge of the seeds' HdrHistograms (not an average of percentiles); duplicates %
+  is duplicate deliveries per produced message over all seeds; throughput is the mean over
+  seeds of acks per virtual second.
+- The charts plot one metric against the swept parameter, one line per group. Where lines
+  cross is where one configuration starts to beat the other.
+- Every failing seed is listed above with the command that replays it. A sweep with
+  failures is not a benchmark result: fix or explain the failures first.
+`
+
+func joinSeeds(seeds []uint64) string {
+	parts := make([]string, len(seeds))
+	for i, s := range seeds {
+		parts[i] = strconv.FormatUint(s, 10)
+	}
+	return strings.Join(parts, " ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// fmtMs prints microseconds as milliseconds with three decimals, exactly.
+func fmtMs(us int64) string {
+	sign := ""
+	if us < 0 {
+		sign, us = "-", -us
+	}
+	return fmt.Sprintf("%s%d.%03d", sign, us/1000, us%1000)
+}
+
+func fmtFloat(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
+
+// mdText makes s safe inside a Markdown table cell or list item: pipes
+// escaped, line breaks flattened.
+func mdText(s string) string {
+	s = strings.ReplaceAll(s, "\r", "")
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// mdCode wraps s in a code span long enough not to be closed by backticks
+// inside it.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r", ""), "\n", " ")
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
