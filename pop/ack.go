@@ -70,11 +70,12 @@ func (b *Broker) ackRecord(popTime, invisible int64, group, topicName string, qi
 		return false
 	}
 	k := qkey{pair, qid}
-	b.windowDone(k, offset)
-	if b.cfg.EnablePopBufferMerge && b.cache.removeOffset(k, offset) {
-		return true
-	}
-	if b.index.delete(recKey{vt: popTime + invisible, pair: pair, qid: qid, offset: offset}) {
+	// Only an ack that deleted a record settles the offset: a stale handle
+	// (after changeInvisibleTime) leaves the renewed record in flight, and
+	// the commit offset must not pass it.
+	if (b.cfg.EnablePopBufferMerge && b.cache.removeOffset(k, offset)) ||
+		b.index.delete(recKey{vt: popTime + invisible, pair: pair, qid: qid, offset: offset}) {
+		b.windowDone(k, offset)
 		return true
 	}
 	b.stats.AckMisses++
