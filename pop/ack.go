@@ -201,15 +201,19 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeReq
 	k := qkey{pair, req.QueueID}
 	nk := recKey{vt: nowMs + req.InvisibleTime, pair: pair, qid: req.QueueID, offset: req.Offset}
 	ok := recKey{vt: h.PopTime + h.InvisibleTime, pair: pair, qid: req.QueueID, offset: req.Offset}
+	// Fixed #10276: a write to the old key replaces it in place, so the old
+	// record is taken out first only to learn whether it was there.
+	sameKey := nk == ok && !b.cfg.Bugs.SameDeadlineChangeInvisible
+	var deleted bool
+	if sameKey {
+		deleted = b.index.delete(ok)
+	}
 	b.index.put(rec{recKey: nk, invisible: req.InvisibleTime})
 	b.stats.Changed++
-	var deleted bool
 	switch {
 	case b.cfg.EnablePopBufferMerge && b.cache.removeOffset(k, req.Offset):
 		deleted = true
-	case nk == ok && !b.cfg.Bugs.SameDeadlineChangeInvisible:
-		deleted = true // the new record replaced the old one in place
-	default:
+	case !sameKey:
 		deleted = b.index.delete(ok)
 	}
 	nh := model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQueueID: h.ReviveQueueID,
