@@ -1,0 +1,49 @@
+// Package bench holds the bodies of popsim's hot-path benchmarks: the POP
+// engine (package pop) driven through its public API in steady state, next
+// to the bare tidwall/btree "floor" doing the same index work, so every
+// engine figure has its floor beside it in the same run.
+//
+// A body takes a *testing.B and Params (records kept in flight, cache on or
+// off, an optional sampled latency recorder) and reports, besides ns/op,
+// per-message figures: ns/msg, msgs/s, allocs/msg and B/msg. The bodies use
+// testing.B.Loop, so their (expensive) setup runs once per measurement.
+// pop/bench_test.go wraps them as Go benchmarks; cmd/popbench runs them
+// with testing.Benchmark, interleaving engine and floor, and writes results.
+//
+// What each body measures (one "round" is what one loop iteration does):
+//
+//   - PopAck32: one pop of MaxMsgNums 32 over all queues (QueueID -1, as the
+//     proxy pops; a 4-queue topic, so the batch comes from the queue the
+//     request rotation starts at) and 32 single acks in pop order. The
+//     client's receipt-handle text is rendered into a reused buffer and
+//     handed to Ack without a copy (the engine does not keep ExtraInfo).
+//   - ChangeInvisibleTime: 32 renewals, each of the oldest in-flight record
+//     (so the in-flight set is a FIFO of leases), per message.
+//   - Revive: a pass over 4096 expired records. cache=off is Revive (the
+//     store's expired-range scan); cache=on is CleanupCache reviving the
+//     records straight from the cache. write=copy writes each retry copy;
+//     write=none finds the original message gone (retention) and writes
+//     nothing, which is the bare scan-and-delete cost.
+//   - LongPollWake: 32 times: a pop that finds nothing and is suspended, a
+//     Put that wakes it, the re-run pop that returns the message, its ack.
+//   - FloorPopAck32, FloorChangeInvisibleTime: the same key shape (24 bytes:
+//     vt, pair, qid, offset), the same in-flight size and the same insert
+//     and delete order on a bare BTreeG (NoLocks, one path hint per side).
+//
+// In every engine body the steady state keeps InFlight other records in
+// flight: they were popped once with a one-day invisible time and are never
+// acked. With the cache on they have been moved to the store, as
+// CleanupCache does after popCkStayBufferTime; fresh records live in the
+// cache. Message production happens with the timer stopped (except in
+// LongPollWake, where the Put is the measured wake-up).
+//
+// The package must not be imported by the engine or the simulator; it reads
+// the wall clock only through clock.Real, for latency samples.
+//
+// Usage:
+//
+//	for _, c := range bench.Cases(bench.DefaultSizes) {
+//		r := testing.Benchmark(func(b *testing.B) { c.Run(b, nil) })
+//		fmt.Println(c.Name, r.Extra["ns/msg"])
+//	}
+package bench

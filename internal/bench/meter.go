@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"popsim/clock"
+)
+
+// meter reports per-message figures. testing.B counts allocations per op
+// only after the body returns, so the meter keeps its own count, leaving
+// out whatever happens while the timer is stopped (message production).
+type meter struct {
+	b              *testing.B
+	ms             runtime.MemStats
+	startA, startB uint64
+	offA, offB     uint64 // allocations while paused
+	pauseA, pauseB uint64
+}
+
+func startMeter(b *testing.B) *meter {
+	b.ReportAllocs()
+	m := &meter{b: b}
+	runtime.ReadMemStats(&m.ms)
+	m.startA, m.startB = m.ms.Mallocs, m.ms.TotalAlloc
+	return m
+}
+
+// pause stops the timer and the allocation count.
+func (m *meter) pause() {
+	m.b.StopTimer()
+	runtime.ReadMemStats(&m.ms)
+	m.pauseA, m.pauseB = m.ms.Mallocs, m.ms.TotalAlloc
+}
+
+// resume restarts them.
+func (m *meter) resume() {
+	runtime.ReadMemStats(&m.ms)
+	m.offA += m.ms.Mallocs - m.pauseA
+	m.offB += m.ms.TotalAlloc - m.pauseB
+	m.b.StartTimer()
+}
+
+// report is called after the loop with the messages per iteration.
+func (m *meter) report(perOp int) {
+	runtime.ReadMemStats(&m.ms)
+	msgs := float64(m.b.N) * float64(perOp)
+	if msgs == 0 {
+		return
+	}
+	ns := float64(m.b.Elapsed().Nanoseconds()) / msgs
+	m.b.ReportMetric(ns, "ns/msg")
+	if ns > 0 {
+		m.b.ReportMetric(1e9/ns, "msgs/s")
+	}
+	m.b.ReportMetric(float64(m.ms.Mallocs-m.startA-m.offA)/msgs, "allocs/msg")
+	m.b.ReportMetric(float64(m.ms.TotalAlloc-m.startB-m.offB)/msgs, "B/msg")
+}
+
+// Latency samples the wall-clock time of whole rounds with clock.Real: the
+// clock is read at the start and the end of one round in Every, never per
+// message. Values are nanoseconds per round (the clock's resolution is one
+// microsecond); Round is the number of messages in one round.
+type Latency struct {
+	Hist  *hdrhistogram.Histogram
+	Every int
+	Round int
+	clk   *clock.Real
+	n     int
+}
+
+// NewLatency samples one round in every (at least 1).
+func NewLatency(every int) *Latency {
+	return &Latency{Hist: hdrhistogram.New(1, 3_600_000_000_000, 3), Every: max(every, 1), clk: clock.NewReal()}
+}
+
+// begin returns the start time when this round is sampled.
+func (l *Latency) begin() (clock.Time, bool) {
+	if l == nil {
+		return 0, false
+	}
+	l.n++
+	if l.n%l.Every != 0 {
+		return 0, false
+	}
+	return l.clk.Now(), true
+}
+
+func (l *Latency) end(t0 clock.Time, sampled bool) {
+	if sampled {
+		_ = l.Hist.RecordValue(int64(l.clk.Now().Sub(t0)) * 1000)
+	}
+}
+
+func (l *Latency) setRound(n int) {
+	if l != nil {
+		l.Round = n
+	}
+}

@@ -1,0 +1,32 @@
+package pop_test
+
+// Hot-path benchmarks of the engine, with the bare-index floor beside them.
+// The bodies live in popsim/internal/bench (shared with cmd/popbench):
+//
+//	go test ./pop -run '^$' -bench . -benchtime=1s -count 10
+//	go test ./pop -run '^$' -bench 'PopAck32|FloorPopAck32' -benchtime=2000x
+//
+// Sub-benchmarks are named inflight=1k|100k|1M/cache=off|on; floors have no
+// cache dimension. None of them run under a plain `go test`.
+
+import (
+	"testing"
+
+	"popsim/internal/bench"
+)
+
+func BenchmarkPopAck32(b *testing.B) { bench.RunSub(b, "PopAck32", bench.DefaultSizes) }
+
+func BenchmarkFloorPopAck32(b *testing.B) { bench.RunSub(b, "FloorPopAck32", bench.DefaultSizes) }
+
+func BenchmarkChangeInvisibleTime(b *testing.B) {
+	bench.RunSub(b, "ChangeInvisibleTime", bench.DefaultSizes)
+}
+
+func BenchmarkFloorChangeInvisibleTime(b *testing.B) {
+	bench.RunSub(b, "FloorChangeInvisibleTime", bench.DefaultSizes)
+}
+
+func BenchmarkRevive(b *testing.B) { bench.RunSub(b, "Revive", bench.DefaultSizes) }
+
+func BenchmarkLongPollWake(b *testing.B) { bench.RunSub(b, "LongPollWake", bench.DefaultSizes) }
