@@ -87,6 +87,9 @@ func (c *Chart) render() ([]namedFile, error) {
 }
 
 func (c *Chart) draw(dc draw.Canvas) error {
+	if c.panels == nil {
+		return fmt.Errorf("report: chart %q was not made by a report chart constructor", c.Name)
+	}
 	panels, err := c.panels()
 	if err != nil {
 		return fmt.Errorf("report: chart %s: %w", c.Name, err)

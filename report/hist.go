@@ -126,26 +126,23 @@ type PercentilePoint struct {
 // MaxPlotQuantile is the last percentile plotted: 99.999 %, x = 100000.
 const MaxPlotQuantile = 99.999
 
-// PercentileCurve returns h's value at percentiles from 0 to MaxPlotQuantile
-// spaced as the HdrHistogram plotter and .hgrm files space them: ticks
-// ticks per halving of the distance to 100 % (10 %, 5 %, 2.5 % ... steps for
-// ticks = 5). An empty histogram gives no points.
+// PercentileCurve returns h's percentile distribution from 0 to
+// MaxPlotQuantile exactly as the .hgrm file lists it (the same rows, so a
+// chart and its .hgrm agree): one point per tick, ticks per halving of the
+// distance to 100 % (10 %, 5 %, 2.5 % ... steps for ticks = 5), each the
+// highest equivalent value of the first bucket reaching that percentile.
+// The last point is at MaxPlotQuantile with the value of the first row at
+// or beyond it. An empty histogram gives no points.
 func PercentileCurve(h *hdrhistogram.Histogram, ticks int) []PercentilePoint {
 	if h == nil || h.TotalCount() == 0 || ticks < 1 {
 		return nil
 	}
 	var pts []PercentilePoint
-	for q := 0.0; q < MaxPlotQuantile; q += percentileStep(q, ticks) {
-		pts = append(pts, PercentilePoint{Quantile: q, Inverse: 100 / (100 - q), ValueUs: h.ValueAtQuantile(q)})
+	for _, b := range h.CumulativeDistributionWithTicks(int32(ticks)) {
+		if b.Quantile >= MaxPlotQuantile {
+			return append(pts, PercentilePoint{MaxPlotQuantile, 100 / (100 - MaxPlotQuantile), b.ValueAt})
+		}
+		pts = append(pts, PercentilePoint{b.Quantile, 100 / (100 - b.Quantile), b.ValueAt})
 	}
-	return append(pts, PercentilePoint{
-		Quantile: MaxPlotQuantile, Inverse: 100 / (100 - MaxPlotQuantile), ValueUs: h.ValueAtQuantile(MaxPlotQuantile),
-	})
-}
-
-// percentileStep is HdrHistogram's percentile iterator step at q: the
-// distance to 100 % is split into halves, each reported with ticks points.
-func percentileStep(q float64, ticks int) float64 {
-	halfDistance := math.Trunc(math.Pow(2, math.Trunc(math.Log2(100/(100-q)))+1))
-	return 100 / (float64(ticks) * halfDistance)
+	panic("report: hdrhistogram percentile iteration did not end at 100%")
 }

@@ -77,6 +77,9 @@ func SweepChart(s *Sweep, m Metric) *Chart {
 }
 
 func sweepPanel(s *Sweep, m Metric) ([]*plot.Plot, error) {
+	if m < 0 || int(m) >= len(Metrics) {
+		return nil, fmt.Errorf("unknown metric %d", int(m))
+	}
 	xLabel := s.X
 	var groups []string
 	lines := map[string]plotter.XYs{}

@@ -1,0 +1,140 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"popsim/model"
+)
+
+func TestRunMarkdown(t *testing.T) {
+	s := fixtureSummary()
+	r := Run{Summary: s, Hists: randomHists(3, 1000)}
+	md := string(RenderRunMarkdown(r, RunCharts(r)))
+	for _, want := range []string{
+		"# popsim run: fixture, seed 42",
+		"| produced | 30000 |", "| acked | 29900 |", "| DLQ | 40 |", "| dropped | 3 |", "| lost | 0 |",
+		"| duplicates | 400 (1.333 % of produced) |",
+		"| violations | 2 |",
+		"| throughput | 996.7 acks/s",
+		"| sim events | 123456 |", "| sim seconds | 30.000 |", "| wall seconds | 0.500 |",
+		"| trace sha256 | `deadbeef` |",
+		"## Violations: 2",
+		"delivered inside a live lease \\| twice", // pipes escaped
+		"replay: `popsim run fixture --seed 42 --until 1234`",
+		"replay: `popsim run fixture --seed 42`",
+		"   t=1 deliver m-17",
+		"| ack-lost | 90 | 22.50 % |",
+		"| max-attempts | 3 | 100.00 % |",
+		"| end-to-end (produce → ack) | 29900 | 41.000 | 31.000 | 80.000 | 150.000 | 220.000 | 400.000 |",
+		"| service time (pop → ack) | 29900 | 10.000 | 7.000 | 23.000 | 46.000 | 69.000 | 140.000 |",
+		"[end_to_end.hgrm](end_to_end.hgrm)",
+		"[![fixture seed 42: latency by percentile](latency.png)](latency.svg)",
+		"(timeseries.png)", "(duplicates.png)",
+		"## How to read this", "1/(1-q)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("run report lacks %q", want)
+		}
+	}
+	// Causes appear sorted by name.
+	if a, c, l := strings.Index(md, "| ack-lost |"), strings.Index(md, "| crash | 10"), strings.Index(md, "| lease-expired |"); !(a < c && c < l) {
+		t.Error("duplicate causes are not sorted by name")
+	}
+	if !bytes.Equal([]byte(md), RenderRunMarkdown(r, RunCharts(r))) {
+		t.Error("run report differs between two renders")
+	}
+}
+
+func TestRunMarkdownClean(t *testing.T) {
+	s := model.Summary{Scenario: "quiet", Seed: 1}
+	md := string(RenderRunMarkdown(Run{Summary: s}, nil))
+	for _, want := range []string{"## Violations: 0", "None: every invariant held.", "| config sha256 | `none` |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("clean run report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "## Charts") || strings.Contains(md, "Dropped by policy") {
+		t.Error("clean run report has sections for data it does not have")
+	}
+}
+
+func TestSweepMarkdownListsEveryFailingSeed(t *testing.T) {
+	sw := NewSweep("consumers", "consumers", ParamConsumerKind)
+	var failing []string
+	for _, kind := range []string{"pop", "pull"} {
+		for _, c := range []int{1, 2, 4} {
+			for seed := uint64(1); seed <= 10; seed++ {
+				fail := (seed+uint64(c))%3 == 0
+				if err := sw.Add(sweepPoint(kind, c, seed, 50, fail)); err != nil {
+					t.Fatal(err)
+				}
+				if fail {
+					failing = append(failing, fmt.Sprintf("- seed %d, consumer_kind=%s, consumers=%d: 2 violation(s): no-loss\n  - replay: `popsim run sweep --seed %d --consumers %d`\n",
+						seed, kind, c, seed, c))
+				}
+			}
+		}
+	}
+	md := string(RenderSweepMarkdown(sw, SweepCharts(sw)))
+	if len(failing) < 15 {
+		t.Fatalf("fixture has only %d failing seeds", len(failing))
+	}
+	for _, f := range failing {
+		if !strings.Contains(md, f) {
+			t.Errorf("sweep report does not list:\n%s", f)
+		}
+	}
+	// Two identical violations give one replay line, not two.
+	if n := strings.Count(md, "  - replay: "); n != len(failing) {
+		t.Errorf("%d replay lines, want %d (one per distinct command)", n, len(failing))
+	}
+	t60 := sw.Totals()
+	for _, want := range []string{
+		fmt.Sprintf("6 parameter sets, 60 runs: %d passed, %d failed.", t60.Passed, t60.Failed),
+		fmt.Sprintf("## Failing seeds: %d", len(failing)),
+		"| consumer_kind=pop, consumers=1 | 1 2 3 4 5 6 7 8 9 10 |",
+		"| 2 5 8 |", // pop, consumers=1: seeds with (seed+1)%3 == 0
+		"(sweep-p99-e2e.png)", "(sweep-duplicates.png)", "(sweep-throughput.png)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("sweep report lacks %q", want)
+		}
+	}
+	if t60.Failed != len(failing) || t60.Runs != 60 || t60.Cells != 6 {
+		t.Errorf("totals %+v, want 60 runs in 6 cells, %d failed", t60, len(failing))
+	}
+}
+
+func TestSweepMarkdownMarksApproximateLatency(t *testing.T) {
+	sw := NewSweep("s", "consumers", "")
+	for seed := uint64(1); seed <= 2; seed++ {
+		sw.Add(SweepPoint{Params: map[string]string{"consumers": "1"}, Summary: model.Summary{Seed: seed}})
+	}
+	md := string(RenderSweepMarkdown(sw, nil))
+	if !strings.Contains(md, "0.000 * |") || !strings.Contains(md, "not a merged percentile") {
+		t.Errorf("approximate latency is not marked:\n%s", md)
+	}
+	if !strings.Contains(md, "None: every run held every invariant.") {
+		t.Error("a sweep without failures does not say so")
+	}
+}
+
+func TestMdCode(t *testing.T) {
+	for in, want := range map[string]string{
+		"popsim run":   "`popsim run`",
+		"a `b` c":      "``a `b` c``",
+		"`x`":          "`` `x` ``",
+		"two\nlines":   "`two lines`",
+		"pipe | stays": "`pipe | stays`",
+	} {
+		if got := mdCode(in); got != want {
+			t.Errorf("mdCode(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := fmtMs(-1500); got != "-1.500" {
+		t.Errorf("fmtMs(-1500) = %q", got)
+	}
+}

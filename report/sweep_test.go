@@ -1,0 +1,207 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/google/go-cmp/cmp"
+	"gonum.org/v1/plot/vg"
+
+	"popsim/model"
+)
+
+// sweepPoint builds one run of a consumers sweep with n exponential
+// end-to-end latencies; failing runs get one violation.
+func sweepPoint(kind string, consumers int, seed uint64, n int, failing bool) SweepPoint {
+	rng := rand.New(rand.NewPCG(seed, uint64(consumers)))
+	h := NewLatencyHistogram()
+	for i := 0; i < n; i++ {
+		h.RecordValue(int64(rng.ExpFloat64()*100000/float64(consumers)) + 1)
+	}
+	s := model.Summary{Scenario: "sweep", Seed: seed, ConsumerKind: kind, Produced: int64(n), Acked: int64(n),
+		Duplicates: int64(consumers), ThroughputPerSec: float64(100 * consumers), EndToEnd: LatencyOf(h)}
+	if failing {
+		s.Violations = []model.Violation{
+			{Invariant: "no-loss", Seed: seed, Replay: fmt.Sprintf("popsim run sweep --seed %d --consumers %d", seed, consumers)},
+			{Invariant: "no-loss", Seed: seed, Replay: fmt.Sprintf("popsim run sweep --seed %d --consumers %d", seed, consumers)},
+		}
+	}
+	return SweepPoint{Params: map[string]string{"consumers": strconv.Itoa(consumers)}, Summary: s,
+		Hists: map[string]*hdrhistogram.Histogram{HistEndToEnd: h}}
+}
+
+func TestSweepMergesSeedsExactly(t *testing.T) {
+	sw := NewSweep("s", "consumers", ParamConsumerKind)
+	all := NewLatencyHistogram()
+	for seed := uint64(1); seed <= 4; seed++ {
+		p := sweepPoint("pop", 2, seed, 3000, false)
+		Merge(all, p.Hists[HistEndToEnd])
+		if err := sw.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cells := sw.Cells()
+	if len(cells) != 1 {
+		t.Fatalf("%d cells, want 1", len(cells))
+	}
+	c := cells[0]
+	if !c.Hists[HistEndToEnd].Equals(all) {
+		t.Error("cell histogram is not the exact merge of its seeds")
+	}
+	lat, exact := c.EndToEnd()
+	if !exact || lat != LatencyOf(all) {
+		t.Errorf("EndToEnd = %+v exact=%v, want %+v exact", lat, exact, LatencyOf(all))
+	}
+	if diff := cmp.Diff([]uint64{1, 2, 3, 4}, c.Seeds()); diff != "" {
+		t.Errorf("seeds (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"consumers": "2", "consumer_kind": "pop"}, c.Params); diff != "" {
+		t.Errorf("params (-want +got):\n%s", diff)
+	}
+	// Duplicates % over all seeds: 4×2 duplicates per 4×3000 produced.
+	if got := c.DuplicatesPct(); got < 0.0666 || got > 0.0667 {
+		t.Errorf("DuplicatesPct = %v, want 0.0667", got)
+	}
+	if c.Throughput() != 200 {
+		t.Errorf("Throughput = %v, want 200", c.Throughput())
+	}
+}
+
+func TestSweepAddErrors(t *testing.T) {
+	sw := NewSweep("s", "consumers", "")
+	p := sweepPoint("pop", 2, 1, 100, false)
+	if err := sw.Add(p); err != nil {
+		t.Fatal(err)
+	}
+	before := hdrhistogram.Import(sw.Cells()[0].Hists[HistEndToEnd].Export())
+	if err := sw.Add(p); err == nil || !strings.Contains(err.Error(), "added twice") {
+		t.Errorf("same seed twice: err = %v", err)
+	}
+	bad := sweepPoint("pop", 2, 2, 100, false)
+	bad.Hists["other"] = hdrhistogram.New(1, 1000, 2)
+	if err := sw.Add(bad); err == nil {
+		t.Error("a histogram of another layout was accepted")
+	}
+	c := sw.Cells()[0]
+	if len(c.Runs) != 1 || !c.Hists[HistEndToEnd].Equals(before) || c.Hists["other"] != nil {
+		t.Error("a refused Add changed the cell")
+	}
+}
+
+func TestSweepCellOrderIsNumeric(t *testing.T) {
+	sw := NewSweep("s", "invisible", "kind")
+	for _, v := range []string{"10s", "500ms", "2s", "1m"} {
+		for _, kind := range []string{"pull", "pop"} {
+			err := sw.Add(SweepPoint{Params: map[string]string{"invisible": v, "kind": kind}, Summary: model.Summary{Seed: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var got []string
+	for _, c := range sw.Cells() {
+		got = append(got, c.Params["kind"]+"/"+c.Params["invisible"])
+	}
+	want := []string{"pop/500ms", "pop/2s", "pop/10s", "pop/1m", "pull/500ms", "pull/2s", "pull/10s", "pull/1m"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("cell order (-want +got):\n%s", diff)
+	}
+	if v, err := ParamValue("250ms"); err != nil || v != 250 {
+		t.Errorf("ParamValue(250ms) = %v, %v; want 250 ms", v, err)
+	}
+	if _, err := ParamValue("eight"); err == nil {
+		t.Error("ParamValue(eight): want an error")
+	}
+}
+
+func TestSweepEndToEndWithoutHistograms(t *testing.T) {
+	sw := NewSweep("s", "consumers", "")
+	for i, p99 := range []int64{100, 300} {
+		s := model.Summary{Seed: uint64(i + 1), EndToEnd: model.Latency{Count: 10, Mean: 10 * p99, P99: p99}}
+		if err := sw.Add(SweepPoint{Params: map[string]string{"consumers": "1"}, Summary: s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lat, exact := sw.Cells()[0].EndToEnd()
+	if exact || lat.P99 != 300 || lat.Count != 20 || lat.Mean != 2000 {
+		t.Errorf("EndToEnd = %+v exact=%v; want worst p99 300, count 20, mean 2000, not exact", lat, exact)
+	}
+}
+
+func TestSweepChartsRender(t *testing.T) {
+	sw := NewSweep("consumers", "consumers", ParamConsumerKind)
+	for _, kind := range []string{"pop", "pull"} {
+		for _, c := range []int{1, 2, 4, 8} {
+			if err := sw.Add(sweepPoint(kind, c, 1, 500, false)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	charts := SweepCharts(sw)
+	if len(charts) != len(Metrics) {
+		t.Fatalf("%d sweep charts, want %d", len(charts), len(Metrics))
+	}
+	for _, c := range charts {
+		checkChart(t, c)
+	}
+	svg, _ := charts[0].SVG()
+	for _, want := range []string{"consumer_kind=pop", "consumer_kind=pull", "p99 end-to-end latency (ms)", "consumers"} {
+		if !svgText(svg, want) {
+			t.Errorf("sweep chart has no text %q", want)
+		}
+	}
+	bad := NewSweep("bad", "kind", "")
+	bad.Add(SweepPoint{Params: map[string]string{"kind": "pop"}})
+	if _, err := SweepChart(bad, MetricThroughput).PNG(); err == nil {
+		t.Error("non-numeric x parameter: want an error")
+	}
+	if _, err := SweepChart(sw, Metric(len(Metrics))).SVG(); err == nil {
+		t.Error("unknown metric: want an error")
+	}
+	if _, err := (&Chart{Name: "bare", Width: vg.Inch, Height: vg.Inch}).PNG(); err == nil {
+		t.Error("a Chart literal without panels: want an error")
+	}
+}
+
+func TestWriteSweep(t *testing.T) {
+	sw := NewSweep("consumers", "consumers", ParamConsumerKind)
+	for seed := uint64(1); seed <= 2; seed++ {
+		for _, c := range []int{1, 4} {
+			if err := sw.Add(sweepPoint("pop", c, seed, 200, seed == 2 && c == 4)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	base := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		if err := WriteSweep(filepath.Join(base, d), sw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := filepath.Join(base, "a")
+	want := []string{"report.md", "sweep-duplicates.png", "sweep-duplicates.svg", "sweep-p99-e2e.png", "sweep-p99-e2e.svg",
+		"sweep-throughput.png", "sweep-throughput.svg", "sweep.json"}
+	if diff := cmp.Diff(want, listDir(t, a)); diff != "" {
+		t.Errorf("sweep folder (-want +got):\n%s", diff)
+	}
+	for _, name := range want {
+		x, _ := os.ReadFile(filepath.Join(a, name))
+		y, _ := os.ReadFile(filepath.Join(base, "b", name))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two renders", name)
+		}
+	}
+	js, _ := os.ReadFile(filepath.Join(a, SweepFile))
+	if !bytes.Contains(js, []byte(`"failing_seeds": [
+        2
+      ]`)) || !bytes.Contains(js, []byte(`"failed": 1`)) {
+		t.Errorf("sweep.json does not list the failing seed:\n%s", js)
+	}
+}
