@@ -1,0 +1,828 @@
+package pop
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// TestScripts runs every testdata/script/*.txt file against a fresh broker.
+// Each file documents, block by block, what the spec says and what the
+// engine answers. Regenerate expected outputs with
+//
+//	go test ./pop -run TestScripts -rewrite
+//
+// and review the diff.
+func TestScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/script/*.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no scripts in testdata/script")
+	}
+	for _, path := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
+			e := newScriptEnv(t)
+			if err := runScriptFile(path, e.exec, *rewriteScripts); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// heldHandle is the receipt handle a script's client holds for a message,
+// with the topic the message was presented under.
+type heldHandle struct {
+	topic string
+	h     model.ReceiptHandle
+}
+
+// putFault makes the next n writes to a topic (and queue, unless -1) fail;
+// n < 0 fails them forever.
+type putFault struct {
+	topic string
+	qid   int32
+	n     int64
+}
+
+// scriptEnv is the state a script drives: a broker, the virtual now, and the
+// handles the clients hold (by group and message key).
+type scriptEnv struct {
+	t        testing.TB
+	b        *Broker
+	now      clock.Time
+	handles  map[string]heldHandle
+	faults   []putFault
+	lastPop  int64 // popTime of the last found pop, the default for batch-ack-raw
+	out      strings.Builder
+	maxWakes int
+}
+
+func newScriptEnv(t testing.TB) *scriptEnv {
+	b, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &scriptEnv{t: t, b: b, now: clock.Epoch, handles: map[string]heldHandle{}, maxWakes: 1000}
+	b.PutFailure = e.putFails
+	return e
+}
+
+func (e *scriptEnv) printf(format string, args ...any) {
+	fmt.Fprintf(&e.out, format+"\n", args...)
+}
+
+func (e *scriptEnv) putFails(_ clock.Time, topicName string, qid int32) bool {
+	for i := range e.faults {
+		f := &e.faults[i]
+		if f.n != 0 && f.topic == topicName && (f.qid < 0 || f.qid == qid) {
+			if f.n > 0 {
+				f.n--
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// scriptCommand is one entry of the command table.
+type scriptCommand struct {
+	usage string
+	run   func(e *scriptEnv, a *cmdArgs) error
+}
+
+var scriptCommands map[string]scriptCommand
+
+func init() {
+	scriptCommands = map[string]scriptCommand{
+		"config":        {"config <field>=<v> ... bug.<switch>=<bool> ...", cmdConfig},
+		"advance":       {"advance <duration>", cmdAdvance},
+		"topic":         {"topic <name> read=N write=N perm=rw|r|w|-", cmdTopic},
+		"group":         {"group <name> consumeEnable=B retryMaxTimes=N", cmdGroup},
+		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... n=N", cmdPut},
+		"fail-puts":     {"fail-puts topic=T q=N n=N|all|0", cmdFailPuts},
+		"truncate":      {"truncate <topic> q=N offset=N", cmdTruncate},
+		"reset-offset":  {"reset-offset <group> <topic> q=N offset=N", cmdResetOffset},
+		"pop":           {"pop <group> <topic> q=N n=N it=MS poll=MS born=T client=C init=min|max type=T exp=E attempt=A order=B", cmdPop},
+		"ack":           {"ack <group> <key> topic=T q=N offset=N extra=S", cmdAck},
+		"ack-raw":       {"ack-raw <group> <topic> q=N offset=N extra=S", cmdAckRaw},
+		"batch-ack":     {"batch-ack <group> <key>...", cmdBatchAck},
+		"batch-ack-raw": {"batch-ack-raw <group> [<topic>/<qid>/<startOffset>/<bit,bit|->]... retry=N pt=T it=MS revive=N", cmdBatchAckRaw},
+		"change":        {"change <group> <key> it=MS topic=T q=N offset=N extra=S", cmdChange},
+		"change-raw":    {"change-raw <group> <topic> q=N offset=N extra=S it=MS", cmdChangeRaw},
+		"revive":        {"revive", cmdRevive},
+		"cleanup-cache": {"cleanup-cache", cmdCleanupCache},
+		"poll-tick":     {"poll-tick", cmdPollTick},
+		"polls":         {"polls", cmdPolls},
+		"restart":       {"restart", cmdRestart},
+		"disconnect":    {"disconnect <client>", cmdDisconnect},
+		"inflight":      {"inflight", cmdInflight},
+		"offsets":       {"offsets <group> <topic> q=N", cmdOffsets},
+		"messages":      {"messages <topic> q=N", cmdMessages},
+		"stats":         {"stats", cmdStats},
+	}
+}
+
+// exec runs one command line. Every command accepts at=+<duration> to move
+// the clock (forward only) before it runs.
+func (e *scriptEnv) exec(line string) (string, error) {
+	e.out.Reset()
+	a, err := parseCommand(line)
+	if err != nil {
+		return "", err
+	}
+	c, ok := scriptCommands[a.name]
+	if !ok {
+		return "", fmt.Errorf("unknown command %q; commands: %s", a.name, commandNames())
+	}
+	if a.has("at") {
+		ms := a.time("at", 0)
+		if a.err != nil {
+			return "", a.err
+		}
+		if err := e.setNow(ms); err != nil {
+			return "", err
+		}
+	}
+	if err := c.run(e, a); err != nil {
+		return "", fmt.Errorf("%v (usage: %s)", err, c.usage)
+	}
+	return e.out.String(), nil
+}
+
+func commandNames() string {
+	names := make([]string, 0, len(scriptCommands))
+	for n := range scriptCommands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func (e *scriptEnv) setNow(ms int64) error {
+	t := clock.FromMillis(ms)
+	if t < e.now {
+		return fmt.Errorf("at=%v is before now (%v): time only moves forward", t, e.now)
+	}
+	e.now = t
+	return nil
+}
+
+// configFields maps RocketMQ names (lowerCamel field names, bug.<switch> for
+// Bugs) to the fields of Config.
+func configField(cfg *Config, name string) (reflect.Value, bool) {
+	v := reflect.ValueOf(cfg).Elem()
+	if bug, ok := strings.CutPrefix(name, "bug."); ok {
+		v, name = v.FieldByName("Bugs"), bug
+	}
+	f := v.FieldByNameFunc(func(n string) bool { return lowerFirst(n) == name && n != "Bugs" })
+	return f, f.IsValid()
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+func cmdConfig(e *scriptEnv, a *cmdArgs) error {
+	cfg := e.b.cfg
+	for _, k := range a.keys {
+		if k == "at" {
+			continue
+		}
+		f, ok := configField(&cfg, k)
+		if !ok {
+			return fmt.Errorf("no config field %s", k)
+		}
+		if err := setField(f, a.str(k, "")); err != nil {
+			return fmt.Errorf("%s: %v", k, err)
+		}
+	}
+	if err := a.done(); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		e.printf("error: %v", err)
+		return nil
+	}
+	e.b.cfg = cfg
+	return nil
+}
+
+func setField(f reflect.Value, v string) error {
+	switch f.Kind() {
+	case reflect.Bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%q: want true or false", v)
+		}
+		f.SetBool(b)
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || f.OverflowInt(n) {
+			return fmt.Errorf("%q: want an integer that fits %s", v, f.Kind())
+		}
+		f.SetInt(n)
+	case reflect.String:
+		f.SetString(v)
+	default:
+		return fmt.Errorf("field kind %s cannot be set from a script", f.Kind())
+	}
+	return nil
+}
+
+func cmdAdvance(e *scriptEnv, a *cmdArgs) error {
+	d, err := clock.ParseDuration(a.arg(0, "duration"))
+	if err := a.done(); err != nil {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if d < 0 {
+		return fmt.Errorf("advance %v: time only moves forward", d)
+	}
+	e.now = e.now.Add(d)
+	e.printf("now=%v", e.now)
+	return nil
+}
+
+var permNames = map[string]int32{"rw": PermRead | PermWrite, "r": PermRead, "w": PermWrite, "-": 0}
+
+func cmdTopic(e *scriptEnv, a *cmdArgs) error {
+	c := TopicConfig{Name: a.arg(0, "topic"), ReadQueueNums: int32(a.int("read", 1)), WriteQueueNums: int32(a.int("write", 1))}
+	perm, ok := permNames[a.str("perm", "rw")]
+	if err := a.done(); err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("perm: want rw, r, w or -")
+	}
+	c.Perm = perm
+	if perm == 0 {
+		c.Perm = 1 // PERM_INHERIT only: CreateTopic reads 0 as "read and write"
+	}
+	e.printOK(e.b.CreateTopic(c))
+	return nil
+}
+
+func cmdGroup(e *scriptEnv, a *cmdArgs) error {
+	g := DefaultGroup(a.arg(0, "group"))
+	g.ConsumeEnable = a.bool("consumeEnable", true)
+	g.RetryMaxTimes = int32(a.int("retryMaxTimes", 16))
+	if err := a.done(); err != nil {
+		return err
+	}
+	e.printOK(e.b.CreateGroup(g))
+	return nil
+}
+
+func (e *scriptEnv) printOK(err error) {
+	if err != nil {
+		e.printf("error: %v", err)
+		return
+	}
+	e.printf("ok")
+}
+
+func cmdPut(e *scriptEnv, a *cmdArgs) error {
+	proto := model.Message{
+		Topic: a.arg(0, "topic"), QueueID: int32(a.int("q", 0)), Tags: a.str("tag", ""), Keys: a.str("keys", ""),
+		BornTimestamp: a.time("born", e.now.Millis()), Flag: int32(a.int("flag", 0)), SysFlag: int32(a.int("sysFlag", 0)),
+		ReconsumeTimes: int32(a.int("reconsume", 0)),
+	}
+	for _, kv := range splitList(a.str("props", "")) {
+		k, v, ok := strings.Cut(kv, ":")
+		if !ok {
+			return fmt.Errorf("props: %q: want key:value", kv)
+		}
+		if err := proto.SetProperty(k, v); err != nil {
+			return err
+		}
+	}
+	key, n := a.str("key", ""), a.int("n", 1)
+	if err := a.done(); err != nil {
+		return err
+	}
+	if n < 1 {
+		return fmt.Errorf("n=%d: want >= 1", n)
+	}
+	first, last := int64(-1), int64(-1)
+	for i := int64(0); i < n; i++ {
+		m := proto.Clone()
+		m.UniqKey = key
+		if n > 1 {
+			m.UniqKey = key + strconv.FormatInt(i, 10)
+		}
+		res := e.b.Put(e.now, m)
+		switch {
+		case res.Code != model.Success:
+			e.printf("%s code=%v remark=%q", m.UniqKey, res.Code, res.Remark)
+			continue
+		case n == 1:
+			e.printf("offset=%d", res.Offset)
+		case len(res.Woken) > 0:
+			e.printf("%s offset=%d", m.UniqKey, res.Offset)
+		}
+		if first < 0 {
+			first = res.Offset
+		}
+		last = res.Offset
+		if err := e.wake(res.Woken); err != nil {
+			return err
+		}
+	}
+	if n > 1 && first >= 0 {
+		e.printf("offsets=%d..%d", first, last)
+	}
+	return nil
+}
+
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+func cmdFailPuts(e *scriptEnv, a *cmdArgs) error {
+	f := putFault{topic: a.str("topic", ""), qid: int32(a.int("q", -1))}
+	nv := a.str("n", "all")
+	if err := a.done(); err != nil {
+		return err
+	}
+	if f.topic == "" {
+		return fmt.Errorf("topic= is required")
+	}
+	if nv == "all" {
+		f.n = -1
+	} else {
+		n, err := strconv.ParseInt(nv, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("n=%q: want a count, all, or 0 to clear", nv)
+		}
+		f.n = n
+	}
+	e.faults = append(e.faults[:0:0], filterFaults(e.faults, f)...)
+	if f.n != 0 {
+		e.faults = append(e.faults, f)
+	}
+	e.printf("ok")
+	return nil
+}
+
+// filterFaults drops the faults a new one for the same topic and queue replaces.
+func filterFaults(fs []putFault, nf putFault) []putFault {
+	var out []putFault
+	for _, f := range fs {
+		if f.topic != nf.topic || f.qid != nf.qid {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func cmdTruncate(e *scriptEnv, a *cmdArgs) error {
+	tp, qid, off := a.arg(0, "topic"), int32(a.int("q", 0)), a.int("offset", 0)
+	if err := a.done(); err != nil {
+		return err
+	}
+	n, err := e.b.Truncate(tp, qid, off)
+	if err != nil {
+		e.printf("error: %v", err)
+		return nil
+	}
+	e.printf("removed=%d min=%d max=%d", n, e.b.MinOffset(tp, qid), e.b.MaxOffset(tp, qid))
+	return nil
+}
+
+func cmdResetOffset(e *scriptEnv, a *cmdArgs) error {
+	g, tp, qid, off := a.arg(0, "group"), a.arg(1, "topic"), int32(a.int("q", 0)), a.int("offset", 0)
+	if err := a.done(); err != nil {
+		return err
+	}
+	e.printOK(e.b.ResetOffset(g, tp, qid, off))
+	return nil
+}
+
+var initModes = map[string]int32{"min": InitModeMin, "max": InitModeMax}
+
+func cmdPop(e *scriptEnv, a *cmdArgs) error {
+	req := &PopRequest{
+		ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", -1)),
+		MaxMsgNums: int32(a.int("n", 32)), InvisibleTime: a.int("it", 60000), PollTime: a.int("poll", 0),
+		BornTime: a.time("born", 0), ClientID: a.str("client", ""), ExpressionType: a.str("type", "TAG"),
+		Expression: a.str("exp", "*"), AttemptID: a.str("attempt", ""), Order: a.bool("order", false),
+	}
+	mode, ok := initModes[a.str("init", "min")]
+	if err := a.done(); err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("init: want min or max")
+	}
+	req.InitMode = mode
+	res := e.b.Pop(e.now, req)
+	e.printPop(req, &res, "")
+	return e.wake(res.Woken)
+}
+
+// printPop renders a pop response and remembers the handles it carries.
+func (e *scriptEnv) printPop(req *PopRequest, res *PopResult, indent string) {
+	switch res.Status {
+	case PopSuspended:
+		e.printf("%sstatus=SUSPENDED poll=%d", indent, res.PollID)
+	case PopFound:
+		e.printf("%scode=%v status=FOUND popTime=%d restNum=%d start=%q msgs=%q", indent, res.Code, res.PopTime, res.RestNum, res.StartOffsetInfo, res.MsgOffsetInfo)
+		for i, m := range res.Messages {
+			h := res.Handles[i]
+			e.printf("%s  %s handle=%q", indent, fmtMsg(m), h.String())
+			e.handles[req.ConsumerGroup+"/"+m.UniqKey] = heldHandle{topic: m.Topic, h: h}
+		}
+		e.lastPop = res.PopTime
+	default:
+		e.printf("%scode=%v status=%v restNum=%d remark=%q", indent, res.Code, res.Status, res.RestNum, res.Remark)
+	}
+}
+
+// fmtMsg is the short form of a delivered message.
+func fmtMsg(m *model.Message) string {
+	s := fmt.Sprintf("%s %s/%d@%d", m.UniqKey, m.Topic, m.QueueID, m.QueueOffset)
+	if m.Tags != "" {
+		s += " tag=" + m.Tags
+	}
+	s += " reconsume=" + strconv.Itoa(int(m.ReconsumeTimes))
+	if m.FirstPopTime != 0 {
+		s += " 1st_pop=" + strconv.FormatInt(m.FirstPopTime, 10)
+	}
+	return s
+}
+
+// wake re-runs woken requests as the broker does (processRequest is
+// resubmitted), printing each answer; answers can wake further requests.
+func (e *scriptEnv) wake(ws []Wakeup) error {
+	queue := append([]Wakeup(nil), ws...)
+	for n := 0; len(queue) > 0; n++ {
+		if n >= e.maxWakes {
+			return fmt.Errorf("more than %d chained wake-ups", e.maxWakes)
+		}
+		w := queue[0]
+		queue = queue[1:]
+		how := "woke"
+		if w.Expired {
+			how = "expired"
+		}
+		r := w.Request
+		e.printf("%s poll=%d (%s %s q=%d client=%s)", how, w.ID, r.ConsumerGroup, r.Topic, r.QueueID, r.ClientID)
+		res := e.b.Pop(e.now, &r)
+		e.printPop(&r, &res, "  ")
+		queue = append(queue, res.Woken...)
+	}
+	return nil
+}
+
+func (e *scriptEnv) handle(group, key string) (heldHandle, error) {
+	h, ok := e.handles[group+"/"+key]
+	if !ok {
+		return h, fmt.Errorf("no handle for message %s of group %s: pop it first", key, group)
+	}
+	return h, nil
+}
+
+func cmdAck(e *scriptEnv, a *cmdArgs) error {
+	g := a.arg(0, "group")
+	hh, err := e.handle(g, a.arg(1, "key"))
+	if err != nil {
+		return err
+	}
+	req := &AckRequest{
+		ConsumerGroup: g, Topic: a.str("topic", hh.h.RealTopic(hh.topic, g)), QueueID: int32(a.int("q", int64(hh.h.QueueID))),
+		Offset: a.int("offset", hh.h.QueueOffset), ExtraInfo: a.str("extra", hh.h.String()),
+	}
+	if err := a.done(); err != nil {
+		return err
+	}
+	e.printAck(e.b.Ack(e.now, req))
+	return nil
+}
+
+func cmdAckRaw(e *scriptEnv, a *cmdArgs) error {
+	req := &AckRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), Offset: a.int("offset", 0), ExtraInfo: a.str("extra", "")}
+	if err := a.done(); err != nil {
+		return err
+	}
+	e.printAck(e.b.Ack(e.now, req))
+	return nil
+}
+
+func (e *scriptEnv) printAck(r AckResult) {
+	if r.Code != model.Success {
+		e.printf("code=%v remark=%q", r.Code, r.Remark)
+		return
+	}
+	e.printf("code=%v deleted=%v", r.Code, r.Deleted)
+}
+
+// cmdBatchAck groups the held handles as a client does: one BatchAck per
+// (topic, retry flag, queue, batch start, popTime, invisibleTime), bit i
+// for offset start+i.
+func cmdBatchAck(e *scriptEnv, a *cmdArgs) error {
+	g := a.arg(0, "group")
+	keys := a.rest(1)
+	if err := a.done(); err != nil {
+		return err
+	}
+	var acks []BatchAck
+	for _, k := range keys {
+		hh, err := e.handle(g, k)
+		if err != nil {
+			return err
+		}
+		acks = addToBatch(acks, g, hh)
+	}
+	e.printBatch(e.b.BatchAckMessages(e.now, acks))
+	return nil
+}
+
+func addToBatch(acks []BatchAck, g string, hh heldHandle) []BatchAck {
+	h := hh.h
+	for i := range acks {
+		x := &acks[i]
+		if x.Topic == hh.topic && x.RetryFlag == h.RetryFlag && x.QueueID == h.QueueID && x.StartOffset == h.CkQueueOffset && x.PopTime == h.PopTime && x.InvisibleTime == h.InvisibleTime {
+			x.SetBit(int(h.QueueOffset - h.CkQueueOffset))
+			return acks
+		}
+	}
+	n := BatchAck{ConsumerGroup: g, Topic: hh.topic, RetryFlag: h.RetryFlag, StartOffset: h.CkQueueOffset, QueueID: h.QueueID,
+		ReviveQueueID: h.ReviveQueueID, PopTime: h.PopTime, InvisibleTime: h.InvisibleTime}
+	n.SetBit(int(h.QueueOffset - h.CkQueueOffset))
+	return append(acks, n)
+}
+
+func cmdBatchAckRaw(e *scriptEnv, a *cmdArgs) error {
+	g := a.arg(0, "group")
+	entries := a.rest(1)
+	proto := BatchAck{ConsumerGroup: g, RetryFlag: model.RetryType(a.int("retry", 0)), PopTime: a.time("pt", e.lastPop),
+		InvisibleTime: a.int("it", 60000), ReviveQueueID: int32(a.int("revive", 0))}
+	if err := a.done(); err != nil {
+		return err
+	}
+	var acks []BatchAck
+	for _, ent := range entries {
+		x, err := parseBatchEntry(proto, ent)
+		if err != nil {
+			return err
+		}
+		acks = append(acks, x)
+	}
+	e.printBatch(e.b.BatchAckMessages(e.now, acks))
+	return nil
+}
+
+// parseBatchEntry reads <topic>/<qid>/<startOffset>/<bits>, bits being a
+// comma list of bit indexes or "-" for none.
+func parseBatchEntry(x BatchAck, ent string) (BatchAck, error) {
+	p := strings.Split(ent, "/")
+	if len(p) != 4 {
+		return x, fmt.Errorf("batch entry %q: want <topic>/<qid>/<startOffset>/<bit,bit|->", ent)
+	}
+	q, err1 := strconv.ParseInt(p[1], 10, 32)
+	so, err2 := strconv.ParseInt(p[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return x, fmt.Errorf("batch entry %q: queue id and start offset must be integers", ent)
+	}
+	x.Topic, x.QueueID, x.StartOffset = p[0], int32(q), so
+	if p[3] == "-" {
+		return x, nil
+	}
+	for _, s := range splitList(p[3]) {
+		i, err := strconv.Atoi(s)
+		if err != nil || i < 0 {
+			return x, fmt.Errorf("batch entry %q: bit %q: want a non-negative integer", ent, s)
+		}
+		x.SetBit(i)
+	}
+	return x, nil
+}
+
+func (e *scriptEnv) printBatch(r BatchAckResult) {
+	if r.Code != model.Success {
+		e.printf("code=%v remark=%q", r.Code, r.Remark)
+		return
+	}
+	e.printf("code=%v deleted=%d skipped=%d", r.Code, r.Deleted, r.Skipped)
+}
+
+func cmdChange(e *scriptEnv, a *cmdArgs) error {
+	g, key := a.arg(0, "group"), a.arg(1, "key")
+	hh, err := e.handle(g, key)
+	if err != nil {
+		return err
+	}
+	req := &ChangeInvisibleTimeRequest{
+		ConsumerGroup: g, Topic: a.str("topic", hh.h.RealTopic(hh.topic, g)), QueueID: int32(a.int("q", int64(hh.h.QueueID))),
+		Offset: a.int("offset", hh.h.QueueOffset), ExtraInfo: a.str("extra", hh.h.String()), InvisibleTime: a.int("it", 60000),
+	}
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.ChangeInvisibleTime(e.now, req)
+	if r.Code == model.Success {
+		e.handles[g+"/"+key] = heldHandle{topic: hh.topic, h: r.Handle}
+	}
+	e.printChange(r)
+	return nil
+}
+
+func cmdChangeRaw(e *scriptEnv, a *cmdArgs) error {
+	req := &ChangeInvisibleTimeRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)),
+		Offset: a.int("offset", 0), ExtraInfo: a.str("extra", ""), InvisibleTime: a.int("it", 60000)}
+	if err := a.done(); err != nil {
+		return err
+	}
+	e.printChange(e.b.ChangeInvisibleTime(e.now, req))
+	return nil
+}
+
+func (e *scriptEnv) printChange(r ChangeInvisibleTimeResult) {
+	if r.Code != model.Success {
+		e.printf("code=%v remark=%q", r.Code, r.Remark)
+		return
+	}
+	e.printf("code=%v popTime=%d invisibleTime=%d oldDeleted=%v handle=%q", r.Code, r.PopTime, r.InvisibleTime, r.OldDeleted, r.Handle.String())
+}
+
+func cmdRevive(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.Revive(e.now)
+	e.printf("window=[%d,%d) records=%d fullPage=%v", r.Lower, r.Upper, len(r.Revivals), r.FullPage)
+	e.printRevivals(r.Revivals)
+	return e.wake(r.Woken)
+}
+
+func (e *scriptEnv) printRevivals(rs []Revival) {
+	for _, rv := range rs {
+		s := fmt.Sprintf("%s %s", rv.Outcome, rv.Record.String())
+		switch rv.Outcome {
+		case Revived:
+			s += fmt.Sprintf(" -> %s/%d@%d reconsume=%d", rv.Copy.Topic, rv.Copy.QueueID, rv.Copy.QueueOffset, rv.Copy.ReconsumeTimes)
+		case ReviveSkipped:
+			s += " (message gone)"
+		case ReviveRetried:
+			s += fmt.Sprintf(" next-vt=%d", rv.NextVisibilityTimeout)
+		case ReviveDropped:
+			s += " (message may be lost)"
+		}
+		e.printf("%s", s)
+	}
+}
+
+func cmdCleanupCache(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.CleanupCache(e.now)
+	e.printf("flushed=%d offline=%d revives=%d", r.Flushed, r.Offline, len(r.Revives))
+	e.printRevivals(r.Revives)
+	return e.wake(r.Woken)
+}
+
+func cmdPollTick(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	ws := e.b.PollTick(e.now)
+	if len(ws) == 0 {
+		e.printf("none")
+	}
+	return e.wake(ws)
+}
+
+func cmdPolls(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	if next, ok := e.b.NextPollExpiry(); ok {
+		e.printf("suspended=%d nextExpiry=%d", e.b.SuspendedPolls(), next)
+		return nil
+	}
+	e.printf("suspended=%d", e.b.SuspendedPolls())
+	return nil
+}
+
+func cmdRestart(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.Restart(e.now)
+	ids := make([]string, len(r.DroppedPolls))
+	for i, w := range r.DroppedPolls {
+		ids[i] = strconv.FormatUint(w.ID, 10)
+	}
+	e.printf("droppedPolls=[%s] cachedLost=%d", strings.Join(ids, " "), r.CachedLost)
+	return nil
+}
+
+func cmdDisconnect(e *scriptEnv, a *cmdArgs) error {
+	c := a.arg(0, "client")
+	if err := a.done(); err != nil {
+		return err
+	}
+	e.printf("dropped=%d", e.b.Disconnect(c))
+	return nil
+}
+
+func cmdInflight(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	store, cached := e.b.InFlight(), e.b.Cached()
+	for i := range store {
+		e.printf("store %s", store[i].String())
+	}
+	for i := range cached {
+		e.printf("cache %s", cached[i].String())
+	}
+	if len(store)+len(cached) == 0 {
+		e.printf("none")
+	}
+	return nil
+}
+
+func cmdOffsets(e *scriptEnv, a *cmdArgs) error {
+	g, tp := a.arg(0, "group"), a.arg(1, "topic")
+	qs := []int64{a.int("q", -1)}
+	if err := a.done(); err != nil {
+		return err
+	}
+	t := e.b.topics[tp]
+	if t == nil {
+		e.printf("error: topic %s does not exist", tp)
+		return nil
+	}
+	if qs[0] < 0 {
+		qs = qs[:0]
+		for q := int64(0); q < int64(t.cfg.ReadQueueNums); q++ {
+			qs = append(qs, q)
+		}
+	}
+	for _, q := range qs {
+		qid := int32(q)
+		e.printf("q=%d commit=%d pull=%d min=%d max=%d", qid, e.b.CommitOffset(g, tp, qid), e.b.PullOffset(g, tp, qid), e.b.MinOffset(tp, qid), e.b.MaxOffset(tp, qid))
+	}
+	return nil
+}
+
+func cmdMessages(e *scriptEnv, a *cmdArgs) error {
+	tp, qid := a.arg(0, "topic"), int32(a.int("q", 0))
+	if err := a.done(); err != nil {
+		return err
+	}
+	lo, hi := e.b.MinOffset(tp, qid), e.b.MaxOffset(tp, qid)
+	if hi < 0 {
+		e.printf("error: no queue %s/%d", tp, qid)
+		return nil
+	}
+	e.printf("min=%d max=%d", lo, hi)
+	for o := lo; o < hi; o++ {
+		m := e.b.Message(tp, qid, o)
+		s := m.String()
+		if m.Flag != 0 || m.SysFlag != 0 {
+			s += fmt.Sprintf(" flag=%d sysFlag=%d", m.Flag, m.SysFlag)
+		}
+		e.printf("  %s", s)
+	}
+	return nil
+}
+
+// cmdStats prints the non-zero counters in field order.
+func cmdStats(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	s := e.b.Stats()
+	v := reflect.ValueOf(s)
+	var parts []string
+	for i := 0; i < v.NumField(); i++ {
+		if n := v.Field(i).Int(); n != 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", lowerFirst(v.Type().Field(i).Name), n))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"none"}
+	}
+	e.printf("%s", strings.Join(parts, " "))
+	return nil
+}
