@@ -1,0 +1,672 @@
+package pop_test
+
+// The differential test: random operation sequences run against the engine
+// (pop.Broker) and the plain reference (pop/internal/ref); after every
+// operation their results and observable state must be identical. The
+// harness, the operation generators and the comparison are shared with the
+// rapid state machine in prop_test.go.
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"pgregory.net/rapid"
+
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+	"popsim/pop/internal/ref"
+)
+
+var (
+	diffSeqs = flag.Int("diff.seqs", 400, "random sequences the differential test runs")
+	diffOps  = flag.Int("diff.ops", 200, "operations per sequence")
+	diffSeed = flag.Uint64("diff.seed", 0, "run only this sequence seed (0: seeds 1..diff.seqs)")
+)
+
+// broker is what the engine and the reference both offer.
+type broker interface {
+	CreateTopic(pop.TopicConfig) error
+	CreateGroup(pop.GroupConfig) error
+	Put(clock.Time, *model.Message) pop.PutResult
+	Pop(clock.Time, *pop.PopRequest) pop.PopResult
+	Ack(clock.Time, *pop.AckRequest) pop.AckResult
+	BatchAckMessages(clock.Time, []pop.BatchAck) pop.BatchAckResult
+	ChangeInvisibleTime(clock.Time, *pop.ChangeInvisibleTimeRequest) pop.ChangeInvisibleTimeResult
+	Revive(clock.Time) pop.ReviveResult
+	CleanupCache(clock.Time) pop.CacheResult
+	PollTick(clock.Time) []pop.Wakeup
+	Restart(clock.Time) pop.RestartResult
+	Truncate(string, int32, int64) (int, error)
+	ResetOffset(string, string, int32, int64) error
+	Disconnect(string) int
+
+	Topics() []string
+	Groups() []string
+	MinOffset(string, int32) int64
+	MaxOffset(string, int32) int64
+	Message(string, int32, int64) *model.Message
+	CommitOffset(string, string, int32) int64
+	PullOffset(string, string, int32) int64
+	InFlight() []model.PopConsumerRecord
+	InFlightCount() int
+	Cached() []model.PopConsumerRecord
+	SuspendedPolls() int
+	NextPollExpiry() (int64, bool)
+	Stats() pop.Stats
+}
+
+var (
+	_ broker = (*pop.Broker)(nil)
+	_ broker = (*ref.Broker)(nil)
+)
+
+// The world every sequence runs in. Names are chosen so that bytewise key
+// order differs from string order ('-' < '@' < 'B'): "t-1" sorts before
+// "t", "a-b" before "a" before "aB".
+var (
+	groupNames = []string{"a", "a-b", "aB"}
+	topicCfgs  = []pop.TopicConfig{
+		{Name: "t", ReadQueueNums: 3, WriteQueueNums: 3},
+		{Name: "t-1", ReadQueueNums: 2, WriteQueueNums: 3},
+		{Name: "u", ReadQueueNums: 1, WriteQueueNums: 1},
+		{Name: "ro", ReadQueueNums: 1, WriteQueueNums: 1, Perm: pop.PermRead},
+		{Name: "wo", ReadQueueNums: 1, WriteQueueNums: 1, Perm: pop.PermWrite},
+	}
+	tags = []string{"", "A", "B"}
+)
+
+// chooser draws either from a seeded math/rand/v2 source (the differential
+// test) or through rapid (the state machine), so both share the generators.
+type chooser struct {
+	r *rand.Rand
+	t *rapid.T
+}
+
+func pick[T any](c chooser, label string, xs ...T) T {
+	if c.t != nil {
+		return rapid.SampledFrom(xs).Draw(c.t, label)
+	}
+	return xs[c.r.IntN(len(xs))]
+}
+
+// between draws from [lo, hi].
+func between(c chooser, label string, lo, hi int64) int64 {
+	if c.t != nil {
+		return rapid.Int64Range(lo, hi).Draw(c.t, label)
+	}
+	return lo + c.r.Int64N(hi-lo+1)
+}
+
+// genConfig draws a swarm configuration: small limits switched on or off
+// as whole families, and each upstream bug switch on in some runs.
+func genConfig(c chooser, merge bool) pop.Config {
+	cfg := pop.DefaultConfig()
+	cfg.EnablePopBufferMerge = merge
+	cfg.EnableRetryTopicV2 = pick(c, "cfg.enableRetryTopicV2", false, true)
+	cfg.RetrieveMessageFromPopRetryTopicV1 = pick(c, "cfg.retrieveMessageFromPopRetryTopicV1", true, true, false)
+	cfg.InitPopOffsetByCheckMsgInMem = pick(c, "cfg.initPopOffsetByCheckMsgInMem", true, false)
+	cfg.UseServerSideResetOffset = pick(c, "cfg.useServerSideResetOffset", true, false)
+	cfg.Readable = pick(c, "cfg.readable", true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false)
+	cfg.TimerWheelEnable = pick(c, "cfg.timerWheelEnable", true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, false)
+	cfg.EnablePopMessageThreshold = pick(c, "cfg.enablePopMessageThreshold", false, true)
+	cfg.PopInflightMessageThreshold = pick(c, "cfg.popInflightMessageThreshold", int64(10000), 1, 2)
+	cfg.PopCkMaxBufferSize = pick(c, "cfg.popCkMaxBufferSize", int64(200000), 4)
+	cfg.PopCkStayBufferTime = pick(c, "cfg.popCkStayBufferTime", int64(10000), 300)
+	cfg.PopPollingSize = pick(c, "cfg.popPollingSize", 1024, 1)
+	cfg.MaxPopPollingSize = pick(c, "cfg.maxPopPollingSize", 100000, 3)
+	cfg.PopLongPollingForceNotifyInterval = pick(c, "cfg.popLongPollingForceNotifyInterval", int64(800), 3)
+	cfg.PopReviveMaxReturnSizePerRead = pick(c, "cfg.popReviveMaxReturnSizePerRead", 16384, 3)
+	cfg.PopReviveMaxAttemptTimes = pick(c, "cfg.popReviveMaxAttemptTimes", int32(16), 1)
+	cfg.PopConsumerLockTimeout = pick(c, "cfg.popConsumerLockTimeout", int64(120000), 3000)
+	on := func(label string) bool { return pick(c, label, false, false, false, true) }
+	cfg.Bugs = pop.Bugs{
+		SameDeadlineChangeInvisible:      on("bug.sameDeadlineChangeInvisible"),
+		CacheCleanupIgnoresReviveFailure: on("bug.cacheCleanupIgnoresReviveFailure"),
+		V1RetryNoPollWake:                on("bug.v1RetryNoPollWake"),
+		CommitOffsetLag:                  on("bug.commitOffsetLag"),
+		RetryTopicReencoding:             on("bug.retryTopicReencoding"),
+	}
+	return cfg
+}
+
+// held is a receipt handle a client got, with the group and the normal
+// topic it was popped for.
+type held struct {
+	group, topic string
+	h            model.ReceiptHandle
+	acked        bool
+}
+
+// harness drives the engine and the reference in lockstep.
+type harness struct {
+	eng  *pop.Broker
+	ref  *ref.Broker
+	now  clock.Time
+	fail int // put-failure mode: 0 off, 1 every write, 2 retry topics, 3 every other write
+	// handles the clients hold, and woken requests the driver will re-run.
+	handles []held
+	woken   []pop.Wakeup
+	ops     []string
+}
+
+func newHarness(cfg pop.Config) (*harness, error) {
+	eng, err := pop.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ref.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h := &harness{eng: eng, ref: r, now: clock.Epoch}
+	eng.PutFailure, r.PutFailure = h.failer(), h.failer()
+	for _, b := range []broker{eng, r} {
+		for _, tc := range topicCfgs {
+			if err := b.CreateTopic(tc); err != nil {
+				return nil, err
+			}
+		}
+		for _, g := range groupNames {
+			if err := b.CreateGroup(pop.DefaultGroup(g)); err != nil {
+				return nil, err
+			}
+		}
+		if err := b.CreateGroup(pop.GroupConfig{Name: "off", RetryMaxTimes: 16}); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// failer is one broker's PutFailure; each broker counts its own writes.
+func (h *harness) failer() func(clock.Time, string, int32) bool {
+	n := 0
+	return func(_ clock.Time, topicName string, _ int32) bool {
+		n++
+		switch h.fail {
+		case 1:
+			return true
+		case 2:
+			return model.IsRetryTopic(topicName)
+		case 3:
+			return n%2 == 0
+		}
+		return false
+	}
+}
+
+// op is one fully resolved operation.
+type op struct {
+	name   string
+	text   string
+	msgs   []*model.Message
+	pop    *pop.PopRequest
+	ack    *pop.AckRequest
+	batch  []pop.BatchAck
+	change *pop.ChangeInvisibleTimeRequest
+	from   *held // the handle a change renews
+	dt     clock.Duration
+	topic  string
+	group  string
+	qid    int32
+	offset int64
+	fail   int
+	client string
+}
+
+func (o op) String() string { return o.name + " " + o.text }
+
+var cmpOpts = []cmp.Option{
+	cmpopts.IgnoreFields(pop.PopResult{}, "Remark"),
+	cmpopts.IgnoreFields(pop.PutResult{}, "Remark"),
+	cmpopts.IgnoreFields(pop.AckResult{}, "Remark"),
+	cmpopts.IgnoreFields(pop.BatchAckResult{}, "Remark"),
+	cmpopts.IgnoreFields(pop.ChangeInvisibleTimeResult{}, "Remark"),
+	cmpopts.IgnoreUnexported(pop.Revival{}),
+	cmpopts.EquateEmpty(),
+}
+
+// diff is cmp.Diff (-ref +engine) with cmpOpts, after a fast
+// reflect.DeepEqual: DeepEqual is stricter (it also sees remarks and
+// nil-versus-empty), so only its failures pay for cmp.
+func diff(want, got any) string {
+	if reflect.DeepEqual(want, got) {
+		return ""
+	}
+	return cmp.Diff(want, got, cmpOpts...)
+}
+
+// both runs f on the engine and on the reference and diffs the results.
+func (h *harness) both(what string, f func(b broker) any) (any, error) {
+	got, want := f(h.eng), f(h.ref)
+	if d := diff(want, got); d != "" {
+		return got, fmt.Errorf("%s result differs (-ref +engine):\n%s", what, d)
+	}
+	return got, nil
+}
+
+// step applies one operation to both brokers and compares the results,
+// then the observable state.
+func (h *harness) step(o op) error {
+	h.ops = append(h.ops, o.String())
+	if err := h.apply(o); err != nil {
+		return err
+	}
+	if d := diff(snap(h.ref), snap(h.eng)); d != "" {
+		return fmt.Errorf("state after %s differs (-ref +engine):\n%s", o.name, d)
+	}
+	return nil
+}
+
+func (h *harness) apply(o op) error {
+	switch o.name {
+	case "put":
+		got, err := h.both("put", func(b broker) any {
+			var rs []pop.PutResult
+			for _, m := range o.msgs {
+				rs = append(rs, b.Put(h.now, m.Clone()))
+			}
+			return rs
+		})
+		for _, r := range got.([]pop.PutResult) {
+			h.wake(r.Woken)
+		}
+		return err
+	case "pop", "rerun":
+		got, err := h.both(o.name, func(b broker) any { r := *o.pop; return b.Pop(h.now, &r) })
+		h.popped(o.pop, got.(pop.PopResult))
+		return err
+	case "ack":
+		_, err := h.both("ack", func(b broker) any { return b.Ack(h.now, o.ack) })
+		return err
+	case "batchAck":
+		_, err := h.both("batchAck", func(b broker) any { return b.BatchAckMessages(h.now, o.batch) })
+		return err
+	case "change":
+		got, err := h.both("change", func(b broker) any { return b.ChangeInvisibleTime(h.now, o.change) })
+		if r := got.(pop.ChangeInvisibleTimeResult); r.Code == model.Success {
+			h.keep(held{group: o.from.group, topic: o.from.topic, h: r.Handle})
+		}
+		return err
+	case "advance":
+		h.now = h.now.Add(o.dt)
+		return nil
+	case "revive":
+		got, err := h.both("revive", func(b broker) any { return b.Revive(h.now) })
+		h.wake(got.(pop.ReviveResult).Woken)
+		return err
+	case "cleanup":
+		got, err := h.both("cleanup", func(b broker) any { return b.CleanupCache(h.now) })
+		h.wake(got.(pop.CacheResult).Woken)
+		return err
+	case "pollTick":
+		got, err := h.both("pollTick", func(b broker) any { return b.PollTick(h.now) })
+		h.wake(got.([]pop.Wakeup))
+		return err
+	case "restart":
+		_, err := h.both("restart", func(b broker) any { return b.Restart(h.now) })
+		return err
+	case "truncate":
+		_, err := h.both("truncate", func(b broker) any { n, err := b.Truncate(o.topic, o.qid, o.offset); return [2]any{n, err == nil} })
+		return err
+	case "reset":
+		_, err := h.both("reset", func(b broker) any { return b.ResetOffset(o.group, o.topic, o.qid, o.offset) == nil })
+		return err
+	case "failure":
+		h.fail = o.fail
+		return nil
+	case "disconnect":
+		_, err := h.both("disconnect", func(b broker) any { return b.Disconnect(o.client) })
+		return err
+	}
+	panic("unknown op " + o.name)
+}
+
+func (h *harness) wake(ws []pop.Wakeup) {
+	h.woken = append(h.woken, ws...)
+	if len(h.woken) > 64 {
+		h.woken = h.woken[len(h.woken)-64:]
+	}
+}
+
+func (h *harness) keep(x held) {
+	h.handles = append(h.handles, x)
+	if len(h.handles) > 400 {
+		h.handles = h.handles[len(h.handles)-400:]
+	}
+}
+
+func (h *harness) popped(req *pop.PopRequest, r pop.PopResult) {
+	for _, hd := range r.Handles {
+		h.keep(held{group: req.ConsumerGroup, topic: req.Topic, h: hd})
+	}
+	h.wake(r.Woken)
+}
+
+// state is everything observable about a broker between operations.
+type state struct {
+	Topics        []string
+	Groups        []string
+	Queues        []queueState
+	InFlight      []model.PopConsumerRecord
+	Cached        []model.PopConsumerRecord
+	InFlightCount int
+	Polls         int
+	NextPoll      int64
+	NextPollOK    bool
+	Stats         pop.Stats
+}
+
+type queueState struct {
+	Topic    string
+	QueueID  int32
+	Min, Max int64
+	Last     *model.Message
+	Commit   []int64 // per group in groupNames order
+	Pull     []int64
+}
+
+func snap(b broker) state {
+	s := state{Topics: b.Topics(), Groups: b.Groups(), InFlight: b.InFlight(), Cached: b.Cached(),
+		InFlightCount: b.InFlightCount(), Polls: b.SuspendedPolls(), Stats: b.Stats()}
+	s.NextPoll, s.NextPollOK = b.NextPollExpiry()
+	if len(s.InFlight) == 0 {
+		s.InFlight = nil // the engine answers empty, the reference nil
+	}
+	for _, t := range s.Topics {
+		for q := int32(0); b.MaxOffset(t, q) >= 0; q++ {
+			qs := queueState{Topic: t, QueueID: q, Min: b.MinOffset(t, q), Max: b.MaxOffset(t, q)}
+			qs.Last = b.Message(t, q, qs.Max-1)
+			for _, g := range groupNames {
+				qs.Commit = append(qs.Commit, b.CommitOffset(g, t, q))
+				qs.Pull = append(qs.Pull, b.PullOffset(g, t, q))
+			}
+			s.Queues = append(s.Queues, qs)
+		}
+	}
+	return s
+}
+
+// ---- generators ----
+
+// genPut writes one message, or now and then a run of them to one queue
+// (long enough for commit windows past 64 offsets).
+func genPut(c chooser, h *harness) op {
+	tc := pick(c, "put.topic", topicCfgs...)
+	m := &model.Message{Topic: tc.Name, QueueID: int32(between(c, "put.queueId", 0, int64(tc.WriteQueueNums))),
+		Tags: pick(c, "put.tag", tags...), UniqKey: fmt.Sprintf("m%d", len(h.ops))}
+	if pick(c, "put.badTopic", false, false, false, false, false, false, false, false, false, true) {
+		m.Topic = "nope"
+	}
+	n := pick(c, "put.count", 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 70)
+	o := op{name: "put", text: fmt.Sprintf("%dx %s", n, m)}
+	for i := 0; i < n; i++ {
+		x := m.Clone()
+		x.UniqKey = fmt.Sprintf("%s.%d", m.UniqKey, i)
+		o.msgs = append(o.msgs, x)
+	}
+	return o
+}
+
+func genPop(c chooser, h *harness) op {
+	tc := pick(c, "pop.topic", topicCfgs[0], topicCfgs[0], topicCfgs[0], topicCfgs[1], topicCfgs[2], topicCfgs[3], topicCfgs[4])
+	r := &pop.PopRequest{
+		ClientID:      pick(c, "pop.client", "c1", "c2"),
+		ConsumerGroup: pick(c, "pop.group", "a", "a", "a", "a-b", "aB", "zz", "off"),
+		Topic:         tc.Name,
+		QueueID:       pick(c, "pop.queueId", int32(-1), -1, -1, 0, 1, 2, 3),
+		MaxMsgNums:    pick(c, "pop.maxMsgNums", int32(1), 2, 3, 5, 8, 16, 32, 32, 33),
+		InvisibleTime: pick(c, "pop.invisibleTime", int64(0), 1, 10, 50, 100, 1000, 3000, 60000),
+		PollTime:      pick(c, "pop.pollTime", int64(0), 0, 100, 1000, 15000, 15000),
+		InitMode:      pick(c, "pop.initMode", pop.InitModeMin, pop.InitModeMax),
+		Expression:    pick(c, "pop.expression", "", "*", "*", "A", "B", "A || B", "C", "C", "||"),
+		AttemptID:     pick(c, "pop.attemptId", "", "", "x1"),
+	}
+	switch pick(c, "pop.odd", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4) {
+	case 1:
+		r.Topic = "nope"
+	case 2:
+		r.ExpressionType = "SQL92"
+	case 3:
+		r.Order = true
+	case 4:
+		r.BornTime = h.now.Millis() - 2000 // arrives after its poll time
+	}
+	return op{name: "pop", pop: r, text: fmt.Sprintf("%+v", *r)}
+}
+
+func genRerun(c chooser, h *harness) op {
+	i := int(between(c, "rerun.index", 0, int64(len(h.woken)-1)))
+	w := h.woken[i]
+	h.woken = append(h.woken[:i], h.woken[i+1:]...)
+	r := w.Request
+	return op{name: "rerun", pop: &r, text: fmt.Sprintf("id=%d expired=%v %+v", w.ID, w.Expired, r)}
+}
+
+func pickHandle(c chooser, h *harness, label string) *held {
+	return &h.handles[between(c, label, 0, int64(len(h.handles)-1))]
+}
+
+func genAck(c chooser, h *harness) op {
+	x := pickHandle(c, h, "ack.handle")
+	req := &pop.AckRequest{ConsumerGroup: x.group, Topic: x.h.RealTopic(x.topic, x.group), QueueID: x.h.QueueID, Offset: x.h.QueueOffset, ExtraInfo: x.h.String()}
+	variant := pick(c, "ack.variant", "ok", "ok", "ok", "ok", "garbage", "nineFields", "otherOffset", "badQueue", "fifo", "normalTopic", "otherGroup", "pastMax")
+	switch variant {
+	case "garbage":
+		req.ExtraInfo = pick(c, "ack.garbage", "", "x", "1 2 3", strings.Replace(req.ExtraInfo, " ", "  ", 1))
+	case "nineFields":
+		hh := x.h
+		hh.CommitLogOffset = 77
+		req.ExtraInfo = hh.String()
+	case "otherOffset":
+		req.Offset++
+	case "badQueue":
+		req.QueueID = pick(c, "ack.badQueueId", int32(-1), 3, 99)
+	case "fifo":
+		hh := x.h
+		hh.ReviveQueueID = model.PopOrderReviveQueue
+		req.ExtraInfo = hh.String()
+	case "normalTopic":
+		req.Topic = x.topic
+	case "otherGroup":
+		req.ConsumerGroup = pick(c, "ack.otherGroup", groupNames...)
+	case "pastMax":
+		req.Offset = h.eng.MaxOffset(req.Topic, req.QueueID) + 1
+	}
+	text := fmt.Sprintf("%s acked-before=%v %+v", variant, x.acked, *req)
+	x.acked = true
+	return op{name: "ack", ack: req, text: text}
+}
+
+// genBatchAck acks a random subset of the handles of one pop batch (same
+// queue, flag, start offset and popTime), sometimes with a defect.
+func genBatchAck(c chooser, h *harness) op {
+	x := pickHandle(c, h, "batchAck.handle")
+	a := pop.BatchAck{ConsumerGroup: x.group, Topic: x.topic, RetryFlag: x.h.RetryFlag, StartOffset: x.h.CkQueueOffset,
+		QueueID: x.h.QueueID, ReviveQueueID: x.h.ReviveQueueID, PopTime: x.h.PopTime, InvisibleTime: x.h.InvisibleTime}
+	for i := range h.handles {
+		y := &h.handles[i]
+		same := y.group == x.group && y.topic == x.topic && y.h.RetryFlag == x.h.RetryFlag && y.h.QueueID == x.h.QueueID &&
+			y.h.CkQueueOffset == x.h.CkQueueOffset && y.h.PopTime == x.h.PopTime && y.h.InvisibleTime == x.h.InvisibleTime
+		if same && y.h.QueueOffset >= a.StartOffset && (y == x || pick(c, "batchAck.include", true, false)) {
+			a.SetBit(int(y.h.QueueOffset - a.StartOffset))
+			y.acked = true
+		}
+	}
+	acks := []pop.BatchAck{a}
+	variant := pick(c, "batchAck.variant", "ok", "ok", "ok", "empty", "fifo", "noQueue", "farBit", "stalePopTime", "two")
+	switch variant {
+	case "empty":
+		acks = nil
+	case "fifo":
+		acks[0].ReviveQueueID = model.PopOrderReviveQueue
+	case "noQueue":
+		acks[0].QueueID = 9
+	case "farBit":
+		acks[0].SetBit(100)
+	case "stalePopTime":
+		acks[0].PopTime--
+	case "two":
+		acks = append(acks, acks[0])
+	}
+	return op{name: "batchAck", batch: acks, text: fmt.Sprintf("%s %+v", variant, acks)}
+}
+
+func genChange(c chooser, h *harness) op {
+	x := pickHandle(c, h, "change.handle")
+	req := &pop.ChangeInvisibleTimeRequest{ConsumerGroup: x.group, Topic: x.h.RealTopic(x.topic, x.group), QueueID: x.h.QueueID,
+		Offset: x.h.QueueOffset, ExtraInfo: x.h.String(), InvisibleTime: pick(c, "change.invisibleTime", int64(0), 10, 1000, 60000)}
+	variant := pick(c, "change.variant", "ok", "ok", "ok", "sameDeadline", "sameDeadline", "negative", "atMax", "garbage", "fifo")
+	switch variant {
+	case "sameDeadline":
+		if d := x.h.NextVisibleTime() - h.now.Millis(); d >= 0 {
+			req.InvisibleTime = d
+		}
+	case "negative":
+		req.InvisibleTime = -1
+	case "atMax":
+		req.Offset = h.eng.MaxOffset(req.Topic, req.QueueID)
+	case "garbage":
+		req.ExtraInfo = "1 2"
+	case "fifo":
+		hh := x.h
+		hh.ReviveQueueID = model.PopOrderReviveQueue
+		req.ExtraInfo = hh.String()
+	}
+	return op{name: "change", change: req, from: x, text: fmt.Sprintf("%s acked=%v %+v", variant, x.acked, *req)}
+}
+
+func genAdvance(c chooser, _ *harness) op {
+	ms := pick(c, "advance.ms", int64(1), 20, 50, 200, 500, 1000, 3000, 10000, 61000, 130000)
+	return op{name: "advance", dt: clock.MillisDuration(ms), text: fmt.Sprintf("%dms", ms)}
+}
+
+// anyQueue draws an existing topic (retry topics included) and a queue id
+// that may be one past its last queue.
+func anyQueue(c chooser, h *harness, label string) (string, int32) {
+	t := pick(c, label+".topic", h.eng.Topics()...)
+	n := int32(0)
+	for h.eng.MaxOffset(t, n) >= 0 {
+		n++
+	}
+	return t, int32(between(c, label+".queueId", 0, int64(n)))
+}
+
+func genTruncate(c chooser, h *harness) op {
+	t, q := anyQueue(c, h, "truncate")
+	lo, hi := max(h.eng.MinOffset(t, q), 0), max(h.eng.MaxOffset(t, q), 0)
+	o := between(c, "truncate.offset", lo, hi+1)
+	return op{name: "truncate", topic: t, qid: q, offset: o, text: fmt.Sprintf("%s/%d below %d", t, q, o)}
+}
+
+func genReset(c chooser, h *harness) op {
+	t, q := anyQueue(c, h, "reset")
+	g := pick(c, "reset.group", "a", "a-b", "aB", "zz")
+	o := between(c, "reset.offset", -1, max(h.eng.MaxOffset(t, q), 0)+2)
+	return op{name: "reset", group: g, topic: t, qid: q, offset: o, text: fmt.Sprintf("%s %s/%d to %d", g, t, q, o)}
+}
+
+func genFailure(c chooser, _ *harness) op {
+	m := pick(c, "failure.mode", 0, 0, 1, 2, 3)
+	return op{name: "failure", fail: m, text: fmt.Sprintf("mode %d", m)}
+}
+
+func genDisconnect(c chooser, _ *harness) op {
+	id := pick(c, "disconnect.client", "c1", "c2")
+	return op{name: "disconnect", client: id, text: id}
+}
+
+func simple(name string) func(chooser, *harness) op {
+	return func(chooser, *harness) op { return op{name: name} }
+}
+
+// actions lists every operation with its weight in the differential test
+// and whether it can apply in the current state.
+var actions = []struct {
+	name   string
+	weight int
+	gen    func(chooser, *harness) op
+	ready  func(*harness) bool
+}{
+	{"put", 14, genPut, nil},
+	{"pop", 14, genPop, nil},
+	{"rerun", 4, genRerun, func(h *harness) bool { return len(h.woken) > 0 }},
+	{"ack", 12, genAck, func(h *harness) bool { return len(h.handles) > 0 }},
+	{"batchAck", 4, genBatchAck, func(h *harness) bool { return len(h.handles) > 0 }},
+	{"change", 6, genChange, func(h *harness) bool { return len(h.handles) > 0 }},
+	{"advance", 12, genAdvance, nil},
+	{"revive", 5, simple("revive"), nil},
+	{"cleanup", 4, simple("cleanup"), nil},
+	{"pollTick", 4, simple("pollTick"), nil},
+	{"restart", 1, simple("restart"), nil},
+	{"truncate", 1, genTruncate, nil},
+	{"reset", 1, genReset, nil},
+	{"failure", 2, genFailure, nil},
+	{"disconnect", 1, genDisconnect, nil},
+}
+
+// genOp draws one operation by weight among those that can apply.
+func genOp(r *rand.Rand, h *harness) op {
+	total := 0
+	for _, a := range actions {
+		total += a.weight
+	}
+	for {
+		n := r.IntN(total)
+		for _, a := range actions {
+			if n -= a.weight; n < 0 {
+				if a.ready != nil && !a.ready(h) {
+					break
+				}
+				return a.gen(chooser{r: r}, h)
+			}
+		}
+	}
+}
+
+// runSequence runs one seeded sequence and returns a failure report, or "".
+func runSequence(seed uint64, nops int, counts map[string]int) string {
+	r := rand.New(rand.NewPCG(seed, 0x706f70646966660a))
+	cfg := genConfig(chooser{r: r}, seed%2 == 1)
+	h, err := newHarness(cfg)
+	if err != nil {
+		return fmt.Sprintf("seed %d: %v", seed, err)
+	}
+	for i := 0; i < nops; i++ {
+		o := genOp(r, h)
+		counts[o.name]++
+		err := h.step(o)
+		if err == nil {
+			err = h.eng.CheckInvariants()
+		}
+		if err != nil {
+			return fmt.Sprintf("seed %d, op %d (%s): %v\nconfig: %+v\nops so far:\n  %s\nreplay: go test ./pop -run TestDifferential -diff.seed %d",
+				seed, i, o, err, cfg, strings.Join(h.ops, "\n  "), seed)
+		}
+	}
+	return ""
+}
+
+func TestDifferential(t *testing.T) {
+	seeds := make([]uint64, 0, *diffSeqs)
+	for s := uint64(1); s <= uint64(*diffSeqs); s++ {
+		seeds = append(seeds, s)
+	}
+	if *diffSeed != 0 {
+		seeds = []uint64{*diffSeed}
+	}
+	counts := map[string]int{}
+	for _, s := range seeds {
+		if msg := runSequence(s, *diffOps, counts); msg != "" {
+			t.Fatal(msg)
+		}
+	}
+	t.Logf("%d sequences (seeds %d..%d) x %d ops; ops by kind: %v", len(seeds), seeds[0], seeds[len(seeds)-1], *diffOps, counts)
+}

@@ -1,0 +1,117 @@
+package ref
+
+import (
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+)
+
+// checkOffset is the ack (inclusive max, spec 2.5) and changeInvisibleTime
+// (exclusive max, spec 2.8) validation; 0 means it passed.
+func (b *Broker) checkOffset(name string, qid int32, offset int64, inclusiveMax bool) model.ResponseCode {
+	t := b.topics[name]
+	if t == nil {
+		return model.TopicNotExist
+	}
+	if qid < 0 || qid >= t.cfg.ReadQueueNums {
+		return model.MessageIllegal
+	}
+	q := t.queues[qid]
+	if offset < q.min || offset > q.max() || !inclusiveMax && offset == q.max() {
+		return model.NoMessage
+	}
+	return model.Success
+}
+
+// Ack serves a single ack (spec 2.5, KV appendAckNew).
+func (b *Broker) Ack(now clock.Time, req *pop.AckRequest) pop.AckResult {
+	if c := b.checkOffset(req.Topic, req.QueueID, req.Offset, true); c != model.Success {
+		return pop.AckResult{Code: c}
+	}
+	h, err := model.ParseReceiptHandle(req.ExtraInfo)
+	if err != nil {
+		return pop.AckResult{Code: model.SystemError}
+	}
+	if h.IsOrder() {
+		return pop.AckResult{Code: model.InvalidParameter} // FIFO is not built
+	}
+	return pop.AckResult{Code: model.Success, Deleted: b.ackOne(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
+}
+
+// ackOne is PopConsumerService.ackAsync: the record goes from the cache by
+// offset alone, else from the store by its exact key. Only an ack that
+// deleted a record settles the offset for the commit offset: a stale handle
+// leaves the renewed record owed.
+func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32, offset int64) bool {
+	b.stats.Acked++
+	k := qk{group, name, qid}
+	key := model.PopConsumerRecord{PopTime: popTime, InvisibleTime: invisible, GroupID: group, TopicID: name, QueueID: qid, Offset: offset}
+	if b.cfg.EnablePopBufferMerge && b.cacheRemove(k, offset) || b.storeDelete(key) {
+		b.settled(k, offset)
+		return true
+	}
+	b.stats.AckMisses++
+	return false
+}
+
+// BatchAckMessages serves a batch ack (spec 2.6, KV).
+func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck) pop.BatchAckResult {
+	if len(acks) == 0 {
+		return pop.BatchAckResult{Code: model.NoMessage}
+	}
+	res := pop.BatchAckResult{Code: model.Success}
+	for _, a := range acks {
+		name := model.RealTopic(a.Topic, a.ConsumerGroup, a.RetryFlag)
+		q := b.queue(name, a.QueueID)
+		if q == nil {
+			continue
+		}
+		for i := 0; i < 64*len(a.Bits); i++ {
+			if a.Bits[i/64]&(1<<uint(i%64)) == 0 {
+				continue
+			}
+			o := a.StartOffset + int64(i)
+			if o < q.min || o > q.max() || a.ReviveQueueID == model.PopOrderReviveQueue {
+				res.Skipped++
+			} else if b.ackOne(a.PopTime, a.InvisibleTime, a.ConsumerGroup, name, a.QueueID, o) {
+				res.Deleted++
+			}
+		}
+	}
+	return res
+}
+
+// ChangeInvisibleTime renews a lease (spec 2.8, KV changeInvisibilityDuration):
+// a new record (popTime now, retryFlag 0) goes to the store, then the old one
+// is deleted from the cache by offset, else from the store by key. A new key
+// equal to the old one is the same record: the write replaces it (OldDeleted
+// tells whether it was there), unless the #10276 bug deletes the write.
+func (b *Broker) ChangeInvisibleTime(now clock.Time, req *pop.ChangeInvisibleTimeRequest) pop.ChangeInvisibleTimeResult {
+	if c := b.checkOffset(req.Topic, req.QueueID, req.Offset, false); c != model.Success {
+		return pop.ChangeInvisibleTimeResult{Code: c}
+	}
+	h, err := model.ParseReceiptHandle(req.ExtraInfo)
+	if err != nil {
+		return pop.ChangeInvisibleTimeResult{Code: model.SystemError}
+	}
+	if h.IsOrder() || req.InvisibleTime < 0 {
+		return pop.ChangeInvisibleTimeResult{Code: model.InvalidParameter}
+	}
+	nowMs := now.Millis()
+	k := qk{req.ConsumerGroup, req.Topic, req.QueueID}
+	nu := model.PopConsumerRecord{PopTime: nowMs, InvisibleTime: req.InvisibleTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
+	old := model.PopConsumerRecord{PopTime: h.PopTime, InvisibleTime: h.InvisibleTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
+	same := sameKey(&nu, &old) && !b.cfg.Bugs.SameDeadlineChangeInvisible
+	deleted := same && b.storeDelete(old) // the write below replaces it in place
+	b.storePut(nu)
+	b.stats.Changed++
+	switch {
+	case b.cfg.EnablePopBufferMerge && b.cacheRemove(k, req.Offset):
+		deleted = true
+	case !same:
+		deleted = b.storeDelete(old)
+	}
+	return pop.ChangeInvisibleTimeResult{Code: model.Success, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQid: h.ReviveQueueID, OldDeleted: deleted,
+		Handle: model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQueueID: h.ReviveQueueID,
+			RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName, QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}}
+}

@@ -1,0 +1,322 @@
+package ref
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+)
+
+// qk names one queue of one (group, topic) pair.
+type qk struct {
+	group, topic string
+	qid          int32
+}
+
+// pk names a (group, topic) pair: the group@topic lock and request counter.
+type pk struct{ group, topic string }
+
+type queue struct {
+	min  int64
+	msgs []*model.Message // msgs[i] has offset min+i
+}
+
+func (q *queue) max() int64 { return q.min + int64(len(q.msgs)) }
+
+func (q *queue) at(o int64) *model.Message {
+	if o < q.min || o >= q.max() {
+		return nil
+	}
+	return q.msgs[o-q.min]
+}
+
+type topic struct {
+	cfg    pop.TopicConfig
+	queues []*queue
+}
+
+// Broker is the reference broker. Not safe for concurrent use.
+type Broker struct {
+	cfg    pop.Config
+	order  []string // topic names in creation order
+	topics map[string]*topic
+	groups map[string]pop.GroupConfig
+
+	commit, pull, reset map[qk]int64
+	store               []model.PopConsumerRecord // in-flight records, any order
+
+	// PutFailure, when set, is asked before every store write, as
+	// pop.Broker.PutFailure.
+	PutFailure func(now clock.Time, topic string, queueID int32) bool
+
+	// volatile: lost on Restart.
+	windows      map[qk]*window
+	requests     map[pk]int64
+	locks        map[pk]int64
+	reviveCursor int64
+	cache        []model.PopConsumerRecord
+	cacheOrder   []qk
+	polls        []parked
+	nextPollID   uint64
+	topicGroups  map[string][]string
+
+	stats pop.Stats
+}
+
+// New builds an empty reference broker. It accepts what pop.New accepts.
+func New(cfg pop.Config) (*Broker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b := &Broker{cfg: cfg, topics: map[string]*topic{}, groups: map[string]pop.GroupConfig{},
+		commit: map[qk]int64{}, pull: map[qk]int64{}, reset: map[qk]int64{}}
+	b.forget()
+	return b, nil
+}
+
+// forget drops everything a restart loses.
+func (b *Broker) forget() {
+	b.windows = map[qk]*window{}
+	b.requests = map[pk]int64{}
+	b.locks = map[pk]int64{}
+	b.reviveCursor = 3000
+	b.cache, b.cacheOrder = nil, nil
+	b.polls, b.nextPollID = nil, 0
+	b.topicGroups = map[string][]string{}
+	b.pull = map[qk]int64{}
+}
+
+// Config returns the configuration.
+func (b *Broker) Config() pop.Config { return b.cfg }
+
+// Stats returns the counters, with pop.Stats' meaning.
+func (b *Broker) Stats() pop.Stats { return b.stats }
+
+// CreateTopic adds a topic or updates its queue counts and permission;
+// queues are never removed.
+func (b *Broker) CreateTopic(c pop.TopicConfig) error {
+	if err := model.ValidateName("topic", c.Name); err != nil {
+		return err
+	}
+	if c.ReadQueueNums < 1 || c.ReadQueueNums > 65535 || c.WriteQueueNums < 1 || c.WriteQueueNums > 65535 {
+		return fmt.Errorf("ref: topic %s: readQueueNums %d / writeQueueNums %d: want 1..65535", c.Name, c.ReadQueueNums, c.WriteQueueNums)
+	}
+	if c.Perm == 0 {
+		c.Perm = pop.PermRead | pop.PermWrite
+	}
+	t := b.topics[c.Name]
+	if t == nil {
+		t = &topic{}
+		b.topics[c.Name] = t
+		b.order = append(b.order, c.Name)
+	}
+	t.cfg = c
+	for len(t.queues) < int(max(c.ReadQueueNums, c.WriteQueueNums)) {
+		t.queues = append(t.queues, &queue{})
+	}
+	return nil
+}
+
+// CreateGroup adds or replaces a subscription group.
+func (b *Broker) CreateGroup(g pop.GroupConfig) error {
+	if err := model.ValidateName("group", g.Name); err != nil {
+		return err
+	}
+	if g.RetryMaxTimes < 0 {
+		return fmt.Errorf("ref: group %s: retryMaxTimes %d: want >= 0", g.Name, g.RetryMaxTimes)
+	}
+	b.groups[g.Name] = g
+	return nil
+}
+
+// Topics returns topic names in creation order.
+func (b *Broker) Topics() []string { return append([]string(nil), b.order...) }
+
+// Groups returns group names, sorted.
+func (b *Broker) Groups() []string {
+	var out []string
+	for g := range b.groups {
+		out = append(out, g)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (b *Broker) queue(name string, qid int32) *queue {
+	t := b.topics[name]
+	if t == nil || qid < 0 || int(qid) >= len(t.queues) {
+		return nil
+	}
+	return t.queues[qid]
+}
+
+// MinOffset is the queue's first offset, -1 when the queue does not exist.
+func (b *Broker) MinOffset(name string, qid int32) int64 {
+	if q := b.queue(name, qid); q != nil {
+		return q.min
+	}
+	return -1
+}
+
+// MaxOffset is the next offset to be written, -1 when absent.
+func (b *Broker) MaxOffset(name string, qid int32) int64 {
+	if q := b.queue(name, qid); q != nil {
+		return q.max()
+	}
+	return -1
+}
+
+// Message returns the stored message or nil.
+func (b *Broker) Message(name string, qid int32, offset int64) *model.Message {
+	if q := b.queue(name, qid); q != nil {
+		return q.at(offset)
+	}
+	return nil
+}
+
+// CommitOffset is the durable consumer offset, -1 when none.
+func (b *Broker) CommitOffset(group, name string, qid int32) int64 {
+	if v, ok := b.commit[qk{group, name, qid}]; ok {
+		return v
+	}
+	return -1
+}
+
+// PullOffset is the volatile next-pop position, -1 when none.
+func (b *Broker) PullOffset(group, name string, qid int32) int64 {
+	if v, ok := b.pull[qk{group, name, qid}]; ok {
+		return v
+	}
+	return -1
+}
+
+// InFlight returns the stored records in store-key order.
+func (b *Broker) InFlight() []model.PopConsumerRecord {
+	out := append([]model.PopConsumerRecord(nil), b.store...)
+	sortByKey(out)
+	return out
+}
+
+// InFlightCount is the number of stored plus cached records.
+func (b *Broker) InFlightCount() int { return len(b.store) + len(b.cache) }
+
+// Cached returns the cached records by queue (in the order the queues were
+// first filled) then offset.
+func (b *Broker) Cached() []model.PopConsumerRecord {
+	var out []model.PopConsumerRecord
+	for _, k := range b.cacheOrder {
+		out = append(out, b.cachedOf(k)...)
+	}
+	return out
+}
+
+func sortByKey(rs []model.PopConsumerRecord) {
+	sort.SliceStable(rs, func(i, j int) bool { return bytes.Compare(rs[i].Key(), rs[j].Key()) < 0 })
+}
+
+func sameKey(a, b *model.PopConsumerRecord) bool { return bytes.Equal(a.Key(), b.Key()) }
+
+// storePut writes a record; an equal key is overwritten, as RocksDB does.
+func (b *Broker) storePut(r model.PopConsumerRecord) {
+	for i := range b.store {
+		if sameKey(&b.store[i], &r) {
+			b.store[i] = r
+			return
+		}
+	}
+	b.store = append(b.store, r)
+}
+
+// storeDelete removes the record with r's key and reports whether it was there.
+func (b *Broker) storeDelete(r model.PopConsumerRecord) bool {
+	for i := range b.store {
+		if sameKey(&b.store[i], &r) {
+			b.store = append(b.store[:i], b.store[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Put stores a message at the tail of msg.QueueID and wakes pollers.
+func (b *Broker) Put(now clock.Time, msg *model.Message) pop.PutResult {
+	t := b.topics[msg.Topic]
+	if t == nil {
+		return pop.PutResult{Code: model.TopicNotExist, Offset: -1}
+	}
+	if t.cfg.Perm&pop.PermWrite == 0 {
+		return pop.PutResult{Code: model.NoPermission, Offset: -1}
+	}
+	if msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums {
+		return pop.PutResult{Code: model.MessageIllegal, Offset: -1}
+	}
+	if err := msg.Validate(); err != nil {
+		return pop.PutResult{Code: model.MessageIllegal, Offset: -1}
+	}
+	if !b.write(now, msg) {
+		return pop.PutResult{Code: model.SystemError, Offset: -1}
+	}
+	b.stats.Produced++
+	return pop.PutResult{Code: model.Success, Offset: msg.QueueOffset, Woken: b.arrived(msg, "")}
+}
+
+// write appends msg to its queue unless PutFailure says no.
+func (b *Broker) write(now clock.Time, msg *model.Message) bool {
+	if b.PutFailure != nil && b.PutFailure(now, msg.Topic, msg.QueueID) {
+		b.stats.PutFailures++
+		return false
+	}
+	q := b.topics[msg.Topic].queues[msg.QueueID]
+	msg.QueueOffset = q.max()
+	msg.StoreTimestamp = now.Millis()
+	q.msgs = append(q.msgs, msg)
+	return true
+}
+
+// Truncate drops a queue's messages below offset (retention).
+func (b *Broker) Truncate(name string, qid int32, offset int64) (int, error) {
+	q := b.queue(name, qid)
+	if q == nil {
+		return 0, fmt.Errorf("ref: truncate %s/%d: no such queue", name, qid)
+	}
+	n := 0
+	for q.min < offset && len(q.msgs) > 0 {
+		q.msgs = q.msgs[1:]
+		q.min++
+		n++
+	}
+	return n, nil
+}
+
+// ResetOffset is the admin reset: a pending reset, the commit offset, and
+// (KV) the queue's cache and pull offset cleared.
+func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) error {
+	if b.queue(name, qid) == nil {
+		return fmt.Errorf("ref: reset offset %s/%d: no such queue", name, qid)
+	}
+	if _, ok := b.groups[group]; !ok {
+		return fmt.Errorf("ref: reset offset: group %s does not exist", group)
+	}
+	if offset < 0 {
+		return fmt.Errorf("ref: reset offset %d: want >= 0", offset)
+	}
+	k := qk{group, name, qid}
+	b.reset[k] = offset
+	b.commit[k] = offset
+	delete(b.pull, k)
+	b.flushCached(k)
+	delete(b.windows, k)
+	return nil
+}
+
+// Restart loses the volatile state; messages, commit offsets, pending
+// resets, topics, groups and stored records survive.
+func (b *Broker) Restart(now clock.Time) pop.RestartResult {
+	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), CachedLost: len(b.cache)}
+	b.forget()
+	b.stats.Restarts++
+	return r
+}

@@ -1,0 +1,135 @@
+package ref
+
+import (
+	"sort"
+
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+)
+
+func keyOf(r *model.PopConsumerRecord) qk { return qk{r.GroupID, r.TopicID, r.QueueID} }
+
+// cacheAdd caches a freshly popped record; a record at the same queue and
+// offset is replaced. A queue joins cacheOrder when it is first filled and
+// leaves it only when it is taken whole (flushCached).
+func (b *Broker) cacheAdd(r model.PopConsumerRecord) {
+	k := keyOf(&r)
+	known := false
+	for _, o := range b.cacheOrder {
+		known = known || o == k
+	}
+	if !known {
+		b.cacheOrder = append(b.cacheOrder, k)
+	}
+	for i := range b.cache {
+		if keyOf(&b.cache[i]) == k && b.cache[i].Offset == r.Offset {
+			b.cache[i] = r
+			return
+		}
+	}
+	b.cache = append(b.cache, r)
+}
+
+// cacheRemove deletes the cached record of queue k at offset, ignoring its
+// popTime, as the KV ack does.
+func (b *Broker) cacheRemove(k qk, offset int64) bool {
+	for i := range b.cache {
+		if keyOf(&b.cache[i]) == k && b.cache[i].Offset == offset {
+			b.cache = append(b.cache[:i], b.cache[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// cachedOf returns queue k's cached records by offset.
+func (b *Broker) cachedOf(k qk) []model.PopConsumerRecord {
+	var out []model.PopConsumerRecord
+	for _, r := range b.cache {
+		if keyOf(&r) == k {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
+	return out
+}
+
+// cacheMin is getMinOffsetInBuffer: the queue's smallest cached offset, -1
+// when it has none.
+func (b *Broker) cacheMin(k qk) int64 {
+	if rs := b.cachedOf(k); len(rs) > 0 {
+		return rs[0].Offset
+	}
+	return -1
+}
+
+// flushCached moves a queue's cached records to the store (clearCache).
+func (b *Broker) flushCached(k qk) int {
+	rs := b.cachedOf(k)
+	for _, r := range rs {
+		b.cacheRemove(k, r.Offset)
+		b.storePut(r)
+	}
+	for i, o := range b.cacheOrder {
+		if o == k {
+			b.cacheOrder = append(b.cacheOrder[:i], b.cacheOrder[i+1:]...)
+			break
+		}
+	}
+	return len(rs)
+}
+
+// lockTimedOut is isLockTimeout: no pop has taken the group@topic lock
+// within the lock timeout.
+func (b *Broker) lockTimedOut(group, topicName string, nowMs int64) bool {
+	t, ok := b.locks[pk{group, topicName}]
+	return !ok || nowMs-t > b.cfg.PopConsumerLockTimeout
+}
+
+// CleanupCache is PopConsumerCache.cleanupRecords (spec 2.10).
+func (b *Broker) CleanupCache(now clock.Time) pop.CacheResult {
+	var res pop.CacheResult
+	nowMs := now.Millis()
+	for _, k := range append([]qk(nil), b.cacheOrder...) {
+		if b.lockTimedOut(k.group, model.ParseNormalTopic(k.topic, k.group), nowMs) {
+			res.Flushed += b.flushCached(k)
+			res.Offline++
+			continue
+		}
+		b.cleanupQueue(now, k, &res)
+	}
+	b.stats.CacheFlushed += int64(res.Flushed)
+	return res
+}
+
+// cleanupQueue stages the records whose deadline passed (revived here) or
+// that stayed popCkStayBufferTime (moved to the store).
+func (b *Broker) cleanupQueue(now clock.Time, k qk, res *pop.CacheResult) {
+	nowMs := now.Millis()
+	for _, r := range b.cachedOf(k) {
+		vt := r.VisibilityTimeout()
+		if vt > nowMs && r.PopTime+b.cfg.PopCkStayBufferTime > nowMs {
+			continue
+		}
+		b.cacheRemove(k, r.Offset)
+		if vt > nowMs {
+			b.storePut(r)
+			res.Flushed++
+			continue
+		}
+		rv, woken := b.revive(now, r)
+		if rv.Outcome == pop.ReviveRetried && b.cfg.Bugs.CacheCleanupIgnoresReviveFailure {
+			rv = b.drop(r, rv)
+		} else {
+			rv = b.backoff(now, r, rv)
+		}
+		res.Revives = append(res.Revives, rv)
+		res.Woken = append(res.Woken, woken...)
+	}
+	if b.cfg.Bugs.CommitOffsetLag {
+		if m := b.cacheMin(k); m >= 0 {
+			b.commit[k] = m
+		}
+	}
+}

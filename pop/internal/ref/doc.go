@@ -1,0 +1,58 @@
+// Package ref is a slow, plain reference of pop.Broker: the same KV
+// (record-based), non-FIFO POP semantics written for reading, not speed.
+// pop's differential and property tests run random operation sequences
+// against both and require identical results and state after every step.
+//
+// # What it owns and must not do
+//
+// It owns a second, independent implementation of spec sections 2.1,
+// 2.3–2.6, 2.8, 2.10, 2.11, 2.13 and 4 of ../../../../shared/spec/rocketmq-pop.md.
+// It imports pop only for the request/result types, Config, Stats and the
+// exported constants (MaxPopBatch, ReviveIntervalsSeconds, the driver
+// cadence); it must never call into the engine's logic, or a shared bug
+// would hide itself. Like the engine it reads no clock, draws no random
+// number and starts no goroutine. It is not for production: every
+// operation is linear (or worse) in the state size.
+//
+// # Why it is obviously right
+//
+//   - In-flight records are a plain []model.PopConsumerRecord. Their order
+//     is bytes.Compare of model.PopConsumerRecord.Key, RocketMQ's own byte
+//     key, sorted when needed, so the engine's interned rank ordering and
+//     B-tree are checked against the definition rather than against another
+//     clever encoding. Put replaces an equal key; delete removes an equal key.
+//   - Messages are plain slices per queue; offsets (commit, pull, pending
+//     reset) are plain maps keyed by (group, topic, queueId) and are only
+//     looked up, never ranged over except to sort.
+//   - The cache is a plain slice of records plus the list of cached queues in
+//     the order they were first filled (pop.Broker.Cached documents that
+//     order and cleanup walks it, so it decides which retry copy gets which
+//     offset).
+//   - Suspended pop requests are a plain slice; "earliest" is a linear scan
+//     for the smallest (expired, id).
+//   - The revive scan filters every record by lower <= vt < upper, sorts the
+//     matches by key and takes the first page: the definition of
+//     scanExpiredRecords, with no early exit.
+//
+// # What it simplifies, and why that is safe
+//
+//   - No name interning: keys hold the group and topic strings. Interning is
+//     not observable (an unknown pair has no records and no offsets).
+//   - The group@topic lock table is never pruned. The engine's once-a-minute
+//     removeTimeout only deletes entries that are already older than the
+//     lock timeout, and an absent entry and an old entry both read as "timed
+//     out", so pruning changes no answer.
+//   - The commit-offset window (the engine's fix for apache/rocketmq#10949,
+//     documented in pop/doc.go) is a start, an end and a set of offsets still
+//     owed an ack; the commit offset is the smallest owed offset, or end when
+//     none is owed. The engine's bitmap is a compact form of the same set.
+//   - Remarks are not reproduced word for word; codes and statuses are.
+//
+// # Usage
+//
+//	r, _ := ref.New(pop.DefaultConfig())
+//	_ = r.CreateTopic(pop.TopicConfig{Name: "t", ReadQueueNums: 2, WriteQueueNums: 2})
+//	_ = r.CreateGroup(pop.DefaultGroup("g"))
+//	r.Put(now, &model.Message{Topic: "t", QueueID: 0})
+//	res := r.Pop(now, &pop.PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60000})
+package ref

@@ -1,0 +1,265 @@
+package ref
+
+import (
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+)
+
+// Pop serves a pop request (spec 2.1 validation, 2.3 KV pop, 2.13 polling).
+// Like pop.Broker.Pop it sets req.BornTime when 0 and normalises a negative
+// queue id to -1.
+func (b *Broker) Pop(now clock.Time, req *pop.PopRequest) pop.PopResult {
+	nowMs := now.Millis()
+	if req.BornTime == 0 {
+		req.BornTime = nowMs
+	}
+	if req.QueueID < 0 {
+		req.QueueID = -1
+	}
+	f, code, status, ok := b.checkPop(nowMs, req)
+	if !ok {
+		return pop.PopResult{Code: code, Status: status}
+	}
+	b.stats.PopRequests++
+	p := &popping{popTime: nowMs}
+	for _, s := range b.stages(nowMs, req) {
+		sf := tagFilter{all: true} // retry topics are read with "*"
+		if s.topic == req.Topic {
+			sf = f
+		}
+		b.stage(req, p, s.topic, s.qid, sf)
+	}
+	if len(p.recs) > 0 {
+		b.keep(p.recs)
+	}
+	return b.respond(nowMs, req, p)
+}
+
+// checkPop applies spec 2.1's checks in order.
+func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.ResponseCode, pop.PopStatus, bool) {
+	t := b.topics[req.Topic]
+	g, hasGroup := b.groups[req.ConsumerGroup]
+	bad := func(c model.ResponseCode) (tagFilter, model.ResponseCode, pop.PopStatus, bool) {
+		return tagFilter{}, c, pop.PopError, false
+	}
+	switch {
+	case nowMs-req.BornTime-req.PollTime > 500:
+		return tagFilter{}, model.PollingTimeout, pop.PopPollingNotFound, false
+	case !b.cfg.Readable:
+		return bad(model.NoPermission)
+	case req.MaxMsgNums > pop.MaxPopBatch:
+		return bad(model.InvalidParameter)
+	case !b.cfg.TimerWheelEnable:
+		return bad(model.SystemError)
+	case t == nil:
+		return bad(model.TopicNotExist)
+	case t.cfg.Perm&pop.PermRead == 0:
+		return bad(model.NoPermission)
+	case req.QueueID >= t.cfg.ReadQueueNums:
+		return bad(model.InvalidParameter)
+	case !hasGroup:
+		return bad(model.SubscriptionGroupNotExist)
+	case !g.ConsumeEnable:
+		return bad(model.NoPermission)
+	case req.Order:
+		return bad(model.InvalidParameter) // FIFO is not built (pop/doc.go)
+	}
+	f, err := parseFilter(req.ExpressionType, req.Expression)
+	if err != nil {
+		return bad(model.SubscriptionParseFailed)
+	}
+	return f, 0, 0, true
+}
+
+type stage struct {
+	topic string
+	qid   int32
+}
+
+// stages lists what a request reads, in order (spec 2.3 step 4): every 5th
+// request of a group@topic (the 1st, 6th, ...) reads the retry topics first;
+// an all-queue request reads every queue from requestCount on, then the
+// retry topics unless it read them first; a specific-queue request reads
+// the retry topics only on its preferred turns.
+func (b *Broker) stages(nowMs int64, req *pop.PopRequest) []stage {
+	p := pk{req.ConsumerGroup, req.Topic}
+	b.locks[p] = nowMs
+	n := b.requests[p]
+	b.requests[p] = n + 1
+	var retry []stage
+	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
+		retry = append(retry, stage{model.RetryTopicV1(req.ConsumerGroup, req.Topic), 0})
+	}
+	if b.cfg.EnableRetryTopicV2 {
+		retry = append(retry, stage{model.RetryTopicV2(req.ConsumerGroup, req.Topic), 0})
+	}
+	preferRetry := n%5 == 0
+	var out []stage
+	if preferRetry {
+		out = append(out, retry...)
+	}
+	if req.QueueID != -1 {
+		return append(out, stage{req.Topic, req.QueueID})
+	}
+	rq := int64(b.topics[req.Topic].cfg.ReadQueueNums)
+	for i := int64(0); i < rq; i++ {
+		out = append(out, stage{req.Topic, int32((n + i) % rq)})
+	}
+	if !preferRetry {
+		out = append(out, retry...)
+	}
+	return out
+}
+
+// popping is PopConsumerContext.
+type popping struct {
+	popTime         int64
+	found           int32
+	rest            int64
+	start, msgInfos []model.OffsetInfo
+	recs            []model.PopConsumerRecord
+	msgs            []*model.Message
+	handles         []model.ReceiptHandle
+}
+
+// stage reads one queue for the request (spec 2.3 step 5).
+func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid int32, f tagFilter) {
+	q := b.queue(stageTopic, qid)
+	if q == nil {
+		return // a retry topic nobody has written yet
+	}
+	k := qk{req.ConsumerGroup, stageTopic, qid}
+	if b.cfg.EnablePopMessageThreshold && b.cfg.EnablePopBufferMerge && int64(len(b.cachedOf(k))) >= b.cfg.PopInflightMessageThreshold {
+		return
+	}
+	remain := int(req.MaxMsgNums - p.found)
+	if remain <= 0 {
+		p.rest += q.max() - max(b.queryOffset(k), 0)
+		return
+	}
+	offset := b.popOffset(k, q, req.InitMode)
+	r := read(q, offset, remain, f)
+	if r.status == pop.OffsetTooSmall || r.status == pop.OffsetOverflowBadly || r.status == pop.OffsetFoundNull {
+		b.commit[k] = r.next
+		offset = r.next
+		r = read(q, offset, remain, f)
+	}
+	cacheMin := b.cacheMin(k)
+	var popped []int64
+	if r.status == pop.Found {
+		popped = b.collect(req, p, k, offset, q, r)
+	}
+	b.pull[k] = r.next
+	if b.cfg.Bugs.CommitOffsetLag {
+		if cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
+			offset = cacheMin
+		}
+		b.commit[k] = offset
+		return
+	}
+	b.handedOut(k, offset, r.next, popped)
+}
+
+// readResult is one store read (DefaultMessageStore.getMessage).
+type readResult struct {
+	status pop.GetStatus
+	msgs   []*model.Message
+	next   int64
+}
+
+// read returns up to n messages matching f from offset, inspecting at most
+// max(800, n) entries, with the store's offset-correction statuses.
+func read(q *queue, offset int64, n int, f tagFilter) readResult {
+	lo, hi := q.min, q.max()
+	switch {
+	case hi == 0:
+		return readResult{status: pop.NoMessageInQueue, next: 0}
+	case offset < lo:
+		return readResult{status: pop.OffsetTooSmall, next: lo}
+	case offset == hi:
+		return readResult{status: pop.OffsetOverflowOne, next: offset}
+	case offset > hi && lo == 0:
+		return readResult{status: pop.OffsetOverflowBadly, next: 0}
+	case offset > hi:
+		return readResult{status: pop.OffsetOverflowBadly, next: hi}
+	}
+	r := readResult{status: pop.NoMatchedMessage}
+	o := offset
+	for ; o < hi && o-offset < int64(max(800, n)) && len(r.msgs) < n; o++ {
+		if m := q.at(o); f.match(m.Tags) {
+			r.msgs = append(r.msgs, m)
+		}
+	}
+	r.next = o
+	if len(r.msgs) > 0 {
+		r.status = pop.Found
+	}
+	return r
+}
+
+// collect adds a found read to the context (addGetMessageResult) and
+// returns the popped offsets.
+func (b *Broker) collect(req *pop.PopRequest, p *popping, k qk, start int64, q *queue, r readResult) []int64 {
+	flag := model.RetryFlagOf(k.topic)
+	p.rest += q.max() - r.next
+	var offs []int64
+	for _, m := range r.msgs {
+		offs = append(offs, m.QueueOffset)
+		p.recs = append(p.recs, model.PopConsumerRecord{PopTime: p.popTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid,
+			RetryFlag: flag, InvisibleTime: req.InvisibleTime, Offset: m.QueueOffset, AttemptID: req.AttemptID})
+		shown := m
+		if flag.IsRetry() && !b.cfg.Bugs.RetryTopicReencoding {
+			c := *m
+			c.Topic = req.Topic
+			shown = &c
+		}
+		p.msgs = append(p.msgs, shown)
+		p.handles = append(p.handles, model.ReceiptHandle{CkQueueOffset: start, PopTime: p.popTime, InvisibleTime: req.InvisibleTime,
+			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1})
+	}
+	p.found += int32(len(r.msgs))
+	p.start = append(p.start, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: []int64{start}})
+	p.msgInfos = append(p.msgInfos, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs})
+	return offs
+}
+
+// keep writes a pop's records to the cache when buffer merge is on and the
+// cache is not full (size > popCkMaxBufferSize), else to the store.
+func (b *Broker) keep(recs []model.PopConsumerRecord) {
+	toCache := b.cfg.EnablePopBufferMerge && int64(len(b.cache)) <= b.cfg.PopCkMaxBufferSize
+	for _, r := range recs {
+		if toCache {
+			b.cacheAdd(r)
+		} else {
+			b.storePut(r)
+		}
+	}
+}
+
+// respond builds the response: found messages, or long polling.
+func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopResult {
+	res := pop.PopResult{PopTime: p.popTime, InvisibleTime: req.InvisibleTime, RestNum: p.rest}
+	if p.found == 0 {
+		res.Status, res.Code, res.PollID = b.park(req, nowMs)
+		return res
+	}
+	b.stats.Popped += int64(p.found)
+	res.Code, res.Status = model.Success, pop.PopFound
+	res.StartOffsetInfo, res.MsgOffsetInfo = infoString(p.start), infoString(p.msgInfos)
+	res.Messages, res.Handles = p.msgs, p.handles
+	if res.RestNum > 0 {
+		if w, ok := b.wakeOne(pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, "", true); ok {
+			res.Woken = []pop.Wakeup{w}
+		}
+	}
+	return res
+}
+
+func infoString(es []model.OffsetInfo) string {
+	var dst []byte
+	for _, e := range es {
+		dst = model.AppendOffsetInfo(dst, e)
+	}
+	return string(dst)
+}

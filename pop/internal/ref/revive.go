@@ -1,0 +1,126 @@
+package ref
+
+import (
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+)
+
+// Revive is one pass of the KV revive loop (spec 2.11): the stored records
+// with cursor-3000 <= vt < now-50, in key order, at most one page, are taken
+// out and revived; failures come back with backoff.
+func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
+	res := pop.ReviveResult{Lower: b.reviveCursor - 3000, Upper: now.Millis() - 50}
+	var due, kept []model.PopConsumerRecord
+	for _, r := range b.store {
+		if vt := r.VisibilityTimeout(); vt >= res.Lower && vt < res.Upper {
+			due = append(due, r)
+		}
+	}
+	sortByKey(due)
+	page := b.cfg.PopReviveMaxReturnSizePerRead
+	if len(due) > page {
+		due = due[:page]
+	}
+	for _, r := range b.store {
+		if !containsKey(due, &r) {
+			kept = append(kept, r)
+		}
+	}
+	b.store = kept
+	res.FullPage = len(due) >= page
+	for _, r := range due {
+		rv, woken := b.revive(now, r)
+		res.Revivals = append(res.Revivals, b.backoff(now, r, rv))
+		res.Woken = append(res.Woken, woken...)
+	}
+	b.reviveCursor = res.Upper
+	if len(due) > 0 {
+		b.reviveCursor = due[len(due)-1].VisibilityTimeout()
+	}
+	return res
+}
+
+func containsKey(rs []model.PopConsumerRecord, r *model.PopConsumerRecord) bool {
+	for i := range rs {
+		if sameKey(&rs[i], r) {
+			return true
+		}
+	}
+	return false
+}
+
+// revive reads the record's message and writes its retry copy (spec 4.2).
+// A message that is gone is skipped (success); a failed write is
+// ReviveRetried, for backoff to settle.
+func (b *Broker) revive(now clock.Time, r model.PopConsumerRecord) (pop.Revival, []pop.Wakeup) {
+	rv := pop.Revival{Record: r}
+	k := keyOf(&r)
+	orig := b.Message(r.TopicID, r.QueueID, r.Offset)
+	if orig == nil {
+		rv.Outcome = pop.ReviveSkipped
+		b.stats.ReviveSkipped++
+		b.settled(k, r.Offset)
+		return rv, nil
+	}
+	cp := orig.Clone()
+	cp.Topic = r.TopicID
+	if !model.IsRetryTopic(r.TopicID) {
+		cp.Topic = model.RetryTopic(r.GroupID, r.TopicID, b.cfg.EnableRetryTopicV2)
+	}
+	cp.QueueID = 0
+	if orig.ReconsumeTimes == 0 || orig.FirstPopTime == 0 {
+		cp.FirstPopTime = r.PopTime
+	}
+	cp.ReconsumeTimes = orig.ReconsumeTimes + 1
+	b.retryTopic(cp.Topic, r.GroupID)
+	if !b.write(now, cp) {
+		rv.Outcome = pop.ReviveRetried
+		return rv, nil
+	}
+	rv.Outcome, rv.Copy = pop.Revived, cp
+	b.stats.Revived++
+	b.settled(k, r.Offset)
+	return rv, b.arrived(cp, r.GroupID)
+}
+
+// retryTopic creates a retry topic when missing (1 queue, RW) and commits
+// offset 0 on it for the group when it has no offset.
+func (b *Broker) retryTopic(name, group string) {
+	if b.topics[name] == nil {
+		_ = b.CreateTopic(pop.TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: pop.PermRead | pop.PermWrite})
+	}
+	k := qk{group, name, 0}
+	if _, ok := b.commit[k]; !ok {
+		b.commit[k] = 0
+	}
+}
+
+// backoff settles a failed revive: a new record with a longer invisible
+// time (popTime now, attemptTimes+1), or a drop after
+// popReviveMaxAttemptTimes attempts.
+func (b *Broker) backoff(now clock.Time, r model.PopConsumerRecord, rv pop.Revival) pop.Revival {
+	if rv.Outcome != pop.ReviveRetried {
+		return rv
+	}
+	b.stats.ReviveFailed++
+	if r.AttemptTimes >= b.cfg.PopReviveMaxAttemptTimes {
+		return b.drop(r, rv)
+	}
+	i := min(int(r.AttemptTimes), len(pop.ReviveIntervalsSeconds)-1)
+	n := r
+	n.InvisibleTime = r.InvisibleTime + 1000*pop.ReviveIntervalsSeconds[i]
+	n.PopTime = now.Millis()
+	n.AttemptTimes++
+	b.storePut(n)
+	rv.NextVisibilityTimeout = n.VisibilityTimeout()
+	return rv
+}
+
+// drop gives up on a record: "message may be lost".
+func (b *Broker) drop(r model.PopConsumerRecord, rv pop.Revival) pop.Revival {
+	rv.Outcome = pop.ReviveDropped
+	b.stats.MayBeLost++
+	b.settled(keyOf(&r), r.Offset)
+	return rv
+}

@@ -1,0 +1,238 @@
+package pop
+
+import (
+	"fmt"
+	"sort"
+)
+
+// CheckInvariants verifies cheap structural facts of the engine's state and
+// returns the first violation, or nil. It is for tests and the simulator's
+// self-checks; it never changes the broker. What it checks:
+//
+//   - names: every interned pair is found by its name, and ranks order the
+//     pairs exactly as their "group@topic@" bytes do;
+//   - the store: keys strictly increasing in the tree, every record on an
+//     interned pair, attemptTimes within popReviveMaxAttemptTimes;
+//   - the cache: its size equals the sum of its queues, its queue list and
+//     map agree, every record sits under its own queue key and offset;
+//   - bookkeeping: in-flight records never outnumber the records ever
+//     created (pops, renewals, revive retries), nor ack misses the acks;
+//   - offsets: commit offsets are non-negative offsets of existing queues;
+//     pull offsets lie within [0, maxOffset]. A commit offset has no upper
+//     bound: an admin reset may point past the end, and it stays there when
+//     the queue is empty (NO_MESSAGE_IN_QUEUE is not an offset correction)
+//     until a pop finds messages;
+//   - commit windows (fixed #10949 behaviour): start <= end,
+//     the start is owed an ack or equals end, no owed bit outside
+//     [start, end), and the commit offset equals start; with the
+//     CommitOffsetLag bug no window exists;
+//   - long polling: the count equals the sum of the per-key sets and the
+//     time-ordered tree's size, every set is non-empty, sorted by
+//     (expired, id) and holds only its own key, and each request in it is
+//     the one the tree holds.
+func (b *Broker) CheckInvariants() error {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkOffsets, b.checkWindows, b.checkPolls} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Broker) checkNames() error {
+	n := b.names
+	if len(n.rank) != len(n.pairs) || len(n.pairID) != len(n.pairs)-1 {
+		return fmt.Errorf("pop: invariant: %d pairs, %d ranks, %d names", len(n.pairs), len(n.rank), len(n.pairID))
+	}
+	byRank := make([]uint32, len(n.pairs)-1)
+	seen := make([]bool, len(n.pairs)-1)
+	for id := 1; id < len(n.pairs); id++ {
+		p := n.pairs[id]
+		if got := n.pairID[[2]string{p.group, p.topic}]; got != uint32(id) {
+			return fmt.Errorf("pop: invariant: pair %d (%s@%s) is interned as %d", id, p.group, p.topic, got)
+		}
+		r := n.rank[id]
+		if r < 0 || int(r) >= len(byRank) || seen[r] {
+			return fmt.Errorf("pop: invariant: pair %d has rank %d: ranks must be a permutation of 0..%d", id, r, len(byRank)-1)
+		}
+		seen[r], byRank[r] = true, uint32(id)
+	}
+	for r := 1; r < len(byRank); r++ {
+		if a, c := n.keyString(byRank[r-1]), n.keyString(byRank[r]); a >= c {
+			return fmt.Errorf("pop: invariant: rank %d (%q) does not sort before rank %d (%q)", r-1, a, r, c)
+		}
+	}
+	return nil
+}
+
+func (b *Broker) checkStore() error {
+	var prev *rec
+	var err error
+	b.index.tree.Scan(func(r rec) bool {
+		switch {
+		case prev != nil && !b.index.less(*prev, r):
+			err = fmt.Errorf("pop: invariant: store keys out of order: %s then %s", b.recString(prev), b.recString(&r))
+		case r.pair == 0 || int(r.pair) >= len(b.names.pairs):
+			err = fmt.Errorf("pop: invariant: stored record on unknown pair %d", r.pair)
+		case r.attemptTimes < 0 || r.attemptTimes > b.cfg.PopReviveMaxAttemptTimes:
+			err = fmt.Errorf("pop: invariant: %s: attemptTimes outside 0..%d", b.recString(&r), b.cfg.PopReviveMaxAttemptTimes)
+		}
+		p := r
+		prev = &p
+		return err == nil
+	})
+	return err
+}
+
+func (b *Broker) recString(r *rec) string {
+	x := b.index.record(r)
+	return x.String()
+}
+
+func (b *Broker) checkCache() error {
+	c := b.cache
+	if len(c.queues) != len(c.byKey) {
+		return fmt.Errorf("pop: invariant: cache lists %d queues but maps %d", len(c.queues), len(c.byKey))
+	}
+	var sum int64
+	for _, cq := range c.queues {
+		if c.byKey[cq.key] != cq {
+			return fmt.Errorf("pop: invariant: cached queue %v is not the one its key maps to", cq.key)
+		}
+		sum += int64(cq.recs.Len())
+		var err error
+		cq.recs.Scan(func(off int64, r rec) bool {
+			if r.offset != off || r.pair != cq.key.pair || r.qid != cq.key.qid {
+				err = fmt.Errorf("pop: invariant: cached record %s filed under queue %v offset %d", b.recString(&r), cq.key, off)
+			}
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if sum != c.size {
+		return fmt.Errorf("pop: invariant: cache size %d, but its queues hold %d records", c.size, sum)
+	}
+	return nil
+}
+
+func (b *Broker) checkBookkeeping() error {
+	s := b.stats
+	if created := s.Popped + s.Changed + s.ReviveFailed; int64(b.InFlightCount()) > created {
+		return fmt.Errorf("pop: invariant: %d in-flight records but only %d ever created (popped %d, changed %d, revive retries %d)",
+			b.InFlightCount(), created, s.Popped, s.Changed, s.ReviveFailed)
+	}
+	if s.AckMisses > s.Acked {
+		return fmt.Errorf("pop: invariant: %d ack misses out of %d acks", s.AckMisses, s.Acked)
+	}
+	return nil
+}
+
+// sortedKeys returns a map's queue keys in (pair, qid) order.
+func sortedKeys[V any](m map[qkey]V) []qkey {
+	ks := make([]qkey, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		return ks[i].pair < ks[j].pair || ks[i].pair == ks[j].pair && ks[i].qid < ks[j].qid
+	})
+	return ks
+}
+
+// queueOf returns the queue a key names, or nil.
+func (b *Broker) queueOf(k qkey) *queue {
+	if k.pair == 0 || int(k.pair) >= len(b.names.pairs) {
+		return nil
+	}
+	return b.queue(b.names.pairs[k.pair].topic, k.qid)
+}
+
+func (b *Broker) checkOffsets() error {
+	for _, k := range sortedKeys(b.offsets.commit) {
+		if q, v := b.queueOf(k), b.offsets.commit[k]; q == nil || v < 0 {
+			return fmt.Errorf("pop: invariant: commit offset %d of %s: want a non-negative offset of an existing queue", v, b.describe(k))
+		}
+	}
+	for _, k := range sortedKeys(b.offsets.pull) {
+		if q, v := b.queueOf(k), b.offsets.pull[k]; q == nil || v < 0 || v > q.maxOffset() {
+			return fmt.Errorf("pop: invariant: pull offset %d of %s outside [0, maxOffset]", v, b.describe(k))
+		}
+	}
+	return nil
+}
+
+func (b *Broker) describe(k qkey) string {
+	if q := b.queueOf(k); q != nil {
+		p := b.names.pairs[k.pair]
+		return fmt.Sprintf("%s@%s@%d (store %d~%d)", p.group, p.topic, k.qid, q.min, q.maxOffset())
+	}
+	return fmt.Sprintf("unknown queue %v", k)
+}
+
+func (b *Broker) checkWindows() error {
+	if b.cfg.Bugs.CommitOffsetLag && len(b.windows) > 0 {
+		return fmt.Errorf("pop: invariant: %d commit windows with the CommitOffsetLag bug on", len(b.windows))
+	}
+	for _, k := range sortedKeys(b.windows) {
+		w, q := b.windows[k], b.queueOf(k)
+		c, ok := b.offsets.commit[k]
+		switch {
+		case q == nil || w.base > w.start || w.base&63 != 0 || w.start > w.end:
+			return fmt.Errorf("pop: invariant: window %+v of %s malformed", *w, b.describe(k))
+		case w.start < w.end && !w.isPending(w.start):
+			return fmt.Errorf("pop: invariant: window of %s starts at %d, which is owed no ack", b.describe(k), w.start)
+		case !ok || c != w.start:
+			return fmt.Errorf("pop: invariant: commit offset %d (present %v) of %s is not its window start %d", c, ok, b.describe(k), w.start)
+		}
+		for i, word := range w.pending {
+			for bit := 0; word != 0; bit, word = bit+1, word>>1 {
+				if o := w.base + int64(64*i+bit); word&1 != 0 && (o < w.start || o >= w.end) {
+					return fmt.Errorf("pop: invariant: window of %s owes offset %d outside [%d, %d)", b.describe(k), o, w.start, w.end)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (b *Broker) checkPolls() error {
+	p := b.polls
+	if p.byTime.Len() != p.count {
+		return fmt.Errorf("pop: invariant: %d suspended requests counted, %d in the time order", p.count, p.byTime.Len())
+	}
+	sum := 0
+	var err error
+	p.byTime.Scan(func(s *suspended) bool {
+		set := p.byKey[s.key]
+		if len(set) == 0 || set[0].key != s.key {
+			err = fmt.Errorf("pop: invariant: suspended request %d missing from its key's set %v", s.id, s.key)
+			return false
+		}
+		if set[0] == s { // check each set once, from its earliest request
+			sum += len(set)
+			err = p.checkSet(set)
+		}
+		return err == nil
+	})
+	if err == nil && sum != p.count {
+		err = fmt.Errorf("pop: invariant: per-key sets hold %d requests, count is %d", sum, p.count)
+	}
+	return err
+}
+
+func (p *polling) checkSet(set []*suspended) error {
+	for i, s := range set {
+		if got, ok := p.byTime.Get(s); !ok || got != s {
+			return fmt.Errorf("pop: invariant: suspended request %d of key %v is not the one the time order holds", s.id, s.key)
+		}
+		if s.key != set[0].key {
+			return fmt.Errorf("pop: invariant: request %d of key %v filed under key %v", s.id, s.key, set[0].key)
+		}
+		if i > 0 && !suspendedLess(set[i-1], s) {
+			return fmt.Errorf("pop: invariant: suspended set %v not sorted by (expired, id) at %d", s.key, i)
+		}
+	}
+	return nil
+}
