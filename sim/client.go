@@ -1,0 +1,271 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"strconv"
+
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+	"popsim/workload"
+)
+
+// Client constants with RocketMQ's values.
+const (
+	pullTimeDelayWhenException = 3000 * clock.Millisecond // pullTimeDelayMillsWhenException
+	pullTimeDelayWhenFlowCtl   = 50 * clock.Millisecond   // PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL
+	pullTimeDelayWhenBusy      = 20 * clock.Millisecond   // broker flow control
+	pullThresholdForQueue      = 1000                     // pull baseline: unfinished messages per queue
+)
+
+// popDelayLevel is the push consumer's changeInvisibleTime backoff in
+// seconds (DefaultMQPushConsumer.popDelayLevel).
+var popDelayLevel = [...]int64{10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200}
+
+// popDelaySeconds is popDelayLevel[level], or the last entry when level is
+// past the table.
+func popDelaySeconds(level int) int64 {
+	if level >= len(popDelayLevel) {
+		return popDelayLevel[len(popDelayLevel)-1]
+	}
+	return popDelayLevel[max(level, 0)]
+}
+
+// consumer is one consumer process: a small state machine driven by
+// scheduler events. Its kind decides which client model runs.
+type consumer struct {
+	idx      int32
+	kind     ConsumerKind
+	spec     *ConsumerSpec
+	proc     workload.Dist
+	outcomes workload.Outcomes
+	g        *group
+	gpos     int // position in g.members
+	rng      *rand.Rand
+	skew     clock.Duration // client clock = broker clock + skew
+
+	alive      bool
+	epoch      uint32
+	clientID   string
+	pauseUntil clock.Time
+	slowUntil  clock.Time
+
+	// Consume threads: buf[head:] waits for a free thread; busy run.
+	buf  []*held
+	head int
+	busy int
+
+	waitAck   int   // pop-push: received, not yet acked/renewed/aborted
+	local     int   // simple and pull: held locally (waiting, running, retrying)
+	popOut    *call // the outstanding pop or receive
+	pollArmed bool  // an evPoll is scheduled
+	wantPoll  bool  // simple: a receive waits for local capacity
+
+	queues []*pullQueue // pull: by queue id
+}
+
+// held is a message a client holds: delivered, and not yet finished.
+type held struct {
+	c           *consumer
+	epoch       uint32
+	msg         *model.Message
+	key         string
+	topic       string // the real topic (a retry topic for retry messages)
+	queue       int32
+	offset      int64
+	handle      model.ReceiptHandle
+	hstr        string
+	deliveredAt clock.Time
+	outcome     workload.Outcome
+	finished    bool
+
+	// simple consumer auto-renew
+	firstRecv  clock.Time
+	renews     int
+	renewFails int
+	renewOut   bool
+	renewStop  bool
+
+	// pull consumer
+	pq      *pullQueue
+	gen     uint32
+	attempt int32
+}
+
+func (s *sim) newConsumer(idx int32, cp consumerPlan) *consumer {
+	g := s.byName[cp.spec.Group]
+	c := &consumer{
+		idx: idx, kind: cp.spec.Kind, spec: cp.spec, proc: cp.proc, outcomes: cp.outcomes, g: g,
+		rng: newStream(s.cfg.Seed, streamConsumer+uint64(idx)), alive: true,
+	}
+	if g.members == nil {
+		g.topic, g.kind, g.queues = cp.spec.Topic, cp.spec.Kind, s.c.topics[cp.spec.Topic].Queues
+		g.committed = make([]int64, g.queues)
+		for i := range g.committed {
+			g.committed[i] = -1
+		}
+	}
+	c.gpos = len(g.members)
+	g.members = append(g.members, c)
+	if st := &s.plan.skew; st.on {
+		b := int64(st.bound)
+		c.skew = clock.Duration(s.plan.rng[famSkew].Int64N(2*b+1) - b)
+		if c.skew != 0 {
+			s.cov.hit("clock-skew")
+		}
+	}
+	c.clientID = "c" + strconv.Itoa(int(idx)) + "-0"
+	return c
+}
+
+// now is the consumer's own clock; nowMs in RocketMQ's milliseconds.
+func (c *consumer) now(s *sim) clock.Time { return s.q.now().Add(c.skew) }
+func (c *consumer) nowMs(s *sim) int64    { return c.now(s).Millis() }
+
+// virtual converts an instant of the consumer's clock to broker time.
+func (c *consumer) virtual(t clock.Time) clock.Time { return t.Add(-c.skew) }
+
+// leaseExpired is the client's view: nextVisibleTime <= now by its clock.
+func (s *sim) leaseExpired(c *consumer, h *held) bool {
+	return h.handle.IsExpired(c.nowMs(s))
+}
+
+func (s *sim) startConsumer(c *consumer) {
+	switch c.kind {
+	case PopPush, Simple:
+		s.schedulePoll(c, 0)
+	case Pull:
+		s.q.after(c.spec.CommitInterval, evCommit, c.idx, c.epoch, nil)
+	}
+}
+
+// schedulePoll arms the consumer's next pop or receive after d.
+func (s *sim) schedulePoll(c *consumer, d clock.Duration) {
+	if c.pollArmed || !c.alive {
+		return
+	}
+	c.pollArmed = true
+	s.q.after(d, evPoll, c.idx, c.epoch, nil)
+}
+
+func (s *sim) poll(c *consumer, p any) {
+	if pq, ok := p.(*pullQueue); ok {
+		s.pull(c, pq)
+		return
+	}
+	c.pollArmed = false
+	switch c.kind {
+	case PopPush:
+		s.pushPop(c)
+	case Simple:
+		s.receive(c)
+	}
+}
+
+// deliver records one message handed to a POP client.
+func (s *sim) deliver(c *consumer, m *model.Message, h model.ReceiptHandle) *held {
+	hd := &held{
+		c: c, epoch: c.epoch, msg: m, key: m.UniqKey, topic: h.RealTopic(m.Topic, c.g.name), queue: h.QueueID, offset: h.QueueOffset,
+		handle: h, hstr: h.String(), deliveredAt: s.q.now(),
+	}
+	s.emit(model.Event{Kind: model.EvDeliver, Client: c.idx, Msg: hd.key, Topic: hd.topic, Queue: hd.queue, Offset: hd.offset,
+		Attempt: m.ReconsumeTimes, Handle: hd.hstr, Deadline: h.NextVisibleTime(), Detail: "topic=" + m.Topic})
+	s.led.delivered(hd.key)
+	return hd
+}
+
+// startWork hands waiting messages to free consume threads.
+func (s *sim) startWork(c *consumer) {
+	for c.busy < c.spec.Threads && c.head < len(c.buf) {
+		h := c.buf[c.head]
+		c.buf[c.head] = nil
+		c.head++
+		if !s.beforeConsume(c, h) {
+			continue
+		}
+		c.busy++
+		s.emit(model.Event{Kind: model.EvConsumeStart, Client: c.idx, Msg: h.key})
+		d := c.proc.Sample(c.rng)
+		if s.q.now() < c.slowUntil {
+			d *= clock.Duration(s.cfg.Faults.SlowFactor)
+		}
+		h.outcome = c.outcomes.Sample(c.rng)
+		s.q.after(d, evConsumeEnd, c.idx, c.epoch, h)
+	}
+	if c.head == len(c.buf) {
+		c.buf, c.head = c.buf[:0], 0
+	} else if c.head >= 1024 && 2*c.head >= len(c.buf) {
+		n := copy(c.buf, c.buf[c.head:])
+		c.buf, c.head = c.buf[:n], 0
+	}
+}
+
+// beforeConsume applies the kind's check before a thread takes a message.
+func (s *sim) beforeConsume(c *consumer, h *held) bool {
+	switch c.kind {
+	case PopPush:
+		// ConsumeRequest.run: now - popTime >= invisibleTime aborts; nothing
+		// is sent and the broker revives the message.
+		if s.leaseExpired(c, h) {
+			c.waitAck--
+			h.finished = true
+			s.cov.hit("expired-before-consume")
+			s.emit(model.Event{Kind: model.EvExpiredLocal, Client: c.idx, Msg: h.key, Handle: h.hstr, Detail: "before"})
+			return false
+		}
+	case Pull:
+		// A dropped process queue is not consumed.
+		if h.gen != h.pq.gen || !h.pq.owned {
+			c.local--
+			return false
+		}
+	}
+	return true
+}
+
+var outcomeNames = [...]string{workload.Success: "success", workload.ReconsumeLater: "later", workload.Exception: "exception"}
+
+func (s *sim) consumeEnd(c *consumer, h *held) {
+	c.busy--
+	s.emit(model.Event{Kind: model.EvConsumeEnd, Client: c.idx, Msg: h.key, Detail: outcomeNames[h.outcome]})
+	switch c.kind {
+	case PopPush:
+		s.pushDone(c, h)
+	case Simple:
+		s.simpleDone(c, h)
+	case Pull:
+		s.pullDone(c, h)
+	}
+	s.startWork(c)
+}
+
+// sendAck acks a held message with its current handle (fire and forget).
+func (s *sim) sendAck(c *consumer, h *held) {
+	h.finished = true
+	cl := s.newCall(callAck, c)
+	cl.h, cl.handle = h, h.hstr
+	cl.ack.ConsumerGroup, cl.ack.Topic, cl.ack.QueueID, cl.ack.Offset, cl.ack.ExtraInfo = c.g.name, h.topic, h.queue, h.offset, h.hstr
+	s.emit(model.Event{Kind: model.EvAckSent, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: h.hstr})
+	s.send(cl, 0)
+}
+
+// sendChange renews a held message's lease to invisibleMs from now, with
+// the handle hstr.
+func (s *sim) sendChange(c *consumer, h *held, hstr string, invisibleMs int64, why changePurpose, timeout clock.Duration) *call {
+	cl := s.newCall(callChange, c)
+	cl.h, cl.handle, cl.why = h, hstr, why
+	cl.change = changeRequest(c.g.name, h, hstr, invisibleMs)
+	s.emit(model.Event{Kind: model.EvChangeSent, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: hstr, Deadline: invisibleMs})
+	s.send(cl, timeout)
+	return cl
+}
+
+func changeRequest(group string, h *held, hstr string, invisibleMs int64) (r pop.ChangeInvisibleTimeRequest) {
+	r.ConsumerGroup, r.Topic, r.QueueID, r.Offset, r.ExtraInfo, r.InvisibleTime = group, h.topic, h.queue, h.offset, hstr, invisibleMs
+	return r
+}
+
+// adopt takes the new handle from a renewal's response.
+func (h *held) adopt(nh model.ReceiptHandle) {
+	h.handle, h.hstr = nh, nh.String()
+}

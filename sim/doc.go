@@ -1,0 +1,53 @@
+// Package sim is popsim's deterministic simulator: the only loop in the
+// system. It drives producers, consumers, the network, faults and the POP
+// engine (package pop) from one event queue, writes the trace, feeds the
+// checker (package sim/check) and summarises the run.
+//
+// # What it owns
+//
+//   - The scheduler: a heap of events ordered by (virtual time, seeded
+//     tie-break, sequence number), one dispatch switch, an event budget and
+//     a virtual-time limit that fail with ErrEventBudget / ErrTimeLimit.
+//     The clock.Virtual is advanced by the scheduler only.
+//   - Random streams: math/rand/v2 PCG streams derived from the run seed,
+//     one per concern (tie-breaks, network, fault plan, each fault family,
+//     each producer, each consumer), so enabling a fault family does not
+//     shift the workload's draws.
+//   - The trace: every model.Event gets a Seq; a running SHA-256 covers
+//     each event's canonical text (Event.AppendText + '\n'). The text goes
+//     to an optional writer and stays in memory only when asked.
+//   - Clients, each a small state machine driven by events, never a
+//     goroutine: the POP push consumer (ConsumeMessagePopConcurrentlyService),
+//     the proxy-style simple consumer, the Pull clustering baseline, and
+//     open-loop producers.
+//   - The network (request and response latencies, lost requests versus
+//     lost responses, client timeouts) and the faults: consumer crashes and
+//     restarts, GC pauses, slow consumers, message loss per request type,
+//     renewals at edge moments, broker restarts, revive write failures and
+//     client clock skew, with two-level activation, swarm mode and
+//     coverage counters.
+//   - The run structure: a safety phase with faults, then a liveness phase
+//     without them in which everything must drain within DrainBudget; the
+//     engine's periodic work runs on RocketMQ's cadence (Revive every
+//     pop.ReviveIdleInterval or at once after a full page, CleanupCache every
+//     pop.CacheCleanupInterval, PollTick exactly at NextPollExpiry).
+//
+// # What it must not do
+//
+// Read the wall clock, start goroutines, use a global random source, or
+// let map iteration order decide anything. It never changes the engine:
+// the pull baseline reads the store through Broker.Message and MaxOffset
+// and keeps its offsets itself. Summary.WallSeconds is the caller's to
+// fill. One seed gives one trace, byte for byte.
+//
+// # Usage
+//
+//	cfg := sim.DefaultConfig()
+//	cfg.Seed = 42
+//	if err := cfg.Validate(); err != nil { ... }        // names the field and its range
+//	res, err := sim.Run(cfg, sim.RunOptions{Scenario: "default", Replay: "popsim run -seed 42"})
+//	if err != nil { ... }                               // bad config, or a budget was hit
+//	for _, l := range res.Plan { fmt.Println(l) }       // derived parameters first
+//	fmt.Println(res.Summary.TraceSHA256, len(res.Summary.Violations))
+//	if err := sim.SelfCheck(cfg); err != nil { ... }    // same seed twice, first divergent event
+package sim

@@ -1,0 +1,208 @@
+package sim
+
+import (
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+)
+
+// brokerPop serves a pop (or a woken suspended pop) at the broker.
+func (s *sim) brokerPop(cl *call, req *pop.PopRequest) {
+	res := s.b.Pop(s.q.now(), req)
+	s.wake(res.Woken)
+	if res.Status == pop.PopSuspended {
+		cl.pollID = res.PollID
+		s.polls[res.PollID] = cl
+		s.armPollTick()
+		s.emit(model.Event{Kind: model.EvPopSuspended, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, N: int64(req.MaxMsgNums), Deadline: req.BornTime + req.PollTime})
+		return
+	}
+	cl.pollID = 0
+	if cl.c.kind == Simple {
+		res = s.proxyFilter(cl.c, res)
+	}
+	cl.res = res
+	if s.lost(callPop, true) {
+		cl.reported = true
+		s.emit(model.Event{Kind: model.EvPopLost, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, Code: res.Code, N: int64(len(res.Messages)), Detail: "response"})
+		return
+	}
+	s.reply(cl)
+}
+
+// wakeup re-runs a suspended pop request the broker handed back.
+func (s *sim) wakeup(w *pop.Wakeup) {
+	cl := s.polls[w.ID]
+	if cl == nil {
+		return // dropped by a crash (Disconnect) or a broker restart
+	}
+	delete(s.polls, w.ID)
+	cl.pop = w.Request
+	s.brokerPop(cl, &cl.pop)
+}
+
+// wake schedules the re-run of woken requests (RocketMQ resubmits them to
+// the pull executor, so they run after the current call).
+func (s *sim) wake(ws []pop.Wakeup) {
+	for i := range ws {
+		w := ws[i]
+		s.q.after(0, evWakeup, -1, 0, &w)
+	}
+}
+
+// armPollTick schedules one PollTick exactly at the broker's next poll
+// expiry, unless an earlier one is already armed.
+func (s *sim) armPollTick() {
+	ms, ok := s.b.NextPollExpiry()
+	if !ok {
+		return
+	}
+	t := max(clock.FromMillis(ms), s.q.now())
+	if s.pollArmed && s.pollAt <= t {
+		return
+	}
+	s.pollArmed, s.pollAt = true, t
+	s.q.at(t, evPollTick, -1, 0, nil)
+}
+
+func (s *sim) pollTick(at clock.Time) {
+	if !s.pollArmed || at != s.pollAt {
+		return // superseded by an earlier tick
+	}
+	s.pollArmed = false
+	s.wake(s.b.PollTick(s.q.now()))
+	s.armPollTick()
+}
+
+// brokerAck serves an ack; the push and simple clients ignore the
+// response, so only its loss is traced.
+func (s *sim) brokerAck(cl *call) {
+	h := cl.h
+	r := s.b.Ack(s.q.now(), &cl.ack)
+	n := int64(0)
+	if r.Deleted {
+		n = 1
+	}
+	s.emit(model.Event{Kind: model.EvAckAccepted, Client: cl.c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: cl.handle, Code: r.Code, N: n})
+	if r.Deleted {
+		s.led.acked(h.key, h.deliveredAt, s.q.now())
+	}
+	if s.lost(callAck, true) {
+		s.emit(model.Event{Kind: model.EvAckResponseLost, Client: cl.c.idx, Msg: h.key, Handle: cl.handle})
+	}
+}
+
+// brokerChange serves a changeInvisibleTime.
+func (s *sim) brokerChange(cl *call) {
+	h := cl.h
+	if cl.why == changeFault && cl.edge == renewSameDeadline {
+		// The injected edge: ask for exactly the time left, so the new
+		// record's deadline equals the old one (apache/rocketmq#10276).
+		hd, _ := model.ParseReceiptHandle(cl.handle)
+		left := hd.NextVisibleTime() - s.q.now().Millis()
+		if left < 0 {
+			left = 0
+		}
+		cl.change.InvisibleTime = left
+	}
+	r := s.b.ChangeInvisibleTime(s.q.now(), &cl.change)
+	cl.chRes = r
+	ev := model.Event{Kind: model.EvChangeAccepted, Client: cl.c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Code: r.Code}
+	if r.Code == model.Success {
+		ev.Handle, ev.Deadline = r.Handle.String(), r.Handle.NextVisibleTime()
+		if r.OldDeleted {
+			ev.N = 1
+		}
+	}
+	s.emit(ev)
+	if s.lost(callChange, true) {
+		cl.reported = true
+		s.emit(model.Event{Kind: model.EvChangeLost, Client: cl.c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: ev.Handle, Deadline: ev.Deadline, Detail: "response"})
+		return
+	}
+	if cl.why == changeRenew || cl.why == changeFault {
+		s.reply(cl)
+	}
+}
+
+// revive is one pass of the KV revive loop, every ReviveIdleInterval or at
+// once after a full page.
+func (s *sim) revive() {
+	r := s.b.Revive(s.q.now())
+	s.traceRevivals(r.Revivals)
+	s.wake(r.Woken)
+	next := clock.Duration(pop.ReviveIdleInterval) * clock.Millisecond
+	if r.FullPage {
+		next = 0
+	}
+	s.q.after(next, evRevive, -1, 0, nil)
+}
+
+func (s *sim) cacheCleanup() {
+	r := s.b.CleanupCache(s.q.now())
+	if r.Flushed > 0 {
+		s.emit(model.Event{Kind: model.EvCacheFlush, Client: -1, N: int64(r.Flushed)})
+	}
+	s.traceRevivals(r.Revives)
+	s.wake(r.Woken)
+	s.q.after(pop.CacheCleanupInterval*clock.Millisecond, evCacheCleanup, -1, 0, nil)
+}
+
+func (s *sim) traceRevivals(rs []pop.Revival) {
+	for i := range rs {
+		rv := &rs[i]
+		rec := &rv.Record
+		ev := model.Event{Client: -1, Topic: rec.TopicID, Queue: rec.QueueID, Offset: rec.Offset, Deadline: rec.VisibilityTimeout()}
+		if m := s.b.Message(rec.TopicID, rec.QueueID, rec.Offset); m != nil {
+			ev.Msg, ev.Attempt = m.UniqKey, m.ReconsumeTimes
+		}
+		switch rv.Outcome {
+		case pop.Revived:
+			cp := rv.Copy
+			ev.Kind, ev.Msg, ev.Topic, ev.Queue, ev.Offset, ev.Attempt = model.EvRevive, cp.UniqKey, cp.Topic, cp.QueueID, cp.QueueOffset, cp.ReconsumeTimes
+		case pop.ReviveSkipped:
+			ev.Kind = model.EvReviveSkipped
+		case pop.ReviveRetried:
+			ev.Kind, ev.Deadline = model.EvReviveRetried, rv.NextVisibilityTimeout
+			s.cov.hit("revive-retried")
+		case pop.ReviveDropped:
+			ev.Kind = model.EvReviveDropped
+			s.cov.hit("revive-dropped")
+		}
+		s.emit(ev)
+	}
+}
+
+// putFailure is the engine's PutFailure hook: with the fault on, writes to
+// retry topics (revive) fail with the configured probability.
+func (s *sim) putFailure(now clock.Time, topic string, queue int32) bool {
+	st := &s.plan.putFailure
+	if s.live || !st.on || !model.IsRetryTopic(topic) || !chance(s.plan.rng[famPutFailure], st.ppm) {
+		return false
+	}
+	s.cov.hit("revive-put-failure")
+	s.emit(model.Event{Kind: model.EvPutFailure, Client: -1, Topic: topic, Queue: queue, Offset: -1})
+	return true
+}
+
+// brokerRestart loses the broker's volatile state; suspended requests it
+// drops are never answered, so their clients time out.
+func (s *sim) brokerRestart() {
+	if s.live {
+		return
+	}
+	s.q.after(expDelay(s.plan.rng[famBrokerRestart], s.plan.broker.every), evBrokerRestart, -1, 0, nil)
+	r := s.b.Restart(s.q.now())
+	s.cov.hit("broker-restart")
+	for _, w := range r.DroppedPolls {
+		delete(s.polls, w.ID)
+		s.cov.hit("dropped-polls")
+	}
+	for k, waiters := range s.pullWaits { // marking and deletion only
+		for _, cl := range waiters {
+			cl.parked = false
+		}
+		delete(s.pullWaits, k)
+	}
+	s.emit(model.Event{Kind: model.EvBrokerRestart, Client: -1, N: int64(len(r.DroppedPolls)), Detail: "cached-lost=" + itoa(int64(r.CachedLost))})
+}

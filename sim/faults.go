@@ -1,0 +1,207 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"popsim/clock"
+	"popsim/workload"
+)
+
+// faultFamily groups fault sites for swarm testing: swarm mode turns whole
+// families off.
+type faultFamily uint8
+
+const (
+	famCrash faultFamily = iota
+	famPause
+	famSlow
+	famLoss
+	famRenew
+	famBrokerRestart
+	famPutFailure
+	famSkew
+	numFamilies
+)
+
+var familyNames = [numFamilies]string{"crash", "pause", "slow", "loss", "renew", "broker-restart", "revive-put-failure", "clock-skew"}
+
+// site is one place a fault can fire, with its per-run activation and
+// weight: a mean interval (clocked faults), a probability in ppm, or a
+// bound (clock skew).
+type site struct {
+	name  string
+	fam   faultFamily
+	on    bool
+	every clock.Duration
+	ppm   int64
+	bound clock.Duration
+}
+
+// Renewal edges injected by famRenew.
+const (
+	renewSameDeadline = iota
+	renewAtExpiry
+	renewAfterRevive
+	numRenewEdges
+)
+
+// faultPlan is the per-run fault configuration after two-level activation
+// and swarm weighting, plus one random stream per family.
+type faultPlan struct {
+	crash, pause, slow, broker site
+	loss                       [len(lossKinds)][2]site // [request type][0 request, 1 response]
+	renew                      [numRenewEdges]site
+	putFailure, skew           site
+	rng                        [numFamilies]*rand.Rand
+}
+
+// buildFaultPlan draws the plan from the plan stream: first the swarm mask
+// (one draw per family, so shrinking turns families off), then per site
+// the swarm weight and the activation draw.
+func buildFaultPlan(seed uint64, f *FaultSpec, swarm bool) *faultPlan {
+	p := &faultPlan{}
+	for i := range p.rng {
+		p.rng[i] = newStream(seed, streamFault0+uint64(i))
+	}
+	r := newStream(seed, streamPlan)
+	var off [numFamilies]bool
+	if swarm {
+		for i := range off {
+			off[i] = r.IntN(2) == 0
+		}
+	}
+	mk := func(name string, fam faultFamily, every clock.Duration, ppm int64, bound clock.Duration) site {
+		s := site{name: name, fam: fam, every: every, ppm: ppm, bound: bound}
+		configured := every > 0 || ppm > 0 || bound > 0
+		scale := 0
+		if swarm {
+			scale = r.IntN(7) - 3 // weight x 2^scale, 1/8 .. 8
+		}
+		enabled := chance(r, f.SiteEnablePPM)
+		s.on = configured && enabled && !off[fam]
+		s.scale(scale)
+		return s
+	}
+	p.crash = mk("crash", famCrash, f.CrashEvery, 0, 0)
+	p.pause = mk("pause", famPause, f.PauseEvery, 0, 0)
+	p.slow = mk("slow", famSlow, f.SlowEvery, 0, 0)
+	for i, k := range lossKinds {
+		l := f.Loss[k]
+		p.loss[i][0] = mk("lost-"+k+"-request", famLoss, 0, l.RequestPPM, 0)
+		p.loss[i][1] = mk("lost-"+k+"-response", famLoss, 0, l.ResponsePPM, 0)
+	}
+	p.renew[renewSameDeadline] = mk("renew-same-deadline", famRenew, 0, f.RenewSameDeadlinePPM, 0)
+	p.renew[renewAtExpiry] = mk("renew-at-expiry", famRenew, 0, f.RenewAtExpiryPPM, 0)
+	p.renew[renewAfterRevive] = mk("renew-after-revive", famRenew, 0, f.RenewAfterRevivePPM, 0)
+	p.broker = mk("broker-restart", famBrokerRestart, f.BrokerRestartEvery, 0, 0)
+	p.putFailure = mk("revive-put-failure", famPutFailure, 0, f.RevivePutFailurePPM, 0)
+	p.skew = mk("clock-skew", famSkew, 0, 0, f.ClockSkew)
+	return p
+}
+
+// scale multiplies the site's weight by 2^k: shorter intervals and higher
+// probabilities for k > 0. Probabilities are capped at 50% for losses and
+// 100% otherwise; the skew bound is not scaled.
+func (s *site) scale(k int) {
+	for ; k > 0; k-- {
+		s.every /= 2
+		s.ppm *= 2
+	}
+	for ; k < 0; k++ {
+		s.every *= 2
+		s.ppm /= 2
+	}
+	if s.every != 0 {
+		s.every = min(max(s.every, 100*clock.Millisecond), 24*clock.Hour)
+	}
+	hi := int64(1_000_000)
+	if s.fam == famLoss {
+		hi = 500_000
+	}
+	s.ppm = min(s.ppm, hi)
+}
+
+func (p *faultPlan) sites() []*site {
+	out := []*site{&p.crash, &p.pause, &p.slow}
+	for i := range p.loss {
+		out = append(out, &p.loss[i][0], &p.loss[i][1])
+	}
+	for i := range p.renew {
+		out = append(out, &p.renew[i])
+	}
+	return append(out, &p.broker, &p.putFailure, &p.skew)
+}
+
+// lines renders the plan, one site per line, for the run's header.
+func (p *faultPlan) lines() []string {
+	var out []string
+	for _, s := range p.sites() {
+		state := "off"
+		if s.on {
+			state = "on"
+		}
+		w := ""
+		switch {
+		case s.every > 0:
+			w = " every=" + s.every.Std().String()
+		case s.ppm > 0:
+			w = fmt.Sprintf(" ppm=%d", s.ppm)
+		case s.bound > 0:
+			w = " bound=" + s.bound.Std().String()
+		}
+		out = append(out, fmt.Sprintf("fault %s: %s%s", s.name, state, w))
+	}
+	return out
+}
+
+// expDelay draws an exponential delay with the given mean (1us..24h),
+// through workload's portable sampler, at least 1us.
+func expDelay(r *rand.Rand, mean clock.Duration) clock.Duration {
+	d, err := workload.NewExponential(mean)
+	if err != nil {
+		panic("sim: fault interval out of range: " + err.Error())
+	}
+	return max(d.Sample(r), 1)
+}
+
+// Coverage keys: how often each fault path and each interesting client
+// path fired. Every key is always present, so a sweep shows zeros too.
+var coverageKeys = []string{
+	"crash", "restart", "pause", "slow",
+	"lost-pop-request", "lost-pop-response", "lost-ack-request", "lost-ack-response",
+	"lost-change-request", "lost-change-response", "lost-pull-request", "lost-pull-response",
+	"renew-same-deadline", "renew-at-expiry", "renew-after-revive",
+	"broker-restart", "dropped-polls", "revive-put-failure", "clock-skew",
+	"client-timeout", "late-response", "expired-before-consume", "expired-after-consume", "expired-handle-rejected",
+	"flow-control", "rebalance", "dlq", "drop-push-max-reconsume", "drop-push-age-4h",
+	"revive-retried", "revive-dropped", "auto-renew", "renew-retry",
+}
+
+type coverage struct {
+	n map[string]int64
+}
+
+func newCoverage() coverage {
+	c := coverage{n: make(map[string]int64, len(coverageKeys))}
+	for _, k := range coverageKeys {
+		c.n[k] = 0
+	}
+	return c
+}
+
+func (c coverage) hit(k string) {
+	if _, ok := c.n[k]; !ok {
+		panic("sim: unknown coverage key " + k)
+	}
+	c.n[k]++
+}
+
+// snapshot copies the counters.
+func (c coverage) snapshot() map[string]int64 {
+	out := make(map[string]int64, len(c.n))
+	for k, v := range c.n { // copying: order does not matter
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package sim
+
+import (
+	"strconv"
+
+	"popsim/model"
+)
+
+// scheduleFaultClocks starts the consumer's crash, pause and slow clocks
+// (exponential intervals from each family's stream).
+func (s *sim) scheduleFaultClocks(c *consumer) {
+	if st := &s.plan.crash; st.on {
+		s.q.after(expDelay(s.plan.rng[famCrash], st.every), evCrash, c.idx, 0, nil)
+	}
+	if st := &s.plan.pause; st.on {
+		s.q.after(expDelay(s.plan.rng[famPause], st.every), evPause, c.idx, 0, nil)
+	}
+	if st := &s.plan.slow; st.on {
+		s.q.after(expDelay(s.plan.rng[famSlow], st.every), evSlow, c.idx, 0, nil)
+	}
+}
+
+// crash kills the consumer process: its local state and buffered work are
+// gone, its leases are left to expire, and the broker drops its suspended
+// polls when it finds the channel closed (Disconnect). It restarts after a
+// delay.
+func (s *sim) crash(c *consumer) {
+	if s.live {
+		return
+	}
+	s.q.after(expDelay(s.plan.rng[famCrash], s.plan.crash.every), evCrash, c.idx, 0, nil)
+	if !c.alive {
+		return
+	}
+	s.cov.hit("crash")
+	s.emit(model.Event{Kind: model.EvCrash, Client: c.idx})
+	c.alive = false
+	c.epoch++
+	c.pauseUntil, c.slowUntil = 0, 0
+	c.buf, c.head, c.busy, c.waitAck, c.local = nil, 0, 0, 0, 0
+	c.popOut, c.pollArmed, c.wantPoll = nil, false, false
+	for id, cl := range s.polls { // deletion only
+		if cl.c == c {
+			delete(s.polls, id)
+		}
+	}
+	s.b.Disconnect(c.clientID)
+	for _, pq := range c.queues {
+		if pq != nil {
+			pq.owned, pq.pulling, pq.armed = false, false, false
+			pq.gen++
+		}
+	}
+	s.q.after(s.c.restart.Sample(s.plan.rng[famCrash]), evRestart, c.idx, c.epoch, nil)
+	if c.kind == Pull {
+		s.rebalance(c.g)
+	}
+}
+
+func (s *sim) restartEvent(c *consumer, epoch uint32) {
+	if c.alive || epoch != c.epoch {
+		return
+	}
+	s.restart(c)
+}
+
+// restart brings a crashed consumer back as a new incarnation.
+func (s *sim) restart(c *consumer) {
+	c.alive = true
+	c.epoch++
+	c.clientID = "c" + strconv.Itoa(int(c.idx)) + "-" + strconv.Itoa(int(c.epoch))
+	s.cov.hit("restart")
+	s.emit(model.Event{Kind: model.EvRestart, Client: c.idx})
+	s.startConsumer(c)
+	if c.kind == Pull {
+		s.rebalance(c.g)
+	}
+}
+
+// pause freezes a consumer (a GC pause): its events wait until the pause
+// ends, while its leases keep running out.
+func (s *sim) pause(c *consumer) {
+	if s.live {
+		return
+	}
+	s.q.after(expDelay(s.plan.rng[famPause], s.plan.pause.every), evPause, c.idx, 0, nil)
+	if !c.alive || s.q.now() < c.pauseUntil {
+		return
+	}
+	c.pauseUntil = s.q.now().Add(max(s.c.pause.Sample(s.plan.rng[famPause]), 1))
+	s.cov.hit("pause")
+	s.emit(model.Event{Kind: model.EvPause, Client: c.idx, Deadline: c.pauseUntil.Millis()})
+	s.q.at(c.pauseUntil, evResume, c.idx, c.epoch, nil)
+}
+
+// slow makes a consumer's processing SlowFactor times slower for a while.
+func (s *sim) slow(c *consumer) {
+	if s.live {
+		return
+	}
+	s.q.after(expDelay(s.plan.rng[famSlow], s.plan.slow.every), evSlow, c.idx, 0, nil)
+	if !c.alive {
+		return
+	}
+	s.cov.hit("slow")
+	c.slowUntil = s.q.now().Add(s.c.slow.Sample(s.plan.rng[famSlow]))
+}

@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"strconv"
+
+	"popsim/clock"
+	"popsim/model"
+	"popsim/workload"
+)
+
+// producer sends messages at the instants its arrival process yields. The
+// schedule is open loop: a message's BornTimestamp and its latency origin
+// are the intended send time, whatever happens downstream.
+type producer struct {
+	idx    int32
+	topic  string
+	queues int32
+	tags   workload.Tags
+	arr    workload.Arrivals
+	rng    *rand.Rand
+	seq    int64
+	next   int32 // round-robin queue
+	prefix string
+}
+
+// putReq is a message on its way to the broker.
+type putReq struct {
+	p        *producer
+	msg      *model.Message
+	intended clock.Time
+}
+
+func (s *sim) newProducer(idx int32, pp producerPlan) *producer {
+	arr, err := workload.ParseArrivals(pp.spec.Arrivals)
+	if err != nil {
+		panic("sim: arrivals validated but do not parse: " + err.Error())
+	}
+	return &producer{
+		idx: idx, topic: pp.spec.Topic, queues: s.c.topics[pp.spec.Topic].Queues, tags: pp.tags, arr: arr,
+		rng: newStream(s.cfg.Seed, streamProducer+uint64(idx)), prefix: "p" + strconv.Itoa(int(idx)) + "-",
+	}
+}
+
+// scheduleArrival asks the arrival process for the next send instant;
+// producers stop at the end of the safety phase.
+func (s *sim) scheduleArrival(p *producer) {
+	at, ok := p.arr.Next(p.rng, s.q.now())
+	if !ok || at >= s.safetyEnd {
+		return
+	}
+	s.q.at(max(at, s.q.now()), evProduce, p.idx, 0, nil)
+}
+
+// produce sends one message: UNIQ_KEY p<producer>-<seq>, queues round
+// robin, a weighted tag, BornTimestamp = the intended send time.
+func (s *sim) produce(p *producer) {
+	now := s.q.now()
+	m := &model.Message{
+		Topic: p.topic, QueueID: p.next, BornTimestamp: now.Millis(),
+		UniqKey: p.prefix + strconv.FormatInt(p.seq, 10), Tags: p.tags.Pick(p.rng),
+	}
+	p.seq++
+	p.next = (p.next + 1) % p.queues
+	s.q.after(s.reqLat.Sample(s.netRng), evPut, p.idx, 0, &putReq{p: p, msg: m, intended: now})
+	s.scheduleArrival(p)
+}
+
+// put stores a message at the broker, then wakes long-polling pops and
+// parked pulls.
+func (s *sim) put(r *putReq) {
+	m := r.msg
+	res := s.b.Put(s.q.now(), m)
+	if res.Code != model.Success {
+		s.emit(model.Event{Kind: model.EvProduceFailed, Client: r.p.idx, Msg: m.UniqKey, Code: res.Code, Detail: res.Remark})
+		return
+	}
+	s.emit(model.Event{Kind: model.EvProduce, Client: r.p.idx, Msg: m.UniqKey, Topic: m.Topic, Queue: m.QueueID, Offset: res.Offset})
+	s.led.produced(m.UniqKey, r.intended)
+	s.wake(res.Woken)
+	s.wakePulls(m.Topic, m.QueueID)
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,0 +1,36 @@
+package sim
+
+import "math/rand/v2"
+
+// Random streams. Every concern draws from its own PCG stream derived from
+// the run seed, so that turning a fault family on or off, or adding a
+// consumer, does not shift the draws of any other concern. Stream ids are
+// part of the trace contract: changing one changes every trace.
+const (
+	streamTie      uint64 = 1       // scheduler tie-breaks between same-time events
+	streamNetwork  uint64 = 2       // request and response latencies
+	streamPlan     uint64 = 3       // two-level activation and swarm weights
+	streamFault0   uint64 = 16      // + fault family (faultFamily)
+	streamProducer uint64 = 1 << 20 // + producer index: arrivals, tags
+	streamConsumer uint64 = 2 << 20 // + consumer index: processing time, outcome
+)
+
+// newStream returns the PCG stream id of the run seed. Both PCG words are
+// derived with splitmix64 so that nearby seeds and ids give unrelated
+// streams.
+func newStream(seed, id uint64) *rand.Rand {
+	a := splitmix64(seed ^ splitmix64(id))
+	b := splitmix64(a ^ id<<1 ^ 0x5851f42d4c957f2d)
+	return rand.New(rand.NewPCG(a, b))
+}
+
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// chance reports true with probability ppm parts per million, drawing
+// exactly once.
+func chance(r *rand.Rand, ppm int64) bool { return r.Int64N(1_000_000) < ppm }

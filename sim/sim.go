@@ -1,0 +1,322 @@
+package sim
+
+import (
+	"io"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+	"popsim/sim/check"
+	"popsim/workload"
+)
+
+// RunOptions are the caller's choices that do not change the run itself.
+type RunOptions struct {
+	TraceWriter io.Writer // optional: the text trace, one canonical line per event
+	KeepEvents  bool      // keep every trace event in Result.Events (short runs only)
+	Scenario    string    // recorded in the summary
+	Replay      string    // the command that replays this run, copied into violations
+
+	// capture is used by SelfCheck: checkpoint hashes and a window of lines.
+	capture *capture
+}
+
+type capture struct {
+	every        int64
+	lo, hi       int64
+	checkpoints  [][32]byte
+	lines        []string
+	traceSHA256  string
+	dispatchedEv int64
+}
+
+// Result is everything a run produced. Summary.WallSeconds is left 0: the
+// caller measures wall time (the simulator never reads the wall clock).
+type Result struct {
+	Summary model.Summary
+	// EndToEnd is produce (intended time) to successful ack, ServiceTime
+	// delivery to ack, both in microseconds (1us..1h, 3 significant
+	// figures), warm-up excluded.
+	EndToEnd, ServiceTime *hdrhistogram.Histogram
+	Events                []model.Event // when RunOptions.KeepEvents
+	// Plan lists the run's derived parameters (seed, fault activation and
+	// weights): print it before the run's results.
+	Plan []string
+}
+
+// sim is one run's state. Everything is owned by the single loop in run.
+type sim struct {
+	c    *compiled
+	cfg  *Config
+	opts RunOptions
+	q    *scheduler
+	b    *pop.Broker
+	tr   *tracer
+	chk  *check.Checker
+	plan *faultPlan
+	cov  coverage
+	led  *ledger
+
+	netRng          *rand.Rand
+	reqLat, respLat workload.Dist
+
+	prods  []*producer
+	cons   []*consumer
+	groups []*group
+	byName map[string]*group // lookup only
+
+	polls     map[uint64]*call    // suspended pop requests by poll id
+	pullWaits map[pullKey][]*call // parked pull requests (the sim's pull long polling)
+	topicIdx  map[string]int32    // lookup only
+
+	start, warmEnd, safetyEnd, drainEnd clock.Time
+	live, stopped, drained              bool
+	pollArmed                           bool
+	pollAt                              clock.Time
+}
+
+// group is a consumer group and the topic it consumes.
+type group struct {
+	name    string
+	topic   string
+	kind    ConsumerKind
+	cfg     pop.GroupConfig
+	queues  int32
+	members []*consumer
+	// committed is the pull baseline's offset store (per queue, -1 none).
+	committed []int64
+}
+
+type pullKey struct {
+	topic int32
+	queue int32
+}
+
+// Run runs one simulation: setup, the safety phase, the liveness phase,
+// then the checker's verdict. It fails on an invalid configuration and on
+// hitting the event budget; checker violations are results, not errors.
+func Run(cfg Config, opts RunOptions) (*Result, error) {
+	d := cfg.withDefaults()
+	c, err := d.compile()
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSim(c, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.loop(); err != nil {
+		return nil, err
+	}
+	return s.result()
+}
+
+func newSim(c *compiled, opts RunOptions) (*sim, error) {
+	cfg := &c.cfg
+	s := &sim{
+		c: c, cfg: cfg, opts: opts, cov: newCoverage(),
+		byName: map[string]*group{}, polls: map[uint64]*call{}, pullWaits: map[pullKey][]*call{}, topicIdx: map[string]int32{},
+		netRng: newStream(cfg.Seed, streamNetwork), reqLat: c.reqLat, respLat: c.respLat,
+	}
+	s.start = cfg.Start
+	s.warmEnd, s.safetyEnd = s.start.Add(cfg.Warmup), s.start.Add(cfg.Duration)
+	s.drainEnd = s.safetyEnd.Add(cfg.DrainBudget)
+	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.drainEnd)
+	s.plan = buildFaultPlan(cfg.Seed, &cfg.Faults, cfg.Swarm)
+	s.led = newLedger(s.warmEnd, s.safetyEnd)
+	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
+	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s.chk.Observe)
+	if cp := opts.capture; cp != nil {
+		s.tr.ckEvery, s.tr.capLo, s.tr.capHi = cp.every, cp.lo, cp.hi
+	}
+	if err := s.setupBroker(); err != nil {
+		return nil, err
+	}
+	s.setupClients()
+	s.schedulePeriodic()
+	return s, nil
+}
+
+func (s *sim) setupBroker() error {
+	b, err := pop.New(s.cfg.Engine)
+	if err != nil {
+		return err
+	}
+	s.b = b
+	for i, t := range s.cfg.Topics {
+		if err := b.CreateTopic(pop.TopicConfig{Name: t.Name, ReadQueueNums: t.Queues, WriteQueueNums: t.Queues}); err != nil {
+			return err
+		}
+		s.topicIdx[t.Name] = int32(i)
+	}
+	for _, name := range s.c.groupList {
+		if err := b.CreateGroup(s.c.groups[name]); err != nil {
+			return err
+		}
+	}
+	b.PutFailure = s.putFailure
+	return nil
+}
+
+func (s *sim) setupClients() {
+	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Detail: "safety"})
+	for i, pp := range s.c.producers {
+		s.prods = append(s.prods, s.newProducer(int32(i), pp))
+	}
+	for _, name := range s.c.groupList {
+		g := &group{name: name, cfg: s.c.groups[name]}
+		s.groups = append(s.groups, g)
+		s.byName[name] = g
+	}
+	for i, cp := range s.c.consumers {
+		c := s.newConsumer(int32(i), cp)
+		s.cons = append(s.cons, c)
+	}
+	for _, p := range s.prods {
+		s.scheduleArrival(p)
+	}
+	for _, c := range s.cons {
+		s.scheduleFaultClocks(c)
+		s.startConsumer(c)
+	}
+	for _, g := range s.groups {
+		if g.kind == Pull {
+			s.rebalance(g)
+		}
+	}
+}
+
+// schedulePeriodic arms the engine's cadence, the sampler, the phase
+// change and the end of the drain budget.
+func (s *sim) schedulePeriodic() {
+	s.q.after(pop.ReviveIdleInterval*clock.Millisecond, evRevive, -1, 0, nil)
+	if s.cfg.Engine.EnablePopBufferMerge {
+		s.q.after(pop.CacheCleanupInterval*clock.Millisecond, evCacheCleanup, -1, 0, nil)
+	}
+	s.q.after(s.cfg.SampleInterval, evSample, -1, 0, nil)
+	if s.plan.broker.on {
+		s.q.after(expDelay(s.plan.rng[famBrokerRestart], s.plan.broker.every), evBrokerRestart, -1, 0, nil)
+	}
+	s.q.at(s.safetyEnd, evLiveness, -1, 0, nil)
+	s.q.at(s.drainEnd, evStop, -1, 0, nil)
+}
+
+// loop is the simulator: dispatch events in order until the run stops.
+func (s *sim) loop() error {
+	for !s.stopped {
+		e, err := s.q.next()
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			break
+		}
+		s.dispatch(e)
+		s.q.release(e)
+	}
+	return nil
+}
+
+// dispatch is the one switch every event goes through.
+func (s *sim) dispatch(e *event) {
+	switch e.kind {
+	case evStop:
+		s.stopped = true
+	case evLiveness:
+		s.startLiveness()
+	case evDrainCheck:
+		s.drainCheck()
+	case evSample:
+		s.sample()
+	case evProduce:
+		s.produce(s.prods[e.who])
+	case evPut:
+		s.put(e.p.(*putReq))
+	case evRevive:
+		s.revive()
+	case evCacheCleanup:
+		s.cacheCleanup()
+	case evPollTick:
+		s.pollTick(e.at)
+	case evWakeup:
+		s.wakeup(e.p.(*pop.Wakeup))
+	case evNetRequest:
+		s.atBroker(e.p.(*call))
+	case evPullExpire:
+		s.pullExpire(e.p.(*call))
+	case evBrokerRestart:
+		s.brokerRestart()
+	case evScripted:
+		e.p.(*scripted).f(s)
+	default:
+		s.clientEvent(e)
+	}
+}
+
+// clientEvent handles events that happen inside a consumer process. Events
+// of an older incarnation are dropped; events that fall inside a pause wait
+// for its end.
+func (s *sim) clientEvent(e *event) {
+	c := s.cons[e.who]
+	switch e.kind {
+	case evCrash:
+		s.crash(c)
+		return
+	case evRestart:
+		s.restartEvent(c, e.epoch)
+		return
+	case evPause:
+		s.pause(c)
+		return
+	case evSlow:
+		s.slow(c)
+		return
+	case evNetResponse:
+		s.atClient(e)
+		return
+	}
+	if e.epoch != c.epoch || !c.alive {
+		return
+	}
+	if s.q.now() < c.pauseUntil {
+		s.q.at(c.pauseUntil, e.kind, e.who, e.epoch, e.p)
+		return
+	}
+	s.clientAction(c, e)
+}
+
+func (s *sim) clientAction(c *consumer, e *event) {
+	switch e.kind {
+	case evPoll:
+		s.poll(c, e.p)
+	case evConsumeEnd:
+		s.consumeEnd(c, e.p.(*held))
+	case evTimeout:
+		s.timeout(c, e.p.(*call))
+	case evRenew:
+		s.renew(c, e.p.(*held))
+	case evFaultRenew:
+		s.faultRenew(c, e.p.(*renewFault))
+	case evLocalRetry:
+		s.localRetry(c, e.p.(*held))
+	case evCommit:
+		s.commitTick(c)
+	case evResume:
+		s.emit(model.Event{Kind: model.EvResume, Client: c.idx})
+	default:
+		panic("sim: unhandled event kind " + strconv.Itoa(int(e.kind)))
+	}
+}
+
+// emit stamps a trace event with the current time and records it.
+func (s *sim) emit(e model.Event) {
+	e.At = s.q.now()
+	s.tr.emit(&e)
+}
+
+// scripted runs a function at a virtual time (tests).
+type scripted struct{ f func(*sim) }
