@@ -39,7 +39,8 @@ type Broker struct {
 	PutFailure func(now clock.Time, topic string, queueID int32) bool
 
 	volatile
-	stats Stats
+	stats   Stats
+	scratch popScratch
 }
 
 // volatile is everything a broker restart loses.

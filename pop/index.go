@@ -20,6 +20,9 @@ type names struct {
 
 type pairInfo struct {
 	group, topic string
+	// retryV1 and retryV2 are the pair's retry topic names, built on first
+	// use (retryTopics) so a pop does not build them again.
+	retryV1, retryV2 string
 }
 
 func newNames() *names {
@@ -33,9 +36,18 @@ func (n *names) pair(group, topic string) uint32 {
 	}
 	id := uint32(len(n.pairs))
 	n.pairID[[2]string{group, topic}] = id
-	n.pairs = append(n.pairs, pairInfo{group, topic})
+	n.pairs = append(n.pairs, pairInfo{group: group, topic: topic})
 	n.rerank()
 	return id
+}
+
+// retryTopics returns the V1 and V2 retry topic names of pair id.
+func (n *names) retryTopics(id uint32) (v1, v2 string) {
+	p := &n.pairs[id]
+	if p.retryV1 == "" {
+		p.retryV1, p.retryV2 = model.RetryTopicV1(p.group, p.topic), model.RetryTopicV2(p.group, p.topic)
+	}
+	return p.retryV1, p.retryV2
 }
 
 // lookup returns the id of an already-interned pair.

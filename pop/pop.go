@@ -96,8 +96,11 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest) PopResult {
 		return res
 	}
 	b.stats.PopRequests++
-	ctx := b.popKV(nowMs, req, f)
-	return b.finishPop(nowMs, req, ctx)
+	ctx := popContext{popTime: nowMs, records: b.scratch.records[:0], startInfo: b.scratch.start[:0], msgInfo: b.scratch.info[:0]}
+	b.popKV(nowMs, req, f, &ctx)
+	out := b.finishPop(nowMs, req, &ctx)
+	b.scratch.keep(&ctx)
+	return out
 }
 
 // validatePop applies the checks of spec 2.1 in RocketMQ's order.
@@ -146,16 +149,30 @@ type popContext struct {
 	handles   []model.ReceiptHandle
 }
 
+// popScratch holds the buffers a pop reuses from the previous one, so a pop
+// allocates only what its result keeps. Nothing in them outlives a call.
+type popScratch struct {
+	records     []rec
+	msgs        []*model.Message
+	offs        []int64
+	start, info []byte
+}
+
+// keep takes the context's buffers back, cleared of references.
+func (s *popScratch) keep(ctx *popContext) {
+	clear(ctx.records)
+	s.records, s.start, s.info = ctx.records[:0], ctx.startInfo[:0], ctx.msgInfo[:0]
+}
+
 // popKV is PopConsumerService.popAsync for a non-FIFO request.
-func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter) *popContext {
-	ctx := &popContext{popTime: nowMs}
+func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter, ctx *popContext) {
 	pair := b.names.pair(req.ConsumerGroup, req.Topic)
 	b.locks[pair] = nowMs // tryLock(group@topic) always succeeds single-threaded
 	n := b.requestCount[pair]
 	b.requestCount[pair] = n + 1
 	preferRetry := n%5 == 0
 	if preferRetry {
-		b.popRetryStages(nowMs, req, ctx)
+		b.popRetryStages(nowMs, req, ctx, pair)
 	}
 	if req.QueueID != -1 {
 		b.popStage(nowMs, req, ctx, req.Topic, req.QueueID, f)
@@ -165,21 +182,21 @@ func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter) *popContext {
 			b.popStage(nowMs, req, ctx, req.Topic, int32((n+i)%rq), f)
 		}
 		if !preferRetry {
-			b.popRetryStages(nowMs, req, ctx)
+			b.popRetryStages(nowMs, req, ctx, pair)
 		}
 	}
 	if len(ctx.records) > 0 {
 		b.storeRecords(ctx.records)
 	}
-	return ctx
 }
 
-func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext) {
+func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32) {
+	v1, v2 := b.names.retryTopics(pair)
 	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
-		b.popStage(nowMs, req, ctx, model.RetryTopicV1(req.ConsumerGroup, req.Topic), 0, nil)
+		b.popStage(nowMs, req, ctx, v1, 0, nil)
 	}
 	if b.cfg.EnableRetryTopicV2 {
-		b.popStage(nowMs, req, ctx, model.RetryTopicV2(req.ConsumerGroup, req.Topic), 0, nil)
+		b.popStage(nowMs, req, ctx, v2, 0, nil)
 	}
 }
 
@@ -214,11 +231,11 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 		return
 	}
 	offset := b.getPopOffset(k, q, stageTopic, req.InitMode)
-	r := q.get(offset, remain, f)
+	r := q.get(offset, remain, f, b.scratch.msgs)
 	if r.status == OffsetTooSmall || r.status == OffsetOverflowBadly || r.status == OffsetFoundNull {
 		b.commitOffset(k, r.nextBegin)
 		offset = r.nextBegin
-		r = q.get(offset, remain, f)
+		r = q.get(offset, remain, f, r.msgs)
 	}
 	cacheMin := b.cache.minOffset(k)
 	if r.status == Found {
@@ -226,6 +243,8 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	}
 	b.offsets.pull[k] = r.nextBegin
 	b.advanceCommit(k, offset, r.nextBegin, cacheMin, ctx, &r)
+	clear(r.msgs)
+	b.scratch.msgs = r.msgs[:0]
 }
 
 // advanceCommit sets the commit offset after a stage. Fixed: the smallest
@@ -244,13 +263,14 @@ func (b *Broker) advanceCommit(k qkey, offset, nextBegin, cacheMin int64, ctx *p
 		w = &window{}
 		b.windows[k] = w
 	}
-	popped := make([]int64, 0, len(r.msgs))
+	popped := b.scratch.offs[:0]
 	if r.status == Found {
 		for _, m := range r.msgs {
 			popped = append(popped, m.QueueOffset)
 		}
 	}
 	w.cover(offset, nextBegin, popped)
+	b.scratch.offs = popped[:0]
 	b.commitOffset(k, w.start)
 }
 
@@ -270,9 +290,12 @@ func (b *Broker) windowDone(k qkey, offset int64) {
 func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic string, start int64, r *getResult) {
 	flag := model.RetryFlagOf(stageTopic)
 	ctx.restCount += r.max - r.nextBegin
-	offs := make([]int64, len(r.msgs))
-	for i, m := range r.msgs {
-		offs[i] = m.QueueOffset
+	if ctx.msgs == nil { // sized for this stage; a later stage's append grows it
+		ctx.msgs, ctx.handles = make([]*model.Message, 0, len(r.msgs)), make([]model.ReceiptHandle, 0, len(r.msgs))
+	}
+	offs := b.scratch.offs[:0]
+	for _, m := range r.msgs {
+		offs = append(offs, m.QueueOffset)
 		ctx.records = append(ctx.records, rec{
 			recKey:    recKey{vt: ctx.popTime + req.InvisibleTime, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
 			invisible: req.InvisibleTime, retry: flag, attemptID: req.AttemptID,
@@ -286,6 +309,7 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 	ctx.found += int32(len(r.msgs))
 	ctx.startInfo = model.AppendOffsetInfo(ctx.startInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: []int64{start}})
 	ctx.msgInfo = model.AppendOffsetInfo(ctx.msgInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs})
+	b.scratch.offs = offs[:0]
 }
 
 // present shows a retry message under the request's (original) topic; its

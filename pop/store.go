@@ -109,9 +109,9 @@ func (f filter) String() string {
 
 // get reads up to max messages matching f from offset, as
 // DefaultMessageStore.getMessage does, including its offset-correction
-// statuses.
-func (q *queue) get(offset int64, max int, f filter) getResult {
-	r := getResult{min: q.min, max: q.maxOffset()}
+// statuses. The messages are appended to dst[:0].
+func (q *queue) get(offset int64, max int, f filter, dst []*model.Message) getResult {
+	r := getResult{min: q.min, max: q.maxOffset(), msgs: dst[:0]}
 	switch {
 	case r.max == 0:
 		r.status, r.nextBegin = NoMessageInQueue, 0
