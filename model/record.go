@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -107,13 +108,20 @@ func (r *PopConsumerRecord) Encode() []byte {
 }
 
 // DecodePopConsumerRecord parses a JSON value written by Encode (or by
-// RocketMQ's fastjson). Unknown fields are an error.
+// RocketMQ's fastjson). It must be exactly one JSON object: unknown fields,
+// null, other JSON types and trailing data are errors.
 func DecodePopConsumerRecord(b []byte) (*PopConsumerRecord, error) {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return nil, fmt.Errorf("model: decoding PopConsumerRecord %q: want a JSON object", clip(string(b)))
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	var r PopConsumerRecord
 	if err := d.Decode(&r); err != nil {
 		return nil, fmt.Errorf("model: decoding PopConsumerRecord: %w", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("model: decoding PopConsumerRecord %q: want one JSON object, found more after it", clip(string(b)))
 	}
 	return &r, nil
 }
