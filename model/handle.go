@@ -161,6 +161,11 @@ func (h *ReceiptHandle) setNumber(i int, v int64) error {
 		}
 		h.QueueOffset = v
 	case 8:
+		// -1 is "absent" and String omits it; any other negative value
+		// would not survive String and parse again.
+		if v < -1 {
+			return bad("a commit log offset >= 0 (or -1 for none)")
+		}
 		h.CommitLogOffset = v
 	}
 	return nil
