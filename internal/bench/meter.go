@@ -12,25 +12,34 @@ import (
 // meter reports per-message figures. testing.B counts allocations per op
 // only after the body returns, so the meter keeps its own count, leaving
 // out whatever happens while the timer is stopped (message production).
+//
+// It also counts the CPU time of the benchmark's thread (the body is locked
+// to it) as cpu-ns/msg: on a shared machine wall time includes waiting for
+// a core, CPU time does not.
 type meter struct {
 	b              *testing.B
 	ms             runtime.MemStats
 	startA, startB uint64
 	offA, offB     uint64 // allocations while paused
 	pauseA, pauseB uint64
+	cpu0, cpuOff   int64 // thread CPU time at start, and while paused
+	cpuPause       int64
 }
 
 func startMeter(b *testing.B) *meter {
 	b.ReportAllocs()
+	runtime.LockOSThread()
 	m := &meter{b: b}
 	runtime.ReadMemStats(&m.ms)
 	m.startA, m.startB = m.ms.Mallocs, m.ms.TotalAlloc
+	m.cpu0, _ = threadCPU()
 	return m
 }
 
 // pause stops the timer and the allocation count.
 func (m *meter) pause() {
 	m.b.StopTimer()
+	m.cpuPause, _ = threadCPU()
 	runtime.ReadMemStats(&m.ms)
 	m.pauseA, m.pauseB = m.ms.Mallocs, m.ms.TotalAlloc
 }
@@ -40,15 +49,22 @@ func (m *meter) resume() {
 	runtime.ReadMemStats(&m.ms)
 	m.offA += m.ms.Mallocs - m.pauseA
 	m.offB += m.ms.TotalAlloc - m.pauseB
+	c, _ := threadCPU()
+	m.cpuOff += c - m.cpuPause
 	m.b.StartTimer()
 }
 
 // report is called after the loop with the messages per iteration.
 func (m *meter) report(perOp int) {
+	cpu, cpuOK := threadCPU()
+	runtime.UnlockOSThread()
 	runtime.ReadMemStats(&m.ms)
 	msgs := float64(m.b.N) * float64(perOp)
 	if msgs == 0 {
 		return
+	}
+	if cpuOK {
+		m.b.ReportMetric(float64(cpu-m.cpu0-m.cpuOff)/msgs, "cpu-ns/msg")
 	}
 	ns := float64(m.b.Elapsed().Nanoseconds()) / msgs
 	m.b.ReportMetric(ns, "ns/msg")
