@@ -101,38 +101,120 @@ func (r *rec) popTime() int64 { return r.vt - r.invisible }
 // range scan.
 type index struct {
 	n       *names
-	tree    *btree.BTreeG[rec]
+	tree    recTree
 	popHint btree.PathHint
 	ackHint btree.PathHint
 }
 
+// item is what the B-tree holds: the key in three words plus the slot of
+// the record's other fields. Four integer fields matter: the comparator
+// then takes both items in registers (eight of amd64's nine), and nodes
+// hold no pointers for the GC to scan. A rec as the item (seven fields,
+// with a string) was passed on the stack and cost about 5x the bare tree.
+type item struct {
+	vt     int64
+	pq     uint64 // pair<<32 | uint32(qid)
+	offset int64
+	slot   uint64 // index into recTree.extra; ignored by the order
+}
+
+func keyItem(k recKey) item {
+	return item{vt: k.vt, pq: uint64(k.pair)<<32 | uint64(uint32(k.qid)), offset: k.offset}
+}
+
+func (it item) key() recKey {
+	return recKey{vt: it.vt, pair: uint32(it.pq >> 32), qid: int32(uint32(it.pq)), offset: it.offset}
+}
+
+// recExtra is a record's fields outside the key.
+type recExtra struct {
+	invisible    int64
+	attemptTimes int32
+	retry        model.RetryType
+	attemptID    string
+}
+
+// recTree is the B-tree of items plus the slab of their other fields, with
+// a free list so steady-state puts and deletes allocate nothing.
+type recTree struct {
+	bt    *btree.BTreeG[item]
+	extra []recExtra
+	free  []uint64
+}
+
+// hold stores r's other fields in a slot and returns r's item.
+func (t *recTree) hold(r *rec) item {
+	it := keyItem(r.recKey)
+	x := recExtra{invisible: r.invisible, attemptTimes: r.attemptTimes, retry: r.retry, attemptID: r.attemptID}
+	if n := len(t.free); n > 0 {
+		it.slot = t.free[n-1]
+		t.free = t.free[:n-1]
+		t.extra[it.slot] = x
+	} else {
+		it.slot = uint64(len(t.extra))
+		t.extra = append(t.extra, x)
+	}
+	return it
+}
+
+// rec rebuilds the record of an item.
+func (t *recTree) rec(it item) rec {
+	x := &t.extra[it.slot]
+	return rec{recKey: it.key(), invisible: x.invisible, attemptTimes: x.attemptTimes, retry: x.retry, attemptID: x.attemptID}
+}
+
+// release frees an item's slot.
+func (t *recTree) release(it item) {
+	t.extra[it.slot] = recExtra{}
+	t.free = append(t.free, it.slot)
+}
+
+// Scan calls iter with every record in key order while it returns true.
+func (t *recTree) Scan(iter func(r rec) bool) {
+	t.bt.Scan(func(it item) bool { return iter(t.rec(it)) })
+}
+
+// Len is the number of records.
+func (t *recTree) Len() int { return t.bt.Len() }
+
 func newIndex(n *names) *index {
 	ix := &index{n: n}
-	ix.tree = btree.NewBTreeGOptions(ix.less, btree.Options{NoLocks: true})
+	ix.tree.bt = btree.NewBTreeGOptions(ix.itemLess, btree.Options{NoLocks: true})
 	return ix
 }
 
 // less orders keys as bytewise comparison of RocketMQ's key does:
 // big-endian vt, then "group@topic@", then big-endian queueId, then offset.
-func (ix *index) less(a, b rec) bool {
+func (ix *index) less(a, b rec) bool { return ix.itemLess(keyItem(a.recKey), keyItem(b.recKey)) }
+
+// itemLess is less on the tree's items: pairs compare by rank, the queue id
+// as the unsigned low half of pq.
+func (ix *index) itemLess(a, b item) bool {
 	if a.vt != b.vt {
 		return uint64(a.vt) < uint64(b.vt)
 	}
-	if a.pair != b.pair {
-		return ix.n.rank[a.pair] < ix.n.rank[b.pair]
-	}
-	if a.qid != b.qid {
-		return uint32(a.qid) < uint32(b.qid)
+	if a.pq != b.pq {
+		if pa, pb := uint32(a.pq>>32), uint32(b.pq>>32); pa != pb {
+			return ix.n.rank[pa] < ix.n.rank[pb]
+		}
+		return uint32(a.pq) < uint32(b.pq)
 	}
 	return uint64(a.offset) < uint64(b.offset)
 }
 
 // put writes a record (a write to an existing key replaces it, as RocksDB does).
-func (ix *index) put(r rec) { ix.tree.SetHint(r, &ix.popHint) }
+func (ix *index) put(r rec) {
+	if prev, replaced := ix.tree.bt.SetHint(ix.tree.hold(&r), &ix.popHint); replaced {
+		ix.tree.release(prev)
+	}
+}
 
 // delete removes the exact key and reports whether it was there.
 func (ix *index) delete(k recKey) bool {
-	_, ok := ix.tree.DeleteHint(rec{recKey: k}, &ix.ackHint)
+	it, ok := ix.tree.bt.DeleteHint(keyItem(k), &ix.ackHint)
+	if ok {
+		ix.tree.release(it)
+	}
 	return ok
 }
 
@@ -142,15 +224,16 @@ func (ix *index) len() int { return ix.tree.Len() }
 // lower <= vt < upper (scanExpiredRecords followed by deleteRecords).
 func (ix *index) scanExpired(lower, upper int64, max int, out []rec) []rec {
 	for len(out) < max {
-		m, ok := ix.tree.Min()
+		m, ok := ix.tree.bt.Min()
 		if !ok || m.vt >= upper {
 			break
 		}
 		if m.vt < lower {
 			return ix.scanFrom(lower, upper, max, out)
 		}
-		ix.tree.PopMin()
-		out = append(out, m)
+		ix.tree.bt.PopMin()
+		out = append(out, ix.tree.rec(m))
+		ix.tree.release(m)
 	}
 	return out
 }
@@ -159,15 +242,17 @@ func (ix *index) scanExpired(lower, upper int64, max int, out []rec) []rec {
 // outside the scan window and stay.
 func (ix *index) scanFrom(lower, upper int64, max int, out []rec) []rec {
 	start := len(out)
-	ix.tree.Ascend(rec{recKey: recKey{vt: lower}}, func(r rec) bool {
-		if r.vt >= upper || len(out) >= max {
+	ix.tree.bt.Ascend(item{vt: lower}, func(it item) bool {
+		if it.vt >= upper || len(out) >= max {
 			return false
 		}
-		out = append(out, r)
+		out = append(out, ix.tree.rec(it))
 		return true
 	})
 	for _, r := range out[start:] {
-		ix.tree.Delete(r)
+		if it, ok := ix.tree.bt.Delete(keyItem(r.recKey)); ok {
+			ix.tree.release(it)
+		}
 	}
 	return out
 }
