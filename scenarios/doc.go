@@ -1,0 +1,131 @@
+// Package scenarios is popsim's scenario files: a commented YAML format
+// for a simulation, its strict loader, a library of built-in scenarios
+// embedded in the binary, sweep parameters, and the queueing theory the
+// simulator is validated against.
+//
+// It owns the mapping from a file to sim.Config and the checking of the
+// file: unknown or misspelled keys, repeated keys, wrong kinds of value,
+// bad durations, rates and distributions, out-of-range values and broken
+// references are errors of the form
+//
+//	scenarios/x.yaml:12: consumers[0].batch: 40 out of range: want 1..32
+//
+// It must not run simulations itself outside tests (cmd/popsim does), and
+// it must never panic on input (FuzzLoad).
+//
+// # Usage
+//
+//	s, err := scenarios.Builtin("default", scenarios.Override{Path: "duration", Value: "5s"})
+//	s, err := scenarios.LoadFile("my.yaml")
+//	res, err := sim.Run(s.Config(seed), sim.RunOptions{Scenario: s.Name})
+//
+// # File format
+//
+// One YAML document per file. Durations are Go durations with microsecond
+// resolution (250ms, 30s, 2m); probabilities are decimals (0.001) or
+// percentages (0.1%); rates, arrival processes, distributions, outcomes
+// and tags use package workload's text forms. Inside {flow: mappings} and
+// [flow, lists] quote values that contain commas: "uniform(1s,5s)". Keys
+// left out take the default shown.
+//
+//	name: default                 # required: [a-z0-9-], the run folder's name
+//	description: |                # first line: what `popsim list` prints
+//	seed: 1                       # `popsim run` without -seed
+//	seeds: 1..20                  # sweeps, plans, tests (default: seed); also "1,5,9" or "1..4,9"
+//	duration: 60s                 # safety phase: production and faults (1ms..720h)
+//	warmup: 6s                    # not measured (default duration/10; 1us..duration)
+//	drain: 10m                    # liveness budget: faults off, all must settle (1s..720h)
+//	eventBudget: 200000000        # the run fails naming this bound past it
+//	sampleInterval: 1s            # time-series resolution (10ms..)
+//
+//	topics:                       # at least one
+//	  - name: orders              # RocketMQ topic name, not starting with %
+//	    queues: 8                 # 1..1024 (default 8)
+//	groups:                       # optional; a consumer's group defaults to RocketMQ's
+//	  - name: billing
+//	    retryMaxTimes: 16         # 1..64; the proxy's maxAttempts is this + 1
+//	producers:                    # at least one; each topic needs exactly one consuming group
+//	  - topic: orders
+//	    arrivals: poisson(1000/s) # const(R), poisson(R), onoff(rate=,on=,off=), ramp(from=,to=,over=), backlog(N), limit(P,count=,for=)
+//	    tags: tags(TagA:3,TagB:1) # default: no tag
+//	    count: 1                  # identical producers, 1..1000
+//	consumers:                    # at least one; a group has one kind and one topic
+//	  - kind: pop-push            # pop-push | simple | pull
+//	    group: billing
+//	    topic: orders
+//	    expression: "*"           # subscription tag expression
+//	    count: 1                  # clients, 1..10000
+//	    threads: 20               # consume threads per client, 1..1024
+//	    batch: 32                 # messages per pop / receive / pull, 1..32
+//	    invisibleTime: 60s        # pop-push 5s..300s, simple 10s..12h; unused by pull
+//	    pollTime: 15s             # long polling: pop-push and pull 1s..60s (15s), simple 5s..20s (20s)
+//	    processing: exp(10ms)     # const, uniform, exp, lognormal(median=,p99=), pareto(alpha=,min=,max=), mix(p:d,...)
+//	    outcomes: outcomes(reconsume_later=0.01,exception=0.001)   # default: all succeed
+//	    maxReconsumeTimes: 16     # pop-push and pull, 1..1000
+//	    popThresholdForQueue: 96  # pop-push: waiting-ack messages before the next pop waits 50 ms
+//	    autoRenew: false          # simple: the proxy renews leases while processing
+//	    commitInterval: 5s        # pull: offset commit period, 100ms..60s
+//
+//	engine:                       # pop.Config under RocketMQ's broker.conf names; defaults are RocketMQ's
+//	  brokerName: broker-a
+//	  brokerClusterName: DefaultCluster
+//	  readable: true
+//	  timerWheelEnable: true
+//	  popReviveMaxReturnSizePerRead: 16384
+//	  popReviveMaxAttemptTimes: 16          # 0..16
+//	  enablePopBufferMerge: false           # KV: stage records in PopConsumerCache
+//	  popCkStayBufferTime: 10000            # milliseconds, or a duration (10s)
+//	  popCkMaxBufferSize: 200000
+//	  enableRetryTopicV2: false
+//	  retrieveMessageFromPopRetryTopicV1: true
+//	  enablePopMessageThreshold: false
+//	  popInflightMessageThreshold: 10000
+//	  popPollingSize: 1024
+//	  maxPopPollingSize: 100000
+//	  popLongPollingForceNotifyInterval: 800
+//	  initPopOffsetByCheckMsgInMem: true
+//	  useServerSideResetOffset: true
+//	  popConsumerLockTimeout: 120000        # milliseconds, or a duration
+//	  bugs:                                 # upstream defects, off by default (see pop.Bugs)
+//	    sameDeadlineChangeInvisible: false  # apache/rocketmq#10276
+//	    cacheCleanupIgnoresReviveFailure: false   # #10667
+//	    v1RetryNoPollWake: false            # #9632
+//	    commitOffsetLag: false              # #10949
+//	    retryTopicReencoding: false         # #10945/#11195
+//
+//	network:
+//	  requestLatency: uniform(200us,2ms)    # one-way; const(0s) for none
+//	  responseLatency: uniform(200us,2ms)
+//	  requestTimeout: 3s                    # a renewal's answer (acks are fire and forget); 100ms..60s
+//	  pollTimeoutSlack: 10s                 # a long poll times out at pollTime + this
+//	  loss:                                 # request lost / response lost, each 0..50%
+//	    pop:    {request: 0.05%, response: 0.05%}
+//	    ack:    {request: 0.1%, response: 0.1%}
+//	    change: {request: 0, response: 0}
+//	    pull:   {request: 0, response: 0}
+//
+//	faults:                                 # families left out are off
+//	  swarm: false                          # per seed: families off at random, weights x1/8..x8
+//	  siteEnable: 1                         # two-level activation probability per site and run
+//	  crash: {every: 2m, restartDelay: "uniform(1s,5s)"}   # mean time between crashes per consumer
+//	  pause: {every: 1m, duration: "uniform(50ms,2s)"}     # GC pauses
+//	  slow: {every: 2m, duration: "uniform(1s,10s)", factor: 10}
+//	  renew: {sameDeadline: 0.05%, atExpiry: 0.02%, afterRevive: 0.02%}   # per delivered message
+//	  brokerRestart: {every: 10m}           # the broker loses cache and parked pops
+//	  revivePutFailure: 1%                  # retry-topic writes that fail during revive
+//	  clockSkew: 100ms                      # consumer clocks off by up to ± this
+//
+// # Overrides and sweep parameters
+//
+// Override (popsim -set key=value) sets one key before decoding, so an
+// overridden value is checked like a written one; [*] addresses every
+// list element: -set consumers[*].invisibleTime=10s. Sweep and plan
+// parameters are overrides with short aliases (see Aliases): consumers,
+// invisible, kind, batch, threads, queues, rate, processing, seeds...
+//
+// # Theory
+//
+// MMc and MM1 give Erlang C waiting probabilities, mean waits and
+// response-time quantiles; TestValidation runs mmc-validation and
+// mm1-validation and compares (make validate runs it at full size).
+package scenarios
