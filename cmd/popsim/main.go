@@ -1,0 +1,139 @@
+// Command popsim runs popsim's deterministic POP simulations: one
+// scenario and seed (run), a failing seed again with its trace (replay),
+// grids of parameters over many seeds (sweep, merge), the capacity
+// question answered directly (plan), and reports of earlier results.
+//
+// With no arguments it runs the built-in default scenario and prints a
+// summary. `popsim help` lists the subcommands; `popsim CMD -h` explains
+// one.
+//
+// Exit codes: 0 every invariant held; 1 a violation (each printed with the
+// command that replays it), a run that hit its event budget, or a plan
+// that found no value meeting its target; 2 bad input (flags, files,
+// values) or an output folder that cannot be written.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+)
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitViolation = 1
+	exitBadInput  = 2
+)
+
+func main() {
+	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd()))}
+	os.Exit(e.main(os.Args[1:]))
+}
+
+// env is what a command talks to; tests substitute buffers.
+type env struct {
+	stdout, stderr   io.Writer
+	stderrIsTerminal bool // progress bars only on a terminal
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(e *env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run a scenario for one seed and write its report", (*env).cmdRun},
+		{"replay", "re-run a failing seed and print each violation's message history", (*env).cmdReplay},
+		{"list", "list the built-in scenarios", (*env).cmdList},
+		{"show", "print a built-in scenario's file", (*env).cmdShow},
+		{"sweep", "run a grid of parameters over many seeds, in parallel, optionally one shard of it", (*env).cmdSweep},
+		{"merge", "combine sweep shard folders into one report", (*env).cmdMerge},
+		{"plan", "find the fewest consumers (or smallest value) that meets a latency/duplicate target", (*env).cmdPlan},
+		{"report", "re-render report.md and the charts of a run or sweep folder", (*env).cmdReport},
+		{"version", "print the module version, commit and Go version", (*env).cmdVersion},
+	}
+}
+
+func (e *env) main(args []string) int {
+	if len(args) == 0 {
+		return e.cmdRun(nil)
+	}
+	name, rest := args[0], args[1:]
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(e, rest)
+		}
+	}
+	switch name {
+	case "help", "-h", "-help", "--help":
+		e.usage(e.stdout)
+		return exitOK
+	}
+	if strings.HasPrefix(name, "-") {
+		// popsim -seed 3 ... means popsim run -seed 3 ...
+		return e.cmdRun(args)
+	}
+	fmt.Fprintf(e.stderr, "popsim: unknown command %q\n\n", name)
+	e.usage(e.stderr)
+	return exitBadInput
+}
+
+func (e *env) usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: popsim [command] [flags]    (no command: run the default scenario)")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\n`popsim CMD -h` describes a command's flags.")
+	fmt.Fprintln(w, "Exit codes: 0 all invariants held, 1 a violation (printed with its replay command), 2 bad input.")
+}
+
+// newFlags returns a FlagSet for a subcommand that reports errors to
+// stderr and prints usage, synopsis first, on -h.
+func (e *env) newFlags(name, synopsis, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet("popsim "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: popsim %s %s\n\n%s\n\nflags:\n", name, synopsis, about)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags; ok is false when the command must stop with code.
+func (e *env) parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(e.stdout)
+		fs.Usage()
+		return exitOK, false
+	}
+	if err != nil {
+		return exitBadInput, false // the flag package has printed the error and usage
+	}
+	return 0, true
+}
+
+// badInput prints an input error and returns exit code 2.
+func (e *env) badInput(format string, a ...any) int {
+	fmt.Fprintf(e.stderr, "popsim: "+format+"\n", a...)
+	return exitBadInput
+}
+
+// noArgs rejects positional arguments a command does not take.
+func (e *env) noArgs(fs *flag.FlagSet) bool {
+	if fs.NArg() > 0 {
+		e.badInput("%s: unexpected argument %q (flags go before arguments; see -h)", strings.TrimPrefix(fs.Name(), "popsim "), fs.Arg(0))
+		return false
+	}
+	return true
+}

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"popsim/report"
+	"popsim/scenarios"
+)
+
+const tiny = "testdata/tiny.yaml"
+
+// popsim runs the command in-process and returns its exit code and output.
+func popsim(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb}
+	code := e.main(args)
+	return code, out.String(), errb.String()
+}
+
+func wantCode(t *testing.T, want int, args ...string) (string, string) {
+	t.Helper()
+	code, out, errs := popsim(t, args...)
+	if code != want {
+		t.Fatalf("popsim %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, out, errs)
+	}
+	return out, errs
+}
+
+func TestRunWritesEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.txt")
+	out, _ := wantCode(t, exitOK, "run", "-f", tiny, "-seed", "3", "-out", dir, "-trace", trace)
+	for _, want := range []string{"scenario tiny", "seed 3", "PASS", "end to end (ms)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{"summary.json", "end_to_end.hgrm", "service_time.hgrm", "histograms.hlog", "report.md", "latency.png", "latency.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	run, err := report.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Summary.Scenario != "tiny" || run.Summary.Seed != 3 || run.Summary.WallSeconds <= 0 || run.Summary.Produced == 0 {
+		t.Errorf("summary.json: scenario %q seed %d wall %g produced %d", run.Summary.Scenario, run.Summary.Seed, run.Summary.WallSeconds, run.Summary.Produced)
+	}
+	data, err := os.ReadFile(trace)
+	if err != nil || int64(bytes.Count(data, []byte("\n"))) != run.Summary.SimEvents && len(data) == 0 {
+		t.Errorf("trace file: %d bytes, %v", len(data), err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, ".*tmp*"))
+	if len(leftovers) > 0 {
+		t.Errorf("temporary files left behind: %v", leftovers)
+	}
+}
+
+// bug turns on an upstream defect that the checker catches.
+var bug = []string{"-set", "engine.bugs.sameDeadlineChangeInvisible=true", "-set", "faults.renew.sameDeadline=5%"}
+
+func TestRunViolationExitsOne(t *testing.T) {
+	args := append([]string{"run", "-f", tiny, "-out", t.TempDir()}, bug...)
+	out, _ := wantCode(t, exitViolation, args...)
+	want := "replay: go run ./cmd/popsim replay -f testdata/tiny.yaml -set engine.bugs.sameDeadlineChangeInvisible=true -set faults.renew.sameDeadline=5% -seed 1"
+	if !strings.Contains(out, "FAIL:") || !strings.Contains(out, want) {
+		t.Errorf("output lacks FAIL and %q:\n%s", want, out)
+	}
+}
+
+func TestReplay(t *testing.T) {
+	args := append([]string{"replay", "-f", tiny, "-seed", "1", "-around", "30", "-context", "2"}, bug...)
+	out, _ := wantCode(t, exitViolation, args...)
+	for _, want := range []string{"violation 1:", "history of message", "trace around event 30:", "> 30 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("replay output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out[strings.Index(out, "trace around"):], "\n"); n < 6 {
+		t.Errorf("-around 30 -context 2 printed %d lines", n)
+	}
+	wantCode(t, exitBadInput, "replay", "-f", tiny)
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	malformed := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(malformed, []byte("name: bad\nduration: 2 s\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"run", "-nosuchflag"}, "flag provided but not defined"},
+		{[]string{"run", "-scenario", "nope"}, `no built-in scenario "nope"`},
+		{[]string{"run", "-f", malformed}, malformed + ":2: duration"},
+		{[]string{"run", "-f", filepath.Join(dir, "missing.yaml")}, "no such file"},
+		{[]string{"run", "-f", tiny, "-set", "consumers[0].batch=99"}, "consumers[0].batch: 99 out of range: want 1..32"},
+		{[]string{"run", "-set", "novalue"}, "want key=value"},
+		{[]string{"run", "-seed", "minus1"}, "want a whole number"},
+		{[]string{"run", "-scenario", "default", "-f", tiny}, "give one or the other"},
+		{[]string{"run", "extra"}, `unexpected argument "extra"`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"show", "nope"}, `no built-in scenario "nope"`},
+		{[]string{"show"}, "want exactly one scenario name"},
+		{[]string{"sweep", "-f", tiny, "-param", "consumers"}, "want name=value1,value2"},
+		{[]string{"sweep", "-f", tiny, "-param", "consumers=1,x"}, `parameter point consumers=x: testdata/tiny.yaml (-set): consumers[0].count: "x": want a whole number`},
+		{[]string{"sweep", "-f", tiny, "-param", "nosuch=1"}, "unknown field"},
+		{[]string{"sweep", "-f", tiny, "-shard", "4/4"}, "want i/n with 0 <= i < n"},
+		{[]string{"sweep", "-f", tiny, "-shard", "x"}, "want i/n"},
+		{[]string{"sweep", "-f", tiny, "-seeds", "3..1"}, "-seeds"},
+		{[]string{"sweep", "-f", tiny, "-parallel", "0"}, "-parallel 0 out of range"},
+		{[]string{"merge", "-out", dir}, "want -out DIR and at least one shard folder"},
+		{[]string{"merge", "-out", dir, dir}, "not a popsim sweep folder"},
+		{[]string{"report", dir}, "neither a run folder"},
+		{[]string{"plan", "-f", tiny}, "-target and -search are required"},
+		{[]string{"plan", "-f", tiny, "-target", "p99<=fast", "-search", "consumers=1..4"}, "want a duration"},
+		{[]string{"plan", "-f", tiny, "-target", "p99<=1s", "-search", "consumers=4..1"}, "want 0 <= lo < hi"},
+		{[]string{"plan", "-f", tiny, "-target", "latency<=1s", "-search", "consumers=1..4"}, `unknown metric "latency"`},
+	} {
+		code, out, errs := popsim(t, c.args...)
+		if code != exitBadInput || !strings.Contains(errs, c.want) {
+			t.Errorf("popsim %s: exit %d, stderr %q; want exit 2 and %q (stdout %q)", strings.Join(c.args, " "), code, errs, c.want, out)
+		}
+	}
+}
+
+func TestHelpListShowVersion(t *testing.T) {
+	for _, cmd := range []string{"run", "replay", "list", "show", "sweep", "merge", "plan", "report", "version"} {
+		out, _ := wantCode(t, exitOK, cmd, "-h")
+		if !strings.Contains(out, "usage: popsim "+cmd) {
+			t.Errorf("%s -h:\n%s", cmd, out)
+		}
+	}
+	out, _ := wantCode(t, exitOK, "list")
+	for _, name := range scenarios.Names() {
+		if !strings.Contains(out, "\n"+name+" ") && !strings.HasPrefix(out, name+" ") {
+			t.Errorf("list lacks %s:\n%s", name, out)
+		}
+	}
+	out, _ = wantCode(t, exitOK, "show", "default")
+	if text, _ := scenarios.BuiltinText("default"); out != string(text) {
+		t.Error("show default does not print the embedded file")
+	}
+	out, _ = wantCode(t, exitOK, "version")
+	if !strings.Contains(out, "go1.") || !strings.Contains(out, "commit") {
+		t.Errorf("version: %s", out)
+	}
+	out, _ = wantCode(t, exitOK, "help")
+	if !strings.Contains(out, "sweep") {
+		t.Errorf("help: %s", out)
+	}
+}
+
+func TestShardsPartition(t *testing.T) {
+	for _, c := range []struct{ points, seeds, shards int }{{1, 1, 1}, {3, 4, 2}, {5, 7, 3}, {2, 2, 9}, {10, 20, 7}} {
+		seen := map[int]int{}
+		for i := range c.shards {
+			for _, j := range jobs(c.points, c.seeds, i, c.shards) {
+				if _, dup := seen[j.index]; dup {
+					t.Errorf("%+v: job %d in shards %d and %d", c, j.index, seen[j.index], i)
+				}
+				seen[j.index] = i
+				if j.point != j.index/c.seeds {
+					t.Errorf("%+v: job %d has point %d", c, j.index, j.point)
+				}
+			}
+		}
+		if len(seen) != c.points*c.seeds {
+			t.Errorf("%+v: shards cover %d of %d jobs", c, len(seen), c.points*c.seeds)
+		}
+	}
+}
+
+// TestSweepShardsMerge: two shards merged give the same sweep as one
+// unsharded sweep, down to the merged histograms.
+func TestSweepShardsMerge(t *testing.T) {
+	root := t.TempDir()
+	sweep := []string{"sweep", "-f", tiny, "-param", "consumers=1,2", "-param", "kind=pop-push,simple", "-seeds", "1..2", "-parallel", "3"}
+	whole := filepath.Join(root, "whole")
+	out, _ := wantCode(t, exitOK, append(sweep, "-out", whole)...)
+	if !strings.Contains(out, "8 runs: 8 passed, 0 failed") {
+		t.Errorf("sweep output:\n%s", out)
+	}
+	shards := []string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}
+	for i, dir := range shards {
+		wantCode(t, exitOK, append(sweep, "-shard", []string{"0/2", "1/2"}[i], "-out", dir)...)
+	}
+	merged := filepath.Join(root, "merged")
+	wantCode(t, exitBadInput, "merge", "-out", merged, shards[0])
+	wantCode(t, exitBadInput, "merge", "-out", merged, shards[0], shards[0])
+	wantCode(t, exitOK, "merge", "-out", merged, shards[0], shards[1])
+
+	a, b := readFile(t, whole, report.SweepFile), readFile(t, merged, report.SweepFile)
+	if a != b {
+		t.Errorf("sweep.json differs between the whole sweep and the merged shards:\n%s\n%s", a, b)
+	}
+	runs, _ := runDirs(whole)
+	mruns, _ := runDirs(merged)
+	if len(runs) != 8 || strings.Join(runs, " ") != strings.Join(mruns, " ") {
+		t.Fatalf("run folders: %v vs %v", runs, mruns)
+	}
+	for _, r := range runs {
+		x, y := readFile(t, whole, RunsDir, r, report.HlogFile), readFile(t, merged, RunsDir, r, report.HlogFile)
+		if x != y {
+			t.Errorf("%s: histograms.hlog differs", r)
+		}
+	}
+	// report re-renders the merged sweep identically.
+	wantCode(t, exitOK, "report", merged)
+	if c := readFile(t, merged, report.SweepFile); c != b {
+		t.Error("popsim report changed sweep.json")
+	}
+}
+
+func readFile(t *testing.T, parts ...string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(parts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestSweepListsEveryFailingSeed(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"sweep", "-f", tiny, "-seeds", "1..3", "-out", dir}, bug...)
+	out, _ := wantCode(t, exitViolation, args...)
+	for _, seed := range []string{"seed 1,", "seed 2,", "seed 3,"} {
+		if !strings.Contains(out, seed) {
+			t.Errorf("failing %s not listed:\n%s", seed, out)
+		}
+	}
+	var doc struct {
+		Totals report.SweepTotals `json:"totals"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, dir, report.SweepFile)), &doc); err != nil || doc.Totals.Failed != 3 {
+		t.Errorf("sweep.json totals %+v, %v", doc.Totals, err)
+	}
+}
+
+func TestReportRerendersRun(t *testing.T) {
+	dir := t.TempDir()
+	wantCode(t, exitOK, "run", "-f", tiny, "-out", dir)
+	os.Remove(filepath.Join(dir, report.ReportFile))
+	wantCode(t, exitOK, "report", dir)
+	if _, err := os.Stat(filepath.Join(dir, report.ReportFile)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestPlanFindsFewestConsumers(t *testing.T) {
+	dir := t.TempDir()
+	// One thread per consumer at 10 ms per message serves 100 msg/s; the
+	// tiny scenario's 200 msg/s needs at least 3 consumers to keep p99 low.
+	out, _ := wantCode(t, exitOK, "plan", "-f", tiny, "-set", "consumers[0].threads=1", "-set", "consumers[0].processing=exp(10ms)",
+		"-set", "consumers[0].outcomes=outcomes()", "-set", "network.loss={}",
+		"-target", "p99<=300ms", "-search", "consumers=1..16", "-seeds", "1..2", "-out", dir)
+	i := strings.Index(out, "answer: consumers=")
+	if i < 0 {
+		t.Fatalf("no answer:\n%s", out)
+	}
+	var answer int
+	if _, err := fmt.Sscan(out[i+len("answer: consumers="):], &answer); err != nil || answer < 3 || answer > 16 {
+		t.Errorf("answer %d (%v):\n%s", answer, err, out)
+	}
+	if !strings.Contains(out, "misses") || !strings.Contains(out, "<- answer") {
+		t.Errorf("evidence table incomplete:\n%s", out)
+	}
+	for _, f := range []string{"plan.json", report.SweepFile, report.ReportFile, "sweep-p99-e2e.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A run that hits its event budget fails with exit 1 and its replay
+// command; in a sweep it is a failing seed like any other.
+func TestEventBudgetIsAFailure(t *testing.T) {
+	_, errs := wantCode(t, exitViolation, "run", "-f", tiny, "-set", "eventBudget=100", "-out", t.TempDir())
+	if !strings.Contains(errs, "event budget") || !strings.Contains(errs, "replay: go run ./cmd/popsim replay") {
+		t.Errorf("stderr: %s", errs)
+	}
+	dir := t.TempDir()
+	out, _ := wantCode(t, exitViolation, "sweep", "-f", tiny, "-set", "eventBudget=100", "-seeds", "5", "-out", dir)
+	if !strings.Contains(out, "run-failed") || !strings.Contains(out, "seed 5,") {
+		t.Errorf("sweep output:\n%s", out)
+	}
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"popsim/scenarios"
+)
+
+func (e *env) cmdReplay(args []string) int {
+	fs := e.newFlags("replay", "-scenario NAME | -f FILE -seed N [-trace FILE] [-around EVENT_INDEX] [-set key=value ...]",
+		"Re-runs one seed (normally a failing one, from a violation's replay line) and prints the\n"+
+			"message history of each violation; -around prints the trace lines near an event.")
+	var src source
+	src.register(fs)
+	var seed seedFlag
+	fs.Var(&seed, "seed", "the seed `N` to replay (required)")
+	tracePath := fs.String("trace", "", "also write the full trace to `FILE`")
+	around := fs.Int64("around", -1, "print the trace lines around event `EVENT_INDEX` (a violation's event index)")
+	window := fs.Int64("context", 20, "`N` trace lines before and after -around")
+	if code, ok := e.parse(fs, args); !ok {
+		return code
+	}
+	if !e.noArgs(fs) {
+		return exitBadInput
+	}
+	if !seed.set {
+		return e.badInput("replay: -seed is required (the seed printed with the violation)")
+	}
+	if *window < 0 || *window > 100000 {
+		return e.badInput("replay: -context %d out of range: want 0..100000", *window)
+	}
+	s, err := src.load()
+	if err != nil {
+		return e.badInput("%v", err)
+	}
+	var win *lineWindow
+	var extra io.Writer
+	if *around >= 0 {
+		win = &lineWindow{lo: *around - *window, hi: *around + *window}
+		extra = win
+	}
+	o, code := e.runOnce(&src, s, seed.v, *tracePath, extra)
+	if o == nil {
+		return code
+	}
+	e.printRun(o)
+	e.printHistories(o)
+	if win != nil {
+		fmt.Fprintf(e.stdout, "\ntrace around event %d:\n", *around)
+		if len(win.lines) == 0 {
+			fmt.Fprintf(e.stdout, "  (the run has fewer than %d events)\n", *around+1)
+		}
+		for _, l := range win.lines {
+			marker := "  "
+			if strings.HasPrefix(l, fmt.Sprintf("%d ", *around)) {
+				marker = "> "
+			}
+			fmt.Fprintf(e.stdout, "%s%s\n", marker, l)
+		}
+	}
+	return e.verdict(o)
+}
+
+func (e *env) printHistories(o *outcome) {
+	for i, v := range o.sum.Violations {
+		fmt.Fprintf(e.stdout, "\nviolation %d: %s at event %d\n  %s\n", i+1, v.Invariant, v.EventIndex, v.Detail)
+		if v.Msg == "" {
+			continue
+		}
+		fmt.Fprintf(e.stdout, "  history of message %s:\n", v.Msg)
+		if len(v.History) == 0 {
+			fmt.Fprintln(e.stdout, "    (none recorded)")
+		}
+		for _, h := range v.History {
+			fmt.Fprintf(e.stdout, "    %s\n", h)
+		}
+	}
+}
+
+// lineWindow keeps the trace lines whose index is in [lo, hi]. Trace
+// lines are written in order, one per event, starting at index 0.
+type lineWindow struct {
+	lo, hi  int64
+	n       int64
+	partial []byte
+	lines   []string
+}
+
+func (w *lineWindow) Write(p []byte) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if w.n >= w.lo && w.n <= w.hi {
+				w.partial = append(w.partial, p...)
+			}
+			break
+		}
+		if w.n >= w.lo && w.n <= w.hi {
+			w.lines = append(w.lines, string(append(w.partial, p[:i]...)))
+		}
+		w.partial = w.partial[:0]
+		w.n++
+		p = p[i+1:]
+	}
+	return total, nil
+}
+
+func (e *env) cmdList(args []string) int {
+	fs := e.newFlags("list", "", "Lists the built-in scenarios, one line each.")
+	if code, ok := e.parse(fs, args); !ok {
+		return code
+	}
+	if !e.noArgs(fs) {
+		return exitBadInput
+	}
+	for _, name := range scenarios.Names() {
+		s, err := scenarios.Builtin(name)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "popsim: built-in scenario %s does not load: %v\n", name, err)
+			return exitBadInput
+		}
+		fmt.Fprintf(e.stdout, "%-20s %s\n", name, s.Summary())
+	}
+	return exitOK
+}
+
+func (e *env) cmdShow(args []string) int {
+	fs := e.newFlags("show", "NAME", "Prints a built-in scenario's file; save it, edit it and run it with popsim run -f FILE.")
+	if code, ok := e.parse(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return e.badInput("show: want exactly one scenario name (popsim list shows them)")
+	}
+	data, err := scenarios.BuiltinText(fs.Arg(0))
+	if err != nil {
+		return e.badInput("%v", err)
+	}
+	e.stdout.Write(data)
+	return exitOK
+}
+
+func (e *env) cmdVersion(args []string) int {
+	fs := e.newFlags("version", "", "Prints the module version, the commit it was built from and the Go version.")
+	if code, ok := e.parse(fs, args); !ok {
+		return code
+	}
+	if !e.noArgs(fs) {
+		return exitBadInput
+	}
+	fmt.Fprintf(e.stdout, "popsim %s\n", buildStamp())
+	return exitOK
+}
+
+// buildStamp is "version V, commit C, go G".
+func buildStamp() string {
+	version, commit := "(unknown)", "unknown (built without VCS stamping, e.g. go run or -buildvcs=false)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+		settings := map[string]string{}
+		for _, s := range bi.Settings {
+			settings[s.Key] = s.Value
+		}
+		if rev := settings["vcs.revision"]; rev != "" {
+			commit = rev
+			if settings["vcs.modified"] == "true" {
+				commit += "+modified"
+			}
+			if t := settings["vcs.time"]; t != "" {
+				commit += " (" + t + ")"
+			}
+		}
+	}
+	return fmt.Sprintf("version %s, commit %s, %s", version, commit, runtime.Version())
+}

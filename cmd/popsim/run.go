@@ -1,0 +1,261 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"popsim/model"
+	"popsim/report"
+	"popsim/scenarios"
+	"popsim/sim"
+)
+
+// outcome is one finished simulation run.
+type outcome struct {
+	sum   model.Summary // WallSeconds and Params filled in here
+	hists map[string]*hdrhistogram.Histogram
+	plan  []string
+}
+
+// runError is a run that started but failed (a bound was hit): exit 1.
+type runError struct{ err error }
+
+func (e *runError) Error() string { return e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
+
+// execute runs scenario s for seed. params label the run in its summary;
+// replay is copied into every violation. An invalid configuration is an
+// ordinary error; hitting the event budget or time limit is a *runError.
+func execute(s *scenarios.Scenario, seed uint64, params map[string]string, replay string, trace io.Writer) (*outcome, error) {
+	start := time.Now()
+	res, err := sim.Run(s.Config(seed), sim.RunOptions{TraceWriter: trace, Scenario: s.Name, Replay: replay})
+	if err != nil {
+		if errors.Is(err, sim.ErrEventBudget) || errors.Is(err, sim.ErrTimeLimit) {
+			return nil, &runError{err}
+		}
+		return nil, err
+	}
+	sum := res.Summary
+	sum.WallSeconds = time.Since(start).Seconds()
+	sum.Params = params
+	return &outcome{sum: sum, plan: res.Plan, hists: map[string]*hdrhistogram.Histogram{
+		report.HistEndToEnd: res.EndToEnd, report.HistServiceTime: res.ServiceTime,
+	}}, nil
+}
+
+func (e *env) cmdRun(args []string) int {
+	fs := e.newFlags("run", "[-scenario NAME | -f FILE] [-seed N] [-out DIR] [-trace FILE] [-set key=value ...]",
+		"Runs one scenario for one seed, prints its plan and a summary, and writes summary.json,\n"+
+			"the .hgrm files, histograms.hlog, charts and report.md to the output folder.")
+	var src source
+	src.register(fs)
+	var seed seedFlag
+	fs.Var(&seed, "seed", "the run's seed `N` (default: the scenario's seed)")
+	out := fs.String("out", "", "output `DIR` (default out/<scenario>-seed<N>)")
+	tracePath := fs.String("trace", "", "write the full event trace to `FILE` (one line per event)")
+	if code, ok := e.parse(fs, args); !ok {
+		return code
+	}
+	if !e.noArgs(fs) {
+		return exitBadInput
+	}
+	s, err := src.load()
+	if err != nil {
+		return e.badInput("%v", err)
+	}
+	if !seed.set {
+		seed.v = s.Seed
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join("out", fmt.Sprintf("%s-seed%d", s.Name, seed.v))
+	}
+	o, code := e.runOnce(&src, s, seed.v, *tracePath, nil)
+	if o == nil {
+		return code
+	}
+	e.printRun(o)
+	if err := report.WriteRun(dir, o.sum, o.hists); err != nil {
+		return e.badInput("the run finished but its report could not be written: %v", err)
+	}
+	fmt.Fprintf(e.stdout, "\nwrote %s (report.md, summary.json, end_to_end.hgrm, service_time.hgrm, histograms.hlog, charts)\n", dir)
+	return e.verdict(o)
+}
+
+// runOnce runs one seed, writing the trace to tracePath (when given) and
+// to extra (when not nil), and reports failures to start or finish. It
+// returns nil and the exit code on failure.
+func (e *env) runOnce(src *source, s *scenarios.Scenario, seed uint64, tracePath string, extra io.Writer) (*outcome, int) {
+	replay := replayCommand(src, seed)
+	fmt.Fprintf(e.stdout, "popsim: scenario %s (%s), seed %d\n", s.Name, s.Source, seed)
+	tf, err := createAtomic(tracePath)
+	if err != nil {
+		return nil, e.badInput("-trace: %v", err)
+	}
+	defer tf.abort()
+	w := tf.writer()
+	switch {
+	case w == nil && extra != nil:
+		w = extra
+	case w != nil && extra != nil:
+		w = io.MultiWriter(w, extra)
+	}
+	o, err := execute(s, seed, nil, replay, w)
+	if err == nil {
+		err = tf.commit()
+	}
+	if err != nil {
+		return nil, e.runFailed(err, replay)
+	}
+	if tracePath != "" {
+		fmt.Fprintf(e.stdout, "trace: %s\n", tracePath)
+	}
+	return o, 0
+}
+
+// runFailed reports a run that could not start (bad input, exit 2) or did
+// not finish (a bound was hit, exit 1).
+func (e *env) runFailed(err error, replay string) int {
+	var re *runError
+	if errors.As(err, &re) {
+		fmt.Fprintf(e.stderr, "popsim: the run failed: %v\n  replay: %s\n", err, replay)
+		return exitViolation
+	}
+	return e.badInput("%v", err)
+}
+
+// verdict prints each violation with its replay command and returns the
+// exit code.
+func (e *env) verdict(o *outcome) int {
+	vs := o.sum.Violations
+	if len(vs) == 0 {
+		fmt.Fprintln(e.stdout, "PASS: every invariant held")
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "FAIL: %d violation(s)\n", len(vs))
+	for i, v := range vs {
+		fmt.Fprintf(e.stdout, "  %s at event %d", v.Invariant, v.EventIndex)
+		if v.Msg != "" {
+			fmt.Fprintf(e.stdout, " (message %s)", v.Msg)
+		}
+		fmt.Fprintf(e.stdout, ": %s\n", v.Detail)
+		// Violations of one run share their replay command: print it
+		// after the last of a run of equal ones.
+		if i == len(vs)-1 || vs[i+1].Replay != v.Replay {
+			fmt.Fprintf(e.stdout, "    replay: %s\n", v.Replay)
+		}
+	}
+	fmt.Fprintf(e.stdout, "seed %d, config_sha256 %s, %s\n", o.sum.Seed, o.sum.ConfigSHA256, buildStamp())
+	fmt.Fprintln(e.stdout, "A seed replays exactly only with the same build and scenario; after a code change it may not.")
+	return exitViolation
+}
+
+// printRun prints the plan and a readable summary of a run.
+func (e *env) printRun(o *outcome) {
+	w, s := e.stdout, o.sum
+	for _, l := range o.plan {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	fmt.Fprintf(w, "\n%-22s %d produced, %d acked, %d to DLQ, %d dropped by policy, %d lost\n", "messages", s.Produced, s.Acked, s.DLQ, s.Dropped, s.Lost)
+	fmt.Fprintf(w, "%-22s %d deliveries, %d duplicates (%.3f%% of produced)%s\n", "deliveries", s.Deliveries, s.Duplicates, pct(s.Duplicates, s.Produced), counts(s.DuplicatesByCause))
+	if len(s.DroppedByPolicy) > 0 {
+		fmt.Fprintf(w, "%-22s%s\n", "dropped by policy", counts(s.DroppedByPolicy))
+	}
+	fmt.Fprintf(w, "%-22s %s\n", "end to end (ms)", latencyLine(s.EndToEnd))
+	fmt.Fprintf(w, "%-22s %s\n", "service time (ms)", latencyLine(s.ServiceTime))
+	fmt.Fprintf(w, "%-22s %.1f acks/s after warm-up\n", "throughput", s.ThroughputPerSec)
+	fmt.Fprintf(w, "%-22s %d events, %.1f s virtual, %.2f s wall\n", "simulation", s.SimEvents, s.SimSeconds, s.WallSeconds)
+	if len(s.Coverage) > 0 {
+		fmt.Fprintf(w, "%-22s%s\n", "faults exercised", counts(s.Coverage))
+	}
+}
+
+func latencyLine(l model.Latency) string {
+	if l.Count == 0 {
+		return "no samples"
+	}
+	ms := func(us int64) string { return fmt.Sprintf("%.2f", float64(us)/1000) }
+	return fmt.Sprintf("mean %s  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  (%d samples)",
+		ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), l.Count)
+}
+
+// counts renders a map as " k=v k=v" in key order, zero entries omitted.
+func counts(m map[string]int64) string {
+	var b strings.Builder
+	for _, k := range sortedKeys(m) {
+		if m[k] != 0 {
+			fmt.Fprintf(&b, " %s=%d", k, m[k])
+		}
+	}
+	return b.String()
+}
+
+func pct(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return 100 * float64(n) / float64(of)
+}
+
+// atomicFile writes to a temporary file renamed into place on commit, so
+// a trace is either complete or absent. The zero value (no path) is a
+// no-op.
+type atomicFile struct {
+	path string
+	f    *os.File
+}
+
+func createAtomic(path string) (*atomicFile, error) {
+	if path == "" {
+		return &atomicFile{}, nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &atomicFile{path: path, f: f}, nil
+}
+
+func (a *atomicFile) writer() io.Writer {
+	if a.f == nil {
+		return nil
+	}
+	return a.f
+}
+
+func (a *atomicFile) commit() error {
+	if a.f == nil {
+		return nil
+	}
+	f := a.f
+	a.f = nil
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), a.path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// abort removes an uncommitted temporary file.
+func (a *atomicFile) abort() {
+	if a.f != nil {
+		a.f.Close()
+		os.Remove(a.f.Name())
+		a.f = nil
+	}
+}
