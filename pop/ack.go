@@ -32,7 +32,7 @@ func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
 	if res, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, true); !ok {
 		return res
 	}
-	h, err := model.ParseReceiptHandle(req.ExtraInfo)
+	h, err := parseHandle(req.ExtraInfo)
 	if err != nil {
 		return AckResult{Code: model.SystemError, Remark: err.Error()}
 	}
@@ -186,7 +186,7 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeReq
 	if v, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, false); !ok {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
-	h, err := model.ParseReceiptHandle(req.ExtraInfo)
+	h, err := parseHandle(req.ExtraInfo)
 	if err != nil {
 		return ChangeInvisibleTimeResult{Code: model.SystemError, Remark: err.Error()}
 	}
