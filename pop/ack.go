@@ -32,8 +32,8 @@ func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
 	if res, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, true); !ok {
 		return res
 	}
-	h, err := parseHandle(req.ExtraInfo)
-	if err != nil {
+	var h model.ReceiptHandle
+	if err := parseHandle(req.ExtraInfo, &h); err != nil {
 		return AckResult{Code: model.SystemError, Remark: err.Error()}
 	}
 	if h.IsOrder() {
@@ -186,8 +186,8 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeReq
 	if v, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, false); !ok {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
-	h, err := parseHandle(req.ExtraInfo)
-	if err != nil {
+	var h model.ReceiptHandle
+	if err := parseHandle(req.ExtraInfo, &h); err != nil {
 		return ChangeInvisibleTimeResult{Code: model.SystemError, Remark: err.Error()}
 	}
 	if h.IsOrder() {
