@@ -26,6 +26,7 @@ import (
 
 var (
 	diffSeqs = flag.Int("diff.seqs", 400, "random sequences the differential test runs")
+	diffFrom = flag.Uint64("diff.from", 1, "first sequence seed")
 	diffOps  = flag.Int("diff.ops", 200, "operations per sequence")
 	diffSeed = flag.Uint64("diff.seed", 0, "run only this sequence seed (0: seeds 1..diff.seqs)")
 )
@@ -656,7 +657,7 @@ func runSequence(seed uint64, nops int, counts map[string]int) string {
 
 func TestDifferential(t *testing.T) {
 	seeds := make([]uint64, 0, *diffSeqs)
-	for s := uint64(1); s <= uint64(*diffSeqs); s++ {
+	for s := *diffFrom; s < *diffFrom+uint64(*diffSeqs); s++ {
 		seeds = append(seeds, s)
 	}
 	if *diffSeed != 0 {
