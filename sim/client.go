@@ -6,7 +6,6 @@ import (
 
 	"popsim/clock"
 	"popsim/model"
-	"popsim/pop"
 	"popsim/workload"
 )
 
@@ -78,6 +77,7 @@ type held struct {
 	deliveredAt clock.Time
 	outcome     workload.Outcome
 	finished    bool
+	holdUntil   clock.Time // an injected fault stretches processing to here
 
 	// simple consumer auto-renew
 	firstRecv  clock.Time
@@ -100,6 +100,7 @@ func (s *sim) newConsumer(idx int32, cp consumerPlan) *consumer {
 	}
 	if g.members == nil {
 		g.topic, g.kind, g.queues = cp.spec.Topic, cp.spec.Kind, s.c.topics[cp.spec.Topic].Queues
+		g.detail = "topic=" + g.topic
 		g.committed = make([]int64, g.queues)
 		for i := range g.committed {
 			g.committed[i] = -1
@@ -139,9 +140,14 @@ func (s *sim) startConsumer(c *consumer) {
 	}
 }
 
-// schedulePoll arms the consumer's next pop or receive after d.
+// schedulePoll arms the consumer's next pop or receive after d; with d = 0
+// it is issued at once.
 func (s *sim) schedulePoll(c *consumer, d clock.Duration) {
 	if c.pollArmed || !c.alive {
+		return
+	}
+	if d == 0 {
+		s.poll(c, nil)
 		return
 	}
 	c.pollArmed = true
@@ -169,9 +175,19 @@ func (s *sim) deliver(c *consumer, m *model.Message, h model.ReceiptHandle) *hel
 		handle: h, hstr: h.String(), deliveredAt: s.q.now(),
 	}
 	s.emit(model.Event{Kind: model.EvDeliver, Client: c.idx, Msg: hd.key, Topic: hd.topic, Queue: hd.queue, Offset: hd.offset,
-		Attempt: m.ReconsumeTimes, Handle: hd.hstr, Deadline: h.NextVisibleTime(), Detail: "topic=" + m.Topic})
+		Attempt: m.ReconsumeTimes, Handle: hd.hstr, Deadline: h.NextVisibleTime(), Detail: c.g.presented(m.Topic)})
 	s.led.delivered(hd.key)
 	return hd
+}
+
+// heldEvent is a trace event about a held message: where it lives, the
+// handle the client holds now, its reconsumeTimes.
+func (s *sim) heldEvent(k model.EventKind, c *consumer, h *held, detail string) model.Event {
+	a := h.msg.ReconsumeTimes
+	if h.pq != nil {
+		a = h.attempt
+	}
+	return model.Event{Kind: k, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Attempt: a, Handle: h.hstr, Detail: detail}
 }
 
 // startWork hands waiting messages to free consume threads.
@@ -184,11 +200,12 @@ func (s *sim) startWork(c *consumer) {
 			continue
 		}
 		c.busy++
-		s.emit(model.Event{Kind: model.EvConsumeStart, Client: c.idx, Msg: h.key})
+		s.emit(s.heldEvent(model.EvConsumeStart, c, h, ""))
 		d := c.proc.Sample(c.rng)
 		if s.q.now() < c.slowUntil {
 			d *= clock.Duration(s.cfg.Faults.SlowFactor)
 		}
+		d = max(d, h.holdUntil.Sub(s.q.now()))
 		h.outcome = c.outcomes.Sample(c.rng)
 		s.q.after(d, evConsumeEnd, c.idx, c.epoch, h)
 	}
@@ -210,7 +227,7 @@ func (s *sim) beforeConsume(c *consumer, h *held) bool {
 			c.waitAck--
 			h.finished = true
 			s.cov.hit("expired-before-consume")
-			s.emit(model.Event{Kind: model.EvExpiredLocal, Client: c.idx, Msg: h.key, Handle: h.hstr, Detail: "before"})
+			s.emit(s.heldEvent(model.EvExpiredLocal, c, h, "before"))
 			return false
 		}
 	case Pull:
@@ -227,7 +244,7 @@ var outcomeNames = [...]string{workload.Success: "success", workload.ReconsumeLa
 
 func (s *sim) consumeEnd(c *consumer, h *held) {
 	c.busy--
-	s.emit(model.Event{Kind: model.EvConsumeEnd, Client: c.idx, Msg: h.key, Detail: outcomeNames[h.outcome]})
+	s.emit(s.heldEvent(model.EvConsumeEnd, c, h, outcomeNames[h.outcome]))
 	switch c.kind {
 	case PopPush:
 		s.pushDone(c, h)
@@ -244,7 +261,6 @@ func (s *sim) sendAck(c *consumer, h *held) {
 	h.finished = true
 	cl := s.newCall(callAck, c)
 	cl.h, cl.handle = h, h.hstr
-	cl.ack.ConsumerGroup, cl.ack.Topic, cl.ack.QueueID, cl.ack.Offset, cl.ack.ExtraInfo = c.g.name, h.topic, h.queue, h.offset, h.hstr
 	s.emit(model.Event{Kind: model.EvAckSent, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: h.hstr})
 	s.send(cl, 0)
 }
@@ -254,15 +270,10 @@ func (s *sim) sendAck(c *consumer, h *held) {
 func (s *sim) sendChange(c *consumer, h *held, hstr string, invisibleMs int64, why changePurpose, timeout clock.Duration) *call {
 	cl := s.newCall(callChange, c)
 	cl.h, cl.handle, cl.why = h, hstr, why
-	cl.change = changeRequest(c.g.name, h, hstr, invisibleMs)
+	cl.invisibleMs = invisibleMs
 	s.emit(model.Event{Kind: model.EvChangeSent, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: hstr, Deadline: invisibleMs})
 	s.send(cl, timeout)
 	return cl
-}
-
-func changeRequest(group string, h *held, hstr string, invisibleMs int64) (r pop.ChangeInvisibleTimeRequest) {
-	r.ConsumerGroup, r.Topic, r.QueueID, r.Offset, r.ExtraInfo, r.InvisibleTime = group, h.topic, h.queue, h.offset, hstr, invisibleMs
-	return r
 }
 
 // adopt takes the new handle from a renewal's response.

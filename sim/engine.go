@@ -14,6 +14,10 @@ func (s *sim) brokerPop(cl *call, req *pop.PopRequest) {
 		cl.pollID = res.PollID
 		s.polls[res.PollID] = cl
 		s.armPollTick()
+		if cl.suspended {
+			return // re-suspended after a wakeup: still the same request
+		}
+		cl.suspended = true
 		s.emit(model.Event{Kind: model.EvPopSuspended, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, N: int64(req.MaxMsgNums), Deadline: req.BornTime + req.PollTime})
 		return
 	}
@@ -21,7 +25,7 @@ func (s *sim) brokerPop(cl *call, req *pop.PopRequest) {
 	if cl.c.kind == Simple {
 		res = s.proxyFilter(cl.c, res)
 	}
-	cl.res = res
+	cl.pop.res = res
 	if s.lost(callPop, true) {
 		cl.reported = true
 		s.emit(model.Event{Kind: model.EvPopLost, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, Code: res.Code, N: int64(len(res.Messages)), Detail: "response"})
@@ -37,16 +41,16 @@ func (s *sim) wakeup(w *pop.Wakeup) {
 		return // dropped by a crash (Disconnect) or a broker restart
 	}
 	delete(s.polls, w.ID)
-	cl.pop = w.Request
-	s.brokerPop(cl, &cl.pop)
+	cl.pop.req = w.Request
+	s.brokerPop(cl, &cl.pop.req)
 }
 
-// wake schedules the re-run of woken requests (RocketMQ resubmits them to
-// the pull executor, so they run after the current call).
+// wake re-runs woken requests once the engine call that woke them has
+// returned (RocketMQ resubmits them to the pull executor). The engine
+// builds a fresh slice for every call, so its elements can be referenced.
 func (s *sim) wake(ws []pop.Wakeup) {
 	for i := range ws {
-		w := ws[i]
-		s.q.after(0, evWakeup, -1, 0, &w)
+		s.wakeup(&ws[i])
 	}
 }
 
@@ -78,7 +82,7 @@ func (s *sim) pollTick(at clock.Time) {
 // response, so only its loss is traced.
 func (s *sim) brokerAck(cl *call) {
 	h := cl.h
-	r := s.b.Ack(s.q.now(), &cl.ack)
+	r := s.b.Ack(s.q.now(), &pop.AckRequest{ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle})
 	n := int64(0)
 	if r.Deleted {
 		n = 1
@@ -103,10 +107,12 @@ func (s *sim) brokerChange(cl *call) {
 		if left < 0 {
 			left = 0
 		}
-		cl.change.InvisibleTime = left
+		cl.invisibleMs = left
 	}
-	r := s.b.ChangeInvisibleTime(s.q.now(), &cl.change)
-	cl.chRes = r
+	r := s.b.ChangeInvisibleTime(s.q.now(), &pop.ChangeInvisibleTimeRequest{
+		ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle, InvisibleTime: cl.invisibleMs,
+	})
+	cl.chCode, cl.newHandle = r.Code, r.Handle
 	ev := model.Event{Kind: model.EvChangeAccepted, Client: cl.c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Code: r.Code}
 	if r.Code == model.Success {
 		ev.Handle, ev.Deadline = r.Handle.String(), r.Handle.NextVisibleTime()

@@ -20,18 +20,22 @@ func (s *sim) scheduleFaultClocks(c *consumer) {
 	}
 }
 
+// crashEvent is the consumer's crash clock firing.
+func (s *sim) crashEvent(c *consumer) {
+	if s.live {
+		return
+	}
+	s.q.after(expDelay(s.plan.rng[famCrash], s.plan.crash.every), evCrash, c.idx, 0, nil)
+	if c.alive {
+		s.crash(c)
+	}
+}
+
 // crash kills the consumer process: its local state and buffered work are
 // gone, its leases are left to expire, and the broker drops its suspended
 // polls when it finds the channel closed (Disconnect). It restarts after a
 // delay.
 func (s *sim) crash(c *consumer) {
-	if s.live {
-		return
-	}
-	s.q.after(expDelay(s.plan.rng[famCrash], s.plan.crash.every), evCrash, c.idx, 0, nil)
-	if !c.alive {
-		return
-	}
 	s.cov.hit("crash")
 	s.emit(model.Event{Kind: model.EvCrash, Client: c.idx})
 	c.alive = false

@@ -35,16 +35,21 @@ type call struct {
 	done     bool // the client got the response or gave up
 	reported bool // a loss was already traced
 	pollID   uint64
+	// suspended: the broker parked this pop at least once (traced once)
+	suspended bool
 
-	pop    pop.PopRequest
-	res    pop.PopResult
-	ack    pop.AckRequest
-	change pop.ChangeInvisibleTimeRequest
-	chRes  pop.ChangeInvisibleTimeResult
-	h      *held
-	handle string // the handle the ack or change carries
-	why    changePurpose
-	edge   int // renewal edge for changeFault
+	pop *popCall // pops and receives
+
+	h           *held
+	handle      string // the handle the ack or change carries
+	why         changePurpose
+	edge        int   // renewal edge for changeFault
+	invisibleMs int64 // changeInvisibleTime's requested time
+	chCode      model.ResponseCode
+	newHandle   model.ReceiptHandle // a successful renewal's handle
+
+	timer    *event // the client's timeout, cancelled by the response
+	timerSeq uint64
 
 	// pull
 	pq     *pullQueue
@@ -52,6 +57,12 @@ type call struct {
 	offset int64
 	msgs   []*model.Message
 	parked bool
+}
+
+// popCall is a pop request and its result.
+type popCall struct {
+	req pop.PopRequest
+	res pop.PopResult
 }
 
 func (s *sim) newCall(k callKind, c *consumer) *call {
@@ -63,7 +74,8 @@ func (s *sim) newCall(k callKind, c *consumer) *call {
 func (s *sim) send(cl *call, timeout clock.Duration) {
 	s.q.after(s.reqLat.Sample(s.netRng), evNetRequest, cl.c.idx, cl.epoch, cl)
 	if timeout > 0 {
-		s.q.after(timeout, evTimeout, cl.c.idx, cl.epoch, cl)
+		cl.timer = s.q.after(timeout, evTimeout, cl.c.idx, cl.epoch, cl)
+		cl.timerSeq = cl.timer.seq
 	}
 }
 
@@ -94,7 +106,7 @@ func (s *sim) atBroker(cl *call) {
 	}
 	switch cl.kind {
 	case callPop:
-		s.brokerPop(cl, &cl.pop)
+		s.brokerPop(cl, &cl.pop.req)
 	case callAck:
 		s.brokerAck(cl)
 	case callChange:
@@ -125,7 +137,7 @@ func (s *sim) atClient(e *event) {
 	c := cl.c
 	if cl.epoch != c.epoch || !c.alive {
 		if cl.kind == callPop && !cl.reported {
-			s.emit(model.Event{Kind: model.EvPopLost, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(len(cl.res.Messages)), Detail: "client-gone"})
+			s.emit(model.Event{Kind: model.EvPopLost, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(len(cl.pop.res.Messages)), Detail: "client-gone"})
 		}
 		return
 	}
@@ -136,11 +148,12 @@ func (s *sim) atClient(e *event) {
 	if cl.done {
 		if cl.kind == callPop {
 			s.cov.hit("late-response")
-			s.emit(model.Event{Kind: model.EvPopLost, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(len(cl.res.Messages)), Detail: "late"})
+			s.emit(model.Event{Kind: model.EvPopLost, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(len(cl.pop.res.Messages)), Detail: "late"})
 		}
 		return
 	}
 	cl.done = true
+	s.q.cancel(cl.timer, cl.timerSeq)
 	switch cl.kind {
 	case callPop:
 		s.popResponse(c, cl)

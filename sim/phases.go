@@ -110,9 +110,15 @@ func (s *sim) groupTopics(g *group) []string {
 	return out
 }
 
-// sample appends one time-series point: counts since the previous sample,
-// and the backlog and broker in-flight levels now.
+// sample appends one time-series point every SampleInterval.
 func (s *sim) sample() {
+	s.record()
+	s.q.after(s.cfg.SampleInterval, evSample, -1, 0, nil)
+}
+
+// record appends a time-series point: counts since the previous point, and
+// the backlog and broker in-flight levels now.
+func (s *sim) record() {
 	l := s.led
 	p := model.SeriesPoint{
 		AtMs:     s.q.now().Sub(s.start).Millis(),
@@ -125,5 +131,4 @@ func (s *sim) sample() {
 	d.Redelivered -= l.last.Redelivered
 	l.last = p
 	l.series = append(l.series, d)
-	s.q.after(s.cfg.SampleInterval, evSample, -1, 0, nil)
 }

@@ -232,7 +232,7 @@ func (s *sim) pullResponse(c *consumer, cl *call) {
 }
 
 func (s *sim) pullDeliver(c *consumer, h *held) {
-	s.emit(model.Event{Kind: model.EvDeliver, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Attempt: h.attempt, Detail: "topic=" + h.topic})
+	s.emit(model.Event{Kind: model.EvDeliver, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Attempt: h.attempt, Detail: c.g.presented(h.topic)})
 	s.led.delivered(h.key)
 }
 

@@ -38,13 +38,13 @@ func (s *sim) pushPop(c *consumer) {
 func (s *sim) sendPop(c *consumer, n int32) {
 	sp := c.spec
 	cl := s.newCall(callPop, c)
-	cl.pop = pop.PopRequest{
+	cl.pop = &popCall{req: pop.PopRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: n,
 		InvisibleTime: sp.InvisibleTime.Millis(), PollTime: sp.PollTime.Millis(), BornTime: c.nowMs(s),
 		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: sp.Expression,
-	}
+	}}
 	c.popOut = cl
-	s.emit(model.Event{Kind: model.EvPopRequest, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(n), Deadline: cl.pop.InvisibleTime})
+	s.emit(model.Event{Kind: model.EvPopRequest, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(n), Deadline: cl.pop.req.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(cl, sp.PollTime+s.cfg.Network.PollTimeoutSlack)
 }
@@ -54,7 +54,7 @@ func (s *sim) popResponse(c *consumer, cl *call) {
 	if c.popOut == cl {
 		c.popOut = nil
 	}
-	res := &cl.res
+	res := &cl.pop.res
 	s.emit(model.Event{Kind: model.EvPopResponse, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, Code: res.Code, N: int64(len(res.Messages)), Detail: res.Status.String()})
 	if c.kind == Simple {
 		s.receiveResponse(c, res)
@@ -104,7 +104,7 @@ func (s *sim) pushDone(c *consumer, h *held) {
 		// The pop timed out during consumption: nothing is sent.
 		h.finished = true
 		s.cov.hit("expired-after-consume")
-		s.emit(model.Event{Kind: model.EvExpiredLocal, Client: c.idx, Msg: h.key, Handle: h.hstr, Detail: "after"})
+		s.emit(s.heldEvent(model.EvExpiredLocal, c, h, "after"))
 		return
 	}
 	if h.outcome == workload.Success {

@@ -15,10 +15,12 @@ type renewFault struct {
 
 // injectRenewals draws, per delivered message, which renewal edges to
 // inject (famRenew):
-//   - same deadline: during the lease, renew for exactly the time left, so
-//     the new record's deadline equals the old one (#10276);
-//   - at expiry: the renewal reaches the broker exactly at the deadline;
-//   - after revive: a late renewal with the delivery's handle, seconds after
+//   - same deadline: right after delivery, renew for exactly the time left,
+//     so the new record's deadline equals the old one (#10276);
+//   - at expiry: the consumer holds the message past its deadline (its
+//     processing is stretched) and renews so that the request reaches the
+//     broker exactly at the deadline;
+//   - after revive: a late renewal with the delivery's handle, 1-10 s after
 //     the deadline, when the message was revived or acked.
 func (s *sim) injectRenewals(c *consumer, h *held) {
 	if s.live {
@@ -26,25 +28,21 @@ func (s *sim) injectRenewals(c *consumer, h *held) {
 	}
 	r := s.plan.rng[famRenew]
 	dl := h.handle.NextVisibleTime()
-	nowMs := s.q.now().Millis()
 	for e := range s.plan.renew {
 		st := &s.plan.renew[e]
 		if !st.on || !chance(r, st.ppm) {
 			continue
 		}
 		f := &renewFault{h: h, edge: e, handle: h.hstr, dl: dl}
-		var at clock.Time
+		at := s.q.now()
 		switch e {
 		case renewSameDeadline:
-			if dl-nowMs < 2 {
-				continue
-			}
-			at = s.q.now().Add(clock.MillisDuration(r.Int64N((dl - nowMs) / 2)))
+			at = at.Add(clock.Duration(r.Int64N(int64(2 * clock.Millisecond))))
 		case renewAtExpiry:
-			// The send event schedules the arrival exactly at the deadline.
-			at = max(clock.FromMillis(dl).Add(-2*clock.Millisecond), s.q.now())
+			at = max(clock.FromMillis(dl).Add(-2*clock.Millisecond), at)
+			h.holdUntil = clock.FromMillis(dl).Add(clock.Duration(r.Int64N(int64(clock.Second))))
 		case renewAfterRevive:
-			at = clock.FromMillis(dl).Add(clock.Second + clock.Duration(r.Int64N(int64(9*clock.Second))))
+			at = max(clock.FromMillis(dl).Add(clock.Second+clock.Duration(r.Int64N(int64(9*clock.Second)))), at)
 		}
 		s.q.at(at, evFaultRenew, c.idx, c.epoch, f)
 	}
@@ -53,7 +51,9 @@ func (s *sim) injectRenewals(c *consumer, h *held) {
 // faultRenew sends an injected renewal.
 func (s *sim) faultRenew(c *consumer, f *renewFault) {
 	h := f.h
-	if s.live || (f.edge != renewAfterRevive && h.finished) {
+	// Decided during the safety phase, an injected renewal may still land
+	// in the liveness phase: it is the consequence of an earlier fault.
+	if f.edge != renewAfterRevive && h.finished {
 		return
 	}
 	hstr, why := h.hstr, changeFault
@@ -64,7 +64,9 @@ func (s *sim) faultRenew(c *consumer, f *renewFault) {
 		hd, _ := model.ParseReceiptHandle(hstr)
 		if hd.IsExpired(c.nowMs(s)) {
 			s.cov.hit("expired-handle-rejected")
-			s.emit(model.Event{Kind: model.EvExpiredLocal, Client: c.idx, Msg: h.key, Handle: hstr, Detail: "renew"})
+			e := s.heldEvent(model.EvExpiredLocal, c, h, "renew")
+			e.Handle = hstr
+			s.emit(e)
 			return
 		}
 	}
@@ -72,7 +74,7 @@ func (s *sim) faultRenew(c *consumer, f *renewFault) {
 	inv := c.spec.InvisibleTime.Millis()
 	cl := s.newCall(callChange, c)
 	cl.h, cl.handle, cl.why, cl.edge = h, hstr, why, f.edge
-	cl.change = changeRequest(c.g.name, h, hstr, inv)
+	cl.invisibleMs = inv
 	s.emit(model.Event{Kind: model.EvChangeSent, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: hstr, Deadline: inv, Detail: s.plan.renew[f.edge].name})
 	if f.edge == renewAtExpiry {
 		s.q.at(max(clock.FromMillis(f.dl), s.q.now()), evNetRequest, c.idx, c.epoch, cl)

@@ -12,6 +12,9 @@ import (
 // verdict, and the summary.
 func (s *sim) result() (*Result, error) {
 	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Detail: "done"})
+	if last := s.led.series; len(last) == 0 || last[len(last)-1].AtMs != s.q.now().Sub(s.start).Millis() {
+		s.record() // the final, partial interval
+	}
 	rep := s.chk.Finish(check.Final{CommitLag: s.commitLags(), Drained: s.drained})
 	sum, err := s.tr.finish()
 	if err != nil {
@@ -20,7 +23,7 @@ func (s *sim) result() (*Result, error) {
 	if cp := s.opts.capture; cp != nil {
 		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatchedEv = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
 	}
-	r := &Result{EndToEnd: s.led.e2e, ServiceTime: s.led.svc, Events: s.tr.events, Plan: s.planLines()}
+	r := &Result{EndToEnd: s.led.e2e, ServiceTime: s.led.svc, Events: s.tr.events, Plan: s.planLines(), traceEvents: s.tr.seq}
 	r.Summary = s.summary(rep, sum)
 	return r, nil
 }

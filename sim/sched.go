@@ -31,7 +31,6 @@ const (
 	evRevive
 	evCacheCleanup
 	evPollTick
-	evWakeup
 	evNetRequest  // a request reaches the broker
 	evNetResponse // a response reaches its client
 	evTimeout     // a client gives up on a request
@@ -63,6 +62,7 @@ type event struct {
 	who   int32
 	epoch uint32
 	p     any
+	idx   int // position in the heap, -1 once dispatched or cancelled
 }
 
 // eventHeap orders events by (virtual time, seeded tie-break, sequence).
@@ -81,13 +81,21 @@ func (h eventHeap) Less(i, j int) bool {
 	}
 	return a.seq < b.seq
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(*event)) }
+func (h eventHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].idx, h[j].idx = i, j
+}
+func (h *eventHeap) Push(x any) {
+	e := x.(*event)
+	e.idx = len(*h)
+	*h = append(*h, e)
+}
 func (h *eventHeap) Pop() any {
 	old := *h
 	e := old[len(old)-1]
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
+	e.idx = -1
 	return e
 }
 
@@ -110,8 +118,9 @@ func newScheduler(start clock.Time, tie *rand.Rand, maxEvents int64, maxTime clo
 
 func (s *scheduler) now() clock.Time { return s.clk.Now() }
 
-// at schedules an event. Scheduling in the past is a simulator bug.
-func (s *scheduler) at(t clock.Time, k evKind, who int32, epoch uint32, p any) {
+// at schedules an event and returns it (for cancel). Scheduling in the past
+// is a simulator bug.
+func (s *scheduler) at(t clock.Time, k evKind, who int32, epoch uint32, p any) *event {
 	if t < s.clk.Now() {
 		panic(fmt.Sprintf("sim: event %d scheduled at %v, before now %v", k, t, s.clk.Now()))
 	}
@@ -125,11 +134,23 @@ func (s *scheduler) at(t clock.Time, k evKind, who int32, epoch uint32, p any) {
 	s.seq++
 	*e = event{at: t, tie: s.tie.Uint64(), seq: s.seq, kind: k, who: who, epoch: epoch, p: p}
 	heap.Push(&s.h, e)
+	return e
 }
 
 // after schedules an event d from now.
-func (s *scheduler) after(d clock.Duration, k evKind, who int32, epoch uint32, p any) {
-	s.at(s.clk.Now().Add(d), k, who, epoch, p)
+func (s *scheduler) after(d clock.Duration, k evKind, who int32, epoch uint32, p any) *event {
+	return s.at(s.clk.Now().Add(d), k, who, epoch, p)
+}
+
+// cancel removes a pending event. seq is the sequence number the event had
+// when it was scheduled: events are recycled, so a stale pointer whose
+// event already fired (or was reused) is recognised and left alone.
+func (s *scheduler) cancel(e *event, seq uint64) {
+	if e == nil || e.seq != seq || e.idx < 0 {
+		return
+	}
+	heap.Remove(&s.h, e.idx)
+	s.release(e)
 }
 
 // next removes the earliest event and advances the clock to it. It fails,

@@ -23,6 +23,13 @@ type RunOptions struct {
 
 	// capture is used by SelfCheck: checkpoint hashes and a window of lines.
 	capture *capture
+	// script runs functions at chosen virtual times (scripted tests).
+	script []scriptStep
+}
+
+type scriptStep struct {
+	after clock.Duration // from the start
+	f     func(*sim)
 }
 
 type capture struct {
@@ -46,7 +53,12 @@ type Result struct {
 	// Plan lists the run's derived parameters (seed, fault activation and
 	// weights): print it before the run's results.
 	Plan []string
+
+	traceEvents int64
 }
+
+// TraceEvents is the number of trace events the run emitted.
+func (r *Result) TraceEvents() int64 { return r.traceEvents }
 
 // sim is one run's state. Everything is owned by the single loop in run.
 type sim struct {
@@ -89,6 +101,15 @@ type group struct {
 	members []*consumer
 	// committed is the pull baseline's offset store (per queue, -1 none).
 	committed []int64
+	detail    string // "topic=<topic>"
+}
+
+// presented is EvDeliver's Detail: the topic the client was shown.
+func (g *group) presented(topic string) string {
+	if topic == g.topic {
+		return g.detail
+	}
+	return "topic=" + topic
 }
 
 type pullKey struct {
@@ -138,6 +159,10 @@ func newSim(c *compiled, opts RunOptions) (*sim, error) {
 	}
 	s.setupClients()
 	s.schedulePeriodic()
+	for i := range opts.script {
+		st := &opts.script[i]
+		s.q.after(st.after, evScripted, -1, 0, &scripted{f: st.f})
+	}
 	return s, nil
 }
 
@@ -242,8 +267,6 @@ func (s *sim) dispatch(e *event) {
 		s.cacheCleanup()
 	case evPollTick:
 		s.pollTick(e.at)
-	case evWakeup:
-		s.wakeup(e.p.(*pop.Wakeup))
 	case evNetRequest:
 		s.atBroker(e.p.(*call))
 	case evPullExpire:
@@ -264,7 +287,7 @@ func (s *sim) clientEvent(e *event) {
 	c := s.cons[e.who]
 	switch e.kind {
 	case evCrash:
-		s.crash(c)
+		s.crashEvent(c)
 		return
 	case evRestart:
 		s.restartEvent(c, e.epoch)
@@ -312,10 +335,13 @@ func (s *sim) clientAction(c *consumer, e *event) {
 	}
 }
 
-// emit stamps a trace event with the current time and records it.
+// emit stamps a trace event with the current time and records it. The
+// event is built in the tracer's scratch slot, so emitting allocates
+// nothing; observers must copy what they keep.
 func (s *sim) emit(e model.Event) {
-	e.At = s.q.now()
-	s.tr.emit(&e)
+	s.tr.cur = e
+	s.tr.cur.At = s.q.now()
+	s.tr.emit(&s.tr.cur)
 }
 
 // scripted runs a function at a virtual time (tests).

@@ -73,6 +73,12 @@ func (s *sim) proxyFilter(c *consumer, res pop.PopResult) pop.PopResult {
 // ORIGIN_MESSAGE_ID set), then the original is acked. A failed write
 // leaves the message to revive.
 func (s *sim) proxyDLQ(c *consumer, m *model.Message, h model.ReceiptHandle) {
+	topic := h.RealTopic(m.Topic, c.g.name)
+	hstr := h.String()
+	// The proxy got the message from the broker (a lease), not the client.
+	s.emit(model.Event{Kind: model.EvDeliver, Client: c.idx, Msg: m.UniqKey, Topic: topic, Queue: h.QueueID, Offset: h.QueueOffset,
+		Attempt: m.ReconsumeTimes, Handle: hstr, Deadline: h.NextVisibleTime(), Detail: c.g.presented(m.Topic) + " to=proxy"})
+	s.led.delivered(m.UniqKey)
 	dlq := model.DLQTopic(c.g.name)
 	if s.b.MaxOffset(dlq, 0) < 0 {
 		s.createDLQ(dlq)
@@ -83,14 +89,12 @@ func (s *sim) proxyDLQ(c *consumer, m *model.Message, h model.ReceiptHandle) {
 	_ = cp.SetProperty(model.PropertyRetryTopic, m.Topic)
 	r := s.b.Put(s.q.now(), cp)
 	if r.Code != model.Success {
-		return
+		return // the lease runs out and the message comes back
 	}
 	s.wake(r.Woken)
 	s.cov.hit("dlq")
-	topic := h.RealTopic(m.Topic, c.g.name)
 	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: m.UniqKey, Topic: dlq, Queue: 0, Offset: r.Offset, Attempt: m.ReconsumeTimes})
 	s.led.finish(m.UniqKey)
-	hstr := h.String()
 	s.emit(model.Event{Kind: model.EvAckSent, Client: c.idx, Msg: m.UniqKey, Topic: topic, Queue: h.QueueID, Offset: h.QueueOffset, Handle: hstr, Detail: "proxy"})
 	a := s.b.Ack(s.q.now(), &pop.AckRequest{ConsumerGroup: c.g.name, Topic: topic, QueueID: h.QueueID, Offset: h.QueueOffset, ExtraInfo: hstr})
 	n := int64(0)
@@ -160,7 +164,7 @@ func (s *sim) proxyRejects(c *consumer, h *held, what string) bool {
 		return false
 	}
 	s.cov.hit("expired-handle-rejected")
-	s.emit(model.Event{Kind: model.EvExpiredLocal, Client: c.idx, Msg: h.key, Handle: h.hstr, Detail: what})
+	s.emit(s.heldEvent(model.EvExpiredLocal, c, h, what))
 	return true
 }
 
@@ -192,7 +196,7 @@ func (s *sim) renew(c *consumer, h *held) {
 // changeResponse is a renewal's response at the client.
 func (s *sim) changeResponse(c *consumer, cl *call) {
 	h := cl.h
-	if cl.chRes.Code != model.Success {
+	if cl.chCode != model.Success {
 		if cl.why == changeRenew {
 			h.renewOut = false
 		}
@@ -203,7 +207,7 @@ func (s *sim) changeResponse(c *consumer, cl *call) {
 		h.renewOut, h.renewFails = false, 0
 		h.renews++
 		if !h.finished {
-			h.adopt(cl.chRes.Handle)
+			h.adopt(cl.newHandle)
 			s.cov.hit("auto-renew")
 			if !h.renewStop {
 				s.armRenew(c, h)
@@ -211,7 +215,7 @@ func (s *sim) changeResponse(c *consumer, cl *call) {
 		}
 	case changeFault:
 		if !h.finished && h.epoch == c.epoch {
-			h.adopt(cl.chRes.Handle)
+			h.adopt(cl.newHandle)
 		}
 	}
 }

@@ -22,6 +22,7 @@ type tracer struct {
 	keep    bool
 	events  []model.Event
 	observe func(*model.Event)
+	cur     model.Event // scratch slot for the event being emitted
 
 	// Self-check support: the running hash every ckEvery events, and the
 	// canonical text of events with Seq in [capLo, capHi).

@@ -1,0 +1,141 @@
+package sim
+
+import (
+	"testing"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// A RECONSUME_LATER message is renewed with changeInvisibleTime for
+// popDelayLevel[reconsumeTimes]: 10 s on the first failure, 30 s on the
+// second (the copy revived from the first renewal has reconsumeTimes 1).
+func TestPushReconsumeLaterBacksOff(t *testing.T) {
+	cfg := tinyConfig(PopPush)
+	cfg.Consumers[0].Outcomes = "outcomes(reconsume_later=1)"
+	cfg.Duration, cfg.DrainBudget = 45*clock.Second, clock.Second
+	r := runKeep(t, cfg)
+	sent := only(r, model.EvChangeSent)
+	acc := only(r, model.EvChangeAccepted)
+	dels := only(r, model.EvDeliver)
+	if len(sent) < 2 || len(acc) < 2 || len(dels) < 2 {
+		t.Fatalf("got %d renewals sent, %d accepted, %d deliveries: want at least 2 each", len(sent), len(acc), len(dels))
+	}
+	if sent[0].Deadline != 10_000 || sent[0].Handle != dels[0].Handle {
+		t.Fatalf("first renewal %v: want invisibleTime 10000 with the delivered handle %q", &sent[0], dels[0].Handle)
+	}
+	if acc[0].Deadline != ms(acc[0])+10_000 || acc[0].N != 1 {
+		t.Fatalf("first renewal accepted %v: want a lease ending 10 s after the broker got it, old record deleted", &acc[0])
+	}
+	if dels[1].Attempt != 1 || ms(dels[1]) < acc[0].Deadline {
+		t.Fatalf("second delivery %v: want reconsumeTimes 1, not before the renewed lease ended at %d", &dels[1], acc[0].Deadline)
+	}
+	if sent[1].Deadline != 30_000 {
+		t.Fatalf("second renewal %v: want invisibleTime 30000 (popDelayLevel[1])", &sent[1])
+	}
+}
+
+// The expiry check: a message whose lease ran out while it waited for a
+// thread is not consumed (before), one whose lease ran out during
+// consumption is neither acked nor renewed (after). Both come from one pop
+// at T+0; the thread is busy with the first until T+6s.
+func TestPushExpiryCheckAborts(t *testing.T) {
+	cfg := tinyConfig(PopPush)
+	cfg.Producers[0].Arrivals = "backlog(2)"
+	cfg.Consumers[0].Processing = "const(6s)"
+	cfg.Consumers[0].InvisibleTime = 5 * clock.Second
+	cfg.Duration, cfg.DrainBudget = 7*clock.Second, clock.Second
+	r := runKeep(t, cfg)
+	var before, after, acks, starts int
+	for _, e := range r.Events {
+		if e.At > clock.Epoch.Add(7*clock.Second) {
+			break
+		}
+		switch e.Kind {
+		case model.EvExpiredLocal:
+			switch e.Detail {
+			case "before":
+				before++
+			case "after":
+				after++
+			}
+		case model.EvAckSent, model.EvChangeSent:
+			acks++
+		case model.EvConsumeStart:
+			if e.At < clock.Epoch.Add(6*clock.Second) {
+				starts++
+			}
+		}
+	}
+	if before != 1 || after != 1 || acks != 0 || starts != 1 {
+		t.Fatalf("in the first 7 s: %d expired-before, %d expired-after, %d acks/renewals, %d consume starts; want 1, 1, 0, 1", before, after, acks, starts)
+	}
+	if r.Summary.Coverage["expired-before-consume"] != 1 || r.Summary.Coverage["expired-after-consume"] < 1 {
+		t.Fatalf("coverage %v", r.Summary.Coverage)
+	}
+}
+
+// Flow control: with more than popThresholdForQueue (96) messages waiting
+// for an ack, the consumer does not pop; the last pop that was allowed
+// (at 96 waiting) brings it to 128.
+func TestPushFlowControlAt96(t *testing.T) {
+	cfg := tinyConfig(PopPush)
+	cfg.Producers[0].Arrivals = "backlog(300)"
+	cfg.Consumers[0].Processing = "const(1s)"
+	cfg.Consumers[0].InvisibleTime = 300 * clock.Second
+	cfg.Duration, cfg.DrainBudget = 10*clock.Second, clock.Second
+	r := runKeep(t, cfg)
+	waiting, peak := 0, 0
+	for _, e := range r.Events {
+		switch e.Kind {
+		case model.EvPopRequest:
+			if waiting > 96 {
+				t.Fatalf("%v: a pop with %d messages waiting for an ack", &e, waiting)
+			}
+		case model.EvDeliver:
+			waiting++
+			peak = max(peak, waiting)
+		case model.EvAckSent, model.EvChangeSent, model.EvExpiredLocal:
+			waiting--
+		}
+	}
+	if peak != 128 {
+		t.Fatalf("peak waiting-for-ack = %d, want 128 (96 + one batch of 32)", peak)
+	}
+	if r.Summary.Coverage["flow-control"] == 0 {
+		t.Fatal("flow control never fired")
+	}
+}
+
+// A message that comes back with reconsumeTimes > maxReconsumeTimes is
+// acked and dropped on receipt, under a named policy.
+func TestPushDropsPastMaxReconsume(t *testing.T) {
+	cfg := tinyConfig(PopPush)
+	cfg.Consumers[0].Outcomes = "outcomes(exception=1)"
+	cfg.Consumers[0].MaxReconsumeTimes = 1
+	cfg.Consumers[0].InvisibleTime = 5 * clock.Second
+	cfg.Duration = 5 * clock.Second
+	r := runKeep(t, cfg)
+	drops := only(r, model.EvDrop)
+	if len(drops) != 1 {
+		t.Fatalf("drops %v, want exactly one", drops)
+	}
+	// reconsumeTimes 0: renewed 10 s; 1 (= max): the age rule renews; 2: dropped.
+	if drops[0].Detail != "push-max-reconsume" || drops[0].Attempt != 2 {
+		t.Fatalf("drop %v: want push-max-reconsume at reconsumeTimes 2", &drops[0])
+	}
+	if r.Summary.Dropped != 1 || r.Summary.DroppedByPolicy["push-max-reconsume"] != 1 {
+		t.Fatalf("summary dropped %d by policy %v", r.Summary.Dropped, r.Summary.DroppedByPolicy)
+	}
+	noViolations(t, r)
+}
+
+// checkNeedAckOrDelay's level rule, with upstream's latent level -1 (a
+// message younger than 10 s) guarded as level 0.
+func TestPopDelaySeconds(t *testing.T) {
+	for level, want := range map[int]int64{-1: 10, 0: 10, 1: 30, 15: 7200, 16: 7200, 40: 7200} {
+		if got := popDelaySeconds(level); got != want {
+			t.Errorf("popDelaySeconds(%d) = %d, want %d", level, got, want)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// A message the application never acks comes back after each 10 s lease;
+// once reconsumeTimes reaches retryMaxTimes+1 = 17 the proxy sends it to
+// %DLQ%group and acks it, so the application saw it 17 times (the 18th
+// delivery is to the proxy).
+func TestSimpleDLQAfter17(t *testing.T) {
+	cfg := tinyConfig(Simple)
+	cfg.Consumers[0].Outcomes = "outcomes(exception=1)"
+	cfg.Consumers[0].InvisibleTime = 10 * clock.Second
+	r := runKeep(t, cfg)
+	var dels []model.Event
+	for _, e := range only(r, model.EvDeliver) {
+		if !strings.Contains(e.Detail, "to=proxy") {
+			dels = append(dels, e)
+		}
+	}
+	if len(dels) != 17 {
+		t.Fatalf("%d deliveries, want 17 (reconsumeTimes 0..16)", len(dels))
+	}
+	for i, d := range dels {
+		if d.Attempt != int32(i) {
+			t.Fatalf("delivery %d has reconsumeTimes %d", i, d.Attempt)
+		}
+	}
+	dlq := only(r, model.EvDLQ)
+	if len(dlq) != 1 || dlq[0].Topic != model.DLQTopic("g") || dlq[0].Attempt != 17 {
+		t.Fatalf("DLQ events %v: want one to %%DLQ%%g at reconsumeTimes 17", dlq)
+	}
+	acks := only(r, model.EvAckAccepted)
+	if len(acks) != 1 || acks[0].N != 1 || acks[0].At != dlq[0].At {
+		t.Fatalf("acks %v: want the proxy's ack of the original, deleting its record", acks)
+	}
+	if r.Summary.DLQ != 1 || r.Summary.Lost != 0 {
+		t.Fatalf("summary DLQ %d lost %d", r.Summary.DLQ, r.Summary.Lost)
+	}
+	noViolations(t, r)
+}
+
+// The proxy rejects an ack whose handle expired by the client's clock: no
+// request reaches the broker.
+func TestSimpleRejectsExpiredHandle(t *testing.T) {
+	cfg := tinyConfig(Simple)
+	cfg.Consumers[0].Processing = "const(11s)"
+	cfg.Consumers[0].InvisibleTime = 10 * clock.Second
+	cfg.Duration, cfg.DrainBudget = 12*clock.Second, clock.Second
+	r := runKeep(t, cfg)
+	exp := only(r, model.EvExpiredLocal)
+	if len(exp) == 0 || exp[0].Detail != "ack" {
+		t.Fatalf("expired-local events %v: want the first ack rejected", exp)
+	}
+	for _, e := range only(r, model.EvAckSent) {
+		if e.At <= exp[0].At {
+			t.Fatalf("%v: an ack was sent for the expired lease", &e)
+		}
+	}
+}
+
+// Auto-renew keeps a long-running message leased: renewals 10 s ahead of
+// each deadline, with the new handle adopted, and one delivery in all.
+func TestSimpleAutoRenew(t *testing.T) {
+	cfg := tinyConfig(Simple)
+	cfg.Consumers[0].Processing = "const(3m)"
+	cfg.Consumers[0].InvisibleTime = 30 * clock.Second
+	cfg.Consumers[0].AutoRenew = true
+	r := runKeep(t, cfg)
+	if n := len(only(r, model.EvDeliver)); n != 1 {
+		t.Fatalf("%d deliveries, want 1: auto-renew must keep the lease", n)
+	}
+	acc := only(r, model.EvChangeAccepted)
+	// 30 s lease: renewed at 20 s for 1 min, at 70 s for 3 min; done at 180 s.
+	if len(acc) != 2 {
+		t.Fatalf("%d renewals, want 2", len(acc))
+	}
+	sent := only(r, model.EvChangeSent)
+	if sent[0].Deadline != clock.Minute.Millis() || sent[1].Deadline != 3*clock.Minute.Millis() {
+		t.Fatalf("renewals asked for %d and %d ms, want the 1 min, 3 min schedule", sent[0].Deadline, sent[1].Deadline)
+	}
+	for i := 1; i < len(sent); i++ {
+		if sent[i].Handle != acc[i-1].Handle {
+			t.Fatalf("renewal %d used handle %q, want the previous renewal's %q", i, sent[i].Handle, acc[i-1].Handle)
+		}
+	}
+	ack := only(r, model.EvAckAccepted)
+	if len(ack) != 1 || ack[0].N != 1 {
+		t.Fatalf("acks %v: want one ack with the latest handle deleting the record", ack)
+	}
+	noViolations(t, r)
+}
