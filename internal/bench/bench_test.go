@@ -3,6 +3,8 @@ package bench
 import (
 	"flag"
 	"testing"
+
+	"popsim/model"
 )
 
 // setBenchtime sets -test.benchtime for testing.Benchmark and restores it.
@@ -36,5 +38,28 @@ func TestBodiesRun(t *testing.T) {
 				t.Errorf("no latency sample")
 			}
 		})
+	}
+}
+
+// handleText must render exactly what model.ReceiptHandle.String does.
+func TestHandleTextMatchesModel(t *testing.T) {
+	f, err := newFixture(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := []model.ReceiptHandle{
+		{CkQueueOffset: 10, PopTime: 1704067200000, InvisibleTime: 60000, BrokerName: "broker-a", QueueID: 3, QueueOffset: 10, CommitLogOffset: -1},
+		{CkQueueOffset: 10, PopTime: 1704067200000, InvisibleTime: 60000, BrokerName: "broker-a", QueueID: 3, QueueOffset: 11, CommitLogOffset: -1},
+		{CkQueueOffset: 10, PopTime: 1704067200000, InvisibleTime: 60000, BrokerName: "broker-a", QueueID: 3, QueueOffset: 1234567, CommitLogOffset: -1},
+		{CkQueueOffset: 10, PopTime: 1704067200001, InvisibleTime: 60000, BrokerName: "broker-a", QueueID: 3, QueueOffset: 12, CommitLogOffset: -1},
+		{CkQueueOffset: 10, PopTime: 1704067200001, InvisibleTime: 60000, BrokerName: "broker-a", QueueID: 3, QueueOffset: 13, CommitLogOffset: 99},
+		{CkQueueOffset: 10, PopTime: 1704067200001, InvisibleTime: 60000, BrokerName: "broker-a", QueueID: 3, QueueOffset: 14, CommitLogOffset: -1},
+		{CkQueueOffset: 10, PopTime: 1704067200001, InvisibleTime: 60000, RetryFlag: 1, BrokerName: "broker-a", QueueID: 0, QueueOffset: 0, CommitLogOffset: -1},
+		{CkQueueOffset: 10, PopTime: 1704067200001, InvisibleTime: 60000, RetryFlag: 1, BrokerName: "broker-b", QueueID: 0, QueueOffset: 5, CommitLogOffset: -1},
+	}
+	for _, h := range hs {
+		if got, want := f.handleText(&h), h.String(); got != want {
+			t.Errorf("handleText = %q, want %q", got, want)
+		}
 	}
 }
