@@ -14,7 +14,7 @@ const (
 	pullTimeDelayWhenException = 3000 * clock.Millisecond // pullTimeDelayMillsWhenException
 	pullTimeDelayWhenFlowCtl   = 50 * clock.Millisecond   // PULL_TIME_DELAY_MILLS_WHEN_FLOW_CONTROL
 	pullTimeDelayWhenBusy      = 20 * clock.Millisecond   // broker flow control
-	pullThresholdForQueue      = 1000                     // pull baseline: unfinished messages per queue
+	pullThresholdForQueue      = 1000                     // pullThresholdForQueue: cached messages per queue
 )
 
 // popDelayLevel is the push consumer's changeInvisibleTime backoff in

@@ -73,6 +73,10 @@ type ProducerSpec struct {
 	Arrivals string // workload.ParseArrivals, per producer, e.g. "poisson(1000/s)"
 	Tags     string // workload.ParseTags, e.g. "tags(A:3,B:1)"; "" for no tag
 	Count    int    // 1..1000, default 1
+	// QueueSelect: "round-robin" (default, the producer's default
+	// selector) or "random" (uniform per message: each queue then sees a
+	// Poisson stream when the producer's is Poisson).
+	QueueSelect string
 }
 
 // ConsumerSpec is Count identical consumers of one group on one topic.
@@ -163,6 +167,12 @@ type LossSpec struct {
 	RequestPPM, ResponsePPM int64
 }
 
+// Queue selectors of a producer.
+const (
+	QueueRoundRobin = "round-robin"
+	QueueRandom     = "random"
+)
+
 // Request types with loss faults.
 var lossKinds = [...]string{"pop", "ack", "change", "pull"}
 
@@ -208,6 +218,7 @@ func (c Config) withDefaults() Config {
 	c.Producers = append([]ProducerSpec(nil), c.Producers...)
 	for i := range c.Producers {
 		def(&c.Producers[i].Count, 1)
+		def(&c.Producers[i].QueueSelect, QueueRoundRobin)
 	}
 	c.Consumers = append([]ConsumerSpec(nil), c.Consumers...)
 	for i := range c.Consumers {
@@ -431,6 +442,9 @@ func (p *compiled) checkProducers() error {
 		}
 		if err := checkInt(f+".Count", int64(s.Count), 1, 1000); err != nil {
 			return err
+		}
+		if s.QueueSelect != QueueRoundRobin && s.QueueSelect != QueueRandom {
+			return fmt.Errorf("sim: %s.QueueSelect = %q: want %s or %s", f, s.QueueSelect, QueueRoundRobin, QueueRandom)
 		}
 		for range s.Count {
 			p.producers = append(p.producers, producerPlan{spec: s, tags: tags})

@@ -21,6 +21,7 @@ type producer struct {
 	rng    *rand.Rand
 	seq    int64
 	next   int32 // round-robin queue
+	random bool  // pick queues uniformly at random instead
 	prefix string
 }
 
@@ -39,6 +40,7 @@ func (s *sim) newProducer(idx int32, pp producerPlan) *producer {
 	return &producer{
 		idx: idx, topic: pp.spec.Topic, queues: s.c.topics[pp.spec.Topic].Queues, tags: pp.tags, arr: arr,
 		rng: newStream(s.cfg.Seed, streamProducer+uint64(idx)), prefix: "p" + strconv.Itoa(int(idx)) + "-",
+		random: pp.spec.QueueSelect == QueueRandom,
 	}
 }
 
@@ -53,9 +55,12 @@ func (s *sim) scheduleArrival(p *producer) {
 }
 
 // produce sends one message: UNIQ_KEY p<producer>-<seq>, queues round
-// robin, a weighted tag, BornTimestamp = the intended send time.
+// robin (or random), a weighted tag, BornTimestamp = the intended send time.
 func (s *sim) produce(p *producer) {
 	now := s.q.now()
+	if p.random {
+		p.next = p.rng.Int32N(p.queues)
+	}
 	m := &model.Message{
 		Topic: p.topic, QueueID: p.next, BornTimestamp: now.Millis(),
 		UniqKey: p.prefix + strconv.FormatInt(p.seq, 10), Tags: p.tags.Pick(p.rng),

@@ -18,7 +18,9 @@ import (
 // after the popDelayLevel backoff (standing in for sendMessageBack to
 // %RETRY%group, which needs a delay timer the engine does not have) and
 // goes to %DLQ%group after maxReconsumeTimes attempts; its offset is not
-// committed past it meanwhile, so at-least-once holds.
+// committed past it meanwhile, so at-least-once holds. Flow control counts
+// cached messages (pullThresholdForQueue, 1000), not the offset span: a
+// message waiting for its retry pins the commit offset, not the queue.
 
 // pullQueue is one queue as its owner sees it.
 type pullQueue struct {
@@ -32,6 +34,9 @@ type pullQueue struct {
 	pulling   bool
 	armed     bool
 	committed int64
+	// cached counts messages delivered and waiting for or in consumption
+	// (not those waiting for a local retry): flow control's measure.
+	cached int
 }
 
 // allocate is AllocateMessageQueueAveragely: the queues consumer i of n
@@ -105,7 +110,7 @@ func (s *sim) gain(c *consumer, q int32) {
 	start := max(c.g.committed[q], 0)
 	pq.owned, pq.pulling, pq.armed = true, false, false
 	pq.gen++
-	pq.next, pq.base, pq.committed, pq.done = start, start, start, pq.done[:0]
+	pq.next, pq.base, pq.committed, pq.done, pq.cached = start, start, start, pq.done[:0], 0
 	s.cov.hit("rebalance")
 	s.emit(model.Event{Kind: model.EvRebalance, Client: c.idx, Topic: c.g.topic, Queue: q, Offset: start})
 	s.schedulePull(pq, 0)
@@ -125,7 +130,7 @@ func (s *sim) pull(c *consumer, pq *pullQueue) {
 	if !pq.owned || pq.pulling {
 		return
 	}
-	if pq.next-pq.base >= pullThresholdForQueue {
+	if pq.cached >= pullThresholdForQueue {
 		s.cov.hit("flow-control")
 		s.schedulePull(pq, pullTimeDelayWhenFlowCtl)
 		return
@@ -224,6 +229,7 @@ func (s *sim) pullResponse(c *consumer, cl *call) {
 		s.pullDeliver(c, h)
 		pq.next = m.QueueOffset + 1
 		pq.done = append(pq.done, false)
+		pq.cached++
 		c.local++
 		c.buf = append(c.buf, h)
 	}
@@ -244,6 +250,7 @@ func (s *sim) pullDone(c *consumer, h *held) {
 		c.local-- // the queue moved on: the new owner redelivers from the committed offset
 		return
 	}
+	pq.cached--
 	if h.outcome == workload.Success {
 		c.local--
 		s.led.acked(h.key, h.deliveredAt, s.q.now())
@@ -267,6 +274,7 @@ func (s *sim) localRetry(c *consumer, h *held) {
 		return
 	}
 	h.deliveredAt = s.q.now()
+	h.pq.cached++
 	s.pullDeliver(c, h)
 	c.buf = append(c.buf, h)
 	s.startWork(c)

@@ -32,10 +32,11 @@ func retryDelayMs(reconsumeTimes int32) int64 {
 	return retryLevels[min(int(reconsumeTimes)+2, len(retryLevels)-1)] * 1000
 }
 
-// simpleCapacity is how many more messages the application takes: its
-// threads plus one batch waiting.
+// simpleCapacity is how many more messages the application takes: it
+// receives only for free threads (no prefetch), so with batch 1 a group of
+// c single-threaded consumers serves one shared backlog like M/M/c.
 func simpleCapacity(c *consumer) int {
-	return c.spec.Threads + int(c.spec.Batch) - c.local
+	return c.spec.Threads - c.local
 }
 
 func (s *sim) receive(c *consumer) {
