@@ -16,6 +16,11 @@ type names struct {
 	pairID map[[2]string]uint32
 	pairs  []pairInfo // by id
 	rank   []int32    // by id
+	// last is the pair looked up most recently. A request, its acks and its
+	// renewals name the same group and topic, and comparing two strings
+	// (usually the same pointers) is much cheaper than hashing a [2]string.
+	last   pairInfo
+	lastID uint32
 }
 
 type pairInfo struct {
@@ -31,7 +36,7 @@ func newNames() *names {
 
 // pair returns the id of (group, topic), interning it if new.
 func (n *names) pair(group, topic string) uint32 {
-	if id, ok := n.pairID[[2]string{group, topic}]; ok {
+	if id, ok := n.lookup(group, topic); ok {
 		return id
 	}
 	id := uint32(len(n.pairs))
@@ -52,7 +57,13 @@ func (n *names) retryTopics(id uint32) (v1, v2 string) {
 
 // lookup returns the id of an already-interned pair.
 func (n *names) lookup(group, topic string) (uint32, bool) {
+	if n.lastID != 0 && n.last.group == group && n.last.topic == topic {
+		return n.lastID, true
+	}
 	id, ok := n.pairID[[2]string{group, topic}]
+	if ok {
+		n.last, n.lastID = pairInfo{group: group, topic: topic}, id
+	}
 	return id, ok
 }
 
