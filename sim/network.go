@@ -98,10 +98,16 @@ func (s *sim) lost(k callKind, response bool) bool {
 	return true
 }
 
-// atBroker is a request arriving at the broker.
+// atBroker is a request arriving at the broker. A request from a client
+// incarnation that has crashed meanwhile arrives on a closed connection and
+// is dropped: a broker does not serve (or park) a dead channel.
 func (s *sim) atBroker(cl *call) {
+	if cl.epoch != cl.c.epoch {
+		s.traceRequestLost(cl, "client-gone")
+		return
+	}
 	if s.lost(cl.kind, false) {
-		s.traceRequestLost(cl)
+		s.traceRequestLost(cl, "request")
 		return
 	}
 	switch cl.kind {
@@ -116,18 +122,18 @@ func (s *sim) atBroker(cl *call) {
 	}
 }
 
-func (s *sim) traceRequestLost(cl *call) {
+func (s *sim) traceRequestLost(cl *call, why string) {
 	cl.reported = true
 	c := cl.c
 	switch cl.kind {
 	case callPop:
-		s.emit(model.Event{Kind: model.EvPopLost, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, Detail: "request"})
+		s.emit(model.Event{Kind: model.EvPopLost, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, Detail: why})
 	case callAck:
 		h := cl.h
-		s.emit(model.Event{Kind: model.EvAckLost, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: cl.handle, Detail: "request"})
+		s.emit(model.Event{Kind: model.EvAckLost, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: cl.handle, Detail: why})
 	case callChange:
 		h := cl.h
-		s.emit(model.Event{Kind: model.EvChangeLost, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: cl.handle, Detail: "request"})
+		s.emit(model.Event{Kind: model.EvChangeLost, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: cl.handle, Detail: why})
 	}
 }
 
