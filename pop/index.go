@@ -214,8 +214,11 @@ func (ix *index) itemLess(a, b item) bool {
 }
 
 // put writes a record (a write to an existing key replaces it, as RocksDB does).
-func (ix *index) put(r rec) {
-	if prev, replaced := ix.tree.bt.SetHint(ix.tree.hold(&r), &ix.popHint); replaced {
+func (ix *index) put(r rec) { ix.putRef(&r) }
+
+// putRef is put without copying the record.
+func (ix *index) putRef(r *rec) {
+	if prev, replaced := ix.tree.bt.SetHint(ix.tree.hold(r), &ix.popHint); replaced {
 		ix.tree.release(prev)
 	}
 }

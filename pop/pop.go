@@ -209,8 +209,8 @@ func (b *Broker) storeRecords(recs []rec) {
 		}
 		return
 	}
-	for _, r := range recs {
-		b.index.put(r)
+	for i := range recs {
+		b.index.putRef(&recs[i])
 	}
 }
 
