@@ -21,15 +21,18 @@ func setBenchtime(t *testing.T, v string) {
 // bodies check their own steady state (every ack deletes, in-flight count
 // unchanged) and fail the benchmark otherwise.
 func TestBodiesRun(t *testing.T) {
-	setBenchtime(t, "3x")
 	for _, c := range Cases([]int{1000}) {
 		t.Run(c.Name(), func(t *testing.T) {
+			setBenchtime(t, "3x")
+			if c.Op == "SimRun" {
+				setBenchtime(t, "1x") // one whole simulation
+			}
 			lat := NewLatency(1)
 			r := testing.Benchmark(func(b *testing.B) { c.Run(b, lat) })
 			if r.N == 0 {
 				t.Fatalf("benchmark failed or skipped: %+v", r)
 			}
-			for _, unit := range []string{"ns/msg", "allocs/msg", "B/msg"} {
+			for _, unit := range []string{"ns/" + c.Unit, "allocs/" + c.Unit, "B/" + c.Unit} {
 				if _, ok := r.Extra[unit]; !ok {
 					t.Errorf("no %s metric: %v", unit, r.Extra)
 				}
@@ -61,5 +64,22 @@ func TestHandleTextMatchesModel(t *testing.T) {
 		if got, want := f.handleText(&h), h.String(); got != want {
 			t.Errorf("handleText = %q, want %q", got, want)
 		}
+	}
+}
+
+// The ack path allocates nothing in steady state; a pop allocates only
+// what its result keeps (messages, handles, the two offset-info strings),
+// plus the amortized growth of the commit window, which the held records
+// keep open.
+func TestPhaseAllocs(t *testing.T) {
+	popA, ackA, err := PhaseAllocs(1000, false, 20, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ackA != 0 {
+		t.Errorf("ack allocates %.3f times per message, want 0", ackA)
+	}
+	if popA > 4.5/Batch {
+		t.Errorf("pop allocates %.3f times per message, want at most 4.5 per batch of %d", popA, Batch)
 	}
 }

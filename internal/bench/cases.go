@@ -16,7 +16,8 @@ type Case struct {
 	Sub     string // "inflight=100k/cache=off"
 	Size    int    // records in flight
 	Cache   bool
-	PerOp   int    // messages per benchmark iteration
+	PerOp   int    // units (messages, or events for SimRun) per iteration
+	Unit    string // "msg", or "event" for SimRun
 	FloorOp string // the floor op to divide by, "" when none
 	Run     func(b *testing.B, lat *Latency)
 }
@@ -25,14 +26,20 @@ type Case struct {
 func (c Case) Name() string { return c.Op + "/" + c.Sub }
 
 // Ops lists the operations in the order they run.
-var Ops = []string{"PopAck32", "FloorPopAck32", "ChangeInvisibleTime", "FloorChangeInvisibleTime", "Revive", "LongPollWake"}
+var Ops = []string{"PopAck32", "FloorPopAck32", "ChangeInvisibleTime", "FloorChangeInvisibleTime", "Revive", "LongPollWake", "SimRun"}
 
 // Cases returns every case at the given sizes, engine and floor of one size
-// next to each other, so runs of the two interleave.
+// next to each other, so runs of the two interleave, then the simulator.
 func Cases(sizes []int) []Case {
 	var out []Case
 	for _, n := range sizes {
 		out = append(out, sizeCases(n)...)
+	}
+	out = append(out, Case{Op: "SimRun", Sub: "default", PerOp: 1, Unit: "event", Run: SimRun})
+	for i := range out {
+		if out[i].Unit == "" {
+			out[i].Unit = "msg"
+		}
 	}
 	return out
 }

@@ -14,11 +14,11 @@ func ChangeInvisibleTime(b *testing.B, p Params) {
 	n := max(p.InFlight, Batch)
 	f, err := newFixture(p.Cache)
 	if err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	ring, err := f.hold(n, true)
 	if err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	brokerName := f.b.Config().BrokerName
 	req := pop.ChangeInvisibleTimeRequest{ConsumerGroup: Group, Topic: Topic, InvisibleTime: longInvisibleMs}
@@ -34,7 +34,7 @@ func ChangeInvisibleTime(b *testing.B, p Params) {
 			req.QueueID, req.Offset, req.ExtraInfo = r.qid, r.offset, f.handleText(&h)
 			res := f.b.ChangeInvisibleTime(f.now, &req)
 			if res.Code != model.Success || !res.OldDeleted {
-				b.Fatalf("changeInvisibleTime %s: %v %s oldDeleted=%v", req.ExtraInfo, res.Code, res.Remark, res.OldDeleted)
+				fatalf(b, "changeInvisibleTime %s: %v %s oldDeleted=%v", req.ExtraInfo, res.Code, res.Remark, res.OldDeleted)
 			}
 			r.popTime, r.invisible = res.PopTime, res.InvisibleTime
 			next = (next + 1) % n
@@ -44,6 +44,6 @@ func ChangeInvisibleTime(b *testing.B, p Params) {
 	}
 	m.report(Batch)
 	if c := f.b.InFlightCount(); c != n {
-		b.Fatalf("in flight after the run: %d, want %d", c, n)
+		fatalf(b, "in flight after the run: %d, want %d", c, n)
 	}
 }

@@ -77,14 +77,14 @@ func FloorPopAck32(b *testing.B, p Params) {
 			key := first
 			key.offset += int64(i)
 			if _, ok := fl.tree.DeleteHint(key, &fl.ackHint); !ok {
-				b.Fatalf("floor: key %+v missing", key)
+				fatalf(b, "floor: key %+v missing", key)
 			}
 		}
 		p.Latency.end(t0, s)
 	}
 	m.report(Batch)
 	if n := fl.tree.Len(); n != p.InFlight {
-		b.Fatalf("floor: %d keys after the run, want %d", n, p.InFlight)
+		fatalf(b, "floor: %d keys after the run, want %d", n, p.InFlight)
 	}
 }
 
@@ -106,7 +106,7 @@ func FloorChangeInvisibleTime(b *testing.B, p Params) {
 			nk.vt = fl.nowMs + longInvisibleMs
 			fl.tree.SetHint(nk, &fl.popHint)
 			if _, ok := fl.tree.DeleteHint(old, &fl.ackHint); !ok {
-				b.Fatalf("floor: key %+v missing", old)
+				fatalf(b, "floor: key %+v missing", old)
 			}
 			ring[next] = nk
 			next = (next + 1) % n

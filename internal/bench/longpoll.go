@@ -15,10 +15,10 @@ const pollTimeMs = 15_000
 func LongPollWake(b *testing.B, p Params) {
 	f, err := newFixture(p.Cache)
 	if err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	if _, err := f.hold(p.InFlight, false); err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	f.dropConsumed()
 	f.req.PollTime = pollTimeMs
@@ -44,27 +44,27 @@ func LongPollWake(b *testing.B, p Params) {
 	}
 	m.report(Batch)
 	if c := f.b.InFlightCount(); c != p.InFlight {
-		b.Fatalf("in flight after the run: %d, want %d", c, p.InFlight)
+		fatalf(b, "in flight after the run: %d, want %d", c, p.InFlight)
 	}
 }
 
 func (f *fixture) wakeOne(b *testing.B, msg *model.Message, q int32, ack *pop.AckRequest) {
 	f.req.BornTime = 0
 	if r := f.b.Pop(f.now, &f.req); r.Status != pop.PopSuspended {
-		b.Fatalf("long-polling pop: %v %s, want SUSPENDED", r.Status, r.Remark)
+		fatalf(b, "long-polling pop: %v %s, want SUSPENDED", r.Status, r.Remark)
 	}
 	msg.Topic, msg.QueueID, msg.BornTimestamp = Topic, q, f.nowMs()
 	put := f.b.Put(f.now, msg)
 	if put.Code != model.Success || len(put.Woken) != 1 {
-		b.Fatalf("put: %v %s, woke %d", put.Code, put.Remark, len(put.Woken))
+		fatalf(b, "put: %v %s, woke %d", put.Code, put.Remark, len(put.Woken))
 	}
 	res := f.b.Pop(f.now, &put.Woken[0].Request)
 	if len(res.Handles) != 1 {
-		b.Fatalf("re-run pop: %v %s with %d messages, want 1", res.Status, res.Remark, len(res.Handles))
+		fatalf(b, "re-run pop: %v %s with %d messages, want 1", res.Status, res.Remark, len(res.Handles))
 	}
 	h := &res.Handles[0]
 	ack.QueueID, ack.Offset, ack.ExtraInfo = h.QueueID, h.QueueOffset, f.handleText(h)
 	if r := f.b.Ack(f.now, ack); !r.Deleted {
-		b.Fatalf("ack %s: %v %s", ack.ExtraInfo, r.Code, r.Remark)
+		fatalf(b, "ack %s: %v %s", ack.ExtraInfo, r.Code, r.Remark)
 	}
 }

@@ -55,24 +55,27 @@ func (m *meter) resume() {
 }
 
 // report is called after the loop with the messages per iteration.
-func (m *meter) report(perOp int) {
+func (m *meter) report(perOp int) { m.reportUnits(float64(m.b.N)*float64(perOp), "msg") }
+
+// reportUnits reports per-unit figures for n units in all: ns/unit,
+// units/s, cpu-ns/unit, allocs/unit and B/unit.
+func (m *meter) reportUnits(n float64, unit string) {
 	cpu, cpuOK := threadCPU()
 	runtime.UnlockOSThread()
 	runtime.ReadMemStats(&m.ms)
-	msgs := float64(m.b.N) * float64(perOp)
-	if msgs == 0 {
+	if n == 0 {
 		return
 	}
 	if cpuOK {
-		m.b.ReportMetric(float64(cpu-m.cpu0-m.cpuOff)/msgs, "cpu-ns/msg")
+		m.b.ReportMetric(float64(cpu-m.cpu0-m.cpuOff)/n, "cpu-ns/"+unit)
 	}
-	ns := float64(m.b.Elapsed().Nanoseconds()) / msgs
-	m.b.ReportMetric(ns, "ns/msg")
+	ns := float64(m.b.Elapsed().Nanoseconds()) / n
+	m.b.ReportMetric(ns, "ns/"+unit)
 	if ns > 0 {
-		m.b.ReportMetric(1e9/ns, "msgs/s")
+		m.b.ReportMetric(1e9/ns, unit+"s/s")
 	}
-	m.b.ReportMetric(float64(m.ms.Mallocs-m.startA-m.offA)/msgs, "allocs/msg")
-	m.b.ReportMetric(float64(m.ms.TotalAlloc-m.startB-m.offB)/msgs, "B/msg")
+	m.b.ReportMetric(float64(m.ms.Mallocs-m.startA-m.offA)/n, "allocs/"+unit)
+	m.b.ReportMetric(float64(m.ms.TotalAlloc-m.startB-m.offB)/n, "B/"+unit)
 }
 
 // Latency samples the wall-clock time of whole rounds with clock.Real: the

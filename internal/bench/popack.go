@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"testing"
 
 	"popsim/model"
@@ -25,14 +26,14 @@ const refillRounds = 1024
 func PopAck32(b *testing.B, p Params) {
 	f, err := newFixture(p.Cache)
 	if err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	if _, err := f.hold(p.InFlight, false); err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	f.dropConsumed()
 	if err := f.stock(refillRounds * Batch / Queues * 2); err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	p.Latency.setRound(Batch)
 	ack := pop.AckRequest{ConsumerGroup: Group, Topic: Topic}
@@ -45,31 +46,48 @@ func PopAck32(b *testing.B, p Params) {
 			m.pause()
 			f.dropConsumed()
 			if err := f.stock(refillRounds * Batch / Queues * 2); err != nil {
-				b.Fatal(err)
+				fatalf(b, "%v", err)
 			}
 			m.resume()
 		}
 	}
 	m.report(Batch)
 	if n := f.b.InFlightCount(); n != p.InFlight {
-		b.Fatalf("in flight after the run: %d, want %d", n, p.InFlight)
+		fatalf(b, "in flight after the run: %d, want %d", n, p.InFlight)
 	}
 }
 
 func (f *fixture) popAckRound(b *testing.B, ack *pop.AckRequest) {
+	res, err := f.popBatch()
+	if err == nil {
+		err = f.ackBatch(&res, ack)
+	}
+	if err != nil {
+		fatalf(b, "%v", err)
+	}
+	f.tick()
+}
+
+// popBatch pops one batch of Batch messages.
+func (f *fixture) popBatch() (pop.PopResult, error) {
 	f.req.BornTime = 0
 	res := f.b.Pop(f.now, &f.req)
 	if len(res.Handles) != Batch {
-		b.Fatalf("pop returned %d messages (%v %s), want %d", len(res.Handles), res.Status, res.Remark, Batch)
+		return res, fmt.Errorf("bench: pop returned %d messages (%v %s), want %d", len(res.Handles), res.Status, res.Remark, Batch)
 	}
+	return res, nil
+}
+
+// ackBatch acks every message of res in pop order.
+func (f *fixture) ackBatch(res *pop.PopResult, ack *pop.AckRequest) error {
 	for i := range res.Handles {
 		h := &res.Handles[i]
 		ack.QueueID, ack.Offset = h.QueueID, h.QueueOffset
 		ack.Topic = h.RealTopic(Topic, Group)
 		ack.ExtraInfo = f.handleText(h)
 		if r := f.b.Ack(f.now, ack); r.Code != model.Success || !r.Deleted {
-			b.Fatalf("ack %s: %v %s deleted=%v", ack.ExtraInfo, r.Code, r.Remark, r.Deleted)
+			return fmt.Errorf("bench: ack %s: %v %s deleted=%v", ack.ExtraInfo, r.Code, r.Remark, r.Deleted)
 		}
 	}
-	f.tick()
+	return nil
 }

@@ -22,10 +22,10 @@ const reviveInvisibleMs = 1000
 func Revive(b *testing.B, p Params, writeCopy bool) {
 	f, err := newFixture(p.Cache)
 	if err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	if _, err := f.hold(p.InFlight, false); err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	f.dropConsumed()
 	p.Latency.setRound(ReviveBatch)
@@ -38,12 +38,12 @@ func Revive(b *testing.B, p Params, writeCopy bool) {
 		got := f.revivePass(p.Cache)
 		p.Latency.end(t0, s)
 		if got != ReviveBatch {
-			b.Fatalf("revive pass revived %d records, want %d", got, ReviveBatch)
+			fatalf(b, "revive pass revived %d records, want %d", got, ReviveBatch)
 		}
 	}
 	m.report(ReviveBatch)
 	if c := f.b.InFlightCount(); c != p.InFlight {
-		b.Fatalf("in flight after the run: %d, want %d", c, p.InFlight)
+		fatalf(b, "in flight after the run: %d, want %d", c, p.InFlight)
 	}
 }
 
@@ -53,7 +53,7 @@ func (f *fixture) expireBatch(b *testing.B, writeCopy bool) {
 	f.dropConsumed()
 	f.dropRetryCopies()
 	if err := f.stock(ReviveBatch / Queues); err != nil {
-		b.Fatal(err)
+		fatalf(b, "%v", err)
 	}
 	req := f.req
 	req.InvisibleTime = reviveInvisibleMs
@@ -61,7 +61,7 @@ func (f *fixture) expireBatch(b *testing.B, writeCopy bool) {
 		req.BornTime = 0
 		res := f.b.Pop(f.now, &req)
 		if res.Status != pop.PopFound {
-			b.Fatalf("pop for revive: %v %s", res.Status, res.Remark)
+			fatalf(b, "pop for revive: %v %s", res.Status, res.Remark)
 		}
 		got += len(res.Handles)
 	}

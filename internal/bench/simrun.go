@@ -1,0 +1,34 @@
+package bench
+
+import (
+	"testing"
+
+	"popsim/sim"
+)
+
+// SimRun measures the simulator: each iteration is one sim.Run of
+// sim.DefaultConfig (fixed seed), a whole deterministic run in virtual
+// time. It reports per simulated event (ns/event, events/s, allocs/event)
+// and the virtual-to-wall ratio (virtual-s/wall-s: simulated seconds per
+// second of benchmark time). One latency round is one run.
+func SimRun(b *testing.B, lat *Latency) {
+	cfg := sim.DefaultConfig()
+	lat.setRound(1)
+	var events int64
+	var virtual float64
+	m := startMeter(b)
+	for b.Loop() {
+		t0, s := lat.begin()
+		r, err := sim.Run(cfg, sim.RunOptions{})
+		lat.end(t0, s)
+		if err != nil {
+			fatalf(b, "%v", err)
+		}
+		events += r.Summary.SimEvents
+		virtual += r.Summary.SimSeconds
+	}
+	m.reportUnits(float64(events), "event")
+	if sec := b.Elapsed().Seconds(); sec > 0 {
+		b.ReportMetric(virtual/sec, "virtual-s/wall-s")
+	}
+}
