@@ -50,9 +50,10 @@ type consumer struct {
 	slowUntil  clock.Time
 
 	// Consume threads: buf[head:] waits for a free thread; busy run.
-	buf  []*held
-	head int
-	busy int
+	buf     []*held
+	head    int
+	busy    int
+	running []*held // being consumed (at most Threads)
 
 	waitAck   int   // pop-push: received, not yet acked/renewed/aborted
 	local     int   // simple and pull: held locally (waiting, running, retrying)
@@ -78,6 +79,8 @@ type held struct {
 	outcome     workload.Outcome
 	finished    bool
 	holdUntil   clock.Time // an injected fault stretches processing to here
+	endEv       *event     // the end of its consumption, while running
+	endSeq      uint64
 
 	// simple consumer auto-renew
 	firstRecv  clock.Time
@@ -207,7 +210,9 @@ func (s *sim) startWork(c *consumer) {
 		}
 		d = max(d, h.holdUntil.Sub(s.q.now()))
 		h.outcome = c.outcomes.Sample(c.rng)
-		s.q.after(d, evConsumeEnd, c.idx, c.epoch, h)
+		h.endEv = s.q.after(d, evConsumeEnd, c.idx, c.epoch, h)
+		h.endSeq = h.endEv.seq
+		c.running = append(c.running, h)
 	}
 	if c.head == len(c.buf) {
 		c.buf, c.head = c.buf[:0], 0
@@ -244,6 +249,12 @@ var outcomeNames = [...]string{workload.Success: "success", workload.ReconsumeLa
 
 func (s *sim) consumeEnd(c *consumer, h *held) {
 	c.busy--
+	for i, r := range c.running {
+		if r == h {
+			c.running = append(c.running[:i], c.running[i+1:]...)
+			break
+		}
+	}
 	s.emit(s.heldEvent(model.EvConsumeEnd, c, h, outcomeNames[h.outcome]))
 	switch c.kind {
 	case PopPush:

@@ -3,6 +3,7 @@ package sim
 import (
 	"strconv"
 
+	"popsim/clock"
 	"popsim/model"
 )
 
@@ -41,7 +42,7 @@ func (s *sim) crash(c *consumer) {
 	c.alive = false
 	c.epoch++
 	c.pauseUntil, c.slowUntil = 0, 0
-	c.buf, c.head, c.busy, c.waitAck, c.local = nil, 0, 0, 0, 0
+	c.buf, c.head, c.busy, c.waitAck, c.local, c.running = nil, 0, 0, 0, 0, nil
 	c.popOut, c.pollArmed, c.wantPoll = nil, false, false
 	for id, cl := range s.polls { // deletion only
 		if cl.c == c {
@@ -91,7 +92,22 @@ func (s *sim) pause(c *consumer) {
 	if !c.alive || s.q.now() < c.pauseUntil {
 		return
 	}
-	c.pauseUntil = s.q.now().Add(max(s.c.pause.Sample(s.plan.rng[famPause]), 1))
+	s.freeze(c, max(s.c.pause.Sample(s.plan.rng[famPause]), 1))
+}
+
+// freeze pauses c for d from now.
+func (s *sim) freeze(c *consumer, d clock.Duration) {
+	c.pauseUntil = s.q.now().Add(d)
+	// Frozen threads make no progress: running consumptions end d later.
+	for _, h := range c.running {
+		if h.endEv.seq != h.endSeq || h.endEv.idx < 0 {
+			panic("sim: a running consumption has no pending end event")
+		}
+		at := h.endEv.at.Add(d)
+		s.q.cancel(h.endEv, h.endSeq)
+		h.endEv = s.q.at(at, evConsumeEnd, c.idx, c.epoch, h)
+		h.endSeq = h.endEv.seq
+	}
 	s.cov.hit("pause")
 	s.emit(model.Event{Kind: model.EvPause, Client: c.idx, Deadline: c.pauseUntil.Millis()})
 	s.q.at(c.pauseUntil, evResume, c.idx, c.epoch, nil)

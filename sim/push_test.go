@@ -139,3 +139,21 @@ func TestPopDelaySeconds(t *testing.T) {
 		}
 	}
 }
+
+// A GC pause freezes the consume threads: a consumption running when the
+// pause starts ends the pause's length later.
+func TestPauseStretchesRunningConsumption(t *testing.T) {
+	cfg := tinyConfig(PopPush)
+	cfg.Consumers[0].Processing = "const(1s)"
+	r := runKeep(t, cfg, scriptStep{after: 500 * clock.Millisecond, f: func(s *sim) { s.freeze(s.cons[0], 2*clock.Second) }})
+	start, end := only(r, model.EvConsumeStart), only(r, model.EvConsumeEnd)
+	if len(start) != 1 || len(end) != 1 {
+		t.Fatalf("%d starts, %d ends", len(start), len(end))
+	}
+	if got := end[0].At.Sub(start[0].At); got != 3*clock.Second {
+		t.Fatalf("consumption took %v with a 2 s pause inside, want 3s", got)
+	}
+	if p, q := only(r, model.EvPause), only(r, model.EvResume); len(p) != 1 || len(q) != 1 || q[0].At.Sub(p[0].At) != 2*clock.Second {
+		t.Fatalf("pause %v resume %v", p, q)
+	}
+}

@@ -306,7 +306,10 @@ func (s *sim) clientEvent(e *event) {
 		return
 	}
 	if s.q.now() < c.pauseUntil {
-		s.q.at(c.pauseUntil, e.kind, e.who, e.epoch, e.p)
+		ne := s.q.at(c.pauseUntil, e.kind, e.who, e.epoch, e.p)
+		if h, ok := e.p.(*held); ok && e.kind == evConsumeEnd {
+			h.endEv, h.endSeq = ne, ne.seq
+		}
 		return
 	}
 	s.clientAction(c, e)
