@@ -32,6 +32,55 @@
 //     pop.ReviveIdleInterval or at once after a full page, CleanupCache every
 //     pop.CacheCleanupInterval, PollTick exactly at NextPollExpiry).
 //
+// # Trace
+//
+// Client is the consumer index (producer index for produce events, -1 for
+// the broker). Every event about a message carries Msg (UNIQ_KEY) and,
+// where the message lives, Topic/Queue/Offset (the retry topic for retry
+// copies).
+//
+//   - produce (at the broker, Client = producer), produce-failed.
+//   - pop-request (Queue -1, N = maxMsgNums, Deadline = invisibleTime ms);
+//     pop-suspended once per request the broker parks (Deadline = poll
+//     expiry ms); then one pop-response (Code, N, Detail = PopStatus) at the
+//     client, or pop-lost (Detail request, response, timeout, late or
+//     client-gone; N = messages the lost response carried).
+//   - deliver per message: Attempt = reconsumeTimes, Handle = the receipt
+//     handle, Deadline = lease end ms, Detail "topic=<topic shown to the
+//     client>" (plus " to=proxy" when only the proxy saw it, on its way to
+//     the DLQ). Pull deliveries have no Handle and no Deadline.
+//   - consume-start, consume-end (Detail success, later, exception),
+//     expired-local (Detail before, after, ack, change or renew), each with
+//     the location and the handle the client holds.
+//   - ack-sent, then ack-lost (Detail request or client-gone) or
+//     ack-accepted (Code, N = 1 when a record was deleted), then possibly
+//     ack-response-lost. Acks are fire and forget, as upstream's ackAsync.
+//   - change-sent (Handle = the one renewed, Deadline = requested invisible
+//     ms, Detail names an injected edge), then change-lost (request,
+//     client-gone) or change-accepted (Handle = new handle, Deadline = new
+//     lease end, N = 1 when the old record was deleted), then possibly
+//     change-lost with Detail response.
+//   - revive (the copy's Topic/Queue/Offset, Attempt = its reconsumeTimes,
+//     Deadline = the expired record's), revive-skipped, revive-retried
+//     (Deadline = the record's new deadline), revive-dropped, cache-flush.
+//   - dlq, drop (Detail = the policy: push-max-reconsume, push-age-4h).
+//   - crash, restart, pause (Deadline = end ms), resume, broker-restart
+//     (N = suspended polls dropped), put-failure, phase (safety, liveness,
+//     done), rebalance, pull, commit.
+//
+// # Simplifications, on purpose
+//
+//   - The push consumer runs one pop loop over all queues (QueueID -1)
+//     rather than one per assigned queue, and acks each message with Ack.
+//   - The simple consumer receives only for free threads; an exception
+//     leaves the lease to run out, RECONSUME_LATER renews with the group's
+//     retry policy. The proxy sits next to the broker: no network between
+//     them.
+//   - The pull baseline retries failures locally instead of sending them
+//     back through %RETRY%group.
+//   - Producers are not subject to loss; their messages reach the broker
+//     after a request latency.
+//
 // # What it must not do
 //
 // Read the wall clock, start goroutines, use a global random source, or
