@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"popsim/clock"
 	"popsim/model"
@@ -561,7 +562,49 @@ func (p *compiled) checkConsumedTopics() error {
 			return fmt.Errorf("sim: Producers[%d].Topic = %q has no consumer group: its messages could never drain", i, pr.Topic)
 		}
 	}
+	return p.checkExpressions()
+}
+
+// checkExpressions requires each consumer's subscription to accept every
+// tag its topic's producers send: a filtered-out message is never
+// delivered, so the ledger could not settle it.
+func (p *compiled) checkExpressions() error {
+	for i := range p.cfg.Consumers {
+		s := &p.cfg.Consumers[i]
+		accept := map[string]bool{}
+		for _, t := range strings.Split(s.Expression, "||") {
+			accept[strings.TrimSpace(t)] = true
+		}
+		if accept["*"] || accept[""] && len(accept) == 1 {
+			continue
+		}
+		for _, pp := range p.producers {
+			if pp.spec.Topic != s.Topic {
+				continue
+			}
+			for _, tag := range tagNames(pp.tags) {
+				if !accept[tag] {
+					return fmt.Errorf("sim: Consumers[%d].Expression = %q does not accept tag %q that producers of %s send: filtered messages never settle; subscribe to every produced tag or use *", i, s.Expression, tag, s.Topic)
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// tagNames lists the tags a producer may send ("" for an untagged
+// message), from Tags' canonical form "tags(A:3,B:1)".
+func tagNames(t workload.Tags) []string {
+	body := strings.TrimSuffix(strings.TrimPrefix(t.String(), "tags("), ")")
+	if body == "" {
+		return []string{""}
+	}
+	var out []string
+	for _, kv := range strings.Split(body, ",") {
+		name, _, _ := strings.Cut(kv, ":")
+		out = append(out, name)
+	}
+	return out
 }
 
 func (p *compiled) checkNetwork() error {

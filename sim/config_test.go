@@ -44,6 +44,11 @@ func TestValidateNamesTheField(t *testing.T) {
 			c.Producers = append(c.Producers, ProducerSpec{Topic: "lonely", Arrivals: "const(1/s)"})
 		}, `Producers[1].Topic = "lonely" has no consumer group`},
 		{"engine", func(c *Config) { c.Engine.PopPollingSize = -1 }, "popPollingSize"},
+		{"filter", func(c *Config) {
+			c.Producers[0].Tags = "tags(A:1,B:1)"
+			c.Consumers[0].Expression = "A"
+		}, `Consumers[0].Expression = "A" does not accept tag "B"`},
+		{"filter untagged", func(c *Config) { c.Consumers[0].Expression = "A || B" }, `does not accept tag ""`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,4 +75,20 @@ func TestConfigHashCoversDefaults(t *testing.T) {
 	if a.SHA256() == b.SHA256() {
 		t.Fatal("changing the batch size did not change the config hash")
 	}
+}
+
+// A subscription that names every produced tag consumes everything.
+func TestTaggedSubscription(t *testing.T) {
+	cfg := tinyConfig(PopPush)
+	cfg.Producers[0].Arrivals = "backlog(50)"
+	cfg.Producers[0].Tags = "tags(A:3,B:1)"
+	cfg.Consumers[0].Expression = "A || B"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r := runKeep(t, cfg)
+	if r.Summary.Acked != 50 || r.Summary.Produced != 50 {
+		t.Fatalf("produced %d acked %d", r.Summary.Produced, r.Summary.Acked)
+	}
+	noViolations(t, r)
 }
