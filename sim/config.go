@@ -65,7 +65,7 @@ type TopicSpec struct {
 // GroupSpec configures a subscription group.
 type GroupSpec struct {
 	Name          string
-	RetryMaxTimes int32 // 0..64, default 16; the proxy's maxAttempts is this + 1
+	RetryMaxTimes int32 // 1..64, 0 means the default 16; the proxy's maxAttempts is this + 1
 }
 
 // ProducerSpec is Count identical producers on one topic.
