@@ -1,0 +1,208 @@
+package main
+
+import (
+	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"popsim/internal/bench"
+	"popsim/sim"
+)
+
+//go:embed budgets.json
+var defaultBudgets []byte
+
+// budgets is budgets.json: the largest value each gated metric may take.
+// Keys are "<benchmark name> <unit>".
+type budgets struct {
+	Comment []string           `json:"comment"`
+	Max     map[string]float64 `json:"max"`
+}
+
+func parseBudgets(name string, data []byte) (budgets, error) {
+	var b budgets
+	if err := json.Unmarshal(data, &b); err != nil {
+		return b, fmt.Errorf("%s: %v", name, err)
+	}
+	if len(b.Max) == 0 {
+		return b, fmt.Errorf("%s: no budgets under \"max\"", name)
+	}
+	for k := range b.Max {
+		if name, unit, ok := strings.Cut(k, " "); !ok || name == "" || unit == "" {
+			return b, fmt.Errorf("budget key %q: want \"<benchmark name> <unit>\"", k)
+		}
+	}
+	return b, nil
+}
+
+type smokeConfig struct {
+	budgets budgets
+	sizes   []int
+	sim     bool
+}
+
+func parseSmokeFlags(args []string, stderr io.Writer) (smokeConfig, error) {
+	fs := flag.NewFlagSet("popbench smoke", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("budgets", "", "budgets file (default: the budgets.json built into popbench)")
+	sizes := fs.String("sizes", "1k,100k", "in-flight sizes, comma-separated")
+	c := smokeConfig{}
+	fs.BoolVar(&c.sim, "sim", true, "also check the simulator's default seed")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, usageErr("unexpected argument %q: smoke takes flags only", fs.Arg(0))
+	}
+	var err error
+	if c.sizes, err = bench.ParseSizes(*sizes); err != nil {
+		return c, usageErr("-sizes: %v", err)
+	}
+	name, data := "built-in budgets.json", defaultBudgets
+	if *file != "" {
+		if data, err = os.ReadFile(*file); err != nil {
+			return c, usageErr("-budgets: %v", err)
+		}
+		name = *file
+	}
+	if c.budgets, err = parseBudgets(name, data); err != nil {
+		return c, usageErr("-budgets: %v", err)
+	}
+	return c, nil
+}
+
+// measurement is one smoke figure; gated ones are checked against budgets.
+type measurement struct {
+	key   string // "<benchmark name> <unit>"
+	value float64
+	gated bool
+}
+
+// smoke iteration counts: fixed, so allocation counts repeat exactly.
+var smokeIters = map[string]string{"Revive": "4x"}
+
+const smokeDefaultIters = "300x"
+
+func cmdSmoke(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseSmokeFlags(args, stderr)
+	if err != nil {
+		return flagExit(err, stderr)
+	}
+	ms, err := smokeMeasure(cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "popbench smoke: %v\n", err)
+		return 1
+	}
+	return judge(stdout, cfg.budgets, ms)
+}
+
+func smokeMeasure(cfg smokeConfig, progress io.Writer) ([]measurement, error) {
+	var ms []measurement
+	for _, n := range cfg.sizes {
+		for _, cache := range []bool{false, true} {
+			popA, ackA, err := bench.PhaseAllocs(n, cache, 50, 200)
+			if err != nil {
+				return nil, err
+			}
+			sub := "/inflight=" + bench.SizeLabel(n) + "/cache=" + map[bool]string{false: "off", true: "on"}[cache]
+			ms = append(ms, measurement{"PopAck32.pop" + sub + " allocs/msg", popA, true}, measurement{"PopAck32.ack" + sub + " allocs/msg", ackA, true})
+		}
+	}
+	for _, c := range bench.Cases(cfg.sizes) {
+		if c.Op == "SimRun" {
+			continue
+		}
+		it := smokeDefaultIters
+		if v, ok := smokeIters[c.Op]; ok {
+			it = v
+		}
+		if err := setBenchtime(it); err != nil {
+			return nil, err
+		}
+		r := testing.Benchmark(func(b *testing.B) { c.Run(b, nil) })
+		if r.N == 0 {
+			return nil, fmt.Errorf("benchmark %s failed: %s", c.Name(), orUnknown(bench.TakeFailure()))
+		}
+		fmt.Fprintf(progress, "%s\n", formatRun(toRun(c.Name(), r), 1))
+		ms = append(ms, measurement{c.Name() + " allocs/msg", r.Extra["allocs/msg"], true},
+			measurement{c.Name() + " ns/msg", r.Extra["ns/msg"], false}, measurement{c.Name() + " cpu-ns/msg", r.Extra["cpu-ns/msg"], false})
+	}
+	if cfg.sim {
+		sm, err := simMeasure()
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, sm...)
+	}
+	return ms, nil
+}
+
+// simMeasure runs the simulator's default configuration (fixed seed): its
+// results are a deterministic function of the code, so they can be gated;
+// its speed is printed only.
+func simMeasure() ([]measurement, error) {
+	start := time.Now()
+	r, err := sim.Run(sim.DefaultConfig(), sim.RunOptions{Scenario: "default"})
+	if err != nil {
+		return nil, fmt.Errorf("simulator default run: %v", err)
+	}
+	wall := time.Since(start).Seconds()
+	s := r.Summary
+	return []measurement{
+		{"SimRun/default violations", float64(len(s.Violations)), true},
+		{"SimRun/default lost", float64(s.Lost), true},
+		{"SimRun/default sim_events", float64(s.SimEvents), true},
+		{"SimRun/default end_to_end_p99_us", float64(s.EndToEnd.P99), true},
+		{"SimRun/default events/s", float64(s.SimEvents) / wall, false},
+		{"SimRun/default virtual-s/wall-s", s.SimSeconds / wall, false},
+	}, nil
+}
+
+// judge prints every measurement with its budget and returns 1 when a
+// gated one is over budget.
+func judge(w io.Writer, b budgets, ms []measurement) int {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "metric\tvalue\tbudget\tverdict")
+	failed := 0
+	seen := map[string]bool{}
+	for _, m := range ms {
+		seen[m.key] = true
+		max, ok := b.Max[m.key]
+		verdict, budget := "printed only (wall clock)", "-"
+		switch {
+		case m.gated && ok && m.value <= max+1e-9:
+			verdict, budget = "ok", num(max)
+		case m.gated && ok:
+			verdict, budget = "OVER BUDGET", num(max)
+			failed++
+		case m.gated:
+			verdict = "no budget"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.key, num(m.value), budget, verdict)
+	}
+	tw.Flush()
+	var unmeasured []string
+	for k := range b.Max {
+		if !seen[k] {
+			unmeasured = append(unmeasured, k)
+		}
+	}
+	sort.Strings(unmeasured)
+	if len(unmeasured) > 0 {
+		fmt.Fprintf(w, "not measured in this run (other sizes or -sim=false): %s\n", strings.Join(unmeasured, ", "))
+	}
+	if failed > 0 {
+		fmt.Fprintf(w, "\nFAIL: %d metric(s) over budget\n", failed)
+		return 1
+	}
+	fmt.Fprintf(w, "\nok: every gated metric within budget\n")
+	return 0
+}
