@@ -45,7 +45,7 @@ func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
 // validateAck applies the checks of spec 2.5 (inclusive max) or 2.8
 // (exclusive max, for changeInvisibleTime).
 func (b *Broker) validateAck(topicName string, qid int32, offset int64, inclusiveMax bool) (AckResult, bool) {
-	t := b.topics[topicName]
+	t := b.topicNamed(topicName)
 	if t == nil {
 		return AckResult{Code: model.TopicNotExist, Remark: fmt.Sprintf("topic[%s] not exist", topicName)}, false
 	}

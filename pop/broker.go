@@ -41,6 +41,24 @@ type Broker struct {
 	volatile
 	stats   Stats
 	scratch popScratch
+	// lastTopic is the topic found most recently by topicNamed.
+	lastTopicName string
+	lastTopic     *topic
+}
+
+// topicNamed is b.topics[name], remembering the last hit: acks, renewals,
+// pops and puts name the same topic over and over, and comparing a string
+// (usually the same pointer) is cheaper than hashing it. Topics are never
+// removed or replaced, so the remembered one cannot go stale.
+func (b *Broker) topicNamed(name string) *topic {
+	if b.lastTopic != nil && b.lastTopicName == name {
+		return b.lastTopic
+	}
+	t := b.topics[name]
+	if t != nil {
+		b.lastTopicName, b.lastTopic = name, t
+	}
+	return t
 }
 
 // volatile is everything a broker restart loses.
@@ -132,7 +150,7 @@ func (b *Broker) CreateGroup(g GroupConfig) error {
 func (b *Broker) Topics() []string { return append([]string(nil), b.topicOrder...) }
 
 func (b *Broker) queue(topicName string, qid int32) *queue {
-	t := b.topics[topicName]
+	t := b.topicNamed(topicName)
 	if t == nil || qid < 0 || int(qid) >= len(t.queues) {
 		return nil
 	}
@@ -204,7 +222,7 @@ type PutResult struct {
 // requests. The broker keeps msg (it must not be modified afterwards) and
 // sets its QueueOffset and StoreTimestamp.
 func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
-	t := b.topics[msg.Topic]
+	t := b.topicNamed(msg.Topic)
 	switch {
 	case t == nil:
 		return PutResult{Code: model.TopicNotExist, Remark: "topic " + msg.Topic + " does not exist", Offset: -1}
@@ -230,7 +248,7 @@ func (b *Broker) append(now clock.Time, msg *model.Message) (int64, bool) {
 		b.stats.PutFailures++
 		return -1, false
 	}
-	q := b.topics[msg.Topic].queues[msg.QueueID]
+	q := b.topicNamed(msg.Topic).queues[msg.QueueID]
 	msg.QueueOffset = q.maxOffset()
 	msg.StoreTimestamp = now.Millis()
 	q.msgs = append(q.msgs, msg)

@@ -105,7 +105,7 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest) PopResult {
 
 // validatePop applies the checks of spec 2.1 in RocketMQ's order.
 func (b *Broker) validatePop(nowMs int64, req *PopRequest) (filter, PopResult, bool) {
-	t := b.topics[req.Topic]
+	t := b.topicNamed(req.Topic)
 	g := b.groups[req.ConsumerGroup]
 	var f filter
 	var err error
@@ -177,7 +177,7 @@ func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter, ctx *popContext) 
 	if req.QueueID != -1 {
 		b.popStage(nowMs, req, ctx, req.Topic, req.QueueID, f)
 	} else {
-		rq := int64(b.topics[req.Topic].cfg.ReadQueueNums)
+		rq := int64(b.topicNamed(req.Topic).cfg.ReadQueueNums)
 		for i := int64(0); i < rq; i++ {
 			b.popStage(nowMs, req, ctx, req.Topic, int32((n+i)%rq), f)
 		}
@@ -216,7 +216,7 @@ func (b *Broker) storeRecords(recs []rec) {
 
 // popStage reads one queue for the request (spec 2.3 step 5).
 func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, qid int32, f filter) {
-	t := b.topics[stageTopic]
+	t := b.topicNamed(stageTopic)
 	if t == nil || qid >= int32(len(t.queues)) {
 		return // a retry topic that does not exist yet
 	}
