@@ -1,0 +1,577 @@
+package sim
+
+// The at-least-once property over explicit fault schedules, drawn and
+// shrunk by pgregory.net/rapid. Each check draws, in this order:
+//
+//  1. the swarm mask: which fault families may appear in the schedule
+//     (one boolean each, so shrinking turns whole families off);
+//  2. a short explicit fault schedule (RunScheduled): crash consumer i at
+//     t, pause or slow it for d, lose every pop/ack/change request or
+//     response for d, renew the messages delivered within d at an edge
+//     (same deadline, exactly at expiry, after revive), restart the
+//     broker, fail every retry-topic write for d, skew a consumer's clock;
+//  3. the workload knobs: consumer kind and count, threads, batch,
+//     invisible and poll time, a processing-time distribution and a
+//     RECONSUME_LATER probability from small menus, max reconsume times,
+//     20..300 messages as a backlog or a short Poisson burst, queues,
+//     restart delay, the engine's cache and retry-topic version, and the
+//     simulator's seed.
+//
+// The run is the simulator's safety phase (20 s, faults) then its liveness
+// phase (no faults, everything must drain within 30 min of virtual time);
+// the property is the checker's verdict: no violation at all. A failure
+// prints the shrunk schedule one step per line, the workload, the first
+// violation of each invariant with its message history, and the command
+// that replays it. popsim run cannot replay it: scenario files have no
+// field for an explicit schedule.
+//
+// Budget: 100 checks by default (about a second); RAPID_CHECKS=20000 (make
+// prop) for long runs. Unless -rapid.seed or RAPID_SEED chooses one, the
+// seed is fixed so that `go test` is deterministic. Shrunk failures are
+// saved under testdata/rapid/TestPropAtLeastOnce/ and replayed by every
+// later `go test`: commit them as regression cases.
+
+import (
+	"cmp"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"popsim/clock"
+	"popsim/pop"
+	"popsim/sim/check"
+)
+
+// propFamily is one bit of the swarm mask, in draw order.
+type propFamily uint8
+
+const (
+	pfCrash propFamily = iota
+	pfPause
+	pfSlow
+	pfLosePop
+	pfLoseAck
+	pfLoseChange
+	pfRenewSameDeadline
+	pfRenewAtExpiry
+	pfRenewAfterRevive
+	pfBrokerRestart
+	pfRevivePutFailure
+	pfClockSkew
+	numPropFamilies
+)
+
+var propFamilyNames = [numPropFamilies]string{
+	"crash", "pause", "slow", "lose-pop", "lose-ack", "lose-change",
+	"renew-same-deadline", "renew-at-expiry", "renew-after-revive",
+	"broker-restart", "revive-put-failure", "clock-skew",
+}
+
+type familySet uint16
+
+func (m familySet) has(f propFamily) bool { return m&(1<<f) != 0 }
+
+func families(fs ...propFamily) familySet {
+	var m familySet
+	for _, f := range fs {
+		m |= 1 << f
+	}
+	return m
+}
+
+func (m familySet) String() string {
+	var on []string
+	for f := propFamily(0); f < numPropFamilies; f++ {
+		if m.has(f) {
+			on = append(on, propFamilyNames[f])
+		}
+	}
+	if len(on) == 0 {
+		return "none"
+	}
+	return strings.Join(on, ",")
+}
+
+// Property dimensions.
+const (
+	propDuration    = 20 * clock.Second // safety phase
+	propDrain       = 30 * clock.Minute // liveness budget (virtual)
+	propMaxSteps    = 12                // schedule length
+	propConsumerCap = 8                 // consumers 1..8; a step targets slot % consumers
+	propEventBudget = 5_000_000
+)
+
+// genOpts biases the generator (the bug-hunting tests); the zero value is
+// the unbiased property.
+type genOpts struct {
+	bugs         pop.Bugs
+	always       familySet      // families with exactly one step in every schedule (not drawn)
+	maxReconsume int            // upper bound of max reconsume times (default 4)
+	kinds        []ConsumerKind // menu (default pop-push, simple)
+	cache        *bool          // force the engine's EnablePopBufferMerge
+	retryV2      *bool          // force EnableRetryTopicV2
+	reconsume    []string       // RECONSUME_LATER probability menu
+	processing   []string       // processing-time menu
+	maxMessages  int            // default 300
+	drain        clock.Duration // default propDrain
+}
+
+// drawnStep is a schedule step as drawn: times in 10 ms and 100 ms units,
+// the target as a slot taken modulo the consumer count.
+type drawnStep struct {
+	fam  propFamily
+	at   int // 10 ms units
+	slot int
+	dur  int // 100 ms units
+	resp bool
+	skew int // 100 ms units
+}
+
+// GoString is what rapid prints for the drawn schedule; the consumer a
+// step names there is its slot (the printed counterexample resolves it).
+func (d drawnStep) GoString() string {
+	s := d.resolve(propConsumerCap).String()
+	switch d.fam {
+	case pfCrash, pfPause, pfSlow, pfClockSkew:
+		s += " (slot " + itoa(int64(d.slot)) + " mod consumer.count)"
+	}
+	return s
+}
+
+func (d drawnStep) resolve(consumers int) ScheduledFault {
+	f := ScheduledFault{At: clock.Duration(d.at) * 10 * clock.Millisecond}
+	dur := min(clock.Duration(d.dur)*100*clock.Millisecond, propDuration)
+	target := int32(d.slot % consumers)
+	switch d.fam {
+	case pfCrash:
+		f.Kind, f.Consumer = FaultCrash, target
+	case pfPause:
+		f.Kind, f.Consumer, f.For = FaultPause, target, dur
+	case pfSlow:
+		f.Kind, f.Consumer, f.For = FaultSlow, target, dur
+	case pfLosePop, pfLoseAck, pfLoseChange:
+		f.Kind, f.For, f.Response = FaultLoss, dur, d.resp
+		f.Loss = [...]string{pfLosePop: "pop", pfLoseAck: "ack", pfLoseChange: "change"}[d.fam]
+	case pfRenewSameDeadline:
+		f.Kind, f.For = FaultRenewSameDeadline, dur
+	case pfRenewAtExpiry:
+		f.Kind, f.For = FaultRenewAtExpiry, dur
+	case pfRenewAfterRevive:
+		f.Kind, f.For = FaultRenewAfterRevive, dur
+	case pfBrokerRestart:
+		f.Kind = FaultBrokerRestart
+	case pfRevivePutFailure:
+		f.Kind, f.For = FaultRevivePutFailure, dur
+	case pfClockSkew:
+		f.Kind, f.Consumer, f.Skew = FaultClockSkew, target, clock.Duration(d.skew)*100*clock.Millisecond
+	}
+	return f
+}
+
+// drawMask draws one bit per family; the families the generator always
+// turns on are not drawn.
+func drawMask(rt *rapid.T, g *genOpts) familySet {
+	m := g.always
+	for f := propFamily(0); f < numPropFamilies; f++ {
+		if !g.always.has(f) && rapid.Bool().Draw(rt, "swarm."+propFamilyNames[f]) {
+			m |= 1 << f
+		}
+	}
+	return m
+}
+
+func stepGen(mask familySet) *rapid.Generator[drawnStep] {
+	var fams []propFamily
+	for f := propFamily(0); f < numPropFamilies; f++ {
+		if mask.has(f) {
+			fams = append(fams, f)
+		}
+	}
+	return rapid.Custom(func(rt *rapid.T) drawnStep {
+		return drawStep(rt, rapid.SampledFrom(fams).Draw(rt, "step.family"))
+	})
+}
+
+// drawStep draws the fields the family's step uses.
+func drawStep(rt *rapid.T, fam propFamily) drawnStep {
+	d := drawnStep{fam: fam}
+	d.at = rapid.IntRange(0, int(propDuration/(10*clock.Millisecond))-1).Draw(rt, "step.at_10ms")
+	switch d.fam {
+	case pfCrash, pfPause, pfSlow, pfClockSkew:
+		d.slot = rapid.IntRange(0, propConsumerCap-1).Draw(rt, "step.consumer_slot")
+	}
+	switch d.fam {
+	case pfCrash, pfBrokerRestart:
+	case pfClockSkew:
+		d.skew = rapid.IntRange(-50, 50).Draw(rt, "step.skew_100ms")
+	default:
+		d.dur = rapid.IntRange(1, 300).Draw(rt, "step.for_100ms")
+	}
+	switch d.fam {
+	case pfLosePop, pfLoseAck, pfLoseChange:
+		d.resp = rapid.Bool().Draw(rt, "step.lose_responses")
+	}
+	return d
+}
+
+// drawSchedule draws exactly one step of each family the generator always
+// turns on (a bug's trigger), then up to propMaxSteps steps of the other
+// families on.
+func drawSchedule(rt *rapid.T, g *genOpts, mask familySet) []drawnStep {
+	var steps []drawnStep
+	for f := propFamily(0); f < numPropFamilies; f++ {
+		if g.always.has(f) {
+			steps = append(steps, drawStep(rt, f))
+		}
+	}
+	if mask &^= g.always; mask == 0 {
+		return steps
+	}
+	return append(steps, rapid.SliceOfN(stepGen(mask), 0, propMaxSteps).Draw(rt, "schedule")...)
+}
+
+// propKnobs is the workload of one check.
+type propKnobs struct {
+	kind         ConsumerKind
+	consumers    int
+	threads      int
+	batch        int32
+	invisible    clock.Duration
+	poll         clock.Duration
+	processing   string
+	reconsume    string
+	maxReconsume int32
+	messages     int
+	arrivals     string
+	queues       int32
+	restart      clock.Duration
+	cache        bool
+	retryV2      bool
+	autoRenew    bool
+	seed         uint64
+	drain        clock.Duration
+}
+
+var (
+	processingMenu = []string{"const(5ms)", "exp(20ms)", "uniform(1ms,200ms)", "lognormal(median=50ms,p99=2s)", "mix(0.9:const(5ms),0.1:exp(10s))"}
+	reconsumeMenu  = []string{"0", "0.01", "0.1", "0.3"}
+	rateMenu       = []string{"backlog", "50/s", "200/s", "1000/s"}
+)
+
+func drawKnobs(rt *rapid.T, g *genOpts) propKnobs {
+	k := propKnobs{}
+	kinds := g.kinds
+	if kinds == nil {
+		kinds = []ConsumerKind{PopPush, Simple}
+	}
+	k.kind = rapid.SampledFrom(kinds).Draw(rt, "consumer.kind")
+	k.consumers = rapid.IntRange(1, propConsumerCap).Draw(rt, "consumer.count")
+	k.threads = rapid.IntRange(1, 8).Draw(rt, "consumer.threads")
+	k.batch = int32(rapid.IntRange(1, pop.MaxPopBatch).Draw(rt, "consumer.batch"))
+	lo := 5
+	if k.kind == Simple {
+		lo = 10
+	}
+	k.invisible = clock.Duration(rapid.IntRange(lo, 60).Draw(rt, "consumer.invisible_s")) * clock.Second
+	k.poll = clock.Duration(rapid.IntRange(5, 15).Draw(rt, "consumer.poll_s")) * clock.Second
+	procs := g.processing
+	if procs == nil {
+		procs = processingMenu
+	}
+	k.processing = rapid.SampledFrom(procs).Draw(rt, "consumer.processing")
+	menu := g.reconsume
+	if menu == nil {
+		menu = reconsumeMenu
+	}
+	k.reconsume = rapid.SampledFrom(menu).Draw(rt, "consumer.reconsume_later")
+	k.maxReconsume = int32(rapid.IntRange(1, cmp.Or(g.maxReconsume, 4)).Draw(rt, "consumer.max_reconsume"))
+	if k.kind == Simple {
+		k.autoRenew = rapid.Bool().Draw(rt, "consumer.auto_renew")
+	}
+	maxMsgs := g.maxMessages
+	if maxMsgs == 0 {
+		maxMsgs = 300
+	}
+	k.messages = rapid.IntRange(20, maxMsgs).Draw(rt, "workload.messages")
+	rate := rapid.SampledFrom(rateMenu).Draw(rt, "workload.arrivals")
+	k.arrivals = fmt.Sprintf("backlog(%d)", k.messages)
+	if rate != "backlog" {
+		k.arrivals = fmt.Sprintf("limit(poisson(%s),count=%d)", rate, k.messages)
+	}
+	k.queues = int32(rapid.IntRange(1, 4).Draw(rt, "topic.queues"))
+	k.restart = clock.Duration(rapid.IntRange(1, 10).Draw(rt, "fault.restart_delay_s")) * clock.Second
+	k.cache = drawOr(rt, g.cache, "engine.enablePopBufferMerge")
+	k.retryV2 = drawOr(rt, g.retryV2, "engine.enableRetryTopicV2")
+	k.seed = rapid.Uint64Range(1, 1<<32).Draw(rt, "sim.seed")
+	k.drain = propDrain
+	if g.drain > 0 {
+		k.drain = g.drain
+	}
+	return k
+}
+
+func drawOr(rt *rapid.T, forced *bool, label string) bool {
+	if forced != nil {
+		return *forced
+	}
+	return rapid.Bool().Draw(rt, label)
+}
+
+func (k *propKnobs) config(bugs pop.Bugs) Config {
+	eng := pop.DefaultConfig()
+	eng.EnablePopBufferMerge, eng.EnableRetryTopicV2, eng.Bugs = k.cache, k.retryV2, bugs
+	return Config{
+		Seed: k.seed, Engine: eng,
+		Topics:    []TopicSpec{{Name: "orders", Queues: k.queues}},
+		Groups:    []GroupSpec{{Name: "billing", RetryMaxTimes: k.maxReconsume}},
+		Producers: []ProducerSpec{{Topic: "orders", Arrivals: k.arrivals}},
+		Consumers: []ConsumerSpec{{
+			Kind: k.kind, Group: "billing", Topic: "orders", Count: k.consumers, Threads: k.threads,
+			Batch: k.batch, InvisibleTime: k.invisible, PollTime: k.poll, Processing: k.processing,
+			Outcomes: "outcomes(reconsume_later=" + k.reconsume + ")", MaxReconsumeTimes: k.maxReconsume,
+			AutoRenew: k.autoRenew,
+		}},
+		Faults:   FaultSpec{RestartDelay: fmt.Sprintf("const(%s)", k.restart.Std())},
+		Duration: propDuration, DrainBudget: k.drain, EventBudget: propEventBudget,
+	}
+}
+
+func (k *propKnobs) String() string {
+	s := fmt.Sprintf("%d %s consumer(s) x %d thread(s), batch %d, invisible %v, poll %v, processing %s, reconsume_later %s, max reconsume %d",
+		k.consumers, k.kind, k.threads, k.batch, k.invisible.Std(), k.poll.Std(), k.processing, k.reconsume, k.maxReconsume)
+	if k.autoRenew {
+		s += ", auto-renew"
+	}
+	return s + fmt.Sprintf("; %s on %d queue(s); restart delay %v; engine cache=%v retryV2=%v; sim seed %d",
+		k.arrivals, k.queues, k.restart.Std(), k.cache, k.retryV2, k.seed)
+}
+
+// propCase is one drawn check.
+type propCase struct {
+	mask  familySet
+	sched Schedule
+	knobs propKnobs
+	bugs  pop.Bugs
+}
+
+func drawCase(rt *rapid.T, g *genOpts) *propCase {
+	c := &propCase{bugs: g.bugs}
+	c.mask = drawMask(rt, g)
+	steps := drawSchedule(rt, g, c.mask)
+	c.knobs = drawKnobs(rt, g)
+	for _, d := range steps {
+		c.sched = append(c.sched, d.resolve(c.knobs.consumers))
+	}
+	return c
+}
+
+func (c *propCase) run(replay string) (*Result, error) {
+	return RunScheduled(c.knobs.config(c.bugs), c.sched, RunOptions{Replay: replay})
+}
+
+// describe is the readable counterexample: schedule, workload, bugs.
+func (c *propCase) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "swarm mask: %s\n", c.mask)
+	fmt.Fprintf(&b, "schedule (%d steps):\n", len(c.sched))
+	for _, l := range c.sched.Lines() {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	fmt.Fprintf(&b, "workload: %s\n", c.knobs.String())
+	if c.bugs != (pop.Bugs{}) {
+		fmt.Fprintf(&b, "engine bugs on: %+v\n", c.bugs)
+	}
+	return b.String()
+}
+
+// verdict summarises a run's violations: counts per invariant and the
+// first violation of each, with its message history (at most 12 lines).
+func verdict(r *Result) string {
+	s := &r.Summary
+	var b strings.Builder
+	fmt.Fprintf(&b, "produced %d acked %d dlq %d dropped %d lost %d deliveries %d duplicates %d %v\n",
+		s.Produced, s.Acked, s.DLQ, s.Dropped, s.Lost, s.Deliveries, s.Duplicates, s.DuplicatesByCause)
+	shown := map[string]bool{}
+	for _, inv := range invariantsOf(r) {
+		for _, v := range s.Violations {
+			if v.Invariant != inv || shown[inv] {
+				continue
+			}
+			shown[inv] = true
+			fmt.Fprintf(&b, "violation %s (x%d) at event #%d %s: %s\n", inv, countInv(r, inv), v.EventIndex, v.Msg, v.Detail)
+			for i, h := range v.History {
+				if i == 12 {
+					fmt.Fprintf(&b, "    ... %d more\n", len(v.History)-i)
+					break
+				}
+				fmt.Fprintf(&b, "    %s\n", h)
+			}
+		}
+	}
+	return b.String()
+}
+
+// invariantsOf lists the violated invariants, sorted.
+func invariantsOf(r *Result) []string {
+	set := map[string]bool{}
+	for _, v := range r.Summary.Violations {
+		set[v.Invariant] = true
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func countInv(r *Result, inv string) int {
+	n := 0
+	for _, v := range r.Summary.Violations {
+		if v.Invariant == inv {
+			n++
+		}
+	}
+	return n
+}
+
+// failOn fails the check naming the first violation's invariant. Each
+// invariant fails on its own line: rapid keeps a shrink only when the
+// failure's traceback is unchanged, so the shrunk case breaks the same
+// invariant as the one found.
+func failOn(rt *rapid.T, inv, msg string) {
+	switch inv {
+	case check.InvLost:
+		rt.Fatal(msg)
+	case check.InvUnexplained:
+		rt.Fatal(msg)
+	case check.InvConcurrentLease:
+		rt.Fatal(msg)
+	case check.InvPresentedTopic:
+		rt.Fatal(msg)
+	case check.InvDeliveryLocation:
+		rt.Fatal(msg)
+	case check.InvAckLocation:
+		rt.Fatal(msg)
+	case check.InvAckIgnored:
+		rt.Fatal(msg)
+	case check.InvRenewIgnored:
+		rt.Fatal(msg)
+	case check.InvMissedWakeup:
+		rt.Fatal(msg)
+	case check.InvNoDrain:
+		rt.Fatal(msg)
+	case check.InvCommitLag:
+		rt.Fatal(msg)
+	default:
+		rt.Fatal(msg)
+	}
+}
+
+// propStats accumulates what the checks exercised.
+type propStats struct {
+	checks, steps, maxSteps, messages int
+	events                            int64
+	cov                               map[string]int // checks in which a coverage key fired
+}
+
+func (st *propStats) add(c *propCase, r *Result) {
+	st.checks++
+	st.steps += len(c.sched)
+	st.maxSteps = max(st.maxSteps, len(c.sched))
+	st.messages += int(r.Summary.Produced)
+	st.events += r.Summary.SimEvents
+	if st.cov == nil {
+		st.cov = map[string]int{}
+	}
+	for k, v := range r.Summary.Coverage { // counting only
+		if v > 0 {
+			st.cov[k]++
+		}
+	}
+}
+
+func (st *propStats) String() string {
+	if st.checks == 0 {
+		return "no runs"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d runs (checks and shrink attempts): %.1f schedule steps per run (max %d), %.0f messages, %d sim events per run; fault paths hit (runs):",
+		st.checks, float64(st.steps)/float64(st.checks), st.maxSteps, float64(st.messages)/float64(st.checks), st.events/int64(st.checks))
+	for _, k := range coverageKeys {
+		if st.cov[k] > 0 {
+			fmt.Fprintf(&b, " %s=%d", k, st.cov[k])
+		}
+	}
+	return b.String()
+}
+
+const propReplay = "go test ./sim -run '^TestPropAtLeastOnce$' -v (replays the fail files under sim/testdata/rapid/TestPropAtLeastOnce/)"
+
+// atLeastOnce is the property: the drawn case runs and the checker finds
+// no violation. last receives every case with its result.
+func atLeastOnce(g genOpts, stats *propStats, last **propCase) func(*rapid.T) {
+	return func(rt *rapid.T) {
+		c := drawCase(rt, &g)
+		*last = c
+		r, err := c.run(propReplay)
+		if err != nil {
+			rt.Fatalf("the run failed: %v\n%s", err, c.describe())
+		}
+		stats.add(c, r)
+		if v := r.Summary.Violations; len(v) > 0 {
+			failOn(rt, v[0].Invariant, fmt.Sprintf("at-least-once violated: %d violation(s) of %s\n%s%s",
+				len(v), strings.Join(invariantsOf(r), ", "), c.describe(), verdict(r)))
+		}
+	}
+}
+
+// Defaults when the user chose none (flag or RAPID_* variable): a fixed
+// seed, so that `go test` is deterministic, and the CI budget.
+var propRapidDefaults = []struct{ flag, env, value string }{
+	{"rapid.seed", "RAPID_SEED", "20261130"},
+	{"rapid.checks", "RAPID_CHECKS", "100"},
+}
+
+func pinPropDefaults(t *testing.T) {
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, d := range propRapidDefaults {
+		if _, env := os.LookupEnv(d.env); set[d.flag] || env {
+			continue
+		}
+		if err := flag.Set(d.flag, d.value); err != nil {
+			t.Fatalf("setting -%s: %v", d.flag, err)
+		}
+	}
+}
+
+func TestPropAtLeastOnce(t *testing.T) {
+	pinPropDefaults(t)
+	var stats propStats
+	var last *propCase
+	t.Cleanup(func() {
+		t.Log(stats.String())
+		if t.Failed() && last != nil {
+			t.Logf("shrunk counterexample:\n%sreplay: %s", last.describe(), replayCommand(t.Name()))
+		}
+	})
+	rapid.Check(t, atLeastOnce(genOpts{}, &stats, &last))
+}
+
+// replayCommand names the newest fail file rapid saved for the test.
+func replayCommand(test string) string {
+	files, _ := filepath.Glob(filepath.Join("testdata", "rapid", test, test+"-*.fail"))
+	cmd := fmt.Sprintf("go test ./sim -run '^%s$' -v", test)
+	if len(files) == 0 {
+		return cmd + " -rapid.seed=<the seed rapid printed above>"
+	}
+	sort.Strings(files)                                    // names carry a timestamp: the last is the newest
+	return cmd + " -rapid.failfile=" + files[len(files)-1] // relative to the package directory
+}

@@ -1,0 +1,210 @@
+package sim
+
+// Every upstream-bug switch (pop.Bugs) is found and shrunk by the
+// at-least-once property: with the switch on, rapid finds a failing case
+// within its budget, the expected invariant catches it, the shrunk
+// counterexample has at most maxSteps schedule steps, and the very same
+// shrunk case passes the checker with the switch off.
+//
+// rapid.Check runs on a recording TB (rapid.TB is an interface) so that a
+// failure rapid finds is a result to inspect, not a test failure. The
+// generator is biased toward each bug's trigger (genOpts), and each hunt
+// pins its own seed and budget and writes no fail file: it is a regression
+// test with a known outcome, whatever -rapid.seed or RAPID_CHECKS say.
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"popsim/clock"
+	"popsim/pop"
+	"popsim/sim/check"
+)
+
+// recordingTB is a rapid.TB that keeps what rapid reports instead of
+// failing the test.
+type recordingTB struct {
+	name   string
+	failed bool
+	out    []string
+}
+
+func (r *recordingTB) Helper()      {}
+func (r *recordingTB) Name() string { return r.name }
+func (r *recordingTB) Logf(format string, args ...any) {
+	r.out = append(r.out, fmt.Sprintf(format, args...))
+}
+func (r *recordingTB) Log(args ...any) { r.out = append(r.out, fmt.Sprint(args...)) }
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.failed = true
+	r.Logf(format, args...)
+}
+func (r *recordingTB) Error(args ...any) { r.failed = true; r.Log(args...) }
+func (r *recordingTB) Fatalf(format string, args ...any) {
+	r.failed = true
+	r.Logf(format, args...)
+}
+func (r *recordingTB) Fatal(args ...any) { r.failed = true; r.Log(args...) }
+func (r *recordingTB) FailNow()          { r.failed = true }
+func (r *recordingTB) Fail()             { r.failed = true }
+func (r *recordingTB) Failed() bool      { return r.failed }
+func (r *recordingTB) Skipf(format string, a ...any) {
+	panic("rapid skipped: " + fmt.Sprintf(format, a...))
+}
+func (r *recordingTB) Skip(args ...any) { panic("rapid skipped: " + fmt.Sprint(args...)) }
+func (r *recordingTB) SkipNow()         { panic("rapid skipped") }
+
+// withRapidFlags sets rapid's flags for the rest of the test and restores
+// them afterwards (tests of this package do not run in parallel).
+func withRapidFlags(t *testing.T, kv ...string) {
+	for i := 0; i < len(kv); i += 2 {
+		name, val := kv[i], kv[i+1]
+		f := flag.Lookup(name)
+		if f == nil {
+			t.Fatalf("no flag -%s", name)
+		}
+		old := f.Value.String()
+		if err := flag.Set(name, val); err != nil {
+			t.Fatalf("setting -%s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = flag.Set(name, old) })
+	}
+}
+
+// bugHunt is one switch's test.
+type bugHunt struct {
+	bugs     pop.Bugs
+	gen      genOpts
+	want     string // the invariant that must catch the bug
+	maxSteps int    // bound on the shrunk schedule's length
+	checks   int    // rapid's budget to find it
+	seed     string
+}
+
+func huntBug(t *testing.T, h bugHunt) {
+	withRapidFlags(t, "rapid.checks", fmt.Sprint(h.checks), "rapid.seed", h.seed,
+		"rapid.nofailfile", "true", "rapid.shrinktime", "10m")
+	h.gen.bugs = h.bugs
+	var (
+		stats   propStats
+		last    *propCase
+		lastRes *Result
+		runErr  error
+	)
+	prop := func(rt *rapid.T) {
+		c := drawCase(rt, &h.gen)
+		r, err := c.run("go test ./sim -run '^" + t.Name() + "$' -v")
+		last, lastRes, runErr = c, r, err
+		if err != nil {
+			rt.Fatalf("the run failed: %v", err)
+		}
+		stats.add(c, r)
+		if countInv(r, h.want) > 0 {
+			rt.Fatalf("%s violated", h.want)
+		}
+	}
+	rec := &recordingTB{name: t.Name()}
+	rapid.Check(rec, prop)
+	t.Log(stats.String())
+	switch {
+	case !rec.failed:
+		t.Fatalf("rapid did not find the bug in %d checks: the property passed with %+v", h.checks, h.bugs)
+	case runErr != nil:
+		t.Fatalf("a run failed instead: %v\n%s", runErr, last.describe())
+	case countInv(lastRes, h.want) == 0:
+		t.Fatalf("the shrunk case does not violate %s:\n%s%s\nrapid said:\n%s", h.want, last.describe(), verdict(lastRes), strings.Join(rec.out, "\n"))
+	}
+	t.Logf("caught by %s (all violated: %s); shrunk counterexample:\n%s%s", h.want, strings.Join(invariantsOf(lastRes), ", "), last.describe(), verdict(lastRes))
+	if len(last.sched) > h.maxSteps {
+		t.Errorf("the shrunk schedule has %d steps, want at most %d", len(last.sched), h.maxSteps)
+	}
+	fixed := *last
+	fixed.bugs = pop.Bugs{}
+	r, err := fixed.run("")
+	if err != nil {
+		t.Fatalf("the shrunk case with the switch off: %v", err)
+	}
+	if len(r.Summary.Violations) > 0 {
+		t.Errorf("the shrunk case fails with the switch off too (%s):\n%s", strings.Join(invariantsOf(r), ", "), verdict(r))
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The hunts' workloads: at most 60 messages, max reconsume times 1..2 (at
+// most 100 s of RECONSUME_LATER backoff for a message), so that a 5 min
+// liveness budget is ample with the switch off. A found bug often never
+// drains, and shrinking re-runs it hundreds of times: the short budget
+// keeps those runs cheap.
+const (
+	bugMessages     = 60
+	bugMaxReconsume = 2
+	bugDrain        = 5 * clock.Minute
+)
+
+// hunt is genOpts with the hunts' workload bounds.
+func hunt(g genOpts) genOpts {
+	g.maxMessages, g.maxReconsume, g.drain = bugMessages, bugMaxReconsume, bugDrain
+	return g
+}
+
+// #10276: a renewal that keeps the deadline deletes the record it just
+// wrote; the trigger is the same-deadline renewal step.
+func TestPropFindsSameDeadlineChangeInvisible(t *testing.T) {
+	huntBug(t, bugHunt{
+		bugs: pop.Bugs{SameDeadlineChangeInvisible: true},
+		gen: hunt(genOpts{always: families(pfRenewSameDeadline), cache: ptr(false),
+			processing: []string{"exp(20ms)", "mix(0.9:const(5ms),0.1:exp(10s))"}}),
+		want:     check.InvLost,
+		maxSteps: 1, checks: 100, seed: "1",
+	})
+}
+
+// #10667: with the cache on, a failed revive of a cached record is
+// ignored; the trigger is an expired cached lease plus failing retry
+// writes.
+func TestPropFindsCacheCleanupIgnoresReviveFailure(t *testing.T) {
+	huntBug(t, bugHunt{
+		bugs:     pop.Bugs{CacheCleanupIgnoresReviveFailure: true},
+		gen:      hunt(genOpts{always: families(pfRevivePutFailure), cache: ptr(true)}),
+		want:     check.InvLost,
+		maxSteps: 2, checks: 100, seed: "1",
+	})
+}
+
+// #9632: a V1 retry message does not wake a suspended pop; the trigger is
+// a retry (RECONSUME_LATER) while an idle consumer long-polls.
+func TestPropFindsV1RetryNoPollWake(t *testing.T) {
+	huntBug(t, bugHunt{
+		bugs:     pop.Bugs{V1RetryNoPollWake: true},
+		gen:      hunt(genOpts{retryV2: ptr(false), reconsume: []string{"0.1", "0.3"}, kinds: []ConsumerKind{PopPush}}),
+		want:     check.InvMissedWakeup,
+		maxSteps: 0, checks: 100, seed: "1",
+	})
+}
+
+// #10949: acks never advance the KV commit offset; the liveness phase's
+// commit-lag check catches it.
+func TestPropFindsCommitOffsetLag(t *testing.T) {
+	huntBug(t, bugHunt{
+		bugs:     pop.Bugs{CommitOffsetLag: true},
+		gen:      hunt(genOpts{reconsume: []string{"0.1", "0.3"}}),
+		want:     check.InvCommitLag,
+		maxSteps: 0, checks: 100, seed: "1",
+	})
+}
+
+// #11195: retry messages reach clients under the retry topic's name; the
+// trigger is any revive followed by a redelivery.
+func TestPropFindsRetryTopicReencoding(t *testing.T) {
+	huntBug(t, bugHunt{
+		bugs:     pop.Bugs{RetryTopicReencoding: true},
+		gen:      hunt(genOpts{reconsume: []string{"0.1", "0.3"}}),
+		want:     check.InvPresentedTopic,
+		maxSteps: 0, checks: 100, seed: "1",
+	})
+}
