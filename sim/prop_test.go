@@ -36,7 +36,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -556,22 +556,49 @@ func TestPropAtLeastOnce(t *testing.T) {
 	pinPropDefaults(t)
 	var stats propStats
 	var last *propCase
+	rt := &replayTB{T: t}
 	t.Cleanup(func() {
 		t.Log(stats.String())
 		if t.Failed() && last != nil {
-			t.Logf("shrunk counterexample:\n%sreplay: %s", last.describe(), replayCommand(t.Name()))
+			t.Logf("shrunk counterexample:\n%sreplay: %s", last.describe(), rt.command())
 		}
 	})
-	rapid.Check(t, atLeastOnce(genOpts{}, &stats, &last))
+	rapid.Check(rt, atLeastOnce(genOpts{}, &stats, &last))
 }
 
-// replayCommand names the newest fail file rapid saved for the test.
-func replayCommand(test string) string {
-	files, _ := filepath.Glob(filepath.Join("testdata", "rapid", test, test+"-*.fail"))
-	cmd := fmt.Sprintf("go test ./sim -run '^%s$' -v", test)
-	if len(files) == 0 {
-		return cmd + " -rapid.seed=<the seed rapid printed above>"
+// replayTB is the test's *testing.T for rapid, keeping the fail file or
+// seed rapid names when it reports a failure.
+type replayTB struct {
+	*testing.T
+	failfile, seed string
+}
+
+var (
+	failfileRe = regexp.MustCompile(`-rapid\.failfile="([^"]+)"`)
+	seedRe     = regexp.MustCompile(`-rapid\.seed=([0-9]+)`)
+)
+
+func (r *replayTB) Errorf(format string, args ...any) {
+	r.T.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if m := failfileRe.FindStringSubmatch(msg); m != nil {
+		r.failfile = m[1]
 	}
-	sort.Strings(files)                                    // names carry a timestamp: the last is the newest
-	return cmd + " -rapid.failfile=" + files[len(files)-1] // relative to the package directory
+	if m := seedRe.FindStringSubmatch(msg); m != nil {
+		r.seed = m[1]
+	}
+	r.T.Error(msg)
+}
+
+// command is the go test command that replays the failure (fail file
+// paths are relative to the package directory, where go test runs).
+func (r *replayTB) command() string {
+	cmd := fmt.Sprintf("go test ./sim -run '^%s$' -v", r.Name())
+	switch {
+	case r.failfile != "":
+		return cmd + " -rapid.failfile=" + r.failfile
+	case r.seed != "":
+		return cmd + " -rapid.seed=" + r.seed
+	}
+	return cmd + " (rapid named no fail file or seed above)"
 }
