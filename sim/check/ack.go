@@ -25,7 +25,7 @@ func (c *Checker) lease(e *model.Event, m *msgState, report bool) (h model.Recei
 		return h, -1, -1, false
 	}
 	di = m.latestDelivery(e.Client, li)
-	if di < 0 && report && e.Detail != proxyDetail {
+	if di < 0 && report && e.Detail != proxyDetail && !m.inflated {
 		c.violate(InvAckLocation, e.Seq, m, fmt.Sprintf("%s from client %d names %s of %s, which that client never received", e.Kind, e.Client, m.locs[li].String(), m.key))
 	}
 	return h, li, di, di >= 0
@@ -70,7 +70,7 @@ func (c *Checker) proxyPop(e *model.Event, m *msgState, li int32, h model.Receip
 // delivery was consumed successfully, even if it deleted nothing (a late
 // ack): the retry copy will then be a duplicate.
 func (c *Checker) onAckDone(e *model.Event) {
-	m := c.touch(e, false)
+	m := c.touch(e, e.N == 1) // a forgotten lease's ack may still delete another's cached record
 	if m == nil || m.phantom {
 		return
 	}
@@ -147,9 +147,9 @@ func (c *Checker) applyDelete(e *model.Event, m *msgState, li int32, vt int64, i
 	if i < 0 {
 		return
 	}
+	m.locs[li].delMs, m.locs[li].delVt = e.At.Millis(), m.recs[i].vt
 	if !m.cacheAmbiguous(li, i) {
-		r := m.takeRec(i)
-		m.locs[li].delMs, m.locs[li].delVt = e.At.Millis(), r.vt
+		m.takeRec(i)
 		return
 	}
 	cause := ""
@@ -198,6 +198,10 @@ func (c *Checker) onChangeAccepted(e *model.Event) {
 	if m == nil || m.phantom {
 		return
 	}
+	if e.Code != model.Success {
+		c.renewRejected(e, m)
+		return
+	}
 	h, err := model.ParseReceiptHandle(e.Handle)
 	if err != nil {
 		c.violate(InvBadHandle, e.Seq, m, fmt.Sprintf("the renewed receipt handle of %s for client %d does not parse: %v", m.key, e.Client, err))
@@ -209,21 +213,38 @@ func (c *Checker) onChangeAccepted(e *model.Event) {
 		return
 	}
 	di := m.latestDelivery(e.Client, li)
-	oldVt := c.renewedVt(m, di)
-	if e.Code != model.Success {
-		return
+	if di < 0 && !m.inflated {
+		c.violate(InvAckLocation, e.Seq, m, fmt.Sprintf("a renew for client %d names %s of %s, which that client never received", e.Client, m.locs[li].String(), m.key))
 	}
-	kind := c.renewKind(e, m, li, di, oldVt)
-	if oldVt >= 0 {
+	oldVt := c.renewedVt(m, di)
+	kind := c.renewKind(m, li, di, oldVt)
+	lineage := kind
+	if i := m.findRec(li, oldVt); kind == "" && oldVt >= 0 && i >= 0 {
+		lineage = m.recs[i].lineage // a renew continues the line it renews
+	} else if kind == "" && di >= 0 {
+		lineage = m.dels[di].lineage
+	}
+	if e.N == 1 || oldVt >= 0 {
 		c.applyDelete(e, m, li, oldVt, InvRenewIgnored)
 	}
-	r := record{loc: li, handleVt: h.NextVisibleTime(), vt: h.NextVisibleTime(), owner: di, kindCause: kind, lineage: kind, popMs: h.PopTime, seq: e.Seq}
-	if di >= 0 && r.lineage == "" {
-		r.lineage = m.dels[di].lineage
+	if i := m.findRec(li, oldVt); oldVt >= 0 && i >= 0 && kind == "" {
+		m.recs[i].superseded = true
 	}
+	r := record{loc: li, handleVt: h.NextVisibleTime(), vt: h.NextVisibleTime(), owner: di, kindCause: kind, lineage: lineage, popMs: h.PopTime, seq: e.Seq}
 	id := m.addRec(r)
 	if di >= 0 {
 		m.dels[di].cur = id
+	}
+}
+
+// renewRejected: the broker refused the renew (no new handle); it is no
+// longer pending. The event names the lease by Topic/Queue/Offset.
+func (c *Checker) renewRejected(e *model.Event, m *msgState) {
+	if e.Topic == "" {
+		return
+	}
+	if li := m.findLoc(model.RetryFlagOf(e.Topic), e.Queue, e.Offset); li >= 0 {
+		c.renewedVt(m, m.latestDelivery(e.Client, li))
 	}
 }
 
@@ -247,16 +268,15 @@ func (c *Checker) renewedVt(m *msgState, di int32) int64 {
 	return -1
 }
 
-// renewKind tells whether a renew made an extra record: with N=0 the
-// broker found nothing under the old key, because the lease had moved on to
-// a newer handle (stale_handle) or the record was revived, re-keyed by a
-// failed revive, or acked (renew_after_revive).
-func (c *Checker) renewKind(e *model.Event, m *msgState, li, di int32, oldVt int64) string {
-	if e.N == 1 {
-		return ""
-	}
-	if i := m.findRec(li, oldVt); oldVt >= 0 && i >= 0 && m.recs[i].vt == m.recs[i].handleVt {
-		return "" // still there under its key: renew-ignored, or lost with the cache
+// renewKind tells whether a renew made an extra record. It replaces the
+// lease's record only when that record is still there under the old key;
+// otherwise the lease had moved on to a newer handle (stale_handle) or its
+// record was revived, re-keyed by a failed revive, or acked, or the lease
+// is long forgotten (renew_after_revive). With N=1 such a renew deleted
+// another lease's record at the location (the cache deletes by offset).
+func (c *Checker) renewKind(m *msgState, li, di int32, oldVt int64) string {
+	if i := m.findRec(li, oldVt); di >= 0 && oldVt >= 0 && i >= 0 && m.recs[i].vt == m.recs[i].handleVt {
+		return "" // still there under its key (with N=0: renew-ignored, or lost with the cache)
 	}
 	if di >= 0 {
 		if cur := m.rec(m.dels[di].cur); cur != nil && cur.handleVt != oldVt {

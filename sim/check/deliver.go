@@ -66,7 +66,9 @@ func (c *Checker) lateAmbiguity(m *msgState, li int32, r *record) {
 	if cause == "" {
 		cause = CauseBrokerRestart
 	}
-	m.ghosts = append(m.ghosts, record{loc: li, handleVt: l.delVt, vt: l.delVt, owner: -1, fuzzy: true, fuzzCause: cause, popMs: r.popMs, seq: r.seq})
+	if !m.hasGhost(li, l.delVt) {
+		m.ghosts = append(m.ghosts, record{loc: li, handleVt: l.delVt, vt: l.delVt, owner: -1, fuzzy: true, fuzzCause: cause, popMs: r.popMs, seq: r.seq})
+	}
 	r.fuzzy, r.fuzzCause = true, cause
 	l.delMs = 0
 }
@@ -94,7 +96,7 @@ func (c *Checker) inheritDupCause(m *msgState, d *delivery, from int32) {
 }
 
 func (c *Checker) countRedelivery(e *model.Event, m *msgState, li int32, cause, why string, popMs int64) {
-	if cause == CauseUnexplained {
+	if cause == CauseUnexplained && !m.locs[li].bogus {
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("client %d got %s again from %s with no cause: %s", e.Client, m.key, m.locs[li].String(), why))
 	}
 	if cause != "" {
@@ -158,7 +160,7 @@ func (c *Checker) deliveryLoc(e *model.Event, m *msgState) int32 {
 	}
 	l := loc{topic: e.Topic, flag: flag, queue: e.Queue, offset: e.Offset, seq: e.Seq, origin: -1}
 	c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d got %s from %s/%d@%d, but the message lives only at %s", e.Client, m.key, e.Topic, e.Queue, e.Offset, m.locsText()))
-	l.cause, l.why = CauseUnexplained, "it was delivered from a location it does not live at"
+	l.cause, l.bogus = CauseUnexplained, true
 	return m.addLoc(l)
 }
 
@@ -188,7 +190,7 @@ func (c *Checker) redeliveryCause(m *msgState, li int32, popMs int64) (cause, wh
 		return CauseBrokerRestart, ""
 	case l.popped:
 		return CauseUnexplained, fmt.Sprintf("%s was already popped (at %s, seen at event #%d) and the broker did not restart between that pop and this one (at %s), so the pop offset went back", l.String(), msText(l.popMs), l.popSeq, msText(popMs))
-	case len(m.dels) == 0 && !m.inflated:
+	case len(m.dels) == 0 && !m.inflated && (l.cause == "" || l.cause == CauseProducerRetry):
 		return "", ""
 	case l.cause == CauseAckLost && l.origin >= 0 && !m.dels[l.origin].ackLost && m.dels[l.origin].ackSent <= m.dels[l.origin].ackDone:
 		return CauseLeaseExpiry, "" // the ack was late, not lost
@@ -214,7 +216,7 @@ func (c *Checker) checkLiveLeases(e *model.Event, m *msgState, lineage string, p
 	}
 	for i := range m.recs {
 		r := &m.recs[i]
-		if r.vt <= popMs || r.popMs > popMs || r.lineage != "" || r.kindCause != "" {
+		if r.vt <= popMs || r.popMs > popMs || r.lineage != "" {
 			continue
 		}
 		holder := "an unknown client"

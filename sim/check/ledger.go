@@ -54,6 +54,7 @@ type loc struct {
 	// cause is why a retry copy exists (the revived record's story), and
 	// why the detail of an unexplained one.
 	cause, why string
+	bogus      bool // not a place the message lives: already a delivery-location violation
 	// origin is the delivery whose lease the revived record was (-1 if
 	// none). When its ack was still in flight at the revive (cause
 	// ack_lost) and arrives before the copy is delivered, the cause is a
@@ -76,16 +77,23 @@ type record struct {
 	loc      int32
 	handleVt int64 // the visibility timeout its receipt handle names (ms)
 	vt       int64 // the broker's current one (moves on a failed revive)
-	owner    int32 // delivery whose lease it is, -1 when unknown
-	lineage  string
+	// retriedFrom is vt before an EvReviveRetried moved it (0 if none),
+	// retriedAt when: the event names only the location, so with two
+	// records there it may have been the other one.
+	retriedFrom, retriedAt int64
+	owner                  int32 // delivery whose lease it is, -1 when unknown
+	lineage                string
 	// kindCause is set when the record itself exists by design as an extra:
 	// renew_after_revive or stale_handle.
 	kindCause string
 	popMs     int64 // when the broker made it (its handle's popTime)
 	pop       bool  // made by a pop (only those can sit in the broker's cache)
 	fuzzy     bool  // an offset-only delete may have removed it instead of a sibling
-	fuzzCause string
-	seq       int64
+	// superseded: a later renew of the same lease should have deleted it
+	// but did not; when it revives, the newer handle's record lives on too.
+	superseded bool
+	fuzzCause  string
+	seq        int64
 }
 
 type consumeState uint8
@@ -242,6 +250,15 @@ func (m *msgState) findRec(li int32, vt int64) int {
 		}
 	}
 	return -1
+}
+
+func (m *msgState) hasGhost(li int32, vt int64) bool {
+	for i := range m.ghosts {
+		if m.ghosts[i].loc == li && m.ghosts[i].vt == vt {
+			return true
+		}
+	}
+	return false
 }
 
 // firstAt is the index of the first present record at li, or -1.

@@ -51,6 +51,9 @@ func recLess(m *msgState, a, b *record) bool {
 // takeRecord removes and returns the record recordOf finds.
 func (c *Checker) takeRecord(m *msgState, vt int64, li int32, nowMs int64) (r record, ghost, ok bool) {
 	i, ghost := c.recordOf(m, vt, li, nowMs)
+	if i < 0 && vt > 0 {
+		i = m.unswapRetry(vt)
+	}
 	switch {
 	case i < 0:
 		return record{}, false, false
@@ -60,6 +63,31 @@ func (c *Checker) takeRecord(m *msgState, vt int64, li int32, nowMs int64) (r re
 		return r, true, true
 	}
 	return m.takeRec(i), false, true
+}
+
+// unswapRetry: a revive names deadline vt, which a record had before the
+// ledger applied an EvReviveRetried to it. The retry was its sibling's at
+// the same location: move the new deadline there and return the record.
+func (m *msgState) unswapRetry(vt int64) int {
+	a := -1
+	for i := range m.recs {
+		if m.recs[i].retriedFrom == vt {
+			a = i
+			break
+		}
+	}
+	if a < 0 {
+		return -1
+	}
+	ra := &m.recs[a]
+	for i := range m.recs {
+		if rb := &m.recs[i]; i != a && rb.loc == ra.loc && rb.vt <= ra.retriedAt {
+			rb.retriedFrom, rb.retriedAt, rb.vt = rb.vt, ra.retriedAt, ra.vt
+			break
+		}
+	}
+	ra.vt, ra.retriedFrom = vt, 0
+	return a
 }
 
 // eventLoc is the location a revive-loop event names (-1 if none).
@@ -84,11 +112,13 @@ func (c *Checker) onRevive(e *model.Event) {
 	case ok && r.vt > nowMs:
 		l.cause = CauseUnexplained
 		l.why = fmt.Sprintf("its retry copy was written at event #%d (%v) from a record whose lease ran until %s (from event #%d): revived early", e.Seq, e.At, msText(r.vt), r.seq)
+	case ok && r.kindCause == CausePopLost:
+		c.takeLostPop(e.Deadline, nowMs)
+		l.cause, l.lineage = CausePopLost, r.lineage
 	case ok:
 		l.cause, l.why = c.classify(m, &r, ghost, e)
 		l.lineage, l.origin = r.lineage, r.owner
-	case c.explainLostPop(e.Deadline, nowMs):
-		l.cause = CausePopLost
+	case c.lostPopRevived(m, e.Deadline, nowMs, &l):
 	default:
 		l.cause = CauseUnexplained
 		l.why = fmt.Sprintf("its retry copy was written at event #%d (%v) while no record of the message had expired%s (in flight: %s)", e.Seq, e.At, deadlineNote(e.Deadline), m.recsText())
@@ -110,7 +140,7 @@ func (c *Checker) classify(m *msgState, r *record, ghost bool, e *model.Event) (
 	}
 	d := &m.dels[r.owner]
 	switch {
-	case d.cur != r.id || d.staleAck:
+	case r.superseded || d.staleAck && d.cur == r.id:
 		return CauseStaleHandle, ""
 	case !ghost && !c.uncertain(r) && r.vt == r.handleVt && d.acked(r.handleVt):
 		return CauseUnexplained, fmt.Sprintf("client %d's lease on %s (record from event #%d) was acked with its current handle, yet the record revived at event #%d", d.client, m.locs[r.loc].String(), r.seq, e.Seq)
@@ -135,9 +165,36 @@ func (c *Checker) onReviveRetried(e *model.Event) {
 	if m == nil || m.phantom {
 		return
 	}
-	if i, ghost := c.recordOf(m, 0, eventLoc(m, e), e.At.Millis()); i >= 0 && !ghost {
-		m.recs[i].vt = e.Deadline
+	nowMs, li := e.At.Millis(), eventLoc(m, e)
+	if i, ghost := c.recordOf(m, 0, li, nowMs); i >= 0 {
+		if ghost { // the broker still had it after all
+			r := m.ghosts[i]
+			m.ghosts = append(m.ghosts[:i], m.ghosts[i+1:]...)
+			r.fuzzy, r.kindCause = false, firstOf(r.fuzzCause, CauseBrokerRestart)
+			r.lineage = firstOf(r.lineage, r.kindCause)
+			m.recs = append(m.recs, r)
+			i = len(m.recs) - 1
+		}
+		r := &m.recs[i]
+		r.retriedFrom, r.retriedAt, r.vt = r.vt, nowMs, e.Deadline
+		return
 	}
+	if popMs, ok := c.mayBeLostPop(nowMs); ok && li >= 0 {
+		// The record of a lost pop response: from now on a known one. Its
+		// window is taken when it revives, by its exact deadline.
+		line := markLostPop(m, popMs, -1)
+		m.addRec(record{loc: li, owner: -1, vt: e.Deadline, kindCause: CausePopLost, lineage: line, popMs: popMs, seq: e.Seq})
+	}
+}
+
+// lostPopRevived: a revive of a record no delivery made, explained by a
+// lost pop response; l is the copy being written.
+func (c *Checker) lostPopRevived(m *msgState, vt, nowMs int64, l *loc) bool {
+	popMs, ok := c.takeLostPop(vt, nowMs)
+	if ok {
+		l.cause, l.lineage = CausePopLost, markLostPop(m, popMs, -1)
+	}
+	return ok
 }
 
 // onReviveGone: the record is gone without a copy: dropped after

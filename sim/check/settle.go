@@ -219,7 +219,25 @@ func (c *Checker) lostDetail(m *msgState) string {
 		b.WriteString(" (some never popped)")
 	}
 	fmt.Fprintf(&b, "; in flight: %s", m.recsText())
+	switch next := c.nextRevive(m); {
+	case next > c.lastAt.Millis():
+		fmt.Fprintf(&b, " — it would come back at %s, after the end: it did not settle in time", msText(next))
+	case next > 0:
+		fmt.Fprintf(&b, " — that record expired at %s but never revived: the broker no longer has it", msText(next))
+	}
 	return b.String()
+}
+
+// nextRevive is the earliest deadline of a record that may still revive
+// (0 if none).
+func (c *Checker) nextRevive(m *msgState) int64 {
+	var next int64
+	for i := range m.recs {
+		if r := &m.recs[i]; !c.uncertain(r) && (next == 0 || r.vt < next) {
+			next = r.vt
+		}
+	}
+	return next
 }
 
 func yesNo(b bool) string {
