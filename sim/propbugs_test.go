@@ -15,6 +15,7 @@ package sim
 import (
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -86,7 +87,11 @@ type bugHunt struct {
 }
 
 func huntBug(t *testing.T, h bugHunt) {
-	withRapidFlags(t, "rapid.checks", fmt.Sprint(h.checks), "rapid.seed", h.seed,
+	checks := h.checks
+	if testing.Short() {
+		checks *= 5 // rapid divides the budget by 5 under -short; the hunt's outcome must not change
+	}
+	withRapidFlags(t, "rapid.checks", fmt.Sprint(checks), "rapid.seed", h.seed,
 		"rapid.nofailfile", "true", "rapid.shrinktime", "10m")
 	h.gen.bugs = h.bugs
 	var (
@@ -118,7 +123,7 @@ func huntBug(t *testing.T, h bugHunt) {
 	case countInv(lastRes, h.want) == 0:
 		t.Fatalf("the shrunk case does not violate %s:\n%s%s\nrapid said:\n%s", h.want, last.describe(), verdict(lastRes), strings.Join(rec.out, "\n"))
 	}
-	t.Logf("caught by %s (all violated: %s); shrunk counterexample:\n%s%s", h.want, strings.Join(invariantsOf(lastRes), ", "), last.describe(), verdict(lastRes))
+	t.Logf("%s; caught by %s (all violated: %s); shrunk counterexample:\n%s%s", foundAfter(rec.out), h.want, strings.Join(invariantsOf(lastRes), ", "), last.describe(), verdict(lastRes))
 	if len(last.sched) > h.maxSteps {
 		t.Errorf("the shrunk schedule has %d steps, want at most %d", len(last.sched), h.maxSteps)
 	}
@@ -134,6 +139,18 @@ func huntBug(t *testing.T, h bugHunt) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+var foundAfterRe = regexp.MustCompile(`failed after ([0-9]+) tests`)
+
+// foundAfter reads how many checks passed before rapid found the bug.
+func foundAfter(out []string) string {
+	for _, l := range out {
+		if m := foundAfterRe.FindStringSubmatch(l); m != nil {
+			return "found after " + m[1] + " passing checks"
+		}
+	}
+	return "found"
+}
 
 // The hunts' workloads: at most 60 messages, max reconsume times 1..2 (at
 // most 100 s of RECONSUME_LATER backoff for a message), so that a 5 min
