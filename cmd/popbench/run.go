@@ -131,12 +131,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	st := newStamp(cfg.count, cfg.benchtime) // before the runs: the code measured is HEAD now
 	results, err := runCases(cfg, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "popbench run: %v\n", err)
 		return 1
 	}
-	rep := buildReport(cfg, results)
+	rep := buildReport(st, results)
 	if err := writeOutputs(cfg.out, rep, results); err != nil {
 		fmt.Fprintf(stderr, "popbench run: %v\n", err)
 		return 1
@@ -190,8 +191,8 @@ func toRun(name string, br testing.BenchmarkResult) run {
 	return run{Name: name, Iters: br.N, Metrics: m}
 }
 
-func buildReport(cfg runConfig, results []*result) report {
-	rep := report{Stamp: newStamp(cfg.count, cfg.benchtime)}
+func buildReport(st stamp, results []*result) report {
+	rep := report{Stamp: st}
 	byName := map[string]*caseReport{}
 	for _, r := range results {
 		cr := caseReport{Name: r.c.Name(), Op: r.c.Op, Size: r.c.Size, Variant: variant(r.c), Unit: r.c.Unit, Runs: r.runs, Summary: map[string]metric{}}
@@ -301,6 +302,13 @@ func printTable(w io.Writer, rep report) {
 			num(c.Summary["B/"+u].Median), ratio(c.Ratio["ns/msg"]), ratio(c.Ratio["cpu-ns/msg"]))
 	}
 	tw.Flush()
+	for _, c := range rep.Cases {
+		if c.Unit == "event" {
+			fmt.Fprintf(w, "%s: %s events/s, %s virtual seconds per wall second (median of %d)\n", c.Name,
+				num(c.Summary["events/s"].Median), num(c.Summary["virtual-s/wall-s"].Median), c.Summary["events/s"].N)
+		}
+	}
+	fmt.Fprintln(w, "x floor: engine median / floor median at the same in-flight size (PopAck32: FloorPopAck32; ChangeInvisibleTime: FloorChangeInvisibleTime)")
 }
 
 func sizeCol(n int) string {

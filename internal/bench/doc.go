@@ -5,7 +5,9 @@
 //
 // A body takes a *testing.B and Params (records kept in flight, cache on or
 // off, an optional sampled latency recorder) and reports, besides ns/op,
-// per-message figures: ns/msg, msgs/s, allocs/msg and B/msg. The bodies use
+// per-message figures: ns/msg, msgs/s, allocs/msg, B/msg and cpu-ns/msg
+// (the CPU time of the benchmark's own thread, Linux only: on a shared
+// machine it leaves out the time spent waiting for a core). The bodies use
 // testing.B.Loop, so their (expensive) setup runs once per measurement.
 // pop/bench_test.go wraps them as Go benchmarks; cmd/popbench runs them
 // with testing.Benchmark, interleaving engine and floor, and writes results.
@@ -31,6 +33,11 @@
 //   - FloorPopAck32, FloorChangeInvisibleTime: the same key shape (24 bytes:
 //     vt, pair, qid, offset), the same in-flight size and the same insert
 //     and delete order on a bare BTreeG (NoLocks, one path hint per side).
+//   - SimRun: one whole sim.Run of sim.DefaultConfig per iteration, per
+//     simulated event (ns/event, events/s) and virtual-s/wall-s.
+//
+// PhaseAllocs counts the allocations of a pop and of its acks separately,
+// for the CI gate (cmd/popbench smoke).
 //
 // In every engine body the steady state keeps InFlight other records in
 // flight: they were popped once with a one-day invisible time and are never
