@@ -216,6 +216,13 @@ func (c *Checker) onChangeAccepted(e *model.Event) {
 	if di < 0 && !m.inflated {
 		c.violate(InvAckLocation, e.Seq, m, fmt.Sprintf("a renew for client %d names %s of %s, which that client never received", e.Client, m.locs[li].String(), m.key))
 	}
+	c.renewed(e, m, li, di, h)
+}
+
+// renewed applies an accepted renew: the new record, on the line of the
+// record it renews unless it is an extra one, and the old record deleted
+// (N=1) or, if it stays, superseded.
+func (c *Checker) renewed(e *model.Event, m *msgState, li, di int32, h model.ReceiptHandle) {
 	oldVt := c.renewedVt(m, di)
 	kind := c.renewKind(m, li, di, oldVt)
 	lineage := kind
@@ -230,8 +237,8 @@ func (c *Checker) onChangeAccepted(e *model.Event) {
 	if i := m.findRec(li, oldVt); oldVt >= 0 && i >= 0 && kind == "" {
 		m.recs[i].superseded = true
 	}
-	r := record{loc: li, handleVt: h.NextVisibleTime(), vt: h.NextVisibleTime(), owner: di, kindCause: kind, lineage: lineage, popMs: h.PopTime, seq: e.Seq}
-	id := m.addRec(r)
+	vt := h.NextVisibleTime()
+	id := m.addRec(record{loc: li, handleVt: vt, vt: vt, owner: di, kindCause: kind, lineage: lineage, popMs: h.PopTime, seq: e.Seq})
 	if di >= 0 {
 		m.dels[di].cur = id
 	}

@@ -45,7 +45,7 @@ func (c *Checker) onDeliver(e *model.Event) {
 	}
 	c.checkLiveLeases(e, m, lineage, p.popMs)
 	c.countRedelivery(e, m, li, cause, why, p.popMs)
-	d := delivery{seq: e.Seq, at: e.At, client: e.Client, loc: li, cause: cause, dupCause: cause, lineage: lineage}
+	d := delivery{seq: e.Seq, client: e.Client, loc: li, cause: cause, dupCause: cause, lineage: lineage}
 	c.inheritDupCause(m, &d, m.locs[li].origin)
 	r := record{loc: li, handleVt: p.vt, vt: p.vt, owner: int32(len(m.dels)), lineage: lineage, popMs: p.popMs, pop: true, seq: e.Seq}
 	c.lateAmbiguity(m, li, &r)
@@ -81,7 +81,7 @@ func (c *Checker) deliverPull(e *model.Event, m *msgState, li int32) {
 		lineage = cause
 	}
 	c.countRedelivery(e, m, li, cause, why, e.At.Millis())
-	d := delivery{seq: e.Seq, at: e.At, client: e.Client, loc: li, cur: -1, cause: cause, dupCause: cause, lineage: lineage, pull: true}
+	d := delivery{seq: e.Seq, client: e.Client, loc: li, cur: -1, cause: cause, dupCause: cause, lineage: lineage, pull: true}
 	c.inheritDupCause(m, &d, from)
 	m.dels = append(m.dels, d)
 }

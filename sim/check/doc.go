@@ -91,10 +91,12 @@
 //
 // A message's main line is one lease at a time. Some by-design behaviours
 // fork an extra line that lives alongside it: renew_after_revive,
-// stale_handle (a renew with a superseded handle), broker_restart,
-// producer_retry, rebalance. A retry copy inherits the line of the record
-// that revived. Causes, decided from the revived record's story when the
-// copy is written (or from the previous pop, for a re-pop):
+// stale_handle (a renew with a superseded handle), broker_restart (a
+// re-pop, including one whose response was lost), producer_retry,
+// rebalance. A renew continues the line of the record it renews; a retry
+// copy inherits the line of the record that revived. Causes, decided from
+// the revived record's story when the copy is written (or from the
+// previous pop, for a re-pop):
 //
 //   - lease_expiry: the lease ended without an ack: slow consumer, pause,
 //     the client's own expiry check, or an ack that came late.
@@ -129,14 +131,29 @@
 //
 //   - apache/rocketmq#10276, same-deadline changeInvisibleTime deletes the
 //     new record: ack-ignored when the consumer later acks (the broker has
-//     silently dropped the lease), lost when nothing else brings it back.
+//     silently dropped the lease; the commit offset then never passes it),
+//     lost when nothing else brings it back.
 //   - #10667, cache cleanup ignores a failed revive: EvReviveDropped with
 //     nothing left, reported as lost at that event.
 //   - #9632, V1 retry copies do not wake suspended pops: missed-wakeup.
 //   - #10949, the KV commit offset lags and never converges:
-//     commit-offset-lag at Finish.
+//     commit-offset-lag at Finish. (pop's Bugs.CommitOffsetLag commits
+//     an empty pop's start offset, which is the max offset once drained,
+//     so consumers that keep polling hide the lag by the end of a run.)
 //   - #11195/#10945, retry re-encoding shows the %RETRY% topic to clients:
 //     presented-topic at the delivery (then ack failures and lost messages).
+//
+// # What the checker knows it cannot see
+//
+// The broker's cache deletes by queue offset, so with two records at one
+// location (a re-pop after a restart) an ack may remove the other one:
+// the ledger keeps the removed record as a ghost that may still revive and
+// judges neither record strictly. Records made before a broker restart may
+// have been lost with the cache: an N=0 answer naming one removes it, and
+// none of them is reported as ignored. A failed revive names only the
+// location; if a later revive shows it was the other record there, the
+// ledger swaps them. These are the places where the checker is lenient by
+// design; everywhere else it is strict.
 //
 // # Memory
 //

@@ -109,7 +109,6 @@ const (
 // delivery is one EvDeliver and what its consumer did with the lease.
 type delivery struct {
 	seq         int64
-	at          clock.Time
 	client      int32
 	loc         int32
 	cur         int32 // id of the lease's latest record
