@@ -25,7 +25,7 @@ package sim
 // that replays it. popsim run cannot replay it: scenario files have no
 // field for an explicit schedule.
 //
-// Budget: 100 checks by default (about a second); RAPID_CHECKS=20000 (make
+// Budget: 300 checks by default (under a second on 2 cores); RAPID_CHECKS=20000 (make
 // prop) for long runs. Unless -rapid.seed or RAPID_SEED chooses one, the
 // seed is fixed so that `go test` is deterministic. Shrunk failures are
 // saved under testdata/rapid/TestPropAtLeastOnce/ and replayed by every
@@ -536,7 +536,7 @@ func atLeastOnce(g genOpts, stats *propStats, last **propCase) func(*rapid.T) {
 // seed, so that `go test` is deterministic, and the CI budget.
 var propRapidDefaults = []struct{ flag, env, value string }{
 	{"rapid.seed", "RAPID_SEED", "20261130"},
-	{"rapid.checks", "RAPID_CHECKS", "100"},
+	{"rapid.checks", "RAPID_CHECKS", "300"},
 }
 
 func pinPropDefaults(t *testing.T) {
