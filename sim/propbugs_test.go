@@ -189,7 +189,7 @@ func TestPropFindsCacheCleanupIgnoresReviveFailure(t *testing.T) {
 		bugs:     pop.Bugs{CacheCleanupIgnoresReviveFailure: true},
 		gen:      hunt(genOpts{always: families(pfRevivePutFailure), cache: ptr(true)}),
 		want:     check.InvLost,
-		maxSteps: 2, checks: 100, seed: "1",
+		maxSteps: 1, checks: 100, seed: "1",
 	})
 }
 
