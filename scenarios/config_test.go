@@ -83,8 +83,8 @@ func TestConfigSetsEveryField(t *testing.T) {
 		}
 		switch v.Kind() {
 		case reflect.Struct:
-			if strings.HasPrefix(path, "Engine") {
-				return
+			if path == "Engine" {
+				return // pop.Config: TestEngineMirrorsPopConfig
 			}
 			for i := 0; i < v.NumField(); i++ {
 				walk(v.Field(i), strings.TrimPrefix(path+"."+v.Type().Field(i).Name, "."))
