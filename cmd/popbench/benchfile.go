@@ -146,11 +146,11 @@ func formatRun(r run, procs int) string {
 	return b.String()
 }
 
-// fmtValue prints large values with one decimal and small ones with six
-// significant digits, both readable by benchstat.
+// fmtValue prints the shortest text that reads back as exactly v, so
+// bench.txt and bench.json carry the same numbers.
 func fmtValue(v float64) string {
-	if math.Abs(v) >= 100 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
+	if math.Abs(v) >= 1e-4 && math.Abs(v) < 1e15 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	return strconv.FormatFloat(v, 'g', 6, 64)
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }

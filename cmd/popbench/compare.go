@@ -154,9 +154,18 @@ func compareMetric(name, unit string, a, b []float64, th thresholds, alpha float
 	return r
 }
 
-// beyond reports whether the change from old to new exceeds the limit.
+// resolution is the smallest relative change compare acts on. Per-message
+// figures move by a few parts in ten thousand with the iteration count
+// (amortized growth divided by a different N), which is not a change.
+const resolution = 0.005
+
+// beyond reports whether the change from old to new exceeds the limit and
+// the resolution.
 func beyond(old, new float64, t threshold) bool {
 	d := math.Abs(new - old)
+	if old != 0 && d/math.Abs(old) < resolution {
+		return false
+	}
 	if t.relative {
 		if old == 0 {
 			return d > 0

@@ -259,3 +259,13 @@ func TestRunWritesOutputs(t *testing.T) {
 		t.Fatalf("bench.txt: %v %+v", err, txt)
 	}
 }
+
+// Differences below the resolution (amortized counts over another N) do
+// not fail even an absolute-zero threshold.
+func TestCompareResolution(t *testing.T) {
+	old := writeBench(t, "old.txt", base, 0.12500)
+	tiny := writeBench(t, "new.txt", base, 0.12502)
+	if code, out, _ := runMain("compare", "-threshold", "allocs/msg=0", old, tiny); code != 0 {
+		t.Fatalf("a 0.016%% change failed the gate: exit %d\n%s", code, out)
+	}
+}
