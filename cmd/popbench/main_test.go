@@ -205,8 +205,10 @@ func TestSummarize(t *testing.T) {
 	if s.Center != 5.5 || s.Lo != 2 || s.Hi != 9 || s.Confidence < 0.95 {
 		t.Errorf("n=10: %+v, want median 5.5 in [2, 9]", s)
 	}
-	if s := summarize(xs[:5], 0.95); !math.IsInf(s.Lo, -1) || !math.IsInf(s.Hi, 1) || s.Center != 8 {
-		t.Errorf("n=5 has no 95%% interval: %+v", s)
+	// five values cannot bound the median at 95 % on both sides: benchmath
+	// widens the interval to infinity on the side it cannot cover
+	if s := summarize(xs[:5], 0.95); !(math.IsInf(s.Lo, -1) || math.IsInf(s.Hi, 1)) || s.Center != 8 {
+		t.Errorf("n=5 has no finite 95%% interval: %+v", s)
 	}
 }
 
