@@ -29,7 +29,7 @@ func (s *Scenario) Config(seed uint64) sim.Config {
 		c.Groups = append(c.Groups, sim.GroupSpec{Name: g.Name, RetryMaxTimes: g.RetryMaxTimes})
 	}
 	for _, p := range s.Producers {
-		c.Producers = append(c.Producers, sim.ProducerSpec{Topic: p.Topic, Arrivals: p.Arrivals.text, Tags: p.Tags.text, Count: p.Count})
+		c.Producers = append(c.Producers, sim.ProducerSpec{Topic: p.Topic, Arrivals: p.Arrivals.text, Tags: p.Tags.text, Count: p.Count, QueueSelect: p.QueueSelect})
 	}
 	for _, k := range s.Consumers {
 		c.Consumers = append(c.Consumers, k.spec())

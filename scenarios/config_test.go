@@ -23,7 +23,7 @@ topics:
 groups:
   - {name: billing, retryMaxTimes: 3}
 producers:
-  - {topic: orders, arrivals: poisson(100/s), tags: "tags(A:1,B:2)", count: 2}
+  - {topic: orders, arrivals: poisson(100/s), tags: "tags(A:1,B:2)", count: 2, queueSelect: random}
 consumers:
   - kind: pop-push
     group: billing

@@ -49,6 +49,7 @@
 //	    arrivals: poisson(1000/s) # const(R), poisson(R), onoff(rate=,on=,off=), ramp(from=,to=,over=), backlog(N), limit(P,count=,for=)
 //	    tags: tags(TagA:3,TagB:1) # default: no tag
 //	    count: 1                  # identical producers, 1..1000
+//	    queueSelect: round-robin  # or random: each queue then sees a Poisson stream
 //	consumers:                    # at least one; a group has one kind and one topic
 //	  - kind: pop-push            # pop-push | simple | pull
 //	    group: billing

@@ -129,6 +129,7 @@ func TestLoadErrors(t *testing.T) {
 		{"probability", minimal + "faults:\n  revivePutFailure: 1.5\n", nil, `x.yaml:20: faults.revivePutFailure: "1.5" out of range`},
 		{"sim range", strings.Replace(minimal, "invisibleTime: 30s", "invisibleTime: 400s", 1), nil, "x.yaml:17: consumers[0].invisibleTime: 6m40s out of range: want 5s..5m0s for pop-push"},
 		{"sim unconsumed", strings.Replace(strings.Replace(minimal, "groups:", "  - name: audit\ngroups:", 1), "consumers:", "  - {topic: audit, arrivals: poisson(1/s)}\nconsumers:", 1), nil, `x.yaml:12: producers[1].topic: "audit" has no consumer group`},
+		{"queue select", strings.Replace(minimal, "arrivals: poisson(100/s)", "arrivals: poisson(100/s)\n    queueSelect: hash", 1), nil, `x.yaml:11: producers[0].queueSelect: "hash": want round-robin or random`},
 		{"loss", minimal + "network:\n  loss:\n    ack: {request: 60%}\n", nil, "x.yaml:21: network.loss.ack.request: 60% out of range: want 0..0.5"},
 		{"seeds", minimal + "seeds: 5..1\n", nil, `x.yaml:19: seeds: seeds "5..1"`},
 	} {

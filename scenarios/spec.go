@@ -46,10 +46,11 @@ type Group struct {
 
 // Producer is Count identical open-loop producers on one topic.
 type Producer struct {
-	Topic    string   `yaml:"topic"`
-	Arrivals Arrivals `yaml:"arrivals"`              // per producer: poisson(1000/s), const(..), onoff(..), ramp(..), backlog(N), limit(..)
-	Tags     Tags     `yaml:"tags"`                  // tags(TagA:3,TagB:1); none by default
-	Count    int      `yaml:"count" range:"1..1000"` // default 1
+	Topic       string   `yaml:"topic"`
+	Arrivals    Arrivals `yaml:"arrivals"`              // per producer: poisson(1000/s), const(..), onoff(..), ramp(..), backlog(N), limit(..)
+	Tags        Tags     `yaml:"tags"`                  // tags(TagA:3,TagB:1); none by default
+	Count       int      `yaml:"count" range:"1..1000"` // default 1
+	QueueSelect string   `yaml:"queueSelect"`           // round-robin (default, RocketMQ's selector) or random
 }
 
 // Consumer kinds.
