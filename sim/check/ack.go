@@ -24,7 +24,7 @@ func (c *Checker) lease(e *model.Event, m *msgState, report bool) (h model.Recei
 		}
 		return h, -1, -1, false
 	}
-	di = m.latestDelivery(e.Client, li)
+	di = m.leaseOf(e.Client, li, h.NextVisibleTime())
 	if di < 0 && report && e.Detail != proxyDetail && !m.inflated {
 		c.violate(InvAckLocation, e.Seq, m, fmt.Sprintf("%s from client %d names %s of %s, which that client never received", e.Kind, e.Client, m.locs[li].String(), m.key))
 	}
@@ -135,6 +135,7 @@ func (c *Checker) applyDelete(e *model.Event, m *msgState, li int32, vt int64, i
 			// Nothing by that key: already gone, or re-keyed by a failed revive.
 		case c.uncertain(&m.recs[i]):
 			m.takeRec(i) // the broker says it is gone: lost with the cache
+		case inv == "":
 		default:
 			r := &m.recs[i]
 			c.violate(inv, e.Seq, m, fmt.Sprintf("%s from client %d was accepted with n=0, but the record it names (%s until %s, from event #%d) was in flight: the broker kept a record it should have deleted, so %s will come back", e.Kind, e.Client, m.locs[li].String(), msText(r.vt), r.seq, m.key))
@@ -177,11 +178,12 @@ func (c *Checker) onChangeSentOrLost(e *model.Event) {
 	}
 	d := &m.dels[di]
 	if e.Kind == model.EvChangeSent {
-		d.pending = append(d.pending, e.Handle)
+		h, _ := model.ParseReceiptHandle(e.Handle)
+		d.pending = append(d.pending, pendingRenew{vt: h.NextVisibleTime(), seq: e.Seq, h: e.Handle})
 		return
 	}
 	for i, p := range d.pending { // a lost request: it will never be answered
-		if p == e.Handle {
+		if p.h == e.Handle {
 			d.pending = append(d.pending[:i], d.pending[i+1:]...)
 			return
 		}
@@ -212,17 +214,17 @@ func (c *Checker) onChangeAccepted(e *model.Event) {
 		c.violate(InvAckLocation, e.Seq, m, fmt.Sprintf("a renew for client %d names retryFlag %d queue %d offset %d, where %s does not live (it lives at %s)", e.Client, h.RetryFlag, h.QueueID, h.QueueOffset, m.key, m.locsText()))
 		return
 	}
-	di := m.latestDelivery(e.Client, li)
+	di, ambiguous := m.renewOf(e.Client, li, h.NextVisibleTime())
 	if di < 0 && !m.inflated {
 		c.violate(InvAckLocation, e.Seq, m, fmt.Sprintf("a renew for client %d names %s of %s, which that client never received", e.Client, m.locs[li].String(), m.key))
 	}
-	c.renewed(e, m, li, di, h)
+	c.renewed(e, m, li, di, h, ambiguous)
 }
 
 // renewed applies an accepted renew: the new record, on the line of the
 // record it renews unless it is an extra one, and the old record deleted
 // (N=1) or, if it stays, superseded.
-func (c *Checker) renewed(e *model.Event, m *msgState, li, di int32, h model.ReceiptHandle) {
+func (c *Checker) renewed(e *model.Event, m *msgState, li, di int32, h model.ReceiptHandle, ambiguous bool) {
 	oldVt := c.renewedVt(m, di)
 	kind := c.renewKind(m, li, di, oldVt)
 	lineage := kind
@@ -231,8 +233,12 @@ func (c *Checker) renewed(e *model.Event, m *msgState, li, di int32, h model.Rec
 	} else if kind == "" && di >= 0 {
 		lineage = m.dels[di].lineage
 	}
+	inv := InvRenewIgnored
+	if ambiguous {
+		inv = "" // which lease this answer was for is a guess: do not judge it
+	}
 	if e.N == 1 || oldVt >= 0 {
-		c.applyDelete(e, m, li, oldVt, InvRenewIgnored)
+		c.applyDelete(e, m, li, oldVt, inv)
 	}
 	if i := m.findRec(li, oldVt); oldVt >= 0 && i >= 0 && kind == "" {
 		m.recs[i].superseded = true
@@ -241,6 +247,7 @@ func (c *Checker) renewed(e *model.Event, m *msgState, li, di int32, h model.Rec
 	id := m.addRec(record{loc: li, handleVt: vt, vt: vt, owner: di, kindCause: kind, lineage: lineage, popMs: h.PopTime, seq: e.Seq})
 	if di >= 0 {
 		m.dels[di].cur = id
+		m.dels[di].vts = append(m.dels[di].vts, vt)
 	}
 }
 
@@ -251,7 +258,8 @@ func (c *Checker) renewRejected(e *model.Event, m *msgState) {
 		return
 	}
 	if li := m.findLoc(model.RetryFlagOf(e.Topic), e.Queue, e.Offset); li >= 0 {
-		c.renewedVt(m, m.latestDelivery(e.Client, li))
+		di, _ := m.renewOf(e.Client, li, -1)
+		c.renewedVt(m, di)
 	}
 }
 
@@ -265,9 +273,7 @@ func (c *Checker) renewedVt(m *msgState, di int32) int64 {
 	if len(d.pending) > 0 {
 		p := d.pending[0]
 		d.pending = d.pending[1:]
-		if h, err := model.ParseReceiptHandle(p); err == nil {
-			return h.NextVisibleTime()
-		}
+		return p.vt
 	}
 	if r := m.rec(d.cur); r != nil {
 		return r.handleVt

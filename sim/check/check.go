@@ -147,9 +147,12 @@ func (c *Checker) dispatch(e *model.Event) {
 		c.onProduce(e)
 	case model.EvPopRequest, model.EvPopSuspended, model.EvPopResponse, model.EvPopLost:
 		c.wake.onPop(e)
-		if e.Kind == model.EvPopRequest {
+		switch e.Kind {
+		case model.EvPopRequest:
 			c.onPopAsked(e)
-		} else if e.Kind == model.EvPopLost {
+		case model.EvPopResponse:
+			c.onPopAnswered(e)
+		case model.EvPopLost:
 			c.onPopLost(e)
 		}
 	case model.EvDeliver:
@@ -174,6 +177,7 @@ func (c *Checker) dispatch(e *model.Event) {
 		c.onSettleEvent(e)
 	case model.EvCrash:
 		c.crashes[e.Client] = append(c.crashes[e.Client], e.Seq)
+		c.onCrashAsk(e)
 		c.wake.forgetClient(e.Client)
 	case model.EvRebalance:
 		c.rebalances[pullQueue{e.Topic, e.Queue}] = e.Seq

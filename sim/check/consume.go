@@ -33,7 +33,7 @@ func (c *Checker) consumer(e *model.Event, m *msgState, states ...consumeState) 
 	if e.Handle != "" {
 		if h, err := model.ParseReceiptHandle(e.Handle); err == nil {
 			if li := m.findLoc(h.RetryFlag, h.QueueID, h.QueueOffset); li >= 0 {
-				return m.latestDelivery(e.Client, li)
+				return m.leaseOf(e.Client, li, h.NextVisibleTime())
 			}
 		}
 	}
@@ -89,7 +89,7 @@ func (c *Checker) consumed(m *msgState, di int32, ok bool) {
 		if di < m.okFirst {
 			early, late, m.okFirst = d, early, di
 		}
-		cause = late.dupCause
+		cause = firstOf(late.dupCause, early.dupCause) // a pop seen late has no cause of its own
 		if early.lineage != late.lineage {
 			cause = firstOf(late.lineage, early.lineage)
 		}

@@ -38,39 +38,39 @@ func (c *Checker) onDeliver(e *model.Event) {
 		return
 	}
 	p := c.popOf(e, m)
+	di := int32(len(m.dels))
+	r := record{loc: li, handleVt: p.vt, vt: p.vt, owner: di, popMs: p.popMs, pop: true, seq: e.Seq}
+	m.applyRetryOrphan(&r)
 	cause, why := c.redeliveryCause(m, li, p.popMs)
+	if !m.locs[li].popped && m.hasOrphan(r.vt) {
+		cause, why = "", "" // the original pop, seen after the copy it left
+	}
 	lineage := m.locs[li].lineage
 	if lineage == "" && (cause == CauseBrokerRestart || cause == CauseProducerRetry) {
 		lineage = cause
 	}
 	c.checkLiveLeases(e, m, lineage, p.popMs)
 	c.countRedelivery(e, m, li, cause, why, p.popMs)
-	d := delivery{seq: e.Seq, client: e.Client, loc: li, cause: cause, dupCause: cause, lineage: lineage}
+	d := delivery{seq: e.Seq, client: e.Client, loc: li, cur: -1, cause: cause, dupCause: cause, lineage: lineage, vts: []int64{p.vt}}
 	c.inheritDupCause(m, &d, m.locs[li].origin)
-	r := record{loc: li, handleVt: p.vt, vt: p.vt, owner: int32(len(m.dels)), lineage: lineage, popMs: p.popMs, pop: true, seq: e.Seq}
-	c.lateAmbiguity(m, li, &r)
-	d.cur = m.addRec(r)
+	r.lineage = lineage
+	if !m.claimOrphan(r) {
+		c.lateAmbiguity(m, li, &r)
+		d.cur = m.addRec(r)
+	}
 	m.dels = append(m.dels, d)
 }
 
-// lateAmbiguity: an ack or renew that the ledger applied here after this
-// pop was made, but before its delivery was seen, may have deleted this
-// pop's cached record (the cache deletes by offset) and left the one the
-// ledger removed: that one comes back as a ghost, and both are uncertain.
-func (c *Checker) lateAmbiguity(m *msgState, li int32, r *record) {
-	l := &m.locs[li]
-	if l.delMs == 0 || l.delMs < r.popMs {
-		return
+// applyRetryOrphan: a failed revive of this delivery's record was seen
+// before the delivery (its client was paused): the record is re-keyed.
+func (m *msgState) applyRetryOrphan(r *record) {
+	for i, o := range m.orphans {
+		if o.retry && o.loc == r.loc && o.atMs >= r.vt {
+			m.orphans = append(m.orphans[:i], m.orphans[i+1:]...)
+			r.retriedFrom, r.retriedAt, r.vt = r.vt, o.atMs, o.vt
+			return
+		}
 	}
-	cause := r.lineage
-	if cause == "" {
-		cause = CauseBrokerRestart
-	}
-	if !m.hasGhost(li, l.delVt) {
-		m.ghosts = append(m.ghosts, record{loc: li, handleVt: l.delVt, vt: l.delVt, owner: -1, fuzzy: true, fuzzCause: cause, popMs: r.popMs, seq: r.seq})
-	}
-	r.fuzzy, r.fuzzCause = true, cause
-	l.delMs = 0
 }
 
 // deliverPull: a Pull consumer's delivery (no handle, no lease).
@@ -104,7 +104,7 @@ func (c *Checker) countRedelivery(e *model.Event, m *msgState, li int32, cause, 
 		c.rep.RedeliveriesByCause[cause]++
 	}
 	l := &m.locs[li]
-	l.popped, l.popSeq, l.popMs = true, e.Seq, max(l.popMs, popMs)
+	l.popped, l.guessed, l.popSeq, l.popMs = true, false, e.Seq, max(l.popMs, popMs)
 }
 
 // pullCause explains a Pull consumer's delivery (no handle, no lease): the
@@ -185,6 +185,12 @@ func (c *Checker) popOf(e *model.Event, m *msgState) pop {
 // redeliveryCause explains a delivery: "" for the first one.
 func (c *Checker) redeliveryCause(m *msgState, li int32, popMs int64) (cause, why string) {
 	l := &m.locs[li]
+	if l.guessed { // when (and whether) the lost response took it is a guess
+		l.popMs = 0
+		if !c.restartBetween(0, popMs) {
+			l.popped, l.guessed = false, false // it took another location
+		}
+	}
 	switch {
 	case l.popped && c.restartBetween(l.popMs, popMs):
 		return CauseBrokerRestart, ""
@@ -226,4 +232,51 @@ func (c *Checker) checkLiveLeases(e *model.Event, m *msgState, lineage string, p
 		c.violate(InvConcurrentLease, e.Seq, m, fmt.Sprintf("client %d got %s, popped at %s, while the lease of %s on %s (record from event #%d) was live until %s, not acked and not released", e.Client, m.key, msText(popMs), holder, m.locs[r.loc].String(), r.seq, msText(r.vt)))
 		return
 	}
+}
+
+// lateAmbiguity: an ack or renew that the ledger applied here after this
+// pop was made, but before its delivery was seen, may have deleted this
+// pop's cached record (the cache deletes by offset) and left the one the
+// ledger removed: that one comes back as a ghost, and both are uncertain.
+func (c *Checker) lateAmbiguity(m *msgState, li int32, r *record) {
+	l := &m.locs[li]
+	if l.delMs == 0 || l.delMs < r.popMs {
+		return
+	}
+	cause := r.lineage
+	if cause == "" {
+		cause = CauseBrokerRestart
+	}
+	if !m.hasGhost(li, l.delVt) {
+		m.ghosts = append(m.ghosts, record{loc: li, handleVt: l.delVt, vt: l.delVt, owner: -1, fuzzy: true, fuzzCause: cause, popMs: r.popMs, seq: r.seq})
+	}
+	r.fuzzy, r.fuzzCause = true, cause
+	l.delMs = 0
+}
+
+func (m *msgState) hasOrphan(vt int64) bool {
+	for _, o := range m.orphans {
+		if !o.retry && o.vt == vt {
+			return true
+		}
+	}
+	return false
+}
+
+// claimOrphan: the record this delivery made was revived before the
+// delivery was seen (its client was paused past the lease). The copy it
+// left is explained by the lease running out; no record remains.
+func (m *msgState) claimOrphan(r record) bool {
+	for i, o := range m.orphans {
+		if o.retry || o.vt != r.vt {
+			continue
+		}
+		m.orphans = append(m.orphans[:i], m.orphans[i+1:]...)
+		l := &m.locs[o.loc]
+		if !l.popped {
+			l.cause, l.why, l.origin, l.lineage = CauseLeaseExpiry, "", r.owner, r.lineage
+		}
+		return true
+	}
+	return false
 }

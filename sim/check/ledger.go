@@ -39,9 +39,13 @@ type loc struct {
 	queue  int32
 	offset int64
 	seq    int64 // the event that made it visible
+	bornMs int64 // when (0 if forgotten)
 	popped bool
-	popSeq int64
-	popMs  int64 // the broker's time of the latest pop from here (handle popTime)
+	// guessed: popped only by the ledger's guess of which location a lost
+	// pop response took; a later pop without a restart corrects it.
+	guessed bool
+	popSeq  int64
+	popMs   int64 // the broker's time of the latest pop from here (handle popTime)
 	// delMs is when an ack or renew last deleted a record here by the
 	// ledger's reckoning (0 if never), delVt that record's deadline. A pop
 	// from here seen later but made before delMs may have been the one the
@@ -122,10 +126,17 @@ type delivery struct {
 	ackLost     bool
 	ackRejected bool
 	staleAck    bool
-	ackedVts    []int64  // handle deadlines of accepted acks
-	lastAck     lastAck  // to pair EvAckAccepted with EvAckResponseLost
-	expiredAt   int64    // ms of an EvExpiredLocal, 0 if none
-	pending     []string // handles of renews sent and not yet answered
+	ackedVts    []int64        // handle deadlines of accepted acks
+	lastAck     lastAck        // to pair EvAckAccepted with EvAckResponseLost
+	expiredAt   int64          // ms of an EvExpiredLocal, 0 if none
+	pending     []pendingRenew // renews sent and not yet answered, oldest first
+	vts         []int64        // deadlines of the handles this lease was given
+}
+
+type pendingRenew struct {
+	vt  int64 // the deadline of the handle renewed
+	seq int64 // the EvChangeSent
+	h   string
 }
 
 type lastAck struct {
@@ -154,8 +165,20 @@ type msgState struct {
 	locs         []loc
 	recs         []record // present records
 	ghosts       []record // removed under ambiguity: may still revive
-	dels         []delivery
-	hist         []model.Event
+	// orphans are retry copies written for a record no delivery had made
+	// yet (by deadline): a client paused past its lease receives the pop
+	// after the broker revived it.
+	orphans []orphan
+	dels    []delivery
+	hist    []model.Event
+}
+
+type orphan struct {
+	loc int32 // the copy, or (retry) the record's location
+	vt  int64 // the revived record's deadline, or (retry) its new one
+	// retry: a failed revive of a record not seen yet. atMs: when.
+	retry bool
+	atMs  int64
 }
 
 // tomb is what remains of a settled message that cannot come back unless
@@ -172,6 +195,7 @@ type tomb struct {
 // tombLoc is what a tombstone keeps of a location: enough to tell a
 // broker re-pop after a restart from an unexplained one.
 type tombLoc struct {
+	guessed      bool
 	flag         model.RetryType
 	queue        int32
 	offset       int64
@@ -270,9 +294,17 @@ func (m *msgState) firstAt(li int32) int {
 	return -1
 }
 
+// addRec stores a record. One already under the same key (location and
+// deadline) is replaced, as the broker's put replaces it.
 func (m *msgState) addRec(r record) int32 {
 	r.id = m.nextRec
 	m.nextRec++
+	for i := range m.recs {
+		if m.recs[i].loc == r.loc && m.recs[i].vt == r.vt {
+			m.recs[i] = r
+			return r.id
+		}
+	}
 	m.recs = append(m.recs, r)
 	return r.id
 }
@@ -297,6 +329,43 @@ func (m *msgState) recsText() string {
 		fmt.Fprintf(&b, "%s until %v (from event #%d)", m.locs[r.loc].String(), clock.FromMillis(r.vt), r.seq)
 	}
 	return b.String()
+}
+
+// leaseOf is the delivery a handle belongs to: the client's latest at li
+// known by that deadline (a client may hold its own pop and a re-pop of
+// one location), else its latest at li.
+func (m *msgState) leaseOf(client, li int32, vt int64) int32 {
+	for i := len(m.dels) - 1; i >= 0; i-- {
+		if d := &m.dels[i]; d.client == client && d.loc == li && d.knows(vt) {
+			return int32(i)
+		}
+	}
+	return m.latestDelivery(client, li)
+}
+
+// renewOf is the delivery a renew answer with deadline vt belongs to: of
+// the client's leases at li with a renew pending, the one that renewed a
+// handle with that same deadline, else the one that sent first; with none,
+// its latest at li. ambiguous: several leases were waiting.
+func (m *msgState) renewOf(client, li int32, vt int64) (di int32, ambiguous bool) {
+	di, n := -1, 0
+	for i := range m.dels {
+		d := &m.dels[i]
+		if d.client != client || d.loc != li || len(d.pending) == 0 {
+			continue
+		}
+		n++
+		switch {
+		case di < 0, d.pending[0].vt == vt && m.dels[di].pending[0].vt != vt:
+			di = int32(i)
+		case (d.pending[0].vt == vt) == (m.dels[di].pending[0].vt == vt) && d.pending[0].seq < m.dels[di].pending[0].seq:
+			di = int32(i)
+		}
+	}
+	if di < 0 {
+		return m.latestDelivery(client, li), false
+	}
+	return di, n > 1
 }
 
 // latestDelivery is the last delivery of the message to client at li.
@@ -326,9 +395,30 @@ func (m *msgState) earliestOpen(client int32, states ...consumeState) int32 {
 	return -1
 }
 
+// bornMs is when the message first became visible (0 if forgotten).
+func (m *msgState) bornMs() int64 {
+	if len(m.locs) == 0 {
+		return 0
+	}
+	b := m.locs[0].bornMs
+	for i := range m.locs {
+		b = min(b, m.locs[i].bornMs)
+	}
+	return b
+}
+
 func (m *msgState) unpopped() bool {
 	for i := range m.locs {
 		if !m.locs[i].popped {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *delivery) knows(vt int64) bool {
+	for _, v := range d.vts {
+		if v == vt {
 			return true
 		}
 	}

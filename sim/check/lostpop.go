@@ -15,6 +15,8 @@ const lostPopHorizon = 60_000 // ms
 
 type popAsk struct {
 	atMs, invisible int64
+	max             int64 // maxMsgNums (EvPopRequest.N)
+	open            bool  // not answered yet (no EvPopResponse / EvPopLost)
 }
 
 type lostPop struct {
@@ -26,10 +28,45 @@ type lostPop struct {
 // onPopAsked remembers a client's latest pop request: when and for how long
 // (EvPopRequest.Deadline is the invisible time in ms).
 func (c *Checker) onPopAsked(e *model.Event) {
-	c.asks[e.Client] = popAsk{atMs: e.At.Millis(), invisible: e.Deadline}
+	c.asks[e.Client] = popAsk{atMs: e.At.Millis(), invisible: e.Deadline, max: e.N, open: true}
+}
+
+// onCrashAsk: a client that crashes with a pop request open may have been
+// served before it died; up to maxMsgNums messages of that response are
+// as good as lost.
+func (c *Checker) onCrashAsk(e *model.Event) {
+	a, ok := c.asks[e.Client]
+	if !ok || !a.open || a.max <= 0 {
+		return
+	}
+	c.lostPops = append(c.lostPops, lostPop{popLo: a.atMs, popHi: e.At.Millis(), invisible: a.invisible, n: a.max})
+	c.onPopAnswered(e)
+}
+
+func (c *Checker) onPopAnswered(e *model.Event) {
+	if a, ok := c.asks[e.Client]; ok {
+		a.open = false
+		c.asks[e.Client] = a
+	}
+}
+
+// pausedPop: a record with deadline vt that no delivery made may be the
+// pop of a paused client's open request: its response is written only when
+// the client resumes, after the lease ran out (the copy it left is then
+// claimed by that late delivery).
+func (c *Checker) pausedPop(vt, nowMs int64) (lostPop, bool) {
+	var p lostPop
+	ok := false
+	for cl, a := range c.asks { // the earliest open request: order does not matter
+		if a.open && c.wake.paused[cl] && vt > 0 && a.atMs+a.invisible <= vt && (!ok || a.atMs < p.popLo) {
+			p, ok = lostPop{popLo: a.atMs, popHi: nowMs, invisible: a.invisible}, true
+		}
+	}
+	return p, ok
 }
 
 func (c *Checker) onPopLost(e *model.Event) {
+	c.onPopAnswered(e)
 	a, ok := c.asks[e.Client]
 	if e.N <= 0 || !ok {
 		return
@@ -38,54 +75,56 @@ func (c *Checker) onPopLost(e *model.Event) {
 }
 
 // takeLostPop accounts one message to a lost response whose records could
-// have the deadline vt, or, with vt <= 0, could have expired by nowMs. Of
-// the windows that fit it takes the one that closes first (revives come in
-// deadline order, so this greedy choice never strands a later one). It
-// returns the earliest possible pop time, and drops windows long past.
-func (c *Checker) takeLostPop(vt, nowMs int64) (popMs int64, found bool) {
+// have the deadline vt. Of the windows that fit it takes the one that
+// closes first (revives come in deadline order, so this greedy choice never
+// strands a later one). It returns that response, and drops windows long
+// past.
+func (c *Checker) takeLostPop(m *msgState, vt, nowMs int64) (p lostPop, found bool) {
 	best := -1
+	born := m.bornMs()
 	for i, p := range c.lostPops {
 		lo, hi := p.popLo+p.invisible, p.popHi+p.invisible
-		fits := vt > 0 && lo <= vt && vt <= hi || vt <= 0 && lo <= nowMs
-		if fits && (best < 0 || hi < c.lostPops[best].popHi+c.lostPops[best].invisible) {
+		if vt > 0 && lo <= vt && vt <= hi && p.popHi >= born && (best < 0 || hi < c.lostPops[best].popHi+c.lostPops[best].invisible) {
 			best = i
 		}
 	}
 	if best >= 0 {
-		found, popMs = true, c.lostPops[best].popLo
+		found, p = true, c.lostPops[best]
 		c.lostPops[best].n--
 	}
 	kept := c.lostPops[:0]
-	for _, p := range c.lostPops {
-		if p.n > 0 && p.popHi+p.invisible+lostPopHorizon >= nowMs {
-			kept = append(kept, p)
+	for _, q := range c.lostPops {
+		if q.n > 0 && q.popHi+q.invisible+lostPopHorizon >= nowMs {
+			kept = append(kept, q)
 		}
 	}
 	c.lostPops = kept
-	return popMs, found
+	return p, found
 }
 
-// mayBeLostPop reports a lost response whose records could have expired by
-// nowMs, without taking it, and its earliest possible pop time.
-func (c *Checker) mayBeLostPop(nowMs int64) (popMs int64, ok bool) {
-	for _, p := range c.lostPops {
-		if p.popLo+p.invisible <= nowMs && (!ok || p.popLo < popMs) {
-			popMs, ok = p.popLo, true
+// mayBeLostPop reports a lost response that could have held m (lost after
+// m was produced) and whose records could have expired by nowMs, without
+// taking it: the earliest such.
+func (c *Checker) mayBeLostPop(m *msgState, nowMs int64) (p lostPop, ok bool) {
+	born := m.bornMs()
+	for _, q := range c.lostPops {
+		if q.popLo+q.invisible <= nowMs && q.popHi >= born && (!ok || q.popLo < p.popLo) {
+			p, ok = q, true
 		}
 	}
-	return popMs, ok
+	return p, ok
 }
 
-// markLostPop: the lost response popped the message from a location not
-// yet popped (the first such, other than skip), on the main line. When
-// every location had been popped, it was a re-pop after a broker restart,
-// on that extra line.
-func markLostPop(m *msgState, popMs int64, skip int32) (lineage string) {
+// markLostPop: the lost response p popped the message from a location
+// visible by then: the first not yet popped, as a guess (a later pop
+// without a restart corrects it), or a re-pop after a restart. Which one
+// the trace cannot tell, so the record it made is on its own extra line.
+func markLostPop(m *msgState, p lostPop) (lineage string) {
 	for i := range m.locs {
-		if l := &m.locs[i]; !l.popped && int32(i) != skip {
-			l.popped, l.popMs = true, popMs
-			return ""
+		if l := &m.locs[i]; !l.popped && l.bornMs <= p.popHi {
+			l.popped, l.guessed, l.popMs = true, true, p.popLo
+			break
 		}
 	}
-	return CauseBrokerRestart
+	return CausePopLost
 }

@@ -6,12 +6,20 @@ import (
 	"popsim/model"
 )
 
+// reviveUpperSlack is pop's store revive bound: it takes records with
+// deadline < now - 50 ms, while the cache cleanup takes deadline <= now. A
+// revive sooner than that after the deadline came from the cache, which
+// holds only records made by pops.
+const reviveUpperSlack = 50
+
 // recordOf finds the record a revive-loop event is about, in recs then
 // ghosts. vt > 0 is the record's deadline as the event reports it (EvRevive,
 // EvReviveSkipped, EvReviveDropped); li >= 0 its location (the non-copy
 // kinds). Without either, it is the first expired record in the broker's
-// key order (deadline, topic, queue, offset).
+// key order (deadline, topic, queue, offset). Among records with the same
+// deadline, a revive within reviveUpperSlack of it picks a pop-made one.
 func (c *Checker) recordOf(m *msgState, vt int64, li int32, nowMs int64) (i int, ghost bool) {
+	fromCache := vt > 0 && nowMs-vt <= reviveUpperSlack
 	for _, g := range [2]bool{false, true} {
 		set := m.recs
 		if g {
@@ -23,7 +31,7 @@ func (c *Checker) recordOf(m *msgState, vt int64, li int32, nowMs int64) (i int,
 			if (vt > 0 && r.vt != vt) || (vt <= 0 && r.vt > nowMs) || (li >= 0 && r.loc != li) {
 				continue
 			}
-			if best < 0 || recLess(m, r, &set[best]) {
+			if best < 0 || fromCache && r.pop != set[best].pop && r.pop || (!fromCache || r.pop == set[best].pop) && recLess(m, r, &set[best]) {
 				best = j
 			}
 		}
@@ -106,22 +114,30 @@ func (c *Checker) onRevive(e *model.Event) {
 		return
 	}
 	nowMs := e.At.Millis()
-	l := loc{topic: e.Topic, flag: model.RetryFlagOf(e.Topic), queue: e.Queue, offset: e.Offset, seq: e.Seq, origin: -1}
+	l := loc{topic: e.Topic, flag: model.RetryFlagOf(e.Topic), queue: e.Queue, offset: e.Offset, seq: e.Seq, bornMs: nowMs, origin: -1}
 	r, ghost, ok := c.takeRecord(m, e.Deadline, -1, nowMs)
 	switch {
 	case ok && r.vt > nowMs:
 		l.cause = CauseUnexplained
 		l.why = fmt.Sprintf("its retry copy was written at event #%d (%v) from a record whose lease ran until %s (from event #%d): revived early", e.Seq, e.At, msText(r.vt), r.seq)
 	case ok && r.kindCause == CausePopLost:
-		c.takeLostPop(e.Deadline, nowMs)
+		c.takeLostPop(m, e.Deadline, nowMs)
 		l.cause, l.lineage = CausePopLost, r.lineage
 	case ok:
 		l.cause, l.why = c.classify(m, &r, ghost, e)
 		l.lineage, l.origin = r.lineage, r.owner
 	case c.lostPopRevived(m, e.Deadline, nowMs, &l):
+		// A paused client's late delivery may still claim it.
+		m.orphans = append(m.orphans, orphan{loc: int32(len(m.locs)), vt: e.Deadline, atMs: nowMs})
+	case c.pausedPopRevived(m, e.Deadline, nowMs, &l):
+		// The holder is paused: its delivery comes late and claims this.
+		m.orphans = append(m.orphans, orphan{loc: int32(len(m.locs)), vt: e.Deadline, atMs: nowMs})
 	default:
 		l.cause = CauseUnexplained
 		l.why = fmt.Sprintf("its retry copy was written at event #%d (%v) while no record of the message had expired%s (in flight: %s)", e.Seq, e.At, deadlineNote(e.Deadline), m.recsText())
+		if e.Deadline > 0 {
+			m.orphans = append(m.orphans, orphan{loc: int32(len(m.locs)), vt: e.Deadline, atMs: nowMs})
+		}
 	}
 	m.addLoc(l)
 	c.wake.arrival(e, m.topic, e.Queue, true)
@@ -161,7 +177,7 @@ func (c *Checker) classify(m *msgState, r *record, ghost bool, e *model.Event) (
 // onReviveRetried: the retry write failed and the record comes back at
 // EvReviveRetried.Deadline.
 func (c *Checker) onReviveRetried(e *model.Event) {
-	m := c.touch(e, false)
+	m := c.touch(e, true) // a record of a forgotten message will come back
 	if m == nil || m.phantom {
 		return
 	}
@@ -179,20 +195,35 @@ func (c *Checker) onReviveRetried(e *model.Event) {
 		r.retriedFrom, r.retriedAt, r.vt = r.vt, nowMs, e.Deadline
 		return
 	}
-	if popMs, ok := c.mayBeLostPop(nowMs); ok && li >= 0 {
+	switch p, ok := c.mayBeLostPop(m, nowMs); {
+	case li < 0:
+	case ok:
 		// The record of a lost pop response: from now on a known one. Its
 		// window is taken when it revives, by its exact deadline.
-		line := markLostPop(m, popMs, -1)
-		m.addRec(record{loc: li, owner: -1, vt: e.Deadline, kindCause: CausePopLost, lineage: line, popMs: popMs, seq: e.Seq})
+		line := markLostPop(m, p)
+		m.addRec(record{loc: li, owner: -1, vt: e.Deadline, kindCause: CausePopLost, lineage: line, popMs: p.popLo, seq: e.Seq})
+	default:
+		// Perhaps a pop whose delivery comes late (a paused client).
+		m.orphans = append(m.orphans, orphan{loc: li, vt: e.Deadline, retry: true, atMs: nowMs})
 	}
+}
+
+// pausedPopRevived: a revive of a record no delivery made yet, explained by
+// a paused client's open pop request; l is the copy being written.
+func (c *Checker) pausedPopRevived(m *msgState, vt, nowMs int64, l *loc) bool {
+	p, ok := c.pausedPop(vt, nowMs)
+	if ok {
+		l.cause, l.lineage = CauseLeaseExpiry, markLostPop(m, p)
+	}
+	return ok
 }
 
 // lostPopRevived: a revive of a record no delivery made, explained by a
 // lost pop response; l is the copy being written.
 func (c *Checker) lostPopRevived(m *msgState, vt, nowMs int64, l *loc) bool {
-	popMs, ok := c.takeLostPop(vt, nowMs)
+	p, ok := c.takeLostPop(m, vt, nowMs)
 	if ok {
-		l.cause, l.lineage = CausePopLost, markLostPop(m, popMs, -1)
+		l.cause, l.lineage = CausePopLost, markLostPop(m, p)
 	}
 	return ok
 }

@@ -29,7 +29,7 @@ func (c *Checker) inflate(key string, t tomb) *msgState {
 	delete(c.tombs, key)
 	m := &msgState{key: key, topic: t.topic, settled: t.how, inflated: true, okFirst: -1, firstSeq: -1, lastClient: t.lastClient, lastSeq: t.lastSeq}
 	for _, l := range t.locs {
-		m.addLoc(loc{flag: l.flag, queue: l.queue, offset: l.offset, popped: true, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt, origin: -1})
+		m.addLoc(loc{flag: l.flag, queue: l.queue, offset: l.offset, popped: true, guessed: l.guessed, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt, origin: -1})
 	}
 	if t.okSeen {
 		m.okFirst = -2
@@ -40,7 +40,7 @@ func (c *Checker) inflate(key string, t tomb) *msgState {
 
 func (c *Checker) onProduce(e *model.Event) {
 	m := c.touch(e, true)
-	l := loc{topic: e.Topic, flag: model.RetryFlagOf(e.Topic), queue: e.Queue, offset: e.Offset, seq: e.Seq, origin: -1}
+	l := loc{topic: e.Topic, flag: model.RetryFlagOf(e.Topic), queue: e.Queue, offset: e.Offset, seq: e.Seq, bornMs: e.At.Millis(), origin: -1}
 	if m != nil {
 		// The same UNIQ_KEY stored again (a producer retry): one more copy
 		// the consumers will see, on its own line.
@@ -111,7 +111,7 @@ func (c *Checker) maybeForget(m *msgState, nowMs int64) {
 	t := tomb{topic: m.topic, how: m.settled, okSeen: m.okFirst != -1, lastClient: m.lastClient, lastSeq: m.lastSeq, locs: make([]tombLoc, len(m.locs))}
 	for i := range m.locs {
 		l := &m.locs[i]
-		t.locs[i] = tombLoc{flag: l.flag, queue: l.queue, offset: l.offset, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt}
+		t.locs[i] = tombLoc{guessed: l.guessed, flag: l.flag, queue: l.queue, offset: l.offset, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt}
 	}
 	if n := len(m.dels); n > 0 {
 		t.lastClient, t.lastSeq = m.dels[n-1].client, m.dels[n-1].seq
@@ -174,6 +174,11 @@ func (c *Checker) mayRevive(m *msgState, nowMs int64) bool {
 	}
 	for i := range m.ghosts {
 		if m.ghosts[i].vt+uncertainGrace >= nowMs {
+			return true
+		}
+	}
+	for _, o := range m.orphans { // a late delivery may still claim it
+		if o.atMs+uncertainGrace >= nowMs {
 			return true
 		}
 	}

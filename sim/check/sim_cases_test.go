@@ -155,6 +155,65 @@ func TestSimulatorSituations(t *testing.T) {
 			tr.ack(1420, 2, "m1", h1, 1)
 			tr.simple(2000, model.EvConsumeEnd, 0, "m1", "success")
 			tr.ack(2010, 0, "m1", h0, 1)
+		}, nil, map[string]int64{CausePopLost: 1}},
+		{"a client paused past its lease: the copy is delivered before the late original", func(tr *trace) {
+			tr.produce(0, "m1", 0, 0)
+			tr.add(0, model.Event{Kind: model.EvPopRequest, Client: 0, Topic: topic, Queue: -1, N: 1, Deadline: 5000})
+			tr.simple(0, model.EvPause, 0, "", "")
+			tr.add(5100, model.Event{Kind: model.EvReviveRetried, Client: -1, Msg: "m1", Topic: topic, Queue: 0, Offset: 0, Deadline: abs(20100)})
+			tr.reviveVt(20200, "m1", 0, 20100)
+			h1 := tr.deliver(20300, 1, "m1", retryTopic, 0, 0, 5000)
+			tr.consume(20300, 20310, 1, "m1", "success")
+			tr.ack(20320, 1, "m1", h1, 1)
+			tr.simple(20500, model.EvResume, 0, "", "")
+			tr.popResponse(20500, 0, model.Success, 1)
+			h0 := handle(1, 5000, topic, 0, 0) // popped at 1, received now
+			tr.add(20500, model.Event{Kind: model.EvDeliver, Client: 0, Msg: "m1", Topic: topic, Queue: 0, Offset: 0, Handle: h0, Deadline: abs(5001), Detail: "topic=" + topic})
+			tr.simple(20500, model.EvExpiredLocal, 0, "m1", "before")
+		}, nil, nil},
+		{"a failed revive seen before the late delivery that made the record", func(tr *trace) {
+			tr.produce(0, "m1", 0, 0)
+			tr.add(5100, model.Event{Kind: model.EvReviveRetried, Client: -1, Msg: "m1", Topic: topic, Queue: 0, Offset: 0, Deadline: abs(20100)})
+			h0 := handle(1, 5000, topic, 0, 0)
+			tr.add(5600, model.Event{Kind: model.EvDeliver, Client: 0, Msg: "m1", Topic: topic, Queue: 0, Offset: 0, Handle: h0, Deadline: abs(5001), Detail: "topic=" + topic})
+			tr.simple(5600, model.EvExpiredLocal, 0, "m1", "before")
+			tr.reviveVt(20200, "m1", 0, 20100)
+			h1 := tr.deliver(20300, 1, "m1", retryTopic, 0, 0, 5000)
+			tr.consume(20300, 20310, 1, "m1", "success")
+			tr.ack(20320, 1, "m1", h1, 1)
+		}, nil, nil},
+		{"a crash with a pop request open may lose a served response", func(tr *trace) {
+			tr.produce(0, "m1", 0, 0)
+			tr.add(1, model.Event{Kind: model.EvPopRequest, Client: 0, Topic: topic, Queue: -1, N: 1, Deadline: 5000})
+			tr.simple(10, model.EvCrash, 0, "", "")
+			tr.reviveVt(5100, "m1", 0, 5002)
+			h := tr.deliver(5200, 1, "m1", retryTopic, 0, 0, 5000)
+			tr.consume(5200, 5210, 1, "m1", "success")
+			tr.ack(5220, 1, "m1", h, 1)
+		}, nil, nil},
+		{"a response lost before the message existed explains nothing", func(tr *trace) {
+			tr.add(0, model.Event{Kind: model.EvPopRequest, Client: 0, Topic: topic, Queue: -1, N: 1, Deadline: 5000})
+			tr.add(2, model.Event{Kind: model.EvPopLost, Client: 0, Topic: topic, Queue: -1, N: 1, Detail: "response"})
+			tr.produce(3, "m1", 0, 0)
+			tr.reviveVt(5100, "m1", 0, 5001)
+			h := tr.deliver(5200, 1, "m1", retryTopic, 0, 0, 5000)
+			tr.consume(5200, 5210, 1, "m1", "success")
+			tr.ack(5220, 1, "m1", h, 1)
+		}, []string{InvUnexplained}, nil},
+		{"two leases of one client renewed to the same deadline share one record", func(tr *trace) {
+			tr.produce(0, "m1", 0, 0)
+			h0 := tr.deliver(0, 0, "m1", topic, 0, 0, 10000)
+			tr.simple(100, model.EvBrokerRestart, -1, "", "")
+			h1 := tr.deliver(109, 0, "m1", topic, 0, 0, 10000)
+			tr.add(1110, model.Event{Kind: model.EvChangeSent, Client: 0, Msg: "m1", Handle: h1, Deadline: 60000, Queue: -1, Offset: -1})
+			tr.add(1110, model.Event{Kind: model.EvChangeSent, Client: 0, Msg: "m1", Handle: h0, Deadline: 60000, Queue: -1, Offset: -1})
+			nh := handle(1111, 60000, topic, 0, 0)
+			tr.add(1111, model.Event{Kind: model.EvChangeAccepted, Client: 0, Msg: "m1", Handle: nh, Deadline: abs(61111), Queue: -1, Offset: -1, N: 1})
+			tr.add(1111, model.Event{Kind: model.EvChangeAccepted, Client: 0, Msg: "m1", Handle: nh, Deadline: abs(61111), Queue: -1, Offset: -1, N: 1})
+			tr.consume(1114, 1114, 0, "m1", "success")
+			tr.ack(1116, 0, "m1", nh, 1)
+			tr.simple(1200, model.EvConsumeEnd, 0, "m1", "success")
+			tr.ack(1210, 0, "m1", nh, 0) // the one record is gone
 		}, nil, map[string]int64{CauseBrokerRestart: 1}},
 		{"a revive of a record nobody popped is unexplained", func(tr *trace) {
 			tr.produce(0, "m1", 0, 0)

@@ -21,7 +21,11 @@ type pollReq struct {
 type topicWait struct {
 	all     int
 	byQueue map[int32]int
-	gen     uint64
+	// paused counts suspended requests of paused clients: the broker may
+	// wake one of them for an arrival, and its answer is written only when
+	// the client resumes, so no arrival is judged meanwhile.
+	paused int
+	gen    uint64
 }
 
 func (w *topicWait) count() int {
@@ -91,29 +95,40 @@ func (w *wakeup) onPop(e *model.Event) {
 			r = pollReq{topic: e.Topic, queue: e.Queue}
 		}
 		w.polls[e.Client] = append(w.polls[e.Client], r)
-		if !w.paused[e.Client] {
-			w.add(r, 1)
-		}
+		w.hold(e.Client, r, 1)
 	case model.EvPopResponse, model.EvPopLost:
 		w.answer(e)
 	}
 }
 
-// pause stops counting a client's suspended requests until it resumes.
+// hold counts (d = 1) or uncounts (-1) a suspended request of client, as
+// waiting or, while the client is paused, as paused.
+func (w *wakeup) hold(client int32, r pollReq, d int) {
+	if w.paused[client] {
+		w.wait(r.topic).paused += d
+		return
+	}
+	w.add(r, d)
+}
+
+// pause moves a client's suspended requests between waiting and paused.
+// Pausing serves their topics: an arrival may already have woken one.
 func (w *wakeup) pause(client int32, on bool) {
 	if w.paused[client] == on {
 		return
 	}
-	d := 1
+	for _, r := range w.polls[client] {
+		w.hold(client, r, -1)
+	}
 	if on {
-		d, w.paused[client] = -1, true
+		w.paused[client] = true
 	} else {
 		delete(w.paused, client)
 	}
 	for _, r := range w.polls[client] {
-		w.add(r, d)
-		if t := w.topics[r.topic]; on && t.count() == 0 {
-			t.gen++
+		w.hold(client, r, 1)
+		if on {
+			w.topics[r.topic].gen++
 		}
 	}
 }
@@ -133,9 +148,7 @@ func (w *wakeup) answer(e *model.Event) {
 	}
 	r := ps[i]
 	w.polls[e.Client] = append(ps[:i], ps[i+1:]...)
-	if !w.paused[e.Client] {
-		w.add(r, -1)
-	}
+	w.hold(e.Client, r, -1)
 	w.served(r.topic)
 }
 
@@ -165,7 +178,7 @@ func (w *wakeup) forgetClient(client int32) {
 // reset: a broker restart loses every suspended request.
 func (w *wakeup) reset() {
 	for _, t := range w.topics { // independent updates: order does not matter
-		t.all, t.byQueue = 0, map[int32]int{}
+		t.all, t.byQueue, t.paused = 0, map[int32]int{}, 0
 		t.gen++
 	}
 	w.polls = map[int32][]pollReq{}
@@ -177,7 +190,7 @@ func (w *wakeup) reset() {
 func (w *wakeup) arrival(e *model.Event, topic string, q int32, retry bool) {
 	for _, name := range [2]string{topic, ""} {
 		t := w.topics[name]
-		if t == nil || !(t.all > 0 || !retry && t.byQueue[q] > 0) {
+		if t == nil || t.paused > 0 || !(t.all > 0 || !retry && t.byQueue[q] > 0) {
 			continue
 		}
 		w.obls = append(w.obls, obligation{w: t, gen: t.gen, topic: topic, msg: e.Msg, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack)})
