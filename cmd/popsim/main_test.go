@@ -213,11 +213,44 @@ func TestSweepShardsMerge(t *testing.T) {
 			t.Errorf("%s: histograms.hlog differs", r)
 		}
 	}
+	// The merged histograms of every parameter point are equal.
+	ca, cb := sweepCells(t, whole), sweepCells(t, merged)
+	if len(ca) != 4 || len(ca) != len(cb) {
+		t.Fatalf("%d cells vs %d", len(ca), len(cb))
+	}
+	for i := range ca {
+		for _, name := range []string{report.HistEndToEnd, report.HistServiceTime} {
+			x, y := ca[i].Hists[name], cb[i].Hists[name]
+			if x == nil || y == nil || x.TotalCount() == 0 || !x.Equals(y) {
+				t.Errorf("cell %s: merged %s histograms differ", report.ParamsKey(ca[i].Params), name)
+			}
+		}
+	}
 	// report re-renders the merged sweep identically.
 	wantCode(t, exitOK, "report", merged)
 	if c := readFile(t, merged, report.SweepFile); c != b {
 		t.Error("popsim report changed sweep.json")
 	}
+}
+
+// sweepCells rebuilds a sweep folder's cells from its run folders.
+func sweepCells(t *testing.T, dir string) []*report.SweepCell {
+	t.Helper()
+	names, err := runDirs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := report.NewSweep("x", "", "")
+	for _, n := range names {
+		run, err := report.ReadRun(filepath.Join(dir, RunsDir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.Add(report.SweepPoint{Summary: run.Summary, Hists: run.Hists}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sw.Cells()
 }
 
 func readFile(t *testing.T, parts ...string) string {

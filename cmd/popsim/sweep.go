@@ -185,8 +185,28 @@ func (e *env) prepareSweep(f *sweepFlags) (*sweepRun, int) {
 	return sw, 0
 }
 
+// paramLabel is the name a parameter has in summaries and reports: the
+// kind parameter is the summary's consumer kind, which the report package
+// already joins to every run's parameters as consumer_kind.
+func paramLabel(name string) string {
+	if name == "kind" {
+		return report.ParamConsumerKind
+	}
+	return name
+}
+
+// labelled returns the point with its names as paramLabel gives them.
+func labelled(p scenarios.Point) map[string]string {
+	out := make(map[string]string, len(p))
+	for k, v := range p {
+		out[paramLabel(k)] = v
+	}
+	return out
+}
+
 // axes picks the chart's x parameter (the first whose values are all
-// numbers or durations) and the line grouping (the first other one).
+// numbers or durations) and the line grouping (the first other one), by
+// their labels.
 func axes(params []scenarios.Param) (x, group string) {
 	for _, p := range params {
 		numeric := true
@@ -196,9 +216,9 @@ func axes(params []scenarios.Param) (x, group string) {
 			}
 		}
 		if numeric && x == "" {
-			x = p.Name
+			x = paramLabel(p.Name)
 		} else if group == "" {
-			group = p.Name
+			group = paramLabel(p.Name)
 		}
 	}
 	return x, group
@@ -316,9 +336,9 @@ func (sw *sweepRun) one(j job) jobResult {
 	p := sw.points[j.point]
 	s := sw.loaded[j.point]
 	replay := replayCommand(sw.src, j.seed, p.Overrides()...)
-	o, err := execute(s, j.seed, p, replay, nil)
+	o, err := execute(s, j.seed, labelled(p), replay, nil)
 	if re, ok := err.(*runError); ok {
-		o = failedRun(s.Name, j.seed, p, replay, re)
+		o = failedRun(s.Name, j.seed, labelled(p), replay, re)
 	} else if err != nil {
 		return jobResult{j: j, err: err}
 	}
