@@ -40,7 +40,7 @@ prop: ## long property runs (RAPID_CHECKS=20000)
 	RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -run 'Prop|Rapid|StateMachine' -timeout 2h ./...
 
 fuzz: ## fuzz each target for FUZZTIME (default 30s)
-	@for p in ./model ./workload; do \
+	@for p in ./model ./workload ./scenarios; do \
 		for t in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
 			echo "== $$p $$t"; $(GO) test $$p -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; done; done
 
