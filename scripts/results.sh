@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerate the committed reports under results/ (make results), or, with
+# --check, prove that runs are reproducible on this machine: regenerate the
+# default scenario's seed-1 run into a temporary folder and require its
+# summary and percentile files to be byte-identical to the committed ones
+# (wall_seconds, the one wall-clock field, excepted).
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+bin=$(mktemp -d)/popsim
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+go build -o "$bin" ./cmd/popsim
+
+strip_wall() { grep -v '"wall_seconds"' "$1"; }
+
+if [ "${1:-}" = "--check" ]; then
+  tmp=$(dirname "$bin")/default
+  "$bin" run -scenario default -seed 1 -out "$tmp" >/dev/null
+  for f in summary.json end_to_end.hgrm service_time.hgrm histograms.hlog; do
+    if ! diff <(strip_wall "results/default/$f") <(strip_wall "$tmp/$f") >/dev/null; then
+      echo "results: $f of default seed 1 differs from results/default/$f:" >&2
+      diff <(strip_wall "results/default/$f") <(strip_wall "$tmp/$f") | head -20 >&2
+      echo "Runs are not reproducible, or results/ is stale: run make results and review the diff." >&2
+      exit 1
+    fi
+  done
+  echo "results: default seed 1 reproduced byte for byte (trace $(grep -o '"trace_sha256": "[0-9a-f]*"' "$tmp/summary.json"))"
+  exit 0
+fi
+
+rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation
+"$bin" run -scenario default -seed 1 -out results/default
+"$bin" sweep -scenario pull-vs-pop -param kind=pull,pop-push,simple -seeds 1..3 -out results/pull-vs-pop
+"$bin" sweep -scenario hot-topic-500x500 -param kind=pull,simple -seeds 1 -out results/hot-topic-500x500
+"$bin" run -scenario mmc-validation -seed 1 -out results/validation/mmc-validation
+"$bin" run -scenario mm1-validation -seed 1 -out results/validation/mm1-validation
+echo "results: regenerated; review with git diff --stat results/"
