@@ -78,10 +78,12 @@
 //     suspended (EvPopSuspended not yet answered by EvPopResponse/EvPopLost
 //     for that client; all-queue requests, or queue q for a produce), and by
 //     t + WakeupSlack there was neither a delivery of a message of T nor an
-//     answer to a suspended request on T. Requests of crashed or paused
-//     clients do not count (a paused client's answer is written when it
-//     resumes), a broker restart drops them all, and an arrival whose slack
-//     runs past the end of the trace is not judged. Tag filters are not
+//     answer to a suspended request on T. Requests of crashed clients do
+//     not count; while a paused client holds a suspended request on T no
+//     arrival there is judged (the broker may wake that one, and its answer
+//     is written only when the client resumes); a broker restart drops them
+//     all; an arrival whose slack runs past the end of the trace is not
+//     judged. Tag filters are not
 //     seen: a subscription that filters the arrival out would be reported.
 //   - no-drain: Final.Drained is false.
 //   - commit-offset-lag: a Final.CommitLag entry is not 0.
@@ -92,8 +94,8 @@
 // A message's main line is one lease at a time. Some by-design behaviours
 // fork an extra line that lives alongside it: renew_after_revive,
 // stale_handle (a renew with a superseded handle), broker_restart (a
-// re-pop, including one whose response was lost), producer_retry,
-// rebalance. A renew continues the line of the record it renews; a retry
+// re-pop), pop_lost (a pop whose response never reached a consumer: which
+// location it took is a guess), producer_retry, rebalance. A renew continues the line of the record it renews; a retry
 // copy inherits the line of the record that revived. Causes, decided from
 // the revived record's story when the copy is written (or from the
 // previous pop, for a re-pop):
@@ -152,8 +154,16 @@
 // have been lost with the cache: an N=0 answer naming one removes it, and
 // none of them is reported as ignored. A failed revive names only the
 // location; if a later revive shows it was the other record there, the
-// ledger swaps them. These are the places where the checker is lenient by
-// design; everywhere else it is strict.
+// ledger swaps them. A revive within 50 ms of its deadline comes from the
+// cache, so from a pop-made record. A delivery event is written when the
+// client gets the message, so a paused client's pop can be seen after its
+// record revived or failed a revive: such revives are held as orphans that
+// the late delivery claims. Pop responses that never arrived (EvPopLost
+// with N > 0, or a crash with a pop request open) explain revives of
+// records no delivery made, within the window of deadlines they allow.
+// Two leases of one client on one location make renew answers ambiguous:
+// they are paired by deadline and not judged. These are the places where
+// the checker is lenient by design; everywhere else it is strict.
 //
 // # Memory
 //
