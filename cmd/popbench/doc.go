@@ -33,8 +33,7 @@
 // Exit status: 0 success, 1 a regression or a broken budget (or a failed
 // benchmark), 2 bad usage or an unreadable input.
 //
-// The statistics follow golang.org/x/perf/benchmath (median, distribution
-// free confidence interval from order statistics, Mann-Whitney U); they are
-// implemented here because benchmath's dependency
-// github.com/aclements/go-moremath has no go.sum entry in this module.
+// The statistics are golang.org/x/perf/benchmath's (median with a
+// distribution-free confidence interval, Mann-Whitney U), as benchstat
+// computes them.
 package main
