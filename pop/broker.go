@@ -61,9 +61,9 @@ func (b *Broker) topicNamed(name string) *topic {
 	return t
 }
 
-// volatile is everything a broker restart loses.
+// volatile is everything a broker restart loses, besides the pull offsets
+// and commit windows kept in offsets (offsets.dropVolatile).
 type volatile struct {
-	windows      map[qkey]*window
 	requestCount map[uint32]int64 // per group@topic
 	locks        map[uint32]int64 // PopConsumerLockService: group@topic -> lockTime
 	lastLockScan int64
@@ -94,7 +94,6 @@ func New(cfg Config) (*Broker, error) {
 
 func (b *Broker) resetVolatile() {
 	b.volatile = volatile{
-		windows:      map[qkey]*window{},
 		requestCount: map[uint32]int64{},
 		locks:        map[uint32]int64{},
 		reviveCursor: reviveLookBack,
@@ -188,8 +187,8 @@ func (b *Broker) CommitOffset(group, topicName string, qid int32) int64 {
 	if !ok {
 		return -1
 	}
-	if v, ok := b.offsets.commit[qkey{id, qid}]; ok {
-		return v
+	if s := b.offsets.peek(qkey{id, qid}); s != nil && s.has&hasCommit != 0 {
+		return s.commit
 	}
 	return -1
 }
@@ -200,13 +199,13 @@ func (b *Broker) PullOffset(group, topicName string, qid int32) int64 {
 	if !ok {
 		return -1
 	}
-	if v, ok := b.offsets.pull[qkey{id, qid}]; ok {
-		return v
+	if s := b.offsets.peek(qkey{id, qid}); s != nil && s.has&hasPull != 0 {
+		return s.pull
 	}
 	return -1
 }
 
-func (b *Broker) commitOffset(k qkey, v int64) { b.offsets.commit[k] = v }
+func (b *Broker) commitOffset(k qkey, v int64) { b.offsets.at(k).setCommit(v) }
 
 // PutResult is the outcome of a produce.
 type PutResult struct {
@@ -280,11 +279,10 @@ func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) e
 		return fmt.Errorf("pop: reset offset %d: want >= 0", offset)
 	}
 	k := qkey{b.names.pair(group, topicName), qid}
-	b.offsets.reset[k] = offset
-	b.offsets.commit[k] = offset
-	delete(b.offsets.pull, k)
+	s := b.offsets.at(k)
+	s.reset, s.commit, s.pull, s.win = offset, offset, 0, nil
+	s.has = s.has&^hasPull | hasReset | hasCommit
 	b.flushCacheQueue(k)
-	delete(b.windows, k)
 	return nil
 }
 
@@ -303,7 +301,7 @@ type RestartResult struct {
 // messages, commit offsets, topics, groups and stored records survive.
 func (b *Broker) Restart(now clock.Time) RestartResult {
 	r := RestartResult{DroppedPolls: b.polls.drain(), CachedLost: int(b.cache.size)}
-	b.offsets.pull = map[qkey]int64{}
+	b.offsets.dropVolatile()
 	b.resetVolatile()
 	b.stats.Restarts++
 	return r

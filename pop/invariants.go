@@ -1,9 +1,6 @@
 package pop
 
-import (
-	"fmt"
-	"sort"
-)
+import "fmt"
 
 // CheckInvariants verifies cheap structural facts of the engine's state and
 // returns the first violation, or nil. It is for tests and the simulator's
@@ -129,18 +126,6 @@ func (b *Broker) checkBookkeeping() error {
 	return nil
 }
 
-// sortedKeys returns a map's queue keys in (pair, qid) order.
-func sortedKeys[V any](m map[qkey]V) []qkey {
-	ks := make([]qkey, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool {
-		return ks[i].pair < ks[j].pair || ks[i].pair == ks[j].pair && ks[i].qid < ks[j].qid
-	})
-	return ks
-}
-
 // queueOf returns the queue a key names, or nil.
 func (b *Broker) queueOf(k qkey) *queue {
 	if k.pair == 0 || int(k.pair) >= len(b.names.pairs) {
@@ -150,17 +135,18 @@ func (b *Broker) queueOf(k qkey) *queue {
 }
 
 func (b *Broker) checkOffsets() error {
-	for _, k := range sortedKeys(b.offsets.commit) {
-		if q, v := b.queueOf(k), b.offsets.commit[k]; q == nil || v < 0 {
-			return fmt.Errorf("pop: invariant: commit offset %d of %s: want a non-negative offset of an existing queue", v, b.describe(k))
+	var err error
+	b.offsets.each(func(k qkey, s *slot) {
+		if q, v := b.queueOf(k), s.commit; err == nil && s.has&hasCommit != 0 && (q == nil || v < 0) {
+			err = fmt.Errorf("pop: invariant: commit offset %d of %s: want a non-negative offset of an existing queue", v, b.describe(k))
 		}
-	}
-	for _, k := range sortedKeys(b.offsets.pull) {
-		if q, v := b.queueOf(k), b.offsets.pull[k]; q == nil || v < 0 || v > q.maxOffset() {
-			return fmt.Errorf("pop: invariant: pull offset %d of %s outside [0, maxOffset]", v, b.describe(k))
+	})
+	b.offsets.each(func(k qkey, s *slot) {
+		if q, v := b.queueOf(k), s.pull; err == nil && s.has&hasPull != 0 && (q == nil || v < 0 || v > q.maxOffset()) {
+			err = fmt.Errorf("pop: invariant: pull offset %d of %s outside [0, maxOffset]", v, b.describe(k))
 		}
-	}
-	return nil
+	})
+	return err
 }
 
 func (b *Broker) describe(k qkey) string {
@@ -172,25 +158,37 @@ func (b *Broker) describe(k qkey) string {
 }
 
 func (b *Broker) checkWindows() error {
-	if b.cfg.Bugs.CommitOffsetLag && len(b.windows) > 0 {
-		return fmt.Errorf("pop: invariant: %d commit windows with the CommitOffsetLag bug on", len(b.windows))
-	}
-	for _, k := range sortedKeys(b.windows) {
-		w, q := b.windows[k], b.queueOf(k)
-		c, ok := b.offsets.commit[k]
-		switch {
-		case q == nil || w.base > w.start || w.base&63 != 0 || w.start > w.end:
-			return fmt.Errorf("pop: invariant: window %+v of %s malformed", *w, b.describe(k))
-		case w.start < w.end && !w.isPending(w.start):
-			return fmt.Errorf("pop: invariant: window of %s starts at %d, which is owed no ack", b.describe(k), w.start)
-		case !ok || c != w.start:
-			return fmt.Errorf("pop: invariant: commit offset %d (present %v) of %s is not its window start %d", c, ok, b.describe(k), w.start)
+	var err error
+	n := 0
+	b.offsets.each(func(k qkey, s *slot) {
+		if s.win != nil {
+			n++
+			if err == nil {
+				err = b.checkWindow(k, s)
+			}
 		}
-		for i, word := range w.pending {
-			for bit := 0; word != 0; bit, word = bit+1, word>>1 {
-				if o := w.base + int64(64*i+bit); word&1 != 0 && (o < w.start || o >= w.end) {
-					return fmt.Errorf("pop: invariant: window of %s owes offset %d outside [%d, %d)", b.describe(k), o, w.start, w.end)
-				}
+	})
+	if b.cfg.Bugs.CommitOffsetLag && n > 0 {
+		return fmt.Errorf("pop: invariant: %d commit windows with the CommitOffsetLag bug on", n)
+	}
+	return err
+}
+
+func (b *Broker) checkWindow(k qkey, s *slot) error {
+	w, q := s.win, b.queueOf(k)
+	c, ok := s.commit, s.has&hasCommit != 0
+	switch {
+	case q == nil || w.base > w.start || w.base&63 != 0 || w.start > w.end:
+		return fmt.Errorf("pop: invariant: window %+v of %s malformed", *w, b.describe(k))
+	case w.start < w.end && !w.isPending(w.start):
+		return fmt.Errorf("pop: invariant: window of %s starts at %d, which is owed no ack", b.describe(k), w.start)
+	case !ok || c != w.start:
+		return fmt.Errorf("pop: invariant: commit offset %d (present %v) of %s is not its window start %d", c, ok, b.describe(k), w.start)
+	}
+	for i, word := range w.pending {
+		for bit := 0; word != 0; bit, word = bit+1, word>>1 {
+			if o := w.base + int64(64*i+bit); word&1 != 0 && (o < w.start || o >= w.end) {
+				return fmt.Errorf("pop: invariant: window of %s owes offset %d outside [%d, %d)", b.describe(k), o, w.start, w.end)
 			}
 		}
 	}

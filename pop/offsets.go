@@ -6,48 +6,107 @@ type qkey struct {
 	qid  int32
 }
 
-// offsets is ConsumerOffsetManager: the durable commit offset (offsetTable),
-// the volatile KV pull offset (pullOffsetTable) and pending admin resets
-// (resetOffsetTable). Maps are only looked up, never ranged over.
-type offsets struct {
-	commit map[qkey]int64
-	pull   map[qkey]int64
-	reset  map[qkey]int64
+// Presence bits of a slot's offsets.
+const (
+	hasCommit uint8 = 1 << iota
+	hasPull
+	hasReset
+)
+
+// slot is the state of one queue of one (group, topic) pair: its three
+// offsets and its commit window. A pop over all queues reads one slot per
+// queue, so they sit in dense rows indexed by pair id and queue id rather
+// than in maps keyed by qkey.
+type slot struct {
+	commit, pull, reset int64
+	has                 uint8 // hasCommit | hasPull | hasReset
+	// win is the commit window (volatile, fixed #10949 behaviour only); nil
+	// when the queue has none.
+	win *window
 }
 
-func newOffsets() offsets {
-	return offsets{commit: map[qkey]int64{}, pull: map[qkey]int64{}, reset: map[qkey]int64{}}
+// offsets is ConsumerOffsetManager: the durable commit offset (offsetTable),
+// the volatile KV pull offset (pullOffsetTable) and pending admin resets
+// (resetOffsetTable), plus the volatile commit windows. rows[pair][qid] is
+// a queue's slot; rows grow on demand, so a *slot stays valid only until
+// the next slot of the same pair is created: hold one only within a call
+// that touches that queue alone. Walks go in (pair, qid) order.
+type offsets struct {
+	rows [][]slot
 }
+
+func newOffsets() offsets { return offsets{} }
+
+// peek returns k's slot, or nil when it was never created.
+func (o *offsets) peek(k qkey) *slot {
+	if int(k.pair) >= len(o.rows) || k.qid < 0 || int(k.qid) >= len(o.rows[k.pair]) {
+		return nil
+	}
+	return &o.rows[k.pair][k.qid]
+}
+
+// at returns k's slot, creating it (empty) if needed.
+func (o *offsets) at(k qkey) *slot {
+	if s := o.peek(k); s != nil {
+		return s
+	}
+	for int(k.pair) >= len(o.rows) {
+		o.rows = append(o.rows, nil)
+	}
+	r := o.rows[k.pair]
+	for int(k.qid) >= len(r) {
+		r = append(r, slot{})
+	}
+	o.rows[k.pair] = r
+	return &r[k.qid]
+}
+
+// each calls f for every slot in (pair, qid) order.
+func (o *offsets) each(f func(k qkey, s *slot)) {
+	for p, r := range o.rows {
+		for q := range r {
+			f(qkey{uint32(p), int32(q)}, &r[q])
+		}
+	}
+}
+
+// dropVolatile forgets every pull offset and commit window (a restart).
+func (o *offsets) dropVolatile() {
+	o.each(func(_ qkey, s *slot) {
+		s.has &^= hasPull
+		s.pull, s.win = 0, nil
+	})
+}
+
+func (s *slot) setCommit(v int64) { s.commit, s.has = v, s.has|hasCommit }
 
 // queryOffset is the commit offset, or the pending reset when server-side
 // reset is on; -1 when unknown.
-func (o *offsets) queryOffset(k qkey, serverSideReset bool) int64 {
-	if serverSideReset {
-		if v, ok := o.reset[k]; ok {
-			return v
-		}
+func (s *slot) queryOffset(serverSideReset bool) int64 {
+	if serverSideReset && s.has&hasReset != 0 {
+		return s.reset
 	}
-	if v, ok := o.commit[k]; ok {
-		return v
+	if s.has&hasCommit != 0 {
+		return s.commit
 	}
 	return -1
 }
 
 // queryPullOffset falls back to queryOffset.
-func (o *offsets) queryPullOffset(k qkey, serverSideReset bool) int64 {
-	if v, ok := o.pull[k]; ok {
-		return v
+func (s *slot) queryPullOffset(serverSideReset bool) int64 {
+	if s.has&hasPull != 0 {
+		return s.pull
 	}
-	return o.queryOffset(k, serverSideReset)
+	return s.queryOffset(serverSideReset)
 }
 
 // takeReset is queryThenEraseResetOffset.
-func (o *offsets) takeReset(k qkey) (int64, bool) {
-	v, ok := o.reset[k]
-	if ok {
-		delete(o.reset, k)
+func (s *slot) takeReset() (int64, bool) {
+	if s.has&hasReset == 0 {
+		return 0, false
 	}
-	return v, ok
+	s.has &^= hasReset
+	return s.reset, true
 }
 
 // window tracks, per queue, which popped offsets are still owed an ack (or a

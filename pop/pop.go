@@ -174,12 +174,13 @@ func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter, ctx *popContext) 
 	if preferRetry {
 		b.popRetryStages(nowMs, req, ctx, pair)
 	}
+	t := b.topicNamed(req.Topic)
 	if req.QueueID != -1 {
-		b.popStage(nowMs, req, ctx, req.Topic, req.QueueID, f)
+		b.popStage(nowMs, req, ctx, req.Topic, t, pair, req.QueueID, f)
 	} else {
-		rq := int64(b.topicNamed(req.Topic).cfg.ReadQueueNums)
+		rq := int64(t.cfg.ReadQueueNums)
 		for i := int64(0); i < rq; i++ {
-			b.popStage(nowMs, req, ctx, req.Topic, int32((n+i)%rq), f)
+			b.popStage(nowMs, req, ctx, req.Topic, t, pair, int32((n+i)%rq), f)
 		}
 		if !preferRetry {
 			b.popRetryStages(nowMs, req, ctx, pair)
@@ -193,10 +194,17 @@ func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter, ctx *popContext) 
 func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32) {
 	v1, v2 := b.names.retryTopics(pair)
 	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
-		b.popStage(nowMs, req, ctx, v1, 0, nil)
+		b.popRetryStage(nowMs, req, ctx, v1)
 	}
 	if b.cfg.EnableRetryTopicV2 {
-		b.popStage(nowMs, req, ctx, v2, 0, nil)
+		b.popRetryStage(nowMs, req, ctx, v2)
+	}
+}
+
+// popRetryStage reads queue 0 of a retry topic, unless it does not exist yet.
+func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, retryTopic string) {
+	if t := b.topicNamed(retryTopic); t != nil {
+		b.popStage(nowMs, req, ctx, retryTopic, t, b.names.pair(req.ConsumerGroup, retryTopic), 0, nil)
 	}
 }
 
@@ -214,54 +222,88 @@ func (b *Broker) storeRecords(recs []rec) {
 	}
 }
 
-// popStage reads one queue for the request (spec 2.3 step 5).
-func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, qid int32, f filter) {
-	t := b.topicNamed(stageTopic)
-	if t == nil || qid >= int32(len(t.queues)) {
-		return // a retry topic that does not exist yet
+// popStage reads queue qid of stageTopic (t, interned with the request's
+// group as pair) for the request (spec 2.3 step 5).
+func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, t *topic, pair uint32, qid int32, f filter) {
+	if qid >= int32(len(t.queues)) {
+		return
 	}
 	q := t.queues[qid]
-	k := qkey{b.names.pair(req.ConsumerGroup, stageTopic), qid}
+	k := qkey{pair, qid}
 	if b.cfg.EnablePopMessageThreshold && b.cfg.EnablePopBufferMerge && int64(b.cache.count(k)) >= b.cfg.PopInflightMessageThreshold {
 		return
 	}
 	remain := int(req.MaxMsgNums - ctx.found)
 	if remain <= 0 {
-		ctx.restCount += q.maxOffset() - max(b.offsets.queryOffset(k, b.cfg.UseServerSideResetOffset), 0)
+		ctx.restCount += q.maxOffset() - max(b.queryOffset(k), 0)
 		return
 	}
-	offset := b.getPopOffset(k, q, stageTopic, req.InitMode)
+	s := b.offsets.at(k)
+	if b.caughtUp(s, q) {
+		return
+	}
+	offset := b.getPopOffset(k, s, q, stageTopic, req.InitMode)
 	r := q.get(offset, remain, f, b.scratch.msgs)
 	if r.status == OffsetTooSmall || r.status == OffsetOverflowBadly || r.status == OffsetFoundNull {
-		b.commitOffset(k, r.nextBegin)
+		s.setCommit(r.nextBegin)
 		offset = r.nextBegin
 		r = q.get(offset, remain, f, r.msgs)
 	}
-	cacheMin := b.cache.minOffset(k)
 	if r.status == Found {
 		b.addResult(ctx, req, k, stageTopic, offset, &r)
 	}
-	b.offsets.pull[k] = r.nextBegin
-	b.advanceCommit(k, offset, r.nextBegin, cacheMin, ctx, &r)
+	s.pull, s.has = r.nextBegin, s.has|hasPull
+	b.advanceCommit(k, s, offset, r.nextBegin, &r)
 	clear(r.msgs)
 	b.scratch.msgs = r.msgs[:0]
+}
+
+// queryOffset is offsets' queryOffset for k, -1 when k has no slot.
+func (b *Broker) queryOffset(k qkey) int64 {
+	if s := b.offsets.peek(k); s != nil {
+		return s.queryOffset(b.cfg.UseServerSideResetOffset)
+	}
+	return -1
+}
+
+// caughtUp reports that a stage on queue q (slot s) would change nothing,
+// so popStage may skip it: most queues an all-queue pop visits are empty.
+// That holds (fixed behaviour) when the pull offset is the queue's end (the
+// read is OFFSET_OVERFLOW_ONE or NO_MESSAGE_IN_QUEUE: nothing found, no
+// offset correction, the pull offset written back unchanged), no reset is
+// pending, and covering [end, end) leaves the window and the commit offset
+// (its start) as they are. A window is advanced after every change, so
+// advance is a no-op on it; one that never owed an offset (nil pending) is
+// restarted by cover, which is a no-op only if it already sits at end.
+func (b *Broker) caughtUp(s *slot, q *queue) bool {
+	if b.cfg.Bugs.CommitOffsetLag || s.has&(hasPull|hasReset|hasCommit) != hasPull|hasCommit {
+		return false
+	}
+	o, w := s.pull, s.win
+	if o != q.maxOffset() || w == nil || s.commit != w.start {
+		return false
+	}
+	if w.pending == nil {
+		return w.start == o && w.end == o && w.base == o&^63
+	}
+	return w.start <= o && o <= w.end
 }
 
 // advanceCommit sets the commit offset after a stage. Fixed: the smallest
 // offset still owed an ack. With the #10949 bug: the batch start, or the
 // smallest cached offset.
-func (b *Broker) advanceCommit(k qkey, offset, nextBegin, cacheMin int64, ctx *popContext, r *getResult) {
+func (b *Broker) advanceCommit(k qkey, s *slot, offset, nextBegin int64, r *getResult) {
 	if b.cfg.Bugs.CommitOffsetLag {
-		if cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
+		if cacheMin := b.cache.minOffset(k); cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
 			offset = cacheMin
 		}
-		b.commitOffset(k, offset)
+		s.setCommit(offset)
 		return
 	}
-	w := b.windows[k]
+	w := s.win
 	if w == nil {
 		w = &window{}
-		b.windows[k] = w
+		s.win = w
 	}
 	popped := b.scratch.offs[:0]
 	if r.status == Found {
@@ -271,7 +313,7 @@ func (b *Broker) advanceCommit(k qkey, offset, nextBegin, cacheMin int64, ctx *p
 	}
 	w.cover(offset, nextBegin, popped)
 	b.scratch.offs = popped[:0]
-	b.commitOffset(k, w.start)
+	s.setCommit(w.start)
 }
 
 // windowDone marks an offset acked or revived and moves the commit offset
@@ -280,8 +322,8 @@ func (b *Broker) windowDone(k qkey, offset int64) {
 	if b.cfg.Bugs.CommitOffsetLag {
 		return
 	}
-	if w := b.windows[k]; w != nil && w.done(offset) {
-		b.commitOffset(k, w.start)
+	if s := b.offsets.peek(k); s != nil && s.win != nil && s.win.done(offset) {
+		s.setCommit(s.win.start)
 	}
 }
 
@@ -325,16 +367,16 @@ func (b *Broker) present(m *model.Message, reqTopic string, flag model.RetryType
 }
 
 // getPopOffset is the KV getPopOffset for non-FIFO requests (spec 2.4).
-func (b *Broker) getPopOffset(k qkey, q *queue, stageTopic string, initMode int32) int64 {
-	o := b.offsets.queryPullOffset(k, b.cfg.UseServerSideResetOffset)
+func (b *Broker) getPopOffset(k qkey, s *slot, q *queue, stageTopic string, initMode int32) int64 {
+	o := s.queryPullOffset(b.cfg.UseServerSideResetOffset)
 	if o < 0 {
 		o = b.initOffset(q, stageTopic, initMode)
-		b.commitOffset(k, o)
+		s.setCommit(o)
 	}
-	if v, ok := b.offsets.takeReset(k); ok {
+	if v, ok := s.takeReset(); ok {
 		b.flushCacheQueue(k)
-		delete(b.windows, k)
-		b.commitOffset(k, v)
+		s.win = nil
+		s.setCommit(v)
 		return v
 	}
 	return o

@@ -140,9 +140,9 @@ func (b *Broker) ensureRetryTopic(name, group string) {
 	if _, ok := b.topics[name]; !ok {
 		_ = b.CreateTopic(TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: PermRead | PermWrite})
 	}
-	k := qkey{b.names.pair(group, name), 0}
-	if _, ok := b.offsets.commit[k]; !ok {
-		b.offsets.commit[k] = 0
+	s := b.offsets.at(qkey{b.names.pair(group, name), 0})
+	if s.has&hasCommit == 0 {
+		s.setCommit(0)
 	}
 }
 
