@@ -61,6 +61,14 @@ func (o *offsets) at(k qkey) *slot {
 	return &r[k.qid]
 }
 
+// row returns pair's slots, at least n of them.
+func (o *offsets) row(pair uint32, n int32) []slot {
+	if n > 0 {
+		o.at(qkey{pair, n - 1})
+	}
+	return o.rows[pair]
+}
+
 // each calls f for every slot in (pair, qid) order.
 func (o *offsets) each(f func(k qkey, s *slot)) {
 	for p, r := range o.rows {

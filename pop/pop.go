@@ -178,10 +178,7 @@ func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter, ctx *popContext) 
 	if req.QueueID != -1 {
 		b.popStage(nowMs, req, ctx, req.Topic, t, pair, req.QueueID, f)
 	} else {
-		rq := int64(t.cfg.ReadQueueNums)
-		for i := int64(0); i < rq; i++ {
-			b.popStage(nowMs, req, ctx, req.Topic, t, pair, int32((n+i)%rq), f)
-		}
+		b.popAllQueues(nowMs, req, ctx, t, pair, n, f)
 		if !preferRetry {
 			b.popRetryStages(nowMs, req, ctx, pair)
 		}
@@ -189,6 +186,35 @@ func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter, ctx *popContext) 
 	if len(ctx.records) > 0 {
 		b.storeRecords(ctx.records)
 	}
+}
+
+// popAllQueues runs a stage on every readable queue of t, starting at queue
+// n % readQueueNums (the request rotation). Without the in-flight
+// threshold, a stage that only reads is done here: past a full batch it
+// adds the queue's backlog to restNum, and a caught-up queue is skipped.
+func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f filter) {
+	rq := t.cfg.ReadQueueNums
+	row := b.offsets.row(pair, rq) // stages touch only slots of this row below rq: it does not move
+	inline := !(b.cfg.EnablePopMessageThreshold && b.cfg.EnablePopBufferMerge)
+	qid := int32(n % int64(rq))
+	for range rq {
+		if !inline || !b.readOnlyStage(ctx, req, &row[qid], t.queues[qid]) {
+			b.popStage(nowMs, req, ctx, req.Topic, t, pair, qid, f)
+		}
+		if qid++; qid == rq {
+			qid = 0
+		}
+	}
+}
+
+// readOnlyStage does popStage's work for queue q (slot s) when the stage
+// only reads, and reports whether it did.
+func (b *Broker) readOnlyStage(ctx *popContext, req *PopRequest, s *slot, q *queue) bool {
+	if ctx.found >= req.MaxMsgNums {
+		ctx.restCount += q.maxOffset() - max(s.queryOffset(b.cfg.UseServerSideResetOffset), 0)
+		return true
+	}
+	return b.caughtUp(s, q)
 }
 
 func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32) {
