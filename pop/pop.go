@@ -320,6 +320,11 @@ func (b *Broker) caughtUp(s *slot, q *queue) bool {
 // smallest cached offset.
 func (b *Broker) advanceCommit(k qkey, s *slot, offset, nextBegin int64, r *getResult) {
 	if b.cfg.Bugs.CommitOffsetLag {
+		// #10949: only a batch that found messages commits (its start), and
+		// acks never advance the offset, so a drained queue keeps its lag.
+		if r.status != Found {
+			return
+		}
 		if cacheMin := b.cache.minOffset(k); cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
 			offset = cacheMin
 		}

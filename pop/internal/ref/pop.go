@@ -152,6 +152,9 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 	}
 	b.pull[k] = r.next
 	if b.cfg.Bugs.CommitOffsetLag {
+		if r.status != pop.Found { // #10949: only a found batch commits
+			return
+		}
 		if cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
 			offset = cacheMin
 		}
