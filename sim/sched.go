@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -67,12 +66,16 @@ type event struct {
 
 // eventHeap orders events by (virtual time, seeded tie-break, sequence).
 // The tie-break shuffles simultaneous events deliberately, the sequence
-// number makes the order total (container/heap is not stable).
+// number makes the order total, so the dispatch order does not depend on
+// how the heap arranges its array. It is a binary min-heap written out for
+// *event (container/heap's interface calls cost more than the comparisons);
+// each event knows its position (idx) so that it can be cancelled.
 type eventHeap []*event
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
+func (h eventHeap) Len() int           { return len(h) }
+func (h eventHeap) Less(i, j int) bool { return evLess(h[i], h[j]) }
+
+func evLess(a, b *event) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
@@ -81,22 +84,64 @@ func (h eventHeap) Less(i, j int) bool {
 	}
 	return a.seq < b.seq
 }
-func (h eventHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].idx, h[j].idx = i, j
-}
-func (h *eventHeap) Push(x any) {
-	e := x.(*event)
-	e.idx = len(*h)
+
+// push adds e.
+func (h *eventHeap) push(e *event) {
 	*h = append(*h, e)
+	h.up(len(*h)-1, e)
 }
-func (h *eventHeap) Pop() any {
+
+// remove takes out the event at position i and returns it.
+func (h *eventHeap) remove(i int) *event {
 	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
+	n := len(old) - 1
+	e := old[i]
+	last := old[n]
+	old[n] = nil
+	*h = old[:n]
+	if i != n {
+		if !h.down(i, last) {
+			h.up(i, last)
+		}
+	}
 	e.idx = -1
 	return e
+}
+
+// up moves e, to be placed at hole j, towards the root.
+func (h eventHeap) up(j int, e *event) {
+	for j > 0 {
+		i := (j - 1) / 2
+		p := h[i]
+		if !evLess(e, p) {
+			break
+		}
+		h[j], p.idx = p, j
+		j = i
+	}
+	h[j], e.idx = e, j
+}
+
+// down moves e, to be placed at hole i, towards the leaves; it reports
+// whether e went down.
+func (h eventHeap) down(i int, e *event) bool {
+	i0, n := i, len(h)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && evLess(h[r], h[c]) {
+			c = r
+		}
+		if !evLess(h[c], e) {
+			break
+		}
+		h[i], h[c].idx = h[c], i
+		i = c
+	}
+	h[i], e.idx = e, i
+	return i > i0
 }
 
 // scheduler is the simulator's only loop state: the event queue and the
@@ -133,7 +178,7 @@ func (s *scheduler) at(t clock.Time, k evKind, who int32, epoch uint32, p any) *
 	}
 	s.seq++
 	*e = event{at: t, tie: s.tie.Uint64(), seq: s.seq, kind: k, who: who, epoch: epoch, p: p}
-	heap.Push(&s.h, e)
+	s.h.push(e)
 	return e
 }
 
@@ -149,7 +194,7 @@ func (s *scheduler) cancel(e *event, seq uint64) {
 	if e == nil || e.seq != seq || e.idx < 0 {
 		return
 	}
-	heap.Remove(&s.h, e.idx)
+	s.h.remove(e.idx)
 	s.release(e)
 }
 
@@ -167,7 +212,7 @@ func (s *scheduler) next() (*event, error) {
 	if s.dispatched >= s.maxEvents {
 		return nil, fmt.Errorf("%w: %d events dispatched by %v (EventBudget = %d); raise it or shorten the run", ErrEventBudget, s.dispatched, s.clk.Now(), s.maxEvents)
 	}
-	heap.Pop(&s.h)
+	s.h.remove(0)
 	s.clk.AdvanceTo(e.at)
 	s.dispatched++
 	return e, nil
