@@ -65,7 +65,28 @@ type popCall struct {
 	res pop.PopResult
 }
 
+// popCallBox allocates a pop call and its popCall together.
+type popCallBox struct {
+	cl call
+	pc popCall
+}
+
+// newCall returns a fresh call; a pop call comes with its popCall. Ack
+// calls are recycled: nothing refers to one once the broker has served it
+// (see atBroker).
 func (s *sim) newCall(k callKind, c *consumer) *call {
+	switch n := len(s.freeAcks); {
+	case k == callAck && n > 0:
+		cl := s.freeAcks[n-1]
+		s.freeAcks[n-1] = nil
+		s.freeAcks = s.freeAcks[:n-1]
+		*cl = call{kind: k, c: c, epoch: c.epoch}
+		return cl
+	case k == callPop:
+		b := &popCallBox{cl: call{kind: k, c: c, epoch: c.epoch}}
+		b.cl.pop = &b.pc
+		return &b.cl
+	}
 	return &call{kind: k, c: c, epoch: c.epoch}
 }
 
@@ -102,6 +123,15 @@ func (s *sim) lost(k callKind, response bool) bool {
 // incarnation that has crashed meanwhile arrives on a closed connection and
 // is dropped: a broker does not serve (or park) a dead channel.
 func (s *sim) atBroker(cl *call) {
+	s.serve(cl)
+	if cl.kind == callAck {
+		// An ack has no response and no timer, and its sender kept no
+		// reference: after this event nothing refers to the call.
+		s.freeAcks = append(s.freeAcks, cl)
+	}
+}
+
+func (s *sim) serve(cl *call) {
 	if cl.epoch != cl.c.epoch {
 		s.traceRequestLost(cl, "client-gone")
 		return

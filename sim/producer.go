@@ -23,6 +23,7 @@ type producer struct {
 	next   int32 // round-robin queue
 	random bool  // pick queues uniformly at random instead
 	prefix string
+	key    []byte // scratch for building UNIQ_KEYs
 }
 
 // putReq is a message on its way to the broker.
@@ -61,27 +62,45 @@ func (s *sim) produce(p *producer) {
 	if p.random {
 		p.next = p.rng.Int32N(p.queues)
 	}
+	p.key = strconv.AppendInt(append(p.key[:0], p.prefix...), p.seq, 10)
 	m := &model.Message{
 		Topic: p.topic, QueueID: p.next, BornTimestamp: now.Millis(),
-		UniqKey: p.prefix + strconv.FormatInt(p.seq, 10), Tags: p.tags.Pick(p.rng),
+		UniqKey: string(p.key), Tags: p.tags.Pick(p.rng),
 	}
 	p.seq++
 	p.next = (p.next + 1) % p.queues
-	s.q.after(s.reqLat.Sample(s.netRng), evPut, p.idx, 0, &putReq{p: p, msg: m, intended: now})
+	s.q.after(s.reqLat.Sample(s.netRng), evPut, p.idx, 0, s.newPutReq(p, m, now))
 	s.scheduleArrival(p)
 }
 
+// newPutReq returns a putReq, reusing one that put has finished with.
+func (s *sim) newPutReq(p *producer, m *model.Message, intended clock.Time) *putReq {
+	n := len(s.freePuts)
+	if n == 0 {
+		return &putReq{p: p, msg: m, intended: intended}
+	}
+	r := s.freePuts[n-1]
+	s.freePuts = s.freePuts[:n-1]
+	*r = putReq{p: p, msg: m, intended: intended}
+	return r
+}
+
 // put stores a message at the broker, then wakes long-polling pops and
-// parked pulls.
+// parked pulls. Only its evPut event referred to r: it is recycled.
 func (s *sim) put(r *putReq) {
-	m := r.msg
+	s.store(r.p, r.msg, r.intended)
+	*r = putReq{}
+	s.freePuts = append(s.freePuts, r)
+}
+
+func (s *sim) store(p *producer, m *model.Message, intended clock.Time) {
 	res := s.b.Put(s.q.now(), m)
 	if res.Code != model.Success {
-		s.emit(model.Event{Kind: model.EvProduceFailed, Client: r.p.idx, Msg: m.UniqKey, Code: res.Code, Detail: res.Remark})
+		s.emit(model.Event{Kind: model.EvProduceFailed, Client: p.idx, Msg: m.UniqKey, Code: res.Code, Detail: res.Remark})
 		return
 	}
-	s.emit(model.Event{Kind: model.EvProduce, Client: r.p.idx, Msg: m.UniqKey, Topic: m.Topic, Queue: m.QueueID, Offset: res.Offset})
-	s.led.produced(m.UniqKey, r.intended)
+	s.emit(model.Event{Kind: model.EvProduce, Client: p.idx, Msg: m.UniqKey, Topic: m.Topic, Queue: m.QueueID, Offset: res.Offset})
+	s.led.produced(m.UniqKey, intended)
 	s.wake(res.Woken)
 	s.wakePulls(m.Topic, m.QueueID)
 }

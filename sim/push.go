@@ -38,11 +38,11 @@ func (s *sim) pushPop(c *consumer) {
 func (s *sim) sendPop(c *consumer, n int32) {
 	sp := c.spec
 	cl := s.newCall(callPop, c)
-	cl.pop = &popCall{req: pop.PopRequest{
+	cl.pop.req = pop.PopRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: n,
 		InvisibleTime: sp.InvisibleTime.Millis(), PollTime: sp.PollTime.Millis(), BornTime: c.nowMs(s),
 		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: sp.Expression,
-	}}
+	}
 	c.popOut = cl
 	s.emit(model.Event{Kind: model.EvPopRequest, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(n), Deadline: cl.pop.req.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.

@@ -81,6 +81,8 @@ type sim struct {
 	groups []*group
 	byName map[string]*group // lookup only
 
+	freeAcks  []*call             // served ack calls, for reuse (newCall)
+	freePuts  []*putReq           // finished putReqs, for reuse (newPutReq)
 	polls     map[uint64]*call    // suspended pop requests by poll id
 	pullWaits map[pullKey][]*call // parked pull requests (the sim's pull long polling)
 	topicIdx  map[string]int32    // lookup only
