@@ -18,26 +18,32 @@ const (
 // time series and quiescence. The verdict (lost, duplicates, violations)
 // is the checker's, from the trace.
 type ledger struct {
-	open                      map[string]clock.Time // produced, not yet acked/DLQ'd/dropped: intended send time
+	open                      map[string]openMsg // produced, not yet acked/DLQ'd/dropped
 	warmEnd, safeEnd          clock.Time
 	nProduced, nDone          int64
 	nAcked, nWarmAcks         int64
 	nDeliveries, nRedelivered int64
-	seen                      map[string]bool // delivered at least once, while open
 	e2e, svc                  *hdrhistogram.Histogram
 	last                      model.SeriesPoint // cumulative counters at the previous sample
 	series                    []model.SeriesPoint
 }
 
+// openMsg is an open message: its intended send time, and whether it was
+// delivered at least once.
+type openMsg struct {
+	intended clock.Time
+	seen     bool
+}
+
 func newLedger(warmEnd, safeEnd clock.Time) *ledger {
 	return &ledger{
-		open: map[string]clock.Time{}, seen: map[string]bool{}, warmEnd: warmEnd, safeEnd: safeEnd,
+		open: map[string]openMsg{}, warmEnd: warmEnd, safeEnd: safeEnd,
 		e2e: hdrhistogram.New(histMin, histMax, histSigFig), svc: hdrhistogram.New(histMin, histMax, histSigFig),
 	}
 }
 
 func (l *ledger) produced(key string, intended clock.Time) {
-	l.open[key] = intended
+	l.open[key] = openMsg{intended: intended, seen: l.open[key].seen}
 	l.nProduced++
 }
 
@@ -45,11 +51,13 @@ func (l *ledger) produced(key string, intended clock.Time) {
 // finished) counts as redelivered.
 func (l *ledger) delivered(key string) {
 	l.nDeliveries++
-	if _, open := l.open[key]; !open || l.seen[key] {
+	m, open := l.open[key]
+	if !open || m.seen {
 		l.nRedelivered++
 		return
 	}
-	l.seen[key] = true
+	m.seen = true
+	l.open[key] = m
 }
 
 // acked records a successful ack (or a pull consumer's success) at now of
@@ -58,14 +66,15 @@ func (l *ledger) acked(key string, deliveredAt, now clock.Time) {
 	if deliveredAt >= l.warmEnd {
 		record(l.svc, now.Sub(deliveredAt))
 	}
-	intended, open := l.open[key]
+	m, open := l.open[key]
 	if !open {
 		return
 	}
-	l.finish(key)
+	delete(l.open, key)
+	l.nDone++
 	l.nAcked++
-	if intended >= l.warmEnd {
-		record(l.e2e, now.Sub(intended))
+	if m.intended >= l.warmEnd {
+		record(l.e2e, now.Sub(m.intended))
 	}
 	if now >= l.warmEnd && now < l.safeEnd {
 		l.nWarmAcks++
@@ -78,7 +87,6 @@ func (l *ledger) finish(key string) {
 		return
 	}
 	delete(l.open, key)
-	delete(l.seen, key)
 	l.nDone++
 }
 
