@@ -41,6 +41,8 @@ type Broker struct {
 	volatile
 	stats   Stats
 	scratch popScratch
+	// retryRefs caches, by pair id, the pair's V1 and V2 retry topics.
+	retryRefs [][2]retryRef
 	// lastTopic is the topic found most recently by topicNamed.
 	lastTopicName string
 	lastTopic     *topic

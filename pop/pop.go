@@ -220,18 +220,36 @@ func (b *Broker) readOnlyStage(ctx *popContext, req *PopRequest, s *slot, q *que
 func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32) {
 	v1, v2 := b.names.retryTopics(pair)
 	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
-		b.popRetryStage(nowMs, req, ctx, v1)
+		b.popRetryStage(nowMs, req, ctx, pair, 0, v1)
 	}
 	if b.cfg.EnableRetryTopicV2 {
-		b.popRetryStage(nowMs, req, ctx, v2)
+		b.popRetryStage(nowMs, req, ctx, pair, 1, v2)
 	}
 }
 
-// popRetryStage reads queue 0 of a retry topic, unless it does not exist yet.
-func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, retryTopic string) {
-	if t := b.topicNamed(retryTopic); t != nil {
-		b.popStage(nowMs, req, ctx, retryTopic, t, b.names.pair(req.ConsumerGroup, retryTopic), 0, nil)
+// retryRef is a pair's retry topic (V1 or V2) and its pair id, known once
+// the topic exists. Topics are never removed or replaced and pair ids are
+// permanent, so a filled retryRef never goes stale (restarts included).
+type retryRef struct {
+	t    *topic
+	pair uint32
+}
+
+// popRetryStage reads queue 0 of pair's retry topic v (0: V1, 1: V2),
+// unless it does not exist yet.
+func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, v int, retryTopic string) {
+	for int(pair) >= len(b.retryRefs) {
+		b.retryRefs = append(b.retryRefs, [2]retryRef{})
 	}
+	r := b.retryRefs[pair][v]
+	if r.t == nil {
+		if r.t = b.topicNamed(retryTopic); r.t == nil {
+			return
+		}
+		r.pair = b.names.pair(req.ConsumerGroup, retryTopic)
+		b.retryRefs[pair][v] = r
+	}
+	b.popStage(nowMs, req, ctx, retryTopic, r.t, r.pair, 0, nil)
 }
 
 // storeRecords writes a pop's records to the cache when it is on and not
