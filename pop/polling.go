@@ -41,6 +41,7 @@ type polling struct {
 	count       int
 	nextID      uint64
 	topicGroups map[string][]string // topicCidMap, groups in registration order
+	free        []*suspended        // removed and released requests, for reuse
 }
 
 func newPolling() *polling {
@@ -97,7 +98,8 @@ func (p *polling) suspend(b *Broker, req *PopRequest, nowMs int64) (pollResult, 
 	}
 	p.nextID++
 	f, _ := buildFilter(req.ExpressionType, req.Expression) // validated by Pop
-	s := &suspended{id: p.nextID, expired: expired, key: k, req: *req, f: f}
+	s := p.alloc()
+	*s = suspended{id: p.nextID, expired: expired, key: k, req: *req, f: f}
 	i := sort.Search(len(set), func(i int) bool { return suspendedLess(s, set[i]) })
 	set = append(set, nil)
 	copy(set[i+1:], set[i:])
@@ -106,6 +108,25 @@ func (p *polling) suspend(b *Broker, req *PopRequest, nowMs int64) (pollResult, 
 	p.byTime.Set(s)
 	p.count++
 	return pollingSuc, s.id
+}
+
+// alloc returns a released suspended, or a new one.
+func (p *polling) alloc() *suspended {
+	n := len(p.free)
+	if n == 0 {
+		return new(suspended)
+	}
+	s := p.free[n-1]
+	p.free[n-1] = nil
+	p.free = p.free[:n-1]
+	return s
+}
+
+// release recycles a removed request; the caller must hold no copy of
+// the pointer.
+func (p *polling) release(s *suspended) {
+	*s = suspended{}
+	p.free = append(p.free, s)
 }
 
 func (p *polling) remove(s *suspended) {
@@ -137,7 +158,9 @@ func (p *polling) notifyKey(k pollKey, tags string, force bool) (Wakeup, bool) {
 		return Wakeup{}, false
 	}
 	p.remove(s)
-	return Wakeup{ID: s.id, Request: s.req}, true
+	w := Wakeup{ID: s.id, Request: s.req}
+	p.release(s)
+	return w, true
 }
 
 // expire removes and returns requests that timed out (now > expired - 50),
@@ -151,6 +174,7 @@ func (p *polling) expire(nowMs int64) []Wakeup {
 		}
 		p.remove(s)
 		out = append(out, Wakeup{ID: s.id, Request: s.req, Expired: true})
+		p.release(s)
 	}
 }
 
@@ -193,6 +217,7 @@ func (b *Broker) Disconnect(clientID string) int {
 	})
 	for _, s := range gone {
 		b.polls.remove(s)
+		b.polls.release(s)
 	}
 	return len(gone)
 }
