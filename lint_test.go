@@ -21,8 +21,8 @@ const module = "popsim"
 var layers = map[string]int{
 	"clock": 0, "model": 1,
 	"pop": 2, "workload": 2, "report": 2,
-	"sim": 3, "scenarios": 4, "internal": 4,
-	"cmd": 5,
+	"sim": 3, "scenarios": 4, "internal": 5,
+	"cmd": 6,
 }
 
 // deterministic packages: no wall clock, goroutines, global rand, or OS.

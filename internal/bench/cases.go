@@ -35,7 +35,8 @@ func Cases(sizes []int) []Case {
 	for _, n := range sizes {
 		out = append(out, sizeCases(n)...)
 	}
-	out = append(out, Case{Op: "SimRun", Sub: "default", PerOp: 1, Unit: "event", Run: SimRun})
+	out = append(out, Case{Op: "SimRun", Sub: "default", PerOp: 1, Unit: "event", Run: SimRun},
+		Case{Op: "SimRun", Sub: "hot-topic-500x500", PerOp: 1, Unit: "event", Run: SimRunHotTopic})
 	for i := range out {
 		if out[i].Unit == "" {
 			out[i].Unit = "msg"

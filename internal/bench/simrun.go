@@ -3,6 +3,7 @@ package bench
 import (
 	"testing"
 
+	"popsim/scenarios"
 	"popsim/sim"
 )
 
@@ -11,8 +12,20 @@ import (
 // time. It reports per simulated event (ns/event, events/s, allocs/event)
 // and the virtual-to-wall ratio (virtual-s/wall-s: simulated seconds per
 // second of benchmark time). One latency round is one run.
-func SimRun(b *testing.B, lat *Latency) {
-	cfg := sim.DefaultConfig()
+func SimRun(b *testing.B, lat *Latency) { simRun(b, lat, sim.DefaultConfig()) }
+
+// SimRunHotTopic runs the built-in hot-topic-500x500 scenario (500 queues,
+// 500 POP consumers) at seed 1: the simulator at the scale of the
+// motivating capacity question.
+func SimRunHotTopic(b *testing.B, lat *Latency) {
+	s, err := scenarios.Builtin("hot-topic-500x500")
+	if err != nil {
+		fatalf(b, "%v", err)
+	}
+	simRun(b, lat, s.Config(1))
+}
+
+func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
 	lat.setRound(1)
 	var events int64
 	var virtual float64
