@@ -203,7 +203,7 @@ func (b *Broker) checkPolls() error {
 	sum := 0
 	var err error
 	p.byTime.Scan(func(s *suspended) bool {
-		set := p.byKey[s.key]
+		set := p.byKey[s.qk]
 		if len(set) == 0 || set[0].key != s.key {
 			err = fmt.Errorf("pop: invariant: suspended request %d missing from its key's set %v", s.id, s.key)
 			return false
@@ -225,7 +225,7 @@ func (p *polling) checkSet(set []*suspended) error {
 		if got, ok := p.byTime.Get(s); !ok || got != s {
 			return fmt.Errorf("pop: invariant: suspended request %d of key %v is not the one the time order holds", s.id, s.key)
 		}
-		if s.key != set[0].key {
+		if s.key != set[0].key || s.qk != set[0].qk {
 			return fmt.Errorf("pop: invariant: request %d of key %v filed under key %v", s.id, s.key, set[0].key)
 		}
 		if i > 0 && !suspendedLess(set[i-1], s) {

@@ -20,6 +20,8 @@ type Wakeup struct {
 }
 
 // pollKey is the polling key topic@group@qid (qid -1 for all-queue requests).
+// The sets are found by the equivalent qkey (the interned group@topic pair
+// and the qid), which hashes two integers instead of two strings.
 type pollKey struct {
 	topic, group string
 	qid          int32
@@ -29,26 +31,33 @@ type suspended struct {
 	id      uint64
 	expired int64
 	key     pollKey
+	qk      qkey // key's pair and qid
 	req     PopRequest
 	f       filter
+}
+
+// groupRef is a group registered on a topic, with its group@topic pair.
+type groupRef struct {
+	group string
+	pair  uint32
 }
 
 // polling is PopLongPollingService: suspended requests per key, ordered by
 // (expired, sequence), with a per-key cap and a global cap.
 type polling struct {
-	byKey       map[pollKey][]*suspended // each sorted by (expired, id)
+	byKey       map[qkey][]*suspended // each sorted by (expired, id)
 	byTime      *btree.BTreeG[*suspended]
 	count       int
 	nextID      uint64
-	topicGroups map[string][]string // topicCidMap, groups in registration order
-	free        []*suspended        // removed and released requests, for reuse
+	topicGroups map[string][]groupRef // topicCidMap, groups in registration order
+	free        []*suspended          // removed and released requests, for reuse
 }
 
 func newPolling() *polling {
 	return &polling{
-		byKey:       map[pollKey][]*suspended{},
+		byKey:       map[qkey][]*suspended{},
 		byTime:      btree.NewBTreeGOptions(suspendedLess, btree.Options{NoLocks: true}),
-		topicGroups: map[string][]string{},
+		topicGroups: map[string][]groupRef{},
 	}
 }
 
@@ -59,14 +68,14 @@ func suspendedLess(a, b *suspended) bool {
 	return a.id < b.id
 }
 
-func (p *polling) register(topic, group string) {
+func (p *polling) register(topic, group string, pair uint32) {
 	gs := p.topicGroups[topic]
 	for _, g := range gs {
-		if g == group {
+		if g.group == group {
 			return
 		}
 	}
-	p.topicGroups[topic] = append(gs, group)
+	p.topicGroups[topic] = append(gs, groupRef{group, pair})
 }
 
 // pollResult is what polling() decides for a request that found nothing.
@@ -79,11 +88,12 @@ const (
 	pollingTimeout
 )
 
-func (p *polling) suspend(b *Broker, req *PopRequest, nowMs int64) (pollResult, uint64) {
+// suspend parks req (whose group@topic is pair) for long polling.
+func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64) (pollResult, uint64) {
 	if req.PollTime <= 0 {
 		return notPolling, 0
 	}
-	p.register(req.Topic, req.ConsumerGroup)
+	p.register(req.Topic, req.ConsumerGroup, pair)
 	expired := req.BornTime + req.PollTime
 	if p.count >= b.cfg.MaxPopPollingSize {
 		return pollingFull, 0
@@ -91,7 +101,7 @@ func (p *polling) suspend(b *Broker, req *PopRequest, nowMs int64) (pollResult, 
 	if nowMs > expired-PollTimeoutSlack {
 		return pollingTimeout, 0
 	}
-	k := pollKey{req.Topic, req.ConsumerGroup, req.QueueID}
+	k := qkey{pair, req.QueueID}
 	set := p.byKey[k]
 	if len(set) > b.cfg.PopPollingSize {
 		return pollingFull, 0
@@ -99,7 +109,7 @@ func (p *polling) suspend(b *Broker, req *PopRequest, nowMs int64) (pollResult, 
 	p.nextID++
 	f, _ := buildFilter(req.ExpressionType, req.Expression) // validated by Pop
 	s := p.alloc()
-	*s = suspended{id: p.nextID, expired: expired, key: k, req: *req, f: f}
+	*s = suspended{id: p.nextID, expired: expired, key: pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, qk: k, req: *req, f: f}
 	i := sort.Search(len(set), func(i int) bool { return suspendedLess(s, set[i]) })
 	set = append(set, nil)
 	copy(set[i+1:], set[i:])
@@ -130,7 +140,7 @@ func (p *polling) release(s *suspended) {
 }
 
 func (p *polling) remove(s *suspended) {
-	set := p.byKey[s.key]
+	set := p.byKey[s.qk]
 	for i, x := range set {
 		if x == s {
 			set = append(set[:i], set[i+1:]...)
@@ -138,9 +148,9 @@ func (p *polling) remove(s *suspended) {
 		}
 	}
 	if len(set) == 0 {
-		delete(p.byKey, s.key)
+		delete(p.byKey, s.qk)
 	} else {
-		p.byKey[s.key] = set
+		p.byKey[s.qk] = set
 	}
 	p.byTime.Delete(s)
 	p.count--
@@ -148,7 +158,7 @@ func (p *polling) remove(s *suspended) {
 
 // notifyKey wakes at most one request of the key: the earliest-expiring one,
 // if its filter accepts the arrival (or force is set).
-func (p *polling) notifyKey(k pollKey, tags string, force bool) (Wakeup, bool) {
+func (p *polling) notifyKey(k qkey, tags string, force bool) (Wakeup, bool) {
 	set := p.byKey[k]
 	if len(set) == 0 {
 		return Wakeup{}, false
@@ -245,7 +255,7 @@ func (b *Broker) notifyArrival(nowMs int64, msg *model.Message, retryGroup strin
 	var woken []Wakeup
 	for _, g := range gs {
 		for _, qid := range [2]int32{-1, msg.QueueID} {
-			if w, ok := b.polls.notifyKey(pollKey{t, g, qid}, msg.Tags, force); ok {
+			if w, ok := b.polls.notifyKey(qkey{g.pair, qid}, msg.Tags, force); ok {
 				woken = append(woken, w)
 			}
 		}

@@ -139,6 +139,7 @@ func (b *Broker) validatePop(nowMs int64, req *PopRequest) (filter, PopResult, b
 
 // popContext is PopConsumerContext.
 type popContext struct {
+	pair      uint32 // the request's group@topic
 	popTime   int64
 	found     int32
 	restCount int64
@@ -167,6 +168,7 @@ func (s *popScratch) keep(ctx *popContext) {
 // popKV is PopConsumerService.popAsync for a non-FIFO request.
 func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter, ctx *popContext) {
 	pair := b.names.pair(req.ConsumerGroup, req.Topic)
+	ctx.pair = pair
 	b.locks[pair] = nowMs // tryLock(group@topic) always succeeds single-threaded
 	n := b.requestCount[pair]
 	b.requestCount[pair] = n + 1
@@ -451,13 +453,13 @@ func (b *Broker) finishPop(nowMs int64, req *PopRequest, ctx *popContext) PopRes
 		res.StartOffsetInfo, res.MsgOffsetInfo = string(ctx.startInfo), string(ctx.msgInfo)
 		res.Messages, res.Handles = ctx.msgs, ctx.handles
 		if res.RestNum > 0 {
-			if w, ok := b.polls.notifyKey(pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, "", true); ok {
+			if w, ok := b.polls.notifyKey(qkey{ctx.pair, req.QueueID}, "", true); ok {
 				res.Woken = []Wakeup{w}
 			}
 		}
 		return res
 	}
-	pr, id := b.polls.suspend(b, req, nowMs)
+	pr, id := b.polls.suspend(b, req, ctx.pair, nowMs)
 	switch pr {
 	case pollingSuc:
 		res.Status, res.PollID = PopSuspended, id
