@@ -283,7 +283,7 @@ func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) e
 	k := qkey{b.names.pair(group, topicName), qid}
 	s := b.offsets.at(k)
 	s.reset, s.commit, s.pull, s.win = offset, offset, 0, nil
-	s.has = s.has&^hasPull | hasReset | hasCommit
+	s.has = s.has&^(hasPull|caughtUpMark) | hasReset | hasCommit
 	b.flushCacheQueue(k)
 	return nil
 }

@@ -11,6 +11,11 @@ const (
 	hasCommit uint8 = 1 << iota
 	hasPull
 	hasReset
+	// caughtUpMark: caughtUp held when it was last checked, and the slot
+	// has not changed since (every write to a slot clears it). The stage
+	// is then still a no-op as long as the queue's end is the pull offset
+	// (it only grows).
+	caughtUpMark
 )
 
 // slot is the state of one queue of one (group, topic) pair: its three
@@ -19,7 +24,7 @@ const (
 // than in maps keyed by qkey.
 type slot struct {
 	commit, pull, reset int64
-	has                 uint8 // hasCommit | hasPull | hasReset
+	has                 uint8 // hasCommit | hasPull | hasReset | caughtUpMark
 	// win is the commit window (volatile, fixed #10949 behaviour only); nil
 	// when the queue has none.
 	win *window
@@ -81,12 +86,12 @@ func (o *offsets) each(f func(k qkey, s *slot)) {
 // dropVolatile forgets every pull offset and commit window (a restart).
 func (o *offsets) dropVolatile() {
 	o.each(func(_ qkey, s *slot) {
-		s.has &^= hasPull
+		s.has &^= hasPull | caughtUpMark
 		s.pull, s.win = 0, nil
 	})
 }
 
-func (s *slot) setCommit(v int64) { s.commit, s.has = v, s.has|hasCommit }
+func (s *slot) setCommit(v int64) { s.commit, s.has = v, s.has&^caughtUpMark|hasCommit }
 
 // queryOffset is the commit offset, or the pending reset when server-side
 // reset is on; -1 when unknown.

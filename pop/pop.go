@@ -210,13 +210,15 @@ func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *
 }
 
 // readOnlyStage does popStage's work for queue q (slot s) when the stage
-// only reads, and reports whether it did.
+// only reads, and reports whether it did. A caught-up queue is recognised
+// by its slot's caughtUpMark (set by popStage's full check) and an
+// unchanged end; a queue not yet marked goes through popStage.
 func (b *Broker) readOnlyStage(ctx *popContext, req *PopRequest, s *slot, q *queue) bool {
 	if ctx.found >= req.MaxMsgNums {
 		ctx.restCount += q.maxOffset() - max(s.queryOffset(b.cfg.UseServerSideResetOffset), 0)
 		return true
 	}
-	return b.caughtUp(s, q)
+	return s.has&caughtUpMark != 0 && s.pull == q.maxOffset()
 }
 
 func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32) {
@@ -286,8 +288,10 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	}
 	s := b.offsets.at(k)
 	if b.caughtUp(s, q) {
+		s.has |= caughtUpMark
 		return
 	}
+	s.has &^= caughtUpMark
 	offset := b.getPopOffset(k, s, q, stageTopic, req.InitMode)
 	r := q.get(offset, remain, f, b.scratch.msgs)
 	if r.status == OffsetTooSmall || r.status == OffsetOverflowBadly || r.status == OffsetFoundNull {
@@ -373,7 +377,12 @@ func (b *Broker) windowDone(k qkey, offset int64) {
 	if b.cfg.Bugs.CommitOffsetLag {
 		return
 	}
-	if s := b.offsets.peek(k); s != nil && s.win != nil && s.win.done(offset) {
+	s := b.offsets.peek(k)
+	if s == nil || s.win == nil {
+		return
+	}
+	s.has &^= caughtUpMark
+	if s.win.done(offset) {
 		s.setCommit(s.win.start)
 	}
 }
