@@ -145,13 +145,13 @@ func TestSweepChartsRender(t *testing.T) {
 		}
 	}
 	charts := SweepCharts(sw)
-	if len(charts) != len(Metrics) {
-		t.Fatalf("%d sweep charts, want %d", len(charts), len(Metrics))
+	if len(charts) != len(Metrics)+1 || charts[0].Name != "sweep-latency" {
+		t.Fatalf("%d sweep charts, want the latency overlay and %d metric charts", len(charts), len(Metrics))
 	}
 	for _, c := range charts {
 		checkChart(t, c)
 	}
-	svg, _ := charts[0].SVG()
+	svg, _ := charts[1].SVG()
 	for _, want := range []string{"consumer_kind=pop", "consumer_kind=pull", "p99 end-to-end latency (ms)", "consumers"} {
 		if !svgText(svg, want) {
 			t.Errorf("sweep chart has no text %q", want)
@@ -186,8 +186,8 @@ func TestWriteSweep(t *testing.T) {
 		}
 	}
 	a := filepath.Join(base, "a")
-	want := []string{"report.md", "sweep-duplicates.png", "sweep-duplicates.svg", "sweep-p99-e2e.png", "sweep-p99-e2e.svg",
-		"sweep-throughput.png", "sweep-throughput.svg", "sweep.json"}
+	want := []string{"report.md", "sweep-duplicates.png", "sweep-duplicates.svg", "sweep-latency.png", "sweep-latency.svg",
+		"sweep-p99-e2e.png", "sweep-p99-e2e.svg", "sweep-throughput.png", "sweep-throughput.svg", "sweep.json"}
 	if diff := cmp.Diff(want, listDir(t, a)); diff != "" {
 		t.Errorf("sweep folder (-want +got):\n%s", diff)
 	}
@@ -203,5 +203,27 @@ func TestWriteSweep(t *testing.T) {
         2
       ]`)) || !bytes.Contains(js, []byte(`"failed": 1`)) {
 		t.Errorf("sweep.json does not list the failing seed:\n%s", js)
+	}
+}
+
+func TestSweepLatencyChartOverlaysEveryPoint(t *testing.T) {
+	sw := NewSweep("kinds", "", ParamConsumerKind)
+	for _, kind := range []string{"pull", "simple"} {
+		if err := sw.Add(sweepPoint(kind, 8, 1, 200, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	charts := SweepCharts(sw)
+	if len(charts) != 1 || charts[0].Name != "sweep-latency" {
+		t.Fatalf("a sweep over a non-numeric parameter should still get its latency overlay, got %d charts", len(charts))
+	}
+	svg, err := charts[0].SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"pull", "simple"} {
+		if !svgText(svg, "consumer_kind="+kind) {
+			t.Errorf("latency overlay has no curve labelled consumer_kind=%s", kind)
+		}
 	}
 }

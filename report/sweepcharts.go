@@ -128,12 +128,37 @@ func groupLabel(s *Sweep, c *SweepCell) string {
 // SweepCharts returns one SweepChart per metric, or none when the sweep
 // has no X parameter or no cells.
 func SweepCharts(s *Sweep) []*Chart {
-	if s.X == "" || len(s.cells) == 0 {
-		return nil
+	var charts []*Chart
+	if c := SweepLatencyChart(s); c != nil {
+		charts = append(charts, c)
 	}
-	charts := make([]*Chart, len(Metrics))
-	for i, m := range Metrics {
-		charts[i] = SweepChart(s, m)
+	if s.X == "" || len(s.cells) == 0 {
+		return charts
+	}
+	for _, m := range Metrics {
+		charts = append(charts, SweepChart(s, m))
 	}
 	return charts
+}
+
+// MaxLatencySeries bounds the curves on a sweep's latency chart; beyond it
+// the chart would be unreadable and the table says more.
+const MaxLatencySeries = 12
+
+// SweepLatencyChart overlays the end-to-end latency percentile curve of
+// every parameter point (its seeds' histograms merged exactly) on one
+// 1/(1-q) chart, e.g. Pull against POP. It returns nil when no point has a
+// complete end-to-end histogram or there are more than MaxLatencySeries.
+func SweepLatencyChart(s *Sweep) *Chart {
+	var series []LatencySeries
+	for _, c := range s.Cells() {
+		if _, exact := c.EndToEnd(); !exact {
+			continue
+		}
+		series = append(series, LatencySeries{Label: ParamsKey(c.Params), Hist: c.Hists[HistEndToEnd]})
+	}
+	if len(series) == 0 || len(series) > MaxLatencySeries {
+		return nil
+	}
+	return LatencyChart("sweep-latency", s.Name+": end-to-end latency by percentile", series)
 }
