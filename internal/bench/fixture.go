@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
+	"testing"
 	"unsafe"
 
 	"popsim/clock"
@@ -165,4 +166,19 @@ func (f *fixture) handleText(h *model.ReceiptHandle) string {
 		f.buf = strconv.AppendInt(f.buf[:f.prefix], h.QueueOffset, 10)
 	}
 	return unsafe.String(unsafe.SliceData(f.buf), len(f.buf))
+}
+
+// steadyFixture is the common set-up of the engine benchmarks: a broker
+// with p.InFlight records held in flight (never acked) and the messages
+// they came from dropped from the fixture's bookkeeping.
+func steadyFixture(b *testing.B, p Params) *fixture {
+	f, err := newFixture(p.Cache)
+	if err != nil {
+		fatalf(b, "%v", err)
+	}
+	if _, err := f.hold(p.InFlight, false); err != nil {
+		fatalf(b, "%v", err)
+	}
+	f.dropConsumed()
+	return f
 }

@@ -13,14 +13,7 @@ const pollTimeMs = 15_000
 // and is suspended, the Put that wakes it, the re-run pop that returns the
 // message, and the message's ack, with p.InFlight other records in flight.
 func LongPollWake(b *testing.B, p Params) {
-	f, err := newFixture(p.Cache)
-	if err != nil {
-		fatalf(b, "%v", err)
-	}
-	if _, err := f.hold(p.InFlight, false); err != nil {
-		fatalf(b, "%v", err)
-	}
-	f.dropConsumed()
+	f := steadyFixture(b, p)
 	f.req.PollTime = pollTimeMs
 	p.Latency.setRound(Batch)
 	slab := make([]model.Message, refillRounds*Batch)

@@ -24,14 +24,7 @@ const refillRounds = 1024
 // PopAck32 measures one pop of 32 messages and 32 single acks in pop order
 // per round, with p.InFlight other records in flight.
 func PopAck32(b *testing.B, p Params) {
-	f, err := newFixture(p.Cache)
-	if err != nil {
-		fatalf(b, "%v", err)
-	}
-	if _, err := f.hold(p.InFlight, false); err != nil {
-		fatalf(b, "%v", err)
-	}
-	f.dropConsumed()
+	f := steadyFixture(b, p)
 	if err := f.stock(refillRounds * Batch / Queues * 2); err != nil {
 		fatalf(b, "%v", err)
 	}

@@ -20,14 +20,7 @@ const reviveInvisibleMs = 1000
 // writeCopy selects whether each revive writes its retry copy (the message
 // is still there) or finds the message gone (write=none).
 func Revive(b *testing.B, p Params, writeCopy bool) {
-	f, err := newFixture(p.Cache)
-	if err != nil {
-		fatalf(b, "%v", err)
-	}
-	if _, err := f.hold(p.InFlight, false); err != nil {
-		fatalf(b, "%v", err)
-	}
-	f.dropConsumed()
+	f := steadyFixture(b, p)
 	p.Latency.setRound(ReviveBatch)
 	m := startMeter(b)
 	for b.Loop() {
