@@ -56,10 +56,12 @@ func (c *Checker) onPopAnswered(e *model.Event) {
 // claimed by that late delivery).
 func (c *Checker) pausedPop(vt, nowMs int64) (lostPop, bool) {
 	var p lostPop
+	var pcl int32
 	ok := false
-	for cl, a := range c.asks { // the earliest open request: order does not matter
-		if a.open && c.wake.paused[cl] && vt > 0 && a.atMs+a.invisible <= vt && (!ok || a.atMs < p.popLo) {
-			p, ok = lostPop{popLo: a.atMs, popHi: nowMs, invisible: a.invisible}, true
+	for cl, a := range c.asks { // the earliest open request, ties to the lowest client: map order cannot decide
+		earlier := !ok || a.atMs < p.popLo || (a.atMs == p.popLo && cl < pcl)
+		if a.open && c.wake.paused[cl] && vt > 0 && a.atMs+a.invisible <= vt && earlier {
+			p, pcl, ok = lostPop{popLo: a.atMs, popHi: nowMs, invisible: a.invisible}, cl, true
 		}
 	}
 	return p, ok
