@@ -79,7 +79,8 @@ type Checker struct {
 	lastAt      clock.Time
 	seen        bool
 	done        bool
-	sweep       []*msgState // settled messages waiting to be forgotten
+	sweep       []*msgState     // settled messages waiting to be forgotten
+	histFree    [][]model.Event // history buffers of forgotten messages, for reuse
 	sinceSweep  int
 	sweepPeriod int
 }

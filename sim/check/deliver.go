@@ -22,7 +22,7 @@ func (c *Checker) onDeliver(e *model.Event) {
 	m := c.touch(e, true)
 	if m == nil {
 		m = &msgState{key: e.Msg, phantom: true, okFirst: -1, firstSeq: e.Seq}
-		m.remember(e)
+		c.remember(m, e)
 		c.msgs[e.Msg] = m
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d got %s from %s/%d@%d, but no such message was ever produced", e.Client, e.Msg, e.Topic, e.Queue, e.Offset))
 		return

@@ -209,9 +209,16 @@ type pullQueue struct {
 	queue int32
 }
 
-func (m *msgState) remember(e *model.Event) {
+// remember appends e to m's history. A new history reuses the buffer of a
+// forgotten message when one is free (see recycleHist).
+func (c *Checker) remember(m *msgState, e *model.Event) {
 	if m.hist == nil {
-		m.hist = make([]model.Event, 0, 8) // a clean life is about 7 events
+		if n := len(c.histFree); n > 0 {
+			m.hist = c.histFree[n-1]
+			c.histFree = c.histFree[:n-1]
+		} else {
+			m.hist = make([]model.Event, 0, 8) // a clean life is about 7 events
+		}
 	}
 	if len(m.hist) < historyCap {
 		m.hist = append(m.hist, *e)
@@ -219,6 +226,17 @@ func (m *msgState) remember(e *model.Event) {
 	}
 	copy(m.hist[1:], m.hist[2:])
 	m.hist[len(m.hist)-1] = *e
+}
+
+// recycleHist hands the history buffer of a message being forgotten to
+// the free list. Only maybeForget calls it, as the last use of m.
+func (c *Checker) recycleHist(m *msgState) {
+	if m.hist == nil {
+		return
+	}
+	clear(m.hist) // drop the strings it points to
+	c.histFree = append(c.histFree, m.hist[:0])
+	m.hist = nil
 }
 
 func (m *msgState) history() []string {

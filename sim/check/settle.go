@@ -20,7 +20,7 @@ func (c *Checker) touch(e *model.Event, inflate bool) *msgState {
 		}
 	}
 	if m != nil {
-		m.remember(e)
+		c.remember(m, e)
 	}
 	return m
 }
@@ -48,7 +48,7 @@ func (c *Checker) onProduce(e *model.Event) {
 		m.addLoc(l)
 	} else {
 		m = &msgState{key: e.Msg, topic: e.Topic, firstSeq: e.Seq, okFirst: -1}
-		m.remember(e)
+		c.remember(m, e)
 		m.addLoc(l)
 		c.msgs[e.Msg] = m
 		c.rep.Produced++
@@ -119,6 +119,7 @@ func (c *Checker) maybeForget(m *msgState, nowMs int64) {
 	delete(c.msgs, m.key)
 	c.tombs[m.key] = t
 	m.inSweep = false
+	c.recycleHist(m)
 }
 
 func (c *Checker) runSweep(nowMs int64) {
