@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"popsim/model"
+	"popsim/scenarios"
 )
 
 // setBenchtime sets -test.benchtime for testing.Benchmark and restores it.
@@ -28,7 +29,19 @@ func TestBodiesRun(t *testing.T) {
 				setBenchtime(t, "1x") // one whole simulation
 			}
 			lat := NewLatency(1)
-			r := testing.Benchmark(func(b *testing.B) { c.Run(b, lat) })
+			run := c.Run
+			if c.Op == "SimRun" && c.Sub == "hot-topic-500x500" {
+				var short []scenarios.Override
+				for _, kv := range []string{"duration=1s", "warmup=100ms"} {
+					o, err := scenarios.ParseOverride(kv)
+					if err != nil {
+						t.Fatal(err)
+					}
+					short = append(short, o)
+				}
+				run = func(b *testing.B, l *Latency) { SimRunBuiltin(b, l, c.Sub, short...) }
+			}
+			r := testing.Benchmark(func(b *testing.B) { run(b, lat) })
 			if r.N == 0 {
 				t.Fatalf("benchmark failed or skipped: %+v", r)
 			}

@@ -17,8 +17,12 @@ func SimRun(b *testing.B, lat *Latency) { simRun(b, lat, sim.DefaultConfig()) }
 // SimRunHotTopic runs the built-in hot-topic-500x500 scenario (500 queues,
 // 500 POP consumers) at seed 1: the simulator at the scale of the
 // motivating capacity question.
-func SimRunHotTopic(b *testing.B, lat *Latency) {
-	s, err := scenarios.Builtin("hot-topic-500x500")
+func SimRunHotTopic(b *testing.B, lat *Latency) { SimRunBuiltin(b, lat, "hot-topic-500x500") }
+
+// SimRunBuiltin measures a built-in scenario at seed 1, with overrides
+// (tests shorten the run).
+func SimRunBuiltin(b *testing.B, lat *Latency, name string, overrides ...scenarios.Override) {
+	s, err := scenarios.Builtin(name, overrides...)
 	if err != nil {
 		fatalf(b, "%v", err)
 	}
