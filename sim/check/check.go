@@ -81,6 +81,7 @@ type Checker struct {
 	done        bool
 	sweep       []*msgState     // settled messages waiting to be forgotten
 	histFree    [][]model.Event // history buffers of forgotten messages, for reuse
+	handles     handleCache
 	sinceSweep  int
 	sweepPeriod int
 }
