@@ -59,9 +59,14 @@ type Report struct {
 // Checker is the at-least-once ledger of one consumer group. It reads the
 // trace and owns no simulator state. Not safe for concurrent use.
 type Checker struct {
-	opt      Options
-	msgs     map[string]*msgState
-	tombs    map[string]tomb
+	opt  Options
+	msgs map[string]*msgState
+	// tombs indexes tombSlab by UNIQ_KEY; a tombstone's locations live in
+	// tombLocs (append-only), tombFree lists slab slots inflate emptied.
+	tombs    map[string]int32
+	tombSlab []tomb
+	tombLocs []tombLoc
+	tombFree []int32
 	restarts []int64 // times (ms) of the broker restarts, ascending
 	// crashes holds, per client, the Seq of every EvCrash, ascending.
 	crashes map[int32][]int64
@@ -97,7 +102,7 @@ func New(o Options) *Checker {
 	return &Checker{
 		opt:         o,
 		msgs:        map[string]*msgState{},
-		tombs:       map[string]tomb{},
+		tombs:       map[string]int32{},
 		crashes:     map[int32][]int64{},
 		rebalances:  map[pullQueue]int64{},
 		asks:        map[int32]popAsk{},

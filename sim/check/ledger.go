@@ -189,7 +189,8 @@ type tomb struct {
 	okSeen     bool
 	lastClient int32
 	lastSeq    int64
-	locs       []tombLoc
+	// locs are Checker.tombLocs[locAt : locAt+nLocs].
+	locAt, nLocs int32
 }
 
 // tombLoc is what a tombstone keeps of a location: enough to tell a

@@ -15,8 +15,8 @@ import (
 func (c *Checker) touch(e *model.Event, inflate bool) *msgState {
 	m := c.msgs[e.Msg]
 	if m == nil && inflate {
-		if t, ok := c.tombs[e.Msg]; ok {
-			m = c.inflate(e.Msg, t)
+		if ti, ok := c.tombs[e.Msg]; ok {
+			m = c.inflate(e.Msg, ti)
 		}
 	}
 	if m != nil {
@@ -25,10 +25,13 @@ func (c *Checker) touch(e *model.Event, inflate bool) *msgState {
 	return m
 }
 
-func (c *Checker) inflate(key string, t tomb) *msgState {
+func (c *Checker) inflate(key string, ti int32) *msgState {
 	delete(c.tombs, key)
+	t := c.tombSlab[ti]
+	c.tombSlab[ti] = tomb{} // drop the topic string
+	c.tombFree = append(c.tombFree, ti)
 	m := &msgState{key: key, topic: t.topic, settled: t.how, inflated: true, okFirst: -1, firstSeq: -1, lastClient: t.lastClient, lastSeq: t.lastSeq}
-	for _, l := range t.locs {
+	for _, l := range c.tombLocs[t.locAt : t.locAt+t.nLocs] {
 		m.addLoc(loc{flag: l.flag, queue: l.queue, offset: l.offset, popped: true, guessed: l.guessed, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt, origin: -1})
 	}
 	if t.okSeen {
@@ -108,18 +111,31 @@ func (c *Checker) maybeForget(m *msgState, nowMs int64) {
 		}
 		return
 	}
-	t := tomb{topic: m.topic, how: m.settled, okSeen: m.okFirst != -1, lastClient: m.lastClient, lastSeq: m.lastSeq, locs: make([]tombLoc, len(m.locs))}
+	t := tomb{topic: m.topic, how: m.settled, okSeen: m.okFirst != -1, lastClient: m.lastClient, lastSeq: m.lastSeq, locAt: int32(len(c.tombLocs)), nLocs: int32(len(m.locs))}
 	for i := range m.locs {
 		l := &m.locs[i]
-		t.locs[i] = tombLoc{guessed: l.guessed, flag: l.flag, queue: l.queue, offset: l.offset, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt}
+		c.tombLocs = append(c.tombLocs, tombLoc{guessed: l.guessed, flag: l.flag, queue: l.queue, offset: l.offset, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt})
 	}
 	if n := len(m.dels); n > 0 {
 		t.lastClient, t.lastSeq = m.dels[n-1].client, m.dels[n-1].seq
 	}
 	delete(c.msgs, m.key)
-	c.tombs[m.key] = t
+	c.tombs[m.key] = c.putTomb(t)
 	m.inSweep = false
 	c.recycleHist(m)
+}
+
+// putTomb stores t in the tombstone slab, in a slot freed by inflate when
+// there is one, and returns its index.
+func (c *Checker) putTomb(t tomb) int32 {
+	if n := len(c.tombFree); n > 0 {
+		ti := c.tombFree[n-1]
+		c.tombFree = c.tombFree[:n-1]
+		c.tombSlab[ti] = t
+		return ti
+	}
+	c.tombSlab = append(c.tombSlab, t)
+	return int32(len(c.tombSlab) - 1)
 }
 
 func (c *Checker) runSweep(nowMs int64) {
