@@ -64,8 +64,8 @@ type Checker struct {
 	// tombs indexes tombSlab by UNIQ_KEY; a tombstone's locations live in
 	// tombLocs (append-only), tombFree lists slab slots inflate emptied.
 	tombs    map[string]int32
-	tombSlab []tomb
-	tombLocs []tombLoc
+	tombSlab slab[tomb]
+	tombLocs slab[tombLoc]
 	tombFree []int32
 	restarts []int64 // times (ms) of the broker restarts, ascending
 	// crashes holds, per client, the Seq of every EvCrash, ascending.

@@ -189,7 +189,7 @@ type tomb struct {
 	okSeen     bool
 	lastClient int32
 	lastSeq    int64
-	// locs are Checker.tombLocs[locAt : locAt+nLocs].
+	// locs are Checker.tombLocs at locAt .. locAt+nLocs-1.
 	locAt, nLocs int32
 }
 

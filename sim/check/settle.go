@@ -27,11 +27,12 @@ func (c *Checker) touch(e *model.Event, inflate bool) *msgState {
 
 func (c *Checker) inflate(key string, ti int32) *msgState {
 	delete(c.tombs, key)
-	t := c.tombSlab[ti]
-	c.tombSlab[ti] = tomb{} // drop the topic string
+	t := *c.tombSlab.at(ti)
+	*c.tombSlab.at(ti) = tomb{} // drop the topic string
 	c.tombFree = append(c.tombFree, ti)
 	m := &msgState{key: key, topic: t.topic, settled: t.how, inflated: true, okFirst: -1, firstSeq: -1, lastClient: t.lastClient, lastSeq: t.lastSeq}
-	for _, l := range c.tombLocs[t.locAt : t.locAt+t.nLocs] {
+	for i := t.locAt; i < t.locAt+t.nLocs; i++ {
+		l := c.tombLocs.at(i)
 		m.addLoc(loc{flag: l.flag, queue: l.queue, offset: l.offset, popped: true, guessed: l.guessed, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt, origin: -1})
 	}
 	if t.okSeen {
@@ -111,10 +112,10 @@ func (c *Checker) maybeForget(m *msgState, nowMs int64) {
 		}
 		return
 	}
-	t := tomb{topic: m.topic, how: m.settled, okSeen: m.okFirst != -1, lastClient: m.lastClient, lastSeq: m.lastSeq, locAt: int32(len(c.tombLocs)), nLocs: int32(len(m.locs))}
+	t := tomb{topic: m.topic, how: m.settled, okSeen: m.okFirst != -1, lastClient: m.lastClient, lastSeq: m.lastSeq, locAt: c.tombLocs.len(), nLocs: int32(len(m.locs))}
 	for i := range m.locs {
 		l := &m.locs[i]
-		c.tombLocs = append(c.tombLocs, tombLoc{guessed: l.guessed, flag: l.flag, queue: l.queue, offset: l.offset, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt})
+		c.tombLocs.push(tombLoc{guessed: l.guessed, flag: l.flag, queue: l.queue, offset: l.offset, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt})
 	}
 	if n := len(m.dels); n > 0 {
 		t.lastClient, t.lastSeq = m.dels[n-1].client, m.dels[n-1].seq
@@ -131,11 +132,10 @@ func (c *Checker) putTomb(t tomb) int32 {
 	if n := len(c.tombFree); n > 0 {
 		ti := c.tombFree[n-1]
 		c.tombFree = c.tombFree[:n-1]
-		c.tombSlab[ti] = t
+		*c.tombSlab.at(ti) = t
 		return ti
 	}
-	c.tombSlab = append(c.tombSlab, t)
-	return int32(len(c.tombSlab) - 1)
+	return c.tombSlab.push(t)
 }
 
 func (c *Checker) runSweep(nowMs int64) {
