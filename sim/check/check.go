@@ -86,6 +86,7 @@ type Checker struct {
 	done        bool
 	sweep       []*msgState     // settled messages waiting to be forgotten
 	histFree    [][]model.Event // history buffers of forgotten messages, for reuse
+	msgFree     []*msgState     // forgotten entries no list points at, for reuse
 	handles     handleCache
 	sinceSweep  int
 	sweepPeriod int

@@ -21,7 +21,7 @@ func (c *Checker) onDeliver(e *model.Event) {
 	c.rep.Deliveries++
 	m := c.touch(e, true)
 	if m == nil {
-		m = &msgState{key: e.Msg, phantom: true, okFirst: -1, firstSeq: e.Seq}
+		m = c.newMsg(msgState{key: e.Msg, phantom: true, okFirst: -1, firstSeq: e.Seq})
 		c.remember(m, e)
 		c.msgs[e.Msg] = m
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d got %s from %s/%d@%d, but no such message was ever produced", e.Client, e.Msg, e.Topic, e.Queue, e.Offset))

@@ -229,6 +229,20 @@ func (c *Checker) remember(m *msgState, e *model.Event) {
 	m.hist[len(m.hist)-1] = *e
 }
 
+// newMsg returns a ledger entry holding v, reusing a forgotten entry and
+// its slices' storage when one is free (see maybeForget).
+func (c *Checker) newMsg(v msgState) *msgState {
+	n := len(c.msgFree)
+	if n == 0 {
+		return &v
+	}
+	m := c.msgFree[n-1]
+	c.msgFree = c.msgFree[:n-1]
+	v.locs, v.recs, v.ghosts, v.orphans, v.dels, v.hist = m.locs[:0], m.recs[:0], m.ghosts[:0], m.orphans[:0], m.dels[:0], m.hist[:0]
+	*m = v
+	return m
+}
+
 // recycleHist hands the history buffer of a message being forgotten to
 // the free list. Only maybeForget calls it, as the last use of m.
 func (c *Checker) recycleHist(m *msgState) {

@@ -30,7 +30,7 @@ func (c *Checker) inflate(key string, ti int32) *msgState {
 	t := *c.tombSlab.at(ti)
 	*c.tombSlab.at(ti) = tomb{} // drop the topic string
 	c.tombFree = append(c.tombFree, ti)
-	m := &msgState{key: key, topic: t.topic, settled: t.how, inflated: true, okFirst: -1, firstSeq: -1, lastClient: t.lastClient, lastSeq: t.lastSeq}
+	m := c.newMsg(msgState{key: key, topic: t.topic, settled: t.how, inflated: true, okFirst: -1, firstSeq: -1, lastClient: t.lastClient, lastSeq: t.lastSeq})
 	for i := t.locAt; i < t.locAt+t.nLocs; i++ {
 		l := c.tombLocs.at(i)
 		m.addLoc(loc{flag: l.flag, queue: l.queue, offset: l.offset, popped: true, guessed: l.guessed, popMs: l.popMs, delMs: l.delMs, delVt: l.delVt, origin: -1})
@@ -51,7 +51,7 @@ func (c *Checker) onProduce(e *model.Event) {
 		l.lineage, l.cause = CauseProducerRetry, CauseProducerRetry
 		m.addLoc(l)
 	} else {
-		m = &msgState{key: e.Msg, topic: e.Topic, firstSeq: e.Seq, okFirst: -1}
+		m = c.newMsg(msgState{key: e.Msg, topic: e.Topic, firstSeq: e.Seq, okFirst: -1})
 		c.remember(m, e)
 		m.addLoc(l)
 		c.msgs[e.Msg] = m
@@ -122,8 +122,16 @@ func (c *Checker) maybeForget(m *msgState, nowMs int64) {
 	}
 	delete(c.msgs, m.key)
 	c.tombs[m.key] = c.putTomb(t)
-	m.inSweep = false
-	c.recycleHist(m)
+	if m.inSweep {
+		// Still listed in c.sweep (runSweep checks identity there): the
+		// entry itself must not be reused, only its history buffer.
+		m.inSweep = false
+		c.recycleHist(m)
+		return
+	}
+	// Not listed anywhere and maybeForget is its caller's last use: the
+	// whole entry goes to the free list.
+	c.msgFree = append(c.msgFree, m)
 }
 
 // putTomb stores t in the tombstone slab, in a slot freed by inflate when
