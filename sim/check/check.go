@@ -59,11 +59,14 @@ type Report struct {
 // Checker is the at-least-once ledger of one consumer group. It reads the
 // trace and owns no simulator state. Not safe for concurrent use.
 type Checker struct {
-	opt  Options
-	msgs map[string]*msgState
-	// tombs indexes tombSlab by UNIQ_KEY; a tombstone's locations live in
-	// tombLocs (append-only), tombFree lists slab slots inflate emptied.
-	tombs    map[string]int32
+	opt Options
+	// keys holds every UNIQ_KEY seen: its live entry, or its tombstone's
+	// index in tombSlab (one map, so a new key costs one lookup and a
+	// forget no insert). live counts the live entries. A tombstone's
+	// locations live in tombLocs (append-only), tombFree lists slab slots
+	// inflate emptied.
+	keys     map[string]keyRef
+	live     int
 	tombSlab slab[tomb]
 	tombLocs slab[tombLoc]
 	tombFree []int32
@@ -102,8 +105,7 @@ func New(o Options) *Checker {
 	}
 	return &Checker{
 		opt:         o,
-		msgs:        map[string]*msgState{},
-		tombs:       map[string]int32{},
+		keys:        map[string]keyRef{},
 		crashes:     map[int32][]int64{},
 		rebalances:  map[pullQueue]int64{},
 		asks:        map[int32]popAsk{},
@@ -129,8 +131,8 @@ func (c *Checker) Observe(e *model.Event) {
 	c.wake.expire(c, e.At)
 	c.dispatch(e)
 	c.lastSeq, c.lastAt, c.seen = e.Seq, e.At, true
-	if len(c.msgs) > c.rep.PeakTracked {
-		c.rep.PeakTracked = len(c.msgs)
+	if c.live > c.rep.PeakTracked {
+		c.rep.PeakTracked = c.live
 	}
 	if c.sinceSweep++; c.sinceSweep >= c.sweepPeriod {
 		c.runSweep(e.At.Millis())
@@ -210,7 +212,7 @@ func (c *Checker) Violations() []model.Violation {
 }
 
 // Tracked is the number of messages held in full (not as tombstones).
-func (c *Checker) Tracked() int { return len(c.msgs) }
+func (c *Checker) Tracked() int { return c.live }
 
 // Finish runs the liveness checks and closes the ledger. The Checker takes
 // no more events afterwards.

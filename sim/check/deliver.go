@@ -23,7 +23,7 @@ func (c *Checker) onDeliver(e *model.Event) {
 	if m == nil {
 		m = c.newMsg(msgState{key: e.Msg, phantom: true, okFirst: -1, firstSeq: e.Seq})
 		c.remember(m, e)
-		c.msgs[e.Msg] = m
+		c.setLive(m)
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d got %s from %s/%d@%d, but no such message was ever produced", e.Client, e.Msg, e.Topic, e.Queue, e.Offset))
 		return
 	}

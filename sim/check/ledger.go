@@ -229,6 +229,22 @@ func (c *Checker) remember(m *msgState, e *model.Event) {
 	m.hist[len(m.hist)-1] = *e
 }
 
+// keyRef is what the ledger knows of a UNIQ_KEY: its live entry m, or
+// (m nil) its tombstone tombSlab[tomb].
+type keyRef struct {
+	m    *msgState
+	tomb int32
+}
+
+// msg is the live entry of key, or nil.
+func (c *Checker) msg(key string) *msgState { return c.keys[key].m }
+
+// setLive makes m the live entry of its key (replacing a tombstone).
+func (c *Checker) setLive(m *msgState) {
+	c.keys[m.key] = keyRef{m: m}
+	c.live++
+}
+
 // newMsg returns a ledger entry holding v, reusing a forgotten entry and
 // its slices' storage when one is free (see maybeForget).
 func (c *Checker) newMsg(v msgState) *msgState {

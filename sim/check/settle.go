@@ -13,11 +13,10 @@ import (
 // tombstone is brought back only when inflate is set (the event can make
 // the message come back: a delivery, a revive, a renew).
 func (c *Checker) touch(e *model.Event, inflate bool) *msgState {
-	m := c.msgs[e.Msg]
-	if m == nil && inflate {
-		if ti, ok := c.tombs[e.Msg]; ok {
-			m = c.inflate(e.Msg, ti)
-		}
+	r, ok := c.keys[e.Msg]
+	m := r.m
+	if m == nil && ok && inflate {
+		m = c.inflate(e.Msg, r.tomb)
 	}
 	if m != nil {
 		c.remember(m, e)
@@ -26,7 +25,6 @@ func (c *Checker) touch(e *model.Event, inflate bool) *msgState {
 }
 
 func (c *Checker) inflate(key string, ti int32) *msgState {
-	delete(c.tombs, key)
 	t := *c.tombSlab.at(ti)
 	*c.tombSlab.at(ti) = tomb{} // drop the topic string
 	c.tombFree = append(c.tombFree, ti)
@@ -38,7 +36,7 @@ func (c *Checker) inflate(key string, ti int32) *msgState {
 	if t.okSeen {
 		m.okFirst = -2
 	}
-	c.msgs[key] = m
+	c.setLive(m)
 	return m
 }
 
@@ -54,7 +52,7 @@ func (c *Checker) onProduce(e *model.Event) {
 		m = c.newMsg(msgState{key: e.Msg, topic: e.Topic, firstSeq: e.Seq, okFirst: -1})
 		c.remember(m, e)
 		m.addLoc(l)
-		c.msgs[e.Msg] = m
+		c.setLive(m)
 		c.rep.Produced++
 	}
 	c.wake.arrival(e, e.Topic, e.Queue, false)
@@ -120,8 +118,8 @@ func (c *Checker) maybeForget(m *msgState, nowMs int64) {
 	if n := len(m.dels); n > 0 {
 		t.lastClient, t.lastSeq = m.dels[n-1].client, m.dels[n-1].seq
 	}
-	delete(c.msgs, m.key)
-	c.tombs[m.key] = c.putTomb(t)
+	c.keys[m.key] = keyRef{tomb: c.putTomb(t)}
+	c.live--
 	if m.inSweep {
 		// Still listed in c.sweep (runSweep checks identity there): the
 		// entry itself must not be reused, only its history buffer.
@@ -152,7 +150,7 @@ func (c *Checker) runSweep(nowMs int64) {
 	c.sweep = nil
 	for _, m := range list {
 		m.inSweep = false
-		if c.msgs[m.key] == m {
+		if c.msg(m.key) == m {
 			c.maybeForget(m, nowMs)
 		}
 	}
@@ -227,9 +225,9 @@ func (c *Checker) canComeBack(m *msgState, nowMs int64) bool {
 // first.
 func (c *Checker) finishLedger() {
 	var lost []*msgState
-	for _, m := range c.msgs { // collected, then sorted: order does not leak
-		if m.settled == unsettled && !m.phantom {
-			lost = append(lost, m)
+	for _, r := range c.keys { // collected, then sorted: order does not leak
+		if m := r.m; m != nil && m.settled == unsettled && !m.phantom {
+			lost = append(lost, r.m)
 		}
 	}
 	sort.Slice(lost, func(i, j int) bool { return lost[i].firstSeq < lost[j].firstSeq })

@@ -204,7 +204,7 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 	for w.head < len(w.obls) && w.obls[w.head].deadline < now {
 		o := &w.obls[w.head]
 		if o.gen == o.w.gen {
-			c.violate(InvMissedWakeup, o.seq, c.msgs[o.msg], fmt.Sprintf("%s became visible on topic %s at %v (event #%d) while a pop request was suspended on it, but no delivery on %s and no answer to a suspended request followed within %v (suspended now: %s)", o.msg, o.topic, o.at, o.seq, o.topic, w.slack, w.suspendedOn(o.topic)))
+			c.violate(InvMissedWakeup, o.seq, c.msg(o.msg), fmt.Sprintf("%s became visible on topic %s at %v (event #%d) while a pop request was suspended on it, but no delivery on %s and no answer to a suspended request followed within %v (suspended now: %s)", o.msg, o.topic, o.at, o.seq, o.topic, w.slack, w.suspendedOn(o.topic)))
 		}
 		w.head++
 	}
