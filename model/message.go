@@ -10,20 +10,13 @@ import (
 // Property names (MessageConst). Tags, keys, UNIQ_KEY and the reconsume
 // count have typed fields on Message; the rest live in Properties.
 const (
-	PropertyKeys               = "KEYS"
-	PropertyTags               = "TAGS"
-	PropertyUniqKey            = "UNIQ_KEY"
-	PropertyFirstPopTime       = "1ST_POP_TIME"
-	PropertyPopCK              = "POP_CK"
-	PropertyRetryTopic         = "RETRY_TOPIC"
-	PropertyOriginMessageID    = "ORIGIN_MESSAGE_ID"
-	PropertyMaxReconsumeTimes  = "MAX_RECONSUME_TIMES"
-	PropertyReconsumeTime      = "RECONSUME_TIME"
-	PropertyDelayTimeLevel     = "DELAY"
-	PropertyDLQOriginTopic     = "DLQ_ORIGIN_TOPIC"
-	PropertyDLQOriginMessageID = "DLQ_ORIGIN_MESSAGE_ID"
-	PropertyConsumeStartTime   = "CONSUME_START_TIME"
-	PropertyPopCKOffset        = "POP_CK_OFFSET"
+	PropertyKeys            = "KEYS"
+	PropertyTags            = "TAGS"
+	PropertyUniqKey         = "UNIQ_KEY"
+	PropertyFirstPopTime    = "1ST_POP_TIME"
+	PropertyPopCK           = "POP_CK"
+	PropertyRetryTopic      = "RETRY_TOPIC"
+	PropertyOriginMessageID = "ORIGIN_MESSAGE_ID"
 )
 
 // Property is one user or system property not covered by a typed field.

@@ -9,8 +9,6 @@ import (
 const (
 	RetryGroupTopicPrefix = "%RETRY%"
 	DLQGroupTopicPrefix   = "%DLQ%"
-	ReviveTopicPrefix     = "rmq_sys_REVIVE_LOG_"
-	ReviveGroup           = "CID_RMQ_SYS_REVIVE_GROUP"
 	// PopOrderReviveQueue (999) in a receipt handle's reviveQid marks FIFO.
 	PopOrderReviveQueue = 999
 	// MaxNameLength is RocketMQ's topic-name limit (TOPIC_MAX_LENGTH).
@@ -35,14 +33,8 @@ func RetryTopic(group, topic string, v2 bool) string {
 	return RetryTopicV1(group, topic)
 }
 
-// ClassicRetryTopic is the push-consumer retry topic `%RETRY%<group>`.
-func ClassicRetryTopic(group string) string { return RetryGroupTopicPrefix + group }
-
 // DLQTopic is the dead-letter topic `%DLQ%<group>`.
 func DLQTopic(group string) string { return DLQGroupTopicPrefix + group }
-
-// ReviveTopic is the FS path's revive topic for a cluster.
-func ReviveTopic(cluster string) string { return ReviveTopicPrefix + cluster }
 
 // IsRetryTopic reports whether t starts with %RETRY%.
 func IsRetryTopic(t string) bool { return strings.HasPrefix(t, RetryGroupTopicPrefix) }
