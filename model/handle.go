@@ -76,6 +76,81 @@ var handleFields = [...]string{"ckQueueOffset", "popTime", "invisibleTime", "rev
 // It never panics: malformed input returns an error wrapping
 // ErrMalformedHandle that names the field and what is allowed.
 func ParseReceiptHandle(s string) (ReceiptHandle, error) {
+	var h ReceiptHandle
+	err := ParseReceiptHandleInto(s, &h)
+	return h, err
+}
+
+// ParseReceiptHandleInto is ParseReceiptHandle writing into h, for hot
+// paths (ack, changeInvisibleTime, the checker). What clients normally
+// send back (8 or 9 fields separated by single spaces, every number 1 to
+// 18 plain decimal digits and within its field's range) is decoded in one
+// pass without allocating. Anything else (a sign, an empty or a tenth
+// field, an out-of-range value) goes to the careful field-by-field parser,
+// so the result and the error text are always exactly its.
+func ParseReceiptHandleInto(s string, h *ReceiptHandle) error {
+	if parseHandleFast(s, h) {
+		return nil
+	}
+	var err error
+	*h, err = parseHandleCareful(s)
+	return err
+}
+
+// parseHandleFast decodes a well-formed handle into h, or reports false
+// (h is then garbage). Every handle it accepts is one parseHandleCareful
+// accepts with the same result.
+func parseHandleFast(s string, h *ReceiptHandle) bool {
+	var v [9]int64
+	n, i := 0, 0
+	for {
+		j := i
+		if n == 5 {
+			for j < len(s) && s[j] != ' ' {
+				j++
+			}
+			h.BrokerName = s[i:j]
+		} else {
+			var x int64
+			for ; j < len(s); j++ {
+				c := s[j] - '0'
+				if c > 9 {
+					break
+				}
+				x = x*10 + int64(c)
+			}
+			if j-i > 18 || j < len(s) && s[j] != ' ' {
+				return false // too long to be exact, or not a digit
+			}
+			v[n] = x
+		}
+		if j == i {
+			return false // empty field
+		}
+		n++
+		if j == len(s) {
+			break
+		}
+		if n == 9 {
+			return false // a tenth field
+		}
+		i = j + 1
+	}
+	const maxInt32 = 1<<31 - 1
+	if n < 8 || v[3] > maxInt32 || v[4] > 2 || v[6] > maxInt32 {
+		return false
+	}
+	h.CkQueueOffset, h.PopTime, h.InvisibleTime, h.ReviveQueueID = v[0], v[1], v[2], int32(v[3])
+	h.RetryFlag, h.QueueID, h.QueueOffset, h.CommitLogOffset = RetryType(v[4]), int32(v[6]), v[7], -1
+	if n == 9 {
+		h.CommitLogOffset = v[8]
+	}
+	return true
+}
+
+// parseHandleCareful is the reference decoder: field by field with
+// strconv, and an error naming the field and what is allowed.
+func parseHandleCareful(s string) (ReceiptHandle, error) {
 	h := ReceiptHandle{CommitLogOffset: -1}
 	n := 0
 	for rest := s; ; n++ {
