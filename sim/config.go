@@ -607,14 +607,29 @@ func tagNames(t workload.Tags) []string {
 	return out
 }
 
+// namedDist is a config field holding a distribution and where its parse goes.
+type namedDist struct {
+	name string
+	src  string
+	dst  *workload.Dist
+}
+
+// parseDists parses each field in order, stopping at the first error.
+func parseDists(ds []namedDist) error {
+	for _, d := range ds {
+		v, err := workload.ParseDist(d.src)
+		if err != nil {
+			return fmt.Errorf("sim: %s: %w", d.name, err)
+		}
+		*d.dst = v
+	}
+	return nil
+}
+
 func (p *compiled) checkNetwork() error {
 	n := &p.cfg.Network
-	var err error
-	if p.reqLat, err = workload.ParseDist(n.RequestLatency); err != nil {
-		return fmt.Errorf("sim: Network.RequestLatency: %w", err)
-	}
-	if p.respLat, err = workload.ParseDist(n.ResponseLatency); err != nil {
-		return fmt.Errorf("sim: Network.ResponseLatency: %w", err)
+	if err := parseDists([]namedDist{{"Network.RequestLatency", n.RequestLatency, &p.reqLat}, {"Network.ResponseLatency", n.ResponseLatency, &p.respLat}}); err != nil {
+		return err
 	}
 	for _, k := range []struct {
 		name string
@@ -630,15 +645,8 @@ func (p *compiled) checkNetwork() error {
 
 func (p *compiled) checkFaults() error {
 	f := &p.cfg.Faults
-	var err error
-	if p.restart, err = workload.ParseDist(f.RestartDelay); err != nil {
-		return fmt.Errorf("sim: Faults.RestartDelay: %w", err)
-	}
-	if p.pause, err = workload.ParseDist(f.PauseDuration); err != nil {
-		return fmt.Errorf("sim: Faults.PauseDuration: %w", err)
-	}
-	if p.slow, err = workload.ParseDist(f.SlowDuration); err != nil {
-		return fmt.Errorf("sim: Faults.SlowDuration: %w", err)
+	if err := parseDists([]namedDist{{"Faults.RestartDelay", f.RestartDelay, &p.restart}, {"Faults.PauseDuration", f.PauseDuration, &p.pause}, {"Faults.SlowDuration", f.SlowDuration, &p.slow}}); err != nil {
+		return err
 	}
 	durs := []struct {
 		name string
