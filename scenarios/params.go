@@ -2,7 +2,8 @@ package scenarios
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -34,13 +35,13 @@ var aliases = map[string]alias{
 // short names, sorted.
 func Aliases() []string {
 	var out []string
-	for _, k := range sortedKeys(aliases) {
+	for _, k := range slices.Sorted(maps.Keys(aliases)) {
 		a := aliases[k]
 		p := a.path
 		if a.format != "" {
 			p += "=" + strings.ReplaceAll(a.format, "%s", "VALUE")
 		}
-		out = append(out, fmt.Sprintf("%-11s %-28s %s", k, p, a.help))
+		out = append(out, fmt.Sprintf("%-11s %-37s %s", k, p, a.help))
 	}
 	return out
 }
@@ -57,7 +58,7 @@ func ParamOverride(name, value string) (Override, error) {
 	o, err := ParseOverride(name + "=" + value)
 	if err != nil {
 		return Override{}, fmt.Errorf("parameter %q is neither a short name (%s) nor a key path such as consumers[0].count: %v",
-			name, strings.Join(sortedKeys(aliases), ", "), err)
+			name, strings.Join(slices.Sorted(maps.Keys(aliases)), ", "), err)
 	}
 	return o, nil
 }
@@ -124,11 +125,7 @@ type Point map[string]string
 
 // Overrides returns the point's overrides in parameter-name order.
 func (p Point) Overrides() []Override {
-	names := make([]string, 0, len(p))
-	for k := range p {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(p))
 	out := make([]Override, 0, len(names))
 	for _, n := range names {
 		o, err := ParamOverride(n, p[n])

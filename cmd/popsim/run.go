@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -189,7 +191,7 @@ func latencyLine(l model.Latency) string {
 // counts renders a map as " k=v k=v" in key order, zero entries omitted.
 func counts(m map[string]int64) string {
 	var b strings.Builder
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if m[k] != 0 {
 			fmt.Fprintf(&b, " %s=%d", k, m[k])
 		}

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,8 +103,8 @@ type sweepFlags struct {
 
 func (f *sweepFlags) register(fs *flag.FlagSet) {
 	f.src.register(fs)
-	fs.Var(&f.params, "param", "a swept parameter `name=v1,v2,...` (repeatable; the grid is their product): "+
-		"consumers, threads, batch, invisible, poll, kind, processing, outcomes, queues, arrivals, rate, producers, duration, or any -set key")
+	fs.Var(&f.params, "param", "a swept parameter `name=v1,v2,...` (repeatable; the grid is their product):\n"+
+		"any -set key, or one of these short names:\n  "+strings.Join(scenarios.Aliases(), "\n  "))
 	fs.StringVar(&f.seeds, "seeds", "", "seeds `LIST`, e.g. 1..20 or 1,5,9 (default: the scenario's seeds)")
 	fs.StringVar(&f.shard, "shard", "0/1", "run only shard `i/n` of the (point x seed) list, 0 <= i < n")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "runs at a time, `N` >= 1")
@@ -230,7 +232,7 @@ func pointLabel(p scenarios.Point) string {
 		return "(no parameters)"
 	}
 	var parts []string
-	for _, k := range sortedKeys(p) {
+	for _, k := range slices.Sorted(maps.Keys(p)) {
 		parts = append(parts, k+"="+p[k])
 	}
 	return strings.Join(parts, " ")
@@ -240,7 +242,7 @@ func pointLabel(p scenarios.Point) string {
 func runFolder(pointIdx int, p scenarios.Point, seed uint64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "p%03d", pointIdx)
-	for _, k := range sortedKeys(p) {
+	for _, k := range slices.Sorted(maps.Keys(p)) {
 		b.WriteString("_" + k + "-" + p[k])
 	}
 	fmt.Fprintf(&b, "_seed%d", seed)
