@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
-	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -66,12 +65,7 @@ func (c *Chart) WriteFiles(dir string) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range files {
-		if err := WriteFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeFiles(dir, files)
 }
 
 func (c *Chart) render() ([]namedFile, error) {

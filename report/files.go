@@ -101,17 +101,22 @@ func WriteRun(dir string, s model.Summary, hists map[string]*hdrhistogram.Histog
 	if err != nil {
 		return err
 	}
+	return writeFiles(dir, files)
+}
+
+type namedFile struct {
+	name string
+	data []byte
+}
+
+// writeFiles writes each file into dir with WriteFileAtomic, in order.
+func writeFiles(dir string, files []namedFile) error {
 	for _, f := range files {
 		if err := WriteFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-type namedFile struct {
-	name string
-	data []byte
 }
 
 // runFiles renders every file of a run folder in memory, in write order.
@@ -236,10 +241,5 @@ func WriteSweep(dir string, s *Sweep) error {
 		files = append(files, imgs...)
 	}
 	files = append(files, namedFile{ReportFile, RenderSweepMarkdown(s, charts)})
-	for _, f := range files {
-		if err := WriteFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeFiles(dir, files)
 }
