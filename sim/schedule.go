@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"popsim/clock"
 )
@@ -106,9 +105,6 @@ func (sc Schedule) Lines() []string {
 	}
 	return out
 }
-
-// String is Lines joined by newlines.
-func (sc Schedule) String() string { return strings.Join(sc.Lines(), "\n") }
 
 // order is the step indices sorted by time (stable).
 func (sc Schedule) order() []int {
