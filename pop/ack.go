@@ -33,7 +33,7 @@ func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
 		return res
 	}
 	var h model.ReceiptHandle
-	if err := parseHandle(req.ExtraInfo, &h); err != nil {
+	if err := model.ParseReceiptHandleInto(req.ExtraInfo, &h); err != nil {
 		return AckResult{Code: model.SystemError, Remark: err.Error()}
 	}
 	if h.IsOrder() {
@@ -187,7 +187,7 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeReq
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
 	var h model.ReceiptHandle
-	if err := parseHandle(req.ExtraInfo, &h); err != nil {
+	if err := model.ParseReceiptHandleInto(req.ExtraInfo, &h); err != nil {
 		return ChangeInvisibleTimeResult{Code: model.SystemError, Remark: err.Error()}
 	}
 	if h.IsOrder() {
