@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	popreport "popsim/report"
 )
 
 // report is bench.json.
@@ -115,31 +117,11 @@ func cpuModel() string {
 	return "unknown"
 }
 
-// writeFileAtomic writes data to a temporary file in path's directory and
-// renames it over path, so readers never see a half-written file.
+// writeFileAtomic creates path's folder if needed and writes data with
+// popreport.WriteFileAtomic (temporary file, fsync, rename).
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-	}
-	return werr
+	return popreport.WriteFileAtomic(path, data)
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"popsim/internal/bench"
+	popreport "popsim/report"
 )
 
 // runConfig is what `popbench run` was asked to do.
@@ -280,11 +281,11 @@ func writeOutputs(dir string, rep report, results []*result) error {
 		if r.lat.Hist.TotalCount() == 0 {
 			continue
 		}
-		var b bytes.Buffer
-		if _, err := r.lat.Hist.PercentilesPrint(&b, 5, 1000); err != nil {
+		hgrm, err := popreport.Hgrm(r.lat.Hist)
+		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(filepath.Join(dir, "latency", hgrmName(r.c.Name())), b.Bytes()); err != nil {
+		if err := writeFileAtomic(filepath.Join(dir, "latency", hgrmName(r.c.Name())), hgrm); err != nil {
 			return err
 		}
 	}
