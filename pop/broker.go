@@ -185,11 +185,7 @@ func (b *Broker) Message(topicName string, qid int32, offset int64) *model.Messa
 
 // CommitOffset returns a group's durable consumer offset, -1 when none.
 func (b *Broker) CommitOffset(group, topicName string, qid int32) int64 {
-	id, ok := b.names.lookup(group, topicName)
-	if !ok {
-		return -1
-	}
-	if s := b.offsets.peek(qkey{id, qid}); s != nil && s.has&hasCommit != 0 {
+	if s := b.slotOf(group, topicName, qid); s != nil && s.has&hasCommit != 0 {
 		return s.commit
 	}
 	return -1
@@ -197,14 +193,20 @@ func (b *Broker) CommitOffset(group, topicName string, qid int32) int64 {
 
 // PullOffset returns the volatile next-pop position, -1 when none.
 func (b *Broker) PullOffset(group, topicName string, qid int32) int64 {
-	id, ok := b.names.lookup(group, topicName)
-	if !ok {
-		return -1
-	}
-	if s := b.offsets.peek(qkey{id, qid}); s != nil && s.has&hasPull != 0 {
+	if s := b.slotOf(group, topicName, qid); s != nil && s.has&hasPull != 0 {
 		return s.pull
 	}
 	return -1
+}
+
+// slotOf is the offsets slot of (group, topic, qid), nil when the pair was
+// never interned or the slot never created. It creates nothing.
+func (b *Broker) slotOf(group, topicName string, qid int32) *slot {
+	id, ok := b.names.lookup(group, topicName)
+	if !ok {
+		return nil
+	}
+	return b.offsets.peek(qkey{id, qid})
 }
 
 func (b *Broker) commitOffset(k qkey, v int64) { b.offsets.at(k).setCommit(v) }
