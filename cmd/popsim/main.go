@@ -136,11 +136,14 @@ func (e *env) badInput(format string, a ...any) int {
 	return exitBadInput
 }
 
-// noArgs rejects positional arguments a command does not take.
-func (e *env) noArgs(fs *flag.FlagSet) bool {
-	if fs.NArg() > 0 {
-		e.badInput("%s: unexpected argument %q (flags go before arguments; see -h)", strings.TrimPrefix(fs.Name(), "popsim "), fs.Arg(0))
-		return false
+// parseNoArgs is parse for a command that takes no positional arguments:
+// it also rejects any that follow the flags.
+func (e *env) parseNoArgs(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if code, ok := e.parse(fs, args); !ok {
+		return code, false
 	}
-	return true
+	if fs.NArg() > 0 {
+		return e.badInput("%s: unexpected argument %q (flags go before arguments; see -h)", strings.TrimPrefix(fs.Name(), "popsim "), fs.Arg(0)), false
+	}
+	return 0, true
 }

@@ -218,11 +218,8 @@ func (e *env) cmdPlan(args []string) int {
 	seedList := fs.String("seeds", "", "seeds `LIST` per evaluated value (default: the scenario's seeds)")
 	parallel := fs.Int("parallel", 0, "runs at a time, `N` >= 1 (default GOMAXPROCS)")
 	out := fs.String("out", "", "output `DIR` (default out/<scenario>-plan)")
-	if code, ok := e.parse(fs, args); !ok {
+	if code, ok := e.parseNoArgs(fs, args); !ok {
 		return code
-	}
-	if !e.noArgs(fs) {
-		return exitBadInput
 	}
 	p, code := e.preparePlan(&src, *target, *search, *seedList, *parallel, *out)
 	if p == nil {

@@ -22,11 +22,8 @@ func (e *env) cmdReplay(args []string) int {
 	tracePath := fs.String("trace", "", "also write the full trace to `FILE`")
 	around := fs.Int64("around", -1, "print the trace lines around event `EVENT_INDEX` (a violation's event index)")
 	window := fs.Int64("context", 20, "`N` trace lines before and after -around")
-	if code, ok := e.parse(fs, args); !ok {
+	if code, ok := e.parseNoArgs(fs, args); !ok {
 		return code
-	}
-	if !e.noArgs(fs) {
-		return exitBadInput
 	}
 	if !seed.set {
 		return e.badInput("replay: -seed is required (the seed printed with the violation)")
@@ -113,11 +110,8 @@ func (w *lineWindow) Write(p []byte) (int, error) {
 
 func (e *env) cmdList(args []string) int {
 	fs := e.newFlags("list", "", "Lists the built-in scenarios, one line each.")
-	if code, ok := e.parse(fs, args); !ok {
+	if code, ok := e.parseNoArgs(fs, args); !ok {
 		return code
-	}
-	if !e.noArgs(fs) {
-		return exitBadInput
 	}
 	for _, name := range scenarios.Names() {
 		s, err := scenarios.Builtin(name)
@@ -148,11 +142,8 @@ func (e *env) cmdShow(args []string) int {
 
 func (e *env) cmdVersion(args []string) int {
 	fs := e.newFlags("version", "", "Prints the module version, the commit it was built from and the Go version.")
-	if code, ok := e.parse(fs, args); !ok {
+	if code, ok := e.parseNoArgs(fs, args); !ok {
 		return code
-	}
-	if !e.noArgs(fs) {
-		return exitBadInput
 	}
 	fmt.Fprintf(e.stdout, "popsim %s\n", buildStamp())
 	return exitOK

@@ -62,11 +62,8 @@ func (e *env) cmdRun(args []string) int {
 	fs.Var(&seed, "seed", "the run's seed `N` (default: the scenario's seed)")
 	out := fs.String("out", "", "output `DIR` (default out/<scenario>-seed<N>)")
 	tracePath := fs.String("trace", "", "write the full event trace to `FILE` (one line per event)")
-	if code, ok := e.parse(fs, args); !ok {
+	if code, ok := e.parseNoArgs(fs, args); !ok {
 		return code
-	}
-	if !e.noArgs(fs) {
-		return exitBadInput
 	}
 	s, err := src.load()
 	if err != nil {

@@ -120,11 +120,8 @@ func (e *env) cmdSweep(args []string) int {
 	var f sweepFlags
 	f.register(fs)
 	fs.StringVar(&f.out, "out", "", "output `DIR` (default out/<scenario>-sweep, or ...-shard<i>of<n>)")
-	if code, ok := e.parse(fs, args); !ok {
+	if code, ok := e.parseNoArgs(fs, args); !ok {
 		return code
-	}
-	if !e.noArgs(fs) {
-		return exitBadInput
 	}
 	sw, code := e.prepareSweep(&f)
 	if sw == nil {
