@@ -192,12 +192,13 @@ func (s *sim) putFailure(now clock.Time, topic string, queue int32) bool {
 }
 
 // brokerRestart loses the broker's volatile state; suspended requests it
-// drops are never answered, so their clients time out.
-func (s *sim) brokerRestart() {
+// drops are never answered, so their clients time out. It returns the next
+// restart it arms (nil when the run is past its live phase).
+func (s *sim) brokerRestart() *event {
 	if s.live {
-		return
+		return nil
 	}
-	s.q.after(expDelay(s.plan.rng[famBrokerRestart], s.plan.broker.every), evBrokerRestart, -1, 0, nil)
+	next := s.q.after(expDelay(s.plan.rng[famBrokerRestart], s.plan.broker.every), evBrokerRestart, -1, 0, nil)
 	r := s.b.Restart(s.q.now())
 	s.cov.hit("broker-restart")
 	for _, w := range r.DroppedPolls {
@@ -211,4 +212,5 @@ func (s *sim) brokerRestart() {
 		delete(s.pullWaits, k)
 	}
 	s.emit(model.Event{Kind: model.EvBrokerRestart, Client: -1, N: int64(len(r.DroppedPolls)), Detail: "cached-lost=" + itoa(int64(r.CachedLost))})
+	return next
 }

@@ -229,15 +229,12 @@ func (w *windows) apply(s *sim, f *ScheduledFault) {
 // restartBrokerOnce runs the broker-restart clock's handler and cancels
 // the next restart it arms, so that the schedule alone decides restarts.
 func (s *sim) restartBrokerOnce() {
-	saved, before := s.plan.broker, s.q.seq
+	saved := s.plan.broker
 	s.plan.broker.every = clock.Hour // any valid mean: the re-armed restart is cancelled below
-	s.brokerRestart()
+	next := s.brokerRestart()
 	s.plan.broker = saved
-	for _, e := range s.q.h {
-		if e.kind == evBrokerRestart && e.seq > before {
-			s.q.cancel(e, e.seq)
-			return
-		}
+	if next != nil {
+		s.q.cancel(next, next.seq)
 	}
 }
 
