@@ -12,6 +12,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"popsim/clock"
+	"popsim/model"
 	"popsim/report"
 	"popsim/scenarios"
 )
@@ -24,7 +25,16 @@ type condition struct {
 	text   string
 }
 
-var latencyMetrics = map[string]bool{"mean": true, "p50": true, "p90": true, "p99": true, "p99.9": true, "max": true}
+// latencyMetrics picks each end-to-end latency metric of a -target out of
+// a Latency: the one list both parsing and evaluation use.
+var latencyMetrics = map[string]func(model.Latency) int64{
+	"mean":  func(l model.Latency) int64 { return l.Mean },
+	"p50":   func(l model.Latency) int64 { return l.P50 },
+	"p90":   func(l model.Latency) int64 { return l.P90 },
+	"p99":   func(l model.Latency) int64 { return l.P99 },
+	"p99.9": func(l model.Latency) int64 { return l.P999 },
+	"max":   func(l model.Latency) int64 { return l.Max },
+}
 
 // parseTarget parses "p99<=2s,dup<=0.1%,throughput>=900".
 func parseTarget(s string) ([]condition, error) {
@@ -55,7 +65,7 @@ func parseCondition(part string) (condition, error) {
 		}
 	}
 	switch {
-	case latencyMetrics[c.metric]:
+	case latencyMetrics[c.metric] != nil:
 		d, err := clock.ParseDuration(rest)
 		if err != nil {
 			return c, fmt.Errorf("want a duration such as 2s or 250ms after %s", c.op)
@@ -115,21 +125,10 @@ type metrics struct {
 }
 
 func (m metrics) value(metric string) float64 {
-	l := report.LatencyOf(m.e2e)
-	switch metric {
-	case "mean":
-		return float64(l.Mean)
-	case "p50":
-		return float64(l.P50)
-	case "p90":
-		return float64(l.P90)
-	case "p99":
-		return float64(l.P99)
-	case "p99.9":
-		return float64(l.P999)
-	case "max":
-		return float64(l.Max)
-	case "dup":
+	if pick := latencyMetrics[metric]; pick != nil {
+		return float64(pick(report.LatencyOf(m.e2e)))
+	}
+	if metric == "dup" {
 		return m.dupPct
 	}
 	return m.throughput
@@ -185,9 +184,8 @@ func (sp searchSpace) format(x int64) string {
 	if sp.unit == 0 {
 		return strconv.FormatInt(x, 10)
 	}
-	d := clock.Duration(x) * sp.unit
 	suffix := map[clock.Duration]string{clock.Hour: "h", clock.Minute: "m", clock.Second: "s", clock.Millisecond: "ms", clock.Microsecond: "us"}[sp.unit]
-	return strconv.FormatInt(int64(d/sp.unit), 10) + suffix
+	return strconv.FormatInt(x, 10) + suffix
 }
 
 type planner struct {
