@@ -49,11 +49,11 @@ type consumer struct {
 	pauseUntil clock.Time
 	slowUntil  clock.Time
 
-	// Consume threads: buf[head:] waits for a free thread; busy run.
+	// Consume threads: buf[head:] waits for a free thread; running are
+	// being consumed, one per busy thread (at most Threads).
 	buf     []*held
 	head    int
-	busy    int
-	running []*held // being consumed (at most Threads)
+	running []*held
 
 	waitAck   int   // pop-push: received, not yet acked/renewed/aborted
 	local     int   // simple and pull: held locally (waiting, running, retrying)
@@ -195,14 +195,13 @@ func (s *sim) heldEvent(k model.EventKind, c *consumer, h *held, detail string) 
 
 // startWork hands waiting messages to free consume threads.
 func (s *sim) startWork(c *consumer) {
-	for c.busy < c.spec.Threads && c.head < len(c.buf) {
+	for len(c.running) < c.spec.Threads && c.head < len(c.buf) {
 		h := c.buf[c.head]
 		c.buf[c.head] = nil
 		c.head++
 		if !s.beforeConsume(c, h) {
 			continue
 		}
-		c.busy++
 		s.emit(s.heldEvent(model.EvConsumeStart, c, h, ""))
 		d := c.proc.Sample(c.rng)
 		if s.q.now() < c.slowUntil {
@@ -248,13 +247,7 @@ func (s *sim) beforeConsume(c *consumer, h *held) bool {
 var outcomeNames = [...]string{workload.Success: "success", workload.ReconsumeLater: "later", workload.Exception: "exception"}
 
 func (s *sim) consumeEnd(c *consumer, h *held) {
-	c.busy--
-	for i, r := range c.running {
-		if r == h {
-			c.running = append(c.running[:i], c.running[i+1:]...)
-			break
-		}
-	}
+	c.running = removeHeld(c.running, h)
 	s.emit(s.heldEvent(model.EvConsumeEnd, c, h, outcomeNames[h.outcome]))
 	switch c.kind {
 	case PopPush:
@@ -265,6 +258,16 @@ func (s *sim) consumeEnd(c *consumer, h *held) {
 		s.pullDone(c, h)
 	}
 	s.startWork(c)
+}
+
+// removeHeld removes h from running; h must be there.
+func removeHeld(running []*held, h *held) []*held {
+	for i, r := range running {
+		if r == h {
+			return append(running[:i], running[i+1:]...)
+		}
+	}
+	panic("sim: a consumption ended that was not running")
 }
 
 // sendAck acks a held message with its current handle (fire and forget).

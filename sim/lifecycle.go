@@ -42,7 +42,7 @@ func (s *sim) crash(c *consumer) {
 	c.alive = false
 	c.epoch++
 	c.pauseUntil, c.slowUntil = 0, 0
-	c.buf, c.head, c.busy, c.waitAck, c.local, c.running = nil, 0, 0, 0, 0, nil
+	c.buf, c.head, c.waitAck, c.local, c.running = nil, 0, 0, 0, nil
 	c.popOut, c.pollArmed, c.wantPoll = nil, false, false
 	for id, cl := range s.polls { // deletion only
 		if cl.c == c {

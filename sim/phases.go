@@ -40,7 +40,7 @@ func (s *sim) quiescent() bool {
 		return false
 	}
 	for _, c := range s.cons {
-		if !c.alive || c.busy > 0 || c.head < len(c.buf) || c.local > 0 || c.waitAck > 0 {
+		if !c.alive || len(c.running) > 0 || c.head < len(c.buf) || c.local > 0 || c.waitAck > 0 {
 			return false
 		}
 	}
