@@ -241,18 +241,16 @@ func (e *env) preparePlan(src *source, target, search, seedList string, parallel
 	if parallel == 0 {
 		parallel = runtime.GOMAXPROCS(0)
 	}
-	if parallel < 1 || parallel > 4096 {
-		return nil, e.badInput("plan: -parallel %d out of range: want 1..4096", parallel)
+	if err := checkParallel(parallel); err != nil {
+		return nil, e.badInput("plan: %v", err)
 	}
 	base, err := src.load()
 	if err != nil {
 		return nil, e.badInput("%v", err)
 	}
-	seeds := base.Seeds.List()
-	if seedList != "" {
-		if seeds, err = scenarios.ParseSeeds(seedList); err != nil {
-			return nil, e.badInput("plan: -seeds: %v", err)
-		}
+	seeds, err := seedsOf(base, seedList)
+	if err != nil {
+		return nil, e.badInput("plan: %v", err)
 	}
 	for _, x := range []int64{space.lo, space.hi} {
 		o, _ := scenarios.ParamOverride(space.name, space.format(x))

@@ -146,18 +146,16 @@ func (e *env) prepareSweep(f *sweepFlags) (*sweepRun, int) {
 	if err != nil {
 		return nil, e.badInput("%v", err)
 	}
-	if f.parallel < 1 || f.parallel > 4096 {
-		return nil, e.badInput("-parallel %d out of range: want 1..4096", f.parallel)
+	if err := checkParallel(f.parallel); err != nil {
+		return nil, e.badInput("%v", err)
 	}
 	base, err := f.src.load()
 	if err != nil {
 		return nil, e.badInput("%v", err)
 	}
-	seeds := base.Seeds.List()
-	if f.seeds != "" {
-		if seeds, err = scenarios.ParseSeeds(f.seeds); err != nil {
-			return nil, e.badInput("-seeds: %v", err)
-		}
+	seeds, err := seedsOf(base, f.seeds)
+	if err != nil {
+		return nil, e.badInput("%v", err)
 	}
 	sw := &sweepRun{src: &f.src, points: scenarios.Grid(f.params), parallel: f.parallel}
 	for _, p := range sw.points {
@@ -182,6 +180,26 @@ func (e *env) prepareSweep(f *sweepFlags) (*sweepRun, int) {
 		}
 	}
 	return sw, 0
+}
+
+// checkParallel bounds -parallel, the runs a sweep or plan does at a time.
+func checkParallel(n int) error {
+	if n < 1 || n > 4096 {
+		return fmt.Errorf("-parallel %d out of range: want 1..4096", n)
+	}
+	return nil
+}
+
+// seedsOf is the -seeds list, or the scenario's own seeds when it is "".
+func seedsOf(s *scenarios.Scenario, list string) ([]uint64, error) {
+	if list == "" {
+		return s.Seeds.List(), nil
+	}
+	seeds, err := scenarios.ParseSeeds(list)
+	if err != nil {
+		return nil, fmt.Errorf("-seeds: %v", err)
+	}
+	return seeds, nil
 }
 
 // paramLabel is the name a parameter has in summaries and reports: the
