@@ -91,50 +91,51 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest) PopResult {
 	if req.QueueID < 0 {
 		req.QueueID = -1
 	}
-	f, res, ok := b.validatePop(nowMs, req)
+	t, f, res, ok := b.validatePop(nowMs, req)
 	if !ok {
 		return res
 	}
 	b.stats.PopRequests++
 	ctx := popContext{popTime: nowMs, records: b.scratch.records[:0], startInfo: b.scratch.start[:0], msgInfo: b.scratch.info[:0]}
-	b.popKV(nowMs, req, f, &ctx)
+	b.popKV(nowMs, req, t, f, &ctx)
 	out := b.finishPop(nowMs, req, &ctx)
 	b.scratch.keep(&ctx)
 	return out
 }
 
-// validatePop applies the checks of spec 2.1 in RocketMQ's order.
-func (b *Broker) validatePop(nowMs int64, req *PopRequest) (filter, PopResult, bool) {
+// validatePop applies the checks of spec 2.1 in RocketMQ's order and
+// returns the request's topic and filter when they pass.
+func (b *Broker) validatePop(nowMs int64, req *PopRequest) (*topic, filter, PopResult, bool) {
 	t := b.topicNamed(req.Topic)
 	g := b.groups[req.ConsumerGroup]
 	var f filter
 	var err error
 	switch {
 	case nowMs-req.BornTime-req.PollTime > bornTimeTolerance:
-		return nil, PopResult{Code: model.PollingTimeout, Status: PopPollingNotFound, Remark: "the broker received the request after its poll time"}, false
+		return nil, nil, PopResult{Code: model.PollingTimeout, Status: PopPollingNotFound, Remark: "the broker received the request after its poll time"}, false
 	case !b.cfg.Readable:
-		return nil, errResult(model.NoPermission, "the broker[%s] pop message is forbidden", b.cfg.BrokerName), false
+		return nil, nil, errResult(model.NoPermission, "the broker[%s] pop message is forbidden", b.cfg.BrokerName), false
 	case req.MaxMsgNums > MaxPopBatch:
-		return nil, errResult(model.InvalidParameter, "the broker msg num is limited to %d, request %d", MaxPopBatch, req.MaxMsgNums), false
+		return nil, nil, errResult(model.InvalidParameter, "the broker msg num is limited to %d, request %d", MaxPopBatch, req.MaxMsgNums), false
 	case !b.cfg.TimerWheelEnable:
-		return nil, errResult(model.SystemError, "the broker's timer wheel is disabled: POP needs timerWheelEnable=true"), false
+		return nil, nil, errResult(model.SystemError, "the broker's timer wheel is disabled: POP needs timerWheelEnable=true"), false
 	case t == nil:
-		return nil, errResult(model.TopicNotExist, "topic[%s] not exist", req.Topic), false
+		return nil, nil, errResult(model.TopicNotExist, "topic[%s] not exist", req.Topic), false
 	case t.cfg.Perm&PermRead == 0:
-		return nil, errResult(model.NoPermission, "the topic[%s] peeking message is forbidden", req.Topic), false
+		return nil, nil, errResult(model.NoPermission, "the topic[%s] peeking message is forbidden", req.Topic), false
 	case req.QueueID >= t.cfg.ReadQueueNums:
-		return nil, errResult(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", req.QueueID, req.Topic, t.cfg.ReadQueueNums), false
+		return nil, nil, errResult(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", req.QueueID, req.Topic, t.cfg.ReadQueueNums), false
 	case g == nil:
-		return nil, errResult(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup), false
+		return nil, nil, errResult(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup), false
 	case !g.ConsumeEnable:
-		return nil, errResult(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup), false
+		return nil, nil, errResult(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup), false
 	case req.Order:
-		return nil, errResult(model.InvalidParameter, "orderly (FIFO) pop is not implemented by this popsim engine yet"), false
+		return nil, nil, errResult(model.InvalidParameter, "orderly (FIFO) pop is not implemented by this popsim engine yet"), false
 	}
 	if f, err = buildFilter(req.ExpressionType, req.Expression); err != nil {
-		return nil, errResult(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err), false
+		return nil, nil, errResult(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err), false
 	}
-	return f, PopResult{}, true
+	return t, f, PopResult{}, true
 }
 
 // popContext is PopConsumerContext.
@@ -165,8 +166,8 @@ func (s *popScratch) keep(ctx *popContext) {
 	s.records, s.start, s.info = ctx.records[:0], ctx.startInfo[:0], ctx.msgInfo[:0]
 }
 
-// popKV is PopConsumerService.popAsync for a non-FIFO request.
-func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter, ctx *popContext) {
+// popKV is PopConsumerService.popAsync for a non-FIFO request on topic t.
+func (b *Broker) popKV(nowMs int64, req *PopRequest, t *topic, f filter, ctx *popContext) {
 	pair := b.names.pair(req.ConsumerGroup, req.Topic)
 	ctx.pair = pair
 	b.locks[pair] = nowMs // tryLock(group@topic) always succeeds single-threaded
@@ -176,7 +177,6 @@ func (b *Broker) popKV(nowMs int64, req *PopRequest, f filter, ctx *popContext) 
 	if preferRetry {
 		b.popRetryStages(nowMs, req, ctx, pair)
 	}
-	t := b.topicNamed(req.Topic)
 	if req.QueueID != -1 {
 		b.popStage(nowMs, req, ctx, req.Topic, t, pair, req.QueueID, f)
 	} else {
