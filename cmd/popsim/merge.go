@@ -113,23 +113,35 @@ func runDirs(dir string) ([]string, error) {
 	return out, nil
 }
 
+// addRuns reads every run folder of the sweep folder dir into sweep and
+// returns their names.
+func addRuns(dir string, sweep *report.Sweep) ([]string, error) {
+	names, err := runDirs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		src := filepath.Join(dir, RunsDir, name)
+		run, err := report.ReadRun(src)
+		if err != nil {
+			return nil, err
+		}
+		if err := sweep.Add(report.SweepPoint{Summary: run.Summary, Hists: run.Hists}); err != nil {
+			return nil, fmt.Errorf("%s: %w", src, err)
+		}
+	}
+	return names, nil
+}
+
 // copyRuns reads every run of a shard into sweep and copies its folder
 // byte for byte into out/runs.
 func copyRuns(shard, out string, sweep *report.Sweep) error {
-	names, err := runDirs(shard)
+	names, err := addRuns(shard, sweep)
 	if err != nil {
 		return err
 	}
 	for _, name := range names {
-		src := filepath.Join(shard, RunsDir, name)
-		run, err := report.ReadRun(src)
-		if err != nil {
-			return err
-		}
-		if err := sweep.Add(report.SweepPoint{Summary: run.Summary, Hists: run.Hists}); err != nil {
-			return fmt.Errorf("%s: %w", src, err)
-		}
-		if err := copyDir(src, filepath.Join(out, RunsDir, name)); err != nil {
+		if err := copyDir(filepath.Join(shard, RunsDir, name), filepath.Join(out, RunsDir, name)); err != nil {
 			return err
 		}
 	}
@@ -190,18 +202,8 @@ func (e *env) cmdReport(args []string) int {
 		return e.badInput("report: %s is neither a run folder (summary.json) nor a sweep folder (%s)", dir, PlanFile)
 	}
 	sweep := report.NewSweep(plan.Scenario, plan.X, plan.Group)
-	names, err := runDirs(dir)
-	if err != nil {
+	if _, err := addRuns(dir, sweep); err != nil {
 		return e.badInput("report: %v", err)
-	}
-	for _, name := range names {
-		run, err := report.ReadRun(filepath.Join(dir, RunsDir, name))
-		if err != nil {
-			return e.badInput("report: %v", err)
-		}
-		if err := sweep.Add(report.SweepPoint{Summary: run.Summary, Hists: run.Hists}); err != nil {
-			return e.badInput("report: %v", err)
-		}
 	}
 	return e.finishSweep(sweep, dir)
 }
