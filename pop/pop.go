@@ -197,7 +197,7 @@ func (b *Broker) popKV(nowMs int64, req *PopRequest, t *topic, f filter, ctx *po
 func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f filter) {
 	rq := t.cfg.ReadQueueNums
 	row := b.offsets.row(pair, rq) // stages touch only slots of this row below rq: it does not move
-	inline := !(b.cfg.EnablePopMessageThreshold && b.cfg.EnablePopBufferMerge)
+	inline := !b.inflightThreshold()
 	qid := int32(n % int64(rq))
 	for range rq {
 		if !inline || !b.readOnlyStage(ctx, req, &row[qid], t.queues[qid]) {
@@ -207,6 +207,14 @@ func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *
 			qid = 0
 		}
 	}
+}
+
+// inflightThreshold reports that popStage may skip a queue for its cached
+// in-flight count (the threshold counts cached records, so it needs the
+// cache). When it is off, a stage past a full batch or on a caught-up
+// queue only reads, which is what lets popAllQueues do it inline.
+func (b *Broker) inflightThreshold() bool {
+	return b.cfg.EnablePopMessageThreshold && b.cfg.EnablePopBufferMerge
 }
 
 // readOnlyStage does popStage's work for queue q (slot s) when the stage
@@ -278,7 +286,7 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	}
 	q := t.queues[qid]
 	k := qkey{pair, qid}
-	if b.cfg.EnablePopMessageThreshold && b.cfg.EnablePopBufferMerge && int64(b.cache.count(k)) >= b.cfg.PopInflightMessageThreshold {
+	if b.inflightThreshold() && int64(b.cache.count(k)) >= b.cfg.PopInflightMessageThreshold {
 		return
 	}
 	remain := int(req.MaxMsgNums - ctx.found)
