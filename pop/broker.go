@@ -333,7 +333,7 @@ func (b *Broker) Cached() []model.PopConsumerRecord {
 // Groups returns group names, sorted.
 func (b *Broker) Groups() []string {
 	out := make([]string, 0, len(b.groups))
-	for g := range b.groups {
+	for g := range b.groups { // collected, then sorted: order does not matter
 		out = append(out, g)
 	}
 	sort.Strings(out)

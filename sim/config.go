@@ -685,7 +685,7 @@ func (p *compiled) checkFaultPPMs() error {
 		return rangeErr("Faults.SlowFactor", f.SlowFactor, 2, 1000)
 	}
 	keys := make([]string, 0, len(f.Loss))
-	for k := range f.Loss {
+	for k := range f.Loss { // collected, then sorted: order does not matter
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
