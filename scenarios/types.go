@@ -81,45 +81,42 @@ func (a Arrivals) New() (workload.Arrivals, error) { return workload.ParseArriva
 
 func (a Arrivals) String() string { return a.text }
 
-// Dist is a processing-time (or latency) distribution in workload's text
-// form, e.g. exp(10ms).
-type Dist struct {
+// parsed is a workload value with its canonical text (the value's String),
+// the shape Dist, Outcomes and Tags share.
+type parsed[T fmt.Stringer] struct {
 	text string
-	d    workload.Dist
+	v    T
 }
 
-func (d *Dist) setText(s string) error {
-	v, err := workload.ParseDist(s)
+// set parses s into p; a parse error gets unbalanced's bracket hint.
+func (p *parsed[T]) set(s string, parse func(string) (T, error)) error {
+	v, err := parse(s)
 	if err != nil {
 		return unbalanced(s, err)
 	}
-	d.text, d.d = v.String(), v
+	p.text, p.v = v.String(), v
 	return nil
 }
 
+// Dist is a processing-time (or latency) distribution in workload's text
+// form, e.g. exp(10ms).
+type Dist struct{ parsed[workload.Dist] }
+
+func (d *Dist) setText(s string) error { return d.set(s, workload.ParseDist) }
+
 // Value returns the parsed distribution (nil when unset).
-func (d Dist) Value() workload.Dist { return d.d }
+func (d Dist) Value() workload.Dist { return d.v }
 
 func (d Dist) String() string { return d.text }
 
 // Outcomes are the listener's outcome probabilities, e.g.
 // outcomes(reconsume_later=0.01,exception=0.001).
-type Outcomes struct {
-	text string
-	o    workload.Outcomes
-}
+type Outcomes struct{ parsed[workload.Outcomes] }
 
-func (o *Outcomes) setText(s string) error {
-	v, err := workload.ParseOutcomes(s)
-	if err != nil {
-		return unbalanced(s, err)
-	}
-	o.text, o.o = v.String(), v
-	return nil
-}
+func (o *Outcomes) setText(s string) error { return o.set(s, workload.ParseOutcomes) }
 
 // Value returns the parsed outcomes (all Success when unset).
-func (o Outcomes) Value() workload.Outcomes { return o.o }
+func (o Outcomes) Value() workload.Outcomes { return o.v }
 
 func (o Outcomes) String() string {
 	if o.text == "" {
@@ -129,22 +126,12 @@ func (o Outcomes) String() string {
 }
 
 // Tags is a weighted tag list, e.g. tags(TagA:3,TagB:1).
-type Tags struct {
-	text string
-	t    workload.Tags
-}
+type Tags struct{ parsed[workload.Tags] }
 
-func (t *Tags) setText(s string) error {
-	v, err := workload.ParseTags(s)
-	if err != nil {
-		return unbalanced(s, err)
-	}
-	t.text, t.t = s, v
-	return nil
-}
+func (t *Tags) setText(s string) error { return t.set(s, workload.ParseTags) }
 
 // Value returns the parsed tags (no tags when unset).
-func (t Tags) Value() workload.Tags { return t.t }
+func (t Tags) Value() workload.Tags { return t.v }
 
 func (t Tags) String() string { return t.text }
 
