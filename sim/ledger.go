@@ -20,7 +20,7 @@ const (
 type ledger struct {
 	open                      map[string]openMsg // produced, not yet acked/DLQ'd/dropped
 	warmEnd, safeEnd          clock.Time
-	nProduced, nDone          int64
+	nProduced                 int64
 	nAcked, nWarmAcks         int64
 	nDeliveries, nRedelivered int64
 	e2e, svc                  *hdrhistogram.Histogram
@@ -71,7 +71,6 @@ func (l *ledger) acked(key string, deliveredAt, now clock.Time) {
 		return
 	}
 	delete(l.open, key)
-	l.nDone++
 	l.nAcked++
 	if m.intended >= l.warmEnd {
 		record(l.e2e, now.Sub(m.intended))
@@ -82,13 +81,7 @@ func (l *ledger) acked(key string, deliveredAt, now clock.Time) {
 }
 
 // finish closes a message (acked, DLQ'd or dropped).
-func (l *ledger) finish(key string) {
-	if _, open := l.open[key]; !open {
-		return
-	}
-	delete(l.open, key)
-	l.nDone++
-}
+func (l *ledger) finish(key string) { delete(l.open, key) }
 
 func (l *ledger) outstanding() int64 { return int64(len(l.open)) }
 
