@@ -10,7 +10,7 @@ import (
 // location it names and the client's latest delivery there (-1s when
 // unknown). report makes an unknown one a violation.
 func (c *Checker) lease(e *model.Event, m *msgState, report bool) (h model.ReceiptHandle, li, di int32, ok bool) {
-	h, err := c.handles.parse(e.Handle)
+	h, err := model.ParseReceiptHandle(e.Handle)
 	if err != nil {
 		if report {
 			c.violate(InvBadHandle, e.Seq, m, fmt.Sprintf("%s from client %d for %s carries a receipt handle that does not parse: %v", e.Kind, e.Client, m.key, err))
@@ -178,7 +178,7 @@ func (c *Checker) onChangeSentOrLost(e *model.Event) {
 	}
 	d := &m.dels[di]
 	if e.Kind == model.EvChangeSent {
-		h, _ := c.handles.parse(e.Handle)
+		h, _ := model.ParseReceiptHandle(e.Handle)
 		d.pending = append(d.pending, pendingRenew{vt: h.NextVisibleTime(), seq: e.Seq, h: e.Handle})
 		return
 	}
@@ -204,7 +204,7 @@ func (c *Checker) onChangeAccepted(e *model.Event) {
 		c.renewRejected(e, m)
 		return
 	}
-	h, err := c.handles.parse(e.Handle)
+	h, err := model.ParseReceiptHandle(e.Handle)
 	if err != nil {
 		c.violate(InvBadHandle, e.Seq, m, fmt.Sprintf("the renewed receipt handle of %s for client %d does not parse: %v", m.key, e.Client, err))
 		return

@@ -90,7 +90,6 @@ type Checker struct {
 	sweep       []*msgState     // settled messages waiting to be forgotten
 	histFree    [][]model.Event // history buffers of forgotten messages, for reuse
 	msgFree     []*msgState     // forgotten entries no list points at, for reuse
-	handles     handleCache
 	sinceSweep  int
 	sweepPeriod int
 }

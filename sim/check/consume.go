@@ -31,7 +31,7 @@ func (c *Checker) onConsume(e *model.Event) {
 // the client there), else the client's earliest delivery in one of states.
 func (c *Checker) consumer(e *model.Event, m *msgState, states ...consumeState) int32 {
 	if e.Handle != "" {
-		if h, err := c.handles.parse(e.Handle); err == nil {
+		if h, err := model.ParseReceiptHandle(e.Handle); err == nil {
 			if li := m.findLoc(h.RetryFlag, h.QueueID, h.QueueOffset); li >= 0 {
 				return m.leaseOf(e.Client, li, h.NextVisibleTime())
 			}

@@ -171,7 +171,7 @@ func (c *Checker) deliveryLoc(e *model.Event, m *msgState) int32 {
 type pop struct{ popMs, vt int64 }
 
 func (c *Checker) popOf(e *model.Event, m *msgState) pop {
-	h, err := c.handles.parse(e.Handle)
+	h, err := model.ParseReceiptHandle(e.Handle)
 	if err != nil {
 		c.violate(InvBadHandle, e.Seq, m, fmt.Sprintf("client %d got %s with a receipt handle that does not parse: %v", e.Client, m.key, err))
 		return pop{popMs: e.At.Millis(), vt: e.Deadline}
