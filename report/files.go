@@ -29,28 +29,60 @@ type Run struct {
 }
 
 // WriteFileAtomic writes data to path so that readers see either the old
-// file or the complete new one: it writes a temporary file in the same
-// folder, fsyncs it, renames it over path and fsyncs the folder. The file is
-// created with mode 0644. On error the temporary file is removed.
-func WriteFileAtomic(path string, data []byte) (err error) {
+// file or the complete new one (see AtomicFile). The file is created with
+// mode 0644. On error the temporary file is removed.
+func WriteFileAtomic(path string, data []byte) error {
+	a, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer a.Abort()
+	if _, err := a.Write(data); err != nil {
+		return err
+	}
+	return a.Commit()
+}
+
+// AtomicFile streams a file that appears at its path only when complete:
+// it writes a temporary file in the same folder, and Commit fsyncs it,
+// renames it over the path and fsyncs the folder. For files too large to
+// hold in memory (traces); WriteFileAtomic is the one-call form.
+type AtomicFile struct {
+	path string
+	f    *os.File
+}
+
+// CreateAtomic starts writing path. Call Commit, or Abort to drop it.
+func CreateAtomic(path string) (*AtomicFile, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("report: write %s: %w", path, err)
+		return nil, fmt.Errorf("report: write %s: %w", path, err)
 	}
-	tmp := f.Name()
+	return &AtomicFile{path: path, f: f}, nil
+}
+
+// Write writes to the temporary file.
+func (a *AtomicFile) Write(p []byte) (int, error) {
+	n, err := a.f.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("report: write %s: %w", a.path, err)
+	}
+	return n, nil
+}
+
+// Commit makes the file durable with mode 0644 and renames it into place.
+// On error the temporary file is removed.
+func (a *AtomicFile) Commit() (err error) {
+	f, path := a.f, a.path
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(tmp)
+			a.Abort()
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("report: write %s: %w", path, err)
-	}
 	if err = f.Chmod(0o644); err != nil {
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}
@@ -60,10 +92,21 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("report: close %s: %w", path, err)
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("report: rename into %s: %w", path, err)
 	}
-	return syncDir(dir)
+	a.f = nil
+	return syncDir(filepath.Dir(path))
+}
+
+// Abort removes the temporary file unless Commit renamed it; it may be
+// called after Commit (e.g. deferred).
+func (a *AtomicFile) Abort() {
+	if a.f != nil {
+		a.f.Close()
+		os.Remove(a.f.Name())
+		a.f = nil
+	}
 }
 
 // syncDir makes a rename in dir durable. Platforms that cannot fsync a
