@@ -94,21 +94,16 @@ func (e *env) cmdRun(args []string) int {
 func (e *env) runOnce(src *source, s *scenarios.Scenario, seed uint64, tracePath string, extra io.Writer) (*outcome, int) {
 	replay := replayCommand(src, seed)
 	fmt.Fprintf(e.stdout, "popsim: scenario %s (%s), seed %d\n", s.Name, s.Source, seed)
-	tf, err := createAtomic(tracePath)
+	tf, w, err := openTrace(tracePath, extra)
 	if err != nil {
 		return nil, e.badInput("-trace: %v", err)
 	}
-	defer tf.abort()
-	w := tf.writer()
-	switch {
-	case w == nil && extra != nil:
-		w = extra
-	case w != nil && extra != nil:
-		w = io.MultiWriter(w, extra)
+	if tf != nil {
+		defer tf.Abort()
 	}
 	o, err := execute(s, seed, nil, replay, w)
-	if err == nil {
-		err = tf.commit()
+	if err == nil && tf != nil {
+		err = tf.Commit()
 	}
 	if err != nil {
 		return nil, e.runFailed(err, replay)
@@ -117,6 +112,25 @@ func (e *env) runOnce(src *source, s *scenarios.Scenario, seed uint64, tracePath
 		fmt.Fprintf(e.stdout, "trace: %s\n", tracePath)
 	}
 	return o, 0
+}
+
+// openTrace returns the writer a run's trace goes to: the file at path,
+// written atomically (nil when path is ""), and extra (when not nil).
+func openTrace(path string, extra io.Writer) (*report.AtomicFile, io.Writer, error) {
+	if path == "" {
+		return nil, extra, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, nil, err
+	}
+	tf, err := report.CreateAtomic(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if extra == nil {
+		return tf, tf, nil
+	}
+	return tf, io.MultiWriter(tf, extra), nil
 }
 
 // runFailed reports a run that could not start (bad input, exit 2) or did
@@ -201,60 +215,4 @@ func pct(n, of int64) float64 {
 		return 0
 	}
 	return 100 * float64(n) / float64(of)
-}
-
-// atomicFile writes to a temporary file renamed into place on commit, so
-// a trace is either complete or absent. The zero value (no path) is a
-// no-op.
-type atomicFile struct {
-	path string
-	f    *os.File
-}
-
-func createAtomic(path string) (*atomicFile, error) {
-	if path == "" {
-		return &atomicFile{}, nil
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return nil, err
-	}
-	return &atomicFile{path: path, f: f}, nil
-}
-
-func (a *atomicFile) writer() io.Writer {
-	if a.f == nil {
-		return nil
-	}
-	return a.f
-}
-
-func (a *atomicFile) commit() error {
-	if a.f == nil {
-		return nil
-	}
-	f := a.f
-	a.f = nil
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), a.path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
-}
-
-// abort removes an uncommitted temporary file.
-func (a *atomicFile) abort() {
-	if a.f != nil {
-		a.f.Close()
-		os.Remove(a.f.Name())
-		a.f = nil
-	}
 }
