@@ -223,7 +223,7 @@ func (b *Broker) inflightThreshold() bool {
 // unchanged end; a queue not yet marked goes through popStage.
 func (b *Broker) readOnlyStage(ctx *popContext, req *PopRequest, s *slot, q *queue) bool {
 	if ctx.found >= req.MaxMsgNums {
-		ctx.restCount += q.maxOffset() - max(s.queryOffset(b.cfg.UseServerSideResetOffset), 0)
+		ctx.restCount += backlog(q, s.queryOffset(b.cfg.UseServerSideResetOffset))
 		return true
 	}
 	return s.has&caughtUpMark != 0 && s.pull == q.maxOffset()
@@ -291,7 +291,7 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	}
 	remain := int(req.MaxMsgNums - ctx.found)
 	if remain <= 0 {
-		ctx.restCount += q.maxOffset() - max(b.queryOffset(k), 0)
+		ctx.restCount += backlog(q, b.queryOffset(k))
 		return
 	}
 	s := b.offsets.at(k)
@@ -315,6 +315,10 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	clear(r.msgs)
 	b.scratch.msgs = r.msgs[:0]
 }
+
+// backlog is a full batch's restNum share for queue q read from offset o:
+// the messages past o, all of them when there is no offset (o < 0).
+func backlog(q *queue, o int64) int64 { return q.maxOffset() - max(o, 0) }
 
 // queryOffset is offsets' queryOffset for k, -1 when k has no slot.
 func (b *Broker) queryOffset(k qkey) int64 {
