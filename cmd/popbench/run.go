@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -103,6 +102,23 @@ func setBenchtime(d string) error {
 	return flag.Set("test.benchtime", d)
 }
 
+// startCPUProfile profiles into path, written atomically: stop ends the
+// profile and renames the complete file into place.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := popreport.CreateAtomic(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Abort()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Commit()
+	}, nil
+}
+
 // result is one case's runs and latency recorder.
 type result struct {
 	c    bench.Case
@@ -120,17 +136,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.cpuprofile != "" {
-		f, err := os.Create(cfg.cpuprofile)
+		stop, err := startCPUProfile(cfg.cpuprofile)
 		if err != nil {
 			fmt.Fprintf(stderr, "popbench run: -cpuprofile: %v\n", err)
 			return 2
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "popbench run: -cpuprofile: %v\n", err)
-			return 2
-		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintf(stderr, "popbench run: -cpuprofile: %v\n", err)
+			}
+		}()
 	}
 	st := newStamp(cfg.count, cfg.benchtime) // before the runs: the code measured is HEAD now
 	results, err := runCases(cfg, stderr)
