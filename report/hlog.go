@@ -5,7 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -114,13 +115,9 @@ func decodeHlogLine(line string) (string, *hdrhistogram.Histogram, error) {
 	return name, h, nil
 }
 
+// sortedHistNames is the order histograms are written and shown in.
 func sortedHistNames(hists map[string]*hdrhistogram.Histogram) []string {
-	names := make([]string, 0, len(hists))
-	for name := range hists {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(hists))
 }
 
 // decodeHistogram wraps hdrhistogram.Decode, which indexes into its input

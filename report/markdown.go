@@ -3,7 +3,8 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,11 +96,7 @@ func writeCounts(b *bytes.Buffer, title, key, what string, counts map[string]int
 		b.WriteString("None.\n\n")
 		return
 	}
-	names := make([]string, 0, len(counts))
-	for k := range counts {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(counts))
 	if total >= 0 {
 		fmt.Fprintf(b, "| %s | %s | share |\n|---|--:|--:|\n", key, what)
 	} else {

@@ -2,8 +2,9 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
@@ -183,11 +184,7 @@ func DuplicatesChart(name, title string, s model.Summary) *Chart {
 }
 
 func barPanel(title, xLabel string, counts map[string]int64, colour int) (*plot.Plot, error) {
-	names := make([]string, 0, len(counts))
-	for k := range counts {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(counts))
 	p := newPanel(title, xLabel, "")
 	p.X.Min = 0
 	if len(names) == 0 {

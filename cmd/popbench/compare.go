@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,11 +23,7 @@ type threshold struct {
 type thresholds map[string]threshold
 
 func (t thresholds) String() string {
-	keys := make([]string, 0, len(t))
-	for k := range t {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(t))
 	var parts []string
 	for _, k := range keys {
 		v := t[k]
