@@ -135,15 +135,13 @@ func (s *sim) simpleDone(c *consumer, h *held) {
 		s.simpleAck(c, h)
 	case workload.ReconsumeLater:
 		if !s.proxyRejects(c, h, "change") {
-			h.finished = true
 			s.sendChange(c, h, h.hstr, retryDelayMs(h.msg.ReconsumeTimes), changeNack, 0)
 		}
 	default:
 		// An exception: the application neither acks nor renews; the lease
 		// runs out and the message comes back.
-		h.finished = true
 	}
-	h.finished = true
+	h.finished = true // whatever the outcome, the client is done with h
 	if c.wantPoll {
 		c.wantPoll = false
 		s.schedulePoll(c, 0)
@@ -151,11 +149,9 @@ func (s *sim) simpleDone(c *consumer, h *held) {
 }
 
 func (s *sim) simpleAck(c *consumer, h *held) {
-	if s.proxyRejects(c, h, "ack") {
-		h.finished = true
-		return
+	if !s.proxyRejects(c, h, "ack") {
+		s.sendAck(c, h)
 	}
-	s.sendAck(c, h)
 }
 
 // proxyRejects is validateReceiptHandle: an expired handle never reaches
