@@ -320,7 +320,6 @@ func (sw *sweepRun) execute(e *env) []jobResult {
 	results := make([]jobResult, len(sw.todo))
 	next := make(chan int)
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for range min(sw.parallel, max(len(sw.todo), 1)) {
 		wg.Add(1)
 		go func() {
@@ -328,9 +327,7 @@ func (sw *sweepRun) execute(e *env) []jobResult {
 			for i := range next {
 				results[i] = sw.one(sw.todo[i])
 				if bar != nil {
-					mu.Lock()
-					bar.Add(1)
-					mu.Unlock()
+					bar.Add(1) // ProgressBar locks itself
 				}
 			}
 		}()
