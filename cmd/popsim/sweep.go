@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -384,20 +385,26 @@ func (e *env) finishSweep(sweep *report.Sweep, dir string) int {
 	fmt.Fprintln(e.stdout, "\nfailing seeds (all of them):")
 	for _, c := range sweep.Cells() {
 		for _, r := range c.Failing() {
-			fmt.Fprintf(e.stdout, "  seed %d, %s: %d violation(s)\n", r.Seed, report.ParamsKey(c.Params), len(r.Violations))
-			seen := map[string]bool{}
-			for _, v := range r.Violations {
-				if !seen[v.Invariant] {
-					seen[v.Invariant] = true
-					fmt.Fprintf(e.stdout, "    %s: %s\n", v.Invariant, v.Detail)
-				}
-			}
-			if len(r.Violations) > 0 {
-				fmt.Fprintf(e.stdout, "    replay: %s\n", r.Violations[0].Replay)
-			}
+			printFailingRun(e.stdout, c, r)
 		}
 	}
 	return exitViolation
+}
+
+// printFailingRun prints a failing seed: the first violation of each
+// invariant it broke and the command that replays it.
+func printFailingRun(w io.Writer, c *report.SweepCell, r model.Summary) {
+	fmt.Fprintf(w, "  seed %d, %s: %d violation(s)\n", r.Seed, report.ParamsKey(c.Params), len(r.Violations))
+	seen := map[string]bool{}
+	for _, v := range r.Violations {
+		if !seen[v.Invariant] {
+			seen[v.Invariant] = true
+			fmt.Fprintf(w, "    %s: %s\n", v.Invariant, v.Detail)
+		}
+	}
+	if len(r.Violations) > 0 {
+		fmt.Fprintf(w, "    replay: %s\n", r.Violations[0].Replay)
+	}
 }
 
 func printSweepTable(e *env, sweep *report.Sweep) {
