@@ -369,11 +369,7 @@ func (p *planner) evaluate(x int64) (metrics, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			replay := replayCommand(p.src, seed, o)
-			out, err := execute(s, seed, point, replay, nil)
-			if re, ok := err.(*runError); ok {
-				out, err = failedRun(s.Name, seed, point, replay, re), nil
-			}
+			out, err := runSeed(p.src, s, seed, point, o)
 			results[i] = jobResult{j: job{seed: seed}, o: out, err: err}
 		}()
 	}

@@ -350,11 +350,8 @@ func (sw *sweepRun) execute(e *env) []jobResult {
 func (sw *sweepRun) one(j job) jobResult {
 	p := sw.points[j.point]
 	s := sw.loaded[j.point]
-	replay := replayCommand(sw.src, j.seed, p.Overrides()...)
-	o, err := execute(s, j.seed, labelled(p), replay, nil)
-	if re, ok := err.(*runError); ok {
-		o = failedRun(s.Name, j.seed, labelled(p), replay, re)
-	} else if err != nil {
+	o, err := runSeed(sw.src, s, j.seed, labelled(p), p.Overrides()...)
+	if err != nil {
 		return jobResult{j: j, err: err}
 	}
 	dir := filepath.Join(sw.dir, RunsDir, runFolder(j.point, p, j.seed))
@@ -362,6 +359,17 @@ func (sw *sweepRun) one(j job) jobResult {
 		return jobResult{j: j, err: err}
 	}
 	return jobResult{j: j, o: o}
+}
+
+// runSeed runs one seed of s (src with overrides applied) without a
+// trace. A run that hits a bound is not an error but a failed run.
+func runSeed(src *source, s *scenarios.Scenario, seed uint64, params map[string]string, overrides ...scenarios.Override) (*outcome, error) {
+	replay := replayCommand(src, seed, overrides...)
+	o, err := execute(s, seed, params, replay, nil)
+	if re, ok := err.(*runError); ok {
+		return failedRun(s.Name, seed, params, replay, re), nil
+	}
+	return o, err
 }
 
 // failedRun is the outcome of a run that did not finish.
