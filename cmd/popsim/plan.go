@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -362,18 +361,11 @@ func (p *planner) evaluate(x int64) (metrics, error) {
 	}
 	point := scenarios.Point{p.space.name: val}
 	results := make([]jobResult, len(p.seeds))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, p.parallel)
-	for i, seed := range p.seeds {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out, err := runSeed(p.src, s, seed, point, o)
-			results[i] = jobResult{j: job{seed: seed}, o: out, err: err}
-		}()
-	}
-	wg.Wait()
+	forEach(len(p.seeds), p.parallel, func(i int) {
+		seed := p.seeds[i]
+		out, err := runSeed(p.src, s, seed, point, o)
+		results[i] = jobResult{j: job{seed: seed}, o: out, err: err}
+	})
 	return p.collect(x, point, results)
 }
 

@@ -319,29 +319,37 @@ func (sw *sweepRun) execute(e *env) []jobResult {
 			progressbar.OptionClearOnFinish())
 	}
 	results := make([]jobResult, len(sw.todo))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(sw.parallel, max(len(sw.todo), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = sw.one(sw.todo[i])
-				if bar != nil {
-					bar.Add(1) // ProgressBar locks itself
-				}
-			}
-		}()
-	}
-	for i := range sw.todo {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	forEach(len(sw.todo), sw.parallel, func(i int) {
+		results[i] = sw.one(sw.todo[i])
+		if bar != nil {
+			bar.Add(1) // ProgressBar locks itself
+		}
+	})
 	if bar != nil {
 		bar.Finish()
 	}
 	return results
+}
+
+// forEach calls f(0) .. f(n-1) on at most parallel goroutines and returns
+// when every call has.
+func forEach(n, parallel int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(parallel, max(n, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // one runs and writes one job. A run that hits a bound becomes a failed
