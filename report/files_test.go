@@ -94,6 +94,51 @@ func TestWriteFileAtomicFailureLeavesNothing(t *testing.T) {
 	}
 }
 
+// A streamed file is invisible until Commit; Abort leaves the old file
+// and no temporary one.
+func TestAtomicFileStreams(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "trace.txt")
+	if err := WriteFileAtomic(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	a, err := CreateAtomic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Write([]byte("dropped")); err != nil {
+		t.Fatal(err)
+	}
+	a.Abort()
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Errorf("after Abort: contents %q, want %q", got, "old")
+	}
+	if names := listDir(t, dir); len(names) != 1 {
+		t.Errorf("after Abort: folder holds %q, want only trace.txt", names)
+	}
+	if a, err = CreateAtomic(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{"line 1\n", "line 2\n"} {
+		if _, err := a.Write([]byte(part)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != "old" {
+			t.Fatalf("before Commit: contents %q, want %q", got, "old")
+		}
+	}
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	a.Abort() // after Commit: must not remove the committed file
+	if got, _ := os.ReadFile(path); string(got) != "line 1\nline 2\n" {
+		t.Errorf("after Commit: contents %q", got)
+	}
+	if names := listDir(t, dir); len(names) != 1 {
+		t.Errorf("after Commit: folder holds %q, want only trace.txt", names)
+	}
+}
+
 func TestWriteRunReadRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	s := fixtureSummary()
