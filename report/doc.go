@@ -46,6 +46,15 @@
 // histograms.hlog; everything else in the folder is derived from those two
 // and can be re-rendered with WriteRun.
 //
+// # Writing files
+//
+// Every file this package writes goes through WriteFileAtomic: a temporary
+// file in the same folder, fsynced and renamed over the path, so a reader
+// sees the old file or the complete new one. AtomicFile (CreateAtomic,
+// Write, Commit or Abort) is the streaming form for files too large to hold
+// in memory, such as popsim's -trace; the commands use these two for every
+// output they write.
+//
 // # A sweep folder (Sweep, WriteSweep)
 //
 // A Sweep groups runs (SweepPoint) by parameter set into cells, merging
