@@ -15,4 +15,7 @@
 //	h, err := model.ParseReceiptHandle("64 1666860736757 60000 4 0 broker-a 0 110")
 //	if err != nil { ... }           // malformed input is an error, never a panic
 //	deadline := h.NextVisibleTime() // popTime + invisibleTime, in ms
+//
+// ParseReceiptHandleInto is the same decoder without allocation, for hot
+// paths (the engine's ack and changeInvisibleTime, the checker).
 package model
