@@ -19,14 +19,18 @@ const module = "popsim"
 
 // layer of each top-level package directory (sub-packages inherit it).
 var layers = map[string]int{
-	"clock": 0, "model": 1,
-	"pop": 2, "workload": 2, "report": 2,
-	"sim": 3, "scenarios": 4, "internal": 5,
-	"cmd": 6,
+	"clock": 0,
+	"model": 1, "stats": 1,
+	"pop": 2, "share": 2, "sqs": 2, "workload": 2, "report": 2,
+	"proxy":     3,
+	"sim":       4,
+	"scenarios": 5,
+	"sweep":     6, "internal": 6, "serve": 6,
+	"cmd": 7,
 }
 
 // deterministic packages: no wall clock, goroutines, global rand, or OS.
-var deterministic = []string{"pop", "model", "sim", "workload"}
+var deterministic = []string{"pop", "share", "sqs", "proxy", "model", "stats", "sim", "workload"}
 
 type goFile struct {
 	dir  string // package directory relative to the module root
