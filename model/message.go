@@ -27,6 +27,9 @@ type Property struct {
 // Message is a stored message with the RocketMQ fields POP cares about.
 // Offsets are consume-queue offsets; times are epoch milliseconds.
 type Message struct {
+	// ID is the simulator's identity of the message (see MsgID); copies
+	// keep it. It is not a RocketMQ field and never reaches a wire format.
+	ID              MsgID
 	Topic           string
 	QueueID         int32
 	QueueOffset     int64
