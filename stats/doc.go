@@ -1,0 +1,3 @@
+// Package stats is popsim's output analysis: confidence intervals for
+// simulated metrics.
+package stats
