@@ -21,6 +21,9 @@ const (
 	// decides whether batches must grow; a large beta errs towards larger
 	// batches, the safe side.
 	independenceBeta = 0.10
+	// giveUpBeta is the stricter level at which batches that cannot grow
+	// any more (fewer than 2·minBatches) are refused as still correlated.
+	giveUpBeta = 0.01
 	// defaultGroups is how many groups a series keeps (between half and
 	// all of it in use): memory is 8 to 24 bytes per group.
 	defaultGroups = 1024
@@ -143,8 +146,10 @@ func (g *groups) sums(first int) (x, y []float64) {
 //     the batch values (von Neumann's ratio in Young's C form, one-sided
 //     at independenceBeta); while it is significant, double the batch size
 //     (Fishman's batch-doubling rule, LBATCH of Fishman & Yarberry), as
-//     long as at least minBatches batches remain. If none passes, the run
-//     is too short: no interval.
+//     long as at least minBatches batches remain. When the batches cannot
+//     grow any more and the correlation is still significant at
+//     giveUpBeta, the run is too short: no interval; significant only at
+//     independenceBeta, the interval comes with a "borderline" note.
 //  2. Use about targetBatches batches of at least the accepted size (many
 //     small batches for the test, fewer large ones for the interval, as in
 //     Law & Carson's procedure) and return the delta-method t interval of
@@ -165,27 +170,33 @@ func (g *groups) batchInterval(from int64, level float64, m Method, units func(i
 		return none(est, level, k, m, "not enough data: "+plural(k, "group")+" of "+units(int(g.size))+
 			" after the warm-up, need "+strconv.Itoa(minBatches)+" batches")
 	}
-	accepted := 0
-	var lastC float64
-	for per := 1; k/per >= minBatches; per *= 2 {
-		bx, by := regroup(xs, ys, per)
-		c, crit := youngC(bx, by)
-		lastC = c
-		if c <= crit {
-			accepted = per
+	accepted, borderline := 1, false
+	for ; ; accepted *= 2 {
+		c, sd := youngC(regroup(xs, ys, accepted))
+		if c <= NormalQuantile(1-independenceBeta)*sd {
 			break
 		}
-	}
-	if accepted == 0 {
-		per := k / minBatches
-		return none(est, level, k, m, "batches still correlated at "+plural(k/per, "batch")+" of "+
-			units(int(g.size)*per)+" (lag-1 C = "+strconv.FormatFloat(lastC, 'f', 2, 64)+"): run longer")
+		if k/(2*accepted) >= minBatches {
+			continue // grow the batches
+		}
+		// The batches cannot grow further: give up only on strong
+		// evidence, so that independent batches are not refused one time
+		// in ten at the edge.
+		if c > NormalQuantile(1-giveUpBeta)*sd {
+			return none(est, level, k, m, "batches still correlated at "+plural(k/accepted, "batch")+" of "+
+				units(int(g.size)*accepted)+" (lag-1 C = "+strconv.FormatFloat(c, 'f', 2, 64)+"): run longer")
+		}
+		borderline = true
+		break
 	}
 	per := max(accepted, k/targetBatches)
 	bx, by := regroup(xs, ys, per)
 	iv := ratioInterval(bx, by, level, m, "batch")
 	iv.Note = plural(len(bx), "batch") + " of " + units(int(g.size)*per) +
 		", lag-1 r = " + strconv.FormatFloat(lag1(bx, by), 'f', 2, 64)
+	if borderline {
+		iv.Note += "; borderline lag-1 correlation at the largest batches: the interval may be narrow, run longer to be sure"
+	}
 	return iv
 }
 
@@ -235,25 +246,25 @@ func ratioOf(xs, ys []float64) float64 {
 }
 
 // youngC returns the C statistic of the batch residuals,
-// C = 1 - Σ(e_j - e_j+1)² / (2·Σ(e_j - ē)²), and its one-sided critical
-// value. Under independence (normal batch values) C has mean 0 and
-// variance (k-2)/(k²-1) (von Neumann 1941; Young 1941); positive
+// C = 1 - Σ(e_j - e_j+1)² / (2·Σ(e_j - ē)²), and its standard deviation
+// under independence. Under independence (normal batch values) C has mean
+// 0 and variance (k-2)/(k²-1) (von Neumann 1941; Young 1941); positive
 // correlation makes it large.
-func youngC(xs, ys []float64) (c, crit float64) {
+func youngC(xs, ys []float64) (c, sd float64) {
 	e := residuals(xs, ys)
 	k := float64(len(e))
 	_, variance := meanVar(e)
 	ss := variance * (k - 1)
-	crit = NormalQuantile(1-independenceBeta) * math.Sqrt((k-2)/(k*k-1))
+	sd = math.Sqrt((k - 2) / (k*k - 1))
 	if ss == 0 {
-		return 0, crit
+		return 0, sd
 	}
-	var sd float64
+	var sq float64
 	for i := 1; i < len(e); i++ {
 		d := e[i] - e[i-1]
-		sd += d * d
+		sq += d * d
 	}
-	return 1 - sd/(2*ss), crit
+	return 1 - sq/(2*ss), sd
 }
 
 // lag1 is the usual lag-1 autocorrelation estimate of the batch

@@ -91,7 +91,7 @@ func TestBatchMeansStillCorrelated(t *testing.T) {
 		xs[i] = float64(i) / 100
 	}
 	iv := BatchMeansCI(xs, 0.95)
-	if iv.OK || !strings.Contains(iv.Note, "batches still correlated at 20 batches of 500 observations") ||
+	if iv.OK || !strings.Contains(iv.Note, "batches still correlated at 31 batches of 320 observations") ||
 		!strings.HasSuffix(iv.Note, "run longer") {
 		t.Errorf("trend: %+v", iv)
 	}
@@ -123,8 +123,8 @@ func TestYoungCNullRejectionRate(t *testing.T) {
 		}
 		rejected := 0
 		for s := range reps {
-			c, crit := youngC(normals(newRand(uint64(s)), k, 0, 1), ys)
-			if c > crit {
+			c, sd := youngC(normals(newRand(uint64(s)), k, 0, 1), ys)
+			if c > NormalQuantile(0.9)*sd {
 				rejected++
 			}
 		}
