@@ -188,10 +188,39 @@ const (
 	Decreasing
 )
 
-// Point is one tried parameter value and its decision.
+// Point is one tried parameter value and its decisions, one per condition
+// of the target ("p99 <= 2s and dup <= 0.1%": two); the value meets the
+// target when it meets every condition.
 type Point struct {
-	X        float64  `json:"x"`
-	Decision Decision `json:"decision"`
+	X         float64    `json:"x"`
+	Decisions []Decision `json:"decisions"`
+}
+
+// Verdict combines the decisions: NotMet when any condition is clearly
+// not met, Met when all are clearly met, Undecided otherwise (and without
+// decisions).
+func (p Point) Verdict() Verdict {
+	met := len(p.Decisions) > 0
+	for _, d := range p.Decisions {
+		if d.Verdict == NotMet {
+			return NotMet
+		}
+		met = met && d.Verdict == Met
+	}
+	if met {
+		return Met
+	}
+	return Undecided
+}
+
+// EstimateMeets reports whether the point estimates meet every condition.
+func (p Point) EstimateMeets() bool {
+	for _, d := range p.Decisions {
+		if d.Interval.N == 0 || !d.Target.MetBy(d.Interval.Est) {
+			return false
+		}
+	}
+	return len(p.Decisions) > 0
 }
 
 // Answer is a capacity boundary with its uncertainty: "457, but 458 is not
@@ -240,7 +269,8 @@ func (a Answer) String() string {
 }
 
 // Boundary reads the answer of a capacity search off its tried points (in
-// any order; each X once). For Increasing (Decreasing mirrors it):
+// any order; each X once), all judged at the same level. For Increasing
+// (Decreasing mirrors it):
 //
 //   - values up to the largest NotMet are excluded (clearly not enough);
 //   - Safe is the smallest value above it that is Met;
@@ -272,16 +302,21 @@ func Boundary(points []Point, dir Direction) Answer {
 		a.Note = "no values tried"
 		return a
 	}
-	a.Level = ps[0].Decision.Interval.Level
+	for _, p := range ps {
+		if len(p.Decisions) > 0 {
+			a.Level = p.Decisions[0].Interval.Level
+			break
+		}
+	}
 	lastNot := -1
 	for i, p := range ps {
-		if p.Decision.Verdict == NotMet {
+		if p.Verdict() == NotMet {
 			lastNot = i
 		}
 	}
 	var notes []string
 	for i := range lastNot {
-		if ps[i].Decision.Verdict == Met {
+		if ps[i].Verdict() == Met {
 			notes = append(notes, "not monotone: "+fx(ps[i].X)+" met the target but "+fx(ps[lastNot].X)+
 				" clearly did not; add replications or check the metric")
 			break
@@ -289,11 +324,10 @@ func Boundary(points []Point, dir Direction) Answer {
 	}
 	safe, est := -1, -1
 	for i := lastNot + 1; i < len(ps) && safe < 0; i++ {
-		d := ps[i].Decision
-		if est < 0 && d.Interval.N > 0 && d.Target.MetBy(d.Interval.Est) {
+		if est < 0 && ps[i].EstimateMeets() {
 			est = i
 		}
-		if d.Verdict == Met {
+		if ps[i].Verdict() == Met {
 			safe = i
 		}
 	}

@@ -111,7 +111,7 @@ func TestSequentialDecisionKnownMean(t *testing.T) {
 // pt makes a point whose three replications are mean-h, mean, mean+h:
 // the 95% interval is mean ± 2.484·h.
 func pt(x, mean, h float64, target Target) Point {
-	return Point{X: x, Decision: Decide([]float64{mean - h, mean, mean + h}, target, 0.95)}
+	return Point{X: x, Decisions: []Decision{Decide([]float64{mean - h, mean, mean + h}, target, 0.95)}}
 }
 
 func TestBoundary(t *testing.T) {
@@ -142,14 +142,28 @@ func TestBoundary(t *testing.T) {
 		{"not monotone", []Point{pt(455, 90, 1, le), pt(456, 130, 1, le), pt(457, 80, 1, le)}, Increasing,
 			"457 (clear at 95%); not monotone: 455 met the target but 456 clearly did not; add replications or check the metric"},
 		{"nothing", nil, Increasing, "not found: no values tried"},
+		{"two conditions", []Point{two(456, 80, 2), two(457, 80, 0.5), two(458, 80, 0.1), two(459, 60, 0.05)}, Increasing,
+			"458, but 459 is not excluded at 95%"},
 	} {
 		a := Boundary(c.points, c.dir)
 		if got := a.String(); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
 	}
+	p := two(458, 80, 0.1)
+	if p.Verdict() != Undecided || !p.EstimateMeets() || (Point{X: 1}).Verdict() != Undecided || (Point{X: 1}).EstimateMeets() {
+		t.Errorf("combined verdicts: %v %v", p.Verdict(), p.EstimateMeets())
+	}
 	a := Boundary([]Point{pt(456, 130, 1, le), pt(457, 98, 5, le), pt(458, 80, 1, le)}, Increasing)
 	if !a.Found || a.Est != 457 || a.Safe != 458 || a.Level != 0.95 || len(a.NotExcluded) != 1 {
 		t.Errorf("fields: %+v", a)
 	}
+}
+
+// two is a point judged on two conditions: p99 <= 100 (clearly met at
+// mean 80 with spread 1, or at 60) and dup <= 0.2% (mean dup, spread 0.05).
+func two(x, p99, dup float64) Point {
+	p := pt(x, p99, 1, Target{AtMost, 100})
+	p.Decisions = append(p.Decisions, Decide([]float64{dup - 0.05, dup, dup + 0.05}, Target{AtMost, 0.2}, 0.95))
+	return p
 }
