@@ -22,7 +22,8 @@ const (
 	// batches, the safe side.
 	independenceBeta = 0.10
 	// giveUpBeta is the stricter level at which batches that cannot grow
-	// any more (fewer than 2·minBatches) are refused as still correlated.
+	// any more (doubling would leave fewer than minBatches) are refused as
+	// still correlated.
 	giveUpBeta = 0.01
 	// defaultGroups is how many groups a series keeps (between half and
 	// all of it in use): memory is 8 to 24 bytes per group.
@@ -164,6 +165,9 @@ func (g *groups) batchInterval(from int64, level float64, m Method, units func(i
 	k := len(xs)
 	if why := checkLevel(level); why != "" {
 		return none(0, level, k, m, why)
+	}
+	if !finite(xs) || !finite(ys) {
+		return none(math.NaN(), level, k, m, "a value is NaN or infinite")
 	}
 	est := ratioOf(xs, ys)
 	if k < minBatches {

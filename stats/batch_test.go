@@ -83,6 +83,14 @@ func TestBatchMeansNotEnoughData(t *testing.T) {
 	}
 }
 
+func TestBatchMeansNonFinite(t *testing.T) {
+	xs := normals(newRand(1), 1000, 0, 1)
+	xs[500] = math.Inf(1)
+	if iv := BatchMeansCI(xs, 0.95); iv.OK || iv.Note != "a value is NaN or infinite" {
+		t.Errorf("with +Inf: %+v", iv)
+	}
+}
+
 // A series that never settles (a trend) keeps its batch means correlated
 // at every batch size: no interval, and the note says to run longer.
 func TestBatchMeansStillCorrelated(t *testing.T) {

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -25,6 +26,36 @@ type Target struct {
 	Threshold float64 `json:"threshold"`
 }
 
+// String renders "<=" or ">=".
+func (g Goal) String() string {
+	if g == AtLeast {
+		return ">="
+	}
+	return "<="
+}
+
+// MarshalText makes a Goal "at_most" or "at_least" in JSON (words, since
+// encoding/json escapes < and >).
+func (g Goal) MarshalText() ([]byte, error) {
+	if g == AtLeast {
+		return []byte("at_least"), nil
+	}
+	return []byte("at_most"), nil
+}
+
+// UnmarshalText reads "at_most" or "at_least".
+func (g *Goal) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "at_most":
+		*g = AtMost
+	case "at_least":
+		*g = AtLeast
+	default:
+		return errors.New("stats: goal " + strconv.Quote(string(b)) + ": want at_most or at_least")
+	}
+	return nil
+}
+
 // MetBy reports whether the value x meets the target.
 func (t Target) MetBy(x float64) bool {
 	if t.Goal == AtLeast {
@@ -34,13 +65,7 @@ func (t Target) MetBy(x float64) bool {
 }
 
 // String renders "<= 200" or ">= 1000".
-func (t Target) String() string {
-	op := "<= "
-	if t.Goal == AtLeast {
-		op = ">= "
-	}
-	return op + fx(t.Threshold)
-}
+func (t Target) String() string { return t.Goal.String() + " " + fx(t.Threshold) }
 
 // Verdict is the outcome of a statistical decision.
 type Verdict int
@@ -62,6 +87,20 @@ func (v Verdict) String() string {
 		return "not met"
 	}
 	return "undecided"
+}
+
+// MarshalText makes a Verdict its String in JSON.
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// UnmarshalText reads "met", "not met" or "undecided".
+func (v *Verdict) UnmarshalText(b []byte) error {
+	for _, c := range []Verdict{Undecided, Met, NotMet} {
+		if c.String() == string(b) {
+			*v = c
+			return nil
+		}
+	}
+	return errors.New("stats: verdict " + strconv.Quote(string(b)) + ": want met, not met or undecided")
 }
 
 // Decision is whether one parameter value meets a target, judged from

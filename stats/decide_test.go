@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -166,4 +167,27 @@ func two(x, p99, dup float64) Point {
 	p := pt(x, p99, 1, Target{AtMost, 100})
 	p.Decisions = append(p.Decisions, Decide([]float64{dup - 0.05, dup, dup + 0.05}, Target{AtMost, 0.2}, 0.95))
 	return p
+}
+
+func TestDecisionJSONRoundTrip(t *testing.T) {
+	d := Decide([]float64{1, 2, 3, 4, 5}, Target{AtLeast, 2}, 0.95)
+	b, err := json.Marshal(Point{X: 457, Decisions: []Decision{d}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`{"x":457,"decisions":[{"target":{"goal":"at_least","threshold":2},"verdict":"undecided",`,
+		`"level":0.95,"n":5,"method":"t over replications","ok":true},"more":8}]}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON %s\nlacks %s", b, want)
+		}
+	}
+	var back Point
+	if err := json.Unmarshal(b, &back); err != nil || back.Decisions[0].String() != d.String() {
+		t.Errorf("round trip: %v, %v", err, back)
+	}
+	var v Verdict
+	var g Goal
+	if v.UnmarshalText([]byte("maybe")) == nil || g.UnmarshalText([]byte("<=")) == nil {
+		t.Error("bad text accepted")
+	}
 }

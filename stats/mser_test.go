@@ -72,6 +72,7 @@ func TestMSER5TruncatesMM1Transient(t *testing.T) {
 		cutErr += math.Abs(cut-5) / 20
 	}
 	slices.Sort(cuts)
+	t.Logf("cuts %v; mean |error| raw %.2f, after the cut %.3f", cuts, rawErr, cutErr)
 	if median := cuts[10]; median < 500 || median > 1500 {
 		t.Errorf("median cut %d customers, want 500..1500 (the backlog drains in about 1000)", median)
 	}
@@ -93,6 +94,7 @@ func TestMSER5MM1EmptyStartCutsLittle(t *testing.T) {
 			small++
 		}
 	}
+	t.Logf("%d of 20 empty-start runs cut at most 5%%", small)
 	if small < 17 {
 		t.Errorf("only %d of 20 empty-start runs cut at most 5%%", small)
 	}
@@ -107,6 +109,7 @@ func TestMSER5FailsWhenRunTooShort(t *testing.T) {
 			failed++
 		}
 	}
+	t.Logf("the rule failed in %d of 20 seeds", failed)
 	if failed < 18 {
 		t.Errorf("1000 customers after 200 queued: the rule failed in only %d of 20 seeds", failed)
 	}
