@@ -427,8 +427,7 @@ func (s *QuantileSeries) Add(at int64, x float64) {
 	}
 	s.buf = append(s.buf, x)
 	if len(s.buf) == s.block {
-		slices.Sort(s.buf)
-		s.g.add(s.bufAt, s.buf[nearestRank(s.block, s.q)-1], 0, 0)
+		s.g.add(s.bufAt, selectKth(s.buf, nearestRank(s.block, s.q)-1), 0, 0)
 		s.buf = s.buf[:0]
 	}
 }
@@ -439,6 +438,63 @@ func (s *QuantileSeries) CI(from int64, level float64) Interval {
 	return s.g.batchInterval(from, level, BatchQuantiles, func(n int) string {
 		return plural(n, "block") + " of " + plural(s.block, "observation")
 	})
+}
+
+// selectKth returns the k-th smallest element (0-based) of a, reordering
+// a: Hoare's quickselect with a median-of-three pivot, linear on average;
+// after 2·log2(n) partitions without finishing it sorts what is left, so
+// the worst case stays O(n log n).
+func selectKth(a []float64, k int) float64 {
+	lo, hi := 0, len(a)-1
+	for budget := 2 * bitsLen(len(a)); lo < hi; budget-- {
+		if budget == 0 {
+			slices.Sort(a[lo : hi+1])
+			break
+		}
+		// Median of three into a[mid], then Hoare partition around it.
+		mid := lo + (hi-lo)/2
+		if a[mid] < a[lo] {
+			a[mid], a[lo] = a[lo], a[mid]
+		}
+		if a[hi] < a[lo] {
+			a[hi], a[lo] = a[lo], a[hi]
+		}
+		if a[hi] < a[mid] {
+			a[hi], a[mid] = a[mid], a[hi]
+		}
+		pivot := a[mid]
+		i, j := lo, hi
+		for i <= j {
+			for a[i] < pivot {
+				i++
+			}
+			for a[j] > pivot {
+				j--
+			}
+			if i <= j {
+				a[i], a[j] = a[j], a[i]
+				i, j = i+1, j-1
+			}
+		}
+		// Now a[lo..j] <= pivot <= a[i..hi], and a[j+1..i-1] == pivot.
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return a[k]
+		}
+	}
+	return a[k]
+}
+
+func bitsLen(n int) int {
+	b := 0
+	for ; n > 0; n >>= 1 {
+		b++
+	}
+	return b
 }
 
 // BatchQuantileCI is the non-streaming convenience for QuantileSeries:

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -214,5 +215,29 @@ func TestQuantileSeries(t *testing.T) {
 	}
 	if iv := BatchQuantileCI(make([]float64, 50), 0.5, 10, 0.95); iv.OK || !strings.Contains(iv.Note, "5 groups of 1 block of 10 observations") {
 		t.Errorf("5 blocks: %+v", iv)
+	}
+}
+
+// selectKth against sorting, on random, sorted, reversed, constant and
+// few-valued inputs.
+func TestSelectKth(t *testing.T) {
+	r := newRand(9)
+	for n := 1; n <= 300; n += 7 {
+		inputs := map[string][]float64{"random": normals(r, n, 0, 1)}
+		sorted, rev, flat, few := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range n {
+			sorted[i], rev[i], flat[i], few[i] = float64(i), float64(n-i), 3, float64(r.IntN(3))
+		}
+		inputs["sorted"], inputs["reversed"], inputs["constant"], inputs["few values"] = sorted, rev, flat, few
+		for _, name := range []string{"random", "sorted", "reversed", "constant", "few values"} {
+			ref := slices.Clone(inputs[name])
+			slices.Sort(ref)
+			for _, k := range []int{0, n / 2, n - 1, (n * 9) / 10} {
+				a := slices.Clone(inputs[name])
+				if got := selectKth(a, k); got != ref[k] {
+					t.Fatalf("%s n=%d k=%d: %v, want %v", name, n, k, got, ref[k])
+				}
+			}
+		}
 	}
 }
