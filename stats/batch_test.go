@@ -1,0 +1,243 @@
+package stats
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The bounded store against the obvious reference: after n units the
+// stored groups are exactly the consecutive chunks of size units from the
+// start, as many as fit, and between half and all of the capacity is in
+// use once merging has begun.
+func TestGroupsMatchConsecutiveChunks(t *testing.T) {
+	for _, capacity := range []int{2, 4, 8, 16, 1024} {
+		g := newGroups(capacity, 1, true, true)
+		r := newRand(uint64(capacity))
+		var xs, ys, qs []float64
+		for n := 1; n <= 6000; n++ {
+			x, y, q := r.Float64(), float64(r.IntN(5)), r.Float64()
+			xs, ys, qs = append(xs, x), append(ys, y), append(qs, q)
+			g.add(int64(10*n), x, y, q)
+			if n%97 != 0 && n != 6000 {
+				continue
+			}
+			if want := n / int(g.size); len(g.x) != want {
+				t.Fatalf("cap %d n %d: %d groups of %d, want %d", capacity, n, len(g.x), g.size, want)
+			}
+			if g.size > 1 && len(g.x) < capacity/2 {
+				t.Fatalf("cap %d n %d: only %d groups in use after merging", capacity, n, len(g.x))
+			}
+			for i := range g.x {
+				var sx, sy, sq float64
+				for j := i * int(g.size); j < (i+1)*int(g.size); j++ {
+					sx += xs[j]
+					sy += ys[j]
+					sq += qs[j]
+				}
+				if !closeRel(g.x[i], sx, 1e-12) || g.y[i] != sy || !closeRel(g.q[i], sq, 1e-12) || g.at[i] != int64(10*(i*int(g.size)+1)) {
+					t.Fatalf("cap %d n %d group %d: (%v, %v, %d), want (%v, %v, %d)", capacity, n, i,
+						g.x[i], g.y[i], g.at[i], sx, sy, 10*(i*int(g.size)+1))
+				}
+			}
+		}
+	}
+}
+
+func TestGroupsRejectDecreasingKeys(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "keys must not decrease") {
+			t.Errorf("recovered %v", r)
+		}
+	}()
+	s := NewSeries()
+	s.Add(5, 1)
+	s.Add(4, 1)
+}
+
+// With 100 i.i.d. observations there are 20 groups of 5, the lag-1 test
+// passes at once, and the interval is exactly MeanCI of the 20 batch means.
+func TestBatchMeansExactSmallCase(t *testing.T) {
+	xs := normals(newRand(7), 100, 50, 3)
+	means := make([]float64, 20)
+	for i := range means {
+		for _, x := range xs[5*i : 5*i+5] {
+			means[i] += x / 5
+		}
+	}
+	got, want := BatchMeansCI(xs, 0.95), MeanCI(means, 0.95)
+	if !got.OK || got.N != 20 || got.Method != BatchMeans || !closeRel(got.Est, want.Est, 1e-12) ||
+		!closeRel(got.Lo, want.Lo, 1e-12) || !closeRel(got.Hi, want.Hi, 1e-12) {
+		t.Fatalf("batch means %+v, MeanCI of batch means %+v", got, want)
+	}
+	if !strings.HasPrefix(got.Note, "20 batches of 5 observations, lag-1 r = ") {
+		t.Errorf("note %q", got.Note)
+	}
+}
+
+func TestBatchMeansNotEnoughData(t *testing.T) {
+	iv := BatchMeansCI(normals(newRand(1), 99, 0, 1), 0.95)
+	want := "not enough data: 19 groups of 5 observations after the warm-up, need 20 batches"
+	if iv.OK || iv.Note != want || iv.N != 19 {
+		t.Errorf("99 observations: %+v, want note %q", iv, want)
+	}
+}
+
+func TestBatchMeansNonFinite(t *testing.T) {
+	xs := normals(newRand(1), 1000, 0, 1)
+	xs[500] = math.Inf(1)
+	if iv := BatchMeansCI(xs, 0.95); iv.OK || iv.Note != "a value is NaN or infinite" {
+		t.Errorf("with +Inf: %+v", iv)
+	}
+}
+
+// A series that never settles (a trend) keeps its batch means correlated
+// at every batch size: no interval, and the note says to run longer.
+func TestBatchMeansStillCorrelated(t *testing.T) {
+	xs := make([]float64, 10000)
+	for i := range xs {
+		xs[i] = float64(i) / 100
+	}
+	iv := BatchMeansCI(xs, 0.95)
+	if iv.OK || !strings.Contains(iv.Note, "batches still correlated at 31 batches of 320 observations") ||
+		!strings.HasSuffix(iv.Note, "run longer") {
+		t.Errorf("trend: %+v", iv)
+	}
+}
+
+// AR(1) with phi = 0.9 has lag-1 correlation 0.9 between observations:
+// the rule must grow batches past the correlation (about 19 observations)
+// before it accepts them, and report a final lag-1 estimate near zero.
+func TestBatchMeansGrowBatchesForCorrelatedData(t *testing.T) {
+	iv := BatchMeansCI(ar1(newRand(3), 20000, 0, 0.9), 0.95)
+	if !iv.OK || iv.N < 20 || iv.N > 60 {
+		t.Fatalf("AR(1): %+v", iv)
+	}
+	// The naive interval pretends 20000 independent values: ~4.4x narrower.
+	naive := MeanCI(ar1(newRand(3), 20000, 0, 0.9), 0.95)
+	if ratio := iv.HalfWidth() / naive.HalfWidth(); ratio < 3 || ratio > 6.5 {
+		t.Errorf("batch/naive half-width ratio %.2f, want about sqrt(19) = 4.36", ratio)
+	}
+}
+
+// The C statistic's null distribution: with i.i.d. normal batches the
+// one-sided test rejects about beta = 10% of the time.
+func TestYoungCNullRejectionRate(t *testing.T) {
+	const reps = 4000
+	for _, k := range []int{20, 64} {
+		ys := make([]float64, k)
+		for i := range ys {
+			ys[i] = 1
+		}
+		rejected := 0
+		for s := range reps {
+			c, sd := youngC(normals(newRand(uint64(s)), k, 0, 1), ys)
+			if c > NormalQuantile(0.9)*sd {
+				rejected++
+			}
+		}
+		if rate := float64(rejected) / reps; rate < 0.085 || rate > 0.115 {
+			t.Errorf("k=%d: rejected %.3f of i.i.d. samples, want about 0.10", k, rate)
+		}
+	}
+}
+
+func TestSeriesMeanCIFrom(t *testing.T) {
+	s := NewSeries()
+	xs := normals(newRand(4), 1000, 0, 1)
+	for i := range xs {
+		if i < 500 {
+			xs[i] += 100 // a transient the caller cuts by key
+		}
+		s.Add(int64(1000+i), xs[i])
+	}
+	all, cut := s.MeanCI(math.MinInt64, 0.95), s.MeanCI(1500, 0.95)
+	ref := BatchMeansCI(xs[500:], 0.95)
+	if cut.Est != ref.Est || cut.Lo != ref.Lo || cut.Hi != ref.Hi {
+		t.Errorf("from key 1500: %v, want %v", cut, ref)
+	}
+	if all.OK {
+		t.Errorf("with the transient kept the batches cannot pass the test: %v", all)
+	}
+	if s.Count() != 1000 {
+		t.Errorf("Count = %d", s.Count())
+	}
+}
+
+// RatioSeries with den = 1 per unit is batch means with groups of one.
+func TestRatioSeriesExactSmallCase(t *testing.T) {
+	xs := normals(newRand(8), 40, 3, 1)
+	rs := NewRatioSeries()
+	for i, x := range xs {
+		rs.Add(int64(i), 2*x, 2)
+	}
+	got, want := rs.CI(0, 0.9), MeanCI(xs, 0.9)
+	if !got.OK || got.N != 40 || !closeRel(got.Est, want.Est, 1e-12) || !closeRel(got.Lo, want.Lo, 1e-12) || !closeRel(got.Hi, want.Hi, 1e-12) {
+		t.Errorf("ratio of 2x/2: %v (%s), want %v", got, got.Note, want)
+	}
+	if !strings.HasPrefix(got.Note, "40 batches of 1 unit, lag-1") {
+		t.Errorf("note %q", got.Note)
+	}
+}
+
+func TestQuantileSeries(t *testing.T) {
+	if _, err := NewQuantileSeries(1, 0); err == nil || err.Error() != "stats: quantile 1 out of range: want 0 < q < 1 (0.99 for p99)" {
+		t.Errorf("q = 1: %v", err)
+	}
+	if _, err := NewQuantileSeries(0.5, -3); err == nil {
+		t.Error("negative block accepted")
+	}
+	for _, c := range []struct {
+		q    float64
+		want int
+	}{{0.5, 200}, {0.9, 1000}, {0.99, 10000}, {0.999, 100000}, {0.1, 112}} {
+		if s, _ := NewQuantileSeries(c.q, 0); s.block != c.want {
+			t.Errorf("default block for %v: %d, want %d", c.q, s.block, c.want)
+		}
+	}
+	// Blocks of 10 values 0..9 in shuffled order: every block's median
+	// (nearest rank 5) is 4, so the estimate is exactly 4 with zero width.
+	s, _ := NewQuantileSeries(0.5, 10)
+	r := newRand(2)
+	for b := range 25 {
+		perm := r.Perm(10)
+		for i, v := range perm {
+			s.Add(int64(10*b+i), float64(v))
+		}
+	}
+	iv := s.CI(0, 0.95)
+	if !iv.OK || iv.Est != 4 || iv.Lo != 4 || iv.Hi != 4 || iv.N != 25 || iv.Method != BatchQuantiles {
+		t.Errorf("per-block medians all 4: %+v", iv)
+	}
+	if !strings.HasPrefix(iv.Note, "25 batches of 1 block of 10 observations") {
+		t.Errorf("note %q", iv.Note)
+	}
+	if iv := BatchQuantileCI(make([]float64, 50), 0.5, 10, 0.95); iv.OK || !strings.Contains(iv.Note, "5 groups of 1 block of 10 observations") {
+		t.Errorf("5 blocks: %+v", iv)
+	}
+}
+
+// selectKth against sorting, on random, sorted, reversed, constant and
+// few-valued inputs.
+func TestSelectKth(t *testing.T) {
+	r := newRand(9)
+	for n := 1; n <= 300; n += 7 {
+		inputs := map[string][]float64{"random": normals(r, n, 0, 1)}
+		sorted, rev, flat, few := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range n {
+			sorted[i], rev[i], flat[i], few[i] = float64(i), float64(n-i), 3, float64(r.IntN(3))
+		}
+		inputs["sorted"], inputs["reversed"], inputs["constant"], inputs["few values"] = sorted, rev, flat, few
+		for _, name := range []string{"random", "sorted", "reversed", "constant", "few values"} {
+			ref := slices.Clone(inputs[name])
+			slices.Sort(ref)
+			for _, k := range []int{0, n / 2, n - 1, (n * 9) / 10} {
+				a := slices.Clone(inputs[name])
+				if got := selectKth(a, k); got != ref[k] {
+					t.Fatalf("%s n=%d k=%d: %v, want %v", name, n, k, got, ref[k])
+				}
+			}
+		}
+	}
+}
