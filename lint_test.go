@@ -20,7 +20,7 @@ const module = "popsim"
 // layer of each top-level package directory (sub-packages inherit it).
 var layers = map[string]int{
 	"clock": 0,
-	"model": 1, "stats": 1,
+	"model": 1, "stats": 1, "filter": 1,
 	"pop": 2, "share": 2, "sqs": 2, "workload": 2, "report": 2,
 	"proxy":     3,
 	"sim":       4,
@@ -30,7 +30,7 @@ var layers = map[string]int{
 }
 
 // deterministic packages: no wall clock, goroutines, global rand, or OS.
-var deterministic = []string{"pop", "share", "sqs", "proxy", "model", "stats", "sim", "workload"}
+var deterministic = []string{"pop", "share", "sqs", "proxy", "model", "stats", "filter", "sim", "workload"}
 
 type goFile struct {
 	dir  string // package directory relative to the module root
