@@ -56,7 +56,7 @@ func (s *sim) crash(c *consumer) {
 			pq.gen++
 		}
 	}
-	s.q.after(s.c.restart.Sample(s.plan.rng[famCrash]), evRestart, c.idx, c.epoch, nil)
+	s.q.after(s.cfg.Faults.Crash.RestartDelay.Sample(s.plan.rng[famCrash]), evRestart, c.idx, c.epoch, nil)
 	if c.kind == Pull {
 		s.rebalance(c.g)
 	}
@@ -92,7 +92,7 @@ func (s *sim) pause(c *consumer) {
 	if !c.alive || s.q.now() < c.pauseUntil {
 		return
 	}
-	s.freeze(c, max(s.c.pause.Sample(s.plan.rng[famPause]), 1))
+	s.freeze(c, max(s.cfg.Faults.Pause.Duration.Sample(s.plan.rng[famPause]), 1))
 }
 
 // freeze pauses c for d from now.
@@ -123,5 +123,5 @@ func (s *sim) slow(c *consumer) {
 		return
 	}
 	s.cov.hit("slow")
-	c.slowUntil = s.q.now().Add(s.c.slow.Sample(s.plan.rng[famSlow]))
+	c.slowUntil = s.q.now().Add(s.cfg.Faults.Slow.Duration.Sample(s.plan.rng[famSlow]))
 }

@@ -71,7 +71,8 @@ func (s *sim) faultRenew(c *consumer, f *renewFault) {
 		}
 	}
 	s.cov.hit(s.plan.renew[f.edge].name)
-	inv := c.spec.InvisibleTime.Millis()
+	invisible, _ := c.popTimes()
+	inv := invisible.Millis()
 	cl := s.newCall(callChange, c)
 	cl.h, cl.handle, cl.why, cl.edge = h, hstr, why, f.edge
 	cl.invisibleMs = inv

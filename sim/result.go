@@ -32,7 +32,7 @@ func (s *sim) summary(rep check.Report, traceSum string) model.Summary {
 	cfg := s.cfg
 	sum := model.Summary{
 		Scenario: s.opts.Scenario, Seed: cfg.Seed, ConsumerKind: s.consumerKind(),
-		ConfigSHA256: cfg.SHA256(), TraceSHA256: traceSum,
+		ConfigSHA256: s.c.sha256, TraceSHA256: traceSum,
 		Produced: rep.Produced, Acked: rep.Acked, DLQ: rep.DLQ, Dropped: rep.Dropped, Lost: rep.Lost,
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
@@ -63,8 +63,8 @@ func (s *sim) consumerKind() string {
 func (s *sim) planLines() []string {
 	out := []string{
 		"seed " + strconv.FormatUint(s.cfg.Seed, 10),
-		"config_sha256 " + s.cfg.SHA256(),
-		"swarm " + strconv.FormatBool(s.cfg.Swarm),
+		"config_sha256 " + s.c.sha256,
+		"swarm " + strconv.FormatBool(s.cfg.Faults.Swarm),
 	}
 	return append(out, s.plan.lines()...)
 }

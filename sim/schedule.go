@@ -12,7 +12,7 @@ import (
 // and shrink schedules; a schedule prints one readable line per step.
 //
 // Each step reuses the simulator's own fault code: a crash is the crash
-// clock's crash (the consumer restarts after Faults.RestartDelay), a
+// clock's crash (the consumer restarts after Faults.Crash.RestartDelay), a
 // broker restart is the broker-restart clock's restart, and a window
 // switches one FaultSpec site fully on (every request of the type is lost,
 // every delivered message gets the renewal edge, every retry-topic write
@@ -24,9 +24,9 @@ type FaultKind uint8
 
 // Scheduled fault kinds.
 const (
-	FaultCrash             FaultKind = iota + 1 // crash Consumer; it restarts after Faults.RestartDelay
+	FaultCrash             FaultKind = iota + 1 // crash Consumer; it restarts after Faults.Crash.RestartDelay
 	FaultPause                                  // freeze Consumer for For (a GC pause)
-	FaultSlow                                   // Consumer processes Faults.SlowFactor times slower for For
+	FaultSlow                                   // Consumer processes Faults.Slow.Factor times slower for For
 	FaultLoss                                   // lose every Loss request (or response) for For
 	FaultRenewSameDeadline                      // messages delivered within For get a same-deadline renewal
 	FaultRenewAtExpiry                          // ... a renewal that reaches the broker exactly at expiry
@@ -120,8 +120,8 @@ func (sc Schedule) order() []int {
 	return idx
 }
 
-// validate checks every step against the compiled configuration.
-func (sc Schedule) validate(c *compiled) error {
+// validate checks every step against the validated configuration.
+func (sc Schedule) validate(c *layout) error {
 	for i, f := range sc {
 		if err := f.validate(c); err != nil {
 			return fmt.Errorf("sim: schedule[%d] (%s): %w", i, f, err)
@@ -130,7 +130,7 @@ func (sc Schedule) validate(c *compiled) error {
 	return nil
 }
 
-func (f *ScheduledFault) validate(c *compiled) error {
+func (f *ScheduledFault) validate(c *layout) error {
 	if f.Kind == 0 || f.Kind >= numFaultKinds {
 		return fmt.Errorf("Kind = %d: want 1..%d", f.Kind, numFaultKinds-1)
 	}
@@ -166,7 +166,7 @@ func (f *ScheduledFault) validate(c *compiled) error {
 // The schedule is validated against cfg (after defaults); Result.Plan ends
 // with the schedule's lines.
 func RunScheduled(cfg Config, sc Schedule, opts RunOptions) (*Result, error) {
-	c, err := cfg.withDefaults().compile()
+	c, err := cfg.WithDefaults().layout()
 	if err != nil {
 		return nil, err
 	}
