@@ -93,6 +93,9 @@ func (e *env) cmdRun(args []string) int {
 // returns nil and the exit code on failure.
 func (e *env) runOnce(src *source, s *scenarios.Scenario, seed uint64, tracePath string, extra io.Writer) (*outcome, int) {
 	replay := replayCommand(src, seed)
+	if err := checkEstimate(s, 1, src.force); err != nil {
+		return nil, e.badInput("%v", err)
+	}
 	fmt.Fprintf(e.stdout, "popsim: scenario %s (%s), seed %d\n", s.Name, s.Source, seed)
 	tf, w, err := openTrace(tracePath, extra)
 	if err != nil {
