@@ -123,9 +123,9 @@ func (s *sim) newConsumer(idx int32, spec *ConsumerSpec) *consumer {
 	}
 	c.gpos = len(g.members)
 	g.members = append(g.members, c)
-	if st := &s.plan.skew; st.on {
+	if st := &s.faults.skew; st.on {
 		b := int64(st.bound)
-		c.skew = clock.Duration(s.plan.rng[famSkew].Int64N(2*b+1) - b)
+		c.skew = clock.Duration(s.faults.rng[famSkew].Int64N(2*b+1) - b)
 		if c.skew != 0 {
 			s.cov.hit("clock-skew")
 		}

@@ -10,7 +10,7 @@
 //     a virtual-time limit that fail with ErrEventBudget / ErrTimeLimit.
 //     The clock.Virtual is advanced by the scheduler only.
 //   - Random streams: math/rand/v2 PCG streams derived from the run seed,
-//     one per concern (tie-breaks, network, fault plan, each fault family,
+//     one per concern (tie-breaks, network, fault activation, each fault family,
 //     each producer, each consumer), so enabling a fault family does not
 //     shift the workload's draws.
 //   - The trace: every model.Event gets a Seq; a running SHA-256 covers
@@ -96,7 +96,7 @@
 //	if err := cfg.Validate(); err != nil { ... }        // names the field and its range
 //	res, err := sim.Run(cfg, sim.RunOptions{Scenario: "default", Replay: "popsim run -seed 42"})
 //	if err != nil { ... }                               // bad config, or a budget was hit
-//	for _, l := range res.Plan { fmt.Println(l) }       // derived parameters first
+//	for _, l := range res.Setup { fmt.Println(l) }      // derived parameters first
 //	fmt.Println(res.Summary.TraceSHA256, len(res.Summary.Violations))
 //	if err := sim.SelfCheck(cfg); err != nil { ... }    // same seed twice, first divergent event
 package sim

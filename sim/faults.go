@@ -46,9 +46,9 @@ const (
 	numRenewEdges
 )
 
-// faultPlan is the per-run fault configuration after two-level activation
+// faultSites is the per-run fault configuration after two-level activation
 // and swarm weighting, plus one random stream per family.
-type faultPlan struct {
+type faultSites struct {
 	crash, pause, slow, broker site
 	loss                       [len(lossKinds)][2]site // [request type][0 request, 1 response]
 	renew                      [numRenewEdges]site
@@ -56,16 +56,16 @@ type faultPlan struct {
 	rng                        [numFamilies]*rand.Rand
 }
 
-// buildFaultPlan draws the plan from the plan stream: first the swarm mask
+// drawFaultSites draws the sites from the activation stream: first the swarm mask
 // (one draw per family, so shrinking turns families off), then per site
 // the swarm weight and the activation draw.
-func buildFaultPlan(seed uint64, c *Config) *faultPlan {
+func drawFaultSites(seed uint64, c *Config) *faultSites {
 	f := &c.Faults
-	p := &faultPlan{}
+	p := &faultSites{}
 	for i := range p.rng {
 		p.rng[i] = newStream(seed, streamFault0+uint64(i))
 	}
-	r := newStream(seed, streamPlan)
+	r := newStream(seed, streamActivation)
 	var off [numFamilies]bool
 	if f.Swarm {
 		for i := range off {
@@ -123,7 +123,8 @@ func (s *site) scale(k int) {
 	s.ppm = min(s.ppm, hi)
 }
 
-func (p *faultPlan) sites() []*site {
+// all lists every site, in the order of the run's header.
+func (p *faultSites) all() []*site {
 	out := []*site{&p.crash, &p.pause, &p.slow}
 	for i := range p.loss {
 		out = append(out, &p.loss[i][0], &p.loss[i][1])
@@ -134,10 +135,10 @@ func (p *faultPlan) sites() []*site {
 	return append(out, &p.broker, &p.putFailure, &p.skew)
 }
 
-// lines renders the plan, one site per line, for the run's header.
-func (p *faultPlan) lines() []string {
+// lines renders the sites, one per line, for the run's header.
+func (p *faultSites) lines() []string {
 	var out []string
-	for _, s := range p.sites() {
+	for _, s := range p.all() {
 		state := "off"
 		if s.on {
 			state = "on"

@@ -113,7 +113,7 @@ func TestScheduledCrashPauseAndBrokerRestart(t *testing.T) {
 // configured state comes back.
 func TestScheduledLossWindowsNest(t *testing.T) {
 	var siteAt []bool
-	probe := func(s *sim) { siteAt = append(siteAt, s.plan.loss[callAck][0].on) }
+	probe := func(s *sim) { siteAt = append(siteAt, s.faults.loss[callAck][0].on) }
 	r := runSchedule(t, Schedule{
 		{At: sec(1), Kind: FaultLoss, Loss: "ack", For: sec(2)},
 		{At: sec(2), Kind: FaultLoss, Loss: "ack", For: sec(0.5)},

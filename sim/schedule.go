@@ -163,7 +163,7 @@ func (f *ScheduledFault) validate(c *layout) error {
 }
 
 // RunScheduled is Run with the schedule's faults injected at their times.
-// The schedule is validated against cfg (after defaults); Result.Plan ends
+// The schedule is validated against cfg (after defaults); Result.Setup ends
 // with the schedule's lines.
 func RunScheduled(cfg Config, sc Schedule, opts RunOptions) (*Result, error) {
 	c, err := cfg.WithDefaults().layout()
@@ -184,7 +184,7 @@ func RunScheduled(cfg Config, sc Schedule, opts RunOptions) (*Result, error) {
 		return nil, err
 	}
 	for _, l := range sc.Lines() {
-		r.Plan = append(r.Plan, "schedule "+l)
+		r.Setup = append(r.Setup, "schedule "+l)
 	}
 	return r, nil
 }
@@ -229,10 +229,10 @@ func (w *windows) apply(s *sim, f *ScheduledFault) {
 // restartBrokerOnce runs the broker-restart clock's handler and cancels
 // the next restart it arms, so that the schedule alone decides restarts.
 func (s *sim) restartBrokerOnce() {
-	saved := s.plan.broker
-	s.plan.broker.every = clock.Hour // any valid mean: the re-armed restart is cancelled below
+	saved := s.faults.broker
+	s.faults.broker.every = clock.Hour // any valid mean: the re-armed restart is cancelled below
 	next := s.brokerRestart()
-	s.plan.broker = saved
+	s.faults.broker = saved
 	if next != nil {
 		s.q.cancel(next, next.seq)
 	}
@@ -248,17 +248,17 @@ func (s *sim) siteOf(f *ScheduledFault) *site {
 		}
 		for k, name := range lossKinds {
 			if name == f.Loss {
-				return &s.plan.loss[k][dir]
+				return &s.faults.loss[k][dir]
 			}
 		}
 	case FaultRenewSameDeadline:
-		return &s.plan.renew[renewSameDeadline]
+		return &s.faults.renew[renewSameDeadline]
 	case FaultRenewAtExpiry:
-		return &s.plan.renew[renewAtExpiry]
+		return &s.faults.renew[renewAtExpiry]
 	case FaultRenewAfterRevive:
-		return &s.plan.renew[renewAfterRevive]
+		return &s.faults.renew[renewAfterRevive]
 	case FaultRevivePutFailure:
-		return &s.plan.putFailure
+		return &s.faults.putFailure
 	}
 	panic("sim: no fault site for scheduled " + f.Kind.String())
 }

@@ -50,9 +50,9 @@ type Result struct {
 	// figures), warm-up excluded.
 	EndToEnd, ServiceTime *hdrhistogram.Histogram
 	Events                []model.Event // when RunOptions.KeepEvents
-	// Plan lists the run's derived parameters (seed, fault activation and
+	// Setup lists the run's derived parameters (seed, fault activation and
 	// weights): print it before the run's results.
-	Plan []string
+	Setup []string
 
 	traceEvents int64
 }
@@ -62,16 +62,16 @@ func (r *Result) TraceEvents() int64 { return r.traceEvents }
 
 // sim is one run's state. Everything is owned by the single loop in run.
 type sim struct {
-	c    *layout
-	cfg  *Config
-	opts RunOptions
-	q    *scheduler
-	b    *pop.Broker
-	tr   *tracer
-	chk  *check.Checker
-	plan *faultPlan
-	cov  coverage
-	led  *ledger
+	c      *layout
+	cfg    *Config
+	opts   RunOptions
+	q      *scheduler
+	b      *pop.Broker
+	tr     *tracer
+	chk    *check.Checker
+	faults *faultSites
+	cov    coverage
+	led    *ledger
 
 	netRng          *rand.Rand
 	reqLat, respLat workload.Dist
@@ -149,7 +149,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.warmEnd, s.safetyEnd = s.start.Add(cfg.Warmup), s.start.Add(cfg.Duration)
 	s.drainEnd = s.safetyEnd.Add(cfg.Drain)
 	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.drainEnd)
-	s.plan = buildFaultPlan(cfg.Seed, cfg)
+	s.faults = drawFaultSites(cfg.Seed, cfg)
 	s.led = newLedger(s.warmEnd, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
 	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s.chk.Observe)
@@ -225,8 +225,8 @@ func (s *sim) schedulePeriodic() {
 		s.q.after(pop.CacheCleanupInterval*clock.Millisecond, evCacheCleanup, -1, 0, nil)
 	}
 	s.q.after(s.cfg.SampleInterval, evSample, -1, 0, nil)
-	if s.plan.broker.on {
-		s.q.after(expDelay(s.plan.rng[famBrokerRestart], s.plan.broker.every), evBrokerRestart, -1, 0, nil)
+	if s.faults.broker.on {
+		s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.broker.every), evBrokerRestart, -1, 0, nil)
 	}
 	s.q.at(s.safetyEnd, evLiveness, -1, 0, nil)
 	s.q.at(s.drainEnd, evStop, -1, 0, nil)
