@@ -122,3 +122,14 @@ func TestParsePPM(t *testing.T) {
 		}
 	}
 }
+
+// A huge count is reported, not laid out.
+func TestValidateHugeCount(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Consumers[0].Count = 1 << 62
+	cfg.Producers[0].Count = 1 << 62
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "consumers[0].count: 4611686018427387904 out of range") || !strings.Contains(err.Error(), "producers[0].count") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -214,7 +214,7 @@ func (l *layout) checkProducers(v *validator) {
 		if s.QueueSelect != QueueRoundRobin && s.QueueSelect != QueueRandom {
 			v.add(p+".queueSelect", QueueRoundRobin+" or "+QueueRandom, "%q", s.QueueSelect)
 		}
-		for range max(s.Count, 0) {
+		for range inRange(s.Count, 1000) {
 			l.producers = append(l.producers, s)
 		}
 	}
@@ -239,7 +239,7 @@ func (l *layout) checkConsumers(v *validator) {
 		if _, ok := l.groups[s.Group]; !ok {
 			l.groups[s.Group] = pop.DefaultGroup(s.Group)
 		}
-		for range max(s.Count, 0) {
+		for range inRange(s.Count, 10000) {
 			l.consumers = append(l.consumers, s)
 		}
 	}
@@ -368,4 +368,13 @@ func (l *layout) checkExpressions(v *validator) {
 			}
 		}
 	}
+}
+
+// inRange is n when 0 <= n <= hi, else 0: how many instances of an entry
+// to lay out while its count may still be out of range (reported).
+func inRange(n, hi int) int {
+	if n < 0 || n > hi {
+		return 0
+	}
+	return n
 }
