@@ -9,34 +9,28 @@
 //     tie-break, sequence number), one dispatch switch, an event budget and
 //     a virtual-time limit that fail with ErrEventBudget / ErrTimeLimit.
 //     The clock.Virtual is advanced by the scheduler only.
-//
 //   - Random streams: math/rand/v2 PCG streams derived from the run seed,
 //     one per concern (tie-breaks, network, fault activation, each fault
 //     family, each producer, each consumer), so enabling a fault family
 //     does not shift the workload's draws.
-//
 //   - The trace: every model.Event gets a Seq; a running SHA-256 covers
 //     each event's canonical text (Event.AppendText + '\n'). The text goes
 //     to an optional writer and stays in memory only when asked.
-//
 //   - Clients, each a small state machine driven by events, never a
 //     goroutine: the POP push consumer (ConsumeMessagePopConcurrentlyService),
 //     the proxy-style simple consumer, the Pull clustering baseline, and
 //     open-loop producers.
-//
 //   - The network (request and response latencies, lost requests versus
 //     lost responses, client timeouts) and the faults: consumer crashes and
 //     restarts, GC pauses, slow consumers, message loss per request type,
 //     renewals at edge moments, broker restarts, revive write failures and
 //     client clock skew, with two-level activation, swarm mode and
 //     coverage counters.
-//
 //   - The run structure: a safety phase with faults, then a liveness phase
 //     without them in which everything must drain within Drain; the
 //     engine's periodic work runs on RocketMQ's cadence (Revive every
 //     pop.ReviveIdleInterval or at once after a full page, CleanupCache every
 //     pop.CacheCleanupInterval, PollTick exactly at NextPollExpiry).
-//
 //   - The configuration (Config): one typed value that is also the
 //     scenario file format (package scenarios decodes YAML onto it), its
 //     defaults (WithDefaults), its one validation (Validate: a *ConfigError
