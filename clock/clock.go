@@ -98,6 +98,47 @@ func ParseDuration(s string) (Duration, error) {
 	return Duration(d / time.Microsecond), nil
 }
 
+// MarshalText renders d in the largest unit that divides it exactly
+// ("250ms", "90s", "2m", "1500us"; "0s"): the form configuration files and
+// reports use, which ParseDuration and UnmarshalText accept. String is the
+// trace form.
+func (d Duration) MarshalText() ([]byte, error) {
+	if d < 0 {
+		b, err := (-d).MarshalText()
+		return append([]byte{'-'}, b...), err
+	}
+	if d == 0 {
+		return []byte("0s"), nil
+	}
+	for _, u := range textUnits {
+		if d%u.d == 0 {
+			return append(strconv.AppendInt(nil, int64(d/u.d), 10), u.name...), nil
+		}
+	}
+	panic("clock: unreachable: every duration is a whole number of microseconds")
+}
+
+// textUnits are MarshalText's units, largest first; each is appended
+// after the count.
+var textUnits = [...]struct {
+	d    Duration
+	name string
+}{{Hour, "h"}, {Minute, "m"}, {Second, "s"}, {Millisecond, "ms"}, {Microsecond, "us"}}
+
+// UnmarshalText parses a configuration duration: ParseDuration's form, and
+// never negative (a setting is a span, a bound or a period).
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("%q: want a duration of zero or more", b)
+	}
+	*d = v
+	return nil
+}
+
 // Std converts d to a time.Duration (for formatting and flags).
 func (d Duration) Std() time.Duration { return time.Duration(d) * time.Microsecond }
 

@@ -64,3 +64,27 @@ func TestRealIsMonotonic(t *testing.T) {
 		t.Fatalf("real clock went backwards: %d then %d", a, b)
 	}
 }
+
+func TestDurationText(t *testing.T) {
+	for d, want := range map[Duration]string{
+		0: "0s", 250 * Millisecond: "250ms", 90 * Second: "90s", 2 * Minute: "2m", Hour: "1h",
+		1500 * Microsecond: "1500us", -5 * Second: "-5s",
+	} {
+		b, err := d.MarshalText()
+		if err != nil || string(b) != want {
+			t.Errorf("%d.MarshalText() = %q, %v; want %q", int64(d), b, err, want)
+		}
+		var back Duration
+		if d >= 0 {
+			if err := back.UnmarshalText(b); err != nil || back != d {
+				t.Errorf("UnmarshalText(%q) = %d, %v; want %d", b, int64(back), err, int64(d))
+			}
+		}
+	}
+	var d Duration
+	for _, bad := range []string{"-2s", "2 seconds", "1ns", ""} {
+		if err := d.UnmarshalText([]byte(bad)); err == nil {
+			t.Errorf("UnmarshalText(%q) accepted it", bad)
+		}
+	}
+}

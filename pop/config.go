@@ -5,9 +5,14 @@ import "fmt"
 // Config is the broker configuration the engine honours, with RocketMQ's
 // names (BrokerConfig unless noted) and defaults (DefaultConfig). Times are
 // milliseconds, as upstream.
+//
+// A scenario file's engine section sets these fields under their
+// broker.conf keys: the Go name in lower camel case, or the yaml tag where
+// RocketMQ's name differs. A field tagged unit:"ms" also accepts a
+// duration of whole milliseconds (10s for 10000).
 type Config struct {
 	BrokerName  string // receipt handles carry it (field 6)
-	ClusterName string
+	ClusterName string `yaml:"brokerClusterName"`
 	// Readable is the broker permission; false answers pops NO_PERMISSION.
 	Readable bool
 	// TimerWheelEnable (MessageStoreConfig) must be true for POP.
@@ -17,7 +22,7 @@ type Config struct {
 	PopReviveMaxAttemptTimes      int32 // revive attempts before a record is dropped (16)
 
 	EnablePopBufferMerge bool  // KV: use the in-memory cache (PopConsumerCache)
-	PopCkStayBufferTime  int64 // cache staging age (10000)
+	PopCkStayBufferTime  int64 `unit:"ms"` // cache staging age (10000)
 	PopCkMaxBufferSize   int64 // cache is full above this many records (200000)
 
 	EnableRetryTopicV2                 bool // write retries to %RETRY%g+t
@@ -32,7 +37,7 @@ type Config struct {
 
 	InitPopOffsetByCheckMsgInMem bool  // MAX init starts at 0 while offset 0 is in memory (true)
 	UseServerSideResetOffset     bool  // queryOffset honours a pending admin reset (true)
-	PopConsumerLockTimeout       int64 // PopConsumerLockService lease, "consumer offline" (120000)
+	PopConsumerLockTimeout       int64 `unit:"ms"` // PopConsumerLockService lease, "consumer offline" (120000)
 
 	// Bugs re-enables upstream defects. All off by default.
 	Bugs Bugs
@@ -87,10 +92,23 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first field outside its allowed range.
+// ConfigError is a setting outside what the engine allows, under its
+// broker.conf key.
+type ConfigError struct {
+	Key  string // popPollingSize
+	Msg  string // what is wrong, with the value: "-1 out of range"
+	Want string // what is allowed: "0..1073741824"
+}
+
+func (e *ConfigError) Error() string {
+	return "pop: config " + e.Key + ": " + e.Msg + ": want " + e.Want
+}
+
+// Validate reports the first field outside its allowed range as a
+// *ConfigError.
 func (c *Config) Validate() error {
 	if c.BrokerName == "" || containsSpace(c.BrokerName) {
-		return fmt.Errorf("pop: config brokerName %q: want a non-empty name without spaces (it is a receipt-handle field)", c.BrokerName)
+		return &ConfigError{Key: "brokerName", Msg: fmt.Sprintf("%q", c.BrokerName), Want: "a non-empty name without spaces (it is a receipt-handle field)"}
 	}
 	checks := []struct {
 		name   string
@@ -109,7 +127,7 @@ func (c *Config) Validate() error {
 	}
 	for _, k := range checks {
 		if k.v < k.min || k.v > k.max {
-			return fmt.Errorf("pop: config %s = %d out of range: want %d..%d", k.name, k.v, k.min, k.max)
+			return &ConfigError{Key: k.name, Msg: fmt.Sprintf("%d out of range", k.v), Want: fmt.Sprintf("%d..%d", k.min, k.max)}
 		}
 	}
 	return nil

@@ -38,8 +38,6 @@ consumers:
     outcomes: outcomes(reconsume_later=0.01)
     maxReconsumeTimes: 5
     popThresholdForQueue: 50
-    autoRenew: false
-    commitInterval: 1s
 engine:
   enablePopBufferMerge: true
 network:
@@ -71,10 +69,11 @@ func TestConfigSetsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	notExposed := map[string]bool{
-		"Start":                  true, // virtual start instant: clock.Epoch
-		"Consumers[0].AutoRenew": true, // false is the value set here (pop-push cannot auto-renew)
-		"Engine.Bugs":            true, // pop.Config is covered by TestEngineMirrorsPopConfig
-		"Engine.RetrieveMessageFromPopRetryTopicV1": true,
+		"Start":               true, // virtual start instant: clock.Epoch
+		"Engine.Settings":     true, // pop.Config: TestEngineKeys
+		"Network.Loss.Ack":    true, // one request type is enough to show the section decodes
+		"Network.Loss.Pull":   true,
+		"Network.Loss.Change": true,
 	}
 	var walk func(v reflect.Value, path string)
 	walk = func(v reflect.Value, path string) {
@@ -82,9 +81,12 @@ func TestConfigSetsEveryField(t *testing.T) {
 			return
 		}
 		switch v.Kind() {
+		case reflect.Interface, reflect.Pointer:
+			walk(v.Elem(), path)
+			return
 		case reflect.Struct:
-			if path == "Engine" {
-				return // pop.Config: TestEngineMirrorsPopConfig
+			if v.Type().PkgPath() == "popsim/workload" {
+				break // a value with a text form, not a section
 			}
 			for i := 0; i < v.NumField(); i++ {
 				walk(v.Field(i), strings.TrimPrefix(path+"."+v.Type().Field(i).Name, "."))
@@ -104,22 +106,22 @@ func TestConfigSetsEveryField(t *testing.T) {
 		}
 	}
 	walk(reflect.ValueOf(c), "")
-	if c.Seed != 7 || c.Faults.Loss["pop"] != (sim.LossSpec{RequestPPM: 1000, ResponsePPM: 1000}) {
-		t.Errorf("seed %d, loss %+v", c.Seed, c.Faults.Loss)
+	if c.Seed != 7 || c.Network.Loss.Pop != (sim.LossPair{Request: 1000, Response: 1000}) {
+		t.Errorf("seed %d, loss %+v", c.Seed, c.Network.Loss)
 	}
 }
 
-func TestYAMLPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"Consumers[3].FlowControl":        "consumers[3].popThresholdForQueue",
-		"Consumers[0].InvisibleTime":      "consumers[0].invisibleTime",
-		"Faults.Loss[\"ack\"].RequestPPM": "network.loss.ack.request",
-		"Faults.CrashEvery":               "faults.crash.every",
-		"DrainBudget":                     "drain",
-		"Network.RequestLatency":          "network.requestLatency",
-	} {
-		if got := yamlPath(in); got != want {
-			t.Errorf("yamlPath(%q) = %q, want %q", in, got, want)
-		}
+// TestSimplePullKeys: the simple and pull consumers' own keys decode onto
+// their settings.
+func TestSimplePullKeys(t *testing.T) {
+	text := strings.Replace(strings.Replace(minimal, "kind: pop-push", "kind: simple", 1), "    batch: 8", "    batch: 8\n    autoRenew: true\n    pollTime: 6s", 1)
+	set, ok := mustLoad(t, text).Consumers[0].Settings.(*sim.SimpleSettings)
+	if !ok || !set.AutoRenew || set.PollTime.Std().String() != "6s" || set.InvisibleTime.Std().String() != "30s" {
+		t.Errorf("simple settings: %+v", set)
+	}
+	text = strings.Replace(strings.Replace(minimal, "kind: pop-push", "kind: pull", 1), "    invisibleTime: 30s", "    commitInterval: 1s\n    maxReconsumeTimes: 3", 1)
+	pull, ok := mustLoad(t, text).Consumers[0].Settings.(*sim.PullSettings)
+	if !ok || pull.CommitInterval.Std().String() != "1s" || pull.MaxReconsumeTimes != 3 {
+		t.Errorf("pull settings: %+v", pull)
 	}
 }

@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"errors"
+	"encoding"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -10,25 +10,27 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"popsim/clock"
+	"popsim/sim"
 )
 
-// The decoder walks a yaml.Node tree into the Spec types below by
-// reflection, driven by two struct tags:
+// The decoder walks a yaml.Node tree onto Spec (and so onto sim.Config)
+// by reflection. A key is its field's name as sim.FieldKey gives it; a
+// type with a text form (encoding.TextUnmarshaler: durations,
+// distributions, arrival processes, probabilities...) parses its own
+// scalar; a sim.Variant section (a consumer, the engine) reads its kind
+// key first and takes its other keys from the settings that kind chooses.
 //
-//	yaml:"name"          the key in the file (every exported field has one)
-//	range:"lo..hi"       the allowed range of an integer or duration field;
-//	                     either bound may be omitted ("1..", "..32")
-//
-// It is strict: unknown keys, repeated keys, wrong node kinds and values
-// outside their range are errors that name the file, the line, the field's
-// path (consumers[0].batch) and what is allowed. It never panics on input:
-// recursion follows the Go types, not the document, so its depth is bounded
-// whatever the file contains.
+// It is strict: unknown keys, keys of another kind, repeated keys and
+// wrong node kinds are errors that name the file, the line, the field's
+// path (consumers[0].batch) and what is allowed. Ranges are not its
+// business: sim.Config.Validate checks them once, for files and code
+// alike. It never panics on input: recursion follows the Go types, not
+// the document, so its depth is bounded whatever the file contains.
 
 // FieldError is an error in one field of a scenario file.
 type FieldError struct {
 	Source string // the file name, or builtin/<name>.yaml
-	Line   int    // 1-based; 0 when the value came from a -set override
+	Line   int    // 1-based; 0 when unknown, overrideLine when the value came from a -set override
 	Path   string // consumers[0].batch; empty for the whole document
 	Msg    string
 }
@@ -49,18 +51,32 @@ func (e *FieldError) Error() string {
 	return b.String()
 }
 
+// ErrorList is several errors of one scenario file, in the order of the
+// configuration's sections; each is a *FieldError.
+type ErrorList []*FieldError
+
+func (l ErrorList) Error() string {
+	lines := make([]string, len(l))
+	for i, e := range l {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the errors, for errors.As.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
 // overrideLine marks nodes created by a -set override.
 const overrideLine = -1
 
-// scalar is implemented by field types with their own text form
-// (durations, rates, distributions, probabilities).
-type scalar interface {
-	setText(s string) error
-}
-
 type decoder struct {
 	source string
-	lines  map[string]int // field path -> line, for later cross-field errors
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, format string, a ...any) error {
@@ -76,23 +92,27 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-var scalarType = reflect.TypeFor[scalar]()
+var (
+	unmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	variantType     = reflect.TypeFor[sim.Variant]()
+)
 
-func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value, rng string) error {
+// decode sets v from n. unit is the field's unit tag ("ms" for a
+// RocketMQ millisecond setting).
+func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value, unit string) error {
 	n = resolve(n)
 	if n == nil || n.Kind == yaml.AliasNode {
 		return &FieldError{Source: d.source, Path: path, Msg: "alias chain too long"}
 	}
-	d.lines[path] = n.Line
-	if v.CanAddr() && v.Addr().Type().Implements(scalarType) {
+	if v.CanAddr() && v.Addr().Type().Implements(unmarshalerType) {
 		s, err := d.scalarText(n, path)
 		if err != nil {
 			return err
 		}
-		if err := v.Addr().Interface().(scalar).setText(s); err != nil {
-			return d.errorf(n, path, "%v", err)
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			return d.errorf(n, path, "%v", unbalanced(s, err))
 		}
-		return d.checkRange(n, path, v, rng)
+		return nil
 	}
 	switch v.Kind() {
 	case reflect.Struct:
@@ -106,7 +126,7 @@ func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value, rng string)
 	case reflect.Bool:
 		return d.decodeBool(n, path, v)
 	case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint64:
-		return d.decodeInt(n, path, v, rng)
+		return d.decodeInt(n, path, v, unit)
 	}
 	panic(fmt.Sprintf("scenarios: field %s has unsupported type %s", path, v.Type()))
 }
@@ -121,6 +141,16 @@ func (d *decoder) scalarText(n *yaml.Node, path string) (string, error) {
 	return n.Value, nil
 }
 
+// unbalanced adds a hint to a parse error when the text's parentheses do
+// not balance: YAML splits {flow: mappings} and [flow lists] at commas,
+// which is the usual cause.
+func unbalanced(s string, err error) error {
+	if strings.Count(s, "(") != strings.Count(s, ")") {
+		return fmt.Errorf("%v (inside {...} or [...] put values with commas in quotes)", err)
+	}
+	return err
+}
+
 func kindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -133,30 +163,165 @@ func kindName(n *yaml.Node) string {
 	return "an alias"
 }
 
-func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) error {
-	if n.Kind != yaml.MappingNode {
-		return d.errorf(n, path, "want a mapping of %s, got %s", strings.Join(fieldNames(v.Type()), ", "), kindName(n))
+// field is one settable key of a struct being decoded.
+type field struct {
+	key  string
+	v    reflect.Value
+	unit string
+}
+
+// fieldsOf lists the keys of struct v: its own fields, those of inline
+// structs, and none for inline interfaces (a Variant's settings, which
+// the caller adds).
+func fieldsOf(v reflect.Value) []field {
+	var out []field
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		key, inline, skip := sim.FieldKey(f)
+		switch {
+		case skip:
+		case inline:
+			if f.Type.Kind() == reflect.Struct {
+				out = append(out, fieldsOf(v.Field(i))...)
+			}
+		default:
+			out = append(out, field{key: key, v: v.Field(i), unit: f.Tag.Get("unit")})
+		}
 	}
-	seen := map[string]bool{}
+	return out
+}
+
+func keys(fs []field) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.key
+	}
+	return out
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) error {
+	fields := fieldsOf(v)
+	if n.Kind != yaml.MappingNode {
+		return d.errorf(n, path, "want a mapping of %s, got %s", strings.Join(keys(fields), ", "), kindName(n))
+	}
+	if err := d.checkKeys(n, path); err != nil {
+		return err
+	}
+	var variant sim.Variant
+	kind := ""
+	if v.Addr().Type().Implements(variantType) {
+		variant = v.Addr().Interface().(sim.Variant)
+		var err error
+		if fields, kind, err = d.chooseKind(n, path, variant, fields); err != nil {
+			return err
+		}
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := resolve(n.Content[i]), n.Content[i+1]
-		if k == nil || k.Kind != yaml.ScalarNode {
-			return d.errorf(n.Content[i], path, "want a plain key, got %s", kindName(n.Content[i]))
-		}
 		sub := join(path, k.Value)
-		if seen[k.Value] {
-			return d.errorf(k, sub, "key given twice")
+		if variant != nil && k.Value == "kind" {
+			continue
 		}
-		seen[k.Value] = true
-		f, ok := fieldByKey(v.Type(), k.Value)
+		f, ok := lookup(fields, k.Value)
 		if !ok {
-			return d.errorf(k, sub, "unknown field%s; want one of %s", suggest(k.Value, fieldNames(v.Type())), strings.Join(fieldNames(v.Type()), ", "))
+			return d.unknownKey(k, sub, v.Type(), variant, kind, keys(fields))
 		}
-		if err := d.decode(val, sub, v.FieldByIndex(f.Index), f.Tag.Get("range")); err != nil {
+		if err := d.decode(val, sub, f.v, f.unit); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkKeys requires plain, distinct keys.
+func (d *decoder) checkKeys(n *yaml.Node, path string) error {
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := resolve(n.Content[i])
+		if k == nil || k.Kind != yaml.ScalarNode {
+			return d.errorf(n.Content[i], path, "want a plain key, got %s", kindName(n.Content[i]))
+		}
+		if seen[k.Value] {
+			return d.errorf(k, join(path, k.Value), "key given twice")
+		}
+		seen[k.Value] = true
+	}
+	return nil
+}
+
+// chooseKind reads a Variant section's kind key (absent: the default
+// kind), chooses it, and returns the section's keys with the chosen
+// settings' keys added.
+func (d *decoder) chooseKind(n *yaml.Node, path string, variant sim.Variant, fields []field) ([]field, string, error) {
+	kn, text := n, ""
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if resolve(n.Content[i]).Value == "kind" {
+			kn = resolve(n.Content[i+1])
+			s, err := d.scalarText(kn, join(path, "kind"))
+			if err != nil {
+				return nil, "", err
+			}
+			text = s
+		}
+	}
+	set, err := variant.Choose(text)
+	if err != nil {
+		return nil, "", d.errorf(kn, join(path, "kind"), "%v", err)
+	}
+	out := append(append([]field(nil), fields...), fieldsOf(reflect.ValueOf(set).Elem())...)
+	kind := text
+	if kind == "" {
+		kind = variant.Kinds()[0]
+	}
+	return out, kind, nil
+}
+
+func lookup(fs []field, key string) (field, bool) {
+	for _, f := range fs {
+		if f.key == key {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+// unknownKey reports a key the struct does not have: a key of another
+// kind of a Variant section, or an unknown (perhaps misspelt) one.
+func (d *decoder) unknownKey(k *yaml.Node, path string, t reflect.Type, variant sim.Variant, kind string, known []string) error {
+	if variant != nil {
+		var owners []string
+		byKind := sim.SettingsKeys(t)
+		for _, other := range variant.Kinds() {
+			if contains(byKind[other], k.Value) {
+				owners = append(owners, other)
+			}
+		}
+		noun := strings.ToLower(t.Name())
+		noun = strings.TrimSuffix(noun, "spec")
+		if len(owners) > 0 {
+			return d.errorf(k, path, "only %s %ss have %s: this one is %s", andList(owners), noun, k.Value, kind)
+		}
+		return d.errorf(k, path, "unknown field%s; want one of %s (the keys of a %s %s)", suggest(k.Value, known), strings.Join(known, ", "), kind, noun)
+	}
+	return d.errorf(k, path, "unknown field%s; want one of %s", suggest(k.Value, known), strings.Join(known, ", "))
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func join(path, key string) string {
@@ -178,11 +343,7 @@ func (d *decoder) decodeSlice(n *yaml.Node, path string, v reflect.Value) error 
 	}
 	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 	for i, item := range n.Content {
-		elem := out.Index(i)
-		if def, ok := elem.Addr().Interface().(interface{ setDefaults() }); ok {
-			def.setDefaults()
-		}
-		if err := d.decode(item, fmt.Sprintf("%s[%d]", path, i), elem, ""); err != nil {
+		if err := d.decode(item, fmt.Sprintf("%s[%d]", path, i), out.Index(i), ""); err != nil {
 			return err
 		}
 	}
@@ -206,7 +367,7 @@ func (d *decoder) decodeBool(n *yaml.Node, path string, v reflect.Value) error {
 	return nil
 }
 
-func (d *decoder) decodeInt(n *yaml.Node, path string, v reflect.Value, rng string) error {
+func (d *decoder) decodeInt(n *yaml.Node, path string, v reflect.Value, unit string) error {
 	s, err := d.scalarText(n, path)
 	if err != nil {
 		return err
@@ -218,109 +379,42 @@ func (d *decoder) decodeInt(n *yaml.Node, path string, v reflect.Value, rng stri
 			return d.errorf(n, path, "%q: want a whole number from 0 to %d", s, uint64(1<<64-1))
 		}
 		v.SetUint(u)
-		return d.checkRange(n, path, v, rng)
+		return nil
+	}
+	if unit == "ms" && digits != "" && !allDigits(digits) {
+		return d.decodeMillis(n, path, v, s)
 	}
 	i, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || digits == "" || digits[0] == '+' {
+		if unit == "ms" {
+			return d.errorf(n, path, "%q: want whole milliseconds (10000) or a duration of whole milliseconds (10s, 250ms)", s)
+		}
 		return d.errorf(n, path, "%q: want a whole number such as 10", s)
 	}
 	if v.OverflowInt(i) {
-		return d.errorf(n, path, "%d out of range: want %s", i, rangeText(rng, v))
+		return d.errorf(n, path, "%d out of range: want a %d-bit integer", i, v.Type().Bits())
 	}
 	v.SetInt(i)
-	return d.checkRange(n, path, v, rng)
-}
-
-// checkRange applies a range:"lo..hi" tag to an integer, uint or Duration.
-func (d *decoder) checkRange(n *yaml.Node, path string, v reflect.Value, rng string) error {
-	if rng == "" {
-		return nil
-	}
-	lo, hi, err := parseRange(rng, v.Type())
-	if err != nil {
-		panic(fmt.Sprintf("scenarios: field %s: bad range tag %q: %v", path, rng, err))
-	}
-	var x int64
-	if v.Kind() == reflect.Uint64 {
-		if v.Uint() > 1<<62 {
-			return d.errorf(n, path, "%s out of range: want %s", n.Value, rng)
-		}
-		x = int64(v.Uint())
-	} else {
-		x = v.Int()
-	}
-	if x < lo || x > hi {
-		return d.errorf(n, path, "%s out of range: want %s", n.Value, rng)
-	}
 	return nil
 }
 
-func rangeText(rng string, v reflect.Value) string {
-	if rng != "" {
-		return rng
+// decodeMillis sets a millisecond setting written as a duration (10s).
+func (d *decoder) decodeMillis(n *yaml.Node, path string, v reflect.Value, s string) error {
+	dur, err := clock.ParseDuration(s)
+	if err != nil || dur%clock.Millisecond != 0 || dur < 0 {
+		return d.errorf(n, path, "%q: want whole milliseconds (10000) or a duration of whole milliseconds (10s, 250ms)", s)
 	}
-	return "a " + strconv.Itoa(v.Type().Bits()) + "-bit integer"
+	v.SetInt(dur.Millis())
+	return nil
 }
 
-var (
-	durationType = reflect.TypeFor[Duration]()
-	ppmType      = reflect.TypeFor[PPM]()
-)
-
-// parseRange parses "lo..hi", each bound optional, in the field's unit.
-func parseRange(rng string, t reflect.Type) (lo, hi int64, err error) {
-	a, b, ok := strings.Cut(rng, "..")
-	if !ok {
-		return 0, 0, errors.New("want lo..hi")
-	}
-	lo, hi = -1<<63, 1<<63-1
-	parse := func(s string) (int64, error) {
-		switch t {
-		case durationType:
-			d, err := clock.ParseDuration(s)
-			return int64(d), err
-		case ppmType:
-			return parsePPM(s)
-		}
-		return strconv.ParseInt(s, 10, 64)
-	}
-	if a != "" {
-		if lo, err = parse(a); err != nil {
-			return 0, 0, err
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
 		}
 	}
-	if b != "" {
-		if hi, err = parse(b); err != nil {
-			return 0, 0, err
-		}
-	}
-	return lo, hi, nil
-}
-
-// fieldByKey finds the struct field whose yaml tag is key.
-func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if yamlKey(f) == key {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
-}
-
-func yamlKey(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-	return name
-}
-
-func fieldNames(t reflect.Type) []string {
-	var names []string
-	for i := 0; i < t.NumField(); i++ {
-		if k := yamlKey(t.Field(i)); k != "" {
-			names = append(names, k)
-		}
-	}
-	return names
+	return true
 }
 
 // suggest returns ` (did you mean "x"?)` for the closest known name, if
@@ -359,4 +453,42 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// lineOf is the line of the node at path in the document (its value), or
+// of the nearest enclosing node the document has; 0 when not even the
+// path's first key is written. Paths are the decoder's and sim's:
+// consumers[0].batch.
+func lineOf(root *yaml.Node, path string) int {
+	segs, err := splitPath(path)
+	if err != nil || path == "" {
+		return 0
+	}
+	n, line := resolve(root), 0
+	for _, s := range segs {
+		var next *yaml.Node
+		switch {
+		case s.isIdx && n.Kind == yaml.SequenceNode && s.index >= 0 && s.index < len(n.Content):
+			next = n.Content[s.index]
+		case !s.isIdx && n.Kind == yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if resolve(n.Content[i]).Value == s.key {
+					next = n.Content[i+1]
+				}
+			}
+		}
+		if next = resolve(next); next == nil {
+			break
+		}
+		n, line = next, next.Line
+	}
+	return line
+}
+
+// andList joins names as "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

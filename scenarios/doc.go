@@ -3,10 +3,16 @@
 // embedded in the binary, sweep parameters, and the queueing theory the
 // simulator is validated against.
 //
-// It owns the mapping from a file to sim.Config and the checking of the
-// file: unknown or misspelled keys, repeated keys, wrong kinds of value,
-// bad durations, rates and distributions, out-of-range values and broken
-// references are errors of the form
+// The file format is sim.Config itself: the decoder walks the YAML onto
+// it, a key being its field's Go name in lower camel case (a yaml tag
+// only where RocketMQ's name differs), and every value with a text form
+// (durations, distributions, arrival processes, outcomes, tags,
+// probabilities) is parsed by its own type, once. The package owns the
+// strict decoding (unknown, misspelt or repeated keys, a key of another
+// consumer or engine kind, wrong kinds of value) and the file's header
+// (name, description, seeds); ranges, references between sections and
+// relations between fields are sim.Config.Validate's, whose field errors
+// it places at the line their key was written:
 //
 //	scenarios/x.yaml:12: consumers[0].batch: 40 out of range: want 1..32
 //
@@ -33,16 +39,16 @@
 //	seed: 1                       # `popsim run` without -seed
 //	seeds: 1..20                  # sweeps, plans, tests (default: seed); also "1,5,9" or "1..4,9"
 //	duration: 60s                 # safety phase: production and faults (1ms..720h)
-//	warmup: 6s                    # not measured (default duration/10; 1us..duration)
+//	warmup: 6s                    # not measured (default duration/10; less than duration)
 //	drain: 10m                    # liveness budget: faults off, all must settle (1s..720h)
 //	eventBudget: 200000000        # the run fails naming this bound past it
-//	sampleInterval: 1s            # time-series resolution (10ms..)
+//	sampleInterval: 1s            # time-series resolution (10ms..duration+drain)
 //
 //	topics:                       # at least one
 //	  - name: orders              # RocketMQ topic name, not starting with %
 //	    queues: 8                 # 1..1024 (default 8)
-//	groups:                       # optional; a consumer's group defaults to RocketMQ's
-//	  - name: billing
+//	groups:                       # optional; when given, every consumer's group must be one of them;
+//	  - name: billing             # a group not listed gets RocketMQ's defaults
 //	    retryMaxTimes: 16         # 1..64; the proxy's maxAttempts is this + 1
 //	producers:                    # at least one; each topic needs exactly one consuming group
 //	  - topic: orders
@@ -58,16 +64,22 @@
 //	    count: 1                  # clients, 1..10000
 //	    threads: 20               # consume threads per client, 1..1024
 //	    batch: 32                 # messages per pop / receive / pull, 1..32
-//	    invisibleTime: 60s        # pop-push 5s..300s, simple 10s..12h; unused by pull
-//	    pollTime: 15s             # long polling: pop-push and pull 1s..60s (15s), simple 5s..20s (20s)
 //	    processing: exp(10ms)     # const, uniform, exp, lognormal(median=,p99=), pareto(alpha=,min=,max=), mix(p:d,...)
 //	    outcomes: outcomes(reconsume_later=0.01,exception=0.001)   # default: all succeed
-//	    maxReconsumeTimes: 16     # pop-push and pull, 1..1000
-//	    popThresholdForQueue: 96  # pop-push: waiting-ack messages before the next pop waits 50 ms
-//	    autoRenew: false          # simple: the proxy renews leases while processing
-//	    commitInterval: 5s        # pull: offset commit period, 100ms..60s
+//	    # the kind's own keys, beside the common ones above; a key of another kind is an error:
+//	    # pop-push (sim.PopPushSettings):
+//	    invisibleTime: 60s        # popInvisibleTime, 5s..300s
+//	    pollTime: 15s             # long polling, 1s..60s
+//	    maxReconsumeTimes: 16     # 1..1000
+//	    popThresholdForQueue: 96  # waiting-ack messages before the next pop waits 50 ms, 1..100000
+//	    # simple (sim.SimpleSettings): invisibleTime 10s..12h (60s), pollTime 5s..20s (20s),
+//	    #   autoRenew: false (the proxy renews leases while processing)
+//	    # pull (sim.PullSettings): pollTime 1s..60s (15s), maxReconsumeTimes 1..1000 (16),
+//	    #   commitInterval: 5s (offset commit period, 100ms..60s)
 //
-//	engine:                       # pop.Config under RocketMQ's broker.conf names; defaults are RocketMQ's
+//	engine:                       # the engine and its own section of settings
+//	  kind: rocketmq              # the only kind so far (default); a key the kind lacks is an error
+//	  # rocketmq: pop.Config under RocketMQ's broker.conf names; defaults are RocketMQ's
 //	  brokerName: broker-a
 //	  brokerClusterName: DefaultCluster
 //	  readable: true
@@ -98,7 +110,7 @@
 //	  requestLatency: uniform(200us,2ms)    # one-way; const(0s) for none
 //	  responseLatency: uniform(200us,2ms)
 //	  requestTimeout: 3s                    # a renewal's answer (acks are fire and forget); 100ms..60s
-//	  pollTimeoutSlack: 10s                 # a long poll times out at pollTime + this
+//	  pollTimeoutSlack: 10s                 # a long poll times out at pollTime + this; 0s..60s
 //	  loss:                                 # request lost / response lost, each 0..50%
 //	    pop:    {request: 0.05%, response: 0.05%}
 //	    ack:    {request: 0.1%, response: 0.1%}
@@ -108,13 +120,17 @@
 //	faults:                                 # families left out are off
 //	  swarm: false                          # per seed: families off at random, weights x1/8..x8
 //	  siteEnable: 1                         # two-level activation probability per site and run
-//	  crash: {every: 2m, restartDelay: "uniform(1s,5s)"}   # mean time between crashes per consumer
+//	  crash: {every: 2m, restartDelay: "uniform(1s,5s)"}   # mean time between crashes per consumer, 100ms..24h
 //	  pause: {every: 1m, duration: "uniform(50ms,2s)"}     # GC pauses
-//	  slow: {every: 2m, duration: "uniform(1s,10s)", factor: 10}
+//	  slow: {every: 2m, duration: "uniform(1s,10s)", factor: 10}   # factor 2..1000
 //	  renew: {sameDeadline: 0.05%, atExpiry: 0.02%, afterRevive: 0.02%}   # per delivered message
 //	  brokerRestart: {every: 10m}           # the broker loses cache and parked pops
 //	  revivePutFailure: 1%                  # retry-topic writes that fail during revive
-//	  clockSkew: 100ms                      # consumer clocks off by up to ± this
+//	  clockSkew: 100ms                      # consumer clocks off by up to ± this, 0s..1h
+//
+// A sweep over consumers[*].kind (-param kind=...) works on consumer
+// entries that set only keys every swept kind has (pollTime, the common
+// keys): an invisibleTime would be an error for pull.
 //
 // # Overrides and sweep parameters
 //

@@ -8,10 +8,10 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"popsim/model"
 )
 
 // Scenario is a loaded and checked scenario file.
@@ -21,7 +21,7 @@ type Scenario struct {
 	Text      []byte     // the file as written
 	Overrides []Override // applied on top of Text, in order
 
-	lines map[string]int // field path -> line, for errors found after decoding
+	root *yaml.Node // the document with the overrides, for the lines of errors found after decoding
 }
 
 // MaxFileSize bounds a scenario file.
@@ -57,12 +57,11 @@ func Load(source string, data []byte, overrides ...Override) (*Scenario, error) 
 			return nil, &FieldError{Source: source, Line: overrideLine, Msg: err.Error()}
 		}
 	}
-	s := &Scenario{Spec: defaultSpec(), Source: source, Text: data, Overrides: overrides}
-	d := &decoder{source: source, lines: map[string]int{}}
+	s := &Scenario{Spec: defaultSpec(), Source: source, Text: data, Overrides: overrides, root: root}
+	d := &decoder{source: source}
 	if err := d.decode(root, "", reflect.ValueOf(&s.Spec).Elem(), ""); err != nil {
 		return nil, err
 	}
-	s.lines = d.lines
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -104,45 +103,23 @@ func parseYAML(source string, data []byte) (root *yaml.Node, err error) {
 	return doc.Content[0], nil
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 // yamlError turns "yaml: line 3: did not find expected key" into
-// "file:3: not valid YAML: did not find expected key".
+// "file:3: not valid YAML: did not find expected key". The YAML library
+// reports syntax errors only as text of this form.
 func yamlError(source string, err error) error {
-	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line := 0
-		fmt.Sscan(m[1], &line)
-		return &FieldError{Source: source, Line: line, Msg: "not valid YAML: " + m[2]}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		num, text, ok := strings.Cut(rest, ": ")
+		if line, err := strconv.Atoi(num); ok && err == nil {
+			return &FieldError{Source: source, Line: line, Msg: "not valid YAML: " + text}
+		}
 	}
 	return &FieldError{Source: source, Msg: "not valid YAML: " + msg}
 }
 
 // errAt returns a FieldError at the line where path was written.
-func (s *Scenario) errAt(path, format string, a ...any) error {
-	return &FieldError{Source: s.Source, Line: s.line(path), Path: path, Msg: fmt.Sprintf(format, a...)}
-}
-
-// line returns the line of path, or of its nearest written parent.
-func (s *Scenario) line(path string) int {
-	for p := path; p != ""; p = parent(p) {
-		if l, ok := s.lines[p]; ok {
-			return l
-		}
-	}
-	return 0
-}
-
-func parent(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '.' || p[i] == '[' {
-			return p[:i]
-		}
-	}
-	return ""
+func (s *Scenario) errAt(path, format string, a ...any) *FieldError {
+	return &FieldError{Source: s.Source, Line: lineOf(s.root, path), Path: path, Msg: fmt.Sprintf(format, a...)}
 }
 
 var scenarioNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
-
-// validName checks a topic or group name with RocketMQ's rules.
-func validName(kind, name string) error { return model.ValidateName(kind, name) }

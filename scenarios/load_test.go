@@ -10,6 +10,7 @@ import (
 
 	"popsim/clock"
 	"popsim/pop"
+	"popsim/sim"
 )
 
 const minimal = `name: tiny
@@ -43,14 +44,15 @@ func mustLoad(t *testing.T, text string, overrides ...Override) *Scenario {
 
 func TestLoadMinimal(t *testing.T) {
 	s := mustLoad(t, minimal)
-	if s.Name != "tiny" || s.Duration.D() != 2*clock.Second || len(s.Topics) != 1 || s.Topics[0].Queues != 4 {
+	if s.Name != "tiny" || s.Duration != 2*clock.Second || len(s.Topics) != 1 || s.Topics[0].Queues != 4 {
 		t.Errorf("header or topics wrong: %+v", s.Spec)
 	}
 	c := s.Consumers[0]
-	if c.Kind != KindPopPush || c.Count != 2 || c.Batch != 8 || c.Threads != 0 || c.InvisibleTime.D() != 30*clock.Second || c.Processing.String() != "exp(5ms)" {
+	set, ok := c.Settings.(*sim.PopPushSettings)
+	if c.Kind != sim.PopPush || c.Count != 2 || c.Batch != 8 || c.Threads != 0 || !ok || set.InvisibleTime != 30*clock.Second || c.Processing.String() != "exp(5ms)" {
 		t.Errorf("consumer wrong: %+v", c)
 	}
-	if got := s.Engine.Config(); !reflect.DeepEqual(got, pop.DefaultConfig()) {
+	if got := s.Engine.RocketMQ(); !reflect.DeepEqual(got, pop.DefaultConfig()) {
 		t.Errorf("engine defaults differ from pop.DefaultConfig:\n%+v\n%+v", got, pop.DefaultConfig())
 	}
 	if got := s.Seeds.List(); len(got) != 1 || got[0] != 1 {
@@ -58,24 +60,30 @@ func TestLoadMinimal(t *testing.T) {
 	}
 }
 
-// TestEngineMirrorsPopConfig: every pop.Config field (and Bugs field) is
-// reachable from the file, and the copy is lossless both ways.
-func TestEngineMirrorsPopConfig(t *testing.T) {
-	c := pop.DefaultConfig()
-	c.BrokerName, c.ClusterName = "b", "c"
-	c.Readable, c.EnablePopBufferMerge = false, true
-	c.PopCkStayBufferTime, c.PopConsumerLockTimeout = 1234, 5678
-	c.Bugs = pop.Bugs{SameDeadlineChangeInvisible: true, CacheCleanupIgnoresReviveFailure: true, V1RetryNoPollWake: true, CommitOffsetLag: true, RetryTopicReencoding: true}
-	if got := engineFrom(c).Config(); !reflect.DeepEqual(got, c) {
-		t.Errorf("round trip through Engine lost something:\n%+v\n%+v", got, c)
+// TestEngineKeys: every pop.Config field (and Bugs field) is reachable
+// from the file under its broker.conf key.
+func TestEngineKeys(t *testing.T) {
+	want := pop.DefaultConfig()
+	want.BrokerName, want.ClusterName = "b", "c"
+	want.Readable, want.EnablePopBufferMerge = false, true
+	want.PopCkStayBufferTime, want.PopConsumerLockTimeout = 1234, 5678
+	want.Bugs = pop.Bugs{SameDeadlineChangeInvisible: true, CacheCleanupIgnoresReviveFailure: true, V1RetryNoPollWake: true, CommitOffsetLag: true, RetryTopicReencoding: true}
+	text := minimal + `engine:
+  kind: rocketmq
+  brokerName: b
+  brokerClusterName: c
+  readable: false
+  enablePopBufferMerge: true
+  popCkStayBufferTime: 1234
+  popConsumerLockTimeout: 5678
+  bugs: {sameDeadlineChangeInvisible: true, cacheCleanupIgnoresReviveFailure: true, v1RetryNoPollWake: true, commitOffsetLag: true, retryTopicReencoding: true}
+`
+	if got := mustLoad(t, text).Engine.RocketMQ(); !reflect.DeepEqual(got, want) {
+		t.Errorf("engine section:\n%+v\nwant\n%+v", got, want)
 	}
-	for _, pair := range [][2]reflect.Type{{reflect.TypeFor[pop.Config](), reflect.TypeFor[Engine]()}, {reflect.TypeFor[pop.Bugs](), reflect.TypeFor[Bugs]()}} {
-		for i := 0; i < pair[0].NumField(); i++ {
-			f, ok := pair[1].FieldByName(pair[0].Field(i).Name)
-			if !ok || yamlKey(f) == "" {
-				t.Errorf("%s.%s has no scenario key in %s", pair[0], pair[0].Field(i).Name, pair[1])
-			}
-		}
+	keys := sim.FieldKeys(reflect.TypeFor[pop.Config]())
+	if len(keys) != reflect.TypeFor[pop.Config]().NumField() || keys[1] != "brokerClusterName" {
+		t.Errorf("pop.Config keys: %v", keys)
 	}
 }
 
@@ -85,11 +93,11 @@ func TestLoadEngineAndOverrides(t *testing.T) {
 		Override{"consumers[*].count", "7"},
 		Override{"duration", "3s"},
 		Override{"engine.popConsumerLockTimeout", "1000"})
-	e := s.Engine.Config()
+	e := s.Engine.RocketMQ()
 	if !e.EnablePopBufferMerge || e.PopCkStayBufferTime != 5000 || e.PopReviveMaxAttemptTimes != 3 || !e.Bugs.CommitOffsetLag || !e.Bugs.SameDeadlineChangeInvisible || e.PopConsumerLockTimeout != 1000 {
 		t.Errorf("engine: %+v", e)
 	}
-	if s.Consumers[0].Count != 7 || s.Duration.D() != 3*clock.Second {
+	if s.Consumers[0].Count != 7 || s.Duration != 3*clock.Second {
 		t.Errorf("overrides not applied: count %d duration %v", s.Consumers[0].Count, s.Duration)
 	}
 }
@@ -187,19 +195,6 @@ func TestParseSeeds(t *testing.T) {
 	}
 	if got, _ := ParseSeeds("18446744073709551615"); len(got) != 1 {
 		t.Errorf("max seed: %v", got)
-	}
-}
-
-func TestParsePPM(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "1": 1_000_000, "0.001": 1000, "0.1%": 1000, "100%": 1_000_000, "0.000001": 1, "0.0001%": 1} {
-		if got, err := parsePPM(in); err != nil || got != want {
-			t.Errorf("parsePPM(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "1.1", "101%", "-0.1", "0.0000001", "0.00001%", "1e-3", ".5", "abc"} {
-		if _, err := parsePPM(bad); err == nil {
-			t.Errorf("parsePPM(%q) accepted it", bad)
-		}
 	}
 }
 

@@ -73,7 +73,9 @@ type Param struct {
 const maxParamValues = 1000
 
 // ParseParam parses "name=v1,v2,...". Commas inside parentheses belong to
-// the value: processing=exp(5ms),uniform(1ms,5ms) has two values.
+// the value: processing=exp(5ms),uniform(1ms,5ms) has two values. Each
+// value is kept in its setting's canonical text form (invisible=10000ms
+// is 10s), which is what sweep labels and reports print.
 func ParseParam(s string) (Param, error) {
 	name, list, ok := strings.Cut(s, "=")
 	name = strings.TrimSpace(name)
@@ -85,17 +87,22 @@ func ParseParam(s string) (Param, error) {
 		return Param{}, fmt.Errorf("-param %q: %d values: want at most %d", s, len(values), maxParamValues)
 	}
 	seen := map[string]bool{}
-	for _, v := range values {
+	for i, v := range values {
 		if v == "" {
 			return Param{}, fmt.Errorf("-param %q: an empty value", s)
+		}
+		o, err := ParamOverride(name, v)
+		if err != nil {
+			return Param{}, fmt.Errorf("-param %q: %v", s, err)
+		}
+		if a, ok := aliases[name]; !ok || a.format == "" {
+			v = canonicalValue(o.Path, v)
+			values[i] = v
 		}
 		if seen[v] {
 			return Param{}, fmt.Errorf("-param %q: value %q given twice", s, v)
 		}
 		seen[v] = true
-		if _, err := ParamOverride(name, v); err != nil {
-			return Param{}, fmt.Errorf("-param %q: %v", s, err)
-		}
 	}
 	return Param{Name: name, Values: values}, nil
 }

@@ -10,8 +10,8 @@ import (
 // shortened returns the overrides that make a built-in quick to run in
 // tests: a short safety phase (at most 5 s) and the same drain budget.
 func shortened(s *Scenario) []Override {
-	d := min(s.Duration.D(), 5*clock.Second)
-	return []Override{{Path: "duration", Value: fmtDuration(d)}, {Path: "warmup", Value: fmtDuration(d / 10)}}
+	d := min(s.Duration, 5*clock.Second)
+	return []Override{{Path: "duration", Value: text(d)}, {Path: "warmup", Value: text(d / 10)}}
 }
 
 // TestBuiltinsRun runs every built-in scenario for its first seed with a
@@ -49,4 +49,13 @@ func TestBuiltinsRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// text is a value's text form.
+func text(v interface{ MarshalText() ([]byte, error) }) string {
+	b, err := v.MarshalText()
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

@@ -1,91 +1,96 @@
 package scenarios
 
 import (
-	"popsim/clock"
-	"popsim/pop"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"popsim/sim"
 )
 
-// Spec is a decoded scenario file. The yaml tag is the key in the file and
-// the range tag its allowed values. A key left out takes the default
-// documented in doc.go (mostly the simulator's: a zero value here means
-// "sim's default").
+// Spec is a decoded scenario file: a name and description, the seeds of
+// sweeps, and the simulator's configuration, whose fields are the file's
+// other keys (sim.Config's Go names in lower camel case). A key left out
+// takes the simulator's default, documented in doc.go.
 type Spec struct {
-	Name        string `yaml:"name"`        // [a-z0-9-], the folder name of its runs
-	Description string `yaml:"description"` // its first line is what `popsim list` prints
-	Seed        uint64 `yaml:"seed"`        // the seed of `popsim run` without -seed (default 1)
-	Seeds       Seeds  `yaml:"seeds"`       // the seeds of sweeps, plans and tests: 1..20 (default: seed)
+	Name        string // [a-z0-9-], the folder name of its runs
+	Description string // its first line is what `popsim list` prints
+	Seeds       Seeds  // the seeds of sweeps, plans and tests: 1..20 (default: seed)
 
-	Duration       Duration `yaml:"duration" range:"1ms..720h"`           // safety phase: production and faults
-	Warmup         Duration `yaml:"warmup" range:"1us..720h"`             // excluded from latency and throughput (default duration/10)
-	Drain          Duration `yaml:"drain" range:"1s..720h"`               // liveness budget: faults off, everything must settle (default 10m)
-	EventBudget    int64    `yaml:"eventBudget" range:"1..1000000000000"` // the run fails loudly past this many events (default 200M)
-	SampleInterval Duration `yaml:"sampleInterval" range:"10ms..720h"`    // time-series resolution (default 1s)
-
-	Topics    []Topic    `yaml:"topics"`
-	Groups    []Group    `yaml:"groups"`
-	Producers []Producer `yaml:"producers"`
-	Consumers []Consumer `yaml:"consumers"`
-	Engine    Engine     `yaml:"engine"`
-	Network   Network    `yaml:"network"`
-	Faults    Faults     `yaml:"faults"`
+	// Config is the simulation. Its Seed is the seed of `popsim run`
+	// without -seed (default 1).
+	sim.Config `yaml:",inline"`
 }
-
-// Topic is a topic and its queue count (read = write queues).
-type Topic struct {
-	Name   string `yaml:"name"`
-	Queues int32  `yaml:"queues" range:"1..1024"` // default 8 (RocketMQ's defaultTopicQueueNums)
-}
-
-func (t *Topic) setDefaults() { t.Queues = 8 }
-
-// Group is a subscription group (SubscriptionGroupConfig).
-type Group struct {
-	Name          string `yaml:"name"`
-	RetryMaxTimes int32  `yaml:"retryMaxTimes" range:"1..64"` // default 16; the proxy's maxAttempts is this + 1
-}
-
-// Producer is Count identical open-loop producers on one topic.
-type Producer struct {
-	Topic       string   `yaml:"topic"`
-	Arrivals    Arrivals `yaml:"arrivals"`              // per producer: poisson(1000/s), const(..), onoff(..), ramp(..), backlog(N), limit(..)
-	Tags        Tags     `yaml:"tags"`                  // tags(TagA:3,TagB:1); none by default
-	Count       int      `yaml:"count" range:"1..1000"` // default 1
-	QueueSelect string   `yaml:"queueSelect"`           // round-robin (default, RocketMQ's selector) or random
-}
-
-// Consumer kinds.
-const (
-	KindPopPush = "pop-push" // remoting push consumer in POP mode
-	KindSimple  = "simple"   // gRPC SimpleConsumer through the proxy
-	KindPull    = "pull"     // classic queue-owning consumer: rebalanced queues, offsets committed
-)
-
-// Consumer is Count identical consumer clients of one group on one topic.
-type Consumer struct {
-	Kind              string   `yaml:"kind"` // pop-push (default), simple or pull
-	Group             string   `yaml:"group"`
-	Topic             string   `yaml:"topic"`
-	Expression        string   `yaml:"expression"`                             // subscription tag expression (default *)
-	Count             int      `yaml:"count" range:"1..10000"`                 // client instances (default 1)
-	Threads           int      `yaml:"threads" range:"1..1024"`                // consume threads per client (default 20)
-	Batch             int32    `yaml:"batch" range:"1..32"`                    // popBatchNums / maxMsgNums / pull batch (default 32)
-	InvisibleTime     Duration `yaml:"invisibleTime" range:"5s..12h"`          // pop-push 5s..300s, simple 10s..12h (default 60s)
-	PollTime          Duration `yaml:"pollTime" range:"1s..60s"`               // long polling: pop-push/pull 1s..60s (15s), simple 5s..20s (20s)
-	Processing        Dist     `yaml:"processing"`                             // processing time per message (default exp(10ms))
-	Outcomes          Outcomes `yaml:"outcomes"`                               // listener outcomes (default all success)
-	MaxReconsumeTimes int32    `yaml:"maxReconsumeTimes" range:"1..1000"`      // pop-push and pull (default 16)
-	FlowControl       int      `yaml:"popThresholdForQueue" range:"1..100000"` // pop-push: waiting-ack count that delays the next pop (default 96)
-	AutoRenew         bool     `yaml:"autoRenew"`                              // simple: the proxy renews leases while processing
-	CommitInterval    Duration `yaml:"commitInterval" range:"100ms..60s"`      // pull: offset persistence period (default 5s)
-}
-
-func (c *Consumer) setDefaults() { c.Kind = KindPopPush }
 
 // defaultSpec is the Spec before a file is decoded over it.
 func defaultSpec() Spec {
-	return Spec{
-		Seed:     1,
-		Duration: Duration(60 * clock.Second),
-		Engine:   engineFrom(pop.DefaultConfig()),
+	return Spec{Config: sim.Config{Seed: 1}}
+}
+
+// Config returns the simulator configuration of the scenario for seed.
+// Zero fields keep the simulator's defaults.
+func (s *Scenario) Config(seed uint64) sim.Config {
+	c := s.Spec.Config
+	c.Seed = seed
+	return c
+}
+
+// Seeds is a list of seeds: "7", "1..20", "1,2,5", "1..4,9".
+type Seeds struct {
+	text string
+	list []uint64
+}
+
+// maxSeeds bounds a seed list.
+const maxSeeds = 1_000_000
+
+// UnmarshalText implements encoding.TextUnmarshaler with ParseSeeds.
+func (s *Seeds) UnmarshalText(b []byte) error {
+	l, err := ParseSeeds(string(b))
+	if err != nil {
+		return err
 	}
+	s.text, s.list = string(b), l
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler: the list as written.
+func (s Seeds) MarshalText() ([]byte, error) { return []byte(s.text), nil }
+
+// List returns the seeds in the order written.
+func (s Seeds) List() []uint64 { return s.list }
+
+func (s Seeds) String() string { return s.text }
+
+// ParseSeeds parses a seed list: comma-separated seeds and inclusive
+// ranges a..b, at most a million seeds, none repeated.
+func ParseSeeds(t string) ([]uint64, error) {
+	var out []uint64
+	seen := map[uint64]bool{}
+	for _, part := range strings.Split(t, ",") {
+		part = strings.TrimSpace(part)
+		a, b, isRange := strings.Cut(part, "..")
+		lo, err1 := strconv.ParseUint(a, 10, 64)
+		hi, err2 := lo, error(nil)
+		if isRange {
+			hi, err2 = strconv.ParseUint(b, 10, 64)
+		}
+		if err1 != nil || err2 != nil || hi < lo {
+			return nil, fmt.Errorf("seeds %q: %q: want N, N..M (M >= N) or a comma-separated list of them, e.g. 1..20", t, part)
+		}
+		if hi-lo >= maxSeeds || len(out)+int(hi-lo+1) > maxSeeds {
+			return nil, fmt.Errorf("seeds %q: more than %d seeds", t, maxSeeds)
+		}
+		for s := lo; ; s++ {
+			if seen[s] {
+				return nil, fmt.Errorf("seeds %q: seed %d given twice", t, s)
+			}
+			seen[s] = true
+			out = append(out, s)
+			if s == hi {
+				break
+			}
+		}
+	}
+	return out, nil
 }

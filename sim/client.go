@@ -33,9 +33,13 @@ func popDelaySeconds(level int) int64 {
 // consumer is one consumer process: a small state machine driven by
 // scheduler events. Its kind decides which client model runs.
 type consumer struct {
-	idx      int32
-	kind     ConsumerKind
-	spec     *ConsumerSpec
+	idx  int32
+	kind ConsumerKind
+	spec *ConsumerSpec
+	// The client's own settings: exactly one is set, by its kind.
+	popPush  *PopPushSettings
+	simple   *SimpleSettings
+	pull     *PullSettings
 	proc     workload.Dist
 	outcomes workload.Outcomes
 	g        *group
@@ -95,14 +99,22 @@ type held struct {
 	attempt int32
 }
 
-func (s *sim) newConsumer(idx int32, cp consumerPlan) *consumer {
-	g := s.byName[cp.spec.Group]
+func (s *sim) newConsumer(idx int32, spec *ConsumerSpec) *consumer {
+	g := s.byName[spec.Group]
 	c := &consumer{
-		idx: idx, kind: cp.spec.Kind, spec: cp.spec, proc: cp.proc, outcomes: cp.outcomes, g: g,
+		idx: idx, kind: spec.Kind, spec: spec, proc: spec.Processing.Dist, outcomes: spec.Outcomes, g: g,
 		rng: newStream(s.cfg.Seed, streamConsumer+uint64(idx)), alive: true,
 	}
+	switch set := spec.Settings.(type) {
+	case *PopPushSettings:
+		c.popPush = set
+	case *SimpleSettings:
+		c.simple = set
+	case *PullSettings:
+		c.pull = set
+	}
 	if g.members == nil {
-		g.topic, g.kind, g.queues = cp.spec.Topic, cp.spec.Kind, s.c.topics[cp.spec.Topic].Queues
+		g.topic, g.kind, g.queues = spec.Topic, spec.Kind, s.c.topics[spec.Topic].Queues
 		g.detail = "topic=" + g.topic
 		g.committed = make([]int64, g.queues)
 		for i := range g.committed {
@@ -111,15 +123,24 @@ func (s *sim) newConsumer(idx int32, cp consumerPlan) *consumer {
 	}
 	c.gpos = len(g.members)
 	g.members = append(g.members, c)
-	if st := &s.plan.skew; st.on {
+	if st := &s.faults.skew; st.on {
 		b := int64(st.bound)
-		c.skew = clock.Duration(s.plan.rng[famSkew].Int64N(2*b+1) - b)
+		c.skew = clock.Duration(s.faults.rng[famSkew].Int64N(2*b+1) - b)
 		if c.skew != 0 {
 			s.cov.hit("clock-skew")
 		}
 	}
 	c.clientID = "c" + strconv.Itoa(int(idx)) + "-0"
 	return c
+}
+
+// popTimes are the invisible and long-polling times of a pop-push or
+// simple consumer's pops.
+func (c *consumer) popTimes() (invisible, poll clock.Duration) {
+	if c.simple != nil {
+		return c.simple.InvisibleTime, c.simple.PollTime
+	}
+	return c.popPush.InvisibleTime, c.popPush.PollTime
 }
 
 // now is the consumer's own clock; nowMs in RocketMQ's milliseconds.
@@ -139,7 +160,7 @@ func (s *sim) startConsumer(c *consumer) {
 	case PopPush, Simple:
 		s.schedulePoll(c, 0)
 	case Pull:
-		s.q.after(c.spec.CommitInterval, evCommit, c.idx, c.epoch, nil)
+		s.q.after(c.pull.CommitInterval, evCommit, c.idx, c.epoch, nil)
 	}
 }
 
@@ -205,7 +226,7 @@ func (s *sim) startWork(c *consumer) {
 		s.emit(s.heldEvent(model.EvConsumeStart, c, h, ""))
 		d := c.proc.Sample(c.rng)
 		if s.q.now() < c.slowUntil {
-			d *= clock.Duration(s.cfg.Faults.SlowFactor)
+			d *= clock.Duration(s.cfg.Faults.Slow.Factor)
 		}
 		d = max(d, h.holdUntil.Sub(s.q.now()))
 		h.outcome = c.outcomes.Sample(c.rng)

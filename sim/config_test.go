@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"popsim/clock"
+	"popsim/pop"
+	"popsim/workload"
 )
 
 func TestDefaultConfigIsValid(t *testing.T) {
@@ -20,34 +22,41 @@ func TestValidateNamesTheField(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{"batch", func(c *Config) { c.Consumers[0].Batch = 33 }, "Consumers[0].Batch = 33 out of range: want 1..32"},
-		{"push invisible", func(c *Config) { c.Consumers[0].InvisibleTime = 2 * clock.Second }, "Consumers[0].InvisibleTime = 2s out of range: want 5s..5m0s for pop-push"},
+		{"batch", func(c *Config) { c.Consumers[0].Batch = 33 }, "consumers[0].batch: 33 out of range: want 1..32"},
+		{"push invisible", func(c *Config) { pushSettings(&c.Consumers[0]).InvisibleTime = 2 * clock.Second }, "consumers[0].invisibleTime: 2s out of range: want 5s..5m0s for pop-push"},
 		{"simple invisible", func(c *Config) {
-			c.Consumers[0].Kind, c.Consumers[0].InvisibleTime = Simple, 5*clock.Second
-		}, "Consumers[0].InvisibleTime = 5s out of range: want 10s..12h0m0s for simple"},
+			c.Consumers[0].Kind, c.Consumers[0].Settings = Simple, &SimpleSettings{InvisibleTime: 5 * clock.Second}
+		}, "consumers[0].invisibleTime: 5s out of range: want 10s..12h0m0s for simple"},
 		{"simple poll", func(c *Config) {
-			c.Consumers[0].Kind, c.Consumers[0].PollTime = Simple, 30*clock.Second
-		}, "Consumers[0].PollTime = 30s out of range: want 5s..20s"},
-		{"kind", func(c *Config) { c.Consumers[0].Kind = "push" }, `Consumers[0].Kind = "push": want pop-push, simple or pull`},
-		{"topic", func(c *Config) { c.Producers[0].Topic = "nope" }, `Producers[0].Topic = "nope" is not in Topics`},
-		{"arrivals", func(c *Config) { c.Producers[0].Arrivals = "sometimes" }, "Producers[0].Arrivals"},
-		{"processing", func(c *Config) { c.Consumers[0].Processing = "fast" }, "Consumers[0].Processing"},
-		{"queues", func(c *Config) { c.Topics[0].Queues = 2000 }, "Topics[0].Queues = 2000 out of range: want 1..1024"},
-		{"loss kind", func(c *Config) { c.Faults.Loss = map[string]LossSpec{"push": {}} }, `Faults.Loss["push"]: unknown request type`},
-		{"loss ppm", func(c *Config) { c.Faults.Loss = map[string]LossSpec{"ack": {RequestPPM: 600_000}} }, `Faults.Loss["ack"].RequestPPM = 600000 out of range: want 0..500000`},
-		{"warmup", func(c *Config) { c.Warmup = 2 * c.Duration }, "Warmup = 2m0s out of range: want 0s..1m0s"},
+			c.Consumers[0].Kind, c.Consumers[0].Settings = Simple, &SimpleSettings{PollTime: 30 * clock.Second}
+		}, "consumers[0].pollTime: 30s out of range: want 5s..20s"},
+		{"kind", func(c *Config) { c.Consumers[0].Kind = "push" }, `consumers[0].kind: "push": want pop-push, simple or pull`},
+		{"settings of another kind", func(c *Config) {
+			c.Consumers[0].Kind, c.Consumers[0].Settings = Pull, &SimpleSettings{}
+		}, "consumers[0]: the settings are simple's but the kind is pull"},
+		{"topic", func(c *Config) { c.Producers[0].Topic = "nope" }, `producers[0].topic: topic "nope" is not defined: want one of orders`},
+		{"arrivals", func(c *Config) { c.Producers[0].Arrivals = workload.ArrivalsSpec{} }, "producers[0].arrivals: missing"},
+		{"queues", func(c *Config) { c.Topics[0].Queues = 2000 }, "topics[0].queues: 2000 out of range: want 1..1024"},
+		{"loss ppm", func(c *Config) { c.Network.Loss.Ack.Request = 600_000 }, `network.loss.ack.request: 60% out of range: want 0..0.5`},
+		{"warmup", func(c *Config) { c.Warmup = 2 * c.Duration }, "warmup: 2m0s out of range: want less than duration (1m0s)"},
 		{"two groups", func(c *Config) {
 			c.Consumers = append(c.Consumers, ConsumerSpec{Kind: PopPush, Group: "other", Topic: "orders"})
 		}, `topic "orders" is consumed by groups "billing" and "other"`},
 		{"unconsumed", func(c *Config) {
 			c.Topics = append(c.Topics, TopicSpec{Name: "lonely", Queues: 1})
-			c.Producers = append(c.Producers, ProducerSpec{Topic: "lonely", Arrivals: "const(1/s)"})
-		}, `Producers[1].Topic = "lonely" has no consumer group`},
-		{"engine", func(c *Config) { c.Engine.PopPollingSize = -1 }, "popPollingSize"},
+			c.Producers = append(c.Producers, ProducerSpec{Topic: "lonely", Arrivals: arrivals("const(1/s)")})
+		}, `producers[1].topic: "lonely" has no consumer group`},
+		{"engine", func(c *Config) {
+			e := pop.DefaultConfig()
+			e.PopPollingSize = -1
+			c.Engine.Settings = &e
+		}, "engine.popPollingSize: -1 out of range: want 0..1073741824"},
+		{"engine kind", func(c *Config) { c.Engine.Kind = "kafka" }, `engine.kind: "kafka": want rocketmq`},
+		{"undefined group", func(c *Config) { c.Groups = []GroupSpec{{Name: "audit"}} }, `consumers[0].group: group "billing" is not defined`},
 		{"filter", func(c *Config) {
-			c.Producers[0].Tags = "tags(A:1,B:1)"
+			c.Producers[0].Tags = tags("tags(A:1,B:1)")
 			c.Consumers[0].Expression = "A"
-		}, `Consumers[0].Expression = "A" does not accept tag "B"`},
+		}, `consumers[0].expression: "A" does not accept tag "B"`},
 		{"filter untagged", func(c *Config) { c.Consumers[0].Expression = "A || B" }, `does not accept tag ""`},
 	}
 	for _, tc := range cases {
@@ -80,8 +89,8 @@ func TestConfigHashCoversDefaults(t *testing.T) {
 // A subscription that names every produced tag consumes everything.
 func TestTaggedSubscription(t *testing.T) {
 	cfg := tinyConfig(PopPush)
-	cfg.Producers[0].Arrivals = "backlog(50)"
-	cfg.Producers[0].Tags = "tags(A:3,B:1)"
+	cfg.Producers[0].Arrivals = arrivals("backlog(50)")
+	cfg.Producers[0].Tags = tags("tags(A:3,B:1)")
 	cfg.Consumers[0].Expression = "A || B"
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -91,4 +100,36 @@ func TestTaggedSubscription(t *testing.T) {
 		t.Fatalf("produced %d acked %d", r.Summary.Produced, r.Summary.Acked)
 	}
 	noViolations(t, r)
+}
+
+func TestParsePPM(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "1": 1_000_000, "0.001": 1000, "0.1%": 1000, "100%": 1_000_000, "0.000001": 1, "0.0001%": 1} {
+		if got, err := parsePPM(in); err != nil || got != want {
+			t.Errorf("parsePPM(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "1.1", "101%", "-0.1", "0.0000001", "0.00001%", "1e-3", ".5", "abc"} {
+		if _, err := parsePPM(bad); err == nil {
+			t.Errorf("parsePPM(%q) accepted it", bad)
+		}
+	}
+	for ppm, want := range map[PPM]string{0: "0%", 1: "0.0001%", 1000: "0.1%", 500_000: "50%", 1_000_000: "100%"} {
+		if got := ppm.String(); got != want {
+			t.Errorf("PPM(%d) = %q, want %q", int64(ppm), got, want)
+		}
+		if back, err := parsePPM(want); err != nil || back != int64(ppm) {
+			t.Errorf("parsePPM(%q) = %d, %v: the text form does not round-trip", want, back, err)
+		}
+	}
+}
+
+// A huge count is reported, not laid out.
+func TestValidateHugeCount(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Consumers[0].Count = 1 << 62
+	cfg.Producers[0].Count = 1 << 62
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "consumers[0].count: 4611686018427387904 out of range") || !strings.Contains(err.Error(), "producers[0].count") {
+		t.Fatalf("err = %v", err)
+	}
 }

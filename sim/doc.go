@@ -10,9 +10,9 @@
 //     a virtual-time limit that fail with ErrEventBudget / ErrTimeLimit.
 //     The clock.Virtual is advanced by the scheduler only.
 //   - Random streams: math/rand/v2 PCG streams derived from the run seed,
-//     one per concern (tie-breaks, network, fault plan, each fault family,
-//     each producer, each consumer), so enabling a fault family does not
-//     shift the workload's draws.
+//     one per concern (tie-breaks, network, fault activation, each fault
+//     family, each producer, each consumer), so enabling a fault family
+//     does not shift the workload's draws.
 //   - The trace: every model.Event gets a Seq; a running SHA-256 covers
 //     each event's canonical text (Event.AppendText + '\n'). The text goes
 //     to an optional writer and stays in memory only when asked.
@@ -27,10 +27,17 @@
 //     client clock skew, with two-level activation, swarm mode and
 //     coverage counters.
 //   - The run structure: a safety phase with faults, then a liveness phase
-//     without them in which everything must drain within DrainBudget; the
+//     without them in which everything must drain within Drain; the
 //     engine's periodic work runs on RocketMQ's cadence (Revive every
 //     pop.ReviveIdleInterval or at once after a full page, CleanupCache every
 //     pop.CacheCleanupInterval, PollTick exactly at NextPollExpiry).
+//   - The configuration (Config): one typed value that is also the
+//     scenario file format (package scenarios decodes YAML onto it), its
+//     defaults (WithDefaults), its one validation (Validate: a *ConfigError
+//     of *FieldErrors by key path), its canonical hash (SHA256) and a
+//     run's cost estimate (Estimate). A consumer holds its kind's own
+//     settings and the engine section its kind's (Variant); a new engine
+//     or consumer kind is one registration in config.go.
 //
 // # Trace
 //
@@ -96,7 +103,7 @@
 //	if err := cfg.Validate(); err != nil { ... }        // names the field and its range
 //	res, err := sim.Run(cfg, sim.RunOptions{Scenario: "default", Replay: "popsim run -seed 42"})
 //	if err != nil { ... }                               // bad config, or a budget was hit
-//	for _, l := range res.Plan { fmt.Println(l) }       // derived parameters first
+//	for _, l := range res.Setup { fmt.Println(l) }      // derived parameters first
 //	fmt.Println(res.Summary.TraceSHA256, len(res.Summary.Violations))
 //	if err := sim.SelfCheck(cfg); err != nil { ... }    // same seed twice, first divergent event
 package sim

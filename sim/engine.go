@@ -182,8 +182,8 @@ func (s *sim) traceRevivals(rs []pop.Revival) {
 // putFailure is the engine's PutFailure hook: with the fault on, writes to
 // retry topics (revive) fail with the configured probability.
 func (s *sim) putFailure(now clock.Time, topic string, queue int32) bool {
-	st := &s.plan.putFailure
-	if s.live || !st.on || !model.IsRetryTopic(topic) || !chance(s.plan.rng[famPutFailure], st.ppm) {
+	st := &s.faults.putFailure
+	if s.live || !st.on || !model.IsRetryTopic(topic) || !chance(s.faults.rng[famPutFailure], st.ppm) {
 		return false
 	}
 	s.cov.hit("revive-put-failure")
@@ -198,7 +198,7 @@ func (s *sim) brokerRestart() *event {
 	if s.live {
 		return nil
 	}
-	next := s.q.after(expDelay(s.plan.rng[famBrokerRestart], s.plan.broker.every), evBrokerRestart, -1, 0, nil)
+	next := s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.broker.every), evBrokerRestart, -1, 0, nil)
 	r := s.b.Restart(s.q.now())
 	s.cov.hit("broker-restart")
 	for _, w := range r.DroppedPolls {

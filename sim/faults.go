@@ -46,9 +46,9 @@ const (
 	numRenewEdges
 )
 
-// faultPlan is the per-run fault configuration after two-level activation
+// faultSites is the per-run fault configuration after two-level activation
 // and swarm weighting, plus one random stream per family.
-type faultPlan struct {
+type faultSites struct {
 	crash, pause, slow, broker site
 	loss                       [len(lossKinds)][2]site // [request type][0 request, 1 response]
 	renew                      [numRenewEdges]site
@@ -56,46 +56,47 @@ type faultPlan struct {
 	rng                        [numFamilies]*rand.Rand
 }
 
-// buildFaultPlan draws the plan from the plan stream: first the swarm mask
+// drawFaultSites draws the sites from the activation stream: first the swarm mask
 // (one draw per family, so shrinking turns families off), then per site
 // the swarm weight and the activation draw.
-func buildFaultPlan(seed uint64, f *FaultSpec, swarm bool) *faultPlan {
-	p := &faultPlan{}
+func drawFaultSites(seed uint64, c *Config) *faultSites {
+	f := &c.Faults
+	p := &faultSites{}
 	for i := range p.rng {
 		p.rng[i] = newStream(seed, streamFault0+uint64(i))
 	}
-	r := newStream(seed, streamPlan)
+	r := newStream(seed, streamActivation)
 	var off [numFamilies]bool
-	if swarm {
+	if f.Swarm {
 		for i := range off {
 			off[i] = r.IntN(2) == 0
 		}
 	}
-	mk := func(name string, fam faultFamily, every clock.Duration, ppm int64, bound clock.Duration) site {
-		s := site{name: name, fam: fam, every: every, ppm: ppm, bound: bound}
+	mk := func(name string, fam faultFamily, every clock.Duration, ppm PPM, bound clock.Duration) site {
+		s := site{name: name, fam: fam, every: every, ppm: int64(ppm), bound: bound}
 		configured := every > 0 || ppm > 0 || bound > 0
 		scale := 0
-		if swarm {
+		if f.Swarm {
 			scale = r.IntN(7) - 3 // weight x 2^scale, 1/8 .. 8
 		}
-		enabled := chance(r, f.SiteEnablePPM)
+		enabled := chance(r, int64(f.SiteEnable))
 		s.on = configured && enabled && !off[fam]
 		s.scale(scale)
 		return s
 	}
-	p.crash = mk("crash", famCrash, f.CrashEvery, 0, 0)
-	p.pause = mk("pause", famPause, f.PauseEvery, 0, 0)
-	p.slow = mk("slow", famSlow, f.SlowEvery, 0, 0)
-	for i, k := range lossKinds {
-		l := f.Loss[k]
-		p.loss[i][0] = mk("lost-"+k+"-request", famLoss, 0, l.RequestPPM, 0)
-		p.loss[i][1] = mk("lost-"+k+"-response", famLoss, 0, l.ResponsePPM, 0)
+	p.crash = mk("crash", famCrash, f.Crash.Every, 0, 0)
+	p.pause = mk("pause", famPause, f.Pause.Every, 0, 0)
+	p.slow = mk("slow", famSlow, f.Slow.Every, 0, 0)
+	for i, l := range c.Network.Loss.pairs() {
+		k := lossKinds[i]
+		p.loss[i][0] = mk("lost-"+k+"-request", famLoss, 0, l.Request, 0)
+		p.loss[i][1] = mk("lost-"+k+"-response", famLoss, 0, l.Response, 0)
 	}
-	p.renew[renewSameDeadline] = mk("renew-same-deadline", famRenew, 0, f.RenewSameDeadlinePPM, 0)
-	p.renew[renewAtExpiry] = mk("renew-at-expiry", famRenew, 0, f.RenewAtExpiryPPM, 0)
-	p.renew[renewAfterRevive] = mk("renew-after-revive", famRenew, 0, f.RenewAfterRevivePPM, 0)
-	p.broker = mk("broker-restart", famBrokerRestart, f.BrokerRestartEvery, 0, 0)
-	p.putFailure = mk("revive-put-failure", famPutFailure, 0, f.RevivePutFailurePPM, 0)
+	p.renew[renewSameDeadline] = mk("renew-same-deadline", famRenew, 0, f.Renew.SameDeadline, 0)
+	p.renew[renewAtExpiry] = mk("renew-at-expiry", famRenew, 0, f.Renew.AtExpiry, 0)
+	p.renew[renewAfterRevive] = mk("renew-after-revive", famRenew, 0, f.Renew.AfterRevive, 0)
+	p.broker = mk("broker-restart", famBrokerRestart, f.BrokerRestart.Every, 0, 0)
+	p.putFailure = mk("revive-put-failure", famPutFailure, 0, f.RevivePutFailure, 0)
 	p.skew = mk("clock-skew", famSkew, 0, 0, f.ClockSkew)
 	return p
 }
@@ -122,7 +123,8 @@ func (s *site) scale(k int) {
 	s.ppm = min(s.ppm, hi)
 }
 
-func (p *faultPlan) sites() []*site {
+// all lists every site, in the order of the run's header.
+func (p *faultSites) all() []*site {
 	out := []*site{&p.crash, &p.pause, &p.slow}
 	for i := range p.loss {
 		out = append(out, &p.loss[i][0], &p.loss[i][1])
@@ -133,10 +135,10 @@ func (p *faultPlan) sites() []*site {
 	return append(out, &p.broker, &p.putFailure, &p.skew)
 }
 
-// lines renders the plan, one site per line, for the run's header.
-func (p *faultPlan) lines() []string {
+// lines renders the sites, one per line, for the run's header.
+func (p *faultSites) lines() []string {
 	var out []string
-	for _, s := range p.sites() {
+	for _, s := range p.all() {
 		state := "off"
 		if s.on {
 			state = "on"
@@ -204,4 +206,14 @@ func (c coverage) snapshot() map[string]int64 {
 		out[k] = v
 	}
 	return out
+}
+
+// knownLoss reports whether k is a request type with loss faults.
+func knownLoss(k string) bool {
+	for _, x := range lossKinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
 }

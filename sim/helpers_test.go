@@ -5,6 +5,7 @@ import (
 
 	"popsim/clock"
 	"popsim/model"
+	"popsim/workload"
 )
 
 // tinyConfig is one topic with one queue, one consumer with one thread,
@@ -13,11 +14,47 @@ func tinyConfig(kind ConsumerKind) Config {
 	return Config{
 		Seed:      1,
 		Topics:    []TopicSpec{{Name: "t", Queues: 1}},
-		Producers: []ProducerSpec{{Topic: "t", Arrivals: "backlog(1)"}},
-		Consumers: []ConsumerSpec{{Kind: kind, Group: "g", Topic: "t", Threads: 1, Processing: "const(5ms)"}},
-		Network:   NetworkSpec{RequestLatency: "const(1ms)", ResponseLatency: "const(1ms)"},
-		Duration:  5 * clock.Second, DrainBudget: 5 * clock.Minute,
+		Producers: []ProducerSpec{{Topic: "t", Arrivals: arrivals("backlog(1)")}},
+		Consumers: []ConsumerSpec{{Kind: kind, Group: "g", Topic: "t", Threads: 1, Processing: dist("const(5ms)")}},
+		Network:   NetworkSpec{RequestLatency: dist("const(1ms)"), ResponseLatency: dist("const(1ms)")},
+		Duration:  5 * clock.Second, Drain: 5 * clock.Minute,
 	}
+}
+
+// Typed configuration values from their text forms.
+func dist(s string) workload.DistSpec         { return workload.MustDist(s) }
+func arrivals(s string) workload.ArrivalsSpec { return workload.MustArrivals(s) }
+
+func outcomes(s string) workload.Outcomes {
+	var o workload.Outcomes
+	if err := o.UnmarshalText([]byte(s)); err != nil {
+		panic(err)
+	}
+	return o
+}
+
+func tags(s string) workload.Tags {
+	var t workload.Tags
+	if err := t.UnmarshalText([]byte(s)); err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// pushSettings and simpleSettings return a consumer's own settings of
+// that kind, creating them when it has none.
+func pushSettings(c *ConsumerSpec) *PopPushSettings {
+	if c.Settings == nil {
+		c.Settings = &PopPushSettings{}
+	}
+	return c.Settings.(*PopPushSettings)
+}
+
+func simpleSettings(c *ConsumerSpec) *SimpleSettings {
+	if c.Settings == nil {
+		c.Settings = &SimpleSettings{}
+	}
+	return c.Settings.(*SimpleSettings)
 }
 
 func runKeep(t *testing.T, cfg Config, script ...scriptStep) *Result {

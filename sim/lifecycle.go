@@ -10,14 +10,14 @@ import (
 // scheduleFaultClocks starts the consumer's crash, pause and slow clocks
 // (exponential intervals from each family's stream).
 func (s *sim) scheduleFaultClocks(c *consumer) {
-	if st := &s.plan.crash; st.on {
-		s.q.after(expDelay(s.plan.rng[famCrash], st.every), evCrash, c.idx, 0, nil)
+	if st := &s.faults.crash; st.on {
+		s.q.after(expDelay(s.faults.rng[famCrash], st.every), evCrash, c.idx, 0, nil)
 	}
-	if st := &s.plan.pause; st.on {
-		s.q.after(expDelay(s.plan.rng[famPause], st.every), evPause, c.idx, 0, nil)
+	if st := &s.faults.pause; st.on {
+		s.q.after(expDelay(s.faults.rng[famPause], st.every), evPause, c.idx, 0, nil)
 	}
-	if st := &s.plan.slow; st.on {
-		s.q.after(expDelay(s.plan.rng[famSlow], st.every), evSlow, c.idx, 0, nil)
+	if st := &s.faults.slow; st.on {
+		s.q.after(expDelay(s.faults.rng[famSlow], st.every), evSlow, c.idx, 0, nil)
 	}
 }
 
@@ -26,7 +26,7 @@ func (s *sim) crashEvent(c *consumer) {
 	if s.live {
 		return
 	}
-	s.q.after(expDelay(s.plan.rng[famCrash], s.plan.crash.every), evCrash, c.idx, 0, nil)
+	s.q.after(expDelay(s.faults.rng[famCrash], s.faults.crash.every), evCrash, c.idx, 0, nil)
 	if c.alive {
 		s.crash(c)
 	}
@@ -56,7 +56,7 @@ func (s *sim) crash(c *consumer) {
 			pq.gen++
 		}
 	}
-	s.q.after(s.c.restart.Sample(s.plan.rng[famCrash]), evRestart, c.idx, c.epoch, nil)
+	s.q.after(s.cfg.Faults.Crash.RestartDelay.Sample(s.faults.rng[famCrash]), evRestart, c.idx, c.epoch, nil)
 	if c.kind == Pull {
 		s.rebalance(c.g)
 	}
@@ -88,11 +88,11 @@ func (s *sim) pause(c *consumer) {
 	if s.live {
 		return
 	}
-	s.q.after(expDelay(s.plan.rng[famPause], s.plan.pause.every), evPause, c.idx, 0, nil)
+	s.q.after(expDelay(s.faults.rng[famPause], s.faults.pause.every), evPause, c.idx, 0, nil)
 	if !c.alive || s.q.now() < c.pauseUntil {
 		return
 	}
-	s.freeze(c, max(s.c.pause.Sample(s.plan.rng[famPause]), 1))
+	s.freeze(c, max(s.cfg.Faults.Pause.Duration.Sample(s.faults.rng[famPause]), 1))
 }
 
 // freeze pauses c for d from now.
@@ -118,10 +118,10 @@ func (s *sim) slow(c *consumer) {
 	if s.live {
 		return
 	}
-	s.q.after(expDelay(s.plan.rng[famSlow], s.plan.slow.every), evSlow, c.idx, 0, nil)
+	s.q.after(expDelay(s.faults.rng[famSlow], s.faults.slow.every), evSlow, c.idx, 0, nil)
 	if !c.alive {
 		return
 	}
 	s.cov.hit("slow")
-	c.slowUntil = s.q.now().Add(s.c.slow.Sample(s.plan.rng[famSlow]))
+	c.slowUntil = s.q.now().Add(s.cfg.Faults.Slow.Duration.Sample(s.faults.rng[famSlow]))
 }

@@ -108,11 +108,11 @@ func (s *sim) reply(cl *call) {
 // lost decides whether a request (response=false) or a response of kind k
 // is lost. Faults are off in the liveness phase.
 func (s *sim) lost(k callKind, response bool) bool {
-	st := &s.plan.loss[k][0]
+	st := &s.faults.loss[k][0]
 	if response {
-		st = &s.plan.loss[k][1]
+		st = &s.faults.loss[k][1]
 	}
-	if s.live || !st.on || st.ppm == 0 || !chance(s.plan.rng[famLoss], st.ppm) {
+	if s.live || !st.on || st.ppm == 0 || !chance(s.faults.rng[famLoss], st.ppm) {
 		return false
 	}
 	s.cov.hit(st.name)

@@ -33,15 +33,11 @@ type putReq struct {
 	intended clock.Time
 }
 
-func (s *sim) newProducer(idx int32, pp producerPlan) *producer {
-	arr, err := workload.ParseArrivals(pp.spec.Arrivals)
-	if err != nil {
-		panic("sim: arrivals validated but do not parse: " + err.Error())
-	}
+func (s *sim) newProducer(idx int32, spec *ProducerSpec) *producer {
 	return &producer{
-		idx: idx, topic: pp.spec.Topic, queues: s.c.topics[pp.spec.Topic].Queues, tags: pp.tags, arr: arr,
+		idx: idx, topic: spec.Topic, queues: s.c.topics[spec.Topic].Queues, tags: spec.Tags, arr: spec.Arrivals.New(),
 		rng: newStream(s.cfg.Seed, streamProducer+uint64(idx)), prefix: "p" + strconv.Itoa(int(idx)) + "-",
-		random: pp.spec.QueueSelect == QueueRandom,
+		random: spec.QueueSelect == QueueRandom,
 	}
 }
 

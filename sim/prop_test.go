@@ -327,19 +327,29 @@ func (k *propKnobs) config(bugs pop.Bugs) Config {
 	eng := pop.DefaultConfig()
 	eng.EnablePopBufferMerge, eng.EnableRetryTopicV2, eng.Bugs = k.cache, k.retryV2, bugs
 	return Config{
-		Seed: k.seed, Engine: eng,
+		Seed: k.seed, Engine: EngineSpec{Settings: &eng},
 		Topics:    []TopicSpec{{Name: "orders", Queues: k.queues}},
 		Groups:    []GroupSpec{{Name: "billing", RetryMaxTimes: k.maxReconsume}},
-		Producers: []ProducerSpec{{Topic: "orders", Arrivals: k.arrivals}},
+		Producers: []ProducerSpec{{Topic: "orders", Arrivals: arrivals(k.arrivals)}},
 		Consumers: []ConsumerSpec{{
 			Kind: k.kind, Group: "billing", Topic: "orders", Count: k.consumers, Threads: k.threads,
-			Batch: k.batch, InvisibleTime: k.invisible, PollTime: k.poll, Processing: k.processing,
-			Outcomes: "outcomes(reconsume_later=" + k.reconsume + ")", MaxReconsumeTimes: k.maxReconsume,
-			AutoRenew: k.autoRenew,
+			Batch: k.batch, Processing: dist(k.processing),
+			Outcomes: outcomes("outcomes(reconsume_later=" + k.reconsume + ")"), Settings: k.settings(),
 		}},
-		Faults:   FaultSpec{RestartDelay: fmt.Sprintf("const(%s)", k.restart.Std())},
-		Duration: propDuration, DrainBudget: k.drain, EventBudget: propEventBudget,
+		Faults:   FaultSpec{Crash: CrashSpec{RestartDelay: dist(fmt.Sprintf("const(%s)", k.restart.Std()))}},
+		Duration: propDuration, Drain: k.drain, EventBudget: propEventBudget,
 	}
+}
+
+// settings are the kind's own settings from the knobs.
+func (k *propKnobs) settings() ConsumerSettings {
+	switch k.kind {
+	case Simple:
+		return &SimpleSettings{InvisibleTime: k.invisible, PollTime: k.poll, AutoRenew: k.autoRenew}
+	case Pull:
+		return &PullSettings{PollTime: k.poll, MaxReconsumeTimes: k.maxReconsume}
+	}
+	return &PopPushSettings{InvisibleTime: k.invisible, PollTime: k.poll, MaxReconsumeTimes: k.maxReconsume}
 }
 
 func (k *propKnobs) String() string {

@@ -17,11 +17,11 @@ func scheduleConfig() Config {
 	return Config{
 		Seed:      7,
 		Topics:    []TopicSpec{{Name: "t", Queues: 2}},
-		Producers: []ProducerSpec{{Topic: "t", Arrivals: "const(100/s)"}},
-		Consumers: []ConsumerSpec{{Kind: PopPush, Group: "g", Topic: "t", Count: 2, Threads: 2, Processing: "const(5ms)", InvisibleTime: 5 * clock.Second}},
-		Network:   NetworkSpec{RequestLatency: "const(1ms)", ResponseLatency: "const(1ms)"},
-		Faults:    FaultSpec{RestartDelay: "const(2s)"},
-		Duration:  10 * clock.Second, DrainBudget: 5 * clock.Minute,
+		Producers: []ProducerSpec{{Topic: "t", Arrivals: arrivals("const(100/s)")}},
+		Consumers: []ConsumerSpec{{Kind: PopPush, Group: "g", Topic: "t", Count: 2, Threads: 2, Processing: dist("const(5ms)"), Settings: &PopPushSettings{InvisibleTime: 5 * clock.Second}}},
+		Network:   NetworkSpec{RequestLatency: dist("const(1ms)"), ResponseLatency: dist("const(1ms)")},
+		Faults:    FaultSpec{Crash: CrashSpec{RestartDelay: dist("const(2s)")}},
+		Duration:  10 * clock.Second, Drain: 5 * clock.Minute,
 	}
 }
 
@@ -113,7 +113,7 @@ func TestScheduledCrashPauseAndBrokerRestart(t *testing.T) {
 // configured state comes back.
 func TestScheduledLossWindowsNest(t *testing.T) {
 	var siteAt []bool
-	probe := func(s *sim) { siteAt = append(siteAt, s.plan.loss[callAck][0].on) }
+	probe := func(s *sim) { siteAt = append(siteAt, s.faults.loss[callAck][0].on) }
 	r := runSchedule(t, Schedule{
 		{At: sec(1), Kind: FaultLoss, Loss: "ack", For: sec(2)},
 		{At: sec(2), Kind: FaultLoss, Loss: "ack", For: sec(0.5)},

@@ -138,7 +138,7 @@ func (s *sim) pull(c *consumer, pq *pullQueue) {
 	cl := s.newCall(callPull, c)
 	cl.pq, cl.gen, cl.offset = pq, pq.gen, pq.next
 	pq.pulling = true
-	s.send(cl, c.spec.PollTime+s.cfg.Network.PollTimeoutSlack)
+	s.send(cl, c.pull.PollTime+s.cfg.Network.PollTimeoutSlack)
 }
 
 // brokerPull reads the store for a pull; an empty read parks the request.
@@ -157,7 +157,7 @@ func (s *sim) brokerPull(cl *call) {
 		cl.parked = true
 		k := pullKey{s.topicIdx[t], cl.pq.q}
 		s.pullWaits[k] = append(s.pullWaits[k], cl)
-		s.q.after(cl.c.spec.PollTime, evPullExpire, -1, 0, cl)
+		s.q.after(cl.c.pull.PollTime, evPullExpire, -1, 0, cl)
 		return
 	}
 	s.respondPull(cl)
@@ -258,7 +258,7 @@ func (s *sim) pullDone(c *consumer, h *held) {
 		return
 	}
 	h.attempt++
-	if h.attempt > c.spec.MaxReconsumeTimes {
+	if h.attempt > c.pull.MaxReconsumeTimes {
 		c.local--
 		s.pullDLQ(c, h)
 		s.finishOffset(pq, h.offset)
@@ -319,7 +319,7 @@ func (s *sim) commitTick(c *consumer) {
 			s.commitQueue(c, pq)
 		}
 	}
-	s.q.after(c.spec.CommitInterval, evCommit, c.idx, c.epoch, nil)
+	s.q.after(c.pull.CommitInterval, evCommit, c.idx, c.epoch, nil)
 }
 
 func (s *sim) commitQueue(c *consumer, pq *pullQueue) {

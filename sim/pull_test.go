@@ -5,6 +5,7 @@ import (
 
 	"popsim/clock"
 	"popsim/model"
+	"popsim/workload"
 )
 
 func TestAllocateAveragely(t *testing.T) {
@@ -34,9 +35,9 @@ func TestAllocateAveragely(t *testing.T) {
 func TestPullRebalanceRedeliversUncommitted(t *testing.T) {
 	cfg := tinyConfig(Pull)
 	cfg.Topics[0].Queues = 2
-	cfg.Producers[0].Arrivals = "backlog(20)"
+	cfg.Producers[0].Arrivals = arrivals("backlog(20)")
 	cfg.Consumers[0].Count = 2
-	cfg.Consumers[0].Processing = "const(50ms)"
+	cfg.Consumers[0].Processing = dist("const(50ms)")
 	crashAt := 2 * clock.Second
 	r := runKeep(t, cfg, scriptStep{after: crashAt, f: func(s *sim) { s.crash(s.cons[0]) }})
 	got := map[string][]int32{}
@@ -68,9 +69,10 @@ func TestPullRebalanceRedeliversUncommitted(t *testing.T) {
 func TestPullFaultFree(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Faults = FaultSpec{}
+	cfg.Network.Loss = LossSpec{}
 	cfg.Duration = 10 * clock.Second
 	cfg.Consumers[0].Kind = Pull
-	cfg.Consumers[0].Outcomes = "" // failures are re-consumed locally: redeliveries
+	cfg.Consumers[0].Outcomes = workload.Outcomes{} // failures are re-consumed locally: redeliveries
 	s := runSim(t, cfg)
 	if s.led.outstanding() != 0 || s.led.nRedelivered != 0 || s.led.nAcked != s.led.nProduced {
 		t.Fatalf("produced %d, consumed %d, redelivered %d, outstanding %d", s.led.nProduced, s.led.nAcked, s.led.nRedelivered, s.led.outstanding())
@@ -88,7 +90,7 @@ func TestPullFaultFree(t *testing.T) {
 // runSim runs cfg and returns the simulator, for tests that look inside.
 func runSim(t *testing.T, cfg Config) *sim {
 	t.Helper()
-	c, err := cfg.withDefaults().compile()
+	c, err := cfg.WithDefaults().layout()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func (s *sim) pushPop(c *consumer) {
 	if c.popOut != nil {
 		return
 	}
-	if c.waitAck > c.spec.FlowControl {
+	if c.waitAck > c.popPush.PopThresholdForQueue {
 		// More than popThresholdForQueue messages wait for an ack: retry in 50 ms.
 		s.cov.hit("flow-control")
 		s.schedulePoll(c, pullTimeDelayWhenFlowCtl)
@@ -36,17 +36,17 @@ func (s *sim) pushPop(c *consumer) {
 // sendPop sends a pop (or the simple consumer's receive) of up to n
 // messages, with long polling.
 func (s *sim) sendPop(c *consumer, n int32) {
-	sp := c.spec
+	inv, poll := c.popTimes()
 	cl := s.newCall(callPop, c)
 	cl.pop.req = pop.PopRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: n,
-		InvisibleTime: sp.InvisibleTime.Millis(), PollTime: sp.PollTime.Millis(), BornTime: c.nowMs(s),
-		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: sp.Expression,
+		InvisibleTime: inv.Millis(), PollTime: poll.Millis(), BornTime: c.nowMs(s),
+		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression,
 	}
 	c.popOut = cl
 	s.emit(model.Event{Kind: model.EvPopRequest, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(n), Deadline: cl.pop.req.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
-	s.send(cl, sp.PollTime+s.cfg.Network.PollTimeoutSlack)
+	s.send(cl, poll+s.cfg.Network.PollTimeoutSlack)
 }
 
 // popResponse is a pop or receive response reaching its client.
@@ -62,7 +62,7 @@ func (s *sim) popResponse(c *consumer, cl *call) {
 	}
 	for i, m := range res.Messages {
 		h := s.deliver(c, m, res.Handles[i])
-		if m.ReconsumeTimes > c.spec.MaxReconsumeTimes {
+		if m.ReconsumeTimes > c.popPush.MaxReconsumeTimes {
 			// processPopResult: reconsumeTimes > maxReconsumeTimes is acked
 			// and dropped on receipt.
 			s.drop(c, h, "push-max-reconsume")
@@ -112,7 +112,7 @@ func (s *sim) pushDone(c *consumer, h *held) {
 		return
 	}
 	// An exception is RECONSUME_LATER.
-	if h.msg.ReconsumeTimes >= c.spec.MaxReconsumeTimes {
+	if h.msg.ReconsumeTimes >= c.popPush.MaxReconsumeTimes {
 		s.checkNeedAckOrDelay(c, h)
 		return
 	}

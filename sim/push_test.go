@@ -12,8 +12,8 @@ import (
 // second (the copy revived from the first renewal has reconsumeTimes 1).
 func TestPushReconsumeLaterBacksOff(t *testing.T) {
 	cfg := tinyConfig(PopPush)
-	cfg.Consumers[0].Outcomes = "outcomes(reconsume_later=1)"
-	cfg.Duration, cfg.DrainBudget = 45*clock.Second, clock.Second
+	cfg.Consumers[0].Outcomes = outcomes("outcomes(reconsume_later=1)")
+	cfg.Duration, cfg.Drain = 45*clock.Second, clock.Second
 	r := runKeep(t, cfg)
 	sent := only(r, model.EvChangeSent)
 	acc := only(r, model.EvChangeAccepted)
@@ -41,10 +41,10 @@ func TestPushReconsumeLaterBacksOff(t *testing.T) {
 // at T+0; the thread is busy with the first until T+6s.
 func TestPushExpiryCheckAborts(t *testing.T) {
 	cfg := tinyConfig(PopPush)
-	cfg.Producers[0].Arrivals = "backlog(2)"
-	cfg.Consumers[0].Processing = "const(6s)"
-	cfg.Consumers[0].InvisibleTime = 5 * clock.Second
-	cfg.Duration, cfg.DrainBudget = 7*clock.Second, clock.Second
+	cfg.Producers[0].Arrivals = arrivals("backlog(2)")
+	cfg.Consumers[0].Processing = dist("const(6s)")
+	pushSettings(&cfg.Consumers[0]).InvisibleTime = 5 * clock.Second
+	cfg.Duration, cfg.Drain = 7*clock.Second, clock.Second
 	r := runKeep(t, cfg)
 	var before, after, acks, starts int
 	for _, e := range r.Events {
@@ -80,10 +80,10 @@ func TestPushExpiryCheckAborts(t *testing.T) {
 // (at 96 waiting) brings it to 128.
 func TestPushFlowControlAt96(t *testing.T) {
 	cfg := tinyConfig(PopPush)
-	cfg.Producers[0].Arrivals = "backlog(300)"
-	cfg.Consumers[0].Processing = "const(1s)"
-	cfg.Consumers[0].InvisibleTime = 300 * clock.Second
-	cfg.Duration, cfg.DrainBudget = 10*clock.Second, clock.Second
+	cfg.Producers[0].Arrivals = arrivals("backlog(300)")
+	cfg.Consumers[0].Processing = dist("const(1s)")
+	pushSettings(&cfg.Consumers[0]).InvisibleTime = 300 * clock.Second
+	cfg.Duration, cfg.Drain = 10*clock.Second, clock.Second
 	r := runKeep(t, cfg)
 	waiting, peak := 0, 0
 	for _, e := range r.Events {
@@ -111,9 +111,9 @@ func TestPushFlowControlAt96(t *testing.T) {
 // acked and dropped on receipt, under a named policy.
 func TestPushDropsPastMaxReconsume(t *testing.T) {
 	cfg := tinyConfig(PopPush)
-	cfg.Consumers[0].Outcomes = "outcomes(exception=1)"
-	cfg.Consumers[0].MaxReconsumeTimes = 1
-	cfg.Consumers[0].InvisibleTime = 5 * clock.Second
+	cfg.Consumers[0].Outcomes = outcomes("outcomes(exception=1)")
+	pushSettings(&cfg.Consumers[0]).MaxReconsumeTimes = 1
+	pushSettings(&cfg.Consumers[0]).InvisibleTime = 5 * clock.Second
 	cfg.Duration = 5 * clock.Second
 	r := runKeep(t, cfg)
 	drops := only(r, model.EvDrop)
@@ -144,7 +144,7 @@ func TestPopDelaySeconds(t *testing.T) {
 // pause starts ends the pause's length later.
 func TestPauseStretchesRunningConsumption(t *testing.T) {
 	cfg := tinyConfig(PopPush)
-	cfg.Consumers[0].Processing = "const(1s)"
+	cfg.Consumers[0].Processing = dist("const(1s)")
 	r := runKeep(t, cfg, scriptStep{after: 500 * clock.Millisecond, f: func(s *sim) { s.freeze(s.cons[0], 2*clock.Second) }})
 	start, end := only(r, model.EvConsumeStart), only(r, model.EvConsumeEnd)
 	if len(start) != 1 || len(end) != 1 {

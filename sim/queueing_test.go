@@ -17,16 +17,17 @@ func TestQueueingTheory(t *testing.T) {
 		t.Skip("two minutes of virtual time per model")
 	}
 	cases := []struct {
-		kind ConsumerKind
-		want float64 // mean response time, ms
-	}{{Simple, 16.35}, {Pull, 80.0}}
+		kind     ConsumerKind
+		settings ConsumerSettings
+		want     float64 // mean response time, ms
+	}{{Simple, &SimpleSettings{InvisibleTime: 12 * clock.Hour}, 16.35}, {Pull, nil, 80.0}}
 	for _, tc := range cases {
 		cfg := Config{
 			Seed:      1,
 			Topics:    []TopicSpec{{Name: "t", Queues: 8}},
-			Producers: []ProducerSpec{{Topic: "t", Arrivals: "poisson(700/s)", QueueSelect: QueueRandom}},
-			Consumers: []ConsumerSpec{{Kind: tc.kind, Group: "g", Topic: "t", Count: 8, Threads: 1, Batch: 1, Processing: "exp(10ms)", InvisibleTime: 12 * clock.Hour}},
-			Network:   NetworkSpec{RequestLatency: "const(0s)", ResponseLatency: "const(0s)"},
+			Producers: []ProducerSpec{{Topic: "t", Arrivals: arrivals("poisson(700/s)"), QueueSelect: QueueRandom}},
+			Consumers: []ConsumerSpec{{Kind: tc.kind, Group: "g", Topic: "t", Count: 8, Threads: 1, Batch: 1, Processing: dist("exp(10ms)"), Settings: tc.settings}},
+			Network:   NetworkSpec{RequestLatency: dist("const(0s)"), ResponseLatency: dist("const(0s)")},
 			Duration:  120 * clock.Second,
 		}
 		r, err := Run(cfg, RunOptions{})

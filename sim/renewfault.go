@@ -26,10 +26,10 @@ func (s *sim) injectRenewals(c *consumer, h *held) {
 	if s.live {
 		return
 	}
-	r := s.plan.rng[famRenew]
+	r := s.faults.rng[famRenew]
 	dl := h.handle.NextVisibleTime()
-	for e := range s.plan.renew {
-		st := &s.plan.renew[e]
+	for e := range s.faults.renew {
+		st := &s.faults.renew[e]
 		if !st.on || !chance(r, st.ppm) {
 			continue
 		}
@@ -70,12 +70,13 @@ func (s *sim) faultRenew(c *consumer, f *renewFault) {
 			return
 		}
 	}
-	s.cov.hit(s.plan.renew[f.edge].name)
-	inv := c.spec.InvisibleTime.Millis()
+	s.cov.hit(s.faults.renew[f.edge].name)
+	invisible, _ := c.popTimes()
+	inv := invisible.Millis()
 	cl := s.newCall(callChange, c)
 	cl.h, cl.handle, cl.why, cl.edge = h, hstr, why, f.edge
 	cl.invisibleMs = inv
-	s.emit(model.Event{Kind: model.EvChangeSent, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: hstr, Deadline: inv, Detail: s.plan.renew[f.edge].name})
+	s.emit(model.Event{Kind: model.EvChangeSent, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: hstr, Deadline: inv, Detail: s.faults.renew[f.edge].name})
 	if f.edge == renewAtExpiry {
 		s.q.at(max(clock.FromMillis(f.dl), s.q.now()), evNetRequest, c.idx, c.epoch, cl)
 		return

@@ -23,7 +23,7 @@ func (s *sim) result() (*Result, error) {
 	if cp := s.opts.capture; cp != nil {
 		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatchedEv = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
 	}
-	r := &Result{EndToEnd: s.led.e2e, ServiceTime: s.led.svc, Events: s.tr.events, Plan: s.planLines(), traceEvents: s.tr.seq}
+	r := &Result{EndToEnd: s.led.e2e, ServiceTime: s.led.svc, Events: s.tr.events, Setup: s.setupLines(), traceEvents: s.tr.seq}
 	r.Summary = s.summary(rep, sum)
 	return r, nil
 }
@@ -32,7 +32,7 @@ func (s *sim) summary(rep check.Report, traceSum string) model.Summary {
 	cfg := s.cfg
 	sum := model.Summary{
 		Scenario: s.opts.Scenario, Seed: cfg.Seed, ConsumerKind: s.consumerKind(),
-		ConfigSHA256: cfg.SHA256(), TraceSHA256: traceSum,
+		ConfigSHA256: s.c.sha256, TraceSHA256: traceSum,
 		Produced: rep.Produced, Acked: rep.Acked, DLQ: rep.DLQ, Dropped: rep.Dropped, Lost: rep.Lost,
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
@@ -59,12 +59,12 @@ func (s *sim) consumerKind() string {
 	return string(k)
 }
 
-// planLines are the run's derived parameters, printed first by callers.
-func (s *sim) planLines() []string {
+// setupLines are the run's derived parameters, printed first by callers.
+func (s *sim) setupLines() []string {
 	out := []string{
 		"seed " + strconv.FormatUint(s.cfg.Seed, 10),
-		"config_sha256 " + s.cfg.SHA256(),
-		"swarm " + strconv.FormatBool(s.cfg.Swarm),
+		"config_sha256 " + s.c.sha256,
+		"swarm " + strconv.FormatBool(s.cfg.Faults.Swarm),
 	}
-	return append(out, s.plan.lines()...)
+	return append(out, s.faults.lines()...)
 }

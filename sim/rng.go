@@ -7,12 +7,12 @@ import "math/rand/v2"
 // consumer, does not shift the draws of any other concern. Stream ids are
 // part of the trace contract: changing one changes every trace.
 const (
-	streamTie      uint64 = 1       // scheduler tie-breaks between same-time events
-	streamNetwork  uint64 = 2       // request and response latencies
-	streamPlan     uint64 = 3       // two-level activation and swarm weights
-	streamFault0   uint64 = 16      // + fault family (faultFamily)
-	streamProducer uint64 = 1 << 20 // + producer index: arrivals, tags
-	streamConsumer uint64 = 2 << 20 // + consumer index: processing time, outcome
+	streamTie        uint64 = 1       // scheduler tie-breaks between same-time events
+	streamNetwork    uint64 = 2       // request and response latencies
+	streamActivation uint64 = 3       // two-level activation and swarm weights
+	streamFault0     uint64 = 16      // + fault family (faultFamily)
+	streamProducer   uint64 = 1 << 20 // + producer index: arrivals, tags
+	streamConsumer   uint64 = 2 << 20 // + consumer index: processing time, outcome
 )
 
 // newStream returns the PCG stream id of the run seed. Both PCG words are

@@ -11,6 +11,7 @@ import (
 
 	"popsim/clock"
 	"popsim/model"
+	"popsim/workload"
 )
 
 // shortDefault is DefaultConfig cut to 10 s of virtual time.
@@ -59,7 +60,7 @@ func TestSameSeedSameTrace(t *testing.T) {
 
 func TestSelfCheck(t *testing.T) {
 	cfg := allFaultFamilies(5)
-	cfg.Swarm = true
+	cfg.Faults.Swarm = true
 	if err := SelfCheck(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +90,9 @@ func TestFaultFreeRunAcksEverything(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			cfg := shortDefault(1)
 			cfg.Faults = FaultSpec{}
+			cfg.Network.Loss = LossSpec{}
 			cfg.Consumers[0].Kind = kind
-			cfg.Consumers[0].Outcomes = ""
+			cfg.Consumers[0].Outcomes = workload.Outcomes{}
 			r, err := Run(cfg, RunOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -117,16 +119,13 @@ func TestFaultFreeRunAcksEverything(t *testing.T) {
 func allFaultFamilies(seed uint64) Config {
 	cfg := DefaultConfig()
 	cfg.Seed, cfg.Duration = seed, 15*clock.Second
-	cfg.Producers[0].Arrivals = "poisson(300/s)"
+	cfg.Producers[0].Arrivals = arrivals("poisson(300/s)")
 	cfg.Faults = FaultSpec{
-		CrashEvery: 30 * clock.Second, PauseEvery: 20 * clock.Second, SlowEvery: 30 * clock.Second,
-		Loss: map[string]LossSpec{
-			"pop": {RequestPPM: 200, ResponsePPM: 200}, "ack": {RequestPPM: 5000, ResponsePPM: 5000},
-			"change": {RequestPPM: 5000, ResponsePPM: 5000}, "pull": {RequestPPM: 1000, ResponsePPM: 1000},
-		},
-		RenewSameDeadlinePPM: 5000, RenewAtExpiryPPM: 5000, RenewAfterRevivePPM: 5000,
-		BrokerRestartEvery: 20 * clock.Second, RevivePutFailurePPM: 50_000, ClockSkew: 500 * clock.Millisecond,
+		Crash: CrashSpec{Every: 30 * clock.Second}, Pause: PauseSpec{Every: 20 * clock.Second}, Slow: SlowSpec{Every: 30 * clock.Second},
+		Renew:         RenewSpec{SameDeadline: 5000, AtExpiry: 5000, AfterRevive: 5000},
+		BrokerRestart: BrokerRestartSpec{Every: 20 * clock.Second}, RevivePutFailure: 50_000, ClockSkew: 500 * clock.Millisecond,
 	}
+	cfg.Network.Loss = LossSpec{Pop: LossPair{200, 200}, Ack: LossPair{5000, 5000}, Change: LossPair{5000, 5000}, Pull: LossPair{1000, 1000}}
 	return cfg
 }
 
@@ -141,7 +140,7 @@ func TestSeedSweepAllFaults(t *testing.T) {
 	failed := 0
 	for seed := 1; seed <= seeds; seed++ {
 		cfg := allFaultFamilies(uint64(seed))
-		cfg.Swarm = seed%2 == 0
+		cfg.Faults.Swarm = seed%2 == 0
 		r, err := Run(cfg, RunOptions{Replay: "go test ./sim -run TestSeedSweepAllFaults"})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
@@ -151,7 +150,7 @@ func TestSeedSweepAllFaults(t *testing.T) {
 		}
 		if v := r.Summary.Violations; len(v) > 0 {
 			failed++
-			t.Errorf("seed %d (swarm %v): %d violations, first %s: %s", seed, cfg.Swarm, len(v), v[0].Invariant, v[0].Detail)
+			t.Errorf("seed %d (swarm %v): %d violations, first %s: %s", seed, cfg.Faults.Swarm, len(v), v[0].Invariant, v[0].Detail)
 		}
 	}
 	t.Logf("%d seeds, %d failed", seeds, failed)
@@ -165,7 +164,8 @@ func TestSeedSweepAllFaults(t *testing.T) {
 func TestSeriesAndThroughput(t *testing.T) {
 	cfg := shortDefault(2)
 	cfg.Faults = FaultSpec{}
-	cfg.Consumers[0].Outcomes = ""
+	cfg.Network.Loss = LossSpec{}
+	cfg.Consumers[0].Outcomes = workload.Outcomes{}
 	r, err := Run(cfg, RunOptions{})
 	if err != nil {
 		t.Fatal(err)

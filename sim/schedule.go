@@ -12,7 +12,7 @@ import (
 // and shrink schedules; a schedule prints one readable line per step.
 //
 // Each step reuses the simulator's own fault code: a crash is the crash
-// clock's crash (the consumer restarts after Faults.RestartDelay), a
+// clock's crash (the consumer restarts after Faults.Crash.RestartDelay), a
 // broker restart is the broker-restart clock's restart, and a window
 // switches one FaultSpec site fully on (every request of the type is lost,
 // every delivered message gets the renewal edge, every retry-topic write
@@ -24,9 +24,9 @@ type FaultKind uint8
 
 // Scheduled fault kinds.
 const (
-	FaultCrash             FaultKind = iota + 1 // crash Consumer; it restarts after Faults.RestartDelay
+	FaultCrash             FaultKind = iota + 1 // crash Consumer; it restarts after Faults.Crash.RestartDelay
 	FaultPause                                  // freeze Consumer for For (a GC pause)
-	FaultSlow                                   // Consumer processes Faults.SlowFactor times slower for For
+	FaultSlow                                   // Consumer processes Faults.Slow.Factor times slower for For
 	FaultLoss                                   // lose every Loss request (or response) for For
 	FaultRenewSameDeadline                      // messages delivered within For get a same-deadline renewal
 	FaultRenewAtExpiry                          // ... a renewal that reaches the broker exactly at expiry
@@ -120,8 +120,8 @@ func (sc Schedule) order() []int {
 	return idx
 }
 
-// validate checks every step against the compiled configuration.
-func (sc Schedule) validate(c *compiled) error {
+// validate checks every step against the validated configuration.
+func (sc Schedule) validate(c *layout) error {
 	for i, f := range sc {
 		if err := f.validate(c); err != nil {
 			return fmt.Errorf("sim: schedule[%d] (%s): %w", i, f, err)
@@ -130,7 +130,7 @@ func (sc Schedule) validate(c *compiled) error {
 	return nil
 }
 
-func (f *ScheduledFault) validate(c *compiled) error {
+func (f *ScheduledFault) validate(c *layout) error {
 	if f.Kind == 0 || f.Kind >= numFaultKinds {
 		return fmt.Errorf("Kind = %d: want 1..%d", f.Kind, numFaultKinds-1)
 	}
@@ -163,10 +163,10 @@ func (f *ScheduledFault) validate(c *compiled) error {
 }
 
 // RunScheduled is Run with the schedule's faults injected at their times.
-// The schedule is validated against cfg (after defaults); Result.Plan ends
+// The schedule is validated against cfg (after defaults); Result.Setup ends
 // with the schedule's lines.
 func RunScheduled(cfg Config, sc Schedule, opts RunOptions) (*Result, error) {
-	c, err := cfg.withDefaults().compile()
+	c, err := cfg.WithDefaults().layout()
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func RunScheduled(cfg Config, sc Schedule, opts RunOptions) (*Result, error) {
 		return nil, err
 	}
 	for _, l := range sc.Lines() {
-		r.Plan = append(r.Plan, "schedule "+l)
+		r.Setup = append(r.Setup, "schedule "+l)
 	}
 	return r, nil
 }
@@ -229,10 +229,10 @@ func (w *windows) apply(s *sim, f *ScheduledFault) {
 // restartBrokerOnce runs the broker-restart clock's handler and cancels
 // the next restart it arms, so that the schedule alone decides restarts.
 func (s *sim) restartBrokerOnce() {
-	saved := s.plan.broker
-	s.plan.broker.every = clock.Hour // any valid mean: the re-armed restart is cancelled below
+	saved := s.faults.broker
+	s.faults.broker.every = clock.Hour // any valid mean: the re-armed restart is cancelled below
 	next := s.brokerRestart()
-	s.plan.broker = saved
+	s.faults.broker = saved
 	if next != nil {
 		s.q.cancel(next, next.seq)
 	}
@@ -248,17 +248,17 @@ func (s *sim) siteOf(f *ScheduledFault) *site {
 		}
 		for k, name := range lossKinds {
 			if name == f.Loss {
-				return &s.plan.loss[k][dir]
+				return &s.faults.loss[k][dir]
 			}
 		}
 	case FaultRenewSameDeadline:
-		return &s.plan.renew[renewSameDeadline]
+		return &s.faults.renew[renewSameDeadline]
 	case FaultRenewAtExpiry:
-		return &s.plan.renew[renewAtExpiry]
+		return &s.faults.renew[renewAtExpiry]
 	case FaultRenewAfterRevive:
-		return &s.plan.renew[renewAfterRevive]
+		return &s.faults.renew[renewAfterRevive]
 	case FaultRevivePutFailure:
-		return &s.plan.putFailure
+		return &s.faults.putFailure
 	}
 	panic("sim: no fault site for scheduled " + f.Kind.String())
 }

@@ -50,9 +50,9 @@ type Result struct {
 	// figures), warm-up excluded.
 	EndToEnd, ServiceTime *hdrhistogram.Histogram
 	Events                []model.Event // when RunOptions.KeepEvents
-	// Plan lists the run's derived parameters (seed, fault activation and
+	// Setup lists the run's derived parameters (seed, fault activation and
 	// weights): print it before the run's results.
-	Plan []string
+	Setup []string
 
 	traceEvents int64
 }
@@ -62,16 +62,16 @@ func (r *Result) TraceEvents() int64 { return r.traceEvents }
 
 // sim is one run's state. Everything is owned by the single loop in run.
 type sim struct {
-	c    *compiled
-	cfg  *Config
-	opts RunOptions
-	q    *scheduler
-	b    *pop.Broker
-	tr   *tracer
-	chk  *check.Checker
-	plan *faultPlan
-	cov  coverage
-	led  *ledger
+	c      *layout
+	cfg    *Config
+	opts   RunOptions
+	q      *scheduler
+	b      *pop.Broker
+	tr     *tracer
+	chk    *check.Checker
+	faults *faultSites
+	cov    coverage
+	led    *ledger
 
 	netRng          *rand.Rand
 	reqLat, respLat workload.Dist
@@ -123,11 +123,11 @@ type pullKey struct {
 // then the checker's verdict. It fails on an invalid configuration and on
 // hitting the event budget; checker violations are results, not errors.
 func Run(cfg Config, opts RunOptions) (*Result, error) {
-	d := cfg.withDefaults()
-	c, err := d.compile()
+	c, err := cfg.WithDefaults().layout()
 	if err != nil {
 		return nil, err
 	}
+	c.sha256 = cfg.SHA256()
 	s, err := newSim(c, opts)
 	if err != nil {
 		return nil, err
@@ -138,18 +138,18 @@ func Run(cfg Config, opts RunOptions) (*Result, error) {
 	return s.result()
 }
 
-func newSim(c *compiled, opts RunOptions) (*sim, error) {
+func newSim(c *layout, opts RunOptions) (*sim, error) {
 	cfg := &c.cfg
 	s := &sim{
 		c: c, cfg: cfg, opts: opts, cov: newCoverage(),
 		byName: map[string]*group{}, polls: map[uint64]*call{}, pullWaits: map[pullKey][]*call{}, topicIdx: map[string]int32{},
-		netRng: newStream(cfg.Seed, streamNetwork), reqLat: c.reqLat, respLat: c.respLat,
+		netRng: newStream(cfg.Seed, streamNetwork), reqLat: cfg.Network.RequestLatency.Dist, respLat: cfg.Network.ResponseLatency.Dist,
 	}
 	s.start = cfg.Start
 	s.warmEnd, s.safetyEnd = s.start.Add(cfg.Warmup), s.start.Add(cfg.Duration)
-	s.drainEnd = s.safetyEnd.Add(cfg.DrainBudget)
+	s.drainEnd = s.safetyEnd.Add(cfg.Drain)
 	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.drainEnd)
-	s.plan = buildFaultPlan(cfg.Seed, &cfg.Faults, cfg.Swarm)
+	s.faults = drawFaultSites(cfg.Seed, cfg)
 	s.led = newLedger(s.warmEnd, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
 	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s.chk.Observe)
@@ -169,7 +169,7 @@ func newSim(c *compiled, opts RunOptions) (*sim, error) {
 }
 
 func (s *sim) setupBroker() error {
-	b, err := pop.New(s.cfg.Engine)
+	b, err := pop.New(s.cfg.Engine.RocketMQ())
 	if err != nil {
 		return err
 	}
@@ -191,16 +191,16 @@ func (s *sim) setupBroker() error {
 
 func (s *sim) setupClients() {
 	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Detail: "safety"})
-	for i, pp := range s.c.producers {
-		s.prods = append(s.prods, s.newProducer(int32(i), pp))
+	for i, ps := range s.c.producers {
+		s.prods = append(s.prods, s.newProducer(int32(i), ps))
 	}
 	for _, name := range s.c.groupList {
 		g := &group{name: name, cfg: s.c.groups[name]}
 		s.groups = append(s.groups, g)
 		s.byName[name] = g
 	}
-	for i, cp := range s.c.consumers {
-		c := s.newConsumer(int32(i), cp)
+	for i, cs := range s.c.consumers {
+		c := s.newConsumer(int32(i), cs)
 		s.cons = append(s.cons, c)
 	}
 	for _, p := range s.prods {
@@ -221,12 +221,12 @@ func (s *sim) setupClients() {
 // change and the end of the drain budget.
 func (s *sim) schedulePeriodic() {
 	s.q.after(pop.ReviveIdleInterval*clock.Millisecond, evRevive, -1, 0, nil)
-	if s.cfg.Engine.EnablePopBufferMerge {
+	if s.cfg.Engine.RocketMQ().EnablePopBufferMerge {
 		s.q.after(pop.CacheCleanupInterval*clock.Millisecond, evCacheCleanup, -1, 0, nil)
 	}
 	s.q.after(s.cfg.SampleInterval, evSample, -1, 0, nil)
-	if s.plan.broker.on {
-		s.q.after(expDelay(s.plan.rng[famBrokerRestart], s.plan.broker.every), evBrokerRestart, -1, 0, nil)
+	if s.faults.broker.on {
+		s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.broker.every), evBrokerRestart, -1, 0, nil)
 	}
 	s.q.at(s.safetyEnd, evLiveness, -1, 0, nil)
 	s.q.at(s.drainEnd, evStop, -1, 0, nil)

@@ -119,7 +119,7 @@ func (s *sim) receiveResponse(c *consumer, res *pop.PopResult) {
 		h.firstRecv = c.now(s)
 		c.local++
 		c.buf = append(c.buf, h)
-		if c.spec.AutoRenew {
+		if c.simple.AutoRenew {
 			s.armRenew(c, h)
 		}
 		s.injectRenewals(c, h)

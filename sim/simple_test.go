@@ -14,8 +14,8 @@ import (
 // delivery is to the proxy).
 func TestSimpleDLQAfter17(t *testing.T) {
 	cfg := tinyConfig(Simple)
-	cfg.Consumers[0].Outcomes = "outcomes(exception=1)"
-	cfg.Consumers[0].InvisibleTime = 10 * clock.Second
+	cfg.Consumers[0].Outcomes = outcomes("outcomes(exception=1)")
+	simpleSettings(&cfg.Consumers[0]).InvisibleTime = 10 * clock.Second
 	r := runKeep(t, cfg)
 	var dels []model.Event
 	for _, e := range only(r, model.EvDeliver) {
@@ -49,9 +49,9 @@ func TestSimpleDLQAfter17(t *testing.T) {
 // request reaches the broker.
 func TestSimpleRejectsExpiredHandle(t *testing.T) {
 	cfg := tinyConfig(Simple)
-	cfg.Consumers[0].Processing = "const(11s)"
-	cfg.Consumers[0].InvisibleTime = 10 * clock.Second
-	cfg.Duration, cfg.DrainBudget = 12*clock.Second, clock.Second
+	cfg.Consumers[0].Processing = dist("const(11s)")
+	simpleSettings(&cfg.Consumers[0]).InvisibleTime = 10 * clock.Second
+	cfg.Duration, cfg.Drain = 12*clock.Second, clock.Second
 	r := runKeep(t, cfg)
 	exp := only(r, model.EvExpiredLocal)
 	if len(exp) == 0 || exp[0].Detail != "ack" {
@@ -68,9 +68,9 @@ func TestSimpleRejectsExpiredHandle(t *testing.T) {
 // each deadline, with the new handle adopted, and one delivery in all.
 func TestSimpleAutoRenew(t *testing.T) {
 	cfg := tinyConfig(Simple)
-	cfg.Consumers[0].Processing = "const(3m)"
-	cfg.Consumers[0].InvisibleTime = 30 * clock.Second
-	cfg.Consumers[0].AutoRenew = true
+	cfg.Consumers[0].Processing = dist("const(3m)")
+	simpleSettings(&cfg.Consumers[0]).InvisibleTime = 30 * clock.Second
+	simpleSettings(&cfg.Consumers[0]).AutoRenew = true
 	r := runKeep(t, cfg)
 	if n := len(only(r, model.EvDeliver)); n != 1 {
 		t.Fatalf("%d deliveries, want 1: auto-renew must keep the lease", n)

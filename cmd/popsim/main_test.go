@@ -327,3 +327,28 @@ func TestEventBudgetIsAFailure(t *testing.T) {
 		t.Errorf("sweep output:\n%s", out)
 	}
 }
+
+// The two inputs of issue 16 pass validation but would run out of
+// memory: run and sweep refuse them with the estimate.
+func TestRefusesRunsOverMemory(t *testing.T) {
+	if _, ok := availableMemory(); !ok {
+		t.Skip("no /proc/meminfo: no memory bound on this machine")
+	}
+	for _, set := range [][]string{
+		{"-set", "producers[0].arrivals=backlog(1000000000)"},
+		{"-set", "producers[0].arrivals=poisson(1000000000/s)", "-set", "duration=720h"},
+	} {
+		for _, cmd := range []string{"run", "sweep"} {
+			args := append([]string{cmd, "-f", tiny, "-out", t.TempDir()}, set...)
+			if cmd == "sweep" {
+				args = append(args, "-param", "consumers=1,2")
+			}
+			_, errs := wantCode(t, exitBadInput, args...)
+			for _, want := range []string{"refusing to run: estimated", "messages", "of memory", "-force"} {
+				if !strings.Contains(errs, want) {
+					t.Errorf("popsim %s: stderr lacks %q:\n%s", strings.Join(args, " "), want, errs)
+				}
+			}
+		}
+	}
+}

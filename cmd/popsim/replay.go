@@ -125,14 +125,36 @@ func (e *env) cmdList(args []string) int {
 }
 
 func (e *env) cmdShow(args []string) int {
-	fs := e.newFlags("show", "NAME", "Prints a built-in scenario's file; save it, edit it and run it with popsim run -f FILE.")
+	fs := e.newFlags("show", "[-effective [-set key=value ...]] NAME",
+		"Prints a built-in scenario's file; save it, edit it and run it with popsim run -f FILE.\n"+
+			"With -effective it prints the configuration a run uses instead: every key, defaults\n"+
+			"filled in, -set overrides applied, each value in its canonical form.")
+	effective := fs.Bool("effective", false, "print the effective configuration instead of the file")
+	var sets []scenarios.Override
+	fs.Func("set", "with -effective, override one scenario key, `key=value` (repeatable)", func(v string) error {
+		o, err := scenarios.ParseOverride(v)
+		sets = append(sets, o)
+		return err
+	})
 	if code, ok := e.parse(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 1 {
 		return e.badInput("show: want exactly one scenario name (popsim list shows them)")
 	}
-	data, err := scenarios.BuiltinText(fs.Arg(0))
+	if !*effective {
+		data, err := scenarios.BuiltinText(fs.Arg(0))
+		if err != nil {
+			return e.badInput("%v", err)
+		}
+		e.stdout.Write(data)
+		return exitOK
+	}
+	s, err := scenarios.Builtin(fs.Arg(0), sets...)
+	if err != nil {
+		return e.badInput("%v", err)
+	}
+	data, err := s.Effective()
 	if err != nil {
 		return e.badInput("%v", err)
 	}

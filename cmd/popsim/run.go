@@ -23,7 +23,7 @@ import (
 type outcome struct {
 	sum   model.Summary // WallSeconds and Params filled in here
 	hists map[string]*hdrhistogram.Histogram
-	plan  []string
+	setup []string
 }
 
 // runError is a run that started but failed (a bound was hit): exit 1.
@@ -47,14 +47,14 @@ func execute(s *scenarios.Scenario, seed uint64, params map[string]string, repla
 	sum := res.Summary
 	sum.WallSeconds = time.Since(start).Seconds()
 	sum.Params = params
-	return &outcome{sum: sum, plan: res.Plan, hists: map[string]*hdrhistogram.Histogram{
+	return &outcome{sum: sum, setup: res.Setup, hists: map[string]*hdrhistogram.Histogram{
 		report.HistEndToEnd: res.EndToEnd, report.HistServiceTime: res.ServiceTime,
 	}}, nil
 }
 
 func (e *env) cmdRun(args []string) int {
 	fs := e.newFlags("run", "[-scenario NAME | -f FILE] [-seed N] [-out DIR] [-trace FILE] [-set key=value ...]",
-		"Runs one scenario for one seed, prints its plan and a summary, and writes summary.json,\n"+
+		"Runs one scenario for one seed, prints its setup and a summary, and writes summary.json,\n"+
 			"the .hgrm files, histograms.hlog, charts and report.md to the output folder.")
 	var src source
 	src.register(fs)
@@ -93,6 +93,9 @@ func (e *env) cmdRun(args []string) int {
 // returns nil and the exit code on failure.
 func (e *env) runOnce(src *source, s *scenarios.Scenario, seed uint64, tracePath string, extra io.Writer) (*outcome, int) {
 	replay := replayCommand(src, seed)
+	if err := checkEstimate(s, 1, src.force); err != nil {
+		return nil, e.badInput("%v", err)
+	}
 	fmt.Fprintf(e.stdout, "popsim: scenario %s (%s), seed %d\n", s.Name, s.Source, seed)
 	tf, w, err := openTrace(tracePath, extra)
 	if err != nil {
@@ -170,10 +173,10 @@ func (e *env) verdict(o *outcome) int {
 	return exitViolation
 }
 
-// printRun prints the plan and a readable summary of a run.
+// printRun prints the setup and a readable summary of a run.
 func (e *env) printRun(o *outcome) {
 	w, s := e.stdout, o.sum
-	for _, l := range o.plan {
+	for _, l := range o.setup {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 	fmt.Fprintf(w, "\n%-22s %d produced, %d acked, %d to DLQ, %d dropped by policy, %d lost\n", "messages", s.Produced, s.Acked, s.DLQ, s.Dropped, s.Lost)

@@ -12,9 +12,10 @@ import (
 // source is the scenario a command works on: a built-in name or a file,
 // plus -set overrides. Flags: -scenario, -f, -set.
 type source struct {
-	name string
-	file string
-	sets []scenarios.Override
+	name  string
+	file  string
+	sets  []scenarios.Override
+	force bool // run even when the estimate is over the machine's memory
 }
 
 func (s *source) register(fs *flag.FlagSet) {
@@ -28,6 +29,7 @@ func (s *source) register(fs *flag.FlagSet) {
 		s.sets = append(s.sets, o)
 		return nil
 	})
+	fs.BoolVar(&s.force, "force", false, "run even when the run's estimated memory is over this machine's bound")
 }
 
 // load loads the scenario with the -set overrides and any extra ones.

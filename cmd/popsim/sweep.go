@@ -164,6 +164,9 @@ func (e *env) prepareSweep(f *sweepFlags) (*sweepRun, int) {
 		if err != nil {
 			return nil, e.badInput("parameter point %s: %v", pointLabel(p), err)
 		}
+		if err := checkEstimate(s, f.parallel, f.src.force); err != nil {
+			return nil, e.badInput("parameter point %s: %v", pointLabel(p), err)
+		}
 		sw.loaded = append(sw.loaded, s)
 	}
 	x, group := axes(f.params)

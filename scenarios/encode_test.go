@@ -1,0 +1,71 @@
+package scenarios
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The effective configuration of every built-in loads back to the same
+// configuration and prints the same.
+func TestEffectiveRoundTrips(t *testing.T) {
+	for _, name := range Names() {
+		s, err := Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := s.Effective()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Load("effective.yaml", text)
+		if err != nil {
+			t.Fatalf("%s: the effective configuration does not load: %v\n%s", name, err, text)
+		}
+		// Both with defaults: the hash keeps a group's retryMaxTimes as written.
+		a, b := s.Config(s.Seed).WithDefaults(), back.Config(back.Seed).WithDefaults()
+		if a.SHA256() != b.SHA256() || !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: the effective configuration is another configuration", name)
+		}
+		again, err := back.Effective()
+		if err != nil || string(again) != string(text) {
+			t.Errorf("%s: printing the effective configuration twice differs (%v)", name, err)
+		}
+		if !reflect.DeepEqual(s.Seeds.List(), back.Seeds.List()) {
+			t.Errorf("%s: seeds %v, then %v", name, s.Seeds.List(), back.Seeds.List())
+		}
+	}
+	s := mustLoad(t, minimal, Override{"consumers[0].batch", "4"})
+	text, _ := s.Effective()
+	for _, want := range []string{"batch: 4\n", "invisibleTime: 30s\n", "pollTime: 15s\n", "kind: rocketmq\n", "threads: 20\n", "queues: 4\n"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("effective configuration lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// Sweep parameter values are kept in their canonical text form.
+func TestParamValuesAreCanonical(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"invisible=10000ms,1m", "10s,1m"},
+		{"consumers=08,16", "8,16"},
+		{"duration=90s", "90s"},
+		{"processing=exp(5ms),uniform(1ms,5ms)", "exp(5ms),uniform(1ms,5ms)"},
+		{"rate=1000/s", "1000/s"},
+		{"kind=pull,simple", "pull,simple"},
+		{"engine.popCkStayBufferTime=10s", "10000"},
+		{"faults.revivePutFailure=0.01", "1%"},
+	} {
+		p, err := ParseParam(c.in)
+		if err != nil {
+			t.Errorf("ParseParam(%q): %v", c.in, err)
+			continue
+		}
+		if got := strings.Join(p.Values, ","); got != c.want {
+			t.Errorf("ParseParam(%q) values %q, want %q", c.in, got, c.want)
+		}
+	}
+	if _, err := ParseParam("invisible=10s,10000ms"); err == nil {
+		t.Error("ParseParam accepted one value twice in two spellings")
+	}
+}

@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"popsim/pop"
+)
+
+// SHA256 is the hash of the configuration's canonical form (after
+// defaults), recorded in the summary so that a seed is always replayed
+// against the scenario it came from. Hash the configuration as given, not
+// WithDefaults' result: the form keeps groups' retryMaxTimes as given.
+//
+// The canonical form is frozen: it is the JSON layout below, which is the
+// one configurations had before they became typed, so a hash recorded in
+// earlier results still names the same effective configuration (and an
+// unchanged hash shows that a refactoring moved no effective value). A
+// setting added later must enter the form only when it differs from its
+// default, so that existing hashes keep their meaning.
+func (c *Config) SHA256() string {
+	k := c.WithDefaults().canonical()
+	k.Groups = c.Groups // as given: the form never defaulted retryMaxTimes
+	b, err := json.Marshal(k)
+	if err != nil {
+		panic("sim: config does not marshal: " + err.Error())
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// The canonical form's types. Field order and names are part of the hash.
+type (
+	canonConfig struct {
+		Seed           uint64
+		Engine         pop.Config
+		Topics         []TopicSpec
+		Groups         []GroupSpec
+		Producers      []canonProducer
+		Consumers      []canonConsumer
+		Network        canonNetwork
+		Faults         canonFaults
+		Swarm          bool
+		Duration       int64
+		Warmup         int64
+		DrainBudget    int64
+		EventBudget    int64
+		SampleInterval int64
+		Start          int64
+	}
+	canonProducer struct {
+		Topic, Arrivals, Tags string
+		Count                 int
+		QueueSelect           string
+	}
+	canonConsumer struct {
+		Kind                     string
+		Group, Topic, Expression string
+		Count, Threads           int
+		Batch                    int32
+		InvisibleTime, PollTime  int64
+		Processing, Outcomes     string
+		MaxReconsumeTimes        int32
+		FlowControl              int
+		AutoRenew                bool
+		CommitInterval           int64
+	}
+	canonNetwork struct {
+		RequestLatency, ResponseLatency  string
+		RequestTimeout, PollTimeoutSlack int64
+	}
+	canonFaults struct {
+		SiteEnablePPM        int64
+		CrashEvery           int64
+		RestartDelay         string
+		PauseEvery           int64
+		PauseDuration        string
+		SlowEvery            int64
+		SlowDuration         string
+		SlowFactor           int64
+		Loss                 map[string]canonLoss
+		RenewSameDeadlinePPM int64
+		RenewAtExpiryPPM     int64
+		RenewAfterRevivePPM  int64
+		BrokerRestartEvery   int64
+		RevivePutFailurePPM  int64
+		ClockSkew            int64
+	}
+	canonLoss struct{ RequestPPM, ResponsePPM int64 }
+)
+
+// canonical is c (defaults applied) in the canonical form.
+func (c Config) canonical() canonConfig {
+	k := canonConfig{
+		Seed: c.Seed, Topics: c.Topics, Groups: c.Groups,
+		Network: canonNetwork{
+			RequestLatency: c.Network.RequestLatency.String(), ResponseLatency: c.Network.ResponseLatency.String(),
+			RequestTimeout: int64(c.Network.RequestTimeout), PollTimeoutSlack: int64(c.Network.PollTimeoutSlack),
+		},
+		Faults: c.Faults.canonical(&c.Network.Loss), Swarm: c.Faults.Swarm,
+		Duration: int64(c.Duration), Warmup: int64(c.Warmup), DrainBudget: int64(c.Drain),
+		EventBudget: c.EventBudget, SampleInterval: int64(c.SampleInterval), Start: int64(c.Start),
+	}
+	if cfg, ok := c.Engine.Settings.(*pop.Config); ok {
+		k.Engine = *cfg
+	}
+	for _, p := range c.Producers {
+		tags := ""
+		if p.Tags.Names()[0] != "" {
+			tags = p.Tags.String()
+		}
+		k.Producers = append(k.Producers, canonProducer{Topic: p.Topic, Arrivals: p.Arrivals.String(), Tags: tags, Count: p.Count, QueueSelect: p.QueueSelect})
+	}
+	for _, s := range c.Consumers {
+		k.Consumers = append(k.Consumers, s.canonical())
+	}
+	return k
+}
+
+// canonical is the consumer in the old union form: a setting the kind
+// does not have takes the value every kind used to default it to.
+func (s *ConsumerSpec) canonical() canonConsumer {
+	k := canonConsumer{
+		Kind: string(s.Kind), Group: s.Group, Topic: s.Topic, Expression: s.Expression,
+		Count: s.Count, Threads: s.Threads, Batch: s.Batch,
+		Processing: s.Processing.String(), Outcomes: s.Outcomes.String(),
+		InvisibleTime: int64(60 * 1_000_000), MaxReconsumeTimes: 16, FlowControl: 96, CommitInterval: 5_000_000,
+	}
+	if s.Outcomes.ReconsumeLaterPPM() == 0 && s.Outcomes.ExceptionPPM() == 0 {
+		k.Outcomes = "outcomes()"
+	}
+	switch set := s.Settings.(type) {
+	case *PopPushSettings:
+		k.InvisibleTime, k.PollTime = int64(set.InvisibleTime), int64(set.PollTime)
+		k.MaxReconsumeTimes, k.FlowControl = set.MaxReconsumeTimes, set.PopThresholdForQueue
+	case *SimpleSettings:
+		k.InvisibleTime, k.PollTime, k.AutoRenew = int64(set.InvisibleTime), int64(set.PollTime), set.AutoRenew
+	case *PullSettings:
+		k.PollTime, k.MaxReconsumeTimes, k.CommitInterval = int64(set.PollTime), set.MaxReconsumeTimes, int64(set.CommitInterval)
+	}
+	return k
+}
+
+func (f *FaultSpec) canonical(loss *LossSpec) canonFaults {
+	k := canonFaults{
+		SiteEnablePPM: int64(f.SiteEnable),
+		CrashEvery:    int64(f.Crash.Every), RestartDelay: f.Crash.RestartDelay.String(),
+		PauseEvery: int64(f.Pause.Every), PauseDuration: f.Pause.Duration.String(),
+		SlowEvery: int64(f.Slow.Every), SlowDuration: f.Slow.Duration.String(), SlowFactor: f.Slow.Factor,
+		RenewSameDeadlinePPM: int64(f.Renew.SameDeadline), RenewAtExpiryPPM: int64(f.Renew.AtExpiry),
+		RenewAfterRevivePPM: int64(f.Renew.AfterRevive),
+		BrokerRestartEvery:  int64(f.BrokerRestart.Every), RevivePutFailurePPM: int64(f.RevivePutFailure),
+		ClockSkew: int64(f.ClockSkew),
+	}
+	for i, p := range loss.pairs() {
+		if p.Request != 0 || p.Response != 0 {
+			if k.Loss == nil {
+				k.Loss = map[string]canonLoss{}
+			}
+			k.Loss[lossKinds[i]] = canonLoss{int64(p.Request), int64(p.Response)}
+		}
+	}
+	return k
+}
