@@ -293,6 +293,22 @@ func TestPlanFindsFewestConsumers(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// The report leads with the question and the answer (it was titled
+	// "popsim sweep" and stated neither), and the chart draws the target.
+	md := readFile(t, dir, report.ReportFile)
+	want := fmt.Sprintf("# popsim plan: tiny\n\n**Question:** the smallest consumers in 1..16 meeting p99<=300ms (and no violations), over 2 seeds per value\n\n**Answer:** consumers=%d\n", answer)
+	if !strings.HasPrefix(md, want) {
+		t.Errorf("plan report.md does not start with\n%s\ngot:\n%s", want, md[:min(len(md), 400)])
+	}
+	if svg := readFile(t, dir, "sweep-p99-e2e.svg"); !strings.Contains(svg, "target p99&lt;=300ms") {
+		t.Error("the p99 chart does not draw the target")
+	}
+	// report re-renders the plan folder with its question and answer.
+	os.Remove(filepath.Join(dir, report.ReportFile))
+	wantCode(t, exitOK, "report", dir)
+	if again := readFile(t, dir, report.ReportFile); again != md {
+		t.Errorf("popsim report changed the plan's report.md:\n%s", again[:min(len(again), 400)])
+	}
 }
 
 // A run that hits its event budget fails with exit 1 and its replay
