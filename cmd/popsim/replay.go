@@ -169,8 +169,10 @@ func (e *env) cmdVersion(args []string) int {
 }
 
 // noCommit says why the commit is unknown and how to get it.
-const noCommit = "unknown: go run and go test do not stamp it; build in a git checkout " +
-	"(go build ./cmd/popsim or make build, then ./popsim version); results/COMMIT names the commit results/ came from"
+const noCommit = "unknown: this build carries no VCS stamp (go test never stamps; go run and go build " +
+	"do only in a git clone, not a git worktree, and not with -buildvcs=false in GOFLAGS). " +
+	"In a clone: GOFLAGS=-buildvcs=true go build ./cmd/popsim && ./popsim version. " +
+	"results/COMMIT names the commit results/ came from"
 
 // buildStamp is "version V, commit C, go G".
 func buildStamp() string {
