@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
 	"popsim/model"
@@ -60,9 +61,48 @@ func TestLatencyChart(t *testing.T) {
 	})
 	checkChart(t, c)
 	svg, _ := c.SVG()
-	for _, want := range []string{"Pull vs POP", "latency (ms)", "0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "POP", "Pull", "idle (no data)"} {
+	for _, want := range []string{"Pull vs POP", "latency (log scale)", "0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "POP", "Pull", "idle (no data)"} {
 		if !svgText(svg, want) {
 			t.Errorf("latency chart has no text %q", want)
+		}
+	}
+}
+
+// The latency axis is logarithmic, so a body of a few ms and a tail of
+// tens of seconds both get room: the default run's p50 is 8 ms and its
+// p99 10 s, which a linear axis drew as a flat line under the tail.
+func TestLatencyChartLogAxis(t *testing.T) {
+	h := NewLatencyHistogram()
+	for i := range 1000 {
+		v := int64(5000 + i) // 5 ms body
+		if i%100 == 0 {
+			v = 10_000_000 // a 10 s tail at 1 %
+		}
+		h.RecordValue(v)
+	}
+	panels, err := latencyPanel("x", []LatencySeries{{Label: "e2e", Hist: h}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := panels[0]
+	if _, ok := p.Y.Scale.(plot.LogScale); !ok {
+		t.Fatalf("latency axis scale %T, want plot.LogScale", p.Y.Scale)
+	}
+	if p.Y.Min > 5 || p.Y.Min <= 0 || p.Y.Max < 10_000 {
+		t.Errorf("latency axis %g..%g ms does not span the body (5 ms) and the tail (10 s)", p.Y.Min, p.Y.Max)
+	}
+	var labels []string
+	for _, tk := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); !strings.Contains(got, "10 ms") || !strings.Contains(got, "10 s") {
+		t.Errorf("latency tick labels %q: want units such as 10 ms and 10 s", got)
+	}
+	for ms, want := range map[float64]string{0.5: "500 µs", 20: "20 ms", 2000: "2 s", 100_000: "100 s", 600_000: "10 min"} {
+		if got := msLabel(ms); got != want {
+			t.Errorf("msLabel(%g) = %q, want %q", ms, got, want)
 		}
 	}
 }
@@ -70,8 +110,12 @@ func TestLatencyChart(t *testing.T) {
 func TestTimeSeriesChart(t *testing.T) {
 	c := TimeSeriesChart("ts", "fixture", fixtureSummary().Series)
 	checkChart(t, c)
+	panels, err := c.panels()
+	if err != nil || len(panels) != 3 {
+		t.Fatalf("%d panels (%v), want 3: throughput, backlog with in flight (near-identical on their own), redeliveries", len(panels), err)
+	}
 	svg, _ := c.SVG()
-	for _, want := range []string{"virtual time (s)", "acked/s", "produced/s", "backlog", "in flight (broker records)", "redeliveries/s"} {
+	for _, want := range []string{"virtual time (s)", "acked/s", "produced/s", "backlog and in flight", "backlog (not yet acked)", "in flight (broker records)", "redeliveries/s"} {
 		if !svgText(svg, want) {
 			t.Errorf("time series chart has no text %q", want)
 		}
@@ -87,6 +131,13 @@ func TestIntervalRates(t *testing.T) {
 	// The zero-length first interval is skipped; 100 in 0.5 s, 300 in 2 s.
 	if len(got) != 2 || got[0].X != 0.5 || got[0].Y != 200 || got[1].X != 2.5 || got[1].Y != 150 {
 		t.Errorf("rates = %v, want [(0.5, 200) (2.5, 150)]", got)
+	}
+	// The run ends 10 ms into the last 1 s interval: 5 acks there are not
+	// a rate of 500/s, and the point is left out.
+	series = []model.SeriesPoint{{AtMs: 1000, Acked: 100}, {AtMs: 2000, Acked: 100}, {AtMs: 2010, Acked: 5}}
+	got = intervalRates(series, func(p model.SeriesPoint) int64 { return p.Acked })
+	if len(got) != 2 || got[1].X != 2 || got[1].Y != 100 {
+		t.Errorf("rates with a partial last interval = %v, want [(1, 100) (2, 100)]", got)
 	}
 }
 

@@ -35,8 +35,8 @@
 //	                    shards merge exactly. Any HdrHistogram log reader
 //	                    (Java or Go HistogramLogReader) reads it too.
 //	latency.png/.svg    latency by percentile, one curve per histogram
-//	timeseries.png/.svg throughput, backlog, in flight, redeliveries over
-//	                    virtual time (when the summary has Series)
+//	timeseries.png/.svg throughput, backlog with in flight, redeliveries
+//	                    over virtual time (when the summary has Series)
 //	duplicates.png/.svg duplicates by cause, drops by policy (when any)
 //	report.md           headline table, violations with replay commands,
 //	                    duplicates by cause, latency table, coverage, the
@@ -63,30 +63,38 @@
 //
 //	sweep.json             one row per cell: params, seeds, failing seeds,
 //	                       end-to-end latency, duplicates %, throughput,
-//	                       violations; totals of runs passed and failed
+//	                       violations; totals of runs passed and failed; a
+//	                       plan's question and answer; missing runs
+//	sweep-latency.png/.svg every cell's end-to-end percentile curve overlaid
 //	sweep-p99-e2e.png/.svg p99 end-to-end latency (ms) against the swept
 //	sweep-duplicates.*     parameter X, duplicates % and throughput (acks/s),
-//	sweep-throughput.*     one line per value of the Group parameter
-//	report.md              every cell in a table and every failing seed, each
-//	                       with its replay commands; failures are never
-//	                       filtered or summarised away
+//	sweep-throughput.*     one line per value of the Group parameter; any
+//	                       other metric a Threshold names gets a chart too
+//	report.md              a plan's question and answer first; what is
+//	                       missing if incomplete; every cell in a table and
+//	                       every failing seed, each with its replay commands;
+//	                       failures are never filtered or summarised away
 //
 // # Reading the charts
 //
 //   - Latency by percentile: x is 1/(1-q) on a log scale, labelled 0 %,
 //     90 %, 99 %, 99.9 %, 99.99 %, 99.999 %, so each extra nine gets the
-//     same width; y is latency in ms. Points follow the .hgrm spacing up to
-//     99.999 %. End-to-end (produce to successful ack, measured from the
+//     same width; y is latency on a log scale labelled with units (ms, s),
+//     so a body of milliseconds and a tail of seconds both read. Points
+//     follow the .hgrm spacing up to 99.999 %. End-to-end (produce to successful ack, measured from the
 //     intended produce time) includes waiting in the backlog and in
 //     redelivery; service time (pop to ack) does not; the gap between the
 //     curves is queueing.
 //   - Time series: per-interval counts (Produced, Acked, Redelivered) are
 //     shown as rates per virtual second, a point covering (AtMs[i-1],
-//     AtMs[i]]; Backlog and InFlight are gauges sampled at AtMs.
+//     AtMs[i]]; a last interval cut short by the end of the run is left
+//     out (a few events over a short interval would draw a false spike).
+//     Backlog and InFlight are gauges sampled at AtMs, in one panel.
 //   - Duplicates: horizontal bars, one per cause, sorted by name; the
 //     duplicate share is duplicate deliveries per produced message.
-//   - Sweep: one metric against the swept parameter; durations ("250ms")
-//     are plotted in ms.
+//   - Sweep: one metric against the swept parameter, marked at the swept
+//     values (log scale when they span a factor of 20); durations ("250ms")
+//     are plotted in ms; a plan's target is a dashed line.
 //
 // # Usage
 //

@@ -251,12 +251,15 @@ func EncodeSweep(s *Sweep) ([]byte, error) {
 			ThroughputPerSec: c.Throughput(), Violations: c.Violations()})
 	}
 	doc := struct {
-		Name   string      `json:"name"`
-		X      string      `json:"x,omitempty"`
-		Group  string      `json:"group,omitempty"`
-		Totals SweepTotals `json:"totals"`
-		Cells  []sweepRow  `json:"cells"`
-	}{s.Name, s.X, s.Group, s.Totals(), rows}
+		Name     string      `json:"name"`
+		X        string      `json:"x,omitempty"`
+		Group    string      `json:"group,omitempty"`
+		Question string      `json:"question,omitempty"`
+		Answer   string      `json:"answer,omitempty"`
+		Missing  []string    `json:"missing,omitempty"`
+		Totals   SweepTotals `json:"totals"`
+		Cells    []sweepRow  `json:"cells"`
+	}{s.Name, s.X, s.Group, s.Question, s.Answer, s.Missing, s.Totals(), rows}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("report: encode sweep: %w", err)

@@ -178,10 +178,19 @@ const runGuide = `## How to read this
 func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
 	var b bytes.Buffer
 	t := s.Totals()
-	fmt.Fprintf(&b, "# popsim sweep: %s\n\n", mdText(s.Name))
-	fmt.Fprintf(&b, "Swept: %s", mdText(orNone(s.X)))
+	if s.Question != "" {
+		fmt.Fprintf(&b, "# popsim plan: %s\n\n", mdText(s.Name))
+		fmt.Fprintf(&b, "**Question:** %s\n\n**Answer:** %s\n\n", mdText(s.Question), mdText(orNone(s.Answer)))
+	} else {
+		fmt.Fprintf(&b, "# popsim sweep: %s\n\n", mdText(s.Name))
+	}
+	writeMissing(&b, s.Missing)
+	fmt.Fprintf(&b, "Swept: %s", mdText(orNone(strings.Join(s.Swept(), "; "))))
+	if s.X != "" {
+		fmt.Fprintf(&b, "; charted against %s", mdText(s.X))
+	}
 	if s.Group != "" {
-		fmt.Fprintf(&b, ", grouped by %s", mdText(s.Group))
+		fmt.Fprintf(&b, ", one line per %s", mdText(s.Group))
 	}
 	fmt.Fprintf(&b, ". %d parameter sets, %d runs: %d passed, %d failed.\n\n", t.Cells, t.Runs, t.Passed, t.Failed)
 	writeSweepTable(&b, s)
@@ -189,6 +198,18 @@ func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
 	writeCharts(&b, charts)
 	b.WriteString(sweepGuide)
 	return b.Bytes()
+}
+
+// writeMissing says a sweep is incomplete and lists the runs it lacks.
+func writeMissing(b *bytes.Buffer, missing []string) {
+	if len(missing) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "**INCOMPLETE: %d run(s) missing** (the sweep was interrupted or a shard is absent); every number below leaves them out:\n\n", len(missing))
+	for _, m := range missing {
+		fmt.Fprintf(b, "- %s\n", mdText(m))
+	}
+	b.WriteString("\n")
 }
 
 func writeSweepTable(b *bytes.Buffer, s *Sweep) {

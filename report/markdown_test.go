@@ -138,3 +138,40 @@ func TestMdCode(t *testing.T) {
 		t.Errorf("fmtMs(-1500) = %q", got)
 	}
 }
+
+// A sweep over consumer kinds has no numeric X; its report still says
+// what was swept (it said "Swept: none").
+func TestSweepMarkdownNamesWhatWasSwept(t *testing.T) {
+	sw := NewSweep("pull-vs-pop", "", ParamConsumerKind)
+	for _, kind := range []string{"pull", "pop-push", "simple"} {
+		if err := sw.Add(sweepPoint(kind, 8, 1, 50, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md := string(RenderSweepMarkdown(sw, nil))
+	if want := "Swept: consumer_kind (pop-push, pull, simple), one line per consumer_kind."; !strings.Contains(md, want) {
+		t.Errorf("sweep report lacks %q:\n%s", want, md)
+	}
+	if strings.Contains(md, "Swept: none") || strings.Contains(md, "INCOMPLETE") {
+		t.Errorf("sweep report:\n%s", md)
+	}
+}
+
+// A plan's report leads with its question and answer; an incomplete
+// sweep's report says so first and names the missing runs.
+func TestSweepMarkdownPlanAndIncomplete(t *testing.T) {
+	sw := NewSweep("tiny", "consumers", "")
+	sw.Add(sweepPoint("pop", 2, 1, 50, false))
+	sw.Question = "the smallest consumers in 1..16 meeting p99<=300ms (and no violations), 2 seeds per value"
+	sw.Answer = "consumers=3"
+	sw.Missing = []string{"seed 2, consumers=2 (runs/p000_consumers-2_seed2)"}
+	md := string(RenderSweepMarkdown(sw, nil))
+	want := "# popsim plan: tiny\n\n**Question:** the smallest consumers in 1..16 meeting p99<=300ms (and no violations), 2 seeds per value\n\n**Answer:** consumers=3\n\n**INCOMPLETE: 1 run(s) missing**"
+	if !strings.HasPrefix(md, want) || !strings.Contains(md, "- seed 2, consumers=2 (runs/p000_consumers-2_seed2)\n") {
+		t.Errorf("plan report does not lead with question, answer and the missing run:\n%s", md)
+	}
+	js, err := EncodeSweep(sw)
+	if err != nil || !strings.Contains(string(js), `"answer": "consumers=3"`) || !strings.Contains(string(js), `"missing": [`) {
+		t.Errorf("sweep.json (%v):\n%s", err, js)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/plot"
@@ -46,8 +47,9 @@ var percentileTicks = plot.ConstantTicks{
 }
 
 // LatencyChart draws latency against percentile: x is 1/(1-q) on a log
-// scale labelled 0 %, 90 %, 99 % ... 99.999 %, y is latency in ms, one line
-// per series (from PercentileCurve with the .hgrm spacing). Series with no
+// scale labelled 0 %, 90 %, 99 % ... 99.999 %, y is latency on a log scale
+// (so the body, a few ms, and the tail, seconds, both read), one line per
+// series (from PercentileCurve with the .hgrm spacing). Series with no
 // values are listed in the legend as "(no data)".
 func LatencyChart(name, title string, series []LatencySeries) *Chart {
 	return &Chart{Name: name, Title: title, Width: 10 * vg.Inch, Height: 6 * vg.Inch,
@@ -55,40 +57,92 @@ func LatencyChart(name, title string, series []LatencySeries) *Chart {
 }
 
 func latencyPanel(title string, series []LatencySeries) ([]*plot.Plot, error) {
-	p := newPanel(title, "percentile (x = 1/(1-q), log scale)", "latency (ms)")
+	p := newPanel(title, "percentile (x = 1/(1-q), log scale)", "latency (log scale)")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks
 	p.X.Min, p.X.Max = 1, 1e5
-	p.Y.Min = 0
+	lo, hi := math.Inf(1), 0.0
 	for i, s := range series {
 		curve := PercentileCurve(s.Hist, HgrmTicksPerHalfDistance)
-		if len(curve) == 0 {
+		var xys plotter.XYs
+		for _, pt := range curve {
+			if pt.ValueUs > 0 { // a log axis has no zero; recorded values are >= 1 µs
+				ms := float64(pt.ValueUs) / 1000
+				xys = append(xys, plotter.XY{X: pt.Inverse, Y: ms})
+				lo, hi = math.Min(lo, ms), math.Max(hi, ms)
+			}
+		}
+		if len(xys) == 0 {
 			p.Legend.Add(s.Label + " (no data)")
 			continue
-		}
-		xys := make(plotter.XYs, len(curve))
-		for j, pt := range curve {
-			xys[j] = plotter.XY{X: pt.Inverse, Y: float64(pt.ValueUs) / 1000}
 		}
 		if err := addLine(p, i, s.Label, xys, false); err != nil {
 			return nil, err
 		}
 	}
-	p.Y.Max = math.Max(1, p.Y.Max*1.05)
+	if hi == 0 {
+		lo, hi = 1, 10
+	}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = latencyTicks{}
+	// A decade of headroom above for the legend, a little below.
+	p.Y.Min, p.Y.Max = lo/1.5, math.Max(hi*12, lo*100)
 	return []*plot.Plot{p}, nil
+}
+
+// latencyTicks marks a log latency axis (values in ms) at 1, 2 and 5
+// times each power of ten, labelled with a unit (µs, ms, s, min); over
+// more than four decades only the powers of ten are labelled.
+type latencyTicks struct{}
+
+func (latencyTicks) Ticks(min, max float64) []plot.Tick {
+	var ticks []plot.Tick
+	labelAll := math.Log10(max/min) <= 4
+	for e := math.Floor(math.Log10(min)); math.Pow(10, e) <= max; e++ {
+		for _, m := range []float64{1, 2, 3, 4, 5, 6, 7, 8, 9} {
+			v := m * math.Pow(10, e)
+			if v < min || v > max {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || labelAll && (m == 2 || m == 5) {
+				t.Label = msLabel(v)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+// msLabel renders a latency in ms with a readable unit: 500 µs, 20 ms,
+// 2 s, 100 s, 10 min (whole minutes only).
+func msLabel(ms float64) string {
+	f := func(v float64, unit string) string { return strconv.FormatFloat(v, 'f', -1, 64) + " " + unit }
+	switch {
+	case ms < 1:
+		return f(math.Round(ms*1000*1000)/1000, "µs")
+	case ms < 1000:
+		return f(ms, "ms")
+	case ms < 60_000 || math.Mod(ms, 60_000) != 0:
+		return f(ms/1000, "s")
+	}
+	return f(ms/60_000, "min")
 }
 
 // intervalRates turns per-interval counts into rates per second. Point i
 // covers (AtMs[i-1], AtMs[i]], the first one (0, AtMs[0]]; points with an
-// empty interval are skipped.
+// empty interval are skipped, and so is a last interval shorter than the
+// one before it: the run ended inside it, and a few events over a short
+// interval would draw a spike that is not there.
 func intervalRates(series []model.SeriesPoint, count func(model.SeriesPoint) int64) plotter.XYs {
 	var xys plotter.XYs
-	prev := int64(0)
-	for _, pt := range series {
-		if dt := pt.AtMs - prev; dt > 0 {
+	prev, prevDt := int64(0), int64(0)
+	for i, pt := range series {
+		dt := pt.AtMs - prev
+		if dt > 0 && !(i == len(series)-1 && i > 0 && dt < prevDt) {
 			xys = append(xys, plotter.XY{X: float64(pt.AtMs) / 1000, Y: float64(count(pt)) * 1000 / float64(dt)})
 		}
-		prev = pt.AtMs
+		prev, prevDt = pt.AtMs, dt
 	}
 	return xys
 }
@@ -102,13 +156,13 @@ func gauge(series []model.SeriesPoint, value func(model.SeriesPoint) int64) plot
 	return xys
 }
 
-// TimeSeriesChart draws a run's time series over virtual time in four
-// stacked panels: throughput (produced/s and acked/s), backlog (messages
-// produced but not yet acked, DLQ'd or dropped), in-flight broker records,
-// and redeliveries/s. Produced, Acked and Redelivered are per-interval
+// TimeSeriesChart draws a run's time series over virtual time in three
+// stacked panels: throughput (produced/s and acked/s); backlog (messages
+// produced but not yet acked, DLQ'd or dropped) with in-flight broker
+// records, which usually track each other closely; and redeliveries/s. Produced, Acked and Redelivered are per-interval
 // counts: point i covers (AtMs[i-1], AtMs[i]].
 func TimeSeriesChart(name, title string, series []model.SeriesPoint) *Chart {
-	return &Chart{Name: name, Title: title, Width: 10 * vg.Inch, Height: 12 * vg.Inch,
+	return &Chart{Name: name, Title: title, Width: 10 * vg.Inch, Height: 9 * vg.Inch,
 		panels: func() ([]*plot.Plot, error) { return timeSeriesPanels(title, series) }}
 }
 
@@ -129,8 +183,10 @@ func timeSeriesPanels(title string, series []model.SeriesPoint) ([]*plot.Plot, e
 			{"produced/s", intervalRates(series, func(p model.SeriesPoint) int64 { return p.Produced })},
 			{"acked/s", intervalRates(series, func(p model.SeriesPoint) int64 { return p.Acked })},
 		}},
-		{"backlog", "messages", []line{{"backlog", gauge(series, func(p model.SeriesPoint) int64 { return p.Backlog })}}},
-		{"in flight (broker records)", "records", []line{{"in flight", gauge(series, func(p model.SeriesPoint) int64 { return p.InFlight })}}},
+		{"backlog and in flight", "messages", []line{
+			{"backlog (not yet acked)", gauge(series, func(p model.SeriesPoint) int64 { return p.Backlog })},
+			{"in flight (broker records)", gauge(series, func(p model.SeriesPoint) int64 { return p.InFlight })},
+		}},
 		{"redeliveries", "redeliveries/s", []line{
 			{"redelivered/s", intervalRates(series, func(p model.SeriesPoint) int64 { return p.Redelivered })},
 		}},

@@ -33,6 +33,16 @@ type Sweep struct {
 	Name  string // title of the sweep
 	X     string // the swept numeric parameter: x axis of the sweep charts
 	Group string // parameter whose values label the chart lines; "" for one line
+
+	// A capacity plan's sweep: the question it answers and its answer,
+	// which lead its report, and its target clauses, drawn on the charts.
+	Question, Answer string
+	Thresholds       []Threshold
+
+	// Missing lists runs the sweep should have and does not (an
+	// interrupted sweep): the report says it is incomplete and names them.
+	Missing []string
+
 	cells map[string]*SweepCell
 }
 
@@ -249,6 +259,26 @@ type SweepTotals struct {
 	Runs   int `json:"runs"`   // (parameter set, seed) runs
 	Passed int `json:"passed"` // runs without violations
 	Failed int `json:"failed"` // runs with at least one violation
+}
+
+// Swept lists each parameter that takes more than one value across the
+// cells, as "name (v1, v2, ...)" with values in cell order, by name.
+func (s *Sweep) Swept() []string {
+	values := map[string][]string{}
+	for _, c := range s.Cells() {
+		for k, v := range c.Params {
+			if !slices.Contains(values[k], v) {
+				values[k] = append(values[k], v)
+			}
+		}
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		if vs := values[k]; len(vs) > 1 {
+			out = append(out, k+" ("+strings.Join(vs, ", ")+")")
+		}
+	}
+	return out
 }
 
 // Totals counts the sweep's cells and runs, and how many runs passed (no

@@ -12,6 +12,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/google/go-cmp/cmp"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
 	"popsim/model"
@@ -162,7 +163,7 @@ func TestSweepChartsRender(t *testing.T) {
 	if _, err := SweepChart(bad, MetricThroughput).PNG(); err == nil {
 		t.Error("non-numeric x parameter: want an error")
 	}
-	if _, err := SweepChart(sw, Metric(len(Metrics))).SVG(); err == nil {
+	if _, err := SweepChart(sw, numMetrics).SVG(); err == nil {
 		t.Error("unknown metric: want an error")
 	}
 	if _, err := (&Chart{Name: "bare", Width: vg.Inch, Height: vg.Inch}).PNG(); err == nil {
@@ -224,6 +225,60 @@ func TestSweepLatencyChartOverlaysEveryPoint(t *testing.T) {
 	for _, kind := range []string{"pull", "simple"} {
 		if !svgText(svg, "consumer_kind="+kind) {
 			t.Errorf("latency overlay has no curve labelled consumer_kind=%s", kind)
+		}
+	}
+}
+
+// The x axis is marked at the swept values (1, 2, 4, 8), not at round
+// numbers in between, and a plan's target is drawn on its metric's chart.
+func TestSweepChartTicksAndThreshold(t *testing.T) {
+	sw := NewSweep("consumers", "consumers", "")
+	for _, c := range []int{1, 2, 4, 8} {
+		if err := sw.Add(sweepPoint("pop", c, 1, 200, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sw.Thresholds = []Threshold{{Metric: MetricP90EndToEndMs, Value: 40, Label: "target p90<=40ms"}}
+	panels, err := sweepPanel(sw, MetricP90EndToEndMs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := panels[0]
+	var vals []string
+	for _, tk := range p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max) {
+		vals = append(vals, tk.Label)
+	}
+	if got := strings.Join(vals, " "); got != "1 2 4 8" {
+		t.Errorf("x ticks %q, want the swept values 1 2 4 8", got)
+	}
+	var names []string
+	for _, c := range SweepCharts(sw) {
+		names = append(names, c.Name)
+	}
+	if got := strings.Join(names, " "); got != "sweep-latency sweep-p99-e2e sweep-duplicates sweep-throughput sweep-p90-e2e" {
+		t.Errorf("charts %q: want the p90 chart the threshold names", got)
+	}
+	svg, err := SweepChart(sw, MetricP90EndToEndMs).SVG()
+	if err != nil || !svgText(svg, "target p90<=40ms") {
+		t.Errorf("the p90 chart does not draw the target (%v)", err)
+	}
+	if p.Y.Max < 40 {
+		t.Errorf("y axis ends at %g, below the target 40", p.Y.Max)
+	}
+	for _, c := range []struct {
+		values []int
+		log    bool
+	}{{[]int{4, 5, 6, 8, 12, 20, 36, 64}, false}, {[]int{1, 2, 4, 100}, true}} {
+		sw := NewSweep("consumers", "consumers", "")
+		for _, v := range c.values {
+			sw.Add(sweepPoint("pop", v, 1, 100, false))
+		}
+		panels, err := sweepPanel(sw, MetricThroughput)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, log := panels[0].X.Scale.(plot.LogScale); log != c.log {
+			t.Errorf("values %v are drawn on %T; want a log scale only from a factor of 20", c.values, panels[0].X.Scale)
 		}
 	}
 }

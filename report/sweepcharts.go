@@ -2,12 +2,16 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"math"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"popsim/model"
 )
 
 // Metric is a per-cell number plotted against the swept parameter.
@@ -15,19 +19,48 @@ type Metric int
 
 // The sweep metrics.
 const (
-	MetricP99EndToEndMs Metric = iota // p99 end-to-end latency, ms
-	MetricDuplicatesPct               // duplicate deliveries per produced message, %
-	MetricThroughput                  // acks per virtual second, mean over seeds
+	MetricP99EndToEndMs  Metric = iota // p99 end-to-end latency, ms
+	MetricDuplicatesPct                // duplicate deliveries per produced message, %
+	MetricThroughput                   // acks per virtual second, mean over seeds
+	MetricMeanEndToEndMs               // mean end-to-end latency, ms
+	MetricP50EndToEndMs                // median end-to-end latency, ms
+	MetricP90EndToEndMs                // p90 end-to-end latency, ms
+	MetricP999EndToEndMs               // p99.9 end-to-end latency, ms
+	MetricMaxEndToEndMs                // largest end-to-end latency, ms
+	numMetrics
 )
 
-// Metrics lists every Metric in report order.
+// Metrics lists the metrics every sweep charts, in report order; the
+// others are charted when a Threshold names them.
 var Metrics = []Metric{MetricP99EndToEndMs, MetricDuplicatesPct, MetricThroughput}
+
+// latencyMetric describes the end-to-end latency metrics.
+var latencyMetric = map[Metric]struct {
+	name, label string
+	pick        func(model.Latency) int64
+}{
+	MetricP99EndToEndMs:  {"p99-e2e", "p99 end-to-end latency (ms)", func(l model.Latency) int64 { return l.P99 }},
+	MetricMeanEndToEndMs: {"mean-e2e", "mean end-to-end latency (ms)", func(l model.Latency) int64 { return l.Mean }},
+	MetricP50EndToEndMs:  {"p50-e2e", "median end-to-end latency (ms)", func(l model.Latency) int64 { return l.P50 }},
+	MetricP90EndToEndMs:  {"p90-e2e", "p90 end-to-end latency (ms)", func(l model.Latency) int64 { return l.P90 }},
+	MetricP999EndToEndMs: {"p99.9-e2e", "p99.9 end-to-end latency (ms)", func(l model.Latency) int64 { return l.P999 }},
+	MetricMaxEndToEndMs:  {"max-e2e", "max end-to-end latency (ms)", func(l model.Latency) int64 { return l.Max }},
+}
+
+// Threshold is a target drawn on the chart of its metric as a horizontal
+// line (a plan's target, in the metric's unit).
+type Threshold struct {
+	Metric Metric
+	Value  float64
+	Label  string // legend text, e.g. "target p99<=200ms"
+}
 
 // Name is the metric's file stem: sweep-<Name>.png.
 func (m Metric) Name() string {
+	if l, ok := latencyMetric[m]; ok {
+		return l.name
+	}
 	switch m {
-	case MetricP99EndToEndMs:
-		return "p99-e2e"
 	case MetricDuplicatesPct:
 		return "duplicates"
 	case MetricThroughput:
@@ -38,9 +71,10 @@ func (m Metric) Name() string {
 
 // Label is the metric's axis label, with its unit.
 func (m Metric) Label() string {
+	if l, ok := latencyMetric[m]; ok {
+		return l.label
+	}
 	switch m {
-	case MetricP99EndToEndMs:
-		return "p99 end-to-end latency (ms)"
 	case MetricDuplicatesPct:
 		return "duplicates (% of produced)"
 	case MetricThroughput:
@@ -51,10 +85,11 @@ func (m Metric) Label() string {
 
 // Of is the metric's value for a cell.
 func (m Metric) Of(c *SweepCell) float64 {
-	switch m {
-	case MetricP99EndToEndMs:
+	if l, ok := latencyMetric[m]; ok {
 		lat, _ := c.EndToEnd()
-		return float64(lat.P99) / 1000
+		return float64(l.pick(lat)) / 1000
+	}
+	switch m {
 	case MetricDuplicatesPct:
 		return c.DuplicatesPct()
 	case MetricThroughput:
@@ -64,7 +99,9 @@ func (m Metric) Of(c *SweepCell) float64 {
 }
 
 // SweepChart plots metric m of every cell against the numeric value of the
-// swept parameter s.X, one line (with point marks) per value of s.Group.
+// swept parameter s.X, one line (with point marks) per value of s.Group,
+// and each of s.Thresholds on m as a horizontal line. The x axis is marked
+// at the swept values (log scale when they span a factor of 20 or more).
 // Every cell must have a numeric or duration value for s.X (durations are
 // plotted in ms).
 func SweepChart(s *Sweep, m Metric) *Chart {
@@ -77,11 +114,12 @@ func SweepChart(s *Sweep, m Metric) *Chart {
 }
 
 func sweepPanel(s *Sweep, m Metric) ([]*plot.Plot, error) {
-	if m < 0 || int(m) >= len(Metrics) {
+	if m < 0 || m >= numMetrics {
 		return nil, fmt.Errorf("unknown metric %d", int(m))
 	}
 	xLabel := s.X
 	var groups []string
+	var xs []float64
 	lines := map[string]plotter.XYs{}
 	for _, c := range s.Cells() {
 		raw, ok := c.Params[s.X]
@@ -100,6 +138,7 @@ func sweepPanel(s *Sweep, m Metric) ([]*plot.Plot, error) {
 			groups = append(groups, g)
 		}
 		lines[g] = append(lines[g], plotter.XY{X: x, Y: m.Of(c)})
+		xs = append(xs, x)
 	}
 	p := newPanel(fmt.Sprintf("%s: %s", s.Name, m.Label()), xLabel, m.Label())
 	p.Y.Min = 0
@@ -108,10 +147,70 @@ func sweepPanel(s *Sweep, m Metric) ([]*plot.Plot, error) {
 			return nil, err
 		}
 	}
+	setValueAxis(p, xs)
+	for _, t := range s.Thresholds {
+		if t.Metric == m {
+			if err := addThreshold(p, t); err != nil {
+				return nil, err
+			}
+		}
+	}
 	p.Legend.Left = false // curves against a resource usually fall to the right
 	p.Legend.XOffs = -2 * vg.Millimeter
 	p.Y.Max = math.Max(1, p.Y.Max*1.15) // headroom for the legend
 	return []*plot.Plot{p}, nil
+}
+
+// setValueAxis marks the x axis at the swept values xs (labels thinned
+// where they would collide) and uses a log scale when they are positive
+// and span a factor of 20 or more.
+func setValueAxis(p *plot.Plot, xs []float64) {
+	xs = slices.Compact(slices.Sorted(slices.Values(xs)))
+	if len(xs) == 0 {
+		return
+	}
+	lo, hi := xs[0], xs[len(xs)-1]
+	log := lo > 0 && hi/lo >= 20
+	pos := func(x float64) float64 { return x }
+	if log {
+		p.X.Scale = plot.LogScale{}
+		pos = math.Log
+	}
+	span := pos(hi) - pos(lo)
+	if span == 0 {
+		span = 1
+	}
+	var ticks plot.ConstantTicks
+	last := math.Inf(-1)
+	for _, x := range xs {
+		t := plot.Tick{Value: x}
+		if (pos(x)-last)/span >= 0.035 || x == hi && len(ticks) == 0 {
+			t.Label, last = strconv.FormatFloat(x, 'f', -1, 64), pos(x)
+		}
+		ticks = append(ticks, t)
+	}
+	p.X.Tick.Marker = ticks
+	pad := span * 0.03
+	if log {
+		p.X.Min, p.X.Max = lo/math.Exp(pad), hi*math.Exp(pad)
+	} else {
+		p.X.Min, p.X.Max = lo-pad, hi+pad
+	}
+}
+
+// addThreshold draws t across the panel as a dashed black line.
+func addThreshold(p *plot.Plot, t Threshold) error {
+	line, err := plotter.NewLine(plotter.XYs{{X: p.X.Min, Y: t.Value}, {X: p.X.Max, Y: t.Value}})
+	if err != nil {
+		return fmt.Errorf("threshold %q: %w", t.Label, err)
+	}
+	line.Color = color.Black
+	line.Width = vg.Points(1)
+	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+	p.Add(line)
+	p.Legend.Add(t.Label, line)
+	p.Y.Max = math.Max(p.Y.Max, t.Value)
+	return nil
 }
 
 // groupLabel is the legend label of a cell's line.
@@ -125,8 +224,23 @@ func groupLabel(s *Sweep, c *SweepCell) string {
 	return s.Group + " unset"
 }
 
-// SweepCharts returns one SweepChart per metric, or none when the sweep
-// has no X parameter or no cells.
+// chartedMetrics are Metrics plus any metric a threshold names, in
+// Metric order after Metrics.
+func (s *Sweep) chartedMetrics() []Metric {
+	ms := slices.Clone(Metrics)
+	for m := Metric(0); m < numMetrics; m++ {
+		for _, t := range s.Thresholds {
+			if t.Metric == m && !slices.Contains(ms, m) {
+				ms = append(ms, m)
+			}
+		}
+	}
+	return ms
+}
+
+// SweepCharts returns the latency overlay (SweepLatencyChart) when there
+// is one, then one SweepChart per charted metric (Metrics, and any metric
+// a threshold names) unless the sweep has no X parameter or no cells.
 func SweepCharts(s *Sweep) []*Chart {
 	var charts []*Chart
 	if c := SweepLatencyChart(s); c != nil {
@@ -135,7 +249,7 @@ func SweepCharts(s *Sweep) []*Chart {
 	if s.X == "" || len(s.cells) == 0 {
 		return charts
 	}
-	for _, m := range Metrics {
+	for _, m := range s.chartedMetrics() {
 		charts = append(charts, SweepChart(s, m))
 	}
 	return charts

@@ -3,7 +3,8 @@
 # --check, prove that runs are reproducible on this machine: regenerate the
 # default scenario's seed-1 run into a temporary folder and require its
 # summary and percentile files to be byte-identical to the committed ones
-# (wall_seconds, the one wall-clock field, excepted).
+# (wall_seconds, the one wall-clock field, excepted). results/COMMIT, which
+# names the commit the results were generated from, is not compared.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 bin=$(mktemp -d)/popsim
@@ -33,4 +34,12 @@ rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/val
 "$bin" sweep -scenario hot-topic-500x500 -param kind=pull,simple -seeds 1 -out results/hot-topic-500x500
 "$bin" run -scenario mmc-validation -seed 1 -out results/validation/mmc-validation
 "$bin" run -scenario mm1-validation -seed 1 -out results/validation/mm1-validation
-echo "results: regenerated; review with git diff --stat results/"
+# The binary above is built from the work tree; go run and binaries built
+# outside a checkout carry no commit, so results/ records it here.
+{
+  git rev-parse HEAD
+  if [ -n "$(git status --porcelain --untracked-files=no -- . ':(exclude)results')" ]; then
+    echo "with uncommitted changes outside results/ (git status --porcelain)"
+  fi
+} > results/COMMIT
+echo "results: regenerated from $(head -1 results/COMMIT); review with git diff --stat results/"

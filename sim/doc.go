@@ -103,7 +103,7 @@
 //	if err := cfg.Validate(); err != nil { ... }        // names the field and its range
 //	res, err := sim.Run(cfg, sim.RunOptions{Scenario: "default", Replay: "popsim run -seed 42"})
 //	if err != nil { ... }                               // bad config, or a budget was hit
-//	for _, l := range res.Setup { fmt.Println(l) }      // derived parameters first
+//	for _, l := range res.Header { fmt.Println(l) }      // derived parameters first
 //	fmt.Println(res.Summary.TraceSHA256, len(res.Summary.Violations))
 //	if err := sim.SelfCheck(cfg); err != nil { ... }    // same seed twice, first divergent event
 package sim

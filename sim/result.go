@@ -23,7 +23,7 @@ func (s *sim) result() (*Result, error) {
 	if cp := s.opts.capture; cp != nil {
 		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatchedEv = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
 	}
-	r := &Result{EndToEnd: s.led.e2e, ServiceTime: s.led.svc, Events: s.tr.events, Setup: s.setupLines(), traceEvents: s.tr.seq}
+	r := &Result{EndToEnd: s.led.e2e, ServiceTime: s.led.svc, Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
 	r.Summary = s.summary(rep, sum)
 	return r, nil
 }
@@ -59,8 +59,8 @@ func (s *sim) consumerKind() string {
 	return string(k)
 }
 
-// setupLines are the run's derived parameters, printed first by callers.
-func (s *sim) setupLines() []string {
+// headerLines are the run's derived parameters, printed first by callers.
+func (s *sim) headerLines() []string {
 	out := []string{
 		"seed " + strconv.FormatUint(s.cfg.Seed, 10),
 		"config_sha256 " + s.c.sha256,

@@ -163,7 +163,7 @@ func (f *ScheduledFault) validate(c *layout) error {
 }
 
 // RunScheduled is Run with the schedule's faults injected at their times.
-// The schedule is validated against cfg (after defaults); Result.Setup ends
+// The schedule is validated against cfg (after defaults); Result.Header ends
 // with the schedule's lines.
 func RunScheduled(cfg Config, sc Schedule, opts RunOptions) (*Result, error) {
 	c, err := cfg.WithDefaults().layout()
@@ -184,7 +184,7 @@ func RunScheduled(cfg Config, sc Schedule, opts RunOptions) (*Result, error) {
 		return nil, err
 	}
 	for _, l := range sc.Lines() {
-		r.Setup = append(r.Setup, "schedule "+l)
+		r.Header = append(r.Header, "schedule "+l)
 	}
 	return r, nil
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strconv"
@@ -20,6 +21,11 @@ type RunOptions struct {
 	KeepEvents  bool      // keep every trace event in Result.Events (short runs only)
 	Scenario    string    // recorded in the summary
 	Replay      string    // the command that replays this run, copied into violations
+	// Progress, when set, is called before the first event and then every
+	// ProgressEvery events. It is how the caller watches a long run and
+	// stops it (the simulator reads no signals): a non-nil error ends the
+	// run at once and Run returns it wrapped. It must not touch the run.
+	Progress func(Progress) error
 
 	// capture is used by SelfCheck: checkpoint hashes and a window of lines.
 	capture *capture
@@ -41,6 +47,18 @@ type capture struct {
 	dispatchedEv int64
 }
 
+// ProgressEvery is how many events pass between RunOptions.Progress calls.
+const ProgressEvery = 1 << 16
+
+// Progress is where a run stands: virtual time since its start and events
+// dispatched. Header (the run's derived parameters, as Result.Plan) is set
+// in the first call only, before the first event.
+type Progress struct {
+	Virtual clock.Duration
+	Events  int64
+	Header  []string
+}
+
 // Result is everything a run produced. Summary.WallSeconds is left 0: the
 // caller measures wall time (the simulator never reads the wall clock).
 type Result struct {
@@ -50,9 +68,9 @@ type Result struct {
 	// figures), warm-up excluded.
 	EndToEnd, ServiceTime *hdrhistogram.Histogram
 	Events                []model.Event // when RunOptions.KeepEvents
-	// Setup lists the run's derived parameters (seed, fault activation and
+	// Header lists the run's derived parameters (seed, fault activation and
 	// weights): print it before the run's results.
-	Setup []string
+	Header []string
 
 	traceEvents int64
 }
@@ -234,6 +252,9 @@ func (s *sim) schedulePeriodic() {
 
 // loop is the simulator: dispatch events in order until the run stops.
 func (s *sim) loop() error {
+	if err := s.progress(true); err != nil {
+		return err
+	}
 	for !s.stopped {
 		e, err := s.q.next()
 		if err != nil {
@@ -244,6 +265,27 @@ func (s *sim) loop() error {
 		}
 		s.dispatch(e)
 		s.q.release(e)
+		if s.q.dispatched%ProgressEvery == 0 {
+			if err := s.progress(false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// progress calls RunOptions.Progress, if any; the first call carries the
+// header.
+func (s *sim) progress(first bool) error {
+	if s.opts.Progress == nil {
+		return nil
+	}
+	p := Progress{Virtual: s.q.now().Sub(s.start), Events: s.q.dispatched}
+	if first {
+		p.Header = s.headerLines()
+	}
+	if err := s.opts.Progress(p); err != nil {
+		return fmt.Errorf("sim: stopped by the caller after %d events, %v virtual: %w", p.Events, p.Virtual, err)
 	}
 	return nil
 }

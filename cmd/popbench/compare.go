@@ -65,6 +65,7 @@ func defaultThresholds() thresholds {
 type compareConfig struct {
 	old, new string
 	th       thresholds
+	explicit bool // -threshold was given: every metric it names must exist
 	alpha    float64
 }
 
@@ -83,7 +84,8 @@ func parseCompareFlags(args []string, stderr io.Writer) (compareConfig, error) {
 	if c.alpha <= 0 || c.alpha >= 1 {
 		return c, usageErr("-alpha %g: want a level in (0, 1)", c.alpha)
 	}
-	if len(c.th) == 0 {
+	c.explicit = len(c.th) > 0
+	if !c.explicit {
 		c.th = defaultThresholds()
 	}
 	c.old, c.new = fs.Arg(0), fs.Arg(1)
@@ -134,7 +136,7 @@ func compareMetric(name, unit string, a, b []float64, th thresholds, alpha float
 	if r.old.Center != 0 {
 		r.delta = r.new.Center/r.old.Center - 1
 	}
-	if r.p >= alpha || r.new.Center == r.old.Center {
+	if r.p >= alpha || r.new.Center == r.old.Center || isAllocUnit(unit) && math.Abs(r.new.Center-r.old.Center) < allocNoise {
 		r.verdict = "~"
 		return r
 	}
@@ -145,7 +147,7 @@ func compareMetric(name, unit string, a, b []float64, th thresholds, alpha float
 	r.verdict = "better"
 	if worse {
 		r.verdict = "worse"
-		if t, ok := th[unit]; ok && beyond(r.old.Center, r.new.Center, t) {
+		if t, ok := th[unit]; ok && beyond(unit, r.old.Center, r.new.Center, t) {
 			r.verdict = "REGRESSION"
 		}
 	}
@@ -157,11 +159,22 @@ func compareMetric(name, unit string, a, b []float64, th thresholds, alpha float
 // (amortized growth divided by a different N), which is not a change.
 const resolution = 0.005
 
-// beyond reports whether the change from old to new exceeds the limit and
-// the resolution.
-func beyond(old, new float64, t threshold) bool {
+// allocNoise is the smallest change in an allocation count per unit
+// (allocs/msg, allocs/op, ...) that compare acts on. An allocation made
+// once per benchmark run, or per growth of b.N, is amortised over 10^5 or
+// more iterations and shows up as 1e-7..1e-3 allocations per message:
+// the floor's allocs/msg reads 0 in one run and 1e-7 in the next. A real
+// change is at least one allocation per operation — 1/32 = 0.031 per
+// message for a 32-message batch — so anything under 0.01 is noise.
+const allocNoise = 0.01
+
+func isAllocUnit(unit string) bool { return strings.HasPrefix(unit, "allocs/") }
+
+// beyond reports whether the change from old to new in unit exceeds the
+// limit, the resolution and, for allocations, allocNoise.
+func beyond(unit string, old, new float64, t threshold) bool {
 	d := math.Abs(new - old)
-	if old != 0 && d/math.Abs(old) < resolution {
+	if old != 0 && d/math.Abs(old) < resolution || isAllocUnit(unit) && d < allocNoise {
 		return false
 	}
 	if t.relative {
@@ -200,7 +213,29 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	rows, onlyOld, onlyNew := compareSamples(old, new, cfg.th, cfg.alpha)
+	if cfg.explicit {
+		if err := checkThresholdMetrics(cfg.th, rows); err != nil {
+			fmt.Fprintf(stderr, "popbench compare: %v\n", err)
+			return 2
+		}
+	}
 	return printComparison(stdout, cfg, rows, onlyOld, onlyNew)
+}
+
+// checkThresholdMetrics refuses a -threshold on a metric that no
+// benchmark of both files reports: it would check nothing.
+func checkThresholdMetrics(th thresholds, rows []row) error {
+	have := map[string]bool{}
+	for _, r := range rows {
+		have[r.unit] = true
+	}
+	for _, m := range slices.Sorted(maps.Keys(th)) {
+		if !have[m] {
+			return fmt.Errorf("-threshold %s: no benchmark in both files reports %q, so it would check nothing; metrics in both: %s",
+				m, m, strings.Join(slices.Sorted(maps.Keys(have)), ", "))
+		}
+	}
+	return nil
 }
 
 func printComparison(w io.Writer, cfg compareConfig, rows []row, onlyOld, onlyNew []string) int {

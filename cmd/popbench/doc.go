@@ -1,13 +1,15 @@
 // Command popbench runs popsim's hot-path benchmarks (internal/bench) and
 // compares their results.
 //
-//	popbench run [-count N] [-benchtime D] [-sizes 1k,100k,1M] [-run REGEXP] [-out results/bench] [-cpuprofile F]
+//	popbench run [-count N] [-benchtime D] [-sizes 1k,100k,1M] [-run REGEXP] [-out out/bench] [-cpuprofile F]
 //	popbench compare [-threshold METRIC=LIMIT]... [-alpha 0.05] OLD NEW
 //	popbench smoke [-budgets FILE] [-sizes 1k,100k]
 //
 // run executes every case -count times with testing.Benchmark, one case
-// after the other in each round, so engine and floor runs interleave. It
-// writes, atomically: bench.txt (Go benchmark format, one line per run,
+// after the other in each round, so engine and floor runs interleave. A
+// -run that selects no case is bad input, and -out (default out/bench, a
+// scratch folder; make bench writes the committed results/bench) is
+// checked to be writable before the first benchmark. It writes, atomically: bench.txt (Go benchmark format, one line per run,
 // benchstat-readable, with the custom metrics), bench.json (the same runs
 // stamped with commit, Go version, GOOS/GOARCH, CPU model and date, plus
 // medians with 95% confidence intervals and engine/floor ratios) and
@@ -20,18 +22,24 @@
 // with a Mann-Whitney U test (alpha 0.05). A metric with a -threshold
 // fails when the change is significant and worse than the limit (N% is
 // relative, a bare number absolute in the metric's unit); it exits 1 then.
-// Without -threshold the gates are ns/msg=10% and allocs/msg=0. Changes
-// under 0.5% of the old median never fail: per-message counts move that
-// much with the iteration count alone.
+// A -threshold on a metric no benchmark of both files reports is bad
+// input. Without -threshold the gates are ns/msg=10% and allocs/msg=0.
+// Changes under 0.5% of the old median never fail: per-message counts
+// move that much with the iteration count alone. Nor do allocation
+// changes under 0.01 per unit (allocs/msg, allocs/op): an allocation made
+// once per run or per growth of b.N is amortised to 1e-7..1e-3 per
+// message, while one real extra allocation per 32-message batch is 0.031.
 //
 // smoke is the CI gate: it runs briefly and fails only on what is stable on
 // a shared machine: allocations per message against the budgets in
 // budgets.json (embedded; -budgets overrides), and deterministic results
 // of the simulator's default seed. Wall-clock figures are printed, never
-// gated.
+// gated. A budget for a metric smoke does not measure at any size is bad
+// input (it would check nothing).
 //
 // Exit status: 0 success, 1 a regression or a broken budget (or a failed
-// benchmark), 2 bad usage or an unreadable input.
+// benchmark), 2 bad usage or input: an unknown flag, metric, case or
+// budget key, an unreadable file, an unwritable -out.
 //
 // The statistics are golang.org/x/perf/benchmath's (median with a
 // distribution-free confidence interval, Mann-Whitney U), as benchstat

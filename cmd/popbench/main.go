@@ -11,11 +11,12 @@ import (
 func main() { os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr)) }
 
 const usage = `usage:
-  popbench run [-count N] [-benchtime D] [-sizes 1k,100k,1M] [-run REGEXP] [-out results/bench] [-cpuprofile F] [-latency-every N]
+  popbench run [-count N] [-benchtime D] [-sizes 1k,100k,1M] [-run REGEXP] [-out out/bench] [-cpuprofile F] [-latency-every N]
   popbench compare [-threshold METRIC=LIMIT]... [-alpha 0.05] OLD NEW
   popbench smoke [-budgets FILE] [-sizes 1k,100k] [-sim=true]
 Run "popbench COMMAND -h" for a command's flags.
-Exit status: 0 ok, 1 regression / broken budget / failed benchmark, 2 bad usage or input.
+Exit status: 0 ok, 1 regression / broken budget / failed benchmark, 2 bad usage or input
+(an unknown flag, metric, case or budget key, an unreadable file, an unwritable -out).
 `
 
 // realMain dispatches a subcommand and returns the exit status.

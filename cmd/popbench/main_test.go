@@ -34,7 +34,7 @@ func TestCommandDispatch(t *testing.T) {
 		{[]string{"run", "-run", "("}, 2, "-run"},
 		{[]string{"run", "-nosuchflag"}, 2, "flag provided but not defined"},
 		{[]string{"run", "extra"}, 2, `unexpected argument "extra"`},
-		{[]string{"run", "-run", "NoSuchCase", "-out", "unused"}, 1, "matches no case"},
+		{[]string{"run", "-run", "NoSuchCase", "-out", "unused"}, 2, "matches no case"},
 		{[]string{"compare", "only-one"}, 2, "compare needs two files"},
 		{[]string{"compare", "-threshold", "ns/msg", "a", "b"}, 2, "want METRIC=LIMIT"},
 		{[]string{"compare", "-threshold", "ns/msg=-3%", "a", "b"}, 2, "not a non-negative number"},
@@ -56,7 +56,9 @@ func TestParseRunFlagsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.count != 10 || c.benchtime != "1s" || c.out != "results/bench" || fmt.Sprint(c.sizes) != "[1000 100000 1000000]" {
+	// The default output is a scratch folder: only make bench (-out
+	// results/bench) overwrites the committed figures.
+	if c.count != 10 || c.benchtime != "1s" || c.out != "out/bench" || fmt.Sprint(c.sizes) != "[1000 100000 1000000]" {
 		t.Errorf("defaults: %+v", c)
 	}
 }
@@ -269,5 +271,60 @@ func TestCompareResolution(t *testing.T) {
 	tiny := writeBench(t, "new.txt", base, 0.12502)
 	if code, out, _ := runMain("compare", "-threshold", "allocs/msg=0", old, tiny); code != 0 {
 		t.Fatalf("a 0.016%% change failed the gate: exit %d\n%s", code, out)
+	}
+}
+
+// A -threshold on a metric neither file reports would check nothing: bad
+// input (it was accepted and the comparison passed).
+func TestCompareRefusesUnknownThresholdMetric(t *testing.T) {
+	old := writeBench(t, "old.txt", base, 0.125)
+	code, out, stderr := runMain("compare", "-threshold", "bogus=10%", old, old)
+	if code != 2 || !strings.Contains(stderr, `no benchmark in both files reports "bogus"`) || !strings.Contains(stderr, "allocs/msg, allocs/op, ns/msg, ns/op") {
+		t.Fatalf("exit %d, stderr %q, stdout %q; want 2 naming the metric and the ones there are", code, stderr, out)
+	}
+	if code, _, stderr := runMain("compare", "-threshold", "ns/msg=10%", old, old); code != 0 {
+		t.Fatalf("a known metric: exit %d, %s", code, stderr)
+	}
+}
+
+// The floor's allocs/msg reads 0 in some runs and 1e-7 in others (one
+// allocation amortised over millions of iterations): not a regression,
+// even under allocs/msg=0. One more allocation per 32-message batch is.
+func TestCompareIgnoresAmortisedAllocNoise(t *testing.T) {
+	zero := writeBench(t, "old.txt", base, 0)
+	noise := writeBench(t, "new.txt", base, 1e-7)
+	if code, out, _ := runMain("compare", "-threshold", "allocs/msg=0", zero, noise); code != 0 || strings.Contains(out, "REGRESSION") {
+		t.Fatalf("0 -> 1e-7 allocs/msg: exit %d, want 0\n%s", code, out)
+	}
+	more := writeBench(t, "more.txt", base, 1.0/32)
+	if code, out, _ := runMain("compare", "-threshold", "allocs/msg=0", zero, more); code != 1 {
+		t.Fatalf("0 -> 1/32 allocs/msg: exit %d, want 1\n%s", code, out)
+	}
+}
+
+// A budget for a benchmark smoke does not measure would never be checked:
+// refused (it printed "ok").
+func TestBudgetForNoSuchBenchmark(t *testing.T) {
+	for _, key := range []string{"NoSuchBench/inflight=1k allocs/msg", "PopAck32/inflight=1k/cache=maybe allocs/msg", "PopAck32/inflight=1k/cache=off ns/msg", "SimRun/default wall_seconds"} {
+		p := filepath.Join(t.TempDir(), "budgets.json")
+		os.WriteFile(p, []byte(`{"max": {"`+key+`": 1}}`), 0o644)
+		code, _, stderr := runMain("smoke", "-budgets", p)
+		if code != 2 || !strings.Contains(stderr, "would check nothing") {
+			t.Errorf("budget %q: exit %d, stderr %q; want 2", key, code, stderr)
+		}
+	}
+	for _, key := range []string{"PopAck32.pop/inflight=10k/cache=on allocs/msg", "Revive/inflight=1M/cache=off/write=copy allocs/msg", "SimRun/default lost"} {
+		if !gatedKey(key) {
+			t.Errorf("%q is gated by smoke but refused", key)
+		}
+	}
+}
+
+// An unwritable -out fails before the benchmarks run (it failed after
+// all of them, with exit 1).
+func TestRunChecksOutBeforeBenchmarks(t *testing.T) {
+	code, out, stderr := runMain("run", "-count", "1", "-benchtime", "1x", "-sizes", "1k", "-run", "^FloorPopAck32/", "-out", "/proc/popbench-x")
+	if code != 2 || !strings.Contains(stderr, "-out") || strings.Contains(stderr, "FloorPopAck32") || out != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 before any benchmark", code, out, stderr)
 	}
 }

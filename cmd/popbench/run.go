@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -46,7 +47,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runConfig, error) {
 	fs.IntVar(&c.count, "count", 10, "runs of each case (>= 6 gives a 95% CI of the median)")
 	fs.StringVar(&c.benchtime, "benchtime", "1s", "time (1s, 500ms) or iterations (100x) of each run")
 	sizes := fs.String("sizes", "1k,100k,1M", "in-flight sizes, comma-separated")
-	fs.StringVar(&c.out, "out", "results/bench", "output directory")
+	fs.StringVar(&c.out, "out", "out/bench", "output directory (make bench writes the committed results/bench)")
 	fs.StringVar(&c.cpuprofile, "cpuprofile", "", "write a CPU profile of all runs to this file")
 	run := fs.String("run", "", "only cases whose name matches this regular expression")
 	fs.IntVar(&c.every, "latency-every", 16, "sample the wall-clock time of one round in this many")
@@ -68,6 +69,13 @@ func parseRunFlags(args []string, stderr io.Writer) (runConfig, error) {
 	}
 	if c.filter, err = regexp.Compile(*run); err != nil {
 		return c, usageErr("-run %q: %v", *run, err)
+	}
+	if len(selectCases(c)) == 0 {
+		var names []string
+		for _, bc := range bench.Cases(c.sizes) {
+			names = append(names, bc.Name())
+		}
+		return c, usageErr("-run %q matches no case at sizes %s; cases:\n  %s", *run, *sizes, strings.Join(names, "\n  "))
 	}
 	if c.out == "" {
 		return c, usageErr("-out is empty: want a directory")
@@ -147,6 +155,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			}
 		}()
 	}
+	if err := checkWritable(cfg.out); err != nil { // before an hour of benchmarks, not after
+		fmt.Fprintf(stderr, "popbench run: -out: %v\n", err)
+		return 2
+	}
 	st := newStamp(cfg.count, cfg.benchtime) // before the runs: the code measured is HEAD now
 	results, err := runCases(cfg, stderr)
 	if err != nil {
@@ -163,16 +175,35 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// selectCases lists the cases -run selects at -sizes.
+func selectCases(cfg runConfig) []bench.Case {
+	var out []bench.Case
+	for _, c := range bench.Cases(cfg.sizes) {
+		if cfg.filter.MatchString(c.Name()) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// checkWritable creates dir (and dir/latency) and proves it writable.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "latency"), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".popbench-probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // runCases runs every selected case cfg.count times, round-robin.
 func runCases(cfg runConfig, progress io.Writer) ([]*result, error) {
 	var results []*result
-	for _, c := range bench.Cases(cfg.sizes) {
-		if cfg.filter.MatchString(c.Name()) {
-			results = append(results, &result{c: c, lat: bench.NewLatency(cfg.every)})
-		}
-	}
-	if len(results) == 0 {
-		return nil, fmt.Errorf("-run %q matches no case", cfg.filter)
+	for _, c := range selectCases(cfg) {
+		results = append(results, &result{c: c, lat: bench.NewLatency(cfg.every)})
 	}
 	procs := runtime.GOMAXPROCS(0)
 	for i := 0; i < cfg.count; i++ {

@@ -6,7 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -35,12 +38,54 @@ func parseBudgets(name string, data []byte) (budgets, error) {
 	if len(b.Max) == 0 {
 		return b, fmt.Errorf("%s: no budgets under \"max\"", name)
 	}
-	for k := range b.Max {
+	for _, k := range slices.Sorted(maps.Keys(b.Max)) {
 		if name, unit, ok := strings.Cut(k, " "); !ok || name == "" || unit == "" {
 			return b, fmt.Errorf("budget key %q: want \"<benchmark name> <unit>\"", k)
 		}
+		if !gatedKey(k) {
+			return b, fmt.Errorf("budget key %q: smoke measures no such gated metric, so the budget would check nothing "+
+				"(gated: <case> allocs/msg for the cases of popbench run, PopAck32.pop/... and PopAck32.ack/... allocs/msg, and SimRun/default %s)",
+				k, strings.Join(simGated, ", "))
+		}
 	}
 	return b, nil
+}
+
+// simGated are the simulator figures smoke gates (simMeasure).
+var simGated = []string{"violations", "lost", "sim_events", "end_to_end_p99_us"}
+
+var inflightRE = regexp.MustCompile(`inflight=([0-9]+[kM]?)`)
+
+// gatedKey reports whether smoke measures and gates the budget key at
+// some in-flight size: an allocs/msg of a benchmark case (or of the pop or
+// ack half of PopAck32), or a gated simulator figure.
+func gatedKey(key string) bool {
+	name, unit, _ := strings.Cut(key, " ")
+	if sim, ok := strings.CutPrefix(name, "SimRun/default"); ok && sim == "" {
+		return slices.Contains(simGated, unit)
+	}
+	if unit != "allocs/msg" {
+		return false
+	}
+	m := inflightRE.FindStringSubmatch(name)
+	if m == nil {
+		return false
+	}
+	sizes, err := bench.ParseSizes(m[1])
+	if err != nil {
+		return false
+	}
+	for _, half := range []string{"PopAck32.pop/", "PopAck32.ack/"} {
+		if rest, ok := strings.CutPrefix(name, half); ok {
+			name = "PopAck32/" + rest
+		}
+	}
+	for _, c := range bench.Cases(sizes) {
+		if c.Op != "SimRun" && c.Name() == name {
+			return true
+		}
+	}
+	return false
 }
 
 type smokeConfig struct {

@@ -1,35 +1,46 @@
 // Command popsim runs popsim's deterministic POP simulations: one
 // scenario and seed (run), a failing seed again with its trace (replay),
 // grids of parameters over many seeds (sweep, merge), the capacity
-// question answered directly (plan), and reports of earlier results.
+// question answered directly (plan), and reports of earlier results. The
+// work is package sweep's; this command parses flags, prints and chooses
+// exit codes.
 //
 // With no arguments it runs the built-in default scenario and prints a
 // summary. `popsim help` lists the subcommands; `popsim CMD -h` explains
 // one.
 //
 // Exit codes: 0 every invariant held; 1 a violation (each printed with the
-// command that replays it), a run that hit its event budget, or a plan
-// that found no value meeting its target; 2 bad input (flags, files,
-// values) or an output folder that cannot be written.
+// command that replays it), a run that hit its event budget, a plan that
+// found no value meeting its target, or an incomplete sweep (report); 2
+// bad input (flags, files, values) or an output folder that cannot be
+// written or holds files popsim did not write; 130 interrupted (SIGINT or
+// SIGTERM): the run stops at once, temporary files are removed and the
+// output folder is left marked INCOMPLETE, or not at all.
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
+	"time"
 
 	"golang.org/x/term"
 )
 
 // Exit codes.
 const (
-	exitOK        = 0
-	exitViolation = 1
-	exitBadInput  = 2
+	exitOK          = 0
+	exitViolation   = 1
+	exitBadInput    = 2
+	exitInterrupted = 130 // 128 + SIGINT, as shells report it
 )
 
 func main() {
@@ -39,14 +50,37 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
-	e := &env{stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd()))}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C kills at once
+		fmt.Fprintln(os.Stderr, "\npopsim: interrupted: stopping and cleaning up (interrupt again to quit at once)")
+	}()
+	e := &env{ctx: ctx, stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd()))}
 	os.Exit(e.main(os.Args[1:]))
 }
 
-// env is what a command talks to; tests substitute buffers.
+// env is what a command talks to; tests substitute buffers, a context
+// they cancel, and a clock.
 type env struct {
+	ctx              context.Context // cancelled on SIGINT/SIGTERM; nil means never
 	stdout, stderr   io.Writer
-	stderrIsTerminal bool // progress bars only on a terminal
+	stderrIsTerminal bool             // progress bars only on a terminal
+	now              func() time.Time // wall clock for progress and ETA; nil means time.Now
+}
+
+func (e *env) context() context.Context {
+	if e.ctx == nil {
+		return context.Background()
+	}
+	return e.ctx
+}
+
+func (e *env) clock() time.Time {
+	if e.now == nil {
+		return time.Now()
+	}
+	return e.now()
 }
 
 type command struct {
@@ -100,11 +134,11 @@ func (e *env) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\n`popsim CMD -h` describes a command's flags.")
-	fmt.Fprintln(w, "Exit codes: 0 all invariants held, 1 a violation (printed with its replay command), 2 bad input.")
+	fmt.Fprintln(w, "Exit codes: 0 all invariants held, 1 a violation (printed with its replay command), 2 bad input, 130 interrupted.")
 }
 
-// newFlags returns a FlagSet for a subcommand that reports errors to
-// stderr and prints usage, synopsis first, on -h.
+// newFlags returns a FlagSet for a subcommand whose usage (synopsis first)
+// is printed once: to stdout for -h, to stderr after a flag error.
 func (e *env) newFlags(name, synopsis, about string) *flag.FlagSet {
 	fs := flag.NewFlagSet("popsim "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
@@ -117,15 +151,21 @@ func (e *env) newFlags(name, synopsis, about string) *flag.FlagSet {
 }
 
 // parse parses flags; ok is false when the command must stop with code.
+// The flag package prints the usage itself on -h and on errors, to the
+// FlagSet's output; parse lets it write into a buffer and then sends the
+// text once, to stdout for -h (exit 0) or to stderr after an error.
 func (e *env) parse(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
 	err := fs.Parse(args)
+	fs.SetOutput(e.stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(e.stdout)
-		fs.Usage()
+		e.stdout.Write(buf.Bytes())
 		return exitOK, false
 	}
+	e.stderr.Write(buf.Bytes())
 	if err != nil {
-		return exitBadInput, false // the flag package has printed the error and usage
+		return exitBadInput, false // the flag package has written the error and usage
 	}
 	return 0, true
 }
@@ -146,4 +186,10 @@ func (e *env) parseNoArgs(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		return e.badInput("%s: unexpected argument %q (flags go before arguments; see -h)", strings.TrimPrefix(fs.Name(), "popsim "), fs.Arg(0)), false
 	}
 	return 0, true
+}
+
+// interrupted reports a stopped command and returns exit code 130.
+func (e *env) interrupted(what string) int {
+	fmt.Fprintf(e.stderr, "popsim: interrupted: %s\n", what)
+	return exitInterrupted
 }

@@ -11,6 +11,7 @@ import (
 
 	"popsim/report"
 	"popsim/scenarios"
+	"popsim/sweep"
 )
 
 const tiny = "testdata/tiny.yaml"
@@ -159,39 +160,19 @@ func TestHelpListShowVersion(t *testing.T) {
 	}
 }
 
-func TestShardsPartition(t *testing.T) {
-	for _, c := range []struct{ points, seeds, shards int }{{1, 1, 1}, {3, 4, 2}, {5, 7, 3}, {2, 2, 9}, {10, 20, 7}} {
-		seen := map[int]int{}
-		for i := range c.shards {
-			for _, j := range jobs(c.points, c.seeds, i, c.shards) {
-				if _, dup := seen[j.index]; dup {
-					t.Errorf("%+v: job %d in shards %d and %d", c, j.index, seen[j.index], i)
-				}
-				seen[j.index] = i
-				if j.point != j.index/c.seeds {
-					t.Errorf("%+v: job %d has point %d", c, j.index, j.point)
-				}
-			}
-		}
-		if len(seen) != c.points*c.seeds {
-			t.Errorf("%+v: shards cover %d of %d jobs", c, len(seen), c.points*c.seeds)
-		}
-	}
-}
-
 // TestSweepShardsMerge: two shards merged give the same sweep as one
 // unsharded sweep, down to the merged histograms.
 func TestSweepShardsMerge(t *testing.T) {
 	root := t.TempDir()
-	sweep := []string{"sweep", "-f", tiny, "-param", "consumers=1,2", "-param", "kind=pop-push,simple", "-seeds", "1..2", "-parallel", "3"}
+	sweepArgs := []string{"sweep", "-f", tiny, "-param", "consumers=1,2", "-param", "kind=pop-push,simple", "-seeds", "1..2", "-parallel", "3"}
 	whole := filepath.Join(root, "whole")
-	out, _ := wantCode(t, exitOK, append(sweep, "-out", whole)...)
+	out, _ := wantCode(t, exitOK, append(sweepArgs, "-out", whole)...)
 	if !strings.Contains(out, "8 runs: 8 passed, 0 failed") {
 		t.Errorf("sweep output:\n%s", out)
 	}
 	shards := []string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}
 	for i, dir := range shards {
-		wantCode(t, exitOK, append(sweep, "-shard", []string{"0/2", "1/2"}[i], "-out", dir)...)
+		wantCode(t, exitOK, append(sweepArgs, "-shard", []string{"0/2", "1/2"}[i], "-out", dir)...)
 	}
 	merged := filepath.Join(root, "merged")
 	wantCode(t, exitBadInput, "merge", "-out", merged, shards[0])
@@ -202,13 +183,13 @@ func TestSweepShardsMerge(t *testing.T) {
 	if a != b {
 		t.Errorf("sweep.json differs between the whole sweep and the merged shards:\n%s\n%s", a, b)
 	}
-	runs, _ := runDirs(whole)
-	mruns, _ := runDirs(merged)
+	runs, _ := sweep.RunDirs(whole)
+	mruns, _ := sweep.RunDirs(merged)
 	if len(runs) != 8 || strings.Join(runs, " ") != strings.Join(mruns, " ") {
 		t.Fatalf("run folders: %v vs %v", runs, mruns)
 	}
 	for _, r := range runs {
-		x, y := readFile(t, whole, RunsDir, r, report.HlogFile), readFile(t, merged, RunsDir, r, report.HlogFile)
+		x, y := readFile(t, whole, sweep.RunsDir, r, report.HlogFile), readFile(t, merged, sweep.RunsDir, r, report.HlogFile)
 		if x != y {
 			t.Errorf("%s: histograms.hlog differs", r)
 		}
@@ -236,13 +217,13 @@ func TestSweepShardsMerge(t *testing.T) {
 // sweepCells rebuilds a sweep folder's cells from its run folders.
 func sweepCells(t *testing.T, dir string) []*report.SweepCell {
 	t.Helper()
-	names, err := runDirs(dir)
+	names, err := sweep.RunDirs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sw := report.NewSweep("x", "", "")
 	for _, n := range names {
-		run, err := report.ReadRun(filepath.Join(dir, RunsDir, n))
+		run, err := report.ReadRun(filepath.Join(dir, sweep.RunsDir, n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,6 +292,22 @@ func TestPlanFindsFewestConsumers(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
+	}
+	// The report leads with the question and the answer (it was titled
+	// "popsim sweep" and stated neither), and the chart draws the target.
+	md := readFile(t, dir, report.ReportFile)
+	want := fmt.Sprintf("# popsim plan: tiny\n\n**Question:** the smallest consumers in 1..16 meeting p99<=300ms (and no violations), over 2 seeds per value\n\n**Answer:** consumers=%d\n", answer)
+	if !strings.HasPrefix(md, want) {
+		t.Errorf("plan report.md does not start with\n%s\ngot:\n%s", want, md[:min(len(md), 400)])
+	}
+	if svg := readFile(t, dir, "sweep-p99-e2e.svg"); !strings.Contains(svg, "target p99&lt;=300ms") {
+		t.Error("the p99 chart does not draw the target")
+	}
+	// report re-renders the plan folder with its question and answer.
+	os.Remove(filepath.Join(dir, report.ReportFile))
+	wantCode(t, exitOK, "report", dir)
+	if again := readFile(t, dir, report.ReportFile); again != md {
+		t.Errorf("popsim report changed the plan's report.md:\n%s", again[:min(len(again), 400)])
 	}
 }
 

@@ -6,21 +6,24 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"popsim/scenarios"
+	"popsim/sweep"
 )
 
 func (e *env) cmdReplay(args []string) int {
-	fs := e.newFlags("replay", "-scenario NAME | -f FILE -seed N [-trace FILE] [-around EVENT_INDEX] [-set key=value ...]",
+	fs := e.newFlags("replay", "-scenario NAME | -f FILE -seed N [-trace FILE] [-around EVENT_INDEX [-context N]] [-set key=value ...]",
 		"Re-runs one seed (normally a failing one, from a violation's replay line) and prints the\n"+
 			"message history of each violation; -around prints the trace lines near an event.")
-	var src source
-	src.register(fs)
+	var src sweep.Source
+	force := registerSource(fs, &src)
 	var seed seedFlag
 	fs.Var(&seed, "seed", "the seed `N` to replay (required)")
 	tracePath := fs.String("trace", "", "also write the full trace to `FILE`")
-	around := fs.Int64("around", -1, "print the trace lines around event `EVENT_INDEX` (a violation's event index)")
+	var around eventFlag
+	fs.Var(&around, "around", "print the trace lines around event `EVENT_INDEX` (a violation's event index, >= 0)")
 	window := fs.Int64("context", 20, "`N` trace lines before and after -around")
 	if code, ok := e.parseNoArgs(fs, args); !ok {
 		return code
@@ -31,14 +34,17 @@ func (e *env) cmdReplay(args []string) int {
 	if *window < 0 || *window > 100000 {
 		return e.badInput("replay: -context %d out of range: want 0..100000", *window)
 	}
-	s, err := src.load()
+	s, err := src.Load()
 	if err != nil {
+		return e.badInput("%v", err)
+	}
+	if err := checkEstimate(s, 1, *force); err != nil {
 		return e.badInput("%v", err)
 	}
 	var win *lineWindow
 	var extra io.Writer
-	if *around >= 0 {
-		win = &lineWindow{lo: *around - *window, hi: *around + *window}
+	if around.set {
+		win = &lineWindow{lo: around.v - *window, hi: around.v + *window}
 		extra = win
 	}
 	o, code := e.runOnce(&src, s, seed.v, *tracePath, extra)
@@ -48,13 +54,13 @@ func (e *env) cmdReplay(args []string) int {
 	e.printRun(o)
 	e.printHistories(o)
 	if win != nil {
-		fmt.Fprintf(e.stdout, "\ntrace around event %d:\n", *around)
+		fmt.Fprintf(e.stdout, "\ntrace around event %d:\n", around.v)
 		if len(win.lines) == 0 {
-			fmt.Fprintf(e.stdout, "  (the run has fewer than %d events)\n", *around+1)
+			fmt.Fprintf(e.stdout, "  (the run has fewer than %d events)\n", around.v+1)
 		}
 		for _, l := range win.lines {
 			marker := "  "
-			if strings.HasPrefix(l, fmt.Sprintf("%d ", *around)) {
+			if strings.HasPrefix(l, fmt.Sprintf("%d ", around.v)) {
 				marker = "> "
 			}
 			fmt.Fprintf(e.stdout, "%s%s\n", marker, l)
@@ -63,8 +69,24 @@ func (e *env) cmdReplay(args []string) int {
 	return e.verdict(o)
 }
 
-func (e *env) printHistories(o *outcome) {
-	for i, v := range o.sum.Violations {
+// eventFlag is an event index flag (>= 0) that remembers whether it was set.
+type eventFlag struct {
+	v   int64
+	set bool
+}
+
+func (f *eventFlag) String() string { return strconv.FormatInt(f.v, 10) }
+func (f *eventFlag) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 {
+		return fmt.Errorf("want an event index, a whole number >= 0 (a violation's \"at event N\")")
+	}
+	f.v, f.set = v, true
+	return nil
+}
+
+func (e *env) printHistories(o *sweep.Outcome) {
+	for i, v := range o.Summary.Violations {
 		fmt.Fprintf(e.stdout, "\nviolation %d: %s at event %d\n  %s\n", i+1, v.Invariant, v.EventIndex, v.Detail)
 		if v.Msg == "" {
 			continue
@@ -171,9 +193,15 @@ func (e *env) cmdVersion(args []string) int {
 	return exitOK
 }
 
+// noCommit says why the commit is unknown and how to get it.
+const noCommit = "unknown: this build carries no VCS stamp (go test never stamps; go run and go build " +
+	"do only in a git clone, not a git worktree, and not with -buildvcs=false in GOFLAGS). " +
+	"In a clone: GOFLAGS=-buildvcs=true go build ./cmd/popsim && ./popsim version. " +
+	"results/COMMIT names the commit results/ came from"
+
 // buildStamp is "version V, commit C, go G".
 func buildStamp() string {
-	version, commit := "(unknown)", "unknown (built without VCS stamping, e.g. go run or -buildvcs=false)"
+	version, commit := "(unknown)", noCommit
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		version = bi.Main.Version
 		settings := map[string]string{}

@@ -9,64 +9,34 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
-
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"popsim/model"
 	"popsim/report"
 	"popsim/scenarios"
-	"popsim/sim"
+	"popsim/sweep"
 )
 
-// outcome is one finished simulation run.
-type outcome struct {
-	sum   model.Summary // WallSeconds and Params filled in here
-	hists map[string]*hdrhistogram.Histogram
-	setup []string
-}
-
-// runError is a run that started but failed (a bound was hit): exit 1.
-type runError struct{ err error }
-
-func (e *runError) Error() string { return e.err.Error() }
-func (e *runError) Unwrap() error { return e.err }
-
-// execute runs scenario s for seed. params label the run in its summary;
-// replay is copied into every violation. An invalid configuration is an
-// ordinary error; hitting the event budget or time limit is a *runError.
-func execute(s *scenarios.Scenario, seed uint64, params map[string]string, replay string, trace io.Writer) (*outcome, error) {
-	start := time.Now()
-	res, err := sim.Run(s.Config(seed), sim.RunOptions{TraceWriter: trace, Scenario: s.Name, Replay: replay})
-	if err != nil {
-		if errors.Is(err, sim.ErrEventBudget) || errors.Is(err, sim.ErrTimeLimit) {
-			return nil, &runError{err}
-		}
-		return nil, err
-	}
-	sum := res.Summary
-	sum.WallSeconds = time.Since(start).Seconds()
-	sum.Params = params
-	return &outcome{sum: sum, setup: res.Setup, hists: map[string]*hdrhistogram.Histogram{
-		report.HistEndToEnd: res.EndToEnd, report.HistServiceTime: res.ServiceTime,
-	}}, nil
-}
-
 func (e *env) cmdRun(args []string) int {
-	fs := e.newFlags("run", "[-scenario NAME | -f FILE] [-seed N] [-out DIR] [-trace FILE] [-set key=value ...]",
-		"Runs one scenario for one seed, prints its setup and a summary, and writes summary.json,\n"+
-			"the .hgrm files, histograms.hlog, charts and report.md to the output folder.")
-	var src source
-	src.register(fs)
+	fs := e.newFlags("run", "[-scenario NAME | -f FILE] [-seed N] [-out DIR] [-overwrite] [-force] [-trace FILE] [-set key=value ...]",
+		"Runs one scenario for one seed: prints its header (seed, config hash, fault sites), progress\n"+
+			"on stderr when it takes a while, and a summary, and writes summary.json, the .hgrm files,\n"+
+			"histograms.hlog, charts and report.md to the output folder. The folder is checked before the\n"+
+			"run: it must be writable and new, empty or an earlier run's folder.")
+	var src sweep.Source
+	force := registerSource(fs, &src)
 	var seed seedFlag
 	fs.Var(&seed, "seed", "the run's seed `N` (default: the scenario's seed)")
 	out := fs.String("out", "", "output `DIR` (default out/<scenario>-seed<N>)")
+	overwrite := fs.Bool("overwrite", false, "write into -out even if it holds files popsim did not write there (a sweep, other files); they are left in place")
 	tracePath := fs.String("trace", "", "write the full event trace to `FILE` (one line per event)")
 	if code, ok := e.parseNoArgs(fs, args); !ok {
 		return code
 	}
-	s, err := src.load()
+	s, err := src.Load()
 	if err != nil {
+		return e.badInput("%v", err)
+	}
+	if err := checkEstimate(s, 1, *force); err != nil {
 		return e.badInput("%v", err)
 	}
 	if !seed.set {
@@ -76,26 +46,29 @@ func (e *env) cmdRun(args []string) int {
 	if dir == "" {
 		dir = filepath.Join("out", fmt.Sprintf("%s-seed%d", s.Name, seed.v))
 	}
+	output, err := sweep.OpenRunDir(dir, *overwrite, *tracePath)
+	if err != nil {
+		return e.badInput("run: %v", err)
+	}
 	o, code := e.runOnce(&src, s, seed.v, *tracePath, nil)
 	if o == nil {
+		output.Abandon()
 		return code
 	}
 	e.printRun(o)
-	if err := report.WriteRun(dir, o.sum, o.hists); err != nil {
+	if err := sweep.WriteRun(dir, o); err != nil {
 		return e.badInput("the run finished but its report could not be written: %v", err)
 	}
 	fmt.Fprintf(e.stdout, "\nwrote %s (report.md, summary.json, end_to_end.hgrm, service_time.hgrm, histograms.hlog, charts)\n", dir)
 	return e.verdict(o)
 }
 
-// runOnce runs one seed, writing the trace to tracePath (when given) and
-// to extra (when not nil), and reports failures to start or finish. It
-// returns nil and the exit code on failure.
-func (e *env) runOnce(src *source, s *scenarios.Scenario, seed uint64, tracePath string, extra io.Writer) (*outcome, int) {
-	replay := replayCommand(src, seed)
-	if err := checkEstimate(s, 1, src.force); err != nil {
-		return nil, e.badInput("%v", err)
-	}
+// runOnce runs one seed, printing its header first and its progress on
+// stderr, writing the trace to tracePath (when given) and to extra (when
+// not nil). It returns nil and the exit code when the run could not start
+// (2), did not finish (1) or was interrupted (130, the trace removed).
+func (e *env) runOnce(src *sweep.Source, s *scenarios.Scenario, seed uint64, tracePath string, extra io.Writer) (*sweep.Outcome, int) {
+	replay := src.ReplayCommand(seed)
 	fmt.Fprintf(e.stdout, "popsim: scenario %s (%s), seed %d\n", s.Name, s.Source, seed)
 	tf, w, err := openTrace(tracePath, extra)
 	if err != nil {
@@ -104,7 +77,9 @@ func (e *env) runOnce(src *source, s *scenarios.Scenario, seed uint64, tracePath
 	if tf != nil {
 		defer tf.Abort()
 	}
-	o, err := execute(s, seed, nil, replay, w)
+	pr := e.newRunProgress(s.Duration)
+	o, err := sweep.Execute(e.context(), s, seed, nil, replay, sweep.RunOptions{Trace: w, Progress: pr.update})
+	pr.done()
 	if err == nil && tf != nil {
 		err = tf.Commit()
 	}
@@ -136,11 +111,14 @@ func openTrace(path string, extra io.Writer) (*report.AtomicFile, io.Writer, err
 	return tf, io.MultiWriter(tf, extra), nil
 }
 
-// runFailed reports a run that could not start (bad input, exit 2) or did
-// not finish (a bound was hit, exit 1).
+// runFailed reports a run that could not start (bad input, exit 2), did
+// not finish (a bound was hit, exit 1) or was interrupted (exit 130).
 func (e *env) runFailed(err error, replay string) int {
-	var re *runError
-	if errors.As(err, &re) {
+	var re *sweep.RunError
+	switch {
+	case sweep.Interrupted(err):
+		return e.interrupted("the run was stopped; nothing was written")
+	case errors.As(err, &re):
 		fmt.Fprintf(e.stderr, "popsim: the run failed: %v\n  replay: %s\n", err, replay)
 		return exitViolation
 	}
@@ -149,8 +127,8 @@ func (e *env) runFailed(err error, replay string) int {
 
 // verdict prints each violation with its replay command and returns the
 // exit code.
-func (e *env) verdict(o *outcome) int {
-	vs := o.sum.Violations
+func (e *env) verdict(o *sweep.Outcome) int {
+	vs := o.Summary.Violations
 	if len(vs) == 0 {
 		fmt.Fprintln(e.stdout, "PASS: every invariant held")
 		return exitOK
@@ -168,17 +146,15 @@ func (e *env) verdict(o *outcome) int {
 			fmt.Fprintf(e.stdout, "    replay: %s\n", v.Replay)
 		}
 	}
-	fmt.Fprintf(e.stdout, "seed %d, config_sha256 %s, %s\n", o.sum.Seed, o.sum.ConfigSHA256, buildStamp())
+	fmt.Fprintf(e.stdout, "seed %d, config_sha256 %s, %s\n", o.Summary.Seed, o.Summary.ConfigSHA256, buildStamp())
 	fmt.Fprintln(e.stdout, "A seed replays exactly only with the same build and scenario; after a code change it may not.")
 	return exitViolation
 }
 
-// printRun prints the setup and a readable summary of a run.
-func (e *env) printRun(o *outcome) {
-	w, s := e.stdout, o.sum
-	for _, l := range o.setup {
-		fmt.Fprintf(w, "  %s\n", l)
-	}
+// printRun prints a readable summary of a run (its header was printed
+// before it started).
+func (e *env) printRun(o *sweep.Outcome) {
+	w, s := e.stdout, o.Summary
 	fmt.Fprintf(w, "\n%-22s %d produced, %d acked, %d to DLQ, %d dropped by policy, %d lost\n", "messages", s.Produced, s.Acked, s.DLQ, s.Dropped, s.Lost)
 	fmt.Fprintf(w, "%-22s %d deliveries, %d duplicates (%.3f%% of produced)%s\n", "deliveries", s.Deliveries, s.Duplicates, pct(s.Duplicates, s.Produced), counts(s.DuplicatesByCause))
 	if len(s.DroppedByPolicy) > 0 {

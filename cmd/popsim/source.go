@@ -4,84 +4,25 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"popsim/scenarios"
+	"popsim/sweep"
 )
 
-// source is the scenario a command works on: a built-in name or a file,
-// plus -set overrides. Flags: -scenario, -f, -set.
-type source struct {
-	name  string
-	file  string
-	sets  []scenarios.Override
-	force bool // run even when the estimate is over the machine's memory
-}
-
-func (s *source) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.name, "scenario", "", "built-in scenario `NAME` (popsim list); default: default")
-	fs.StringVar(&s.file, "f", "", "scenario `FILE` (YAML) instead of a built-in")
+// registerSource adds the flags that select a scenario: -scenario, -f, -set;
+// the returned flag is -force (run even over the memory estimate's bound).
+func registerSource(fs *flag.FlagSet, s *sweep.Source) *bool {
+	fs.StringVar(&s.Name, "scenario", "", "built-in scenario `NAME` (popsim list); default: default")
+	fs.StringVar(&s.File, "f", "", "scenario `FILE` (YAML) instead of a built-in")
 	fs.Func("set", "override one scenario key, `key=value` (repeatable), e.g. -set consumers[0].count=100 -set engine.bugs.commitOffsetLag=true", func(v string) error {
 		o, err := scenarios.ParseOverride(v)
 		if err != nil {
 			return err
 		}
-		s.sets = append(s.sets, o)
+		s.Sets = append(s.Sets, o)
 		return nil
 	})
-	fs.BoolVar(&s.force, "force", false, "run even when the run's estimated memory is over this machine's bound")
-}
-
-// load loads the scenario with the -set overrides and any extra ones.
-func (s *source) load(extra ...scenarios.Override) (*scenarios.Scenario, error) {
-	if s.name != "" && s.file != "" {
-		return nil, fmt.Errorf("-scenario %s and -f %s: give one or the other", s.name, s.file)
-	}
-	all := append(append([]scenarios.Override(nil), s.sets...), extra...)
-	if s.file != "" {
-		return scenarios.LoadFile(s.file, all...)
-	}
-	name := s.name
-	if name == "" {
-		name = "default"
-	}
-	return scenarios.Builtin(name, all...)
-}
-
-// args returns the flags that select this scenario, for replay commands.
-func (s *source) args(extra ...scenarios.Override) []string {
-	var a []string
-	if s.file != "" {
-		a = append(a, "-f", s.file)
-	} else {
-		name := s.name
-		if name == "" {
-			name = "default"
-		}
-		a = append(a, "-scenario", name)
-	}
-	for _, o := range append(append([]scenarios.Override(nil), s.sets...), extra...) {
-		a = append(a, "-set", o.String())
-	}
-	return a
-}
-
-// replayCommand is the command that replays one seed.
-func replayCommand(src *source, seed uint64, extra ...scenarios.Override) string {
-	args := append([]string{"go", "run", "./cmd/popsim", "replay"}, src.args(extra...)...)
-	args = append(args, "-seed", strconv.FormatUint(seed, 10))
-	for i, a := range args {
-		args[i] = shellQuote(a)
-	}
-	return strings.Join(args, " ")
-}
-
-// shellQuote quotes a word for POSIX shells when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=:,+-@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return fs.Bool("force", false, "run even when the run's estimated memory is over this machine's bound")
 }
 
 // seedFlag is a uint64 flag that remembers whether it was set.

@@ -1,0 +1,36 @@
+package sweep
+
+import (
+	"context"
+	"sync"
+)
+
+// ForEach calls f(0) .. f(n-1) on at most parallel goroutines and returns
+// when every call it started has returned. Once ctx is cancelled it starts
+// no more calls; started[i] tells which ran.
+func ForEach(ctx context.Context, n, parallel int, f func(i int)) (started []bool) {
+	started = make([]bool, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(parallel, max(n, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case <-ctx.Done():
+			break feed
+		case next <- i:
+			started[i] = true
+		}
+	}
+	close(next)
+	wg.Wait()
+	return started
+}
