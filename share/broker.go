@@ -99,7 +99,7 @@ func (b *Broker) NextLease() model.LeaseID { return b.nextLease }
 // CreateTopic adds a topic with n partitions. Topics are never deleted and
 // their partition count never changes.
 func (b *Broker) CreateTopic(name string, partitions int32) error {
-	if err := model.ValidateName("topic", name); err != nil {
+	if err := validTopicName(name); err != nil {
 		return err
 	}
 	if partitions < 1 || partitions > 10000 {
@@ -160,10 +160,10 @@ func (b *Broker) LogEndOffset(tp TopicPartition) int64 {
 	return -1
 }
 
-// Record returns the stored record at an offset, nil when absent. The
-// result is shared: callers must not modify it.
+// Record returns the stored record at an offset, nil when absent or below
+// the log start offset. The result is shared: callers must not modify it.
 func (b *Broker) Record(tp TopicPartition, offset int64) *model.Message {
-	if l := b.log(tp); l != nil {
+	if l := b.log(tp); l != nil && offset >= l.start {
 		return l.at(offset)
 	}
 	return nil
@@ -220,8 +220,8 @@ func (b *Broker) DeleteRecords(tp TopicPartition, offset int64) error {
 // share-partition is created, it can only be set before the group exists
 // (before its first member joins).
 func (b *Broker) SetGroupConfig(groupID string, gc GroupConfig) error {
-	if err := model.ValidateName("group", groupID); err != nil {
-		return err
+	if groupID == "" {
+		return fmt.Errorf("share: group id is empty")
 	}
 	if err := b.cfg.ValidateGroup(gc); err != nil {
 		return err
@@ -294,4 +294,19 @@ func (b *Broker) grantLeases(n int64) model.LeaseID {
 	base := b.nextLease
 	b.nextLease += model.LeaseID(n)
 	return base
+}
+
+// validTopicName applies Kafka's topic name rules (Topic.validate): 1 to
+// 249 characters from [a-zA-Z0-9._-], not "." or "..".
+func validTopicName(name string) error {
+	if name == "" || len(name) > 249 || name == "." || name == ".." {
+		return fmt.Errorf("share: topic name %q: want 1 to 249 characters from [a-zA-Z0-9._-], not \".\" or \"..\"", name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("share: topic name %q has %q at position %d: allowed characters are [a-zA-Z0-9._-]", name, c, i)
+		}
+	}
+	return nil
 }

@@ -80,9 +80,7 @@ func (sp *sharePartition) rebuild(ps *persistedState) {
 func (sp *sharePartition) gap(first, last int64) {
 	for off := first; off <= last; {
 		end := last
-		if off < sp.log.start {
-			end = min(last, sp.log.start-1)
-		} else if bi := sp.log.batchAt(off); bi >= 0 {
+		if bi := sp.log.batchAt(off); bi >= 0 {
 			end = min(last, sp.log.batches[bi].last)
 		}
 		sp.cache = append(sp.cache, &inflight{first: off, last: end, st: recState{state: Available}})

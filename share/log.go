@@ -9,24 +9,27 @@ import (
 // logBatch is one produced record batch: offsets base..last.
 type logBatch struct{ base, last int64 }
 
-// partitionLog is one partition's log: records from the log start offset
-// on, and the batch boundaries (acquisition is batch-aligned). The batch
-// holding the log start offset may begin below it after a truncation.
+// partitionLog is one partition's log and its batch boundaries
+// (acquisition is batch-aligned). The log start offset only hides the
+// records below it from fetches: like a segment that still holds them, the
+// log keeps them, so a lease on a record the start offset passed still
+// knows its message.
 type partitionLog struct {
 	start   int64
-	recs    []*model.Message // recs[i] is at offset start+i
+	recs    []*model.Message // recs[i] is at offset i
 	batches []logBatch
 }
 
 // end is the log end offset: the offset the next record gets.
-func (l *partitionLog) end() int64 { return l.start + int64(len(l.recs)) }
+func (l *partitionLog) end() int64 { return int64(len(l.recs)) }
 
-// at returns the record at off, nil when off is outside the log.
+// at returns the record at off, below the log start included; nil outside
+// the log.
 func (l *partitionLog) at(off int64) *model.Message {
-	if off < l.start || off >= l.end() {
+	if off < 0 || off >= l.end() {
 		return nil
 	}
-	return l.recs[off-l.start]
+	return l.recs[off]
 }
 
 // append stores a batch and returns its base offset.
@@ -46,17 +49,7 @@ func (l *partitionLog) batchAt(off int64) int {
 	return -1
 }
 
-// truncate moves the log start offset up to off (DeleteRecords), dropping
-// the records below it and the batches wholly below it.
+// truncate moves the log start offset up to off (DeleteRecords).
 func (l *partitionLog) truncate(off int64) {
-	if off <= l.start {
-		return
-	}
-	if off > l.end() {
-		off = l.end()
-	}
-	l.recs = l.recs[off-l.start:]
-	l.start = off
-	i := sort.Search(len(l.batches), func(i int) bool { return l.batches[i].last >= off })
-	l.batches = l.batches[i:]
+	l.start = max(l.start, min(off, l.end()))
 }

@@ -82,7 +82,7 @@ func init() {
 		"group-config":   {"group-config <group> <share.key>=<v> ...", cmdGroupConfig},
 		"advance":        {"advance <duration>", cmdAdvance},
 		"topic":          {"topic <name> partitions=N", cmdTopic},
-		"produce":        {"produce <topic> p=N n=N (one batch of n records)", cmdProduce},
+		"produce":        {"produce <topic> p=N n=N body=S (one batch of n records)", cmdProduce},
 		"delete-records": {"delete-records <topic> p=N offset=N", cmdDeleteRecords},
 		"heartbeat":      {"heartbeat <group> <member> epoch=N|leave topics=a,b|-", cmdHeartbeat},
 		"fetch":          {"fetch <group> <member> [t-p ...] epoch=N|final max=N batch=N mode=batch|record renew=B acks=...", cmdFetch},
@@ -305,6 +305,7 @@ func cmdTopic(e *scriptEnv, a *cmdArgs) error {
 func cmdProduce(e *scriptEnv, a *cmdArgs) error {
 	tp := TopicPartition{a.arg(0, "topic"), int32(a.int("p", 0))}
 	n := a.int("n", 1)
+	body := a.str("body", "")
 	if err := a.done(); err != nil {
 		return err
 	}
@@ -314,6 +315,9 @@ func cmdProduce(e *scriptEnv, a *cmdArgs) error {
 	msgs := make([]*model.Message, n)
 	for i := range msgs {
 		msgs[i] = &model.Message{ID: e.nextMsg + model.MsgID(i), UniqKey: fmt.Sprintf("k%d", e.nextMsg+model.MsgID(i)), BornTimestamp: e.now.Millis()}
+		if body != "" {
+			msgs[i].Body, msgs[i].Tags = []byte(body), "tag"
+		}
 	}
 	r := e.b.Produce(e.now, ProduceRequest{TopicPartition: tp, Records: msgs})
 	if r.Err != None {
@@ -525,6 +529,8 @@ func cmdFetch(e *scriptEnv, a *cmdArgs) error {
 	}
 	e.sent(k, req.ShareSessionEpoch)
 	e.printAckErrors(r.AckErrors)
+	e.printRenewals(r.Renewed)
+	e.printEnded(r.Ended)
 	for _, pf := range r.Partitions {
 		var rs []string
 		for _, ar := range pf.Acquired {
@@ -540,8 +546,6 @@ func cmdFetch(e *scriptEnv, a *cmdArgs) error {
 		e.printf("%s %s", line, strings.Join(rs, " "))
 	}
 	e.printDeliveries(r.Deliveries)
-	e.printRenewals(r.Renewed)
-	e.printEnded(r.Ended)
 	return nil
 }
 
@@ -638,8 +642,10 @@ func cmdAck(e *scriptEnv, a *cmdArgs) error {
 	if req.ShareSessionEpoch, err = e.sessionEpoch(a, k); err != nil {
 		return err
 	}
-	if req.Acks, err = parseAcks(a.str("acks", "")); err != nil {
-		return err
+	if s := a.str("acks", ""); s != "" {
+		if req.Acks, err = parseAcks(s); err != nil {
+			return err
+		}
 	}
 	if err := a.done(); err != nil {
 		return err
@@ -895,6 +901,9 @@ func cmdLog(e *scriptEnv, a *cmdArgs) error {
 		s := fmt.Sprintf("  %d msg=%d key=%s", o, m.ID, m.UniqKey)
 		if len(m.Body) > 0 {
 			s += fmt.Sprintf(" body=%q", m.Body)
+		}
+		if m.Tags != "" {
+			s += " tag=" + m.Tags
 		}
 		for _, p := range m.Properties {
 			s += fmt.Sprintf(" %s=%s", p.Key, p.Value)
