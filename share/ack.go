@@ -132,7 +132,12 @@ func (sp *sharePartition) persist(tx *txn) ErrorCode {
 // commit completes tx: lock timers of the records that left ACQUIRED are
 // cancelled, and one lease event per record is returned in offset order.
 func (sp *sharePartition) commit(tx *txn, now clock.Time, persistFailed bool) []LeaseEvent {
-	var out []LeaseEvent
+	n := int64(0)
+	for i := range tx.changes {
+		first, last := tx.changes[i].bounds()
+		n += last - first + 1
+	}
+	out := make([]LeaseEvent, 0, n)
 	for i := range tx.changes {
 		c := &tx.changes[i]
 		first, last := c.bounds()

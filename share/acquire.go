@@ -71,6 +71,13 @@ func (sp *sharePartition) acquire(out *fetchOut, mode AcquireMode, batchSize, ma
 	if fi := sp.floor(base); fi < 0 {
 		if base < sp.start {
 			base = sp.start
+			// A cached batch may straddle the start offset (it began below
+			// it, e.g. reloaded from a persisted range, before the log start
+			// moved): take it in rather than acquire over it. Kafka would
+			// cache an overlapping batch here (docs/share.md).
+			if fj := sp.floor(base); fj >= 0 && sp.cache[fj].last >= base {
+				base = sp.cache[fj].first
+			}
 		}
 	} else if sp.cache[fi].last >= base {
 		base = sp.cache[fi].first

@@ -155,10 +155,8 @@ func hasAcks(acks []PartitionAcks) bool {
 // session epoch, sharing MaxRecords among them in order.
 func (b *Broker) fetch(now clock.Time, req *ShareFetchRequest, res *ShareFetchResult) {
 	parts := make([]TopicPartition, 0, len(req.Partitions))
-	seen := map[TopicPartition]bool{}
 	for _, tp := range req.Partitions {
-		if !seen[tp] {
-			seen[tp] = true
+		if !slices.Contains(parts, tp) {
 			parts = append(parts, tp)
 		}
 	}
@@ -171,6 +169,10 @@ func (b *Broker) fetch(now clock.Time, req *ShareFetchRequest, res *ShareFetchRe
 		batchSize = int64(req.MaxRecords)
 	}
 	remaining := int64(req.MaxRecords)
+	if remaining <= 4096 {
+		res.Deliveries = make([]Delivery, 0, remaining)
+	}
+	out := fetchOut{now: now, member: req.MemberID, deliveries: res.Deliveries}
 	for _, tp := range parts {
 		pf := PartitionFetch{TopicPartition: tp}
 		sp, code := b.loadSP(req.GroupID, tp)
@@ -179,7 +181,7 @@ func (b *Broker) fetch(now clock.Time, req *ShareFetchRequest, res *ShareFetchRe
 			res.Partitions = append(res.Partitions, pf)
 			continue
 		}
-		out := fetchOut{now: now, member: req.MemberID}
+		out.ranges = nil
 		if remaining > 0 && sp.canAcquire() {
 			switch off := sp.nextFetchOffset(); {
 			case off < sp.log.start:
@@ -191,8 +193,11 @@ func (b *Broker) fetch(now clock.Time, req *ShareFetchRequest, res *ShareFetchRe
 			}
 		}
 		pf.Acquired = out.ranges
-		res.Deliveries = append(res.Deliveries, out.deliveries...)
 		res.Partitions = append(res.Partitions, pf)
+	}
+	res.Deliveries = out.deliveries
+	if len(res.Deliveries) == 0 {
+		res.Deliveries = nil
 	}
 }
 
@@ -216,6 +221,16 @@ func validAcks(batches []AckBatch, isRenew bool) bool {
 	return true
 }
 
+// seenBefore reports whether tp already had acknowledgements in prev.
+func seenBefore(prev []PartitionAcks, tp TopicPartition) bool {
+	for _, pa := range prev {
+		if pa.TopicPartition == tp && len(pa.Batches) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func hasRenew(batches []AckBatch) bool {
 	for _, ab := range batches {
 		for _, t := range ab.Types {
@@ -233,16 +248,15 @@ func (b *Broker) applyAcks(now clock.Time, groupID, memberID string, isRenew boo
 	var errs []PartitionError
 	var ended []LeaseEvent
 	var renewed []Renewal
-	seen := map[TopicPartition]bool{}
 	renewOK := b.GroupConfig(groupID).RenewAcknowledgeEnable
-	for _, pa := range acks {
+	for i, pa := range acks {
 		if len(pa.Batches) == 0 {
 			continue
 		}
 		code := None
 		var sp *sharePartition
 		switch {
-		case seen[pa.TopicPartition] || !validAcks(pa.Batches, isRenew):
+		case seenBefore(acks[:i], pa.TopicPartition) || !validAcks(pa.Batches, isRenew):
 			code = InvalidRequest
 		case !renewOK && hasRenew(pa.Batches):
 			code = InvalidRecordState // share.renew.acknowledge.enable=false
@@ -251,12 +265,15 @@ func (b *Broker) applyAcks(now clock.Time, groupID, memberID string, isRenew boo
 				code = UnknownTopicOrPartition
 			}
 		}
-		seen[pa.TopicPartition] = true
 		if sp != nil {
 			var ev []LeaseEvent
 			var rn []Renewal
 			code, ev, rn = sp.acknowledge(now, memberID, pa.Batches)
-			ended = append(ended, ev...)
+			if ended == nil {
+				ended = ev
+			} else {
+				ended = append(ended, ev...)
+			}
 			renewed = append(renewed, rn...)
 		}
 		errs = append(errs, PartitionError{TopicPartition: pa.TopicPartition, Err: code})

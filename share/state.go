@@ -169,7 +169,7 @@ type SessionState struct {
 
 // Sessions returns the open share sessions, by (group, member).
 func (b *Broker) Sessions() []SessionState {
-	out := make([]SessionState, 0, len(b.sessions))
+	var out []SessionState
 	for k, s := range b.sessions { // collected, then sorted
 		out = append(out, SessionState{Group: k.group, Member: k.member, Epoch: s.epoch})
 	}
