@@ -34,7 +34,6 @@ const (
 var errorNames = map[ErrorCode]string{
 	UnknownServerError:        "UNKNOWN_SERVER_ERROR",
 	None:                      "NONE",
-	OffsetOutOfRange:          "OFFSET_OUT_OF_RANGE",
 	UnknownTopicOrPartition:   "UNKNOWN_TOPIC_OR_PARTITION",
 	NotLeaderOrFollower:       "NOT_LEADER_OR_FOLLOWER",
 	CoordinatorLoadInProgress: "COORDINATOR_LOAD_IN_PROGRESS",
