@@ -140,6 +140,10 @@ type harness struct {
 	session map[mkey]int32 // session epochs the clients would send
 	held    []held
 	ops     []string
+	// live are the leases granted and not yet ended, by the engine's
+	// results alone: the identity contract the simulator's checker uses.
+	live      map[model.LeaseID]bool
+	nextLease model.LeaseID
 }
 
 func newHarness(c chooser) (*harness, error) {
@@ -153,7 +157,8 @@ func newHarness(c chooser) (*harness, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &harness{eng: eng, ref: r, now: clock.Epoch, nextMsg: 1, epochs: map[mkey]int32{}, session: map[mkey]int32{}}
+	h := &harness{eng: eng, ref: r, now: clock.Epoch, nextMsg: 1, epochs: map[mkey]int32{}, session: map[mkey]int32{},
+		live: map[model.LeaseID]bool{}, nextLease: 1}
 	for _, b := range []broker{eng, r} {
 		for _, t := range topics {
 			if err := b.CreateTopic(t.name, t.n); err != nil {
@@ -239,6 +244,9 @@ func (h *harness) apply(o op) error {
 	case "fetch":
 		got, err := h.both("fetch", func(b broker) any { return b.ShareFetch(h.now, o.fetch) })
 		r := got.(share.ShareFetchResult)
+		if err == nil {
+			err = h.leases(r.Deliveries, r.Renewed, r.Ended)
+		}
 		if r.Err == share.None {
 			h.sent(o.mk, o.fetch.ShareSessionEpoch)
 			for _, d := range r.Deliveries {
@@ -248,12 +256,18 @@ func (h *harness) apply(o op) error {
 		return err
 	case "ack":
 		got, err := h.both("ack", func(b broker) any { return b.ShareAcknowledge(h.now, o.ack) })
+		if r := got.(share.ShareAcknowledgeResult); err == nil {
+			err = h.leases(nil, r.Renewed, r.Ended)
+		}
 		if got.(share.ShareAcknowledgeResult).Err == share.None {
 			h.sent(o.mk, o.ack.ShareSessionEpoch)
 		}
 		return err
 	case "close":
-		_, err := h.both("close", func(b broker) any { return b.CloseSession(h.now, o.mk.group, o.mk.member) })
+		got, err := h.both("close", func(b broker) any { return b.CloseSession(h.now, o.mk.group, o.mk.member) })
+		if err == nil {
+			err = h.leases(nil, nil, got.(share.SessionCloseResult).Ended)
+		}
 		delete(h.session, o.mk)
 		return err
 	case "advance":
@@ -261,6 +275,9 @@ func (h *harness) apply(o op) error {
 		return nil
 	case "tick":
 		got, err := h.both("tick", func(b broker) any { return b.Tick(h.now) })
+		if err == nil {
+			err = h.leases(nil, nil, got.(share.TickResult).Ended)
+		}
 		for _, x := range got.(share.TickResult).Expired {
 			delete(h.epochs, mkey{x.Group, x.Member})
 		}
@@ -270,11 +287,17 @@ func (h *harness) apply(o op) error {
 		if ok && t > h.now {
 			h.now = t
 		}
-		_, err := h.both("tickNext", func(b broker) any { return b.Tick(h.now) })
+		got, err := h.both("tickNext", func(b broker) any { return b.Tick(h.now) })
+		if err == nil {
+			err = h.leases(nil, nil, got.(share.TickResult).Ended)
+		}
 		return err
 	case "restart":
-		_, err := h.both("restart", func(b broker) any { return b.Restart(h.now) })
+		got, err := h.both("restart", func(b broker) any { return b.Restart(h.now) })
 		h.session = map[mkey]int32{}
+		if err == nil {
+			err = h.leases(nil, nil, got.(share.RestartResult).Lost)
+		}
 		return err
 	case "delete":
 		_, err := h.both("delete", func(b broker) any { return b.DeleteRecords(o.tp, o.offset) == nil })
@@ -285,6 +308,58 @@ func (h *harness) apply(o op) error {
 		return nil
 	}
 	panic("unknown op " + o.name)
+}
+
+// leases applies one result to the lease ledger: deliveries grant the next
+// lease ids in order, renewals and ends name live leases, each lease ends
+// once.
+func (h *harness) leases(ds []share.Delivery, rs []share.Renewal, es []share.LeaseEvent) error {
+	// Within one result renewals come first (acknowledgements), then ends
+	// (acknowledgements, then a final-epoch session close), then the
+	// fetch's deliveries.
+	for _, r := range rs {
+		if !h.live[r.Lease] {
+			return fmt.Errorf("lease %d renewed but is not live", r.Lease)
+		}
+	}
+	for _, e := range es {
+		if !h.live[e.Lease] {
+			return fmt.Errorf("lease %d ended (%v) but is not live", e.Lease, e.End)
+		}
+		delete(h.live, e.Lease)
+	}
+	for _, d := range ds {
+		if d.Lease != h.nextLease {
+			return fmt.Errorf("delivery with lease %d, want %d", d.Lease, h.nextLease)
+		}
+		h.live[d.Lease] = true
+		h.nextLease++
+	}
+	return nil
+}
+
+// checkLeases compares the ledger with the engine: the live leases are
+// exactly the leases of the ACQUIRED records.
+func (h *harness) checkLeases() error {
+	acquired := map[model.LeaseID]bool{}
+	for _, g := range groups {
+		for _, tp := range allTPs {
+			for _, r := range h.eng.Records(g, tp) {
+				if r.State == share.Acquired {
+					acquired[r.Lease] = true
+				}
+			}
+		}
+	}
+	if len(acquired) != len(h.live) {
+		return fmt.Errorf("%d live leases by the results, %d ACQUIRED records", len(h.live), len(acquired))
+	}
+	for l := range h.live {
+		if !acquired[l] {
+			return fmt.Errorf("lease %d is live by the results but no record holds it", l)
+		}
+	}
+	return nil
 }
 
 // sent records the session epoch a client sends next after a success.
@@ -317,6 +392,9 @@ func (h *harness) step(o op) (err error) {
 	}
 	if d := diff(snap(h.ref), snap(h.eng)); d != "" {
 		return fmt.Errorf("state after %s differs (-ref +engine):\n%s", o.name, d)
+	}
+	if err := h.checkLeases(); err != nil {
+		return err
 	}
 	return h.eng.CheckInvariants()
 }

@@ -58,6 +58,9 @@ func TestStateMachine(t *testing.T) {
 			if d := diff(snap(h.ref), snap(h.eng)); d != "" {
 				rt.Fatalf("state differs (-ref +engine) after %d ops:\n%s", len(h.ops), d)
 			}
+			if err := h.checkLeases(); err != nil {
+				rt.Fatalf("after %d ops: %v", len(h.ops), err)
+			}
 			if err := h.eng.CheckInvariants(); err != nil {
 				rt.Fatalf("after %d ops: %v", len(h.ops), err)
 			}
