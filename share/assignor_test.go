@@ -114,12 +114,3 @@ func TestDefaultConfigValidates(t *testing.T) {
 		t.Fatal("a zero config validated")
 	}
 }
-
-func TestErrorCodeNames(t *testing.T) {
-	for code, want := range map[ErrorCode]string{InvalidRecordState: "INVALID_RECORD_STATE(121)", None: "NONE(0)",
-		ShareSessionLimitReached: "SHARE_SESSION_LIMIT_REACHED(133)", ErrorCode(999): "UNKNOWN(999)"} {
-		if got := code.String(); got != want {
-			t.Errorf("%d: %q, want %q", code, got, want)
-		}
-	}
-}

@@ -35,7 +35,8 @@ func (ps *persistedState) set(first, last int64, state RecordState, count int32)
 	for j < len(bs) && bs[j].FirstOffset <= last {
 		j++
 	}
-	mid := make([]PersistedBatch, 0, 3)
+	var buf [5]PersistedBatch
+	mid := buf[:0]
 	if i < j && bs[i].FirstOffset < first {
 		mid = append(mid, PersistedBatch{bs[i].FirstOffset, first - 1, bs[i].State, bs[i].DeliveryCount})
 	}
