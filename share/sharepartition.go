@@ -295,7 +295,7 @@ func (sp *sharePartition) moveToLogStart(lso int64) {
 		sp.start, sp.end = lso, lso
 		return
 	}
-	any := false
+	archived := false
 	for _, f := range sp.cache {
 		if f.first >= lso {
 			break
@@ -314,16 +314,16 @@ func (sp *sharePartition) moveToLogStart(lso int64) {
 					continue
 				}
 				f.offsets[i] = recState{state: Archived, count: f.offsets[i].count}
-				any = true
+				archived = true
 			}
 			continue
 		}
 		if f.st.state == Available {
 			f.st = recState{state: Archived, count: f.st.count}
-			any = true
+			archived = true
 		}
 	}
-	if any {
+	if archived {
 		sp.findNext = true
 	}
 	sp.start = lso

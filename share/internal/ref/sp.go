@@ -481,7 +481,7 @@ func (s *sp) toLogStart(lso int64) {
 		s.start, s.end = lso, lso
 		return
 	}
-	any := false
+	archived := false
 	for _, x := range s.spans {
 		if x.first >= lso {
 			break
@@ -496,11 +496,11 @@ func (s *sp) toLogStart(lso int64) {
 		for off := max(x.first, s.start); off <= min(x.last, lso-1); off++ {
 			if r := s.recs[off]; r.state == share.Available {
 				r.state = share.Archived
-				any = true
+				archived = true
 			}
 		}
 	}
-	if any {
+	if archived {
 		s.findNext = true
 	}
 	s.start = lso
