@@ -176,6 +176,7 @@ func (s *Service) changeOne(q *queue, handle string, vt int) (model.LeaseID, clo
 	}
 	s.leave(q, m)
 	if vt == 0 {
+		m.deadline = s.now
 		s.enter(q, m, stVisible)
 		q.stats.MadeVisible++
 		s.event(Event{Kind: MadeVisible, Queue: q.name, Seq: m.seq, MsgID: m.id, Lease: lease, Ended: true})

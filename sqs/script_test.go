@@ -78,10 +78,10 @@ func init() {
 		"advance":      {"advance <duration>", cmdAdvance},
 		"create":       {"create <queue> [<Attribute>=<value>...] [redrive=<dlq>:<maxReceiveCount>]", cmdCreate},
 		"send":         {"send <queue> msg=N body=S size=N delay=N group=G dedup=D n=N", cmdSend},
-		"send-batch":   {"send-batch <queue> <id>[:<body>]... group=G dedup=D delay=N size=N", cmdSendBatch},
+		"send-batch":   {"send-batch <queue> <id>[:<body>|:@<size>]... group=G dedup=D delay=N size=N", cmdSendBatch},
 		"receive":      {"receive <queue> max=N vt=N wait=N attempt=A sample=<bits> dup=SEQ verbose=B", cmdReceive},
 		"delete":       {"delete <queue> <lease>|handle=H", cmdDelete},
-		"delete-batch": {"delete-batch <queue> <id>:<lease>|<id>:h=<handle>...", cmdDeleteBatch},
+		"delete-batch": {"delete-batch <queue> <id>:<lease>|<id>:h:<handle>...", cmdDeleteBatch},
 		"change":       {"change <queue> <lease>|handle=H vt=N", cmdChange},
 		"change-batch": {"change-batch <queue> <id>:<lease>:<vt>...", cmdChangeBatch},
 		"purge":        {"purge <queue>", cmdPurge},
@@ -294,9 +294,12 @@ func cmdSendBatch(e *scriptEnv, a *cmdArgs) error {
 		if dedup != "" {
 			x.MessageDeduplicationID = dedup + "-" + id
 		}
+		n, err := strconv.Atoi(strings.TrimPrefix(body, "@"))
 		switch {
 		case size > 0:
 			body = strings.Repeat("x", int(size))
+		case strings.HasPrefix(body, "@") && err == nil:
+			body = strings.Repeat("x", n) // <id>:@N is a body of N bytes
 		case !hasBody:
 			body = "m" + strconv.Itoa(int(x.MsgID))
 		}
@@ -365,7 +368,7 @@ func (e *scriptEnv) handleArg(a *cmdArgs, i int) (string, error) {
 }
 
 func (e *scriptEnv) leaseHandle(tok string) (string, error) {
-	if h, ok := strings.CutPrefix(tok, "h="); ok {
+	if h, ok := strings.CutPrefix(tok, "h:"); ok {
 		return h, nil
 	}
 	n, err := strconv.ParseUint(tok, 10, 64)
