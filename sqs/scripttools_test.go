@@ -172,13 +172,15 @@ func runScriptFile(path string, run scriptRunner, rewrite bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}
-	if err := runScript(path, f, run, rewrite); err != nil {
-		return err
-	}
+	err = runScript(path, f, run, rewrite)
 	if rewrite {
-		return os.WriteFile(path, []byte(f.format()), 0o644)
+		// Written even when a command failed: the outputs before it help
+		// to fix the script.
+		if werr := os.WriteFile(path, []byte(f.format()), 0o644); err == nil {
+			err = werr
+		}
 	}
-	return nil
+	return err
 }
 
 // cmdArgs is a parsed command line: the command name, positional words and
