@@ -23,6 +23,9 @@ func (s *Service) ReceiveMessage(now clock.Time, req *ReceiveMessageRequest) Rec
 	if err == nil && len(r.Messages) == 0 && wait > 0 {
 		p := s.park(q, req, max, vt, wait)
 		r.Parked, r.PollID, r.WaitUntil = true, p.id, p.until
+		// The receive's own dead-letter moves can have brought messages
+		// into a FIFO scan window after it looked: try once more.
+		s.markDirty(q)
 	}
 	if q != nil && err == nil {
 		q.stats.ReceiveCalls++
