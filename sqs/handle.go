@@ -1,8 +1,6 @@
 package sqs
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -30,14 +28,19 @@ func NewReceiptHandle(salt uint64, queue string, seq int64, lease model.LeaseID)
 }
 
 func handleTag(salt uint64, queue string, seq int64, lease model.LeaseID) uint32 {
-	h := fnv.New32a()
-	var b [24]byte
-	binary.LittleEndian.PutUint64(b[0:], salt)
-	binary.LittleEndian.PutUint64(b[8:], uint64(seq))
-	binary.LittleEndian.PutUint64(b[16:], uint64(lease))
-	h.Write(b[:])
-	h.Write([]byte(queue))
-	return h.Sum32()
+	// FNV-1a, 32 bits, over salt, seq and lease (little-endian) and the
+	// queue name, written out to stay allocation-free.
+	const offset, prime = 2166136261, 16777619
+	h := uint32(offset)
+	for _, v := range [3]uint64{salt, uint64(seq), uint64(lease)} {
+		for i := 0; i < 8; i++ {
+			h = (h ^ uint32(byte(v>>(8*i)))) * prime
+		}
+	}
+	for i := 0; i < len(queue); i++ {
+		h = (h ^ uint32(queue[i])) * prime
+	}
+	return h
 }
 
 // Valid reports whether the tag matches the other fields under salt.
@@ -46,7 +49,11 @@ func (h ReceiptHandle) Valid(salt uint64) bool {
 }
 
 func (h ReceiptHandle) String() string {
-	b := make([]byte, 0, len(h.Queue)+40)
+	var buf [128]byte
+	return string(h.appendTo(buf[:0]))
+}
+
+func (h ReceiptHandle) appendTo(b []byte) []byte {
 	b = append(b, h.Queue...)
 	b = append(b, ':')
 	b = strconv.AppendInt(b, h.Seq, 10)
@@ -57,27 +64,34 @@ func (h ReceiptHandle) String() string {
 	for i := 28; i >= 0; i -= 4 {
 		b = append(b, hex[(h.Tag>>uint(i))&0xf])
 	}
-	return string(b)
+	return b
 }
 
 // ParseReceiptHandle parses the string form. It checks the syntax only;
 // the service checks the tag, the queue and the lease.
 func ParseReceiptHandle(s string) (ReceiptHandle, bool) {
-	i := strings.IndexByte(s, ':')
-	if i <= 0 {
+	// queue:seq:lease:tag, the queue name holding no colon.
+	var f [4]string
+	rest := s
+	for i := 0; i < 3; i++ {
+		j := strings.IndexByte(rest, ':')
+		if j < 0 {
+			return ReceiptHandle{}, false
+		}
+		f[i], rest = rest[:j], rest[j+1:]
+	}
+	f[3] = rest
+	if f[0] == "" || len(f[3]) != 8 {
 		return ReceiptHandle{}, false
 	}
-	rest := s[i+1:]
-	parts := strings.Split(rest, ":")
-	if len(parts) != 3 || len(parts[2]) != 8 {
-		return ReceiptHandle{}, false
-	}
-	seq, err1 := strconv.ParseInt(parts[0], 10, 64)
-	lease, err2 := strconv.ParseUint(parts[1], 10, 64)
-	tag, err3 := strconv.ParseUint(parts[2], 16, 32)
+	seq, err1 := strconv.ParseInt(f[1], 10, 64)
+	lease, err2 := strconv.ParseUint(f[2], 10, 64)
+	tag, err3 := strconv.ParseUint(f[3], 16, 32)
 	if err1 != nil || err2 != nil || err3 != nil || seq < 1 || lease < 1 {
 		return ReceiptHandle{}, false
 	}
-	h := ReceiptHandle{Queue: s[:i], Seq: seq, Lease: model.LeaseID(lease), Tag: uint32(tag)}
-	return h, h.String() == s // canonical form only: no signs, leading zeros or upper-case hex
+	h := ReceiptHandle{Queue: f[0], Seq: seq, Lease: model.LeaseID(lease), Tag: uint32(tag)}
+	// Canonical form only: no signs, leading zeros or upper-case hex.
+	var buf [128]byte
+	return h, string(h.appendTo(buf[:0])) == s
 }

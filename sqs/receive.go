@@ -71,7 +71,7 @@ func (s *Service) receive(q *queue, req *ReceiveMessageRequest, max, vt int, all
 		q.stats.OverLimit++
 		return nil, newErr(OverLimit, "Too many messages in flight: the queue has %d, the limit is %d.", q.inflight, s.cfg.StandardInFlightLimit)
 	}
-	var out []Delivery
+	out := make([]Delivery, 0, max)
 	if !q.fifo() && req.DuplicateSeq != 0 {
 		if m := q.msgs[req.DuplicateSeq]; m != nil && m.state == stInFlight {
 			out = append(out, s.grant(q, m, vt))
@@ -79,7 +79,7 @@ func (s *Service) receive(q *queue, req *ReceiveMessageRequest, max, vt int, all
 			q.stats.Duplicates++
 		}
 	}
-	out = append(out, s.collect(q, req, max-len(out), vt, all)...)
+	out = s.collectInto(out, q, req, max-len(out), vt, all)
 	s.recordAttempt(q, id, out)
 	return out, nil
 }
@@ -87,19 +87,23 @@ func (s *Service) receive(q *queue, req *ReceiveMessageRequest, max, vt int, all
 // collect leases up to max available messages of q. all queries every
 // server (long polls); otherwise the request's Sample chooses.
 func (s *Service) collect(q *queue, req *ReceiveMessageRequest, max, vt int, all bool) []Delivery {
+	return s.collectInto(nil, q, req, max, vt, all)
+}
+
+// collectInto is collect appending to out.
+func (s *Service) collectInto(out []Delivery, q *queue, req *ReceiveMessageRequest, max, vt int, all bool) []Delivery {
 	limit := s.cfg.StandardInFlightLimit
 	if q.fifo() {
 		limit = s.cfg.FifoInFlightLimit
 	}
-	n := min(max, limit-q.inflight)
-	if n <= 0 {
-		return nil
+	n := len(out) + min(max, limit-q.inflight)
+	if n <= len(out) {
+		return out
 	}
 	mask := s.sampleMask(req.Sample, all)
 	if q.fifo() {
-		return s.collectFifo(q, n, vt, mask)
+		return s.collectFifo(out, q, n, vt, mask)
 	}
-	var out []Delivery
 	for len(out) < n {
 		seq := int64(-1)
 		for i, t := range q.vis {
@@ -135,14 +139,13 @@ func (s *Service) sampleMask(sample uint64, all bool) uint64 {
 	return sample & full
 }
 
-// collectFifo leases up to n messages of a FIFO queue: group by group, in
+// collectFifo leases messages of a FIFO queue until out holds n: group by group, in
 // the order of each group's first message, as many consecutive messages of
 // a group as possible before the next group. A group with a message in
 // flight is skipped; a group stops at its first delayed message. Only the
 // first FifoScanWindow stored messages are looked at.
-func (s *Service) collectFifo(q *queue, n, vt int, mask uint64) []Delivery {
+func (s *Service) collectFifo(out []Delivery, q *queue, n, vt int, mask uint64) []Delivery {
 	threshold := s.fifoThreshold(q)
-	var out []Delivery
 	pivot := &group{}
 	for len(out) < n {
 		var g *group
