@@ -1,8 +1,15 @@
 package sqs
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 )
+
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
+}
 
 // CheckInvariants verifies the structure of the service's state and
 // returns the first violation, or nil. It is for tests and the simulator's
@@ -61,7 +68,8 @@ func (s *Service) checkQueue(q *queue) (int, error) {
 	}
 	var c Counts
 	timers := 0
-	for seq, m := range q.msgs {
+	for _, seq := range sortedKeys(q.msgs) { // sorted: the first violation reported does not depend on map order
+		m := q.msgs[seq]
 		if err := s.checkMessage(q, seq, m); err != nil {
 			return 0, err
 		}
@@ -174,7 +182,8 @@ func (s *Service) checkFifo(q *queue) error {
 	}
 	size := map[*group]int{}
 	inflight := map[*group]int{}
-	for seq, m := range q.msgs {
+	for _, seq := range sortedKeys(q.msgs) {
+		m := q.msgs[seq]
 		g := m.group
 		if q.groups[m.groupID] != g || g.id != m.groupID {
 			return fmt.Errorf("sqs: %s@%d is in group %q, not the queue's group of that id", q.name, seq, g.id)
@@ -191,7 +200,8 @@ func (s *Service) checkFifo(q *queue) error {
 		}
 	}
 	ready := 0
-	for id, g := range q.groups {
+	for _, id := range sortedKeys(q.groups) {
+		g := q.groups[id]
 		if g.size != size[g] || g.size == 0 || g.inflight != inflight[g] || g.id != id {
 			return fmt.Errorf("sqs: %s group %q size %d in-flight %d, messages say %d and %d", q.name, id, g.size, g.inflight, size[g], inflight[g])
 		}

@@ -83,7 +83,7 @@ func init() {
 		"delete":       {"delete <queue> <lease>|handle=H", cmdDelete},
 		"delete-batch": {"delete-batch <queue> <id>:<lease>|<id>:h:<handle>...", cmdDeleteBatch},
 		"change":       {"change <queue> <lease>|handle=H vt=N", cmdChange},
-		"change-batch": {"change-batch <queue> <id>:<lease>:<vt>...", cmdChangeBatch},
+		"change-batch": {"change-batch <queue> <id>:<lease>:<vt>|<id>:h:<handle>:<vt>...", cmdChangeBatch},
 		"purge":        {"purge <queue>", cmdPurge},
 		"tick":         {"tick", cmdTick},
 		"due":          {"due", cmdDue},
@@ -465,10 +465,12 @@ func (e *scriptEnv) printChange(err *Error, lease model.LeaseID, deadline clock.
 func cmdChangeBatch(e *scriptEnv, a *cmdArgs) error {
 	req := ChangeMessageVisibilityBatchRequest{Queue: a.arg(0, "queue")}
 	for _, tok := range a.rest(1) {
-		p := strings.Split(tok, ":")
-		if len(p) != 3 {
-			return fmt.Errorf("entry %q: want <id>:<lease>:<vt>", tok)
+		id, rest, ok1 := strings.Cut(tok, ":")
+		i := strings.LastIndexByte(rest, ':')
+		if !ok1 || i < 0 {
+			return fmt.Errorf("entry %q: want <id>:<lease>:<vt> or <id>:h:<handle>:<vt>", tok)
 		}
+		p := []string{id, rest[:i], rest[i+1:]}
 		h, err := e.leaseHandle(p[1])
 		if err != nil {
 			return err
