@@ -43,7 +43,8 @@ type SendMessageRequest struct {
 	Queue string
 	// MsgID is the simulator's identity of the message. The engine keeps it
 	// on every copy (a dead-letter copy too) and never interprets it.
-	MsgID       model.MsgID
+	MsgID model.MsgID
+	// MessageBody is kept, not copied: the caller must not change it.
 	MessageBody []byte
 	// DelaySeconds is the per-message delay 0..900; not given means the
 	// queue's DelaySeconds. FIFO queues accept only 0 (which still means
@@ -186,8 +187,9 @@ func (d *Delivery) String() string {
 
 // ReceiveMessageResult is ReceiveMessage's output. A long poll that finds
 // nothing is parked: Parked is true, PollID names it, and its answer comes
-// later in some call's Effects.Answers (messages, or empty when the wait
-// ends at WaitUntil).
+// in some call's Effects.Answers (messages, or empty when the wait ends at
+// WaitUntil) — possibly this very result's, when the receive's own
+// dead-letter moves made a FIFO message reachable.
 type ReceiveMessageResult struct {
 	Effects
 	Err       *Error
