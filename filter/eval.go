@@ -91,7 +91,10 @@ func (e *evaluator) fail(n *node, format string, args ...any) error {
 func (e *evaluator) eval(n *node) (value, error) {
 	switch n.op {
 	case oProp:
-		if s, ok := e.m.Property(n.name); ok {
+		// The broker decodes stored properties with
+		// MessageDecoder.string2messageProperties, which drops a property
+		// whose value is empty: to SQL92 it is absent.
+		if s, ok := e.m.Property(n.name); ok && s != "" {
 			return str(s), nil
 		}
 		return value{}, nil

@@ -293,7 +293,7 @@ func (f *Filter) Accepts(tags string, props ...model.Property) (bool, error) {
 // RealTopic is the topic a message was first sent to: its RETRY_TOPIC
 // property when it has one (a retry or dead-letter copy), else its topic.
 func RealTopic(m *model.Message) string {
-	if t, ok := m.Property(model.PropertyRetryTopic); ok {
+	if t, ok := m.Property(model.PropertyRetryTopic); ok && t != "" {
 		return t
 	}
 	return m.Topic

@@ -240,6 +240,8 @@ var evalCases = []evalCase{
 	{"UNIQ_KEY IS NOT NULL", kv("UNIQ_KEY", "u1"), "TRUE", "MessageEvaluationContext"},
 	{"TAGS IS NULL", nil, "TRUE", "an untagged message has no TAGS property"},
 	{"RETRY_TOPIC IS NULL", kv("RETRY_TOPIC", "T"), "FALSE", "a retry copy carries RETRY_TOPIC"},
+	{"a IS NULL", kv("a", ""), "TRUE", "MessageDecoder.string2messageProperties drops a property with an empty value"},
+	{"a = ''", kv("a", ""), "NULL", "string2messageProperties: the empty property is absent"},
 	{"A = '1'", kv("a", "1"), "NULL", "property names are case-sensitive (keywords are not)"},
 	{"a Is NoT nUlL", kv("a", "1"), "TRUE", "keywords are IGNORE_CASE tokens"},
 	// Literal conditions.
