@@ -69,6 +69,9 @@ type token struct {
 type lexer struct {
 	src string
 	pos int
+	// noEOL is set once a "--" found no line end after it: none can
+	// follow a later one either, so long runs of '-' stay linear.
+	noEOL bool
 }
 
 // lexError is a lexical error at a byte offset.
@@ -104,9 +107,10 @@ func (lx *lexer) skip() *lexError {
 		switch c := s[lx.pos]; {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
 			lx.pos++
-		case c == '-' && lx.pos+1 < len(s) && s[lx.pos+1] == '-':
+		case c == '-' && lx.pos+1 < len(s) && s[lx.pos+1] == '-' && !lx.noEOL:
 			n := lineComment(s[lx.pos:])
 			if n == 0 {
+				lx.noEOL = true
 				return nil
 			}
 			lx.pos += n

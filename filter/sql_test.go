@@ -540,3 +540,21 @@ func TestEvalErrorNamesTheOperation(t *testing.T) {
 		t.Fatalf("Evaluate = %v, want an EvalError at byte 11 naming NumberFormatException", err)
 	}
 }
+
+// TestLongInputsStayLinear: a long run of '-' with no line end (each "--"
+// could start a line comment) and deep left-leaning chains parse quickly.
+func TestLongInputsStayLinear(t *testing.T) {
+	dashes := "a = " + strings.Repeat("-", 900) + "1"
+	if _, err := Parse(TypeSQL92, dashes); err != nil {
+		t.Fatalf("900 minus signs: %v", err)
+	}
+	long := strings.Repeat("-", 1<<20)
+	if _, err := Parse(TypeSQL92, long); err == nil {
+		t.Fatal("a megabyte of '-' must not parse")
+	}
+	chain := "a = 1" + strings.Repeat(" OR a = 1", 20000)
+	f, err := Parse(TypeSQL92, chain)
+	if err != nil || !f.Match(msg("a", "1")) || len(f.String()) != len(chain) {
+		t.Fatalf("a chain of 20001 comparisons: %v", err)
+	}
+}
