@@ -35,29 +35,29 @@ type queue struct {
 
 func (q *queue) maxOffset() int64 { return q.min + int64(len(q.msgs)) }
 
-// GetStatus is the message store's GetMessageStatus.
-type GetStatus uint8
+// getStatus is the message store's GetMessageStatus.
+type getStatus uint8
 
 // Statuses of a store read, with RocketMQ's names.
 const (
-	Found GetStatus = iota
-	NoMatchedMessage
-	MessageWasRemoving
-	OffsetFoundNull
-	OffsetOverflowBadly
-	OffsetOverflowOne
-	OffsetTooSmall
-	NoMatchedLogicQueue
-	NoMessageInQueue
+	getFound getStatus = iota
+	getNoMatchedMessage
+	getMessageWasRemoving
+	getOffsetFoundNull
+	getOffsetOverflowBadly
+	getOffsetOverflowOne
+	getOffsetTooSmall
+	getNoMatchedLogicQueue
+	getNoMessageInQueue
 )
 
 var getStatusNames = [...]string{"FOUND", "NO_MATCHED_MESSAGE", "MESSAGE_WAS_REMOVING", "OFFSET_FOUND_NULL", "OFFSET_OVERFLOW_BADLY", "OFFSET_OVERFLOW_ONE", "OFFSET_TOO_SMALL", "NO_MATCHED_LOGIC_QUEUE", "NO_MESSAGE_IN_QUEUE"}
 
-func (s GetStatus) String() string { return getStatusNames[s] }
+func (s getStatus) String() string { return getStatusNames[s] }
 
 // getResult is one store read.
 type getResult struct {
-	status    GetStatus
+	status    getStatus
 	msgs      []*model.Message
 	nextBegin int64
 	min, max  int64
@@ -114,13 +114,13 @@ func (q *queue) get(offset int64, max int, f filter, dst []*model.Message) getRe
 	r := getResult{min: q.min, max: q.maxOffset(), msgs: dst[:0]}
 	switch {
 	case r.max == 0:
-		r.status, r.nextBegin = NoMessageInQueue, 0
+		r.status, r.nextBegin = getNoMessageInQueue, 0
 	case offset < r.min:
-		r.status, r.nextBegin = OffsetTooSmall, r.min
+		r.status, r.nextBegin = getOffsetTooSmall, r.min
 	case offset == r.max:
-		r.status, r.nextBegin = OffsetOverflowOne, offset
+		r.status, r.nextBegin = getOffsetOverflowOne, offset
 	case offset > r.max:
-		r.status, r.nextBegin = OffsetOverflowBadly, r.max
+		r.status, r.nextBegin = getOffsetOverflowBadly, r.max
 		if r.min == 0 {
 			r.nextBegin = r.min
 		}
@@ -142,9 +142,9 @@ func (q *queue) scan(r *getResult, offset int64, max int, f filter) {
 		}
 	}
 	r.nextBegin = o
-	r.status = Found
+	r.status = getFound
 	if len(r.msgs) == 0 {
-		r.status = NoMatchedMessage
+		r.status = getNoMatchedMessage
 	}
 }
 

@@ -140,19 +140,19 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 	}
 	offset := b.popOffset(k, q, req.InitMode)
 	r := read(q, offset, remain, f)
-	if r.status == pop.OffsetTooSmall || r.status == pop.OffsetOverflowBadly || r.status == pop.OffsetFoundNull {
+	if r.status == stOffsetTooSmall || r.status == stOffsetOverflowBadly || r.status == stOffsetFoundNull {
 		b.commit[k] = r.next
 		offset = r.next
 		r = read(q, offset, remain, f)
 	}
 	cacheMin := b.cacheMin(k)
 	var popped []int64
-	if r.status == pop.Found {
+	if r.status == stFound {
 		popped = b.collect(req, p, k, offset, q, r)
 	}
 	b.pull[k] = r.next
 	if b.cfg.Bugs.CommitOffsetLag {
-		if r.status != pop.Found { // #10949: only a found batch commits
+		if r.status != stFound { // #10949: only a found batch commits
 			return
 		}
 		if cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
@@ -164,9 +164,22 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 	b.handedOut(k, offset, r.next, popped)
 }
 
+// getStatus is the store's GetMessageStatus, the values the reference uses.
+type getStatus uint8
+
+const (
+	stFound getStatus = iota
+	stNoMatchedMessage
+	stOffsetFoundNull
+	stOffsetOverflowBadly
+	stOffsetOverflowOne
+	stOffsetTooSmall
+	stNoMessageInQueue
+)
+
 // readResult is one store read (DefaultMessageStore.getMessage).
 type readResult struct {
-	status pop.GetStatus
+	status getStatus
 	msgs   []*model.Message
 	next   int64
 }
@@ -177,17 +190,17 @@ func read(q *queue, offset int64, n int, f tagFilter) readResult {
 	lo, hi := q.min, q.max()
 	switch {
 	case hi == 0:
-		return readResult{status: pop.NoMessageInQueue, next: 0}
+		return readResult{status: stNoMessageInQueue, next: 0}
 	case offset < lo:
-		return readResult{status: pop.OffsetTooSmall, next: lo}
+		return readResult{status: stOffsetTooSmall, next: lo}
 	case offset == hi:
-		return readResult{status: pop.OffsetOverflowOne, next: offset}
+		return readResult{status: stOffsetOverflowOne, next: offset}
 	case offset > hi && lo == 0:
-		return readResult{status: pop.OffsetOverflowBadly, next: 0}
+		return readResult{status: stOffsetOverflowBadly, next: 0}
 	case offset > hi:
-		return readResult{status: pop.OffsetOverflowBadly, next: hi}
+		return readResult{status: stOffsetOverflowBadly, next: hi}
 	}
-	r := readResult{status: pop.NoMatchedMessage}
+	r := readResult{status: stNoMatchedMessage}
 	o := offset
 	for ; o < hi && o-offset < int64(max(800, n)) && len(r.msgs) < n; o++ {
 		if m := q.at(o); f.match(m.Tags) {
@@ -196,7 +209,7 @@ func read(q *queue, offset int64, n int, f tagFilter) readResult {
 	}
 	r.next = o
 	if len(r.msgs) > 0 {
-		r.status = pop.Found
+		r.status = stFound
 	}
 	return r
 }

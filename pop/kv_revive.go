@@ -1,0 +1,99 @@
+package pop
+
+import (
+	"popsim/clock"
+)
+
+func (o ReviveOutcome) String() string {
+	return [...]string{"revived", "skipped", "retried", "dropped"}[o]
+}
+
+// Revive is one iteration of PopConsumerService's revive loop: it takes the
+// records with cursor-3000 <= visibilityTimeout < now-50 (at most
+// popReviveMaxReturnSizePerRead, in key order) out of the store, writes each
+// message's retry copy, re-inserts failures with backoff, and moves the
+// cursor. It also drops lock entries older than the lock timeout once a
+// minute, as the loop does.
+func (b *Broker) Revive(now clock.Time) ReviveResult {
+	nowMs := now.Millis()
+	res := ReviveResult{Lower: b.reviveCursor - reviveLookBack, Upper: nowMs - reviveUpperSlack}
+	page := b.cfg.PopReviveMaxReturnSizePerRead
+	recs := b.index.scanExpired(res.Lower, res.Upper, page, nil)
+	res.FullPage = len(recs) >= page
+	for _, r := range recs {
+		rv := b.settleFailure(now, r, b.reviveRecord(now, r))
+		res.Revivals = append(res.Revivals, rv)
+		res.Woken = append(res.Woken, rv.woken...)
+	}
+	b.reviveCursor = res.Upper
+	if len(recs) > 0 {
+		b.reviveCursor = recs[len(recs)-1].vt
+	}
+	if nowMs-b.lastLockScan >= LockCleanInterval {
+		b.removeTimeoutLocks(nowMs)
+	}
+	return res
+}
+
+// reviveRecord reads the record's message and writes its retry copy.
+func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
+	rv := Revival{Record: b.index.record(&r)}
+	p := b.names.pairs[r.pair]
+	orig := b.Message(p.topic, r.qid, r.offset)
+	if orig == nil {
+		rv.Outcome = ReviveSkipped
+		b.stats.ReviveSkipped++
+		b.windowDone(qkey{r.pair, r.qid}, r.offset)
+		return rv
+	}
+	cp := b.retryCopy(orig, p.group, p.topic, r.popTime())
+	if _, ok := b.append(now, cp); !ok {
+		rv.Outcome = ReviveRetried
+		return rv
+	}
+	rv.Outcome, rv.Copy = Revived, cp
+	b.stats.Revived++
+	b.windowDone(qkey{r.pair, r.qid}, r.offset)
+	rv.woken = b.notifyArrival(now.Millis(), cp, p.group)
+	return rv
+}
+
+// settleFailure re-inserts a failed record with backoff, or drops it after
+// popReviveMaxAttemptTimes attempts.
+func (b *Broker) settleFailure(now clock.Time, r rec, rv Revival) Revival {
+	if rv.Outcome != ReviveRetried {
+		return rv
+	}
+	b.stats.ReviveFailed++
+	if r.attemptTimes >= b.cfg.PopReviveMaxAttemptTimes {
+		return b.dropFailed(r, rv)
+	}
+	i := min(int(r.attemptTimes), len(ReviveIntervalsSeconds)-1)
+	n := r
+	n.invisible = r.invisible + 1000*ReviveIntervalsSeconds[i]
+	n.vt = now.Millis() + n.invisible
+	n.attemptTimes++
+	b.index.put(n)
+	rv.NextVisibilityTimeout = n.vt
+	return rv
+}
+
+// lockTimedOut is PopConsumerLockService.isLockTimeout: the group@topic entry
+// is absent or older than the lock timeout.
+func (b *Broker) lockTimedOut(group, topicName string, nowMs int64) bool {
+	id, ok := b.names.lookup(group, topicName)
+	if !ok {
+		return true
+	}
+	t, ok := b.locks[id]
+	return !ok || nowMs-t > b.cfg.PopConsumerLockTimeout
+}
+
+func (b *Broker) removeTimeoutLocks(nowMs int64) {
+	b.lastLockScan = nowMs
+	for id, t := range b.locks { // deletion only: order does not matter
+		if nowMs-t > b.cfg.PopConsumerLockTimeout {
+			delete(b.locks, id)
+		}
+	}
+}
