@@ -7,9 +7,30 @@ import (
 	"popsim/model"
 )
 
-// AckRequest is AckMessageRequestHeader. Topic is the real topic: the retry
-// topic for a retry message (ReceiptHandle.RealTopic).
+// AckRequest is an ack with its receipt handle already decoded: what
+// AckMessageRequestHeader carries, minus the text. Topic is the real topic
+// (the retry topic for a retry message); NewAckRequest builds it from the
+// handle and the topic the client was shown.
 type AckRequest struct {
+	ConsumerGroup string
+	Topic         string
+	QueueID       int32
+	Offset        int64
+	Handle        model.ReceiptHandle
+}
+
+// NewAckRequest is the ack a client sends for a message it was shown under
+// topic, with receipt handle h: the real topic (ReceiptHandle.getRealTopic),
+// h's queue id and offset.
+func NewAckRequest(group, topic string, h *model.ReceiptHandle) AckRequest {
+	return AckRequest{ConsumerGroup: group, Topic: h.RealTopic(topic, group), QueueID: h.QueueID, Offset: h.QueueOffset, Handle: *h}
+}
+
+// AckMessageRequestHeader is the ack as it travels (AckMessageRequestHeader):
+// the receipt handle as its extraInfo text, for callers that hold wire
+// strings. AckHeader decodes it; a malformed extraInfo is SYSTEM_ERROR, as
+// upstream, never a panic.
+type AckMessageRequestHeader struct {
 	ConsumerGroup string
 	Topic         string
 	QueueID       int32
@@ -32,14 +53,28 @@ func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
 	if res, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, true); !ok {
 		return res
 	}
+	return b.ack(req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle)
+}
+
+// AckHeader serves an ack whose receipt handle is text: validated as Ack
+// does, then decoded.
+func (b *Broker) AckHeader(now clock.Time, hdr *AckMessageRequestHeader) AckResult {
+	if res, ok := b.validateAck(hdr.Topic, hdr.QueueID, hdr.Offset, true); !ok {
+		return res
+	}
 	var h model.ReceiptHandle
-	if err := model.ParseReceiptHandleInto(req.ExtraInfo, &h); err != nil {
+	if err := model.ParseReceiptHandleInto(hdr.ExtraInfo, &h); err != nil {
 		return AckResult{Code: model.SystemError, Remark: err.Error()}
 	}
+	return b.ack(hdr.ConsumerGroup, hdr.Topic, hdr.QueueID, hdr.Offset, &h)
+}
+
+// ack is a validated ack with a decoded handle.
+func (b *Broker) ack(group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) AckResult {
 	if h.IsOrder() {
 		return AckResult{Code: model.InvalidParameter, Remark: "orderly (FIFO) ack is not implemented by this popsim engine yet"}
 	}
-	return AckResult{Code: model.Success, Deleted: b.ackRecord(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
+	return AckResult{Code: model.Success, Deleted: b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)}
 }
 
 // validateAck applies the checks of spec 2.5 (inclusive max) or 2.8
@@ -131,15 +166,35 @@ func (b *Broker) batchAckOffset(a *BatchAck, q *queue, topicName string, off int
 	}
 }
 
-// ChangeInvisibleTimeRequest is ChangeInvisibleTimeRequestHeader. Topic is
-// the real topic.
+// ChangeInvisibleTimeRequest is a renewal with its receipt handle already
+// decoded (ChangeInvisibleTimeRequestHeader minus the text). Topic is the
+// real topic; InvisibleTime is truncated to milliseconds.
 type ChangeInvisibleTimeRequest struct {
 	ConsumerGroup string
 	Topic         string
 	QueueID       int32
 	Offset        int64
+	Handle        model.ReceiptHandle
+	InvisibleTime clock.Duration
+}
+
+// NewChangeInvisibleTimeRequest is the renewal a client sends for a message
+// it was shown under topic, with receipt handle h, asking for invisible
+// more time from now.
+func NewChangeInvisibleTimeRequest(group, topic string, h *model.ReceiptHandle, invisible clock.Duration) ChangeInvisibleTimeRequest {
+	return ChangeInvisibleTimeRequest{ConsumerGroup: group, Topic: h.RealTopic(topic, group), QueueID: h.QueueID, Offset: h.QueueOffset,
+		Handle: *h, InvisibleTime: invisible}
+}
+
+// ChangeInvisibleTimeRequestHeader is the renewal as it travels: the
+// receipt handle as extraInfo text and the invisible time in milliseconds.
+type ChangeInvisibleTimeRequestHeader struct {
+	ConsumerGroup string
+	Topic         string
+	QueueID       int32
+	Offset        int64
 	ExtraInfo     string
-	InvisibleTime int64
+	InvisibleTime int64 // ms
 }
 
 // ChangeInvisibleTimeResult is the response plus the new receipt handle the
@@ -147,10 +202,12 @@ type ChangeInvisibleTimeRequest struct {
 type ChangeInvisibleTimeResult struct {
 	Code          model.ResponseCode
 	Remark        string
-	PopTime       int64
-	InvisibleTime int64
-	ReviveQid     int32
-	Handle        model.ReceiptHandle
+	PopTime       clock.Time     // now, truncated to the millisecond: the new handle's popTime
+	InvisibleTime clock.Duration // as the broker used it (milliseconds)
+	// Deadline is when the new lease ends: PopTime + InvisibleTime.
+	Deadline  clock.Time
+	ReviveQid int32
+	Handle    model.ReceiptHandle
 	// OldDeleted reports whether the old record was found and removed.
 	OldDeleted bool
 }
@@ -164,37 +221,35 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeReq
 	if v, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, false); !ok {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
+	return b.change(now, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle, req.InvisibleTime.Millis())
+}
+
+// ChangeInvisibleTimeHeader serves a renewal whose receipt handle is text:
+// validated as ChangeInvisibleTime does, then decoded (SYSTEM_ERROR when
+// malformed).
+func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *ChangeInvisibleTimeRequestHeader) ChangeInvisibleTimeResult {
+	if v, ok := b.validateAck(hdr.Topic, hdr.QueueID, hdr.Offset, false); !ok {
+		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
+	}
 	var h model.ReceiptHandle
-	if err := model.ParseReceiptHandleInto(req.ExtraInfo, &h); err != nil {
+	if err := model.ParseReceiptHandleInto(hdr.ExtraInfo, &h); err != nil {
 		return ChangeInvisibleTimeResult{Code: model.SystemError, Remark: err.Error()}
 	}
+	return b.change(now, hdr.ConsumerGroup, hdr.Topic, hdr.QueueID, hdr.Offset, &h, hdr.InvisibleTime)
+}
+
+// change is a validated renewal with a decoded handle; invisibleMs in ms.
+func (b *Broker) change(now clock.Time, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle, invisibleMs int64) ChangeInvisibleTimeResult {
 	if h.IsOrder() {
 		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: "orderly (FIFO) changeInvisibleTime is not implemented by this popsim engine yet"}
 	}
-	if req.InvisibleTime < 0 {
-		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: fmt.Sprintf("invisibleTime %d: want >= 0", req.InvisibleTime)}
+	if invisibleMs < 0 {
+		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: fmt.Sprintf("invisibleTime %d: want >= 0", invisibleMs)}
 	}
 	nowMs := now.Millis()
-	pair := b.names.pair(req.ConsumerGroup, req.Topic)
-	k := qkey{pair, req.QueueID}
-	nk := recKey{vt: nowMs + req.InvisibleTime, pair: pair, qid: req.QueueID, offset: req.Offset}
-	ok := recKey{vt: h.PopTime + h.InvisibleTime, pair: pair, qid: req.QueueID, offset: req.Offset}
-	// Fixed #10276: a write to the old key replaces it in place, so the old
-	// record is taken out first only to learn whether it was there.
-	sameKey := nk == ok && !b.cfg.Bugs.SameDeadlineChangeInvisible
-	var deleted bool
-	if sameKey {
-		deleted = b.index.delete(ok)
-	}
-	b.index.put(rec{recKey: nk, invisible: req.InvisibleTime})
-	b.stats.Changed++
-	switch {
-	case b.cfg.EnablePopBufferMerge && b.cache.removeOffset(k, req.Offset):
-		deleted = true
-	case !sameKey:
-		deleted = b.index.delete(ok)
-	}
-	nh := model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQueueID: h.ReviveQueueID,
-		RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName, QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}
-	return ChangeInvisibleTimeResult{Code: model.Success, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQid: h.ReviveQueueID, Handle: nh, OldDeleted: deleted}
+	deleted := b.changeKV(nowMs, group, topicName, qid, offset, h, invisibleMs)
+	nh := model.ReceiptHandle{CkQueueOffset: offset, PopTime: nowMs, InvisibleTime: invisibleMs, ReviveQueueID: h.ReviveQueueID,
+		RetryFlag: model.RetryFlagOf(topicName), BrokerName: h.BrokerName, QueueID: qid, QueueOffset: offset, CommitLogOffset: -1}
+	return ChangeInvisibleTimeResult{Code: model.Success, PopTime: clock.FromMillis(nowMs), InvisibleTime: clock.MillisDuration(invisibleMs),
+		Deadline: clock.FromMillis(nowMs + invisibleMs), ReviveQid: h.ReviveQueueID, Handle: nh, OldDeleted: deleted}
 }

@@ -36,6 +36,7 @@ type Broker struct {
 	index      *index
 	// PutFailure, when set, is asked before every store write; returning
 	// true makes that write fail (fault injection for revive and produce).
+	// It must not call the broker.
 	PutFailure func(now clock.Time, topic string, queueID int32) bool
 
 	volatile
@@ -174,13 +175,17 @@ func (b *Broker) MaxOffset(topicName string, qid int32) int64 {
 	return -1
 }
 
-// Message returns the stored message, nil when it is gone or never existed.
-// The result is shared: callers must not modify it.
-func (b *Broker) Message(topicName string, qid int32, offset int64) *model.Message {
+// Message returns a copy of the stored message (Body and Properties
+// copied too), false when it is gone or never existed.
+func (b *Broker) Message(topicName string, qid int32, offset int64) (model.Message, bool) {
+	var m model.Message
 	if q := b.queue(topicName, qid); q != nil {
-		return q.at(offset)
+		if p := q.at(offset); p != nil {
+			copyMessage(&m, p)
+			return m, true
+		}
 	}
-	return nil
+	return m, false
 }
 
 // CommitOffset returns a group's durable consumer offset, -1 when none.
@@ -210,63 +215,6 @@ func (b *Broker) slotOf(group, topicName string, qid int32) *slot {
 }
 
 func (b *Broker) commitOffset(k qkey, v int64) { b.offsets.at(k).setCommit(v) }
-
-// PutResult is the outcome of a produce.
-type PutResult struct {
-	Code   model.ResponseCode
-	Remark string
-	Offset int64
-	// Woken are suspended pop requests this arrival woke; the driver re-runs
-	// each with Pop.
-	Woken []Wakeup
-}
-
-// Put stores a message at the tail of msg.QueueID and wakes long-polling
-// requests. The broker keeps msg (it must not be modified afterwards) and
-// sets its QueueOffset and StoreTimestamp.
-func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
-	t := b.topicNamed(msg.Topic)
-	switch {
-	case t == nil:
-		return PutResult{Code: model.TopicNotExist, Remark: "topic " + msg.Topic + " does not exist", Offset: -1}
-	case t.cfg.Perm&PermWrite == 0:
-		return PutResult{Code: model.NoPermission, Remark: "topic " + msg.Topic + " is not writable", Offset: -1}
-	case msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums:
-		return PutResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId %d out of range: want 0..%d", msg.QueueID, t.cfg.WriteQueueNums-1), Offset: -1}
-	}
-	if err := msg.Validate(); err != nil {
-		return PutResult{Code: model.MessageIllegal, Remark: err.Error(), Offset: -1}
-	}
-	off, ok := b.append(now, msg)
-	if !ok {
-		return PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1}
-	}
-	b.stats.Produced++
-	return PutResult{Code: model.Success, Offset: off, Woken: b.notifyArrival(now.Millis(), msg, "")}
-}
-
-// append writes msg to its queue, honouring PutFailure.
-func (b *Broker) append(now clock.Time, msg *model.Message) (int64, bool) {
-	if b.PutFailure != nil && b.PutFailure(now, msg.Topic, msg.QueueID) {
-		b.stats.PutFailures++
-		return -1, false
-	}
-	q := b.topicNamed(msg.Topic).queues[msg.QueueID]
-	msg.QueueOffset = q.maxOffset()
-	msg.StoreTimestamp = now.Millis()
-	q.msgs = append(q.msgs, msg)
-	return msg.QueueOffset, true
-}
-
-// Truncate deletes a queue's messages below offset, as retention does, so
-// consumers behind it see OFFSET_TOO_SMALL. It returns how many went.
-func (b *Broker) Truncate(topicName string, qid int32, offset int64) (int, error) {
-	q := b.queue(topicName, qid)
-	if q == nil {
-		return 0, fmt.Errorf("pop: truncate %s/%d: no such queue", topicName, qid)
-	}
-	return q.truncate(offset), nil
-}
 
 // ResetOffset is the admin reset (assignResetOffset): it records a pending
 // reset, overwrites the commit offset, and in KV mode clears the cache and

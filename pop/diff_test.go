@@ -36,10 +36,12 @@ type broker interface {
 	CreateTopic(pop.TopicConfig) error
 	CreateGroup(pop.GroupConfig) error
 	Put(clock.Time, *model.Message) pop.PutResult
-	Pop(clock.Time, *pop.PopRequest) pop.PopResult
+	Pop(clock.Time, *pop.PopRequest, *pop.PopResult)
 	Ack(clock.Time, *pop.AckRequest) pop.AckResult
+	AckHeader(clock.Time, *pop.AckMessageRequestHeader) pop.AckResult
 	BatchAckMessages(clock.Time, []pop.BatchAck) pop.BatchAckResult
 	ChangeInvisibleTime(clock.Time, *pop.ChangeInvisibleTimeRequest) pop.ChangeInvisibleTimeResult
+	ChangeInvisibleTimeHeader(clock.Time, *pop.ChangeInvisibleTimeRequestHeader) pop.ChangeInvisibleTimeResult
 	Revive(clock.Time) pop.ReviveResult
 	CleanupCache(clock.Time) pop.CacheResult
 	PollTick(clock.Time) []pop.Wakeup
@@ -52,14 +54,14 @@ type broker interface {
 	Groups() []string
 	MinOffset(string, int32) int64
 	MaxOffset(string, int32) int64
-	Message(string, int32, int64) *model.Message
+	Message(string, int32, int64) (model.Message, bool)
 	CommitOffset(string, string, int32) int64
 	PullOffset(string, string, int32) int64
 	InFlight() []model.PopConsumerRecord
 	InFlightCount() int
 	Cached() []model.PopConsumerRecord
 	SuspendedPolls() int
-	NextPollExpiry() (int64, bool)
+	NextPollExpiry() (clock.Time, bool)
 	Stats() pop.Stats
 }
 
@@ -155,6 +157,9 @@ type harness struct {
 	handles []held
 	woken   []pop.Wakeup
 	ops     []string
+	// popRes is the result buffer the engine's pops reuse, as a caller
+	// lending its result does; the reference gets a fresh one every time.
+	popRes pop.PopResult
 }
 
 func newHarness(cfg pop.Config) (*harness, error) {
@@ -210,8 +215,10 @@ type op struct {
 	msgs   []*model.Message
 	pop    *pop.PopRequest
 	ack    *pop.AckRequest
+	ackHdr *pop.AckMessageRequestHeader
 	batch  []pop.BatchAck
 	change *pop.ChangeInvisibleTimeRequest
+	chHdr  *pop.ChangeInvisibleTimeRequestHeader
 	from   *held // the handle a change renews
 	dt     clock.Duration
 	topic  string
@@ -281,17 +288,27 @@ func (h *harness) apply(o op) error {
 		}
 		return err
 	case "pop", "rerun":
-		got, err := h.both(o.name, func(b broker) any { r := *o.pop; return b.Pop(h.now, &r) })
+		got, err := h.both(o.name, func(b broker) any { return h.pop(b, o.pop) })
 		h.popped(o.pop, got.(pop.PopResult))
 		return err
 	case "ack":
-		_, err := h.both("ack", func(b broker) any { return b.Ack(h.now, o.ack) })
+		_, err := h.both("ack", func(b broker) any {
+			if o.ackHdr != nil {
+				return b.AckHeader(h.now, o.ackHdr)
+			}
+			return b.Ack(h.now, o.ack)
+		})
 		return err
 	case "batchAck":
 		_, err := h.both("batchAck", func(b broker) any { return b.BatchAckMessages(h.now, o.batch) })
 		return err
 	case "change":
-		got, err := h.both("change", func(b broker) any { return b.ChangeInvisibleTime(h.now, o.change) })
+		got, err := h.both("change", func(b broker) any {
+			if o.chHdr != nil {
+				return b.ChangeInvisibleTimeHeader(h.now, o.chHdr)
+			}
+			return b.ChangeInvisibleTime(h.now, o.change)
+		})
 		if r := got.(pop.ChangeInvisibleTimeResult); r.Code == model.Success {
 			h.keep(held{group: o.from.group, topic: o.from.topic, h: r.Handle})
 		}
@@ -330,6 +347,24 @@ func (h *harness) apply(o op) error {
 	panic("unknown op " + o.name)
 }
 
+// pop runs req on b and returns the result, failing (through the result's
+// remark, which the comparison sees) if Pop modified the request. The
+// engine writes into the harness's reused buffer.
+func (h *harness) pop(b broker, req *pop.PopRequest) pop.PopResult {
+	r := *req
+	var res pop.PopResult
+	dst := &res
+	if b == broker(h.eng) {
+		dst = &h.popRes
+	}
+	b.Pop(h.now, &r, dst)
+	out := *dst
+	if r != *req {
+		out.Remark = fmt.Sprintf("Pop modified the request: %+v, was %+v", r, *req)
+	}
+	return out
+}
+
 func (h *harness) wake(ws []pop.Wakeup) {
 	h.woken = append(h.woken, ws...)
 	if len(h.woken) > 64 {
@@ -345,8 +380,8 @@ func (h *harness) keep(x held) {
 }
 
 func (h *harness) popped(req *pop.PopRequest, r pop.PopResult) {
-	for _, hd := range r.Handles {
-		h.keep(held{group: req.ConsumerGroup, topic: req.Topic, h: hd})
+	for _, p := range r.Messages {
+		h.keep(held{group: req.ConsumerGroup, topic: req.Topic, h: p.Handle})
 	}
 	h.wake(r.Woken)
 }
@@ -360,7 +395,7 @@ type state struct {
 	Cached        []model.PopConsumerRecord
 	InFlightCount int
 	Polls         int
-	NextPoll      int64
+	NextPoll      clock.Time
 	NextPollOK    bool
 	Stats         pop.Stats
 }
@@ -384,7 +419,9 @@ func snap(b broker) state {
 	for _, t := range s.Topics {
 		for q := int32(0); b.MaxOffset(t, q) >= 0; q++ {
 			qs := queueState{Topic: t, QueueID: q, Min: b.MinOffset(t, q), Max: b.MaxOffset(t, q)}
-			qs.Last = b.Message(t, q, qs.Max-1)
+			if m, ok := b.Message(t, q, qs.Max-1); ok {
+				qs.Last = &m
+			}
 			for _, g := range groupNames {
 				qs.Commit = append(qs.Commit, b.CommitOffset(g, t, q))
 				qs.Pull = append(qs.Pull, b.PullOffset(g, t, q))
@@ -424,8 +461,8 @@ func genPop(c chooser, h *harness) op {
 		Topic:         tc.Name,
 		QueueID:       pick(c, "pop.queueId", int32(-1), -1, -1, 0, 1, 2, 3),
 		MaxMsgNums:    pick(c, "pop.maxMsgNums", int32(1), 2, 3, 5, 8, 16, 32, 32, 33),
-		InvisibleTime: pick(c, "pop.invisibleTime", int64(0), 1, 10, 50, 100, 1000, 3000, 60000),
-		PollTime:      pick(c, "pop.pollTime", int64(0), 0, 100, 1000, 15000, 15000),
+		InvisibleTime: clock.MillisDuration(pick(c, "pop.invisibleTime", int64(0), 1, 10, 50, 100, 1000, 3000, 60000)) + pick(c, "pop.invisibleTimeUs", clock.Duration(0), 0, 0, 999),
+		PollTime:      clock.MillisDuration(pick(c, "pop.pollTime", int64(0), 0, 100, 1000, 15000, 15000)) + pick(c, "pop.pollTimeUs", clock.Duration(0), 0, 0, 999),
 		InitMode:      pick(c, "pop.initMode", pop.InitModeMin, pop.InitModeMax),
 		Expression:    pick(c, "pop.expression", "", "*", "*", "A", "B", "A || B", "C", "C", "||"),
 		AttemptID:     pick(c, "pop.attemptId", "", "", "x1"),
@@ -438,7 +475,7 @@ func genPop(c chooser, h *harness) op {
 	case 3:
 		r.Order = true
 	case 4:
-		r.BornTime = h.now.Millis() - 2000 // arrives after its poll time
+		r.BornTime = h.now.Add(-2 * clock.Second) // arrives after its poll time
 	}
 	return op{name: "pop", pop: r, text: fmt.Sprintf("%+v", *r)}
 }
@@ -457,23 +494,20 @@ func pickHandle(c chooser, h *harness, label string) *held {
 
 func genAck(c chooser, h *harness) op {
 	x := pickHandle(c, h, "ack.handle")
-	req := &pop.AckRequest{ConsumerGroup: x.group, Topic: x.h.RealTopic(x.topic, x.group), QueueID: x.h.QueueID, Offset: x.h.QueueOffset, ExtraInfo: x.h.String()}
+	req := pop.NewAckRequest(x.group, x.topic, &x.h)
+	extra := ""
 	variant := pick(c, "ack.variant", "ok", "ok", "ok", "ok", "garbage", "nineFields", "otherOffset", "badQueue", "fifo", "normalTopic", "otherGroup", "pastMax")
 	switch variant {
 	case "garbage":
-		req.ExtraInfo = pick(c, "ack.garbage", "", "x", "1 2 3", strings.Replace(req.ExtraInfo, " ", "  ", 1))
+		extra = pick(c, "ack.garbage", "", "x", "1 2 3", strings.Replace(x.h.String(), " ", "  ", 1))
 	case "nineFields":
-		hh := x.h
-		hh.CommitLogOffset = 77
-		req.ExtraInfo = hh.String()
+		req.Handle.CommitLogOffset = 77
 	case "otherOffset":
 		req.Offset++
 	case "badQueue":
 		req.QueueID = pick(c, "ack.badQueueId", int32(-1), 3, 99)
 	case "fifo":
-		hh := x.h
-		hh.ReviveQueueID = model.PopOrderReviveQueue
-		req.ExtraInfo = hh.String()
+		req.Handle.ReviveQueueID = model.PopOrderReviveQueue
 	case "normalTopic":
 		req.Topic = x.topic
 	case "otherGroup":
@@ -481,9 +515,18 @@ func genAck(c chooser, h *harness) op {
 	case "pastMax":
 		req.Offset = h.eng.MaxOffset(req.Topic, req.QueueID) + 1
 	}
-	text := fmt.Sprintf("%s acked-before=%v %+v", variant, x.acked, *req)
+	o := op{name: "ack", ack: &req}
+	if variant == "garbage" || pick(c, "ack.wire", false, true) {
+		if extra == "" && variant != "garbage" {
+			extra = req.Handle.String()
+		}
+		o.ackHdr = &pop.AckMessageRequestHeader{ConsumerGroup: req.ConsumerGroup, Topic: req.Topic, QueueID: req.QueueID, Offset: req.Offset, ExtraInfo: extra}
+		o.text = fmt.Sprintf("%s wire acked-before=%v %+v", variant, x.acked, *o.ackHdr)
+	} else {
+		o.text = fmt.Sprintf("%s acked-before=%v %+v", variant, x.acked, req)
+	}
 	x.acked = true
-	return op{name: "ack", ack: req, text: text}
+	return o
 }
 
 // genBatchAck acks a random subset of the handles of one pop batch (same
@@ -522,31 +565,40 @@ func genBatchAck(c chooser, h *harness) op {
 
 func genChange(c chooser, h *harness) op {
 	x := pickHandle(c, h, "change.handle")
-	req := &pop.ChangeInvisibleTimeRequest{ConsumerGroup: x.group, Topic: x.h.RealTopic(x.topic, x.group), QueueID: x.h.QueueID,
-		Offset: x.h.QueueOffset, ExtraInfo: x.h.String(), InvisibleTime: pick(c, "change.invisibleTime", int64(0), 10, 1000, 60000)}
+	inv := clock.MillisDuration(pick(c, "change.invisibleTime", int64(0), 10, 1000, 60000)) + pick(c, "change.invisibleTimeUs", clock.Duration(0), 0, 0, 999)
+	req := pop.NewChangeInvisibleTimeRequest(x.group, x.topic, &x.h, inv)
 	variant := pick(c, "change.variant", "ok", "ok", "ok", "sameDeadline", "sameDeadline", "negative", "atMax", "garbage", "fifo")
 	switch variant {
 	case "sameDeadline":
 		if d := x.h.NextVisibleTime() - h.now.Millis(); d >= 0 {
-			req.InvisibleTime = d
+			req.InvisibleTime = clock.MillisDuration(d)
 		}
 	case "negative":
-		req.InvisibleTime = -1
+		req.InvisibleTime = -clock.Microsecond
 	case "atMax":
 		req.Offset = h.eng.MaxOffset(req.Topic, req.QueueID)
-	case "garbage":
-		req.ExtraInfo = "1 2"
 	case "fifo":
-		hh := x.h
-		hh.ReviveQueueID = model.PopOrderReviveQueue
-		req.ExtraInfo = hh.String()
+		req.Handle.ReviveQueueID = model.PopOrderReviveQueue
 	}
-	return op{name: "change", change: req, from: x, text: fmt.Sprintf("%s acked=%v %+v", variant, x.acked, *req)}
+	o := op{name: "change", change: &req, from: x}
+	if variant == "garbage" || pick(c, "change.wire", false, true) {
+		extra := req.Handle.String()
+		if variant == "garbage" {
+			extra = "1 2"
+		}
+		o.chHdr = &pop.ChangeInvisibleTimeRequestHeader{ConsumerGroup: req.ConsumerGroup, Topic: req.Topic, QueueID: req.QueueID, Offset: req.Offset,
+			ExtraInfo: extra, InvisibleTime: req.InvisibleTime.Millis()}
+		o.text = fmt.Sprintf("%s wire acked=%v %+v", variant, x.acked, *o.chHdr)
+	} else {
+		o.text = fmt.Sprintf("%s acked=%v %+v", variant, x.acked, req)
+	}
+	return o
 }
 
 func genAdvance(c chooser, _ *harness) op {
 	ms := pick(c, "advance.ms", int64(1), 20, 50, 200, 500, 1000, 3000, 10000, 61000, 130000)
-	return op{name: "advance", dt: clock.MillisDuration(ms), text: fmt.Sprintf("%dms", ms)}
+	d := clock.MillisDuration(ms) + pick(c, "advance.us", clock.Duration(0), 0, 0, 0, 1, 999)
+	return op{name: "advance", dt: d, text: d.String()}
 }
 
 // anyQueue draws an existing topic (retry topics included) and a queue id
@@ -683,7 +735,7 @@ func TestDifferentialDirected(t *testing.T) {
 		return o
 	}
 	popOp := func(expr string, max int32, poll int64) op {
-		r := &pop.PopRequest{ClientID: "c1", ConsumerGroup: "a", Topic: "t", QueueID: 0, MaxMsgNums: max, InvisibleTime: 60000, PollTime: poll, Expression: expr}
+		r := &pop.PopRequest{ClientID: "c1", ConsumerGroup: "a", Topic: "t", QueueID: 0, MaxMsgNums: max, InvisibleTime: 60 * clock.Second, PollTime: clock.MillisDuration(poll), Expression: expr}
 		return op{name: "pop", pop: r, text: fmt.Sprintf("%+v", *r)}
 	}
 	cases := map[string][]op{
@@ -712,7 +764,8 @@ func TestDifferentialDirected(t *testing.T) {
 			// ack every held handle, the first popped last
 			for i := len(h.handles) - 1; i >= 0; i-- {
 				x := h.handles[i]
-				o := op{name: "ack", ack: &pop.AckRequest{ConsumerGroup: x.group, Topic: x.topic, QueueID: x.h.QueueID, Offset: x.h.QueueOffset, ExtraInfo: x.h.String()}}
+				req := pop.NewAckRequest(x.group, x.topic, &x.h)
+				o := op{name: "ack", ack: &req}
 				if err := h.step(o); err != nil {
 					t.Fatalf("%s (merge %v), ack %d: %v", name, merge, i, err)
 				}

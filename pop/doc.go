@@ -49,7 +49,9 @@
 //	_ = b.CreateGroup(pop.DefaultGroup("billing"))
 //	now := clock.Epoch
 //	b.Put(now, &model.Message{Topic: "orders", QueueID: 1, UniqKey: "m1"})
-//	res := b.Pop(now, &pop.PopRequest{ConsumerGroup: "billing", Topic: "orders", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60000})
-//	h := res.Handles[0]
-//	b.Ack(now, &pop.AckRequest{ConsumerGroup: "billing", Topic: h.RealTopic("orders", "billing"), QueueID: h.QueueID, Offset: h.QueueOffset, ExtraInfo: h.String()})
+//	var res pop.PopResult // lent to every Pop: reused, never retained by the broker
+//	b.Pop(now, &pop.PopRequest{ConsumerGroup: "billing", Topic: "orders", QueueID: -1, MaxMsgNums: 32, InvisibleTime: clock.Minute}, &res)
+//	m := &res.Messages[0]
+//	ack := pop.NewAckRequest("billing", m.Message.Topic, &m.Handle)
+//	b.Ack(now, &ack)
 package pop

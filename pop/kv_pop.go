@@ -1,9 +1,13 @@
 package pop
 
-import "popsim/model"
+import (
+	"popsim/clock"
+	"popsim/model"
+)
 
 // popKV is PopConsumerService.popAsync for a non-FIFO request on topic t.
-func (b *Broker) popKV(nowMs int64, req *PopRequest, t *topic, f filter, ctx *popContext) {
+func (b *Broker) popKV(nowMs int64, t *topic, f filter, ctx *popContext) {
+	req := &ctx.req
 	pair := b.names.pair(req.ConsumerGroup, req.Topic)
 	ctx.pair = pair
 	b.locks[pair] = nowMs // tryLock(group@topic) always succeeds single-threaded
@@ -236,42 +240,44 @@ func (b *Broker) windowDone(k qkey, offset int64) {
 }
 
 // addResult is PopConsumerContext.addGetMessageResult plus the handle the
-// client builds for each message.
+// client builds for each message: it copies the messages into the result.
 func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic string, start int64, r *getResult) {
 	flag := model.RetryFlagOf(stageTopic)
 	ctx.restCount += r.max - r.nextBegin
-	if ctx.msgs == nil { // sized for this stage; a later stage's append grows it
-		ctx.msgs, ctx.handles = make([]*model.Message, 0, len(r.msgs)), make([]model.ReceiptHandle, 0, len(r.msgs))
-	}
+	res := ctx.res
+	vt := ctx.popTime + ctx.invisible
+	shown := b.presentedTopic(stageTopic, req.Topic, flag)
 	offs := b.scratch.offs[:0]
 	for _, m := range r.msgs {
 		offs = append(offs, m.QueueOffset)
 		ctx.records = append(ctx.records, rec{
-			recKey:    recKey{vt: ctx.popTime + req.InvisibleTime, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
-			invisible: req.InvisibleTime, retry: flag, attemptID: req.AttemptID,
+			recKey:    recKey{vt: vt, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
+			invisible: ctx.invisible, retry: flag, attemptID: req.AttemptID,
 		})
-		ctx.msgs = append(ctx.msgs, b.present(m, req.Topic, flag))
-		ctx.handles = append(ctx.handles, model.ReceiptHandle{
-			CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: req.InvisibleTime,
+		p := res.addMessage(m, shown)
+		p.Handle = model.ReceiptHandle{
+			CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: ctx.invisible,
 			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1,
-		})
+		}
+		p.Deadline = clock.FromMillis(vt)
 	}
 	ctx.found += int32(len(r.msgs))
-	ctx.startInfo = model.AppendOffsetInfo(ctx.startInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: []int64{start}})
-	ctx.msgInfo = model.AppendOffsetInfo(ctx.msgInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs})
+	offs = append(offs, start) // the start info's one offset, after the batch's
+	n := len(offs) - 1
+	res.StartOffsetInfo = model.AppendOffsetInfo(res.StartOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[n:]})
+	res.MsgOffsetInfo = model.AppendOffsetInfo(res.MsgOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[:n]})
 	b.scratch.offs = offs[:0]
 }
 
-// present shows a retry message under the request's (original) topic; its
-// handle keeps the retry flag so ack and renew reach the retry topic. With
-// the #11195 bug the retry topic name leaks through.
-func (b *Broker) present(m *model.Message, reqTopic string, flag model.RetryType) *model.Message {
+// presentedTopic is the topic a client is shown for a message read from
+// stageTopic: a retry message appears under the request's (original)
+// topic; its handle keeps the retry flag so ack and renew reach the retry
+// topic. With the #11195 bug the retry topic name leaks through.
+func (b *Broker) presentedTopic(stageTopic, reqTopic string, flag model.RetryType) string {
 	if !flag.IsRetry() || b.cfg.Bugs.RetryTopicReencoding {
-		return m
+		return stageTopic
 	}
-	c := *m
-	c.Topic = reqTopic
-	return &c
+	return reqTopic
 }
 
 // getPopOffset is the KV getPopOffset for non-FIFO requests (spec 2.4).

@@ -2,6 +2,7 @@ package pop
 
 import (
 	"popsim/clock"
+	"popsim/model"
 )
 
 func (o ReviveOutcome) String() string {
@@ -16,16 +17,17 @@ func (o ReviveOutcome) String() string {
 // minute, as the loop does.
 func (b *Broker) Revive(now clock.Time) ReviveResult {
 	nowMs := now.Millis()
-	res := ReviveResult{Lower: b.reviveCursor - reviveLookBack, Upper: nowMs - reviveUpperSlack}
+	lower, upper := b.reviveCursor-reviveLookBack, nowMs-reviveUpperSlack
+	res := ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
 	page := b.cfg.PopReviveMaxReturnSizePerRead
-	recs := b.index.scanExpired(res.Lower, res.Upper, page, nil)
+	recs := b.index.scanExpired(lower, upper, page, nil)
 	res.FullPage = len(recs) >= page
 	for _, r := range recs {
 		rv := b.settleFailure(now, r, b.reviveRecord(now, r))
 		res.Revivals = append(res.Revivals, rv)
 		res.Woken = append(res.Woken, rv.woken...)
 	}
-	b.reviveCursor = res.Upper
+	b.reviveCursor = upper
 	if len(recs) > 0 {
 		b.reviveCursor = recs[len(recs)-1].vt
 	}
@@ -37,24 +39,31 @@ func (b *Broker) Revive(now clock.Time) ReviveResult {
 
 // reviveRecord reads the record's message and writes its retry copy.
 func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
-	rv := Revival{Record: b.index.record(&r)}
+	rv := Revival{Record: b.index.record(&r), Deadline: clock.FromMillis(r.vt)}
 	p := b.names.pairs[r.pair]
-	orig := b.Message(p.topic, r.qid, r.offset)
+	var orig *model.Message
+	if q := b.queue(p.topic, r.qid); q != nil {
+		orig = q.at(r.offset)
+	}
 	if orig == nil {
 		rv.Outcome = ReviveSkipped
 		b.stats.ReviveSkipped++
 		b.windowDone(qkey{r.pair, r.qid}, r.offset)
 		return rv
 	}
+	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
 	cp := b.retryCopy(orig, p.group, p.topic, r.popTime())
-	if _, ok := b.append(now, cp); !ok {
+	stored, ok := b.append(now, &cp, false) // orig may be invalid from here
+	if !ok {
 		rv.Outcome = ReviveRetried
 		return rv
 	}
-	rv.Outcome, rv.Copy = Revived, cp
+	rv.Outcome = Revived
+	rv.Copy = Location{Topic: stored.Topic, QueueID: stored.QueueID, Offset: stored.QueueOffset}
+	rv.CopyReconsumeTimes = stored.ReconsumeTimes
 	b.stats.Revived++
 	b.windowDone(qkey{r.pair, r.qid}, r.offset)
-	rv.woken = b.notifyArrival(now.Millis(), cp, p.group)
+	rv.woken = b.notifyArrival(now.Millis(), stored, p.group)
 	return rv
 }
 
@@ -74,7 +83,7 @@ func (b *Broker) settleFailure(now clock.Time, r rec, rv Revival) Revival {
 	n.vt = now.Millis() + n.invisible
 	n.attemptTimes++
 	b.index.put(n)
-	rv.NextVisibilityTimeout = n.vt
+	rv.NextDeadline = clock.FromMillis(n.vt)
 	return rv
 }
 

@@ -62,9 +62,13 @@ func (w *window) advance() {
 	for w.start < w.end && !w.isPending(w.start) {
 		w.start++
 	}
-	for w.start-w.base >= 64 && len(w.pending) > 0 {
-		w.pending = w.pending[1:]
+	k := 0 // words wholly below start, dropped by moving the rest down
+	for w.start-w.base >= 64 && k < len(w.pending) {
+		k++
 		w.base += 64
+	}
+	if k > 0 { // in place, so the storage is reused rather than regrown
+		w.pending = w.pending[:copy(w.pending, w.pending[k:])]
 	}
 	if len(w.pending) == 0 {
 		w.base = w.start &^ 63

@@ -13,16 +13,18 @@ const (
 	InitModeMax int32 = 1
 )
 
-// PopRequest is PopMessageRequestHeader. Times are milliseconds.
+// PopRequest is PopMessageRequestHeader, with times in clock units:
+// InvisibleTime and PollTime are truncated to milliseconds, RocketMQ's
+// unit, when the broker uses them. Pop never modifies the request.
 type PopRequest struct {
 	ClientID       string // the consumer's channel, for Disconnect and traces
 	ConsumerGroup  string
 	Topic          string
 	QueueID        int32 // -1 (any negative) means all queues
 	MaxMsgNums     int32 // at most 32
-	InvisibleTime  int64
-	PollTime       int64 // long-polling time, 0 for none
-	BornTime       int64 // 0 means "now" (set on first arrival)
+	InvisibleTime  clock.Duration
+	PollTime       clock.Duration // long-polling time, 0 for none
+	BornTime       clock.Time     // when the client sent it; 0 means "now"
 	InitMode       int32
 	ExpressionType string // "" or "TAG"
 	Expression     string // "*", "tagA || tagB"
@@ -30,7 +32,8 @@ type PopRequest struct {
 	AttemptID      string
 }
 
-// PopStatus is the client-visible classification (PopStatus).
+// PopStatus is the client-visible classification (PopStatus), plus
+// popsim's PopSuspended (no response yet) and PopError (an error code).
 type PopStatus uint8
 
 // Pop statuses.
@@ -49,7 +52,25 @@ func (s PopStatus) String() string {
 	return [...]string{"FOUND", "NO_NEW_MSG", "POLLING_FULL", "POLLING_NOT_FOUND", "SUSPENDED", "ERROR"}[s]
 }
 
-// PopResult is the pop response.
+// PoppedMessage is one message of a found pop.
+type PoppedMessage struct {
+	// Message is a copy of the stored message, presented as the client sees
+	// it: a retry message under its original topic. Its Body and Properties
+	// are copies too.
+	Message model.Message
+	// Handle is the receipt handle (POP_CK) the client builds for it.
+	Handle model.ReceiptHandle
+	// Deadline is when the lease ends unless renewed: popTime +
+	// invisibleTime, the record's visibility timeout.
+	Deadline clock.Time
+}
+
+// PopResult is the pop response. The caller owns it: Pop overwrites every
+// field and reuses the slices' storage (Messages, each message's Body and
+// Properties, the offset infos, Woken), so a caller that keeps a result
+// across calls reaches zero allocations per pop; what it keeps past the
+// next Pop into the same result it must copy. Nothing in it refers to the
+// broker's memory.
 type PopResult struct {
 	Code   model.ResponseCode
 	Remark string
@@ -57,113 +78,144 @@ type PopResult struct {
 	// PollID identifies a suspended request (Status == PopSuspended).
 	PollID uint64
 
-	PopTime, InvisibleTime int64
-	ReviveQid              int32
-	RestNum                int64
-	StartOffsetInfo        string
-	MsgOffsetInfo          string
-	OrderCountInfo         string
+	// PopTime is the time the broker stamped on the pop (now, truncated to
+	// the millisecond: the handles' popTime).
+	PopTime       clock.Time
+	InvisibleTime clock.Duration
+	ReviveQid     int32
+	RestNum       int64
+	// StartOffsetInfo, MsgOffsetInfo and OrderCountInfo are the response
+	// header strings, as bytes the next Pop into this result overwrites.
+	StartOffsetInfo []byte
+	MsgOffsetInfo   []byte
+	OrderCountInfo  []byte
 
-	// Messages are presented as the client sees them (a retry message under
-	// its original topic); Handles[i] is the receipt handle (POP_CK) the
-	// client builds for Messages[i]. Messages are shared with the store:
-	// callers must not modify them.
-	Messages []*model.Message
-	Handles  []model.ReceiptHandle
+	// Messages are the popped messages, in the response's order.
+	Messages []PoppedMessage
 	// Woken: with messages left over (restNum > 0) a found pop wakes one
 	// other request suspended on the same key.
 	Woken []Wakeup
 }
 
-func errResult(code model.ResponseCode, format string, args ...any) PopResult {
-	return PopResult{Code: code, Status: PopError, Remark: fmt.Sprintf(format, args...)}
+// reset clears r for a new pop, keeping the slices' storage.
+func (r *PopResult) reset() {
+	*r = PopResult{
+		StartOffsetInfo: r.StartOffsetInfo[:0], MsgOffsetInfo: r.MsgOffsetInfo[:0], OrderCountInfo: r.OrderCountInfo[:0],
+		Messages: r.Messages[:0], Woken: r.Woken[:0],
+	}
+}
+
+// fail sets an error answer.
+func (r *PopResult) fail(code model.ResponseCode, format string, args ...any) {
+	r.Code, r.Status, r.Remark = code, PopError, fmt.Sprintf(format, args...)
 }
 
 // Pop serves one pop request (PopMessageProcessor.processRequest with the KV
-// PopConsumerService.popAsync). With nothing to return and a poll time, the
-// request is suspended: the result has Status PopSuspended and the request
-// comes back later through Put, Revive or PollTick as a Wakeup.
-func (b *Broker) Pop(now clock.Time, req *PopRequest) PopResult {
-	nowMs := now.Millis()
-	if req.BornTime == 0 {
-		req.BornTime = nowMs
+// PopConsumerService.popAsync) and writes the response into res. With
+// nothing to return and a poll time, the request is suspended: the result
+// has Status PopSuspended and the request comes back later through Put,
+// Revive, CleanupCache or PollTick as a Wakeup carrying the broker's own
+// copy of it (with the born time it defaulted). req is only read.
+func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
+	res.reset()
+	ctx := popContext{req: *req, popTime: now.Millis(), res: res}
+	r := &ctx.req
+	if r.BornTime == 0 {
+		r.BornTime = now
 	}
-	if req.QueueID < 0 {
-		req.QueueID = -1
+	if r.QueueID < 0 {
+		r.QueueID = -1
 	}
-	t, f, res, ok := b.validatePop(nowMs, req)
+	nowMs := ctx.popTime
+	t, f, ok := b.validatePop(nowMs, r, res)
 	if !ok {
-		return res
+		return
 	}
 	b.stats.PopRequests++
-	ctx := popContext{popTime: nowMs, records: b.scratch.records[:0], startInfo: b.scratch.start[:0], msgInfo: b.scratch.info[:0]}
-	b.popKV(nowMs, req, t, f, &ctx)
-	out := b.finishPop(nowMs, req, &ctx)
+	ctx.invisible, ctx.records = r.InvisibleTime.Millis(), b.scratch.records[:0]
+	b.popKV(nowMs, t, f, &ctx)
+	b.finishPop(nowMs, &ctx)
 	b.scratch.keep(&ctx)
-	return out
 }
 
 // validatePop applies the checks of spec 2.1 in RocketMQ's order and
-// returns the request's topic and filter when they pass.
-func (b *Broker) validatePop(nowMs int64, req *PopRequest) (*topic, filter, PopResult, bool) {
+// returns the request's topic and filter when they pass; otherwise it
+// writes the answer into res.
+func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*topic, filter, bool) {
 	t := b.topicNamed(req.Topic)
 	g := b.groups[req.ConsumerGroup]
-	var f filter
-	var err error
 	switch {
-	case nowMs-req.BornTime-req.PollTime > bornTimeTolerance:
-		return nil, nil, PopResult{Code: model.PollingTimeout, Status: PopPollingNotFound, Remark: "the broker received the request after its poll time"}, false
+	case nowMs-req.BornTime.Millis()-req.PollTime.Millis() > bornTimeTolerance:
+		res.Code, res.Status, res.Remark = model.PollingTimeout, PopPollingNotFound, "the broker received the request after its poll time"
 	case !b.cfg.Readable:
-		return nil, nil, errResult(model.NoPermission, "the broker[%s] pop message is forbidden", b.cfg.BrokerName), false
+		res.fail(model.NoPermission, "the broker[%s] pop message is forbidden", b.cfg.BrokerName)
 	case req.MaxMsgNums > MaxPopBatch:
-		return nil, nil, errResult(model.InvalidParameter, "the broker msg num is limited to %d, request %d", MaxPopBatch, req.MaxMsgNums), false
+		res.fail(model.InvalidParameter, "the broker msg num is limited to %d, request %d", MaxPopBatch, req.MaxMsgNums)
 	case !b.cfg.TimerWheelEnable:
-		return nil, nil, errResult(model.SystemError, "the broker's timer wheel is disabled: POP needs timerWheelEnable=true"), false
+		res.fail(model.SystemError, "the broker's timer wheel is disabled: POP needs timerWheelEnable=true")
 	case t == nil:
-		return nil, nil, errResult(model.TopicNotExist, "topic[%s] not exist", req.Topic), false
+		res.fail(model.TopicNotExist, "topic[%s] not exist", req.Topic)
 	case t.cfg.Perm&PermRead == 0:
-		return nil, nil, errResult(model.NoPermission, "the topic[%s] peeking message is forbidden", req.Topic), false
+		res.fail(model.NoPermission, "the topic[%s] peeking message is forbidden", req.Topic)
 	case req.QueueID >= t.cfg.ReadQueueNums:
-		return nil, nil, errResult(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", req.QueueID, req.Topic, t.cfg.ReadQueueNums), false
+		res.fail(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", req.QueueID, req.Topic, t.cfg.ReadQueueNums)
 	case g == nil:
-		return nil, nil, errResult(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup), false
+		res.fail(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup)
 	case !g.ConsumeEnable:
-		return nil, nil, errResult(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup), false
+		res.fail(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup)
 	case req.Order:
-		return nil, nil, errResult(model.InvalidParameter, "orderly (FIFO) pop is not implemented by this popsim engine yet"), false
+		res.fail(model.InvalidParameter, "orderly (FIFO) pop is not implemented by this popsim engine yet")
+	default:
+		f, err := buildFilter(req.ExpressionType, req.Expression)
+		if err != nil {
+			res.fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err)
+			return nil, nil, false
+		}
+		return t, f, true
 	}
-	if f, err = buildFilter(req.ExpressionType, req.Expression); err != nil {
-		return nil, nil, errResult(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err), false
-	}
-	return t, f, PopResult{}, true
+	return nil, nil, false
 }
 
-// popContext is PopConsumerContext.
+// popContext is PopConsumerContext: one pop's state, building its answer
+// in res.
 type popContext struct {
-	pair      uint32 // the request's group@topic
-	popTime   int64
+	req       PopRequest // the broker's copy, normalised
+	pair      uint32     // the request's group@topic
+	popTime   int64      // ms
+	invisible int64      // ms
 	found     int32
 	restCount int64
-	startInfo []byte
-	msgInfo   []byte
 	records   []rec
-	msgs      []*model.Message
-	handles   []model.ReceiptHandle
+	res       *PopResult
 }
 
-// popScratch holds the buffers a pop reuses from the previous one, so a pop
-// allocates only what its result keeps. Nothing in them outlives a call.
+// popScratch holds the buffers a pop reuses from the previous one. Nothing
+// in them outlives a call.
 type popScratch struct {
-	records     []rec
-	msgs        []*model.Message
-	offs        []int64
-	start, info []byte
+	records []rec
+	msgs    []*model.Message
+	offs    []int64
 }
 
 // keep takes the context's buffers back, cleared of references.
 func (s *popScratch) keep(ctx *popContext) {
 	clear(ctx.records)
-	s.records, s.start, s.info = ctx.records[:0], ctx.startInfo[:0], ctx.msgInfo[:0]
+	s.records = ctx.records[:0]
+}
+
+// addMessage appends a copy of m, presented under topic shown, to the
+// result, reusing the storage of the result's earlier messages.
+func (r *PopResult) addMessage(m *model.Message, shown string) *PoppedMessage {
+	n := len(r.Messages)
+	if n < cap(r.Messages) {
+		r.Messages = r.Messages[:n+1]
+	} else {
+		r.Messages = append(r.Messages, PoppedMessage{})
+	}
+	p := &r.Messages[n]
+	copyMessage(&p.Message, m)
+	p.Message.Topic = shown
+	return p
 }
 
 // initOffset is getInitOffset.
@@ -177,20 +229,19 @@ func (b *Broker) initOffset(q *queue, stageTopic string, initMode int32) int64 {
 	return max(q.maxOffset()-1, 0)
 }
 
-// finishPop builds the response: SUCCESS with messages, or long polling.
-func (b *Broker) finishPop(nowMs int64, req *PopRequest, ctx *popContext) PopResult {
-	res := PopResult{PopTime: ctx.popTime, InvisibleTime: req.InvisibleTime, RestNum: ctx.restCount}
+// finishPop completes the response: SUCCESS with messages, or long polling.
+func (b *Broker) finishPop(nowMs int64, ctx *popContext) {
+	res, req := ctx.res, &ctx.req
+	res.PopTime, res.InvisibleTime, res.RestNum = clock.FromMillis(ctx.popTime), clock.MillisDuration(ctx.invisible), ctx.restCount
 	if ctx.found > 0 {
 		b.stats.Popped += int64(ctx.found)
 		res.Code, res.Status = model.Success, PopFound
-		res.StartOffsetInfo, res.MsgOffsetInfo = string(ctx.startInfo), string(ctx.msgInfo)
-		res.Messages, res.Handles = ctx.msgs, ctx.handles
 		if res.RestNum > 0 {
 			if w, ok := b.polls.notifyKey(qkey{ctx.pair, req.QueueID}, "", true); ok {
-				res.Woken = []Wakeup{w}
+				res.Woken = append(res.Woken, w)
 			}
 		}
-		return res
+		return
 	}
 	pr, id := b.polls.suspend(b, req, ctx.pair, nowMs)
 	switch pr {
@@ -201,5 +252,4 @@ func (b *Broker) finishPop(nowMs int64, req *PopRequest, ctx *popContext) PopRes
 	default:
 		res.Code, res.Status, res.Remark = model.PollingTimeout, PopPollingNotFound, "NO_MESSAGE_IN_QUEUE"
 	}
-	return res
 }

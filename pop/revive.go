@@ -1,6 +1,9 @@
 package pop
 
-import "popsim/model"
+import (
+	"popsim/clock"
+	"popsim/model"
+)
 
 // ReviveOutcome is what happened to one expired record.
 type ReviveOutcome uint8
@@ -19,21 +22,38 @@ const (
 	ReviveDropped
 )
 
-// Revival is the fate of one record.
+// Location is where a message is stored.
+type Location struct {
+	Topic   string
+	QueueID int32
+	Offset  int64
+}
+
+// Revival is the fate of one expired lease.
 type Revival struct {
-	Record  model.PopConsumerRecord
-	Outcome ReviveOutcome
-	// Copy is the retry message written (Revived only); its Topic and
-	// QueueOffset locate it.
-	Copy *model.Message
-	// NextVisibilityTimeout is the new record's deadline (ReviveRetried only).
-	NextVisibilityTimeout int64
-	woken                 []Wakeup
+	// Record is the expired in-flight record, in RocketMQ's form
+	// (milliseconds, as stored).
+	Record model.PopConsumerRecord
+	// Deadline is when the lease expired: the record's visibility timeout.
+	Deadline clock.Time
+	Outcome  ReviveOutcome
+	// Msg, UniqKey and ReconsumeTimes describe the original message, read
+	// by the revive; they are zero when it is gone (ReviveSkipped).
+	Msg            model.MsgID
+	UniqKey        string
+	ReconsumeTimes int32
+	// Copy locates the retry message written and CopyReconsumeTimes is its
+	// reconsumeTimes (Revived only).
+	Copy               Location
+	CopyReconsumeTimes int32
+	// NextDeadline is the re-inserted record's deadline (ReviveRetried only).
+	NextDeadline clock.Time
+	woken        []Wakeup
 }
 
 // ReviveResult reports one pass of the revive loop.
 type ReviveResult struct {
-	Lower, Upper int64 // the scanned window [Lower, Upper) in ms
+	Lower, Upper clock.Time // the scanned window [Lower, Upper) of visibility timeouts
 	Revivals     []Revival
 	// FullPage means the page filled: RocketMQ runs the next pass at once
 	// instead of sleeping ReviveIdleInterval.
@@ -42,8 +62,10 @@ type ReviveResult struct {
 }
 
 // retryCopy builds the message written to the retry topic (spec 4.2).
-func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime int64) *model.Message {
-	cp := orig.Clone()
+// The copy shares orig's Body and Properties: the engine never modifies a
+// stored message.
+func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime int64) model.Message {
+	cp := *orig
 	cp.Topic = recTopic
 	if !model.IsRetryTopic(recTopic) {
 		cp.Topic = model.RetryTopic(group, recTopic, b.cfg.EnableRetryTopicV2)

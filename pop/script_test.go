@@ -61,7 +61,9 @@ type scriptEnv struct {
 	now      clock.Time
 	handles  map[string]heldHandle
 	faults   []putFault
-	lastPop  int64 // popTime of the last found pop, the default for batch-ack-raw
+	lastPop  int64                  // popTime of the last found pop, the default for batch-ack-raw
+	lastRes  PopResult              // the last pop's result (the buffer every pop command reuses)
+	kept     map[string]*PopRequest // requests kept by pop keep=NAME
 	out      strings.Builder
 	maxWakes int
 }
@@ -71,7 +73,7 @@ func newScriptEnv(t testing.TB) *scriptEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &scriptEnv{t: t, b: b, now: clock.Epoch, handles: map[string]heldHandle{}, maxWakes: 1000}
+	e := &scriptEnv{t: t, b: b, now: clock.Epoch, handles: map[string]heldHandle{}, kept: map[string]*PopRequest{}, maxWakes: 1000}
 	b.PutFailure = e.putFails
 	return e
 }
@@ -107,11 +109,13 @@ func init() {
 		"advance":       {"advance <duration>", cmdAdvance},
 		"topic":         {"topic <name> read=N write=N perm=rw|r|w|-", cmdTopic},
 		"group":         {"group <name> consumeEnable=B retryMaxTimes=N", cmdGroup},
-		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... n=N", cmdPut},
+		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... body=B n=N", cmdPut},
 		"fail-puts":     {"fail-puts topic=T q=N n=N|all|0", cmdFailPuts},
 		"truncate":      {"truncate <topic> q=N offset=N", cmdTruncate},
 		"reset-offset":  {"reset-offset <group> <topic> q=N offset=N", cmdResetOffset},
-		"pop":           {"pop <group> <topic> q=N n=N it=MS poll=MS born=T client=C init=min|max type=T exp=E attempt=A order=B", cmdPop},
+		"pop":           {"pop <group> <topic> q=N n=N it=MS poll=MS born=T client=C init=min|max type=T exp=E attempt=A order=B keep=NAME", cmdPop},
+		"repop":         {"repop <name>", cmdRepop},
+		"scribble":      {"scribble", cmdScribble},
 		"ack":           {"ack <group> <key> topic=T q=N offset=N extra=S", cmdAck},
 		"ack-raw":       {"ack-raw <group> <topic> q=N offset=N extra=S", cmdAckRaw},
 		"batch-ack":     {"batch-ack <group> <key>...", cmdBatchAck},
@@ -301,6 +305,9 @@ func cmdPut(e *scriptEnv, a *cmdArgs) error {
 		BornTimestamp: a.time("born", e.now.Millis()), Flag: int32(a.int("flag", 0)), SysFlag: int32(a.int("sysFlag", 0)),
 		ReconsumeTimes: int32(a.int("reconsume", 0)),
 	}
+	if body := a.str("body", ""); body != "" {
+		proto.Body = []byte(body)
+	}
 	for _, kv := range splitList(a.str("props", "")) {
 		k, v, ok := strings.Cut(kv, ":")
 		if !ok {
@@ -324,7 +331,11 @@ func cmdPut(e *scriptEnv, a *cmdArgs) error {
 		if n > 1 {
 			m.UniqKey = key + strconv.FormatInt(i, 10)
 		}
+		before := m.Clone()
 		res := e.b.Put(e.now, m)
+		if !reflect.DeepEqual(m, before) {
+			return fmt.Errorf("Put modified the message: %+v, was %+v", *m, *before)
+		}
 		switch {
 		case res.Code != model.Success:
 			e.printf("%s code=%v remark=%q", m.UniqKey, res.Code, res.Remark)
@@ -420,11 +431,15 @@ var initModes = map[string]int32{"min": InitModeMin, "max": InitModeMax}
 func cmdPop(e *scriptEnv, a *cmdArgs) error {
 	req := &PopRequest{
 		ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", -1)),
-		MaxMsgNums: int32(a.int("n", 32)), InvisibleTime: a.int("it", 60000), PollTime: a.int("poll", 0),
-		BornTime: a.time("born", 0), ClientID: a.str("client", ""), ExpressionType: a.str("type", "TAG"),
+		MaxMsgNums: int32(a.int("n", 32)), InvisibleTime: clock.MillisDuration(a.int("it", 60000)), PollTime: clock.MillisDuration(a.int("poll", 0)),
+		ClientID: a.str("client", ""), ExpressionType: a.str("type", "TAG"),
 		Expression: a.str("exp", "*"), AttemptID: a.str("attempt", ""), Order: a.bool("order", false),
 	}
+	if born := a.time("born", 0); born != 0 {
+		req.BornTime = clock.FromMillis(born)
+	}
 	mode, ok := initModes[a.str("init", "min")]
+	keep := a.str("keep", "")
 	if err := a.done(); err != nil {
 		return err
 	}
@@ -432,9 +447,58 @@ func cmdPop(e *scriptEnv, a *cmdArgs) error {
 		return fmt.Errorf("init: want min or max")
 	}
 	req.InitMode = mode
-	res := e.b.Pop(e.now, req)
-	e.printPop(req, &res, "")
-	return e.wake(res.Woken)
+	if keep != "" {
+		e.kept[keep] = req
+	}
+	return e.pop(req, "")
+}
+
+// pop sends req, checks that Pop left it as it was, prints the answer and
+// runs the wake-ups it caused.
+func (e *scriptEnv) pop(req *PopRequest, indent string) error {
+	before := *req
+	e.b.Pop(e.now, req, &e.lastRes)
+	if *req != before {
+		return fmt.Errorf("Pop modified the request: %+v, was %+v", *req, before)
+	}
+	e.printPop(req, &e.lastRes, indent)
+	woken := append([]Wakeup(nil), e.lastRes.Woken...)
+	return e.wake(woken)
+}
+
+// cmdRepop sends again, unchanged, a request kept by pop keep=NAME: the
+// same PopRequest value, as a client reusing its request object does.
+func cmdRepop(e *scriptEnv, a *cmdArgs) error {
+	name := a.arg(0, "name")
+	if err := a.done(); err != nil {
+		return err
+	}
+	req, ok := e.kept[name]
+	if !ok {
+		return fmt.Errorf("no request kept as %q: pop ... keep=%s first", name, name)
+	}
+	return e.pop(req, "")
+}
+
+// cmdScribble overwrites every message of the last pop result, as a careless
+// client might: what the broker stores must not change.
+func cmdScribble(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	for i := range e.lastRes.Messages {
+		m := &e.lastRes.Messages[i].Message
+		m.Topic, m.QueueOffset, m.UniqKey, m.Tags, m.ReconsumeTimes = "scribbled", -9, "scribbled", "scribbled", 99
+		for j := range m.Body {
+			m.Body[j] = 'X'
+		}
+		for j := range m.Properties {
+			m.Properties[j].Value = "scribbled"
+		}
+		e.lastRes.Messages[i].Handle.QueueOffset = -9
+	}
+	e.printf("scribbled over %d messages", len(e.lastRes.Messages))
+	return nil
 }
 
 // printPop renders a pop response and remembers the handles it carries.
@@ -443,13 +507,13 @@ func (e *scriptEnv) printPop(req *PopRequest, res *PopResult, indent string) {
 	case PopSuspended:
 		e.printf("%sstatus=SUSPENDED poll=%d", indent, res.PollID)
 	case PopFound:
-		e.printf("%scode=%v status=FOUND popTime=%d restNum=%d start=%q msgs=%q", indent, res.Code, res.PopTime, res.RestNum, res.StartOffsetInfo, res.MsgOffsetInfo)
-		for i, m := range res.Messages {
-			h := res.Handles[i]
+		e.printf("%scode=%v status=FOUND popTime=%d restNum=%d start=%q msgs=%q", indent, res.Code, res.PopTime.Millis(), res.RestNum, res.StartOffsetInfo, res.MsgOffsetInfo)
+		for i := range res.Messages {
+			m, h := &res.Messages[i].Message, res.Messages[i].Handle
 			e.printf("%s  %s handle=%q", indent, fmtMsg(m), h.String())
 			e.handles[req.ConsumerGroup+"/"+m.UniqKey] = heldHandle{topic: m.Topic, h: h}
 		}
-		e.lastPop = res.PopTime
+		e.lastPop = res.PopTime.Millis()
 	default:
 		e.printf("%scode=%v status=%v restNum=%d remark=%q", indent, res.Code, res.Status, res.RestNum, res.Remark)
 	}
@@ -464,6 +528,12 @@ func fmtMsg(m *model.Message) string {
 	s += " reconsume=" + strconv.Itoa(int(m.ReconsumeTimes))
 	if m.FirstPopTime != 0 {
 		s += " 1st_pop=" + strconv.FormatInt(m.FirstPopTime, 10)
+	}
+	for _, p := range m.Properties {
+		s += " " + p.Key + "=" + p.Value
+	}
+	if len(m.Body) > 0 {
+		s += fmt.Sprintf(" body=%q", m.Body)
 	}
 	return s
 }
@@ -484,7 +554,12 @@ func (e *scriptEnv) wake(ws []Wakeup) error {
 		}
 		r := w.Request
 		e.printf("%s poll=%d (%s %s q=%d client=%s)", how, w.ID, r.ConsumerGroup, r.Topic, r.QueueID, r.ClientID)
-		res := e.b.Pop(e.now, &r)
+		before := r
+		var res PopResult
+		e.b.Pop(e.now, &r, &res)
+		if r != before {
+			return fmt.Errorf("Pop modified the woken request: %+v, was %+v", r, before)
+		}
 		e.printPop(&r, &res, "  ")
 		queue = append(queue, res.Woken...)
 	}
@@ -505,23 +580,27 @@ func cmdAck(e *scriptEnv, a *cmdArgs) error {
 	if err != nil {
 		return err
 	}
-	req := &AckRequest{
-		ConsumerGroup: g, Topic: a.str("topic", hh.h.RealTopic(hh.topic, g)), QueueID: int32(a.int("q", int64(hh.h.QueueID))),
-		Offset: a.int("offset", hh.h.QueueOffset), ExtraInfo: a.str("extra", hh.h.String()),
-	}
+	req := NewAckRequest(g, hh.topic, &hh.h)
+	req.Topic, req.QueueID, req.Offset = a.str("topic", req.Topic), int32(a.int("q", int64(req.QueueID))), a.int("offset", req.Offset)
+	extra, wire := a.kv["extra"]
+	a.str("extra", "")
 	if err := a.done(); err != nil {
 		return err
 	}
-	e.printAck(e.b.Ack(e.now, req))
+	if wire {
+		e.printAck(e.b.AckHeader(e.now, &AckMessageRequestHeader{ConsumerGroup: g, Topic: req.Topic, QueueID: req.QueueID, Offset: req.Offset, ExtraInfo: extra}))
+		return nil
+	}
+	e.printAck(e.b.Ack(e.now, &req))
 	return nil
 }
 
 func cmdAckRaw(e *scriptEnv, a *cmdArgs) error {
-	req := &AckRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), Offset: a.int("offset", 0), ExtraInfo: a.str("extra", "")}
+	req := &AckMessageRequestHeader{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), Offset: a.int("offset", 0), ExtraInfo: a.str("extra", "")}
 	if err := a.done(); err != nil {
 		return err
 	}
-	e.printAck(e.b.Ack(e.now, req))
+	e.printAck(e.b.AckHeader(e.now, req))
 	return nil
 }
 
@@ -629,14 +708,20 @@ func cmdChange(e *scriptEnv, a *cmdArgs) error {
 	if err != nil {
 		return err
 	}
-	req := &ChangeInvisibleTimeRequest{
-		ConsumerGroup: g, Topic: a.str("topic", hh.h.RealTopic(hh.topic, g)), QueueID: int32(a.int("q", int64(hh.h.QueueID))),
-		Offset: a.int("offset", hh.h.QueueOffset), ExtraInfo: a.str("extra", hh.h.String()), InvisibleTime: a.int("it", 60000),
-	}
+	req := NewChangeInvisibleTimeRequest(g, hh.topic, &hh.h, clock.MillisDuration(a.int("it", 60000)))
+	req.Topic, req.QueueID, req.Offset = a.str("topic", req.Topic), int32(a.int("q", int64(req.QueueID))), a.int("offset", req.Offset)
+	extra, wire := a.kv["extra"]
+	a.str("extra", "")
 	if err := a.done(); err != nil {
 		return err
 	}
-	r := e.b.ChangeInvisibleTime(e.now, req)
+	var r ChangeInvisibleTimeResult
+	if wire {
+		r = e.b.ChangeInvisibleTimeHeader(e.now, &ChangeInvisibleTimeRequestHeader{ConsumerGroup: g, Topic: req.Topic, QueueID: req.QueueID,
+			Offset: req.Offset, ExtraInfo: extra, InvisibleTime: req.InvisibleTime.Millis()})
+	} else {
+		r = e.b.ChangeInvisibleTime(e.now, &req)
+	}
 	if r.Code == model.Success {
 		e.handles[g+"/"+key] = heldHandle{topic: hh.topic, h: r.Handle}
 	}
@@ -645,12 +730,12 @@ func cmdChange(e *scriptEnv, a *cmdArgs) error {
 }
 
 func cmdChangeRaw(e *scriptEnv, a *cmdArgs) error {
-	req := &ChangeInvisibleTimeRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)),
+	req := &ChangeInvisibleTimeRequestHeader{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)),
 		Offset: a.int("offset", 0), ExtraInfo: a.str("extra", ""), InvisibleTime: a.int("it", 60000)}
 	if err := a.done(); err != nil {
 		return err
 	}
-	e.printChange(e.b.ChangeInvisibleTime(e.now, req))
+	e.printChange(e.b.ChangeInvisibleTimeHeader(e.now, req))
 	return nil
 }
 
@@ -659,7 +744,7 @@ func (e *scriptEnv) printChange(r ChangeInvisibleTimeResult) {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
-	e.printf("code=%v popTime=%d invisibleTime=%d oldDeleted=%v handle=%q", r.Code, r.PopTime, r.InvisibleTime, r.OldDeleted, r.Handle.String())
+	e.printf("code=%v popTime=%d invisibleTime=%d oldDeleted=%v handle=%q", r.Code, r.PopTime.Millis(), r.InvisibleTime.Millis(), r.OldDeleted, r.Handle.String())
 }
 
 func cmdRevive(e *scriptEnv, a *cmdArgs) error {
@@ -667,7 +752,7 @@ func cmdRevive(e *scriptEnv, a *cmdArgs) error {
 		return err
 	}
 	r := e.b.Revive(e.now)
-	e.printf("window=[%d,%d) records=%d fullPage=%v", r.Lower, r.Upper, len(r.Revivals), r.FullPage)
+	e.printf("window=[%d,%d) records=%d fullPage=%v", r.Lower.Millis(), r.Upper.Millis(), len(r.Revivals), r.FullPage)
 	e.printRevivals(r.Revivals)
 	return e.wake(r.Woken)
 }
@@ -677,11 +762,11 @@ func (e *scriptEnv) printRevivals(rs []Revival) {
 		s := fmt.Sprintf("%s %s", rv.Outcome, rv.Record.String())
 		switch rv.Outcome {
 		case Revived:
-			s += fmt.Sprintf(" -> %s/%d@%d reconsume=%d", rv.Copy.Topic, rv.Copy.QueueID, rv.Copy.QueueOffset, rv.Copy.ReconsumeTimes)
+			s += fmt.Sprintf(" -> %s/%d@%d reconsume=%d", rv.Copy.Topic, rv.Copy.QueueID, rv.Copy.Offset, rv.CopyReconsumeTimes)
 		case ReviveSkipped:
 			s += " (message gone)"
 		case ReviveRetried:
-			s += fmt.Sprintf(" next-vt=%d", rv.NextVisibilityTimeout)
+			s += fmt.Sprintf(" next-vt=%d", rv.NextDeadline.Millis())
 		case ReviveDropped:
 			s += " (message may be lost)"
 		}
@@ -715,7 +800,7 @@ func cmdPolls(e *scriptEnv, a *cmdArgs) error {
 		return err
 	}
 	if next, ok := e.b.NextPollExpiry(); ok {
-		e.printf("suspended=%d nextExpiry=%d", e.b.SuspendedPolls(), next)
+		e.printf("suspended=%d nextExpiry=%d", e.b.SuspendedPolls(), next.Millis())
 		return nil
 	}
 	e.printf("suspended=%d", e.b.SuspendedPolls())
@@ -797,10 +882,16 @@ func cmdMessages(e *scriptEnv, a *cmdArgs) error {
 	}
 	e.printf("min=%d max=%d", lo, hi)
 	for o := lo; o < hi; o++ {
-		m := e.b.Message(tp, qid, o)
+		m, ok := e.b.Message(tp, qid, o)
+		if !ok {
+			return fmt.Errorf("message %s/%d@%d missing between min and max", tp, qid, o)
+		}
 		s := m.String()
 		if m.Flag != 0 || m.SysFlag != 0 {
 			s += fmt.Sprintf(" flag=%d sysFlag=%d", m.Flag, m.SysFlag)
+		}
+		if len(m.Body) > 0 {
+			s += fmt.Sprintf(" body=%q", m.Body)
 		}
 		e.printf("  %s", s)
 	}

@@ -18,12 +18,13 @@ func TestSmokePopAckRevive(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		b.Put(now, &model.Message{Topic: "t", QueueID: int32(i % 2), UniqKey: string(rune('a' + i))})
 	}
-	res := b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60000})
+	var res PopResult
+	b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}, &res)
 	if res.Code != model.Success || len(res.Messages) != 4 {
 		t.Fatalf("pop: %+v", res)
 	}
-	h := res.Handles[0]
-	a := b.Ack(now, &AckRequest{ConsumerGroup: "g", Topic: "t", QueueID: h.QueueID, Offset: h.QueueOffset, ExtraInfo: h.String()})
+	ack := NewAckRequest("g", res.Messages[0].Message.Topic, &res.Messages[0].Handle)
+	a := b.Ack(now, &ack)
 	if a.Code != model.Success || !a.Deleted {
 		t.Fatalf("ack: %+v", a)
 	}
@@ -37,10 +38,11 @@ func TestSmokePopAckRevive(t *testing.T) {
 	// retry messages come back on the first (preferRetry) turns of later requests
 	got := 0
 	for i := 0; i < 5 && got < 3; i++ {
-		r := b.Pop(now.Add(62*clock.Second), &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60000})
-		for j, m := range r.Messages {
-			if m.Topic != "t" || m.ReconsumeTimes != 1 || r.Handles[j].RetryFlag != model.RetryTopicV1Type {
-				t.Fatalf("retry message %v handle %v", m, r.Handles[j])
+		var r PopResult
+		b.Pop(now.Add(62*clock.Second), &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}, &r)
+		for _, p := range r.Messages {
+			if m := p.Message; m.Topic != "t" || m.ReconsumeTimes != 1 || p.Handle.RetryFlag != model.RetryTopicV1Type {
+				t.Fatalf("retry message %v handle %v", &m, p.Handle)
 			}
 		}
 		got += len(r.Messages)

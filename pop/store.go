@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"popsim/clock"
 	"popsim/model"
 )
 
@@ -27,10 +28,12 @@ type topic struct {
 	queues []*queue
 }
 
-// queue is one consume queue: messages at offsets [min, max).
+// queue is one consume queue: messages at offsets [min, max), stored by
+// value. A pointer into msgs is valid only until the queue's next append:
+// hold one only within a call that does not write to the queue.
 type queue struct {
 	min  int64
-	msgs []*model.Message // msgs[i] has offset min+i
+	msgs []model.Message // msgs[i] has offset min+i
 }
 
 func (q *queue) maxOffset() int64 { return q.min + int64(len(q.msgs)) }
@@ -55,7 +58,7 @@ var getStatusNames = [...]string{"FOUND", "NO_MATCHED_MESSAGE", "MESSAGE_WAS_REM
 
 func (s getStatus) String() string { return getStatusNames[s] }
 
-// getResult is one store read.
+// getResult is one store read. msgs point into the queue (see queue).
 type getResult struct {
 	status    getStatus
 	msgs      []*model.Message
@@ -137,7 +140,7 @@ func (q *queue) scan(r *getResult, offset int64, max int, f filter) {
 	}
 	o := offset
 	for ; o < r.max && o-offset < limit && len(r.msgs) < max; o++ {
-		if m := q.msgs[o-q.min]; f.match(m.Tags) {
+		if m := &q.msgs[o-q.min]; f.match(m.Tags) {
 			r.msgs = append(r.msgs, m)
 		}
 	}
@@ -153,7 +156,7 @@ func (q *queue) at(offset int64) *model.Message {
 	if offset < q.min || offset >= q.maxOffset() {
 		return nil
 	}
-	return q.msgs[offset-q.min]
+	return &q.msgs[offset-q.min]
 }
 
 // truncate drops messages below offset (retention).
@@ -165,10 +168,88 @@ func (q *queue) truncate(offset int64) int {
 	if n <= 0 {
 		return 0
 	}
-	for i := 0; i < n; i++ {
-		q.msgs[i] = nil
-	}
+	clear(q.msgs[:n])
 	q.msgs = q.msgs[n:]
 	q.min = offset
 	return n
+}
+
+// copyMessage copies src into dst, deep-copying src's Body and Properties
+// when they are not empty into dst's own storage, which it reuses.
+func copyMessage(dst, src *model.Message) {
+	body, props := dst.Body[:0], dst.Properties[:0]
+	*dst = *src
+	if len(src.Body) > 0 {
+		dst.Body = append(body, src.Body...)
+	}
+	if len(src.Properties) > 0 {
+		dst.Properties = append(props, src.Properties...)
+	}
+}
+
+// PutResult is the outcome of a produce.
+type PutResult struct {
+	Code   model.ResponseCode
+	Remark string
+	Offset int64
+	// Woken are suspended pop requests this arrival woke; the driver re-runs
+	// each with Pop.
+	Woken []Wakeup
+}
+
+// Put stores a copy of msg at the tail of msg.QueueID (the broker keeps
+// none of the caller's memory and does not modify msg) and wakes
+// long-polling requests. The stored copy gets its queue offset and store
+// timestamp; PutResult.Offset is the offset.
+func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
+	t := b.topicNamed(msg.Topic)
+	switch {
+	case t == nil:
+		return PutResult{Code: model.TopicNotExist, Remark: "topic " + msg.Topic + " does not exist", Offset: -1}
+	case t.cfg.Perm&PermWrite == 0:
+		return PutResult{Code: model.NoPermission, Remark: "topic " + msg.Topic + " is not writable", Offset: -1}
+	case msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums:
+		return PutResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId %d out of range: want 0..%d", msg.QueueID, t.cfg.WriteQueueNums-1), Offset: -1}
+	}
+	if err := msg.Validate(); err != nil {
+		return PutResult{Code: model.MessageIllegal, Remark: err.Error(), Offset: -1}
+	}
+	stored, ok := b.append(now, msg, true)
+	if !ok {
+		return PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1}
+	}
+	b.stats.Produced++
+	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(now.Millis(), stored, "")}
+}
+
+// append writes a copy of msg to its queue, honouring PutFailure, and
+// returns the stored message (valid until the queue's next append). A
+// caller's message (deep) has its Body and Properties copied; the engine's
+// own copies share them, as nothing ever modifies a stored message.
+func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.Message, bool) {
+	if b.PutFailure != nil && b.PutFailure(now, msg.Topic, msg.QueueID) {
+		b.stats.PutFailures++
+		return nil, false
+	}
+	q := b.topicNamed(msg.Topic).queues[msg.QueueID]
+	q.msgs = append(q.msgs, model.Message{})
+	m := &q.msgs[len(q.msgs)-1]
+	if deep {
+		copyMessage(m, msg)
+	} else {
+		*m = *msg
+	}
+	m.QueueOffset = q.min + int64(len(q.msgs)-1)
+	m.StoreTimestamp = now.Millis()
+	return m, true
+}
+
+// Truncate deletes a queue's messages below offset, as retention does, so
+// consumers behind it see OFFSET_TOO_SMALL. It returns how many went.
+func (b *Broker) Truncate(topicName string, qid int32, offset int64) (int, error) {
+	q := b.queue(topicName, qid)
+	if q == nil {
+		return 0, fmt.Errorf("pop: truncate %s/%d: no such queue", topicName, qid)
+	}
+	return q.truncate(offset), nil
 }

@@ -8,7 +8,8 @@ import (
 
 // brokerPop serves a pop (or a woken suspended pop) at the broker.
 func (s *sim) brokerPop(cl *call, req *pop.PopRequest) {
-	res := s.b.Pop(s.q.now(), req)
+	res := &cl.pop.res
+	s.b.Pop(s.q.now(), req, res)
 	s.wake(res.Woken)
 	if res.Status == pop.PopSuspended {
 		cl.pollID = res.PollID
@@ -18,14 +19,13 @@ func (s *sim) brokerPop(cl *call, req *pop.PopRequest) {
 			return // re-suspended after a wakeup: still the same request
 		}
 		cl.suspended = true
-		s.emit(model.Event{Kind: model.EvPopSuspended, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, N: int64(req.MaxMsgNums), Deadline: req.BornTime + req.PollTime})
+		s.emit(model.Event{Kind: model.EvPopSuspended, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, N: int64(req.MaxMsgNums), Deadline: req.BornTime.Millis() + req.PollTime.Millis()})
 		return
 	}
 	cl.pollID = 0
 	if cl.c.kind == Simple {
-		res = s.proxyFilter(cl.c, res)
+		s.proxyFilter(cl.c, res)
 	}
-	cl.pop.res = res
 	if s.lost(callPop, true) {
 		cl.reported = true
 		s.emit(model.Event{Kind: model.EvPopLost, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, Code: res.Code, N: int64(len(res.Messages)), Detail: "response"})
@@ -46,8 +46,9 @@ func (s *sim) wakeup(w *pop.Wakeup) {
 }
 
 // wake re-runs woken requests once the engine call that woke them has
-// returned (RocketMQ resubmits them to the pull executor). The engine
-// builds a fresh slice for every call, so its elements can be referenced.
+// returned (RocketMQ resubmits them to the pull executor). ws belongs to a
+// result no re-run writes into (a pop's result is its own call's), so its
+// elements can be referenced.
 func (s *sim) wake(ws []pop.Wakeup) {
 	for i := range ws {
 		s.wakeup(&ws[i])
@@ -57,11 +58,11 @@ func (s *sim) wake(ws []pop.Wakeup) {
 // armPollTick schedules one PollTick exactly at the broker's next poll
 // expiry, unless an earlier one is already armed.
 func (s *sim) armPollTick() {
-	ms, ok := s.b.NextPollExpiry()
+	t, ok := s.b.NextPollExpiry()
 	if !ok {
 		return
 	}
-	t := max(clock.FromMillis(ms), s.q.now())
+	t = max(t, s.q.now())
 	if s.pollArmed && s.pollAt <= t {
 		return
 	}
@@ -82,7 +83,7 @@ func (s *sim) pollTick(at clock.Time) {
 // response, so only its loss is traced.
 func (s *sim) brokerAck(cl *call) {
 	h := cl.h
-	r := s.b.Ack(s.q.now(), &pop.AckRequest{ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle})
+	r := s.b.AckHeader(s.q.now(), &pop.AckMessageRequestHeader{ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle})
 	n := int64(0)
 	if r.Deleted {
 		n = 1
@@ -109,7 +110,7 @@ func (s *sim) brokerChange(cl *call) {
 		}
 		cl.invisibleMs = left
 	}
-	r := s.b.ChangeInvisibleTime(s.q.now(), &pop.ChangeInvisibleTimeRequest{
+	r := s.b.ChangeInvisibleTimeHeader(s.q.now(), &pop.ChangeInvisibleTimeRequestHeader{
 		ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle, InvisibleTime: cl.invisibleMs,
 	})
 	cl.chCode, cl.newHandle = r.Code, r.Handle
@@ -158,18 +159,16 @@ func (s *sim) traceRevivals(rs []pop.Revival) {
 	for i := range rs {
 		rv := &rs[i]
 		rec := &rv.Record
-		ev := model.Event{Client: -1, Topic: rec.TopicID, Queue: rec.QueueID, Offset: rec.Offset, Deadline: rec.VisibilityTimeout()}
-		if m := s.b.Message(rec.TopicID, rec.QueueID, rec.Offset); m != nil {
-			ev.Msg, ev.Attempt = m.UniqKey, m.ReconsumeTimes
-		}
+		ev := model.Event{Client: -1, Topic: rec.TopicID, Queue: rec.QueueID, Offset: rec.Offset, Deadline: rec.VisibilityTimeout(),
+			Msg: rv.UniqKey, Attempt: rv.ReconsumeTimes}
 		switch rv.Outcome {
 		case pop.Revived:
 			cp := rv.Copy
-			ev.Kind, ev.Msg, ev.Topic, ev.Queue, ev.Offset, ev.Attempt = model.EvRevive, cp.UniqKey, cp.Topic, cp.QueueID, cp.QueueOffset, cp.ReconsumeTimes
+			ev.Kind, ev.Topic, ev.Queue, ev.Offset, ev.Attempt = model.EvRevive, cp.Topic, cp.QueueID, cp.Offset, rv.CopyReconsumeTimes
 		case pop.ReviveSkipped:
 			ev.Kind = model.EvReviveSkipped
 		case pop.ReviveRetried:
-			ev.Kind, ev.Deadline = model.EvReviveRetried, rv.NextVisibilityTimeout
+			ev.Kind, ev.Deadline = model.EvReviveRetried, rv.NextDeadline.Millis()
 			s.cov.hit("revive-retried")
 		case pop.ReviveDropped:
 			ev.Kind = model.EvReviveDropped

@@ -149,8 +149,8 @@ func (s *sim) brokerPull(cl *call) {
 	}
 	hi := s.b.MaxOffset(t, cl.pq.q)
 	for off := cl.offset; off < hi && len(cl.msgs) < int(cl.c.spec.Batch); off++ {
-		if m := s.b.Message(t, cl.pq.q, off); m != nil {
-			cl.msgs = append(cl.msgs, m)
+		if m, ok := s.b.Message(t, cl.pq.q, off); ok {
+			cl.msgs = append(cl.msgs, &m)
 		}
 	}
 	if len(cl.msgs) == 0 && !cl.parked {

@@ -23,15 +23,27 @@ func (b *Broker) checkOffset(name string, qid int32, offset int64, inclusiveMax 
 	return model.Success
 }
 
-// Ack serves a single ack (spec 2.5, KV appendAckNew).
+// Ack serves a single ack with a decoded handle (spec 2.5, KV appendAckNew).
 func (b *Broker) Ack(now clock.Time, req *pop.AckRequest) pop.AckResult {
 	if c := b.checkOffset(req.Topic, req.QueueID, req.Offset, true); c != model.Success {
 		return pop.AckResult{Code: c}
 	}
-	h, err := model.ParseReceiptHandle(req.ExtraInfo)
+	return b.ack(req, req.Handle)
+}
+
+// AckHeader serves an ack whose handle is text: checked, then decoded.
+func (b *Broker) AckHeader(now clock.Time, hdr *pop.AckMessageRequestHeader) pop.AckResult {
+	if c := b.checkOffset(hdr.Topic, hdr.QueueID, hdr.Offset, true); c != model.Success {
+		return pop.AckResult{Code: c}
+	}
+	h, err := model.ParseReceiptHandle(hdr.ExtraInfo)
 	if err != nil {
 		return pop.AckResult{Code: model.SystemError}
 	}
+	return b.ack(&pop.AckRequest{ConsumerGroup: hdr.ConsumerGroup, Topic: hdr.Topic, QueueID: hdr.QueueID, Offset: hdr.Offset}, h)
+}
+
+func (b *Broker) ack(req *pop.AckRequest, h model.ReceiptHandle) pop.AckResult {
 	if h.IsOrder() {
 		return pop.AckResult{Code: model.InvalidParameter} // FIFO is not built
 	}
@@ -90,16 +102,29 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *pop.ChangeInvisibleTim
 	if c := b.checkOffset(req.Topic, req.QueueID, req.Offset, false); c != model.Success {
 		return pop.ChangeInvisibleTimeResult{Code: c}
 	}
-	h, err := model.ParseReceiptHandle(req.ExtraInfo)
+	return b.change(now, req, req.Handle, req.InvisibleTime.Millis())
+}
+
+// ChangeInvisibleTimeHeader serves a renewal whose handle is text.
+func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *pop.ChangeInvisibleTimeRequestHeader) pop.ChangeInvisibleTimeResult {
+	if c := b.checkOffset(hdr.Topic, hdr.QueueID, hdr.Offset, false); c != model.Success {
+		return pop.ChangeInvisibleTimeResult{Code: c}
+	}
+	h, err := model.ParseReceiptHandle(hdr.ExtraInfo)
 	if err != nil {
 		return pop.ChangeInvisibleTimeResult{Code: model.SystemError}
 	}
-	if h.IsOrder() || req.InvisibleTime < 0 {
+	req := &pop.ChangeInvisibleTimeRequest{ConsumerGroup: hdr.ConsumerGroup, Topic: hdr.Topic, QueueID: hdr.QueueID, Offset: hdr.Offset}
+	return b.change(now, req, h, hdr.InvisibleTime)
+}
+
+func (b *Broker) change(now clock.Time, req *pop.ChangeInvisibleTimeRequest, h model.ReceiptHandle, invisible int64) pop.ChangeInvisibleTimeResult {
+	if h.IsOrder() || invisible < 0 {
 		return pop.ChangeInvisibleTimeResult{Code: model.InvalidParameter}
 	}
 	nowMs := now.Millis()
 	k := qk{req.ConsumerGroup, req.Topic, req.QueueID}
-	nu := model.PopConsumerRecord{PopTime: nowMs, InvisibleTime: req.InvisibleTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
+	nu := model.PopConsumerRecord{PopTime: nowMs, InvisibleTime: invisible, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
 	old := model.PopConsumerRecord{PopTime: h.PopTime, InvisibleTime: h.InvisibleTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
 	same := sameKey(&nu, &old) && !b.cfg.Bugs.SameDeadlineChangeInvisible
 	deleted := same && b.storeDelete(old) // the write below replaces it in place
@@ -111,7 +136,8 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *pop.ChangeInvisibleTim
 	case !same:
 		deleted = b.storeDelete(old)
 	}
-	return pop.ChangeInvisibleTimeResult{Code: model.Success, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQid: h.ReviveQueueID, OldDeleted: deleted,
-		Handle: model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQueueID: h.ReviveQueueID,
+	return pop.ChangeInvisibleTimeResult{Code: model.Success, PopTime: clock.FromMillis(nowMs), InvisibleTime: clock.MillisDuration(invisible),
+		Deadline: clock.FromMillis(nowMs + invisible), ReviveQid: h.ReviveQueueID, OldDeleted: deleted,
+		Handle: model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: invisible, ReviveQueueID: h.ReviveQueueID,
 			RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName, QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}}
 }

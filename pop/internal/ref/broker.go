@@ -169,12 +169,23 @@ func (b *Broker) MaxOffset(name string, qid int32) int64 {
 	return -1
 }
 
-// Message returns the stored message or nil.
-func (b *Broker) Message(name string, qid int32, offset int64) *model.Message {
+// Message returns a deep copy of the stored message, false when absent.
+func (b *Broker) Message(name string, qid int32, offset int64) (model.Message, bool) {
 	if q := b.queue(name, qid); q != nil {
-		return q.at(offset)
+		if m := q.at(offset); m != nil {
+			return deepCopy(m), true
+		}
 	}
-	return nil
+	return model.Message{}, false
+}
+
+// deepCopy copies m with its Body and Properties.
+func deepCopy(m *model.Message) model.Message {
+	c := *m.Clone()
+	if len(m.Body) > 0 {
+		c.Body = append([]byte(nil), m.Body...)
+	}
+	return c
 }
 
 // CommitOffset is the durable consumer offset, -1 when none.
@@ -256,14 +267,16 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) pop.PutResult {
 	if err := msg.Validate(); err != nil {
 		return pop.PutResult{Code: model.MessageIllegal, Offset: -1}
 	}
-	if !b.write(now, msg) {
+	m := deepCopy(msg) // the caller's message is neither kept nor modified
+	if !b.write(now, &m) {
 		return pop.PutResult{Code: model.SystemError, Offset: -1}
 	}
 	b.stats.Produced++
-	return pop.PutResult{Code: model.Success, Offset: msg.QueueOffset, Woken: b.arrived(msg, "")}
+	return pop.PutResult{Code: model.Success, Offset: m.QueueOffset, Woken: b.arrived(&m, "")}
 }
 
-// write appends msg to its queue unless PutFailure says no.
+// write appends msg (which the broker then owns) to its queue unless
+// PutFailure says no.
 func (b *Broker) write(now clock.Time, msg *model.Message) bool {
 	if b.PutFailure != nil && b.PutFailure(now, msg.Topic, msg.QueueID) {
 		b.stats.PutFailures++

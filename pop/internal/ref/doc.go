@@ -54,5 +54,6 @@
 //	_ = r.CreateTopic(pop.TopicConfig{Name: "t", ReadQueueNums: 2, WriteQueueNums: 2})
 //	_ = r.CreateGroup(pop.DefaultGroup("g"))
 //	r.Put(now, &model.Message{Topic: "t", QueueID: 0})
-//	res := r.Pop(now, &pop.PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60000})
+//	var res pop.PopResult
+//	r.Pop(now, &pop.PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: clock.Minute}, &res)
 package ref

@@ -6,13 +6,18 @@ import (
 	"popsim/pop"
 )
 
-// Pop serves a pop request (spec 2.1 validation, 2.3 KV pop, 2.13 polling).
-// Like pop.Broker.Pop it sets req.BornTime when 0 and normalises a negative
-// queue id to -1.
-func (b *Broker) Pop(now clock.Time, req *pop.PopRequest) pop.PopResult {
+// Pop serves a pop request (spec 2.1 validation, 2.3 KV pop, 2.13 polling)
+// into res. Like pop.Broker.Pop it works on its own copy of the request,
+// whose born time defaults to now and whose negative queue id is -1.
+func (b *Broker) Pop(now clock.Time, in *pop.PopRequest, res *pop.PopResult) {
+	*res = b.pop(now, *in)
+}
+
+func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
+	req := &r
 	nowMs := now.Millis()
 	if req.BornTime == 0 {
-		req.BornTime = nowMs
+		req.BornTime = now
 	}
 	if req.QueueID < 0 {
 		req.QueueID = -1
@@ -22,7 +27,7 @@ func (b *Broker) Pop(now clock.Time, req *pop.PopRequest) pop.PopResult {
 		return pop.PopResult{Code: code, Status: status}
 	}
 	b.stats.PopRequests++
-	p := &popping{popTime: nowMs}
+	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis()}
 	for _, s := range b.stages(nowMs, req) {
 		sf := tagFilter{all: true} // retry topics are read with "*"
 		if s.topic == req.Topic {
@@ -44,7 +49,7 @@ func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.Re
 		return tagFilter{}, c, pop.PopError, false
 	}
 	switch {
-	case nowMs-req.BornTime-req.PollTime > 500:
+	case nowMs-req.BornTime.Millis()-req.PollTime.Millis() > 500:
 		return tagFilter{}, model.PollingTimeout, pop.PopPollingNotFound, false
 	case !b.cfg.Readable:
 		return bad(model.NoPermission)
@@ -115,12 +120,12 @@ func (b *Broker) stages(nowMs int64, req *pop.PopRequest) []stage {
 // popping is PopConsumerContext.
 type popping struct {
 	popTime         int64
+	invisible       int64
 	found           int32
 	rest            int64
 	start, msgInfos []model.OffsetInfo
 	recs            []model.PopConsumerRecord
-	msgs            []*model.Message
-	handles         []model.ReceiptHandle
+	msgs            []pop.PoppedMessage
 }
 
 // stage reads one queue for the request (spec 2.3 step 5).
@@ -223,16 +228,18 @@ func (b *Broker) collect(req *pop.PopRequest, p *popping, k qk, start int64, q *
 	for _, m := range r.msgs {
 		offs = append(offs, m.QueueOffset)
 		p.recs = append(p.recs, model.PopConsumerRecord{PopTime: p.popTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid,
-			RetryFlag: flag, InvisibleTime: req.InvisibleTime, Offset: m.QueueOffset, AttemptID: req.AttemptID})
-		shown := m
-		if flag.IsRetry() && !b.cfg.Bugs.RetryTopicReencoding {
-			c := *m
-			c.Topic = req.Topic
-			shown = &c
+			RetryFlag: flag, InvisibleTime: p.invisible, Offset: m.QueueOffset, AttemptID: req.AttemptID})
+		shown := *m.Clone()
+		shown.Body = append([]byte(nil), m.Body...)
+		if len(m.Body) == 0 {
+			shown.Body = m.Body
 		}
-		p.msgs = append(p.msgs, shown)
-		p.handles = append(p.handles, model.ReceiptHandle{CkQueueOffset: start, PopTime: p.popTime, InvisibleTime: req.InvisibleTime,
-			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1})
+		if flag.IsRetry() && !b.cfg.Bugs.RetryTopicReencoding {
+			shown.Topic = req.Topic
+		}
+		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, Deadline: clock.FromMillis(p.popTime + p.invisible),
+			Handle: model.ReceiptHandle{CkQueueOffset: start, PopTime: p.popTime, InvisibleTime: p.invisible,
+				RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}})
 	}
 	p.found += int32(len(r.msgs))
 	p.start = append(p.start, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: []int64{start}})
@@ -255,15 +262,15 @@ func (b *Broker) keep(recs []model.PopConsumerRecord) {
 
 // respond builds the response: found messages, or long polling.
 func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopResult {
-	res := pop.PopResult{PopTime: p.popTime, InvisibleTime: req.InvisibleTime, RestNum: p.rest}
+	res := pop.PopResult{PopTime: clock.FromMillis(p.popTime), InvisibleTime: clock.MillisDuration(p.invisible), RestNum: p.rest}
 	if p.found == 0 {
 		res.Status, res.Code, res.PollID = b.park(req, nowMs)
 		return res
 	}
 	b.stats.Popped += int64(p.found)
 	res.Code, res.Status = model.Success, pop.PopFound
-	res.StartOffsetInfo, res.MsgOffsetInfo = infoString(p.start), infoString(p.msgInfos)
-	res.Messages, res.Handles = p.msgs, p.handles
+	res.StartOffsetInfo, res.MsgOffsetInfo = infoBytes(p.start), infoBytes(p.msgInfos)
+	res.Messages = p.msgs
 	if res.RestNum > 0 {
 		if w, ok := b.wakeOne(pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, "", true); ok {
 			res.Woken = []pop.Wakeup{w}
@@ -272,10 +279,10 @@ func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopRe
 	return res
 }
 
-func infoString(es []model.OffsetInfo) string {
+func infoBytes(es []model.OffsetInfo) []byte {
 	var dst []byte
 	for _, e := range es {
 		dst = model.AppendOffsetInfo(dst, e)
 	}
-	return string(dst)
+	return dst
 }

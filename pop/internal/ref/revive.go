@@ -10,10 +10,11 @@ import (
 // with cursor-3000 <= vt < now-50, in key order, at most one page, are taken
 // out and revived; failures come back with backoff.
 func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
-	res := pop.ReviveResult{Lower: b.reviveCursor - 3000, Upper: now.Millis() - 50}
+	lower, upper := b.reviveCursor-3000, now.Millis()-50
+	res := pop.ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
 	var due, kept []model.PopConsumerRecord
 	for _, r := range b.store {
-		if vt := r.VisibilityTimeout(); vt >= res.Lower && vt < res.Upper {
+		if vt := r.VisibilityTimeout(); vt >= lower && vt < upper {
 			due = append(due, r)
 		}
 	}
@@ -34,7 +35,7 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 		res.Revivals = append(res.Revivals, b.backoff(now, r, rv))
 		res.Woken = append(res.Woken, woken...)
 	}
-	b.reviveCursor = res.Upper
+	b.reviveCursor = upper
 	if len(due) > 0 {
 		b.reviveCursor = due[len(due)-1].VisibilityTimeout()
 	}
@@ -54,15 +55,19 @@ func containsKey(rs []model.PopConsumerRecord, r *model.PopConsumerRecord) bool 
 // A message that is gone is skipped (success); a failed write is
 // ReviveRetried, for backoff to settle.
 func (b *Broker) revive(now clock.Time, r model.PopConsumerRecord) (pop.Revival, []pop.Wakeup) {
-	rv := pop.Revival{Record: r}
+	rv := pop.Revival{Record: r, Deadline: clock.FromMillis(r.VisibilityTimeout())}
 	k := keyOf(&r)
-	orig := b.Message(r.TopicID, r.QueueID, r.Offset)
+	var orig *model.Message
+	if q := b.queue(r.TopicID, r.QueueID); q != nil {
+		orig = q.at(r.Offset)
+	}
 	if orig == nil {
 		rv.Outcome = pop.ReviveSkipped
 		b.stats.ReviveSkipped++
 		b.settled(k, r.Offset)
 		return rv, nil
 	}
+	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
 	cp := orig.Clone()
 	cp.Topic = r.TopicID
 	if !model.IsRetryTopic(r.TopicID) {
@@ -78,7 +83,7 @@ func (b *Broker) revive(now clock.Time, r model.PopConsumerRecord) (pop.Revival,
 		rv.Outcome = pop.ReviveRetried
 		return rv, nil
 	}
-	rv.Outcome, rv.Copy = pop.Revived, cp
+	rv.Outcome, rv.Copy, rv.CopyReconsumeTimes = pop.Revived, pop.Location{Topic: cp.Topic, QueueID: cp.QueueID, Offset: cp.QueueOffset}, cp.ReconsumeTimes
 	b.stats.Revived++
 	b.settled(k, r.Offset)
 	return rv, b.arrived(cp, r.GroupID)
@@ -113,7 +118,7 @@ func (b *Broker) backoff(now clock.Time, r model.PopConsumerRecord, rv pop.Reviv
 	n.PopTime = now.Millis()
 	n.AttemptTimes++
 	b.storePut(n)
-	rv.NextVisibilityTimeout = n.VisibilityTimeout()
+	rv.NextDeadline = clock.FromMillis(n.VisibilityTimeout())
 	return rv
 }
 
