@@ -42,10 +42,13 @@ type AckMessageRequestHeader struct {
 type AckResult struct {
 	Code   model.ResponseCode
 	Remark string
-	// Deleted reports whether a record was found and removed. RocketMQ
-	// answers SUCCESS either way: a stale or duplicate handle deletes
-	// nothing and is silently accepted.
-	Deleted bool
+	// Removed is the lease whose record the ack removed, 0 when it removed
+	// none: RocketMQ answers SUCCESS either way, a stale or duplicate
+	// handle deletes nothing and is silently accepted. With the cache
+	// (enablePopBufferMerge) the delete goes by queue offset alone, so the
+	// record removed may be a different lease than the handle was issued
+	// with.
+	Removed model.LeaseID
 }
 
 // Ack serves a single ack (AckMessageProcessor with the KV appendAckNew).
@@ -74,7 +77,7 @@ func (b *Broker) ack(group, topicName string, qid int32, offset int64, h *model.
 	if h.IsOrder() {
 		return AckResult{Code: model.InvalidParameter, Remark: "orderly (FIFO) ack is not implemented by this popsim engine yet"}
 	}
-	return AckResult{Code: model.Success, Deleted: b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)}
+	return AckResult{Code: model.Success, Removed: b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)}
 }
 
 // validateAck applies the checks of spec 2.5 (inclusive max) or 2.8
@@ -119,25 +122,44 @@ func (a *BatchAck) SetBit(i int) {
 	a.Bits[i/64] |= 1 << uint(i%64)
 }
 
-// BatchAckResult is the batch-ack response.
+// BatchAckResult is the batch-ack response. The caller owns it and may
+// lend it to every call: BatchAckMessages overwrites it and reuses Offsets'
+// storage.
 type BatchAckResult struct {
 	Code    model.ResponseCode
 	Remark  string
 	Deleted int // records found and removed
 	Skipped int // offsets outside the queue's range, ignored
+	// Offsets lists every acked offset in the request's order (entries,
+	// then bits), with the lease each removed.
+	Offsets []AckedOffset
 }
 
-// BatchAckMessages serves a batch ack (request code 200151, KV path).
-func (b *Broker) BatchAckMessages(now clock.Time, acks []BatchAck) BatchAckResult {
+// AckedOffset is one offset of a batch ack.
+type AckedOffset struct {
+	Topic   string // the real topic
+	QueueID int32
+	Offset  int64
+	// Removed is the lease whose record the ack removed, 0 when none (as
+	// AckResult.Removed).
+	Removed model.LeaseID
+	// Skipped: the offset is outside the queue's range (or a FIFO entry)
+	// and was ignored.
+	Skipped bool
+}
+
+// BatchAckMessages serves a batch ack (request code 200151, KV path) into
+// res.
+func (b *Broker) BatchAckMessages(now clock.Time, acks []BatchAck, res *BatchAckResult) {
+	*res = BatchAckResult{Offsets: res.Offsets[:0]}
 	if len(acks) == 0 {
-		return BatchAckResult{Code: model.NoMessage, Remark: "body is empty"}
+		res.Code, res.Remark = model.NoMessage, "body is empty"
+		return
 	}
-	var res BatchAckResult
 	for i := range acks {
-		b.batchAckOne(&acks[i], &res)
+		b.batchAckOne(&acks[i], res)
 	}
 	res.Code = model.Success
-	return res
 }
 
 func (b *Broker) batchAckOne(a *BatchAck, res *BatchAckResult) {
@@ -157,13 +179,14 @@ func (b *Broker) batchAckOne(a *BatchAck, res *BatchAckResult) {
 }
 
 func (b *Broker) batchAckOffset(a *BatchAck, q *queue, topicName string, off int64, res *BatchAckResult) {
+	e := AckedOffset{Topic: topicName, QueueID: a.QueueID, Offset: off}
 	if off < q.min || off > q.maxOffset() || a.ReviveQueueID == model.PopOrderReviveQueue {
 		res.Skipped++
-		return
-	}
-	if b.ackRecord(a.PopTime, a.InvisibleTime, a.ConsumerGroup, topicName, a.QueueID, off) {
+		e.Skipped = true
+	} else if e.Removed = b.ackRecord(a.PopTime, a.InvisibleTime, a.ConsumerGroup, topicName, a.QueueID, off); e.Removed != 0 {
 		res.Deleted++
 	}
+	res.Offsets = append(res.Offsets, e)
 }
 
 // ChangeInvisibleTimeRequest is a renewal with its receipt handle already
@@ -204,12 +227,25 @@ type ChangeInvisibleTimeResult struct {
 	Remark        string
 	PopTime       clock.Time     // now, truncated to the millisecond: the new handle's popTime
 	InvisibleTime clock.Duration // as the broker used it (milliseconds)
-	// Deadline is when the new lease ends: PopTime + InvisibleTime.
+	// Lease is the new record's lease; Deadline is when it ends: PopTime +
+	// InvisibleTime.
+	Lease     model.LeaseID
 	Deadline  clock.Time
 	ReviveQid int32
 	Handle    model.ReceiptHandle
-	// OldDeleted reports whether the old record was found and removed.
+	// OldDeleted is RocketMQ's view: the old record was there and is gone
+	// (removed, or replaced in place by a same-deadline renewal).
 	OldDeleted bool
+	// Removed is the lease the old record's delete removed, 0 when none:
+	// from the cache by queue offset alone (so possibly not the lease the
+	// handle names), else from the store by the handle's key (with the
+	// #10276 bug on a same-deadline renewal, the new record itself: Lease).
+	Removed model.LeaseID
+	// Replaced is the lease of a record with the new record's key (same
+	// visibility timeout, group, topic, queue and offset) that existed
+	// before the call and is gone: overwritten by the write, or, on a fixed
+	// same-deadline renewal, taken out just before it.
+	Replaced model.LeaseID
 }
 
 // ChangeInvisibleTime renews a lease (KV changeInvisibilityDuration): it
@@ -247,9 +283,10 @@ func (b *Broker) change(now clock.Time, group, topicName string, qid int32, offs
 		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: fmt.Sprintf("invisibleTime %d: want >= 0", invisibleMs)}
 	}
 	nowMs := now.Millis()
-	deleted := b.changeKV(nowMs, group, topicName, qid, offset, h, invisibleMs)
+	c := b.changeKV(nowMs, group, topicName, qid, offset, h, invisibleMs)
 	nh := model.ReceiptHandle{CkQueueOffset: offset, PopTime: nowMs, InvisibleTime: invisibleMs, ReviveQueueID: h.ReviveQueueID,
 		RetryFlag: model.RetryFlagOf(topicName), BrokerName: h.BrokerName, QueueID: qid, QueueOffset: offset, CommitLogOffset: -1}
 	return ChangeInvisibleTimeResult{Code: model.Success, PopTime: clock.FromMillis(nowMs), InvisibleTime: clock.MillisDuration(invisibleMs),
-		Deadline: clock.FromMillis(nowMs + invisibleMs), ReviveQid: h.ReviveQueueID, Handle: nh, OldDeleted: deleted}
+		Lease: c.lease, Deadline: clock.FromMillis(nowMs + invisibleMs), ReviveQid: h.ReviveQueueID, Handle: nh,
+		OldDeleted: c.deleted, Removed: c.removed, Replaced: c.replaced}
 }

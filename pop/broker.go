@@ -34,6 +34,8 @@ type Broker struct {
 	names      *names
 	offsets    offsets
 	index      *index
+	// lastLease is the last lease id granted (durable: ids are never reused).
+	lastLease model.LeaseID
 	// PutFailure, when set, is asked before every store write; returning
 	// true makes that write fail (fault injection for revive and produce).
 	// It must not call the broker.
@@ -216,26 +218,33 @@ func (b *Broker) slotOf(group, topicName string, qid int32) *slot {
 
 func (b *Broker) commitOffset(k qkey, v int64) { b.offsets.at(k).setCommit(v) }
 
+// ResetOffsetResult reports what an admin reset did besides the offsets.
+type ResetOffsetResult struct {
+	// Replaced lists the leases whose records were overwritten when the
+	// queue's cached records moved to the store (a cached record with the
+	// key of a stored one replaces it).
+	Replaced []model.LeaseID
+}
+
 // ResetOffset is the admin reset (assignResetOffset): it records a pending
 // reset, overwrites the commit offset, and in KV mode clears the cache and
 // the pull offset of the queue.
-func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) error {
+func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (ResetOffsetResult, error) {
 	q := b.queue(topicName, qid)
 	if q == nil {
-		return fmt.Errorf("pop: reset offset %s/%d: no such queue", topicName, qid)
+		return ResetOffsetResult{}, fmt.Errorf("pop: reset offset %s/%d: no such queue", topicName, qid)
 	}
 	if _, ok := b.groups[group]; !ok {
-		return fmt.Errorf("pop: reset offset: group %s does not exist", group)
+		return ResetOffsetResult{}, fmt.Errorf("pop: reset offset: group %s does not exist", group)
 	}
 	if offset < 0 {
-		return fmt.Errorf("pop: reset offset %d: want >= 0", offset)
+		return ResetOffsetResult{}, fmt.Errorf("pop: reset offset %d: want >= 0", offset)
 	}
 	k := qkey{b.names.pair(group, topicName), qid}
 	s := b.offsets.at(k)
 	s.reset, s.commit, s.pull, s.win = offset, offset, 0, nil
 	s.has = s.has&^(hasPull|caughtUpMark) | hasReset | hasCommit
-	b.flushCacheQueue(k)
-	return nil
+	return ResetOffsetResult{Replaced: b.flushCacheQueue(k, nil)}, nil
 }
 
 // RestartResult lists what a restart dropped.
@@ -243,16 +252,22 @@ type RestartResult struct {
 	// DroppedPolls are suspended requests that will never be answered; their
 	// clients see a timeout.
 	DroppedPolls []Wakeup
-	// CachedLost is how many cached in-flight records vanished; their
-	// messages are re-popped from the commit offset.
+	// LostLeases are the cached in-flight records that vanished, by queue
+	// (in the order the cache first held them) then offset; their messages
+	// are re-popped from the commit offset. CachedLost is their number.
+	LostLeases []model.LeaseID
 	CachedLost int
 }
 
 // Restart simulates a broker restart: the cache, pull offsets, suspended
 // polls, the lock table, request counters and the revive cursor are lost;
-// messages, commit offsets, topics, groups and stored records survive.
+// messages, commit offsets, topics, groups, stored records and the lease
+// counter survive.
 func (b *Broker) Restart(now clock.Time) RestartResult {
 	r := RestartResult{DroppedPolls: b.polls.drain(), CachedLost: int(b.cache.size)}
+	for _, x := range b.Cached() {
+		r.LostLeases = append(r.LostLeases, x.Lease)
+	}
 	b.offsets.dropVolatile()
 	b.resetVolatile()
 	b.stats.Restarts++
@@ -261,17 +276,17 @@ func (b *Broker) Restart(now clock.Time) RestartResult {
 
 // InFlight returns every stored in-flight record in store-key order (the
 // cache is separate: see Cached).
-func (b *Broker) InFlight() []model.PopConsumerRecord { return b.index.all() }
+func (b *Broker) InFlight() []LeasedRecord { return b.index.all() }
 
 // InFlightCount is the number of records in the store plus the cache.
 func (b *Broker) InFlightCount() int { return b.index.len() + int(b.cache.size) }
 
 // Cached returns every cached record, by queue (in creation order) then offset.
-func (b *Broker) Cached() []model.PopConsumerRecord {
-	var out []model.PopConsumerRecord
+func (b *Broker) Cached() []LeasedRecord {
+	var out []LeasedRecord
 	for _, cq := range b.cache.queues {
 		cq.recs.Scan(func(_ int64, r rec) bool {
-			out = append(out, b.index.record(&r))
+			out = append(out, LeasedRecord{Lease: r.lease, Record: b.index.record(&r)})
 			return true
 		})
 	}

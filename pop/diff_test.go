@@ -39,7 +39,7 @@ type broker interface {
 	Pop(clock.Time, *pop.PopRequest, *pop.PopResult)
 	Ack(clock.Time, *pop.AckRequest) pop.AckResult
 	AckHeader(clock.Time, *pop.AckMessageRequestHeader) pop.AckResult
-	BatchAckMessages(clock.Time, []pop.BatchAck) pop.BatchAckResult
+	BatchAckMessages(clock.Time, []pop.BatchAck, *pop.BatchAckResult)
 	ChangeInvisibleTime(clock.Time, *pop.ChangeInvisibleTimeRequest) pop.ChangeInvisibleTimeResult
 	ChangeInvisibleTimeHeader(clock.Time, *pop.ChangeInvisibleTimeRequestHeader) pop.ChangeInvisibleTimeResult
 	Revive(clock.Time) pop.ReviveResult
@@ -47,7 +47,7 @@ type broker interface {
 	PollTick(clock.Time) []pop.Wakeup
 	Restart(clock.Time) pop.RestartResult
 	Truncate(string, int32, int64) (int, error)
-	ResetOffset(string, string, int32, int64) error
+	ResetOffset(string, string, int32, int64) (pop.ResetOffsetResult, error)
 	Disconnect(string) int
 
 	Topics() []string
@@ -57,9 +57,9 @@ type broker interface {
 	Message(string, int32, int64) (model.Message, bool)
 	CommitOffset(string, string, int32) int64
 	PullOffset(string, string, int32) int64
-	InFlight() []model.PopConsumerRecord
+	InFlight() []pop.LeasedRecord
 	InFlightCount() int
-	Cached() []model.PopConsumerRecord
+	Cached() []pop.LeasedRecord
 	SuspendedPolls() int
 	NextPollExpiry() (clock.Time, bool)
 	Stats() pop.Stats
@@ -159,7 +159,8 @@ type harness struct {
 	ops     []string
 	// popRes is the result buffer the engine's pops reuse, as a caller
 	// lending its result does; the reference gets a fresh one every time.
-	popRes pop.PopResult
+	popRes   pop.PopResult
+	batchRes pop.BatchAckResult
 }
 
 func newHarness(cfg pop.Config) (*harness, error) {
@@ -300,7 +301,15 @@ func (h *harness) apply(o op) error {
 		})
 		return err
 	case "batchAck":
-		_, err := h.both("batchAck", func(b broker) any { return b.BatchAckMessages(h.now, o.batch) })
+		_, err := h.both("batchAck", func(b broker) any {
+			var res pop.BatchAckResult
+			dst := &res
+			if b == broker(h.eng) {
+				dst = &h.batchRes // the engine's result buffer is reused
+			}
+			b.BatchAckMessages(h.now, o.batch, dst)
+			return *dst
+		})
 		return err
 	case "change":
 		got, err := h.both("change", func(b broker) any {
@@ -335,7 +344,10 @@ func (h *harness) apply(o op) error {
 		_, err := h.both("truncate", func(b broker) any { n, err := b.Truncate(o.topic, o.qid, o.offset); return [2]any{n, err == nil} })
 		return err
 	case "reset":
-		_, err := h.both("reset", func(b broker) any { return b.ResetOffset(o.group, o.topic, o.qid, o.offset) == nil })
+		_, err := h.both("reset", func(b broker) any {
+			r, err := b.ResetOffset(o.group, o.topic, o.qid, o.offset)
+			return [2]any{r, err == nil}
+		})
 		return err
 	case "failure":
 		h.fail = o.fail
@@ -391,8 +403,8 @@ type state struct {
 	Topics        []string
 	Groups        []string
 	Queues        []queueState
-	InFlight      []model.PopConsumerRecord
-	Cached        []model.PopConsumerRecord
+	InFlight      []pop.LeasedRecord
+	Cached        []pop.LeasedRecord
 	InFlightCount int
 	Polls         int
 	NextPoll      clock.Time

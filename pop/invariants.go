@@ -1,6 +1,10 @@
 package pop
 
-import "fmt"
+import (
+	"fmt"
+	"popsim/model"
+	"slices"
+)
 
 // CheckInvariants verifies cheap structural facts of the engine's state and
 // returns the first violation, or nil. It is for tests and the simulator's
@@ -14,6 +18,8 @@ import "fmt"
 //     map agree, every record sits under its own queue key and offset;
 //   - bookkeeping: in-flight records never outnumber the records ever
 //     created (pops, renewals, revive retries), nor ack misses the acks;
+//   - leases: every in-flight record (store and cache) has a lease in
+//     1..the last one granted, and no two share one;
 //   - offsets: commit offsets are non-negative offsets of existing queues;
 //     pull offsets lie within [0, maxOffset]. A commit offset has no upper
 //     bound: an admin reset may point past the end, and it stays there when
@@ -28,7 +34,7 @@ import "fmt"
 //     (expired, id) and holds only its own key, and each request in it is
 //     the one the tree holds.
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkOffsets, b.checkWindows, b.checkPolls} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkWindows, b.checkPolls} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -122,6 +128,26 @@ func (b *Broker) checkBookkeeping() error {
 	}
 	if s.AckMisses > s.Acked {
 		return fmt.Errorf("pop: invariant: %d ack misses out of %d acks", s.AckMisses, s.Acked)
+	}
+	return nil
+}
+
+func (b *Broker) checkLeases() error {
+	var ls []model.LeaseID
+	for _, r := range b.InFlight() {
+		ls = append(ls, r.Lease)
+	}
+	for _, r := range b.Cached() {
+		ls = append(ls, r.Lease)
+	}
+	slices.Sort(ls)
+	for i, l := range ls {
+		if l == 0 || l > b.lastLease {
+			return fmt.Errorf("pop: invariant: in-flight lease %d outside 1..%d (the last granted)", l, b.lastLease)
+		}
+		if i > 0 && ls[i-1] == l {
+			return fmt.Errorf("pop: invariant: two in-flight records hold lease %d", l)
+		}
 	}
 	return nil
 }

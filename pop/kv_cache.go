@@ -24,7 +24,9 @@ type cacheQueue struct {
 
 func newCache() *cache { return &cache{byKey: map[qkey]*cacheQueue{}} }
 
-func (c *cache) add(r rec) {
+// add caches r; a record at the same queue and offset is replaced, and add
+// returns its lease (0 when none).
+func (c *cache) add(r rec) model.LeaseID {
 	k := qkey{r.pair, r.qid}
 	cq := c.byKey[k]
 	if cq == nil {
@@ -32,22 +34,27 @@ func (c *cache) add(r rec) {
 		c.byKey[k] = cq
 		c.queues = append(c.queues, cq)
 	}
-	if _, replaced := cq.recs.Set(r.offset, r); !replaced {
+	prev, replaced := cq.recs.Set(r.offset, r)
+	if !replaced {
 		c.size++
+		return 0
 	}
+	return prev.lease
 }
 
-// removeOffset deletes by queue offset only, ignoring popTime, as upstream.
-func (c *cache) removeOffset(k qkey, offset int64) bool {
+// removeOffset deletes by queue offset only, ignoring popTime, as upstream,
+// and returns the lease of the record it removed (0 when none): not
+// necessarily the one the caller's handle names.
+func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
 	cq := c.byKey[k]
 	if cq == nil {
-		return false
+		return 0
 	}
-	if _, ok := cq.recs.Delete(offset); ok {
+	if r, ok := cq.recs.Delete(offset); ok {
 		c.size--
-		return true
+		return r.lease
 	}
-	return false
+	return 0
 }
 
 func (c *cache) count(k qkey) int {
@@ -87,11 +94,15 @@ func (c *cache) take(k qkey) []rec {
 
 func (c *cache) full(limit int64) bool { return c.size > limit }
 
-// flushCacheQueue writes a queue's cached records to the store (clearCache).
-func (b *Broker) flushCacheQueue(k qkey) {
+// flushCacheQueue writes a queue's cached records to the store (clearCache)
+// and appends to replaced the leases of stored records they overwrote.
+func (b *Broker) flushCacheQueue(k qkey, replaced []model.LeaseID) []model.LeaseID {
 	for _, r := range b.cache.take(k) {
-		b.index.put(r)
+		if l := b.index.put(r); l != 0 {
+			replaced = append(replaced, l)
+		}
 	}
+	return replaced
 }
 
 // CacheResult reports one cleanupRecords pass.
@@ -100,6 +111,9 @@ type CacheResult struct {
 	Offline int       // queues flushed whole because their consumer went offline
 	Revives []Revival // records revived straight from the cache
 	Woken   []Wakeup  // pollers woken by retry messages
+	// Replaced lists the leases of stored records that flushed records
+	// overwrote (same key).
+	Replaced []model.LeaseID
 }
 
 // CleanupCache is PopConsumerCache.cleanupRecords, run every
@@ -115,7 +129,7 @@ func (b *Broker) CleanupCache(now clock.Time) CacheResult {
 		if b.lockTimedOut(p.group, model.ParseNormalTopic(p.topic, p.group), nowMs) {
 			res.Flushed += cq.recs.Len()
 			res.Offline++
-			b.flushCacheQueue(cq.key)
+			res.Replaced = b.flushCacheQueue(cq.key, res.Replaced)
 			continue
 		}
 		b.cleanupQueue(now, cq, &res)
@@ -137,7 +151,9 @@ func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) 
 		cq.recs.Delete(r.offset)
 		b.cache.size--
 		if r.vt > nowMs {
-			b.index.put(r)
+			if l := b.index.put(r); l != 0 {
+				res.Replaced = append(res.Replaced, l)
+			}
 			res.Flushed++
 			continue
 		}

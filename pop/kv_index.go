@@ -15,9 +15,11 @@ type recKey struct {
 }
 
 // rec is one in-flight record: its key plus the fields of PopConsumerRecord
-// that are not in the key (popTime is vt - invisible).
+// that are not in the key (popTime is vt - invisible), and the lease the
+// broker granted with it, which stays with the record wherever it lives.
 type rec struct {
 	recKey
+	lease        model.LeaseID
 	invisible    int64
 	attemptTimes int32
 	retry        model.RetryType
@@ -58,6 +60,7 @@ func (it item) key() recKey {
 
 // recExtra is a record's fields outside the key.
 type recExtra struct {
+	lease        model.LeaseID
 	invisible    int64
 	attemptTimes int32
 	retry        model.RetryType
@@ -75,7 +78,7 @@ type recTree struct {
 // hold stores r's other fields in a slot and returns r's item.
 func (t *recTree) hold(r *rec) item {
 	it := keyItem(r.recKey)
-	x := recExtra{invisible: r.invisible, attemptTimes: r.attemptTimes, retry: r.retry, attemptID: r.attemptID}
+	x := recExtra{lease: r.lease, invisible: r.invisible, attemptTimes: r.attemptTimes, retry: r.retry, attemptID: r.attemptID}
 	if n := len(t.free); n > 0 {
 		it.slot = t.free[n-1]
 		t.free = t.free[:n-1]
@@ -90,13 +93,15 @@ func (t *recTree) hold(r *rec) item {
 // rec rebuilds the record of an item.
 func (t *recTree) rec(it item) rec {
 	x := &t.extra[it.slot]
-	return rec{recKey: it.key(), invisible: x.invisible, attemptTimes: x.attemptTimes, retry: x.retry, attemptID: x.attemptID}
+	return rec{recKey: it.key(), lease: x.lease, invisible: x.invisible, attemptTimes: x.attemptTimes, retry: x.retry, attemptID: x.attemptID}
 }
 
-// release frees an item's slot.
-func (t *recTree) release(it item) {
+// release frees an item's slot and returns the lease it held.
+func (t *recTree) release(it item) model.LeaseID {
+	l := t.extra[it.slot].lease
 	t.extra[it.slot] = recExtra{}
 	t.free = append(t.free, it.slot)
+	return l
 }
 
 // Scan calls iter with every record in key order while it returns true.
@@ -132,23 +137,25 @@ func (ix *index) itemLess(a, b item) bool {
 	return uint64(a.offset) < uint64(b.offset)
 }
 
-// put writes a record (a write to an existing key replaces it, as RocksDB does).
-func (ix *index) put(r rec) { ix.putRef(&r) }
+// put writes a record. A write to an existing key replaces it, as RocksDB
+// does: put returns the lease of the record it overwrote, 0 when none.
+func (ix *index) put(r rec) model.LeaseID { return ix.putRef(&r) }
 
 // putRef is put without copying the record.
-func (ix *index) putRef(r *rec) {
+func (ix *index) putRef(r *rec) model.LeaseID {
 	if prev, replaced := ix.tree.bt.SetHint(ix.tree.hold(r), &ix.popHint); replaced {
-		ix.tree.release(prev)
+		return ix.tree.release(prev)
 	}
+	return 0
 }
 
-// delete removes the exact key and reports whether it was there.
-func (ix *index) delete(k recKey) bool {
-	it, ok := ix.tree.bt.DeleteHint(keyItem(k), &ix.ackHint)
-	if ok {
-		ix.tree.release(it)
+// delete removes the exact key and returns the lease of the record it
+// removed, 0 when the key was not there.
+func (ix *index) delete(k recKey) model.LeaseID {
+	if it, ok := ix.tree.bt.DeleteHint(keyItem(k), &ix.ackHint); ok {
+		return ix.tree.release(it)
 	}
-	return ok
+	return 0
 }
 
 func (ix *index) len() int { return ix.tree.Len() }
@@ -201,10 +208,10 @@ func (ix *index) record(r *rec) model.PopConsumerRecord {
 }
 
 // all returns every record in key order.
-func (ix *index) all() []model.PopConsumerRecord {
-	out := make([]model.PopConsumerRecord, 0, ix.tree.Len())
+func (ix *index) all() []LeasedRecord {
+	out := make([]LeasedRecord, 0, ix.tree.Len())
 	ix.tree.Scan(func(r rec) bool {
-		out = append(out, ix.record(&r))
+		out = append(out, LeasedRecord{Lease: r.lease, Record: ix.record(&r)})
 		return true
 	})
 	return out

@@ -26,7 +26,7 @@ func (b *Broker) popKV(nowMs int64, t *topic, f filter, ctx *popContext) {
 		}
 	}
 	if len(ctx.records) > 0 {
-		b.storeRecords(ctx.records)
+		b.storeRecords(ctx)
 	}
 }
 
@@ -106,15 +106,19 @@ func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pa
 
 // storeRecords writes a pop's records to the cache when it is on and not
 // full, else to the store.
-func (b *Broker) storeRecords(recs []rec) {
-	if b.cfg.EnablePopBufferMerge && !b.cache.full(b.cfg.PopCkMaxBufferSize) {
-		for _, r := range recs {
-			b.cache.add(r)
-		}
-		return
-	}
+func (b *Broker) storeRecords(ctx *popContext) {
+	recs, res := ctx.records, ctx.res
+	toCache := b.cfg.EnablePopBufferMerge && !b.cache.full(b.cfg.PopCkMaxBufferSize)
 	for i := range recs {
-		b.index.putRef(&recs[i])
+		var l model.LeaseID
+		if toCache {
+			l = b.cache.add(recs[i])
+		} else {
+			l = b.index.putRef(&recs[i])
+		}
+		if l != 0 {
+			res.Replaced = append(res.Replaced, l)
+		}
 	}
 }
 
@@ -140,7 +144,7 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 		return
 	}
 	s.has &^= caughtUpMark
-	offset := b.getPopOffset(k, s, q, stageTopic, req.InitMode)
+	offset := b.getPopOffset(ctx, k, s, q, stageTopic)
 	r := q.get(offset, remain, f, b.scratch.msgs)
 	if r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull {
 		s.setCommit(r.nextBegin)
@@ -250,11 +254,13 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 	offs := b.scratch.offs[:0]
 	for _, m := range r.msgs {
 		offs = append(offs, m.QueueOffset)
+		lease := b.newLease()
 		ctx.records = append(ctx.records, rec{
-			recKey:    recKey{vt: vt, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
-			invisible: ctx.invisible, retry: flag, attemptID: req.AttemptID,
+			recKey: recKey{vt: vt, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
+			lease:  lease, invisible: ctx.invisible, retry: flag, attemptID: req.AttemptID,
 		})
 		p := res.addMessage(m, shown)
+		p.Lease = lease
 		p.Handle = model.ReceiptHandle{
 			CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: ctx.invisible,
 			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1,
@@ -281,14 +287,14 @@ func (b *Broker) presentedTopic(stageTopic, reqTopic string, flag model.RetryTyp
 }
 
 // getPopOffset is the KV getPopOffset for non-FIFO requests (spec 2.4).
-func (b *Broker) getPopOffset(k qkey, s *slot, q *queue, stageTopic string, initMode int32) int64 {
+func (b *Broker) getPopOffset(ctx *popContext, k qkey, s *slot, q *queue, stageTopic string) int64 {
 	o := s.queryPullOffset(b.cfg.UseServerSideResetOffset)
 	if o < 0 {
-		o = b.initOffset(q, stageTopic, initMode)
+		o = b.initOffset(q, stageTopic, ctx.req.InitMode)
 		s.setCommit(o)
 	}
 	if v, ok := s.takeReset(); ok {
-		b.flushCacheQueue(k)
+		ctx.res.Replaced = b.flushCacheQueue(k, ctx.res.Replaced)
 		s.win = nil
 		s.setCommit(v)
 		return v

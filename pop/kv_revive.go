@@ -39,7 +39,7 @@ func (b *Broker) Revive(now clock.Time) ReviveResult {
 
 // reviveRecord reads the record's message and writes its retry copy.
 func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
-	rv := Revival{Record: b.index.record(&r), Deadline: clock.FromMillis(r.vt)}
+	rv := Revival{Lease: r.lease, Record: b.index.record(&r), Deadline: clock.FromMillis(r.vt)}
 	p := b.names.pairs[r.pair]
 	var orig *model.Message
 	if q := b.queue(p.topic, r.qid); q != nil {
@@ -82,8 +82,9 @@ func (b *Broker) settleFailure(now clock.Time, r rec, rv Revival) Revival {
 	n.invisible = r.invisible + 1000*ReviveIntervalsSeconds[i]
 	n.vt = now.Millis() + n.invisible
 	n.attemptTimes++
-	b.index.put(n)
-	rv.NextDeadline = clock.FromMillis(n.vt)
+	n.lease = b.newLease()
+	rv.Replaced = b.index.put(n)
+	rv.NewLease, rv.NextDeadline = n.lease, clock.FromMillis(n.vt)
 	return rv
 }
 

@@ -60,8 +60,10 @@ type PoppedMessage struct {
 	Message model.Message
 	// Handle is the receipt handle (POP_CK) the client builds for it.
 	Handle model.ReceiptHandle
-	// Deadline is when the lease ends unless renewed: popTime +
-	// invisibleTime, the record's visibility timeout.
+	// Lease is the lease the pop granted (its in-flight record's); Deadline
+	// is when it ends unless renewed: popTime + invisibleTime, the record's
+	// visibility timeout.
+	Lease    model.LeaseID
 	Deadline clock.Time
 }
 
@@ -95,13 +97,18 @@ type PopResult struct {
 	// Woken: with messages left over (restNum > 0) a found pop wakes one
 	// other request suspended on the same key.
 	Woken []Wakeup
+	// Replaced lists leases whose records this pop's writes overwrote: a new
+	// record with the key of an existing one (same visibility timeout,
+	// group, topic, queue and offset), or a pending admin reset moving
+	// cached records onto stored ones.
+	Replaced []model.LeaseID
 }
 
 // reset clears r for a new pop, keeping the slices' storage.
 func (r *PopResult) reset() {
 	*r = PopResult{
 		StartOffsetInfo: r.StartOffsetInfo[:0], MsgOffsetInfo: r.MsgOffsetInfo[:0], OrderCountInfo: r.OrderCountInfo[:0],
-		Messages: r.Messages[:0], Woken: r.Woken[:0],
+		Messages: r.Messages[:0], Woken: r.Woken[:0], Replaced: r.Replaced[:0],
 	}
 }
 

@@ -31,8 +31,9 @@ type Location struct {
 
 // Revival is the fate of one expired lease.
 type Revival struct {
-	// Record is the expired in-flight record, in RocketMQ's form
-	// (milliseconds, as stored).
+	// Lease is the expired lease; Record is its in-flight record, in
+	// RocketMQ's form (milliseconds, as stored).
+	Lease  model.LeaseID
 	Record model.PopConsumerRecord
 	// Deadline is when the lease expired: the record's visibility timeout.
 	Deadline clock.Time
@@ -46,8 +47,12 @@ type Revival struct {
 	// reconsumeTimes (Revived only).
 	Copy               Location
 	CopyReconsumeTimes int32
-	// NextDeadline is the re-inserted record's deadline (ReviveRetried only).
+	// NewLease is the re-inserted record's lease and NextDeadline its
+	// deadline (ReviveRetried only); Replaced is a stored record with the
+	// same key that the re-insert overwrote.
+	NewLease     model.LeaseID
 	NextDeadline clock.Time
+	Replaced     model.LeaseID
 	woken        []Wakeup
 }
 

@@ -422,7 +422,11 @@ func cmdResetOffset(e *scriptEnv, a *cmdArgs) error {
 	if err := a.done(); err != nil {
 		return err
 	}
-	e.printOK(e.b.ResetOffset(g, tp, qid, off))
+	r, err := e.b.ResetOffset(g, tp, qid, off)
+	if err == nil && len(r.Replaced) > 0 {
+		e.printf("replaced=%v", r.Replaced)
+	}
+	e.printOK(err)
 	return nil
 }
 
@@ -510,10 +514,13 @@ func (e *scriptEnv) printPop(req *PopRequest, res *PopResult, indent string) {
 		e.printf("%scode=%v status=FOUND popTime=%d restNum=%d start=%q msgs=%q", indent, res.Code, res.PopTime.Millis(), res.RestNum, res.StartOffsetInfo, res.MsgOffsetInfo)
 		for i := range res.Messages {
 			m, h := &res.Messages[i].Message, res.Messages[i].Handle
-			e.printf("%s  %s handle=%q", indent, fmtMsg(m), h.String())
+			e.printf("%s  %s lease=%d handle=%q", indent, fmtMsg(m), res.Messages[i].Lease, h.String())
 			e.handles[req.ConsumerGroup+"/"+m.UniqKey] = heldHandle{topic: m.Topic, h: h}
 		}
 		e.lastPop = res.PopTime.Millis()
+		if len(res.Replaced) > 0 {
+			e.printf("%s  replaced=%v", indent, res.Replaced)
+		}
 	default:
 		e.printf("%scode=%v status=%v restNum=%d remark=%q", indent, res.Code, res.Status, res.RestNum, res.Remark)
 	}
@@ -609,7 +616,11 @@ func (e *scriptEnv) printAck(r AckResult) {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
-	e.printf("code=%v deleted=%v", r.Code, r.Deleted)
+	if r.Removed == 0 {
+		e.printf("code=%v deleted=false", r.Code)
+		return
+	}
+	e.printf("code=%v deleted=true lease=%d", r.Code, r.Removed)
 }
 
 // cmdBatchAck groups the held handles as a client does: one BatchAck per
@@ -629,7 +640,9 @@ func cmdBatchAck(e *scriptEnv, a *cmdArgs) error {
 		}
 		acks = addToBatch(acks, g, hh)
 	}
-	e.printBatch(e.b.BatchAckMessages(e.now, acks))
+	var res BatchAckResult
+	e.b.BatchAckMessages(e.now, acks, &res)
+	e.printBatch(&res)
 	return nil
 }
 
@@ -664,7 +677,9 @@ func cmdBatchAckRaw(e *scriptEnv, a *cmdArgs) error {
 		}
 		acks = append(acks, x)
 	}
-	e.printBatch(e.b.BatchAckMessages(e.now, acks))
+	var res BatchAckResult
+	e.b.BatchAckMessages(e.now, acks, &res)
+	e.printBatch(&res)
 	return nil
 }
 
@@ -694,12 +709,25 @@ func parseBatchEntry(x BatchAck, ent string) (BatchAck, error) {
 	return x, nil
 }
 
-func (e *scriptEnv) printBatch(r BatchAckResult) {
+func (e *scriptEnv) printBatch(r *BatchAckResult) {
 	if r.Code != model.Success {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
-	e.printf("code=%v deleted=%d skipped=%d", r.Code, r.Deleted, r.Skipped)
+	var ls []string
+	for _, o := range r.Offsets {
+		switch {
+		case o.Skipped:
+			ls = append(ls, fmt.Sprintf("%d:skipped", o.Offset))
+		case o.Removed != 0:
+			ls = append(ls, fmt.Sprintf("%d:%d", o.Offset, o.Removed))
+		}
+	}
+	s := fmt.Sprintf("code=%v deleted=%d skipped=%d", r.Code, r.Deleted, r.Skipped)
+	if len(ls) > 0 {
+		s += " leases=[" + strings.Join(ls, " ") + "]"
+	}
+	e.printf("%s", s)
 }
 
 func cmdChange(e *scriptEnv, a *cmdArgs) error {
@@ -744,7 +772,14 @@ func (e *scriptEnv) printChange(r ChangeInvisibleTimeResult) {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
-	e.printf("code=%v popTime=%d invisibleTime=%d oldDeleted=%v handle=%q", r.Code, r.PopTime.Millis(), r.InvisibleTime.Millis(), r.OldDeleted, r.Handle.String())
+	s := fmt.Sprintf("code=%v popTime=%d invisibleTime=%d oldDeleted=%v lease=%d", r.Code, r.PopTime.Millis(), r.InvisibleTime.Millis(), r.OldDeleted, r.Lease)
+	if r.Removed != 0 {
+		s += fmt.Sprintf(" removed=%d", r.Removed)
+	}
+	if r.Replaced != 0 {
+		s += fmt.Sprintf(" replaced=%d", r.Replaced)
+	}
+	e.printf("%s handle=%q", s, r.Handle.String())
 }
 
 func cmdRevive(e *scriptEnv, a *cmdArgs) error {
@@ -759,14 +794,17 @@ func cmdRevive(e *scriptEnv, a *cmdArgs) error {
 
 func (e *scriptEnv) printRevivals(rs []Revival) {
 	for _, rv := range rs {
-		s := fmt.Sprintf("%s %s", rv.Outcome, rv.Record.String())
+		s := fmt.Sprintf("%s lease=%d %s", rv.Outcome, rv.Lease, rv.Record.String())
 		switch rv.Outcome {
 		case Revived:
 			s += fmt.Sprintf(" -> %s/%d@%d reconsume=%d", rv.Copy.Topic, rv.Copy.QueueID, rv.Copy.Offset, rv.CopyReconsumeTimes)
 		case ReviveSkipped:
 			s += " (message gone)"
 		case ReviveRetried:
-			s += fmt.Sprintf(" next-vt=%d", rv.NextDeadline.Millis())
+			s += fmt.Sprintf(" next-vt=%d lease=%d", rv.NextDeadline.Millis(), rv.NewLease)
+			if rv.Replaced != 0 {
+				s += fmt.Sprintf(" replaced=%d", rv.Replaced)
+			}
 		case ReviveDropped:
 			s += " (message may be lost)"
 		}
@@ -779,7 +817,11 @@ func cmdCleanupCache(e *scriptEnv, a *cmdArgs) error {
 		return err
 	}
 	r := e.b.CleanupCache(e.now)
-	e.printf("flushed=%d offline=%d revives=%d", r.Flushed, r.Offline, len(r.Revives))
+	s := fmt.Sprintf("flushed=%d offline=%d revives=%d", r.Flushed, r.Offline, len(r.Revives))
+	if len(r.Replaced) > 0 {
+		s += fmt.Sprintf(" replaced=%v", r.Replaced)
+	}
+	e.printf("%s", s)
 	e.printRevivals(r.Revives)
 	return e.wake(r.Woken)
 }
@@ -816,7 +858,7 @@ func cmdRestart(e *scriptEnv, a *cmdArgs) error {
 	for i, w := range r.DroppedPolls {
 		ids[i] = strconv.FormatUint(w.ID, 10)
 	}
-	e.printf("droppedPolls=[%s] cachedLost=%d", strings.Join(ids, " "), r.CachedLost)
+	e.printf("droppedPolls=[%s] cachedLost=%d lostLeases=%v", strings.Join(ids, " "), r.CachedLost, r.LostLeases)
 	return nil
 }
 
@@ -835,10 +877,10 @@ func cmdInflight(e *scriptEnv, a *cmdArgs) error {
 	}
 	store, cached := e.b.InFlight(), e.b.Cached()
 	for i := range store {
-		e.printf("store %s", store[i].String())
+		e.printf("store lease=%d %s", store[i].Lease, store[i].Record.String())
 	}
 	for i := range cached {
-		e.printf("cache %s", cached[i].String())
+		e.printf("cache lease=%d %s", cached[i].Lease, cached[i].Record.String())
 	}
 	if len(store)+len(cached) == 0 {
 		e.printf("none")

@@ -85,11 +85,11 @@ func (s *sim) brokerAck(cl *call) {
 	h := cl.h
 	r := s.b.AckHeader(s.q.now(), &pop.AckMessageRequestHeader{ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle})
 	n := int64(0)
-	if r.Deleted {
+	if r.Removed != 0 {
 		n = 1
 	}
 	s.emit(model.Event{Kind: model.EvAckAccepted, Client: cl.c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: cl.handle, Code: r.Code, N: n})
-	if r.Deleted {
+	if r.Removed != 0 {
 		s.led.acked(h.key, h.deliveredAt, s.q.now())
 	}
 	if s.lost(callAck, true) {

@@ -98,7 +98,7 @@ func (s *sim) proxyDLQ(c *consumer, m *model.Message, h model.ReceiptHandle) {
 	s.emit(model.Event{Kind: model.EvAckSent, Client: c.idx, Msg: m.UniqKey, Topic: topic, Queue: h.QueueID, Offset: h.QueueOffset, Handle: hstr, Detail: "proxy"})
 	a := s.b.Ack(s.q.now(), &pop.AckRequest{ConsumerGroup: c.g.name, Topic: topic, QueueID: h.QueueID, Offset: h.QueueOffset, Handle: h})
 	n := int64(0)
-	if a.Deleted {
+	if a.Removed != 0 {
 		n = 1
 	}
 	s.emit(model.Event{Kind: model.EvAckAccepted, Client: c.idx, Msg: m.UniqKey, Topic: topic, Queue: h.QueueID, Offset: h.QueueOffset, Handle: hstr, Code: a.Code, N: n, Detail: "proxy"})

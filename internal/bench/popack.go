@@ -77,8 +77,8 @@ func (f *fixture) ackBatch(res *pop.PopResult) error {
 	for i := range res.Messages {
 		p := &res.Messages[i]
 		ack := pop.NewAckRequest(Group, p.Message.Topic, &p.Handle)
-		if r := f.b.Ack(f.now, &ack); r.Code != model.Success || !r.Deleted {
-			return fmt.Errorf("bench: ack %v: %v %s deleted=%v", &p.Handle, r.Code, r.Remark, r.Deleted)
+		if r := f.b.Ack(f.now, &ack); r.Code != model.Success || r.Removed == 0 {
+			return fmt.Errorf("bench: ack %v: %v %s removed=%d", &p.Handle, r.Code, r.Remark, r.Removed)
 		}
 	}
 	return nil

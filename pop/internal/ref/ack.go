@@ -47,27 +47,38 @@ func (b *Broker) ack(req *pop.AckRequest, h model.ReceiptHandle) pop.AckResult {
 	if h.IsOrder() {
 		return pop.AckResult{Code: model.InvalidParameter} // FIFO is not built
 	}
-	return pop.AckResult{Code: model.Success, Deleted: b.ackOne(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
+	return pop.AckResult{Code: model.Success, Removed: b.ackOne(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
 }
 
 // ackOne is PopConsumerService.ackAsync: the record goes from the cache by
 // offset alone, else from the store by its exact key. Only an ack that
 // deleted a record settles the offset for the commit offset: a stale handle
 // leaves the renewed record owed.
-func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32, offset int64) bool {
+func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32, offset int64) model.LeaseID {
 	b.stats.Acked++
 	k := qk{group, name, qid}
 	key := model.PopConsumerRecord{PopTime: popTime, InvisibleTime: invisible, GroupID: group, TopicID: name, QueueID: qid, Offset: offset}
-	if b.cfg.EnablePopBufferMerge && b.cacheRemove(k, offset) || b.storeDelete(key) {
+	var l model.LeaseID
+	if b.cfg.EnablePopBufferMerge {
+		l = b.cacheRemove(k, offset)
+	}
+	if l == 0 {
+		l = b.storeDelete(key)
+	}
+	if l != 0 {
 		b.settled(k, offset)
-		return true
+		return l
 	}
 	b.stats.AckMisses++
-	return false
+	return 0
 }
 
 // BatchAckMessages serves a batch ack (spec 2.6, KV).
-func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck) pop.BatchAckResult {
+func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck, out *pop.BatchAckResult) {
+	*out = b.batchAck(acks)
+}
+
+func (b *Broker) batchAck(acks []pop.BatchAck) pop.BatchAckResult {
 	if len(acks) == 0 {
 		return pop.BatchAckResult{Code: model.NoMessage}
 	}
@@ -83,11 +94,14 @@ func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck) pop.Batch
 				continue
 			}
 			o := a.StartOffset + int64(i)
+			e := pop.AckedOffset{Topic: name, QueueID: a.QueueID, Offset: o}
 			if o < q.min || o > q.max() || a.ReviveQueueID == model.PopOrderReviveQueue {
 				res.Skipped++
-			} else if b.ackOne(a.PopTime, a.InvisibleTime, a.ConsumerGroup, name, a.QueueID, o) {
+				e.Skipped = true
+			} else if e.Removed = b.ackOne(a.PopTime, a.InvisibleTime, a.ConsumerGroup, name, a.QueueID, o); e.Removed != 0 {
 				res.Deleted++
 			}
+			res.Offsets = append(res.Offsets, e)
 		}
 	}
 	return res
@@ -127,17 +141,25 @@ func (b *Broker) change(now clock.Time, req *pop.ChangeInvisibleTimeRequest, h m
 	nu := model.PopConsumerRecord{PopTime: nowMs, InvisibleTime: invisible, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
 	old := model.PopConsumerRecord{PopTime: h.PopTime, InvisibleTime: h.InvisibleTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
 	same := sameKey(&nu, &old) && !b.cfg.Bugs.SameDeadlineChangeInvisible
-	deleted := same && b.storeDelete(old) // the write below replaces it in place
-	b.storePut(nu)
-	b.stats.Changed++
-	switch {
-	case b.cfg.EnablePopBufferMerge && b.cacheRemove(k, req.Offset):
-		deleted = true
-	case !same:
-		deleted = b.storeDelete(old)
+	var replaced, removed model.LeaseID
+	if same {
+		replaced = b.storeDelete(old) // the write below replaces it in place
 	}
+	n := b.grant(nu)
+	if l := b.storePut(n); l != 0 {
+		replaced = l // with the #10276 bug: the old record
+	}
+	b.stats.Changed++
+	if b.cfg.EnablePopBufferMerge {
+		removed = b.cacheRemove(k, req.Offset)
+	}
+	if removed == 0 && !same {
+		removed = b.storeDelete(old) // with the #10276 bug: the new record
+	}
+	deleted := same && replaced != 0 || removed != 0
 	return pop.ChangeInvisibleTimeResult{Code: model.Success, PopTime: clock.FromMillis(nowMs), InvisibleTime: clock.MillisDuration(invisible),
-		Deadline: clock.FromMillis(nowMs + invisible), ReviveQid: h.ReviveQueueID, OldDeleted: deleted,
+		Lease: n.Lease, Deadline: clock.FromMillis(nowMs + invisible), ReviveQid: h.ReviveQueueID,
+		OldDeleted: deleted, Removed: removed, Replaced: replaced,
 		Handle: model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: invisible, ReviveQueueID: h.ReviveQueueID,
 			RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName, QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}}
 }

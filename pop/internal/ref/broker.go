@@ -46,7 +46,8 @@ type Broker struct {
 	groups map[string]pop.GroupConfig
 
 	commit, pull, reset map[qk]int64
-	store               []model.PopConsumerRecord // in-flight records, any order
+	store               []pop.LeasedRecord // in-flight records, any order
+	lastLease           model.LeaseID      // the last lease granted (durable)
 
 	// PutFailure, when set, is asked before every store write, as
 	// pop.Broker.PutFailure.
@@ -57,7 +58,7 @@ type Broker struct {
 	requests     map[pk]int64
 	locks        map[pk]int64
 	reviveCursor int64
-	cache        []model.PopConsumerRecord
+	cache        []pop.LeasedRecord
 	cacheOrder   []qk
 	polls        []parked
 	nextPollID   uint64
@@ -205,8 +206,8 @@ func (b *Broker) PullOffset(group, name string, qid int32) int64 {
 }
 
 // InFlight returns the stored records in store-key order.
-func (b *Broker) InFlight() []model.PopConsumerRecord {
-	out := append([]model.PopConsumerRecord(nil), b.store...)
+func (b *Broker) InFlight() []pop.LeasedRecord {
+	out := append([]pop.LeasedRecord(nil), b.store...)
 	sortByKey(out)
 	return out
 }
@@ -216,40 +217,51 @@ func (b *Broker) InFlightCount() int { return len(b.store) + len(b.cache) }
 
 // Cached returns the cached records by queue (in the order the queues were
 // first filled) then offset.
-func (b *Broker) Cached() []model.PopConsumerRecord {
-	var out []model.PopConsumerRecord
+func (b *Broker) Cached() []pop.LeasedRecord {
+	var out []pop.LeasedRecord
 	for _, k := range b.cacheOrder {
 		out = append(out, b.cachedOf(k)...)
 	}
 	return out
 }
 
-func sortByKey(rs []model.PopConsumerRecord) {
-	sort.SliceStable(rs, func(i, j int) bool { return bytes.Compare(rs[i].Key(), rs[j].Key()) < 0 })
+func sortByKey(rs []pop.LeasedRecord) {
+	sort.SliceStable(rs, func(i, j int) bool { return bytes.Compare(rs[i].Record.Key(), rs[j].Record.Key()) < 0 })
 }
 
 func sameKey(a, b *model.PopConsumerRecord) bool { return bytes.Equal(a.Key(), b.Key()) }
 
-// storePut writes a record; an equal key is overwritten, as RocksDB does.
-func (b *Broker) storePut(r model.PopConsumerRecord) {
+// grant gives r the next lease id: 1, 2, 3 … for the life of the broker.
+func (b *Broker) grant(r model.PopConsumerRecord) pop.LeasedRecord {
+	b.lastLease++
+	return pop.LeasedRecord{Lease: b.lastLease, Record: r}
+}
+
+// storePut writes a record; an equal key is overwritten, as RocksDB does,
+// and the overwritten record's lease is returned (0 when none).
+func (b *Broker) storePut(r pop.LeasedRecord) model.LeaseID {
 	for i := range b.store {
-		if sameKey(&b.store[i], &r) {
+		if sameKey(&b.store[i].Record, &r.Record) {
+			old := b.store[i].Lease
 			b.store[i] = r
-			return
+			return old
 		}
 	}
 	b.store = append(b.store, r)
+	return 0
 }
 
-// storeDelete removes the record with r's key and reports whether it was there.
-func (b *Broker) storeDelete(r model.PopConsumerRecord) bool {
+// storeDelete removes the record with r's key and returns its lease, 0
+// when there was none.
+func (b *Broker) storeDelete(r model.PopConsumerRecord) model.LeaseID {
 	for i := range b.store {
-		if sameKey(&b.store[i], &r) {
+		if sameKey(&b.store[i].Record, &r) {
+			l := b.store[i].Lease
 			b.store = append(b.store[:i], b.store[i+1:]...)
-			return true
+			return l
 		}
 	}
-	return false
+	return 0
 }
 
 // Put stores a message at the tail of msg.QueueID and wakes pollers.
@@ -306,29 +318,32 @@ func (b *Broker) Truncate(name string, qid int32, offset int64) (int, error) {
 
 // ResetOffset is the admin reset: a pending reset, the commit offset, and
 // (KV) the queue's cache and pull offset cleared.
-func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) error {
+func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.ResetOffsetResult, error) {
 	if b.queue(name, qid) == nil {
-		return fmt.Errorf("ref: reset offset %s/%d: no such queue", name, qid)
+		return pop.ResetOffsetResult{}, fmt.Errorf("ref: reset offset %s/%d: no such queue", name, qid)
 	}
 	if _, ok := b.groups[group]; !ok {
-		return fmt.Errorf("ref: reset offset: group %s does not exist", group)
+		return pop.ResetOffsetResult{}, fmt.Errorf("ref: reset offset: group %s does not exist", group)
 	}
 	if offset < 0 {
-		return fmt.Errorf("ref: reset offset %d: want >= 0", offset)
+		return pop.ResetOffsetResult{}, fmt.Errorf("ref: reset offset %d: want >= 0", offset)
 	}
 	k := qk{group, name, qid}
 	b.reset[k] = offset
 	b.commit[k] = offset
 	delete(b.pull, k)
-	b.flushCached(k)
+	_, replaced := b.flushCached(k)
 	delete(b.windows, k)
-	return nil
+	return pop.ResetOffsetResult{Replaced: replaced}, nil
 }
 
 // Restart loses the volatile state; messages, commit offsets, pending
 // resets, topics, groups and stored records survive.
 func (b *Broker) Restart(now clock.Time) pop.RestartResult {
 	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), CachedLost: len(b.cache)}
+	for _, x := range b.Cached() {
+		r.LostLeases = append(r.LostLeases, x.Lease)
+	}
 	b.forget()
 	b.stats.Restarts++
 	return r

@@ -36,7 +36,7 @@ func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
 		b.stage(req, p, s.topic, s.qid, sf)
 	}
 	if len(p.recs) > 0 {
-		b.keep(p.recs)
+		b.keep(p)
 	}
 	return b.respond(nowMs, req, p)
 }
@@ -124,7 +124,8 @@ type popping struct {
 	found           int32
 	rest            int64
 	start, msgInfos []model.OffsetInfo
-	recs            []model.PopConsumerRecord
+	recs            []pop.LeasedRecord
+	replaced        []model.LeaseID
 	msgs            []pop.PoppedMessage
 }
 
@@ -143,7 +144,7 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 		p.rest += q.max() - max(b.queryOffset(k), 0)
 		return
 	}
-	offset := b.popOffset(k, q, req.InitMode)
+	offset := b.popOffset(k, q, req.InitMode, p)
 	r := read(q, offset, remain, f)
 	if r.status == stOffsetTooSmall || r.status == stOffsetOverflowBadly || r.status == stOffsetFoundNull {
 		b.commit[k] = r.next
@@ -227,8 +228,9 @@ func (b *Broker) collect(req *pop.PopRequest, p *popping, k qk, start int64, q *
 	var offs []int64
 	for _, m := range r.msgs {
 		offs = append(offs, m.QueueOffset)
-		p.recs = append(p.recs, model.PopConsumerRecord{PopTime: p.popTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid,
+		r := b.grant(model.PopConsumerRecord{PopTime: p.popTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid,
 			RetryFlag: flag, InvisibleTime: p.invisible, Offset: m.QueueOffset, AttemptID: req.AttemptID})
+		p.recs = append(p.recs, r)
 		shown := *m.Clone()
 		shown.Body = append([]byte(nil), m.Body...)
 		if len(m.Body) == 0 {
@@ -237,7 +239,7 @@ func (b *Broker) collect(req *pop.PopRequest, p *popping, k qk, start int64, q *
 		if flag.IsRetry() && !b.cfg.Bugs.RetryTopicReencoding {
 			shown.Topic = req.Topic
 		}
-		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, Deadline: clock.FromMillis(p.popTime + p.invisible),
+		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, Lease: r.Lease, Deadline: clock.FromMillis(p.popTime + p.invisible),
 			Handle: model.ReceiptHandle{CkQueueOffset: start, PopTime: p.popTime, InvisibleTime: p.invisible,
 				RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}})
 	}
@@ -249,20 +251,25 @@ func (b *Broker) collect(req *pop.PopRequest, p *popping, k qk, start int64, q *
 
 // keep writes a pop's records to the cache when buffer merge is on and the
 // cache is not full (size > popCkMaxBufferSize), else to the store.
-func (b *Broker) keep(recs []model.PopConsumerRecord) {
+// Overwritten records' leases go to p.replaced.
+func (b *Broker) keep(p *popping) {
 	toCache := b.cfg.EnablePopBufferMerge && int64(len(b.cache)) <= b.cfg.PopCkMaxBufferSize
-	for _, r := range recs {
+	for _, r := range p.recs {
+		var l model.LeaseID
 		if toCache {
-			b.cacheAdd(r)
+			l = b.cacheAdd(r)
 		} else {
-			b.storePut(r)
+			l = b.storePut(r)
+		}
+		if l != 0 {
+			p.replaced = append(p.replaced, l)
 		}
 	}
 }
 
 // respond builds the response: found messages, or long polling.
 func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopResult {
-	res := pop.PopResult{PopTime: clock.FromMillis(p.popTime), InvisibleTime: clock.MillisDuration(p.invisible), RestNum: p.rest}
+	res := pop.PopResult{PopTime: clock.FromMillis(p.popTime), InvisibleTime: clock.MillisDuration(p.invisible), RestNum: p.rest, Replaced: p.replaced}
 	if p.found == 0 {
 		res.Status, res.Code, res.PollID = b.park(req, nowMs)
 		return res

@@ -12,9 +12,9 @@ import (
 func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 	lower, upper := b.reviveCursor-3000, now.Millis()-50
 	res := pop.ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
-	var due, kept []model.PopConsumerRecord
+	var due, kept []pop.LeasedRecord
 	for _, r := range b.store {
-		if vt := r.VisibilityTimeout(); vt >= lower && vt < upper {
+		if vt := r.Record.VisibilityTimeout(); vt >= lower && vt < upper {
 			due = append(due, r)
 		}
 	}
@@ -24,7 +24,7 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 		due = due[:page]
 	}
 	for _, r := range b.store {
-		if !containsKey(due, &r) {
+		if !containsKey(due, &r.Record) {
 			kept = append(kept, r)
 		}
 	}
@@ -37,14 +37,14 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 	}
 	b.reviveCursor = upper
 	if len(due) > 0 {
-		b.reviveCursor = due[len(due)-1].VisibilityTimeout()
+		b.reviveCursor = due[len(due)-1].Record.VisibilityTimeout()
 	}
 	return res
 }
 
-func containsKey(rs []model.PopConsumerRecord, r *model.PopConsumerRecord) bool {
+func containsKey(rs []pop.LeasedRecord, r *model.PopConsumerRecord) bool {
 	for i := range rs {
-		if sameKey(&rs[i], r) {
+		if sameKey(&rs[i].Record, r) {
 			return true
 		}
 	}
@@ -54,8 +54,9 @@ func containsKey(rs []model.PopConsumerRecord, r *model.PopConsumerRecord) bool 
 // revive reads the record's message and writes its retry copy (spec 4.2).
 // A message that is gone is skipped (success); a failed write is
 // ReviveRetried, for backoff to settle.
-func (b *Broker) revive(now clock.Time, r model.PopConsumerRecord) (pop.Revival, []pop.Wakeup) {
-	rv := pop.Revival{Record: r, Deadline: clock.FromMillis(r.VisibilityTimeout())}
+func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop.Wakeup) {
+	r := lr.Record
+	rv := pop.Revival{Lease: lr.Lease, Record: r, Deadline: clock.FromMillis(r.VisibilityTimeout())}
 	k := keyOf(&r)
 	var orig *model.Message
 	if q := b.queue(r.TopicID, r.QueueID); q != nil {
@@ -104,7 +105,8 @@ func (b *Broker) retryTopic(name, group string) {
 // backoff settles a failed revive: a new record with a longer invisible
 // time (popTime now, attemptTimes+1), or a drop after
 // popReviveMaxAttemptTimes attempts.
-func (b *Broker) backoff(now clock.Time, r model.PopConsumerRecord, rv pop.Revival) pop.Revival {
+func (b *Broker) backoff(now clock.Time, lr pop.LeasedRecord, rv pop.Revival) pop.Revival {
+	r := lr.Record
 	if rv.Outcome != pop.ReviveRetried {
 		return rv
 	}
@@ -117,8 +119,9 @@ func (b *Broker) backoff(now clock.Time, r model.PopConsumerRecord, rv pop.Reviv
 	n.InvisibleTime = r.InvisibleTime + 1000*pop.ReviveIntervalsSeconds[i]
 	n.PopTime = now.Millis()
 	n.AttemptTimes++
-	b.storePut(n)
-	rv.NextDeadline = clock.FromMillis(n.VisibilityTimeout())
+	nl := b.grant(n)
+	rv.Replaced = b.storePut(nl)
+	rv.NewLease, rv.NextDeadline = nl.Lease, clock.FromMillis(n.VisibilityTimeout())
 	return rv
 }
 
