@@ -36,10 +36,10 @@ type Broker struct {
 	index      *index
 	// lastLease is the last lease id granted (durable: ids are never reused).
 	lastLease model.LeaseID
-	// PutFailure, when set, is asked before every store write; returning
-	// true makes that write fail (fault injection for revive and produce).
-	// It must not call the broker.
-	PutFailure func(now clock.Time, topic string, queueID int32) bool
+	// faults decides which store writes fail; writes numbers the write
+	// attempts (durable, so decisions never repeat after a restart).
+	faults Faults
+	writes uint64
 
 	volatile
 	stats   Stats

@@ -49,6 +49,8 @@ type broker interface {
 	Truncate(string, int32, int64) (int, error)
 	ResetOffset(string, string, int32, int64) (pop.ResetOffsetResult, error)
 	Disconnect(string) int
+	SetFaults(pop.Faults) error
+	Faults() pop.Faults
 
 	Topics() []string
 	Groups() []string
@@ -149,10 +151,9 @@ type held struct {
 
 // harness drives the engine and the reference in lockstep.
 type harness struct {
-	eng  *pop.Broker
-	ref  *ref.Broker
-	now  clock.Time
-	fail int // put-failure mode: 0 off, 1 every write, 2 retry topics, 3 every other write
+	eng *pop.Broker
+	ref *ref.Broker
+	now clock.Time
 	// handles the clients hold, and woken requests the driver will re-run.
 	handles []held
 	woken   []pop.Wakeup
@@ -173,7 +174,6 @@ func newHarness(cfg pop.Config) (*harness, error) {
 		return nil, err
 	}
 	h := &harness{eng: eng, ref: r, now: clock.Epoch}
-	eng.PutFailure, r.PutFailure = h.failer(), h.failer()
 	for _, b := range []broker{eng, r} {
 		for _, tc := range topicCfgs {
 			if err := b.CreateTopic(tc); err != nil {
@@ -190,23 +190,6 @@ func newHarness(cfg pop.Config) (*harness, error) {
 		}
 	}
 	return h, nil
-}
-
-// failer is one broker's PutFailure; each broker counts its own writes.
-func (h *harness) failer() func(clock.Time, string, int32) bool {
-	n := 0
-	return func(_ clock.Time, topicName string, _ int32) bool {
-		n++
-		switch h.fail {
-		case 1:
-			return true
-		case 2:
-			return model.IsRetryTopic(topicName)
-		case 3:
-			return n%2 == 0
-		}
-		return false
-	}
 }
 
 // op is one fully resolved operation.
@@ -226,7 +209,7 @@ type op struct {
 	group  string
 	qid    int32
 	offset int64
-	fail   int
+	faults pop.Faults
 	client string
 }
 
@@ -350,8 +333,8 @@ func (h *harness) apply(o op) error {
 		})
 		return err
 	case "failure":
-		h.fail = o.fail
-		return nil
+		_, err := h.both("failure", func(b broker) any { return b.SetFaults(o.faults) == nil })
+		return err
 	case "disconnect":
 		_, err := h.both("disconnect", func(b broker) any { return b.Disconnect(o.client) })
 		return err
@@ -409,6 +392,7 @@ type state struct {
 	Polls         int
 	NextPoll      clock.Time
 	NextPollOK    bool
+	Faults        pop.Faults
 	Stats         pop.Stats
 }
 
@@ -425,6 +409,7 @@ func snap(b broker) state {
 	s := state{Topics: b.Topics(), Groups: b.Groups(), InFlight: b.InFlight(), Cached: b.Cached(),
 		InFlightCount: b.InFlightCount(), Polls: b.SuspendedPolls(), Stats: b.Stats()}
 	s.NextPoll, s.NextPollOK = b.NextPollExpiry()
+	s.Faults = b.Faults()
 	if len(s.InFlight) == 0 {
 		s.InFlight = nil // the engine answers empty, the reference nil
 	}
@@ -638,9 +623,23 @@ func genReset(c chooser, h *harness) op {
 	return op{name: "reset", group: g, topic: t, qid: q, offset: o, text: fmt.Sprintf("%s %s/%d to %d", g, t, q, o)}
 }
 
+// genFailure sets the write faults: off, every write, every retry-topic
+// write, about every other write (hash-decided), or a counted rule on one
+// of the retry topics.
 func genFailure(c chooser, _ *harness) op {
-	m := pick(c, "failure.mode", 0, 0, 1, 2, 3)
-	return op{name: "failure", fail: m, text: fmt.Sprintf("mode %d", m)}
+	var f pop.Faults
+	switch m := pick(c, "failure.mode", 0, 0, 1, 2, 3, 4); m {
+	case 1:
+		f.WritePPM = 1_000_000
+	case 2:
+		f.RetryWritePPM = 1_000_000
+	case 3:
+		f.Seed, f.WritePPM = uint64(between(c, "failure.seed", 0, 1<<40)), 500_000
+	case 4:
+		g := pick(c, "failure.group", groupNames...)
+		f.Writes = []pop.WriteFault{{Topic: pick(c, "failure.topic", model.RetryTopicV1(g, "t"), model.RetryTopicV2(g, "t")), QueueID: -1, Count: between(c, "failure.count", -1, 3)}}
+	}
+	return op{name: "failure", faults: f, text: fmt.Sprintf("%+v", f)}
 }
 
 func genDisconnect(c chooser, _ *harness) op {

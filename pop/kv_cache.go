@@ -114,6 +114,8 @@ type CacheResult struct {
 	// Replaced lists the leases of stored records that flushed records
 	// overwrote (same key).
 	Replaced []model.LeaseID
+	// Failures lists the retry-copy writes the faults failed, in order.
+	Failures []WriteFailure
 }
 
 // CleanupCache is PopConsumerCache.cleanupRecords, run every
@@ -165,6 +167,9 @@ func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) 
 		}
 		res.Revives = append(res.Revives, rv)
 		res.Woken = append(res.Woken, rv.woken...)
+		if rv.failure.Ordinal != 0 {
+			res.Failures = append(res.Failures, rv.failure)
+		}
 	}
 	if b.cfg.Bugs.CommitOffsetLag {
 		if m := b.cache.minOffset(cq.key); m >= 0 {

@@ -26,6 +26,9 @@ func (b *Broker) Revive(now clock.Time) ReviveResult {
 		rv := b.settleFailure(now, r, b.reviveRecord(now, r))
 		res.Revivals = append(res.Revivals, rv)
 		res.Woken = append(res.Woken, rv.woken...)
+		if rv.failure.Ordinal != 0 {
+			res.Failures = append(res.Failures, rv.failure)
+		}
 	}
 	b.reviveCursor = upper
 	if len(recs) > 0 {
@@ -53,9 +56,9 @@ func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
 	}
 	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
 	cp := b.retryCopy(orig, p.group, p.topic, r.popTime())
-	stored, ok := b.append(now, &cp, false) // orig may be invalid from here
-	if !ok {
-		rv.Outcome = ReviveRetried
+	stored, fail := b.append(now, &cp, false) // orig may be invalid from here
+	if stored == nil {
+		rv.Outcome, rv.failure = ReviveRetried, fail
 		return rv
 	}
 	rv.Outcome = Revived

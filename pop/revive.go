@@ -54,6 +54,7 @@ type Revival struct {
 	NextDeadline clock.Time
 	Replaced     model.LeaseID
 	woken        []Wakeup
+	failure      WriteFailure // the failed retry-copy write, if any
 }
 
 // ReviveResult reports one pass of the revive loop.
@@ -64,6 +65,8 @@ type ReviveResult struct {
 	// instead of sleeping ReviveIdleInterval.
 	FullPage bool
 	Woken    []Wakeup
+	// Failures lists the retry-copy writes the faults failed, in order.
+	Failures []WriteFailure
 }
 
 // retryCopy builds the message written to the retry topic (spec 4.2).

@@ -45,14 +45,6 @@ type heldHandle struct {
 	h     model.ReceiptHandle
 }
 
-// putFault makes the next n writes to a topic (and queue, unless -1) fail;
-// n < 0 fails them forever.
-type putFault struct {
-	topic string
-	qid   int32
-	n     int64
-}
-
 // scriptEnv is the state a script drives: a broker, the virtual now, and the
 // handles the clients hold (by group and message key).
 type scriptEnv struct {
@@ -60,7 +52,6 @@ type scriptEnv struct {
 	b        *Broker
 	now      clock.Time
 	handles  map[string]heldHandle
-	faults   []putFault
 	lastPop  int64                  // popTime of the last found pop, the default for batch-ack-raw
 	lastRes  PopResult              // the last pop's result (the buffer every pop command reuses)
 	kept     map[string]*PopRequest // requests kept by pop keep=NAME
@@ -74,25 +65,11 @@ func newScriptEnv(t testing.TB) *scriptEnv {
 		t.Fatal(err)
 	}
 	e := &scriptEnv{t: t, b: b, now: clock.Epoch, handles: map[string]heldHandle{}, kept: map[string]*PopRequest{}, maxWakes: 1000}
-	b.PutFailure = e.putFails
 	return e
 }
 
 func (e *scriptEnv) printf(format string, args ...any) {
 	fmt.Fprintf(&e.out, format+"\n", args...)
-}
-
-func (e *scriptEnv) putFails(_ clock.Time, topicName string, qid int32) bool {
-	for i := range e.faults {
-		f := &e.faults[i]
-		if f.n != 0 && f.topic == topicName && (f.qid < 0 || f.qid == qid) {
-			if f.n > 0 {
-				f.n--
-			}
-			return true
-		}
-	}
-	return false
 }
 
 // scriptCommand is one entry of the command table.
@@ -111,6 +88,7 @@ func init() {
 		"group":         {"group <name> consumeEnable=B retryMaxTimes=N", cmdGroup},
 		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... body=B n=N", cmdPut},
 		"fail-puts":     {"fail-puts topic=T q=N n=N|all|0", cmdFailPuts},
+		"faults":        {"faults seed=N writePPM=N retryWritePPM=N", cmdFaults},
 		"truncate":      {"truncate <topic> q=N offset=N", cmdTruncate},
 		"reset-offset":  {"reset-offset <group> <topic> q=N offset=N", cmdResetOffset},
 		"pop":           {"pop <group> <topic> q=N n=N it=MS poll=MS born=T client=C init=min|max type=T exp=E attempt=A order=B keep=NAME", cmdPop},
@@ -339,6 +317,7 @@ func cmdPut(e *scriptEnv, a *cmdArgs) error {
 		switch {
 		case res.Code != model.Success:
 			e.printf("%s code=%v remark=%q", m.UniqKey, res.Code, res.Remark)
+			e.printFailures(res.Failures)
 			continue
 		case n == 1:
 			e.printf("offset=%d", res.Offset)
@@ -366,41 +345,59 @@ func splitList(s string) []string {
 	return strings.Split(s, ",")
 }
 
+// cmdFailPuts sets a counted write fault (Faults.Writes): the next n writes
+// to a topic (and queue, unless -1) fail; all fails them forever, 0 clears.
+// A rule for the same topic and queue replaces the old one.
 func cmdFailPuts(e *scriptEnv, a *cmdArgs) error {
-	f := putFault{topic: a.str("topic", ""), qid: int32(a.int("q", -1))}
+	w := WriteFault{Topic: a.str("topic", ""), QueueID: int32(a.int("q", -1))}
 	nv := a.str("n", "all")
 	if err := a.done(); err != nil {
 		return err
 	}
-	if f.topic == "" {
+	if w.Topic == "" {
 		return fmt.Errorf("topic= is required")
 	}
 	if nv == "all" {
-		f.n = -1
+		w.Count = -1
 	} else {
 		n, err := strconv.ParseInt(nv, 10, 64)
 		if err != nil || n < 0 {
 			return fmt.Errorf("n=%q: want a count, all, or 0 to clear", nv)
 		}
-		f.n = n
+		w.Count = n
 	}
-	e.faults = append(e.faults[:0:0], filterFaults(e.faults, f)...)
-	if f.n != 0 {
-		e.faults = append(e.faults, f)
+	f := e.b.Faults()
+	var ws []WriteFault
+	for _, x := range f.Writes {
+		if x.Count != 0 && (x.Topic != w.Topic || x.QueueID != w.QueueID) {
+			ws = append(ws, x)
+		}
 	}
-	e.printf("ok")
+	if w.Count != 0 {
+		ws = append(ws, w)
+	}
+	f.Writes = ws
+	e.printOK(e.b.SetFaults(f))
 	return nil
 }
 
-// filterFaults drops the faults a new one for the same topic and queue replaces.
-func filterFaults(fs []putFault, nf putFault) []putFault {
-	var out []putFault
-	for _, f := range fs {
-		if f.topic != nf.topic || f.qid != nf.qid {
-			out = append(out, f)
-		}
+// cmdFaults sets the hash-decided write faults (seed and probabilities),
+// keeping the counted rules.
+func cmdFaults(e *scriptEnv, a *cmdArgs) error {
+	f := e.b.Faults()
+	f.Seed, f.WritePPM, f.RetryWritePPM = uint64(a.int("seed", 0)), a.int("writePPM", 0), a.int("retryWritePPM", 0)
+	if err := a.done(); err != nil {
+		return err
 	}
-	return out
+	e.printOK(e.b.SetFaults(f))
+	return nil
+}
+
+// printFailures prints the failed writes a result reports.
+func (e *scriptEnv) printFailures(fs []WriteFailure) {
+	for _, f := range fs {
+		e.printf("write-failed ordinal=%d %s/%d key=%s", f.Ordinal, f.Topic, f.QueueID, f.UniqKey)
+	}
 }
 
 func cmdTruncate(e *scriptEnv, a *cmdArgs) error {
@@ -788,6 +785,7 @@ func cmdRevive(e *scriptEnv, a *cmdArgs) error {
 	}
 	r := e.b.Revive(e.now)
 	e.printf("window=[%d,%d) records=%d fullPage=%v", r.Lower.Millis(), r.Upper.Millis(), len(r.Revivals), r.FullPage)
+	e.printFailures(r.Failures)
 	e.printRevivals(r.Revivals)
 	return e.wake(r.Woken)
 }
@@ -822,6 +820,7 @@ func cmdCleanupCache(e *scriptEnv, a *cmdArgs) error {
 		s += fmt.Sprintf(" replaced=%v", r.Replaced)
 	}
 	e.printf("%s", s)
+	e.printFailures(r.Failures)
 	e.printRevivals(r.Revives)
 	return e.wake(r.Woken)
 }

@@ -195,6 +195,9 @@ type PutResult struct {
 	// Woken are suspended pop requests this arrival woke; the driver re-runs
 	// each with Pop.
 	Woken []Wakeup
+	// Failures holds the write's failure when the faults failed it
+	// (SYSTEM_ERROR).
+	Failures []WriteFailure
 }
 
 // Put stores a copy of msg at the tail of msg.QueueID (the broker keeps
@@ -214,22 +217,23 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
 	if err := msg.Validate(); err != nil {
 		return PutResult{Code: model.MessageIllegal, Remark: err.Error(), Offset: -1}
 	}
-	stored, ok := b.append(now, msg, true)
-	if !ok {
-		return PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1}
+	stored, fail := b.append(now, msg, true)
+	if stored == nil {
+		return PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1, Failures: []WriteFailure{fail}}
 	}
 	b.stats.Produced++
 	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(now.Millis(), stored, "")}
 }
 
-// append writes a copy of msg to its queue, honouring PutFailure, and
-// returns the stored message (valid until the queue's next append). A
-// caller's message (deep) has its Body and Properties copied; the engine's
-// own copies share them, as nothing ever modifies a stored message.
-func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.Message, bool) {
-	if b.PutFailure != nil && b.PutFailure(now, msg.Topic, msg.QueueID) {
+// append writes a copy of msg to its queue, unless the faults fail the
+// write, and returns the stored message (valid until the queue's next
+// append), or nil and the failure. A caller's message (deep) has its Body
+// and Properties copied; the engine's own copies share them, as nothing
+// ever modifies a stored message.
+func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.Message, WriteFailure) {
+	if ord, fail := b.writeFails(msg); fail {
 		b.stats.PutFailures++
-		return nil, false
+		return nil, WriteFailure{Ordinal: ord, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
 	}
 	q := b.topicNamed(msg.Topic).queues[msg.QueueID]
 	q.msgs = append(q.msgs, model.Message{})
@@ -241,7 +245,7 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.M
 	}
 	m.QueueOffset = q.min + int64(len(q.msgs)-1)
 	m.StoreTimestamp = now.Millis()
-	return m, true
+	return m, WriteFailure{}
 }
 
 // Truncate deletes a queue's messages below offset, as retention does, so

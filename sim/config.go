@@ -159,7 +159,7 @@ type FaultSpec struct {
 	RenewAfterRevivePPM  int64
 
 	BrokerRestartEvery  clock.Duration // mean time between broker restarts
-	RevivePutFailurePPM int64          // retry-topic writes that fail (Broker.PutFailure)
+	RevivePutFailurePPM int64          // retry-topic writes that fail (pop.Faults.RetryWritePPM)
 	ClockSkew           clock.Duration // each consumer's clock is off by up to ±this (0..1h)
 }
 

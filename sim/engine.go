@@ -136,6 +136,7 @@ func (s *sim) brokerChange(cl *call) {
 // once after a full page.
 func (s *sim) revive() {
 	r := s.b.Revive(s.q.now())
+	s.tracePutFailures(r.Failures)
 	s.traceRevivals(r.Revivals)
 	s.wake(r.Woken)
 	next := clock.Duration(pop.ReviveIdleInterval) * clock.Millisecond
@@ -147,6 +148,7 @@ func (s *sim) revive() {
 
 func (s *sim) cacheCleanup() {
 	r := s.b.CleanupCache(s.q.now())
+	s.tracePutFailures(r.Failures)
 	if r.Flushed > 0 {
 		s.emit(model.Event{Kind: model.EvCacheFlush, Client: -1, N: int64(r.Flushed)})
 	}
@@ -178,16 +180,27 @@ func (s *sim) traceRevivals(rs []pop.Revival) {
 	}
 }
 
-// putFailure is the engine's PutFailure hook: with the fault on, writes to
-// retry topics (revive) fail with the configured probability.
-func (s *sim) putFailure(now clock.Time, topic string, queue int32) bool {
-	st := &s.plan.putFailure
-	if s.live || !st.on || !model.IsRetryTopic(topic) || !chance(s.plan.rng[famPutFailure], st.ppm) {
-		return false
+// syncPutFaults hands the revive-put-failure site to the broker as data:
+// the broker decides each retry-topic write from the run's fault seed and
+// the write's ordinal, and reports failures in the result of the call they
+// happened in (tracePutFailures). Faults are off in the liveness phase.
+func (s *sim) syncPutFaults() {
+	var f pop.Faults
+	if st := &s.plan.putFailure; st.on && !s.live {
+		f = pop.Faults{Seed: s.faultSeed, RetryWritePPM: st.ppm}
 	}
-	s.cov.hit("revive-put-failure")
-	s.emit(model.Event{Kind: model.EvPutFailure, Client: -1, Topic: topic, Queue: queue, Offset: -1})
-	return true
+	if err := s.b.SetFaults(f); err != nil {
+		panic("sim: setting the broker's faults: " + err.Error())
+	}
+}
+
+// tracePutFailures traces the retry-topic writes the broker's faults
+// failed during the call that just returned (revive or cache cleanup).
+func (s *sim) tracePutFailures(fs []pop.WriteFailure) {
+	for i := range fs {
+		s.cov.hit("revive-put-failure")
+		s.emit(model.Event{Kind: model.EvPutFailure, Client: -1, Topic: fs[i].Topic, Queue: fs[i].QueueID, Offset: -1})
+	}
 }
 
 // brokerRestart loses the broker's volatile state; suspended requests it

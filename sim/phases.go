@@ -14,6 +14,7 @@ const drainCheckInterval = 100 * clock.Millisecond
 // back and slow ones recover. Everything must now drain within DrainBudget.
 func (s *sim) startLiveness() {
 	s.live = true
+	s.syncPutFaults()
 	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Detail: "liveness"})
 	for _, c := range s.cons {
 		c.slowUntil = 0

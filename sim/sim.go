@@ -91,6 +91,7 @@ type sim struct {
 	live, stopped, drained              bool
 	pollArmed                           bool
 	pollAt                              clock.Time
+	faultSeed                           uint64 // the broker's fault seed (revive put failures)
 }
 
 // group is a consumer group and the topic it consumes.
@@ -185,7 +186,8 @@ func (s *sim) setupBroker() error {
 			return err
 		}
 	}
-	b.PutFailure = s.putFailure
+	s.faultSeed = s.plan.rng[famPutFailure].Uint64()
+	s.syncPutFaults()
 	return nil
 }
 

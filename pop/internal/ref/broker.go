@@ -49,9 +49,10 @@ type Broker struct {
 	store               []pop.LeasedRecord // in-flight records, any order
 	lastLease           model.LeaseID      // the last lease granted (durable)
 
-	// PutFailure, when set, is asked before every store write, as
-	// pop.Broker.PutFailure.
-	PutFailure func(now clock.Time, topic string, queueID int32) bool
+	// faults and the write ordinal (durable), as pop.Broker's.
+	faults pop.Faults
+	writes uint64
+	failed []pop.WriteFailure // the current call's failed writes (revive, cleanup)
 
 	// volatile: lost on Restart.
 	windows      map[qk]*window
@@ -280,25 +281,64 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) pop.PutResult {
 		return pop.PutResult{Code: model.MessageIllegal, Offset: -1}
 	}
 	m := deepCopy(msg) // the caller's message is neither kept nor modified
-	if !b.write(now, &m) {
-		return pop.PutResult{Code: model.SystemError, Offset: -1}
+	if f, ok := b.write(now, &m); !ok {
+		return pop.PutResult{Code: model.SystemError, Offset: -1, Failures: []pop.WriteFailure{f}}
 	}
 	b.stats.Produced++
 	return pop.PutResult{Code: model.Success, Offset: m.QueueOffset, Woken: b.arrived(&m, "")}
 }
 
-// write appends msg (which the broker then owns) to its queue unless
-// PutFailure says no.
-func (b *Broker) write(now clock.Time, msg *model.Message) bool {
-	if b.PutFailure != nil && b.PutFailure(now, msg.Topic, msg.QueueID) {
+// write appends msg (which the broker then owns) to its queue unless the
+// faults fail it; a failed write is returned.
+func (b *Broker) write(now clock.Time, msg *model.Message) (pop.WriteFailure, bool) {
+	b.writes++
+	if b.fails(msg) {
 		b.stats.PutFailures++
-		return false
+		return pop.WriteFailure{Ordinal: b.writes, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}, false
 	}
 	q := b.topics[msg.Topic].queues[msg.QueueID]
 	msg.QueueOffset = q.max()
 	msg.StoreTimestamp = now.Millis()
 	q.msgs = append(q.msgs, msg)
-	return true
+	return pop.WriteFailure{}, true
+}
+
+// fails applies the faults to the write numbered b.writes: the first
+// counted rule for its topic and queue with writes left, else the
+// probability for its topic against pop.FaultDraw.
+func (b *Broker) fails(msg *model.Message) bool {
+	for i := range b.faults.Writes {
+		w := &b.faults.Writes[i]
+		if w.Count == 0 || w.Topic != msg.Topic || w.QueueID >= 0 && w.QueueID != msg.QueueID {
+			continue
+		}
+		if w.Count > 0 {
+			w.Count--
+		}
+		return true
+	}
+	ppm := b.faults.WritePPM
+	if model.IsRetryTopic(msg.Topic) && b.faults.RetryWritePPM > ppm {
+		ppm = b.faults.RetryWritePPM
+	}
+	return pop.FaultDraw(b.faults.Seed, b.writes) < ppm
+}
+
+// SetFaults replaces the fault set, as pop.Broker.SetFaults.
+func (b *Broker) SetFaults(f pop.Faults) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	f.Writes = append([]pop.WriteFault(nil), f.Writes...)
+	b.faults = f
+	return nil
+}
+
+// Faults returns a copy of the fault set with what is left of its rules.
+func (b *Broker) Faults() pop.Faults {
+	f := b.faults
+	f.Writes = append([]pop.WriteFault(nil), f.Writes...)
+	return f
 }
 
 // Truncate drops a queue's messages below offset (retention).

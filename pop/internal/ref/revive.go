@@ -30,6 +30,7 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 	}
 	b.store = kept
 	res.FullPage = len(due) >= page
+	b.failed = nil
 	for _, r := range due {
 		rv, woken := b.revive(now, r)
 		res.Revivals = append(res.Revivals, b.backoff(now, r, rv))
@@ -39,6 +40,7 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 	if len(due) > 0 {
 		b.reviveCursor = due[len(due)-1].Record.VisibilityTimeout()
 	}
+	res.Failures = b.failed
 	return res
 }
 
@@ -80,8 +82,9 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 	}
 	cp.ReconsumeTimes = orig.ReconsumeTimes + 1
 	b.retryTopic(cp.Topic, r.GroupID)
-	if !b.write(now, cp) {
+	if f, ok := b.write(now, cp); !ok {
 		rv.Outcome = pop.ReviveRetried
+		b.failed = append(b.failed, f)
 		return rv, nil
 	}
 	rv.Outcome, rv.Copy, rv.CopyReconsumeTimes = pop.Revived, pop.Location{Topic: cp.Topic, QueueID: cp.QueueID, Offset: cp.QueueOffset}, cp.ReconsumeTimes
