@@ -2,7 +2,6 @@ package pop
 
 import (
 	"fmt"
-	"sort"
 
 	"popsim/clock"
 	"popsim/model"
@@ -110,9 +109,6 @@ func (b *Broker) resetVolatile() {
 // Config returns the configuration.
 func (b *Broker) Config() Config { return b.cfg }
 
-// Stats returns the cumulative counters.
-func (b *Broker) Stats() Stats { return b.stats }
-
 // CreateTopic adds a topic (or replaces its queue counts and permission).
 func (b *Broker) CreateTopic(c TopicConfig) error {
 	if err := model.ValidateName("topic", c.Name); err != nil {
@@ -150,9 +146,6 @@ func (b *Broker) CreateGroup(g GroupConfig) error {
 	return nil
 }
 
-// Topics returns topic names in creation order (retry topics included).
-func (b *Broker) Topics() []string { return append([]string(nil), b.topicOrder...) }
-
 func (b *Broker) queue(topicName string, qid int32) *queue {
 	t := b.topicNamed(topicName)
 	if t == nil || qid < 0 || int(qid) >= len(t.queues) {
@@ -161,7 +154,9 @@ func (b *Broker) queue(topicName string, qid int32) *queue {
 	return t.queues[qid]
 }
 
-// MinOffset and MaxOffset return a queue's bounds, -1 when it does not exist.
+// MinOffset and MaxOffset are RocketMQ's GET_MIN_OFFSET and GET_MAX_OFFSET
+// requests: a queue's bounds, -1 when it does not exist. MinOffset is the
+// first stored offset.
 func (b *Broker) MinOffset(topicName string, qid int32) int64 {
 	if q := b.queue(topicName, qid); q != nil {
 		return q.min
@@ -178,7 +173,8 @@ func (b *Broker) MaxOffset(topicName string, qid int32) int64 {
 }
 
 // Message returns a copy of the stored message (Body and Properties
-// copied too), false when it is gone or never existed.
+// copied too), false when it is gone or never existed: an admin's view of
+// one message (viewMessage), for inspection.
 func (b *Broker) Message(topicName string, qid int32, offset int64) (model.Message, bool) {
 	var m model.Message
 	if q := b.queue(topicName, qid); q != nil {
@@ -190,20 +186,17 @@ func (b *Broker) Message(topicName string, qid int32, offset int64) (model.Messa
 	return m, false
 }
 
-// CommitOffset returns a group's durable consumer offset, -1 when none.
-func (b *Broker) CommitOffset(group, topicName string, qid int32) int64 {
-	if s := b.slotOf(group, topicName, qid); s != nil && s.has&hasCommit != 0 {
-		return s.commit
+// ConsumerOffsets returns one queue's consumer offsets for a group (-1
+// where absent): the durable commit offset, the volatile pull offset (the
+// KV path's next pop position) and a pending admin reset. It is kept beside
+// State for drivers that check a group's position often (the simulator's
+// drain check); State lists every queue's.
+func (b *Broker) ConsumerOffsets(group, topicName string, qid int32) OffsetState {
+	o := OffsetState{Group: group, Topic: topicName, QueueID: qid, Commit: -1, Pull: -1, Reset: -1}
+	if s := b.slotOf(group, topicName, qid); s != nil {
+		s.fill(&o)
 	}
-	return -1
-}
-
-// PullOffset returns the volatile next-pop position, -1 when none.
-func (b *Broker) PullOffset(group, topicName string, qid int32) int64 {
-	if s := b.slotOf(group, topicName, qid); s != nil && s.has&hasPull != 0 {
-		return s.pull
-	}
-	return -1
+	return o
 }
 
 // slotOf is the offsets slot of (group, topic, qid), nil when the pair was
@@ -265,7 +258,7 @@ type RestartResult struct {
 // counter survive.
 func (b *Broker) Restart(now clock.Time) RestartResult {
 	r := RestartResult{DroppedPolls: b.polls.drain(), CachedLost: int(b.cache.size)}
-	for _, x := range b.Cached() {
+	for _, x := range b.cachedRecords() {
 		r.LostLeases = append(r.LostLeases, x.Lease)
 	}
 	b.offsets.dropVolatile()
@@ -274,31 +267,8 @@ func (b *Broker) Restart(now clock.Time) RestartResult {
 	return r
 }
 
-// InFlight returns every stored in-flight record in store-key order (the
-// cache is separate: see Cached).
-func (b *Broker) InFlight() []LeasedRecord { return b.index.all() }
-
-// InFlightCount is the number of records in the store plus the cache.
+// InFlightCount is the number of in-flight records, in the store plus the
+// cache. It is kept beside State because a driver samples it often (the
+// simulator at every time-series point and drain check) and State copies
+// every record.
 func (b *Broker) InFlightCount() int { return b.index.len() + int(b.cache.size) }
-
-// Cached returns every cached record, by queue (in creation order) then offset.
-func (b *Broker) Cached() []LeasedRecord {
-	var out []LeasedRecord
-	for _, cq := range b.cache.queues {
-		cq.recs.Scan(func(_ int64, r rec) bool {
-			out = append(out, LeasedRecord{Lease: r.lease, Record: b.index.record(&r)})
-			return true
-		})
-	}
-	return out
-}
-
-// Groups returns group names, sorted.
-func (b *Broker) Groups() []string {
-	out := make([]string, 0, len(b.groups))
-	for g := range b.groups { // collected, then sorted: order does not matter
-		out = append(out, g)
-	}
-	sort.Strings(out)
-	return out
-}

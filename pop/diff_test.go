@@ -50,21 +50,14 @@ type broker interface {
 	ResetOffset(string, string, int32, int64) (pop.ResetOffsetResult, error)
 	Disconnect(string) int
 	SetFaults(pop.Faults) error
-	Faults() pop.Faults
 
-	Topics() []string
-	Groups() []string
+	State() pop.State
 	MinOffset(string, int32) int64
 	MaxOffset(string, int32) int64
 	Message(string, int32, int64) (model.Message, bool)
-	CommitOffset(string, string, int32) int64
-	PullOffset(string, string, int32) int64
-	InFlight() []pop.LeasedRecord
+	ConsumerOffsets(string, string, int32) pop.OffsetState
 	InFlightCount() int
-	Cached() []pop.LeasedRecord
-	SuspendedPolls() int
 	NextPollExpiry() (clock.Time, bool)
-	Stats() pop.Stats
 }
 
 var (
@@ -381,52 +374,63 @@ func (h *harness) popped(req *pop.PopRequest, r pop.PopResult) {
 	h.wake(r.Woken)
 }
 
-// state is everything observable about a broker between operations.
+// state is everything observable about a broker between operations: its
+// State snapshot, plus what the polling getters and the message view
+// answer (each checked against the snapshot).
 type state struct {
-	Topics        []string
-	Groups        []string
-	Queues        []queueState
-	InFlight      []pop.LeasedRecord
-	Cached        []pop.LeasedRecord
-	InFlightCount int
-	Polls         int
-	NextPoll      clock.Time
-	NextPollOK    bool
-	Faults        pop.Faults
-	Stats         pop.Stats
-}
-
-type queueState struct {
-	Topic    string
-	QueueID  int32
-	Min, Max int64
-	Last     *model.Message
-	Commit   []int64 // per group in groupNames order
-	Pull     []int64
+	pop.State
+	Last      []*model.Message // per queue of State.Topics, its last message
+	Getters   string           // a disagreement between a getter and State
+	QueueSums int              // messages in all queues
 }
 
 func snap(b broker) state {
-	s := state{Topics: b.Topics(), Groups: b.Groups(), InFlight: b.InFlight(), Cached: b.Cached(),
-		InFlightCount: b.InFlightCount(), Polls: b.SuspendedPolls(), Stats: b.Stats()}
-	s.NextPoll, s.NextPollOK = b.NextPollExpiry()
-	s.Faults = b.Faults()
-	if len(s.InFlight) == 0 {
-		s.InFlight = nil // the engine answers empty, the reference nil
+	s := state{State: b.State()}
+	// The engine and the reference may answer nil or empty: make them
+	// equal, so the fast reflect.DeepEqual path usually succeeds.
+	s.InFlight, s.Cached, s.Offsets = nilIfEmpty(s.InFlight), nilIfEmpty(s.Cached), nilIfEmpty(s.Offsets)
+	s.Faults.Writes = nilIfEmpty(s.Faults.Writes)
+	if n := len(s.InFlight) + len(s.Cached); b.InFlightCount() != n {
+		s.Getters += fmt.Sprintf("InFlightCount %d, State holds %d; ", b.InFlightCount(), n)
+	}
+	if t, ok := b.NextPollExpiry(); t != s.NextPollExpiry || ok != s.HasPollExpiry {
+		s.Getters += fmt.Sprintf("NextPollExpiry %v %v, State %v %v; ", t, ok, s.NextPollExpiry, s.HasPollExpiry)
+	}
+	for _, o := range s.Offsets {
+		if got := b.ConsumerOffsets(o.Group, o.Topic, o.QueueID); got != o {
+			s.Getters += fmt.Sprintf("ConsumerOffsets %+v, State %+v; ", got, o)
+		}
 	}
 	for _, t := range s.Topics {
-		for q := int32(0); b.MaxOffset(t, q) >= 0; q++ {
-			qs := queueState{Topic: t, QueueID: q, Min: b.MinOffset(t, q), Max: b.MaxOffset(t, q)}
-			if m, ok := b.Message(t, q, qs.Max-1); ok {
-				qs.Last = &m
+		for _, q := range t.Queues {
+			if lo, hi := b.MinOffset(t.Config.Name, q.QueueID), b.MaxOffset(t.Config.Name, q.QueueID); lo != q.MinOffset || hi != q.MaxOffset {
+				s.Getters += fmt.Sprintf("%s/%d bounds %d~%d, State %d~%d; ", t.Config.Name, q.QueueID, lo, hi, q.MinOffset, q.MaxOffset)
 			}
-			for _, g := range groupNames {
-				qs.Commit = append(qs.Commit, b.CommitOffset(g, t, q))
-				qs.Pull = append(qs.Pull, b.PullOffset(g, t, q))
+			var last *model.Message
+			if m, ok := b.Message(t.Config.Name, q.QueueID, q.MaxOffset-1); ok {
+				last = &m
 			}
-			s.Queues = append(s.Queues, qs)
+			s.Last = append(s.Last, last)
+			s.QueueSums += int(q.MaxOffset - q.MinOffset)
 		}
 	}
 	return s
+}
+
+func nilIfEmpty[T any](xs []T) []T {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
+}
+
+// topicNames lists the engine's topics, retry topics included.
+func (h *harness) topicNames() []string {
+	var out []string
+	for _, t := range h.eng.State().Topics {
+		out = append(out, t.Config.Name)
+	}
+	return out
 }
 
 // ---- generators ----
@@ -601,7 +605,7 @@ func genAdvance(c chooser, _ *harness) op {
 // anyQueue draws an existing topic (retry topics included) and a queue id
 // that may be one past its last queue.
 func anyQueue(c chooser, h *harness, label string) (string, int32) {
-	t := pick(c, label+".topic", h.eng.Topics()...)
+	t := pick(c, label+".topic", h.topicNames()...)
 	n := int32(0)
 	for h.eng.MaxOffset(t, n) >= 0 {
 		n++

@@ -88,14 +88,6 @@ func (b *Broker) SetFaults(f Faults) error {
 	return nil
 }
 
-// Faults returns a copy of the current fault set, counted rules with what
-// is left of them.
-func (b *Broker) Faults() Faults {
-	f := b.faults
-	f.Writes = append([]WriteFault(nil), f.Writes...)
-	return f
-}
-
 // writeFails numbers a write attempt and decides whether it fails.
 func (b *Broker) writeFails(msg *model.Message) (uint64, bool) {
 	b.writes++

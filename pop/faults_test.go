@@ -46,7 +46,7 @@ func TestSetFaultsValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Writes[0].Count = 9 // the broker keeps its own copy
-	if got := b.Faults(); got.Writes[0].Count != 2 {
+	if got := b.State().Faults; got.Writes[0].Count != 2 {
 		t.Errorf("the broker's rule changed with the caller's slice: %+v", got)
 	}
 }

@@ -134,10 +134,10 @@ func (b *Broker) checkBookkeeping() error {
 
 func (b *Broker) checkLeases() error {
 	var ls []model.LeaseID
-	for _, r := range b.InFlight() {
+	for _, r := range b.index.all() {
 		ls = append(ls, r.Lease)
 	}
-	for _, r := range b.Cached() {
+	for _, r := range b.cachedRecords() {
 		ls = append(ls, r.Lease)
 	}
 	slices.Sort(ls)

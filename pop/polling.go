@@ -215,9 +215,6 @@ func (b *Broker) NextPollExpiry() (clock.Time, bool) {
 	return clock.FromMillis(s.expired - PollTimeoutSlack + 1), true
 }
 
-// SuspendedPolls is the number of suspended pop requests.
-func (b *Broker) SuspendedPolls() int { return b.polls.count }
-
 // Disconnect drops the suspended requests of a client whose channel closed
 // (a crashed consumer); RocketMQ discards them when it finds the channel
 // inactive. It returns how many were dropped.

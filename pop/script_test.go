@@ -110,6 +110,7 @@ func init() {
 		"offsets":       {"offsets <group> <topic> q=N", cmdOffsets},
 		"messages":      {"messages <topic> q=N", cmdMessages},
 		"stats":         {"stats", cmdStats},
+		"state":         {"state", cmdState},
 	}
 }
 
@@ -366,7 +367,7 @@ func cmdFailPuts(e *scriptEnv, a *cmdArgs) error {
 		}
 		w.Count = n
 	}
-	f := e.b.Faults()
+	f := e.b.State().Faults
 	var ws []WriteFault
 	for _, x := range f.Writes {
 		if x.Count != 0 && (x.Topic != w.Topic || x.QueueID != w.QueueID) {
@@ -384,7 +385,7 @@ func cmdFailPuts(e *scriptEnv, a *cmdArgs) error {
 // cmdFaults sets the hash-decided write faults (seed and probabilities),
 // keeping the counted rules.
 func cmdFaults(e *scriptEnv, a *cmdArgs) error {
-	f := e.b.Faults()
+	f := e.b.State().Faults
 	f.Seed, f.WritePPM, f.RetryWritePPM = uint64(a.int("seed", 0)), a.int("writePPM", 0), a.int("retryWritePPM", 0)
 	if err := a.done(); err != nil {
 		return err
@@ -840,11 +841,12 @@ func cmdPolls(e *scriptEnv, a *cmdArgs) error {
 	if err := a.done(); err != nil {
 		return err
 	}
+	st := e.b.State()
 	if next, ok := e.b.NextPollExpiry(); ok {
-		e.printf("suspended=%d nextExpiry=%d", e.b.SuspendedPolls(), next.Millis())
+		e.printf("suspended=%d nextExpiry=%d", st.SuspendedPolls, next.Millis())
 		return nil
 	}
-	e.printf("suspended=%d", e.b.SuspendedPolls())
+	e.printf("suspended=%d", st.SuspendedPolls)
 	return nil
 }
 
@@ -874,7 +876,8 @@ func cmdInflight(e *scriptEnv, a *cmdArgs) error {
 	if err := a.done(); err != nil {
 		return err
 	}
-	store, cached := e.b.InFlight(), e.b.Cached()
+	st := e.b.State()
+	store, cached := st.InFlight, st.Cached
 	for i := range store {
 		e.printf("store lease=%d %s", store[i].Lease, store[i].Record.String())
 	}
@@ -906,7 +909,8 @@ func cmdOffsets(e *scriptEnv, a *cmdArgs) error {
 	}
 	for _, q := range qs {
 		qid := int32(q)
-		e.printf("q=%d commit=%d pull=%d min=%d max=%d", qid, e.b.CommitOffset(g, tp, qid), e.b.PullOffset(g, tp, qid), e.b.MinOffset(tp, qid), e.b.MaxOffset(tp, qid))
+		o := e.b.ConsumerOffsets(g, tp, qid)
+		e.printf("q=%d commit=%d pull=%d min=%d max=%d", qid, o.Commit, o.Pull, e.b.MinOffset(tp, qid), e.b.MaxOffset(tp, qid))
 	}
 	return nil
 }
@@ -944,8 +948,7 @@ func cmdStats(e *scriptEnv, a *cmdArgs) error {
 	if err := a.done(); err != nil {
 		return err
 	}
-	s := e.b.Stats()
-	v := reflect.ValueOf(s)
+	v := reflect.ValueOf(e.b.State().Stats)
 	var parts []string
 	for i := 0; i < v.NumField(); i++ {
 		if n := v.Field(i).Int(); n != 0 {
@@ -956,5 +959,41 @@ func cmdStats(e *scriptEnv, a *cmdArgs) error {
 		parts = []string{"none"}
 	}
 	e.printf("%s", strings.Join(parts, " "))
+	return nil
+}
+
+// cmdState prints the broker's State snapshot, one fact per line: topics
+// and queues, groups, consumer offsets, in-flight records, polls, the lease
+// and write counters and the faults (stats has its own command).
+func cmdState(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	st := e.b.State()
+	for _, t := range st.Topics {
+		var qs []string
+		for _, q := range t.Queues {
+			qs = append(qs, fmt.Sprintf("%d:%d~%d", q.QueueID, q.MinOffset, q.MaxOffset))
+		}
+		e.printf("topic %s read=%d write=%d perm=%d queues=[%s]", t.Config.Name, t.Config.ReadQueueNums, t.Config.WriteQueueNums, t.Config.Perm, strings.Join(qs, " "))
+	}
+	for _, g := range st.Groups {
+		e.printf("group %s consumeEnable=%v retryMaxTimes=%d", g.Name, g.ConsumeEnable, g.RetryMaxTimes)
+	}
+	for _, o := range st.Offsets {
+		e.printf("offsets %s@%s@%d commit=%d pull=%d reset=%d", o.Group, o.Topic, o.QueueID, o.Commit, o.Pull, o.Reset)
+	}
+	for _, r := range st.InFlight {
+		e.printf("store lease=%d %s", r.Lease, r.Record.String())
+	}
+	for _, r := range st.Cached {
+		e.printf("cache lease=%d %s", r.Lease, r.Record.String())
+	}
+	polls := fmt.Sprintf("polls suspended=%d", st.SuspendedPolls)
+	if st.HasPollExpiry {
+		polls += fmt.Sprintf(" nextExpiry=%d", st.NextPollExpiry.Millis())
+	}
+	e.printf("%s", polls)
+	e.printf("lastLease=%d writeOrdinal=%d faults=%+v", st.LastLease, st.WriteOrdinal, st.Faults)
 	return nil
 }

@@ -70,8 +70,10 @@ func (s *sim) positions(g *group) []check.QueueLag {
 			pos := int64(-1)
 			if g.kind == Pull {
 				pos = g.committed[q]
-			} else if pos = s.b.PullOffset(g.name, t, q); pos < 0 {
-				pos = s.b.CommitOffset(g.name, t, q)
+			} else if o := s.b.ConsumerOffsets(g.name, t, q); o.Pull >= 0 {
+				pos = o.Pull
+			} else {
+				pos = o.Commit
 			}
 			out = append(out, check.QueueLag{Group: g.name, Topic: t, Queue: q, Lag: hi - max(pos, 0)})
 		}
@@ -85,7 +87,7 @@ func (s *sim) commitLags() []check.QueueLag {
 	for _, g := range s.groups {
 		for _, t := range s.groupTopics(g) {
 			for q := int32(0); s.b.MaxOffset(t, q) >= 0; q++ {
-				co := s.b.CommitOffset(g.name, t, q)
+				co := s.b.ConsumerOffsets(g.name, t, q).Commit
 				if g.kind == Pull {
 					co = g.committed[q]
 				}

@@ -73,9 +73,10 @@ func (f *fixture) put(topic string, q int32, n int) error {
 // available is how many messages queue q holds beyond the group's pull
 // (else commit) offset.
 func (f *fixture) available(q int32) int64 {
-	o := f.b.PullOffset(Group, Topic, q)
+	off := f.b.ConsumerOffsets(Group, Topic, q)
+	o := off.Pull
 	if o < 0 {
-		o = max(f.b.CommitOffset(Group, Topic, q), 0)
+		o = max(off.Commit, 0)
 	}
 	return f.b.MaxOffset(Topic, q) - o
 }
@@ -96,7 +97,7 @@ func (f *fixture) stock(n int64) error {
 // messages are garbage (retention); held records keep their keys.
 func (f *fixture) dropConsumed() {
 	for q := int32(0); q < Queues; q++ {
-		if o := f.b.PullOffset(Group, Topic, q); o > 0 {
+		if o := f.b.ConsumerOffsets(Group, Topic, q).Pull; o > 0 {
 			_, _ = f.b.Truncate(Topic, q, o)
 		}
 	}

@@ -94,9 +94,6 @@ func (b *Broker) forget() {
 // Config returns the configuration.
 func (b *Broker) Config() pop.Config { return b.cfg }
 
-// Stats returns the counters, with pop.Stats' meaning.
-func (b *Broker) Stats() pop.Stats { return b.stats }
-
 // CreateTopic adds a topic or updates its queue counts and permission;
 // queues are never removed.
 func (b *Broker) CreateTopic(c pop.TopicConfig) error {
@@ -132,19 +129,6 @@ func (b *Broker) CreateGroup(g pop.GroupConfig) error {
 	}
 	b.groups[g.Name] = g
 	return nil
-}
-
-// Topics returns topic names in creation order.
-func (b *Broker) Topics() []string { return append([]string(nil), b.order...) }
-
-// Groups returns group names, sorted.
-func (b *Broker) Groups() []string {
-	var out []string
-	for g := range b.groups {
-		out = append(out, g)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (b *Broker) queue(name string, qid int32) *queue {
@@ -190,24 +174,8 @@ func deepCopy(m *model.Message) model.Message {
 	return c
 }
 
-// CommitOffset is the durable consumer offset, -1 when none.
-func (b *Broker) CommitOffset(group, name string, qid int32) int64 {
-	if v, ok := b.commit[qk{group, name, qid}]; ok {
-		return v
-	}
-	return -1
-}
-
-// PullOffset is the volatile next-pop position, -1 when none.
-func (b *Broker) PullOffset(group, name string, qid int32) int64 {
-	if v, ok := b.pull[qk{group, name, qid}]; ok {
-		return v
-	}
-	return -1
-}
-
-// InFlight returns the stored records in store-key order.
-func (b *Broker) InFlight() []pop.LeasedRecord {
+// inFlight returns the stored records in store-key order.
+func (b *Broker) inFlight() []pop.LeasedRecord {
 	out := append([]pop.LeasedRecord(nil), b.store...)
 	sortByKey(out)
 	return out
@@ -216,9 +184,9 @@ func (b *Broker) InFlight() []pop.LeasedRecord {
 // InFlightCount is the number of stored plus cached records.
 func (b *Broker) InFlightCount() int { return len(b.store) + len(b.cache) }
 
-// Cached returns the cached records by queue (in the order the queues were
+// cached returns the cached records by queue (in the order the queues were
 // first filled) then offset.
-func (b *Broker) Cached() []pop.LeasedRecord {
+func (b *Broker) cached() []pop.LeasedRecord {
 	var out []pop.LeasedRecord
 	for _, k := range b.cacheOrder {
 		out = append(out, b.cachedOf(k)...)
@@ -334,13 +302,6 @@ func (b *Broker) SetFaults(f pop.Faults) error {
 	return nil
 }
 
-// Faults returns a copy of the fault set with what is left of its rules.
-func (b *Broker) Faults() pop.Faults {
-	f := b.faults
-	f.Writes = append([]pop.WriteFault(nil), f.Writes...)
-	return f
-}
-
 // Truncate drops a queue's messages below offset (retention).
 func (b *Broker) Truncate(name string, qid int32, offset int64) (int, error) {
 	q := b.queue(name, qid)
@@ -381,7 +342,7 @@ func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.R
 // resets, topics, groups and stored records survive.
 func (b *Broker) Restart(now clock.Time) pop.RestartResult {
 	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), CachedLost: len(b.cache)}
-	for _, x := range b.Cached() {
+	for _, x := range b.cached() {
 		r.LostLeases = append(r.LostLeases, x.Lease)
 	}
 	b.forget()

@@ -185,9 +185,6 @@ func (b *Broker) NextPollExpiry() (clock.Time, bool) {
 	return clock.FromMillis(b.polls[i].expired - pop.PollTimeoutSlack + 1), true
 }
 
-// SuspendedPolls is the number of suspended requests.
-func (b *Broker) SuspendedPolls() int { return len(b.polls) }
-
 // Disconnect drops a client's suspended requests and returns how many.
 func (b *Broker) Disconnect(clientID string) int {
 	kept := b.polls[:0]
