@@ -74,6 +74,7 @@ type volatile struct {
 	reviveCursor int64
 	cache        *cache
 	polls        *polling
+	holds        *holds
 	commitSeq    uint64
 }
 
@@ -83,6 +84,7 @@ type Stats struct {
 	Popped, PopRequests, Acked, AckMisses         int64
 	Changed, Revived, ReviveSkipped, ReviveFailed int64
 	MayBeLost, CacheFlushed, Restarts             int64
+	Pulled, PullRequests                          int64
 }
 
 // New builds an empty broker; the configuration is validated first.
@@ -97,13 +99,19 @@ func New(cfg Config) (*Broker, error) {
 }
 
 func (b *Broker) resetVolatile() {
+	var holdIDs uint64 // hold ids are never reused, so a driver's map of them stays valid
+	if b.holds != nil {
+		holdIDs = b.holds.nextID
+	}
 	b.volatile = volatile{
 		requestCount: map[uint32]int64{},
 		locks:        map[uint32]int64{},
 		reviveCursor: reviveLookBack,
 		cache:        newCache(),
 		polls:        newPolling(),
+		holds:        newHolds(),
 	}
+	b.holds.nextID = holdIDs
 }
 
 // Config returns the configuration.
@@ -245,6 +253,8 @@ type RestartResult struct {
 	// DroppedPolls are suspended requests that will never be answered; their
 	// clients see a timeout.
 	DroppedPolls []Wakeup
+	// DroppedPulls are held pulls that will never be answered.
+	DroppedPulls []PullWakeup
 	// LostLeases are the cached in-flight records that vanished, by queue
 	// (in the order the cache first held them) then offset; their messages
 	// are re-popped from the commit offset. CachedLost is their number.
@@ -257,7 +267,7 @@ type RestartResult struct {
 // messages, commit offsets, topics, groups, stored records and the lease
 // counter survive.
 func (b *Broker) Restart(now clock.Time) RestartResult {
-	r := RestartResult{DroppedPolls: b.polls.drain(), CachedLost: int(b.cache.size)}
+	r := RestartResult{DroppedPolls: b.polls.drain(), DroppedPulls: b.holds.drain(), CachedLost: int(b.cache.size)}
 	for _, x := range b.cachedRecords() {
 		r.LostLeases = append(r.LostLeases, x.Lease)
 	}

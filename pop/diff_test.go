@@ -50,6 +50,12 @@ type broker interface {
 	ResetOffset(string, string, int32, int64) (pop.ResetOffsetResult, error)
 	Disconnect(string) int
 	SetFaults(pop.Faults) error
+	Pull(clock.Time, *pop.PullRequest, *pop.PullResult)
+	RerunPull(clock.Time, *pop.PullRequest, *pop.PullResult)
+	CheckHoldRequest(clock.Time) []pop.PullWakeup
+	NextHoldCheck() (clock.Time, bool)
+	UpdateConsumerOffset(*pop.UpdateConsumerOffsetRequest) pop.UpdateConsumerOffsetResult
+	QueryConsumerOffset(*pop.QueryConsumerOffsetRequest) pop.QueryConsumerOffsetResult
 
 	State() pop.State
 	MinOffset(string, int32) int64
@@ -155,6 +161,9 @@ type harness struct {
 	// lending its result does; the reference gets a fresh one every time.
 	popRes   pop.PopResult
 	batchRes pop.BatchAckResult
+	pullRes  pop.PullResult
+	// pullWoken are held pulls the broker handed back, for rerunPull.
+	pullWoken []pop.PullWakeup
 }
 
 func newHarness(cfg pop.Config) (*harness, error) {
@@ -191,6 +200,9 @@ type op struct {
 	text   string
 	msgs   []*model.Message
 	pop    *pop.PopRequest
+	pull   *pop.PullRequest
+	update *pop.UpdateConsumerOffsetRequest
+	query  *pop.QueryConsumerOffsetRequest
 	ack    *pop.AckRequest
 	ackHdr *pop.AckMessageRequestHeader
 	batch  []pop.BatchAck
@@ -214,6 +226,8 @@ var cmpOpts = []cmp.Option{
 	cmpopts.IgnoreFields(pop.AckResult{}, "Remark"),
 	cmpopts.IgnoreFields(pop.BatchAckResult{}, "Remark"),
 	cmpopts.IgnoreFields(pop.ChangeInvisibleTimeResult{}, "Remark"),
+	cmpopts.IgnoreFields(pop.UpdateConsumerOffsetResult{}, "Remark"),
+	cmpopts.IgnoreFields(pop.QueryConsumerOffsetResult{}, "Remark"),
 	cmpopts.IgnoreUnexported(pop.Revival{}),
 	cmpopts.EquateEmpty(),
 }
@@ -262,6 +276,7 @@ func (h *harness) apply(o op) error {
 		})
 		for _, r := range got.([]pop.PutResult) {
 			h.wake(r.Woken)
+			h.wakePulls(r.PullWoken)
 		}
 		return err
 	case "pop", "rerun":
@@ -304,10 +319,12 @@ func (h *harness) apply(o op) error {
 	case "revive":
 		got, err := h.both("revive", func(b broker) any { return b.Revive(h.now) })
 		h.wake(got.(pop.ReviveResult).Woken)
+		h.wakePulls(got.(pop.ReviveResult).PullWoken)
 		return err
 	case "cleanup":
 		got, err := h.both("cleanup", func(b broker) any { return b.CleanupCache(h.now) })
 		h.wake(got.(pop.CacheResult).Woken)
+		h.wakePulls(got.(pop.CacheResult).PullWoken)
 		return err
 	case "pollTick":
 		got, err := h.both("pollTick", func(b broker) any { return b.PollTick(h.now) })
@@ -327,6 +344,19 @@ func (h *harness) apply(o op) error {
 		return err
 	case "failure":
 		_, err := h.both("failure", func(b broker) any { return b.SetFaults(o.faults) == nil })
+		return err
+	case "pull", "rerunPull":
+		_, err := h.both(o.name, func(b broker) any { return h.pullOn(b, o) })
+		return err
+	case "holdCheck":
+		got, err := h.both("holdCheck", func(b broker) any { return b.CheckHoldRequest(h.now) })
+		h.wakePulls(got.([]pop.PullWakeup))
+		return err
+	case "updateOffset":
+		_, err := h.both("updateOffset", func(b broker) any { return b.UpdateConsumerOffset(o.update) })
+		return err
+	case "queryOffset":
+		_, err := h.both("queryOffset", func(b broker) any { return b.QueryConsumerOffset(o.query) })
 		return err
 	case "disconnect":
 		_, err := h.both("disconnect", func(b broker) any { return b.Disconnect(o.client) })
@@ -351,6 +381,37 @@ func (h *harness) pop(b broker, req *pop.PopRequest) pop.PopResult {
 		out.Remark = fmt.Sprintf("Pop modified the request: %+v, was %+v", r, *req)
 	}
 	return out
+}
+
+// pullOn runs a pull (or a re-run) on b, the engine into the harness's
+// reused buffer, and checks the request was left alone.
+func (h *harness) pullOn(b broker, o op) pop.PullResult {
+	r := *o.pull
+	var res pop.PullResult
+	dst := &res
+	if b == broker(h.eng) {
+		dst = &h.pullRes
+	}
+	if o.name == "rerunPull" {
+		b.RerunPull(h.now, &r, dst)
+	} else {
+		b.Pull(h.now, &r, dst)
+	}
+	out := *dst
+	if out.Status == pop.PullError {
+		out.Remark = "" // an error's wording is the engine's; a read's status name is compared
+	}
+	if r != *o.pull {
+		out.Remark += fmt.Sprintf(" (Pull modified the request: %+v, was %+v)", r, *o.pull)
+	}
+	return out
+}
+
+func (h *harness) wakePulls(ws []pop.PullWakeup) {
+	h.pullWoken = append(h.pullWoken, ws...)
+	if len(h.pullWoken) > 64 {
+		h.pullWoken = h.pullWoken[len(h.pullWoken)-64:]
+	}
 }
 
 func (h *harness) wake(ws []pop.Wakeup) {
@@ -392,6 +453,9 @@ func snap(b broker) state {
 	s.Faults.Writes = nilIfEmpty(s.Faults.Writes)
 	if n := len(s.InFlight) + len(s.Cached); b.InFlightCount() != n {
 		s.Getters += fmt.Sprintf("InFlightCount %d, State holds %d; ", b.InFlightCount(), n)
+	}
+	if t, ok := b.NextHoldCheck(); t != s.NextHoldCheck || ok != s.HasHoldCheck {
+		s.Getters += fmt.Sprintf("NextHoldCheck %v %v, State %v %v; ", t, ok, s.NextHoldCheck, s.HasHoldCheck)
 	}
 	if t, ok := b.NextPollExpiry(); t != s.NextPollExpiry || ok != s.HasPollExpiry {
 		s.Getters += fmt.Sprintf("NextPollExpiry %v %v, State %v %v; ", t, ok, s.NextPollExpiry, s.HasPollExpiry)
@@ -646,6 +710,70 @@ func genFailure(c chooser, _ *harness) op {
 	return op{name: "failure", faults: f, text: fmt.Sprintf("%+v", f)}
 }
 
+// genPull draws a pull near the interesting offsets of a queue: the
+// group's pull and commit offsets, the queue's bounds and just past them;
+// now and then with one defect (the validation paths).
+func genPull(c chooser, h *harness) op {
+	tc := pick(c, "pull.topic", topicCfgs[0], topicCfgs[0], topicCfgs[1], topicCfgs[2])
+	r := &pop.PullRequest{
+		ClientID:      pick(c, "pull.client", "c1", "c2"),
+		ConsumerGroup: pick(c, "pull.group", "a", "a", "a", "a-b", "aB"),
+		Topic:         tc.Name,
+		QueueID:       int32(between(c, "pull.queueId", 0, int64(tc.ReadQueueNums-1))),
+		MaxMsgNums:    pick(c, "pull.maxMsgNums", int32(1), 5, 32, 32, 0, 33, 900),
+		Suspend:       pick(c, "pull.suspend", true, true, false),
+		SuspendTimeout: clock.MillisDuration(pick(c, "pull.suspendTimeout", int64(0), 100, 1000, 15000, 15000)) +
+			pick(c, "pull.suspendTimeoutUs", clock.Duration(0), 0, 999),
+		Subscription: pick(c, "pull.expression", "", "*", "*", "*", "A", "B", "A || B", "C"),
+	}
+	if rt := model.RetryTopicV1(r.ConsumerGroup, "t"); h.eng.MaxOffset(rt, 0) >= 0 && pick(c, "pull.retryTopic", false, false, false, true) {
+		r.Topic, r.QueueID = rt, 0
+	}
+	switch pick(c, "pull.odd", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6) {
+	case 1:
+		r.ConsumerGroup = pick(c, "pull.badGroup", "zz", "off")
+	case 2:
+		r.Topic = pick(c, "pull.badTopic", "nope", "wo")
+	case 3:
+		r.QueueID = pick(c, "pull.badQueueId", int32(-1), 3, 9)
+	case 4:
+		r.ExpressionType = "SQL92"
+	case 5:
+		r.Subscription = "||"
+	case 6:
+		r.Topic, r.QueueID = "ro", 0
+	}
+	o := h.eng.ConsumerOffsets(r.ConsumerGroup, r.Topic, r.QueueID)
+	lo, hi := h.eng.MinOffset(r.Topic, r.QueueID), h.eng.MaxOffset(r.Topic, r.QueueID)
+	r.QueueOffset = pick(c, "pull.offset", o.Pull, o.Pull, o.Pull, o.Commit, hi, hi, hi, hi+1, hi+5, lo, lo-1, 0)
+	if pick(c, "pull.commit", false, true) {
+		r.HasCommitOffset, r.CommitOffset = true, pick(c, "pull.commitOffset", r.QueueOffset, max(r.QueueOffset-1, 0), -1)
+	}
+	return op{name: "pull", pull: r, text: fmt.Sprintf("%+v", *r)}
+}
+
+func genRerunPull(c chooser, h *harness) op {
+	i := int(between(c, "rerunPull.index", 0, int64(len(h.pullWoken)-1)))
+	w := h.pullWoken[i]
+	h.pullWoken = append(h.pullWoken[:i], h.pullWoken[i+1:]...)
+	r := w.Request
+	return op{name: "rerunPull", pull: &r, text: fmt.Sprintf("id=%d expired=%v %+v", w.ID, w.Expired, r)}
+}
+
+func genUpdateOffset(c chooser, h *harness) op {
+	t, q := anyQueue(c, h, "updateOffset")
+	req := &pop.UpdateConsumerOffsetRequest{ConsumerGroup: pick(c, "updateOffset.group", "a", "a", "a-b", "zz"), Topic: t, QueueID: q,
+		CommitOffset: between(c, "updateOffset.offset", -1, max(h.eng.MaxOffset(t, q), 0)+1)}
+	return op{name: "updateOffset", update: req, text: fmt.Sprintf("%+v", *req)}
+}
+
+func genQueryOffset(c chooser, h *harness) op {
+	t, q := anyQueue(c, h, "queryOffset")
+	req := &pop.QueryConsumerOffsetRequest{ConsumerGroup: pick(c, "queryOffset.group", "a", "a-b", "aB", "zz"), Topic: t, QueueID: q,
+		NoZeroIfNotFound: pick(c, "queryOffset.noZero", false, false, true)}
+	return op{name: "queryOffset", query: req, text: fmt.Sprintf("%+v", *req)}
+}
+
 func genDisconnect(c chooser, _ *harness) op {
 	id := pick(c, "disconnect.client", "c1", "c2")
 	return op{name: "disconnect", client: id, text: id}
@@ -678,6 +806,11 @@ var actions = []struct {
 	{"reset", 1, genReset, nil},
 	{"failure", 2, genFailure, nil},
 	{"disconnect", 1, genDisconnect, nil},
+	{"pull", 8, genPull, nil},
+	{"rerunPull", 3, genRerunPull, func(h *harness) bool { return len(h.pullWoken) > 0 }},
+	{"holdCheck", 2, simple("holdCheck"), nil},
+	{"updateOffset", 1, genUpdateOffset, nil},
+	{"queryOffset", 1, genQueryOffset, nil},
 }
 
 // genOp draws one operation by weight among those that can apply.

@@ -20,11 +20,11 @@ import (
 //     created (pops, renewals, revive retries), nor ack misses the acks;
 //   - leases: every in-flight record (store and cache) has a lease in
 //     1..the last one granted, and no two share one;
-//   - offsets: commit offsets are non-negative offsets of existing queues;
-//     pull offsets lie within [0, maxOffset]. A commit offset has no upper
-//     bound: an admin reset may point past the end, and it stays there when
-//     the queue is empty (NO_MESSAGE_IN_QUEUE is not an offset correction)
-//     until a pop finds messages;
+//   - offsets: commit and pull offsets are non-negative offsets of existing
+//     queues. Neither has an upper bound: an admin reset may point past the
+//     end (a Pull takes it as its next offset, OFFSET_RESET), and it stays
+//     there when the queue is empty (NO_MESSAGE_IN_QUEUE is not an offset
+//     correction) until a read finds messages;
 //   - commit windows (fixed #10949 behaviour): start <= end,
 //     the start is owed an ack or equals end, no owed bit outside
 //     [start, end), and the commit offset equals start; with the
@@ -32,9 +32,12 @@ import (
 //   - long polling: the count equals the sum of the per-key sets and the
 //     time-ordered tree's size, every set is non-empty, sorted by
 //     (expired, id) and holds only its own key, and each request in it is
-//     the one the tree holds.
+//     the one the tree holds;
+//   - pull holds: every held pull is in its key's list once and in the
+//     due-ordered tree, due no later than its expiry, and due before it
+//     once its queue grew past its offset (a filtered-out arrival).
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkWindows, b.checkPolls} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkWindows, b.checkPolls, b.checkHolds} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -168,8 +171,8 @@ func (b *Broker) checkOffsets() error {
 		}
 	})
 	b.offsets.each(func(k qkey, s *slot) {
-		if q, v := b.queueOf(k), s.pull; err == nil && s.has&hasPull != 0 && (q == nil || v < 0 || v > q.maxOffset()) {
-			err = fmt.Errorf("pop: invariant: pull offset %d of %s outside [0, maxOffset]", v, b.describe(k))
+		if q, v := b.queueOf(k), s.pull; err == nil && s.has&hasPull != 0 && (q == nil || v < 0) {
+			err = fmt.Errorf("pop: invariant: pull offset %d of %s: want a non-negative offset of an existing queue", v, b.describe(k))
 		}
 	})
 	return err
@@ -259,4 +262,35 @@ func (p *polling) checkSet(set []*suspended) error {
 		}
 	}
 	return nil
+}
+
+func (b *Broker) checkHolds() error {
+	h, n := b.holds, 0
+	for _, k := range h.keys {
+		for _, ph := range h.byKey[k] {
+			n++
+			q := b.queue(k.topic, k.qid)
+			switch {
+			case ph.key != k:
+				return fmt.Errorf("pop: invariant: held pull %d of %v filed under %v", ph.id, ph.key, k)
+			case !inDue(h, ph):
+				return fmt.Errorf("pop: invariant: held pull %d missing from the due order", ph.id)
+			case ph.dueMs > ph.expireMs:
+				return fmt.Errorf("pop: invariant: held pull %d due at %d, after its expiry %d", ph.id, ph.dueMs, ph.expireMs)
+			case q == nil:
+				return fmt.Errorf("pop: invariant: held pull %d on missing queue %v", ph.id, k)
+			case q.maxOffset() > ph.from && ph.dueMs >= ph.expireMs:
+				return fmt.Errorf("pop: invariant: held pull %d at %d, queue end %d: a message arrived, but it is not due before its expiry", ph.id, ph.from, q.maxOffset())
+			}
+		}
+	}
+	if n != h.byDue.Len() || len(h.byKey) > len(h.keys) {
+		return fmt.Errorf("pop: invariant: %d held pulls listed by key, %d in the due order", n, h.byDue.Len())
+	}
+	return nil
+}
+
+func inDue(h *holds, ph *pullHold) bool {
+	got, ok := h.byDue.Get(ph)
+	return ok && got == ph
 }

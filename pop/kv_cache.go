@@ -111,6 +111,8 @@ type CacheResult struct {
 	Offline int       // queues flushed whole because their consumer went offline
 	Revives []Revival // records revived straight from the cache
 	Woken   []Wakeup  // pollers woken by retry messages
+	// PullWoken are held pulls on retry topics the retry messages woke.
+	PullWoken []PullWakeup
 	// Replaced lists the leases of stored records that flushed records
 	// overwrote (same key).
 	Replaced []model.LeaseID
@@ -167,6 +169,7 @@ func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) 
 		}
 		res.Revives = append(res.Revives, rv)
 		res.Woken = append(res.Woken, rv.woken...)
+		res.PullWoken = append(res.PullWoken, rv.pullWoken...)
 		if rv.failure.Ordinal != 0 {
 			res.Failures = append(res.Failures, rv.failure)
 		}

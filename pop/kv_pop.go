@@ -145,11 +145,11 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	}
 	s.has &^= caughtUpMark
 	offset := b.getPopOffset(ctx, k, s, q, stageTopic)
-	r := q.get(offset, remain, f, b.scratch.msgs)
+	r := q.get(offset, remain, int64(remain), f, b.scratch.msgs)
 	if r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull {
 		s.setCommit(r.nextBegin)
 		offset = r.nextBegin
-		r = q.get(offset, remain, f, r.msgs)
+		r = q.get(offset, remain, int64(remain), f, r.msgs)
 	}
 	if r.status == getFound {
 		b.addResult(ctx, req, k, stageTopic, offset, &r)

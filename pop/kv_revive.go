@@ -26,6 +26,7 @@ func (b *Broker) Revive(now clock.Time) ReviveResult {
 		rv := b.settleFailure(now, r, b.reviveRecord(now, r))
 		res.Revivals = append(res.Revivals, rv)
 		res.Woken = append(res.Woken, rv.woken...)
+		res.PullWoken = append(res.PullWoken, rv.pullWoken...)
 		if rv.failure.Ordinal != 0 {
 			res.Failures = append(res.Failures, rv.failure)
 		}
@@ -66,6 +67,7 @@ func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
 	rv.CopyReconsumeTimes = stored.ReconsumeTimes
 	b.stats.Revived++
 	b.windowDone(qkey{r.pair, r.qid}, r.offset)
+	rv.pullWoken = b.notifyPullArrival(now.Millis(), stored)
 	rv.woken = b.notifyArrival(now.Millis(), stored, p.group)
 	return rv
 }

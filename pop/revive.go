@@ -54,6 +54,7 @@ type Revival struct {
 	NextDeadline clock.Time
 	Replaced     model.LeaseID
 	woken        []Wakeup
+	pullWoken    []PullWakeup
 	failure      WriteFailure // the failed retry-copy write, if any
 }
 
@@ -65,6 +66,8 @@ type ReviveResult struct {
 	// instead of sleeping ReviveIdleInterval.
 	FullPage bool
 	Woken    []Wakeup
+	// PullWoken are held pulls on retry topics the retry messages woke.
+	PullWoken []PullWakeup
 	// Failures lists the retry-copy writes the faults failed, in order.
 	Failures []WriteFailure
 }

@@ -54,6 +54,7 @@ type scriptEnv struct {
 	handles  map[string]heldHandle
 	lastPop  int64                  // popTime of the last found pop, the default for batch-ack-raw
 	lastRes  PopResult              // the last pop's result (the buffer every pop command reuses)
+	pullRes  PullResult             // the buffer every pull command reuses
 	kept     map[string]*PopRequest // requests kept by pop keep=NAME
 	out      strings.Builder
 	maxWakes int
@@ -101,6 +102,11 @@ func init() {
 		"change":        {"change <group> <key> it=MS topic=T q=N offset=N extra=S", cmdChange},
 		"change-raw":    {"change-raw <group> <topic> q=N offset=N extra=S it=MS", cmdChangeRaw},
 		"revive":        {"revive", cmdRevive},
+		"pull":          {"pull <group> <topic> q=N offset=N n=N suspend=B timeout=MS type=T exp=E commit=N client=C", cmdPull},
+		"hold-check":    {"hold-check", cmdHoldCheck},
+		"holds":         {"holds", cmdHolds},
+		"commit-offset": {"commit-offset <group> <topic> q=N offset=N", cmdCommitOffset},
+		"query-offset":  {"query-offset <group> <topic> q=N nozero=B", cmdQueryOffset},
 		"cleanup-cache": {"cleanup-cache", cmdCleanupCache},
 		"poll-tick":     {"poll-tick", cmdPollTick},
 		"polls":         {"polls", cmdPolls},
@@ -332,6 +338,7 @@ func cmdPut(e *scriptEnv, a *cmdArgs) error {
 		if err := e.wake(res.Woken); err != nil {
 			return err
 		}
+		e.wakePulls(res.PullWoken)
 	}
 	if n > 1 && first >= 0 {
 		e.printf("offsets=%d..%d", first, last)
@@ -788,6 +795,7 @@ func cmdRevive(e *scriptEnv, a *cmdArgs) error {
 	e.printf("window=[%d,%d) records=%d fullPage=%v", r.Lower.Millis(), r.Upper.Millis(), len(r.Revivals), r.FullPage)
 	e.printFailures(r.Failures)
 	e.printRevivals(r.Revivals)
+	e.wakePulls(r.PullWoken)
 	return e.wake(r.Woken)
 }
 
@@ -823,6 +831,7 @@ func cmdCleanupCache(e *scriptEnv, a *cmdArgs) error {
 	e.printf("%s", s)
 	e.printFailures(r.Failures)
 	e.printRevivals(r.Revives)
+	e.wakePulls(r.PullWoken)
 	return e.wake(r.Woken)
 }
 
@@ -859,7 +868,15 @@ func cmdRestart(e *scriptEnv, a *cmdArgs) error {
 	for i, w := range r.DroppedPolls {
 		ids[i] = strconv.FormatUint(w.ID, 10)
 	}
-	e.printf("droppedPolls=[%s] cachedLost=%d lostLeases=%v", strings.Join(ids, " "), r.CachedLost, r.LostLeases)
+	s := fmt.Sprintf("droppedPolls=[%s] cachedLost=%d lostLeases=%v", strings.Join(ids, " "), r.CachedLost, r.LostLeases)
+	if len(r.DroppedPulls) > 0 {
+		var hs []string
+		for _, w := range r.DroppedPulls {
+			hs = append(hs, strconv.FormatUint(w.ID, 10))
+		}
+		s += " droppedPulls=[" + strings.Join(hs, " ") + "]"
+	}
+	e.printf("%s", s)
 	return nil
 }
 
@@ -995,5 +1012,111 @@ func cmdState(e *scriptEnv, a *cmdArgs) error {
 	}
 	e.printf("%s", polls)
 	e.printf("lastLease=%d writeOrdinal=%d faults=%+v", st.LastLease, st.WriteOrdinal, st.Faults)
+	return nil
+}
+
+func cmdPull(e *scriptEnv, a *cmdArgs) error {
+	req := &PullRequest{
+		ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), QueueOffset: a.int("offset", 0),
+		MaxMsgNums: int32(a.int("n", 32)), Suspend: a.bool("suspend", false), SuspendTimeout: clock.MillisDuration(a.int("timeout", 15000)),
+		ExpressionType: a.str("type", "TAG"), Subscription: a.str("exp", "*"), ClientID: a.str("client", ""),
+	}
+	if a.has("commit") {
+		req.HasCommitOffset, req.CommitOffset = true, a.int("commit", 0)
+	}
+	if err := a.done(); err != nil {
+		return err
+	}
+	before := *req
+	e.b.Pull(e.now, req, &e.pullRes)
+	if *req != before {
+		return fmt.Errorf("Pull modified the request: %+v, was %+v", *req, before)
+	}
+	e.printPull(&e.pullRes, "")
+	return nil
+}
+
+// printPull renders a pull response.
+func (e *scriptEnv) printPull(r *PullResult, indent string) {
+	switch r.Status {
+	case PullSuspended:
+		e.printf("%sstatus=SUSPENDED hold=%d", indent, r.HoldID)
+		return
+	case PullError:
+		e.printf("%scode=%v remark=%q", indent, r.Code, r.Remark)
+		return
+	}
+	e.printf("%scode=%v status=%v remark=%s next=%d min=%d max=%d", indent, r.Code, r.Status, r.Remark, r.NextBeginOffset, r.MinOffset, r.MaxOffset)
+	for i := range r.Messages {
+		e.printf("%s  %s", indent, fmtMsg(&r.Messages[i]))
+	}
+}
+
+// wakePulls re-runs woken held pulls as the broker does
+// (executeRequestWhenWakeup), printing each answer.
+func (e *scriptEnv) wakePulls(ws []PullWakeup) {
+	for _, w := range ws {
+		how := "woke"
+		if w.Expired {
+			how = "expired"
+		}
+		r := w.Request
+		e.printf("%s hold=%d (%s %s q=%d offset=%d client=%s)", how, w.ID, r.ConsumerGroup, r.Topic, r.QueueID, r.QueueOffset, r.ClientID)
+		var res PullResult
+		e.b.RerunPull(e.now, &r, &res)
+		e.printPull(&res, "  ")
+	}
+}
+
+func cmdHoldCheck(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	ws := e.b.CheckHoldRequest(e.now)
+	if len(ws) == 0 {
+		e.printf("none")
+	}
+	e.wakePulls(ws)
+	return nil
+}
+
+func cmdHolds(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	st := e.b.State()
+	if st.HasHoldCheck {
+		e.printf("held=%d nextCheck=%d", st.PullHolds, st.NextHoldCheck.Millis())
+		return nil
+	}
+	e.printf("held=%d", st.PullHolds)
+	return nil
+}
+
+func cmdCommitOffset(e *scriptEnv, a *cmdArgs) error {
+	req := &UpdateConsumerOffsetRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), CommitOffset: a.int("offset", 0)}
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.UpdateConsumerOffset(req)
+	if r.Remark != "" {
+		e.printf("code=%v remark=%q", r.Code, r.Remark)
+		return nil
+	}
+	e.printf("code=%v", r.Code)
+	return nil
+}
+
+func cmdQueryOffset(e *scriptEnv, a *cmdArgs) error {
+	req := &QueryConsumerOffsetRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), NoZeroIfNotFound: a.bool("nozero", false)}
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.QueryConsumerOffset(req)
+	if r.Code != model.Success {
+		e.printf("code=%v remark=%q", r.Code, r.Remark)
+		return nil
+	}
+	e.printf("code=%v offset=%d", r.Code, r.Offset)
 	return nil
 }

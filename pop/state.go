@@ -11,7 +11,7 @@ import (
 // tests and a driver's end-of-run checks. It is a deep copy: nothing in it
 // refers to the broker's memory. Building it copies every in-flight record,
 // so drivers that poll use the few getters kept for that (InFlightCount,
-// MinOffset/MaxOffset, ConsumerOffsets, NextPollExpiry).
+// MinOffset/MaxOffset, ConsumerOffsets, NextPollExpiry, NextHoldCheck).
 type State struct {
 	// Topics in creation order, retry topics included.
 	Topics []TopicState
@@ -31,6 +31,11 @@ type State struct {
 	SuspendedPolls int
 	NextPollExpiry clock.Time
 	HasPollExpiry  bool
+	// PullHolds is the number of held pulls; NextHoldCheck (when
+	// HasHoldCheck) is when CheckHoldRequest next hands one back.
+	PullHolds     int
+	NextHoldCheck clock.Time
+	HasHoldCheck  bool
 	// LastLease is the last lease id granted; WriteOrdinal the last store
 	// write attempt's ordinal.
 	LastLease    model.LeaseID
@@ -83,6 +88,8 @@ func (b *Broker) State() State {
 	}
 	st.Faults.Writes = append([]WriteFault(nil), b.faults.Writes...)
 	st.NextPollExpiry, st.HasPollExpiry = b.NextPollExpiry()
+	st.PullHolds = b.holds.count()
+	st.NextHoldCheck, st.HasHoldCheck = b.NextHoldCheck()
 	for _, name := range b.topicOrder {
 		t := b.topics[name]
 		ts := TopicState{Config: t.cfg}

@@ -110,10 +110,12 @@ func (f filter) String() string {
 	return strings.Join(f, "||")
 }
 
-// get reads up to max messages matching f from offset, as
+// get reads up to n messages matching f from offset, as
 // DefaultMessageStore.getMessage does, including its offset-correction
-// statuses. The messages are appended to dst[:0].
-func (q *queue) get(offset int64, max int, f filter, dst []*model.Message) getResult {
+// statuses, inspecting at most max(800, asked) consume-queue entries
+// (maxFilterMessageSize over 20-byte entries), asked being the request's
+// maxMsgNums. The messages are appended to dst[:0].
+func (q *queue) get(offset int64, n int, asked int64, f filter, dst []*model.Message) getResult {
 	r := getResult{min: q.min, max: q.maxOffset(), msgs: dst[:0]}
 	switch {
 	case r.max == 0:
@@ -128,16 +130,12 @@ func (q *queue) get(offset int64, max int, f filter, dst []*model.Message) getRe
 			r.nextBegin = r.min
 		}
 	default:
-		q.scan(&r, offset, max, f)
+		q.scan(&r, offset, n, max(maxFilterScan, asked), f)
 	}
 	return r
 }
 
-func (q *queue) scan(r *getResult, offset int64, max int, f filter) {
-	limit := int64(maxFilterScan)
-	if int64(max) > limit {
-		limit = int64(max)
-	}
+func (q *queue) scan(r *getResult, offset int64, max int, limit int64, f filter) {
 	o := offset
 	for ; o < r.max && o-offset < limit && len(r.msgs) < max; o++ {
 		if m := &q.msgs[o-q.min]; f.match(m.Tags) {
@@ -195,6 +193,9 @@ type PutResult struct {
 	// Woken are suspended pop requests this arrival woke; the driver re-runs
 	// each with Pop.
 	Woken []Wakeup
+	// PullWoken are held pulls this arrival woke; the driver re-runs each
+	// with RerunPull.
+	PullWoken []PullWakeup
 	// Failures holds the write's failure when the faults failed it
 	// (SYSTEM_ERROR).
 	Failures []WriteFailure
@@ -222,7 +223,9 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
 		return PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1, Failures: []WriteFailure{fail}}
 	}
 	b.stats.Produced++
-	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(now.Millis(), stored, "")}
+	nowMs := now.Millis()
+	pulls := b.notifyPullArrival(nowMs, stored)
+	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(nowMs, stored, ""), PullWoken: pulls}
 }
 
 // append writes a copy of msg to its queue, unless the faults fail the

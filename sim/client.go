@@ -104,10 +104,6 @@ func (s *sim) newConsumer(idx int32, cp consumerPlan) *consumer {
 	if g.members == nil {
 		g.topic, g.kind, g.queues = cp.spec.Topic, cp.spec.Kind, s.c.topics[cp.spec.Topic].Queues
 		g.detail = "topic=" + g.topic
-		g.committed = make([]int64, g.queues)
-		for i := range g.committed {
-			g.committed[i] = -1
-		}
 	}
 	c.gpos = len(g.members)
 	g.members = append(g.members, c)

@@ -139,6 +139,7 @@ func (s *sim) revive() {
 	s.tracePutFailures(r.Failures)
 	s.traceRevivals(r.Revivals)
 	s.wake(r.Woken)
+	s.wakePulls(r.PullWoken)
 	next := clock.Duration(pop.ReviveIdleInterval) * clock.Millisecond
 	if r.FullPage {
 		next = 0
@@ -154,6 +155,7 @@ func (s *sim) cacheCleanup() {
 	}
 	s.traceRevivals(r.Revives)
 	s.wake(r.Woken)
+	s.wakePulls(r.PullWoken)
 	s.q.after(pop.CacheCleanupInterval*clock.Millisecond, evCacheCleanup, -1, 0, nil)
 }
 
@@ -217,11 +219,8 @@ func (s *sim) brokerRestart() *event {
 		delete(s.polls, w.ID)
 		s.cov.hit("dropped-polls")
 	}
-	for k, waiters := range s.pullWaits { // marking and deletion only
-		for _, cl := range waiters {
-			cl.parked = false
-		}
-		delete(s.pullWaits, k)
+	for _, w := range r.DroppedPulls { // never answered: their clients time out
+		delete(s.pullHolds, w.ID)
 	}
 	s.emit(model.Event{Kind: model.EvBrokerRestart, Client: -1, N: int64(len(r.DroppedPolls)), Detail: "cached-lost=" + itoa(int64(r.CachedLost))})
 	return next

@@ -69,7 +69,7 @@ func (s *sim) positions(g *group) []check.QueueLag {
 			}
 			pos := int64(-1)
 			if g.kind == Pull {
-				pos = g.committed[q]
+				pos = s.b.ConsumerOffsets(g.name, t, q).Commit
 			} else if o := s.b.ConsumerOffsets(g.name, t, q); o.Pull >= 0 {
 				pos = o.Pull
 			} else {
@@ -88,9 +88,6 @@ func (s *sim) commitLags() []check.QueueLag {
 		for _, t := range s.groupTopics(g) {
 			for q := int32(0); s.b.MaxOffset(t, q) >= 0; q++ {
 				co := s.b.ConsumerOffsets(g.name, t, q).Commit
-				if g.kind == Pull {
-					co = g.committed[q]
-				}
 				out = append(out, check.QueueLag{Group: g.name, Topic: t, Queue: q, Lag: s.b.MaxOffset(t, q) - max(co, 0)})
 			}
 		}

@@ -92,6 +92,7 @@ func (s *sim) proxyDLQ(c *consumer, m *model.Message, h model.ReceiptHandle) {
 		return // the lease runs out and the message comes back
 	}
 	s.wake(r.Woken)
+	s.wakePulls(r.PullWoken)
 	s.cov.hit("dlq")
 	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: m.UniqKey, Topic: dlq, Queue: 0, Offset: r.Offset, Attempt: m.ReconsumeTimes})
 	s.led.finish(m.UniqKey)

@@ -50,9 +50,10 @@ type Broker struct {
 	lastLease           model.LeaseID      // the last lease granted (durable)
 
 	// faults and the write ordinal (durable), as pop.Broker's.
-	faults pop.Faults
-	writes uint64
-	failed []pop.WriteFailure // the current call's failed writes (revive, cleanup)
+	faults    pop.Faults
+	writes    uint64
+	failed    []pop.WriteFailure // the current call's failed writes (revive, cleanup)
+	pullWakes []pop.PullWakeup   // and the held pulls its writes woke
 
 	// volatile: lost on Restart.
 	windows      map[qk]*window
@@ -62,6 +63,9 @@ type Broker struct {
 	cache        []pop.LeasedRecord
 	cacheOrder   []qk
 	polls        []parked
+	holds        []heldPull // held pulls, in arrival order
+	holdKeys     []holdKey  // topic@queueId keys in the order first used
+	nextHoldID   uint64
 	nextPollID   uint64
 	topicGroups  map[string][]string
 
@@ -87,6 +91,7 @@ func (b *Broker) forget() {
 	b.reviveCursor = 3000
 	b.cache, b.cacheOrder = nil, nil
 	b.polls, b.nextPollID = nil, 0
+	b.holds, b.holdKeys = nil, nil // hold ids go on: never reused
 	b.topicGroups = map[string][]string{}
 	b.pull = map[qk]int64{}
 }
@@ -253,7 +258,8 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) pop.PutResult {
 		return pop.PutResult{Code: model.SystemError, Offset: -1, Failures: []pop.WriteFailure{f}}
 	}
 	b.stats.Produced++
-	return pop.PutResult{Code: model.Success, Offset: m.QueueOffset, Woken: b.arrived(&m, "")}
+	pulls := b.pullArrived(now, &m)
+	return pop.PutResult{Code: model.Success, Offset: m.QueueOffset, Woken: b.arrived(&m, ""), PullWoken: pulls}
 }
 
 // write appends msg (which the broker then owns) to its queue unless the
@@ -341,7 +347,7 @@ func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.R
 // Restart loses the volatile state; messages, commit offsets, pending
 // resets, topics, groups and stored records survive.
 func (b *Broker) Restart(now clock.Time) pop.RestartResult {
-	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), CachedLost: len(b.cache)}
+	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), DroppedPulls: b.dropAllHolds(), CachedLost: len(b.cache)}
 	for _, x := range b.cached() {
 		r.LostLeases = append(r.LostLeases, x.Lease)
 	}

@@ -98,7 +98,7 @@ func (b *Broker) lockTimedOut(group, topicName string, nowMs int64) bool {
 // CleanupCache is PopConsumerCache.cleanupRecords (spec 2.10).
 func (b *Broker) CleanupCache(now clock.Time) pop.CacheResult {
 	var res pop.CacheResult
-	b.failed = nil
+	b.failed, b.pullWakes = nil, nil
 	nowMs := now.Millis()
 	for _, k := range append([]qk(nil), b.cacheOrder...) {
 		if b.lockTimedOut(k.group, model.ParseNormalTopic(k.topic, k.group), nowMs) {
@@ -111,7 +111,7 @@ func (b *Broker) CleanupCache(now clock.Time) pop.CacheResult {
 		b.cleanupQueue(now, k, &res)
 	}
 	b.stats.CacheFlushed += int64(res.Flushed)
-	res.Failures = b.failed
+	res.Failures, res.PullWoken = b.failed, b.pullWakes
 	return res
 }
 

@@ -145,11 +145,11 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 		return
 	}
 	offset := b.popOffset(k, q, req.InitMode, p)
-	r := read(q, offset, remain, f)
+	r := read(q, offset, remain, int64(remain), f)
 	if r.status == stOffsetTooSmall || r.status == stOffsetOverflowBadly || r.status == stOffsetFoundNull {
 		b.commit[k] = r.next
 		offset = r.next
-		r = read(q, offset, remain, f)
+		r = read(q, offset, remain, int64(remain), f)
 	}
 	cacheMin := b.cacheMin(k)
 	var popped []int64
@@ -191,8 +191,9 @@ type readResult struct {
 }
 
 // read returns up to n messages matching f from offset, inspecting at most
-// max(800, n) entries, with the store's offset-correction statuses.
-func read(q *queue, offset int64, n int, f tagFilter) readResult {
+// max(800, asked) entries (asked: the request's maxMsgNums), with the
+// store's offset-correction statuses.
+func read(q *queue, offset int64, n int, asked int64, f tagFilter) readResult {
 	lo, hi := q.min, q.max()
 	switch {
 	case hi == 0:
@@ -208,7 +209,7 @@ func read(q *queue, offset int64, n int, f tagFilter) readResult {
 	}
 	r := readResult{status: stNoMatchedMessage}
 	o := offset
-	for ; o < hi && o-offset < int64(max(800, n)) && len(r.msgs) < n; o++ {
+	for ; o < hi && o-offset < max(800, asked) && len(r.msgs) < n; o++ {
 		if m := q.at(o); f.match(m.Tags) {
 			r.msgs = append(r.msgs, m)
 		}

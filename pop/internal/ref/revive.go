@@ -30,7 +30,7 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 	}
 	b.store = kept
 	res.FullPage = len(due) >= page
-	b.failed = nil
+	b.failed, b.pullWakes = nil, nil
 	for _, r := range due {
 		rv, woken := b.revive(now, r)
 		res.Revivals = append(res.Revivals, b.backoff(now, r, rv))
@@ -40,7 +40,7 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 	if len(due) > 0 {
 		b.reviveCursor = due[len(due)-1].Record.VisibilityTimeout()
 	}
-	res.Failures = b.failed
+	res.Failures, res.PullWoken = b.failed, b.pullWakes
 	return res
 }
 
@@ -90,6 +90,7 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 	rv.Outcome, rv.Copy, rv.CopyReconsumeTimes = pop.Revived, pop.Location{Topic: cp.Topic, QueueID: cp.QueueID, Offset: cp.QueueOffset}, cp.ReconsumeTimes
 	b.stats.Revived++
 	b.settled(k, r.Offset)
+	b.pullWakes = append(b.pullWakes, b.pullArrived(now, cp)...)
 	return rv, b.arrived(cp, r.GroupID)
 }
 

@@ -12,6 +12,8 @@ func (b *Broker) State() pop.State {
 		LastLease: b.lastLease, WriteOrdinal: b.writes, Faults: b.faults, Stats: b.stats}
 	st.Faults.Writes = append([]pop.WriteFault(nil), b.faults.Writes...)
 	st.NextPollExpiry, st.HasPollExpiry = b.NextPollExpiry()
+	st.PullHolds = len(b.holds)
+	st.NextHoldCheck, st.HasHoldCheck = b.NextHoldCheck()
 	for _, name := range b.order {
 		t := b.topics[name]
 		ts := pop.TopicState{Config: t.cfg}
