@@ -15,7 +15,9 @@ import (
 //   - the store: keys strictly increasing in the tree, every record on an
 //     interned pair, attemptTimes within popReviveMaxAttemptTimes;
 //   - the cache: its size equals the sum of its queues, its queue list and
-//     map agree, every record sits under its own queue key and offset;
+//     map agree, every record sits under its own queue key and offset, and
+//     each queue's slice is in strictly increasing offset order, starts at
+//     a live record and counts its live ones right;
 //   - bookkeeping: in-flight records never outnumber the records ever
 //     created (pops, renewals, revive retries), nor ack misses the acks;
 //   - leases: every in-flight record (store and cache) has a lease in
@@ -106,6 +108,9 @@ func (b *Broker) checkCache() error {
 			return fmt.Errorf("pop: invariant: cached queue %v is not the one its key maps to", cq.key)
 		}
 		sum += int64(cq.recs.Len())
+		if err := cq.recs.check(); err != nil {
+			return fmt.Errorf("pop: invariant: cached queue %v: %v", cq.key, err)
+		}
 		var err error
 		cq.recs.Scan(func(off int64, r rec) bool {
 			if r.offset != off || r.pair != cq.key.pair || r.qid != cq.key.qid {
@@ -293,4 +298,21 @@ func (b *Broker) checkHolds() error {
 func inDue(h *holds, ph *pullHold) bool {
 	got, ok := h.byDue.Get(ph)
 	return ok && got == ph
+}
+
+// check verifies the slice's order, head and live count.
+func (q *offsetRecs) check() error {
+	live := 0
+	for i := q.head; i < len(q.recs); i++ {
+		if i > q.head && q.recs[i].offset <= q.recs[i-1].offset {
+			return fmt.Errorf("offsets %d then %d at %d", q.recs[i-1].offset, q.recs[i].offset, i)
+		}
+		if q.recs[i].lease != 0 {
+			live++
+		}
+	}
+	if live != q.live || q.head > len(q.recs) || (q.live > 0 && q.recs[q.head].lease == 0) {
+		return fmt.Errorf("%d live records counted as %d, head %d of %d", live, q.live, q.head, len(q.recs))
+	}
+	return nil
 }

@@ -1,8 +1,6 @@
 package pop
 
 import (
-	"github.com/tidwall/btree"
-
 	"popsim/clock"
 	"popsim/model"
 )
@@ -19,7 +17,123 @@ type cache struct {
 
 type cacheQueue struct {
 	key  qkey
-	recs btree.Map[int64, rec]
+	recs offsetRecs
+}
+
+// offsetRecs holds one queue's cached records in offset order: a slice
+// whose live part starts at head, deleted records left in place as
+// tombstones (lease 0: every live record has a lease) and squeezed out
+// when they outnumber the live ones or the slice would have to grow. Pops
+// append at the end and acks mostly delete near the front, so in steady
+// state it neither allocates nor moves records, where a B-tree emptied and
+// refilled every batch allocated its nodes again each time.
+type offsetRecs struct {
+	recs []rec
+	head int
+	live int
+}
+
+// find returns where offset is, or would be, and whether an entry (live or
+// a tombstone) holds it.
+func (q *offsetRecs) find(offset int64) (int, bool) {
+	lo, hi := q.head, len(q.recs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if q.recs[m].offset < offset {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(q.recs) && q.recs[lo].offset == offset
+}
+
+// Set stores r at its offset; it returns the live record it replaced.
+func (q *offsetRecs) Set(r rec) (rec, bool) {
+	i, found := q.find(r.offset)
+	switch {
+	case found && q.recs[i].lease != 0:
+		prev := q.recs[i]
+		q.recs[i] = r
+		return prev, true
+	case found:
+		q.recs[i] = r
+	case i == len(q.recs):
+		if len(q.recs) == cap(q.recs) && q.head > 0 {
+			q.squeeze()
+		}
+		q.recs = append(q.recs, r)
+	default:
+		q.recs = append(q.recs, rec{})
+		copy(q.recs[i+1:], q.recs[i:])
+		q.recs[i] = r
+	}
+	q.live++
+	return rec{}, false
+}
+
+// Delete removes the live record at offset.
+func (q *offsetRecs) Delete(offset int64) (rec, bool) {
+	i, found := q.find(offset)
+	if !found || q.recs[i].lease == 0 {
+		return rec{}, false
+	}
+	r := q.recs[i]
+	q.recs[i] = rec{recKey: recKey{offset: offset}}
+	q.live--
+	for q.head < len(q.recs) && q.recs[q.head].lease == 0 {
+		q.head++
+	}
+	if q.live == 0 {
+		q.recs, q.head = q.recs[:0], 0
+	} else if dead := len(q.recs) - q.head - q.live; dead > q.live && dead >= 64 {
+		q.squeeze()
+	}
+	return r, true
+}
+
+// squeeze moves the live records to the front of the slice.
+func (q *offsetRecs) squeeze() {
+	j := 0
+	for _, r := range q.recs[q.head:] {
+		if r.lease != 0 {
+			q.recs[j] = r
+			j++
+		}
+	}
+	clear(q.recs[j:])
+	q.recs, q.head = q.recs[:j], 0
+}
+
+// Len is the number of live records.
+func (q *offsetRecs) Len() int { return q.live }
+
+// Min is the smallest live offset.
+func (q *offsetRecs) Min() (int64, bool) {
+	if q.live == 0 {
+		return 0, false
+	}
+	return q.recs[q.head].offset, true
+}
+
+// Scan calls iter with every live record in offset order while it returns
+// true.
+func (q *offsetRecs) Scan(iter func(offset int64, r rec) bool) {
+	for _, r := range q.recs[q.head:] {
+		if r.lease != 0 && !iter(r.offset, r) {
+			return
+		}
+	}
+}
+
+// Values returns the live records in offset order.
+func (q *offsetRecs) Values() []rec {
+	out := make([]rec, 0, q.live)
+	q.Scan(func(_ int64, r rec) bool {
+		out = append(out, r)
+		return true
+	})
+	return out
 }
 
 func newCache() *cache { return &cache{byKey: map[qkey]*cacheQueue{}} }
@@ -34,7 +148,7 @@ func (c *cache) add(r rec) model.LeaseID {
 		c.byKey[k] = cq
 		c.queues = append(c.queues, cq)
 	}
-	prev, replaced := cq.recs.Set(r.offset, r)
+	prev, replaced := cq.recs.Set(r)
 	if !replaced {
 		c.size++
 		return 0
@@ -67,7 +181,7 @@ func (c *cache) count(k qkey) int {
 // minOffset is getMinOffsetInBuffer, -1 when the queue has no records.
 func (c *cache) minOffset(k qkey) int64 {
 	if cq := c.byKey[k]; cq != nil {
-		if o, _, ok := cq.recs.Min(); ok {
+		if o, ok := cq.recs.Min(); ok {
 			return o
 		}
 	}

@@ -29,12 +29,12 @@ func ChangeInvisibleTime(b *testing.B, p Params) {
 		t0, s := p.Latency.begin()
 		for i := 0; i < Batch; i++ {
 			r := &ring[next]
-			h := model.ReceiptHandle{CkQueueOffset: r.offset, PopTime: r.popTime, InvisibleTime: r.invisible,
+			req.QueueID, req.Offset = r.qid, r.offset
+			req.Handle = model.ReceiptHandle{CkQueueOffset: r.offset, PopTime: r.popTime, InvisibleTime: r.invisible,
 				BrokerName: brokerName, QueueID: r.qid, QueueOffset: r.offset, CommitLogOffset: -1}
-			req.QueueID, req.Offset, req.Handle = r.qid, r.offset, h
 			res := f.b.ChangeInvisibleTime(f.now, &req)
 			if res.Code != model.Success || !res.OldDeleted {
-				fatalf(b, "changeInvisibleTime %v: %v %s oldDeleted=%v", &h, res.Code, res.Remark, res.OldDeleted)
+				fatalf(b, "changeInvisibleTime %s: %v %s oldDeleted=%v", req.Handle.String(), res.Code, res.Remark, res.OldDeleted)
 			}
 			r.popTime, r.invisible = res.Handle.PopTime, res.Handle.InvisibleTime
 			next = (next + 1) % n

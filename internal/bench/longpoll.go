@@ -58,6 +58,6 @@ func (f *fixture) wakeOne(b *testing.B, msg *model.Message, q int32) {
 	p := &res.Messages[0]
 	ack := pop.NewAckRequest(Group, p.Message.Topic, &p.Handle)
 	if r := f.b.Ack(f.now, &ack); r.Removed == 0 {
-		fatalf(b, "ack %v: %v %s", &p.Handle, r.Code, r.Remark)
+		fatalf(b, "ack %s: %v %s", p.Handle.String(), r.Code, r.Remark)
 	}
 }

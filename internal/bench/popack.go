@@ -78,7 +78,7 @@ func (f *fixture) ackBatch(res *pop.PopResult) error {
 		p := &res.Messages[i]
 		ack := pop.NewAckRequest(Group, p.Message.Topic, &p.Handle)
 		if r := f.b.Ack(f.now, &ack); r.Code != model.Success || r.Removed == 0 {
-			return fmt.Errorf("bench: ack %v: %v %s removed=%d", &p.Handle, r.Code, r.Remark, r.Removed)
+			return fmt.Errorf("bench: ack %s: %v %s removed=%d", p.Handle.String(), r.Code, r.Remark, r.Removed)
 		}
 	}
 	return nil
