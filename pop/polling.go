@@ -215,9 +215,10 @@ func (b *Broker) NextPollExpiry() (clock.Time, bool) {
 	return clock.FromMillis(s.expired - PollTimeoutSlack + 1), true
 }
 
-// Disconnect drops the suspended requests of a client whose channel closed
-// (a crashed consumer); RocketMQ discards them when it finds the channel
-// inactive. It returns how many were dropped.
+// Disconnect drops the suspended pop requests of a client whose channel
+// closed (a crashed consumer); RocketMQ discards them when it finds the
+// channel inactive. It returns how many were dropped. Held pulls stay:
+// upstream re-runs them when they are woken and only the response is lost.
 func (b *Broker) Disconnect(clientID string) int {
 	var gone []*suspended
 	b.polls.byTime.Scan(func(s *suspended) bool {
