@@ -18,6 +18,7 @@ const (
 	PullNotFound              ResponseCode = 19
 	PullRetryImmediately      ResponseCode = 20
 	PullOffsetMoved           ResponseCode = 21
+	QueryNotFound             ResponseCode = 22
 	SubscriptionParseFailed   ResponseCode = 23
 	SubscriptionNotExist      ResponseCode = 24
 	SubscriptionGroupNotExist ResponseCode = 26
@@ -38,6 +39,7 @@ var codeNames = map[ResponseCode]string{
 	PullNotFound:              "PULL_NOT_FOUND",
 	PullRetryImmediately:      "PULL_RETRY_IMMEDIATELY",
 	PullOffsetMoved:           "PULL_OFFSET_MOVED",
+	QueryNotFound:             "QUERY_NOT_FOUND",
 	SubscriptionParseFailed:   "SUBSCRIPTION_PARSE_FAILED",
 	SubscriptionNotExist:      "SUBSCRIPTION_NOT_EXIST",
 	SubscriptionGroupNotExist: "SUBSCRIPTION_GROUP_NOT_EXIST",

@@ -7,9 +7,30 @@ import (
 	"popsim/model"
 )
 
-// AckRequest is AckMessageRequestHeader. Topic is the real topic: the retry
-// topic for a retry message (ReceiptHandle.RealTopic).
+// AckRequest is an ack with its receipt handle already decoded: what
+// AckMessageRequestHeader carries, minus the text. Topic is the real topic
+// (the retry topic for a retry message); NewAckRequest builds it from the
+// handle and the topic the client was shown.
 type AckRequest struct {
+	ConsumerGroup string
+	Topic         string
+	QueueID       int32
+	Offset        int64
+	Handle        model.ReceiptHandle
+}
+
+// NewAckRequest is the ack a client sends for a message it was shown under
+// topic, with receipt handle h: the real topic (ReceiptHandle.getRealTopic),
+// h's queue id and offset.
+func NewAckRequest(group, topic string, h *model.ReceiptHandle) AckRequest {
+	return AckRequest{ConsumerGroup: group, Topic: h.RealTopic(topic, group), QueueID: h.QueueID, Offset: h.QueueOffset, Handle: *h}
+}
+
+// AckMessageRequestHeader is the ack as it travels (AckMessageRequestHeader):
+// the receipt handle as its extraInfo text, for callers that hold wire
+// strings. AckHeader decodes it; a malformed extraInfo is SYSTEM_ERROR, as
+// upstream, never a panic.
+type AckMessageRequestHeader struct {
 	ConsumerGroup string
 	Topic         string
 	QueueID       int32
@@ -21,10 +42,13 @@ type AckRequest struct {
 type AckResult struct {
 	Code   model.ResponseCode
 	Remark string
-	// Deleted reports whether a record was found and removed. RocketMQ
-	// answers SUCCESS either way: a stale or duplicate handle deletes
-	// nothing and is silently accepted.
-	Deleted bool
+	// Removed is the lease whose record the ack removed, 0 when it removed
+	// none: RocketMQ answers SUCCESS either way, a stale or duplicate
+	// handle deletes nothing and is silently accepted. With the cache
+	// (enablePopBufferMerge) the delete goes by queue offset alone, so the
+	// record removed may be a different lease than the handle was issued
+	// with.
+	Removed model.LeaseID
 }
 
 // Ack serves a single ack (AckMessageProcessor with the KV appendAckNew).
@@ -32,14 +56,28 @@ func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
 	if res, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, true); !ok {
 		return res
 	}
+	return b.ack(req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle)
+}
+
+// AckHeader serves an ack whose receipt handle is text: validated as Ack
+// does, then decoded.
+func (b *Broker) AckHeader(now clock.Time, hdr *AckMessageRequestHeader) AckResult {
+	if res, ok := b.validateAck(hdr.Topic, hdr.QueueID, hdr.Offset, true); !ok {
+		return res
+	}
 	var h model.ReceiptHandle
-	if err := model.ParseReceiptHandleInto(req.ExtraInfo, &h); err != nil {
+	if err := model.ParseReceiptHandleInto(hdr.ExtraInfo, &h); err != nil {
 		return AckResult{Code: model.SystemError, Remark: err.Error()}
 	}
+	return b.ack(hdr.ConsumerGroup, hdr.Topic, hdr.QueueID, hdr.Offset, &h)
+}
+
+// ack is a validated ack with a decoded handle.
+func (b *Broker) ack(group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) AckResult {
 	if h.IsOrder() {
 		return AckResult{Code: model.InvalidParameter, Remark: "orderly (FIFO) ack is not implemented by this popsim engine yet"}
 	}
-	return AckResult{Code: model.Success, Deleted: b.ackRecord(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
+	return AckResult{Code: model.Success, Removed: b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)}
 }
 
 // validateAck applies the checks of spec 2.5 (inclusive max) or 2.8
@@ -58,28 +96,6 @@ func (b *Broker) validateAck(topicName string, qid int32, offset int64, inclusiv
 		return AckResult{Code: model.NoMessage, Remark: fmt.Sprintf("offset is illegal, key:%s@%d, commit:%d, store:%d~%d", topicName, qid, offset, q.min, hi)}, false
 	}
 	return AckResult{}, true
-}
-
-// ackRecord is PopConsumerService.ackAsync: delete from the cache by queue
-// offset (ignoring popTime), else the exact store key.
-func (b *Broker) ackRecord(popTime, invisible int64, group, topicName string, qid int32, offset int64) bool {
-	b.stats.Acked++
-	pair, ok := b.names.lookup(group, topicName)
-	if !ok {
-		b.stats.AckMisses++
-		return false
-	}
-	k := qkey{pair, qid}
-	// Only an ack that deleted a record settles the offset: a stale handle
-	// (after changeInvisibleTime) leaves the renewed record in flight, and
-	// the commit offset must not pass it.
-	if (b.cfg.EnablePopBufferMerge && b.cache.removeOffset(k, offset)) ||
-		b.index.delete(recKey{vt: popTime + invisible, pair: pair, qid: qid, offset: offset}) {
-		b.windowDone(k, offset)
-		return true
-	}
-	b.stats.AckMisses++
-	return false
 }
 
 // BatchAck is one entry of BatchAckMessageRequestBody: the acked offsets of
@@ -106,25 +122,44 @@ func (a *BatchAck) SetBit(i int) {
 	a.Bits[i/64] |= 1 << uint(i%64)
 }
 
-// BatchAckResult is the batch-ack response.
+// BatchAckResult is the batch-ack response. The caller owns it and may
+// lend it to every call: BatchAckMessages overwrites it and reuses Offsets'
+// storage.
 type BatchAckResult struct {
 	Code    model.ResponseCode
 	Remark  string
 	Deleted int // records found and removed
 	Skipped int // offsets outside the queue's range, ignored
+	// Offsets lists every acked offset in the request's order (entries,
+	// then bits), with the lease each removed.
+	Offsets []AckedOffset
 }
 
-// BatchAckMessages serves a batch ack (request code 200151, KV path).
-func (b *Broker) BatchAckMessages(now clock.Time, acks []BatchAck) BatchAckResult {
+// AckedOffset is one offset of a batch ack.
+type AckedOffset struct {
+	Topic   string // the real topic
+	QueueID int32
+	Offset  int64
+	// Removed is the lease whose record the ack removed, 0 when none (as
+	// AckResult.Removed).
+	Removed model.LeaseID
+	// Skipped: the offset is outside the queue's range (or a FIFO entry)
+	// and was ignored.
+	Skipped bool
+}
+
+// BatchAckMessages serves a batch ack (request code 200151, KV path) into
+// res.
+func (b *Broker) BatchAckMessages(now clock.Time, acks []BatchAck, res *BatchAckResult) {
+	*res = BatchAckResult{Offsets: res.Offsets[:0]}
 	if len(acks) == 0 {
-		return BatchAckResult{Code: model.NoMessage, Remark: "body is empty"}
+		res.Code, res.Remark = model.NoMessage, "body is empty"
+		return
 	}
-	var res BatchAckResult
 	for i := range acks {
-		b.batchAckOne(&acks[i], &res)
+		b.batchAckOne(&acks[i], res)
 	}
 	res.Code = model.Success
-	return res
 }
 
 func (b *Broker) batchAckOne(a *BatchAck, res *BatchAckResult) {
@@ -144,24 +179,45 @@ func (b *Broker) batchAckOne(a *BatchAck, res *BatchAckResult) {
 }
 
 func (b *Broker) batchAckOffset(a *BatchAck, q *queue, topicName string, off int64, res *BatchAckResult) {
+	e := AckedOffset{Topic: topicName, QueueID: a.QueueID, Offset: off}
 	if off < q.min || off > q.maxOffset() || a.ReviveQueueID == model.PopOrderReviveQueue {
 		res.Skipped++
-		return
-	}
-	if b.ackRecord(a.PopTime, a.InvisibleTime, a.ConsumerGroup, topicName, a.QueueID, off) {
+		e.Skipped = true
+	} else if e.Removed = b.ackRecord(a.PopTime, a.InvisibleTime, a.ConsumerGroup, topicName, a.QueueID, off); e.Removed != 0 {
 		res.Deleted++
 	}
+	res.Offsets = append(res.Offsets, e)
 }
 
-// ChangeInvisibleTimeRequest is ChangeInvisibleTimeRequestHeader. Topic is
-// the real topic.
+// ChangeInvisibleTimeRequest is a renewal with its receipt handle already
+// decoded (ChangeInvisibleTimeRequestHeader minus the text). Topic is the
+// real topic; InvisibleTime is truncated to milliseconds.
 type ChangeInvisibleTimeRequest struct {
 	ConsumerGroup string
 	Topic         string
 	QueueID       int32
 	Offset        int64
+	Handle        model.ReceiptHandle
+	InvisibleTime clock.Duration
+}
+
+// NewChangeInvisibleTimeRequest is the renewal a client sends for a message
+// it was shown under topic, with receipt handle h, asking for invisible
+// more time from now.
+func NewChangeInvisibleTimeRequest(group, topic string, h *model.ReceiptHandle, invisible clock.Duration) ChangeInvisibleTimeRequest {
+	return ChangeInvisibleTimeRequest{ConsumerGroup: group, Topic: h.RealTopic(topic, group), QueueID: h.QueueID, Offset: h.QueueOffset,
+		Handle: *h, InvisibleTime: invisible}
+}
+
+// ChangeInvisibleTimeRequestHeader is the renewal as it travels: the
+// receipt handle as extraInfo text and the invisible time in milliseconds.
+type ChangeInvisibleTimeRequestHeader struct {
+	ConsumerGroup string
+	Topic         string
+	QueueID       int32
+	Offset        int64
 	ExtraInfo     string
-	InvisibleTime int64
+	InvisibleTime int64 // ms
 }
 
 // ChangeInvisibleTimeResult is the response plus the new receipt handle the
@@ -169,12 +225,27 @@ type ChangeInvisibleTimeRequest struct {
 type ChangeInvisibleTimeResult struct {
 	Code          model.ResponseCode
 	Remark        string
-	PopTime       int64
-	InvisibleTime int64
-	ReviveQid     int32
-	Handle        model.ReceiptHandle
-	// OldDeleted reports whether the old record was found and removed.
+	PopTime       clock.Time     // now, truncated to the millisecond: the new handle's popTime
+	InvisibleTime clock.Duration // as the broker used it (milliseconds)
+	// Lease is the new record's lease; Deadline is when it ends: PopTime +
+	// InvisibleTime.
+	Lease     model.LeaseID
+	Deadline  clock.Time
+	ReviveQid int32
+	Handle    model.ReceiptHandle
+	// OldDeleted is RocketMQ's view: the old record was there and is gone
+	// (removed, or replaced in place by a same-deadline renewal).
 	OldDeleted bool
+	// Removed is the lease the old record's delete removed, 0 when none:
+	// from the cache by queue offset alone (so possibly not the lease the
+	// handle names), else from the store by the handle's key (with the
+	// #10276 bug on a same-deadline renewal, the new record itself: Lease).
+	Removed model.LeaseID
+	// Replaced is the lease of a record with the new record's key (same
+	// visibility timeout, group, topic, queue and offset) that existed
+	// before the call and is gone: overwritten by the write, or, on a fixed
+	// same-deadline renewal, taken out just before it.
+	Replaced model.LeaseID
 }
 
 // ChangeInvisibleTime renews a lease (KV changeInvisibilityDuration): it
@@ -186,37 +257,36 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeReq
 	if v, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, false); !ok {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
+	return b.change(now, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle, req.InvisibleTime.Millis())
+}
+
+// ChangeInvisibleTimeHeader serves a renewal whose receipt handle is text:
+// validated as ChangeInvisibleTime does, then decoded (SYSTEM_ERROR when
+// malformed).
+func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *ChangeInvisibleTimeRequestHeader) ChangeInvisibleTimeResult {
+	if v, ok := b.validateAck(hdr.Topic, hdr.QueueID, hdr.Offset, false); !ok {
+		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
+	}
 	var h model.ReceiptHandle
-	if err := model.ParseReceiptHandleInto(req.ExtraInfo, &h); err != nil {
+	if err := model.ParseReceiptHandleInto(hdr.ExtraInfo, &h); err != nil {
 		return ChangeInvisibleTimeResult{Code: model.SystemError, Remark: err.Error()}
 	}
+	return b.change(now, hdr.ConsumerGroup, hdr.Topic, hdr.QueueID, hdr.Offset, &h, hdr.InvisibleTime)
+}
+
+// change is a validated renewal with a decoded handle; invisibleMs in ms.
+func (b *Broker) change(now clock.Time, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle, invisibleMs int64) ChangeInvisibleTimeResult {
 	if h.IsOrder() {
 		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: "orderly (FIFO) changeInvisibleTime is not implemented by this popsim engine yet"}
 	}
-	if req.InvisibleTime < 0 {
-		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: fmt.Sprintf("invisibleTime %d: want >= 0", req.InvisibleTime)}
+	if invisibleMs < 0 {
+		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: fmt.Sprintf("invisibleTime %d: want >= 0", invisibleMs)}
 	}
 	nowMs := now.Millis()
-	pair := b.names.pair(req.ConsumerGroup, req.Topic)
-	k := qkey{pair, req.QueueID}
-	nk := recKey{vt: nowMs + req.InvisibleTime, pair: pair, qid: req.QueueID, offset: req.Offset}
-	ok := recKey{vt: h.PopTime + h.InvisibleTime, pair: pair, qid: req.QueueID, offset: req.Offset}
-	// Fixed #10276: a write to the old key replaces it in place, so the old
-	// record is taken out first only to learn whether it was there.
-	sameKey := nk == ok && !b.cfg.Bugs.SameDeadlineChangeInvisible
-	var deleted bool
-	if sameKey {
-		deleted = b.index.delete(ok)
-	}
-	b.index.put(rec{recKey: nk, invisible: req.InvisibleTime})
-	b.stats.Changed++
-	switch {
-	case b.cfg.EnablePopBufferMerge && b.cache.removeOffset(k, req.Offset):
-		deleted = true
-	case !sameKey:
-		deleted = b.index.delete(ok)
-	}
-	nh := model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQueueID: h.ReviveQueueID,
-		RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName, QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}
-	return ChangeInvisibleTimeResult{Code: model.Success, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQid: h.ReviveQueueID, Handle: nh, OldDeleted: deleted}
+	c := b.changeKV(nowMs, group, topicName, qid, offset, h, invisibleMs)
+	nh := model.ReceiptHandle{CkQueueOffset: offset, PopTime: nowMs, InvisibleTime: invisibleMs, ReviveQueueID: h.ReviveQueueID,
+		RetryFlag: model.RetryFlagOf(topicName), BrokerName: h.BrokerName, QueueID: qid, QueueOffset: offset, CommitLogOffset: -1}
+	return ChangeInvisibleTimeResult{Code: model.Success, PopTime: clock.FromMillis(nowMs), InvisibleTime: clock.MillisDuration(invisibleMs),
+		Lease: c.lease, Deadline: clock.FromMillis(nowMs + invisibleMs), ReviveQid: h.ReviveQueueID, Handle: nh,
+		OldDeleted: c.deleted, Removed: c.removed, Replaced: c.replaced}
 }

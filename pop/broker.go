@@ -2,7 +2,6 @@ package pop
 
 import (
 	"fmt"
-	"sort"
 
 	"popsim/clock"
 	"popsim/model"
@@ -34,9 +33,12 @@ type Broker struct {
 	names      *names
 	offsets    offsets
 	index      *index
-	// PutFailure, when set, is asked before every store write; returning
-	// true makes that write fail (fault injection for revive and produce).
-	PutFailure func(now clock.Time, topic string, queueID int32) bool
+	// lastLease is the last lease id granted (durable: ids are never reused).
+	lastLease model.LeaseID
+	// faults decides which store writes fail; writes numbers the write
+	// attempts (durable, so decisions never repeat after a restart).
+	faults Faults
+	writes uint64
 
 	volatile
 	stats   Stats
@@ -72,6 +74,7 @@ type volatile struct {
 	reviveCursor int64
 	cache        *cache
 	polls        *polling
+	holds        *holds
 	commitSeq    uint64
 }
 
@@ -81,6 +84,7 @@ type Stats struct {
 	Popped, PopRequests, Acked, AckMisses         int64
 	Changed, Revived, ReviveSkipped, ReviveFailed int64
 	MayBeLost, CacheFlushed, Restarts             int64
+	Pulled, PullRequests                          int64
 }
 
 // New builds an empty broker; the configuration is validated first.
@@ -95,20 +99,23 @@ func New(cfg Config) (*Broker, error) {
 }
 
 func (b *Broker) resetVolatile() {
+	var holdIDs uint64 // hold ids are never reused, so a driver's map of them stays valid
+	if b.holds != nil {
+		holdIDs = b.holds.nextID
+	}
 	b.volatile = volatile{
 		requestCount: map[uint32]int64{},
 		locks:        map[uint32]int64{},
 		reviveCursor: reviveLookBack,
 		cache:        newCache(),
 		polls:        newPolling(),
+		holds:        newHolds(),
 	}
+	b.holds.nextID = holdIDs
 }
 
 // Config returns the configuration.
 func (b *Broker) Config() Config { return b.cfg }
-
-// Stats returns the cumulative counters.
-func (b *Broker) Stats() Stats { return b.stats }
 
 // CreateTopic adds a topic (or replaces its queue counts and permission).
 func (b *Broker) CreateTopic(c TopicConfig) error {
@@ -147,9 +154,6 @@ func (b *Broker) CreateGroup(g GroupConfig) error {
 	return nil
 }
 
-// Topics returns topic names in creation order (retry topics included).
-func (b *Broker) Topics() []string { return append([]string(nil), b.topicOrder...) }
-
 func (b *Broker) queue(topicName string, qid int32) *queue {
 	t := b.topicNamed(topicName)
 	if t == nil || qid < 0 || int(qid) >= len(t.queues) {
@@ -158,7 +162,9 @@ func (b *Broker) queue(topicName string, qid int32) *queue {
 	return t.queues[qid]
 }
 
-// MinOffset and MaxOffset return a queue's bounds, -1 when it does not exist.
+// MinOffset and MaxOffset are RocketMQ's GET_MIN_OFFSET and GET_MAX_OFFSET
+// requests: a queue's bounds, -1 when it does not exist. MinOffset is the
+// first stored offset.
 func (b *Broker) MinOffset(topicName string, qid int32) int64 {
 	if q := b.queue(topicName, qid); q != nil {
 		return q.min
@@ -174,29 +180,31 @@ func (b *Broker) MaxOffset(topicName string, qid int32) int64 {
 	return -1
 }
 
-// Message returns the stored message, nil when it is gone or never existed.
-// The result is shared: callers must not modify it.
-func (b *Broker) Message(topicName string, qid int32, offset int64) *model.Message {
+// Message returns a copy of the stored message (Body and Properties
+// copied too), false when it is gone or never existed: an admin's view of
+// one message (viewMessage), for inspection.
+func (b *Broker) Message(topicName string, qid int32, offset int64) (model.Message, bool) {
+	var m model.Message
 	if q := b.queue(topicName, qid); q != nil {
-		return q.at(offset)
+		if p := q.at(offset); p != nil {
+			copyMessage(&m, p)
+			return m, true
+		}
 	}
-	return nil
+	return m, false
 }
 
-// CommitOffset returns a group's durable consumer offset, -1 when none.
-func (b *Broker) CommitOffset(group, topicName string, qid int32) int64 {
-	if s := b.slotOf(group, topicName, qid); s != nil && s.has&hasCommit != 0 {
-		return s.commit
+// ConsumerOffsets returns one queue's consumer offsets for a group (-1
+// where absent): the durable commit offset, the volatile pull offset (the
+// KV path's next pop position) and a pending admin reset. It is kept beside
+// State for drivers that check a group's position often (the simulator's
+// drain check); State lists every queue's.
+func (b *Broker) ConsumerOffsets(group, topicName string, qid int32) OffsetState {
+	o := OffsetState{Group: group, Topic: topicName, QueueID: qid, Commit: -1, Pull: -1, Reset: -1}
+	if s := b.slotOf(group, topicName, qid); s != nil {
+		s.fill(&o)
 	}
-	return -1
-}
-
-// PullOffset returns the volatile next-pop position, -1 when none.
-func (b *Broker) PullOffset(group, topicName string, qid int32) int64 {
-	if s := b.slotOf(group, topicName, qid); s != nil && s.has&hasPull != 0 {
-		return s.pull
-	}
-	return -1
+	return o
 }
 
 // slotOf is the offsets slot of (group, topic, qid), nil when the pair was
@@ -211,83 +219,33 @@ func (b *Broker) slotOf(group, topicName string, qid int32) *slot {
 
 func (b *Broker) commitOffset(k qkey, v int64) { b.offsets.at(k).setCommit(v) }
 
-// PutResult is the outcome of a produce.
-type PutResult struct {
-	Code   model.ResponseCode
-	Remark string
-	Offset int64
-	// Woken are suspended pop requests this arrival woke; the driver re-runs
-	// each with Pop.
-	Woken []Wakeup
-}
-
-// Put stores a message at the tail of msg.QueueID and wakes long-polling
-// requests. The broker keeps msg (it must not be modified afterwards) and
-// sets its QueueOffset and StoreTimestamp.
-func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
-	t := b.topicNamed(msg.Topic)
-	switch {
-	case t == nil:
-		return PutResult{Code: model.TopicNotExist, Remark: "topic " + msg.Topic + " does not exist", Offset: -1}
-	case t.cfg.Perm&PermWrite == 0:
-		return PutResult{Code: model.NoPermission, Remark: "topic " + msg.Topic + " is not writable", Offset: -1}
-	case msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums:
-		return PutResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId %d out of range: want 0..%d", msg.QueueID, t.cfg.WriteQueueNums-1), Offset: -1}
-	}
-	if err := msg.Validate(); err != nil {
-		return PutResult{Code: model.MessageIllegal, Remark: err.Error(), Offset: -1}
-	}
-	off, ok := b.append(now, msg)
-	if !ok {
-		return PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1}
-	}
-	b.stats.Produced++
-	return PutResult{Code: model.Success, Offset: off, Woken: b.notifyArrival(now.Millis(), msg, "")}
-}
-
-// append writes msg to its queue, honouring PutFailure.
-func (b *Broker) append(now clock.Time, msg *model.Message) (int64, bool) {
-	if b.PutFailure != nil && b.PutFailure(now, msg.Topic, msg.QueueID) {
-		b.stats.PutFailures++
-		return -1, false
-	}
-	q := b.topicNamed(msg.Topic).queues[msg.QueueID]
-	msg.QueueOffset = q.maxOffset()
-	msg.StoreTimestamp = now.Millis()
-	q.msgs = append(q.msgs, msg)
-	return msg.QueueOffset, true
-}
-
-// Truncate deletes a queue's messages below offset, as retention does, so
-// consumers behind it see OFFSET_TOO_SMALL. It returns how many went.
-func (b *Broker) Truncate(topicName string, qid int32, offset int64) (int, error) {
-	q := b.queue(topicName, qid)
-	if q == nil {
-		return 0, fmt.Errorf("pop: truncate %s/%d: no such queue", topicName, qid)
-	}
-	return q.truncate(offset), nil
+// ResetOffsetResult reports what an admin reset did besides the offsets.
+type ResetOffsetResult struct {
+	// Replaced lists the leases whose records were overwritten when the
+	// queue's cached records moved to the store (a cached record with the
+	// key of a stored one replaces it).
+	Replaced []model.LeaseID
 }
 
 // ResetOffset is the admin reset (assignResetOffset): it records a pending
 // reset, overwrites the commit offset, and in KV mode clears the cache and
 // the pull offset of the queue.
-func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) error {
+func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (ResetOffsetResult, error) {
 	q := b.queue(topicName, qid)
 	if q == nil {
-		return fmt.Errorf("pop: reset offset %s/%d: no such queue", topicName, qid)
+		return ResetOffsetResult{}, fmt.Errorf("pop: reset offset %s/%d: no such queue", topicName, qid)
 	}
 	if _, ok := b.groups[group]; !ok {
-		return fmt.Errorf("pop: reset offset: group %s does not exist", group)
+		return ResetOffsetResult{}, fmt.Errorf("pop: reset offset: group %s does not exist", group)
 	}
 	if offset < 0 {
-		return fmt.Errorf("pop: reset offset %d: want >= 0", offset)
+		return ResetOffsetResult{}, fmt.Errorf("pop: reset offset %d: want >= 0", offset)
 	}
 	k := qkey{b.names.pair(group, topicName), qid}
 	s := b.offsets.at(k)
 	s.reset, s.commit, s.pull, s.win = offset, offset, 0, nil
 	s.has = s.has&^(hasPull|caughtUpMark) | hasReset | hasCommit
-	b.flushCacheQueue(k)
-	return nil
+	return ResetOffsetResult{Replaced: b.flushCacheQueue(k, nil)}, nil
 }
 
 // RestartResult lists what a restart dropped.
@@ -295,47 +253,32 @@ type RestartResult struct {
 	// DroppedPolls are suspended requests that will never be answered; their
 	// clients see a timeout.
 	DroppedPolls []Wakeup
-	// CachedLost is how many cached in-flight records vanished; their
-	// messages are re-popped from the commit offset.
+	// DroppedPulls are held pulls that will never be answered.
+	DroppedPulls []PullWakeup
+	// LostLeases are the cached in-flight records that vanished, by queue
+	// (in the order the cache first held them) then offset; their messages
+	// are re-popped from the commit offset. CachedLost is their number.
+	LostLeases []model.LeaseID
 	CachedLost int
 }
 
 // Restart simulates a broker restart: the cache, pull offsets, suspended
 // polls, the lock table, request counters and the revive cursor are lost;
-// messages, commit offsets, topics, groups and stored records survive.
+// messages, commit offsets, topics, groups, stored records and the lease
+// counter survive.
 func (b *Broker) Restart(now clock.Time) RestartResult {
-	r := RestartResult{DroppedPolls: b.polls.drain(), CachedLost: int(b.cache.size)}
+	r := RestartResult{DroppedPolls: b.polls.drain(), DroppedPulls: b.holds.drain(), CachedLost: int(b.cache.size)}
+	for _, x := range b.cachedRecords() {
+		r.LostLeases = append(r.LostLeases, x.Lease)
+	}
 	b.offsets.dropVolatile()
 	b.resetVolatile()
 	b.stats.Restarts++
 	return r
 }
 
-// InFlight returns every stored in-flight record in store-key order (the
-// cache is separate: see Cached).
-func (b *Broker) InFlight() []model.PopConsumerRecord { return b.index.all() }
-
-// InFlightCount is the number of records in the store plus the cache.
+// InFlightCount is the number of in-flight records, in the store plus the
+// cache. It is kept beside State because a driver samples it often (the
+// simulator at every time-series point and drain check) and State copies
+// every record.
 func (b *Broker) InFlightCount() int { return b.index.len() + int(b.cache.size) }
-
-// Cached returns every cached record, by queue (in creation order) then offset.
-func (b *Broker) Cached() []model.PopConsumerRecord {
-	var out []model.PopConsumerRecord
-	for _, cq := range b.cache.queues {
-		cq.recs.Scan(func(_ int64, r rec) bool {
-			out = append(out, b.index.record(&r))
-			return true
-		})
-	}
-	return out
-}
-
-// Groups returns group names, sorted.
-func (b *Broker) Groups() []string {
-	out := make([]string, 0, len(b.groups))
-	for g := range b.groups { // collected, then sorted: order does not matter
-		out = append(out, g)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -154,10 +154,16 @@ const (
 	CacheCleanupInterval = 1000  // PopConsumerCache.cleanupRecords period
 	LockCleanInterval    = 60000 // PopConsumerLockService.removeTimeout period
 	PollTickInterval     = 20    // PopLongPollingService scan period
-	MaxPopBatch          = 32    // maxMsgNums limit
-	PollTimeoutSlack     = 50    // a poll is timed out once now > expired - 50
-	bornTimeTolerance    = 500   // now - bornTime - pollTime above this is POLLING_TIMEOUT
-	reviveLookBack       = 3000  // the revive scan starts 3 s before its cursor
-	reviveUpperSlack     = 50    // and stops 50 ms before now
-	maxFilterScan        = 800   // consume-queue entries one filtered read inspects (16000 B / 20 B)
+	// PullHoldCheckInterval is PullRequestHoldService's scan period with
+	// long polling enabled (RocketMQ's default): CheckHoldRequest answers a
+	// held pull whose suspend time is up, or whose queue got a message its
+	// filter did not match, at the first scan after that (NextHoldCheck).
+	PullHoldCheckInterval = 5000
+	MaxPopBatch           = 32   // maxMsgNums limit
+	PollTimeoutSlack      = 50   // a poll is timed out once now > expired - 50
+	bornTimeTolerance     = 500  // now - bornTime - pollTime above this is POLLING_TIMEOUT
+	reviveLookBack        = 3000 // the revive scan starts 3 s before its cursor
+	reviveUpperSlack      = 50   // and stops 50 ms before now
+	maxFilterScan         = 800  // consume-queue entries one filtered read inspects (16000 B / 20 B)
+	maxTransferCount      = 32   // maxTransferCountOnMessageInMemory: messages one pull returns at most
 )

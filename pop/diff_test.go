@@ -36,31 +36,34 @@ type broker interface {
 	CreateTopic(pop.TopicConfig) error
 	CreateGroup(pop.GroupConfig) error
 	Put(clock.Time, *model.Message) pop.PutResult
-	Pop(clock.Time, *pop.PopRequest) pop.PopResult
+	Pop(clock.Time, *pop.PopRequest, *pop.PopResult)
 	Ack(clock.Time, *pop.AckRequest) pop.AckResult
-	BatchAckMessages(clock.Time, []pop.BatchAck) pop.BatchAckResult
+	AckHeader(clock.Time, *pop.AckMessageRequestHeader) pop.AckResult
+	BatchAckMessages(clock.Time, []pop.BatchAck, *pop.BatchAckResult)
 	ChangeInvisibleTime(clock.Time, *pop.ChangeInvisibleTimeRequest) pop.ChangeInvisibleTimeResult
+	ChangeInvisibleTimeHeader(clock.Time, *pop.ChangeInvisibleTimeRequestHeader) pop.ChangeInvisibleTimeResult
 	Revive(clock.Time) pop.ReviveResult
 	CleanupCache(clock.Time) pop.CacheResult
 	PollTick(clock.Time) []pop.Wakeup
 	Restart(clock.Time) pop.RestartResult
 	Truncate(string, int32, int64) (int, error)
-	ResetOffset(string, string, int32, int64) error
+	ResetOffset(string, string, int32, int64) (pop.ResetOffsetResult, error)
 	Disconnect(string) int
+	SetFaults(pop.Faults) error
+	Pull(clock.Time, *pop.PullRequest, *pop.PullResult)
+	RerunPull(clock.Time, *pop.PullRequest, *pop.PullResult)
+	CheckHoldRequest(clock.Time) []pop.PullWakeup
+	NextHoldCheck() (clock.Time, bool)
+	UpdateConsumerOffset(*pop.UpdateConsumerOffsetRequest) pop.UpdateConsumerOffsetResult
+	QueryConsumerOffset(*pop.QueryConsumerOffsetRequest) pop.QueryConsumerOffsetResult
 
-	Topics() []string
-	Groups() []string
+	State() pop.State
 	MinOffset(string, int32) int64
 	MaxOffset(string, int32) int64
-	Message(string, int32, int64) *model.Message
-	CommitOffset(string, string, int32) int64
-	PullOffset(string, string, int32) int64
-	InFlight() []model.PopConsumerRecord
+	Message(string, int32, int64) (model.Message, bool)
+	ConsumerOffsets(string, string, int32) pop.OffsetState
 	InFlightCount() int
-	Cached() []model.PopConsumerRecord
-	SuspendedPolls() int
-	NextPollExpiry() (int64, bool)
-	Stats() pop.Stats
+	NextPollExpiry() (clock.Time, bool)
 }
 
 var (
@@ -147,14 +150,20 @@ type held struct {
 
 // harness drives the engine and the reference in lockstep.
 type harness struct {
-	eng  *pop.Broker
-	ref  *ref.Broker
-	now  clock.Time
-	fail int // put-failure mode: 0 off, 1 every write, 2 retry topics, 3 every other write
+	eng *pop.Broker
+	ref *ref.Broker
+	now clock.Time
 	// handles the clients hold, and woken requests the driver will re-run.
 	handles []held
 	woken   []pop.Wakeup
 	ops     []string
+	// popRes is the result buffer the engine's pops reuse, as a caller
+	// lending its result does; the reference gets a fresh one every time.
+	popRes   pop.PopResult
+	batchRes pop.BatchAckResult
+	pullRes  pop.PullResult
+	// pullWoken are held pulls the broker handed back, for rerunPull.
+	pullWoken []pop.PullWakeup
 }
 
 func newHarness(cfg pop.Config) (*harness, error) {
@@ -167,7 +176,6 @@ func newHarness(cfg pop.Config) (*harness, error) {
 		return nil, err
 	}
 	h := &harness{eng: eng, ref: r, now: clock.Epoch}
-	eng.PutFailure, r.PutFailure = h.failer(), h.failer()
 	for _, b := range []broker{eng, r} {
 		for _, tc := range topicCfgs {
 			if err := b.CreateTopic(tc); err != nil {
@@ -186,39 +194,27 @@ func newHarness(cfg pop.Config) (*harness, error) {
 	return h, nil
 }
 
-// failer is one broker's PutFailure; each broker counts its own writes.
-func (h *harness) failer() func(clock.Time, string, int32) bool {
-	n := 0
-	return func(_ clock.Time, topicName string, _ int32) bool {
-		n++
-		switch h.fail {
-		case 1:
-			return true
-		case 2:
-			return model.IsRetryTopic(topicName)
-		case 3:
-			return n%2 == 0
-		}
-		return false
-	}
-}
-
 // op is one fully resolved operation.
 type op struct {
 	name   string
 	text   string
 	msgs   []*model.Message
 	pop    *pop.PopRequest
+	pull   *pop.PullRequest
+	update *pop.UpdateConsumerOffsetRequest
+	query  *pop.QueryConsumerOffsetRequest
 	ack    *pop.AckRequest
+	ackHdr *pop.AckMessageRequestHeader
 	batch  []pop.BatchAck
 	change *pop.ChangeInvisibleTimeRequest
+	chHdr  *pop.ChangeInvisibleTimeRequestHeader
 	from   *held // the handle a change renews
 	dt     clock.Duration
 	topic  string
 	group  string
 	qid    int32
 	offset int64
-	fail   int
+	faults pop.Faults
 	client string
 }
 
@@ -230,6 +226,8 @@ var cmpOpts = []cmp.Option{
 	cmpopts.IgnoreFields(pop.AckResult{}, "Remark"),
 	cmpopts.IgnoreFields(pop.BatchAckResult{}, "Remark"),
 	cmpopts.IgnoreFields(pop.ChangeInvisibleTimeResult{}, "Remark"),
+	cmpopts.IgnoreFields(pop.UpdateConsumerOffsetResult{}, "Remark"),
+	cmpopts.IgnoreFields(pop.QueryConsumerOffsetResult{}, "Remark"),
 	cmpopts.IgnoreUnexported(pop.Revival{}),
 	cmpopts.EquateEmpty(),
 }
@@ -278,20 +276,39 @@ func (h *harness) apply(o op) error {
 		})
 		for _, r := range got.([]pop.PutResult) {
 			h.wake(r.Woken)
+			h.wakePulls(r.PullWoken)
 		}
 		return err
 	case "pop", "rerun":
-		got, err := h.both(o.name, func(b broker) any { r := *o.pop; return b.Pop(h.now, &r) })
+		got, err := h.both(o.name, func(b broker) any { return h.pop(b, o.pop) })
 		h.popped(o.pop, got.(pop.PopResult))
 		return err
 	case "ack":
-		_, err := h.both("ack", func(b broker) any { return b.Ack(h.now, o.ack) })
+		_, err := h.both("ack", func(b broker) any {
+			if o.ackHdr != nil {
+				return b.AckHeader(h.now, o.ackHdr)
+			}
+			return b.Ack(h.now, o.ack)
+		})
 		return err
 	case "batchAck":
-		_, err := h.both("batchAck", func(b broker) any { return b.BatchAckMessages(h.now, o.batch) })
+		_, err := h.both("batchAck", func(b broker) any {
+			var res pop.BatchAckResult
+			dst := &res
+			if b == broker(h.eng) {
+				dst = &h.batchRes // the engine's result buffer is reused
+			}
+			b.BatchAckMessages(h.now, o.batch, dst)
+			return *dst
+		})
 		return err
 	case "change":
-		got, err := h.both("change", func(b broker) any { return b.ChangeInvisibleTime(h.now, o.change) })
+		got, err := h.both("change", func(b broker) any {
+			if o.chHdr != nil {
+				return b.ChangeInvisibleTimeHeader(h.now, o.chHdr)
+			}
+			return b.ChangeInvisibleTime(h.now, o.change)
+		})
 		if r := got.(pop.ChangeInvisibleTimeResult); r.Code == model.Success {
 			h.keep(held{group: o.from.group, topic: o.from.topic, h: r.Handle})
 		}
@@ -302,10 +319,12 @@ func (h *harness) apply(o op) error {
 	case "revive":
 		got, err := h.both("revive", func(b broker) any { return b.Revive(h.now) })
 		h.wake(got.(pop.ReviveResult).Woken)
+		h.wakePulls(got.(pop.ReviveResult).PullWoken)
 		return err
 	case "cleanup":
 		got, err := h.both("cleanup", func(b broker) any { return b.CleanupCache(h.now) })
 		h.wake(got.(pop.CacheResult).Woken)
+		h.wakePulls(got.(pop.CacheResult).PullWoken)
 		return err
 	case "pollTick":
 		got, err := h.both("pollTick", func(b broker) any { return b.PollTick(h.now) })
@@ -318,16 +337,81 @@ func (h *harness) apply(o op) error {
 		_, err := h.both("truncate", func(b broker) any { n, err := b.Truncate(o.topic, o.qid, o.offset); return [2]any{n, err == nil} })
 		return err
 	case "reset":
-		_, err := h.both("reset", func(b broker) any { return b.ResetOffset(o.group, o.topic, o.qid, o.offset) == nil })
+		_, err := h.both("reset", func(b broker) any {
+			r, err := b.ResetOffset(o.group, o.topic, o.qid, o.offset)
+			return [2]any{r, err == nil}
+		})
 		return err
 	case "failure":
-		h.fail = o.fail
-		return nil
+		_, err := h.both("failure", func(b broker) any { return b.SetFaults(o.faults) == nil })
+		return err
+	case "pull", "rerunPull":
+		_, err := h.both(o.name, func(b broker) any { return h.pullOn(b, o) })
+		return err
+	case "holdCheck":
+		got, err := h.both("holdCheck", func(b broker) any { return b.CheckHoldRequest(h.now) })
+		h.wakePulls(got.([]pop.PullWakeup))
+		return err
+	case "updateOffset":
+		_, err := h.both("updateOffset", func(b broker) any { return b.UpdateConsumerOffset(o.update) })
+		return err
+	case "queryOffset":
+		_, err := h.both("queryOffset", func(b broker) any { return b.QueryConsumerOffset(o.query) })
+		return err
 	case "disconnect":
 		_, err := h.both("disconnect", func(b broker) any { return b.Disconnect(o.client) })
 		return err
 	}
 	panic("unknown op " + o.name)
+}
+
+// pop runs req on b and returns the result, failing (through the result's
+// remark, which the comparison sees) if Pop modified the request. The
+// engine writes into the harness's reused buffer.
+func (h *harness) pop(b broker, req *pop.PopRequest) pop.PopResult {
+	r := *req
+	var res pop.PopResult
+	dst := &res
+	if b == broker(h.eng) {
+		dst = &h.popRes
+	}
+	b.Pop(h.now, &r, dst)
+	out := *dst
+	if r != *req {
+		out.Remark = fmt.Sprintf("Pop modified the request: %+v, was %+v", r, *req)
+	}
+	return out
+}
+
+// pullOn runs a pull (or a re-run) on b, the engine into the harness's
+// reused buffer, and checks the request was left alone.
+func (h *harness) pullOn(b broker, o op) pop.PullResult {
+	r := *o.pull
+	var res pop.PullResult
+	dst := &res
+	if b == broker(h.eng) {
+		dst = &h.pullRes
+	}
+	if o.name == "rerunPull" {
+		b.RerunPull(h.now, &r, dst)
+	} else {
+		b.Pull(h.now, &r, dst)
+	}
+	out := *dst
+	if out.Status == pop.PullError {
+		out.Remark = "" // an error's wording is the engine's; a read's status name is compared
+	}
+	if r != *o.pull {
+		out.Remark += fmt.Sprintf(" (Pull modified the request: %+v, was %+v)", r, *o.pull)
+	}
+	return out
+}
+
+func (h *harness) wakePulls(ws []pop.PullWakeup) {
+	h.pullWoken = append(h.pullWoken, ws...)
+	if len(h.pullWoken) > 64 {
+		h.pullWoken = h.pullWoken[len(h.pullWoken)-64:]
+	}
 }
 
 func (h *harness) wake(ws []pop.Wakeup) {
@@ -345,54 +429,72 @@ func (h *harness) keep(x held) {
 }
 
 func (h *harness) popped(req *pop.PopRequest, r pop.PopResult) {
-	for _, hd := range r.Handles {
-		h.keep(held{group: req.ConsumerGroup, topic: req.Topic, h: hd})
+	for _, p := range r.Messages {
+		h.keep(held{group: req.ConsumerGroup, topic: req.Topic, h: p.Handle})
 	}
 	h.wake(r.Woken)
 }
 
-// state is everything observable about a broker between operations.
+// state is everything observable about a broker between operations: its
+// State snapshot, plus what the polling getters and the message view
+// answer (each checked against the snapshot).
 type state struct {
-	Topics        []string
-	Groups        []string
-	Queues        []queueState
-	InFlight      []model.PopConsumerRecord
-	Cached        []model.PopConsumerRecord
-	InFlightCount int
-	Polls         int
-	NextPoll      int64
-	NextPollOK    bool
-	Stats         pop.Stats
-}
-
-type queueState struct {
-	Topic    string
-	QueueID  int32
-	Min, Max int64
-	Last     *model.Message
-	Commit   []int64 // per group in groupNames order
-	Pull     []int64
+	pop.State
+	Last      []*model.Message // per queue of State.Topics, its last message
+	Getters   string           // a disagreement between a getter and State
+	QueueSums int              // messages in all queues
 }
 
 func snap(b broker) state {
-	s := state{Topics: b.Topics(), Groups: b.Groups(), InFlight: b.InFlight(), Cached: b.Cached(),
-		InFlightCount: b.InFlightCount(), Polls: b.SuspendedPolls(), Stats: b.Stats()}
-	s.NextPoll, s.NextPollOK = b.NextPollExpiry()
-	if len(s.InFlight) == 0 {
-		s.InFlight = nil // the engine answers empty, the reference nil
+	s := state{State: b.State()}
+	// The engine and the reference may answer nil or empty: make them
+	// equal, so the fast reflect.DeepEqual path usually succeeds.
+	s.InFlight, s.Cached, s.Offsets = nilIfEmpty(s.InFlight), nilIfEmpty(s.Cached), nilIfEmpty(s.Offsets)
+	s.Faults.Writes = nilIfEmpty(s.Faults.Writes)
+	if n := len(s.InFlight) + len(s.Cached); b.InFlightCount() != n {
+		s.Getters += fmt.Sprintf("InFlightCount %d, State holds %d; ", b.InFlightCount(), n)
+	}
+	if t, ok := b.NextHoldCheck(); t != s.NextHoldCheck || ok != s.HasHoldCheck {
+		s.Getters += fmt.Sprintf("NextHoldCheck %v %v, State %v %v; ", t, ok, s.NextHoldCheck, s.HasHoldCheck)
+	}
+	if t, ok := b.NextPollExpiry(); t != s.NextPollExpiry || ok != s.HasPollExpiry {
+		s.Getters += fmt.Sprintf("NextPollExpiry %v %v, State %v %v; ", t, ok, s.NextPollExpiry, s.HasPollExpiry)
+	}
+	for _, o := range s.Offsets {
+		if got := b.ConsumerOffsets(o.Group, o.Topic, o.QueueID); got != o {
+			s.Getters += fmt.Sprintf("ConsumerOffsets %+v, State %+v; ", got, o)
+		}
 	}
 	for _, t := range s.Topics {
-		for q := int32(0); b.MaxOffset(t, q) >= 0; q++ {
-			qs := queueState{Topic: t, QueueID: q, Min: b.MinOffset(t, q), Max: b.MaxOffset(t, q)}
-			qs.Last = b.Message(t, q, qs.Max-1)
-			for _, g := range groupNames {
-				qs.Commit = append(qs.Commit, b.CommitOffset(g, t, q))
-				qs.Pull = append(qs.Pull, b.PullOffset(g, t, q))
+		for _, q := range t.Queues {
+			if lo, hi := b.MinOffset(t.Config.Name, q.QueueID), b.MaxOffset(t.Config.Name, q.QueueID); lo != q.MinOffset || hi != q.MaxOffset {
+				s.Getters += fmt.Sprintf("%s/%d bounds %d~%d, State %d~%d; ", t.Config.Name, q.QueueID, lo, hi, q.MinOffset, q.MaxOffset)
 			}
-			s.Queues = append(s.Queues, qs)
+			var last *model.Message
+			if m, ok := b.Message(t.Config.Name, q.QueueID, q.MaxOffset-1); ok {
+				last = &m
+			}
+			s.Last = append(s.Last, last)
+			s.QueueSums += int(q.MaxOffset - q.MinOffset)
 		}
 	}
 	return s
+}
+
+func nilIfEmpty[T any](xs []T) []T {
+	if len(xs) == 0 {
+		return nil
+	}
+	return xs
+}
+
+// topicNames lists the engine's topics, retry topics included.
+func (h *harness) topicNames() []string {
+	var out []string
+	for _, t := range h.eng.State().Topics {
+		out = append(out, t.Config.Name)
+	}
+	return out
 }
 
 // ---- generators ----
@@ -424,8 +526,8 @@ func genPop(c chooser, h *harness) op {
 		Topic:         tc.Name,
 		QueueID:       pick(c, "pop.queueId", int32(-1), -1, -1, 0, 1, 2, 3),
 		MaxMsgNums:    pick(c, "pop.maxMsgNums", int32(1), 2, 3, 5, 8, 16, 32, 32, 33),
-		InvisibleTime: pick(c, "pop.invisibleTime", int64(0), 1, 10, 50, 100, 1000, 3000, 60000),
-		PollTime:      pick(c, "pop.pollTime", int64(0), 0, 100, 1000, 15000, 15000),
+		InvisibleTime: clock.MillisDuration(pick(c, "pop.invisibleTime", int64(0), 1, 10, 50, 100, 1000, 3000, 60000)) + pick(c, "pop.invisibleTimeUs", clock.Duration(0), 0, 0, 999),
+		PollTime:      clock.MillisDuration(pick(c, "pop.pollTime", int64(0), 0, 100, 1000, 15000, 15000)) + pick(c, "pop.pollTimeUs", clock.Duration(0), 0, 0, 999),
 		InitMode:      pick(c, "pop.initMode", pop.InitModeMin, pop.InitModeMax),
 		Expression:    pick(c, "pop.expression", "", "*", "*", "A", "B", "A || B", "C", "C", "||"),
 		AttemptID:     pick(c, "pop.attemptId", "", "", "x1"),
@@ -438,7 +540,7 @@ func genPop(c chooser, h *harness) op {
 	case 3:
 		r.Order = true
 	case 4:
-		r.BornTime = h.now.Millis() - 2000 // arrives after its poll time
+		r.BornTime = h.now.Add(-2 * clock.Second) // arrives after its poll time
 	}
 	return op{name: "pop", pop: r, text: fmt.Sprintf("%+v", *r)}
 }
@@ -457,23 +559,20 @@ func pickHandle(c chooser, h *harness, label string) *held {
 
 func genAck(c chooser, h *harness) op {
 	x := pickHandle(c, h, "ack.handle")
-	req := &pop.AckRequest{ConsumerGroup: x.group, Topic: x.h.RealTopic(x.topic, x.group), QueueID: x.h.QueueID, Offset: x.h.QueueOffset, ExtraInfo: x.h.String()}
+	req := pop.NewAckRequest(x.group, x.topic, &x.h)
+	extra := ""
 	variant := pick(c, "ack.variant", "ok", "ok", "ok", "ok", "garbage", "nineFields", "otherOffset", "badQueue", "fifo", "normalTopic", "otherGroup", "pastMax")
 	switch variant {
 	case "garbage":
-		req.ExtraInfo = pick(c, "ack.garbage", "", "x", "1 2 3", strings.Replace(req.ExtraInfo, " ", "  ", 1))
+		extra = pick(c, "ack.garbage", "", "x", "1 2 3", strings.Replace(x.h.String(), " ", "  ", 1))
 	case "nineFields":
-		hh := x.h
-		hh.CommitLogOffset = 77
-		req.ExtraInfo = hh.String()
+		req.Handle.CommitLogOffset = 77
 	case "otherOffset":
 		req.Offset++
 	case "badQueue":
 		req.QueueID = pick(c, "ack.badQueueId", int32(-1), 3, 99)
 	case "fifo":
-		hh := x.h
-		hh.ReviveQueueID = model.PopOrderReviveQueue
-		req.ExtraInfo = hh.String()
+		req.Handle.ReviveQueueID = model.PopOrderReviveQueue
 	case "normalTopic":
 		req.Topic = x.topic
 	case "otherGroup":
@@ -481,9 +580,18 @@ func genAck(c chooser, h *harness) op {
 	case "pastMax":
 		req.Offset = h.eng.MaxOffset(req.Topic, req.QueueID) + 1
 	}
-	text := fmt.Sprintf("%s acked-before=%v %+v", variant, x.acked, *req)
+	o := op{name: "ack", ack: &req}
+	if variant == "garbage" || pick(c, "ack.wire", false, true) {
+		if extra == "" && variant != "garbage" {
+			extra = req.Handle.String()
+		}
+		o.ackHdr = &pop.AckMessageRequestHeader{ConsumerGroup: req.ConsumerGroup, Topic: req.Topic, QueueID: req.QueueID, Offset: req.Offset, ExtraInfo: extra}
+		o.text = fmt.Sprintf("%s wire acked-before=%v %+v", variant, x.acked, *o.ackHdr)
+	} else {
+		o.text = fmt.Sprintf("%s acked-before=%v %+v", variant, x.acked, req)
+	}
 	x.acked = true
-	return op{name: "ack", ack: req, text: text}
+	return o
 }
 
 // genBatchAck acks a random subset of the handles of one pop batch (same
@@ -522,37 +630,46 @@ func genBatchAck(c chooser, h *harness) op {
 
 func genChange(c chooser, h *harness) op {
 	x := pickHandle(c, h, "change.handle")
-	req := &pop.ChangeInvisibleTimeRequest{ConsumerGroup: x.group, Topic: x.h.RealTopic(x.topic, x.group), QueueID: x.h.QueueID,
-		Offset: x.h.QueueOffset, ExtraInfo: x.h.String(), InvisibleTime: pick(c, "change.invisibleTime", int64(0), 10, 1000, 60000)}
+	inv := clock.MillisDuration(pick(c, "change.invisibleTime", int64(0), 10, 1000, 60000)) + pick(c, "change.invisibleTimeUs", clock.Duration(0), 0, 0, 999)
+	req := pop.NewChangeInvisibleTimeRequest(x.group, x.topic, &x.h, inv)
 	variant := pick(c, "change.variant", "ok", "ok", "ok", "sameDeadline", "sameDeadline", "negative", "atMax", "garbage", "fifo")
 	switch variant {
 	case "sameDeadline":
 		if d := x.h.NextVisibleTime() - h.now.Millis(); d >= 0 {
-			req.InvisibleTime = d
+			req.InvisibleTime = clock.MillisDuration(d)
 		}
 	case "negative":
-		req.InvisibleTime = -1
+		req.InvisibleTime = -clock.Microsecond
 	case "atMax":
 		req.Offset = h.eng.MaxOffset(req.Topic, req.QueueID)
-	case "garbage":
-		req.ExtraInfo = "1 2"
 	case "fifo":
-		hh := x.h
-		hh.ReviveQueueID = model.PopOrderReviveQueue
-		req.ExtraInfo = hh.String()
+		req.Handle.ReviveQueueID = model.PopOrderReviveQueue
 	}
-	return op{name: "change", change: req, from: x, text: fmt.Sprintf("%s acked=%v %+v", variant, x.acked, *req)}
+	o := op{name: "change", change: &req, from: x}
+	if variant == "garbage" || pick(c, "change.wire", false, true) {
+		extra := req.Handle.String()
+		if variant == "garbage" {
+			extra = "1 2"
+		}
+		o.chHdr = &pop.ChangeInvisibleTimeRequestHeader{ConsumerGroup: req.ConsumerGroup, Topic: req.Topic, QueueID: req.QueueID, Offset: req.Offset,
+			ExtraInfo: extra, InvisibleTime: req.InvisibleTime.Millis()}
+		o.text = fmt.Sprintf("%s wire acked=%v %+v", variant, x.acked, *o.chHdr)
+	} else {
+		o.text = fmt.Sprintf("%s acked=%v %+v", variant, x.acked, req)
+	}
+	return o
 }
 
 func genAdvance(c chooser, _ *harness) op {
 	ms := pick(c, "advance.ms", int64(1), 20, 50, 200, 500, 1000, 3000, 10000, 61000, 130000)
-	return op{name: "advance", dt: clock.MillisDuration(ms), text: fmt.Sprintf("%dms", ms)}
+	d := clock.MillisDuration(ms) + pick(c, "advance.us", clock.Duration(0), 0, 0, 0, 1, 999)
+	return op{name: "advance", dt: d, text: d.String()}
 }
 
 // anyQueue draws an existing topic (retry topics included) and a queue id
 // that may be one past its last queue.
 func anyQueue(c chooser, h *harness, label string) (string, int32) {
-	t := pick(c, label+".topic", h.eng.Topics()...)
+	t := pick(c, label+".topic", h.topicNames()...)
 	n := int32(0)
 	for h.eng.MaxOffset(t, n) >= 0 {
 		n++
@@ -574,9 +691,87 @@ func genReset(c chooser, h *harness) op {
 	return op{name: "reset", group: g, topic: t, qid: q, offset: o, text: fmt.Sprintf("%s %s/%d to %d", g, t, q, o)}
 }
 
+// genFailure sets the write faults: off, every write, every retry-topic
+// write, about every other write (hash-decided), or a counted rule on one
+// of the retry topics.
 func genFailure(c chooser, _ *harness) op {
-	m := pick(c, "failure.mode", 0, 0, 1, 2, 3)
-	return op{name: "failure", fail: m, text: fmt.Sprintf("mode %d", m)}
+	var f pop.Faults
+	switch m := pick(c, "failure.mode", 0, 0, 1, 2, 3, 4); m {
+	case 1:
+		f.WritePPM = 1_000_000
+	case 2:
+		f.RetryWritePPM = 1_000_000
+	case 3:
+		f.Seed, f.WritePPM = uint64(between(c, "failure.seed", 0, 1<<40)), 500_000
+	case 4:
+		g := pick(c, "failure.group", groupNames...)
+		f.Writes = []pop.WriteFault{{Topic: pick(c, "failure.topic", model.RetryTopicV1(g, "t"), model.RetryTopicV2(g, "t")), QueueID: -1, Count: between(c, "failure.count", -1, 3)}}
+	}
+	return op{name: "failure", faults: f, text: fmt.Sprintf("%+v", f)}
+}
+
+// genPull draws a pull near the interesting offsets of a queue: the
+// group's pull and commit offsets, the queue's bounds and just past them;
+// now and then with one defect (the validation paths).
+func genPull(c chooser, h *harness) op {
+	tc := pick(c, "pull.topic", topicCfgs[0], topicCfgs[0], topicCfgs[1], topicCfgs[2])
+	r := &pop.PullRequest{
+		ClientID:      pick(c, "pull.client", "c1", "c2"),
+		ConsumerGroup: pick(c, "pull.group", "a", "a", "a", "a-b", "aB"),
+		Topic:         tc.Name,
+		QueueID:       int32(between(c, "pull.queueId", 0, int64(tc.ReadQueueNums-1))),
+		MaxMsgNums:    pick(c, "pull.maxMsgNums", int32(1), 5, 32, 32, 0, 33, 900),
+		Suspend:       pick(c, "pull.suspend", true, true, false),
+		SuspendTimeout: clock.MillisDuration(pick(c, "pull.suspendTimeout", int64(0), 100, 1000, 15000, 15000)) +
+			pick(c, "pull.suspendTimeoutUs", clock.Duration(0), 0, 999),
+		Subscription: pick(c, "pull.expression", "", "*", "*", "*", "A", "B", "A || B", "C"),
+	}
+	if rt := model.RetryTopicV1(r.ConsumerGroup, "t"); h.eng.MaxOffset(rt, 0) >= 0 && pick(c, "pull.retryTopic", false, false, false, true) {
+		r.Topic, r.QueueID = rt, 0
+	}
+	switch pick(c, "pull.odd", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6) {
+	case 1:
+		r.ConsumerGroup = pick(c, "pull.badGroup", "zz", "off")
+	case 2:
+		r.Topic = pick(c, "pull.badTopic", "nope", "wo")
+	case 3:
+		r.QueueID = pick(c, "pull.badQueueId", int32(-1), 3, 9)
+	case 4:
+		r.ExpressionType = "SQL92"
+	case 5:
+		r.Subscription = "||"
+	case 6:
+		r.Topic, r.QueueID = "ro", 0
+	}
+	o := h.eng.ConsumerOffsets(r.ConsumerGroup, r.Topic, r.QueueID)
+	lo, hi := h.eng.MinOffset(r.Topic, r.QueueID), h.eng.MaxOffset(r.Topic, r.QueueID)
+	r.QueueOffset = pick(c, "pull.offset", o.Pull, o.Pull, o.Pull, o.Commit, hi, hi, hi, hi+1, hi+5, lo, lo-1, 0)
+	if pick(c, "pull.commit", false, true) {
+		r.HasCommitOffset, r.CommitOffset = true, pick(c, "pull.commitOffset", r.QueueOffset, max(r.QueueOffset-1, 0), -1)
+	}
+	return op{name: "pull", pull: r, text: fmt.Sprintf("%+v", *r)}
+}
+
+func genRerunPull(c chooser, h *harness) op {
+	i := int(between(c, "rerunPull.index", 0, int64(len(h.pullWoken)-1)))
+	w := h.pullWoken[i]
+	h.pullWoken = append(h.pullWoken[:i], h.pullWoken[i+1:]...)
+	r := w.Request
+	return op{name: "rerunPull", pull: &r, text: fmt.Sprintf("id=%d expired=%v %+v", w.ID, w.Expired, r)}
+}
+
+func genUpdateOffset(c chooser, h *harness) op {
+	t, q := anyQueue(c, h, "updateOffset")
+	req := &pop.UpdateConsumerOffsetRequest{ConsumerGroup: pick(c, "updateOffset.group", "a", "a", "a-b", "zz"), Topic: t, QueueID: q,
+		CommitOffset: between(c, "updateOffset.offset", -1, max(h.eng.MaxOffset(t, q), 0)+1)}
+	return op{name: "updateOffset", update: req, text: fmt.Sprintf("%+v", *req)}
+}
+
+func genQueryOffset(c chooser, h *harness) op {
+	t, q := anyQueue(c, h, "queryOffset")
+	req := &pop.QueryConsumerOffsetRequest{ConsumerGroup: pick(c, "queryOffset.group", "a", "a-b", "aB", "zz"), Topic: t, QueueID: q,
+		NoZeroIfNotFound: pick(c, "queryOffset.noZero", false, false, true)}
+	return op{name: "queryOffset", query: req, text: fmt.Sprintf("%+v", *req)}
 }
 
 func genDisconnect(c chooser, _ *harness) op {
@@ -611,6 +806,11 @@ var actions = []struct {
 	{"reset", 1, genReset, nil},
 	{"failure", 2, genFailure, nil},
 	{"disconnect", 1, genDisconnect, nil},
+	{"pull", 8, genPull, nil},
+	{"rerunPull", 3, genRerunPull, func(h *harness) bool { return len(h.pullWoken) > 0 }},
+	{"holdCheck", 2, simple("holdCheck"), nil},
+	{"updateOffset", 1, genUpdateOffset, nil},
+	{"queryOffset", 1, genQueryOffset, nil},
 }
 
 // genOp draws one operation by weight among those that can apply.
@@ -683,7 +883,7 @@ func TestDifferentialDirected(t *testing.T) {
 		return o
 	}
 	popOp := func(expr string, max int32, poll int64) op {
-		r := &pop.PopRequest{ClientID: "c1", ConsumerGroup: "a", Topic: "t", QueueID: 0, MaxMsgNums: max, InvisibleTime: 60000, PollTime: poll, Expression: expr}
+		r := &pop.PopRequest{ClientID: "c1", ConsumerGroup: "a", Topic: "t", QueueID: 0, MaxMsgNums: max, InvisibleTime: 60 * clock.Second, PollTime: clock.MillisDuration(poll), Expression: expr}
 		return op{name: "pop", pop: r, text: fmt.Sprintf("%+v", *r)}
 	}
 	cases := map[string][]op{
@@ -712,7 +912,8 @@ func TestDifferentialDirected(t *testing.T) {
 			// ack every held handle, the first popped last
 			for i := len(h.handles) - 1; i >= 0; i-- {
 				x := h.handles[i]
-				o := op{name: "ack", ack: &pop.AckRequest{ConsumerGroup: x.group, Topic: x.topic, QueueID: x.h.QueueID, Offset: x.h.QueueOffset, ExtraInfo: x.h.String()}}
+				req := pop.NewAckRequest(x.group, x.topic, &x.h)
+				o := op{name: "ack", ack: &req}
 				if err := h.step(o); err != nil {
 					t.Fatalf("%s (merge %v), ack %d: %v", name, merge, i, err)
 				}

@@ -1,20 +1,87 @@
 // Package pop is popsim's POP engine: one RocketMQ 5 broker's message store,
 // consumer offsets, in-flight records, in-memory cache, long polling and
-// revive, behaving like the record-based (KV) path, PopConsumerService.
-// ../shared/spec/rocketmq-pop.md is the reference; names, defaults, limits
-// and response codes are RocketMQ's.
+// revive, behaving like the record-based (KV) path, PopConsumerService, plus
+// the broker's side of classic Pull (PullMessageProcessor, its hold service
+// and the consumer offset requests). Names, defaults, limits and response
+// codes are RocketMQ's.
 //
 // # Contract
 //
-// Broker is a single-threaded, clockless state machine. Every method takes
-// now from its caller, runs to completion and returns what happened. It
-// starts no goroutine, reads no clock, draws no random number and does no
-// I/O. Periodic work runs only when the driver calls it, on RocketMQ's
-// cadence: Revive (every ReviveIdleInterval, at once after a full page),
-// CleanupCache (CacheCleanupInterval), PollTick (at NextPollExpiry).
-// Suspended pop requests come back to the driver as Wakeups (from Put,
-// Revive, CleanupCache, PollTick, or a found Pop with restNum > 0) and the
-// driver re-runs them with Pop.
+// Broker is a single-threaded, clockless state machine. Every operation
+// takes now from its caller, runs to completion and returns what happened
+// as values: it starts no goroutine, reads no clock, draws no random number,
+// does no I/O and calls back into no caller code. Periodic work runs only
+// when the driver calls it, on RocketMQ's cadence: Revive (every
+// ReviveIdleInterval, at once after a full page), CleanupCache
+// (CacheCleanupInterval), PollTick (at NextPollExpiry), CheckHoldRequest
+// (at NextHoldCheck). Suspended pop requests come back to the driver as
+// Wakeups (from Put, Revive, CleanupCache, PollTick, or a found Pop with
+// restNum > 0), which it re-runs with Pop; held pulls come back as
+// PullWakeups (from Put, Revive, CleanupCache, CheckHoldRequest), which it
+// re-runs with RerunPull.
+//
+// # The boundary
+//
+//   - Time is clock.Time and clock.Duration everywhere at the API;
+//     RocketMQ's milliseconds appear only inside receipt handles, the
+//     records' own form (model.PopConsumerRecord) and the wire headers
+//     (AckMessageRequestHeader, ChangeInvisibleTimeRequestHeader, BatchAck).
+//     Durations are truncated to milliseconds where the broker uses them.
+//   - The broker never writes into a request and keeps none of the
+//     caller's memory: Pop and Pull work on their own copies (a Wakeup
+//     carries the broker's copy, with the born time it defaulted), Put
+//     stores a copy of the message.
+//   - Results never share memory with the broker. Pop, Pull and
+//     BatchAckMessages write into a result the caller lends and may reuse
+//     (PopResult, PullResult, BatchAckResult): the call overwrites it and
+//     reuses its slices, so a steady caller allocates nothing per call;
+//     what it keeps past the next call into the same result it copies.
+//     Messages come back as copies, Body and Properties included.
+//   - Ack and ChangeInvisibleTime take the receipt handle decoded
+//     (NewAckRequest and NewChangeInvisibleTimeRequest build the requests
+//     from a handle and the topic the client was shown, as
+//     ReceiptHandle.getRealTopic does); AckHeader and
+//     ChangeInvisibleTimeHeader take the text, for wire callers, and answer
+//     a malformed one SYSTEM_ERROR, never a panic.
+//   - State is the one snapshot for inspection; the few getters beside it
+//     (InFlightCount, MinOffset/MaxOffset, ConsumerOffsets, NextPollExpiry,
+//     NextHoldCheck, Message, Config) exist because drivers call them often
+//     or they are RocketMQ requests of their own.
+//
+// # Leases
+//
+// Every in-flight record the broker creates (a pop's, a renewal's, a
+// failed revive's backoff re-insert) is a lease with a model.LeaseID: 1, 2,
+// 3 … in creation order, never reused, not even across Restart. Every
+// result names exactly the leases its call made and ended: PoppedMessage
+// and ChangeInvisibleTimeResult the new ones; AckResult.Removed and
+// BatchAckResult.Offsets the one each delete removed (with the cache, the
+// delete goes by offset alone and may remove another lease than the
+// handle's); ChangeInvisibleTimeResult.Removed and Replaced the old record
+// and any record with the new key it overwrote (the #10276 family);
+// Revival the expired lease and, when retried, the new one; Replaced
+// fields every record a write overwrote; RestartResult.LostLeases the
+// cache's.
+//
+// # Faults
+//
+// Fault injection is data handed to the broker before a call (SetFaults):
+// counted write rules and probabilities decided by FaultDraw, a pure hash
+// of a seed and the write's ordinal. Failures come back in the result of
+// the call they happened in (PutResult, ReviveResult and CacheResult
+// Failures).
+//
+// # Files: shared and KV-only
+//
+// RocketMQ chooses between the KV path and the checkpoint (FS) path with
+// popConsumerKVServiceEnable; only the KV path is built. What both paths
+// share lives in broker.go, store.go (messages, reads, Put), names.go,
+// offsets.go (ConsumerOffsetManager), polling.go (PopLongPollingService),
+// pop.go and ack.go (requests, results, validation, the shared halves of
+// the operations), revive.go (results and retry copies), lease.go,
+// faults.go, state.go, pull.go, pullhold.go and consumeroffset.go. The KV
+// path's own parts are in kv_*.go: the records index, the cache, KV pop,
+// ack and renewal, revive, and the commit window.
 //
 // # Data
 //
@@ -25,8 +92,8 @@
 //
 // # Semantics worth knowing
 //
-//   - Ack of a stale or duplicate handle answers SUCCESS and deletes nothing
-//     (AckResult.Deleted tells the harness).
+//   - Ack of a stale or duplicate handle answers SUCCESS and deletes
+//     nothing (AckResult.Removed is 0).
 //   - changeInvisibleTime has no existence check: renewing an acked or
 //     revived message makes a record that revives again (an extra copy).
 //   - A record is revived once now-50 passes its visibility timeout; an ack
@@ -36,7 +103,15 @@
 //     handle's retryFlag routes ack and renew to the retry topic.
 //   - The commit offset converges to the smallest offset still owed an ack
 //     (the fix for apache/rocketmq#10949); Bugs.CommitOffsetLag restores
-//     upstream's lagging value.
+//     upstream's lagging value. A commit offset a client stores (a pull's
+//     FLAG_COMMIT_OFFSET, UpdateConsumerOffset) replaces it, and the next
+//     pop starts a new window.
+//   - Pull shares the pop's pull offset (pullOffsetTable), commit offset
+//     and pending admin reset: a pull moves the position a later pop of
+//     the same group starts from.
+//   - A held pull is answered by an arrival its filter matches, else at the
+//     first 5 s hold check after its suspend time or after a filtered-out
+//     arrival on its queue, as PullRequestHoldService does.
 //
 // Upstream defects are opt-in switches in Config.Bugs, off by default.
 // The orderly (FIFO) variant and the checkpoint (FS) path are not built
@@ -49,7 +124,9 @@
 //	_ = b.CreateGroup(pop.DefaultGroup("billing"))
 //	now := clock.Epoch
 //	b.Put(now, &model.Message{Topic: "orders", QueueID: 1, UniqKey: "m1"})
-//	res := b.Pop(now, &pop.PopRequest{ConsumerGroup: "billing", Topic: "orders", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60000})
-//	h := res.Handles[0]
-//	b.Ack(now, &pop.AckRequest{ConsumerGroup: "billing", Topic: h.RealTopic("orders", "billing"), QueueID: h.QueueID, Offset: h.QueueOffset, ExtraInfo: h.String()})
+//	var res pop.PopResult // lent to every Pop: reused, never retained by the broker
+//	b.Pop(now, &pop.PopRequest{ConsumerGroup: "billing", Topic: "orders", QueueID: -1, MaxMsgNums: 32, InvisibleTime: clock.Minute}, &res)
+//	m := &res.Messages[0] // m.Lease, m.Deadline, m.Handle, m.Message
+//	ack := pop.NewAckRequest("billing", m.Message.Topic, &m.Handle)
+//	b.Ack(now, &ack) // AckResult.Removed == m.Lease
 package pop

@@ -1,6 +1,10 @@
 package pop
 
-import "fmt"
+import (
+	"fmt"
+	"popsim/model"
+	"slices"
+)
 
 // CheckInvariants verifies cheap structural facts of the engine's state and
 // returns the first violation, or nil. It is for tests and the simulator's
@@ -11,14 +15,18 @@ import "fmt"
 //   - the store: keys strictly increasing in the tree, every record on an
 //     interned pair, attemptTimes within popReviveMaxAttemptTimes;
 //   - the cache: its size equals the sum of its queues, its queue list and
-//     map agree, every record sits under its own queue key and offset;
+//     map agree, every record sits under its own queue key and offset, and
+//     each queue's slice is in strictly increasing offset order, starts at
+//     a live record and counts its live ones right;
 //   - bookkeeping: in-flight records never outnumber the records ever
 //     created (pops, renewals, revive retries), nor ack misses the acks;
-//   - offsets: commit offsets are non-negative offsets of existing queues;
-//     pull offsets lie within [0, maxOffset]. A commit offset has no upper
-//     bound: an admin reset may point past the end, and it stays there when
-//     the queue is empty (NO_MESSAGE_IN_QUEUE is not an offset correction)
-//     until a pop finds messages;
+//   - leases: every in-flight record (store and cache) has a lease in
+//     1..the last one granted, and no two share one;
+//   - offsets: commit and pull offsets are non-negative offsets of existing
+//     queues. Neither has an upper bound: an admin reset may point past the
+//     end (a Pull takes it as its next offset, OFFSET_RESET), and it stays
+//     there when the queue is empty (NO_MESSAGE_IN_QUEUE is not an offset
+//     correction) until a read finds messages;
 //   - commit windows (fixed #10949 behaviour): start <= end,
 //     the start is owed an ack or equals end, no owed bit outside
 //     [start, end), and the commit offset equals start; with the
@@ -26,9 +34,12 @@ import "fmt"
 //   - long polling: the count equals the sum of the per-key sets and the
 //     time-ordered tree's size, every set is non-empty, sorted by
 //     (expired, id) and holds only its own key, and each request in it is
-//     the one the tree holds.
+//     the one the tree holds;
+//   - pull holds: every held pull is in its key's list once and in the
+//     due-ordered tree, due no later than its expiry, and due before it
+//     once its queue grew past its offset (a filtered-out arrival).
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkOffsets, b.checkWindows, b.checkPolls} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkWindows, b.checkPolls, b.checkHolds} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -97,6 +108,9 @@ func (b *Broker) checkCache() error {
 			return fmt.Errorf("pop: invariant: cached queue %v is not the one its key maps to", cq.key)
 		}
 		sum += int64(cq.recs.Len())
+		if err := cq.recs.check(); err != nil {
+			return fmt.Errorf("pop: invariant: cached queue %v: %v", cq.key, err)
+		}
 		var err error
 		cq.recs.Scan(func(off int64, r rec) bool {
 			if r.offset != off || r.pair != cq.key.pair || r.qid != cq.key.qid {
@@ -126,6 +140,26 @@ func (b *Broker) checkBookkeeping() error {
 	return nil
 }
 
+func (b *Broker) checkLeases() error {
+	var ls []model.LeaseID
+	for _, r := range b.index.all() {
+		ls = append(ls, r.Lease)
+	}
+	for _, r := range b.cachedRecords() {
+		ls = append(ls, r.Lease)
+	}
+	slices.Sort(ls)
+	for i, l := range ls {
+		if l == 0 || l > b.lastLease {
+			return fmt.Errorf("pop: invariant: in-flight lease %d outside 1..%d (the last granted)", l, b.lastLease)
+		}
+		if i > 0 && ls[i-1] == l {
+			return fmt.Errorf("pop: invariant: two in-flight records hold lease %d", l)
+		}
+	}
+	return nil
+}
+
 // queueOf returns the queue a key names, or nil.
 func (b *Broker) queueOf(k qkey) *queue {
 	if k.pair == 0 || int(k.pair) >= len(b.names.pairs) {
@@ -142,8 +176,8 @@ func (b *Broker) checkOffsets() error {
 		}
 	})
 	b.offsets.each(func(k qkey, s *slot) {
-		if q, v := b.queueOf(k), s.pull; err == nil && s.has&hasPull != 0 && (q == nil || v < 0 || v > q.maxOffset()) {
-			err = fmt.Errorf("pop: invariant: pull offset %d of %s outside [0, maxOffset]", v, b.describe(k))
+		if q, v := b.queueOf(k), s.pull; err == nil && s.has&hasPull != 0 && (q == nil || v < 0) {
+			err = fmt.Errorf("pop: invariant: pull offset %d of %s: want a non-negative offset of an existing queue", v, b.describe(k))
 		}
 	})
 	return err
@@ -231,6 +265,54 @@ func (p *polling) checkSet(set []*suspended) error {
 		if i > 0 && !suspendedLess(set[i-1], s) {
 			return fmt.Errorf("pop: invariant: suspended set %v not sorted by (expired, id) at %d", s.key, i)
 		}
+	}
+	return nil
+}
+
+func (b *Broker) checkHolds() error {
+	h, n := b.holds, 0
+	for _, k := range h.keys {
+		for _, ph := range h.byKey[k] {
+			n++
+			q := b.queue(k.topic, k.qid)
+			switch {
+			case ph.key != k:
+				return fmt.Errorf("pop: invariant: held pull %d of %v filed under %v", ph.id, ph.key, k)
+			case !inDue(h, ph):
+				return fmt.Errorf("pop: invariant: held pull %d missing from the due order", ph.id)
+			case ph.dueMs > ph.expireMs:
+				return fmt.Errorf("pop: invariant: held pull %d due at %d, after its expiry %d", ph.id, ph.dueMs, ph.expireMs)
+			case q == nil:
+				return fmt.Errorf("pop: invariant: held pull %d on missing queue %v", ph.id, k)
+			case q.maxOffset() > ph.from && ph.dueMs >= ph.expireMs:
+				return fmt.Errorf("pop: invariant: held pull %d at %d, queue end %d: a message arrived, but it is not due before its expiry", ph.id, ph.from, q.maxOffset())
+			}
+		}
+	}
+	if n != h.byDue.Len() || len(h.byKey) > len(h.keys) {
+		return fmt.Errorf("pop: invariant: %d held pulls listed by key, %d in the due order", n, h.byDue.Len())
+	}
+	return nil
+}
+
+func inDue(h *holds, ph *pullHold) bool {
+	got, ok := h.byDue.Get(ph)
+	return ok && got == ph
+}
+
+// check verifies the slice's order, head and live count.
+func (q *offsetRecs) check() error {
+	live := 0
+	for i := q.head; i < len(q.recs); i++ {
+		if i > q.head && q.recs[i].offset <= q.recs[i-1].offset {
+			return fmt.Errorf("offsets %d then %d at %d", q.recs[i-1].offset, q.recs[i].offset, i)
+		}
+		if q.recs[i].lease != 0 {
+			live++
+		}
+	}
+	if live != q.live || q.head > len(q.recs) || (q.live > 0 && q.recs[q.head].lease == 0) {
+		return fmt.Errorf("%d live records counted as %d, head %d of %d", live, q.live, q.head, len(q.recs))
 	}
 	return nil
 }

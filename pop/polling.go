@@ -12,7 +12,10 @@ import (
 // Wakeup hands a suspended pop request back to the driver, which re-runs it
 // with Pop (RocketMQ resubmits processRequest).
 type Wakeup struct {
-	ID      uint64
+	ID uint64
+	// Request is the broker's copy of the suspended request: the client's,
+	// with BornTime defaulted to the time of its first arrival and a
+	// negative QueueID as -1.
 	Request PopRequest
 	// Expired is true when the poll timed out rather than being woken by an
 	// arrival; the re-run normally answers POLLING_TIMEOUT (210).
@@ -90,11 +93,12 @@ const (
 
 // suspend parks req (whose group@topic is pair) for long polling.
 func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64) (pollResult, uint64) {
-	if req.PollTime <= 0 {
+	pollMs := req.PollTime.Millis()
+	if pollMs <= 0 {
 		return notPolling, 0
 	}
 	p.register(req.Topic, req.ConsumerGroup, pair)
-	expired := req.BornTime + req.PollTime
+	expired := req.BornTime.Millis() + pollMs
 	if p.count >= b.cfg.MaxPopPollingSize {
 		return pollingFull, 0
 	}
@@ -201,22 +205,20 @@ func (p *polling) drain() []Wakeup {
 // suspended request whose poll time is up. The driver re-runs them.
 func (b *Broker) PollTick(now clock.Time) []Wakeup { return b.polls.expire(now.Millis()) }
 
-// NextPollExpiry is the earliest time (ms) at which PollTick will hand
+// NextPollExpiry is the earliest time at which PollTick will hand
 // something back, so a driver can schedule exactly one tick.
-func (b *Broker) NextPollExpiry() (int64, bool) {
+func (b *Broker) NextPollExpiry() (clock.Time, bool) {
 	s, ok := b.polls.byTime.Min()
 	if !ok {
 		return 0, false
 	}
-	return s.expired - PollTimeoutSlack + 1, true
+	return clock.FromMillis(s.expired - PollTimeoutSlack + 1), true
 }
 
-// SuspendedPolls is the number of suspended pop requests.
-func (b *Broker) SuspendedPolls() int { return b.polls.count }
-
-// Disconnect drops the suspended requests of a client whose channel closed
-// (a crashed consumer); RocketMQ discards them when it finds the channel
-// inactive. It returns how many were dropped.
+// Disconnect drops the suspended pop requests of a client whose channel
+// closed (a crashed consumer); RocketMQ discards them when it finds the
+// channel inactive. It returns how many were dropped. Held pulls stay:
+// upstream re-runs them when they are woken and only the response is lost.
 func (b *Broker) Disconnect(clientID string) int {
 	var gone []*suspended
 	b.polls.byTime.Scan(func(s *suspended) bool {

@@ -13,16 +13,18 @@ const (
 	InitModeMax int32 = 1
 )
 
-// PopRequest is PopMessageRequestHeader. Times are milliseconds.
+// PopRequest is PopMessageRequestHeader, with times in clock units:
+// InvisibleTime and PollTime are truncated to milliseconds, RocketMQ's
+// unit, when the broker uses them. Pop never modifies the request.
 type PopRequest struct {
 	ClientID       string // the consumer's channel, for Disconnect and traces
 	ConsumerGroup  string
 	Topic          string
 	QueueID        int32 // -1 (any negative) means all queues
 	MaxMsgNums     int32 // at most 32
-	InvisibleTime  int64
-	PollTime       int64 // long-polling time, 0 for none
-	BornTime       int64 // 0 means "now" (set on first arrival)
+	InvisibleTime  clock.Duration
+	PollTime       clock.Duration // long-polling time, 0 for none
+	BornTime       clock.Time     // when the client sent it; 0 means "now"
 	InitMode       int32
 	ExpressionType string // "" or "TAG"
 	Expression     string // "*", "tagA || tagB"
@@ -30,7 +32,8 @@ type PopRequest struct {
 	AttemptID      string
 }
 
-// PopStatus is the client-visible classification (PopStatus).
+// PopStatus is the client-visible classification (PopStatus), plus
+// popsim's PopSuspended (no response yet) and PopError (an error code).
 type PopStatus uint8
 
 // Pop statuses.
@@ -49,7 +52,27 @@ func (s PopStatus) String() string {
 	return [...]string{"FOUND", "NO_NEW_MSG", "POLLING_FULL", "POLLING_NOT_FOUND", "SUSPENDED", "ERROR"}[s]
 }
 
-// PopResult is the pop response.
+// PoppedMessage is one message of a found pop.
+type PoppedMessage struct {
+	// Message is a copy of the stored message, presented as the client sees
+	// it: a retry message under its original topic. Its Body and Properties
+	// are copies too.
+	Message model.Message
+	// Handle is the receipt handle (POP_CK) the client builds for it.
+	Handle model.ReceiptHandle
+	// Lease is the lease the pop granted (its in-flight record's); Deadline
+	// is when it ends unless renewed: popTime + invisibleTime, the record's
+	// visibility timeout.
+	Lease    model.LeaseID
+	Deadline clock.Time
+}
+
+// PopResult is the pop response. The caller owns it: Pop overwrites every
+// field and reuses the slices' storage (Messages, each message's Body and
+// Properties, the offset infos, Woken), so a caller that keeps a result
+// across calls reaches zero allocations per pop; what it keeps past the
+// next Pop into the same result it must copy. Nothing in it refers to the
+// broker's memory.
 type PopResult struct {
 	Code   model.ResponseCode
 	Remark string
@@ -57,401 +80,149 @@ type PopResult struct {
 	// PollID identifies a suspended request (Status == PopSuspended).
 	PollID uint64
 
-	PopTime, InvisibleTime int64
-	ReviveQid              int32
-	RestNum                int64
-	StartOffsetInfo        string
-	MsgOffsetInfo          string
-	OrderCountInfo         string
+	// PopTime is the time the broker stamped on the pop (now, truncated to
+	// the millisecond: the handles' popTime).
+	PopTime       clock.Time
+	InvisibleTime clock.Duration
+	ReviveQid     int32
+	RestNum       int64
+	// StartOffsetInfo, MsgOffsetInfo and OrderCountInfo are the response
+	// header strings, as bytes the next Pop into this result overwrites.
+	StartOffsetInfo []byte
+	MsgOffsetInfo   []byte
+	OrderCountInfo  []byte
 
-	// Messages are presented as the client sees them (a retry message under
-	// its original topic); Handles[i] is the receipt handle (POP_CK) the
-	// client builds for Messages[i]. Messages are shared with the store:
-	// callers must not modify them.
-	Messages []*model.Message
-	Handles  []model.ReceiptHandle
+	// Messages are the popped messages, in the response's order.
+	Messages []PoppedMessage
 	// Woken: with messages left over (restNum > 0) a found pop wakes one
 	// other request suspended on the same key.
 	Woken []Wakeup
+	// Replaced lists leases whose records this pop's writes overwrote: a new
+	// record with the key of an existing one (same visibility timeout,
+	// group, topic, queue and offset), or a pending admin reset moving
+	// cached records onto stored ones.
+	Replaced []model.LeaseID
 }
 
-func errResult(code model.ResponseCode, format string, args ...any) PopResult {
-	return PopResult{Code: code, Status: PopError, Remark: fmt.Sprintf(format, args...)}
+// reset clears r for a new pop, keeping the slices' storage.
+func (r *PopResult) reset() {
+	*r = PopResult{
+		StartOffsetInfo: r.StartOffsetInfo[:0], MsgOffsetInfo: r.MsgOffsetInfo[:0], OrderCountInfo: r.OrderCountInfo[:0],
+		Messages: r.Messages[:0], Woken: r.Woken[:0], Replaced: r.Replaced[:0],
+	}
+}
+
+// fail sets an error answer.
+func (r *PopResult) fail(code model.ResponseCode, format string, args ...any) {
+	r.Code, r.Status, r.Remark = code, PopError, fmt.Sprintf(format, args...)
 }
 
 // Pop serves one pop request (PopMessageProcessor.processRequest with the KV
-// PopConsumerService.popAsync). With nothing to return and a poll time, the
-// request is suspended: the result has Status PopSuspended and the request
-// comes back later through Put, Revive or PollTick as a Wakeup.
-func (b *Broker) Pop(now clock.Time, req *PopRequest) PopResult {
-	nowMs := now.Millis()
-	if req.BornTime == 0 {
-		req.BornTime = nowMs
+// PopConsumerService.popAsync) and writes the response into res. With
+// nothing to return and a poll time, the request is suspended: the result
+// has Status PopSuspended and the request comes back later through Put,
+// Revive, CleanupCache or PollTick as a Wakeup carrying the broker's own
+// copy of it (with the born time it defaulted). req is only read.
+func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
+	res.reset()
+	ctx := popContext{req: *req, popTime: now.Millis(), res: res}
+	r := &ctx.req
+	if r.BornTime == 0 {
+		r.BornTime = now
 	}
-	if req.QueueID < 0 {
-		req.QueueID = -1
+	if r.QueueID < 0 {
+		r.QueueID = -1
 	}
-	t, f, res, ok := b.validatePop(nowMs, req)
+	nowMs := ctx.popTime
+	t, f, ok := b.validatePop(nowMs, r, res)
 	if !ok {
-		return res
+		return
 	}
 	b.stats.PopRequests++
-	ctx := popContext{popTime: nowMs, records: b.scratch.records[:0], startInfo: b.scratch.start[:0], msgInfo: b.scratch.info[:0]}
-	b.popKV(nowMs, req, t, f, &ctx)
-	out := b.finishPop(nowMs, req, &ctx)
+	ctx.invisible, ctx.records = r.InvisibleTime.Millis(), b.scratch.records[:0]
+	b.popKV(nowMs, t, f, &ctx)
+	b.finishPop(nowMs, &ctx)
 	b.scratch.keep(&ctx)
-	return out
 }
 
 // validatePop applies the checks of spec 2.1 in RocketMQ's order and
-// returns the request's topic and filter when they pass.
-func (b *Broker) validatePop(nowMs int64, req *PopRequest) (*topic, filter, PopResult, bool) {
+// returns the request's topic and filter when they pass; otherwise it
+// writes the answer into res.
+func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*topic, filter, bool) {
 	t := b.topicNamed(req.Topic)
 	g := b.groups[req.ConsumerGroup]
-	var f filter
-	var err error
 	switch {
-	case nowMs-req.BornTime-req.PollTime > bornTimeTolerance:
-		return nil, nil, PopResult{Code: model.PollingTimeout, Status: PopPollingNotFound, Remark: "the broker received the request after its poll time"}, false
+	case nowMs-req.BornTime.Millis()-req.PollTime.Millis() > bornTimeTolerance:
+		res.Code, res.Status, res.Remark = model.PollingTimeout, PopPollingNotFound, "the broker received the request after its poll time"
 	case !b.cfg.Readable:
-		return nil, nil, errResult(model.NoPermission, "the broker[%s] pop message is forbidden", b.cfg.BrokerName), false
+		res.fail(model.NoPermission, "the broker[%s] pop message is forbidden", b.cfg.BrokerName)
 	case req.MaxMsgNums > MaxPopBatch:
-		return nil, nil, errResult(model.InvalidParameter, "the broker msg num is limited to %d, request %d", MaxPopBatch, req.MaxMsgNums), false
+		res.fail(model.InvalidParameter, "the broker msg num is limited to %d, request %d", MaxPopBatch, req.MaxMsgNums)
 	case !b.cfg.TimerWheelEnable:
-		return nil, nil, errResult(model.SystemError, "the broker's timer wheel is disabled: POP needs timerWheelEnable=true"), false
+		res.fail(model.SystemError, "the broker's timer wheel is disabled: POP needs timerWheelEnable=true")
 	case t == nil:
-		return nil, nil, errResult(model.TopicNotExist, "topic[%s] not exist", req.Topic), false
+		res.fail(model.TopicNotExist, "topic[%s] not exist", req.Topic)
 	case t.cfg.Perm&PermRead == 0:
-		return nil, nil, errResult(model.NoPermission, "the topic[%s] peeking message is forbidden", req.Topic), false
+		res.fail(model.NoPermission, "the topic[%s] peeking message is forbidden", req.Topic)
 	case req.QueueID >= t.cfg.ReadQueueNums:
-		return nil, nil, errResult(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", req.QueueID, req.Topic, t.cfg.ReadQueueNums), false
+		res.fail(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", req.QueueID, req.Topic, t.cfg.ReadQueueNums)
 	case g == nil:
-		return nil, nil, errResult(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup), false
+		res.fail(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup)
 	case !g.ConsumeEnable:
-		return nil, nil, errResult(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup), false
+		res.fail(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup)
 	case req.Order:
-		return nil, nil, errResult(model.InvalidParameter, "orderly (FIFO) pop is not implemented by this popsim engine yet"), false
+		res.fail(model.InvalidParameter, "orderly (FIFO) pop is not implemented by this popsim engine yet")
+	default:
+		f, err := buildFilter(req.ExpressionType, req.Expression)
+		if err != nil {
+			res.fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err)
+			return nil, nil, false
+		}
+		return t, f, true
 	}
-	if f, err = buildFilter(req.ExpressionType, req.Expression); err != nil {
-		return nil, nil, errResult(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err), false
-	}
-	return t, f, PopResult{}, true
+	return nil, nil, false
 }
 
-// popContext is PopConsumerContext.
+// popContext is PopConsumerContext: one pop's state, building its answer
+// in res.
 type popContext struct {
-	pair      uint32 // the request's group@topic
-	popTime   int64
+	req       PopRequest // the broker's copy, normalised
+	pair      uint32     // the request's group@topic
+	popTime   int64      // ms
+	invisible int64      // ms
 	found     int32
 	restCount int64
-	startInfo []byte
-	msgInfo   []byte
 	records   []rec
-	msgs      []*model.Message
-	handles   []model.ReceiptHandle
+	res       *PopResult
 }
 
-// popScratch holds the buffers a pop reuses from the previous one, so a pop
-// allocates only what its result keeps. Nothing in them outlives a call.
+// popScratch holds the buffers a pop reuses from the previous one. Nothing
+// in them outlives a call.
 type popScratch struct {
-	records     []rec
-	msgs        []*model.Message
-	offs        []int64
-	start, info []byte
+	records []rec
+	msgs    []*model.Message
+	offs    []int64
 }
 
 // keep takes the context's buffers back, cleared of references.
 func (s *popScratch) keep(ctx *popContext) {
 	clear(ctx.records)
-	s.records, s.start, s.info = ctx.records[:0], ctx.startInfo[:0], ctx.msgInfo[:0]
+	s.records = ctx.records[:0]
 }
 
-// popKV is PopConsumerService.popAsync for a non-FIFO request on topic t.
-func (b *Broker) popKV(nowMs int64, req *PopRequest, t *topic, f filter, ctx *popContext) {
-	pair := b.names.pair(req.ConsumerGroup, req.Topic)
-	ctx.pair = pair
-	b.locks[pair] = nowMs // tryLock(group@topic) always succeeds single-threaded
-	n := b.requestCount[pair]
-	b.requestCount[pair] = n + 1
-	preferRetry := n%5 == 0
-	if preferRetry {
-		b.popRetryStages(nowMs, req, ctx, pair)
-	}
-	if req.QueueID != -1 {
-		b.popStage(nowMs, req, ctx, req.Topic, t, pair, req.QueueID, f)
+// addMessage appends a copy of m, presented under topic shown, to the
+// result, reusing the storage of the result's earlier messages.
+func (r *PopResult) addMessage(m *model.Message, shown string) *PoppedMessage {
+	n := len(r.Messages)
+	if n < cap(r.Messages) {
+		r.Messages = r.Messages[:n+1]
 	} else {
-		b.popAllQueues(nowMs, req, ctx, t, pair, n, f)
-		if !preferRetry {
-			b.popRetryStages(nowMs, req, ctx, pair)
-		}
+		r.Messages = append(r.Messages, PoppedMessage{})
 	}
-	if len(ctx.records) > 0 {
-		b.storeRecords(ctx.records)
-	}
-}
-
-// popAllQueues runs a stage on every readable queue of t, starting at queue
-// n % readQueueNums (the request rotation). Without the in-flight
-// threshold, a stage that only reads is done here: past a full batch it
-// adds the queue's backlog to restNum, and a caught-up queue is skipped.
-func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f filter) {
-	rq := t.cfg.ReadQueueNums
-	row := b.offsets.row(pair, rq) // stages touch only slots of this row below rq: it does not move
-	inline := !b.inflightThreshold()
-	qid := int32(n % int64(rq))
-	for range rq {
-		if !inline || !b.readOnlyStage(ctx, req, &row[qid], t.queues[qid]) {
-			b.popStage(nowMs, req, ctx, req.Topic, t, pair, qid, f)
-		}
-		if qid++; qid == rq {
-			qid = 0
-		}
-	}
-}
-
-// inflightThreshold reports that popStage may skip a queue for its cached
-// in-flight count (the threshold counts cached records, so it needs the
-// cache). When it is off, a stage past a full batch or on a caught-up
-// queue only reads, which is what lets popAllQueues do it inline.
-func (b *Broker) inflightThreshold() bool {
-	return b.cfg.EnablePopMessageThreshold && b.cfg.EnablePopBufferMerge
-}
-
-// readOnlyStage does popStage's work for queue q (slot s) when the stage
-// only reads, and reports whether it did. A caught-up queue is recognised
-// by its slot's caughtUpMark (set by popStage's full check) and an
-// unchanged end; a queue not yet marked goes through popStage.
-func (b *Broker) readOnlyStage(ctx *popContext, req *PopRequest, s *slot, q *queue) bool {
-	if ctx.found >= req.MaxMsgNums {
-		ctx.restCount += backlog(q, s.queryOffset(b.cfg.UseServerSideResetOffset))
-		return true
-	}
-	return s.has&caughtUpMark != 0 && s.pull == q.maxOffset()
-}
-
-func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32) {
-	v1, v2 := b.names.retryTopics(pair)
-	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
-		b.popRetryStage(nowMs, req, ctx, pair, 0, v1)
-	}
-	if b.cfg.EnableRetryTopicV2 {
-		b.popRetryStage(nowMs, req, ctx, pair, 1, v2)
-	}
-}
-
-// retryRef is a pair's retry topic (V1 or V2) and its pair id, known once
-// the topic exists. Topics are never removed or replaced and pair ids are
-// permanent, so a filled retryRef never goes stale (restarts included).
-type retryRef struct {
-	t    *topic
-	pair uint32
-}
-
-// popRetryStage reads queue 0 of pair's retry topic v (0: V1, 1: V2),
-// unless it does not exist yet.
-func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, v int, retryTopic string) {
-	for int(pair) >= len(b.retryRefs) {
-		b.retryRefs = append(b.retryRefs, [2]retryRef{})
-	}
-	r := b.retryRefs[pair][v]
-	if r.t == nil {
-		if r.t = b.topicNamed(retryTopic); r.t == nil {
-			return
-		}
-		r.pair = b.names.pair(req.ConsumerGroup, retryTopic)
-		b.retryRefs[pair][v] = r
-	}
-	b.popStage(nowMs, req, ctx, retryTopic, r.t, r.pair, 0, nil)
-}
-
-// storeRecords writes a pop's records to the cache when it is on and not
-// full, else to the store.
-func (b *Broker) storeRecords(recs []rec) {
-	if b.cfg.EnablePopBufferMerge && !b.cache.full(b.cfg.PopCkMaxBufferSize) {
-		for _, r := range recs {
-			b.cache.add(r)
-		}
-		return
-	}
-	for i := range recs {
-		b.index.putRef(&recs[i])
-	}
-}
-
-// popStage reads queue qid of stageTopic (t, interned with the request's
-// group as pair) for the request (spec 2.3 step 5).
-func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, t *topic, pair uint32, qid int32, f filter) {
-	if qid >= int32(len(t.queues)) {
-		return
-	}
-	q := t.queues[qid]
-	k := qkey{pair, qid}
-	if b.inflightThreshold() && int64(b.cache.count(k)) >= b.cfg.PopInflightMessageThreshold {
-		return
-	}
-	remain := int(req.MaxMsgNums - ctx.found)
-	if remain <= 0 {
-		ctx.restCount += backlog(q, b.queryOffset(k))
-		return
-	}
-	s := b.offsets.at(k)
-	if b.caughtUp(s, q) {
-		s.has |= caughtUpMark
-		return
-	}
-	s.has &^= caughtUpMark
-	offset := b.getPopOffset(k, s, q, stageTopic, req.InitMode)
-	r := q.get(offset, remain, f, b.scratch.msgs)
-	if r.status == OffsetTooSmall || r.status == OffsetOverflowBadly || r.status == OffsetFoundNull {
-		s.setCommit(r.nextBegin)
-		offset = r.nextBegin
-		r = q.get(offset, remain, f, r.msgs)
-	}
-	if r.status == Found {
-		b.addResult(ctx, req, k, stageTopic, offset, &r)
-	}
-	s.pull, s.has = r.nextBegin, s.has|hasPull
-	b.advanceCommit(k, s, offset, r.nextBegin, &r)
-	clear(r.msgs)
-	b.scratch.msgs = r.msgs[:0]
-}
-
-// backlog is a full batch's restNum share for queue q read from offset o:
-// the messages past o, all of them when there is no offset (o < 0).
-func backlog(q *queue, o int64) int64 { return q.maxOffset() - max(o, 0) }
-
-// queryOffset is offsets' queryOffset for k, -1 when k has no slot.
-func (b *Broker) queryOffset(k qkey) int64 {
-	if s := b.offsets.peek(k); s != nil {
-		return s.queryOffset(b.cfg.UseServerSideResetOffset)
-	}
-	return -1
-}
-
-// caughtUp reports that a stage on queue q (slot s) would change nothing,
-// so popStage may skip it: most queues an all-queue pop visits are empty.
-// That holds (fixed behaviour) when the pull offset is the queue's end (the
-// read is OFFSET_OVERFLOW_ONE or NO_MESSAGE_IN_QUEUE: nothing found, no
-// offset correction, the pull offset written back unchanged), no reset is
-// pending, and covering [end, end) leaves the window and the commit offset
-// (its start) as they are. A window is advanced after every change, so
-// advance is a no-op on it; one that never owed an offset (nil pending) is
-// restarted by cover, which is a no-op only if it already sits at end.
-func (b *Broker) caughtUp(s *slot, q *queue) bool {
-	if b.cfg.Bugs.CommitOffsetLag || s.has&(hasPull|hasReset|hasCommit) != hasPull|hasCommit {
-		return false
-	}
-	o, w := s.pull, s.win
-	if o != q.maxOffset() || w == nil || s.commit != w.start {
-		return false
-	}
-	if w.pending == nil {
-		return w.start == o && w.end == o && w.base == o&^63
-	}
-	return w.start <= o && o <= w.end
-}
-
-// advanceCommit sets the commit offset after a stage. Fixed: the smallest
-// offset still owed an ack. With the #10949 bug: the batch start, or the
-// smallest cached offset.
-func (b *Broker) advanceCommit(k qkey, s *slot, offset, nextBegin int64, r *getResult) {
-	if b.cfg.Bugs.CommitOffsetLag {
-		// #10949: only a batch that found messages commits (its start), and
-		// acks never advance the offset, so a drained queue keeps its lag.
-		if r.status != Found {
-			return
-		}
-		if cacheMin := b.cache.minOffset(k); cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
-			offset = cacheMin
-		}
-		s.setCommit(offset)
-		return
-	}
-	w := s.win
-	if w == nil {
-		w = &window{}
-		s.win = w
-	}
-	popped := b.scratch.offs[:0]
-	if r.status == Found {
-		for _, m := range r.msgs {
-			popped = append(popped, m.QueueOffset)
-		}
-	}
-	w.cover(offset, nextBegin, popped)
-	b.scratch.offs = popped[:0]
-	s.setCommit(w.start)
-}
-
-// windowDone marks an offset acked or revived and moves the commit offset
-// when the window's start moves (fixed behaviour only).
-func (b *Broker) windowDone(k qkey, offset int64) {
-	if b.cfg.Bugs.CommitOffsetLag {
-		return
-	}
-	s := b.offsets.peek(k)
-	if s == nil || s.win == nil {
-		return
-	}
-	s.has &^= caughtUpMark
-	if s.win.done(offset) {
-		s.setCommit(s.win.start)
-	}
-}
-
-// addResult is PopConsumerContext.addGetMessageResult plus the handle the
-// client builds for each message.
-func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic string, start int64, r *getResult) {
-	flag := model.RetryFlagOf(stageTopic)
-	ctx.restCount += r.max - r.nextBegin
-	if ctx.msgs == nil { // sized for this stage; a later stage's append grows it
-		ctx.msgs, ctx.handles = make([]*model.Message, 0, len(r.msgs)), make([]model.ReceiptHandle, 0, len(r.msgs))
-	}
-	offs := b.scratch.offs[:0]
-	for _, m := range r.msgs {
-		offs = append(offs, m.QueueOffset)
-		ctx.records = append(ctx.records, rec{
-			recKey:    recKey{vt: ctx.popTime + req.InvisibleTime, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
-			invisible: req.InvisibleTime, retry: flag, attemptID: req.AttemptID,
-		})
-		ctx.msgs = append(ctx.msgs, b.present(m, req.Topic, flag))
-		ctx.handles = append(ctx.handles, model.ReceiptHandle{
-			CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: req.InvisibleTime,
-			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1,
-		})
-	}
-	ctx.found += int32(len(r.msgs))
-	ctx.startInfo = model.AppendOffsetInfo(ctx.startInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: []int64{start}})
-	ctx.msgInfo = model.AppendOffsetInfo(ctx.msgInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs})
-	b.scratch.offs = offs[:0]
-}
-
-// present shows a retry message under the request's (original) topic; its
-// handle keeps the retry flag so ack and renew reach the retry topic. With
-// the #11195 bug the retry topic name leaks through.
-func (b *Broker) present(m *model.Message, reqTopic string, flag model.RetryType) *model.Message {
-	if !flag.IsRetry() || b.cfg.Bugs.RetryTopicReencoding {
-		return m
-	}
-	c := *m
-	c.Topic = reqTopic
-	return &c
-}
-
-// getPopOffset is the KV getPopOffset for non-FIFO requests (spec 2.4).
-func (b *Broker) getPopOffset(k qkey, s *slot, q *queue, stageTopic string, initMode int32) int64 {
-	o := s.queryPullOffset(b.cfg.UseServerSideResetOffset)
-	if o < 0 {
-		o = b.initOffset(q, stageTopic, initMode)
-		s.setCommit(o)
-	}
-	if v, ok := s.takeReset(); ok {
-		b.flushCacheQueue(k)
-		s.win = nil
-		s.setCommit(v)
-		return v
-	}
-	return o
+	p := &r.Messages[n]
+	copyMessage(&p.Message, m)
+	p.Message.Topic = shown
+	return p
 }
 
 // initOffset is getInitOffset.
@@ -465,20 +236,19 @@ func (b *Broker) initOffset(q *queue, stageTopic string, initMode int32) int64 {
 	return max(q.maxOffset()-1, 0)
 }
 
-// finishPop builds the response: SUCCESS with messages, or long polling.
-func (b *Broker) finishPop(nowMs int64, req *PopRequest, ctx *popContext) PopResult {
-	res := PopResult{PopTime: ctx.popTime, InvisibleTime: req.InvisibleTime, RestNum: ctx.restCount}
+// finishPop completes the response: SUCCESS with messages, or long polling.
+func (b *Broker) finishPop(nowMs int64, ctx *popContext) {
+	res, req := ctx.res, &ctx.req
+	res.PopTime, res.InvisibleTime, res.RestNum = clock.FromMillis(ctx.popTime), clock.MillisDuration(ctx.invisible), ctx.restCount
 	if ctx.found > 0 {
 		b.stats.Popped += int64(ctx.found)
 		res.Code, res.Status = model.Success, PopFound
-		res.StartOffsetInfo, res.MsgOffsetInfo = string(ctx.startInfo), string(ctx.msgInfo)
-		res.Messages, res.Handles = ctx.msgs, ctx.handles
 		if res.RestNum > 0 {
 			if w, ok := b.polls.notifyKey(qkey{ctx.pair, req.QueueID}, "", true); ok {
-				res.Woken = []Wakeup{w}
+				res.Woken = append(res.Woken, w)
 			}
 		}
-		return res
+		return
 	}
 	pr, id := b.polls.suspend(b, req, ctx.pair, nowMs)
 	switch pr {
@@ -489,5 +259,4 @@ func (b *Broker) finishPop(nowMs int64, req *PopRequest, ctx *popContext) PopRes
 	default:
 		res.Code, res.Status, res.Remark = model.PollingTimeout, PopPollingNotFound, "NO_MESSAGE_IN_QUEUE"
 	}
-	return res
 }

@@ -45,14 +45,6 @@ type heldHandle struct {
 	h     model.ReceiptHandle
 }
 
-// putFault makes the next n writes to a topic (and queue, unless -1) fail;
-// n < 0 fails them forever.
-type putFault struct {
-	topic string
-	qid   int32
-	n     int64
-}
-
 // scriptEnv is the state a script drives: a broker, the virtual now, and the
 // handles the clients hold (by group and message key).
 type scriptEnv struct {
@@ -60,8 +52,10 @@ type scriptEnv struct {
 	b        *Broker
 	now      clock.Time
 	handles  map[string]heldHandle
-	faults   []putFault
-	lastPop  int64 // popTime of the last found pop, the default for batch-ack-raw
+	lastPop  int64                  // popTime of the last found pop, the default for batch-ack-raw
+	lastRes  PopResult              // the last pop's result (the buffer every pop command reuses)
+	pullRes  PullResult             // the buffer every pull command reuses
+	kept     map[string]*PopRequest // requests kept by pop keep=NAME
 	out      strings.Builder
 	maxWakes int
 }
@@ -71,26 +65,12 @@ func newScriptEnv(t testing.TB) *scriptEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &scriptEnv{t: t, b: b, now: clock.Epoch, handles: map[string]heldHandle{}, maxWakes: 1000}
-	b.PutFailure = e.putFails
+	e := &scriptEnv{t: t, b: b, now: clock.Epoch, handles: map[string]heldHandle{}, kept: map[string]*PopRequest{}, maxWakes: 1000}
 	return e
 }
 
 func (e *scriptEnv) printf(format string, args ...any) {
 	fmt.Fprintf(&e.out, format+"\n", args...)
-}
-
-func (e *scriptEnv) putFails(_ clock.Time, topicName string, qid int32) bool {
-	for i := range e.faults {
-		f := &e.faults[i]
-		if f.n != 0 && f.topic == topicName && (f.qid < 0 || f.qid == qid) {
-			if f.n > 0 {
-				f.n--
-			}
-			return true
-		}
-	}
-	return false
 }
 
 // scriptCommand is one entry of the command table.
@@ -107,11 +87,14 @@ func init() {
 		"advance":       {"advance <duration>", cmdAdvance},
 		"topic":         {"topic <name> read=N write=N perm=rw|r|w|-", cmdTopic},
 		"group":         {"group <name> consumeEnable=B retryMaxTimes=N", cmdGroup},
-		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... n=N", cmdPut},
+		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... body=B n=N", cmdPut},
 		"fail-puts":     {"fail-puts topic=T q=N n=N|all|0", cmdFailPuts},
+		"faults":        {"faults seed=N writePPM=N retryWritePPM=N", cmdFaults},
 		"truncate":      {"truncate <topic> q=N offset=N", cmdTruncate},
 		"reset-offset":  {"reset-offset <group> <topic> q=N offset=N", cmdResetOffset},
-		"pop":           {"pop <group> <topic> q=N n=N it=MS poll=MS born=T client=C init=min|max type=T exp=E attempt=A order=B", cmdPop},
+		"pop":           {"pop <group> <topic> q=N n=N it=MS poll=MS born=T client=C init=min|max type=T exp=E attempt=A order=B keep=NAME", cmdPop},
+		"repop":         {"repop <name>", cmdRepop},
+		"scribble":      {"scribble", cmdScribble},
 		"ack":           {"ack <group> <key> topic=T q=N offset=N extra=S", cmdAck},
 		"ack-raw":       {"ack-raw <group> <topic> q=N offset=N extra=S", cmdAckRaw},
 		"batch-ack":     {"batch-ack <group> <key>...", cmdBatchAck},
@@ -119,6 +102,11 @@ func init() {
 		"change":        {"change <group> <key> it=MS topic=T q=N offset=N extra=S", cmdChange},
 		"change-raw":    {"change-raw <group> <topic> q=N offset=N extra=S it=MS", cmdChangeRaw},
 		"revive":        {"revive", cmdRevive},
+		"pull":          {"pull <group> <topic> q=N offset=N n=N suspend=B timeout=MS type=T exp=E commit=N client=C", cmdPull},
+		"hold-check":    {"hold-check", cmdHoldCheck},
+		"holds":         {"holds", cmdHolds},
+		"commit-offset": {"commit-offset <group> <topic> q=N offset=N", cmdCommitOffset},
+		"query-offset":  {"query-offset <group> <topic> q=N nozero=B", cmdQueryOffset},
 		"cleanup-cache": {"cleanup-cache", cmdCleanupCache},
 		"poll-tick":     {"poll-tick", cmdPollTick},
 		"polls":         {"polls", cmdPolls},
@@ -128,6 +116,7 @@ func init() {
 		"offsets":       {"offsets <group> <topic> q=N", cmdOffsets},
 		"messages":      {"messages <topic> q=N", cmdMessages},
 		"stats":         {"stats", cmdStats},
+		"state":         {"state", cmdState},
 	}
 }
 
@@ -301,6 +290,9 @@ func cmdPut(e *scriptEnv, a *cmdArgs) error {
 		BornTimestamp: a.time("born", e.now.Millis()), Flag: int32(a.int("flag", 0)), SysFlag: int32(a.int("sysFlag", 0)),
 		ReconsumeTimes: int32(a.int("reconsume", 0)),
 	}
+	if body := a.str("body", ""); body != "" {
+		proto.Body = []byte(body)
+	}
 	for _, kv := range splitList(a.str("props", "")) {
 		k, v, ok := strings.Cut(kv, ":")
 		if !ok {
@@ -324,10 +316,15 @@ func cmdPut(e *scriptEnv, a *cmdArgs) error {
 		if n > 1 {
 			m.UniqKey = key + strconv.FormatInt(i, 10)
 		}
+		before := m.Clone()
 		res := e.b.Put(e.now, m)
+		if !reflect.DeepEqual(m, before) {
+			return fmt.Errorf("Put modified the message: %+v, was %+v", *m, *before)
+		}
 		switch {
 		case res.Code != model.Success:
 			e.printf("%s code=%v remark=%q", m.UniqKey, res.Code, res.Remark)
+			e.printFailures(res.Failures)
 			continue
 		case n == 1:
 			e.printf("offset=%d", res.Offset)
@@ -341,6 +338,7 @@ func cmdPut(e *scriptEnv, a *cmdArgs) error {
 		if err := e.wake(res.Woken); err != nil {
 			return err
 		}
+		e.wakePulls(res.PullWoken)
 	}
 	if n > 1 && first >= 0 {
 		e.printf("offsets=%d..%d", first, last)
@@ -355,41 +353,59 @@ func splitList(s string) []string {
 	return strings.Split(s, ",")
 }
 
+// cmdFailPuts sets a counted write fault (Faults.Writes): the next n writes
+// to a topic (and queue, unless -1) fail; all fails them forever, 0 clears.
+// A rule for the same topic and queue replaces the old one.
 func cmdFailPuts(e *scriptEnv, a *cmdArgs) error {
-	f := putFault{topic: a.str("topic", ""), qid: int32(a.int("q", -1))}
+	w := WriteFault{Topic: a.str("topic", ""), QueueID: int32(a.int("q", -1))}
 	nv := a.str("n", "all")
 	if err := a.done(); err != nil {
 		return err
 	}
-	if f.topic == "" {
+	if w.Topic == "" {
 		return fmt.Errorf("topic= is required")
 	}
 	if nv == "all" {
-		f.n = -1
+		w.Count = -1
 	} else {
 		n, err := strconv.ParseInt(nv, 10, 64)
 		if err != nil || n < 0 {
 			return fmt.Errorf("n=%q: want a count, all, or 0 to clear", nv)
 		}
-		f.n = n
+		w.Count = n
 	}
-	e.faults = append(e.faults[:0:0], filterFaults(e.faults, f)...)
-	if f.n != 0 {
-		e.faults = append(e.faults, f)
+	f := e.b.State().Faults
+	var ws []WriteFault
+	for _, x := range f.Writes {
+		if x.Count != 0 && (x.Topic != w.Topic || x.QueueID != w.QueueID) {
+			ws = append(ws, x)
+		}
 	}
-	e.printf("ok")
+	if w.Count != 0 {
+		ws = append(ws, w)
+	}
+	f.Writes = ws
+	e.printOK(e.b.SetFaults(f))
 	return nil
 }
 
-// filterFaults drops the faults a new one for the same topic and queue replaces.
-func filterFaults(fs []putFault, nf putFault) []putFault {
-	var out []putFault
-	for _, f := range fs {
-		if f.topic != nf.topic || f.qid != nf.qid {
-			out = append(out, f)
-		}
+// cmdFaults sets the hash-decided write faults (seed and probabilities),
+// keeping the counted rules.
+func cmdFaults(e *scriptEnv, a *cmdArgs) error {
+	f := e.b.State().Faults
+	f.Seed, f.WritePPM, f.RetryWritePPM = uint64(a.int("seed", 0)), a.int("writePPM", 0), a.int("retryWritePPM", 0)
+	if err := a.done(); err != nil {
+		return err
 	}
-	return out
+	e.printOK(e.b.SetFaults(f))
+	return nil
+}
+
+// printFailures prints the failed writes a result reports.
+func (e *scriptEnv) printFailures(fs []WriteFailure) {
+	for _, f := range fs {
+		e.printf("write-failed ordinal=%d %s/%d key=%s", f.Ordinal, f.Topic, f.QueueID, f.UniqKey)
+	}
 }
 
 func cmdTruncate(e *scriptEnv, a *cmdArgs) error {
@@ -411,7 +427,11 @@ func cmdResetOffset(e *scriptEnv, a *cmdArgs) error {
 	if err := a.done(); err != nil {
 		return err
 	}
-	e.printOK(e.b.ResetOffset(g, tp, qid, off))
+	r, err := e.b.ResetOffset(g, tp, qid, off)
+	if err == nil && len(r.Replaced) > 0 {
+		e.printf("replaced=%v", r.Replaced)
+	}
+	e.printOK(err)
 	return nil
 }
 
@@ -420,11 +440,15 @@ var initModes = map[string]int32{"min": InitModeMin, "max": InitModeMax}
 func cmdPop(e *scriptEnv, a *cmdArgs) error {
 	req := &PopRequest{
 		ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", -1)),
-		MaxMsgNums: int32(a.int("n", 32)), InvisibleTime: a.int("it", 60000), PollTime: a.int("poll", 0),
-		BornTime: a.time("born", 0), ClientID: a.str("client", ""), ExpressionType: a.str("type", "TAG"),
+		MaxMsgNums: int32(a.int("n", 32)), InvisibleTime: clock.MillisDuration(a.int("it", 60000)), PollTime: clock.MillisDuration(a.int("poll", 0)),
+		ClientID: a.str("client", ""), ExpressionType: a.str("type", "TAG"),
 		Expression: a.str("exp", "*"), AttemptID: a.str("attempt", ""), Order: a.bool("order", false),
 	}
+	if born := a.time("born", 0); born != 0 {
+		req.BornTime = clock.FromMillis(born)
+	}
 	mode, ok := initModes[a.str("init", "min")]
+	keep := a.str("keep", "")
 	if err := a.done(); err != nil {
 		return err
 	}
@@ -432,9 +456,58 @@ func cmdPop(e *scriptEnv, a *cmdArgs) error {
 		return fmt.Errorf("init: want min or max")
 	}
 	req.InitMode = mode
-	res := e.b.Pop(e.now, req)
-	e.printPop(req, &res, "")
-	return e.wake(res.Woken)
+	if keep != "" {
+		e.kept[keep] = req
+	}
+	return e.pop(req, "")
+}
+
+// pop sends req, checks that Pop left it as it was, prints the answer and
+// runs the wake-ups it caused.
+func (e *scriptEnv) pop(req *PopRequest, indent string) error {
+	before := *req
+	e.b.Pop(e.now, req, &e.lastRes)
+	if *req != before {
+		return fmt.Errorf("Pop modified the request: %+v, was %+v", *req, before)
+	}
+	e.printPop(req, &e.lastRes, indent)
+	woken := append([]Wakeup(nil), e.lastRes.Woken...)
+	return e.wake(woken)
+}
+
+// cmdRepop sends again, unchanged, a request kept by pop keep=NAME: the
+// same PopRequest value, as a client reusing its request object does.
+func cmdRepop(e *scriptEnv, a *cmdArgs) error {
+	name := a.arg(0, "name")
+	if err := a.done(); err != nil {
+		return err
+	}
+	req, ok := e.kept[name]
+	if !ok {
+		return fmt.Errorf("no request kept as %q: pop ... keep=%s first", name, name)
+	}
+	return e.pop(req, "")
+}
+
+// cmdScribble overwrites every message of the last pop result, as a careless
+// client might: what the broker stores must not change.
+func cmdScribble(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	for i := range e.lastRes.Messages {
+		m := &e.lastRes.Messages[i].Message
+		m.Topic, m.QueueOffset, m.UniqKey, m.Tags, m.ReconsumeTimes = "scribbled", -9, "scribbled", "scribbled", 99
+		for j := range m.Body {
+			m.Body[j] = 'X'
+		}
+		for j := range m.Properties {
+			m.Properties[j].Value = "scribbled"
+		}
+		e.lastRes.Messages[i].Handle.QueueOffset = -9
+	}
+	e.printf("scribbled over %d messages", len(e.lastRes.Messages))
+	return nil
 }
 
 // printPop renders a pop response and remembers the handles it carries.
@@ -443,13 +516,16 @@ func (e *scriptEnv) printPop(req *PopRequest, res *PopResult, indent string) {
 	case PopSuspended:
 		e.printf("%sstatus=SUSPENDED poll=%d", indent, res.PollID)
 	case PopFound:
-		e.printf("%scode=%v status=FOUND popTime=%d restNum=%d start=%q msgs=%q", indent, res.Code, res.PopTime, res.RestNum, res.StartOffsetInfo, res.MsgOffsetInfo)
-		for i, m := range res.Messages {
-			h := res.Handles[i]
-			e.printf("%s  %s handle=%q", indent, fmtMsg(m), h.String())
+		e.printf("%scode=%v status=FOUND popTime=%d restNum=%d start=%q msgs=%q", indent, res.Code, res.PopTime.Millis(), res.RestNum, res.StartOffsetInfo, res.MsgOffsetInfo)
+		for i := range res.Messages {
+			m, h := &res.Messages[i].Message, res.Messages[i].Handle
+			e.printf("%s  %s lease=%d handle=%q", indent, fmtMsg(m), res.Messages[i].Lease, h.String())
 			e.handles[req.ConsumerGroup+"/"+m.UniqKey] = heldHandle{topic: m.Topic, h: h}
 		}
-		e.lastPop = res.PopTime
+		e.lastPop = res.PopTime.Millis()
+		if len(res.Replaced) > 0 {
+			e.printf("%s  replaced=%v", indent, res.Replaced)
+		}
 	default:
 		e.printf("%scode=%v status=%v restNum=%d remark=%q", indent, res.Code, res.Status, res.RestNum, res.Remark)
 	}
@@ -464,6 +540,12 @@ func fmtMsg(m *model.Message) string {
 	s += " reconsume=" + strconv.Itoa(int(m.ReconsumeTimes))
 	if m.FirstPopTime != 0 {
 		s += " 1st_pop=" + strconv.FormatInt(m.FirstPopTime, 10)
+	}
+	for _, p := range m.Properties {
+		s += " " + p.Key + "=" + p.Value
+	}
+	if len(m.Body) > 0 {
+		s += fmt.Sprintf(" body=%q", m.Body)
 	}
 	return s
 }
@@ -484,7 +566,12 @@ func (e *scriptEnv) wake(ws []Wakeup) error {
 		}
 		r := w.Request
 		e.printf("%s poll=%d (%s %s q=%d client=%s)", how, w.ID, r.ConsumerGroup, r.Topic, r.QueueID, r.ClientID)
-		res := e.b.Pop(e.now, &r)
+		before := r
+		var res PopResult
+		e.b.Pop(e.now, &r, &res)
+		if r != before {
+			return fmt.Errorf("Pop modified the woken request: %+v, was %+v", r, before)
+		}
 		e.printPop(&r, &res, "  ")
 		queue = append(queue, res.Woken...)
 	}
@@ -505,23 +592,27 @@ func cmdAck(e *scriptEnv, a *cmdArgs) error {
 	if err != nil {
 		return err
 	}
-	req := &AckRequest{
-		ConsumerGroup: g, Topic: a.str("topic", hh.h.RealTopic(hh.topic, g)), QueueID: int32(a.int("q", int64(hh.h.QueueID))),
-		Offset: a.int("offset", hh.h.QueueOffset), ExtraInfo: a.str("extra", hh.h.String()),
-	}
+	req := NewAckRequest(g, hh.topic, &hh.h)
+	req.Topic, req.QueueID, req.Offset = a.str("topic", req.Topic), int32(a.int("q", int64(req.QueueID))), a.int("offset", req.Offset)
+	extra, wire := a.kv["extra"]
+	a.str("extra", "")
 	if err := a.done(); err != nil {
 		return err
 	}
-	e.printAck(e.b.Ack(e.now, req))
+	if wire {
+		e.printAck(e.b.AckHeader(e.now, &AckMessageRequestHeader{ConsumerGroup: g, Topic: req.Topic, QueueID: req.QueueID, Offset: req.Offset, ExtraInfo: extra}))
+		return nil
+	}
+	e.printAck(e.b.Ack(e.now, &req))
 	return nil
 }
 
 func cmdAckRaw(e *scriptEnv, a *cmdArgs) error {
-	req := &AckRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), Offset: a.int("offset", 0), ExtraInfo: a.str("extra", "")}
+	req := &AckMessageRequestHeader{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), Offset: a.int("offset", 0), ExtraInfo: a.str("extra", "")}
 	if err := a.done(); err != nil {
 		return err
 	}
-	e.printAck(e.b.Ack(e.now, req))
+	e.printAck(e.b.AckHeader(e.now, req))
 	return nil
 }
 
@@ -530,7 +621,11 @@ func (e *scriptEnv) printAck(r AckResult) {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
-	e.printf("code=%v deleted=%v", r.Code, r.Deleted)
+	if r.Removed == 0 {
+		e.printf("code=%v deleted=false", r.Code)
+		return
+	}
+	e.printf("code=%v deleted=true lease=%d", r.Code, r.Removed)
 }
 
 // cmdBatchAck groups the held handles as a client does: one BatchAck per
@@ -550,7 +645,9 @@ func cmdBatchAck(e *scriptEnv, a *cmdArgs) error {
 		}
 		acks = addToBatch(acks, g, hh)
 	}
-	e.printBatch(e.b.BatchAckMessages(e.now, acks))
+	var res BatchAckResult
+	e.b.BatchAckMessages(e.now, acks, &res)
+	e.printBatch(&res)
 	return nil
 }
 
@@ -585,7 +682,9 @@ func cmdBatchAckRaw(e *scriptEnv, a *cmdArgs) error {
 		}
 		acks = append(acks, x)
 	}
-	e.printBatch(e.b.BatchAckMessages(e.now, acks))
+	var res BatchAckResult
+	e.b.BatchAckMessages(e.now, acks, &res)
+	e.printBatch(&res)
 	return nil
 }
 
@@ -615,12 +714,25 @@ func parseBatchEntry(x BatchAck, ent string) (BatchAck, error) {
 	return x, nil
 }
 
-func (e *scriptEnv) printBatch(r BatchAckResult) {
+func (e *scriptEnv) printBatch(r *BatchAckResult) {
 	if r.Code != model.Success {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
-	e.printf("code=%v deleted=%d skipped=%d", r.Code, r.Deleted, r.Skipped)
+	var ls []string
+	for _, o := range r.Offsets {
+		switch {
+		case o.Skipped:
+			ls = append(ls, fmt.Sprintf("%d:skipped", o.Offset))
+		case o.Removed != 0:
+			ls = append(ls, fmt.Sprintf("%d:%d", o.Offset, o.Removed))
+		}
+	}
+	s := fmt.Sprintf("code=%v deleted=%d skipped=%d", r.Code, r.Deleted, r.Skipped)
+	if len(ls) > 0 {
+		s += " leases=[" + strings.Join(ls, " ") + "]"
+	}
+	e.printf("%s", s)
 }
 
 func cmdChange(e *scriptEnv, a *cmdArgs) error {
@@ -629,14 +741,20 @@ func cmdChange(e *scriptEnv, a *cmdArgs) error {
 	if err != nil {
 		return err
 	}
-	req := &ChangeInvisibleTimeRequest{
-		ConsumerGroup: g, Topic: a.str("topic", hh.h.RealTopic(hh.topic, g)), QueueID: int32(a.int("q", int64(hh.h.QueueID))),
-		Offset: a.int("offset", hh.h.QueueOffset), ExtraInfo: a.str("extra", hh.h.String()), InvisibleTime: a.int("it", 60000),
-	}
+	req := NewChangeInvisibleTimeRequest(g, hh.topic, &hh.h, clock.MillisDuration(a.int("it", 60000)))
+	req.Topic, req.QueueID, req.Offset = a.str("topic", req.Topic), int32(a.int("q", int64(req.QueueID))), a.int("offset", req.Offset)
+	extra, wire := a.kv["extra"]
+	a.str("extra", "")
 	if err := a.done(); err != nil {
 		return err
 	}
-	r := e.b.ChangeInvisibleTime(e.now, req)
+	var r ChangeInvisibleTimeResult
+	if wire {
+		r = e.b.ChangeInvisibleTimeHeader(e.now, &ChangeInvisibleTimeRequestHeader{ConsumerGroup: g, Topic: req.Topic, QueueID: req.QueueID,
+			Offset: req.Offset, ExtraInfo: extra, InvisibleTime: req.InvisibleTime.Millis()})
+	} else {
+		r = e.b.ChangeInvisibleTime(e.now, &req)
+	}
 	if r.Code == model.Success {
 		e.handles[g+"/"+key] = heldHandle{topic: hh.topic, h: r.Handle}
 	}
@@ -645,12 +763,12 @@ func cmdChange(e *scriptEnv, a *cmdArgs) error {
 }
 
 func cmdChangeRaw(e *scriptEnv, a *cmdArgs) error {
-	req := &ChangeInvisibleTimeRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)),
+	req := &ChangeInvisibleTimeRequestHeader{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)),
 		Offset: a.int("offset", 0), ExtraInfo: a.str("extra", ""), InvisibleTime: a.int("it", 60000)}
 	if err := a.done(); err != nil {
 		return err
 	}
-	e.printChange(e.b.ChangeInvisibleTime(e.now, req))
+	e.printChange(e.b.ChangeInvisibleTimeHeader(e.now, req))
 	return nil
 }
 
@@ -659,7 +777,14 @@ func (e *scriptEnv) printChange(r ChangeInvisibleTimeResult) {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
-	e.printf("code=%v popTime=%d invisibleTime=%d oldDeleted=%v handle=%q", r.Code, r.PopTime, r.InvisibleTime, r.OldDeleted, r.Handle.String())
+	s := fmt.Sprintf("code=%v popTime=%d invisibleTime=%d oldDeleted=%v lease=%d", r.Code, r.PopTime.Millis(), r.InvisibleTime.Millis(), r.OldDeleted, r.Lease)
+	if r.Removed != 0 {
+		s += fmt.Sprintf(" removed=%d", r.Removed)
+	}
+	if r.Replaced != 0 {
+		s += fmt.Sprintf(" replaced=%d", r.Replaced)
+	}
+	e.printf("%s handle=%q", s, r.Handle.String())
 }
 
 func cmdRevive(e *scriptEnv, a *cmdArgs) error {
@@ -667,21 +792,26 @@ func cmdRevive(e *scriptEnv, a *cmdArgs) error {
 		return err
 	}
 	r := e.b.Revive(e.now)
-	e.printf("window=[%d,%d) records=%d fullPage=%v", r.Lower, r.Upper, len(r.Revivals), r.FullPage)
+	e.printf("window=[%d,%d) records=%d fullPage=%v", r.Lower.Millis(), r.Upper.Millis(), len(r.Revivals), r.FullPage)
+	e.printFailures(r.Failures)
 	e.printRevivals(r.Revivals)
+	e.wakePulls(r.PullWoken)
 	return e.wake(r.Woken)
 }
 
 func (e *scriptEnv) printRevivals(rs []Revival) {
 	for _, rv := range rs {
-		s := fmt.Sprintf("%s %s", rv.Outcome, rv.Record.String())
+		s := fmt.Sprintf("%s lease=%d %s", rv.Outcome, rv.Lease, rv.Record.String())
 		switch rv.Outcome {
 		case Revived:
-			s += fmt.Sprintf(" -> %s/%d@%d reconsume=%d", rv.Copy.Topic, rv.Copy.QueueID, rv.Copy.QueueOffset, rv.Copy.ReconsumeTimes)
+			s += fmt.Sprintf(" -> %s/%d@%d reconsume=%d", rv.Copy.Topic, rv.Copy.QueueID, rv.Copy.Offset, rv.CopyReconsumeTimes)
 		case ReviveSkipped:
 			s += " (message gone)"
 		case ReviveRetried:
-			s += fmt.Sprintf(" next-vt=%d", rv.NextVisibilityTimeout)
+			s += fmt.Sprintf(" next-vt=%d lease=%d", rv.NextDeadline.Millis(), rv.NewLease)
+			if rv.Replaced != 0 {
+				s += fmt.Sprintf(" replaced=%d", rv.Replaced)
+			}
 		case ReviveDropped:
 			s += " (message may be lost)"
 		}
@@ -694,8 +824,14 @@ func cmdCleanupCache(e *scriptEnv, a *cmdArgs) error {
 		return err
 	}
 	r := e.b.CleanupCache(e.now)
-	e.printf("flushed=%d offline=%d revives=%d", r.Flushed, r.Offline, len(r.Revives))
+	s := fmt.Sprintf("flushed=%d offline=%d revives=%d", r.Flushed, r.Offline, len(r.Revives))
+	if len(r.Replaced) > 0 {
+		s += fmt.Sprintf(" replaced=%v", r.Replaced)
+	}
+	e.printf("%s", s)
+	e.printFailures(r.Failures)
 	e.printRevivals(r.Revives)
+	e.wakePulls(r.PullWoken)
 	return e.wake(r.Woken)
 }
 
@@ -714,11 +850,12 @@ func cmdPolls(e *scriptEnv, a *cmdArgs) error {
 	if err := a.done(); err != nil {
 		return err
 	}
+	st := e.b.State()
 	if next, ok := e.b.NextPollExpiry(); ok {
-		e.printf("suspended=%d nextExpiry=%d", e.b.SuspendedPolls(), next)
+		e.printf("suspended=%d nextExpiry=%d", st.SuspendedPolls, next.Millis())
 		return nil
 	}
-	e.printf("suspended=%d", e.b.SuspendedPolls())
+	e.printf("suspended=%d", st.SuspendedPolls)
 	return nil
 }
 
@@ -731,7 +868,15 @@ func cmdRestart(e *scriptEnv, a *cmdArgs) error {
 	for i, w := range r.DroppedPolls {
 		ids[i] = strconv.FormatUint(w.ID, 10)
 	}
-	e.printf("droppedPolls=[%s] cachedLost=%d", strings.Join(ids, " "), r.CachedLost)
+	s := fmt.Sprintf("droppedPolls=[%s] cachedLost=%d lostLeases=%v", strings.Join(ids, " "), r.CachedLost, r.LostLeases)
+	if len(r.DroppedPulls) > 0 {
+		var hs []string
+		for _, w := range r.DroppedPulls {
+			hs = append(hs, strconv.FormatUint(w.ID, 10))
+		}
+		s += " droppedPulls=[" + strings.Join(hs, " ") + "]"
+	}
+	e.printf("%s", s)
 	return nil
 }
 
@@ -748,12 +893,13 @@ func cmdInflight(e *scriptEnv, a *cmdArgs) error {
 	if err := a.done(); err != nil {
 		return err
 	}
-	store, cached := e.b.InFlight(), e.b.Cached()
+	st := e.b.State()
+	store, cached := st.InFlight, st.Cached
 	for i := range store {
-		e.printf("store %s", store[i].String())
+		e.printf("store lease=%d %s", store[i].Lease, store[i].Record.String())
 	}
 	for i := range cached {
-		e.printf("cache %s", cached[i].String())
+		e.printf("cache lease=%d %s", cached[i].Lease, cached[i].Record.String())
 	}
 	if len(store)+len(cached) == 0 {
 		e.printf("none")
@@ -780,7 +926,8 @@ func cmdOffsets(e *scriptEnv, a *cmdArgs) error {
 	}
 	for _, q := range qs {
 		qid := int32(q)
-		e.printf("q=%d commit=%d pull=%d min=%d max=%d", qid, e.b.CommitOffset(g, tp, qid), e.b.PullOffset(g, tp, qid), e.b.MinOffset(tp, qid), e.b.MaxOffset(tp, qid))
+		o := e.b.ConsumerOffsets(g, tp, qid)
+		e.printf("q=%d commit=%d pull=%d min=%d max=%d", qid, o.Commit, o.Pull, e.b.MinOffset(tp, qid), e.b.MaxOffset(tp, qid))
 	}
 	return nil
 }
@@ -797,10 +944,16 @@ func cmdMessages(e *scriptEnv, a *cmdArgs) error {
 	}
 	e.printf("min=%d max=%d", lo, hi)
 	for o := lo; o < hi; o++ {
-		m := e.b.Message(tp, qid, o)
+		m, ok := e.b.Message(tp, qid, o)
+		if !ok {
+			return fmt.Errorf("message %s/%d@%d missing between min and max", tp, qid, o)
+		}
 		s := m.String()
 		if m.Flag != 0 || m.SysFlag != 0 {
 			s += fmt.Sprintf(" flag=%d sysFlag=%d", m.Flag, m.SysFlag)
+		}
+		if len(m.Body) > 0 {
+			s += fmt.Sprintf(" body=%q", m.Body)
 		}
 		e.printf("  %s", s)
 	}
@@ -812,8 +965,7 @@ func cmdStats(e *scriptEnv, a *cmdArgs) error {
 	if err := a.done(); err != nil {
 		return err
 	}
-	s := e.b.Stats()
-	v := reflect.ValueOf(s)
+	v := reflect.ValueOf(e.b.State().Stats)
 	var parts []string
 	for i := 0; i < v.NumField(); i++ {
 		if n := v.Field(i).Int(); n != 0 {
@@ -824,5 +976,147 @@ func cmdStats(e *scriptEnv, a *cmdArgs) error {
 		parts = []string{"none"}
 	}
 	e.printf("%s", strings.Join(parts, " "))
+	return nil
+}
+
+// cmdState prints the broker's State snapshot, one fact per line: topics
+// and queues, groups, consumer offsets, in-flight records, polls, the lease
+// and write counters and the faults (stats has its own command).
+func cmdState(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	st := e.b.State()
+	for _, t := range st.Topics {
+		var qs []string
+		for _, q := range t.Queues {
+			qs = append(qs, fmt.Sprintf("%d:%d~%d", q.QueueID, q.MinOffset, q.MaxOffset))
+		}
+		e.printf("topic %s read=%d write=%d perm=%d queues=[%s]", t.Config.Name, t.Config.ReadQueueNums, t.Config.WriteQueueNums, t.Config.Perm, strings.Join(qs, " "))
+	}
+	for _, g := range st.Groups {
+		e.printf("group %s consumeEnable=%v retryMaxTimes=%d", g.Name, g.ConsumeEnable, g.RetryMaxTimes)
+	}
+	for _, o := range st.Offsets {
+		e.printf("offsets %s@%s@%d commit=%d pull=%d reset=%d", o.Group, o.Topic, o.QueueID, o.Commit, o.Pull, o.Reset)
+	}
+	for _, r := range st.InFlight {
+		e.printf("store lease=%d %s", r.Lease, r.Record.String())
+	}
+	for _, r := range st.Cached {
+		e.printf("cache lease=%d %s", r.Lease, r.Record.String())
+	}
+	polls := fmt.Sprintf("polls suspended=%d", st.SuspendedPolls)
+	if st.HasPollExpiry {
+		polls += fmt.Sprintf(" nextExpiry=%d", st.NextPollExpiry.Millis())
+	}
+	e.printf("%s", polls)
+	e.printf("lastLease=%d writeOrdinal=%d faults=%+v", st.LastLease, st.WriteOrdinal, st.Faults)
+	return nil
+}
+
+func cmdPull(e *scriptEnv, a *cmdArgs) error {
+	req := &PullRequest{
+		ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), QueueOffset: a.int("offset", 0),
+		MaxMsgNums: int32(a.int("n", 32)), Suspend: a.bool("suspend", false), SuspendTimeout: clock.MillisDuration(a.int("timeout", 15000)),
+		ExpressionType: a.str("type", "TAG"), Subscription: a.str("exp", "*"), ClientID: a.str("client", ""),
+	}
+	if a.has("commit") {
+		req.HasCommitOffset, req.CommitOffset = true, a.int("commit", 0)
+	}
+	if err := a.done(); err != nil {
+		return err
+	}
+	before := *req
+	e.b.Pull(e.now, req, &e.pullRes)
+	if *req != before {
+		return fmt.Errorf("Pull modified the request: %+v, was %+v", *req, before)
+	}
+	e.printPull(&e.pullRes, "")
+	return nil
+}
+
+// printPull renders a pull response.
+func (e *scriptEnv) printPull(r *PullResult, indent string) {
+	switch r.Status {
+	case PullSuspended:
+		e.printf("%sstatus=SUSPENDED hold=%d", indent, r.HoldID)
+		return
+	case PullError:
+		e.printf("%scode=%v remark=%q", indent, r.Code, r.Remark)
+		return
+	}
+	e.printf("%scode=%v status=%v remark=%s next=%d min=%d max=%d", indent, r.Code, r.Status, r.Remark, r.NextBeginOffset, r.MinOffset, r.MaxOffset)
+	for i := range r.Messages {
+		e.printf("%s  %s", indent, fmtMsg(&r.Messages[i]))
+	}
+}
+
+// wakePulls re-runs woken held pulls as the broker does
+// (executeRequestWhenWakeup), printing each answer.
+func (e *scriptEnv) wakePulls(ws []PullWakeup) {
+	for _, w := range ws {
+		how := "woke"
+		if w.Expired {
+			how = "expired"
+		}
+		r := w.Request
+		e.printf("%s hold=%d (%s %s q=%d offset=%d client=%s)", how, w.ID, r.ConsumerGroup, r.Topic, r.QueueID, r.QueueOffset, r.ClientID)
+		var res PullResult
+		e.b.RerunPull(e.now, &r, &res)
+		e.printPull(&res, "  ")
+	}
+}
+
+func cmdHoldCheck(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	ws := e.b.CheckHoldRequest(e.now)
+	if len(ws) == 0 {
+		e.printf("none")
+	}
+	e.wakePulls(ws)
+	return nil
+}
+
+func cmdHolds(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	st := e.b.State()
+	if st.HasHoldCheck {
+		e.printf("held=%d nextCheck=%d", st.PullHolds, st.NextHoldCheck.Millis())
+		return nil
+	}
+	e.printf("held=%d", st.PullHolds)
+	return nil
+}
+
+func cmdCommitOffset(e *scriptEnv, a *cmdArgs) error {
+	req := &UpdateConsumerOffsetRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), CommitOffset: a.int("offset", 0)}
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.UpdateConsumerOffset(req)
+	if r.Remark != "" {
+		e.printf("code=%v remark=%q", r.Code, r.Remark)
+		return nil
+	}
+	e.printf("code=%v", r.Code)
+	return nil
+}
+
+func cmdQueryOffset(e *scriptEnv, a *cmdArgs) error {
+	req := &QueryConsumerOffsetRequest{ConsumerGroup: a.arg(0, "group"), Topic: a.arg(1, "topic"), QueueID: int32(a.int("q", 0)), NoZeroIfNotFound: a.bool("nozero", false)}
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.QueryConsumerOffset(req)
+	if r.Code != model.Success {
+		e.printf("code=%v remark=%q", r.Code, r.Remark)
+		return nil
+	}
+	e.printf("code=%v offset=%d", r.Code, r.Offset)
 	return nil
 }

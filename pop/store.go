@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"popsim/clock"
 	"popsim/model"
 )
 
@@ -27,37 +28,39 @@ type topic struct {
 	queues []*queue
 }
 
-// queue is one consume queue: messages at offsets [min, max).
+// queue is one consume queue: messages at offsets [min, max), stored by
+// value. A pointer into msgs is valid only until the queue's next append:
+// hold one only within a call that does not write to the queue.
 type queue struct {
 	min  int64
-	msgs []*model.Message // msgs[i] has offset min+i
+	msgs []model.Message // msgs[i] has offset min+i
 }
 
 func (q *queue) maxOffset() int64 { return q.min + int64(len(q.msgs)) }
 
-// GetStatus is the message store's GetMessageStatus.
-type GetStatus uint8
+// getStatus is the message store's GetMessageStatus.
+type getStatus uint8
 
 // Statuses of a store read, with RocketMQ's names.
 const (
-	Found GetStatus = iota
-	NoMatchedMessage
-	MessageWasRemoving
-	OffsetFoundNull
-	OffsetOverflowBadly
-	OffsetOverflowOne
-	OffsetTooSmall
-	NoMatchedLogicQueue
-	NoMessageInQueue
+	getFound getStatus = iota
+	getNoMatchedMessage
+	getMessageWasRemoving
+	getOffsetFoundNull
+	getOffsetOverflowBadly
+	getOffsetOverflowOne
+	getOffsetTooSmall
+	getNoMatchedLogicQueue
+	getNoMessageInQueue
 )
 
 var getStatusNames = [...]string{"FOUND", "NO_MATCHED_MESSAGE", "MESSAGE_WAS_REMOVING", "OFFSET_FOUND_NULL", "OFFSET_OVERFLOW_BADLY", "OFFSET_OVERFLOW_ONE", "OFFSET_TOO_SMALL", "NO_MATCHED_LOGIC_QUEUE", "NO_MESSAGE_IN_QUEUE"}
 
-func (s GetStatus) String() string { return getStatusNames[s] }
+func (s getStatus) String() string { return getStatusNames[s] }
 
-// getResult is one store read.
+// getResult is one store read. msgs point into the queue (see queue).
 type getResult struct {
-	status    GetStatus
+	status    getStatus
 	msgs      []*model.Message
 	nextBegin int64
 	min, max  int64
@@ -107,44 +110,42 @@ func (f filter) String() string {
 	return strings.Join(f, "||")
 }
 
-// get reads up to max messages matching f from offset, as
+// get reads up to n messages matching f from offset, as
 // DefaultMessageStore.getMessage does, including its offset-correction
-// statuses. The messages are appended to dst[:0].
-func (q *queue) get(offset int64, max int, f filter, dst []*model.Message) getResult {
+// statuses, inspecting at most max(800, asked) consume-queue entries
+// (maxFilterMessageSize over 20-byte entries), asked being the request's
+// maxMsgNums. The messages are appended to dst[:0].
+func (q *queue) get(offset int64, n int, asked int64, f filter, dst []*model.Message) getResult {
 	r := getResult{min: q.min, max: q.maxOffset(), msgs: dst[:0]}
 	switch {
 	case r.max == 0:
-		r.status, r.nextBegin = NoMessageInQueue, 0
+		r.status, r.nextBegin = getNoMessageInQueue, 0
 	case offset < r.min:
-		r.status, r.nextBegin = OffsetTooSmall, r.min
+		r.status, r.nextBegin = getOffsetTooSmall, r.min
 	case offset == r.max:
-		r.status, r.nextBegin = OffsetOverflowOne, offset
+		r.status, r.nextBegin = getOffsetOverflowOne, offset
 	case offset > r.max:
-		r.status, r.nextBegin = OffsetOverflowBadly, r.max
+		r.status, r.nextBegin = getOffsetOverflowBadly, r.max
 		if r.min == 0 {
 			r.nextBegin = r.min
 		}
 	default:
-		q.scan(&r, offset, max, f)
+		q.scan(&r, offset, n, max(maxFilterScan, asked), f)
 	}
 	return r
 }
 
-func (q *queue) scan(r *getResult, offset int64, max int, f filter) {
-	limit := int64(maxFilterScan)
-	if int64(max) > limit {
-		limit = int64(max)
-	}
+func (q *queue) scan(r *getResult, offset int64, max int, limit int64, f filter) {
 	o := offset
 	for ; o < r.max && o-offset < limit && len(r.msgs) < max; o++ {
-		if m := q.msgs[o-q.min]; f.match(m.Tags) {
+		if m := &q.msgs[o-q.min]; f.match(m.Tags) {
 			r.msgs = append(r.msgs, m)
 		}
 	}
 	r.nextBegin = o
-	r.status = Found
+	r.status = getFound
 	if len(r.msgs) == 0 {
-		r.status = NoMatchedMessage
+		r.status = getNoMatchedMessage
 	}
 }
 
@@ -153,7 +154,7 @@ func (q *queue) at(offset int64) *model.Message {
 	if offset < q.min || offset >= q.maxOffset() {
 		return nil
 	}
-	return q.msgs[offset-q.min]
+	return &q.msgs[offset-q.min]
 }
 
 // truncate drops messages below offset (retention).
@@ -165,10 +166,97 @@ func (q *queue) truncate(offset int64) int {
 	if n <= 0 {
 		return 0
 	}
-	for i := 0; i < n; i++ {
-		q.msgs[i] = nil
-	}
+	clear(q.msgs[:n])
 	q.msgs = q.msgs[n:]
 	q.min = offset
 	return n
+}
+
+// copyMessage copies src into dst, deep-copying src's Body and Properties
+// when they are not empty into dst's own storage, which it reuses.
+func copyMessage(dst, src *model.Message) {
+	body, props := dst.Body[:0], dst.Properties[:0]
+	*dst = *src
+	if len(src.Body) > 0 {
+		dst.Body = append(body, src.Body...)
+	}
+	if len(src.Properties) > 0 {
+		dst.Properties = append(props, src.Properties...)
+	}
+}
+
+// PutResult is the outcome of a produce.
+type PutResult struct {
+	Code   model.ResponseCode
+	Remark string
+	Offset int64
+	// Woken are suspended pop requests this arrival woke; the driver re-runs
+	// each with Pop.
+	Woken []Wakeup
+	// PullWoken are held pulls this arrival woke; the driver re-runs each
+	// with RerunPull.
+	PullWoken []PullWakeup
+	// Failures holds the write's failure when the faults failed it
+	// (SYSTEM_ERROR).
+	Failures []WriteFailure
+}
+
+// Put stores a copy of msg at the tail of msg.QueueID (the broker keeps
+// none of the caller's memory and does not modify msg) and wakes
+// long-polling requests. The stored copy gets its queue offset and store
+// timestamp; PutResult.Offset is the offset.
+func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
+	t := b.topicNamed(msg.Topic)
+	switch {
+	case t == nil:
+		return PutResult{Code: model.TopicNotExist, Remark: "topic " + msg.Topic + " does not exist", Offset: -1}
+	case t.cfg.Perm&PermWrite == 0:
+		return PutResult{Code: model.NoPermission, Remark: "topic " + msg.Topic + " is not writable", Offset: -1}
+	case msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums:
+		return PutResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId %d out of range: want 0..%d", msg.QueueID, t.cfg.WriteQueueNums-1), Offset: -1}
+	}
+	if err := msg.Validate(); err != nil {
+		return PutResult{Code: model.MessageIllegal, Remark: err.Error(), Offset: -1}
+	}
+	stored, fail := b.append(now, msg, true)
+	if stored == nil {
+		return PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1, Failures: []WriteFailure{fail}}
+	}
+	b.stats.Produced++
+	nowMs := now.Millis()
+	pulls := b.notifyPullArrival(nowMs, stored)
+	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(nowMs, stored, ""), PullWoken: pulls}
+}
+
+// append writes a copy of msg to its queue, unless the faults fail the
+// write, and returns the stored message (valid until the queue's next
+// append), or nil and the failure. A caller's message (deep) has its Body
+// and Properties copied; the engine's own copies share them, as nothing
+// ever modifies a stored message.
+func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.Message, WriteFailure) {
+	if ord, fail := b.writeFails(msg); fail {
+		b.stats.PutFailures++
+		return nil, WriteFailure{Ordinal: ord, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
+	}
+	q := b.topicNamed(msg.Topic).queues[msg.QueueID]
+	q.msgs = append(q.msgs, model.Message{})
+	m := &q.msgs[len(q.msgs)-1]
+	if deep {
+		copyMessage(m, msg)
+	} else {
+		*m = *msg
+	}
+	m.QueueOffset = q.min + int64(len(q.msgs)-1)
+	m.StoreTimestamp = now.Millis()
+	return m, WriteFailure{}
+}
+
+// Truncate deletes a queue's messages below offset, as retention does, so
+// consumers behind it see OFFSET_TOO_SMALL. It returns how many went.
+func (b *Broker) Truncate(topicName string, qid int32, offset int64) (int, error) {
+	q := b.queue(topicName, qid)
+	if q == nil {
+		return 0, fmt.Errorf("pop: truncate %s/%d: no such queue", topicName, qid)
+	}
+	return q.truncate(offset), nil
 }

@@ -116,10 +116,6 @@ func (s *sim) newConsumer(idx int32, spec *ConsumerSpec) *consumer {
 	if g.members == nil {
 		g.topic, g.kind, g.queues = spec.Topic, spec.Kind, s.c.topics[spec.Topic].Queues
 		g.detail = "topic=" + g.topic
-		g.committed = make([]int64, g.queues)
-		for i := range g.committed {
-			g.committed[i] = -1
-		}
 	}
 	c.gpos = len(g.members)
 	g.members = append(g.members, c)

@@ -84,7 +84,9 @@
 //     retry policy. The proxy sits next to the broker: no network between
 //     them.
 //   - The pull baseline retries failures locally instead of sending them
-//     back through %RETRY%group.
+//     back through %RETRY%group, commits only every CommitInterval (not on
+//     its pull requests) and adopts an OFFSET_ILLEGAL answer's next offset
+//     at once.
 //   - Producers are not subject to loss; their messages reach the broker
 //     after a request latency.
 //
@@ -92,9 +94,9 @@
 //
 // Read the wall clock, start goroutines, use a global random source, or
 // let map iteration order decide anything. It never changes the engine:
-// the pull baseline reads the store through Broker.Message and MaxOffset
-// and keeps its offsets itself. Summary.WallSeconds is the caller's to
-// fill. One seed gives one trace, byte for byte.
+// the pull baseline uses the broker's Pull, its hold service and its
+// consumer offsets, as a RocketMQ client does. Summary.WallSeconds is the
+// caller's to fill. One seed gives one trace, byte for byte.
 //
 // # Usage
 //

@@ -8,7 +8,8 @@ import (
 
 // brokerPop serves a pop (or a woken suspended pop) at the broker.
 func (s *sim) brokerPop(cl *call, req *pop.PopRequest) {
-	res := s.b.Pop(s.q.now(), req)
+	res := &cl.pop.res
+	s.b.Pop(s.q.now(), req, res)
 	s.wake(res.Woken)
 	if res.Status == pop.PopSuspended {
 		cl.pollID = res.PollID
@@ -18,14 +19,13 @@ func (s *sim) brokerPop(cl *call, req *pop.PopRequest) {
 			return // re-suspended after a wakeup: still the same request
 		}
 		cl.suspended = true
-		s.emit(model.Event{Kind: model.EvPopSuspended, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, N: int64(req.MaxMsgNums), Deadline: req.BornTime + req.PollTime})
+		s.emit(model.Event{Kind: model.EvPopSuspended, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, N: int64(req.MaxMsgNums), Deadline: req.BornTime.Millis() + req.PollTime.Millis()})
 		return
 	}
 	cl.pollID = 0
 	if cl.c.kind == Simple {
-		res = s.proxyFilter(cl.c, res)
+		s.proxyFilter(cl.c, res)
 	}
-	cl.pop.res = res
 	if s.lost(callPop, true) {
 		cl.reported = true
 		s.emit(model.Event{Kind: model.EvPopLost, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, Code: res.Code, N: int64(len(res.Messages)), Detail: "response"})
@@ -46,8 +46,9 @@ func (s *sim) wakeup(w *pop.Wakeup) {
 }
 
 // wake re-runs woken requests once the engine call that woke them has
-// returned (RocketMQ resubmits them to the pull executor). The engine
-// builds a fresh slice for every call, so its elements can be referenced.
+// returned (RocketMQ resubmits them to the pull executor). ws belongs to a
+// result no re-run writes into (a pop's result is its own call's), so its
+// elements can be referenced.
 func (s *sim) wake(ws []pop.Wakeup) {
 	for i := range ws {
 		s.wakeup(&ws[i])
@@ -57,11 +58,11 @@ func (s *sim) wake(ws []pop.Wakeup) {
 // armPollTick schedules one PollTick exactly at the broker's next poll
 // expiry, unless an earlier one is already armed.
 func (s *sim) armPollTick() {
-	ms, ok := s.b.NextPollExpiry()
+	t, ok := s.b.NextPollExpiry()
 	if !ok {
 		return
 	}
-	t := max(clock.FromMillis(ms), s.q.now())
+	t = max(t, s.q.now())
 	if s.pollArmed && s.pollAt <= t {
 		return
 	}
@@ -82,13 +83,13 @@ func (s *sim) pollTick(at clock.Time) {
 // response, so only its loss is traced.
 func (s *sim) brokerAck(cl *call) {
 	h := cl.h
-	r := s.b.Ack(s.q.now(), &pop.AckRequest{ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle})
+	r := s.b.AckHeader(s.q.now(), &pop.AckMessageRequestHeader{ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle})
 	n := int64(0)
-	if r.Deleted {
+	if r.Removed != 0 {
 		n = 1
 	}
 	s.emit(model.Event{Kind: model.EvAckAccepted, Client: cl.c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: cl.handle, Code: r.Code, N: n})
-	if r.Deleted {
+	if r.Removed != 0 {
 		s.led.acked(h.key, h.deliveredAt, s.q.now())
 	}
 	if s.lost(callAck, true) {
@@ -109,7 +110,7 @@ func (s *sim) brokerChange(cl *call) {
 		}
 		cl.invisibleMs = left
 	}
-	r := s.b.ChangeInvisibleTime(s.q.now(), &pop.ChangeInvisibleTimeRequest{
+	r := s.b.ChangeInvisibleTimeHeader(s.q.now(), &pop.ChangeInvisibleTimeRequestHeader{
 		ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle, InvisibleTime: cl.invisibleMs,
 	})
 	cl.chCode, cl.newHandle = r.Code, r.Handle
@@ -135,8 +136,10 @@ func (s *sim) brokerChange(cl *call) {
 // once after a full page.
 func (s *sim) revive() {
 	r := s.b.Revive(s.q.now())
+	s.tracePutFailures(r.Failures)
 	s.traceRevivals(r.Revivals)
 	s.wake(r.Woken)
+	s.wakePulls(r.PullWoken)
 	next := clock.Duration(pop.ReviveIdleInterval) * clock.Millisecond
 	if r.FullPage {
 		next = 0
@@ -146,11 +149,13 @@ func (s *sim) revive() {
 
 func (s *sim) cacheCleanup() {
 	r := s.b.CleanupCache(s.q.now())
+	s.tracePutFailures(r.Failures)
 	if r.Flushed > 0 {
 		s.emit(model.Event{Kind: model.EvCacheFlush, Client: -1, N: int64(r.Flushed)})
 	}
 	s.traceRevivals(r.Revives)
 	s.wake(r.Woken)
+	s.wakePulls(r.PullWoken)
 	s.q.after(pop.CacheCleanupInterval*clock.Millisecond, evCacheCleanup, -1, 0, nil)
 }
 
@@ -158,18 +163,16 @@ func (s *sim) traceRevivals(rs []pop.Revival) {
 	for i := range rs {
 		rv := &rs[i]
 		rec := &rv.Record
-		ev := model.Event{Client: -1, Topic: rec.TopicID, Queue: rec.QueueID, Offset: rec.Offset, Deadline: rec.VisibilityTimeout()}
-		if m := s.b.Message(rec.TopicID, rec.QueueID, rec.Offset); m != nil {
-			ev.Msg, ev.Attempt = m.UniqKey, m.ReconsumeTimes
-		}
+		ev := model.Event{Client: -1, Topic: rec.TopicID, Queue: rec.QueueID, Offset: rec.Offset, Deadline: rec.VisibilityTimeout(),
+			Msg: rv.UniqKey, Attempt: rv.ReconsumeTimes}
 		switch rv.Outcome {
 		case pop.Revived:
 			cp := rv.Copy
-			ev.Kind, ev.Msg, ev.Topic, ev.Queue, ev.Offset, ev.Attempt = model.EvRevive, cp.UniqKey, cp.Topic, cp.QueueID, cp.QueueOffset, cp.ReconsumeTimes
+			ev.Kind, ev.Topic, ev.Queue, ev.Offset, ev.Attempt = model.EvRevive, cp.Topic, cp.QueueID, cp.Offset, rv.CopyReconsumeTimes
 		case pop.ReviveSkipped:
 			ev.Kind = model.EvReviveSkipped
 		case pop.ReviveRetried:
-			ev.Kind, ev.Deadline = model.EvReviveRetried, rv.NextVisibilityTimeout
+			ev.Kind, ev.Deadline = model.EvReviveRetried, rv.NextDeadline.Millis()
 			s.cov.hit("revive-retried")
 		case pop.ReviveDropped:
 			ev.Kind = model.EvReviveDropped
@@ -179,16 +182,27 @@ func (s *sim) traceRevivals(rs []pop.Revival) {
 	}
 }
 
-// putFailure is the engine's PutFailure hook: with the fault on, writes to
-// retry topics (revive) fail with the configured probability.
-func (s *sim) putFailure(now clock.Time, topic string, queue int32) bool {
-	st := &s.faults.putFailure
-	if s.live || !st.on || !model.IsRetryTopic(topic) || !chance(s.faults.rng[famPutFailure], st.ppm) {
-		return false
+// syncPutFaults hands the revive-put-failure site to the broker as data:
+// the broker decides each retry-topic write from the run's fault seed and
+// the write's ordinal, and reports failures in the result of the call they
+// happened in (tracePutFailures). Faults are off in the liveness phase.
+func (s *sim) syncPutFaults() {
+	var f pop.Faults
+	if st := &s.faults.putFailure; st.on && !s.live {
+		f = pop.Faults{Seed: s.faultSeed, RetryWritePPM: st.ppm}
 	}
-	s.cov.hit("revive-put-failure")
-	s.emit(model.Event{Kind: model.EvPutFailure, Client: -1, Topic: topic, Queue: queue, Offset: -1})
-	return true
+	if err := s.b.SetFaults(f); err != nil {
+		panic("sim: setting the broker's faults: " + err.Error())
+	}
+}
+
+// tracePutFailures traces the retry-topic writes the broker's faults
+// failed during the call that just returned (revive or cache cleanup).
+func (s *sim) tracePutFailures(fs []pop.WriteFailure) {
+	for i := range fs {
+		s.cov.hit("revive-put-failure")
+		s.emit(model.Event{Kind: model.EvPutFailure, Client: -1, Topic: fs[i].Topic, Queue: fs[i].QueueID, Offset: -1})
+	}
 }
 
 // brokerRestart loses the broker's volatile state; suspended requests it
@@ -205,11 +219,8 @@ func (s *sim) brokerRestart() *event {
 		delete(s.polls, w.ID)
 		s.cov.hit("dropped-polls")
 	}
-	for k, waiters := range s.pullWaits { // marking and deletion only
-		for _, cl := range waiters {
-			cl.parked = false
-		}
-		delete(s.pullWaits, k)
+	for _, w := range r.DroppedPulls { // never answered: their clients time out
+		delete(s.pullHolds, w.ID)
 	}
 	s.emit(model.Event{Kind: model.EvBrokerRestart, Client: -1, N: int64(len(r.DroppedPolls)), Detail: "cached-lost=" + itoa(int64(r.CachedLost))})
 	return next

@@ -52,11 +52,10 @@ type call struct {
 	timerSeq uint64
 
 	// pull
-	pq     *pullQueue
-	gen    uint32
-	offset int64
-	msgs   []*model.Message
-	parked bool
+	pq      *pullQueue
+	gen     uint32
+	offset  int64
+	pullRes pop.PullResult
 }
 
 // popCall is a pop request and its result.

@@ -14,6 +14,7 @@ const drainCheckInterval = 100 * clock.Millisecond
 // back and slow ones recover. Everything must now drain within DrainBudget.
 func (s *sim) startLiveness() {
 	s.live = true
+	s.syncPutFaults()
 	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Detail: "liveness"})
 	for _, c := range s.cons {
 		c.slowUntil = 0
@@ -68,9 +69,11 @@ func (s *sim) positions(g *group) []check.QueueLag {
 			}
 			pos := int64(-1)
 			if g.kind == Pull {
-				pos = g.committed[q]
-			} else if pos = s.b.PullOffset(g.name, t, q); pos < 0 {
-				pos = s.b.CommitOffset(g.name, t, q)
+				pos = s.b.ConsumerOffsets(g.name, t, q).Commit
+			} else if o := s.b.ConsumerOffsets(g.name, t, q); o.Pull >= 0 {
+				pos = o.Pull
+			} else {
+				pos = o.Commit
 			}
 			out = append(out, check.QueueLag{Group: g.name, Topic: t, Queue: q, Lag: hi - max(pos, 0)})
 		}
@@ -84,10 +87,7 @@ func (s *sim) commitLags() []check.QueueLag {
 	for _, g := range s.groups {
 		for _, t := range s.groupTopics(g) {
 			for q := int32(0); s.b.MaxOffset(t, q) >= 0; q++ {
-				co := s.b.CommitOffset(g.name, t, q)
-				if g.kind == Pull {
-					co = g.committed[q]
-				}
+				co := s.b.ConsumerOffsets(g.name, t, q).Commit
 				out = append(out, check.QueueLag{Group: g.name, Topic: t, Queue: q, Lag: s.b.MaxOffset(t, q) - max(co, 0)})
 			}
 		}

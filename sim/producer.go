@@ -98,7 +98,10 @@ func (s *sim) store(p *producer, m *model.Message, intended clock.Time) {
 	s.emit(model.Event{Kind: model.EvProduce, Client: p.idx, Msg: m.UniqKey, Topic: m.Topic, Queue: m.QueueID, Offset: res.Offset})
 	s.led.produced(m.UniqKey, intended)
 	s.wake(res.Woken)
-	s.wakePulls(m.Topic, m.QueueID)
+	s.wakePulls(res.PullWoken)
+	if len(s.pullHolds) > 0 {
+		s.armHoldCheck() // a message no hold's filter matched makes holds due at the next check
+	}
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -3,18 +3,22 @@ package sim
 import (
 	"popsim/clock"
 	"popsim/model"
+	"popsim/pop"
 	"popsim/workload"
 )
 
 // The pull baseline: classic clustering. Each queue of the topic is owned
 // by one live consumer of the group (AllocateMessageQueueAveragely,
 // rebalanced at once when a consumer crashes or comes back). The owner
-// pulls from its own offset straight from the broker's store (the
-// simulator emulates pull long polling: an empty pull parks until a
-// message arrives on the queue or the poll time ends), consumes on its
-// threads and commits the smallest unfinished offset every
-// CommitInterval. A new owner starts at the committed offset, so
-// uncommitted work is redelivered. A failed message is re-consumed locally
+// pulls from its own offset with the broker's Pull (a pull that finds
+// nothing is held by the broker's PullRequestHoldService until a message
+// arrives on the queue, or until the hold check after its suspend time,
+// PollTime), consumes on its threads and commits the smallest unfinished
+// offset to the broker every CommitInterval (UPDATE_CONSUMER_OFFSET). A
+// new owner starts at the broker's committed offset
+// (QUERY_CONSUMER_OFFSET), so uncommitted work is redelivered. A pull
+// answered OFFSET_ILLEGAL restarts at the broker's nextBeginOffset at once
+// (a real client drops its process queue and waits for a rebalance). A failed message is re-consumed locally
 // after the popDelayLevel backoff (standing in for sendMessageBack to
 // %RETRY%group, which needs a delay timer the engine does not have) and
 // goes to %DLQ%group after maxReconsumeTimes attempts; its offset is not
@@ -107,7 +111,10 @@ func (s *sim) gain(c *consumer, q int32) {
 		pq = &pullQueue{c: c, q: q}
 		c.queues[q] = pq
 	}
-	start := max(c.g.committed[q], 0)
+	start := int64(0) // QUERY_NOT_FOUND: consume from the queue's start
+	if r := s.b.QueryConsumerOffset(&pop.QueryConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: q}); r.Code == model.Success {
+		start = r.Offset
+	}
 	pq.owned, pq.pulling, pq.armed = true, false, false
 	pq.gen++
 	pq.next, pq.base, pq.committed, pq.done, pq.cached = start, start, start, pq.done[:0], 0
@@ -141,23 +148,19 @@ func (s *sim) pull(c *consumer, pq *pullQueue) {
 	s.send(cl, c.pull.PollTime+s.cfg.Network.PollTimeoutSlack)
 }
 
-// brokerPull reads the store for a pull; an empty read parks the request.
+// brokerPull serves a pull at the broker; one that finds nothing is held
+// there (PullRequestHoldService) and answered when the broker hands it
+// back.
 func (s *sim) brokerPull(cl *call) {
-	t := cl.c.g.topic
-	if lo := s.b.MinOffset(t, cl.pq.q); cl.offset < lo {
-		cl.offset = lo // OFFSET_TOO_SMALL: the broker corrects it
+	sp := cl.c.spec
+	req := pop.PullRequest{
+		ClientID: cl.c.clientID, ConsumerGroup: cl.c.g.name, Topic: cl.c.g.topic, QueueID: cl.pq.q, QueueOffset: cl.offset,
+		MaxMsgNums: sp.Batch, Suspend: true, SuspendTimeout: cl.c.pull.PollTime, ExpressionType: "TAG", Subscription: sp.Expression,
 	}
-	hi := s.b.MaxOffset(t, cl.pq.q)
-	for off := cl.offset; off < hi && len(cl.msgs) < int(cl.c.spec.Batch); off++ {
-		if m := s.b.Message(t, cl.pq.q, off); m != nil {
-			cl.msgs = append(cl.msgs, m)
-		}
-	}
-	if len(cl.msgs) == 0 && !cl.parked {
-		cl.parked = true
-		k := pullKey{s.topicIdx[t], cl.pq.q}
-		s.pullWaits[k] = append(s.pullWaits[k], cl)
-		s.q.after(cl.c.pull.PollTime, evPullExpire, -1, 0, cl)
+	s.b.Pull(s.q.now(), &req, &cl.pullRes)
+	if cl.pullRes.Status == pop.PullSuspended {
+		s.pullHolds[cl.pullRes.HoldID] = cl
+		s.armHoldCheck()
 		return
 	}
 	s.respondPull(cl)
@@ -170,44 +173,43 @@ func (s *sim) respondPull(cl *call) {
 	s.reply(cl)
 }
 
-// wakePulls answers the pulls parked on a queue that just got a message.
-func (s *sim) wakePulls(topic string, q int32) {
-	ti, ok := s.topicIdx[topic]
-	if !ok {
-		return
-	}
-	k := pullKey{ti, q}
-	ws := s.pullWaits[k]
-	if len(ws) == 0 {
-		return
-	}
-	delete(s.pullWaits, k)
-	for _, cl := range ws {
-		cl.parked = false
-		s.brokerPull(cl)
+// wakePulls re-runs held pulls the broker handed back (executeRequestWhenWakeup)
+// and answers them.
+func (s *sim) wakePulls(ws []pop.PullWakeup) {
+	for i := range ws {
+		cl := s.pullHolds[ws[i].ID]
+		if cl == nil {
+			continue // dropped by a broker restart
+		}
+		delete(s.pullHolds, ws[i].ID)
+		s.b.RerunPull(s.q.now(), &ws[i].Request, &cl.pullRes)
+		s.respondPull(cl)
 	}
 }
 
-// pullExpire answers a parked pull whose poll time is up, empty.
-func (s *sim) pullExpire(cl *call) {
-	if !cl.parked {
+// armHoldCheck schedules the broker's hold check at its next due time,
+// unless an earlier one is armed.
+func (s *sim) armHoldCheck() {
+	t, ok := s.b.NextHoldCheck()
+	if !ok {
 		return
 	}
-	cl.parked = false
-	k := pullKey{s.topicIdx[cl.c.g.topic], cl.pq.q}
-	ws := s.pullWaits[k]
-	for i, x := range ws {
-		if x == cl {
-			ws = append(ws[:i], ws[i+1:]...)
-			break
-		}
+	t = max(t, s.q.now())
+	if s.holdArmed && s.holdAt <= t {
+		return
 	}
-	if len(ws) == 0 {
-		delete(s.pullWaits, k)
-	} else {
-		s.pullWaits[k] = ws
+	s.holdArmed, s.holdAt = true, t
+	s.q.at(t, evHoldCheck, -1, 0, nil)
+}
+
+// holdCheck runs PullRequestHoldService's periodic check.
+func (s *sim) holdCheck(at clock.Time) {
+	if !s.holdArmed || at != s.holdAt {
+		return // superseded by an earlier check
 	}
-	s.respondPull(cl)
+	s.holdArmed = false
+	s.wakePulls(s.b.CheckHoldRequest(s.q.now()))
+	s.armHoldCheck()
 }
 
 // pullResponse hands pulled messages to the consumer.
@@ -217,11 +219,16 @@ func (s *sim) pullResponse(c *consumer, cl *call) {
 	if cl.gen != pq.gen || !pq.owned {
 		return
 	}
-	s.emit(model.Event{Kind: model.EvPull, Client: c.idx, Topic: c.g.topic, Queue: pq.q, Offset: cl.offset, N: int64(len(cl.msgs))})
+	res := &cl.pullRes
+	if res.Status == pop.PullOffsetIllegal {
+		cl.offset = res.NextBeginOffset // OFFSET_TOO_SMALL and the like: the broker's correction
+	}
+	s.emit(model.Event{Kind: model.EvPull, Client: c.idx, Topic: c.g.topic, Queue: pq.q, Offset: cl.offset, N: int64(len(res.Messages))})
 	if cl.offset > pq.next {
 		pq.next, pq.base, pq.done = cl.offset, cl.offset, pq.done[:0]
 	}
-	for _, m := range cl.msgs {
+	for i := range res.Messages {
+		m := &res.Messages[i]
 		if m.QueueOffset < pq.next {
 			continue
 		}
@@ -290,6 +297,7 @@ func (s *sim) pullDLQ(c *consumer, h *held) {
 	_ = cp.SetProperty(model.PropertyOriginMessageID, h.key)
 	r := s.b.Put(s.q.now(), cp)
 	s.wake(r.Woken)
+	s.wakePulls(r.PullWoken)
 	s.cov.hit("dlq")
 	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.key, Topic: dlq, Queue: 0, Offset: r.Offset, Attempt: h.attempt})
 	s.led.finish(h.key)
@@ -327,6 +335,9 @@ func (s *sim) commitQueue(c *consumer, pq *pullQueue) {
 		return
 	}
 	pq.committed = pq.base
-	c.g.committed[pq.q] = pq.base
+	r := s.b.UpdateConsumerOffset(&pop.UpdateConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.q, CommitOffset: pq.base})
+	if r.Code != model.Success {
+		panic("sim: committing a pull consumer's offset: " + r.Code.String() + " " + r.Remark)
+	}
 	s.emit(model.Event{Kind: model.EvCommit, Client: c.idx, Topic: c.g.topic, Queue: pq.q, Offset: pq.base})
 }

@@ -40,11 +40,11 @@ func (s *sim) sendPop(c *consumer, n int32) {
 	cl := s.newCall(callPop, c)
 	cl.pop.req = pop.PopRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: n,
-		InvisibleTime: inv.Millis(), PollTime: poll.Millis(), BornTime: c.nowMs(s),
+		InvisibleTime: inv, PollTime: poll, BornTime: c.now(s),
 		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression,
 	}
 	c.popOut = cl
-	s.emit(model.Event{Kind: model.EvPopRequest, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(n), Deadline: cl.pop.req.InvisibleTime})
+	s.emit(model.Event{Kind: model.EvPopRequest, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(n), Deadline: cl.pop.req.InvisibleTime.Millis()})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(cl, poll+s.cfg.Network.PollTimeoutSlack)
 }
@@ -60,8 +60,9 @@ func (s *sim) popResponse(c *consumer, cl *call) {
 		s.receiveResponse(c, res)
 		return
 	}
-	for i, m := range res.Messages {
-		h := s.deliver(c, m, res.Handles[i])
+	for i := range res.Messages {
+		m := &res.Messages[i].Message
+		h := s.deliver(c, m, res.Messages[i].Handle)
 		if m.ReconsumeTimes > c.popPush.MaxReconsumeTimes {
 			// processPopResult: reconsumeTimes > maxReconsumeTimes is acked
 			// and dropped on receipt.

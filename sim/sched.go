@@ -33,7 +33,7 @@ const (
 	evNetRequest  // a request reaches the broker
 	evNetResponse // a response reaches its client
 	evTimeout     // a client gives up on a request
-	evPullExpire  // a parked pull's long-poll time is up
+	evHoldCheck   // the broker's pull hold check (PullRequestHoldService)
 	evPoll        // a consumer (re)issues its pop, receive or pull
 	evConsumeEnd
 	evRenew      // simple consumer auto-renew

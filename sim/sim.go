@@ -99,16 +99,17 @@ type sim struct {
 	groups []*group
 	byName map[string]*group // lookup only
 
-	freeAcks  []*call             // served ack calls, for reuse (newCall)
-	freePuts  []*putReq           // finished putReqs, for reuse (newPutReq)
-	polls     map[uint64]*call    // suspended pop requests by poll id
-	pullWaits map[pullKey][]*call // parked pull requests (the sim's pull long polling)
-	topicIdx  map[string]int32    // lookup only
+	freeAcks  []*call          // served ack calls, for reuse (newCall)
+	freePuts  []*putReq        // finished putReqs, for reuse (newPutReq)
+	polls     map[uint64]*call // suspended pop requests by poll id
+	pullHolds map[uint64]*call // pull requests the broker holds, by hold id
+	topicIdx  map[string]int32 // lookup only
 
 	start, warmEnd, safetyEnd, drainEnd clock.Time
 	live, stopped, drained              bool
-	pollArmed                           bool
-	pollAt                              clock.Time
+	pollArmed, holdArmed                bool
+	pollAt, holdAt                      clock.Time
+	faultSeed                           uint64 // the broker's fault seed (revive put failures)
 }
 
 // group is a consumer group and the topic it consumes.
@@ -119,9 +120,7 @@ type group struct {
 	cfg     pop.GroupConfig
 	queues  int32
 	members []*consumer
-	// committed is the pull baseline's offset store (per queue, -1 none).
-	committed []int64
-	detail    string // "topic=<topic>"
+	detail  string // "topic=<topic>"
 }
 
 // presented is EvDeliver's Detail: the topic the client was shown.
@@ -130,11 +129,6 @@ func (g *group) presented(topic string) string {
 		return g.detail
 	}
 	return "topic=" + topic
-}
-
-type pullKey struct {
-	topic int32
-	queue int32
 }
 
 // Run runs one simulation: setup, the safety phase, the liveness phase,
@@ -160,7 +154,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	cfg := &c.cfg
 	s := &sim{
 		c: c, cfg: cfg, opts: opts, cov: newCoverage(),
-		byName: map[string]*group{}, polls: map[uint64]*call{}, pullWaits: map[pullKey][]*call{}, topicIdx: map[string]int32{},
+		byName: map[string]*group{}, polls: map[uint64]*call{}, pullHolds: map[uint64]*call{}, topicIdx: map[string]int32{},
 		netRng: newStream(cfg.Seed, streamNetwork), reqLat: cfg.Network.RequestLatency.Dist, respLat: cfg.Network.ResponseLatency.Dist,
 	}
 	s.start = cfg.Start
@@ -203,7 +197,8 @@ func (s *sim) setupBroker() error {
 			return err
 		}
 	}
-	b.PutFailure = s.putFailure
+	s.faultSeed = s.faults.rng[famPutFailure].Uint64()
+	s.syncPutFaults()
 	return nil
 }
 
@@ -313,8 +308,8 @@ func (s *sim) dispatch(e *event) {
 		s.pollTick(e.at)
 	case evNetRequest:
 		s.atBroker(e.p.(*call))
-	case evPullExpire:
-		s.pullExpire(e.p.(*call))
+	case evHoldCheck:
+		s.holdCheck(e.at)
 	case evBrokerRestart:
 		s.brokerRestart()
 	case evScripted:

@@ -53,20 +53,19 @@ func (s *sim) receive(c *consumer) {
 
 // proxyFilter runs at the proxy on the broker's pop result: messages with
 // reconsumeTimes >= maxAttempts (retryMaxTimes + 1) go to the DLQ and are
-// acked; the rest go to the client.
-func (s *sim) proxyFilter(c *consumer, res pop.PopResult) pop.PopResult {
+// acked; the rest stay in res, for the client.
+func (s *sim) proxyFilter(c *consumer, res *pop.PopResult) {
 	maxAttempts := c.g.cfg.RetryMaxTimes + 1
-	var msgs []*model.Message
-	var hs []model.ReceiptHandle
-	for i, m := range res.Messages {
-		if m.ReconsumeTimes >= maxAttempts {
-			s.proxyDLQ(c, m, res.Handles[i])
+	kept := res.Messages[:0]
+	for i := range res.Messages {
+		p := &res.Messages[i]
+		if p.Message.ReconsumeTimes >= maxAttempts {
+			s.proxyDLQ(c, &p.Message, p.Handle)
 			continue
 		}
-		msgs, hs = append(msgs, m), append(hs, res.Handles[i])
+		kept = append(kept, *p)
 	}
-	res.Messages, res.Handles = msgs, hs
-	return res
+	res.Messages = kept
 }
 
 // proxyDLQ is the proxy's CONSUMER_SEND_MSG_BACK with maxReconsumeTimes 0:
@@ -93,13 +92,14 @@ func (s *sim) proxyDLQ(c *consumer, m *model.Message, h model.ReceiptHandle) {
 		return // the lease runs out and the message comes back
 	}
 	s.wake(r.Woken)
+	s.wakePulls(r.PullWoken)
 	s.cov.hit("dlq")
 	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: m.UniqKey, Topic: dlq, Queue: 0, Offset: r.Offset, Attempt: m.ReconsumeTimes})
 	s.led.finish(m.UniqKey)
 	s.emit(model.Event{Kind: model.EvAckSent, Client: c.idx, Msg: m.UniqKey, Topic: topic, Queue: h.QueueID, Offset: h.QueueOffset, Handle: hstr, Detail: "proxy"})
-	a := s.b.Ack(s.q.now(), &pop.AckRequest{ConsumerGroup: c.g.name, Topic: topic, QueueID: h.QueueID, Offset: h.QueueOffset, ExtraInfo: hstr})
+	a := s.b.Ack(s.q.now(), &pop.AckRequest{ConsumerGroup: c.g.name, Topic: topic, QueueID: h.QueueID, Offset: h.QueueOffset, Handle: h})
 	n := int64(0)
-	if a.Deleted {
+	if a.Removed != 0 {
 		n = 1
 	}
 	s.emit(model.Event{Kind: model.EvAckAccepted, Client: c.idx, Msg: m.UniqKey, Topic: topic, Queue: h.QueueID, Offset: h.QueueOffset, Handle: hstr, Code: a.Code, N: n, Detail: "proxy"})
@@ -114,8 +114,8 @@ func (s *sim) createDLQ(name string) {
 }
 
 func (s *sim) receiveResponse(c *consumer, res *pop.PopResult) {
-	for i, m := range res.Messages {
-		h := s.deliver(c, m, res.Handles[i])
+	for i := range res.Messages {
+		h := s.deliver(c, &res.Messages[i].Message, res.Messages[i].Handle)
 		h.firstRecv = c.now(s)
 		c.local++
 		c.buf = append(c.buf, h)

@@ -21,7 +21,7 @@ func ChangeInvisibleTime(b *testing.B, p Params) {
 		fatalf(b, "%v", err)
 	}
 	brokerName := f.b.Config().BrokerName
-	req := pop.ChangeInvisibleTimeRequest{ConsumerGroup: Group, Topic: Topic, InvisibleTime: longInvisibleMs}
+	req := pop.ChangeInvisibleTimeRequest{ConsumerGroup: Group, Topic: Topic, InvisibleTime: longInvisible}
 	p.Latency.setRound(Batch)
 	m := startMeter(b)
 	next := 0
@@ -29,14 +29,14 @@ func ChangeInvisibleTime(b *testing.B, p Params) {
 		t0, s := p.Latency.begin()
 		for i := 0; i < Batch; i++ {
 			r := &ring[next]
-			h := model.ReceiptHandle{CkQueueOffset: r.offset, PopTime: r.popTime, InvisibleTime: r.invisible,
+			req.QueueID, req.Offset = r.qid, r.offset
+			req.Handle = model.ReceiptHandle{CkQueueOffset: r.offset, PopTime: r.popTime, InvisibleTime: r.invisible,
 				BrokerName: brokerName, QueueID: r.qid, QueueOffset: r.offset, CommitLogOffset: -1}
-			req.QueueID, req.Offset, req.ExtraInfo = r.qid, r.offset, f.handleText(&h)
 			res := f.b.ChangeInvisibleTime(f.now, &req)
 			if res.Code != model.Success || !res.OldDeleted {
-				fatalf(b, "changeInvisibleTime %s: %v %s oldDeleted=%v", req.ExtraInfo, res.Code, res.Remark, res.OldDeleted)
+				fatalf(b, "changeInvisibleTime %s: %v %s oldDeleted=%v", req.Handle.String(), res.Code, res.Remark, res.OldDeleted)
 			}
-			r.popTime, r.invisible = res.PopTime, res.InvisibleTime
+			r.popTime, r.invisible = res.Handle.PopTime, res.Handle.InvisibleTime
 			next = (next + 1) % n
 		}
 		f.tick()

@@ -16,11 +16,10 @@
 //
 //   - PopAck32: one pop of MaxMsgNums 32 over all queues (QueueID -1, as the
 //     proxy pops; a 4-queue topic, so the batch comes from the queue the
-//     request rotation starts at) and 32 single acks in pop order. The
-//     client's receipt-handle text is rendered into a reused buffer (the
-//     part before the queue offset once per batch: the handles of a batch
-//     differ only there) and handed to Ack without a copy (the engine keeps
-//     none of ExtraInfo). That client work is inside the timed loop.
+//     request rotation starts at) and 32 single acks in pop order. The pop
+//     writes into one result buffer the fixture lends every time; each ack
+//     is built from the decoded handle the pop returned (pop.NewAckRequest),
+//     so no receipt-handle text is rendered or parsed.
 //   - ChangeInvisibleTime: 32 renewals, each of the oldest in-flight record
 //     (so the in-flight set is a FIFO of leases), per message.
 //   - Revive: a pass over 4096 expired records. cache=off is Revive (the

@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"bytes"
 	"fmt"
-	"strconv"
 	"testing"
-	"unsafe"
 
 	"popsim/clock"
 	"popsim/model"
@@ -19,9 +16,9 @@ const (
 	Queues = 4  // read and write queues of Topic
 	Batch  = 32 // MaxMsgNums, and messages per round
 
-	hotInvisibleMs  = 60_000     // invisible time of measured pops
-	longInvisibleMs = 86_400_000 // one day: the held records never expire
-	roundMs         = 1          // virtual time per round
+	hotInvisible  = 60 * clock.Second // invisible time of measured pops
+	longInvisible = 24 * clock.Hour   // one day: the held records never expire
+	roundMs       = 1                 // virtual time per round
 )
 
 // fixture is a broker with one topic and one group, plus the client-side
@@ -30,7 +27,8 @@ type fixture struct {
 	b   *pop.Broker
 	now clock.Time
 	req pop.PopRequest
-	buf []byte // receipt-handle text, reused
+	res pop.PopResult // the pop result buffer every pop reuses
+	buf []byte        // receipt-handle text, reused
 	// prefixOf is the handle (queue offset zeroed) whose text up to
 	// buf[:prefix] is in buf, when prefixOK.
 	prefixOf model.ReceiptHandle
@@ -51,8 +49,8 @@ func newFixture(cache bool) (*fixture, error) {
 	if err := b.CreateGroup(pop.DefaultGroup(Group)); err != nil {
 		return nil, err
 	}
-	f := &fixture{b: b, now: clock.Epoch, buf: make([]byte, 0, 128)}
-	f.req = pop.PopRequest{ConsumerGroup: Group, Topic: Topic, QueueID: -1, MaxMsgNums: Batch, InvisibleTime: hotInvisibleMs}
+	f := &fixture{b: b, now: clock.Epoch}
+	f.req = pop.PopRequest{ConsumerGroup: Group, Topic: Topic, QueueID: -1, MaxMsgNums: Batch, InvisibleTime: hotInvisible}
 	return f, nil
 }
 
@@ -75,9 +73,10 @@ func (f *fixture) put(topic string, q int32, n int) error {
 // available is how many messages queue q holds beyond the group's pull
 // (else commit) offset.
 func (f *fixture) available(q int32) int64 {
-	o := f.b.PullOffset(Group, Topic, q)
+	off := f.b.ConsumerOffsets(Group, Topic, q)
+	o := off.Pull
 	if o < 0 {
-		o = max(f.b.CommitOffset(Group, Topic, q), 0)
+		o = max(off.Commit, 0)
 	}
 	return f.b.MaxOffset(Topic, q) - o
 }
@@ -98,7 +97,7 @@ func (f *fixture) stock(n int64) error {
 // messages are garbage (retention); held records keep their keys.
 func (f *fixture) dropConsumed() {
 	for q := int32(0); q < Queues; q++ {
-		if o := f.b.PullOffset(Group, Topic, q); o > 0 {
+		if o := f.b.ConsumerOffsets(Group, Topic, q).Pull; o > 0 {
 			_, _ = f.b.Truncate(Topic, q, o)
 		}
 	}
@@ -123,20 +122,20 @@ func (f *fixture) hold(n int, keep bool) ([]held, error) {
 		return nil, err
 	}
 	req := f.req
-	req.InvisibleTime = longInvisibleMs
+	req.InvisibleTime = longInvisible
+	res := &f.res
 	for got := 0; got < n; {
 		req.MaxMsgNums = int32(min(Batch, n-got))
-		req.BornTime = 0
-		res := f.b.Pop(f.now, &req)
+		f.b.Pop(f.now, &req, res)
 		if res.Status != pop.PopFound {
 			return nil, fmt.Errorf("bench: holding %d records: pop %d: %v %s", n, got, res.Status, res.Remark)
 		}
-		for _, h := range res.Handles {
-			if keep {
+		for i := range res.Messages {
+			if h := &res.Messages[i].Handle; keep {
 				out = append(out, held{popTime: h.PopTime, invisible: h.InvisibleTime, offset: h.QueueOffset, qid: h.QueueID})
 			}
 		}
-		got += len(res.Handles)
+		got += len(res.Messages)
 		f.tick()
 	}
 	if f.b.Config().EnablePopBufferMerge {
@@ -147,25 +146,6 @@ func (f *fixture) hold(n int, keep bool) ([]held, error) {
 		return nil, fmt.Errorf("bench: holding %d records: %d in flight", n, c)
 	}
 	return out, nil
-}
-
-// handleText renders h into the reused buffer and returns it as a string
-// without copying. The string is valid until the next call: the engine only
-// parses ExtraInfo, it keeps none of it past the call. Handles of one batch
-// differ only in their queue offset, so, as a careful client would, the
-// text up to the offset is rendered once per batch.
-func (f *fixture) handleText(h *model.ReceiptHandle) string {
-	k := *h
-	k.QueueOffset = 0
-	if h.CommitLogOffset >= 0 || !f.prefixOK || k != f.prefixOf {
-		f.buf = h.AppendExtraInfo(f.buf[:0])
-		f.prefixOK = h.CommitLogOffset < 0
-		f.prefixOf = k
-		f.prefix = bytes.LastIndexByte(f.buf, ' ') + 1
-	} else {
-		f.buf = strconv.AppendInt(f.buf[:f.prefix], h.QueueOffset, 10)
-	}
-	return unsafe.String(unsafe.SliceData(f.buf), len(f.buf))
 }
 
 // steadyFixture is the common set-up of the engine benchmarks: a broker

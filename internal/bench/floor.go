@@ -43,7 +43,7 @@ func newFloor(n int) *floor {
 	fl := &floor{tree: btree.NewBTreeGOptions(floorLess, btree.Options{NoLocks: true}), nowMs: 1704067200000}
 	for got := 0; got < n; {
 		k := min(Batch, n-got)
-		fl.insertBatch(longInvisibleMs, k)
+		fl.insertBatch(longInvisible.Millis(), k)
 		got += k
 	}
 	return fl
@@ -72,7 +72,7 @@ func FloorPopAck32(b *testing.B, p Params) {
 	m := startMeter(b)
 	for b.Loop() {
 		t0, s := p.Latency.begin()
-		first, k := fl.insertBatch(hotInvisibleMs, Batch)
+		first, k := fl.insertBatch(hotInvisible.Millis(), Batch)
 		for i := 0; i < k; i++ {
 			key := first
 			key.offset += int64(i)
@@ -103,7 +103,7 @@ func FloorChangeInvisibleTime(b *testing.B, p Params) {
 		for i := 0; i < Batch; i++ {
 			old := ring[next]
 			nk := old
-			nk.vt = fl.nowMs + longInvisibleMs
+			nk.vt = fl.nowMs + longInvisible.Millis()
 			fl.tree.SetHint(nk, &fl.popHint)
 			if _, ok := fl.tree.DeleteHint(old, &fl.ackHint); !ok {
 				fatalf(b, "floor: key %+v missing", old)

@@ -2,8 +2,6 @@ package bench
 
 import (
 	"runtime"
-
-	"popsim/pop"
 )
 
 // PhaseAllocs runs PopAck32 rounds outside the benchmark harness and
@@ -23,7 +21,6 @@ func PhaseAllocs(inFlight int, cache bool, warm, rounds int) (popAllocs, ackAllo
 	if err := f.stock(int64((warm+rounds)*Batch/Queues + Batch)); err != nil {
 		return 0, 0, err
 	}
-	ack := pop.AckRequest{ConsumerGroup: Group, Topic: Topic}
 	var ms runtime.MemStats
 	var popN, ackN uint64
 	for i := 0; i < warm+rounds; i++ {
@@ -35,7 +32,7 @@ func PhaseAllocs(inFlight int, cache bool, warm, rounds int) (popAllocs, ackAllo
 		}
 		runtime.ReadMemStats(&ms)
 		a1 := ms.Mallocs
-		if err := f.ackBatch(&res, &ack); err != nil {
+		if err := f.ackBatch(res); err != nil {
 			return 0, 0, err
 		}
 		runtime.ReadMemStats(&ms)

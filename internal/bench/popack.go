@@ -29,11 +29,10 @@ func PopAck32(b *testing.B, p Params) {
 		fatalf(b, "%v", err)
 	}
 	p.Latency.setRound(Batch)
-	ack := pop.AckRequest{ConsumerGroup: Group, Topic: Topic}
 	m := startMeter(b)
 	for i := 1; b.Loop(); i++ {
 		t0, s := p.Latency.begin()
-		f.popAckRound(b, &ack)
+		f.popAckRound(b)
 		p.Latency.end(t0, s)
 		if i%refillRounds == 0 {
 			m.pause()
@@ -50,10 +49,10 @@ func PopAck32(b *testing.B, p Params) {
 	}
 }
 
-func (f *fixture) popAckRound(b *testing.B, ack *pop.AckRequest) {
+func (f *fixture) popAckRound(b *testing.B) {
 	res, err := f.popBatch()
 	if err == nil {
-		err = f.ackBatch(&res, ack)
+		err = f.ackBatch(res)
 	}
 	if err != nil {
 		fatalf(b, "%v", err)
@@ -61,25 +60,25 @@ func (f *fixture) popAckRound(b *testing.B, ack *pop.AckRequest) {
 	f.tick()
 }
 
-// popBatch pops one batch of Batch messages.
-func (f *fixture) popBatch() (pop.PopResult, error) {
-	f.req.BornTime = 0
-	res := f.b.Pop(f.now, &f.req)
-	if len(res.Handles) != Batch {
-		return res, fmt.Errorf("bench: pop returned %d messages (%v %s), want %d", len(res.Handles), res.Status, res.Remark, Batch)
+// popBatch pops one batch of Batch messages into the fixture's reused
+// result buffer.
+func (f *fixture) popBatch() (*pop.PopResult, error) {
+	res := &f.res
+	f.b.Pop(f.now, &f.req, res)
+	if len(res.Messages) != Batch {
+		return res, fmt.Errorf("bench: pop returned %d messages (%v %s), want %d", len(res.Messages), res.Status, res.Remark, Batch)
 	}
 	return res, nil
 }
 
-// ackBatch acks every message of res in pop order.
-func (f *fixture) ackBatch(res *pop.PopResult, ack *pop.AckRequest) error {
-	for i := range res.Handles {
-		h := &res.Handles[i]
-		ack.QueueID, ack.Offset = h.QueueID, h.QueueOffset
-		ack.Topic = h.RealTopic(Topic, Group)
-		ack.ExtraInfo = f.handleText(h)
-		if r := f.b.Ack(f.now, ack); r.Code != model.Success || !r.Deleted {
-			return fmt.Errorf("bench: ack %s: %v %s deleted=%v", ack.ExtraInfo, r.Code, r.Remark, r.Deleted)
+// ackBatch acks every message of res in pop order, with the decoded
+// handle the pop returned (no receipt-handle text is built or parsed).
+func (f *fixture) ackBatch(res *pop.PopResult) error {
+	for i := range res.Messages {
+		p := &res.Messages[i]
+		ack := pop.NewAckRequest(Group, p.Message.Topic, &p.Handle)
+		if r := f.b.Ack(f.now, &ack); r.Code != model.Success || r.Removed == 0 {
+			return fmt.Errorf("bench: ack %s: %v %s removed=%d", p.Handle.String(), r.Code, r.Remark, r.Removed)
 		}
 	}
 	return nil

@@ -49,14 +49,14 @@ func (f *fixture) expireBatch(b *testing.B, writeCopy bool) {
 		fatalf(b, "%v", err)
 	}
 	req := f.req
-	req.InvisibleTime = reviveInvisibleMs
+	req.InvisibleTime = reviveInvisibleMs * clock.Millisecond
+	res := &f.res
 	for got := 0; got < ReviveBatch; {
-		req.BornTime = 0
-		res := f.b.Pop(f.now, &req)
+		f.b.Pop(f.now, &req, res)
 		if res.Status != pop.PopFound {
 			fatalf(b, "pop for revive: %v %s", res.Status, res.Remark)
 		}
-		got += len(res.Handles)
+		got += len(res.Messages)
 	}
 	if !writeCopy {
 		f.dropConsumed()

@@ -23,39 +23,62 @@ func (b *Broker) checkOffset(name string, qid int32, offset int64, inclusiveMax 
 	return model.Success
 }
 
-// Ack serves a single ack (spec 2.5, KV appendAckNew).
+// Ack serves a single ack with a decoded handle (spec 2.5, KV appendAckNew).
 func (b *Broker) Ack(now clock.Time, req *pop.AckRequest) pop.AckResult {
 	if c := b.checkOffset(req.Topic, req.QueueID, req.Offset, true); c != model.Success {
 		return pop.AckResult{Code: c}
 	}
-	h, err := model.ParseReceiptHandle(req.ExtraInfo)
+	return b.ack(req, req.Handle)
+}
+
+// AckHeader serves an ack whose handle is text: checked, then decoded.
+func (b *Broker) AckHeader(now clock.Time, hdr *pop.AckMessageRequestHeader) pop.AckResult {
+	if c := b.checkOffset(hdr.Topic, hdr.QueueID, hdr.Offset, true); c != model.Success {
+		return pop.AckResult{Code: c}
+	}
+	h, err := model.ParseReceiptHandle(hdr.ExtraInfo)
 	if err != nil {
 		return pop.AckResult{Code: model.SystemError}
 	}
+	return b.ack(&pop.AckRequest{ConsumerGroup: hdr.ConsumerGroup, Topic: hdr.Topic, QueueID: hdr.QueueID, Offset: hdr.Offset}, h)
+}
+
+func (b *Broker) ack(req *pop.AckRequest, h model.ReceiptHandle) pop.AckResult {
 	if h.IsOrder() {
 		return pop.AckResult{Code: model.InvalidParameter} // FIFO is not built
 	}
-	return pop.AckResult{Code: model.Success, Deleted: b.ackOne(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
+	return pop.AckResult{Code: model.Success, Removed: b.ackOne(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
 }
 
 // ackOne is PopConsumerService.ackAsync: the record goes from the cache by
 // offset alone, else from the store by its exact key. Only an ack that
 // deleted a record settles the offset for the commit offset: a stale handle
 // leaves the renewed record owed.
-func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32, offset int64) bool {
+func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32, offset int64) model.LeaseID {
 	b.stats.Acked++
 	k := qk{group, name, qid}
 	key := model.PopConsumerRecord{PopTime: popTime, InvisibleTime: invisible, GroupID: group, TopicID: name, QueueID: qid, Offset: offset}
-	if b.cfg.EnablePopBufferMerge && b.cacheRemove(k, offset) || b.storeDelete(key) {
+	var l model.LeaseID
+	if b.cfg.EnablePopBufferMerge {
+		l = b.cacheRemove(k, offset)
+	}
+	if l == 0 {
+		l = b.storeDelete(key)
+	}
+	if l != 0 {
 		b.settled(k, offset)
-		return true
+		return l
 	}
 	b.stats.AckMisses++
-	return false
+	return 0
 }
 
 // BatchAckMessages serves a batch ack (spec 2.6, KV).
-func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck) pop.BatchAckResult {
+func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck, out *pop.BatchAckResult) {
+	*out = b.batchAck(acks)
+}
+
+func (b *Broker) batchAck(acks []pop.BatchAck) pop.BatchAckResult {
 	if len(acks) == 0 {
 		return pop.BatchAckResult{Code: model.NoMessage}
 	}
@@ -71,11 +94,14 @@ func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck) pop.Batch
 				continue
 			}
 			o := a.StartOffset + int64(i)
+			e := pop.AckedOffset{Topic: name, QueueID: a.QueueID, Offset: o}
 			if o < q.min || o > q.max() || a.ReviveQueueID == model.PopOrderReviveQueue {
 				res.Skipped++
-			} else if b.ackOne(a.PopTime, a.InvisibleTime, a.ConsumerGroup, name, a.QueueID, o) {
+				e.Skipped = true
+			} else if e.Removed = b.ackOne(a.PopTime, a.InvisibleTime, a.ConsumerGroup, name, a.QueueID, o); e.Removed != 0 {
 				res.Deleted++
 			}
+			res.Offsets = append(res.Offsets, e)
 		}
 	}
 	return res
@@ -90,28 +116,50 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *pop.ChangeInvisibleTim
 	if c := b.checkOffset(req.Topic, req.QueueID, req.Offset, false); c != model.Success {
 		return pop.ChangeInvisibleTimeResult{Code: c}
 	}
-	h, err := model.ParseReceiptHandle(req.ExtraInfo)
+	return b.change(now, req, req.Handle, req.InvisibleTime.Millis())
+}
+
+// ChangeInvisibleTimeHeader serves a renewal whose handle is text.
+func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *pop.ChangeInvisibleTimeRequestHeader) pop.ChangeInvisibleTimeResult {
+	if c := b.checkOffset(hdr.Topic, hdr.QueueID, hdr.Offset, false); c != model.Success {
+		return pop.ChangeInvisibleTimeResult{Code: c}
+	}
+	h, err := model.ParseReceiptHandle(hdr.ExtraInfo)
 	if err != nil {
 		return pop.ChangeInvisibleTimeResult{Code: model.SystemError}
 	}
-	if h.IsOrder() || req.InvisibleTime < 0 {
+	req := &pop.ChangeInvisibleTimeRequest{ConsumerGroup: hdr.ConsumerGroup, Topic: hdr.Topic, QueueID: hdr.QueueID, Offset: hdr.Offset}
+	return b.change(now, req, h, hdr.InvisibleTime)
+}
+
+func (b *Broker) change(now clock.Time, req *pop.ChangeInvisibleTimeRequest, h model.ReceiptHandle, invisible int64) pop.ChangeInvisibleTimeResult {
+	if h.IsOrder() || invisible < 0 {
 		return pop.ChangeInvisibleTimeResult{Code: model.InvalidParameter}
 	}
 	nowMs := now.Millis()
 	k := qk{req.ConsumerGroup, req.Topic, req.QueueID}
-	nu := model.PopConsumerRecord{PopTime: nowMs, InvisibleTime: req.InvisibleTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
+	nu := model.PopConsumerRecord{PopTime: nowMs, InvisibleTime: invisible, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
 	old := model.PopConsumerRecord{PopTime: h.PopTime, InvisibleTime: h.InvisibleTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
 	same := sameKey(&nu, &old) && !b.cfg.Bugs.SameDeadlineChangeInvisible
-	deleted := same && b.storeDelete(old) // the write below replaces it in place
-	b.storePut(nu)
-	b.stats.Changed++
-	switch {
-	case b.cfg.EnablePopBufferMerge && b.cacheRemove(k, req.Offset):
-		deleted = true
-	case !same:
-		deleted = b.storeDelete(old)
+	var replaced, removed model.LeaseID
+	if same {
+		replaced = b.storeDelete(old) // the write below replaces it in place
 	}
-	return pop.ChangeInvisibleTimeResult{Code: model.Success, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQid: h.ReviveQueueID, OldDeleted: deleted,
-		Handle: model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: req.InvisibleTime, ReviveQueueID: h.ReviveQueueID,
+	n := b.grant(nu)
+	if l := b.storePut(n); l != 0 {
+		replaced = l // with the #10276 bug: the old record
+	}
+	b.stats.Changed++
+	if b.cfg.EnablePopBufferMerge {
+		removed = b.cacheRemove(k, req.Offset)
+	}
+	if removed == 0 && !same {
+		removed = b.storeDelete(old) // with the #10276 bug: the new record
+	}
+	deleted := same && replaced != 0 || removed != 0
+	return pop.ChangeInvisibleTimeResult{Code: model.Success, PopTime: clock.FromMillis(nowMs), InvisibleTime: clock.MillisDuration(invisible),
+		Lease: n.Lease, Deadline: clock.FromMillis(nowMs + invisible), ReviveQid: h.ReviveQueueID,
+		OldDeleted: deleted, Removed: removed, Replaced: replaced,
+		Handle: model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: invisible, ReviveQueueID: h.ReviveQueueID,
 			RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName, QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}}
 }

@@ -46,20 +46,26 @@ type Broker struct {
 	groups map[string]pop.GroupConfig
 
 	commit, pull, reset map[qk]int64
-	store               []model.PopConsumerRecord // in-flight records, any order
+	store               []pop.LeasedRecord // in-flight records, any order
+	lastLease           model.LeaseID      // the last lease granted (durable)
 
-	// PutFailure, when set, is asked before every store write, as
-	// pop.Broker.PutFailure.
-	PutFailure func(now clock.Time, topic string, queueID int32) bool
+	// faults and the write ordinal (durable), as pop.Broker's.
+	faults    pop.Faults
+	writes    uint64
+	failed    []pop.WriteFailure // the current call's failed writes (revive, cleanup)
+	pullWakes []pop.PullWakeup   // and the held pulls its writes woke
 
 	// volatile: lost on Restart.
 	windows      map[qk]*window
 	requests     map[pk]int64
 	locks        map[pk]int64
 	reviveCursor int64
-	cache        []model.PopConsumerRecord
+	cache        []pop.LeasedRecord
 	cacheOrder   []qk
 	polls        []parked
+	holds        []heldPull // held pulls, in arrival order
+	holdKeys     []holdKey  // topic@queueId keys in the order first used
+	nextHoldID   uint64
 	nextPollID   uint64
 	topicGroups  map[string][]string
 
@@ -85,15 +91,13 @@ func (b *Broker) forget() {
 	b.reviveCursor = 3000
 	b.cache, b.cacheOrder = nil, nil
 	b.polls, b.nextPollID = nil, 0
+	b.holds, b.holdKeys = nil, nil // hold ids go on: never reused
 	b.topicGroups = map[string][]string{}
 	b.pull = map[qk]int64{}
 }
 
 // Config returns the configuration.
 func (b *Broker) Config() pop.Config { return b.cfg }
-
-// Stats returns the counters, with pop.Stats' meaning.
-func (b *Broker) Stats() pop.Stats { return b.stats }
 
 // CreateTopic adds a topic or updates its queue counts and permission;
 // queues are never removed.
@@ -132,19 +136,6 @@ func (b *Broker) CreateGroup(g pop.GroupConfig) error {
 	return nil
 }
 
-// Topics returns topic names in creation order.
-func (b *Broker) Topics() []string { return append([]string(nil), b.order...) }
-
-// Groups returns group names, sorted.
-func (b *Broker) Groups() []string {
-	var out []string
-	for g := range b.groups {
-		out = append(out, g)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func (b *Broker) queue(name string, qid int32) *queue {
 	t := b.topics[name]
 	if t == nil || qid < 0 || int(qid) >= len(t.queues) {
@@ -169,33 +160,28 @@ func (b *Broker) MaxOffset(name string, qid int32) int64 {
 	return -1
 }
 
-// Message returns the stored message or nil.
-func (b *Broker) Message(name string, qid int32, offset int64) *model.Message {
+// Message returns a deep copy of the stored message, false when absent.
+func (b *Broker) Message(name string, qid int32, offset int64) (model.Message, bool) {
 	if q := b.queue(name, qid); q != nil {
-		return q.at(offset)
+		if m := q.at(offset); m != nil {
+			return deepCopy(m), true
+		}
 	}
-	return nil
+	return model.Message{}, false
 }
 
-// CommitOffset is the durable consumer offset, -1 when none.
-func (b *Broker) CommitOffset(group, name string, qid int32) int64 {
-	if v, ok := b.commit[qk{group, name, qid}]; ok {
-		return v
+// deepCopy copies m with its Body and Properties.
+func deepCopy(m *model.Message) model.Message {
+	c := *m.Clone()
+	if len(m.Body) > 0 {
+		c.Body = append([]byte(nil), m.Body...)
 	}
-	return -1
+	return c
 }
 
-// PullOffset is the volatile next-pop position, -1 when none.
-func (b *Broker) PullOffset(group, name string, qid int32) int64 {
-	if v, ok := b.pull[qk{group, name, qid}]; ok {
-		return v
-	}
-	return -1
-}
-
-// InFlight returns the stored records in store-key order.
-func (b *Broker) InFlight() []model.PopConsumerRecord {
-	out := append([]model.PopConsumerRecord(nil), b.store...)
+// inFlight returns the stored records in store-key order.
+func (b *Broker) inFlight() []pop.LeasedRecord {
+	out := append([]pop.LeasedRecord(nil), b.store...)
 	sortByKey(out)
 	return out
 }
@@ -203,42 +189,53 @@ func (b *Broker) InFlight() []model.PopConsumerRecord {
 // InFlightCount is the number of stored plus cached records.
 func (b *Broker) InFlightCount() int { return len(b.store) + len(b.cache) }
 
-// Cached returns the cached records by queue (in the order the queues were
+// cached returns the cached records by queue (in the order the queues were
 // first filled) then offset.
-func (b *Broker) Cached() []model.PopConsumerRecord {
-	var out []model.PopConsumerRecord
+func (b *Broker) cached() []pop.LeasedRecord {
+	var out []pop.LeasedRecord
 	for _, k := range b.cacheOrder {
 		out = append(out, b.cachedOf(k)...)
 	}
 	return out
 }
 
-func sortByKey(rs []model.PopConsumerRecord) {
-	sort.SliceStable(rs, func(i, j int) bool { return bytes.Compare(rs[i].Key(), rs[j].Key()) < 0 })
+func sortByKey(rs []pop.LeasedRecord) {
+	sort.SliceStable(rs, func(i, j int) bool { return bytes.Compare(rs[i].Record.Key(), rs[j].Record.Key()) < 0 })
 }
 
 func sameKey(a, b *model.PopConsumerRecord) bool { return bytes.Equal(a.Key(), b.Key()) }
 
-// storePut writes a record; an equal key is overwritten, as RocksDB does.
-func (b *Broker) storePut(r model.PopConsumerRecord) {
+// grant gives r the next lease id: 1, 2, 3 … for the life of the broker.
+func (b *Broker) grant(r model.PopConsumerRecord) pop.LeasedRecord {
+	b.lastLease++
+	return pop.LeasedRecord{Lease: b.lastLease, Record: r}
+}
+
+// storePut writes a record; an equal key is overwritten, as RocksDB does,
+// and the overwritten record's lease is returned (0 when none).
+func (b *Broker) storePut(r pop.LeasedRecord) model.LeaseID {
 	for i := range b.store {
-		if sameKey(&b.store[i], &r) {
+		if sameKey(&b.store[i].Record, &r.Record) {
+			old := b.store[i].Lease
 			b.store[i] = r
-			return
+			return old
 		}
 	}
 	b.store = append(b.store, r)
+	return 0
 }
 
-// storeDelete removes the record with r's key and reports whether it was there.
-func (b *Broker) storeDelete(r model.PopConsumerRecord) bool {
+// storeDelete removes the record with r's key and returns its lease, 0
+// when there was none.
+func (b *Broker) storeDelete(r model.PopConsumerRecord) model.LeaseID {
 	for i := range b.store {
-		if sameKey(&b.store[i], &r) {
+		if sameKey(&b.store[i].Record, &r) {
+			l := b.store[i].Lease
 			b.store = append(b.store[:i], b.store[i+1:]...)
-			return true
+			return l
 		}
 	}
-	return false
+	return 0
 }
 
 // Put stores a message at the tail of msg.QueueID and wakes pollers.
@@ -256,24 +253,59 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) pop.PutResult {
 	if err := msg.Validate(); err != nil {
 		return pop.PutResult{Code: model.MessageIllegal, Offset: -1}
 	}
-	if !b.write(now, msg) {
-		return pop.PutResult{Code: model.SystemError, Offset: -1}
+	m := deepCopy(msg) // the caller's message is neither kept nor modified
+	if f, ok := b.write(now, &m); !ok {
+		return pop.PutResult{Code: model.SystemError, Offset: -1, Failures: []pop.WriteFailure{f}}
 	}
 	b.stats.Produced++
-	return pop.PutResult{Code: model.Success, Offset: msg.QueueOffset, Woken: b.arrived(msg, "")}
+	pulls := b.pullArrived(now, &m)
+	return pop.PutResult{Code: model.Success, Offset: m.QueueOffset, Woken: b.arrived(&m, ""), PullWoken: pulls}
 }
 
-// write appends msg to its queue unless PutFailure says no.
-func (b *Broker) write(now clock.Time, msg *model.Message) bool {
-	if b.PutFailure != nil && b.PutFailure(now, msg.Topic, msg.QueueID) {
+// write appends msg (which the broker then owns) to its queue unless the
+// faults fail it; a failed write is returned.
+func (b *Broker) write(now clock.Time, msg *model.Message) (pop.WriteFailure, bool) {
+	b.writes++
+	if b.fails(msg) {
 		b.stats.PutFailures++
-		return false
+		return pop.WriteFailure{Ordinal: b.writes, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}, false
 	}
 	q := b.topics[msg.Topic].queues[msg.QueueID]
 	msg.QueueOffset = q.max()
 	msg.StoreTimestamp = now.Millis()
 	q.msgs = append(q.msgs, msg)
-	return true
+	return pop.WriteFailure{}, true
+}
+
+// fails applies the faults to the write numbered b.writes: the first
+// counted rule for its topic and queue with writes left, else the
+// probability for its topic against pop.FaultDraw.
+func (b *Broker) fails(msg *model.Message) bool {
+	for i := range b.faults.Writes {
+		w := &b.faults.Writes[i]
+		if w.Count == 0 || w.Topic != msg.Topic || w.QueueID >= 0 && w.QueueID != msg.QueueID {
+			continue
+		}
+		if w.Count > 0 {
+			w.Count--
+		}
+		return true
+	}
+	ppm := b.faults.WritePPM
+	if model.IsRetryTopic(msg.Topic) && b.faults.RetryWritePPM > ppm {
+		ppm = b.faults.RetryWritePPM
+	}
+	return pop.FaultDraw(b.faults.Seed, b.writes) < ppm
+}
+
+// SetFaults replaces the fault set, as pop.Broker.SetFaults.
+func (b *Broker) SetFaults(f pop.Faults) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	f.Writes = append([]pop.WriteFault(nil), f.Writes...)
+	b.faults = f
+	return nil
 }
 
 // Truncate drops a queue's messages below offset (retention).
@@ -293,29 +325,32 @@ func (b *Broker) Truncate(name string, qid int32, offset int64) (int, error) {
 
 // ResetOffset is the admin reset: a pending reset, the commit offset, and
 // (KV) the queue's cache and pull offset cleared.
-func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) error {
+func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.ResetOffsetResult, error) {
 	if b.queue(name, qid) == nil {
-		return fmt.Errorf("ref: reset offset %s/%d: no such queue", name, qid)
+		return pop.ResetOffsetResult{}, fmt.Errorf("ref: reset offset %s/%d: no such queue", name, qid)
 	}
 	if _, ok := b.groups[group]; !ok {
-		return fmt.Errorf("ref: reset offset: group %s does not exist", group)
+		return pop.ResetOffsetResult{}, fmt.Errorf("ref: reset offset: group %s does not exist", group)
 	}
 	if offset < 0 {
-		return fmt.Errorf("ref: reset offset %d: want >= 0", offset)
+		return pop.ResetOffsetResult{}, fmt.Errorf("ref: reset offset %d: want >= 0", offset)
 	}
 	k := qk{group, name, qid}
 	b.reset[k] = offset
 	b.commit[k] = offset
 	delete(b.pull, k)
-	b.flushCached(k)
+	_, replaced := b.flushCached(k)
 	delete(b.windows, k)
-	return nil
+	return pop.ResetOffsetResult{Replaced: replaced}, nil
 }
 
 // Restart loses the volatile state; messages, commit offsets, pending
 // resets, topics, groups and stored records survive.
 func (b *Broker) Restart(now clock.Time) pop.RestartResult {
-	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), CachedLost: len(b.cache)}
+	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), DroppedPulls: b.dropAllHolds(), CachedLost: len(b.cache)}
+	for _, x := range b.cached() {
+		r.LostLeases = append(r.LostLeases, x.Lease)
+	}
 	b.forget()
 	b.stats.Restarts++
 	return r

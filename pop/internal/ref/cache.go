@@ -11,10 +11,11 @@ import (
 func keyOf(r *model.PopConsumerRecord) qk { return qk{r.GroupID, r.TopicID, r.QueueID} }
 
 // cacheAdd caches a freshly popped record; a record at the same queue and
-// offset is replaced. A queue joins cacheOrder when it is first filled and
-// leaves it only when it is taken whole (flushCached).
-func (b *Broker) cacheAdd(r model.PopConsumerRecord) {
-	k := keyOf(&r)
+// offset is replaced and its lease returned. A queue joins cacheOrder when
+// it is first filled and leaves it only when it is taken whole
+// (flushCached).
+func (b *Broker) cacheAdd(r pop.LeasedRecord) model.LeaseID {
+	k := keyOf(&r.Record)
 	known := false
 	for _, o := range b.cacheOrder {
 		known = known || o == k
@@ -23,35 +24,38 @@ func (b *Broker) cacheAdd(r model.PopConsumerRecord) {
 		b.cacheOrder = append(b.cacheOrder, k)
 	}
 	for i := range b.cache {
-		if keyOf(&b.cache[i]) == k && b.cache[i].Offset == r.Offset {
+		if keyOf(&b.cache[i].Record) == k && b.cache[i].Record.Offset == r.Record.Offset {
+			old := b.cache[i].Lease
 			b.cache[i] = r
-			return
+			return old
 		}
 	}
 	b.cache = append(b.cache, r)
+	return 0
 }
 
 // cacheRemove deletes the cached record of queue k at offset, ignoring its
-// popTime, as the KV ack does.
-func (b *Broker) cacheRemove(k qk, offset int64) bool {
+// popTime, as the KV ack does, and returns its lease (0 when none).
+func (b *Broker) cacheRemove(k qk, offset int64) model.LeaseID {
 	for i := range b.cache {
-		if keyOf(&b.cache[i]) == k && b.cache[i].Offset == offset {
+		if keyOf(&b.cache[i].Record) == k && b.cache[i].Record.Offset == offset {
+			l := b.cache[i].Lease
 			b.cache = append(b.cache[:i], b.cache[i+1:]...)
-			return true
+			return l
 		}
 	}
-	return false
+	return 0
 }
 
 // cachedOf returns queue k's cached records by offset.
-func (b *Broker) cachedOf(k qk) []model.PopConsumerRecord {
-	var out []model.PopConsumerRecord
+func (b *Broker) cachedOf(k qk) []pop.LeasedRecord {
+	var out []pop.LeasedRecord
 	for _, r := range b.cache {
-		if keyOf(&r) == k {
+		if keyOf(&r.Record) == k {
 			out = append(out, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
+	sort.Slice(out, func(i, j int) bool { return out[i].Record.Offset < out[j].Record.Offset })
 	return out
 }
 
@@ -59,17 +63,21 @@ func (b *Broker) cachedOf(k qk) []model.PopConsumerRecord {
 // when it has none.
 func (b *Broker) cacheMin(k qk) int64 {
 	if rs := b.cachedOf(k); len(rs) > 0 {
-		return rs[0].Offset
+		return rs[0].Record.Offset
 	}
 	return -1
 }
 
-// flushCached moves a queue's cached records to the store (clearCache).
-func (b *Broker) flushCached(k qk) int {
+// flushCached moves a queue's cached records to the store (clearCache). It
+// returns how many moved and the leases of stored records they overwrote.
+func (b *Broker) flushCached(k qk) (int, []model.LeaseID) {
 	rs := b.cachedOf(k)
+	var replaced []model.LeaseID
 	for _, r := range rs {
-		b.cacheRemove(k, r.Offset)
-		b.storePut(r)
+		b.cacheRemove(k, r.Record.Offset)
+		if l := b.storePut(r); l != 0 {
+			replaced = append(replaced, l)
+		}
 	}
 	for i, o := range b.cacheOrder {
 		if o == k {
@@ -77,7 +85,7 @@ func (b *Broker) flushCached(k qk) int {
 			break
 		}
 	}
-	return len(rs)
+	return len(rs), replaced
 }
 
 // lockTimedOut is isLockTimeout: no pop has taken the group@topic lock
@@ -90,16 +98,20 @@ func (b *Broker) lockTimedOut(group, topicName string, nowMs int64) bool {
 // CleanupCache is PopConsumerCache.cleanupRecords (spec 2.10).
 func (b *Broker) CleanupCache(now clock.Time) pop.CacheResult {
 	var res pop.CacheResult
+	b.failed, b.pullWakes = nil, nil
 	nowMs := now.Millis()
 	for _, k := range append([]qk(nil), b.cacheOrder...) {
 		if b.lockTimedOut(k.group, model.ParseNormalTopic(k.topic, k.group), nowMs) {
-			res.Flushed += b.flushCached(k)
+			n, replaced := b.flushCached(k)
+			res.Flushed += n
+			res.Replaced = append(res.Replaced, replaced...)
 			res.Offline++
 			continue
 		}
 		b.cleanupQueue(now, k, &res)
 	}
 	b.stats.CacheFlushed += int64(res.Flushed)
+	res.Failures, res.PullWoken = b.failed, b.pullWakes
 	return res
 }
 
@@ -108,19 +120,21 @@ func (b *Broker) CleanupCache(now clock.Time) pop.CacheResult {
 func (b *Broker) cleanupQueue(now clock.Time, k qk, res *pop.CacheResult) {
 	nowMs := now.Millis()
 	for _, r := range b.cachedOf(k) {
-		vt := r.VisibilityTimeout()
-		if vt > nowMs && r.PopTime+b.cfg.PopCkStayBufferTime > nowMs {
+		vt := r.Record.VisibilityTimeout()
+		if vt > nowMs && r.Record.PopTime+b.cfg.PopCkStayBufferTime > nowMs {
 			continue
 		}
-		b.cacheRemove(k, r.Offset)
+		b.cacheRemove(k, r.Record.Offset)
 		if vt > nowMs {
-			b.storePut(r)
+			if l := b.storePut(r); l != 0 {
+				res.Replaced = append(res.Replaced, l)
+			}
 			res.Flushed++
 			continue
 		}
 		rv, woken := b.revive(now, r)
 		if rv.Outcome == pop.ReviveRetried && b.cfg.Bugs.CacheCleanupIgnoresReviveFailure {
-			rv = b.drop(r, rv)
+			rv = b.drop(r.Record, rv)
 		} else {
 			rv = b.backoff(now, r, rv)
 		}

@@ -1,22 +1,28 @@
 // Package ref is a slow, plain reference of pop.Broker: the same KV
-// (record-based), non-FIFO POP semantics written for reading, not speed.
+// (record-based), non-FIFO POP semantics and the same Pull path (reads,
+// holds, consumer offsets), written for reading, not speed.
 // pop's differential and property tests run random operation sequences
 // against both and require identical results and state after every step.
 //
 // # What it owns and must not do
 //
-// It owns a second, independent implementation of spec sections 2.1,
-// 2.3–2.6, 2.8, 2.10, 2.11, 2.13 and 4 of ../../../../shared/spec/rocketmq-pop.md.
-// It imports pop only for the request/result types, Config, Stats and the
-// exported constants (MaxPopBatch, ReviveIntervalsSeconds, the driver
-// cadence); it must never call into the engine's logic, or a shared bug
-// would hide itself. Like the engine it reads no clock, draws no random
+// It owns a second, independent implementation of the engine's semantics:
+// pop validation, the KV pop, ack, batch ack, changeInvisibleTime, the
+// cache, revive, long polling, lease numbering, write faults, Pull with
+// its holds, and the consumer offset requests. It imports pop only for the
+// request/result types, Config, Stats, the exported constants
+// (MaxPopBatch, ReviveIntervalsSeconds, the driver cadence), Faults'
+// validation and FaultDraw, the pure hash that defines which writes fail;
+// it must never call into the engine's logic, or a shared bug would hide
+// itself. Like the engine it reads no clock, draws no random
 // number and starts no goroutine. It is not for production: every
 // operation is linear (or worse) in the state size.
 //
 // # Why it is obviously right
 //
-//   - In-flight records are a plain []model.PopConsumerRecord. Their order
+//   - In-flight records are a plain []pop.LeasedRecord (a
+//     model.PopConsumerRecord and its lease, numbered 1, 2, 3 … as granted,
+//     from a counter a restart keeps). Their order
 //     is bytes.Compare of model.PopConsumerRecord.Key, RocketMQ's own byte
 //     key, sorted when needed, so the engine's interned rank ordering and
 //     B-tree are checked against the definition rather than against another
@@ -29,7 +35,9 @@
 //     order and cleanup walks it, so it decides which retry copy gets which
 //     offset).
 //   - Suspended pop requests are a plain slice; "earliest" is a linear scan
-//     for the smallest (expired, id).
+//     for the smallest (expired, id). Held pulls are a plain slice in
+//     arrival order; the next hold check is a linear scan for the earliest
+//     due one, rounded up to the 5 s check.
 //   - The revive scan filters every record by lower <= vt < upper, sorts the
 //     matches by key and takes the first page: the definition of
 //     scanExpiredRecords, with no early exit.
@@ -46,7 +54,8 @@
 //     documented in pop/doc.go) is a start, an end and a set of offsets still
 //     owed an ack; the commit offset is the smallest owed offset, or end when
 //     none is owed. The engine's bitmap is a compact form of the same set.
-//   - Remarks are not reproduced word for word; codes and statuses are.
+//   - Remarks are not reproduced word for word; codes and statuses are (a
+//     pull's remark, the store's status name, is).
 //
 // # Usage
 //
@@ -54,5 +63,6 @@
 //	_ = r.CreateTopic(pop.TopicConfig{Name: "t", ReadQueueNums: 2, WriteQueueNums: 2})
 //	_ = r.CreateGroup(pop.DefaultGroup("g"))
 //	r.Put(now, &model.Message{Topic: "t", QueueID: 0})
-//	res := r.Pop(now, &pop.PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60000})
+//	var res pop.PopResult
+//	r.Pop(now, &pop.PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: clock.Minute}, &res)
 package ref

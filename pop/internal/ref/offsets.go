@@ -39,8 +39,9 @@ func (b *Broker) queryOffset(k qk) int64 {
 
 // popOffset is the KV getPopOffset for a non-FIFO request (spec 2.4): the
 // pull offset, else queryOffset, else the initial offset (committed); a
-// pending reset wins and clears the queue's cache and window.
-func (b *Broker) popOffset(k qk, q *queue, initMode int32) int64 {
+// pending reset wins and clears the queue's cache (records overwritten in
+// the store go to p.replaced) and window.
+func (b *Broker) popOffset(k qk, q *queue, initMode int32, p *popping) int64 {
 	o, ok := b.pull[k]
 	if !ok {
 		o = b.queryOffset(k)
@@ -51,7 +52,8 @@ func (b *Broker) popOffset(k qk, q *queue, initMode int32) int64 {
 	}
 	if v, ok := b.reset[k]; ok {
 		delete(b.reset, k)
-		b.flushCached(k)
+		_, replaced := b.flushCached(k)
+		p.replaced = append(p.replaced, replaced...)
 		delete(b.windows, k)
 		b.commit[k] = v
 		return v

@@ -97,11 +97,11 @@ func (b *Broker) keyCount(k pollKey) int {
 
 // park is PopLongPollingService.polling for a request that found nothing.
 func (b *Broker) park(req *pop.PopRequest, nowMs int64) (pop.PopStatus, model.ResponseCode, uint64) {
-	if req.PollTime <= 0 {
+	if req.PollTime.Millis() <= 0 {
 		return pop.PopPollingNotFound, model.PollingTimeout, 0
 	}
 	b.register(req.Topic, req.ConsumerGroup)
-	expired := req.BornTime + req.PollTime
+	expired := req.BornTime.Millis() + req.PollTime.Millis()
 	if len(b.polls) >= b.cfg.MaxPopPollingSize {
 		return pop.PopPollingFull, model.PollingFull, 0
 	}
@@ -176,17 +176,14 @@ func (b *Broker) PollTick(now clock.Time) []pop.Wakeup {
 	}
 }
 
-// NextPollExpiry is the first time (ms) PollTick hands something back.
-func (b *Broker) NextPollExpiry() (int64, bool) {
+// NextPollExpiry is the first time PollTick hands something back.
+func (b *Broker) NextPollExpiry() (clock.Time, bool) {
 	i := b.earliest(func(*parked) bool { return true })
 	if i < 0 {
 		return 0, false
 	}
-	return b.polls[i].expired - pop.PollTimeoutSlack + 1, true
+	return clock.FromMillis(b.polls[i].expired - pop.PollTimeoutSlack + 1), true
 }
-
-// SuspendedPolls is the number of suspended requests.
-func (b *Broker) SuspendedPolls() int { return len(b.polls) }
 
 // Disconnect drops a client's suspended requests and returns how many.
 func (b *Broker) Disconnect(clientID string) int {

@@ -6,13 +6,18 @@ import (
 	"popsim/pop"
 )
 
-// Pop serves a pop request (spec 2.1 validation, 2.3 KV pop, 2.13 polling).
-// Like pop.Broker.Pop it sets req.BornTime when 0 and normalises a negative
-// queue id to -1.
-func (b *Broker) Pop(now clock.Time, req *pop.PopRequest) pop.PopResult {
+// Pop serves a pop request (spec 2.1 validation, 2.3 KV pop, 2.13 polling)
+// into res. Like pop.Broker.Pop it works on its own copy of the request,
+// whose born time defaults to now and whose negative queue id is -1.
+func (b *Broker) Pop(now clock.Time, in *pop.PopRequest, res *pop.PopResult) {
+	*res = b.pop(now, *in)
+}
+
+func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
+	req := &r
 	nowMs := now.Millis()
 	if req.BornTime == 0 {
-		req.BornTime = nowMs
+		req.BornTime = now
 	}
 	if req.QueueID < 0 {
 		req.QueueID = -1
@@ -22,7 +27,7 @@ func (b *Broker) Pop(now clock.Time, req *pop.PopRequest) pop.PopResult {
 		return pop.PopResult{Code: code, Status: status}
 	}
 	b.stats.PopRequests++
-	p := &popping{popTime: nowMs}
+	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis()}
 	for _, s := range b.stages(nowMs, req) {
 		sf := tagFilter{all: true} // retry topics are read with "*"
 		if s.topic == req.Topic {
@@ -31,7 +36,7 @@ func (b *Broker) Pop(now clock.Time, req *pop.PopRequest) pop.PopResult {
 		b.stage(req, p, s.topic, s.qid, sf)
 	}
 	if len(p.recs) > 0 {
-		b.keep(p.recs)
+		b.keep(p)
 	}
 	return b.respond(nowMs, req, p)
 }
@@ -44,7 +49,7 @@ func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.Re
 		return tagFilter{}, c, pop.PopError, false
 	}
 	switch {
-	case nowMs-req.BornTime-req.PollTime > 500:
+	case nowMs-req.BornTime.Millis()-req.PollTime.Millis() > 500:
 		return tagFilter{}, model.PollingTimeout, pop.PopPollingNotFound, false
 	case !b.cfg.Readable:
 		return bad(model.NoPermission)
@@ -115,12 +120,13 @@ func (b *Broker) stages(nowMs int64, req *pop.PopRequest) []stage {
 // popping is PopConsumerContext.
 type popping struct {
 	popTime         int64
+	invisible       int64
 	found           int32
 	rest            int64
 	start, msgInfos []model.OffsetInfo
-	recs            []model.PopConsumerRecord
-	msgs            []*model.Message
-	handles         []model.ReceiptHandle
+	recs            []pop.LeasedRecord
+	replaced        []model.LeaseID
+	msgs            []pop.PoppedMessage
 }
 
 // stage reads one queue for the request (spec 2.3 step 5).
@@ -138,21 +144,21 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 		p.rest += q.max() - max(b.queryOffset(k), 0)
 		return
 	}
-	offset := b.popOffset(k, q, req.InitMode)
-	r := read(q, offset, remain, f)
-	if r.status == pop.OffsetTooSmall || r.status == pop.OffsetOverflowBadly || r.status == pop.OffsetFoundNull {
+	offset := b.popOffset(k, q, req.InitMode, p)
+	r := read(q, offset, remain, int64(remain), f)
+	if r.status == stOffsetTooSmall || r.status == stOffsetOverflowBadly || r.status == stOffsetFoundNull {
 		b.commit[k] = r.next
 		offset = r.next
-		r = read(q, offset, remain, f)
+		r = read(q, offset, remain, int64(remain), f)
 	}
 	cacheMin := b.cacheMin(k)
 	var popped []int64
-	if r.status == pop.Found {
+	if r.status == stFound {
 		popped = b.collect(req, p, k, offset, q, r)
 	}
 	b.pull[k] = r.next
 	if b.cfg.Bugs.CommitOffsetLag {
-		if r.status != pop.Found { // #10949: only a found batch commits
+		if r.status != stFound { // #10949: only a found batch commits
 			return
 		}
 		if cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
@@ -164,39 +170,53 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 	b.handedOut(k, offset, r.next, popped)
 }
 
+// getStatus is the store's GetMessageStatus, the values the reference uses.
+type getStatus uint8
+
+const (
+	stFound getStatus = iota
+	stNoMatchedMessage
+	stOffsetFoundNull
+	stOffsetOverflowBadly
+	stOffsetOverflowOne
+	stOffsetTooSmall
+	stNoMessageInQueue
+)
+
 // readResult is one store read (DefaultMessageStore.getMessage).
 type readResult struct {
-	status pop.GetStatus
+	status getStatus
 	msgs   []*model.Message
 	next   int64
 }
 
 // read returns up to n messages matching f from offset, inspecting at most
-// max(800, n) entries, with the store's offset-correction statuses.
-func read(q *queue, offset int64, n int, f tagFilter) readResult {
+// max(800, asked) entries (asked: the request's maxMsgNums), with the
+// store's offset-correction statuses.
+func read(q *queue, offset int64, n int, asked int64, f tagFilter) readResult {
 	lo, hi := q.min, q.max()
 	switch {
 	case hi == 0:
-		return readResult{status: pop.NoMessageInQueue, next: 0}
+		return readResult{status: stNoMessageInQueue, next: 0}
 	case offset < lo:
-		return readResult{status: pop.OffsetTooSmall, next: lo}
+		return readResult{status: stOffsetTooSmall, next: lo}
 	case offset == hi:
-		return readResult{status: pop.OffsetOverflowOne, next: offset}
+		return readResult{status: stOffsetOverflowOne, next: offset}
 	case offset > hi && lo == 0:
-		return readResult{status: pop.OffsetOverflowBadly, next: 0}
+		return readResult{status: stOffsetOverflowBadly, next: 0}
 	case offset > hi:
-		return readResult{status: pop.OffsetOverflowBadly, next: hi}
+		return readResult{status: stOffsetOverflowBadly, next: hi}
 	}
-	r := readResult{status: pop.NoMatchedMessage}
+	r := readResult{status: stNoMatchedMessage}
 	o := offset
-	for ; o < hi && o-offset < int64(max(800, n)) && len(r.msgs) < n; o++ {
+	for ; o < hi && o-offset < max(800, asked) && len(r.msgs) < n; o++ {
 		if m := q.at(o); f.match(m.Tags) {
 			r.msgs = append(r.msgs, m)
 		}
 	}
 	r.next = o
 	if len(r.msgs) > 0 {
-		r.status = pop.Found
+		r.status = stFound
 	}
 	return r
 }
@@ -209,17 +229,20 @@ func (b *Broker) collect(req *pop.PopRequest, p *popping, k qk, start int64, q *
 	var offs []int64
 	for _, m := range r.msgs {
 		offs = append(offs, m.QueueOffset)
-		p.recs = append(p.recs, model.PopConsumerRecord{PopTime: p.popTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid,
-			RetryFlag: flag, InvisibleTime: req.InvisibleTime, Offset: m.QueueOffset, AttemptID: req.AttemptID})
-		shown := m
-		if flag.IsRetry() && !b.cfg.Bugs.RetryTopicReencoding {
-			c := *m
-			c.Topic = req.Topic
-			shown = &c
+		r := b.grant(model.PopConsumerRecord{PopTime: p.popTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid,
+			RetryFlag: flag, InvisibleTime: p.invisible, Offset: m.QueueOffset, AttemptID: req.AttemptID})
+		p.recs = append(p.recs, r)
+		shown := *m.Clone()
+		shown.Body = append([]byte(nil), m.Body...)
+		if len(m.Body) == 0 {
+			shown.Body = m.Body
 		}
-		p.msgs = append(p.msgs, shown)
-		p.handles = append(p.handles, model.ReceiptHandle{CkQueueOffset: start, PopTime: p.popTime, InvisibleTime: req.InvisibleTime,
-			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1})
+		if flag.IsRetry() && !b.cfg.Bugs.RetryTopicReencoding {
+			shown.Topic = req.Topic
+		}
+		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, Lease: r.Lease, Deadline: clock.FromMillis(p.popTime + p.invisible),
+			Handle: model.ReceiptHandle{CkQueueOffset: start, PopTime: p.popTime, InvisibleTime: p.invisible,
+				RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}})
 	}
 	p.found += int32(len(r.msgs))
 	p.start = append(p.start, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: []int64{start}})
@@ -229,28 +252,33 @@ func (b *Broker) collect(req *pop.PopRequest, p *popping, k qk, start int64, q *
 
 // keep writes a pop's records to the cache when buffer merge is on and the
 // cache is not full (size > popCkMaxBufferSize), else to the store.
-func (b *Broker) keep(recs []model.PopConsumerRecord) {
+// Overwritten records' leases go to p.replaced.
+func (b *Broker) keep(p *popping) {
 	toCache := b.cfg.EnablePopBufferMerge && int64(len(b.cache)) <= b.cfg.PopCkMaxBufferSize
-	for _, r := range recs {
+	for _, r := range p.recs {
+		var l model.LeaseID
 		if toCache {
-			b.cacheAdd(r)
+			l = b.cacheAdd(r)
 		} else {
-			b.storePut(r)
+			l = b.storePut(r)
+		}
+		if l != 0 {
+			p.replaced = append(p.replaced, l)
 		}
 	}
 }
 
 // respond builds the response: found messages, or long polling.
 func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopResult {
-	res := pop.PopResult{PopTime: p.popTime, InvisibleTime: req.InvisibleTime, RestNum: p.rest}
+	res := pop.PopResult{PopTime: clock.FromMillis(p.popTime), InvisibleTime: clock.MillisDuration(p.invisible), RestNum: p.rest, Replaced: p.replaced}
 	if p.found == 0 {
 		res.Status, res.Code, res.PollID = b.park(req, nowMs)
 		return res
 	}
 	b.stats.Popped += int64(p.found)
 	res.Code, res.Status = model.Success, pop.PopFound
-	res.StartOffsetInfo, res.MsgOffsetInfo = infoString(p.start), infoString(p.msgInfos)
-	res.Messages, res.Handles = p.msgs, p.handles
+	res.StartOffsetInfo, res.MsgOffsetInfo = infoBytes(p.start), infoBytes(p.msgInfos)
+	res.Messages = p.msgs
 	if res.RestNum > 0 {
 		if w, ok := b.wakeOne(pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, "", true); ok {
 			res.Woken = []pop.Wakeup{w}
@@ -259,10 +287,10 @@ func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopRe
 	return res
 }
 
-func infoString(es []model.OffsetInfo) string {
+func infoBytes(es []model.OffsetInfo) []byte {
 	var dst []byte
 	for _, e := range es {
 		dst = model.AppendOffsetInfo(dst, e)
 	}
-	return string(dst)
+	return dst
 }

@@ -10,10 +10,11 @@ import (
 // with cursor-3000 <= vt < now-50, in key order, at most one page, are taken
 // out and revived; failures come back with backoff.
 func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
-	res := pop.ReviveResult{Lower: b.reviveCursor - 3000, Upper: now.Millis() - 50}
-	var due, kept []model.PopConsumerRecord
+	lower, upper := b.reviveCursor-3000, now.Millis()-50
+	res := pop.ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
+	var due, kept []pop.LeasedRecord
 	for _, r := range b.store {
-		if vt := r.VisibilityTimeout(); vt >= res.Lower && vt < res.Upper {
+		if vt := r.Record.VisibilityTimeout(); vt >= lower && vt < upper {
 			due = append(due, r)
 		}
 	}
@@ -23,27 +24,29 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 		due = due[:page]
 	}
 	for _, r := range b.store {
-		if !containsKey(due, &r) {
+		if !containsKey(due, &r.Record) {
 			kept = append(kept, r)
 		}
 	}
 	b.store = kept
 	res.FullPage = len(due) >= page
+	b.failed, b.pullWakes = nil, nil
 	for _, r := range due {
 		rv, woken := b.revive(now, r)
 		res.Revivals = append(res.Revivals, b.backoff(now, r, rv))
 		res.Woken = append(res.Woken, woken...)
 	}
-	b.reviveCursor = res.Upper
+	b.reviveCursor = upper
 	if len(due) > 0 {
-		b.reviveCursor = due[len(due)-1].VisibilityTimeout()
+		b.reviveCursor = due[len(due)-1].Record.VisibilityTimeout()
 	}
+	res.Failures, res.PullWoken = b.failed, b.pullWakes
 	return res
 }
 
-func containsKey(rs []model.PopConsumerRecord, r *model.PopConsumerRecord) bool {
+func containsKey(rs []pop.LeasedRecord, r *model.PopConsumerRecord) bool {
 	for i := range rs {
-		if sameKey(&rs[i], r) {
+		if sameKey(&rs[i].Record, r) {
 			return true
 		}
 	}
@@ -53,16 +56,21 @@ func containsKey(rs []model.PopConsumerRecord, r *model.PopConsumerRecord) bool 
 // revive reads the record's message and writes its retry copy (spec 4.2).
 // A message that is gone is skipped (success); a failed write is
 // ReviveRetried, for backoff to settle.
-func (b *Broker) revive(now clock.Time, r model.PopConsumerRecord) (pop.Revival, []pop.Wakeup) {
-	rv := pop.Revival{Record: r}
+func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop.Wakeup) {
+	r := lr.Record
+	rv := pop.Revival{Lease: lr.Lease, Record: r, Deadline: clock.FromMillis(r.VisibilityTimeout())}
 	k := keyOf(&r)
-	orig := b.Message(r.TopicID, r.QueueID, r.Offset)
+	var orig *model.Message
+	if q := b.queue(r.TopicID, r.QueueID); q != nil {
+		orig = q.at(r.Offset)
+	}
 	if orig == nil {
 		rv.Outcome = pop.ReviveSkipped
 		b.stats.ReviveSkipped++
 		b.settled(k, r.Offset)
 		return rv, nil
 	}
+	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
 	cp := orig.Clone()
 	cp.Topic = r.TopicID
 	if !model.IsRetryTopic(r.TopicID) {
@@ -74,13 +82,15 @@ func (b *Broker) revive(now clock.Time, r model.PopConsumerRecord) (pop.Revival,
 	}
 	cp.ReconsumeTimes = orig.ReconsumeTimes + 1
 	b.retryTopic(cp.Topic, r.GroupID)
-	if !b.write(now, cp) {
+	if f, ok := b.write(now, cp); !ok {
 		rv.Outcome = pop.ReviveRetried
+		b.failed = append(b.failed, f)
 		return rv, nil
 	}
-	rv.Outcome, rv.Copy = pop.Revived, cp
+	rv.Outcome, rv.Copy, rv.CopyReconsumeTimes = pop.Revived, pop.Location{Topic: cp.Topic, QueueID: cp.QueueID, Offset: cp.QueueOffset}, cp.ReconsumeTimes
 	b.stats.Revived++
 	b.settled(k, r.Offset)
+	b.pullWakes = append(b.pullWakes, b.pullArrived(now, cp)...)
 	return rv, b.arrived(cp, r.GroupID)
 }
 
@@ -99,7 +109,8 @@ func (b *Broker) retryTopic(name, group string) {
 // backoff settles a failed revive: a new record with a longer invisible
 // time (popTime now, attemptTimes+1), or a drop after
 // popReviveMaxAttemptTimes attempts.
-func (b *Broker) backoff(now clock.Time, r model.PopConsumerRecord, rv pop.Revival) pop.Revival {
+func (b *Broker) backoff(now clock.Time, lr pop.LeasedRecord, rv pop.Revival) pop.Revival {
+	r := lr.Record
 	if rv.Outcome != pop.ReviveRetried {
 		return rv
 	}
@@ -112,8 +123,9 @@ func (b *Broker) backoff(now clock.Time, r model.PopConsumerRecord, rv pop.Reviv
 	n.InvisibleTime = r.InvisibleTime + 1000*pop.ReviveIntervalsSeconds[i]
 	n.PopTime = now.Millis()
 	n.AttemptTimes++
-	b.storePut(n)
-	rv.NextVisibilityTimeout = n.VisibilityTimeout()
+	nl := b.grant(n)
+	rv.Replaced = b.storePut(nl)
+	rv.NewLease, rv.NextDeadline = nl.Lease, clock.FromMillis(n.VisibilityTimeout())
 	return rv
 }
 

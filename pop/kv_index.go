@@ -1,91 +1,10 @@
 package pop
 
 import (
-	"sort"
-
 	"github.com/tidwall/btree"
 
 	"popsim/model"
 )
-
-// names interns group and topic names, and (group, topic) pairs. Pair ids are
-// dense and stable; rank gives each pair its position in the bytewise order
-// of "group@topic@", so the index compares small integers and still sorts
-// exactly as RocketMQ's byte key does. Pair 0 is a sentinel that sorts first.
-type names struct {
-	pairID map[[2]string]uint32
-	pairs  []pairInfo // by id
-	rank   []int32    // by id
-	// last is the pair looked up most recently. A request, its acks and its
-	// renewals name the same group and topic, and comparing two strings
-	// (usually the same pointers) is much cheaper than hashing a [2]string.
-	last   pairInfo
-	lastID uint32
-}
-
-type pairInfo struct {
-	group, topic string
-	// retryV1 and retryV2 are the pair's retry topic names, built on first
-	// use (retryTopics) so a pop does not build them again.
-	retryV1, retryV2 string
-}
-
-func newNames() *names {
-	return &names{pairID: map[[2]string]uint32{}, pairs: []pairInfo{{}}, rank: []int32{-1}}
-}
-
-// pair returns the id of (group, topic), interning it if new.
-func (n *names) pair(group, topic string) uint32 {
-	if id, ok := n.lookup(group, topic); ok {
-		return id
-	}
-	id := uint32(len(n.pairs))
-	n.pairID[[2]string{group, topic}] = id
-	n.pairs = append(n.pairs, pairInfo{group: group, topic: topic})
-	n.rerank()
-	return id
-}
-
-// retryTopics returns the V1 and V2 retry topic names of pair id.
-func (n *names) retryTopics(id uint32) (v1, v2 string) {
-	p := &n.pairs[id]
-	if p.retryV1 == "" {
-		p.retryV1, p.retryV2 = model.RetryTopicV1(p.group, p.topic), model.RetryTopicV2(p.group, p.topic)
-	}
-	return p.retryV1, p.retryV2
-}
-
-// lookup returns the id of an already-interned pair.
-func (n *names) lookup(group, topic string) (uint32, bool) {
-	if n.lastID != 0 && n.last.group == group && n.last.topic == topic {
-		return n.lastID, true
-	}
-	id, ok := n.pairID[[2]string{group, topic}]
-	if ok {
-		n.last, n.lastID = pairInfo{group: group, topic: topic}, id
-	}
-	return id, ok
-}
-
-// rerank recomputes ranks; the relative order of existing pairs never
-// changes, so trees ordered by rank stay valid.
-func (n *names) rerank() {
-	ids := make([]uint32, 0, len(n.pairs)-1)
-	for id := 1; id < len(n.pairs); id++ {
-		ids = append(ids, uint32(id))
-	}
-	sort.Slice(ids, func(i, j int) bool { return n.keyString(ids[i]) < n.keyString(ids[j]) })
-	n.rank = make([]int32, len(n.pairs))
-	n.rank[0] = -1
-	for r, id := range ids {
-		n.rank[id] = int32(r)
-	}
-}
-
-func (n *names) keyString(id uint32) string {
-	p := n.pairs[id]
-	return p.group + "@" + p.topic + "@"
-}
 
 // recKey is the in-memory form of RocketMQ's record key.
 type recKey struct {
@@ -96,9 +15,11 @@ type recKey struct {
 }
 
 // rec is one in-flight record: its key plus the fields of PopConsumerRecord
-// that are not in the key (popTime is vt - invisible).
+// that are not in the key (popTime is vt - invisible), and the lease the
+// broker granted with it, which stays with the record wherever it lives.
 type rec struct {
 	recKey
+	lease        model.LeaseID
 	invisible    int64
 	attemptTimes int32
 	retry        model.RetryType
@@ -139,6 +60,7 @@ func (it item) key() recKey {
 
 // recExtra is a record's fields outside the key.
 type recExtra struct {
+	lease        model.LeaseID
 	invisible    int64
 	attemptTimes int32
 	retry        model.RetryType
@@ -156,7 +78,7 @@ type recTree struct {
 // hold stores r's other fields in a slot and returns r's item.
 func (t *recTree) hold(r *rec) item {
 	it := keyItem(r.recKey)
-	x := recExtra{invisible: r.invisible, attemptTimes: r.attemptTimes, retry: r.retry, attemptID: r.attemptID}
+	x := recExtra{lease: r.lease, invisible: r.invisible, attemptTimes: r.attemptTimes, retry: r.retry, attemptID: r.attemptID}
 	if n := len(t.free); n > 0 {
 		it.slot = t.free[n-1]
 		t.free = t.free[:n-1]
@@ -171,13 +93,15 @@ func (t *recTree) hold(r *rec) item {
 // rec rebuilds the record of an item.
 func (t *recTree) rec(it item) rec {
 	x := &t.extra[it.slot]
-	return rec{recKey: it.key(), invisible: x.invisible, attemptTimes: x.attemptTimes, retry: x.retry, attemptID: x.attemptID}
+	return rec{recKey: it.key(), lease: x.lease, invisible: x.invisible, attemptTimes: x.attemptTimes, retry: x.retry, attemptID: x.attemptID}
 }
 
-// release frees an item's slot.
-func (t *recTree) release(it item) {
+// release frees an item's slot and returns the lease it held.
+func (t *recTree) release(it item) model.LeaseID {
+	l := t.extra[it.slot].lease
 	t.extra[it.slot] = recExtra{}
 	t.free = append(t.free, it.slot)
+	return l
 }
 
 // Scan calls iter with every record in key order while it returns true.
@@ -213,23 +137,25 @@ func (ix *index) itemLess(a, b item) bool {
 	return uint64(a.offset) < uint64(b.offset)
 }
 
-// put writes a record (a write to an existing key replaces it, as RocksDB does).
-func (ix *index) put(r rec) { ix.putRef(&r) }
+// put writes a record. A write to an existing key replaces it, as RocksDB
+// does: put returns the lease of the record it overwrote, 0 when none.
+func (ix *index) put(r rec) model.LeaseID { return ix.putRef(&r) }
 
 // putRef is put without copying the record.
-func (ix *index) putRef(r *rec) {
+func (ix *index) putRef(r *rec) model.LeaseID {
 	if prev, replaced := ix.tree.bt.SetHint(ix.tree.hold(r), &ix.popHint); replaced {
-		ix.tree.release(prev)
+		return ix.tree.release(prev)
 	}
+	return 0
 }
 
-// delete removes the exact key and reports whether it was there.
-func (ix *index) delete(k recKey) bool {
-	it, ok := ix.tree.bt.DeleteHint(keyItem(k), &ix.ackHint)
-	if ok {
-		ix.tree.release(it)
+// delete removes the exact key and returns the lease of the record it
+// removed, 0 when the key was not there.
+func (ix *index) delete(k recKey) model.LeaseID {
+	if it, ok := ix.tree.bt.DeleteHint(keyItem(k), &ix.ackHint); ok {
+		return ix.tree.release(it)
 	}
-	return ok
+	return 0
 }
 
 func (ix *index) len() int { return ix.tree.Len() }
@@ -282,10 +208,10 @@ func (ix *index) record(r *rec) model.PopConsumerRecord {
 }
 
 // all returns every record in key order.
-func (ix *index) all() []model.PopConsumerRecord {
-	out := make([]model.PopConsumerRecord, 0, ix.tree.Len())
+func (ix *index) all() []LeasedRecord {
+	out := make([]LeasedRecord, 0, ix.tree.Len())
 	ix.tree.Scan(func(r rec) bool {
-		out = append(out, ix.record(&r))
+		out = append(out, LeasedRecord{Lease: r.lease, Record: ix.record(&r)})
 		return true
 	})
 	return out

@@ -1,0 +1,304 @@
+package pop
+
+import (
+	"popsim/clock"
+	"popsim/model"
+)
+
+// cache is PopConsumerCache (KV path, enablePopBufferMerge): freshly popped
+// records stay in memory, by queue and offset, until they are acked, age
+// out, or their consumer goes offline. Queues are kept in creation order so
+// cleanup walks them deterministically.
+type cache struct {
+	queues []*cacheQueue
+	byKey  map[qkey]*cacheQueue
+	size   int64
+}
+
+type cacheQueue struct {
+	key  qkey
+	recs offsetRecs
+}
+
+// offsetRecs holds one queue's cached records in offset order: a slice
+// whose live part starts at head, deleted records left in place as
+// tombstones (lease 0: every live record has a lease) and squeezed out
+// when they outnumber the live ones or the slice would have to grow. Pops
+// append at the end and acks mostly delete near the front, so in steady
+// state it neither allocates nor moves records, where a B-tree emptied and
+// refilled every batch allocated its nodes again each time.
+type offsetRecs struct {
+	recs []rec
+	head int
+	live int
+}
+
+// find returns where offset is, or would be, and whether an entry (live or
+// a tombstone) holds it.
+func (q *offsetRecs) find(offset int64) (int, bool) {
+	lo, hi := q.head, len(q.recs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if q.recs[m].offset < offset {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(q.recs) && q.recs[lo].offset == offset
+}
+
+// Set stores r at its offset; it returns the live record it replaced.
+func (q *offsetRecs) Set(r rec) (rec, bool) {
+	i, found := q.find(r.offset)
+	switch {
+	case found && q.recs[i].lease != 0:
+		prev := q.recs[i]
+		q.recs[i] = r
+		return prev, true
+	case found:
+		q.recs[i] = r
+	case i == len(q.recs):
+		if len(q.recs) == cap(q.recs) && q.head > 0 {
+			q.squeeze()
+		}
+		q.recs = append(q.recs, r)
+	default:
+		q.recs = append(q.recs, rec{})
+		copy(q.recs[i+1:], q.recs[i:])
+		q.recs[i] = r
+	}
+	q.live++
+	return rec{}, false
+}
+
+// Delete removes the live record at offset.
+func (q *offsetRecs) Delete(offset int64) (rec, bool) {
+	i, found := q.find(offset)
+	if !found || q.recs[i].lease == 0 {
+		return rec{}, false
+	}
+	r := q.recs[i]
+	q.recs[i] = rec{recKey: recKey{offset: offset}}
+	q.live--
+	for q.head < len(q.recs) && q.recs[q.head].lease == 0 {
+		q.head++
+	}
+	if q.live == 0 {
+		q.recs, q.head = q.recs[:0], 0
+	} else if dead := len(q.recs) - q.head - q.live; dead > q.live && dead >= 64 {
+		q.squeeze()
+	}
+	return r, true
+}
+
+// squeeze moves the live records to the front of the slice.
+func (q *offsetRecs) squeeze() {
+	j := 0
+	for _, r := range q.recs[q.head:] {
+		if r.lease != 0 {
+			q.recs[j] = r
+			j++
+		}
+	}
+	clear(q.recs[j:])
+	q.recs, q.head = q.recs[:j], 0
+}
+
+// Len is the number of live records.
+func (q *offsetRecs) Len() int { return q.live }
+
+// Min is the smallest live offset.
+func (q *offsetRecs) Min() (int64, bool) {
+	if q.live == 0 {
+		return 0, false
+	}
+	return q.recs[q.head].offset, true
+}
+
+// Scan calls iter with every live record in offset order while it returns
+// true.
+func (q *offsetRecs) Scan(iter func(offset int64, r rec) bool) {
+	for _, r := range q.recs[q.head:] {
+		if r.lease != 0 && !iter(r.offset, r) {
+			return
+		}
+	}
+}
+
+// Values returns the live records in offset order.
+func (q *offsetRecs) Values() []rec {
+	out := make([]rec, 0, q.live)
+	q.Scan(func(_ int64, r rec) bool {
+		out = append(out, r)
+		return true
+	})
+	return out
+}
+
+func newCache() *cache { return &cache{byKey: map[qkey]*cacheQueue{}} }
+
+// add caches r; a record at the same queue and offset is replaced, and add
+// returns its lease (0 when none).
+func (c *cache) add(r rec) model.LeaseID {
+	k := qkey{r.pair, r.qid}
+	cq := c.byKey[k]
+	if cq == nil {
+		cq = &cacheQueue{key: k}
+		c.byKey[k] = cq
+		c.queues = append(c.queues, cq)
+	}
+	prev, replaced := cq.recs.Set(r)
+	if !replaced {
+		c.size++
+		return 0
+	}
+	return prev.lease
+}
+
+// removeOffset deletes by queue offset only, ignoring popTime, as upstream,
+// and returns the lease of the record it removed (0 when none): not
+// necessarily the one the caller's handle names.
+func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
+	cq := c.byKey[k]
+	if cq == nil {
+		return 0
+	}
+	if r, ok := cq.recs.Delete(offset); ok {
+		c.size--
+		return r.lease
+	}
+	return 0
+}
+
+func (c *cache) count(k qkey) int {
+	if cq := c.byKey[k]; cq != nil {
+		return cq.recs.Len()
+	}
+	return 0
+}
+
+// minOffset is getMinOffsetInBuffer, -1 when the queue has no records.
+func (c *cache) minOffset(k qkey) int64 {
+	if cq := c.byKey[k]; cq != nil {
+		if o, ok := cq.recs.Min(); ok {
+			return o
+		}
+	}
+	return -1
+}
+
+// take removes a queue entirely and returns its records in offset order.
+func (c *cache) take(k qkey) []rec {
+	cq := c.byKey[k]
+	if cq == nil {
+		return nil
+	}
+	out := cq.recs.Values()
+	c.size -= int64(len(out))
+	delete(c.byKey, k)
+	for i, q := range c.queues {
+		if q == cq {
+			c.queues = append(c.queues[:i], c.queues[i+1:]...)
+			break
+		}
+	}
+	return out
+}
+
+func (c *cache) full(limit int64) bool { return c.size > limit }
+
+// flushCacheQueue writes a queue's cached records to the store (clearCache)
+// and appends to replaced the leases of stored records they overwrote.
+func (b *Broker) flushCacheQueue(k qkey, replaced []model.LeaseID) []model.LeaseID {
+	for _, r := range b.cache.take(k) {
+		if l := b.index.put(r); l != 0 {
+			replaced = append(replaced, l)
+		}
+	}
+	return replaced
+}
+
+// CacheResult reports one cleanupRecords pass.
+type CacheResult struct {
+	Flushed int       // records moved to the store
+	Offline int       // queues flushed whole because their consumer went offline
+	Revives []Revival // records revived straight from the cache
+	Woken   []Wakeup  // pollers woken by retry messages
+	// PullWoken are held pulls on retry topics the retry messages woke.
+	PullWoken []PullWakeup
+	// Replaced lists the leases of stored records that flushed records
+	// overwrote (same key).
+	Replaced []model.LeaseID
+	// Failures lists the retry-copy writes the faults failed, in order.
+	Failures []WriteFailure
+}
+
+// CleanupCache is PopConsumerCache.cleanupRecords, run every
+// CacheCleanupInterval by the driver. For each cached queue: if its
+// consumer's group@topic lock has timed out, everything goes to the store;
+// otherwise records whose visibility timeout passed are revived and records
+// older than popCkStayBufferTime move to the store.
+func (b *Broker) CleanupCache(now clock.Time) CacheResult {
+	var res CacheResult
+	nowMs := now.Millis()
+	for _, cq := range append([]*cacheQueue(nil), b.cache.queues...) {
+		p := b.names.pairs[cq.key.pair]
+		if b.lockTimedOut(p.group, model.ParseNormalTopic(p.topic, p.group), nowMs) {
+			res.Flushed += cq.recs.Len()
+			res.Offline++
+			res.Replaced = b.flushCacheQueue(cq.key, res.Replaced)
+			continue
+		}
+		b.cleanupQueue(now, cq, &res)
+	}
+	b.stats.CacheFlushed += int64(res.Flushed)
+	return res
+}
+
+func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) {
+	nowMs := now.Millis()
+	var staged []rec
+	cq.recs.Scan(func(_ int64, r rec) bool {
+		if r.vt <= nowMs || r.popTime()+b.cfg.PopCkStayBufferTime <= nowMs {
+			staged = append(staged, r)
+		}
+		return true
+	})
+	for _, r := range staged {
+		cq.recs.Delete(r.offset)
+		b.cache.size--
+		if r.vt > nowMs {
+			if l := b.index.put(r); l != 0 {
+				res.Replaced = append(res.Replaced, l)
+			}
+			res.Flushed++
+			continue
+		}
+		rv := b.reviveRecord(now, r)
+		if rv.Outcome == ReviveRetried && b.cfg.Bugs.CacheCleanupIgnoresReviveFailure {
+			rv = b.dropFailed(r, rv)
+		} else {
+			rv = b.settleFailure(now, r, rv)
+		}
+		res.Revives = append(res.Revives, rv)
+		res.Woken = append(res.Woken, rv.woken...)
+		res.PullWoken = append(res.PullWoken, rv.pullWoken...)
+		if rv.failure.Ordinal != 0 {
+			res.Failures = append(res.Failures, rv.failure)
+		}
+	}
+	if b.cfg.Bugs.CommitOffsetLag {
+		if m := b.cache.minOffset(cq.key); m >= 0 {
+			b.commitOffset(cq.key, m)
+		}
+	}
+}
+
+// dropFailed turns a failed cache revive into a silent loss (#10667).
+func (b *Broker) dropFailed(r rec, rv Revival) Revival {
+	rv.Outcome = ReviveDropped
+	b.stats.MayBeLost++
+	b.windowDone(qkey{r.pair, r.qid}, r.offset)
+	return rv
+}

@@ -1,0 +1,114 @@
+package pop
+
+import (
+	"popsim/clock"
+	"popsim/model"
+)
+
+func (o ReviveOutcome) String() string {
+	return [...]string{"revived", "skipped", "retried", "dropped"}[o]
+}
+
+// Revive is one iteration of PopConsumerService's revive loop: it takes the
+// records with cursor-3000 <= visibilityTimeout < now-50 (at most
+// popReviveMaxReturnSizePerRead, in key order) out of the store, writes each
+// message's retry copy, re-inserts failures with backoff, and moves the
+// cursor. It also drops lock entries older than the lock timeout once a
+// minute, as the loop does.
+func (b *Broker) Revive(now clock.Time) ReviveResult {
+	nowMs := now.Millis()
+	lower, upper := b.reviveCursor-reviveLookBack, nowMs-reviveUpperSlack
+	res := ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
+	page := b.cfg.PopReviveMaxReturnSizePerRead
+	recs := b.index.scanExpired(lower, upper, page, nil)
+	res.FullPage = len(recs) >= page
+	for _, r := range recs {
+		rv := b.settleFailure(now, r, b.reviveRecord(now, r))
+		res.Revivals = append(res.Revivals, rv)
+		res.Woken = append(res.Woken, rv.woken...)
+		res.PullWoken = append(res.PullWoken, rv.pullWoken...)
+		if rv.failure.Ordinal != 0 {
+			res.Failures = append(res.Failures, rv.failure)
+		}
+	}
+	b.reviveCursor = upper
+	if len(recs) > 0 {
+		b.reviveCursor = recs[len(recs)-1].vt
+	}
+	if nowMs-b.lastLockScan >= LockCleanInterval {
+		b.removeTimeoutLocks(nowMs)
+	}
+	return res
+}
+
+// reviveRecord reads the record's message and writes its retry copy.
+func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
+	rv := Revival{Lease: r.lease, Record: b.index.record(&r), Deadline: clock.FromMillis(r.vt)}
+	p := b.names.pairs[r.pair]
+	var orig *model.Message
+	if q := b.queue(p.topic, r.qid); q != nil {
+		orig = q.at(r.offset)
+	}
+	if orig == nil {
+		rv.Outcome = ReviveSkipped
+		b.stats.ReviveSkipped++
+		b.windowDone(qkey{r.pair, r.qid}, r.offset)
+		return rv
+	}
+	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
+	cp := b.retryCopy(orig, p.group, p.topic, r.popTime())
+	stored, fail := b.append(now, &cp, false) // orig may be invalid from here
+	if stored == nil {
+		rv.Outcome, rv.failure = ReviveRetried, fail
+		return rv
+	}
+	rv.Outcome = Revived
+	rv.Copy = Location{Topic: stored.Topic, QueueID: stored.QueueID, Offset: stored.QueueOffset}
+	rv.CopyReconsumeTimes = stored.ReconsumeTimes
+	b.stats.Revived++
+	b.windowDone(qkey{r.pair, r.qid}, r.offset)
+	rv.pullWoken = b.notifyPullArrival(now.Millis(), stored)
+	rv.woken = b.notifyArrival(now.Millis(), stored, p.group)
+	return rv
+}
+
+// settleFailure re-inserts a failed record with backoff, or drops it after
+// popReviveMaxAttemptTimes attempts.
+func (b *Broker) settleFailure(now clock.Time, r rec, rv Revival) Revival {
+	if rv.Outcome != ReviveRetried {
+		return rv
+	}
+	b.stats.ReviveFailed++
+	if r.attemptTimes >= b.cfg.PopReviveMaxAttemptTimes {
+		return b.dropFailed(r, rv)
+	}
+	i := min(int(r.attemptTimes), len(ReviveIntervalsSeconds)-1)
+	n := r
+	n.invisible = r.invisible + 1000*ReviveIntervalsSeconds[i]
+	n.vt = now.Millis() + n.invisible
+	n.attemptTimes++
+	n.lease = b.newLease()
+	rv.Replaced = b.index.put(n)
+	rv.NewLease, rv.NextDeadline = n.lease, clock.FromMillis(n.vt)
+	return rv
+}
+
+// lockTimedOut is PopConsumerLockService.isLockTimeout: the group@topic entry
+// is absent or older than the lock timeout.
+func (b *Broker) lockTimedOut(group, topicName string, nowMs int64) bool {
+	id, ok := b.names.lookup(group, topicName)
+	if !ok {
+		return true
+	}
+	t, ok := b.locks[id]
+	return !ok || nowMs-t > b.cfg.PopConsumerLockTimeout
+}
+
+func (b *Broker) removeTimeoutLocks(nowMs int64) {
+	b.lastLockScan = nowMs
+	for id, t := range b.locks { // deletion only: order does not matter
+		if nowMs-t > b.cfg.PopConsumerLockTimeout {
+			delete(b.locks, id)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package pop
+
+import (
+	"popsim/model"
+	"sort"
+)
+
+// names interns group and topic names, and (group, topic) pairs. Pair ids are
+// dense and stable; rank gives each pair its position in the bytewise order
+// of "group@topic@", so the index compares small integers and still sorts
+// exactly as RocketMQ's byte key does. Pair 0 is a sentinel that sorts first.
+type names struct {
+	pairID map[[2]string]uint32
+	pairs  []pairInfo // by id
+	rank   []int32    // by id
+	// last is the pair looked up most recently. A request, its acks and its
+	// renewals name the same group and topic, and comparing two strings
+	// (usually the same pointers) is much cheaper than hashing a [2]string.
+	last   pairInfo
+	lastID uint32
+}
+
+type pairInfo struct {
+	group, topic string
+	// retryV1 and retryV2 are the pair's retry topic names, built on first
+	// use (retryTopics) so a pop does not build them again.
+	retryV1, retryV2 string
+}
+
+func newNames() *names {
+	return &names{pairID: map[[2]string]uint32{}, pairs: []pairInfo{{}}, rank: []int32{-1}}
+}
+
+// pair returns the id of (group, topic), interning it if new.
+func (n *names) pair(group, topic string) uint32 {
+	if id, ok := n.lookup(group, topic); ok {
+		return id
+	}
+	id := uint32(len(n.pairs))
+	n.pairID[[2]string{group, topic}] = id
+	n.pairs = append(n.pairs, pairInfo{group: group, topic: topic})
+	n.rerank()
+	return id
+}
+
+// retryTopics returns the V1 and V2 retry topic names of pair id.
+func (n *names) retryTopics(id uint32) (v1, v2 string) {
+	p := &n.pairs[id]
+	if p.retryV1 == "" {
+		p.retryV1, p.retryV2 = model.RetryTopicV1(p.group, p.topic), model.RetryTopicV2(p.group, p.topic)
+	}
+	return p.retryV1, p.retryV2
+}
+
+// lookup returns the id of an already-interned pair.
+func (n *names) lookup(group, topic string) (uint32, bool) {
+	if n.lastID != 0 && n.last.group == group && n.last.topic == topic {
+		return n.lastID, true
+	}
+	id, ok := n.pairID[[2]string{group, topic}]
+	if ok {
+		n.last, n.lastID = pairInfo{group: group, topic: topic}, id
+	}
+	return id, ok
+}
+
+// rerank recomputes ranks; the relative order of existing pairs never
+// changes, so trees ordered by rank stay valid.
+func (n *names) rerank() {
+	ids := make([]uint32, 0, len(n.pairs)-1)
+	for id := 1; id < len(n.pairs); id++ {
+		ids = append(ids, uint32(id))
+	}
+	sort.Slice(ids, func(i, j int) bool { return n.keyString(ids[i]) < n.keyString(ids[j]) })
+	n.rank = make([]int32, len(n.pairs))
+	n.rank[0] = -1
+	for r, id := range ids {
+		n.rank[id] = int32(r)
+	}
+}
+
+func (n *names) keyString(id uint32) string {
+	p := n.pairs[id]
+	return p.group + "@" + p.topic + "@"
+}
