@@ -30,7 +30,7 @@ func TestScripts(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			e := newScriptEnv(t)
+			e := newScriptEnvFor(t, filepath.Base(path))
 			if err := runScriptFile(path, e.exec, *rewriteScripts); err != nil {
 				t.Fatal(err)
 			}
@@ -60,8 +60,18 @@ type scriptEnv struct {
 	maxWakes int
 }
 
-func newScriptEnv(t testing.TB) *scriptEnv {
-	b, err := New(DefaultConfig())
+// newScriptEnv is a script environment on the KV path.
+func newScriptEnv(t testing.TB) *scriptEnv { return newScriptEnvFor(t, "") }
+
+// newScriptEnvFor starts a script's broker: ck_*.txt scripts run the
+// checkpoint path (RocketMQ's default), the others the KV path; a script
+// may switch with config popConsumerKVServiceEnable=....
+func newScriptEnvFor(t testing.TB, file string) *scriptEnv {
+	cfg := KVConfig()
+	if strings.HasPrefix(file, "ck_") {
+		cfg = DefaultConfig()
+	}
+	b, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +127,9 @@ func init() {
 		"messages":      {"messages <topic> q=N", cmdMessages},
 		"stats":         {"stats", cmdStats},
 		"state":         {"state", cmdState},
+		"tick":          {"tick", cmdTick},
+		"run":           {"run <duration>: tick at every NextCheckpointTick for that long", cmdRun},
+		"ckstate":       {"ckstate", cmdCkState},
 	}
 }
 
@@ -617,15 +630,17 @@ func cmdAckRaw(e *scriptEnv, a *cmdArgs) error {
 }
 
 func (e *scriptEnv) printAck(r AckResult) {
-	if r.Code != model.Success {
+	e.printFailures(r.Failures)
+	switch {
+	case r.Code != model.Success:
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
-		return
-	}
-	if r.Removed == 0 {
+	case r.Pending != 0:
+		e.printf("code=%v pending=%d", r.Code, r.Pending)
+	case r.Removed == 0:
 		e.printf("code=%v deleted=false", r.Code)
-		return
+	default:
+		e.printf("code=%v deleted=true lease=%d", r.Code, r.Removed)
 	}
-	e.printf("code=%v deleted=true lease=%d", r.Code, r.Removed)
 }
 
 // cmdBatchAck groups the held handles as a client does: one BatchAck per
@@ -719,6 +734,7 @@ func (e *scriptEnv) printBatch(r *BatchAckResult) {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
+	e.printFailures(r.Failures)
 	var ls []string
 	for _, o := range r.Offsets {
 		switch {
@@ -726,9 +742,14 @@ func (e *scriptEnv) printBatch(r *BatchAckResult) {
 			ls = append(ls, fmt.Sprintf("%d:skipped", o.Offset))
 		case o.Removed != 0:
 			ls = append(ls, fmt.Sprintf("%d:%d", o.Offset, o.Removed))
+		case o.Pending != 0:
+			ls = append(ls, fmt.Sprintf("%d:pending=%d", o.Offset, o.Pending))
 		}
 	}
 	s := fmt.Sprintf("code=%v deleted=%d skipped=%d", r.Code, r.Deleted, r.Skipped)
+	if r.Pending != 0 {
+		s += fmt.Sprintf(" pending=%d", r.Pending)
+	}
 	if len(ls) > 0 {
 		s += " leases=[" + strings.Join(ls, " ") + "]"
 	}
@@ -773,6 +794,7 @@ func cmdChangeRaw(e *scriptEnv, a *cmdArgs) error {
 }
 
 func (e *scriptEnv) printChange(r ChangeInvisibleTimeResult) {
+	e.printFailures(r.Failures)
 	if r.Code != model.Success {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
@@ -783,6 +805,9 @@ func (e *scriptEnv) printChange(r ChangeInvisibleTimeResult) {
 	}
 	if r.Replaced != 0 {
 		s += fmt.Sprintf(" replaced=%d", r.Replaced)
+	}
+	if r.Pending != 0 {
+		s += fmt.Sprintf(" pending=%d", r.Pending)
 	}
 	e.printf("%s handle=%q", s, r.Handle.String())
 }
@@ -817,6 +842,140 @@ func (e *scriptEnv) printRevivals(rs []Revival) {
 		}
 		e.printf("%s", s)
 	}
+}
+
+// rel renders epoch milliseconds relative to clock.Epoch: +61.05s.
+func rel(ms int64) string {
+	return "+" + clock.FromMillis(ms).Sub(clock.Epoch).String()
+}
+
+// printCkRevivals renders the leases a checkpoint tick settled.
+func (e *scriptEnv) printCkRevivals(rs []Revival) {
+	for _, rv := range rs {
+		r := &rv.Record
+		s := fmt.Sprintf("  %s lease=%d %s@%s@%d@%d deadline=%s", rv.Outcome, rv.Lease, r.GroupID, r.TopicID, r.QueueID, r.Offset, rel(rv.Deadline.Millis()))
+		if r.AttemptTimes > 0 {
+			s += fmt.Sprintf(" rePut=%d", r.AttemptTimes)
+		}
+		switch rv.Outcome {
+		case Revived:
+			s += fmt.Sprintf(" -> %s/%d@%d reconsume=%d", rv.Copy.Topic, rv.Copy.QueueID, rv.Copy.Offset, rv.CopyReconsumeTimes)
+		case ReviveRetried:
+			s += fmt.Sprintf(" -> lease=%d deadline=%s", rv.NewLease, rel(rv.NextDeadline.Millis()))
+		}
+		e.printf("%s", s)
+	}
+}
+
+// printTick renders what one CheckpointTick did; quiet rounds (nothing
+// read) and quiet scans are not printed.
+func (e *scriptEnv) printTick(r *CheckpointResult) error {
+	for _, c := range r.Buffer.Commits {
+		e.printf("  commit %s@%s@%d=%d", c.Group, c.Topic, c.QueueID, c.Commit)
+	}
+	if r.Buffer.Unwritten > 0 {
+		e.printf("  buffer: %d CKs acked in time, never written", r.Buffer.Unwritten)
+	}
+	for _, rd := range r.Rounds {
+		if rd.Cks == 0 && rd.OldOffset == rd.NewOffset {
+			continue // an idle round, or one that only re-read acks
+		}
+		e.printf("  round rq=%d %s..%s read=%d cks=%d offset %d->%d", rd.ReviveQueue, rel(rd.Start.Millis()), rel(rd.End.Millis()), rd.Read, rd.Cks, rd.OldOffset, rd.NewOffset)
+	}
+	e.printFailures(r.Failures)
+	e.printCkRevivals(r.Revivals)
+	e.wakePulls(r.PullWoken)
+	return e.wake(r.Woken)
+}
+
+func cmdTick(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.CheckpointTick(e.now)
+	e.printf("tick %s", rel(e.now.Millis()))
+	return e.printTick(&r)
+}
+
+// cmdRun drives the checkpoint services for a while, as a driver does:
+// a CheckpointTick at every NextCheckpointTick up to now + d, printing the
+// ticks that did something.
+func cmdRun(e *scriptEnv, a *cmdArgs) error {
+	d, err := clock.ParseDuration(a.arg(0, "duration"))
+	if err := a.done(); err != nil {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	until := e.now.Add(d)
+	for n := 0; ; n++ {
+		if n > 1_000_000 {
+			return fmt.Errorf("run: more than a million ticks")
+		}
+		t, ok := e.b.NextCheckpointTick()
+		if !ok || t > until {
+			break
+		}
+		e.now = max(e.now, t)
+		r := e.b.CheckpointTick(e.now)
+		saved := e.out.String()
+		e.out.Reset()
+		err := e.printTick(&r)
+		body := e.out.String()
+		e.out.Reset()
+		e.out.WriteString(saved)
+		if body != "" { // a tick with nothing to say is not printed
+			e.printf("tick %s", rel(e.now.Millis()))
+			e.out.WriteString(body)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	e.now = until
+	e.printf("now=%s", rel(e.now.Millis()))
+	return nil
+}
+
+// cmdCkState prints the checkpoint path's state.
+func cmdCkState(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	c := e.b.State().Checkpoint
+	for _, l := range c.Leases {
+		s := fmt.Sprintf("lease %d %s@%s@%d@%d deadline=%s rq=%d", l.Lease, l.Group, l.Topic, l.QueueID, l.Offset, rel(l.Deadline), l.ReviveQueue)
+		if !l.Stored {
+			s += " buffered"
+		}
+		if l.AckPending {
+			s += " ack-pending"
+		}
+		e.printf("%s", s)
+	}
+	for _, t := range c.Timer {
+		e.printf("timer %s rq=%d %s %s", rel(t.Due), t.ReviveQueue, t.Tag, t.UniqKey)
+	}
+	for _, w := range c.Buffer {
+		e.printf("buffer %s rq=%d lease=%d n=%d bits=%b stored=%b justOffset=%v ckStored=%v next=%d", w.MergeKey, w.ReviveQueue, w.FirstLease, w.Num, w.Bits, w.StoredBits, w.JustOffset, w.CkStored, w.NextBegin)
+	}
+	for _, q := range c.CommitQueues {
+		e.printf("commitQueue %s@%s@%d next=%v done=%v", q.Group, q.Topic, q.QueueID, q.NextBegins, q.Done)
+	}
+	for _, s := range c.Revive {
+		if s.Offset < 0 && s.Committed < 0 && !s.Pulling {
+			continue
+		}
+		e.printf("revive rq=%d offset=%d committed=%d slow=%d pulling=%v due=%s", s.ReviveQueue, s.Offset, s.Committed, s.Slow, s.Pulling, rel(s.Due))
+	}
+	for _, n := range c.Inflight {
+		e.printf("inflight %s@%s@%d=%d", n.Group, n.Topic, n.QueueID, n.Count)
+	}
+	if e.out.Len() == 0 {
+		e.printf("empty")
+	}
+	return nil
 }
 
 func cmdCleanupCache(e *scriptEnv, a *cmdArgs) error {
