@@ -384,6 +384,12 @@ func (b *Broker) reviveCk(s *reviveService, rc *roundCk, g int64, res *Checkpoin
 			failed, readFailed = append(failed, j), append(readFailed, true)
 			continue
 		}
+		if ck.BrokerName != b.cfg.BrokerName {
+			// EscapeBridge reads from the broker the CK names; popsim has
+			// one broker, so no other is found: "need retry"
+			failed, readFailed = append(failed, j), append(readFailed, false)
+			continue
+		}
 		var orig *model.Message
 		if q := b.queue(ck.Topic, ck.QueueID); q != nil {
 			orig = q.at(off)

@@ -99,7 +99,7 @@ func init() {
 		"group":         {"group <name> consumeEnable=B retryMaxTimes=N", cmdGroup},
 		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... body=B n=N", cmdPut},
 		"fail-puts":     {"fail-puts topic=T q=N n=N|all|0", cmdFailPuts},
-		"faults":        {"faults seed=N writePPM=N retryWritePPM=N", cmdFaults},
+		"faults":        {"faults seed=N writePPM=N retryWritePPM=N reviveReadPPM=N", cmdFaults},
 		"truncate":      {"truncate <topic> q=N offset=N", cmdTruncate},
 		"reset-offset":  {"reset-offset <group> <topic> q=N offset=N", cmdResetOffset},
 		"pop":           {"pop <group> <topic> q=N n=N it=MS poll=MS born=T client=C init=min|max type=T exp=E attempt=A order=B keep=NAME", cmdPop},
@@ -406,7 +406,7 @@ func cmdFailPuts(e *scriptEnv, a *cmdArgs) error {
 // keeping the counted rules.
 func cmdFaults(e *scriptEnv, a *cmdArgs) error {
 	f := e.b.State().Faults
-	f.Seed, f.WritePPM, f.RetryWritePPM = uint64(a.int("seed", 0)), a.int("writePPM", 0), a.int("retryWritePPM", 0)
+	f.Seed, f.WritePPM, f.RetryWritePPM, f.ReviveReadPPM = uint64(a.int("seed", 0)), a.int("writePPM", 0), a.int("retryWritePPM", 0), a.int("reviveReadPPM", 0)
 	if err := a.done(); err != nil {
 		return err
 	}
@@ -964,8 +964,8 @@ func cmdCkState(e *scriptEnv, a *cmdArgs) error {
 		e.printf("commitQueue %s@%s@%d next=%v done=%v", q.Group, q.Topic, q.QueueID, q.NextBegins, q.Done)
 	}
 	for _, s := range c.Revive {
-		if s.Offset < 0 && s.Committed < 0 && !s.Pulling {
-			continue
+		if s.Offset < 0 && s.Committed < 0 {
+			continue // never revived anything
 		}
 		e.printf("revive rq=%d offset=%d committed=%d slow=%d pulling=%v due=%s", s.ReviveQueue, s.Offset, s.Committed, s.Slow, s.Pulling, rel(s.Due))
 	}
@@ -1028,6 +1028,9 @@ func cmdRestart(e *scriptEnv, a *cmdArgs) error {
 		ids[i] = strconv.FormatUint(w.ID, 10)
 	}
 	s := fmt.Sprintf("droppedPolls=[%s] cachedLost=%d lostLeases=%v", strings.Join(ids, " "), r.CachedLost, r.LostLeases)
+	if len(r.ReopenedLeases) > 0 {
+		s += fmt.Sprintf(" reopenedLeases=%v", r.ReopenedLeases)
+	}
 	if len(r.DroppedPulls) > 0 {
 		var hs []string
 		for _, w := range r.DroppedPulls {

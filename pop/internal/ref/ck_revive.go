@@ -405,6 +405,10 @@ func (b *Broker) reviveCk(s *service, c *rck, g int64, res *pop.CheckpointResult
 				continue
 			}
 		}
+		if c.ck.BrokerName != b.cfg.BrokerName {
+			failed = append(failed, failure{i, false})
+			continue
+		}
 		var orig *model.Message
 		if q := b.queue(c.ck.Topic, c.ck.QueueID); q != nil {
 			orig = q.at(c.ck.AckOffsetByIndex(i))
