@@ -98,7 +98,9 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 
 // findAcked returns the ckRef and index an ack of ackOffset with merge key
 // key, on revive queue rq, would pair with: the newest such CK whose lease
-// at that offset is still live. It returns nil when there is none.
+// at that offset is still live and has no ack message pending yet (a
+// second ack of a pending lease ends nothing more). It returns nil when
+// there is none.
 func (b *Broker) findAcked(key string, rq int32, ackOffset int64) (*ckRef, int) {
 	rs := b.ckl.byKey[key]
 	for j := len(rs) - 1; j >= 0; j-- {
@@ -107,6 +109,9 @@ func (b *Broker) findAcked(key string, rq int32, ackOffset int64) (*ckRef, int) 
 			continue
 		}
 		if i := r.ck.IndexOfAck(ackOffset); i >= 0 && i < int(r.ck.Num) && r.live(i) {
+			if r.pending&(1<<uint(i)) != 0 {
+				return nil, -1
+			}
 			return r, i
 		}
 	}

@@ -58,6 +58,12 @@ type scriptEnv struct {
 	kept     map[string]*PopRequest // requests kept by pop keep=NAME
 	out      strings.Builder
 	maxWakes int
+	// twin is the same script's broker on the other path (command twin):
+	// every command then runs on both.
+	twin *scriptEnv
+	// kvRevive and kvCleanup are when settle next runs the KV path's
+	// Revive and CleanupCache.
+	kvRevive, kvCleanup clock.Time
 }
 
 // newScriptEnv is a script environment on the KV path.
@@ -130,12 +136,50 @@ func init() {
 		"tick":          {"tick", cmdTick},
 		"run":           {"run <duration>: tick at every NextCheckpointTick for that long", cmdRun},
 		"ckstate":       {"ckstate", cmdCkState},
+		"twin":          {"twin: from here on every command also runs on a broker on the other path", cmdTwin},
+		"settle":        {"settle <duration>: run the path's periodic work for that long, as a driver does", cmdSettle},
 	}
 }
 
 // exec runs one command line. Every command accepts at=+<duration> to move
 // the clock (forward only) before it runs.
 func (e *scriptEnv) exec(line string) (string, error) {
+	if e.twin != nil {
+		return e.execTwin(line)
+	}
+	return e.execOne(line)
+}
+
+// execTwin runs a command on the broker and its twin (the other path) at
+// the same time; the output is printed once when both agree, else under
+// [kv] and [fs].
+func (e *scriptEnv) execTwin(line string) (string, error) {
+	e.twin.now = e.now
+	a, err := e.execOne(line)
+	if err != nil {
+		return "", err
+	}
+	b, err := e.twin.execOne(line)
+	if err != nil {
+		return "", err
+	}
+	e.now = max(e.now, e.twin.now)
+	e.twin.now = e.now
+	if a == b {
+		return a, nil
+	}
+	kv, fs := a, b
+	if !e.b.cfg.UsesKV() {
+		kv, fs = b, a
+	}
+	indent := func(s string) string {
+		return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+	}
+	return "[kv]\n" + indent(kv) + "[fs]\n" + indent(fs), nil
+}
+
+// execOne runs a command on this environment's broker.
+func (e *scriptEnv) execOne(line string) (string, error) {
 	e.out.Reset()
 	a, err := parseCommand(line)
 	if err != nil {
@@ -1280,5 +1324,111 @@ func cmdQueryOffset(e *scriptEnv, a *cmdArgs) error {
 		return nil
 	}
 	e.printf("code=%v offset=%d", r.Code, r.Offset)
+	return nil
+}
+
+// cmdTwin starts the twin: a broker with this one's configuration on the
+// other path, with the same topics and groups. Commands then run on both,
+// at the same times, and the output shows where the paths differ.
+func cmdTwin(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	if e.twin != nil {
+		return fmt.Errorf("twin already started")
+	}
+	cfg := e.b.cfg
+	cfg.PopConsumerKVServiceEnable = !cfg.PopConsumerKVServiceEnable
+	t := newScriptEnv(e.t)
+	b, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	t.b, t.now = b, e.now
+	st := e.b.State()
+	for _, tc := range st.Topics {
+		if err := b.CreateTopic(tc.Config); err != nil {
+			return err
+		}
+	}
+	for _, g := range st.Groups {
+		if err := b.CreateGroup(g); err != nil {
+			return err
+		}
+	}
+	e.twin = t
+	e.printf("twin: %s path beside %s", pathName(&cfg), pathName(&e.b.cfg))
+	return nil
+}
+
+func pathName(c *Config) string {
+	if c.UsesKV() {
+		return "kv"
+	}
+	return "fs"
+}
+
+// cmdSettle drives the broker's periodic work for d as a driver does: on
+// the KV path Revive every ReviveIdleInterval (at once after a full page)
+// and CleanupCache every CacheCleanupInterval; on the checkpoint path
+// CheckpointTick at every NextCheckpointTick; PollTick at NextPollExpiry
+// on both. It prints what settled the leases, with times.
+func cmdSettle(e *scriptEnv, a *cmdArgs) error {
+	d, err := clock.ParseDuration(a.arg(0, "duration"))
+	if err := a.done(); err != nil {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	until := e.now.Add(d)
+	kv := e.b.cfg.UsesKV()
+	e.kvRevive, e.kvCleanup = max(e.kvRevive, e.now), max(e.kvCleanup, e.now)
+	for n := 0; n < 1_000_000; n++ {
+		next, ok := until, false
+		if kv {
+			next, ok = min(e.kvRevive, e.kvCleanup), true
+		} else if t, has := e.b.NextCheckpointTick(); has {
+			next, ok = t, true
+		}
+		if t, has := e.b.NextPollExpiry(); has && (!ok || t < next) {
+			next, ok = t, true
+		}
+		if !ok || next > until {
+			break
+		}
+		e.now = max(e.now, next)
+		var revs []Revival
+		var woken []Wakeup
+		if kv && e.kvRevive <= e.now {
+			r := e.b.Revive(e.now)
+			revs, woken = append(revs, r.Revivals...), append(woken, r.Woken...)
+			e.kvRevive = e.now.Add(ReviveIdleInterval * clock.Millisecond)
+			if r.FullPage {
+				e.kvRevive = e.now
+			}
+		}
+		if kv && e.kvCleanup <= e.now {
+			r := e.b.CleanupCache(e.now)
+			revs, woken = append(revs, r.Revives...), append(woken, r.Woken...)
+			e.kvCleanup = e.now.Add(CacheCleanupInterval * clock.Millisecond)
+		}
+		if !kv {
+			if t, has := e.b.NextCheckpointTick(); has && t <= e.now {
+				r := e.b.CheckpointTick(e.now)
+				revs, woken = append(revs, r.Revivals...), append(woken, r.Woken...)
+			}
+		}
+		woken = append(woken, e.b.PollTick(e.now)...)
+		if len(revs) > 0 {
+			e.printf("at %s", rel(e.now.Millis()))
+			e.printCkRevivals(revs)
+		}
+		if err := e.wake(woken); err != nil {
+			return err
+		}
+	}
+	e.now = until
+	e.printf("now=%s", rel(e.now.Millis()))
 	return nil
 }

@@ -299,7 +299,8 @@ func (b *Broker) refByLease(l model.LeaseID) *ckRef {
 }
 
 // pairing finds the newest live CK with merge key key on revive queue rq
-// whose lease at ackOffset is live.
+// whose lease at ackOffset is live; none when that lease already has an
+// ack message pending.
 func (b *Broker) pairing(key string, rq int32, ackOffset int64) (*ckRef, int) {
 	for j := len(b.ck.refs) - 1; j >= 0; j-- {
 		r := b.ck.refs[j]
@@ -307,6 +308,9 @@ func (b *Broker) pairing(key string, rq int32, ackOffset int64) (*ckRef, int) {
 			continue
 		}
 		if i := r.ck.IndexOfAck(ackOffset); i >= 0 && i < len(r.ended) && !r.ended[i] {
+			if r.pending[i] {
+				return nil, -1
+			}
 			return r, i
 		}
 	}
