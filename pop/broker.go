@@ -52,6 +52,9 @@ type Broker struct {
 	// lastNow is the latest time any call brought.
 	started          bool
 	startMs, lastNow int64
+	// arrival is when the last successful revive-topic put reaches its
+	// revive queue (its timer delivery, or the put itself).
+	arrival int64
 
 	volatile
 	stats   Stats

@@ -38,10 +38,12 @@ func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset i
 }
 
 // writeAck writes an ack message and returns the live lease it will end
-// when revive pairs it (0: none, or the write failed).
+// when revive pairs it: 0 when it names none, the write failed, or it
+// reaches the revive queue before the lease's CK (a CK still in the timer
+// when a late ack goes in at once), where the round skips it.
 func (b *Broker) writeAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) model.LeaseID {
 	ref, i := b.findAcked(a.MergeKey(), rq, a.AckOffset)
-	if b.putAck(nowMs, a, rq, deliverMs, fails) != putOK || ref == nil {
+	if b.putAck(nowMs, a, rq, deliverMs, fails) != putOK || ref == nil || !ref.pairs(b.arrival) {
 		return 0
 	}
 	ref.pending |= 1 << uint(i)
@@ -107,7 +109,7 @@ func (b *Broker) batchAckCK(nowMs int64, a *BatchAck, res *BatchAckResult) {
 		if e.Skipped {
 			continue
 		}
-		if h := hits[j]; h.ref != nil {
+		if h := hits[j]; h.ref != nil && h.ref.pairs(b.arrival) {
 			h.ref.pending |= 1 << uint(h.i)
 			e.Pending = h.ref.lease(h.i)
 			res.Pending++
@@ -169,7 +171,7 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 		return res
 	}
 	ref := b.newRef(&ck, rq)
-	ref.stored = true
+	ref.stored, ref.at = true, b.arrival
 	b.stats.Changed++
 	a := model.AckMsg{AckOffset: offset, StartOffset: h.CkQueueOffset, ConsumerGroup: group, Topic: topicName, QueueID: qid,
 		PopTime: h.PopTime, BrokerName: h.BrokerName}

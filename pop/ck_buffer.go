@@ -181,7 +181,7 @@ func (b *Broker) storeWrapper(nowMs int64, w *wrapper, fails *[]WriteFailure) {
 	}
 	if b.putCk(nowMs, &w.ck, w.rq, w.ref.first, fails) == putOK {
 		w.ckStored = true
-		w.ref.stored = true
+		w.ref.stored, w.ref.at = true, b.arrival
 	}
 }
 

@@ -30,8 +30,15 @@ type ckRef struct {
 	ended, pending uint32
 	// stored: the CK message was written (to the timer or the revive
 	// queue); buffered CKs are not stored until the buffer writes them.
+	// at is when it reaches its revive queue.
 	stored bool
+	at     int64
 }
+
+// pairs predicts whether an ack message reaching r's revive queue at
+// ackAt will be read after r's CK, so that the round holding the CK sets
+// its bit: a CK still held by the buffer is assumed to be written on time.
+func (r *ckRef) pairs(ackAt int64) bool { return !r.stored || r.at <= ackAt }
 
 func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
 

@@ -493,7 +493,7 @@ func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *Che
 		return
 	}
 	nr := b.newRef(&ck, s.qid)
-	nr.stored = true
+	nr.stored, nr.at = true, b.arrival
 	rv.Outcome, rv.NewLease, rv.NextDeadline = ReviveRetried, nr.first, clock.FromMillis(ck.ReviveTime())
 	res.Revivals = append(res.Revivals, rv)
 }

@@ -176,13 +176,16 @@ func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, fai
 		due := nowMs + delayLevel(deliverMs-nowMs)
 		_ = msg.SetProperty(model.PropertyTimerDeliverMs, itoa(due))
 		b.timer.add(&timerMsg{due: due, msg: *msg})
+		b.arrival = due
 		return putOK
 	}
 	if deliverMs > nowMs {
-		b.timer.add(&timerMsg{due: b.timerDue(deliverMs), msg: *msg})
+		b.arrival = b.timerDue(deliverMs)
+		b.timer.add(&timerMsg{due: b.arrival, msg: *msg})
 		return putOK
 	}
 	b.appendRevive(q, msg, nowMs)
+	b.arrival = nowMs
 	return putOK
 }
 

@@ -21,7 +21,8 @@ type ckRef struct {
 	rq            int32
 	ended         []bool
 	pending       []bool
-	stored, alive bool // alive: the CK may still revive (not dropped)
+	stored, alive bool  // alive: the CK may still revive (not dropped)
+	at            int64 // when the CK reaches its revive queue
 }
 
 func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
@@ -61,6 +62,7 @@ type ckState struct {
 	started  bool
 	startMs  int64
 	lastNow  int64
+	arrival  int64 // when the last revive-topic put reaches its queue
 	// volatile
 	buffer   []*wrapper
 	commits  []*commitQ
@@ -181,10 +183,13 @@ func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, fai
 		}
 		_ = msg.SetProperty(model.PropertyTimerDeliverMs, strconv.FormatInt(nowMs+lvl, 10))
 		b.hold(nowMs+lvl, msg)
+		b.ck.arrival = nowMs + lvl
 	case deliverMs > nowMs:
 		b.hold(b.slotDue(deliverMs), msg)
+		b.ck.arrival = b.slotDue(deliverMs)
 	default:
 		storeRevive(q, msg, nowMs)
+		b.ck.arrival = nowMs
 	}
 	return 0
 }
@@ -594,7 +599,7 @@ func (b *Broker) writeCkJustOffset(nowMs int64, ck *model.PopCheckPoint, rq int3
 
 func (b *Broker) storeCk(nowMs int64, w *wrapper, fails *[]pop.WriteFailure) {
 	if !w.ckStored && b.writeCk(nowMs, &w.ck, w.rq, w.ref.first, fails) == 0 {
-		w.ckStored, w.ref.stored = true, true
+		w.ckStored, w.ref.stored, w.ref.at = true, true, b.ck.arrival
 	}
 }
 
@@ -787,7 +792,7 @@ func (b *Broker) fsAck(nowMs int64, req *pop.AckRequest, h model.ReceiptHandle) 
 		return res
 	}
 	r, i := b.pairing(a.MergeKey(), h.ReviveQueueID, req.Offset)
-	if b.writeAckMsg(nowMs, &a, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures) == 0 && r != nil {
+	if b.writeAckMsg(nowMs, &a, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures) == 0 && r != nil && (!r.stored || r.at <= b.ck.arrival) {
 		r.pending[i] = true
 		res.Pending = r.lease(i)
 	}
@@ -865,7 +870,7 @@ func (b *Broker) fsBatchAck(nowMs int64, a pop.BatchAck, res *pop.BatchAckResult
 		if e.Skipped {
 			continue
 		}
-		if h := hits[j]; h.r != nil {
+		if h := hits[j]; h.r != nil && (!h.r.stored || h.r.at <= b.ck.arrival) {
 			h.r.pending[h.i] = true
 			e.Pending = h.r.lease(h.i)
 			res.Pending++
@@ -896,7 +901,7 @@ func (b *Broker) fsChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h mo
 		return res
 	}
 	r := b.makeRef(&ck, rq)
-	r.stored = true
+	r.stored, r.at = true, b.ck.arrival
 	b.stats.Changed++
 	a := model.AckMsg{AckOffset: req.Offset, StartOffset: h.CkQueueOffset, ConsumerGroup: req.ConsumerGroup, Topic: req.Topic,
 		QueueID: req.QueueID, PopTime: h.PopTime, BrokerName: h.BrokerName}
@@ -906,7 +911,7 @@ func (b *Broker) fsChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h mo
 		}
 	} else {
 		o, i := b.pairing(a.MergeKey(), rq, req.Offset)
-		if b.writeAckMsg(nowMs, &a, rq, h.PopTime+h.InvisibleTime, &res.Failures) == 0 && o != nil {
+		if b.writeAckMsg(nowMs, &a, rq, h.PopTime+h.InvisibleTime, &res.Failures) == 0 && o != nil && (!o.stored || o.at <= b.ck.arrival) {
 			o.pending[i] = true
 			res.Pending = o.lease(i)
 		}

@@ -494,7 +494,7 @@ func (b *Broker) rePut(s *service, c *rck, i int, g int64, res *pop.CheckpointRe
 		return
 	}
 	r := b.makeRef(&ck, s.qid)
-	r.stored = true
+	r.stored, r.at = true, b.ck.arrival
 	rv.Outcome, rv.NewLease, rv.NextDeadline = pop.ReviveRetried, r.first, clock.FromMillis(ck.ReviveTime())
 	res.Revivals = append(res.Revivals, rv)
 }
