@@ -1,8 +1,9 @@
 // Package model is popsim's shared vocabulary: messages and their RocketMQ
 // properties, the in-flight record (PopConsumerRecord) and its store key,
 // receipt handles (the extraInfo / POP_CK string), the pop response's offset
-// info strings, RocketMQ's numeric response codes, and retry / DLQ topic
-// names.
+// info strings, RocketMQ's numeric response codes, retry / DLQ topic
+// names, and the checkpoint path's revive-topic payloads (PopCheckPoint,
+// AckMsg, BatchAckMsg) with their JSON form and merge keys.
 //
 // It has no behaviour beyond encode, decode and validate, and imports only
 // the standard library and popsim/clock. Every type that appears in traces or

@@ -47,21 +47,31 @@ type AckResult struct {
 	// handle deletes nothing and is silently accepted. With the cache
 	// (enablePopBufferMerge) the delete goes by queue offset alone, so the
 	// record removed may be a different lease than the handle was issued
-	// with.
+	// with. On the checkpoint path: the lease whose ack the buffer merged
+	// into its CK (it ended now).
 	Removed model.LeaseID
+	// Pending (checkpoint path) is the lease whose ack was written as an
+	// ack message: it ends when the revive service pairs the ack with its
+	// CK (a ReviveAcked revival). 0 when the ack names no live lease, or
+	// the write failed (RocketMQ still answers SUCCESS).
+	Pending model.LeaseID
+	// Failures lists the store writes the faults failed (FS ack messages).
+	Failures []WriteFailure
 }
 
 // Ack serves a single ack (AckMessageProcessor with the KV appendAckNew).
 func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
+	b.touch(now.Millis())
 	if res, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, true); !ok {
 		return res
 	}
-	return b.ack(req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle)
+	return b.ack(now.Millis(), req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle)
 }
 
 // AckHeader serves an ack whose receipt handle is text: validated as Ack
 // does, then decoded.
 func (b *Broker) AckHeader(now clock.Time, hdr *AckMessageRequestHeader) AckResult {
+	b.touch(now.Millis())
 	if res, ok := b.validateAck(hdr.Topic, hdr.QueueID, hdr.Offset, true); !ok {
 		return res
 	}
@@ -69,13 +79,16 @@ func (b *Broker) AckHeader(now clock.Time, hdr *AckMessageRequestHeader) AckResu
 	if err := model.ParseReceiptHandleInto(hdr.ExtraInfo, &h); err != nil {
 		return AckResult{Code: model.SystemError, Remark: err.Error()}
 	}
-	return b.ack(hdr.ConsumerGroup, hdr.Topic, hdr.QueueID, hdr.Offset, &h)
+	return b.ack(now.Millis(), hdr.ConsumerGroup, hdr.Topic, hdr.QueueID, hdr.Offset, &h)
 }
 
 // ack is a validated ack with a decoded handle.
-func (b *Broker) ack(group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) AckResult {
+func (b *Broker) ack(nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) AckResult {
 	if h.IsOrder() {
 		return AckResult{Code: model.InvalidParameter, Remark: "orderly (FIFO) ack is not implemented by this popsim engine yet"}
+	}
+	if !b.cfg.UsesKV() {
+		return b.ackCK(nowMs, group, topicName, qid, offset, h)
 	}
 	return AckResult{Code: model.Success, Removed: b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)}
 }
@@ -128,11 +141,14 @@ func (a *BatchAck) SetBit(i int) {
 type BatchAckResult struct {
 	Code    model.ResponseCode
 	Remark  string
-	Deleted int // records found and removed
+	Deleted int // records found and removed (FS: acks merged into a buffered CK)
+	Pending int // FS: acked offsets written as a bAck message, still live
 	Skipped int // offsets outside the queue's range, ignored
 	// Offsets lists every acked offset in the request's order (entries,
 	// then bits), with the lease each removed.
 	Offsets []AckedOffset
+	// Failures lists the store writes the faults failed (FS bAck messages).
+	Failures []WriteFailure
 }
 
 // AckedOffset is one offset of a batch ack.
@@ -141,8 +157,10 @@ type AckedOffset struct {
 	QueueID int32
 	Offset  int64
 	// Removed is the lease whose record the ack removed, 0 when none (as
-	// AckResult.Removed).
+	// AckResult.Removed); Pending the lease whose ack went into a bAck
+	// message (as AckResult.Pending).
 	Removed model.LeaseID
+	Pending model.LeaseID
 	// Skipped: the offset is outside the queue's range (or a FIFO entry)
 	// and was ignored.
 	Skipped bool
@@ -151,13 +169,18 @@ type AckedOffset struct {
 // BatchAckMessages serves a batch ack (request code 200151, KV path) into
 // res.
 func (b *Broker) BatchAckMessages(now clock.Time, acks []BatchAck, res *BatchAckResult) {
-	*res = BatchAckResult{Offsets: res.Offsets[:0]}
+	*res = BatchAckResult{Offsets: res.Offsets[:0], Failures: res.Failures[:0]}
+	b.touch(now.Millis())
 	if len(acks) == 0 {
 		res.Code, res.Remark = model.NoMessage, "body is empty"
 		return
 	}
 	for i := range acks {
-		b.batchAckOne(&acks[i], res)
+		if b.cfg.UsesKV() {
+			b.batchAckOne(&acks[i], res)
+		} else {
+			b.batchAckCK(now.Millis(), &acks[i], res)
+		}
 	}
 	res.Code = model.Success
 }
@@ -246,6 +269,12 @@ type ChangeInvisibleTimeResult struct {
 	// before the call and is gone: overwritten by the write, or, on a fixed
 	// same-deadline renewal, taken out just before it.
 	Replaced model.LeaseID
+	// Pending (FS) is the old lease when the ack of the old CK went into an
+	// ack message (it ends when revive pairs it); Removed is then 0.
+	Pending model.LeaseID
+	// Failures lists the store writes the faults failed (FS: the new CK,
+	// which makes the answer SYSTEM_ERROR, or the old CK's ack message).
+	Failures []WriteFailure
 }
 
 // ChangeInvisibleTime renews a lease (KV changeInvisibilityDuration): it
@@ -254,6 +283,7 @@ type ChangeInvisibleTimeResult struct {
 // existence check, as upstream: renewing an acked or revived message makes a
 // record that will revive again.
 func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeRequest) ChangeInvisibleTimeResult {
+	b.touch(now.Millis())
 	if v, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, false); !ok {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
@@ -264,6 +294,7 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeReq
 // validated as ChangeInvisibleTime does, then decoded (SYSTEM_ERROR when
 // malformed).
 func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *ChangeInvisibleTimeRequestHeader) ChangeInvisibleTimeResult {
+	b.touch(now.Millis())
 	if v, ok := b.validateAck(hdr.Topic, hdr.QueueID, hdr.Offset, false); !ok {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
@@ -283,6 +314,9 @@ func (b *Broker) change(now clock.Time, group, topicName string, qid int32, offs
 		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: fmt.Sprintf("invisibleTime %d: want >= 0", invisibleMs)}
 	}
 	nowMs := now.Millis()
+	if !b.cfg.UsesKV() {
+		return b.changeCK(nowMs, group, topicName, qid, offset, h, invisibleMs)
+	}
 	c := b.changeKV(nowMs, group, topicName, qid, offset, h, invisibleMs)
 	nh := model.ReceiptHandle{CkQueueOffset: offset, PopTime: nowMs, InvisibleTime: invisibleMs, ReviveQueueID: h.ReviveQueueID,
 		RetryFlag: model.RetryFlagOf(topicName), BrokerName: h.BrokerName, QueueID: qid, QueueOffset: offset, CommitLogOffset: -1}

@@ -17,19 +17,69 @@ type Config struct {
 	Readable bool
 	// TimerWheelEnable (MessageStoreConfig) must be true for POP.
 	TimerWheelEnable bool
+	// TimerPrecisionMs (MessageStoreConfig) is the timer wheel's slot: a
+	// timer message due at t is delivered at the first slot boundary at or
+	// after t (1000).
+	TimerPrecisionMs int64 `unit:"ms"`
+	// TimerMaxDelaySec (MessageStoreConfig): the store refuses a timer
+	// message due more than this far ahead (259200, 3 days).
+	TimerMaxDelaySec int64
+
+	// Path selection. popConsumerKVServiceEnable routes pop, ack and
+	// changeInvisibleTime to the record-based (KV) path; off, RocketMQ's
+	// default, they take the checkpoint (FS) path. popsim builds the KV
+	// service whenever either KV switch is on (upstream needs
+	// popConsumerKVServiceInit for Enable, or fails at startup).
+	PopConsumerFSServiceInit   bool // start the FS buffer-merge and revive services (true)
+	PopConsumerKVServiceInit   bool // start the KV service (false)
+	PopConsumerKVServiceEnable bool // serve POP on the KV path (false)
 
 	PopReviveMaxReturnSizePerRead int   // KV revive page size (16384)
-	PopReviveMaxAttemptTimes      int32 // revive attempts before a record is dropped (16)
+	PopReviveMaxAttemptTimes      int32 // KV revive attempts before a record is dropped (16)
 
-	EnablePopBufferMerge bool  // KV: use the in-memory cache (PopConsumerCache)
-	PopCkStayBufferTime  int64 `unit:"ms"` // cache staging age (10000)
-	PopCkMaxBufferSize   int64 // cache is full above this many records (200000)
+	// EnablePopBufferMerge: KV, use the in-memory cache (PopConsumerCache);
+	// FS, hold checkpoints and merge acks in PopBufferMergeService.
+	EnablePopBufferMerge bool
+	PopCkStayBufferTime  int64 `unit:"ms"` // KV cache staging age; FS: how long a CK stays buffered (10000)
+	// PopCkStayBufferTimeOut (FS): a buffered CK is written once its revive
+	// time is this close (3000); addCk/addAk refuse within it + 1500.
+	PopCkStayBufferTimeOut int64 `unit:"ms"`
+	PopCkMaxBufferSize     int64 // KV: cache full above this many records; FS: addCk refuses above this many buffered CKs (200000)
+	// PopCkOffsetMaxQueueSize (FS): addCk refuses when the queue's commit
+	// queue holds this many wrappers (20000).
+	PopCkOffsetMaxQueueSize int64
+	// EnablePopBatchAck (FS): the buffer writes one bAck message per CK
+	// instead of one ack message per index (false).
+	EnablePopBatchAck bool
+
+	// ReviveQueueNum (FS) is the number of revive-topic queues, one
+	// PopReviveService each (8).
+	ReviveQueueNum int32
+	ReviveInterval int64 `unit:"ms"` // FS: wait between revive rounds (1000)
+	ReviveMaxSlow  int64 // FS: an idle round waits up to reviveMaxSlow × reviveInterval more (3)
+	ReviveScanTime int64 `unit:"ms"` // FS: longest read phase of a revive round (10000)
+	// EnableSkipLongAwaitingAck (FS, apache/rocketmq#5408): an ack whose
+	// CK was not found for reviveAckWaitMs gets a mock CK so the revive
+	// offset can pass it (false).
+	EnableSkipLongAwaitingAck bool
+	ReviveAckWaitMs           int64 `unit:"ms"` // (180000)
+	// SkipWhenCKRePutReachMaxTimes (FS): drop a CK re-put 17 times instead
+	// of re-putting it every 7200 s forever (false).
+	SkipWhenCKRePutReachMaxTimes bool
+
+	// PopFromRetryProbability (FS): percentage of requests that read the
+	// retry topic first (20).
+	PopFromRetryProbability int32
 
 	EnableRetryTopicV2                 bool // write retries to %RETRY%g+t
 	RetrieveMessageFromPopRetryTopicV1 bool // also read %RETRY%g_t (true)
 
-	EnablePopMessageThreshold   bool  // in-flight stop (needs the cache)
-	PopInflightMessageThreshold int64 // per-queue limit (10000), compared with >=
+	// EnablePopMessageThreshold stops reading a queue with too many
+	// messages in flight: KV counts cached records (so it needs the cache)
+	// and stops at >= the threshold; FS counts PopInflightMessageCounter
+	// and stops above it (>).
+	EnablePopMessageThreshold   bool
+	PopInflightMessageThreshold int64 // per-queue limit (10000)
 
 	PopPollingSize                    int   // suspended requests per polling key (1024)
 	MaxPopPollingSize                 int   // suspended requests in all (100000)
@@ -38,6 +88,12 @@ type Config struct {
 	InitPopOffsetByCheckMsgInMem bool  // MAX init starts at 0 while offset 0 is in memory (true)
 	UseServerSideResetOffset     bool  // queryOffset honours a pending admin reset (true)
 	PopConsumerLockTimeout       int64 `unit:"ms"` // PopConsumerLockService lease, "consumer offline" (120000)
+
+	// Seed is popsim's: it seeds the broker's own random draws (the FS
+	// pop's randomQ, java.util.Random in upstream), each a pure function
+	// of the seed and the draw's ordinal (RandomDraw). It is not a
+	// RocketMQ setting.
+	Seed uint64
 
 	// Bugs re-enables upstream defects. All off by default.
 	Bugs Bugs
@@ -68,19 +124,51 @@ type Bugs struct {
 	// messages is broken, so they reach clients under their retry topic name;
 	// the client then acks on a topic that does not exist.
 	RetryTopicReencoding bool
+
+	// ReviveReadFailureLosesRetry (#10985, FS, open upstream): a revive
+	// read of a message that completes exceptionally makes the completion
+	// callback throw before rePutCK, while the revive offset has already
+	// moved past the CK: that message (and every failure after it in the
+	// CK) is never retried. Fixed (PR #10986): the failed read is re-put.
+	// Reads fail only with Faults.ReviveReadPPM.
+	ReviveReadFailureLosesRetry bool
+	// RePutCkLosesBrokerName (#7412, FS, fixed in 5.2.0): a re-put CK has
+	// no broker name, so its revive read goes nowhere and fails: the
+	// message is re-put forever (every 7200 s after 17 times) and never
+	// revived.
+	RePutCkLosesBrokerName bool
+	// DelayLevelTimer (#3787/#4153, FS before 5.0.0, fixed by #4725): CK
+	// and ack messages are delivered by delay levels (1s 5s 10s 30s 1m 2m
+	// … 2h: the smallest one longer than the wanted delay) instead of the
+	// timer wheel, so an ack can reach the revive topic after its CK was
+	// revived: the acked message comes back.
+	DelayLevelTimer bool
 }
 
-// DefaultConfig returns RocketMQ's defaults (spec section 3).
+// DefaultConfig returns RocketMQ's defaults (docs/rocketmq/config.md): the
+// checkpoint (FS) path, as a default broker runs it. KVConfig is the same
+// broker switched to the KV path.
 func DefaultConfig() Config {
 	return Config{
 		BrokerName:                         "broker-a",
 		ClusterName:                        "DefaultCluster",
 		Readable:                           true,
 		TimerWheelEnable:                   true,
+		TimerPrecisionMs:                   1000,
+		TimerMaxDelaySec:                   259200,
+		PopConsumerFSServiceInit:           true,
 		PopReviveMaxReturnSizePerRead:      16384,
 		PopReviveMaxAttemptTimes:           16,
 		PopCkStayBufferTime:                10000,
+		PopCkStayBufferTimeOut:             3000,
 		PopCkMaxBufferSize:                 200000,
+		PopCkOffsetMaxQueueSize:            20000,
+		ReviveQueueNum:                     8,
+		ReviveInterval:                     1000,
+		ReviveMaxSlow:                      3,
+		ReviveScanTime:                     10000,
+		ReviveAckWaitMs:                    180000,
+		PopFromRetryProbability:            20,
 		RetrieveMessageFromPopRetryTopicV1: true,
 		PopInflightMessageThreshold:        10000,
 		PopPollingSize:                     1024,
@@ -91,6 +179,18 @@ func DefaultConfig() Config {
 		PopConsumerLockTimeout:             120000,
 	}
 }
+
+// KVConfig is DefaultConfig with popConsumerKVServiceEnable on: the
+// record-based (KV) path.
+func KVConfig() Config {
+	c := DefaultConfig()
+	c.PopConsumerKVServiceEnable = true
+	return c
+}
+
+// UsesKV reports whether pop, ack and changeInvisibleTime take the KV path
+// (popConsumerKVServiceEnable).
+func (c *Config) UsesKV() bool { return c.PopConsumerKVServiceEnable }
 
 // ConfigError is a setting outside what the engine allows, under its
 // broker.conf key.
@@ -124,6 +224,16 @@ func (c *Config) Validate() error {
 		{"maxPopPollingSize", int64(c.MaxPopPollingSize), 0, 1 << 30},
 		{"popLongPollingForceNotifyInterval", c.PopLongPollingForceNotifyInterval, 1, 1 << 40},
 		{"popConsumerLockTimeout", c.PopConsumerLockTimeout, 1, 1 << 40},
+		{"timerPrecisionMs", c.TimerPrecisionMs, 1, 3600000},
+		{"timerMaxDelaySec", c.TimerMaxDelaySec, 1, 1 << 31},
+		{"popCkStayBufferTimeOut", c.PopCkStayBufferTimeOut, 0, 1 << 40},
+		{"popCkOffsetMaxQueueSize", c.PopCkOffsetMaxQueueSize, 0, 1 << 40},
+		{"reviveQueueNum", int64(c.ReviveQueueNum), 1, 998},
+		{"reviveInterval", c.ReviveInterval, 1, 1 << 40},
+		{"reviveMaxSlow", c.ReviveMaxSlow, 0, 1 << 20},
+		{"reviveScanTime", c.ReviveScanTime, 1, 1 << 40},
+		{"reviveAckWaitMs", c.ReviveAckWaitMs, 0, 1 << 40},
+		{"popFromRetryProbability", int64(c.PopFromRetryProbability), 0, 100},
 	}
 	for _, k := range checks {
 		if k.v < k.min || k.v > k.max {
@@ -146,6 +256,28 @@ func containsSpace(s string) bool {
 // indexed by a record's attemptTimes. popReviveMaxAttemptTimes is capped at
 // its length, which avoids upstream's out-of-bounds index (spec 7.2).
 var ReviveIntervalsSeconds = [...]int64{10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200}
+
+// CkRewriteIntervalsSeconds is the FS re-put backoff
+// (PopReviveService.ckRewriteIntervalsInSeconds), indexed by a CK's
+// rePutTimes, capped at its last entry.
+var CkRewriteIntervalsSeconds = [...]int64{10, 20, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200}
+
+// Checkpoint (FS) path constants, RocketMQ's.
+const (
+	AckTimeInterval       = 1000   // PopAckConstants.ackTimeInterval: a CK is delivered this long before its revive time
+	ReviveGrace           = 2000   // ackTimeInterval + SECOND: a CK is revived once the round has seen this far past it
+	BufferScanInterval    = 5      // PopBufferMergeService.interval: its scan runs every 5 ms
+	BufferGarbageInterval = 30000  // scanGarbage every 30 s of scans
+	CommitQueueIdle       = 300000 // scanGarbage drops a commit queue unused this long (5 min)
+	RevivePullBatch       = 32     // revive-topic messages one revive pull reads
+	ReviveEmptySleep      = 100    // a revive round sleeps this long after an empty pull
+	ReviveEmptyGiveUp     = 4000   // and gives up after this much sleeping on empty pulls
+	ReviveEndTimeMove     = 3000   // after this long without news (and no timer backlog) endTime jumps to now
+)
+
+// DelayLevelsMs are the schedule service's delay levels
+// (messageDelayLevel), used by Bugs.DelayLevelTimer.
+var DelayLevelsMs = [...]int64{1000, 5000, 10000, 30000, 60000, 120000, 180000, 240000, 300000, 360000, 420000, 480000, 540000, 600000, 1200000, 1800000, 3600000, 7200000}
 
 // Driver cadence: how often RocketMQ runs each periodic task. The engine
 // never wakes itself; its driver calls the matching method on this schedule.

@@ -56,6 +56,8 @@ type broker interface {
 	NextHoldCheck() (clock.Time, bool)
 	UpdateConsumerOffset(*pop.UpdateConsumerOffsetRequest) pop.UpdateConsumerOffsetResult
 	QueryConsumerOffset(*pop.QueryConsumerOffsetRequest) pop.QueryConsumerOffsetResult
+	CheckpointTick(clock.Time) pop.CheckpointResult
+	NextCheckpointTick() (clock.Time, bool)
 
 	State() pop.State
 	MinOffset(string, int32) int64
@@ -108,10 +110,14 @@ func between(c chooser, label string, lo, hi int64) int64 {
 	return lo + c.r.Int64N(hi-lo+1)
 }
 
-// genConfig draws a swarm configuration: small limits switched on or off
-// as whole families, and each upstream bug switch on in some runs.
-func genConfig(c chooser, merge bool) pop.Config {
-	cfg := pop.DefaultConfig()
+// genConfig draws a swarm configuration on the KV path (kv) or the
+// checkpoint path: small limits switched on or off as whole families, and
+// each upstream bug switch on in some runs.
+func genConfig(c chooser, merge, kv bool) pop.Config {
+	cfg := pop.KVConfig()
+	if !kv {
+		cfg = genCkConfig(c)
+	}
 	cfg.EnablePopBufferMerge = merge
 	cfg.EnableRetryTopicV2 = pick(c, "cfg.enableRetryTopicV2", false, true)
 	cfg.RetrieveMessageFromPopRetryTopicV1 = pick(c, "cfg.retrieveMessageFromPopRetryTopicV1", true, true, false)
@@ -137,6 +143,32 @@ func genConfig(c chooser, merge bool) pop.Config {
 		CommitOffsetLag:                  on("bug.commitOffsetLag"),
 		RetryTopicReencoding:             on("bug.retryTopicReencoding"),
 	}
+	if !kv {
+		cfg.Bugs.ReviveReadFailureLosesRetry = on("bug.reviveReadFailureLosesRetry")
+		cfg.Bugs.RePutCkLosesBrokerName = on("bug.rePutCkLosesBrokerName")
+		cfg.Bugs.DelayLevelTimer = on("bug.delayLevelTimer")
+	}
+	return cfg
+}
+
+// genCkConfig draws the checkpoint path's own settings.
+func genCkConfig(c chooser) pop.Config {
+	cfg := pop.DefaultConfig()
+	cfg.Seed = uint64(between(c, "cfg.seed", 0, 1<<30))
+	cfg.PopConsumerFSServiceInit = pick(c, "cfg.popConsumerFSServiceInit", true, true, true, true, true, true, true, false)
+	cfg.ReviveQueueNum = pick(c, "cfg.reviveQueueNum", int32(8), 2, 1)
+	cfg.PopFromRetryProbability = pick(c, "cfg.popFromRetryProbability", int32(20), 0, 100, 50)
+	cfg.ReviveInterval = pick(c, "cfg.reviveInterval", int64(1000), 200)
+	cfg.ReviveMaxSlow = pick(c, "cfg.reviveMaxSlow", int64(3), 0, 1)
+	cfg.ReviveScanTime = pick(c, "cfg.reviveScanTime", int64(10000), 10000, 300)
+	cfg.EnableSkipLongAwaitingAck = pick(c, "cfg.enableSkipLongAwaitingAck", false, true)
+	cfg.ReviveAckWaitMs = pick(c, "cfg.reviveAckWaitMs", int64(180000), 1000)
+	cfg.SkipWhenCKRePutReachMaxTimes = pick(c, "cfg.skipWhenCKRePutReachMaxTimes", false, true)
+	cfg.PopCkStayBufferTimeOut = pick(c, "cfg.popCkStayBufferTimeOut", int64(3000), 3000, 100)
+	cfg.PopCkOffsetMaxQueueSize = pick(c, "cfg.popCkOffsetMaxQueueSize", int64(20000), 20000, 2)
+	cfg.EnablePopBatchAck = pick(c, "cfg.enablePopBatchAck", false, true)
+	cfg.TimerPrecisionMs = pick(c, "cfg.timerPrecisionMs", int64(1000), 1000, 100, 7)
+	cfg.TimerMaxDelaySec = pick(c, "cfg.timerMaxDelaySec", int64(259200), 259200, 30)
 	return cfg
 }
 
@@ -326,6 +358,23 @@ func (h *harness) apply(o op) error {
 		h.wake(got.(pop.CacheResult).Woken)
 		h.wakePulls(got.(pop.CacheResult).PullWoken)
 		return err
+	case "tick":
+		return h.tick()
+	case "drive":
+		// a driver: a CheckpointTick at every NextCheckpointTick for dt
+		until := h.now.Add(o.dt)
+		for n := 0; n < 100000; n++ {
+			t, ok := h.eng.NextCheckpointTick()
+			if !ok || t > until {
+				break
+			}
+			h.now = max(h.now, t)
+			if err := h.tick(); err != nil {
+				return err
+			}
+		}
+		h.now = until
+		return nil
 	case "pollTick":
 		got, err := h.both("pollTick", func(b broker) any { return b.PollTick(h.now) })
 		h.wake(got.([]pop.Wakeup))
@@ -363,6 +412,15 @@ func (h *harness) apply(o op) error {
 		return err
 	}
 	panic("unknown op " + o.name)
+}
+
+// tick runs CheckpointTick on both brokers at now.
+func (h *harness) tick() error {
+	got, err := h.both("tick", func(b broker) any { return b.CheckpointTick(h.now) })
+	r := got.(pop.CheckpointResult)
+	h.wake(r.Woken)
+	h.wakePulls(r.PullWoken)
+	return err
 }
 
 // pop runs req on b and returns the result, failing (through the result's
@@ -451,11 +509,14 @@ func snap(b broker) state {
 	// equal, so the fast reflect.DeepEqual path usually succeeds.
 	s.InFlight, s.Cached, s.Offsets = nilIfEmpty(s.InFlight), nilIfEmpty(s.Cached), nilIfEmpty(s.Offsets)
 	s.Faults.Writes = nilIfEmpty(s.Faults.Writes)
-	if n := len(s.InFlight) + len(s.Cached); b.InFlightCount() != n {
+	if n := len(s.InFlight) + len(s.Cached) + len(s.Checkpoint.Leases); b.InFlightCount() != n {
 		s.Getters += fmt.Sprintf("InFlightCount %d, State holds %d; ", b.InFlightCount(), n)
 	}
 	if t, ok := b.NextHoldCheck(); t != s.NextHoldCheck || ok != s.HasHoldCheck {
 		s.Getters += fmt.Sprintf("NextHoldCheck %v %v, State %v %v; ", t, ok, s.NextHoldCheck, s.HasHoldCheck)
+	}
+	if t, ok := b.NextCheckpointTick(); ok {
+		s.Getters += fmt.Sprintf("NextCheckpointTick %v; ", t)
 	}
 	if t, ok := b.NextPollExpiry(); t != s.NextPollExpiry || ok != s.HasPollExpiry {
 		s.Getters += fmt.Sprintf("NextPollExpiry %v %v, State %v %v; ", t, ok, s.NextPollExpiry, s.HasPollExpiry)
@@ -660,6 +721,13 @@ func genChange(c chooser, h *harness) op {
 	return o
 }
 
+// genDrive drives the checkpoint services for a while, as the simulator
+// will: a tick at every NextCheckpointTick.
+func genDrive(c chooser, _ *harness) op {
+	ms := pick(c, "drive.ms", int64(5), 100, 1000, 3000, 10000, 61000)
+	return op{name: "drive", dt: clock.MillisDuration(ms), text: clock.MillisDuration(ms).String()}
+}
+
 func genAdvance(c chooser, _ *harness) op {
 	ms := pick(c, "advance.ms", int64(1), 20, 50, 200, 500, 1000, 3000, 10000, 61000, 130000)
 	d := clock.MillisDuration(ms) + pick(c, "advance.us", clock.Duration(0), 0, 0, 0, 1, 999)
@@ -696,7 +764,7 @@ func genReset(c chooser, h *harness) op {
 // of the retry topics.
 func genFailure(c chooser, _ *harness) op {
 	var f pop.Faults
-	switch m := pick(c, "failure.mode", 0, 0, 1, 2, 3, 4); m {
+	switch m := pick(c, "failure.mode", 0, 0, 1, 2, 3, 4, 5, 6); m {
 	case 1:
 		f.WritePPM = 1_000_000
 	case 2:
@@ -706,6 +774,10 @@ func genFailure(c chooser, _ *harness) op {
 	case 4:
 		g := pick(c, "failure.group", groupNames...)
 		f.Writes = []pop.WriteFault{{Topic: pick(c, "failure.topic", model.RetryTopicV1(g, "t"), model.RetryTopicV2(g, "t")), QueueID: -1, Count: between(c, "failure.count", -1, 3)}}
+	case 5:
+		f.Writes = []pop.WriteFault{{Topic: model.ReviveTopic("DefaultCluster"), QueueID: int32(between(c, "failure.reviveQueue", -1, 1)), Count: between(c, "failure.reviveCount", -1, 3)}}
+	case 6:
+		f.Seed, f.ReviveReadPPM = uint64(between(c, "failure.seed", 0, 1<<40)), pick(c, "failure.reviveReadPPM", int64(500_000), 1_000_000)
 	}
 	return op{name: "failure", faults: f, text: fmt.Sprintf("%+v", f)}
 }
@@ -800,6 +872,8 @@ var actions = []struct {
 	{"advance", 12, genAdvance, nil},
 	{"revive", 5, simple("revive"), nil},
 	{"cleanup", 4, simple("cleanup"), nil},
+	{"tick", 4, simple("tick"), nil},
+	{"drive", 5, genDrive, nil},
 	{"pollTick", 4, simple("pollTick"), nil},
 	{"restart", 1, simple("restart"), nil},
 	{"truncate", 1, genTruncate, nil},
@@ -835,7 +909,7 @@ func genOp(r *rand.Rand, h *harness) op {
 // runSequence runs one seeded sequence and returns a failure report, or "".
 func runSequence(seed uint64, nops int, counts map[string]int) string {
 	r := rand.New(rand.NewPCG(seed, 0x706f70646966660a))
-	cfg := genConfig(chooser{r: r}, seed%2 == 1)
+	cfg := genConfig(chooser{r: r}, seed%2 == 1, seed/2%2 == 0)
 	h, err := newHarness(cfg)
 	if err != nil {
 		return fmt.Sprintf("seed %d: %v", seed, err)
@@ -851,6 +925,15 @@ func runSequence(seed uint64, nops int, counts map[string]int) string {
 			return fmt.Sprintf("seed %d, op %d (%s): %v\nconfig: %+v\nops so far:\n  %s\nreplay: go test ./pop -run TestDifferential -diff.seed %d",
 				seed, i, o, err, cfg, strings.Join(h.ops, "\n  "), seed)
 		}
+	}
+	st := h.eng.State().Stats
+	path := "kv."
+	if !cfg.UsesKV() {
+		path = "fs."
+	}
+	for name, n := range map[string]int64{"revived": st.Revived, "paired": st.RevivePaired, "rePut": st.CkRePuts, "merged": st.AcksMerged,
+		"unwritten": st.CksUnwritten, "lost": st.MayBeLost, "skipped": st.ReviveSkipped, "aborted": st.ReviveRoundsAborted} {
+		counts[path+name] += int(n)
 	}
 	return ""
 }
@@ -895,7 +978,7 @@ func TestDifferentialDirected(t *testing.T) {
 	}
 	for name, ops := range cases {
 		for _, merge := range []bool{false, true} {
-			cfg := pop.DefaultConfig()
+			cfg := pop.KVConfig()
 			cfg.EnablePopBufferMerge = merge
 			h, err := newHarness(cfg)
 			if err != nil {

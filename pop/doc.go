@@ -1,24 +1,32 @@
 // Package pop is popsim's POP engine: one RocketMQ 5 broker's message store,
-// consumer offsets, in-flight records, in-memory cache, long polling and
-// revive, behaving like the record-based (KV) path, PopConsumerService, plus
-// the broker's side of classic Pull (PullMessageProcessor, its hold service
-// and the consumer offset requests). Names, defaults, limits and response
-// codes are RocketMQ's.
+// consumer offsets, long polling and both of RocketMQ's POP paths — the
+// checkpoint (FS) path a default broker runs (PopMessageProcessor with
+// checkpoints in the revive topic, PopBufferMergeService, ack messages, the
+// timer wheel, PopReviveService; DefaultConfig) and the record-based (KV)
+// path, PopConsumerService with its in-flight records and cache
+// (popConsumerKVServiceEnable; KVConfig) — plus the broker's side of
+// classic Pull (PullMessageProcessor, its hold service and the consumer
+// offset requests). Names, defaults, limits and response codes are
+// RocketMQ's; docs/rocketmq/checkpoint-path.md and kv-path.md describe the
+// two paths, and where they differ.
 //
 // # Contract
 //
 // Broker is a single-threaded, clockless state machine. Every operation
 // takes now from its caller, runs to completion and returns what happened
-// as values: it starts no goroutine, reads no clock, draws no random number,
-// does no I/O and calls back into no caller code. Periodic work runs only
-// when the driver calls it, on RocketMQ's cadence: Revive (every
-// ReviveIdleInterval, at once after a full page), CleanupCache
-// (CacheCleanupInterval), PollTick (at NextPollExpiry), CheckHoldRequest
-// (at NextHoldCheck). Suspended pop requests come back to the driver as
-// Wakeups (from Put, Revive, CleanupCache, PollTick, or a found Pop with
+// as values: it starts no goroutine, reads no clock, does no I/O and calls
+// back into no caller code; its only random draws (the FS pop's randomQ)
+// are a pure function of Config.Seed and a durable counter (RandomQ).
+// Periodic work runs only when the driver calls it, on RocketMQ's cadence:
+// KV, Revive (every ReviveIdleInterval, at once after a full page) and
+// CleanupCache (CacheCleanupInterval); FS, CheckpointTick at
+// NextCheckpointTick (the timer, the buffer's 5 ms scans and the revive
+// rounds, in time order); both, PollTick (at NextPollExpiry) and
+// CheckHoldRequest (at NextHoldCheck). The broker's clock starts at its
+// first call. Suspended pop requests come back to the driver as Wakeups
+// (from Put, Revive, CleanupCache, CheckpointTick, PollTick, or a Pop with
 // restNum > 0), which it re-runs with Pop; held pulls come back as
-// PullWakeups (from Put, Revive, CleanupCache, CheckHoldRequest), which it
-// re-runs with RerunPull.
+// PullWakeups, which it re-runs with RerunPull.
 //
 // # The boundary
 //
@@ -50,38 +58,50 @@
 //
 // # Leases
 //
-// Every in-flight record the broker creates (a pop's, a renewal's, a
-// failed revive's backoff re-insert) is a lease with a model.LeaseID: 1, 2,
-// 3 … in creation order, never reused, not even across Restart. Every
-// result names exactly the leases its call made and ended: PoppedMessage
-// and ChangeInvisibleTimeResult the new ones; AckResult.Removed and
+// Every lease has a model.LeaseID: 1, 2, 3 … in creation order, never
+// reused, not even across Restart. On the KV path a lease is an in-flight
+// record (a pop's, a renewal's, a failed revive's backoff re-insert); on
+// the FS path one message of a checkpoint (a pop's CK lends one per
+// message, a renewal's and a re-put's one). Every result names exactly the
+// leases its call made and ended: PoppedMessage and
+// ChangeInvisibleTimeResult the new ones; AckResult.Removed and
 // BatchAckResult.Offsets the one each delete removed (with the cache, the
 // delete goes by offset alone and may remove another lease than the
-// handle's); ChangeInvisibleTimeResult.Removed and Replaced the old record
-// and any record with the new key it overwrote (the #10276 family);
-// Revival the expired lease and, when retried, the new one; Replaced
-// fields every record a write overwrote; RestartResult.LostLeases the
-// cache's.
+// handle's; FS: an ack merged into a buffered CK); AckResult.Pending (FS)
+// the lease an ack message will end when the revive service pairs it with
+// its CK, reported then as a ReviveAcked Revival;
+// ChangeInvisibleTimeResult.Removed, Pending and Replaced the old lease and
+// any record with the new key it overwrote (the #10276 family); Revival
+// the expired lease and, when retried, the new one; Replaced fields every
+// record a write overwrote; RestartResult.LostLeases the cache's and the
+// buffer's, ReopenedLeases (FS) the leases whose merged acks a restart
+// lost. docs/rocketmq/checkpoint-path.md §14 says when each FS lease ends.
 //
 // # Faults
 //
 // Fault injection is data handed to the broker before a call (SetFaults):
 // counted write rules and probabilities decided by FaultDraw, a pure hash
-// of a seed and the write's ordinal. Failures come back in the result of
-// the call they happened in (PutResult, ReviveResult and CacheResult
-// Failures).
+// of a seed and the write's ordinal, and (FS) revive read failures. A rule
+// on the revive topic fails CK and ack writes. Failures come back in the
+// result of the call they happened in (the Failures of every result).
 //
-// # Files: shared and KV-only
+// # Files: shared, KV and FS
 //
 // RocketMQ chooses between the KV path and the checkpoint (FS) path with
-// popConsumerKVServiceEnable; only the KV path is built. What both paths
-// share lives in broker.go, store.go (messages, reads, Put), names.go,
-// offsets.go (ConsumerOffsetManager), polling.go (PopLongPollingService),
-// pop.go and ack.go (requests, results, validation, the shared halves of
-// the operations), revive.go (results and retry copies), lease.go,
-// faults.go, state.go, pull.go, pullhold.go and consumeroffset.go. The KV
-// path's own parts are in kv_*.go: the records index, the cache, KV pop,
-// ack and renewal, revive, and the commit window.
+// popConsumerKVServiceEnable, per request; popsim does the same. What both
+// paths share lives in broker.go, store.go (messages, reads, Put),
+// names.go, offsets.go (ConsumerOffsetManager), polling.go
+// (PopLongPollingService), pop.go and ack.go (requests, results,
+// validation, the shared halves of the operations), revive.go (results
+// and retry copies), lease.go, faults.go, state.go, pull.go, pullhold.go
+// and consumeroffset.go. The KV path's own parts are in kv_*.go: the
+// records index, the cache, KV pop, ack and renewal, revive, and the
+// commit window. The FS path's are in ck_*.go: the revive topic and the
+// timer (ck_store), the lease bookkeeping (ck_lease), PopBufferMergeService
+// (ck_buffer), pop (ck_pop), ack, batch ack and renewal (ck_ack),
+// PopReviveService (ck_revive) and CheckpointTick (ck_tick). The FS path
+// subscribes with package filter (TAG and SQL92); the KV path still uses
+// its own TAG filter.
 //
 // # Data
 //
@@ -95,13 +115,14 @@
 //   - Ack of a stale or duplicate handle answers SUCCESS and deletes
 //     nothing (AckResult.Removed is 0).
 //   - changeInvisibleTime has no existence check: renewing an acked or
-//     revived message makes a record that revives again (an extra copy).
-//   - A record is revived once now-50 passes its visibility timeout; an ack
+//     revived message makes a record (FS: a CK) that revives again (an
+//     extra copy).
+//   - KV: a record is revived once now-50 passes its visibility timeout; an ack
 //     that arrives after the deadline but before the revive pass still
 //     deletes it.
 //   - Retry messages are presented under their original topic; their
 //     handle's retryFlag routes ack and renew to the retry topic.
-//   - The commit offset converges to the smallest offset still owed an ack
+//   - KV: the commit offset converges to the smallest offset still owed an ack
 //     (the fix for apache/rocketmq#10949); Bugs.CommitOffsetLag restores
 //     upstream's lagging value. A commit offset a client stores (a pull's
 //     FLAG_COMMIT_OFFSET, UpdateConsumerOffset) replaces it, and the next
@@ -112,14 +133,19 @@
 //   - A held pull is answered by an arrival its filter matches, else at the
 //     first 5 s hold check after its suspend time or after a filtered-out
 //     arrival on its queue, as PullRequestHoldService does.
+//   - FS: an ack is written as an ack message (or merged into a buffered
+//     CK) and the message is skipped when the revive service pairs it;
+//     the commit offset follows the read position, not the acks; a lease
+//     is revived about 2-7 s after its deadline; a failed revive is re-put
+//     with the 17-step table, forever by default.
 //
 // Upstream defects are opt-in switches in Config.Bugs, off by default.
-// The orderly (FIFO) variant and the checkpoint (FS) path are not built
-// yet; FIFO requests are refused with INVALID_PARAMETER rather than faked.
+// The orderly (FIFO) variant is not built yet; FIFO requests are refused
+// with INVALID_PARAMETER rather than faked.
 //
 // # Example
 //
-//	b, _ := pop.New(pop.DefaultConfig())
+//	b, _ := pop.New(pop.DefaultConfig()) // the checkpoint path; pop.KVConfig() for KV
 //	_ = b.CreateTopic(pop.TopicConfig{Name: "orders", ReadQueueNums: 4, WriteQueueNums: 4})
 //	_ = b.CreateGroup(pop.DefaultGroup("billing"))
 //	now := clock.Epoch
@@ -128,5 +154,8 @@
 //	b.Pop(now, &pop.PopRequest{ConsumerGroup: "billing", Topic: "orders", QueueID: -1, MaxMsgNums: 32, InvisibleTime: clock.Minute}, &res)
 //	m := &res.Messages[0] // m.Lease, m.Deadline, m.Handle, m.Message
 //	ack := pop.NewAckRequest("billing", m.Message.Topic, &m.Handle)
-//	b.Ack(now, &ack) // AckResult.Removed == m.Lease
+//	b.Ack(now, &ack) // FS: AckResult.Pending == m.Lease (KV: Removed)
+//	for t, ok := b.NextCheckpointTick(); ok && t <= later; t, ok = b.NextCheckpointTick() {
+//		b.CheckpointTick(t) // revive rounds pair the ack: a ReviveAcked Revival
+//	}
 package pop

@@ -23,6 +23,11 @@ type Faults struct {
 	// RetryWritePPM fails writes to retry topics (%RETRY%…: revive's retry
 	// copies) with this probability (0..1000000).
 	RetryWritePPM int64
+	// ReviveReadPPM fails the checkpoint path's revive reads of a message
+	// (EscapeBridge.getMessageAsync completing exceptionally) with this
+	// probability (0..1000000), decided by FaultDraw(Seed^readSalt, n) for
+	// the n-th read while it is non-zero.
+	ReviveReadPPM int64
 	// Writes are counted rules, checked first and in order: the first rule
 	// whose topic and queue match and whose Count is not 0 fails the write
 	// (and, when Count > 0, uses one up).
@@ -64,7 +69,7 @@ func (f *Faults) Validate() error {
 	for _, p := range []struct {
 		name string
 		v    int64
-	}{{"writePPM", f.WritePPM}, {"retryWritePPM", f.RetryWritePPM}} {
+	}{{"writePPM", f.WritePPM}, {"retryWritePPM", f.RetryWritePPM}, {"reviveReadPPM", f.ReviveReadPPM}} {
 		if p.v < 0 || p.v > 1_000_000 {
 			return fmt.Errorf("pop: faults %s = %d out of range: want 0..1000000 (parts per million)", p.name, p.v)
 		}

@@ -25,7 +25,7 @@ func TestFaultDrawPinned(t *testing.T) {
 }
 
 func TestSetFaultsValidates(t *testing.T) {
-	b, err := New(DefaultConfig())
+	b, err := New(KVConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,9 +37,18 @@ import (
 //     the one the tree holds;
 //   - pull holds: every held pull is in its key's list once and in the
 //     due-ordered tree, due no later than its expiry, and due before it
-//     once its queue grew past its offset (a filtered-out arrival).
+//     once its queue grew past its offset (a filtered-out arrival);
+//   - the checkpoint path: the lease table's indexes agree and count its
+//     live leases, no lease is live in two CKs or above the last granted;
+//     the buffer's map, order and counter agree, every buffered wrapper
+//     has its CK's lease ref and the merge key of its CK, merged bits are
+//     ended leases and written bits are merged ones; commit queues match
+//     their map and hold wrappers of their own queue; the timer holds
+//     revive-topic messages only, each due after it was put; revive
+//     services are numbered by their queue, their in-memory offsets never
+//     below -1; in-flight counts are positive.
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkWindows, b.checkPolls, b.checkHolds} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkWindows, b.checkPolls, b.checkHolds, b.checkCheckpoint} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -130,7 +139,7 @@ func (b *Broker) checkCache() error {
 
 func (b *Broker) checkBookkeeping() error {
 	s := b.stats
-	if created := s.Popped + s.Changed + s.ReviveFailed; int64(b.InFlightCount()) > created {
+	if created := s.Popped + s.Changed + s.ReviveFailed + s.CkRePuts; int64(b.InFlightCount()) > created {
 		return fmt.Errorf("pop: invariant: %d in-flight records but only %d ever created (popped %d, changed %d, revive retries %d)",
 			b.InFlightCount(), created, s.Popped, s.Changed, s.ReviveFailed)
 	}
@@ -147,6 +156,9 @@ func (b *Broker) checkLeases() error {
 	}
 	for _, r := range b.cachedRecords() {
 		ls = append(ls, r.Lease)
+	}
+	for _, l := range b.ckLeasesState() {
+		ls = append(ls, l.Lease)
 	}
 	slices.Sort(ls)
 	for i, l := range ls {
@@ -313,6 +325,114 @@ func (q *offsetRecs) check() error {
 	}
 	if live != q.live || q.head > len(q.recs) || (q.live > 0 && q.recs[q.head].lease == 0) {
 		return fmt.Errorf("%d live records counted as %d, head %d of %d", live, q.live, q.head, len(q.recs))
+	}
+	return nil
+}
+
+func (b *Broker) checkCheckpoint() error {
+	for _, check := range []func() error{b.checkCkLeases, b.checkBuffer, b.checkCommitQueues, b.checkTimer, b.checkRevivers} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	for k, n := range b.inflight {
+		if n <= 0 {
+			return fmt.Errorf("pop: invariant: in-flight counter of %s is %d", b.describe(k), n)
+		}
+	}
+	return nil
+}
+
+func (b *Broker) checkCkLeases() error {
+	live, keyed := 0, 0
+	for first, r := range b.ckl.byFirst {
+		if r.first != first || r.first == 0 || r.first+model.LeaseID(r.ck.Num)-1 > b.lastLease || r.ck.Num <= 0 {
+			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck.Num)-1, b.lastLease)
+		}
+		if r.key != r.ck.MergeKey() || r.ended>>uint(r.ck.Num) != 0 || r.pending>>uint(r.ck.Num) != 0 {
+			return fmt.Errorf("pop: invariant: checkpoint ref %d: key %q for %q, ended %b, pending %b over %d", first, r.key, r.ck.MergeKey(), r.ended, r.pending, r.ck.Num)
+		}
+		for i := 0; i < int(r.ck.Num); i++ {
+			if r.live(i) {
+				live++
+			}
+		}
+		if !slices.Contains(b.ckl.byKey[r.key], r) {
+			return fmt.Errorf("pop: invariant: checkpoint ref %d missing from its merge key's list", first)
+		}
+	}
+	for _, rs := range b.ckl.byKey {
+		keyed += len(rs)
+	}
+	if keyed != len(b.ckl.byFirst) || live != b.ckl.live {
+		return fmt.Errorf("pop: invariant: %d checkpoint refs by lease, %d by merge key; %d live leases counted as %d", len(b.ckl.byFirst), keyed, live, b.ckl.live)
+	}
+	return nil
+}
+
+func (b *Broker) checkBuffer() error {
+	f := b.buf
+	if len(f.byKey) != len(f.order) || f.counter != int64(len(f.order)) {
+		return fmt.Errorf("pop: invariant: buffer maps %d wrappers, lists %d, counts %d", len(f.byKey), len(f.order), f.counter)
+	}
+	for _, w := range f.order {
+		switch {
+		case f.byKey[w.mkey] != w || w.mkey != w.ck.MergeKey():
+			return fmt.Errorf("pop: invariant: buffered wrapper %q is not under its merge key", w.mkey)
+		case w.ref == nil || b.ckl.byFirst[w.ref.first] != w.ref && !w.ckStored:
+			return fmt.Errorf("pop: invariant: buffered wrapper %q without the lease ref of its CK", w.mkey)
+		case w.stored&^w.bits != 0 || w.bits&^w.numMask() != 0:
+			return fmt.Errorf("pop: invariant: buffered wrapper %q: bits %b, written %b, over %d", w.mkey, w.bits, w.stored, w.ck.Num)
+		case w.justOffset && w.bits != 0:
+			return fmt.Errorf("pop: invariant: offset-only wrapper %q has merged acks %b", w.mkey, w.bits)
+		}
+		for i := 0; i < int(w.ck.Num); i++ {
+			if w.bits&(1<<uint(i)) != 0 && w.ref.live(i) {
+				return fmt.Errorf("pop: invariant: buffered wrapper %q merged an ack of lease %d, which is still live", w.mkey, w.ref.lease(i))
+			}
+		}
+	}
+	return nil
+}
+
+func (b *Broker) checkCommitQueues() error {
+	f := b.buf
+	if len(f.commits) != len(f.corder) {
+		return fmt.Errorf("pop: invariant: %d commit queues mapped, %d listed", len(f.commits), len(f.corder))
+	}
+	for _, cq := range f.corder {
+		if f.commits[cq.key] != cq {
+			return fmt.Errorf("pop: invariant: commit queue %s is not under its key", b.describe(cq.key))
+		}
+		for _, w := range cq.ws {
+			if w.lock != cq.key {
+				return fmt.Errorf("pop: invariant: commit queue %s holds a wrapper of %s", b.describe(cq.key), b.describe(w.lock))
+			}
+		}
+	}
+	return nil
+}
+
+func (b *Broker) checkTimer() error {
+	n := 0
+	var err error
+	b.timer.each(func(m *timerMsg) {
+		n++
+		if err == nil && (m.msg.Topic != b.reviveTopicName() || m.due < m.msg.BornTimestamp) {
+			err = fmt.Errorf("pop: invariant: the timer holds %s due at %d, born at %d", m.msg.String(), m.due, m.msg.BornTimestamp)
+		}
+	})
+	if err == nil && n != b.timer.n {
+		err = fmt.Errorf("pop: invariant: the timer holds %d messages, counts %d", n, b.timer.n)
+	}
+	return err
+}
+
+func (b *Broker) checkRevivers() error {
+	for i, s := range b.revivers {
+		if s.qid != int32(i) || s.offset < -1 || s.slow < 1 && b.cfg.ReviveMaxSlow >= 1 {
+			return fmt.Errorf("pop: invariant: revive service %d: queue %d, offset %d, slow %d", i, s.qid, s.offset, s.slow)
+		}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ func (b *Broker) ackRecord(popTime, invisible int64, group, topicName string, qi
 	pair, ok := b.names.lookup(group, topicName)
 	if !ok {
 		b.stats.AckMisses++
+		b.stats.RecordDeletes++ // the store delete finds nothing
 		return 0
 	}
 	k := qkey{pair, qid}
@@ -20,6 +21,7 @@ func (b *Broker) ackRecord(popTime, invisible int64, group, topicName string, qi
 	}
 	if l == 0 {
 		l = b.index.delete(recKey{vt: popTime + invisible, pair: pair, qid: qid, offset: offset})
+		b.stats.RecordDeletes++
 	}
 	// Only an ack that deleted a record settles the offset: a stale handle
 	// (after changeInvisibleTime) leaves the renewed record in flight, and
@@ -56,6 +58,7 @@ func (b *Broker) changeKV(nowMs int64, group, topicName string, qid int32, offse
 		c.replaced = b.index.delete(ok)
 		c.deleted = c.replaced != 0
 	}
+	b.stats.RecordPuts++
 	if l := b.index.put(rec{recKey: nk, lease: c.lease, invisible: invisibleMs}); l != 0 {
 		c.replaced = l // with the #10276 bug: the old record itself
 	}
@@ -65,6 +68,7 @@ func (b *Broker) changeKV(nowMs int64, group, topicName string, qid int32, offse
 	}
 	if c.removed == 0 && !sameKey {
 		c.removed = b.index.delete(ok) // with the #10276 bug: the new record
+		b.stats.RecordDeletes++
 	}
 	c.deleted = c.deleted || c.removed != 0
 	return c

@@ -212,6 +212,7 @@ func (c *cache) full(limit int64) bool { return c.size > limit }
 // and appends to replaced the leases of stored records they overwrote.
 func (b *Broker) flushCacheQueue(k qkey, replaced []model.LeaseID) []model.LeaseID {
 	for _, r := range b.cache.take(k) {
+		b.stats.RecordPuts++
 		if l := b.index.put(r); l != 0 {
 			replaced = append(replaced, l)
 		}
@@ -240,6 +241,7 @@ type CacheResult struct {
 // otherwise records whose visibility timeout passed are revived and records
 // older than popCkStayBufferTime move to the store.
 func (b *Broker) CleanupCache(now clock.Time) CacheResult {
+	b.touch(now.Millis())
 	var res CacheResult
 	nowMs := now.Millis()
 	for _, cq := range append([]*cacheQueue(nil), b.cache.queues...) {
@@ -269,6 +271,7 @@ func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) 
 		cq.recs.Delete(r.offset)
 		b.cache.size--
 		if r.vt > nowMs {
+			b.stats.RecordPuts++
 			if l := b.index.put(r); l != 0 {
 				res.Replaced = append(res.Replaced, l)
 			}

@@ -66,7 +66,11 @@ func (b *Broker) readOnlyStage(ctx *popContext, req *PopRequest, s *slot, q *que
 		ctx.restCount += backlog(q, s.queryOffset(b.cfg.UseServerSideResetOffset))
 		return true
 	}
-	return s.has&caughtUpMark != 0 && s.pull == q.maxOffset()
+	if s.has&caughtUpMark != 0 && s.pull == q.maxOffset() {
+		b.stats.ReadCalls++ // the read upstream makes finds nothing
+		return true
+	}
+	return false
 }
 
 func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32) {
@@ -115,6 +119,7 @@ func (b *Broker) storeRecords(ctx *popContext) {
 			l = b.cache.add(recs[i])
 		} else {
 			l = b.index.putRef(&recs[i])
+			b.stats.RecordPuts++
 		}
 		if l != 0 {
 			res.Replaced = append(res.Replaced, l)
@@ -141,15 +146,18 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	s := b.offsets.at(k)
 	if b.caughtUp(s, q) {
 		s.has |= caughtUpMark
+		b.stats.ReadCalls++ // the read upstream makes finds nothing
 		return
 	}
 	s.has &^= caughtUpMark
 	offset := b.getPopOffset(ctx, k, s, q, stageTopic)
 	r := q.get(offset, remain, int64(remain), f, b.scratch.msgs)
+	b.countRead(&r)
 	if r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull {
 		s.setCommit(r.nextBegin)
 		offset = r.nextBegin
 		r = q.get(offset, remain, int64(remain), f, r.msgs)
+		b.countRead(&r)
 	}
 	if r.status == getFound {
 		b.addResult(ctx, req, k, stageTopic, offset, &r)

@@ -6,7 +6,7 @@ import (
 )
 
 func (o ReviveOutcome) String() string {
-	return [...]string{"revived", "skipped", "retried", "dropped"}[o]
+	return [...]string{"revived", "skipped", "retried", "dropped", "acked", "lost"}[o]
 }
 
 // Revive is one iteration of PopConsumerService's revive loop: it takes the
@@ -16,11 +16,14 @@ func (o ReviveOutcome) String() string {
 // cursor. It also drops lock entries older than the lock timeout once a
 // minute, as the loop does.
 func (b *Broker) Revive(now clock.Time) ReviveResult {
+	b.touch(now.Millis())
 	nowMs := now.Millis()
 	lower, upper := b.reviveCursor-reviveLookBack, nowMs-reviveUpperSlack
 	res := ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
 	page := b.cfg.PopReviveMaxReturnSizePerRead
 	recs := b.index.scanExpired(lower, upper, page, nil)
+	b.stats.RecordReads += int64(len(recs))
+	b.stats.RecordDeletes += int64(len(recs)) // deleteRecords of the batch
 	res.FullPage = len(recs) >= page
 	for _, r := range recs {
 		rv := b.settleFailure(now, r, b.reviveRecord(now, r))
@@ -49,14 +52,17 @@ func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
 	if q := b.queue(p.topic, r.qid); q != nil {
 		orig = q.at(r.offset)
 	}
+	b.stats.ReadCalls++
 	if orig == nil {
 		rv.Outcome = ReviveSkipped
 		b.stats.ReviveSkipped++
 		b.windowDone(qkey{r.pair, r.qid}, r.offset)
 		return rv
 	}
+	b.stats.ReadMessages++
 	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
 	cp := b.retryCopy(orig, p.group, p.topic, r.popTime())
+	b.stats.RetryPuts++
 	stored, fail := b.append(now, &cp, false) // orig may be invalid from here
 	if stored == nil {
 		rv.Outcome, rv.failure = ReviveRetried, fail
@@ -89,6 +95,7 @@ func (b *Broker) settleFailure(now clock.Time, r rec, rv Revival) Revival {
 	n.attemptTimes++
 	n.lease = b.newLease()
 	rv.Replaced = b.index.put(n)
+	b.stats.RecordPuts++
 	rv.NewLease, rv.NextDeadline = n.lease, clock.FromMillis(n.vt)
 	return rv
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/btree"
 
 	"popsim/clock"
+	pfilter "popsim/filter"
 	"popsim/model"
 )
 
@@ -37,6 +38,18 @@ type suspended struct {
 	qk      qkey // key's pair and qid
 	req     PopRequest
 	f       filter
+	// ff is the checkpoint path's subscription (package filter); nil on
+	// the KV path, whose requests match with f.
+	ff *pfilter.Filter
+}
+
+// matches is the polling service's filter check of an arrival: the
+// consume queue's tags code, then the commit log (notifyMessageArriving).
+func (s *suspended) matches(msg *model.Message) bool {
+	if s.ff != nil {
+		return s.ff.MatchConsumeQueue(pfilter.TagsCode(msg.Tags)) && s.ff.MatchCommitLog(msg)
+	}
+	return s.f.match(msg.Tags)
 }
 
 // groupRef is a group registered on a topic, with its group@topic pair.
@@ -91,8 +104,9 @@ const (
 	pollingTimeout
 )
 
-// suspend parks req (whose group@topic is pair) for long polling.
-func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64) (pollResult, uint64) {
+// suspend parks req (whose group@topic is pair) for long polling; ff is
+// its subscription on the checkpoint path (nil on the KV path).
+func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, ff *pfilter.Filter) (pollResult, uint64) {
 	pollMs := req.PollTime.Millis()
 	if pollMs <= 0 {
 		return notPolling, 0
@@ -111,9 +125,12 @@ func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64) 
 		return pollingFull, 0
 	}
 	p.nextID++
-	f, _ := buildFilter(req.ExpressionType, req.Expression) // validated by Pop
+	var f filter
+	if ff == nil {
+		f, _ = buildFilter(req.ExpressionType, req.Expression) // validated by Pop
+	}
 	s := p.alloc()
-	*s = suspended{id: p.nextID, expired: expired, key: pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, qk: k, req: *req, f: f}
+	*s = suspended{id: p.nextID, expired: expired, key: pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, qk: k, req: *req, f: f, ff: ff}
 	i := sort.Search(len(set), func(i int) bool { return suspendedLess(s, set[i]) })
 	set = append(set, nil)
 	copy(set[i+1:], set[i:])
@@ -161,14 +178,15 @@ func (p *polling) remove(s *suspended) {
 }
 
 // notifyKey wakes at most one request of the key: the earliest-expiring one,
-// if its filter accepts the arrival (or force is set).
-func (p *polling) notifyKey(k qkey, tags string, force bool) (Wakeup, bool) {
+// if its filter accepts the arrival msg (or force is set; msg may then be
+// nil).
+func (p *polling) notifyKey(k qkey, msg *model.Message, force bool) (Wakeup, bool) {
 	set := p.byKey[k]
 	if len(set) == 0 {
 		return Wakeup{}, false
 	}
 	s := set[0]
-	if !force && !s.f.match(tags) {
+	if !force && !s.matches(msg) {
 		return Wakeup{}, false
 	}
 	p.remove(s)
@@ -203,7 +221,10 @@ func (p *polling) drain() []Wakeup {
 
 // PollTick is PopLongPollingService's periodic scan: it hands back every
 // suspended request whose poll time is up. The driver re-runs them.
-func (b *Broker) PollTick(now clock.Time) []Wakeup { return b.polls.expire(now.Millis()) }
+func (b *Broker) PollTick(now clock.Time) []Wakeup {
+	b.touch(now.Millis())
+	return b.polls.expire(now.Millis())
+}
 
 // NextPollExpiry is the earliest time at which PollTick will hand
 // something back, so a driver can schedule exactly one tick.
@@ -257,7 +278,7 @@ func (b *Broker) notifyArrival(nowMs int64, msg *model.Message, retryGroup strin
 	var woken []Wakeup
 	for _, g := range gs {
 		for _, qid := range [2]int32{-1, msg.QueueID} {
-			if w, ok := b.polls.notifyKey(qkey{g.pair, qid}, msg.Tags, force); ok {
+			if w, ok := b.polls.notifyKey(qkey{g.pair, qid}, msg, force); ok {
 				woken = append(woken, w)
 			}
 		}

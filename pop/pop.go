@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"popsim/clock"
+	pfilter "popsim/filter"
 	"popsim/model"
 )
 
@@ -102,13 +103,16 @@ type PopResult struct {
 	// group, topic, queue and offset), or a pending admin reset moving
 	// cached records onto stored ones.
 	Replaced []model.LeaseID
+	// Failures lists the store writes the faults failed during the pop
+	// (FS: a CK written at once; the buffer retries it).
+	Failures []WriteFailure
 }
 
 // reset clears r for a new pop, keeping the slices' storage.
 func (r *PopResult) reset() {
 	*r = PopResult{
 		StartOffsetInfo: r.StartOffsetInfo[:0], MsgOffsetInfo: r.MsgOffsetInfo[:0], OrderCountInfo: r.OrderCountInfo[:0],
-		Messages: r.Messages[:0], Woken: r.Woken[:0], Replaced: r.Replaced[:0],
+		Messages: r.Messages[:0], Woken: r.Woken[:0], Replaced: r.Replaced[:0], Failures: r.Failures[:0],
 	}
 }
 
@@ -134,21 +138,39 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 		r.QueueID = -1
 	}
 	nowMs := ctx.popTime
-	t, f, ok := b.validatePop(nowMs, r, res)
+	b.touch(nowMs)
+	t, ok := b.validatePop(nowMs, r, res)
 	if !ok {
+		return
+	}
+	var f filter
+	var ff *pfilter.Filter
+	var err error
+	if b.cfg.UsesKV() {
+		f, err = buildFilter(r.ExpressionType, r.Expression)
+	} else {
+		ff, err = pfilter.ParsePop(r.ExpressionType, r.Expression)
+	}
+	if err != nil {
+		res.fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err)
 		return
 	}
 	b.stats.PopRequests++
 	ctx.invisible, ctx.records = r.InvisibleTime.Millis(), b.scratch.records[:0]
-	b.popKV(nowMs, t, f, &ctx)
-	b.finishPop(nowMs, &ctx)
+	if b.cfg.UsesKV() {
+		b.popKV(nowMs, t, f, &ctx)
+	} else {
+		b.popCK(nowMs, t, ff, &ctx)
+	}
+	b.finishPop(nowMs, &ctx, ff)
 	b.scratch.keep(&ctx)
 }
 
 // validatePop applies the checks of spec 2.1 in RocketMQ's order and
-// returns the request's topic and filter when they pass; otherwise it
-// writes the answer into res.
-func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*topic, filter, bool) {
+// returns the request's topic when they pass (the subscription, checked
+// last, is compiled by the caller for its path); otherwise it writes the
+// answer into res.
+func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*topic, bool) {
 	t := b.topicNamed(req.Topic)
 	g := b.groups[req.ConsumerGroup]
 	switch {
@@ -173,14 +195,9 @@ func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*top
 	case req.Order:
 		res.fail(model.InvalidParameter, "orderly (FIFO) pop is not implemented by this popsim engine yet")
 	default:
-		f, err := buildFilter(req.ExpressionType, req.Expression)
-		if err != nil {
-			res.fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err)
-			return nil, nil, false
-		}
-		return t, f, true
+		return t, true
 	}
-	return nil, nil, false
+	return nil, false
 }
 
 // popContext is PopConsumerContext: one pop's state, building its answer
@@ -192,6 +209,7 @@ type popContext struct {
 	invisible int64      // ms
 	found     int32
 	restCount int64
+	reviveQid int32 // FS: the request's revive queue (round-robin)
 	records   []rec
 	res       *PopResult
 }
@@ -225,6 +243,15 @@ func (r *PopResult) addMessage(m *model.Message, shown string) *PoppedMessage {
 	return p
 }
 
+// notifyOwnKey wakes one request parked on the request's own polling key
+// (restNum > 0: "all-queue pops cannot notify specific-queue pops and the
+// reverse").
+func (b *Broker) notifyOwnKey(ctx *popContext) {
+	if w, ok := b.polls.notifyKey(qkey{ctx.pair, ctx.req.QueueID}, nil, true); ok {
+		ctx.res.Woken = append(ctx.res.Woken, w)
+	}
+}
+
 // initOffset is getInitOffset.
 func (b *Broker) initOffset(q *queue, stageTopic string, initMode int32) int64 {
 	if initMode == InitModeMin || model.IsRetryTopic(stageTopic) {
@@ -237,23 +264,27 @@ func (b *Broker) initOffset(q *queue, stageTopic string, initMode int32) int64 {
 }
 
 // finishPop completes the response: SUCCESS with messages, or long polling.
-func (b *Broker) finishPop(nowMs int64, ctx *popContext) {
+// ff is the checkpoint path's subscription (nil on the KV path).
+func (b *Broker) finishPop(nowMs int64, ctx *popContext, ff *pfilter.Filter) {
 	res, req := ctx.res, &ctx.req
 	res.PopTime, res.InvisibleTime, res.RestNum = clock.FromMillis(ctx.popTime), clock.MillisDuration(ctx.invisible), ctx.restCount
+	res.ReviveQid = ctx.reviveQid
 	if ctx.found > 0 {
 		b.stats.Popped += int64(ctx.found)
 		res.Code, res.Status = model.Success, PopFound
 		if res.RestNum > 0 {
-			if w, ok := b.polls.notifyKey(qkey{ctx.pair, req.QueueID}, "", true); ok {
-				res.Woken = append(res.Woken, w)
-			}
+			b.notifyOwnKey(ctx)
 		}
 		return
 	}
-	pr, id := b.polls.suspend(b, req, ctx.pair, nowMs)
+	pr, id := b.polls.suspend(b, req, ctx.pair, nowMs, ff)
 	switch pr {
 	case pollingSuc:
 		res.Status, res.PollID = PopSuspended, id
+		if !b.cfg.UsesKV() && res.RestNum > 0 {
+			// FS notifies after parking too; it may wake this very request
+			b.notifyOwnKey(ctx)
+		}
 	case pollingFull:
 		res.Code, res.Status, res.Remark = model.PollingFull, PopPollingFull, "the pop polling queue is full"
 	default:

@@ -55,7 +55,8 @@ func TestStateMachine(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		c := chooser{t: rt}
 		merge := rapid.Bool().Draw(rt, "cfg.enablePopBufferMerge")
-		h, err := newHarness(genConfig(c, merge))
+		kv := rapid.Bool().Draw(rt, "cfg.popConsumerKVServiceEnable")
+		h, err := newHarness(genConfig(c, merge, kv))
 		if err != nil {
 			rt.Fatalf("harness: %v", err)
 		}

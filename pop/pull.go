@@ -84,6 +84,7 @@ type PullResult struct {
 // request comes back as a PullWakeup when a message arrives on its queue
 // or its suspend time is up; the driver then calls RerunPull.
 func (b *Broker) Pull(now clock.Time, req *PullRequest, res *PullResult) {
+	b.touch(now.Millis())
 	b.pull(now, req, res, true)
 }
 
@@ -92,6 +93,7 @@ func (b *Broker) Pull(now clock.Time, req *PullRequest, res *PullResult) {
 // it finds, PULL_NOT_FOUND included, never holds again and does not store
 // the request's commit offset.
 func (b *Broker) RerunPull(now clock.Time, req *PullRequest, res *PullResult) {
+	b.touch(now.Millis())
 	b.pull(now, req, res, false)
 }
 
@@ -159,6 +161,7 @@ func (b *Broker) validatePull(req *PullRequest, res *PullResult) (*queue, filter
 func (b *Broker) readPull(q *queue, f filter, req *PullRequest, res *PullResult) {
 	n := int(min(max(req.MaxMsgNums, 1), maxTransferCount))
 	r := q.get(req.QueueOffset, n, int64(req.MaxMsgNums), f, b.scratch.msgs)
+	b.countRead(&r)
 	res.Remark, res.NextBeginOffset, res.MinOffset, res.MaxOffset = r.status.String(), r.nextBegin, r.min, r.max
 	switch r.status {
 	case getFound:

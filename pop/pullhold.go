@@ -137,6 +137,7 @@ func (b *Broker) notifyPullArrival(nowMs int64, msg *model.Message) []PullWakeup
 // suspend time is up is handed back, by key (in the order keys were first
 // used) then arrival. The driver re-runs each with RerunPull.
 func (b *Broker) CheckHoldRequest(now clock.Time) []PullWakeup {
+	b.touch(now.Millis())
 	nowMs := now.Millis()
 	var out []PullWakeup
 	for _, k := range b.holds.keys {

@@ -15,11 +15,21 @@ const (
 	// ReviveSkipped: the original message is gone (retention); counted as success.
 	ReviveSkipped
 	// ReviveRetried: the retry write failed; a new record with the backoff
-	// interval and attemptTimes+1 replaces the old one.
+	// interval and attemptTimes+1 replaces the old one (FS: a re-put CK,
+	// rePutTimes+1, a new lease).
 	ReviveRetried
 	// ReviveDropped: the write failed popReviveMaxAttemptTimes times and the
-	// record was dropped: RocketMQ logs "message may be lost".
+	// record was dropped: RocketMQ logs "message may be lost". FS: a CK
+	// re-put 17 times with skipWhenCKRePutReachMaxTimes, or a re-put whose
+	// write failed.
 	ReviveDropped
+	// ReviveAcked (FS): the revive service paired an ack message with the
+	// lease's CK: the lease ends and nothing is written.
+	ReviveAcked
+	// ReviveLost (FS): the lease ends with no copy and no re-put: another
+	// CK with the same merge key replaced its CK in the revive round, its
+	// topic or group is gone, or (#10985) a failed read lost the retry.
+	ReviveLost
 )
 
 // Location is where a message is stored.

@@ -30,7 +30,7 @@ func TestScripts(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			e := newScriptEnv(t)
+			e := newScriptEnvFor(t, filepath.Base(path))
 			if err := runScriptFile(path, e.exec, *rewriteScripts); err != nil {
 				t.Fatal(err)
 			}
@@ -58,10 +58,26 @@ type scriptEnv struct {
 	kept     map[string]*PopRequest // requests kept by pop keep=NAME
 	out      strings.Builder
 	maxWakes int
+	// twin is the same script's broker on the other path (command twin):
+	// every command then runs on both.
+	twin *scriptEnv
+	// kvRevive and kvCleanup are when settle next runs the KV path's
+	// Revive and CleanupCache.
+	kvRevive, kvCleanup clock.Time
 }
 
-func newScriptEnv(t testing.TB) *scriptEnv {
-	b, err := New(DefaultConfig())
+// newScriptEnv is a script environment on the KV path.
+func newScriptEnv(t testing.TB) *scriptEnv { return newScriptEnvFor(t, "") }
+
+// newScriptEnvFor starts a script's broker: ck_*.txt scripts run the
+// checkpoint path (RocketMQ's default), the others the KV path; a script
+// may switch with config popConsumerKVServiceEnable=....
+func newScriptEnvFor(t testing.TB, file string) *scriptEnv {
+	cfg := KVConfig()
+	if strings.HasPrefix(file, "ck_") {
+		cfg = DefaultConfig()
+	}
+	b, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +105,7 @@ func init() {
 		"group":         {"group <name> consumeEnable=B retryMaxTimes=N", cmdGroup},
 		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... body=B n=N", cmdPut},
 		"fail-puts":     {"fail-puts topic=T q=N n=N|all|0", cmdFailPuts},
-		"faults":        {"faults seed=N writePPM=N retryWritePPM=N", cmdFaults},
+		"faults":        {"faults seed=N writePPM=N retryWritePPM=N reviveReadPPM=N", cmdFaults},
 		"truncate":      {"truncate <topic> q=N offset=N", cmdTruncate},
 		"reset-offset":  {"reset-offset <group> <topic> q=N offset=N", cmdResetOffset},
 		"pop":           {"pop <group> <topic> q=N n=N it=MS poll=MS born=T client=C init=min|max type=T exp=E attempt=A order=B keep=NAME", cmdPop},
@@ -117,12 +133,53 @@ func init() {
 		"messages":      {"messages <topic> q=N", cmdMessages},
 		"stats":         {"stats", cmdStats},
 		"state":         {"state", cmdState},
+		"tick":          {"tick", cmdTick},
+		"run":           {"run <duration>: tick at every NextCheckpointTick for that long", cmdRun},
+		"ckstate":       {"ckstate", cmdCkState},
+		"twin":          {"twin: from here on every command also runs on a broker on the other path", cmdTwin},
+		"settle":        {"settle <duration>: run the path's periodic work for that long, as a driver does", cmdSettle},
 	}
 }
 
 // exec runs one command line. Every command accepts at=+<duration> to move
 // the clock (forward only) before it runs.
 func (e *scriptEnv) exec(line string) (string, error) {
+	if e.twin != nil {
+		return e.execTwin(line)
+	}
+	return e.execOne(line)
+}
+
+// execTwin runs a command on the broker and its twin (the other path) at
+// the same time; the output is printed once when both agree, else under
+// [kv] and [fs].
+func (e *scriptEnv) execTwin(line string) (string, error) {
+	e.twin.now = e.now
+	a, err := e.execOne(line)
+	if err != nil {
+		return "", err
+	}
+	b, err := e.twin.execOne(line)
+	if err != nil {
+		return "", err
+	}
+	e.now = max(e.now, e.twin.now)
+	e.twin.now = e.now
+	if a == b {
+		return a, nil
+	}
+	kv, fs := a, b
+	if !e.b.cfg.UsesKV() {
+		kv, fs = b, a
+	}
+	indent := func(s string) string {
+		return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
+	}
+	return "[kv]\n" + indent(kv) + "[fs]\n" + indent(fs), nil
+}
+
+// execOne runs a command on this environment's broker.
+func (e *scriptEnv) execOne(line string) (string, error) {
 	e.out.Reset()
 	a, err := parseCommand(line)
 	if err != nil {
@@ -393,7 +450,7 @@ func cmdFailPuts(e *scriptEnv, a *cmdArgs) error {
 // keeping the counted rules.
 func cmdFaults(e *scriptEnv, a *cmdArgs) error {
 	f := e.b.State().Faults
-	f.Seed, f.WritePPM, f.RetryWritePPM = uint64(a.int("seed", 0)), a.int("writePPM", 0), a.int("retryWritePPM", 0)
+	f.Seed, f.WritePPM, f.RetryWritePPM, f.ReviveReadPPM = uint64(a.int("seed", 0)), a.int("writePPM", 0), a.int("retryWritePPM", 0), a.int("reviveReadPPM", 0)
 	if err := a.done(); err != nil {
 		return err
 	}
@@ -617,15 +674,17 @@ func cmdAckRaw(e *scriptEnv, a *cmdArgs) error {
 }
 
 func (e *scriptEnv) printAck(r AckResult) {
-	if r.Code != model.Success {
+	e.printFailures(r.Failures)
+	switch {
+	case r.Code != model.Success:
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
-		return
-	}
-	if r.Removed == 0 {
+	case r.Pending != 0:
+		e.printf("code=%v pending=%d", r.Code, r.Pending)
+	case r.Removed == 0:
 		e.printf("code=%v deleted=false", r.Code)
-		return
+	default:
+		e.printf("code=%v deleted=true lease=%d", r.Code, r.Removed)
 	}
-	e.printf("code=%v deleted=true lease=%d", r.Code, r.Removed)
 }
 
 // cmdBatchAck groups the held handles as a client does: one BatchAck per
@@ -719,6 +778,7 @@ func (e *scriptEnv) printBatch(r *BatchAckResult) {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
+	e.printFailures(r.Failures)
 	var ls []string
 	for _, o := range r.Offsets {
 		switch {
@@ -726,9 +786,14 @@ func (e *scriptEnv) printBatch(r *BatchAckResult) {
 			ls = append(ls, fmt.Sprintf("%d:skipped", o.Offset))
 		case o.Removed != 0:
 			ls = append(ls, fmt.Sprintf("%d:%d", o.Offset, o.Removed))
+		case o.Pending != 0:
+			ls = append(ls, fmt.Sprintf("%d:pending=%d", o.Offset, o.Pending))
 		}
 	}
 	s := fmt.Sprintf("code=%v deleted=%d skipped=%d", r.Code, r.Deleted, r.Skipped)
+	if r.Pending != 0 {
+		s += fmt.Sprintf(" pending=%d", r.Pending)
+	}
 	if len(ls) > 0 {
 		s += " leases=[" + strings.Join(ls, " ") + "]"
 	}
@@ -773,6 +838,7 @@ func cmdChangeRaw(e *scriptEnv, a *cmdArgs) error {
 }
 
 func (e *scriptEnv) printChange(r ChangeInvisibleTimeResult) {
+	e.printFailures(r.Failures)
 	if r.Code != model.Success {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
@@ -783,6 +849,9 @@ func (e *scriptEnv) printChange(r ChangeInvisibleTimeResult) {
 	}
 	if r.Replaced != 0 {
 		s += fmt.Sprintf(" replaced=%d", r.Replaced)
+	}
+	if r.Pending != 0 {
+		s += fmt.Sprintf(" pending=%d", r.Pending)
 	}
 	e.printf("%s handle=%q", s, r.Handle.String())
 }
@@ -817,6 +886,140 @@ func (e *scriptEnv) printRevivals(rs []Revival) {
 		}
 		e.printf("%s", s)
 	}
+}
+
+// rel renders epoch milliseconds relative to clock.Epoch: +61.05s.
+func rel(ms int64) string {
+	return "+" + clock.FromMillis(ms).Sub(clock.Epoch).String()
+}
+
+// printCkRevivals renders the leases a checkpoint tick settled.
+func (e *scriptEnv) printCkRevivals(rs []Revival) {
+	for _, rv := range rs {
+		r := &rv.Record
+		s := fmt.Sprintf("  %s lease=%d %s@%s@%d@%d deadline=%s", rv.Outcome, rv.Lease, r.GroupID, r.TopicID, r.QueueID, r.Offset, rel(rv.Deadline.Millis()))
+		if r.AttemptTimes > 0 {
+			s += fmt.Sprintf(" rePut=%d", r.AttemptTimes)
+		}
+		switch rv.Outcome {
+		case Revived:
+			s += fmt.Sprintf(" -> %s/%d@%d reconsume=%d", rv.Copy.Topic, rv.Copy.QueueID, rv.Copy.Offset, rv.CopyReconsumeTimes)
+		case ReviveRetried:
+			s += fmt.Sprintf(" -> lease=%d deadline=%s", rv.NewLease, rel(rv.NextDeadline.Millis()))
+		}
+		e.printf("%s", s)
+	}
+}
+
+// printTick renders what one CheckpointTick did; quiet rounds (nothing
+// read) and quiet scans are not printed.
+func (e *scriptEnv) printTick(r *CheckpointResult) error {
+	for _, c := range r.Buffer.Commits {
+		e.printf("  commit %s@%s@%d=%d", c.Group, c.Topic, c.QueueID, c.Commit)
+	}
+	if r.Buffer.Unwritten > 0 {
+		e.printf("  buffer: %d CKs acked in time, never written", r.Buffer.Unwritten)
+	}
+	for _, rd := range r.Rounds {
+		if rd.Cks == 0 && rd.OldOffset == rd.NewOffset {
+			continue // an idle round, or one that only re-read acks
+		}
+		e.printf("  round rq=%d %s..%s read=%d cks=%d offset %d->%d", rd.ReviveQueue, rel(rd.Start.Millis()), rel(rd.End.Millis()), rd.Read, rd.Cks, rd.OldOffset, rd.NewOffset)
+	}
+	e.printFailures(r.Failures)
+	e.printCkRevivals(r.Revivals)
+	e.wakePulls(r.PullWoken)
+	return e.wake(r.Woken)
+}
+
+func cmdTick(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.CheckpointTick(e.now)
+	e.printf("tick %s", rel(e.now.Millis()))
+	return e.printTick(&r)
+}
+
+// cmdRun drives the checkpoint services for a while, as a driver does:
+// a CheckpointTick at every NextCheckpointTick up to now + d, printing the
+// ticks that did something.
+func cmdRun(e *scriptEnv, a *cmdArgs) error {
+	d, err := clock.ParseDuration(a.arg(0, "duration"))
+	if err := a.done(); err != nil {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	until := e.now.Add(d)
+	for n := 0; ; n++ {
+		if n > 1_000_000 {
+			return fmt.Errorf("run: more than a million ticks")
+		}
+		t, ok := e.b.NextCheckpointTick()
+		if !ok || t > until {
+			break
+		}
+		e.now = max(e.now, t)
+		r := e.b.CheckpointTick(e.now)
+		saved := e.out.String()
+		e.out.Reset()
+		err := e.printTick(&r)
+		body := e.out.String()
+		e.out.Reset()
+		e.out.WriteString(saved)
+		if body != "" { // a tick with nothing to say is not printed
+			e.printf("tick %s", rel(e.now.Millis()))
+			e.out.WriteString(body)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	e.now = until
+	e.printf("now=%s", rel(e.now.Millis()))
+	return nil
+}
+
+// cmdCkState prints the checkpoint path's state.
+func cmdCkState(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	c := e.b.State().Checkpoint
+	for _, l := range c.Leases {
+		s := fmt.Sprintf("lease %d %s@%s@%d@%d deadline=%s rq=%d", l.Lease, l.Group, l.Topic, l.QueueID, l.Offset, rel(l.Deadline), l.ReviveQueue)
+		if !l.Stored {
+			s += " buffered"
+		}
+		if l.AckPending {
+			s += " ack-pending"
+		}
+		e.printf("%s", s)
+	}
+	for _, t := range c.Timer {
+		e.printf("timer %s rq=%d %s %s", rel(t.Due), t.ReviveQueue, t.Tag, t.UniqKey)
+	}
+	for _, w := range c.Buffer {
+		e.printf("buffer %s rq=%d lease=%d n=%d bits=%b stored=%b justOffset=%v ckStored=%v next=%d", w.MergeKey, w.ReviveQueue, w.FirstLease, w.Num, w.Bits, w.StoredBits, w.JustOffset, w.CkStored, w.NextBegin)
+	}
+	for _, q := range c.CommitQueues {
+		e.printf("commitQueue %s@%s@%d next=%v done=%v", q.Group, q.Topic, q.QueueID, q.NextBegins, q.Done)
+	}
+	for _, s := range c.Revive {
+		if s.Offset < 0 && s.Committed < 0 {
+			continue // never revived anything
+		}
+		e.printf("revive rq=%d offset=%d committed=%d slow=%d pulling=%v due=%s", s.ReviveQueue, s.Offset, s.Committed, s.Slow, s.Pulling, rel(s.Due))
+	}
+	for _, n := range c.Inflight {
+		e.printf("inflight %s@%s@%d=%d", n.Group, n.Topic, n.QueueID, n.Count)
+	}
+	if e.out.Len() == 0 {
+		e.printf("empty")
+	}
+	return nil
 }
 
 func cmdCleanupCache(e *scriptEnv, a *cmdArgs) error {
@@ -869,6 +1072,9 @@ func cmdRestart(e *scriptEnv, a *cmdArgs) error {
 		ids[i] = strconv.FormatUint(w.ID, 10)
 	}
 	s := fmt.Sprintf("droppedPolls=[%s] cachedLost=%d lostLeases=%v", strings.Join(ids, " "), r.CachedLost, r.LostLeases)
+	if len(r.ReopenedLeases) > 0 {
+		s += fmt.Sprintf(" reopenedLeases=%v", r.ReopenedLeases)
+	}
 	if len(r.DroppedPulls) > 0 {
 		var hs []string
 		for _, w := range r.DroppedPulls {
@@ -1118,5 +1324,111 @@ func cmdQueryOffset(e *scriptEnv, a *cmdArgs) error {
 		return nil
 	}
 	e.printf("code=%v offset=%d", r.Code, r.Offset)
+	return nil
+}
+
+// cmdTwin starts the twin: a broker with this one's configuration on the
+// other path, with the same topics and groups. Commands then run on both,
+// at the same times, and the output shows where the paths differ.
+func cmdTwin(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	if e.twin != nil {
+		return fmt.Errorf("twin already started")
+	}
+	cfg := e.b.cfg
+	cfg.PopConsumerKVServiceEnable = !cfg.PopConsumerKVServiceEnable
+	t := newScriptEnv(e.t)
+	b, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	t.b, t.now = b, e.now
+	st := e.b.State()
+	for _, tc := range st.Topics {
+		if err := b.CreateTopic(tc.Config); err != nil {
+			return err
+		}
+	}
+	for _, g := range st.Groups {
+		if err := b.CreateGroup(g); err != nil {
+			return err
+		}
+	}
+	e.twin = t
+	e.printf("twin: %s path beside %s", pathName(&cfg), pathName(&e.b.cfg))
+	return nil
+}
+
+func pathName(c *Config) string {
+	if c.UsesKV() {
+		return "kv"
+	}
+	return "fs"
+}
+
+// cmdSettle drives the broker's periodic work for d as a driver does: on
+// the KV path Revive every ReviveIdleInterval (at once after a full page)
+// and CleanupCache every CacheCleanupInterval; on the checkpoint path
+// CheckpointTick at every NextCheckpointTick; PollTick at NextPollExpiry
+// on both. It prints what settled the leases, with times.
+func cmdSettle(e *scriptEnv, a *cmdArgs) error {
+	d, err := clock.ParseDuration(a.arg(0, "duration"))
+	if err := a.done(); err != nil {
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	until := e.now.Add(d)
+	kv := e.b.cfg.UsesKV()
+	e.kvRevive, e.kvCleanup = max(e.kvRevive, e.now), max(e.kvCleanup, e.now)
+	for n := 0; n < 1_000_000; n++ {
+		next, ok := until, false
+		if kv {
+			next, ok = min(e.kvRevive, e.kvCleanup), true
+		} else if t, has := e.b.NextCheckpointTick(); has {
+			next, ok = t, true
+		}
+		if t, has := e.b.NextPollExpiry(); has && (!ok || t < next) {
+			next, ok = t, true
+		}
+		if !ok || next > until {
+			break
+		}
+		e.now = max(e.now, next)
+		var revs []Revival
+		var woken []Wakeup
+		if kv && e.kvRevive <= e.now {
+			r := e.b.Revive(e.now)
+			revs, woken = append(revs, r.Revivals...), append(woken, r.Woken...)
+			e.kvRevive = e.now.Add(ReviveIdleInterval * clock.Millisecond)
+			if r.FullPage {
+				e.kvRevive = e.now
+			}
+		}
+		if kv && e.kvCleanup <= e.now {
+			r := e.b.CleanupCache(e.now)
+			revs, woken = append(revs, r.Revives...), append(woken, r.Woken...)
+			e.kvCleanup = e.now.Add(CacheCleanupInterval * clock.Millisecond)
+		}
+		if !kv {
+			if t, has := e.b.NextCheckpointTick(); has && t <= e.now {
+				r := e.b.CheckpointTick(e.now)
+				revs, woken = append(revs, r.Revivals...), append(woken, r.Woken...)
+			}
+		}
+		woken = append(woken, e.b.PollTick(e.now)...)
+		if len(revs) > 0 {
+			e.printf("at %s", rel(e.now.Millis()))
+			e.printCkRevivals(revs)
+		}
+		if err := e.wake(woken); err != nil {
+			return err
+		}
+	}
+	e.now = until
+	e.printf("now=%s", rel(e.now.Millis()))
 	return nil
 }

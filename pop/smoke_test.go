@@ -8,7 +8,7 @@ import (
 )
 
 func TestSmokePopAckRevive(t *testing.T) {
-	b, err := New(DefaultConfig())
+	b, err := New(KVConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func must(t *testing.T, err error) {
 // the stored message, a pop's presentation, the revive's retry copy, a
 // pull's copy and the retry copy's own pop.
 func TestMsgIDSurvivesEveryCopy(t *testing.T) {
-	b, err := New(DefaultConfig())
+	b, err := New(KVConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

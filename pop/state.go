@@ -43,6 +43,8 @@ type State struct {
 	// Faults is the fault set, counted rules with what is left of them.
 	Faults Faults
 	Stats  Stats
+	// Checkpoint is the checkpoint (FS) path's state.
+	Checkpoint CheckpointState
 }
 
 // TopicState is a topic and its queues.
@@ -87,6 +89,7 @@ func (b *Broker) State() State {
 		Faults: b.faults,
 	}
 	st.Faults.Writes = append([]WriteFault(nil), b.faults.Writes...)
+	st.Checkpoint = b.checkpointState()
 	st.NextPollExpiry, st.HasPollExpiry = b.NextPollExpiry()
 	st.PullHolds = b.holds.count()
 	st.NextHoldCheck, st.HasHoldCheck = b.NextHoldCheck()
@@ -135,4 +138,115 @@ func (b *Broker) cachedRecords() []LeasedRecord {
 		})
 	}
 	return out
+}
+
+// CheckpointState is the checkpoint (FS) path's part of State.
+type CheckpointState struct {
+	// Leases are the live leases, in lease order.
+	Leases []CkLease
+	// Timer holds the timer wheel's messages, by revive queue then
+	// delivery order.
+	Timer []TimerEntry
+	// Buffer holds PopBufferMergeService's wrappers in insertion order;
+	// CommitQueues its commit queues in creation order.
+	Buffer       []BufferedCk
+	CommitQueues []CommitQueueState
+	// Revive is each PopReviveService's state, by revive queue.
+	Revive []ReviveServiceState
+	// Inflight is PopInflightMessageCounter, sorted by group, topic, queue.
+	Inflight []InflightCount
+	// CkMessageNumber is the revive-queue round robin; ShouldStartTime the
+	// time before which pops never decrement the in-flight counter.
+	CkMessageNumber, ShouldStartTime int64
+	// RandomDraws and ReviveReads number the broker's random draws and
+	// revive reads (durable).
+	RandomDraws, ReviveReads uint64
+}
+
+// TimerEntry is a message the timer holds.
+type TimerEntry struct {
+	Due         int64 // delivery time, ms
+	ReviveQueue int32
+	Tag         string
+	UniqKey     string
+}
+
+// BufferedCk is one wrapper of PopBufferMergeService.
+type BufferedCk struct {
+	MergeKey    string
+	ReviveQueue int32
+	FirstLease  model.LeaseID // 0 for a mock
+	Num         int8
+	// Bits are the acks merged in memory, StoredBits those of them written.
+	Bits, StoredBits     uint32
+	JustOffset, CkStored bool
+	NextBegin            int64
+}
+
+// CommitQueueState is one lock key's commit queue.
+type CommitQueueState struct {
+	Group, Topic string
+	QueueID      int32
+	// NextBegins are its wrappers' nextBeginOffsets, head first; Done
+	// tells which of them are done.
+	NextBegins []int64
+	Done       []bool
+	Time       int64 // pop time of the last wrapper enqueued
+}
+
+// ReviveServiceState is one PopReviveService.
+type ReviveServiceState struct {
+	ReviveQueue       int32
+	Offset, Committed int64 // in-memory and committed revive offsets
+	Slow              int64
+	Pulling, Ending   bool
+	Due               int64 // the next round start, pull or merge (ms)
+}
+
+// InflightCount is one queue's PopInflightMessageCounter entry.
+type InflightCount struct {
+	Group, Topic string
+	QueueID      int32
+	Count        int64
+}
+
+// checkpointState builds the FS part of State.
+func (b *Broker) checkpointState() CheckpointState {
+	st := CheckpointState{Leases: b.ckLeasesState(), CkMessageNumber: b.ckMessageNumber, ShouldStartTime: b.shouldStartTime,
+		RandomDraws: b.draws, ReviveReads: b.reads}
+	b.timer.each(func(m *timerMsg) {
+		st.Timer = append(st.Timer, TimerEntry{Due: m.due, ReviveQueue: m.msg.QueueID, Tag: m.msg.Tags, UniqKey: m.msg.UniqKey})
+	})
+	for _, w := range b.buf.order {
+		st.Buffer = append(st.Buffer, BufferedCk{MergeKey: w.mkey, ReviveQueue: w.rq, FirstLease: w.ref.first, Num: w.ck.Num,
+			Bits: w.bits, StoredBits: w.stored, JustOffset: w.justOffset, CkStored: w.ckStored, NextBegin: w.next})
+	}
+	for _, cq := range b.buf.corder {
+		p := b.names.pairs[cq.key.pair]
+		c := CommitQueueState{Group: p.group, Topic: p.topic, QueueID: cq.key.qid, Time: cq.time}
+		for _, w := range cq.ws {
+			c.NextBegins = append(c.NextBegins, w.next)
+			c.Done = append(c.Done, w.done())
+		}
+		st.CommitQueues = append(st.CommitQueues, c)
+	}
+	for _, s := range b.revivers {
+		st.Revive = append(st.Revive, ReviveServiceState{ReviveQueue: s.qid, Offset: s.offset, Committed: b.reviveCommitted(s.qid),
+			Slow: s.slow, Pulling: s.pulling, Ending: s.ending, Due: s.due})
+	}
+	for k, n := range b.inflight { // collected, then sorted
+		p := b.names.pairs[k.pair]
+		st.Inflight = append(st.Inflight, InflightCount{Group: p.group, Topic: p.topic, QueueID: k.qid, Count: n})
+	}
+	sort.Slice(st.Inflight, func(i, j int) bool {
+		a, c := &st.Inflight[i], &st.Inflight[j]
+		if a.Group != c.Group {
+			return a.Group < c.Group
+		}
+		if a.Topic != c.Topic {
+			return a.Topic < c.Topic
+		}
+		return a.QueueID < c.QueueID
+	})
+	return st
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"popsim/clock"
+	pfilter "popsim/filter"
 	"popsim/model"
 )
 
@@ -117,6 +118,35 @@ func (f filter) String() string {
 // maxMsgNums. The messages are appended to dst[:0].
 func (q *queue) get(offset int64, n int, asked int64, f filter, dst []*model.Message) getResult {
 	r := getResult{min: q.min, max: q.maxOffset(), msgs: dst[:0]}
+	if q.locate(&r, offset) {
+		q.scan(&r, offset, n, max(maxFilterScan, asked), f)
+	}
+	return r
+}
+
+// getFiltered is get with a subscription of package filter, matched as
+// the store does: the consume queue's tags code, then the commit log.
+func (q *queue) getFiltered(offset int64, n int, asked int64, f *pfilter.Filter, dst []*model.Message) getResult {
+	r := getResult{min: q.min, max: q.maxOffset(), msgs: dst[:0]}
+	if !q.locate(&r, offset) {
+		return r
+	}
+	o, limit := offset, max(maxFilterScan, asked)
+	for ; o < r.max && o-offset < limit && len(r.msgs) < n; o++ {
+		if m := &q.msgs[o-q.min]; f.MatchConsumeQueue(pfilter.TagsCode(m.Tags)) && f.MatchCommitLog(m) {
+			r.msgs = append(r.msgs, m)
+		}
+	}
+	r.nextBegin, r.status = o, getFound
+	if len(r.msgs) == 0 {
+		r.status = getNoMatchedMessage
+	}
+	return r
+}
+
+// locate sets the status of a read at offset that cannot scan (empty
+// queue, offset out of range) and reports whether the read may scan.
+func (q *queue) locate(r *getResult, offset int64) bool {
 	switch {
 	case r.max == 0:
 		r.status, r.nextBegin = getNoMessageInQueue, 0
@@ -130,9 +160,9 @@ func (q *queue) get(offset int64, n int, asked int64, f filter, dst []*model.Mes
 			r.nextBegin = r.min
 		}
 	default:
-		q.scan(&r, offset, n, max(maxFilterScan, asked), f)
+		return true
 	}
-	return r
+	return false
 }
 
 func (q *queue) scan(r *getResult, offset int64, max int, limit int64, f filter) {
@@ -206,6 +236,7 @@ type PutResult struct {
 // long-polling requests. The stored copy gets its queue offset and store
 // timestamp; PutResult.Offset is the offset.
 func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
+	b.touch(now.Millis())
 	t := b.topicNamed(msg.Topic)
 	switch {
 	case t == nil:

@@ -52,8 +52,8 @@ func TestLoadMinimal(t *testing.T) {
 	if c.Kind != sim.PopPush || c.Count != 2 || c.Batch != 8 || c.Threads != 0 || !ok || set.InvisibleTime != 30*clock.Second || c.Processing.String() != "exp(5ms)" {
 		t.Errorf("consumer wrong: %+v", c)
 	}
-	if got := s.Engine.RocketMQ(); !reflect.DeepEqual(got, pop.DefaultConfig()) {
-		t.Errorf("engine defaults differ from pop.DefaultConfig:\n%+v\n%+v", got, pop.DefaultConfig())
+	if got := s.Engine.RocketMQ(); !reflect.DeepEqual(got, pop.KVConfig()) {
+		t.Errorf("engine defaults differ from pop.KVConfig:\n%+v\n%+v", got, pop.KVConfig())
 	}
 	if got := s.Seeds.List(); len(got) != 1 || got[0] != 1 {
 		t.Errorf("seeds default to [seed]: got %v", got)
@@ -63,7 +63,7 @@ func TestLoadMinimal(t *testing.T) {
 // TestEngineKeys: every pop.Config field (and Bugs field) is reachable
 // from the file under its broker.conf key.
 func TestEngineKeys(t *testing.T) {
-	want := pop.DefaultConfig()
+	want := pop.KVConfig()
 	want.BrokerName, want.ClusterName = "b", "c"
 	want.Readable, want.EnablePopBufferMerge = false, true
 	want.PopCkStayBufferTime, want.PopConsumerLockTimeout = 1234, 5678

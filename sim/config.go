@@ -271,7 +271,7 @@ var engineKinds = []struct {
 	defaults func() EngineSettings
 	check    func(s EngineSettings, v *validator)
 }{
-	{RocketMQ, func() EngineSettings { c := pop.DefaultConfig(); return &c }, checkRocketMQ},
+	{RocketMQ, func() EngineSettings { c := pop.KVConfig(); return &c }, checkRocketMQ},
 }
 
 // checkRocketMQ reports pop.Config's validation under engine.<key>.
@@ -319,7 +319,7 @@ func (e EngineSpec) RocketMQ() pop.Config {
 		panic("sim: EngineSpec.RocketMQ on a " + string(e.Kind) + " engine")
 	}
 	if e.Settings == nil {
-		return pop.DefaultConfig()
+		return pop.KVConfig()
 	}
 	return *e.Settings.(*pop.Config)
 }

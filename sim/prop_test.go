@@ -324,7 +324,7 @@ func drawOr(rt *rapid.T, forced *bool, label string) bool {
 }
 
 func (k *propKnobs) config(bugs pop.Bugs) Config {
-	eng := pop.DefaultConfig()
+	eng := pop.KVConfig()
 	eng.EnablePopBufferMerge, eng.EnableRetryTopicV2, eng.Bugs = k.cache, k.retryV2, bugs
 	return Config{
 		Seed: k.seed, Engine: EngineSpec{Settings: &eng},

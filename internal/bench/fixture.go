@@ -37,7 +37,7 @@ type fixture struct {
 }
 
 func newFixture(cache bool) (*fixture, error) {
-	cfg := pop.DefaultConfig()
+	cfg := pop.KVConfig()
 	cfg.EnablePopBufferMerge = cache
 	b, err := pop.New(cfg)
 	if err != nil {

@@ -25,14 +25,16 @@ func (b *Broker) checkOffset(name string, qid int32, offset int64, inclusiveMax 
 
 // Ack serves a single ack with a decoded handle (spec 2.5, KV appendAckNew).
 func (b *Broker) Ack(now clock.Time, req *pop.AckRequest) pop.AckResult {
+	b.touch(now.Millis())
 	if c := b.checkOffset(req.Topic, req.QueueID, req.Offset, true); c != model.Success {
 		return pop.AckResult{Code: c}
 	}
-	return b.ack(req, req.Handle)
+	return b.ack(now.Millis(), req, req.Handle)
 }
 
 // AckHeader serves an ack whose handle is text: checked, then decoded.
 func (b *Broker) AckHeader(now clock.Time, hdr *pop.AckMessageRequestHeader) pop.AckResult {
+	b.touch(now.Millis())
 	if c := b.checkOffset(hdr.Topic, hdr.QueueID, hdr.Offset, true); c != model.Success {
 		return pop.AckResult{Code: c}
 	}
@@ -40,12 +42,15 @@ func (b *Broker) AckHeader(now clock.Time, hdr *pop.AckMessageRequestHeader) pop
 	if err != nil {
 		return pop.AckResult{Code: model.SystemError}
 	}
-	return b.ack(&pop.AckRequest{ConsumerGroup: hdr.ConsumerGroup, Topic: hdr.Topic, QueueID: hdr.QueueID, Offset: hdr.Offset}, h)
+	return b.ack(now.Millis(), &pop.AckRequest{ConsumerGroup: hdr.ConsumerGroup, Topic: hdr.Topic, QueueID: hdr.QueueID, Offset: hdr.Offset}, h)
 }
 
-func (b *Broker) ack(req *pop.AckRequest, h model.ReceiptHandle) pop.AckResult {
+func (b *Broker) ack(nowMs int64, req *pop.AckRequest, h model.ReceiptHandle) pop.AckResult {
 	if h.IsOrder() {
 		return pop.AckResult{Code: model.InvalidParameter} // FIFO is not built
+	}
+	if !b.cfg.UsesKV() {
+		return b.fsAck(nowMs, req, h)
 	}
 	return pop.AckResult{Code: model.Success, Removed: b.ackOne(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
 }
@@ -64,6 +69,7 @@ func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32,
 	}
 	if l == 0 {
 		l = b.storeDelete(key)
+		b.stats.RecordDeletes++
 	}
 	if l != 0 {
 		b.settled(k, offset)
@@ -75,15 +81,20 @@ func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32,
 
 // BatchAckMessages serves a batch ack (spec 2.6, KV).
 func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck, out *pop.BatchAckResult) {
-	*out = b.batchAck(acks)
+	b.touch(now.Millis())
+	*out = b.batchAck(now.Millis(), acks)
 }
 
-func (b *Broker) batchAck(acks []pop.BatchAck) pop.BatchAckResult {
+func (b *Broker) batchAck(nowMs int64, acks []pop.BatchAck) pop.BatchAckResult {
 	if len(acks) == 0 {
 		return pop.BatchAckResult{Code: model.NoMessage}
 	}
 	res := pop.BatchAckResult{Code: model.Success}
 	for _, a := range acks {
+		if !b.cfg.UsesKV() {
+			b.fsBatchAck(nowMs, a, &res)
+			continue
+		}
 		name := model.RealTopic(a.Topic, a.ConsumerGroup, a.RetryFlag)
 		q := b.queue(name, a.QueueID)
 		if q == nil {
@@ -113,6 +124,7 @@ func (b *Broker) batchAck(acks []pop.BatchAck) pop.BatchAckResult {
 // equal to the old one is the same record: the write replaces it (OldDeleted
 // tells whether it was there), unless the #10276 bug deletes the write.
 func (b *Broker) ChangeInvisibleTime(now clock.Time, req *pop.ChangeInvisibleTimeRequest) pop.ChangeInvisibleTimeResult {
+	b.touch(now.Millis())
 	if c := b.checkOffset(req.Topic, req.QueueID, req.Offset, false); c != model.Success {
 		return pop.ChangeInvisibleTimeResult{Code: c}
 	}
@@ -121,6 +133,7 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *pop.ChangeInvisibleTim
 
 // ChangeInvisibleTimeHeader serves a renewal whose handle is text.
 func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *pop.ChangeInvisibleTimeRequestHeader) pop.ChangeInvisibleTimeResult {
+	b.touch(now.Millis())
 	if c := b.checkOffset(hdr.Topic, hdr.QueueID, hdr.Offset, false); c != model.Success {
 		return pop.ChangeInvisibleTimeResult{Code: c}
 	}
@@ -137,6 +150,9 @@ func (b *Broker) change(now clock.Time, req *pop.ChangeInvisibleTimeRequest, h m
 		return pop.ChangeInvisibleTimeResult{Code: model.InvalidParameter}
 	}
 	nowMs := now.Millis()
+	if !b.cfg.UsesKV() {
+		return b.fsChange(nowMs, req, h, invisible)
+	}
 	k := qk{req.ConsumerGroup, req.Topic, req.QueueID}
 	nu := model.PopConsumerRecord{PopTime: nowMs, InvisibleTime: invisible, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
 	old := model.PopConsumerRecord{PopTime: h.PopTime, InvisibleTime: h.InvisibleTime, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
@@ -155,6 +171,7 @@ func (b *Broker) change(now clock.Time, req *pop.ChangeInvisibleTimeRequest, h m
 	}
 	if removed == 0 && !same {
 		removed = b.storeDelete(old) // with the #10276 bug: the new record
+		b.stats.RecordDeletes++
 	}
 	deleted := same && replaced != 0 || removed != 0
 	return pop.ChangeInvisibleTimeResult{Code: model.Success, PopTime: clock.FromMillis(nowMs), InvisibleTime: clock.MillisDuration(invisible),

@@ -70,6 +70,9 @@ type Broker struct {
 	topicGroups  map[string][]string
 
 	stats pop.Stats
+
+	// ck is the checkpoint (FS) path's state (ck.go).
+	ck ckState
 }
 
 // New builds an empty reference broker. It accepts what pop.New accepts.
@@ -79,12 +82,13 @@ func New(cfg pop.Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, topics: map[string]*topic{}, groups: map[string]pop.GroupConfig{},
 		commit: map[qk]int64{}, pull: map[qk]int64{}, reset: map[qk]int64{}}
-	b.forget()
+	b.forgetVolatile()
 	return b, nil
 }
 
-// forget drops everything a restart loses.
-func (b *Broker) forget() {
+// forgetVolatile drops everything a restart loses (fsRestart the FS
+// path's).
+func (b *Broker) forgetVolatile() {
 	b.windows = map[qk]*window{}
 	b.requests = map[pk]int64{}
 	b.locks = map[pk]int64{}
@@ -187,7 +191,7 @@ func (b *Broker) inFlight() []pop.LeasedRecord {
 }
 
 // InFlightCount is the number of stored plus cached records.
-func (b *Broker) InFlightCount() int { return len(b.store) + len(b.cache) }
+func (b *Broker) InFlightCount() int { return len(b.store) + len(b.cache) + b.liveLeases() }
 
 // cached returns the cached records by queue (in the order the queues were
 // first filled) then offset.
@@ -214,6 +218,7 @@ func (b *Broker) grant(r model.PopConsumerRecord) pop.LeasedRecord {
 // storePut writes a record; an equal key is overwritten, as RocksDB does,
 // and the overwritten record's lease is returned (0 when none).
 func (b *Broker) storePut(r pop.LeasedRecord) model.LeaseID {
+	b.stats.RecordPuts++
 	for i := range b.store {
 		if sameKey(&b.store[i].Record, &r.Record) {
 			old := b.store[i].Lease
@@ -240,6 +245,7 @@ func (b *Broker) storeDelete(r model.PopConsumerRecord) model.LeaseID {
 
 // Put stores a message at the tail of msg.QueueID and wakes pollers.
 func (b *Broker) Put(now clock.Time, msg *model.Message) pop.PutResult {
+	b.touch(now.Millis())
 	t := b.topics[msg.Topic]
 	if t == nil {
 		return pop.PutResult{Code: model.TopicNotExist, Offset: -1}
@@ -336,6 +342,7 @@ func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.R
 		return pop.ResetOffsetResult{}, fmt.Errorf("ref: reset offset %d: want >= 0", offset)
 	}
 	k := qk{group, name, qid}
+	delete(b.ck.inflight, k)
 	b.reset[k] = offset
 	b.commit[k] = offset
 	delete(b.pull, k)
@@ -347,11 +354,13 @@ func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.R
 // Restart loses the volatile state; messages, commit offsets, pending
 // resets, topics, groups and stored records survive.
 func (b *Broker) Restart(now clock.Time) pop.RestartResult {
+	b.touch(now.Millis())
 	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), DroppedPulls: b.dropAllHolds(), CachedLost: len(b.cache)}
 	for _, x := range b.cached() {
 		r.LostLeases = append(r.LostLeases, x.Lease)
 	}
-	b.forget()
+	b.fsRestart(now.Millis(), &r)
+	b.forgetVolatile()
 	b.stats.Restarts++
 	return r
 }

@@ -97,6 +97,7 @@ func (b *Broker) lockTimedOut(group, topicName string, nowMs int64) bool {
 
 // CleanupCache is PopConsumerCache.cleanupRecords (spec 2.10).
 func (b *Broker) CleanupCache(now clock.Time) pop.CacheResult {
+	b.touch(now.Millis())
 	var res pop.CacheResult
 	b.failed, b.pullWakes = nil, nil
 	nowMs := now.Millis()

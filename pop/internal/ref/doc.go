@@ -1,6 +1,7 @@
-// Package ref is a slow, plain reference of pop.Broker: the same KV
-// (record-based), non-FIFO POP semantics and the same Pull path (reads,
-// holds, consumer offsets), written for reading, not speed.
+// Package ref is a slow, plain reference of pop.Broker: the same non-FIFO
+// POP semantics on both paths — the KV (record-based) path and the
+// checkpoint (FS) path — and the same Pull path (reads, holds, consumer
+// offsets), written for reading, not speed.
 // pop's differential and property tests run random operation sequences
 // against both and require identical results and state after every step.
 //
@@ -41,6 +42,13 @@
 //   - The revive scan filters every record by lower <= vt < upper, sorts the
 //     matches by key and takes the first page: the definition of
 //     scanExpiredRecords, with no early exit.
+//   - The checkpoint path (ck.go, ck_revive.go): the timer is a slice
+//     scanned for its earliest message; the buffer, its commit queues and
+//     the CKs' lease bookkeeping are slices searched linearly by merge key;
+//     every PopReviveService pull is taken, one every 100 ms, where the
+//     engine steps only at the pulls that change something; the scan
+//     times are found by trying the candidate times in order, and
+//     NextCheckpointTick by trying the pulls one after the other.
 //
 // # What it simplifies, and why that is safe
 //

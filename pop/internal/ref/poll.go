@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"popsim/clock"
+	"popsim/filter"
 	"popsim/model"
 	"popsim/pop"
 )
@@ -61,6 +62,16 @@ type parked struct {
 	key     pollKey
 	req     pop.PopRequest
 	filter  tagFilter
+	ff      *filter.Filter // the FS path's subscription; nil on the KV path
+}
+
+// accepts is the filter check of an arrival: FS, the tags code then the
+// commit log; KV, the tags.
+func (p *parked) accepts(m *model.Message) bool {
+	if p.ff != nil {
+		return p.ff.MatchConsumeQueue(filter.TagsCode(m.Tags)) && p.ff.MatchCommitLog(m)
+	}
+	return p.filter.match(m.Tags)
 }
 
 func before(a, b *parked) bool {
@@ -96,7 +107,7 @@ func (b *Broker) keyCount(k pollKey) int {
 }
 
 // park is PopLongPollingService.polling for a request that found nothing.
-func (b *Broker) park(req *pop.PopRequest, nowMs int64) (pop.PopStatus, model.ResponseCode, uint64) {
+func (b *Broker) park(req *pop.PopRequest, nowMs int64, ff *filter.Filter) (pop.PopStatus, model.ResponseCode, uint64) {
 	if req.PollTime.Millis() <= 0 {
 		return pop.PopPollingNotFound, model.PollingTimeout, 0
 	}
@@ -112,9 +123,12 @@ func (b *Broker) park(req *pop.PopRequest, nowMs int64) (pop.PopStatus, model.Re
 	if b.keyCount(k) > b.cfg.PopPollingSize {
 		return pop.PopPollingFull, model.PollingFull, 0
 	}
-	f, _ := parseFilter(req.ExpressionType, req.Expression) // Pop validated it
+	var f tagFilter
+	if ff == nil {
+		f, _ = parseFilter(req.ExpressionType, req.Expression) // Pop validated it
+	}
 	b.nextPollID++
-	b.polls = append(b.polls, parked{id: b.nextPollID, expired: expired, key: k, req: *req, filter: f})
+	b.polls = append(b.polls, parked{id: b.nextPollID, expired: expired, key: k, req: *req, filter: f, ff: ff})
 	return pop.PopSuspended, model.Success, b.nextPollID
 }
 
@@ -127,10 +141,10 @@ func (b *Broker) register(topicName, group string) {
 	b.topicGroups[topicName] = append(b.topicGroups[topicName], group)
 }
 
-// wakeOne wakes the earliest request of key k if it accepts tag (or force).
-func (b *Broker) wakeOne(k pollKey, tag string, force bool) (pop.Wakeup, bool) {
+// wakeOne wakes the earliest request of key k if it accepts msg (or force).
+func (b *Broker) wakeOne(k pollKey, msg *model.Message, force bool) (pop.Wakeup, bool) {
 	i := b.earliest(func(p *parked) bool { return p.key == k })
-	if i < 0 || !force && !b.polls[i].filter.match(tag) {
+	if i < 0 || !force && !b.polls[i].accepts(msg) {
 		return pop.Wakeup{}, false
 	}
 	p := b.unpark(i)
@@ -155,7 +169,7 @@ func (b *Broker) arrived(msg *model.Message, retryGroup string) []pop.Wakeup {
 	var out []pop.Wakeup
 	for _, g := range b.topicGroups[t] {
 		for _, qid := range []int32{-1, msg.QueueID} {
-			if w, ok := b.wakeOne(pollKey{t, g, qid}, msg.Tags, force); ok {
+			if w, ok := b.wakeOne(pollKey{t, g, qid}, msg, force); ok {
 				out = append(out, w)
 			}
 		}
@@ -165,6 +179,7 @@ func (b *Broker) arrived(msg *model.Message, retryGroup string) []pop.Wakeup {
 
 // PollTick hands back every request whose poll time is up, earliest first.
 func (b *Broker) PollTick(now clock.Time) []pop.Wakeup {
+	b.touch(now.Millis())
 	var out []pop.Wakeup
 	for {
 		i := b.earliest(func(*parked) bool { return true })

@@ -2,6 +2,7 @@ package ref
 
 import (
 	"popsim/clock"
+	"popsim/filter"
 	"popsim/model"
 	"popsim/pop"
 )
@@ -21,6 +22,10 @@ func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
 	}
 	if req.QueueID < 0 {
 		req.QueueID = -1
+	}
+	b.touch(nowMs)
+	if !b.cfg.UsesKV() {
+		return b.popFSChecked(nowMs, req)
 	}
 	f, code, status, ok := b.checkPop(nowMs, req)
 	if !ok {
@@ -69,6 +74,8 @@ func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.Re
 		return bad(model.NoPermission)
 	case req.Order:
 		return bad(model.InvalidParameter) // FIFO is not built (pop/doc.go)
+	case !b.cfg.UsesKV():
+		return tagFilter{}, 0, 0, true // the FS path compiles its own subscription
 	}
 	f, err := parseFilter(req.ExpressionType, req.Expression)
 	if err != nil {
@@ -117,6 +124,20 @@ func (b *Broker) stages(nowMs int64, req *pop.PopRequest) []stage {
 	return out
 }
 
+// popFSChecked validates an FS pop (the shared checks, then the
+// subscription with package filter) and serves it.
+func (b *Broker) popFSChecked(nowMs int64, req *pop.PopRequest) pop.PopResult {
+	if _, code, status, ok := b.checkPop(nowMs, req); !ok {
+		return pop.PopResult{Code: code, Status: status}
+	}
+	f, err := filter.ParsePop(req.ExpressionType, req.Expression)
+	if err != nil {
+		return pop.PopResult{Code: model.SubscriptionParseFailed, Status: pop.PopError}
+	}
+	b.stats.PopRequests++
+	return b.fsPop(nowMs, req, f)
+}
+
 // popping is PopConsumerContext.
 type popping struct {
 	popTime         int64
@@ -127,6 +148,7 @@ type popping struct {
 	recs            []pop.LeasedRecord
 	replaced        []model.LeaseID
 	msgs            []pop.PoppedMessage
+	ff              *filter.Filter // the FS subscription, for parking
 }
 
 // stage reads one queue for the request (spec 2.3 step 5).
@@ -145,11 +167,11 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 		return
 	}
 	offset := b.popOffset(k, q, req.InitMode, p)
-	r := read(q, offset, remain, int64(remain), f)
+	r := b.read(q, offset, remain, int64(remain), f)
 	if r.status == stOffsetTooSmall || r.status == stOffsetOverflowBadly || r.status == stOffsetFoundNull {
 		b.commit[k] = r.next
 		offset = r.next
-		r = read(q, offset, remain, int64(remain), f)
+		r = b.read(q, offset, remain, int64(remain), f)
 	}
 	cacheMin := b.cacheMin(k)
 	var popped []int64
@@ -188,6 +210,14 @@ type readResult struct {
 	status getStatus
 	msgs   []*model.Message
 	next   int64
+}
+
+// read is a counted store read (broker work): the read below.
+func (b *Broker) read(q *queue, offset int64, n int, asked int64, f tagFilter) readResult {
+	r := read(q, offset, n, asked, f)
+	b.stats.ReadCalls++
+	b.stats.ReadMessages += int64(len(r.msgs))
+	return r
 }
 
 // read returns up to n messages matching f from offset, inspecting at most
@@ -272,7 +302,7 @@ func (b *Broker) keep(p *popping) {
 func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopResult {
 	res := pop.PopResult{PopTime: clock.FromMillis(p.popTime), InvisibleTime: clock.MillisDuration(p.invisible), RestNum: p.rest, Replaced: p.replaced}
 	if p.found == 0 {
-		res.Status, res.Code, res.PollID = b.park(req, nowMs)
+		res.Status, res.Code, res.PollID = b.park(req, nowMs, p.ff)
 		return res
 	}
 	b.stats.Popped += int64(p.found)
@@ -280,7 +310,7 @@ func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopRe
 	res.StartOffsetInfo, res.MsgOffsetInfo = infoBytes(p.start), infoBytes(p.msgInfos)
 	res.Messages = p.msgs
 	if res.RestNum > 0 {
-		if w, ok := b.wakeOne(pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, "", true); ok {
+		if w, ok := b.wakeOne(pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, nil, true); ok {
 			res.Woken = []pop.Wakeup{w}
 		}
 	}

@@ -31,11 +31,13 @@ type heldPull struct {
 
 // Pull serves a pull as it arrives (brokerAllowSuspend).
 func (b *Broker) Pull(now clock.Time, req *pop.PullRequest, res *pop.PullResult) {
+	b.touch(now.Millis())
 	*res = b.pullRequest(now, *req, true)
 }
 
 // RerunPull re-runs a held pull: no hold, no commit offset stored.
 func (b *Broker) RerunPull(now clock.Time, req *pop.PullRequest, res *pop.PullResult) {
+	b.touch(now.Millis())
 	*res = b.pullRequest(now, *req, false)
 }
 
@@ -104,7 +106,7 @@ func (b *Broker) pullRead(q *queue, f tagFilter, req *pop.PullRequest) pop.PullR
 	if n > 32 {
 		n = 32
 	}
-	r := read(q, req.QueueOffset, n, int64(req.MaxMsgNums), f)
+	r := b.read(q, req.QueueOffset, n, int64(req.MaxMsgNums), f)
 	res := pop.PullResult{Remark: statusNames[r.status], NextBeginOffset: r.next, MinOffset: q.min, MaxOffset: q.max()}
 	switch r.status {
 	case stFound:
@@ -181,6 +183,7 @@ func (b *Broker) pullArrived(now clock.Time, msg *model.Message) []pop.PullWakeu
 // CheckHoldRequest is the hold service's periodic check, key by key in the
 // order keys were first used.
 func (b *Broker) CheckHoldRequest(now clock.Time) []pop.PullWakeup {
+	b.touch(now.Millis())
 	var out []pop.PullWakeup
 	for _, k := range b.holdKeys {
 		if q := b.queue(k.topic, k.qid); q != nil {

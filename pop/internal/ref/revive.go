@@ -10,6 +10,7 @@ import (
 // with cursor-3000 <= vt < now-50, in key order, at most one page, are taken
 // out and revived; failures come back with backoff.
 func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
+	b.touch(now.Millis())
 	lower, upper := b.reviveCursor-3000, now.Millis()-50
 	res := pop.ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
 	var due, kept []pop.LeasedRecord
@@ -29,6 +30,8 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 		}
 	}
 	b.store = kept
+	b.stats.RecordReads += int64(len(due))
+	b.stats.RecordDeletes += int64(len(due))
 	res.FullPage = len(due) >= page
 	b.failed, b.pullWakes = nil, nil
 	for _, r := range due {
@@ -64,13 +67,16 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 	if q := b.queue(r.TopicID, r.QueueID); q != nil {
 		orig = q.at(r.Offset)
 	}
+	b.stats.ReadCalls++
 	if orig == nil {
 		rv.Outcome = pop.ReviveSkipped
 		b.stats.ReviveSkipped++
 		b.settled(k, r.Offset)
 		return rv, nil
 	}
+	b.stats.ReadMessages++
 	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
+	b.stats.RetryPuts++
 	cp := orig.Clone()
 	cp.Topic = r.TopicID
 	if !model.IsRetryTopic(r.TopicID) {

@@ -11,6 +11,7 @@ func (b *Broker) State() pop.State {
 	st := pop.State{InFlight: b.inFlight(), Cached: b.cached(), SuspendedPolls: len(b.polls),
 		LastLease: b.lastLease, WriteOrdinal: b.writes, Faults: b.faults, Stats: b.stats}
 	st.Faults.Writes = append([]pop.WriteFault(nil), b.faults.Writes...)
+	st.Checkpoint = b.checkpointState()
 	st.NextPollExpiry, st.HasPollExpiry = b.NextPollExpiry()
 	st.PullHolds = len(b.holds)
 	st.NextHoldCheck, st.HasHoldCheck = b.NextHoldCheck()

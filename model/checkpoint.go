@@ -1,0 +1,356 @@
+package model
+
+import (
+	"strconv"
+	"strings"
+)
+
+// The checkpoint (FS) POP path's revive-topic payloads, with RocketMQ's
+// names: PopCheckPoint (the body of a "ck" message), AckMsg ("ack") and
+// BatchAckMsg ("bAck"). Their JSON form uses upstream's short keys
+// (fastjson @JSONField names), written in fastjson's sorted key order;
+// the decoders also accept AckMsg's long alternate names, skip unknown
+// keys (fastjson writes getter-only properties such as reviveTime too)
+// and never panic. The engine keeps these typed and writes the JSON into
+// the revive topic's message bodies, so a revive-topic message reads as a
+// real broker's would.
+
+// Revive-topic message tags (PopAckConstants) and the system group that
+// consumes the revive topic.
+const (
+	CkTag             = "ck"
+	AckTag            = "ack"
+	BatchAckTag       = "bAck"
+	ReviveGroup       = "CID_RMQ_SYS_REVIVE_GROUP"
+	ReviveTopicPrefix = "rmq_sys_REVIVE_LOG_"
+	// PropertyTimerDeliverMs is the deliver time of a timer message
+	// (MessageConst.PROPERTY_TIMER_DELIVER_MS), epoch milliseconds.
+	PropertyTimerDeliverMs = "TIMER_DELIVER_MS"
+)
+
+// ReviveTopic is the cluster's revive topic (PopAckConstants.buildClusterReviveTopic).
+func ReviveTopic(cluster string) string { return ReviveTopicPrefix + cluster }
+
+// PopCheckPoint is one pop batch on one queue (store/pop/PopCheckPoint):
+// which offsets were lent, when, for how long, and which of them are acked.
+type PopCheckPoint struct {
+	StartOffset   int64  // so: the offset the pop asked for (before any correction)
+	PopTime       int64  // pt, epoch ms
+	InvisibleTime int64  // it, ms
+	BitMap        int32  // bm: acked indexes (bit i = index i)
+	Num           int8   // n: messages in the batch (a byte; 0 for a mock)
+	QueueID       int32  // q
+	Topic         string // t: the real topic (a retry topic for retry messages)
+	CID           string // c: the consumer group
+	ReviveOffset  int64  // ro: the CK message's offset in its revive queue, set when read
+	// QueueOffsetDiff (d) holds msgOffset - startOffset per message; nil
+	// for an old-format checkpoint, whose messages are startOffset + i.
+	QueueOffsetDiff []int32
+	BrokerName      string // bn
+	// RePutTimes (rp) is a decimal string; HasRePutTimes false means
+	// null (absent).
+	RePutTimes    string
+	HasRePutTimes bool
+}
+
+// ReviveTime is popTime + invisibleTime.
+func (c *PopCheckPoint) ReviveTime() int64 { return c.PopTime + c.InvisibleTime }
+
+// IndexOfAck is indexOfAck: the index of ackOffset in the batch, -1 when
+// it is not one of its offsets. As upstream, the difference is narrowed to
+// 32 bits before the lookup (apache/rocketmq#11180).
+func (c *PopCheckPoint) IndexOfAck(ackOffset int64) int {
+	if ackOffset < c.StartOffset {
+		return -1
+	}
+	d := int32(ackOffset - c.StartOffset)
+	if len(c.QueueOffsetDiff) == 0 {
+		if ackOffset-c.StartOffset < int64(c.Num) {
+			return int(ackOffset - c.StartOffset)
+		}
+		return -1
+	}
+	for i, x := range c.QueueOffsetDiff {
+		if x == d {
+			return i
+		}
+	}
+	return -1
+}
+
+// AckOffsetByIndex is the queue offset of index i.
+func (c *PopCheckPoint) AckOffsetByIndex(i int) int64 {
+	if len(c.QueueOffsetDiff) == 0 {
+		return c.StartOffset + int64(i)
+	}
+	return c.StartOffset + int64(c.QueueOffsetDiff[i])
+}
+
+// ParseRePutTimes is parseRePutTimes: null is 0, an unparsable value 127.
+func (c *PopCheckPoint) ParseRePutTimes() int {
+	if !c.HasRePutTimes {
+		return 0
+	}
+	n, err := strconv.ParseInt(c.RePutTimes, 10, 32)
+	if err != nil {
+		return 127
+	}
+	return int(n)
+}
+
+// MergeKey is the key the buffer and the revive service pair a checkpoint
+// with its acks by: topic, group, queue, start offset, pop time and broker
+// name concatenated without separators, as upstream (so distinct tuples
+// can in principle collide).
+func (c *PopCheckPoint) MergeKey() string {
+	return MergeKey(c.Topic, c.CID, c.QueueID, c.StartOffset, c.PopTime, c.BrokerName)
+}
+
+// MergeKey builds the concatenated merge key. popsim keeps a null broker
+// name as "", which Java's concatenation writes as "null".
+func MergeKey(topic, group string, qid int32, startOffset, popTime int64, brokerName string) string {
+	b := make([]byte, 0, len(topic)+len(group)+len(brokerName)+40)
+	b = append(b, topic...)
+	b = append(b, group...)
+	b = strconv.AppendInt(b, int64(qid), 10)
+	b = strconv.AppendInt(b, startOffset, 10)
+	b = strconv.AppendInt(b, popTime, 10)
+	if brokerName == "" {
+		brokerName = "null"
+	}
+	b = append(b, brokerName...)
+	return string(b)
+}
+
+// UniqueID is genCkUniqueId: topic@queueId@startOffset@cid@popTime@brokerName@ck.
+func (c *PopCheckPoint) UniqueID() string {
+	return joinAt(c.Topic, itoa(int64(c.QueueID)), itoa(c.StartOffset), c.CID, itoa(c.PopTime), c.BrokerName, CkTag)
+}
+
+// AppendJSON appends the checkpoint's JSON (fastjson's sorted short keys).
+func (c *PopCheckPoint) AppendJSON(b []byte) []byte {
+	b = append(b, `{"bm":`...)
+	b = strconv.AppendInt(b, int64(c.BitMap), 10)
+	if c.BrokerName != "" { // null: fastjson omits it
+		b = appendStrField(b, "bn", c.BrokerName)
+	}
+	b = appendStrField(b, "c", c.CID)
+	if c.QueueOffsetDiff != nil {
+		b = append(b, `,"d":[`...)
+		for i, d := range c.QueueOffsetDiff {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(d), 10)
+		}
+		b = append(b, ']')
+	}
+	b = appendIntField(b, "it", c.InvisibleTime)
+	b = appendIntField(b, "n", int64(c.Num))
+	b = appendIntField(b, "pt", c.PopTime)
+	b = appendIntField(b, "q", int64(c.QueueID))
+	b = appendIntField(b, "ro", c.ReviveOffset)
+	if c.HasRePutTimes {
+		b = appendStrField(b, "rp", c.RePutTimes)
+	}
+	b = appendIntField(b, "so", c.StartOffset)
+	b = appendStrField(b, "t", c.Topic)
+	return append(b, '}')
+}
+
+// ParsePopCheckPoint decodes a checkpoint's JSON.
+func ParsePopCheckPoint(data []byte) (PopCheckPoint, error) {
+	var c PopCheckPoint
+	err := parseObject(data, "PopCheckPoint", func(p *jsonParser, key string) error {
+		var err error
+		switch key {
+		case "so":
+			c.StartOffset, err = p.int(64)
+		case "pt":
+			c.PopTime, err = p.int(64)
+		case "it":
+			c.InvisibleTime, err = p.int(64)
+		case "bm":
+			var v int64
+			v, err = p.int(32)
+			c.BitMap = int32(v)
+		case "n":
+			var v int64
+			v, err = p.int(8)
+			c.Num = int8(v)
+		case "q":
+			var v int64
+			v, err = p.int(32)
+			c.QueueID = int32(v)
+		case "t":
+			c.Topic, _, err = p.str()
+		case "c":
+			c.CID, _, err = p.str()
+		case "ro":
+			c.ReviveOffset, err = p.int(64)
+		case "d":
+			c.QueueOffsetDiff, err = p.int32s()
+		case "bn":
+			c.BrokerName, _, err = p.str()
+		case "rp":
+			c.RePutTimes, c.HasRePutTimes, err = p.str()
+		default:
+			err = p.skip()
+		}
+		return err
+	})
+	return c, err
+}
+
+// AckMsg is one acked offset of a checkpoint (store/pop/AckMsg).
+type AckMsg struct {
+	AckOffset     int64  // ao
+	StartOffset   int64  // so
+	ConsumerGroup string // c
+	Topic         string // t
+	QueueID       int32  // q
+	PopTime       int64  // pt
+	BrokerName    string // bn
+}
+
+// MergeKey is the merge key of the checkpoint the ack belongs to.
+func (a *AckMsg) MergeKey() string {
+	return MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, a.BrokerName)
+}
+
+// UniqueID is genAckUniqueId: topic@queueId@ackOffset@group@popTime@brokerName@ack.
+func (a *AckMsg) UniqueID() string {
+	return joinAt(a.Topic, itoa(int64(a.QueueID)), itoa(a.AckOffset), a.ConsumerGroup, itoa(a.PopTime), a.BrokerName, AckTag)
+}
+
+// AppendJSON appends the ack's JSON.
+func (a *AckMsg) AppendJSON(b []byte) []byte {
+	b = append(b, `{"ao":`...)
+	b = strconv.AppendInt(b, a.AckOffset, 10)
+	b = a.appendRest(b)
+	return append(b, '}')
+}
+
+func (a *AckMsg) appendRest(b []byte) []byte {
+	if a.BrokerName != "" { // null (a batch ack's): fastjson omits it
+		b = appendStrField(b, "bn", a.BrokerName)
+	}
+	b = appendStrField(b, "c", a.ConsumerGroup)
+	b = appendIntField(b, "pt", a.PopTime)
+	b = appendIntField(b, "q", int64(a.QueueID))
+	b = appendIntField(b, "so", a.StartOffset)
+	b = appendStrField(b, "t", a.Topic)
+	return b
+}
+
+// field decodes one AckMsg key (short or long name); it reports whether
+// the key was one of AckMsg's.
+func (a *AckMsg) field(p *jsonParser, key string) (bool, error) {
+	var err error
+	switch key {
+	case "ao", "ackOffset":
+		a.AckOffset, err = p.int(64)
+	case "so", "startOffset":
+		a.StartOffset, err = p.int(64)
+	case "c", "consumerGroup":
+		a.ConsumerGroup, _, err = p.str()
+	case "t", "topic":
+		a.Topic, _, err = p.str()
+	case "q", "queueId":
+		var v int64
+		v, err = p.int(32)
+		a.QueueID = int32(v)
+	case "pt", "popTime":
+		a.PopTime, err = p.int(64)
+	case "bn", "brokerName":
+		a.BrokerName, _, err = p.str()
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// ParseAckMsg decodes an ack's JSON, short or long names.
+func ParseAckMsg(data []byte) (AckMsg, error) {
+	var a AckMsg
+	err := parseObject(data, "AckMsg", func(p *jsonParser, key string) error {
+		if ok, err := a.field(p, key); ok {
+			return err
+		}
+		return p.skip()
+	})
+	return a, err
+}
+
+// BatchAckMsg is several acked offsets of one checkpoint
+// (store/pop/BatchAckMsg); AckOffset is -1 there.
+type BatchAckMsg struct {
+	AckMsg
+	AckOffsetList []int64 // aol
+}
+
+// UniqueID is genBatchAckUniqueId: topic@queueId@[offsets]@group@popTime@bAck
+// (no broker name; the list as Java's List.toString writes it).
+func (a *BatchAckMsg) UniqueID() string {
+	var l strings.Builder
+	l.WriteByte('[')
+	for i, o := range a.AckOffsetList {
+		if i > 0 {
+			l.WriteString(", ")
+		}
+		l.WriteString(itoa(o))
+	}
+	l.WriteByte(']')
+	return joinAt(a.Topic, itoa(int64(a.QueueID)), l.String(), a.ConsumerGroup, itoa(a.PopTime), BatchAckTag)
+}
+
+// AppendJSON appends the batch ack's JSON.
+func (a *BatchAckMsg) AppendJSON(b []byte) []byte {
+	b = append(b, `{"ao":`...)
+	b = strconv.AppendInt(b, a.AckOffset, 10)
+	b = append(b, `,"aol":[`...)
+	for i, o := range a.AckOffsetList {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, o, 10)
+	}
+	b = append(b, ']')
+	b = a.appendRest(b)
+	return append(b, '}')
+}
+
+// ParseBatchAckMsg decodes a batch ack's JSON.
+func ParseBatchAckMsg(data []byte) (BatchAckMsg, error) {
+	var a BatchAckMsg
+	err := parseObject(data, "BatchAckMsg", func(p *jsonParser, key string) error {
+		if key == "aol" || key == "ackOffsetList" {
+			var err error
+			a.AckOffsetList, err = p.int64s()
+			return err
+		}
+		if ok, err := a.field(p, key); ok {
+			return err
+		}
+		return p.skip()
+	})
+	return a, err
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+func joinAt(parts ...string) string { return strings.Join(parts, "@") }
+
+func appendIntField(b []byte, key string, v int64) []byte {
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return strconv.AppendInt(b, v, 10)
+}
+
+func appendStrField(b []byte, key, v string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return appendJSONString(b, v)
+}

@@ -1,0 +1,192 @@
+package pop
+
+import (
+	"popsim/clock"
+	"popsim/model"
+)
+
+// Ack, batch ack and changeInvisibleTime on the checkpoint (FS) path
+// (AckMessageProcessor.appendAck, ChangeInvisibleTimeProcessor.
+// appendCheckPointThenAckOrigin). Validation is the KV path's.
+
+// ackCK is appendAck for one validated ack: merged into the buffered CK
+// when the buffer takes it, else written to the revive topic as an ack
+// message delivered at popTime + invisibleTime. RocketMQ answers SUCCESS
+// either way, a failed write included.
+func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) AckResult {
+	b.stats.Acked++
+	a := model.AckMsg{AckOffset: offset, StartOffset: h.CkQueueOffset, ConsumerGroup: group, Topic: topicName, QueueID: qid,
+		PopTime: h.PopTime, BrokerName: h.BrokerName}
+	res := AckResult{Code: model.Success}
+	k := qkey{b.names.pair(group, topicName), qid}
+	one := [1]int64{offset}
+	if m := b.addAk(nowMs, &a, one[:]); m.accepted {
+		b.inflightSub(k, h.PopTime, 1)
+		if len(m.ended) > 0 {
+			res.Removed = m.ended[0]
+		} else {
+			b.stats.AckMisses++
+		}
+		return res
+	}
+	res.Pending = b.writeAck(nowMs, &a, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures)
+	b.inflightSub(k, h.PopTime, 1)
+	if res.Pending == 0 {
+		b.stats.AckMisses++
+	}
+	return res
+}
+
+// writeAck writes an ack message and returns the live lease it will end
+// when revive pairs it: 0 when it names none, the write failed, or it
+// reaches the revive queue before the lease's CK (a CK still in the timer
+// when a late ack goes in at once), where the round skips it.
+func (b *Broker) writeAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) model.LeaseID {
+	ref, i := b.findAcked(a.MergeKey(), rq, a.AckOffset)
+	if b.putAck(nowMs, a, rq, deliverMs, fails) != putOK || ref == nil || !ref.pairs(b.arrival) {
+		return 0
+	}
+	ref.pending |= 1 << uint(i)
+	return ref.lease(i)
+}
+
+// batchAckCK is appendAck for one BatchAck entry: the set bits within the
+// queue's bounds become one BatchAckMsg (with the request body's broker
+// name, which popsim takes to be this broker's), merged into the buffered
+// CK or written as a bAck message.
+func (b *Broker) batchAckCK(nowMs int64, a *BatchAck, res *BatchAckResult) {
+	topicName := model.RealTopic(a.Topic, a.ConsumerGroup, a.RetryFlag)
+	q := b.queue(topicName, a.QueueID)
+	if q == nil {
+		return // min or max offset is -1: skipped silently
+	}
+	first := len(res.Offsets)
+	var offs []int64
+	for w, word := range a.Bits {
+		for bit := 0; word != 0; bit++ {
+			if word&1 != 0 {
+				off := a.StartOffset + int64(w*64+bit)
+				e := AckedOffset{Topic: topicName, QueueID: a.QueueID, Offset: off}
+				if off < q.min || off > q.maxOffset() || a.ReviveQueueID == model.PopOrderReviveQueue {
+					res.Skipped++
+					e.Skipped = true
+				} else {
+					offs = append(offs, off)
+				}
+				res.Offsets = append(res.Offsets, e)
+			}
+			word >>= 1
+		}
+	}
+	if len(offs) == 0 {
+		return
+	}
+	b.stats.Acked += int64(len(offs))
+	m := model.BatchAckMsg{AckMsg: model.AckMsg{AckOffset: -1, StartOffset: a.StartOffset, ConsumerGroup: a.ConsumerGroup, Topic: topicName,
+		QueueID: a.QueueID, PopTime: a.PopTime, BrokerName: b.cfg.BrokerName}, AckOffsetList: offs}
+	k := qkey{b.names.pair(a.ConsumerGroup, topicName), a.QueueID}
+	defer b.inflightSub(k, a.PopTime, int64(len(offs)))
+	if mg := b.addAk(nowMs, &m.AckMsg, offs); mg.accepted {
+		b.markBatch(res, first, mg.ended, func(e *AckedOffset, l model.LeaseID) { e.Removed = l; res.Deleted++ })
+		return
+	}
+	key := m.MergeKey()
+	type hit struct {
+		ref *ckRef
+		i   int
+	}
+	hits := make([]hit, len(offs))
+	for j, o := range offs {
+		hits[j].ref, hits[j].i = b.findAcked(key, a.ReviveQueueID, o)
+	}
+	if b.putBatchAck(nowMs, &m, a.ReviveQueueID, a.PopTime+a.InvisibleTime, &res.Failures) != putOK {
+		b.stats.AckMisses += int64(len(offs))
+		return
+	}
+	j := 0
+	for x := first; x < len(res.Offsets); x++ {
+		e := &res.Offsets[x]
+		if e.Skipped {
+			continue
+		}
+		if h := hits[j]; h.ref != nil && h.ref.pairs(b.arrival) {
+			h.ref.pending |= 1 << uint(h.i)
+			e.Pending = h.ref.lease(h.i)
+			res.Pending++
+		} else {
+			b.stats.AckMisses++
+		}
+		j++
+	}
+}
+
+// markBatch sets, on the non-skipped entries from first on, the leases a
+// merge ended: each ended lease belongs to the entry of its offset.
+func (b *Broker) markBatch(res *BatchAckResult, first int, ended []model.LeaseID, set func(*AckedOffset, model.LeaseID)) {
+	for _, l := range ended {
+		r, i := b.refOf(l)
+		off := r.ck.AckOffsetByIndex(i)
+		for x := first; x < len(res.Offsets); x++ {
+			if e := &res.Offsets[x]; !e.Skipped && e.Offset == off && e.Removed == 0 {
+				set(e, l)
+				break
+			}
+		}
+	}
+	for x := first; x < len(res.Offsets); x++ {
+		if e := &res.Offsets[x]; !e.Skipped && e.Removed == 0 {
+			b.stats.AckMisses++
+		}
+	}
+}
+
+// refOf finds the ckRef holding lease l and its index.
+func (b *Broker) refOf(l model.LeaseID) (*ckRef, int) {
+	for first := l; first > 0; first-- {
+		if r := b.ckl.byFirst[first]; r != nil && l < r.first+model.LeaseID(r.ck.Num) {
+			return r, int(l - r.first)
+		}
+		if l-first >= 32 {
+			break
+		}
+	}
+	panic("pop: internal: lease without its checkpoint")
+}
+
+// changeCK is appendCheckPointThenAckOrigin: a new one-message CK (popTime
+// now, the old revive queue) written at once, bypassing the buffer; then
+// the old CK's ack (ackOrigin), merged or written. A failed CK write
+// answers SYSTEM_ERROR and keeps the old lease; a failed ack write is
+// only logged upstream.
+func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle, invisibleMs int64) ChangeInvisibleTimeResult {
+	rq := h.ReviveQueueID
+	ck := model.PopCheckPoint{Num: 1, PopTime: nowMs, InvisibleTime: invisibleMs, StartOffset: offset, CID: group, Topic: topicName,
+		QueueID: qid, QueueOffsetDiff: []int32{0}, BrokerName: h.BrokerName}
+	var res ChangeInvisibleTimeResult
+	if st := b.putCk(nowMs, &ck, rq, b.lastLease+1, &res.Failures); st != putOK {
+		res.Code, res.Remark = model.SystemError, "append checkpoint failed: the store refused the CK message"
+		if st == putFailed {
+			res.Remark = "append checkpoint failed: the CK message was not written"
+		}
+		return res
+	}
+	ref := b.newRef(&ck, rq)
+	ref.stored, ref.at = true, b.arrival
+	b.stats.Changed++
+	a := model.AckMsg{AckOffset: offset, StartOffset: h.CkQueueOffset, ConsumerGroup: group, Topic: topicName, QueueID: qid,
+		PopTime: h.PopTime, BrokerName: h.BrokerName}
+	one := [1]int64{offset}
+	if m := b.addAk(nowMs, &a, one[:]); m.accepted {
+		if len(m.ended) > 0 {
+			res.Removed = m.ended[0]
+		}
+	} else {
+		res.Pending = b.writeAck(nowMs, &a, rq, h.PopTime+h.InvisibleTime, &res.Failures)
+	}
+	res.Code, res.PopTime, res.InvisibleTime = model.Success, clock.FromMillis(nowMs), clock.MillisDuration(invisibleMs)
+	res.Lease, res.Deadline, res.ReviveQid = ref.first, clock.FromMillis(ck.ReviveTime()), rq
+	res.OldDeleted = res.Removed != 0 || res.Pending != 0
+	res.Handle = model.ReceiptHandle{CkQueueOffset: offset, PopTime: nowMs, InvisibleTime: invisibleMs, ReviveQueueID: rq,
+		RetryFlag: model.RetryFlagOf(topicName), BrokerName: h.BrokerName, QueueID: qid, QueueOffset: offset, CommitLogOffset: -1}
+	return res
+}

@@ -1,0 +1,417 @@
+package pop
+
+import (
+	"popsim/model"
+)
+
+// PopBufferMergeService: the checkpoint path's in-memory buffer of CKs
+// (merging acks into them so that a CK acked in time is never written)
+// and the per-queue commit queues that decide the commit offset. Its scan
+// runs every BufferScanInterval ms (CheckpointTick); everything in it is
+// volatile.
+//
+// Iteration order: upstream walks ConcurrentHashMaps (hash order); popsim
+// walks the buffer and the commit queues in the order their entries were
+// first added, which is one of the orders upstream can take.
+
+// wrapper is PopCheckPointWrapper.
+type wrapper struct {
+	rq     int32
+	ck     model.PopCheckPoint
+	ref    *ckRef // nil for a mock
+	mkey   string // merge key
+	lock   qkey   // the lock key topic@group@qid as a queue key
+	bits   uint32 // acks merged in memory
+	stored uint32 // toStoreBits: merged acks already written as messages
+	next   int64  // nextBeginOffset
+	// justOffset: the CK was written at once (or is a mock); ckStored: its
+	// CK message is written (reviveQueueOffset >= 0).
+	justOffset, ckStored bool
+}
+
+func (w *wrapper) numMask() uint32 { return uint32(1)<<uint(w.ck.Num) - 1 }
+
+// ckDone is isCkDone: every message acked in memory.
+func (w *wrapper) ckDone() bool { return w.bits&w.numMask() == w.numMask() }
+
+// doneForFinish is isCkDoneForFinish: every merged ack is written.
+func (w *wrapper) doneForFinish() bool { return (w.bits^w.stored)&w.numMask() == 0 }
+
+// done is the predicate scan and scanCommitOffset share.
+func (w *wrapper) done() bool {
+	return w.justOffset && w.ckStored || w.ckDone() || w.doneForFinish() && w.ckStored
+}
+
+// commitQueue is one lock key's QueueWithTime: wrappers in pop order and
+// the pop time of the last one enqueued.
+type commitQueue struct {
+	key  qkey
+	ws   []*wrapper
+	time int64
+}
+
+type ckBuffer struct {
+	byKey   map[string]*wrapper
+	order   []*wrapper // buffered wrappers, in insertion order
+	commits map[qkey]*commitQueue
+	corder  []*commitQueue // commit queues in creation order
+	counter int64          // buffered CKs (recomputed from the buffer every minute upstream; exact here)
+	// lastScan is the last scan's time.
+	lastScan int64
+}
+
+func newCkBuffer() *ckBuffer {
+	return &ckBuffer{byKey: map[string]*wrapper{}, commits: map[qkey]*commitQueue{}}
+}
+
+// latest is getLatestOffset: the nextBeginOffset of the newest wrapper of
+// the lock key, -1 when there is none.
+func (f *ckBuffer) latest(k qkey) int64 {
+	cq := f.commits[k]
+	if cq == nil || len(cq.ws) == 0 {
+		return -1
+	}
+	return cq.ws[len(cq.ws)-1].next
+}
+
+func (f *ckBuffer) queueLen(k qkey) int64 {
+	if cq := f.commits[k]; cq != nil {
+		return int64(len(cq.ws))
+	}
+	return 0
+}
+
+// enqueue is putOffsetQueue.
+func (f *ckBuffer) enqueue(w *wrapper) {
+	cq := f.commits[w.lock]
+	if cq == nil {
+		cq = &commitQueue{key: w.lock}
+		f.commits[w.lock] = cq
+		f.corder = append(f.corder, cq)
+	}
+	cq.time = w.ck.PopTime
+	cq.ws = append(cq.ws, w)
+}
+
+func (f *ckBuffer) add(w *wrapper) {
+	f.byKey[w.mkey] = w
+	f.order = append(f.order, w)
+	f.counter++
+}
+
+func (f *ckBuffer) remove(w *wrapper) {
+	delete(f.byKey, w.mkey)
+	for i, x := range f.order {
+		if x == w {
+			f.order = append(f.order[:i], f.order[i+1:]...)
+			break
+		}
+	}
+	f.counter--
+}
+
+// clearQueue is clearOffsetQueue (an admin reset taken by a pop).
+func (f *ckBuffer) clearQueue(k qkey) {
+	cq := f.commits[k]
+	if cq == nil {
+		return
+	}
+	delete(f.commits, k)
+	for i, x := range f.corder {
+		if x == cq {
+			f.corder = append(f.corder[:i], f.corder[i+1:]...)
+			break
+		}
+	}
+}
+
+// newWrapper builds a wrapper for ck (with its lease ref) on revive queue rq.
+func (b *Broker) newWrapper(ck *model.PopCheckPoint, ref *ckRef, rq int32, next int64, justOffset bool) *wrapper {
+	return &wrapper{rq: rq, ck: *ck, ref: ref, mkey: ck.MergeKey(), lock: qkey{b.names.pair(ck.CID, ck.Topic), ck.QueueID},
+		next: next, justOffset: justOffset}
+}
+
+// addCk is PopBufferMergeService.addCk: buffer the CK without writing it.
+// It returns the CK's lease ref, nil when it refused.
+func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next int64) *ckRef {
+	f := b.buf
+	switch {
+	case !b.cfg.EnablePopBufferMerge,
+		ck.ReviveTime()-nowMs < b.cfg.PopCkStayBufferTimeOut+1500,
+		f.counter > b.cfg.PopCkMaxBufferSize:
+		return nil
+	}
+	w := b.newWrapper(ck, nil, rq, next, false)
+	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.byKey[w.mkey] != nil {
+		return nil
+	}
+	w.ref = b.newRef(ck, rq)
+	f.enqueue(w)
+	f.add(w)
+	return w.ref
+}
+
+// addCkJustOffset writes the CK now and keeps its wrapper for the commit
+// offset; it refuses (nil) only a merge-key conflict. With buffer merge
+// off every pop takes this path.
+func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, rq int32, next int64, fails *[]WriteFailure) *ckRef {
+	w := b.newWrapper(ck, nil, rq, next, true)
+	if b.buf.byKey[w.mkey] != nil {
+		return nil
+	}
+	w.ref = b.newRef(ck, rq)
+	b.storeWrapper(nowMs, w, fails)
+	b.buf.enqueue(w)
+	b.buf.add(w)
+	return w.ref
+}
+
+// addCkMock queues an offset-only wrapper: a pop that found nothing to
+// return still moves the commit offset past what it read.
+func (b *Broker) addCkMock(ck *model.PopCheckPoint, rq int32, next int64) {
+	w := b.newWrapper(ck, nil, rq, next, true)
+	w.ckStored = true
+	b.buf.enqueue(w)
+}
+
+// storeWrapper is putCkToStore.
+func (b *Broker) storeWrapper(nowMs int64, w *wrapper, fails *[]WriteFailure) {
+	if w.ckStored {
+		return
+	}
+	if b.putCk(nowMs, &w.ck, w.rq, w.ref.first, fails) == putOK {
+		w.ckStored = true
+		w.ref.stored, w.ref.at = true, b.arrival
+	}
+}
+
+// ackMerge is addAk's answer.
+type ackMerge struct {
+	accepted bool
+	ended    []model.LeaseID // leases whose acks it merged (ended now)
+}
+
+// addAk is PopBufferMergeService.addAk: merge an ack (or a batch ack's
+// offsets) into the buffered CK of its merge key. A single ack whose
+// offset is not in the CK is accepted and dropped, as upstream.
+func (b *Broker) addAk(nowMs int64, a *model.AckMsg, offsets []int64) ackMerge {
+	if !b.cfg.EnablePopBufferMerge {
+		return ackMerge{}
+	}
+	w := b.buf.byKey[a.MergeKey()]
+	switch {
+	case w == nil, w.justOffset,
+		w.ck.ReviveTime()-nowMs < b.cfg.PopCkStayBufferTimeOut+1500,
+		nowMs-w.ck.PopTime > b.cfg.PopCkStayBufferTime-1500:
+		return ackMerge{}
+	}
+	m := ackMerge{accepted: true}
+	for _, o := range offsets {
+		i := w.ck.IndexOfAck(o)
+		if i < 0 || i >= int(w.ck.Num) {
+			continue // logged upstream; a single ack still counts as merged
+		}
+		w.bits |= 1 << uint(i)
+		if l := b.end(w.ref, i); l != 0 {
+			m.ended = append(m.ended, l)
+		}
+		b.stats.AcksMerged++
+	}
+	return m
+}
+
+// BufferScan reports what one PopBufferMergeService scan did.
+type BufferScan struct {
+	// Removed counts wrappers the scan took out of the buffer; Unwritten
+	// those of them whose CK was never written (acked in time: the point
+	// of the buffer).
+	Removed, Unwritten int
+	// Commits are the commit offsets it wrote, in order.
+	Commits []OffsetState
+}
+
+// scanBuffer is PopBufferMergeService.scan at nowMs, then
+// scanCommitOffset, and scanGarbage when nowMs is a garbage time (every
+// BufferGarbageInterval: the scans run every 5 ms and upstream counts
+// 6000 of them; popsim puts the garbage scans on multiples of 30 s).
+func (b *Broker) scanBuffer(nowMs int64, res *CheckpointResult) {
+	f := b.buf
+	f.lastScan = nowMs
+	for _, w := range append([]*wrapper(nil), f.order...) {
+		b.scanWrapper(nowMs, w, res)
+	}
+	b.scanCommitOffset(res)
+	if nowMs%BufferGarbageInterval == 0 {
+		b.scanGarbage(nowMs)
+	}
+}
+
+func (b *Broker) scanWrapper(nowMs int64, w *wrapper, res *CheckpointResult) {
+	f := b.buf
+	if w.done() {
+		f.remove(w)
+		res.Buffer.Removed++
+		if !w.ckStored {
+			// acked in time: the CK is never written and can never revive
+			res.Buffer.Unwritten++
+			b.stats.CksUnwritten++
+			b.drop(w.ref)
+		}
+		return
+	}
+	removeCk := w.ck.ReviveTime()-nowMs < b.cfg.PopCkStayBufferTimeOut || nowMs-w.ck.PopTime > b.cfg.PopCkStayBufferTime
+	switch {
+	case w.justOffset:
+		b.storeWrapper(nowMs, w, &res.Failures)
+	case removeCk:
+		b.storeWrapper(nowMs, w, &res.Failures)
+		if !w.ckStored {
+			return
+		}
+		b.writeMergedAcks(nowMs, w, res)
+		if w.doneForFinish() {
+			f.remove(w)
+			res.Buffer.Removed++
+		}
+	}
+}
+
+// writeMergedAcks writes the acks merged into w that are not written yet:
+// one bAck message (enablePopBatchAck, without a broker name) or one ack
+// message each, delivered at the CK's revive time.
+func (b *Broker) writeMergedAcks(nowMs int64, w *wrapper, res *CheckpointResult) {
+	todo := w.bits &^ w.stored & w.numMask()
+	if todo == 0 {
+		return
+	}
+	ck := &w.ck
+	if b.cfg.EnablePopBatchAck {
+		a := model.BatchAckMsg{AckMsg: model.AckMsg{AckOffset: 0, StartOffset: ck.StartOffset, ConsumerGroup: ck.CID, Topic: ck.Topic,
+			QueueID: ck.QueueID, PopTime: ck.PopTime}}
+		for i := 0; i < int(ck.Num); i++ {
+			if todo&(1<<uint(i)) != 0 {
+				a.AckOffsetList = append(a.AckOffsetList, ck.AckOffsetByIndex(i))
+			}
+		}
+		if b.putBatchAck(nowMs, &a, w.rq, ck.ReviveTime(), &res.Failures) == putOK {
+			w.stored |= todo
+		}
+		return
+	}
+	for i := 0; i < int(ck.Num); i++ {
+		if todo&(1<<uint(i)) == 0 {
+			continue
+		}
+		a := model.AckMsg{AckOffset: ck.AckOffsetByIndex(i), StartOffset: ck.StartOffset, ConsumerGroup: ck.CID, Topic: ck.Topic,
+			QueueID: ck.QueueID, PopTime: ck.PopTime, BrokerName: ck.BrokerName}
+		if b.putAck(nowMs, &a, w.rq, ck.ReviveTime(), &res.Failures) == putOK {
+			w.stored |= 1 << uint(i)
+		}
+	}
+}
+
+// scanCommitOffset commits, queue by queue, the nextBeginOffset of every
+// done wrapper at the head of its commit queue; a head that is not done
+// holds back the ones behind it. The queue lock is always free: popsim's
+// broker is single-threaded.
+func (b *Broker) scanCommitOffset(res *CheckpointResult) {
+	for _, cq := range b.buf.corder {
+		n := 0
+		for n < len(cq.ws) && cq.ws[n].done() {
+			w := cq.ws[n]
+			if w.next >= 0 {
+				b.commitOffset(w.lock, w.next)
+				p := b.names.pairs[w.lock.pair]
+				res.Buffer.Commits = append(res.Buffer.Commits, OffsetState{Group: p.group, Topic: p.topic, QueueID: w.lock.qid, Commit: w.next, Pull: -1, Reset: -1})
+			}
+			n++
+		}
+		if n > 0 {
+			clear(cq.ws[:n])
+			cq.ws = cq.ws[n:]
+		}
+	}
+}
+
+// scanGarbage drops commit queues whose topic or group is gone, or that
+// were not used for CommitQueueIdle.
+func (b *Broker) scanGarbage(nowMs int64) {
+	f := b.buf
+	keep := f.corder[:0]
+	for _, cq := range f.corder {
+		p := b.names.pairs[cq.key.pair]
+		_, group := b.groups[p.group]
+		if b.topics[p.topic] == nil || !group || nowMs-cq.time > CommitQueueIdle {
+			delete(f.commits, cq.key)
+			continue
+		}
+		keep = append(keep, cq)
+	}
+	clear(f.corder[len(keep):])
+	f.corder = keep
+}
+
+// nextBufferWork is the earliest time at or after nowMs at which a scan
+// has something to do, false when the buffer is idle.
+func (b *Broker) nextBufferWork(nowMs int64) (int64, bool) {
+	f := b.buf
+	best, ok := int64(0), false
+	at := func(t int64) {
+		if !ok || t < best {
+			best, ok = t, true
+		}
+	}
+	for _, w := range f.order {
+		switch {
+		case w.done():
+			at(nowMs)
+		case w.justOffset: // a CK put to retry; a refused one only once the timer takes it
+			if d := w.ck.ReviveTime() - AckTimeInterval; b.timerRefuses(nowMs, d) {
+				if b.cfg.TimerWheelEnable {
+					at(d - b.cfg.TimerMaxDelaySec*1000)
+				}
+				continue
+			}
+			at(nowMs)
+		case w.ckStored && w.bits&^w.stored != 0:
+			at(nowMs)
+		default: // buffered: written once removeCk holds
+			t := max(nowMs, min(w.ck.ReviveTime()-b.cfg.PopCkStayBufferTimeOut+1, w.ck.PopTime+b.cfg.PopCkStayBufferTime+1))
+			if d := w.ck.ReviveTime() - AckTimeInterval; b.timerRefuses(t, d) {
+				if b.cfg.TimerWheelEnable {
+					at(d - b.cfg.TimerMaxDelaySec*1000)
+				}
+				continue
+			}
+			at(t)
+		}
+	}
+	for _, cq := range f.corder {
+		if len(cq.ws) > 0 && cq.ws[0].done() {
+			at(nowMs)
+		}
+		// an idle queue is dropped by the first garbage scan past the idle time
+		at(garbageGrid(max(cq.time+CommitQueueIdle+1, nowMs)))
+	}
+	if !ok {
+		return 0, false
+	}
+	return scanGrid(max(best, nowMs)), true
+}
+
+// garbageGrid is the first garbage scan time at or after t.
+func garbageGrid(t int64) int64 {
+	if r := t % BufferGarbageInterval; r != 0 {
+		return t + BufferGarbageInterval - r
+	}
+	return t
+}
+
+// scanGrid is the first scan time at or after t: scans run every
+// BufferScanInterval ms (on multiples of it).
+func scanGrid(t int64) int64 {
+	if r := t % BufferScanInterval; r != 0 {
+		return t + BufferScanInterval - r
+	}
+	return t
+}

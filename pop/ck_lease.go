@@ -1,0 +1,159 @@
+package pop
+
+import (
+	"sort"
+
+	"popsim/model"
+)
+
+// Leases on the checkpoint (FS) path. A checkpoint (CK) with n messages
+// lends n leases, numbered consecutively from the CK's first; a renewal's
+// CK and a re-put CK lend one. RocketMQ keeps no such identity: popsim
+// records it in a ckRef per CK it made, and tags the CK message with its
+// first lease (property POPSIM_LEASE) so that the revive service can name
+// the leases it ends. A ckRef lives until its CK can no longer be revived:
+// the revive service processed it, or it was never written (all acked in
+// the buffer, or lost in a restart).
+
+// PropertyLease is popsim's annotation on a CK message: its first lease.
+const PropertyLease = "POPSIM_LEASE"
+
+// ckRef is one CK the engine made, as its leases see it.
+type ckRef struct {
+	ck    model.PopCheckPoint // as made: bitmap 0, reviveOffset 0
+	key   string              // its merge key
+	first model.LeaseID
+	rq    int32 // its revive queue
+	// ended: bit i set once lease first+i ended (an ack merged in the
+	// buffer, or the revive service settled it). pending: an ack message
+	// was written for index i (the lease lives until revive pairs it).
+	ended, pending uint32
+	// stored: the CK message was written (to the timer or the revive
+	// queue); buffered CKs are not stored until the buffer writes them.
+	// at is when it reaches its revive queue.
+	stored bool
+	at     int64
+}
+
+// pairs predicts whether an ack message reaching r's revive queue at
+// ackAt will be read after r's CK, so that the round holding the CK sets
+// its bit: a CK still held by the buffer is assumed to be written on time.
+func (r *ckRef) pairs(ackAt int64) bool { return !r.stored || r.at <= ackAt }
+
+func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
+
+func (r *ckRef) live(i int) bool { return r.ended&(1<<uint(i)) == 0 }
+
+func (r *ckRef) allEnded() bool { return r.ended == uint32(1)<<uint(r.ck.Num)-1 }
+
+// ckLeases indexes the live ckRefs by first lease and by merge key.
+type ckLeases struct {
+	byFirst map[model.LeaseID]*ckRef
+	byKey   map[string][]*ckRef
+	live    int // leases not yet ended, over all refs
+}
+
+func newCkLeases() ckLeases {
+	return ckLeases{byFirst: map[model.LeaseID]*ckRef{}, byKey: map[string][]*ckRef{}}
+}
+
+// newRef makes the ckRef of a new CK, granting its leases.
+func (b *Broker) newRef(ck *model.PopCheckPoint, rq int32) *ckRef {
+	r := &ckRef{ck: *ck, key: ck.MergeKey(), rq: rq}
+	r.first = b.lastLease + 1
+	b.lastLease += model.LeaseID(ck.Num)
+	b.ckl.byFirst[r.first] = r
+	b.ckl.byKey[r.key] = append(b.ckl.byKey[r.key], r)
+	b.ckl.live += int(ck.Num)
+	return r
+}
+
+// end ends lease i of r and returns it, 0 when it had already ended.
+func (b *Broker) end(r *ckRef, i int) model.LeaseID {
+	if r == nil || i < 0 || i >= int(r.ck.Num) || !r.live(i) {
+		return 0
+	}
+	r.ended |= 1 << uint(i)
+	b.ckl.live--
+	return r.lease(i)
+}
+
+// drop forgets r: its CK can no longer be revived. It returns the leases
+// still live, which end with it.
+func (b *Broker) drop(r *ckRef) []model.LeaseID {
+	var out []model.LeaseID
+	for i := 0; i < int(r.ck.Num); i++ {
+		if l := b.end(r, i); l != 0 {
+			out = append(out, l)
+		}
+	}
+	delete(b.ckl.byFirst, r.first)
+	rs := b.ckl.byKey[r.key]
+	for i, x := range rs {
+		if x == r {
+			rs = append(rs[:i], rs[i+1:]...)
+			break
+		}
+	}
+	if len(rs) == 0 {
+		delete(b.ckl.byKey, r.key)
+	} else {
+		b.ckl.byKey[r.key] = rs
+	}
+	return out
+}
+
+// findAcked returns the ckRef and index an ack of ackOffset with merge key
+// key, on revive queue rq, would pair with: the newest such CK whose lease
+// at that offset is still live and has no ack message pending yet (a
+// second ack of a pending lease ends nothing more). It returns nil when
+// there is none.
+func (b *Broker) findAcked(key string, rq int32, ackOffset int64) (*ckRef, int) {
+	rs := b.ckl.byKey[key]
+	for j := len(rs) - 1; j >= 0; j-- {
+		r := rs[j]
+		if r.rq != rq {
+			continue
+		}
+		if i := r.ck.IndexOfAck(ackOffset); i >= 0 && i < int(r.ck.Num) && r.live(i) {
+			if r.pending&(1<<uint(i)) != 0 {
+				return nil, -1
+			}
+			return r, i
+		}
+	}
+	return nil, -1
+}
+
+// CkLease is one lease of the checkpoint path, for State.
+type CkLease struct {
+	Lease model.LeaseID
+	// Group, Topic (the real topic), QueueID and Offset locate the
+	// message; PopTime and Deadline (popTime + invisibleTime) are the CK's.
+	Group, Topic string
+	QueueID      int32
+	Offset       int64
+	PopTime      int64
+	Deadline     int64
+	ReviveQueue  int32
+	// Stored: its CK was written; AckPending: an ack message for it was
+	// written and the revive service has not paired it yet.
+	Stored, AckPending bool
+}
+
+// ckLeasesState lists the live leases in lease order.
+func (b *Broker) ckLeasesState() []CkLease {
+	var out []CkLease
+	for _, r := range b.ckl.byFirst {
+		for i := 0; i < int(r.ck.Num); i++ {
+			if !r.live(i) {
+				continue
+			}
+			out = append(out, CkLease{Lease: r.lease(i), Group: r.ck.CID, Topic: r.ck.Topic, QueueID: r.ck.QueueID,
+				Offset: r.ck.AckOffsetByIndex(i), PopTime: r.ck.PopTime, Deadline: r.ck.ReviveTime(), ReviveQueue: r.rq,
+				Stored: r.stored, AckPending: r.pending&(1<<uint(i)) != 0})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Lease < out[j].Lease })
+	return out
+}

@@ -1,0 +1,213 @@
+package pop
+
+import (
+	"popsim/clock"
+	pfilter "popsim/filter"
+	"popsim/model"
+)
+
+// RandomQ is the checkpoint pop's randomQ (random.nextInt(100) upstream)
+// as a pure function of the broker's seed (Config.Seed) and the draw's
+// ordinal (1, 2, 3 … over the broker's life, kept across restarts): the
+// SplitMix64 finaliser of a seed-derived stream, reduced modulo 100.
+func RandomQ(seed, ordinal uint64) int32 {
+	return int32(FaultDraw(seed^0x72616e646f6d5121, ordinal) % 100)
+}
+
+// popCK is PopMessageProcessor.processRequest's checkpoint (FS) branch for
+// a non-FIFO request on topic t with subscription f (docs/rocketmq/
+// checkpoint-path.md §3).
+func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext) {
+	req := &ctx.req
+	ctx.pair = b.names.pair(req.ConsumerGroup, req.Topic)
+	b.draws++
+	randomQ := RandomQ(b.cfg.Seed, b.draws)
+	ctx.reviveQid = int32(b.ckMessageNumber % int64(b.cfg.ReviveQueueNum))
+	b.ckMessageNumber++
+	needRetry := randomQ < b.cfg.PopFromRetryProbability
+	retryTopic := model.RetryTopic(req.ConsumerGroup, req.Topic, b.cfg.EnableRetryTopicV2)
+	if b.cfg.EnableRetryTopicV2 && b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
+		retryTopic = model.RetryTopicV1(req.ConsumerGroup, req.Topic)
+	}
+	if needRetry {
+		b.ckTopicStages(nowMs, ctx, retryTopic, randomQ, f)
+	}
+	if req.QueueID < 0 {
+		b.ckTopicStages(nowMs, ctx, req.Topic, randomQ, f)
+	} else {
+		b.ckQueueStage(nowMs, ctx, req.Topic, t, req.QueueID, f)
+	}
+	if !needRetry && ctx.found < req.MaxMsgNums {
+		b.ckTopicStages(nowMs, ctx, retryTopic, randomQ, f)
+	}
+}
+
+// ckTopicStages reads every readable queue of a topic, from randomQ on
+// (popMsgFromTopic); a retry topic that does not exist yet has none.
+func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, randomQ int32, f *pfilter.Filter) {
+	t := b.topicNamed(name)
+	if t == nil {
+		return
+	}
+	n := t.cfg.ReadQueueNums
+	for i := int32(0); i < n; i++ {
+		b.ckQueueStage(nowMs, ctx, name, t, (randomQ+i)%n, f)
+	}
+}
+
+// ckQueueStage is popMsgFromQueue for queue qid of stageTopic (§3.1).
+func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, t *topic, qid int32, f *pfilter.Filter) {
+	if int(qid) >= len(t.queues) {
+		return
+	}
+	req := &ctx.req
+	q := t.queues[qid]
+	k := qkey{b.names.pair(req.ConsumerGroup, stageTopic), qid}
+	offset := b.ckPopOffset(k, q, stageTopic, req.InitMode, false)
+	// QueueLockManager.tryLock(topic@group@qid) always succeeds: the
+	// broker is single-threaded and no pop holds a lock across calls.
+	if b.cfg.EnablePopMessageThreshold && b.inflight[k] > b.cfg.PopInflightMessageThreshold {
+		ctx.restCount += q.maxOffset() - offset
+		return
+	}
+	offset = b.ckPopOffset(k, q, stageTopic, req.InitMode, true)
+	if ctx.found >= req.MaxMsgNums {
+		ctx.restCount += q.maxOffset() - offset
+		return
+	}
+	remain := int(req.MaxMsgNums - ctx.found)
+	final := offset
+	r := b.readFor(q, offset, remain, f)
+	if r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull {
+		b.commitOffset(k, r.nextBegin)
+		r = b.readFor(q, r.nextBegin, remain, f)
+	}
+	switch {
+	case r.status == getFound:
+		if !b.ckAddResult(nowMs, ctx, k, stageTopic, final, &r) {
+			ctx.restCount += int64(len(r.msgs))
+			b.releaseRead(&r)
+			return
+		}
+	case r.status == getNoMatchedMessage || r.status == getOffsetFoundNull || r.status == getMessageWasRemoving || r.status == getNoMatchedLogicQueue:
+		if r.nextBegin > -1 {
+			ck := model.PopCheckPoint{PopTime: ctx.popTime, InvisibleTime: ctx.invisible, StartOffset: final, CID: req.ConsumerGroup,
+				Topic: stageTopic, QueueID: qid, BrokerName: b.cfg.BrokerName}
+			b.addCkMock(&ck, ctx.reviveQid, r.nextBegin)
+		}
+	}
+	ctx.restCount += r.max - r.nextBegin
+	b.inflightAdd(k, int64(len(r.msgs)))
+	b.releaseRead(&r)
+}
+
+// readFor is the store read of a pop stage, counted as broker work.
+func (b *Broker) readFor(q *queue, offset int64, n int, f *pfilter.Filter) getResult {
+	r := q.getFiltered(offset, n, int64(n), f, b.scratch.msgs)
+	b.countRead(&r)
+	return r
+}
+
+// countRead counts a store read and what it returned as broker work.
+func (b *Broker) countRead(r *getResult) {
+	b.stats.ReadCalls++
+	b.stats.ReadMessages += int64(len(r.msgs))
+}
+
+func (b *Broker) releaseRead(r *getResult) {
+	clear(r.msgs)
+	b.scratch.msgs = r.msgs[:0]
+}
+
+// ckPopOffset is getPopOffset (§3.4): the commit offset (or a pending
+// reset), else the initial offset (committed when init); with init, a
+// pending reset is taken (its commit queue cleared); then the newest
+// buffered wrapper's nextBeginOffset when it is further.
+func (b *Broker) ckPopOffset(k qkey, q *queue, stageTopic string, initMode int32, init bool) int64 {
+	s := b.offsets.at(k)
+	o := s.queryOffset(b.cfg.UseServerSideResetOffset)
+	if o < 0 {
+		o = b.initOffset(q, stageTopic, initMode)
+		if init {
+			b.commitOffset(k, o)
+		}
+	}
+	if init {
+		if v, ok := s.takeReset(); ok {
+			b.buf.clearQueue(k)
+			b.commitOffset(k, v)
+			return v
+		}
+	}
+	if l := b.buf.latest(k); l >= 0 {
+		return max(l, o)
+	}
+	return o
+}
+
+// ckAddResult is appendCheckPoint plus the response's part of a found
+// read: it makes the CK (buffered, or written at once) and copies the
+// messages into the result with their handles and leases. It reports
+// false when the buffer refused the CK (a merge-key conflict): the
+// messages are then not returned.
+func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic string, start int64, r *getResult) bool {
+	req := &ctx.req
+	ck := model.PopCheckPoint{Num: int8(len(r.msgs)), PopTime: ctx.popTime, InvisibleTime: ctx.invisible, StartOffset: start,
+		CID: req.ConsumerGroup, Topic: stageTopic, QueueID: k.qid, BrokerName: b.cfg.BrokerName}
+	ck.QueueOffsetDiff = make([]int32, len(r.msgs))
+	for i, m := range r.msgs {
+		ck.QueueOffsetDiff[i] = int32(m.QueueOffset - start)
+	}
+	ref := b.addCk(nowMs, &ck, ctx.reviveQid, r.nextBegin)
+	if ref == nil {
+		ref = b.addCkJustOffset(nowMs, &ck, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
+	}
+	if ref == nil {
+		return false
+	}
+	flag := model.RetryFlagOf(stageTopic)
+	res := ctx.res
+	offs := b.scratch.offs[:0]
+	for i, m := range r.msgs {
+		offs = append(offs, m.QueueOffset)
+		p := res.addMessage(m, req.Topic)
+		p.Lease = ref.lease(i)
+		p.Handle = model.ReceiptHandle{CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: ctx.invisible, ReviveQueueID: ctx.reviveQid,
+			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}
+		p.Deadline = clock.FromMillis(ck.ReviveTime())
+	}
+	ctx.found += int32(len(r.msgs))
+	offs = append(offs, start)
+	n := len(offs) - 1
+	res.StartOffsetInfo = model.AppendOffsetInfo(res.StartOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[n:]})
+	res.MsgOffsetInfo = model.AppendOffsetInfo(res.MsgOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[:n]})
+	b.scratch.offs = offs[:0]
+	return true
+}
+
+// inflightAdd is PopInflightMessageCounter.incrementInFlightMessageNum.
+func (b *Broker) inflightAdd(k qkey, n int64) {
+	if n <= 0 {
+		return
+	}
+	if b.inflight[k] += n; b.inflight[k] <= 0 {
+		delete(b.inflight, k)
+	}
+}
+
+// inflightSub is decrementInFlightMessageNum: ignored for pops from before
+// the broker (re)started, and the entry goes once it reaches 0.
+func (b *Broker) inflightSub(k qkey, popTime, n int64) {
+	if popTime < b.shouldStartTime {
+		return
+	}
+	v, ok := b.inflight[k]
+	if !ok {
+		return
+	}
+	if v -= n; v <= 0 {
+		delete(b.inflight, k)
+	} else {
+		b.inflight[k] = v
+	}
+}

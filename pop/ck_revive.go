@@ -1,0 +1,535 @@
+package pop
+
+import (
+	"sort"
+	"strings"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// PopReviveService, one per revive queue (docs/rocketmq/checkpoint-path.md
+// §9). A service alternates between waiting for its next round and a round
+// that reads its revive queue from the revive offset, pairs acks with
+// CKs in a map keyed by merge key, and then revives the CKs whose revive
+// time the round has seen more than ReviveGrace past (mergeAndRevive).
+//
+// Time inside a round is RocketMQ's: pulls of RevivePullBatch happen back
+// to back while they find messages; an empty pull sleeps ReviveEmptySleep;
+// a message is visible to a pull once it is stored (timer deliveries at
+// their slot, direct puts when made). The engine steps a service only at
+// the pull times where something can change (a message becomes visible,
+// endTime moves, the round gives up) and counts the empty pulls in
+// between, which is exactly what pulling every ReviveEmptySleep would do.
+
+// reviveService is one PopReviveService's state (volatile).
+type reviveService struct {
+	qid    int32
+	offset int64 // the in-memory reviveOffset
+	slow   int64
+	// pulling: a round is reading; ending: it gave up and merges at due
+	// (after the last sleep). due is the next step: a round start, a pull,
+	// or the merge.
+	pulling, ending bool
+	due             int64
+	// the round
+	start, old, read int64
+	endTime, firstRt int64
+	noMsg            int64
+	cks              map[string]*roundCk
+	all              []*roundCk // every CK read this round, replaced ones too
+	mocks            map[string]*roundCk
+	mockOrder        []string
+	msgs             int // messages read this round
+}
+
+// roundCk is a CK read by a round, with the leases it carries.
+type roundCk struct {
+	ck       model.PopCheckPoint
+	ref      *ckRef
+	mock     bool
+	replaced bool // another CK with its merge key replaced it in the map
+}
+
+// ReviveRound summarises one finished revive round.
+type ReviveRound struct {
+	ReviveQueue int32
+	Start, End  clock.Time
+	// OldOffset and NewOffset are the revive offset before and after;
+	// Read the messages the round read, Cks the CKs in its map.
+	OldOffset, NewOffset int64
+	Read, Cks            int
+}
+
+func (b *Broker) newReviveServices(startMs int64) []*reviveService {
+	out := make([]*reviveService, b.cfg.ReviveQueueNum)
+	for i := range out {
+		s := &reviveService{qid: int32(i), slow: 1, due: startMs + b.cfg.ReviveInterval}
+		s.offset = b.reviveCommitted(s.qid)
+		out[i] = s
+	}
+	return out
+}
+
+// reviveKey is the revive group's offsets slot of revive queue rq.
+func (b *Broker) reviveKey(rq int32) qkey {
+	return qkey{b.names.pair(model.ReviveGroup, b.reviveTopicName()), rq}
+}
+
+// reviveCommitted is the revive group's committed offset, -1 when none.
+func (b *Broker) reviveCommitted(rq int32) int64 {
+	if s := b.offsets.peek(b.reviveKey(rq)); s != nil && s.has&hasCommit != 0 {
+		return s.commit
+	}
+	return -1
+}
+
+// nextStep is when service s next changes anything.
+func (b *Broker) nextStep(s *reviveService) int64 {
+	if !s.pulling || s.ending {
+		return s.due
+	}
+	g := s.due
+	best := g + (40-s.noMsg)*ReviveEmptySleep // the pull that gives up
+	q := b.reviveQueuePeek(s.qid)
+	switch {
+	case s.read < q.min:
+		return g
+	case s.read < q.maxOffset():
+		best = min(best, pullGrid(g, q.msgs[s.read-q.min].StoreTimestamp))
+	default:
+		if d, ok := b.nextTimerDueFor(s.qid); ok {
+			best = min(best, pullGrid(g, d))
+		}
+	}
+	if s.endTime != 0 {
+		best = min(best, pullGrid(g, s.endTime+ReviveEndTimeMove+1))
+	}
+	return best
+}
+
+// pullGrid is the first pull time at or after t of a streak whose next
+// pull is at g.
+func pullGrid(g, t int64) int64 {
+	if t <= g {
+		return g
+	}
+	return g + (t-g+ReviveEmptySleep-1)/ReviveEmptySleep*ReviveEmptySleep
+}
+
+// stepService brings service s to time t (= nextStep(s)) and takes the
+// step there.
+func (b *Broker) stepService(s *reviveService, t int64, res *CheckpointResult) {
+	switch {
+	case s.ending:
+		b.finishRound(s, t, res)
+	case !s.pulling:
+		if !b.cfg.TimerWheelEnable { // the round is skipped
+			s.due = t + b.cfg.ReviveInterval
+			return
+		}
+		b.startRound(s, t)
+		b.reviveTopicPull(s, t, res)
+	default:
+		s.noMsg += (t - s.due) / ReviveEmptySleep // the empty pulls skipped
+		b.reviveTopicPull(s, t, res)
+	}
+}
+
+func (b *Broker) startRound(s *reviveService, t int64) {
+	s.pulling, s.start = true, t
+	s.old = max(s.offset, b.reviveCommitted(s.qid))
+	s.read, s.endTime, s.firstRt, s.noMsg, s.msgs = s.old+1, 0, 0, 0, 0
+	s.cks, s.mocks, s.all, s.mockOrder = map[string]*roundCk{}, map[string]*roundCk{}, nil, nil
+}
+
+// reviveTopicPull is one pull time of a round: read batches while they are not
+// empty, then the empty pull's rules.
+func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResult) {
+	q := b.reviveQueuePeek(s.qid)
+	for {
+		if s.read < q.min { // OFFSET_TOO_SMALL: the offset is corrected, the pull is empty
+			b.commitRevive(s.qid, q.min-1)
+			break
+		}
+		n := 0
+		for s.read+int64(n) < q.maxOffset() && n < RevivePullBatch && q.msgs[s.read+int64(n)-q.min].StoreTimestamp <= g {
+			n++
+		}
+		if n == 0 {
+			break
+		}
+		s.noMsg = 0
+		if g-s.start > b.cfg.ReviveScanTime {
+			b.finishRound(s, g, res) // scan timeout: this batch is not read
+			return
+		}
+		for i := 0; i < n; i++ {
+			b.stats.ReviveReads++
+			if !b.readRevive(s, g, &q.msgs[s.read-q.min]) {
+				b.abortRound(s, g)
+				return
+			}
+			s.read++
+			s.msgs++
+		}
+	}
+	if s.endTime != 0 && g-s.endTime > ReviveEndTimeMove {
+		s.endTime = g // no timer backlog in popsim: the wheel is always caught up
+	}
+	if s.endTime-s.firstRt > ReviveGrace {
+		b.finishRound(s, g, res)
+		return
+	}
+	s.noMsg++
+	s.due = g + ReviveEmptySleep
+	if s.noMsg*ReviveEmptySleep > ReviveEmptyGiveUp {
+		s.ending = true // merges after this last sleep
+	}
+}
+
+// readRevive takes one revive-topic message into the round; false when its
+// body does not decode (upstream's JSON exception aborts the round).
+func (b *Broker) readRevive(s *reviveService, g int64, m *model.Message) bool {
+	switch m.Tags {
+	case model.CkTag:
+		ck, err := model.ParsePopCheckPoint(m.Body)
+		if err != nil {
+			return false
+		}
+		if ck.Topic == "" || ck.CID == "" {
+			return true // skipped without moving endTime
+		}
+		ck.ReviveOffset = m.QueueOffset
+		rc := &roundCk{ck: ck, ref: b.ckl.byFirst[ckLeaseOf(m)]}
+		key := ck.MergeKey()
+		if old := s.cks[key]; old != nil {
+			old.replaced = true
+		}
+		s.cks[key] = rc
+		s.all = append(s.all, rc)
+		if s.firstRt == 0 {
+			s.firstRt = ck.ReviveTime()
+		}
+	case model.AckTag, model.BatchAckTag:
+		a, offs, err := decodeAck(m)
+		if err != nil {
+			return false
+		}
+		bn := a.BrokerName
+		if strings.TrimSpace(bn) == "" {
+			bn = b.cfg.BrokerName
+		}
+		key := model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+		rc := s.cks[key]
+		if rc == nil {
+			if !b.cfg.EnableSkipLongAwaitingAck {
+				return true // the ack waits for its CK (#5408); endTime unmoved
+			}
+			b.mockForAck(s, g, m, &a, key)
+		} else {
+			for _, o := range offs {
+				if i := rc.ck.IndexOfAck(o); i > -1 {
+					rc.ck.BitMap |= 1 << uint(i)
+				}
+			}
+		}
+	}
+	if d := deliverTime(m); d > s.endTime {
+		s.endTime = d
+	}
+	return true
+}
+
+// decodeAck decodes an ack or bAck message and its acked offsets.
+func decodeAck(m *model.Message) (model.AckMsg, []int64, error) {
+	if m.Tags == model.AckTag {
+		a, err := model.ParseAckMsg(m.Body)
+		return a, []int64{a.AckOffset}, err
+	}
+	a, err := model.ParseBatchAckMsg(m.Body)
+	return a.AckMsg, a.AckOffsetList, err
+}
+
+// mockForAck is mockCkForAck: an ack whose CK has not been found for
+// reviveAckWaitMs gets a mock CK (no messages) at the ack's offset, so the
+// revive offset can pass it.
+func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, a *model.AckMsg, key string) {
+	if g-deliverTime(m) <= b.cfg.ReviveAckWaitMs {
+		return
+	}
+	ck := model.PopCheckPoint{StartOffset: a.StartOffset, PopTime: a.PopTime, QueueID: a.QueueID, CID: a.ConsumerGroup, Topic: a.Topic,
+		ReviveOffset: m.QueueOffset, BrokerName: a.BrokerName}
+	if s.mocks[key] == nil {
+		s.mockOrder = append(s.mockOrder, key)
+	}
+	s.mocks[key] = &roundCk{ck: ck, mock: true}
+	if s.firstRt == 0 {
+		s.firstRt = ck.ReviveTime()
+	}
+}
+
+// abortRound ends a round that threw: no merge, the offset stays, and the
+// next round starts after reviveInterval.
+func (b *Broker) abortRound(s *reviveService, g int64) {
+	s.pulling, s.ending = false, false
+	s.due = g + b.cfg.ReviveInterval
+	b.stats.ReviveRoundsAborted++
+}
+
+// finishRound is the end of consumeReviveMessage, mergeAndRevive, and the
+// wait before the next round.
+func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
+	for _, key := range s.mockOrder { // map.putAll(mockPointMap)
+		if old := s.cks[key]; old != nil {
+			old.replaced = true
+		}
+		s.cks[key] = s.mocks[key]
+	}
+	list := make([]*roundCk, 0, len(s.cks))
+	for _, rc := range s.cks { // sorted below: the map's order does not matter
+		list = append(list, rc)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].ck.ReviveOffset < list[j].ck.ReviveOffset })
+	newOffset := s.old
+	for _, rc := range list {
+		if s.endTime-rc.ck.ReviveTime() <= ReviveGrace {
+			break
+		}
+		if !b.ckTopicAlive(&rc.ck) {
+			b.loseCk(rc, g, res)
+		} else {
+			b.reviveCk(s, rc, g, res)
+		}
+		newOffset = rc.ck.ReviveOffset
+	}
+	for _, rc := range s.all {
+		if rc.replaced && rc.ck.ReviveOffset <= newOffset {
+			b.loseCk(rc, g, res) // its merge key's later CK took its place: never revived
+		}
+	}
+	if newOffset > s.old {
+		b.commitRevive(s.qid, newOffset)
+	}
+	s.offset = newOffset
+	res.Rounds = append(res.Rounds, ReviveRound{ReviveQueue: s.qid, Start: clock.FromMillis(s.start), End: clock.FromMillis(g),
+		OldOffset: s.old, NewOffset: newOffset, Read: s.msgs, Cks: len(list)})
+	s.pulling, s.ending = false, false
+	if len(list) == 0 {
+		s.due = g + s.slow*b.cfg.ReviveInterval + b.cfg.ReviveInterval
+		if s.slow < b.cfg.ReviveMaxSlow {
+			s.slow++
+		}
+	} else {
+		s.slow = 1
+		s.due = g + b.cfg.ReviveInterval
+	}
+	s.cks, s.mocks, s.all, s.mockOrder = nil, nil, nil, nil
+}
+
+// ckTopicAlive: the CK's normal topic and its group still exist.
+func (b *Broker) ckTopicAlive(ck *model.PopCheckPoint) bool {
+	_, g := b.groups[ck.CID]
+	return g && b.topics[model.ParseNormalTopic(ck.Topic, ck.CID)] != nil
+}
+
+// loseCk ends a CK's live leases without a copy (ReviveLost).
+func (b *Broker) loseCk(rc *roundCk, g int64, res *CheckpointResult) {
+	if rc.ref == nil {
+		return
+	}
+	for i := 0; i < int(rc.ref.ck.Num); i++ {
+		if l := b.end(rc.ref, i); l != 0 {
+			rv := b.revival(rc, i, l)
+			rv.Outcome = ReviveLost
+			b.stats.MayBeLost++
+			res.Revivals = append(res.Revivals, rv)
+		}
+	}
+	b.drop(rc.ref)
+}
+
+// revival describes lease l, index i of rc's CK.
+func (b *Broker) revival(rc *roundCk, i int, l model.LeaseID) Revival {
+	ck := &rc.ck
+	return Revival{Lease: l, Deadline: clock.FromMillis(ck.ReviveTime()),
+		Record: model.PopConsumerRecord{PopTime: ck.PopTime, GroupID: ck.CID, TopicID: ck.Topic, QueueID: ck.QueueID,
+			RetryFlag: model.RetryFlagOf(ck.Topic), InvisibleTime: ck.InvisibleTime, Offset: ck.AckOffsetByIndex(i),
+			AttemptTimes: int32(ck.ParseRePutTimes())}}
+}
+
+// reviveCk is reviveMsgFromCk: every index not acked is read and written
+// to the retry topic; once all are done, the failed ones are re-put
+// (rePutCK). The reads are local and complete at once, so the in-flight
+// map and its throttle never hold anything back.
+func (b *Broker) reviveCk(s *reviveService, rc *roundCk, g int64, res *CheckpointResult) {
+	ck := &rc.ck
+	var failed []int // failed indexes; readFailed[k] tells a read that threw from a failed copy
+	var readFailed []bool
+	for j := 0; j < int(ck.Num); j++ {
+		l := rc.ref.leaseOr0(j)
+		if ck.BitMap&(1<<uint(j)) != 0 {
+			if b.end(rc.ref, j) != 0 {
+				rv := b.revival(rc, j, l)
+				rv.Outcome = ReviveAcked
+				b.stats.RevivePaired++
+				res.Revivals = append(res.Revivals, rv)
+			}
+			continue
+		}
+		rv := b.revival(rc, j, l)
+		off := ck.AckOffsetByIndex(j)
+		b.stats.ReadCalls++
+		if b.reviveReadFails() {
+			failed, readFailed = append(failed, j), append(readFailed, true)
+			continue
+		}
+		if ck.BrokerName != b.cfg.BrokerName {
+			// EscapeBridge reads from the broker the CK names; popsim has
+			// one broker, so no other is found: "need retry"
+			failed, readFailed = append(failed, j), append(readFailed, false)
+			continue
+		}
+		var orig *model.Message
+		if q := b.queue(ck.Topic, ck.QueueID); q != nil {
+			orig = q.at(off)
+		}
+		if orig == nil { // gone: a local read that finds nothing is done
+			b.end(rc.ref, j)
+			rv.Outcome = ReviveSkipped
+			b.stats.ReviveSkipped++
+			res.Revivals = append(res.Revivals, rv)
+			continue
+		}
+		b.stats.ReadMessages++
+		if !b.reviveCopy(s, rc, j, orig, g, &rv, res) {
+			failed, readFailed = append(failed, j), append(readFailed, false)
+			continue
+		}
+		b.end(rc.ref, j)
+		res.Revivals = append(res.Revivals, rv)
+	}
+	for k, j := range failed {
+		if readFailed[k] && b.cfg.Bugs.ReviveReadFailureLosesRetry {
+			// #10985: the completion callback throws at the first read that
+			// failed: it and every failure after it are never re-put
+			for _, j := range failed[k:] {
+				rv := b.revival(rc, j, rc.ref.leaseOr0(j))
+				b.end(rc.ref, j)
+				rv.Outcome = ReviveLost
+				b.stats.MayBeLost++
+				res.Revivals = append(res.Revivals, rv)
+			}
+			break
+		}
+		b.rePutCK(s, rc, j, g, res)
+	}
+	if rc.ref != nil {
+		b.drop(rc.ref)
+	}
+}
+
+func (r *ckRef) leaseOr0(i int) model.LeaseID {
+	if r == nil {
+		return 0
+	}
+	return r.lease(i)
+}
+
+// reviveCopy is reviveRetry: the retry copy (the KV path's copy rules),
+// counted as done only when it was written.
+func (b *Broker) reviveCopy(s *reviveService, rc *roundCk, j int, orig *model.Message, g int64, rv *Revival, res *CheckpointResult) bool {
+	ck := &rc.ck
+	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
+	cp := b.retryCopy(orig, ck.CID, ck.Topic, ck.PopTime)
+	b.stats.RetryPuts++
+	stored, fail := b.append(clock.FromMillis(g), &cp, false)
+	if stored == nil {
+		b.stats.ReviveFailed++
+		res.Failures = append(res.Failures, fail)
+		return false
+	}
+	rv.Outcome = Revived
+	rv.Copy = Location{Topic: stored.Topic, QueueID: stored.QueueID, Offset: stored.QueueOffset}
+	rv.CopyReconsumeTimes = stored.ReconsumeTimes
+	b.stats.Revived++
+	b.inflightSub(qkey{b.names.pair(ck.CID, ck.Topic), ck.QueueID}, ck.PopTime, 1)
+	res.PullWoken = append(res.PullWoken, b.notifyPullArrival(g, stored)...)
+	res.Woken = append(res.Woken, b.notifyArrival(g, stored, ck.CID)...)
+	return true
+}
+
+// rePutCK writes a one-message CK for index j's offset, with the same pop
+// time, rePutTimes + 1 and, when the old CK's revive time has passed, the
+// invisible time grown by CK_INTERVALS[rePutTimes]: a new lease. After
+// 17 re-puts it is dropped when skipWhenCKRePutReachMaxTimes; a re-put
+// whose write fails is lost (upstream ignores the put's result).
+func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *CheckpointResult) {
+	old := &rc.ck
+	rv := b.revival(rc, j, rc.ref.leaseOr0(j))
+	b.end(rc.ref, j)
+	rp := old.ParseRePutTimes()
+	if rp >= len(CkRewriteIntervalsSeconds) && b.cfg.SkipWhenCKRePutReachMaxTimes {
+		rv.Outcome = ReviveDropped
+		b.stats.MayBeLost++
+		res.Revivals = append(res.Revivals, rv)
+		return
+	}
+	off := old.AckOffsetByIndex(j)
+	ck := model.PopCheckPoint{Num: 1, PopTime: old.PopTime, InvisibleTime: old.InvisibleTime, StartOffset: off, CID: old.CID,
+		Topic: old.Topic, QueueID: old.QueueID, BrokerName: old.BrokerName, QueueOffsetDiff: []int32{0},
+		RePutTimes: itoa(int64(rp + 1)), HasRePutTimes: true}
+	if b.cfg.Bugs.RePutCkLosesBrokerName {
+		ck.BrokerName = "" // #7412
+	}
+	if old.ReviveTime() <= g {
+		ck.InvisibleTime += 1000 * CkRewriteIntervalsSeconds[min(rp, len(CkRewriteIntervalsSeconds)-1)]
+	}
+	b.stats.CkRePuts++
+	if b.putCk(g, &ck, s.qid, b.lastLease+1, &res.Failures) != putOK {
+		rv.Outcome = ReviveDropped
+		b.stats.MayBeLost++
+		res.Revivals = append(res.Revivals, rv)
+		return
+	}
+	nr := b.newRef(&ck, s.qid)
+	nr.stored, nr.at = true, b.arrival
+	rv.Outcome, rv.NewLease, rv.NextDeadline = ReviveRetried, nr.first, clock.FromMillis(ck.ReviveTime())
+	res.Revivals = append(res.Revivals, rv)
+}
+
+// reviveReadFails decides whether a revive's read of a message fails
+// (Faults.ReviveReadPPM), numbering the read.
+func (b *Broker) reviveReadFails() bool {
+	if b.faults.ReviveReadPPM == 0 {
+		return false
+	}
+	b.reads++
+	return FaultDraw(b.faults.Seed^0x7265766976657264, b.reads) < b.faults.ReviveReadPPM
+}
+
+// commitRevive commits the revive group's offset of revive queue rq.
+func (b *Broker) commitRevive(rq int32, v int64) { b.commitOffset(b.reviveKey(rq), v) }
+
+func itoa(v int64) string {
+	var buf [20]byte
+	i := len(buf)
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-v)
+	}
+	for {
+		i--
+		buf[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		buf[i] = '-'
+	}
+	return string(buf[i:])
+}

@@ -1,0 +1,320 @@
+package pop
+
+import (
+	"strconv"
+
+	"github.com/tidwall/btree"
+
+	"popsim/model"
+)
+
+// The checkpoint path's store: the revive topic (rmq_sys_REVIVE_LOG_
+// <cluster>, reviveQueueNum queues) as a real topic of the message store,
+// and the timer wheel (TimerMessageStore) that holds CK and ack messages
+// until their deliver time. Both are durable: a restart keeps them.
+//
+// The timer, as RocketMQ's with timerPrecisionMs slots: a message whose
+// deliver time X is after the put is held and delivered into its revive
+// queue at the first slot boundary at or after X (HookUtils rounds X down
+// to a slot, or one slot down when X is on a boundary, and the slot is
+// dequeued once the clock has passed it); messages of one delivery time go
+// in the order they were put. A deliver time at or before the put goes to
+// the revive queue at once; one more than timerMaxDelaySec ahead is
+// refused (WHEEL_TIMER_MSG_ILLEGAL). The engine brings the timer up to date
+// at the start of every call (advanceTimer), so a direct put never
+// overtakes a timer delivery that was due before it, and NextCheckpointTick
+// includes the next delivery.
+
+// timerMsg is a message held by the timer.
+type timerMsg struct {
+	due int64 // delivery time, ms
+	seq uint64
+	msg model.Message
+}
+
+// timerStore holds the timer's messages by revive queue (queue ids index
+// the slice), each in (due, put order).
+type timerStore struct {
+	queues []*btree.BTreeG[*timerMsg]
+	seq    uint64
+	n      int
+}
+
+func timerLess(a, b *timerMsg) bool {
+	if a.due != b.due {
+		return a.due < b.due
+	}
+	return a.seq < b.seq
+}
+
+func (t *timerStore) add(m *timerMsg) {
+	q := int(m.msg.QueueID)
+	for len(t.queues) <= q {
+		t.queues = append(t.queues, nil)
+	}
+	if t.queues[q] == nil {
+		t.queues[q] = btree.NewBTreeGOptions(timerLess, btree.Options{NoLocks: true})
+	}
+	t.seq++
+	m.seq = t.seq
+	t.queues[q].Set(m)
+	t.n++
+}
+
+// min is the next message to deliver over all queues.
+func (t *timerStore) min() (*timerMsg, bool) {
+	var best *timerMsg
+	for _, q := range t.queues {
+		if q == nil {
+			continue
+		}
+		if m, ok := q.Min(); ok && (best == nil || timerLess(m, best)) {
+			best = m
+		}
+	}
+	return best, best != nil
+}
+
+// minFor is the next message for revive queue rq.
+func (t *timerStore) minFor(rq int32) (*timerMsg, bool) {
+	if int(rq) >= len(t.queues) || t.queues[rq] == nil {
+		return nil, false
+	}
+	return t.queues[rq].Min()
+}
+
+func (t *timerStore) remove(m *timerMsg) {
+	t.queues[m.msg.QueueID].Delete(m)
+	t.n--
+}
+
+// each calls f for every held message, by queue then order.
+func (t *timerStore) each(f func(m *timerMsg)) {
+	for _, q := range t.queues {
+		if q != nil {
+			q.Scan(func(m *timerMsg) bool { f(m); return true })
+		}
+	}
+}
+
+// timerDue is the delivery time of a timer message with deliver time x.
+func (b *Broker) timerDue(x int64) int64 {
+	p := b.cfg.TimerPrecisionMs
+	if x%p == 0 {
+		return x
+	}
+	if x < 0 {
+		return x / p * p
+	}
+	return (x/p + 1) * p
+}
+
+// reviveTopicName is rmq_sys_REVIVE_LOG_<cluster>.
+func (b *Broker) reviveTopicName() string { return model.ReviveTopic(b.cfg.ClusterName) }
+
+// reviveQueue returns revive queue rq, creating the revive topic (with
+// reviveQueueNum queues, more if rq is beyond them: the store makes a
+// queue for any queue id it is given) when needed; nil for a queue id no
+// store accepts.
+func (b *Broker) reviveQueue(rq int32) *queue {
+	if rq < 0 || rq >= 65535 {
+		return nil
+	}
+	name := b.reviveTopicName()
+	t := b.topics[name]
+	n := max(b.cfg.ReviveQueueNum, rq+1)
+	if t == nil || int32(len(t.queues)) < n {
+		c := TopicConfig{Name: name, ReadQueueNums: n, WriteQueueNums: n, Perm: PermRead | PermWrite}
+		if t != nil {
+			c.ReadQueueNums, c.WriteQueueNums = max(n, t.cfg.ReadQueueNums), max(n, t.cfg.WriteQueueNums)
+		}
+		if err := b.CreateTopic(c); err != nil {
+			panic("pop: creating the revive topic: " + err.Error())
+		}
+		t = b.topics[name]
+	}
+	return t.queues[rq]
+}
+
+// reviveQueuePeek is revive queue rq without creating anything: an empty
+// queue when the revive topic or the queue does not exist yet.
+func (b *Broker) reviveQueuePeek(rq int32) *queue {
+	if t := b.topics[b.reviveTopicName()]; t != nil && rq >= 0 && int(rq) < len(t.queues) {
+		return t.queues[rq]
+	}
+	return &emptyQueue
+}
+
+var emptyQueue queue
+
+// putStatus is what a revive-topic put did.
+type putStatus uint8
+
+const (
+	putOK      putStatus = iota // written to the revive queue, or to the timer
+	putFailed                   // the store write failed (a fault)
+	putRefused                  // the timer refused it: more than timerMaxDelaySec ahead, or the wheel is off
+)
+
+// putRevive writes msg (a CK, ack or bAck message for revive queue
+// msg.QueueID) with deliver time deliverMs: to the timer when it is
+// later than now, else to the revive queue at once. A failed write is
+// appended to fails.
+func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, fails *[]WriteFailure) putStatus {
+	if b.timerRefuses(nowMs, deliverMs) {
+		return putRefused
+	}
+	q := b.reviveQueue(msg.QueueID)
+	ord, fail := b.writeFails(msg)
+	if fail || q == nil {
+		b.stats.PutFailures++
+		*fails = append(*fails, WriteFailure{Ordinal: ord, Topic: msg.Topic, QueueID: msg.QueueID, UniqKey: msg.UniqKey})
+		return putFailed
+	}
+	if b.cfg.Bugs.DelayLevelTimer {
+		// #3787: a delay level from now, the revive service seeing that time
+		due := nowMs + delayLevel(deliverMs-nowMs)
+		_ = msg.SetProperty(model.PropertyTimerDeliverMs, itoa(due))
+		b.timer.add(&timerMsg{due: due, msg: *msg})
+		b.arrival = due
+		return putOK
+	}
+	if deliverMs > nowMs {
+		b.arrival = b.timerDue(deliverMs)
+		b.timer.add(&timerMsg{due: b.arrival, msg: *msg})
+		return putOK
+	}
+	b.appendRevive(q, msg, nowMs)
+	b.arrival = nowMs
+	return putOK
+}
+
+// timerRefuses reports that the store refuses a message with deliver time
+// deliverMs put at nowMs (HookUtils.transformTimerMessage).
+func (b *Broker) timerRefuses(nowMs, deliverMs int64) bool {
+	if b.cfg.Bugs.DelayLevelTimer {
+		return false // delay levels have no such limit
+	}
+	return deliverMs > nowMs && (!b.cfg.TimerWheelEnable || deliverMs-nowMs > b.cfg.TimerMaxDelaySec*1000)
+}
+
+// delayLevel is ScheduleMessageService.computeDelayLevel's delay: the
+// smallest level longer than d, the longest level beyond them.
+func delayLevel(d int64) int64 {
+	for _, l := range DelayLevelsMs {
+		if l > d {
+			return l
+		}
+	}
+	return DelayLevelsMs[len(DelayLevelsMs)-1]
+}
+
+// appendRevive stores msg in revive queue q, stamped at ms.
+func (b *Broker) appendRevive(q *queue, msg *model.Message, ms int64) {
+	q.msgs = append(q.msgs, *msg)
+	m := &q.msgs[len(q.msgs)-1]
+	m.QueueOffset = q.min + int64(len(q.msgs)-1)
+	m.StoreTimestamp = ms
+}
+
+// advanceTimer delivers every timer message due at or before nowMs, in
+// (due, put) order, each stamped with its delivery time.
+func (b *Broker) advanceTimer(nowMs int64) {
+	for {
+		t, ok := b.timer.min()
+		if !ok || t.due > nowMs {
+			return
+		}
+		b.timer.remove(t)
+		b.stats.TimerDeliveries++
+		b.appendRevive(b.reviveQueue(t.msg.QueueID), &t.msg, t.due)
+	}
+}
+
+// nextTimerDue is the next timer delivery, if any.
+func (b *Broker) nextTimerDue() (int64, bool) {
+	t, ok := b.timer.min()
+	if !ok {
+		return 0, false
+	}
+	return t.due, true
+}
+
+// nextTimerDueFor is the next timer delivery into revive queue rq.
+func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
+	t, ok := b.timer.minFor(rq)
+	if !ok {
+		return 0, false
+	}
+	return t.due, true
+}
+
+// reviveMessage builds a revive-topic message: tag, body, uniq key and
+// deliver time, born now.
+func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliverMs int64) model.Message {
+	m := model.Message{Topic: b.reviveTopicName(), QueueID: rq, Tags: tag, UniqKey: uniq, BornTimestamp: nowMs, Body: body}
+	m.Properties = []model.Property{{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)}}
+	return m
+}
+
+// putCk writes a CK message (buildCkMsg): deliver time reviveTime - 1000,
+// tagged with its first lease when it has leases.
+func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
+	deliver := ck.ReviveTime() - AckTimeInterval
+	if b.timerRefuses(nowMs, deliver) {
+		return putRefused
+	}
+	m := b.reviveMessage(nowMs, rq, model.CkTag, ck.UniqueID(), ck.AppendJSON(nil), deliver)
+	if ck.Num > 0 {
+		_ = m.SetProperty(PropertyLease, strconv.FormatUint(uint64(first), 10))
+	}
+	b.stats.CkPuts++
+	return b.putRevive(nowMs, &m, deliver, fails)
+}
+
+// putAck writes an ack message with deliver time deliverMs.
+func (b *Broker) putAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
+	if b.timerRefuses(nowMs, deliverMs) {
+		return putRefused
+	}
+	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), a.AppendJSON(nil), deliverMs)
+	b.stats.AckPuts++
+	return b.putRevive(nowMs, &m, deliverMs, fails)
+}
+
+// putBatchAck writes a bAck message with deliver time deliverMs.
+func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
+	if b.timerRefuses(nowMs, deliverMs) {
+		return putRefused
+	}
+	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, a.UniqueID(), a.AppendJSON(nil), deliverMs)
+	b.stats.BatchAckPuts++
+	return b.putRevive(nowMs, &m, deliverMs, fails)
+}
+
+// deliverTime reads a revive message's TIMER_DELIVER_MS (getDeliverTimeMs;
+// 0 when absent).
+func deliverTime(m *model.Message) int64 {
+	v, ok := m.Property(model.PropertyTimerDeliverMs)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// ckLeaseOf reads a CK message's first lease (popsim's annotation).
+func ckLeaseOf(m *model.Message) model.LeaseID {
+	v, ok := m.Property(PropertyLease)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return model.LeaseID(n)
+}

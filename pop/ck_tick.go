@@ -1,0 +1,138 @@
+package pop
+
+import (
+	"popsim/clock"
+)
+
+// The checkpoint path's periodic work. RocketMQ runs it in threads: the
+// timer wheel, PopBufferMergeService (every 5 ms) and one PopReviveService
+// per revive queue. popsim runs it when the driver calls CheckpointTick,
+// which does everything due up to now in time order (at one instant: the
+// timer, then the buffer scan, then the revive services by queue).
+// NextCheckpointTick says when the next thing is due; a driver that calls
+// CheckpointTick then gets RocketMQ's timing exactly. The broker's clock
+// starts at its first call (the services' first round is reviveInterval
+// after it).
+
+// CheckpointResult reports one CheckpointTick.
+type CheckpointResult struct {
+	// Revivals are the leases the revive rounds settled, in order: acked
+	// (paired with an ack message), revived (a retry copy written),
+	// skipped (the message is gone), retried (re-put as a new lease),
+	// dropped or lost.
+	Revivals []Revival
+	// Woken are suspended pops the retry copies woke; PullWoken held pulls.
+	Woken     []Wakeup
+	PullWoken []PullWakeup
+	// Failures lists the store writes the faults failed, in order.
+	Failures []WriteFailure
+	// Buffer is what the buffer scans did; Rounds the revive rounds that
+	// finished.
+	Buffer BufferScan
+	Rounds []ReviveRound
+}
+
+// touch records a call at nowMs: the broker starts at its first call, and
+// the timer is brought up to date.
+func (b *Broker) touch(nowMs int64) {
+	if !b.started {
+		b.started, b.startMs = true, nowMs
+		b.startServices(nowMs)
+	}
+	b.lastNow = max(b.lastNow, nowMs)
+	b.advanceTimer(nowMs)
+}
+
+// startServices (re)starts the checkpoint path's volatile services at
+// startMs.
+func (b *Broker) startServices(startMs int64) {
+	b.shouldStartTime = startMs - 1 // disappearTimeAfterStart -1
+	b.buf = newCkBuffer()
+	b.buf.lastScan = startMs - BufferScanInterval
+	b.revivers = b.newReviveServices(startMs)
+	b.inflight = map[qkey]int64{}
+	b.ckMessageNumber = 0
+}
+
+// fsRunning: popConsumerFSServiceInit starts the buffer's scan and the
+// revive services.
+func (b *Broker) fsRunning() bool { return b.cfg.PopConsumerFSServiceInit }
+
+// CheckpointTick runs the checkpoint path's periodic work due at or before
+// now: timer deliveries, PopBufferMergeService scans (on their 5 ms grid)
+// and PopReviveService rounds, in time order.
+func (b *Broker) CheckpointTick(now clock.Time) CheckpointResult {
+	nowMs := now.Millis()
+	b.touch(nowMs)
+	var res CheckpointResult
+	if !b.fsRunning() {
+		return res
+	}
+	for {
+		ts, scan := b.nextScan()
+		s, tr := b.nextService()
+		switch {
+		case scan && ts <= nowMs && (s == nil || ts <= tr):
+			b.scanBuffer(ts, &res)
+		case s != nil && tr <= nowMs:
+			b.stepService(s, tr, &res)
+		default:
+			b.settleEmptyPulls(nowMs)
+			return res
+		}
+	}
+}
+
+// settleEmptyPulls takes, for every reading service, the empty pulls due
+// by nowMs: they change nothing but the count of empty pulls, which the
+// steps otherwise catch up on lazily. The state is then what pulling every
+// ReviveEmptySleep would have left.
+func (b *Broker) settleEmptyPulls(nowMs int64) {
+	for _, s := range b.revivers {
+		if s.pulling && !s.ending && s.due <= nowMs {
+			k := (nowMs-s.due)/ReviveEmptySleep + 1
+			s.noMsg += k
+			s.due += k * ReviveEmptySleep
+		}
+	}
+}
+
+// NextCheckpointTick is when CheckpointTick next has work, false when
+// nothing is pending.
+func (b *Broker) NextCheckpointTick() (clock.Time, bool) {
+	if !b.started {
+		return 0, false
+	}
+	best, ok := b.nextTimerDue()
+	if b.fsRunning() {
+		if t, has := b.nextScan(); has && (!ok || t < best) {
+			best, ok = t, true
+		}
+		if s, t := b.nextService(); s != nil && (!ok || t < best) {
+			best, ok = t, true
+		}
+	}
+	if !ok {
+		return 0, false
+	}
+	return clock.FromMillis(max(best, b.lastNow)), true
+}
+
+// nextScan is the next buffer scan with work.
+func (b *Broker) nextScan() (int64, bool) {
+	from := scanGrid(max(b.buf.lastScan+BufferScanInterval, b.lastNow))
+	return b.nextBufferWork(from)
+}
+
+// nextService is the revive service with the earliest next step (the lowest
+// queue id among equals).
+func (b *Broker) nextService() (*reviveService, int64) {
+	var best *reviveService
+	var t int64
+	for _, s := range b.revivers {
+		if n := b.nextStep(s); best == nil || n < t {
+			best, t = s, n
+		}
+	}
+	return best, t
+}
