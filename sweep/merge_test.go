@@ -98,6 +98,18 @@ func TestMergeValidation(t *testing.T) {
 	if _, _, err := Merge(merged, s, 0); err != nil {
 		t.Errorf("merging again into an earlier merge: %v", err)
 	}
+	// A merge states its own level: the intervals are recomputed from the
+	// runs, and the manifest keeps the level for popsim report.
+	rs, m, err = Merge(merged, s, 0.9)
+	if err != nil || rs.ConfidenceLevel() != 0.9 || m.Level != 0.9 {
+		t.Fatalf("merge at 0.9: level %g, manifest %+v, %v", rs.ConfidenceLevel(), m, err)
+	}
+	if again, _, _, err := Reread(merged); err != nil || again.ConfidenceLevel() != 0.9 {
+		t.Errorf("a merge at 0.9 reads back at %g (%v)", again.ConfidenceLevel(), err)
+	}
+	if st := rs.Cells()[0].Stats(0.9); st.Mean.Level != 0.9 || !st.Mean.OK || len(st.Seeds) != 2 {
+		t.Errorf("merged cell stats %+v", st)
+	}
 
 	other := filepath.Join(root, "other")
 	sw, _ := Prepare(Source{File: tiny}, nil, "1..2", Shard{1, 2})

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"popsim/model"
 	"popsim/report"
+	"popsim/scenarios"
 	"popsim/stats"
 )
 
@@ -260,5 +262,44 @@ func TestPlanWrongClaimsAreRare(t *testing.T) {
 	}
 	if undecidedAt10 < plans/2 {
 		t.Errorf("10 consumers (0.2%% from the threshold) was decided in %d of %d plans; a 20-seed budget cannot tell", plans-undecidedAt10, plans)
+	}
+}
+
+// A manifest's per-point seed counts must describe its runs.
+func TestManifestPointSeeds(t *testing.T) {
+	dir := t.TempDir()
+	good := Manifest{Scenario: "tiny", Params: []scenarios.Param{{Name: "consumers", Values: []string{"4", "8"}}},
+		Seeds: []uint64{1, 2, 3, 4, 5}, Jobs: 8, Shards: 1, X: "consumers", Level: 0.95, PointSeeds: []int{3, 5}}
+	if err := good.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, j := range m.ShardJobs() {
+		got = append(got, fmt.Sprintf("%d:%d/%d", j.Index, j.Point, j.Seed))
+	}
+	if want := "0:0/1 1:0/2 2:0/3 3:1/1 4:1/2 5:1/3 6:1/4 7:1/5"; strings.Join(got, " ") != want {
+		t.Errorf("jobs %v, want %s", got, want)
+	}
+	for _, c := range []struct {
+		mod  func(*Manifest)
+		want string
+	}{
+		{func(m *Manifest) { m.PointSeeds = []int{3} }, "point_seeds has 1 entries for 2 points"},
+		{func(m *Manifest) { m.PointSeeds = []int{0, 8} }, "point_seeds[0] = 0: want 1..5"},
+		{func(m *Manifest) { m.Jobs = 10 }, "10 runs, but its parameters and seeds make 8"},
+		{func(m *Manifest) { m.Level = 1.5 }, "-level 1.5 out of range"},
+	} {
+		bad := good
+		c.mod(&bad)
+		if err := bad.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadManifest(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadManifest: %v, want an error with %q", err, c.want)
+		}
 	}
 }

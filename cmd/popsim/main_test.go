@@ -124,6 +124,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"plan", "-f", tiny, "-target", "p99<=fast", "-search", "consumers=1..4"}, "want a duration"},
 		{[]string{"plan", "-f", tiny, "-target", "p99<=1s", "-search", "consumers=4..1"}, "want 0 <= lo < hi"},
 		{[]string{"plan", "-f", tiny, "-target", "latency<=1s", "-search", "consumers=1..4"}, `unknown metric "latency"`},
+		{[]string{"plan", "-f", tiny, "-target", "p99<=1s", "-search", "consumers=1..4", "-max-seeds", "0"}, "-max-seeds 0: want at least 1"},
+		{[]string{"plan", "-f", tiny, "-target", "p99<=1s", "-search", "consumers=1..4", "-seeds", "1..5", "-max-seeds", "3"}, "-max-seeds 3: want 5 (the seeds listed) to 100000"},
+		{[]string{"plan", "-f", tiny, "-target", "p99<=1s", "-search", "consumers=1..4", "-level", "0"}, "-level 0 out of range"},
 	} {
 		code, out, errs := popsim(t, c.args...)
 		if code != exitBadInput || !strings.Contains(errs, c.want) {
@@ -211,6 +214,27 @@ func TestSweepShardsMerge(t *testing.T) {
 	if c := readFile(t, merged, report.SweepFile); c != b {
 		t.Error("popsim report changed sweep.json")
 	}
+	// Every metric has its interval over the two seeds, in the table and
+	// in sweep.json, with the level stated.
+	for _, want := range []string{"p99 ms", " [", "Intervals: 95 % confidence over 2 seeds per row"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sweep output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(b, `"method": "t over replications"`) || !strings.Contains(b, `"per_seed": [`) || !strings.Contains(b, `"level": 0.95`) {
+		t.Errorf("sweep.json has no intervals:\n%s", b)
+	}
+	// -level carries through merge and report.
+	out, _ = wantCode(t, exitOK, "merge", "-level", "0.8", "-out", merged, shards[0], shards[1])
+	if !strings.Contains(out, "Intervals: 80 % confidence") {
+		t.Errorf("merge -level 0.8:\n%s", out)
+	}
+	out, _ = wantCode(t, exitOK, "report", merged)
+	if !strings.Contains(out, "Intervals: 80 % confidence") || !strings.Contains(readFile(t, merged, report.ReportFile), "Intervals: 80 % confidence") {
+		t.Errorf("report of a merge at 0.8:\n%s", out)
+	}
+	wantCode(t, exitBadInput, "merge", "-level", "95", "-out", merged, shards[0], shards[1])
+	wantCode(t, exitBadInput, append(sweepArgs, "-level", "1", "-out", filepath.Join(root, "bad"))...)
 }
 
 // sweepCells rebuilds a sweep folder's cells from its run folders.
