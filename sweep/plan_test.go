@@ -153,7 +153,7 @@ func TestPlanDecidesWithIntervals(t *testing.T) {
 	if err := json.Unmarshal(data, &pj); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(data), "{\n  \"question\": ") || pj.AnswerText != text || len(pj.Evidence) != len(r.Evals) || pj.Boundary.Safe != a.Safe || pj.Level != 0.95 {
+	if !strings.HasPrefix(string(data), "{\n  \"question\": ") || !strings.Contains(string(data), `"target": "p99<=50ms"`) || pj.AnswerText != text || len(pj.Evidence) != len(r.Evals) || pj.Boundary.Safe != a.Safe || pj.Level != 0.95 {
 		t.Errorf("plan.json:\n%s", data)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, report.ReportFile))
