@@ -47,5 +47,5 @@ fuzz: ## fuzz each target for FUZZTIME (default 30s)
 results: ## regenerate the committed reports under results/
 	bash scripts/results.sh
 
-validate: ## full-size queueing-theory validation (M/M/c, M/M/1)
-	$(GO) test ./scenarios -run Validation -validation.full -timeout 1h -v
+validate: ## full-size queueing-theory validation (M/M/c, M/M/1) and interval coverage
+	$(GO) test ./scenarios -run 'Validation|Coverage' -validation.full -timeout 2h -v

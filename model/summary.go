@@ -63,3 +63,52 @@ type Summary struct {
 	Coverage         map[string]int64 `json:"coverage"` // how often each fault path fired
 	Series           []SeriesPoint    `json:"series,omitempty"`
 }
+
+// Interval is a confidence interval for one metric, as package stats
+// computes it (model sits below stats and cannot import it; report and
+// sweep fill this from stats.Interval). With probability about Level the
+// procedure that produced it covers the true value. When OK is false there
+// is no interval: Lo and Hi are 0 and mean nothing, Est may still hold a
+// point estimate, and Note says why ("not enough data: 1 replication, need
+// at least 2"). Est, Lo and Hi are in the unit of the metric that holds it.
+type Interval struct {
+	Est    float64 `json:"est"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	Level  float64 `json:"level"`          // e.g. 0.95
+	N      int     `json:"n"`              // independent units behind it (seeds, batches)
+	Method string  `json:"method"`         // e.g. "t over replications"
+	OK     bool    `json:"ok"`             // false: no interval, see Note
+	Note   string  `json:"note,omitempty"` // details, or why there is no interval
+}
+
+// SeedMetric is one metric of a parameter point across its seeds: the
+// interval and the per-seed values it came from, in the order of
+// PointStats.Seeds.
+type SeedMetric struct {
+	Interval
+	PerSeed []float64 `json:"per_seed"`
+}
+
+// PointStats are a parameter point's metrics across its seeds (a sweep
+// cell, a plan's evaluated value), each with a confidence interval over
+// the seeds at Level: latencies (end to end, µs) are the mean of the
+// per-seed values with a t interval over them; duplicates the ratio
+// Σduplicates/Σproduced (in %) with a delta-method interval; throughput
+// the mean of per-seed acks/s. Max has no interval: a run's maximum grows
+// with its length and is not a property of the steady state.
+type PointStats struct {
+	Level float64  `json:"level"`
+	Seeds []uint64 `json:"seeds"` // the runs behind every interval, increasing
+	// Excluded are runs that measured no end-to-end latency (a run that did
+	// not finish): they are in no interval.
+	Excluded         []uint64   `json:"excluded_seeds,omitempty"`
+	Mean             SeedMetric `json:"mean_us"`
+	P50              SeedMetric `json:"p50_us"`
+	P90              SeedMetric `json:"p90_us"`
+	P99              SeedMetric `json:"p99_us"`
+	P999             SeedMetric `json:"p99_9_us"`
+	Max              int64      `json:"max_us"` // largest over the seeds, no interval
+	DuplicatesPct    SeedMetric `json:"duplicates_pct"`
+	ThroughputPerSec SeedMetric `json:"throughput_per_sec"`
+}

@@ -4,8 +4,9 @@
 // and a Markdown report, and reads run folders back for `popsim report`
 // (re-render) and `popsim merge` (aggregate shards of a sweep).
 //
-// Layer 2: it imports popsim/model, popsim/clock, the standard library,
-// hdrhistogram-go and gonum/plot, and never pop, sim or workload. It reads
+// Layer 3: it imports popsim/model, popsim/stats, popsim/clock, the
+// standard library, hdrhistogram-go and gonum/plot, and never pop, sim or
+// workload. It reads
 // no wall clock and writes no timestamps: the same inputs give the same
 // bytes in every file (PNG, SVG and report.md included) on a given machine.
 // Fonts are gonum's embedded Liberation fonts; no system font is needed.
@@ -62,18 +63,35 @@
 // values together, never an average of percentiles.
 //
 //	sweep.json             one row per cell: params, seeds, failing seeds,
-//	                       end-to-end latency, duplicates %, throughput,
-//	                       violations; totals of runs passed and failed; a
-//	                       plan's question and answer; missing runs
+//	                       end-to-end latency (exact merge), duplicates %,
+//	                       throughput, violations, and stats: every metric
+//	                       with its interval over the seeds, its method and
+//	                       the per-seed values (model.PointStats); the level;
+//	                       totals of runs passed and failed; a plan's
+//	                       question, answer and decisions; missing runs
 //	sweep-latency.png/.svg every cell's end-to-end percentile curve overlaid
 //	sweep-p99-e2e.png/.svg p99 end-to-end latency (ms) against the swept
 //	sweep-duplicates.*     parameter X, duplicates % and throughput (acks/s),
 //	sweep-throughput.*     one line per value of the Group parameter; any
 //	                       other metric a Threshold names gets a chart too
-//	report.md              a plan's question and answer first; what is
-//	                       missing if incomplete; every cell in a table and
+//	report.md              a plan's question and answer first, then its
+//	                       decisions; what is missing if incomplete; every
+//	                       cell in a table ("p99 [lo, hi]"), a line with the
+//	                       intervals' level, seed count and methods, and
 //	                       every failing seed, each with its replay commands;
 //	                       failures are never filtered or summarised away
+//
+// # Intervals across seeds
+//
+// SweepCell.Stats (StatsOf) computes each metric's confidence interval
+// over the cell's seeds from the runs' summaries, with package stats:
+// latencies (mean and percentiles) by MeanCI of the per-seed values (the
+// estimate is the mean of the seeds' own values, not the percentile of
+// the merged histogram), duplicates by RatioCI of duplicates over
+// produced, throughput by MeanCI; a maximum has no interval. Runs that
+// measured no latency are left out and listed. The Sweep's Level (default
+// DefaultLevel, 95 %) applies to all of them; FormatInterval prints one,
+// or says why there is none.
 //
 // # Reading the charts
 //
@@ -94,7 +112,9 @@
 //     duplicate share is duplicate deliveries per produced message.
 //   - Sweep: one metric against the swept parameter, marked at the swept
 //     values (log scale when they span a factor of 20); durations ("250ms")
-//     are plotted in ms; a plan's target is a dashed line.
+//     are plotted in ms; each point's interval over the seeds is an error
+//     bar (none where there is no interval); a plan's target is a dashed
+//     line.
 //
 // # Usage
 //

@@ -235,6 +235,7 @@ type sweepRow struct {
 	DuplicatesPct    float64           `json:"duplicates_pct"`
 	ThroughputPerSec float64           `json:"throughput_per_sec"`
 	Violations       int               `json:"violations"`
+	Stats            model.PointStats  `json:"stats"` // every metric with its interval over the seeds
 }
 
 // EncodeSweep renders sweep.json: one row per cell in Cells order.
@@ -248,18 +249,20 @@ func EncodeSweep(s *Sweep) ([]byte, error) {
 		}
 		rows = append(rows, sweepRow{Params: c.Params, Seeds: c.Seeds(), FailingSeeds: failing,
 			EndToEnd: lat, EndToEndExact: exact, DuplicatesPct: c.DuplicatesPct(),
-			ThroughputPerSec: c.Throughput(), Violations: c.Violations()})
+			ThroughputPerSec: c.Throughput(), Violations: c.Violations(), Stats: c.Stats(s.ConfidenceLevel())})
 	}
 	doc := struct {
-		Name     string      `json:"name"`
-		X        string      `json:"x,omitempty"`
-		Group    string      `json:"group,omitempty"`
-		Question string      `json:"question,omitempty"`
-		Answer   string      `json:"answer,omitempty"`
-		Missing  []string    `json:"missing,omitempty"`
-		Totals   SweepTotals `json:"totals"`
-		Cells    []sweepRow  `json:"cells"`
-	}{s.Name, s.X, s.Group, s.Question, s.Answer, s.Missing, s.Totals(), rows}
+		Name     string         `json:"name"`
+		X        string         `json:"x,omitempty"`
+		Group    string         `json:"group,omitempty"`
+		Question string         `json:"question,omitempty"`
+		Answer   string         `json:"answer,omitempty"`
+		Missing  []string       `json:"missing,omitempty"`
+		Level    float64        `json:"level"` // of every interval
+		Evidence []PlanEvidence `json:"evidence,omitempty"`
+		Totals   SweepTotals    `json:"totals"`
+		Cells    []sweepRow     `json:"cells"`
+	}{s.Name, s.X, s.Group, s.Question, s.Answer, s.Missing, s.ConfidenceLevel(), s.Evidence, s.Totals(), rows}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("report: encode sweep: %w", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"popsim/model"
+	"popsim/stats"
 )
 
 // RenderRunMarkdown renders report.md for one run: a headline table,
@@ -171,9 +172,11 @@ const runGuide = `## How to read this
 - **Violations** are broken invariants; each lists the command that replays it.
 `
 
-// RenderSweepMarkdown renders report.md for a sweep: run totals, a table of
-// every cell (parameters, seeds, end-to-end p50/p99/p99.9, duplicates %,
-// throughput, violations, failing seeds), then every failing run with its
+// RenderSweepMarkdown renders report.md for a sweep: run totals, a plan's
+// decisions, a table of every cell (parameters, seeds, end-to-end mean,
+// p50, p99 and p99.9, duplicates %, throughput, each with its interval over
+// the seeds; violations, failing seeds) and a line saying the intervals'
+// level, seed count and methods, then every failing run with its
 // violations' distinct replay commands (never filtered), then the charts.
 func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
 	var b bytes.Buffer
@@ -193,6 +196,7 @@ func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
 		fmt.Fprintf(&b, ", one line per %s", mdText(s.Group))
 	}
 	fmt.Fprintf(&b, ". %d parameter sets, %d runs: %d passed, %d failed.\n\n", t.Cells, t.Runs, t.Passed, t.Failed)
+	writeEvidence(&b, s)
 	writeSweepTable(&b, s)
 	writeFailing(&b, s)
 	writeCharts(&b, charts)
@@ -213,28 +217,60 @@ func writeMissing(b *bytes.Buffer, missing []string) {
 }
 
 func writeSweepTable(b *bytes.Buffer, s *Sweep) {
-	b.WriteString("| parameters | seeds | e2e p50 (ms) | e2e p99 (ms) | e2e p99.9 (ms) | duplicates % | throughput (acks/s) | violations | failing seeds |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|---|\n")
-	approx := false
+	b.WriteString("| parameters | seeds | e2e mean ms [lo, hi] | e2e p50 ms [lo, hi] | e2e p99 ms [lo, hi] | e2e p99.9 ms [lo, hi] | duplicates % [lo, hi] | throughput acks/s [lo, hi] | violations | failing seeds |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	lv := s.ConfidenceLevel()
+	var excluded []string
 	for _, c := range s.Cells() {
-		lat, exact := c.EndToEnd()
-		mark := ""
-		if !exact {
-			mark, approx = " *", true
-		}
+		st := c.Stats(lv)
 		var failing []string
 		for _, r := range c.Failing() {
 			failing = append(failing, strconv.FormatUint(r.Seed, 10))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s%s | %s%s | %s%s | %s | %s | %d | %s |\n",
+		for _, seed := range st.Excluded {
+			excluded = append(excluded, fmt.Sprintf("seed %d, %s", seed, ParamsKey(c.Params)))
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n",
 			mdText(ParamsKey(c.Params)), joinSeeds(c.Seeds()),
-			fmtMs(lat.P50), mark, fmtMs(lat.P99), mark, fmtMs(lat.P999), mark,
-			fmtFloat(c.DuplicatesPct(), 3), fmtFloat(c.Throughput(), 1), c.Violations(), orNone(strings.Join(failing, " ")))
+			FormatInterval(st.Mean.Interval, usMs), FormatInterval(st.P50.Interval, usMs),
+			FormatInterval(st.P99.Interval, usMs), FormatInterval(st.P999.Interval, usMs),
+			FormatInterval(st.DuplicatesPct.Interval, stats.FormatNumber), FormatInterval(st.ThroughputPerSec.Interval, stats.FormatNumber),
+			c.Violations(), orNone(strings.Join(failing, " ")))
 	}
-	b.WriteString("\n")
-	if approx {
-		b.WriteString("\\* no end-to-end histogram for every seed: the worst value over the seeds' summaries, not a merged percentile.\n\n")
+	b.WriteString("\n" + mdText(s.IntervalsLine()) + " How to read an interval: docs/statistics.md in the popsim repository.\n\n")
+	if len(excluded) > 0 {
+		fmt.Fprintf(b, "Left out of every interval (no end-to-end latency measured: the run did not finish): %s.\n\n", mdText(strings.Join(excluded, "; ")))
 	}
+}
+
+// usMs formats microseconds as milliseconds, four significant digits.
+func usMs(us float64) string { return stats.FormatNumber(us / 1000) }
+
+// writeEvidence writes a plan's decision at every value it tried.
+func writeEvidence(b *bytes.Buffer, s *Sweep) {
+	if len(s.Evidence) == 0 {
+		return
+	}
+	b.WriteString("## Decisions\n\n")
+	first := s.Evidence[0]
+	fmt.Fprintf(b, "| %s | seeds | verdict |", mdText(s.X))
+	for _, c := range first.Conditions {
+		fmt.Fprintf(b, " %s: %s [lo, hi] |", mdText(c.Condition), mdText(c.Unit))
+	}
+	b.WriteString(" violations |\n|--:|--:|---|" + strings.Repeat("--:|", len(first.Conditions)) + "--:|\n")
+	perLook := 0.0
+	for _, e := range s.Evidence {
+		fmt.Fprintf(b, "| %s | %d | %s |", mdText(e.Value), e.Seeds, mdText(e.Verdict))
+		for _, c := range e.Conditions {
+			fmt.Fprintf(b, " %s (%s) |", FormatInterval(c.Interval, stats.FormatNumber), mdText(c.Verdict))
+			perLook = max(perLook, c.Interval.Level)
+		}
+		fmt.Fprintf(b, " %d |\n", e.Violations)
+	}
+	fmt.Fprintf(b, "\nEach verdict compares the t interval over the value's seeds with the target: met when all of the interval meets it, "+
+		"not met when none of it does, undecided otherwise (seeds were added until the verdict was clear or the budget ran out). "+
+		"Seeds are added and the data looked at several times, so each look uses a %s interval, keeping the chance of any wrong verdict "+
+		"at a value within %s. A run that broke an invariant makes its value not met.\n\n", levelText(perLook), levelText(1-s.ConfidenceLevel()))
 }
 
 func writeFailing(b *bytes.Buffer, s *Sweep) {
@@ -280,12 +316,18 @@ func distinct(vs []model.Violation, f func(model.Violation) string) []string {
 
 const sweepGuide = `## How to read this
 
-- Each row aggregates every seed of one parameter set. Latency percentiles come from the
-  exact merge of the seeds' HdrHistograms (not an average of percentiles); duplicates %
-  is duplicate deliveries per produced message over all seeds; throughput is the mean over
-  seeds of acks per virtual second.
-- The charts plot one metric against the swept parameter, one line per group. Where lines
-  cross is where one configuration starts to beat the other.
+- Each row aggregates every seed of one parameter set. The latency columns are the mean over
+  the seeds of each seed's own mean or percentile, with a confidence interval over the seeds
+  (independent replications); duplicates % is duplicate deliveries per produced message over
+  all seeds (Σ duplicates / Σ produced), throughput the mean over seeds of acks per virtual
+  second, each with its interval. sweep.json has every per-seed value behind the intervals,
+  and the exact merge of the seeds' HdrHistograms (end_to_end), which the latency chart draws.
+- An interval [lo, hi] at 95 % says: the procedure that built it covers the scenario's true
+  long-run value in about 95 of 100 sweeps. It measures only the simulation's own randomness:
+  more seeds narrow it. A row without an interval (one seed) says so rather than guess.
+- The charts plot one metric against the swept parameter, one line per group, with the
+  intervals as error bars. Where lines cross is where one configuration starts to beat the
+  other; where their bars overlap, the seeds run so far cannot tell them apart.
 - Every failing seed is listed above with the command that replays it. A sweep with
   failures is not a benchmark result: fix or explain the failures first.
 `

@@ -108,20 +108,6 @@ func TestSweepMarkdownListsEveryFailingSeed(t *testing.T) {
 	}
 }
 
-func TestSweepMarkdownMarksApproximateLatency(t *testing.T) {
-	sw := NewSweep("s", "consumers", "")
-	for seed := uint64(1); seed <= 2; seed++ {
-		sw.Add(SweepPoint{Params: map[string]string{"consumers": "1"}, Summary: model.Summary{Seed: seed}})
-	}
-	md := string(RenderSweepMarkdown(sw, nil))
-	if !strings.Contains(md, "0.000 * |") || !strings.Contains(md, "not a merged percentile") {
-		t.Errorf("approximate latency is not marked:\n%s", md)
-	}
-	if !strings.Contains(md, "None: every run held every invariant.") {
-		t.Error("a sweep without failures does not say so")
-	}
-}
-
 func TestMdCode(t *testing.T) {
 	for in, want := range map[string]string{
 		"popsim run":   "`popsim run`",

@@ -43,6 +43,14 @@ type Sweep struct {
 	// interrupted sweep): the report says it is incomplete and names them.
 	Missing []string
 
+	// Level is the confidence level of every interval in the report
+	// (SweepCell.Stats); 0 means DefaultLevel.
+	Level float64
+
+	// Evidence is a plan's decision at each value it tried, shown in its
+	// report (nil for a sweep).
+	Evidence []PlanEvidence
+
 	cells map[string]*SweepCell
 }
 

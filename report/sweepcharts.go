@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"popsim/model"
@@ -34,17 +35,18 @@ const (
 // others are charted when a Threshold names them.
 var Metrics = []Metric{MetricP99EndToEndMs, MetricDuplicatesPct, MetricThroughput}
 
-// latencyMetric describes the end-to-end latency metrics.
+// latencyMetric describes the end-to-end latency metrics; pick is nil for
+// max, which has no interval.
 var latencyMetric = map[Metric]struct {
 	name, label string
-	pick        func(model.Latency) int64
+	pick        func(model.PointStats) model.SeedMetric
 }{
-	MetricP99EndToEndMs:  {"p99-e2e", "p99 end-to-end latency (ms)", func(l model.Latency) int64 { return l.P99 }},
-	MetricMeanEndToEndMs: {"mean-e2e", "mean end-to-end latency (ms)", func(l model.Latency) int64 { return l.Mean }},
-	MetricP50EndToEndMs:  {"p50-e2e", "median end-to-end latency (ms)", func(l model.Latency) int64 { return l.P50 }},
-	MetricP90EndToEndMs:  {"p90-e2e", "p90 end-to-end latency (ms)", func(l model.Latency) int64 { return l.P90 }},
-	MetricP999EndToEndMs: {"p99.9-e2e", "p99.9 end-to-end latency (ms)", func(l model.Latency) int64 { return l.P999 }},
-	MetricMaxEndToEndMs:  {"max-e2e", "max end-to-end latency (ms)", func(l model.Latency) int64 { return l.Max }},
+	MetricP99EndToEndMs:  {"p99-e2e", "p99 end-to-end latency (ms)", func(s model.PointStats) model.SeedMetric { return s.P99 }},
+	MetricMeanEndToEndMs: {"mean-e2e", "mean end-to-end latency (ms)", func(s model.PointStats) model.SeedMetric { return s.Mean }},
+	MetricP50EndToEndMs:  {"p50-e2e", "median end-to-end latency (ms)", func(s model.PointStats) model.SeedMetric { return s.P50 }},
+	MetricP90EndToEndMs:  {"p90-e2e", "p90 end-to-end latency (ms)", func(s model.PointStats) model.SeedMetric { return s.P90 }},
+	MetricP999EndToEndMs: {"p99.9-e2e", "p99.9 end-to-end latency (ms)", func(s model.PointStats) model.SeedMetric { return s.P999 }},
+	MetricMaxEndToEndMs:  {"max-e2e", "max end-to-end latency (ms)", nil},
 }
 
 // Threshold is a target drawn on the chart of its metric as a horizontal
@@ -83,24 +85,30 @@ func (m Metric) Label() string {
 	return m.Name()
 }
 
-// Of is the metric's value for a cell.
-func (m Metric) Of(c *SweepCell) float64 {
+// Of is the metric's estimate and interval over a cell's seeds (see
+// SweepCell.Stats), in the chart's unit (ms for latencies). Max has no
+// interval: its OK is false and Est is the largest over the seeds.
+func (m Metric) Of(st model.PointStats) model.Interval {
 	if l, ok := latencyMetric[m]; ok {
-		lat, _ := c.EndToEnd()
-		return float64(l.pick(lat)) / 1000
+		if l.pick == nil {
+			return model.Interval{Est: float64(st.Max) / 1000, Level: st.Level, N: len(st.Seeds), Note: "a maximum has no interval"}
+		}
+		return scaled(l.pick(st).Interval, 1.0/1000)
 	}
 	switch m {
 	case MetricDuplicatesPct:
-		return c.DuplicatesPct()
+		return st.DuplicatesPct.Interval
 	case MetricThroughput:
-		return c.Throughput()
+		return st.ThroughputPerSec.Interval
 	}
 	panic(fmt.Sprintf("report: unknown metric %d", int(m)))
 }
 
 // SweepChart plots metric m of every cell against the numeric value of the
 // swept parameter s.X, one line (with point marks) per value of s.Group,
-// and each of s.Thresholds on m as a horizontal line. The x axis is marked
+// with each point's interval over its seeds as an error bar (at s.Level;
+// none for a point without one), and each of s.Thresholds on m as a
+// horizontal line. The x axis is marked
 // at the swept values (log scale when they span a factor of 20 or more).
 // Every cell must have a numeric or duration value for s.X (durations are
 // plotted in ms).
@@ -113,14 +121,18 @@ func SweepChart(s *Sweep, m Metric) *Chart {
 	}
 }
 
-func sweepPanel(s *Sweep, m Metric) ([]*plot.Plot, error) {
-	if m < 0 || m >= numMetrics {
-		return nil, fmt.Errorf("unknown metric %d", int(m))
-	}
-	xLabel := s.X
-	var groups []string
-	var xs []float64
-	lines := map[string]plotter.XYs{}
+// sweepSeries are the lines of a sweep chart: one per group, in order,
+// each with its points and its error bars (only points with an interval).
+type sweepSeries struct {
+	groups []string
+	lines  map[string]plotter.XYs
+	bars   map[string]*errorBars
+	xs     []float64
+	xLabel string
+}
+
+func seriesOf(s *Sweep, m Metric) (*sweepSeries, error) {
+	ss := &sweepSeries{lines: map[string]plotter.XYs{}, bars: map[string]*errorBars{}, xLabel: s.X}
 	for _, c := range s.Cells() {
 		raw, ok := c.Params[s.X]
 		if !ok {
@@ -131,23 +143,48 @@ func sweepPanel(s *Sweep, m Metric) ([]*plot.Plot, error) {
 			return nil, err
 		}
 		if _, perr := strconv.ParseFloat(raw, 64); perr != nil {
-			xLabel = s.X + " (ms)"
+			ss.xLabel = s.X + " (ms)"
 		}
 		g := groupLabel(s, c)
-		if _, seen := lines[g]; !seen {
-			groups = append(groups, g)
+		if _, seen := ss.lines[g]; !seen {
+			ss.groups = append(ss.groups, g)
 		}
-		lines[g] = append(lines[g], plotter.XY{X: x, Y: m.Of(c)})
-		xs = append(xs, x)
+		iv := m.Of(c.Stats(s.ConfidenceLevel()))
+		ss.lines[g] = append(ss.lines[g], plotter.XY{X: x, Y: iv.Est})
+		if iv.OK {
+			if ss.bars[g] == nil {
+				ss.bars[g] = &errorBars{}
+			}
+			ss.bars[g].add(x, iv)
+		}
+		ss.xs = append(ss.xs, x)
 	}
-	p := newPanel(fmt.Sprintf("%s: %s", s.Name, m.Label()), xLabel, m.Label())
+	return ss, nil
+}
+
+func sweepPanel(s *Sweep, m Metric) ([]*plot.Plot, error) {
+	if m < 0 || m >= numMetrics {
+		return nil, fmt.Errorf("unknown metric %d", int(m))
+	}
+	ss, err := seriesOf(s, m)
+	if err != nil {
+		return nil, err
+	}
+	title := fmt.Sprintf("%s: %s", s.Name, m.Label())
+	if m != MetricMaxEndToEndMs {
+		title += fmt.Sprintf(", bars: %s intervals over the seeds", levelText(s.ConfidenceLevel()))
+	}
+	p := newPanel(title, ss.xLabel, m.Label())
 	p.Y.Min = 0
-	for i, g := range groups {
-		if err := addLine(p, i, g, lines[g], true); err != nil {
+	for i, g := range ss.groups {
+		if err := addLine(p, i, g, ss.lines[g], true); err != nil {
+			return nil, err
+		}
+		if err := ss.bars[g].draw(p, i); err != nil {
 			return nil, err
 		}
 	}
-	setValueAxis(p, xs)
+	setValueAxis(p, ss.xs)
 	for _, t := range s.Thresholds {
 		if t.Metric == m {
 			if err := addThreshold(p, t); err != nil {
@@ -159,6 +196,41 @@ func sweepPanel(s *Sweep, m Metric) ([]*plot.Plot, error) {
 	p.Legend.XOffs = -2 * vg.Millimeter
 	p.Y.Max = math.Max(1, p.Y.Max*1.15) // headroom for the legend
 	return []*plot.Plot{p}, nil
+}
+
+// errorBars are one line's intervals, drawn as vertical error bars.
+type errorBars struct {
+	xys  plotter.XYs
+	errs plotter.YErrors
+}
+
+// add appends a point's interval; its lower end is cut at 0, below which
+// no metric charted here can go (a t interval for a rare duplicate rate
+// can reach below it).
+func (e *errorBars) add(x float64, iv model.Interval) {
+	e.xys = append(e.xys, plotter.XY{X: x, Y: iv.Est})
+	e.errs = append(e.errs, struct{ Low, High float64 }{max(0, iv.Est-max(0, iv.Lo)), max(0, iv.Hi-iv.Est)})
+}
+
+// YError implements plotter.YErrorer.
+func (e *errorBars) YError(i int) (float64, float64) { return e.errs[i].Low, e.errs[i].High }
+func (e *errorBars) Len() int                        { return len(e.xys) }
+func (e *errorBars) XY(i int) (float64, float64)     { return e.xys[i].X, e.xys[i].Y }
+
+// draw adds the bars in the colour of line i; nil draws nothing.
+func (e *errorBars) draw(p *plot.Plot, i int) error {
+	if e == nil || len(e.xys) == 0 {
+		return nil
+	}
+	eb, err := plotter.NewYErrorBars(e)
+	if err != nil {
+		return err
+	}
+	eb.Color = plotutil.Color(i)
+	eb.Width = vg.Points(1)
+	eb.CapWidth = vg.Points(6)
+	p.Add(eb) // its data range reaches the bars' ends
+	return nil
 }
 
 // setValueAxis marks the x axis at the swept values xs (labels thinned

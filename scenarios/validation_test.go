@@ -12,9 +12,10 @@ import (
 )
 
 // -validation.full runs TestValidation at full size: two to four million
-// completions per case over two seeds, 10 % warm-up (make validate).
+// completions per case over two seeds, 10 % warm-up, and TestCoverage
+// with 400 seeds per scenario (make validate).
 var (
-	validationFull  = flag.Bool("validation.full", false, "run TestValidation at full size (2M-4M completions per case; minutes)")
+	validationFull  = flag.Bool("validation.full", false, "run TestValidation and TestCoverage at full size (2M-4M completions per case, 400 seeds per coverage scenario; minutes)")
 	validationSeeds = flag.String("validation.seeds", "1..2", "the seeds TestValidation runs each case with (completions are split among them)")
 	validationN     = flag.Float64("validation.completions", 0, "completions per case over all seeds (default 200000; with -validation.full 2M, 4M for split M/M/1 with c >= 8)")
 )

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -304,11 +305,15 @@ func AddRuns(dir string, rs *report.Sweep) ([]string, error) {
 	return names, nil
 }
 
-// writeJSON writes v indented, atomically.
+// writeJSON writes v indented, atomically, with <, > and & as they are
+// (a target reads p99<=55ms, not p99\u003c=55ms).
 func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	return report.WriteFileAtomic(path, append(b, '\n'))
+	return report.WriteFileAtomic(path, b.Bytes())
 }

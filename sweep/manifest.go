@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"popsim/report"
 	"popsim/scenarios"
 )
 
@@ -22,6 +23,13 @@ type Manifest struct {
 	Shards   int               `json:"shards"`
 	X        string            `json:"x,omitempty"`
 	Group    string            `json:"group,omitempty"`
+	// Level is the confidence level of the report's intervals; 0 for
+	// report.DefaultLevel.
+	Level float64 `json:"level,omitempty"`
+	// PointSeeds, when set (a plan's folder), is how many seeds ran at each
+	// point: the first PointSeeds[i] of Seeds. Otherwise every point ran
+	// every seed.
+	PointSeeds []int `json:"point_seeds,omitempty"`
 }
 
 // ReadManifest reads a sweep folder's ManifestFile.
@@ -39,10 +47,60 @@ func ReadManifest(dir string) (Manifest, error) {
 	if m.Shards < 1 || m.Shard < 0 || m.Shard >= m.Shards {
 		return m, fmt.Errorf("%s: shard %d/%d is not valid", filepath.Join(dir, ManifestFile), m.Shard, m.Shards)
 	}
-	if n := len(scenarios.Grid(m.Params)) * len(m.Seeds); n != m.Jobs {
+	if err := m.checkPointSeeds(); err != nil {
+		return m, fmt.Errorf("%s: %v", filepath.Join(dir, ManifestFile), err)
+	}
+	if n := len(m.jobs(Whole)); n != m.Jobs {
 		return m, fmt.Errorf("%s: %d runs, but its parameters and seeds make %d", filepath.Join(dir, ManifestFile), m.Jobs, n)
 	}
+	if m.Level != 0 && report.CheckLevel(m.Level) != nil {
+		return m, fmt.Errorf("%s: %v", filepath.Join(dir, ManifestFile), report.CheckLevel(m.Level))
+	}
 	return m, nil
+}
+
+// checkPointSeeds requires PointSeeds, when set, to give every point
+// between 1 and len(Seeds) seeds, in one shard.
+func (m Manifest) checkPointSeeds() error {
+	if m.PointSeeds == nil {
+		return nil
+	}
+	if n := len(m.Points()); len(m.PointSeeds) != n || m.Shards != 1 {
+		return fmt.Errorf("point_seeds has %d entries for %d points in %d shards: want one per point, one shard", len(m.PointSeeds), n, m.Shards)
+	}
+	for i, k := range m.PointSeeds {
+		if k < 1 || k > len(m.Seeds) {
+			return fmt.Errorf("point_seeds[%d] = %d: want 1..%d", i, k, len(m.Seeds))
+		}
+	}
+	return nil
+}
+
+// jobs lists the runs of the manifest's sweep in run order, those of the
+// given shard.
+func (m Manifest) jobs(shard Shard) []Job {
+	if m.PointSeeds == nil {
+		return Jobs(len(m.Points()), m.Seeds, shard)
+	}
+	var out []Job
+	k := 0
+	for p, n := range m.PointSeeds {
+		for _, seed := range m.Seeds[:n] {
+			if k%shard.N == shard.I {
+				out = append(out, Job{Index: k, Point: p, Seed: seed})
+			}
+			k++
+		}
+	}
+	return out
+}
+
+// NewReport is an empty report for the manifest's sweep: its name, axes
+// and confidence level.
+func (m Manifest) NewReport() *report.Sweep {
+	rs := report.NewSweep(m.Scenario, m.X, m.Group)
+	rs.Level = m.Level
+	return rs
 }
 
 // Write writes the manifest into dir, atomically.
@@ -54,9 +112,7 @@ func (m Manifest) Write(dir string) error {
 func (m Manifest) Points() []scenarios.Point { return scenarios.Grid(m.Params) }
 
 // ShardJobs lists the runs of the shard this folder holds, in run order.
-func (m Manifest) ShardJobs() []Job {
-	return Jobs(len(m.Points()), m.Seeds, Shard{m.Shard, m.Shards})
-}
+func (m Manifest) ShardJobs() []Job { return m.jobs(Shard{m.Shard, m.Shards}) }
 
 // MissingRun is a run a sweep folder should hold and does not.
 type MissingRun struct {

@@ -27,6 +27,7 @@ func CheckShards(dirs []string) (Manifest, error) {
 		}
 		a, b := m, first
 		a.Shard, b.Shard = 0, 0
+		a.Level, b.Level = 0, 0 // the report's, not the runs': merge states its own
 		if !reflect.DeepEqual(a, b) {
 			return first, fmt.Errorf("%s is a shard of another sweep than %s (scenario, -set flags, parameters, seeds or shard count differ)", dir, dirs[0])
 		}
@@ -114,11 +115,16 @@ func checkMergeOut(out string, shards []string) error {
 // shards and holds nothing but an earlier sweep),
 // builds the folder under a temporary name beside out and renames it into
 // place at the end, replacing an earlier sweep folder there: a failed
-// merge leaves nothing.
-func Merge(out string, shards []string) (*report.Sweep, Manifest, error) {
+// merge leaves nothing. The intervals are recomputed from the runs'
+// summaries at level (0: the first shard's), so a merge reports exactly
+// what one machine running the whole sweep would.
+func Merge(out string, shards []string, level float64) (*report.Sweep, Manifest, error) {
 	m, err := CheckShards(shards)
 	if err != nil {
 		return nil, m, err
+	}
+	if level != 0 {
+		m.Level = level
 	}
 	if err := checkMergeOut(out, shards); err != nil {
 		return nil, m, err
@@ -135,7 +141,7 @@ func Merge(out string, shards []string) (*report.Sweep, Manifest, error) {
 		return nil, m, fmt.Errorf("-out %s: %w", out, err)
 	}
 	defer os.RemoveAll(tmp) // after the rename there is nothing left here
-	rs := report.NewSweep(m.Scenario, m.X, m.Group)
+	rs := m.NewReport()
 	for _, dir := range shards {
 		if err := copyRuns(dir, tmp, rs); err != nil {
 			return nil, m, err

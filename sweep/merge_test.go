@@ -44,7 +44,7 @@ func shards(t *testing.T, root string) []string {
 				return
 			}
 		}
-		_, _, fixture.err = Merge(filepath.Join(fixture.dir, "whole"), []string{filepath.Join(fixture.dir, "s0"), filepath.Join(fixture.dir, "s1")})
+		_, _, fixture.err = Merge(filepath.Join(fixture.dir, "whole"), []string{filepath.Join(fixture.dir, "s0"), filepath.Join(fixture.dir, "s1")}, 0)
 	})
 	if fixture.err != nil {
 		t.Fatal(fixture.err)
@@ -88,15 +88,27 @@ func TestMergeValidation(t *testing.T) {
 	root := t.TempDir()
 	s := shards(t, root)
 	merged := filepath.Join(root, "merged")
-	rs, m, err := Merge(merged, s)
+	rs, m, err := Merge(merged, s, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rs.Totals().Runs != 4 || m.Shards != 1 || m.Jobs != 4 {
 		t.Fatalf("merged %d runs, manifest %+v", rs.Totals().Runs, m)
 	}
-	if _, _, err := Merge(merged, s); err != nil {
+	if _, _, err := Merge(merged, s, 0); err != nil {
 		t.Errorf("merging again into an earlier merge: %v", err)
+	}
+	// A merge states its own level: the intervals are recomputed from the
+	// runs, and the manifest keeps the level for popsim report.
+	rs, m, err = Merge(merged, s, 0.9)
+	if err != nil || rs.ConfidenceLevel() != 0.9 || m.Level != 0.9 {
+		t.Fatalf("merge at 0.9: level %g, manifest %+v, %v", rs.ConfidenceLevel(), m, err)
+	}
+	if again, _, _, err := Reread(merged); err != nil || again.ConfidenceLevel() != 0.9 {
+		t.Errorf("a merge at 0.9 reads back at %g (%v)", again.ConfidenceLevel(), err)
+	}
+	if st := rs.Cells()[0].Stats(0.9); st.Mean.Level != 0.9 || !st.Mean.OK || len(st.Seeds) != 2 {
+		t.Errorf("merged cell stats %+v", st)
 	}
 
 	other := filepath.Join(root, "other")
@@ -125,7 +137,7 @@ func TestMergeValidation(t *testing.T) {
 		{filepath.Join(root, "m2"), []string{s[0], incomplete}, "incomplete (INCOMPLETE: popsim sweep interrupted after 1 of 2 runs): 1 of its 2 runs missing\n  seed 2, consumers=2 (runs/p001_consumers-2_seed2)"},
 		{filepath.Join(root, "m2"), []string{s[0], root}, "not a popsim sweep folder"},
 	} {
-		if _, _, err := Merge(c.out, c.shards); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, _, err := Merge(c.out, c.shards, 0); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Merge(%s, %v): %v, want an error with %q", c.out, c.shards, err, c.want)
 		}
 	}
@@ -147,7 +159,7 @@ func TestFailedMergeLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(root, "merged")
-	if _, _, err := Merge(out, s); err == nil || !strings.Contains(err.Error(), "histograms.hlog") {
+	if _, _, err := Merge(out, s, 0); err == nil || !strings.Contains(err.Error(), "histograms.hlog") {
 		t.Fatalf("merge with a corrupt shard: %v", err)
 	}
 	got := listDir(t, root)

@@ -13,7 +13,7 @@ func Reread(dir string) (rs *report.Sweep, m Manifest, missing []MissingRun, err
 	if err != nil {
 		return nil, m, nil, err
 	}
-	rs = report.NewSweep(m.Scenario, m.X, m.Group)
+	rs = m.NewReport()
 	if err := applyPlanInfo(dir, rs); err != nil {
 		return nil, m, nil, err
 	}

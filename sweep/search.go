@@ -5,12 +5,11 @@ import (
 	"strconv"
 	"strings"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"popsim/clock"
 	"popsim/model"
 	"popsim/report"
 	"popsim/scenarios"
+	"popsim/stats"
 )
 
 // Condition is one clause of a plan's target: metric op value.
@@ -108,20 +107,6 @@ func parseDupPct(s string) (float64, error) {
 	return v, nil
 }
 
-// Holds reports whether the clause holds for m.
-func (c Condition) Holds(m Metrics) bool {
-	v := m.Value(c.Metric)
-	switch c.Op {
-	case "<=":
-		return v <= c.Value
-	case "<":
-		return v < c.Value
-	case ">=":
-		return v >= c.Value
-	}
-	return v > c.Value
-}
-
 // Threshold is the clause as a line on its report chart.
 func (c Condition) Threshold() report.Threshold {
 	v := c.Value
@@ -129,19 +114,6 @@ func (c Condition) Threshold() report.Threshold {
 		v /= float64(clock.Millisecond) // µs to ms, the charts' unit
 	}
 	return report.Threshold{Metric: reportMetrics[c.Metric], Value: v, Label: "target " + c.Text}
-}
-
-// Met reports whether m meets every clause and has no violation.
-func (t Target) Met(m Metrics) bool {
-	if m.Violations > 0 {
-		return false
-	}
-	for _, c := range t {
-		if !c.Holds(m) {
-			return false
-		}
-	}
-	return true
 }
 
 // Clauses is the target as -target takes it: the clauses joined by ",".
@@ -162,24 +134,43 @@ func (t Target) String() string {
 	return strings.Join(parts, ", ") + " (and no violations)"
 }
 
-// Metrics are one evaluated value's results over its seeds.
-type Metrics struct {
-	EndToEnd   *hdrhistogram.Histogram // merged over the seeds
-	DupPct     float64                 // duplicates per produced message over all seeds, %
-	Throughput float64                 // mean over seeds, acks/s
-	Violations int
-	Runs       int
+// StatsTarget is the clause as a decision target, in SeedValue's unit.
+// A strict clause (<, >) is decided like its non-strict form: an interval
+// never meets a threshold exactly.
+func (c Condition) StatsTarget() stats.Target {
+	if strings.HasPrefix(c.Op, ">") {
+		return stats.Target{Goal: stats.AtLeast, Threshold: c.Value}
+	}
+	return stats.Target{Goal: stats.AtMost, Threshold: c.Value}
 }
 
-// Value is the named target metric (see Condition.Metric for units).
-func (m Metrics) Value(metric string) float64 {
-	if pick := latencyMetrics[metric]; pick != nil {
-		return float64(pick(report.LatencyOf(m.EndToEnd)))
+// SeedValue is the clause's metric for one run in the clause's unit (µs
+// for latencies, % for dup, acks/s for throughput); ok is false when the
+// run has none (a latency of a run that measured no latency, a duplicate
+// share of a run that produced nothing).
+func (c Condition) SeedValue(s model.Summary) (v float64, ok bool) {
+	if pick := latencyMetrics[c.Metric]; pick != nil {
+		return float64(pick(s.EndToEnd)), s.EndToEnd.Count > 0
 	}
-	if metric == "dup" {
-		return m.DupPct
+	switch c.Metric {
+	case "dup":
+		return 100 * float64(s.Duplicates) / float64(max(s.Produced, 1)), s.Produced > 0
+	case "throughput":
+		return s.ThroughputPerSec, true
 	}
-	return m.Throughput
+	panic("sweep: a parsed condition has an unknown metric " + strconv.Quote(c.Metric))
+}
+
+// Display is how the clause's values are shown: latencies in ms (scale
+// 1/1000 from µs), dup in %, throughput in acks/s.
+func (c Condition) Display() (unit string, scale float64) {
+	switch {
+	case latencyMetrics[c.Metric] != nil:
+		return "ms", 1.0 / 1000
+	case c.Metric == "dup":
+		return "%", 1
+	}
+	return "acks/s", 1
 }
 
 // Space is a plan's searched parameter, name=lo..hi over integers or

@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"popsim/clock"
+	"popsim/model"
 	"popsim/report"
+	"popsim/stats"
 )
 
 // Search finds the first value meeting a monotone predicate for every
@@ -107,27 +109,37 @@ func TestParseTarget(t *testing.T) {
 	}
 }
 
-func TestTargetMet(t *testing.T) {
-	h := report.NewLatencyHistogram()
-	for i := int64(1); i <= 100; i++ {
-		h.RecordValue(i * 1000) // 1..100 ms: p99 = 99 ms
-	}
-	m := Metrics{EndToEnd: h, DupPct: 0.2, Throughput: 950}
-	for in, want := range map[string]bool{
-		"p99<=100ms": true, "p99<=98ms": false, "p99<99ms": false, "dup<=0.2%": true, "dup<0.2%": false,
-		"throughput>=950": true, "throughput>950": false, "p99<=100ms,dup<=0.1%": false,
+// Each clause reads its metric off a run's summary in its own unit and
+// becomes a decision target.
+func TestConditionSeedValue(t *testing.T) {
+	s := model.Summary{Produced: 2000, Duplicates: 3, ThroughputPerSec: 950,
+		EndToEnd: model.Latency{Count: 100, Mean: 40_000, P50: 30_000, P90: 70_000, P99: 99_000, P999: 120_000, Max: 130_000}}
+	for in, want := range map[string]struct {
+		v    float64
+		goal stats.Goal
+		unit string
+	}{
+		"p99<=100ms": {99_000, stats.AtMost, "ms"}, "mean<50ms": {40_000, stats.AtMost, "ms"}, "max<=1s": {130_000, stats.AtMost, "ms"},
+		"dup<=0.2%": {0.15, stats.AtMost, "%"}, "throughput>=900": {950, stats.AtLeast, "acks/s"}, "throughput>900": {950, stats.AtLeast, "acks/s"},
 	} {
 		tg, err := ParseTarget(in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := tg.Met(m); got != want {
-			t.Errorf("%s on p99 99 ms, dup 0.2%%, 950 acks/s: %v, want %v", in, got, want)
+		c := tg[0]
+		v, ok := c.SeedValue(s)
+		unit, _ := c.Display()
+		if !ok || v != want.v || c.StatsTarget().Goal != want.goal || c.StatsTarget().Threshold != c.Value || unit != want.unit {
+			t.Errorf("%s: value %v (%v), target %v, unit %s; want %v, %v, %s", in, v, ok, c.StatsTarget(), unit, want.v, want.goal, want.unit)
 		}
 	}
-	tg, _ := ParseTarget("p99<=1h")
-	if m.Violations = 1; tg.Met(m) {
-		t.Error("a value with a violation met the target")
+	// A run without latencies or without messages has no value.
+	tg, _ := ParseTarget("p99<=1s,dup<=1%")
+	if _, ok := tg[0].SeedValue(model.Summary{}); ok {
+		t.Error("a run without latencies gave a p99")
+	}
+	if _, ok := tg[1].SeedValue(model.Summary{}); ok {
+		t.Error("a run that produced nothing gave a duplicate share")
 	}
 }
 

@@ -148,7 +148,7 @@ func (sw *Sweep) one(ctx context.Context, dir string, j Job) (*Outcome, error) {
 // collect builds the result and finishes (or marks) the folder.
 func (sw *Sweep) collect(ctx context.Context, out *Output, started []bool, outcomes []*Outcome, errs []error) (Result, error) {
 	m := sw.Manifest
-	res := Result{Report: report.NewSweep(m.Scenario, m.X, m.Group)}
+	res := Result{Report: m.NewReport()}
 	for i, j := range sw.Todo {
 		switch {
 		case !started[i] || Interrupted(errs[i]):

@@ -11,7 +11,8 @@
 //
 // Exit codes: 0 every invariant held; 1 a violation (each printed with the
 // command that replays it), a run that hit its event budget, a plan that
-// found no value meeting its target, or an incomplete sweep (report); 2
+// found no value clearly meeting its target (none meets it, or the seed
+// budget ran out first: undecided), or an incomplete sweep (report); 2
 // bad input (flags, files, values) or an output folder that cannot be
 // written or holds files popsim did not write; 130 interrupted (SIGINT or
 // SIGTERM): the run stops at once, temporary files are removed and the

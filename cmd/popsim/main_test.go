@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,6 +124,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"plan", "-f", tiny, "-target", "p99<=fast", "-search", "consumers=1..4"}, "want a duration"},
 		{[]string{"plan", "-f", tiny, "-target", "p99<=1s", "-search", "consumers=4..1"}, "want 0 <= lo < hi"},
 		{[]string{"plan", "-f", tiny, "-target", "latency<=1s", "-search", "consumers=1..4"}, `unknown metric "latency"`},
+		{[]string{"plan", "-f", tiny, "-target", "p99<=1s", "-search", "consumers=1..4", "-max-seeds", "0"}, "-max-seeds 0: want at least 1"},
+		{[]string{"plan", "-f", tiny, "-target", "p99<=1s", "-search", "consumers=1..4", "-seeds", "1..5", "-max-seeds", "3"}, "-max-seeds 3: want 5 (the seeds listed) to 100000"},
+		{[]string{"plan", "-f", tiny, "-target", "p99<=1s", "-search", "consumers=1..4", "-level", "0"}, "-level 0 out of range"},
 	} {
 		code, out, errs := popsim(t, c.args...)
 		if code != exitBadInput || !strings.Contains(errs, c.want) {
@@ -212,6 +214,27 @@ func TestSweepShardsMerge(t *testing.T) {
 	if c := readFile(t, merged, report.SweepFile); c != b {
 		t.Error("popsim report changed sweep.json")
 	}
+	// Every metric has its interval over the two seeds, in the table and
+	// in sweep.json, with the level stated.
+	for _, want := range []string{"p99 ms", " [", "Intervals: 95 % confidence over 2 seeds per row"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sweep output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(b, `"method": "t over replications"`) || !strings.Contains(b, `"per_seed": [`) || !strings.Contains(b, `"level": 0.95`) {
+		t.Errorf("sweep.json has no intervals:\n%s", b)
+	}
+	// -level carries through merge and report.
+	out, _ = wantCode(t, exitOK, "merge", "-level", "0.8", "-out", merged, shards[0], shards[1])
+	if !strings.Contains(out, "Intervals: 80 % confidence") {
+		t.Errorf("merge -level 0.8:\n%s", out)
+	}
+	out, _ = wantCode(t, exitOK, "report", merged)
+	if !strings.Contains(out, "Intervals: 80 % confidence") || !strings.Contains(readFile(t, merged, report.ReportFile), "Intervals: 80 % confidence") {
+		t.Errorf("report of a merge at 0.8:\n%s", out)
+	}
+	wantCode(t, exitBadInput, "merge", "-level", "95", "-out", merged, shards[0], shards[1])
+	wantCode(t, exitBadInput, append(sweepArgs, "-level", "1", "-out", filepath.Join(root, "bad"))...)
 }
 
 // sweepCells rebuilds a sweep folder's cells from its run folders.
@@ -273,20 +296,27 @@ func TestReportRerendersRun(t *testing.T) {
 func TestPlanFindsFewestConsumers(t *testing.T) {
 	dir := t.TempDir()
 	// One thread per consumer at 10 ms per message serves 100 msg/s; the
-	// tiny scenario's 200 msg/s needs at least 3 consumers to keep p99 low.
+	// tiny scenario's 200 msg/s saturates 2 consumers (p99 some 250 ms in
+	// its 2 s runs), 3 give about 90 ms and 4 about 70 ms. The p99 of a
+	// 2 s run scatters widely from seed to seed: 12 seeds cannot tell
+	// whether 3 meet p99 <= 100 ms, and the answer says so.
 	out, _ := wantCode(t, exitOK, "plan", "-f", tiny, "-set", "consumers[0].threads=1", "-set", "consumers[0].processing=exp(10ms)",
 		"-set", "consumers[0].outcomes=outcomes()", "-set", "network.loss={}",
-		"-target", "p99<=300ms", "-search", "consumers=1..16", "-seeds", "1..2", "-out", dir)
-	i := strings.Index(out, "answer: consumers=")
-	if i < 0 {
-		t.Fatalf("no answer:\n%s", out)
-	}
-	var answer int
-	if _, err := fmt.Sscan(out[i+len("answer: consumers="):], &answer); err != nil || answer < 3 || answer > 16 {
-		t.Errorf("answer %d (%v):\n%s", answer, err, out)
-	}
-	if !strings.Contains(out, "misses") || !strings.Contains(out, "<- answer") {
-		t.Errorf("evidence table incomplete:\n%s", out)
+		"-target", "p99<=100ms", "-search", "consumers=1..16", "-seeds", "1..2", "-max-seeds", "12", "-out", dir)
+	answer := "consumers=3, but 4 is not excluded at 95%"
+	for _, want := range []string{
+		"popsim plan: the smallest consumers in 1..16 meeting p99<=100ms (and no violations), at 95% confidence from 3 to 12 seeds per value\n",
+		"each look at a value decides at 98.75%, so that up to 4 looks per value on 1 condition stay within 95% overall\n",
+		"  consumers=2  not met after 9 seeds, 2 looks: p99<=100ms: 257.5 [144.7, 370.4] ms\n",
+		"  consumers=3  undecided after 12 seeds, 2 looks: p99<=100ms: 92.18 [65.77, 118.6] ms\n",
+		"evidence (t intervals over each value's seeds at 98.75% per look; 95% overall):\n",
+		"3          12     undecided  92.18 [65.77, 118.6]  0     <- answer\n",
+		"4          12     met        69.28 [53.47, 85.09]  0     <- clearly meets\n",
+		"\nanswer: " + answer + "\nprovision consumers=4 to be sure: the smallest value that clearly meets the target\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan output lacks %q:\n%s", want, out)
+		}
 	}
 	for _, f := range []string{"plan.json", report.SweepFile, report.ReportFile, "sweep-p99-e2e.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
@@ -294,20 +324,27 @@ func TestPlanFindsFewestConsumers(t *testing.T) {
 		}
 	}
 	// The report leads with the question and the answer (it was titled
-	// "popsim sweep" and stated neither), and the chart draws the target.
+	// "popsim sweep" and stated neither), then the decisions; the chart
+	// draws the target.
 	md := readFile(t, dir, report.ReportFile)
-	want := fmt.Sprintf("# popsim plan: tiny\n\n**Question:** the smallest consumers in 1..16 meeting p99<=300ms (and no violations), over 2 seeds per value\n\n**Answer:** consumers=%d\n", answer)
-	if !strings.HasPrefix(md, want) {
+	want := "# popsim plan: tiny\n\n**Question:** the smallest consumers in 1..16 meeting p99<=100ms (and no violations), at 95% confidence from 3 to 12 seeds per value\n\n**Answer:** " + answer + "\n"
+	if !strings.HasPrefix(md, want) || !strings.Contains(md, "## Decisions") {
 		t.Errorf("plan report.md does not start with\n%s\ngot:\n%s", want, md[:min(len(md), 400)])
 	}
-	if svg := readFile(t, dir, "sweep-p99-e2e.svg"); !strings.Contains(svg, "target p99&lt;=300ms") {
+	if svg := readFile(t, dir, "sweep-p99-e2e.svg"); !strings.Contains(svg, "target p99&lt;=100ms") {
 		t.Error("the p99 chart does not draw the target")
 	}
-	// report re-renders the plan folder with its question and answer.
+	// report re-renders the plan folder with its question, answer and
+	// decisions.
 	os.Remove(filepath.Join(dir, report.ReportFile))
 	wantCode(t, exitOK, "report", dir)
 	if again := readFile(t, dir, report.ReportFile); again != md {
 		t.Errorf("popsim report changed the plan's report.md:\n%s", again[:min(len(again), 400)])
+	}
+	// A budget too small to tell is reported as undecided, exit 1.
+	out, _ = wantCode(t, exitViolation, "plan", "-f", tiny, "-target", "p99<=100ms", "-search", "consumers=1..2", "-seeds", "1", "-max-seeds", "1", "-out", t.TempDir())
+	if !strings.Contains(out, "\nanswer: undecided: ") {
+		t.Errorf("a plan with one seed per value:\n%s", out)
 	}
 }
 

@@ -9,21 +9,29 @@ import (
 )
 
 func (e *env) cmdMerge(args []string) int {
-	fs := e.newFlags("merge", "-out DIR SHARD_DIR...",
+	fs := e.newFlags("merge", "-out DIR [-level L] SHARD_DIR...",
 		"Combines the folders of a sharded sweep (popsim sweep -shard i/n) into one sweep folder:\n"+
 			"the run folders are copied, the histograms of each parameter point are merged exactly\n"+
-			"(HdrHistogram merge, from each run's histograms.hlog), and one report is written.\n"+
+			"(HdrHistogram merge, from each run's histograms.hlog), the intervals over the seeds are\n"+
+			"recomputed from the runs' summaries (so they are exactly those of the whole sweep run on one\n"+
+			"machine), and one report is written.\n"+
 			"Every shard 0..n-1 of the same sweep must be given exactly once, complete. DIR must be a\n"+
 			"new folder or an earlier merge's (none of the shards); the merge is built beside it and\n"+
 			"renamed into place at the end, so a failed merge leaves nothing.")
 	out := fs.String("out", "", "output `DIR` for the merged sweep (required)")
+	level := fs.Float64("level", 0, "confidence `L` of the intervals, 0 < L < 1 (default: the shards' sweep's, 0.95 unless it gave -level)")
 	if code, ok := e.parse(fs, args); !ok {
 		return code
 	}
 	if *out == "" || fs.NArg() == 0 {
 		return e.badInput("merge: want -out DIR and at least one shard folder")
 	}
-	rs, m, err := sweep.Merge(*out, fs.Args())
+	if *level != 0 {
+		if err := report.CheckLevel(*level); err != nil {
+			return e.badInput("merge: %v", err)
+		}
+	}
+	rs, m, err := sweep.Merge(*out, fs.Args(), *level)
 	if err != nil {
 		return e.badInput("merge: %v", err)
 	}

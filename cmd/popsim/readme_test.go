@@ -77,7 +77,9 @@ func flagValue(args []string, name string) string {
 	return v
 }
 
-var answerRE = regexp.MustCompile(`(?m)^answer: ([^=]+)=(\S+)$`)
+// answerRE reads a plan's answer line: "answer: consumers=9 (clear at
+// 95%)" or "answer: invisible=39s, but 40s is not excluded at 95%".
+var answerRE = regexp.MustCompile(`(?m)^answer: ([^=:]+)=([^\s,;]+)(,| \(|;|$)`)
 
 // readmeOutcome checks what the README says a subcommand does.
 func readmeOutcome(c readme.Command, out string) error {
@@ -119,15 +121,15 @@ func readmeOutcome(c readme.Command, out string) error {
 		}
 	case "sweep", "merge":
 		dir := flagValue(c.Args, "out")
-		if _, err := os.Stat(filepath.Join(dir, report.ReportFile)); err != nil || !strings.Contains(out, " runs: ") {
+		if _, err := os.Stat(filepath.Join(dir, report.ReportFile)); err != nil || !strings.Contains(out, " runs: ") || !strings.Contains(out, "\nIntervals: ") {
 			return fmt.Errorf("%s wrote no report in %s (%v)", sub, dir, err)
 		}
 		if _, inc := sweep.Incomplete(dir); inc {
 			return fmt.Errorf("%s left %s marked incomplete", sub, dir)
 		}
 	case "plan":
-		// The answer must be found, and above the low end: a plan that
-		// answers its lower bound has shown nothing.
+		// The answer must be found, with its uncertainty, and above the low
+		// end: a plan that answers its lower bound has shown nothing.
 		sp, err := sweep.ParseSpace(flagValue(c.Args, "search"))
 		if err != nil {
 			return err
@@ -136,8 +138,11 @@ func readmeOutcome(c readme.Command, out string) error {
 		if m == nil || m[1] != sp.Name {
 			return fmt.Errorf("plan printed no answer for %s", sp.Name)
 		}
-		if m[2] == sp.Format(sp.Lo) || !strings.Contains(out, sp.Name+"="+sp.Format(sp.Lo)) {
-			return fmt.Errorf("the answer %s is the low end %s, or the low end was not tried", m[2], sp.Format(sp.Lo))
+		if m[2] == sp.Format(sp.Lo) || !strings.Contains(out, sp.Name+"="+sp.Format(sp.Lo)+"  not met") {
+			return fmt.Errorf("the answer %s is the low end %s, or the low end was not tried and found wanting", m[2], sp.Format(sp.Lo))
+		}
+		if !strings.Contains(out, " at 95%") || !strings.Contains(out, "evidence (t intervals over each value's seeds") {
+			return fmt.Errorf("plan printed no level or no evidence")
 		}
 	case "version":
 		if !strings.Contains(out, "commit") || !strings.Contains(out, "go1.") {

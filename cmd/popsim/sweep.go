@@ -5,11 +5,13 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"popsim/model"
 	"popsim/report"
 	"popsim/scenarios"
+	"popsim/stats"
 	"popsim/sweep"
 )
 
@@ -32,10 +34,11 @@ func (p *paramList) Set(s string) error {
 }
 
 func (e *env) cmdSweep(args []string) int {
-	fs := e.newFlags("sweep", "-scenario S -param consumers=100,200,500 [-param invisible=10s,60s] [-seeds 1..20] [-shard i/n] [-parallel N] [-out DIR] [-overwrite] [-force]",
+	fs := e.newFlags("sweep", "-scenario S -param consumers=100,200,500 [-param invisible=10s,60s] [-seeds 1..20] [-shard i/n] [-level L] [-parallel N] [-out DIR] [-overwrite] [-force]",
 		"Runs every combination of the parameters' values for every seed, in parallel, and writes\n"+
 			"one folder per run under DIR/runs, then a table and charts of the results (DIR/report.md,\n"+
-			"DIR/sweep.json). Every failing seed is listed with its replay command. With -shard i/n only\n"+
+			"DIR/sweep.json). Every metric comes with a confidence interval over the seeds (at -level; a point\n"+
+			"needs 2 seeds for one). Every failing seed is listed with its replay command. With -shard i/n only\n"+
 			"every n-th run from the i-th is done, so shards can run on different machines and be\n"+
 			"combined with popsim merge. Progress goes to stderr: a bar on a terminal, else a line per\n"+
 			"run. An earlier sweep in DIR is replaced; DIR is marked INCOMPLETE until the sweep is done.")
@@ -46,6 +49,7 @@ func (e *env) cmdSweep(args []string) int {
 		"any -set key, or one of these short names:\n  "+strings.Join(scenarios.Aliases(), "\n  "))
 	seeds := fs.String("seeds", "", "seeds `LIST`, e.g. 1..20 or 1,5,9 (default: the scenario's seeds)")
 	shardText := fs.String("shard", "0/1", "run only shard `i/n` of the (point x seed) list, 0 <= i < n")
+	level := fs.Float64("level", report.DefaultLevel, "confidence `L` of the intervals over the seeds, 0 < L < 1")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "runs at a time, `N` >= 1")
 	out := fs.String("out", "", "output `DIR` (default out/<scenario>-sweep, or ...-shard<i>of<n>)")
 	overwrite := fs.Bool("overwrite", false, "write into -out even if it holds files popsim did not write there; they are left in place")
@@ -59,10 +63,14 @@ func (e *env) cmdSweep(args []string) int {
 	if err := sweep.CheckParallel(*parallel); err != nil {
 		return e.badInput("%v", err)
 	}
+	if err := report.CheckLevel(*level); err != nil {
+		return e.badInput("sweep: %v", err)
+	}
 	sw, err := sweep.Prepare(src, params, *seeds, shard)
 	if err != nil {
 		return e.badInput("%v", err)
 	}
+	sw.Manifest.Level = *level
 	for i, s := range sw.Loaded {
 		if err := checkEstimate(s, *parallel, *force); err != nil {
 			return e.badInput("parameter point %s: %v", sweep.PointLabel(sw.Points[i]), err)
@@ -135,12 +143,41 @@ func printFailingRun(w io.Writer, c *report.SweepCell, r model.Summary) {
 	}
 }
 
+// printSweepTable prints every cell with each metric's interval over its
+// seeds, and the line saying what the intervals are.
 func printSweepTable(e *env, rs *report.Sweep) {
-	w := e.stdout
-	fmt.Fprintf(w, "\n%-40s %6s %10s %10s %10s %8s %12s %5s\n", "parameters", "seeds", "p50 ms", "p99 ms", "p99.9 ms", "dup %", "acks/s", "fail")
+	ms := func(us float64) string { return stats.FormatNumber(us / 1000) }
+	rows := [][]string{{"parameters", "seeds", "mean ms", "p50 ms", "p99 ms", "p99.9 ms", "dup %", "acks/s", "fail"}}
 	for _, c := range rs.Cells() {
-		lat, _ := c.EndToEnd()
-		fmt.Fprintf(w, "%-40s %6d %10.2f %10.2f %10.2f %8.3f %12.1f %5d\n", report.ParamsKey(c.Params), len(c.Runs),
-			float64(lat.P50)/1000, float64(lat.P99)/1000, float64(lat.P999)/1000, c.DuplicatesPct(), c.Throughput(), len(c.Failing()))
+		st := c.Stats(rs.ConfidenceLevel())
+		rows = append(rows, []string{report.ParamsKey(c.Params), strconv.Itoa(len(c.Runs)),
+			report.FormatInterval(st.Mean.Interval, ms), report.FormatInterval(st.P50.Interval, ms),
+			report.FormatInterval(st.P99.Interval, ms), report.FormatInterval(st.P999.Interval, ms),
+			report.FormatInterval(st.DuplicatesPct.Interval, stats.FormatNumber), report.FormatInterval(st.ThroughputPerSec.Interval, stats.FormatNumber),
+			strconv.Itoa(len(c.Failing()))})
+	}
+	fmt.Fprintln(e.stdout)
+	writeTable(e.stdout, rows)
+	fmt.Fprintf(e.stdout, "%s\n", rs.IntervalsLine())
+}
+
+// writeTable prints rows as left-aligned columns two spaces apart, the
+// first row a header.
+func writeTable(w io.Writer, rows [][]string) {
+	width := map[int]int{}
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(c + strings.Repeat(" ", width[i]-len([]rune(c))))
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 }
