@@ -18,7 +18,7 @@ const (
 	EvNone EventKind = iota
 
 	// The run.
-	EvPhase     // the run changed phase: Reason = safety, liveness, done
+	EvPhase     // the run changed phase: Reason = safety, liveness, done (or undrained: the end, unsettled)
 	EvSubscribe // consumer Client belongs to Group and consumes Topic (one per consumer, at the start)
 
 	// Producers.
@@ -118,7 +118,7 @@ const (
 	// Phases (EvPhase).
 	RSafety
 	RLiveness
-	RDone
+	RDone // the end of the run, settled within its drain budget
 	// Consumption outcomes (EvConsumeEnd).
 	RSuccess
 	RLater     // RECONSUME_LATER: the consumer asks for a retry
@@ -151,6 +151,9 @@ const (
 	RRedrive          // SQS: maxReceiveCount moved the message to the DLQ
 	RRetention        // SQS: the retention period deleted the message
 	RRejectPolicy     // the client rejected the message for good
+	// The end of a run (EvPhase) whose drain budget ran out before it
+	// settled (RDone: it settled).
+	RUndrained
 
 	reasons // number of reasons
 )
@@ -163,6 +166,7 @@ var reasonNames = [reasons]string{
 	"nack", "auto-renew", "same-deadline", "at-expiry", "after-revive", "renew-deadline",
 	"restart", "replaced",
 	"push-max-reconsume", "push-age-4h", "delivery-limit", "redrive", "retention", "reject",
+	"undrained",
 }
 
 func (r Reason) String() string {
