@@ -140,7 +140,12 @@ func (c *Checker) success(m *msgState, ln int32, cause string) {
 		return
 	}
 	if ln != m.firstOKLine {
+		// Two lines consumed it: blame the fork (the later one when both
+		// are forks).
 		cause = m.lines[ln].origin
+		if ln == 0 {
+			cause = m.lines[m.firstOKLine].origin
+		}
 	}
 	c.rep.Duplicates++
 	c.rep.DuplicatesByCause[cause]++
@@ -197,7 +202,9 @@ func (c *Checker) onClientSettle(e *model.Event) {
 	case model.EvAck:
 		d.ackSent = true
 	case model.EvAckLost:
-		d.ackLost = true
+		// An ack that died with its client's connection is the crash's doing.
+		d.ackLost = e.Reason != model.RClientGone
+		d.crashed = d.crashed || e.Reason == model.RClientGone
 	case model.EvRenew:
 		l.renewNack = e.Reason == model.RNack
 	}
@@ -288,6 +295,9 @@ func (c *Checker) removed(l *lease, e *model.Event) {
 // lease it removed (Ended).
 func (c *Checker) onRenewed(e *model.Event) {
 	l, d := c.engineAnswer(e)
+	if d == nil && e.Code == 0 && e.Next != 0 {
+		c.renewForgotten(e)
+	}
 	if d == nil || e.Code != 0 {
 		return
 	}
@@ -303,6 +313,30 @@ func (c *Checker) onRenewed(e *model.Event) {
 	}
 	c.removed(l, e)
 	c.maybeForget(m)
+}
+
+// renewForgotten: the engine renewed a lease of a message the checker
+// had already forgotten (settled, nothing in flight): a late renewal of an
+// ended lease, which the engine answers with a new lease all the same (no
+// existence check). The message comes back on an extra line whose
+// redelivery is renew_after_revive.
+func (c *Checker) renewForgotten(e *model.Event) {
+	if _, forgotten := c.leases.w.get(uint64(e.Lease)); !forgotten || !e.HasLocation() {
+		return
+	}
+	cl := c.clientOf(e)
+	if !cl.known || c.leases.get(e.Next) != nil {
+		return
+	}
+	m := c.msgOf(c.groups[cl.group], e)
+	if m == nil {
+		return
+	}
+	m.note(e)
+	n := &lease{id: e.Next, m: m, at: m.placeIndex(placeOf(e), true), client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true}
+	n.line, n.cause = m.fork(CauseRenewAfterRevive), CauseRenewAfterRevive
+	c.leases.put(n)
+	m.leases = append(m.leases, n)
 }
 
 // onPolicy: a message sent to a DLQ or dropped by the client, its proxy or

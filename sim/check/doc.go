@@ -102,7 +102,8 @@
 //   - reconsume_later: the consumer failed (RECONSUME_LATER, an exception,
 //     a RELEASE): a retry, never a duplicate by itself.
 //   - pop_lost: the lease was never delivered (its response was lost).
-//   - consumer_crash: its holder crashed before sending an ack.
+//   - consumer_crash: its holder crashed before sending an ack, or its
+//     ack was lost with the crashed client's connection (client-gone).
 //   - ack_lost: an ack was lost, or still had no answer when the copy was
 //     lent; ack_rejected: the engine answered the ack with an error.
 //   - stale_handle: the client acked or renewed a lease a renewal had
@@ -116,9 +117,10 @@
 //
 // A duplicate (Report.Duplicates) is a successful consumption of a message
 // the group had already consumed successfully. It is blamed on the fork
-// its line is when it is on another line than the first success, else on
-// what brought the message back after the first success (a retry passes
-// on the cause before it).
+// its line is when it is on another line than the first success (on the
+// first success's fork when it is on the main line), else on what brought
+// the message back after the first success (a retry passes on the cause
+// before it).
 //
 // # Memory
 //

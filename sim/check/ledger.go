@@ -152,10 +152,31 @@ func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgSt
 	if t, ok := g.tombs[p]; ok && t.msg == id {
 		m.topic = t.topic
 		m.places, m.leased = []place{p}, []clock.Time{t.lastLease}
+	} else if m.topic == "" {
+		m.topic = c.producedTopic(g, p.topic)
 	}
 	g.msgs.put(uint64(id), m)
 	c.tracked++
 	return m
+}
+
+// producedTopic is the topic of group g's messages that live in topic t:
+// t itself when g consumes it, the normal topic of g's retry topic t, ""
+// when t is neither.
+func (c *Checker) producedTopic(g *group, t string) string {
+	for _, gi := range c.topics[t] {
+		if gi == g.idx {
+			return t
+		}
+	}
+	for topic, gis := range c.topics { // a match is unique: the order does not matter
+		for _, gi := range gis {
+			if gi == g.idx && (t == model.RetryTopicV1(g.name, topic) || t == model.RetryTopicV2(g.name, topic)) {
+				return topic
+			}
+		}
+	}
+	return ""
 }
 
 // fork starts a new line and returns its index.
