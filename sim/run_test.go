@@ -37,9 +37,19 @@ func TestSameSeedSameTrace(t *testing.T) {
 	if d := cmp.Diff(a.Summary, b.Summary); d != "" {
 		t.Fatalf("seed 3 twice: summaries differ (-first +second):\n%s", d)
 	}
-	sum := sha256.Sum256(text.Bytes())
+	var bin []byte
+	for i := range a.Events {
+		bin = a.Events[i].AppendBinary(bin)
+	}
+	sum := sha256.Sum256(bin)
 	if hex.EncodeToString(sum[:]) != a.Summary.TraceSHA256 {
-		t.Fatal("the trace hash is not the SHA-256 of the written trace text")
+		t.Fatal("the trace hash is not the SHA-256 of the events' binary forms")
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(text.String(), "\n"), "\n") {
+		e, err := model.ParseEvent(line)
+		if err != nil || i >= len(a.Events) || e != a.Events[i] {
+			t.Fatalf("trace line %d %q reads back as %+v (%v), want the event kept: %+v", i, line, e, err, a.Events[min(i, len(a.Events)-1)])
+		}
 	}
 	if int64(len(a.Events)) != a.TraceEvents() || a.TraceEvents() != int64(strings.Count(text.String(), "\n")) {
 		t.Fatalf("%d kept events, %d trace events, %d lines", len(a.Events), a.TraceEvents(), strings.Count(text.String(), "\n"))
@@ -194,7 +204,7 @@ func TestPhasesAreTraced(t *testing.T) {
 	r := runKeep(t, tinyConfig(PopPush))
 	var phases []string
 	for _, e := range only(r, model.EvPhase) {
-		phases = append(phases, e.Detail)
+		phases = append(phases, e.Reason.String())
 	}
 	if strings.Join(phases, ",") != "safety,liveness,done" {
 		t.Fatalf("phases %v", phases)

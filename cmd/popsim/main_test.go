@@ -65,13 +65,15 @@ func TestRunWritesEveryFile(t *testing.T) {
 	}
 }
 
-// bug turns on an upstream defect that the checker catches.
-var bug = []string{"-set", "engine.bugs.sameDeadlineChangeInvisible=true", "-set", "faults.renew.sameDeadline=5%"}
+// bug turns on an upstream defect that the checker catches, with message
+// histories (presented-topic: retry messages shown under their %RETRY%
+// name).
+var bug = []string{"-set", "engine.bugs.retryTopicReencoding=true"}
 
 func TestRunViolationExitsOne(t *testing.T) {
 	args := append([]string{"run", "-f", tiny, "-out", t.TempDir()}, bug...)
 	out, _ := wantCode(t, exitViolation, args...)
-	want := "replay: go run ./cmd/popsim replay -f testdata/tiny.yaml -set engine.bugs.sameDeadlineChangeInvisible=true -set faults.renew.sameDeadline=5% -seed 1"
+	want := "replay: go run ./cmd/popsim replay -f testdata/tiny.yaml -set engine.bugs.retryTopicReencoding=true -seed 1"
 	if !strings.Contains(out, "FAIL:") || !strings.Contains(out, want) {
 		t.Errorf("output lacks FAIL and %q:\n%s", want, out)
 	}
