@@ -140,9 +140,13 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	}
 	b.stats.PopRequests++
 	ctx.invisible, ctx.records = r.InvisibleTime.Millis(), b.scratch.records[:0]
+	before := b.lastLease
 	b.popKV(nowMs, t, f, &ctx)
 	b.finishPop(nowMs, &ctx)
 	b.scratch.keep(&ctx)
+	if invariants {
+		b.assertPopResult(res, before)
+	}
 }
 
 // validatePop applies the checks of spec 2.1 in RocketMQ's order and

@@ -11,7 +11,7 @@ import "fmt"
 // own cheap rules under the same tag.
 const (
 	invariantsOn    = true
-	invariantsEvery = 2048
+	invariantsEvery = 256
 )
 
 func (s *sim) checkEngine() {
