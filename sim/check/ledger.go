@@ -248,10 +248,12 @@ func (c *Checker) msgOf(g *group, e *model.Event) *msgState {
 }
 
 // maybeForget drops a message that is settled and that nothing can bring
-// back any more: no lease in flight, no token, nobody holding it. Its
-// places are kept as tombstones, which a broker restart may need.
+// back any more: no lease in flight, no token, nobody holding it, no Pull
+// consumer about to retry it. Its places are kept as tombstones, which a
+// broker restart may need.
 func (c *Checker) maybeForget(m *msgState) {
-	if m.settled == unsettled || len(m.tokens) > 0 || m.held > 0 {
+	if m.settled == unsettled || len(m.tokens) > 0 || m.held > 0 || m.pull != nil && m.pull.failed {
+		// A Pull consumer whose consumption failed retries it locally.
 		return
 	}
 	for _, l := range m.leases {

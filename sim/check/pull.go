@@ -61,10 +61,10 @@ func (c *Checker) onPullDeliver(e *model.Event) {
 	d := &delivery{client: e.Client, held: true, m: m}
 	prev := m.pull
 	m.pull = &pullState{client: e.Client, at: e.At, dlv: d, cause: cause}
+	c.hold(m, d) // before the old one goes, so the message is not forgotten in between
 	if prev != nil {
 		c.release(m, prev.dlv)
 	}
-	c.hold(m, d)
 	c.countDelivery(m, cause)
 }
 
@@ -86,7 +86,13 @@ func (c *Checker) pullCause(m *msgState, e *model.Event, i int) string {
 }
 
 func (c *Checker) onPullConsumed(e *model.Event) {
-	m := c.pullMsg(e)
+	cl := c.clientOf(e)
+	if !cl.known {
+		return
+	}
+	// A late word about a message forgotten meanwhile (another owner
+	// consumed it since) has nothing to judge.
+	m, _ := c.groups[cl.group].msgs.get(uint64(e.Msg))
 	if m == nil || m.pull == nil || m.pull.client != e.Client {
 		return
 	}
