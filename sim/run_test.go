@@ -171,6 +171,33 @@ func TestSeedSweepAllFaults(t *testing.T) {
 	}
 }
 
+// The same sweep for the simple consumer (through its proxy, auto-renew
+// on every third seed) and the Pull baseline (rebalances, local retries,
+// committed offsets): every seed must pass the checker.
+func TestSeedSweepOtherKinds(t *testing.T) {
+	seeds := 12
+	if testing.Short() {
+		seeds = 4
+	}
+	for _, kind := range []ConsumerKind{Simple, Pull} {
+		for seed := 1; seed <= seeds; seed++ {
+			cfg := allFaultFamilies(uint64(seed))
+			cfg.Faults.Swarm = seed%2 == 0
+			cfg.Consumers[0].Kind, cfg.Consumers[0].Settings = kind, nil
+			if kind == Simple {
+				cfg.Consumers[0].Settings = &SimpleSettings{AutoRenew: seed%3 == 0}
+			}
+			r, err := Run(cfg, RunOptions{Replay: "go test ./sim -run TestSeedSweepOtherKinds"})
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", kind, seed, err)
+			}
+			if v := r.Summary.Violations; len(v) > 0 {
+				t.Errorf("%s seed %d (swarm %v): %d violations, first %s: %s", kind, seed, cfg.Faults.Swarm, len(v), v[0].Invariant, v[0].Detail)
+			}
+		}
+	}
+}
+
 func TestSeriesAndThroughput(t *testing.T) {
 	cfg := shortDefault(2)
 	cfg.Faults = FaultSpec{}
