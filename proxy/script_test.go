@@ -356,4 +356,3 @@ func (w *world) renewed(a args) (string, error) {
 	managed := w.px.Renewed(r.ID, &res)
 	return fmt.Sprintf("broker %s: new lease %d until %s; still managed %v, managed: %d handle(s)", res.Code, res.Lease, w.at(res.Deadline), managed, w.px.Managed()), nil
 }
-
