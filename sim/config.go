@@ -264,14 +264,16 @@ type EngineSettings interface {
 }
 
 // engineKinds registers the engines, the default first: a kind, its
-// section with the kind's defaults, and how its validation errors map to
-// keys. A new engine is one entry here.
+// section with the kind's defaults, how its validation errors map to keys,
+// and its adapter's constructor (the Engine the simulator drives). A new
+// engine is one entry here (and its adapter file, engine_<kind>.go).
 var engineKinds = []struct {
 	kind     EngineKind
 	defaults func() EngineSettings
 	check    func(s EngineSettings, v *validator)
+	open     func(s *sim, settings EngineSettings) (Engine, error)
 }{
-	{RocketMQ, func() EngineSettings { c := pop.DefaultConfig(); return &c }, checkRocketMQ},
+	{RocketMQ, func() EngineSettings { c := pop.DefaultConfig(); return &c }, checkRocketMQ, openRocketMQ},
 }
 
 // checkRocketMQ reports pop.Config's validation under engine.<key>.

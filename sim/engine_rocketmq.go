@@ -39,6 +39,15 @@ const (
 	rmqHoldCheck
 )
 
+// openRocketMQ is the rocketmq engine's registration (engineKinds).
+func openRocketMQ(s *sim, settings EngineSettings) (Engine, error) {
+	cfg := pop.DefaultConfig()
+	if settings != nil {
+		cfg = *settings.(*pop.Config)
+	}
+	return newRocketMQ(s, cfg)
+}
+
 func newRocketMQ(s *sim, cfg pop.Config) (*rocketMQ, error) {
 	b, err := pop.New(cfg)
 	if err != nil {

@@ -176,11 +176,18 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 // setupEngine builds the configured engine (its topics and groups) and
 // hands it its faults.
 func (s *sim) setupEngine() error {
-	eng, err := newRocketMQ(s, s.cfg.Engine.RocketMQ())
-	if err != nil {
-		return err
+	for _, r := range engineKinds {
+		if r.kind == s.cfg.Engine.Kind {
+			eng, err := r.open(s, s.cfg.Engine.Settings)
+			if err != nil {
+				return err
+			}
+			s.eng = eng
+		}
 	}
-	s.eng = eng
+	if s.eng == nil {
+		return fmt.Errorf("sim: engine kind %q has no adapter", s.cfg.Engine.Kind)
+	}
 	s.faultSeed = s.faults.rng[famPutFailure].Uint64()
 	s.syncFaults()
 	return nil
