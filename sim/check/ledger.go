@@ -26,7 +26,7 @@ type group struct {
 	name  string
 	idx   int32
 	msgs  window[msgState]
-	tombs map[place]tomb
+	tombs tombstones
 }
 
 // msgState is one message as one group sees it.
@@ -81,6 +81,44 @@ type line struct {
 	since  string // the latest cause, other than a retry, that lent the message after its first success
 }
 
+// tombstones holds, per queue, what remains of the forgotten messages that
+// were lent there, by offset.
+type tombstones struct {
+	byQueue map[queueKey]map[int64]tomb
+	n       int
+}
+
+func (t *tombstones) get(p place) (tomb, bool) {
+	x, ok := t.byQueue[queueKey{p.topic, p.queue}][p.offset]
+	return x, ok
+}
+
+func (t *tombstones) put(p place, x tomb) {
+	k := queueKey{p.topic, p.queue}
+	q := t.byQueue[k]
+	if q == nil {
+		q = map[int64]tomb{}
+		t.byQueue[k] = q
+	}
+	if _, ok := q[p.offset]; !ok {
+		t.n++
+	}
+	q[p.offset] = x
+}
+
+// dropBelow forgets the queue's tombstones below offset.
+func (t *tombstones) dropBelow(k queueKey, offset int64) {
+	q := t.byQueue[k]
+	for o := range q { // deletion only: order does not matter
+		if o < offset {
+			delete(q, o)
+			t.n--
+		}
+	}
+}
+
+func (t *tombstones) len() int { return t.n }
+
 // tomb is what remains of a forgotten message at one of its places.
 type tomb struct {
 	msg       model.MsgID
@@ -92,7 +130,7 @@ func (c *Checker) group(name string) *group {
 	if i, ok := c.byName[name]; ok {
 		return c.groups[i]
 	}
-	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](), tombs: map[place]tomb{}}
+	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](), tombs: tombstones{byQueue: map[queueKey]map[int64]tomb{}}}
 	c.groups = append(c.groups, g)
 	c.byName[name] = g.idx
 	return g
@@ -149,7 +187,7 @@ func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
 // its tombstone there tells when it was last lent there.
 func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgState {
 	m := &msgState{id: id, g: g, topic: topic, settled: settledAck, successes: 1, firstOKLine: 0, delivered: true, lines: []line{{origin: causeFirst}}}
-	if t, ok := g.tombs[p]; ok && t.msg == id {
+	if t, ok := g.tombs.get(p); ok && t.msg == id {
 		m.topic = t.topic
 		m.places, m.leased = []place{p}, []clock.Time{t.lastLease}
 	} else if m.topic == "" {
@@ -263,7 +301,7 @@ func (c *Checker) maybeForget(m *msgState) {
 	}
 	for i, p := range m.places {
 		if m.leased[i] != 0 {
-			m.g.tombs[p] = tomb{msg: m.id, topic: m.topic, lastLease: m.leased[i]}
+			m.g.tombs.put(p, tomb{msg: m.id, topic: m.topic, lastLease: m.leased[i]})
 		}
 	}
 	for _, l := range m.leases {
@@ -280,11 +318,7 @@ func (c *Checker) onCommit(e *model.Event) {
 		return
 	}
 	g := c.group(e.Group)
-	for p := range g.tombs { // deletion only: order does not matter
-		if p.topic == e.Topic && p.queue == e.Queue && p.offset < e.Offset {
-			delete(g.tombs, p)
-		}
-	}
+	g.tombs.dropBelow(queueKey{e.Topic, e.Queue}, e.Offset)
 }
 
 // finishLedger reports every message that ended unsettled, in group and id
