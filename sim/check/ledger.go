@@ -48,6 +48,22 @@ type msgState struct {
 	held        int32 // deliveries a client still has in hand
 	pull        *pullState
 	seqs        seqRing
+
+	// Room for the common case (one place, one line, one token, two
+	// leases), so that a message costs one allocation.
+	placeBuf  [1]place
+	leasedBuf [1]clock.Time
+	lineBuf   [1]line
+	tokenBuf  [1]token
+	leaseBuf  [2]*lease
+}
+
+// newMsgState returns a message with its slices on its own buffers.
+func newMsgState(m msgState) *msgState {
+	x := &m
+	x.places, x.leased, x.tokens, x.leases = x.placeBuf[:0], x.leasedBuf[:0], x.tokenBuf[:0], x.leaseBuf[:0]
+	x.lines = append(x.lineBuf[:0], line{origin: causeFirst})
+	return x
 }
 
 // place is a location: topic, queue, offset.
@@ -175,7 +191,7 @@ func (c *Checker) onProduce(e *model.Event) {
 }
 
 func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
-	m := &msgState{id: id, g: g, topic: topic, firstOKLine: -1, lines: []line{{origin: causeFirst}}}
+	m := newMsgState(msgState{id: id, g: g, topic: topic, firstOKLine: -1})
 	g.msgs.put(uint64(id), m)
 	c.tracked++
 	c.rep.Produced++
@@ -186,10 +202,10 @@ func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
 // the trace names again at p: it was settled, so it is not produced again;
 // its tombstone there tells when it was last lent there.
 func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgState {
-	m := &msgState{id: id, g: g, topic: topic, settled: settledAck, successes: 1, firstOKLine: 0, delivered: true, lines: []line{{origin: causeFirst}}}
+	m := newMsgState(msgState{id: id, g: g, topic: topic, settled: settledAck, successes: 1, firstOKLine: 0, delivered: true})
 	if t, ok := g.tombs.get(p); ok && t.msg == id {
 		m.topic = t.topic
-		m.places, m.leased = []place{p}, []clock.Time{t.lastLease}
+		m.places, m.leased = append(m.places, p), append(m.leased, t.lastLease)
 	} else if m.topic == "" {
 		m.topic = c.producedTopic(g, p.topic)
 	}

@@ -154,7 +154,11 @@ func (w *wakeup) answer(e *model.Event) {
 		return
 	}
 	r := ps[0]
-	w.polls[e.Client] = ps[1:]
+	if len(ps) == 1 {
+		w.polls[e.Client] = ps[:0] // keep the storage for the next parked receive
+	} else {
+		w.polls[e.Client] = ps[1:]
+	}
 	w.hold(e.Client, r, -1)
 	w.served(w.key(e.Client, r.topic))
 }
