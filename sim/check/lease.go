@@ -113,7 +113,7 @@ func (c *Checker) onLease(e *model.Event) {
 // restart since the place was last leased. It sets the lease's line and
 // cause and checks that no other lease of the line is promised.
 func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
-	i := m.placeIndex(p, false)
+	i := m.lookupPlace(p)
 	poor := false
 	if i < 0 {
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s, where it never lived (it lives at %s)", l.id, m.id, p, m.placeList()))

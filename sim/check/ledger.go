@@ -239,6 +239,22 @@ func (m *msgState) fork(origin string) int32 {
 	return int32(len(m.lines) - 1)
 }
 
+// lookupPlace is the index of p in m.places, or -1 when the message never
+// lived there. A message brought back after it was forgotten knows only
+// the place it came back at: its tombstones at its other places are
+// taken back as they are named.
+func (m *msgState) lookupPlace(p place) int {
+	if i := m.placeIndex(p, false); i >= 0 {
+		return i
+	}
+	if t, ok := m.g.tombs.get(p); ok && t.msg == m.id {
+		i := m.placeIndex(p, true)
+		m.leased[i] = t.lastLease
+		return i
+	}
+	return -1
+}
+
 // placeIndex returns the index of p in m.places, adding it if asked.
 func (m *msgState) placeIndex(p place, add bool) int {
 	for i := range m.places {

@@ -42,7 +42,7 @@ func (c *Checker) onPullDeliver(e *model.Event) {
 		return
 	}
 	m.note(e)
-	i := m.placeIndex(placeOf(e), false)
+	i := m.lookupPlace(placeOf(e))
 	if i < 0 {
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d pulled message %d at %s, where it never lived (%s)", e.Client, m.id, placeOf(e), m.placeList()))
 		i = m.placeIndex(placeOf(e), true)
