@@ -98,6 +98,9 @@ type client struct {
 	// held lists the deliveries the client may still be working on; it is
 	// pruned as they finish.
 	held []*delivery
+	// pending lists leases lent to the client whose answer has not reached
+	// it yet (awaiting): their message is not forgotten meanwhile.
+	pending []*lease
 }
 
 // New returns a Checker.
@@ -156,8 +159,11 @@ func (c *Checker) dispatch(e *model.Event) {
 		c.onSubscribe(e)
 	case model.EvProduce:
 		c.onProduce(e)
-	case model.EvReceive, model.EvParked, model.EvReceived, model.EvReceiveLost:
+	case model.EvReceive, model.EvParked:
 		c.wake.onReceive(c, e)
+	case model.EvReceived, model.EvReceiveLost:
+		c.wake.onReceive(c, e)
+		c.onReceiveAnswer(e)
 	case model.EvLease:
 		c.onLease(e)
 	case model.EvDeliver:

@@ -47,6 +47,7 @@ func (c *Checker) onDeliver(e *model.Event) {
 		c.violate(InvPresentedTopic, e.Seq, m, fmt.Sprintf("client %d was shown topic %q for message %d, produced on %q", e.Client, e.Shown, m.id, m.topic))
 	}
 	d := &delivery{client: e.Client, held: true, m: m, lastLease: l}
+	l.awaiting = false
 	for n := l; n != nil; n = n.next {
 		n.dlv = d
 	}
@@ -215,7 +216,11 @@ func (c *Checker) onClientSettle(e *model.Event) {
 // it is applied, and the client gains nothing from it (d is nil).
 func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 	l := c.leases.get(e.Lease)
-	if l == nil || l.client == e.Client {
+	if l == nil {
+		c.removedByForgotten(e)
+		return c.lookupDelivery(e)
+	}
+	if l.client == e.Client {
 		return c.lookupDelivery(e)
 	}
 	l.m.note(e)
@@ -224,6 +229,21 @@ func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 		c.removed(l, e)
 	}
 	return nil, nil
+}
+
+// removedByForgotten applies an answer to a late word about a forgotten
+// lease that removed another, live lease (the KV cache deletes by offset):
+// that lease ended.
+func (c *Checker) removedByForgotten(e *model.Event) {
+	if e.Code != 0 || e.Ended == 0 || e.Ended == e.Lease {
+		return
+	}
+	if x := c.leases.get(e.Ended); x != nil && !x.ended {
+		x.m.note(e)
+		x.settledByClient = true
+		c.end(x, e.Kind)
+		c.maybeForget(x.m)
+	}
 }
 
 // onSettled is the engine's answer to an ack, a release or a reject.
@@ -333,7 +353,11 @@ func (c *Checker) renewForgotten(e *model.Event) {
 		return
 	}
 	m.note(e)
-	n := &lease{id: e.Next, m: m, at: m.placeIndex(placeOf(e), true), client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true}
+	at := m.lookupPlace(placeOf(e))
+	if at < 0 {
+		at = m.placeIndex(placeOf(e), true)
+	}
+	n := &lease{id: e.Next, m: m, at: at, client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true}
 	n.line, n.cause = m.fork(CauseRenewAfterRevive), CauseRenewAfterRevive
 	c.leases.put(n)
 	m.leases = append(m.leases, n)
@@ -355,6 +379,7 @@ func (c *Checker) onPolicy(e *model.Event) {
 			// The client's proxy took the lease itself (a DLQ on receipt):
 			// no delivery to count, but the proxy acks it next.
 			l.dlv = &delivery{client: e.Client, m: m, lastLease: l}
+			l.awaiting = false
 		}
 	} else {
 		m = c.pullMsg(e)
@@ -380,10 +405,44 @@ func (c *Checker) onPolicy(e *model.Event) {
 	c.maybeForget(m)
 }
 
+// onReceiveAnswer: the answer to a client's receive reached it (its
+// deliveries follow at once) or was lost: no lease it was lent before is
+// still on its way to it.
+func (c *Checker) onReceiveAnswer(e *model.Event) {
+	cl := c.clientOf(e)
+	for _, l := range cl.pending {
+		if l.awaiting && e.Kind == model.EvReceiveLost {
+			l.awaiting = false
+			c.maybeForget(l.m)
+		}
+	}
+	if e.Kind == model.EvReceiveLost {
+		clear(cl.pending)
+		cl.pending = cl.pending[:0]
+		return
+	}
+	out := cl.pending[:0]
+	for _, l := range cl.pending {
+		if l.awaiting {
+			out = append(out, l) // delivered right after this event
+		}
+	}
+	clear(cl.pending[len(out):])
+	cl.pending = out
+}
+
 // onCrash: the client's deliveries die with it.
 func (c *Checker) onCrash(e *model.Event) {
 	cl := c.clientOf(e)
 	cl.alive = false
+	for _, l := range cl.pending {
+		if l.awaiting {
+			l.awaiting = false
+			c.maybeForget(l.m)
+		}
+	}
+	clear(cl.pending)
+	cl.pending = cl.pending[:0]
 	for _, d := range cl.held {
 		if d.held || !d.ackSent && d.lastLease != nil && !d.lastLease.ended {
 			d.crashed = true

@@ -36,6 +36,9 @@ type lease struct {
 	// forkRoot: a renewal of a lease that had already ended made it, which
 	// started a line of its own: its redelivery is that line's origin.
 	forkRoot bool
+	// awaiting: lent, and the answer carrying it has not reached its client
+	// yet (nor been lost): the client may still be given it.
+	awaiting bool
 }
 
 // delivery is a lease's message in a client's hands: what the client did
@@ -103,10 +106,11 @@ func (c *Checker) onLease(e *model.Event) {
 	}
 	m.note(e)
 	c.wake.served(waitKey{group: g.idx, topic: m.topic})
-	l := &lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline}
+	l := &lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, awaiting: true}
 	c.grant(m, l, placeOf(e), e)
 	c.leases.put(l)
 	m.leases = append(m.leases, l)
+	cl.pending = append(cl.pending, l)
 }
 
 // grant finds what lets the engine lend m at p: a token there, or a broker

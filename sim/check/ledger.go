@@ -327,7 +327,7 @@ func (c *Checker) maybeForget(m *msgState) {
 		return
 	}
 	for _, l := range m.leases {
-		if !l.ended {
+		if !l.ended || l.awaiting {
 			return
 		}
 	}
