@@ -37,7 +37,10 @@
 //     lease the engine actually removed (Ended): RocketMQ's KV cache
 //     deletes by queue offset only and may remove another lease of the
 //     message at the same place, which the checker then follows exactly.
-//     A renewal names its new lease (Next).
+//     A renewal names its new lease (Next). An answer to a late word about
+//     a message the checker had forgotten still counts: what it removed
+//     ends, and a lease a renewal made brings the message back on an
+//     extra line.
 //   - A lease that runs out ends by a named event: a revive with a copy
 //     elsewhere (EvRevive), in place (EvLapse: FIFO, Kafka, SQS), a retry
 //     of a failed revive with a new lease (EvReviveRetried), the message
@@ -125,9 +128,12 @@
 // # Memory
 //
 // A message is held while it is unsettled or may still come back: a lease
-// in flight, a token not yet taken, a consumer still holding it. Then it
-// is forgotten; what remains is a tombstone per place it was lent at, so
-// that a broker restart lending it again is recognised, until the group's
+// in flight, a lease on its way to its client (lent, the answer carrying it
+// neither received nor lost), a token not yet taken, a consumer still
+// holding it or about to retry it (Pull). Then it is forgotten; what
+// remains is a tombstone per place it was lent at, so that a broker
+// restart lending it again is recognised (its other places' tombstones
+// come back as they are named), until the group's
 // commit offset (EvCommit) passes the place. Leases are forgotten with
 // their message. Message and lease ids are dense, so both live in slices
 // from the oldest id still held. Violations print a message's history from
