@@ -34,6 +34,10 @@ type simpleConsumer struct {
 	pollArmed bool        // a tkPoll is scheduled
 	wantPoll  bool        // a receive waits for local capacity
 	tick      proxyTick   // the proxy's auto-renew timer
+	// renewed is the message the proxy auto-renews, by message id, as the
+	// proxy keys it: its renewals are this held message's, which follows
+	// them (the latest delivery of a message id wins, as in the proxy).
+	renewed map[string]*popHeld
 }
 
 // proxyTick is the payload of the proxy's timer task: armed for at (the
@@ -48,7 +52,7 @@ func (*proxyTick) payload() {}
 func (s *sim) newSimpleConsumer(c *consumer, set *SimpleSettings) *simpleConsumer {
 	cfg := proxy.DefaultConfig()
 	cfg.DefaultInvisibleTime = set.InvisibleTime
-	return &simpleConsumer{c: c, set: set, px: proxy.New(s.rocketMQ().b, cfg)}
+	return &simpleConsumer{c: c, set: set, px: proxy.New(s.rocketMQ().b, cfg), renewed: map[string]*popHeld{}}
 }
 
 func (p *simpleConsumer) start(s *sim) { p.schedulePoll(s, 0) }
@@ -58,6 +62,7 @@ func (p *simpleConsumer) busy() bool { return p.local > 0 }
 func (p *simpleConsumer) crashed(*sim) {
 	p.local, p.popOut, p.pollArmed, p.wantPoll = 0, nil, false, false
 	p.px.Forget(p.c.clientID)
+	clear(p.renewed)
 	p.tick.armed = false
 }
 
@@ -130,6 +135,7 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 		c.buf = append(c.buf, h)
 		if p.set.AutoRenew {
 			p.px.Manage(c.now(s), c.clientID, c.g.name, m)
+			p.renewed[m.Message.UniqKey] = h
 		}
 		s.injectRenewals(c, h)
 	}
@@ -172,6 +178,9 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 	}
 	h.finished = true // whatever the outcome, the client is done with h
 	p.px.Release(c.clientID, c.g.name, h.msg.UniqKey)
+	if p.renewed[h.msg.UniqKey] == h {
+		delete(p.renewed, h.msg.UniqKey)
+	}
 	if p.wantPoll {
 		p.wantPoll = false
 		p.schedulePoll(s, 0)
@@ -179,30 +188,31 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 }
 
 // ack acks h through the proxy, which takes its managed handle and
-// rejects an expired one.
+// rejects an expired one. The trace names the lease the client holds h
+// under; the engine's answer names the one the managed handle removed.
 func (p *simpleConsumer) ack(s *sim, h *popHeld) {
 	c := p.c
-	req, t, st := p.px.Ack(c.now(s), &proxy.AckRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
+	req, _, st := p.px.Ack(c.now(s), &proxy.AckRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
 		MessageID: h.msg.UniqKey, Handle: h.handle, Lease: h.lease})
 	if !st.IsOK() {
-		p.rejected(s, h, t.Lease, model.RAtAck)
+		p.rejected(s, h, h.lease, model.RAtAck)
 		return
 	}
-	s.sendAckReq(h, req, t.Lease)
+	s.sendAckReq(h, req, h.lease)
 }
 
 // change checks a renewal of h (with handle and its lease) at the proxy:
-// the request to send and the lease it renews, or false when the proxy
-// rejected it (traced).
+// the request to send, or false when the proxy rejected it (traced). The
+// trace names the lease the client named.
 func (p *simpleConsumer) change(s *sim, h *popHeld, handle model.ReceiptHandle, lease model.LeaseID, invisible clock.Duration) (pop.ChangeInvisibleTimeRequest, model.LeaseID, bool) {
 	c := p.c
-	req, t, st := p.px.Change(c.now(s), &proxy.ChangeRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
+	req, _, st := p.px.Change(c.now(s), &proxy.ChangeRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
 		MessageID: h.msg.UniqKey, Handle: handle, Lease: lease, InvisibleTime: invisible})
 	if !st.IsOK() {
-		p.rejected(s, h, t.Lease, model.RAtRenew)
+		p.rejected(s, h, lease, model.RAtRenew)
 		return req, 0, false
 	}
-	return req, t.Lease, true
+	return req, lease, true
 }
 
 // rejected traces the proxy rejecting an expired handle.
@@ -222,6 +232,9 @@ func (p *simpleConsumer) changeResponse(s *sim, r *changeReq) {
 	case changeRenew:
 		if p.px.Renewed(r.renewal, &r.res) && r.res.Code == model.Success {
 			s.cov.hit("auto-renew")
+			if h := r.h; h != nil && !h.finished && h.epoch == c.epoch && h.lease == r.lease {
+				h.adopt(&r.res) // the client's handle follows its proxy's renewals
+			}
 		}
 		p.armTick(s)
 	case changeFault:
@@ -275,7 +288,7 @@ func (p *simpleConsumer) renew(s *sim) {
 		if rn.Last {
 			why = model.RRenewDeadline
 		}
-		r := s.newChange(c, nil, rn.Msg, rn.Request, rn.Lease, changeRenew, why)
+		r := s.newChange(c, p.renewed[rn.MessageID], rn.Msg, rn.Request, rn.Lease, changeRenew, why)
 		r.renewal = rn.ID
 		s.send(r, s.cfg.Network.RequestTimeout)
 	}

@@ -72,10 +72,13 @@ type Checker struct {
 	topics  map[string][]int32 // topic -> the groups consuming it, in subscribe order
 	clients []client           // by client index
 
-	leases   leaseTable
-	restarts []clock.Time // broker restarts, ascending
-	// rebalances holds, per queue, when a Pull consumer last took it over.
-	rebalances map[queueKey]clock.Time
+	leases leaseTable
+	// restarts are the broker restarts' trace positions (Seq+1), ascending.
+	// Positions, not times: a restart and a lease can share an instant.
+	restarts []int64
+	// rebalances holds, per queue, the trace position (Seq+1) at which a
+	// Pull consumer last took it over.
+	rebalances map[queueKey]int64
 	wake       wakeup
 	hist       history
 
@@ -191,7 +194,7 @@ func (c *Checker) dispatch(e *model.Event) {
 	case model.EvPause, model.EvResume:
 		c.wake.pause(e.Client, e.Kind == model.EvPause)
 	case model.EvBrokerRestart:
-		c.restarts = append(c.restarts, e.At)
+		c.restarts = append(c.restarts, e.Seq+1)
 		c.wake.reset()
 	case model.EvRebalance:
 		c.onRebalance(e)

@@ -123,7 +123,7 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s, where it never lived (it lives at %s)", l.id, m.id, p, m.placeList()))
 		i = m.placeIndex(p, true)
 		l.at, l.cause, poor = i, CauseUnexplained, true
-		m.leased[i] = e.At
+		m.leased[i] = e.Seq + 1
 		c.checkConcurrent(m, l, e)
 		return
 	}
@@ -140,9 +140,9 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 		l.line, l.cause = m.fork(CauseBrokerRestart), CauseBrokerRestart
 	} else {
 		l.line, l.cause, poor = c.lineAt(m, i), CauseUnexplained, true
-		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s again with nothing to explain it: no copy or release made it available there and no broker restart came since it was lent there at %v", l.id, m.id, p, m.leased[i]))
+		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s again with nothing to explain it: no copy or release made it available there and no broker restart came since it was lent there at event #%d", l.id, m.id, p, m.leased[i]-1))
 	}
-	m.leased[i] = e.At
+	m.leased[i] = e.Seq + 1
 	concurrent := c.checkConcurrent(m, l, e)
 	if l.cause == CauseUnexplained && !poor && !concurrent {
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d again, but the lease it came back from had been settled: %s", l.id, m.id, c.unexplainedWhy(m)))
@@ -152,9 +152,9 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 	}
 }
 
-// restartSince reports whether a broker restart came after t (a place
-// never leased counts as leased at 0).
-func (c *Checker) restartSince(t clock.Time) bool {
+// restartSince reports whether a broker restart came after trace
+// position t (a place never leased is at 0).
+func (c *Checker) restartSince(t int64) bool {
 	return t != 0 && len(c.restarts) > 0 && c.restarts[len(c.restarts)-1] > t
 }
 

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 
-	"popsim/clock"
 	"popsim/model"
 )
 
@@ -35,11 +34,11 @@ type msgState struct {
 	g     *group
 	topic string // the produced topic: what clients must be shown
 
-	places []place      // where it lives: the produced place, then copies
-	leased []clock.Time // per place: when a lease there was last granted (0 never)
-	tokens []token      // what an engine may lend next
-	leases []*lease     // every lease of this message, in grant order
-	lines  []line       // lines[0] is the main line
+	places []place  // where it lives: the produced place, then copies
+	leased []int64  // per place: the trace position (Seq+1) of its last lease there (0 never)
+	tokens []token  // what an engine may lend next
+	leases []*lease // every lease of this message, in grant order
+	lines  []line   // lines[0] is the main line
 
 	settled     settleKind
 	successes   int32
@@ -52,7 +51,7 @@ type msgState struct {
 	// Room for the common case (one place, one line, one token, two
 	// leases), so that a message costs one allocation.
 	placeBuf  [1]place
-	leasedBuf [1]clock.Time
+	leasedBuf [1]int64
 	lineBuf   [1]line
 	tokenBuf  [1]token
 	leaseBuf  [2]*lease
@@ -139,7 +138,7 @@ func (t *tombstones) len() int { return t.n }
 type tomb struct {
 	msg       model.MsgID
 	topic     string // the produced topic
-	lastLease clock.Time
+	lastLease int64  // the trace position (Seq+1) of its last lease there
 }
 
 func (c *Checker) group(name string) *group {

@@ -54,7 +54,7 @@ func (c *Checker) onPullDeliver(e *model.Event) {
 	if _, ok := m.takeToken(i); !ok {
 		cause = c.pullCause(m, e, i)
 	}
-	m.leased[i] = e.At
+	m.leased[i] = e.Seq + 1
 	if m.successes > 0 && cause != CauseReconsumeLater && cause != causeFirst {
 		m.lines[0].since = cause
 	}
@@ -81,7 +81,7 @@ func (c *Checker) pullCause(m *msgState, e *model.Event, i int) string {
 	case c.restartSince(last):
 		return CauseBrokerRestart
 	}
-	c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("client %d pulled message %d again with no local retry, rebalance or restart since its last delivery at %v", e.Client, m.id, last))
+	c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("client %d pulled message %d again with no local retry, rebalance or restart since its last delivery (event #%d)", e.Client, m.id, last-1))
 	return CauseUnexplained
 }
 
@@ -116,7 +116,7 @@ func (c *Checker) onPullConsumed(e *model.Event) {
 
 func (c *Checker) onRebalance(e *model.Event) {
 	if c.rebalances == nil {
-		c.rebalances = map[queueKey]clock.Time{}
+		c.rebalances = map[queueKey]int64{}
 	}
-	c.rebalances[queueKey{e.Topic, e.Queue}] = e.At
+	c.rebalances[queueKey{e.Topic, e.Queue}] = e.Seq + 1
 }
