@@ -188,31 +188,32 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 }
 
 // ack acks h through the proxy, which takes its managed handle and
-// rejects an expired one. The trace names the lease the client holds h
-// under; the engine's answer names the one the managed handle removed.
+// rejects an expired one. The trace names the lease the handle it used
+// is for: the client's own, or the one the proxy manages for the message
+// (normally the same lease, as the client follows its proxy's renewals).
 func (p *simpleConsumer) ack(s *sim, h *popHeld) {
 	c := p.c
-	req, _, st := p.px.Ack(c.now(s), &proxy.AckRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
+	req, t, st := p.px.Ack(c.now(s), &proxy.AckRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
 		MessageID: h.msg.UniqKey, Handle: h.handle, Lease: h.lease})
 	if !st.IsOK() {
-		p.rejected(s, h, h.lease, model.RAtAck)
+		p.rejected(s, h, t.Lease, model.RAtAck)
 		return
 	}
-	s.sendAckReq(h, req, h.lease)
+	s.sendAckReq(h, req, t.Lease)
 }
 
 // change checks a renewal of h (with handle and its lease) at the proxy:
-// the request to send, or false when the proxy rejected it (traced). The
-// trace names the lease the client named.
+// the request to send and the lease its handle is for, or false when the
+// proxy rejected it (traced).
 func (p *simpleConsumer) change(s *sim, h *popHeld, handle model.ReceiptHandle, lease model.LeaseID, invisible clock.Duration) (pop.ChangeInvisibleTimeRequest, model.LeaseID, bool) {
 	c := p.c
-	req, _, st := p.px.Change(c.now(s), &proxy.ChangeRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
+	req, t, st := p.px.Change(c.now(s), &proxy.ChangeRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
 		MessageID: h.msg.UniqKey, Handle: handle, Lease: lease, InvisibleTime: invisible})
 	if !st.IsOK() {
-		p.rejected(s, h, lease, model.RAtRenew)
+		p.rejected(s, h, t.Lease, model.RAtRenew)
 		return req, 0, false
 	}
-	return req, lease, true
+	return req, t.Lease, true
 }
 
 // rejected traces the proxy rejecting an expired handle.

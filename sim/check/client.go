@@ -268,6 +268,12 @@ func (c *Checker) onSettled(e *model.Event) {
 		d.acked = true
 		if d.ok {
 			c.settle(m, settledAck, "")
+		} else if o := consumedUnacked(m, e.Client); o != nil {
+			// A proxy keys handles by message id: the client's ack of the
+			// delivery it consumed can reach the engine with the handle of
+			// its other delivery of the message.
+			o.acked = true
+			c.settle(m, settledAck, "")
 		}
 	case model.EvReleased:
 		if e.Ended != 0 {
@@ -278,6 +284,17 @@ func (c *Checker) onSettled(e *model.Event) {
 		c.settle(m, settledDrop, model.RRejectPolicy.String())
 	}
 	c.maybeForget(m)
+}
+
+// consumedUnacked is a delivery of m to client that was consumed
+// successfully and not acked yet.
+func consumedUnacked(m *msgState, client int32) *delivery {
+	for _, l := range m.leases {
+		if d := l.dlv; d != nil && d.client == client && d.ok && !d.acked {
+			return d
+		}
+	}
+	return nil
 }
 
 // removed applies an engine answer that names the lease it removed

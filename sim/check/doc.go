@@ -59,7 +59,9 @@
 // # Invariants (model.Violation.Invariant)
 //
 //   - lost: at Finish a message is neither acked (an accepted ack of a
-//     delivery consumed successfully; a late ack counts), in a DLQ (EvDLQ,
+//     delivery consumed successfully; a late ack counts; through a proxy
+//     that keys handles by message id, the same client's accepted ack of
+//     its other delivery of the message counts too), in a DLQ (EvDLQ,
 //     or EvDeadLetter with a place), nor dropped by a named policy.
 //   - unexplained-redelivery: a lease with no token and no restart to
 //     explain it; a lease the engine ran out before its deadline, or after
