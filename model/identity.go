@@ -1,7 +1,7 @@
 package model
 
 // MsgID is the simulator's dense identity of a produced message: 1, 2, 3 …
-// in the order the producers send them (0 means none). Engines copy it
+// in the order the engine stores them (0 means none). Engines copy it
 // unchanged into every copy they make of a message (a retry copy, a DLQ
 // copy, a redelivery in place), so it names the message across all of its
 // deliveries. It is the checker's ledger key; UNIQ_KEY stays the

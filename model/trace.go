@@ -7,129 +7,213 @@ import (
 )
 
 // EventKind is the type of a trace event. New kinds are only ever appended,
-// so existing traces keep their meaning.
+// so a trace keeps its meaning and its binary encoding.
 type EventKind uint8
 
-// Trace event kinds. "Client" below is the consumer or producer index.
+// Trace event kinds, grouped by where they happen. The fields each kind
+// sets are listed in eventFields (and in docs/trace.md); every other field
+// is zero. "Client" is the consumer index (the producer index for produce
+// events, -1 for the broker).
 const (
 	EvNone EventKind = iota
-	// Producer side.
-	EvProduce       // a message stored: Msg, Topic, Queue, Offset
-	EvProduceFailed // a put the broker refused (Code)
-	// Pop.
-	EvPopRequest   // Client asks: Queue (-1 all), N = maxMsgNums, Deadline = invisibleTime ms
-	EvPopResponse  // Client gets: Code, N = messages
-	EvPopSuspended // the broker parked the request for long polling
-	EvPopLost      // the request or its response was lost on the network
-	EvDeliver      // one message handed to Client: Msg, Topic/Queue/Offset (where it really is), Attempt = reconsumeTimes, Handle, Deadline = lease end (ms)
+
+	// The run.
+	EvPhase     // the run changed phase: Reason = safety, liveness, done (or undrained: the end, unsettled)
+	EvSubscribe // consumer Client belongs to Group and consumes Topic (one per consumer, at the start)
+
+	// Producers.
+	EvProduce       // message Msg stored at Topic/Queue/Offset by producer Client
+	EvProduceFailed // the engine refused producer Client's message Msg: Code
+
+	// Receiving (pop, fetch, receive, pull).
+	EvReceive     // Client asks for up to Count messages of Topic (Queue -1: any) for Span
+	EvParked      // the engine parked Client's request for long polling until Deadline
+	EvLease       // the engine lent Msg (at Topic/Queue/Offset, delivery Attempt) to Client: Lease, until Deadline
+	EvReceived    // Client got the response to its request: Code, Count messages
+	EvReceiveLost // the request or its response never reached its end: Reason, Count messages it carried
+	EvDeliver     // Client has Msg of Lease (0 for Pull) at Topic/Queue/Offset, Attempt; Shown is the topic it was told
+
 	// Consumption.
-	EvConsumeStart // Client starts processing Msg
-	EvConsumeEnd   // Client finished Msg: Detail = outcome (success, later, exception)
-	EvExpiredLocal // Client found the lease expired (by its own clock) and did not ack: Detail = before/after
-	// Ack.
-	EvAckSent         // Client sends an ack for Msg with Handle
-	EvAckLost         // the ack request was lost before the broker
-	EvAckAccepted     // the broker processed the ack: Code, N = 1 if a record was deleted
-	EvAckResponseLost // the broker processed the ack but the response was lost
-	// Lease renewal.
-	EvChangeSent     // Client renews Msg: Handle (old), Deadline = requested invisible ms
-	EvChangeAccepted // the broker renewed: Handle = new handle, Deadline = new lease end, N = 1 if the old record was deleted
-	EvChangeLost     // the renew request or response was lost
-	// Broker periodic work.
-	EvRevive        // a retry copy of Msg written: Topic/Queue/Offset of the copy, Attempt = its reconsumeTimes
-	EvReviveSkipped // the record's message is gone
-	EvReviveRetried // the retry write failed; the record comes back at Deadline
-	EvReviveDropped // dropped after popReviveMaxAttemptTimes: "message may be lost"
-	EvCacheFlush    // N cached records moved to the store
+	EvConsumeStart // Client starts processing Msg (Lease)
+	EvConsumeEnd   // Client finished Msg: Reason = success, later, exception
+	EvExpiredLocal // Client found Lease expired by its own clock and did not act: Reason = before, after, at-ack, at-renew
+
+	// Settling a lease: the client's request, then the engine's answer.
+	EvAck             // Client acks Lease
+	EvAckLost         // the ack never reached the engine: Reason
+	EvAcked           // the engine answered the ack of Lease: Code, Ended = the lease it removed (0 none)
+	EvAckResponseLost // the engine's answer to the ack was lost
+	EvRenew           // Client asks to extend Lease by Span: Reason = why (nack, auto-renew, an injected edge)
+	EvRenewed         // the engine answered: Code, Next = the new lease until Deadline, Ended = the lease it removed
+	EvRenewLost       // the renewal or its answer was lost: Reason
+	EvRelease         // Client gives Lease back for redelivery (Kafka RELEASE, SQS visibility 0)
+	EvReleased        // the engine answered: Code, Ended
+	EvReject          // Client rejects Lease for good (Kafka REJECT)
+	EvRejected        // the engine answered: Code, Ended
+
+	// The engine's own work on leases that ran out.
+	EvRevive        // Lease expired and a copy of Msg was written at Topic/Queue/Offset with Attempt
+	EvReviveSkipped // Lease expired; its message is gone (retention): nothing to redeliver
+	EvReviveRetried // Lease expired, writing its copy failed: Next replaces it until Deadline
+	EvReviveDropped // Lease expired and its copy failed too often: the engine gives up on Msg
+	EvLapse         // Lease ran out; Msg is available again where it lives (FIFO, Kafka, SQS)
+	EvLeaseLost     // the engine forgot Lease without redelivering it: Reason = restart, replaced
+	EvDeadLetter    // the engine itself moved Msg (Lease) to Topic/Queue/Offset: Reason = its policy
+	EvCacheFlush    // Count cached records moved to the store
+	EvPutFailure    // an injected store write failure on Topic/Queue
+
 	// Client policies.
-	EvDLQ  // Msg sent to %DLQ%<group> (proxy rule: reconsumeTimes >= maxAttempts)
-	EvDrop // Msg dropped by a named client policy: Detail names it
+	EvDLQ  // Client (or its proxy) sent Msg (Lease) to the DLQ at Topic/Queue/Offset with Attempt
+	EvDrop // Client dropped Msg (Lease) by a named policy: Reason
+
 	// Faults and lifecycle.
-	EvCrash         // Client crashed: local state and buffered work gone
+	EvCrash         // Client crashed: its local state and work are gone
 	EvRestart       // Client came back
-	EvPause         // Client paused (GC): Deadline = pause end (ms)
+	EvPause         // Client paused (GC) until Deadline
 	EvResume        // Client resumed
-	EvBrokerRestart // the broker lost its volatile state
-	EvPutFailure    // an injected store write failure
-	EvPhase         // the run changed phase: Detail = safety, liveness, done
-	EvRebalance     // Pull consumers: queue ownership changed (Client gets Queue)
-	EvPull          // Pull consumer fetched N messages from Queue at Offset
-	EvCommit        // Pull consumer committed Offset on Queue
+	EvBrokerRestart // the engine lost its volatile state; Count parked requests were dropped
+	EvRebalance     // Pull: Client now owns Topic/Queue, starting at Offset
+	EvPull          // Pull: Client fetched Count messages of Topic/Queue from Offset
+	EvCommit        // Group's commit offset of Topic/Queue is Offset (Client -1: the engine's; else the client's)
+
+	evKinds // number of kinds
 )
 
-var eventNames = [...]string{
-	"none", "produce", "produce-failed", "pop-request", "pop-response", "pop-suspended", "pop-lost", "deliver",
-	"consume-start", "consume-end", "expired-local", "ack-sent", "ack-lost", "ack-accepted", "ack-response-lost",
-	"change-sent", "change-accepted", "change-lost", "revive", "revive-skipped", "revive-retried", "revive-dropped",
-	"cache-flush", "dlq", "drop", "crash", "restart", "pause", "resume", "broker-restart", "put-failure", "phase",
-	"rebalance", "pull", "commit",
+var eventNames = [evKinds]string{
+	"none", "phase", "subscribe", "produce", "produce-failed",
+	"receive", "parked", "lease", "received", "receive-lost", "deliver",
+	"consume-start", "consume-end", "expired-local",
+	"ack", "ack-lost", "acked", "ack-response-lost", "renew", "renewed", "renew-lost",
+	"release", "released", "reject", "rejected",
+	"revive", "revive-skipped", "revive-retried", "revive-dropped", "lapse", "lease-lost", "dead-letter",
+	"cache-flush", "put-failure",
+	"dlq", "drop",
+	"crash", "restart", "pause", "resume", "broker-restart", "rebalance", "pull", "commit",
 }
 
 func (k EventKind) String() string {
-	if int(k) < len(eventNames) {
+	if k < evKinds {
 		return eventNames[k]
 	}
 	return "kind" + strconv.Itoa(int(k))
 }
 
-// Event is one line of a simulation trace. Unused fields stay zero (Client,
-// Queue and Offset use -1 for "none" where 0 is meaningful).
+// ParseEventKind is the inverse of EventKind.String.
+func ParseEventKind(s string) (EventKind, bool) {
+	for k, n := range eventNames {
+		if n == s {
+			return EventKind(k), true
+		}
+	}
+	return EvNone, false
+}
+
+// Reason qualifies an event: an outcome, a loss site, a policy, why a
+// renewal was sent, a phase. Each kind uses the values its comment names.
+type Reason uint8
+
+// Reasons.
+const (
+	RNone Reason = iota
+	// Phases (EvPhase).
+	RSafety
+	RLiveness
+	RDone // the end of the run, settled within its drain budget
+	// Consumption outcomes (EvConsumeEnd).
+	RSuccess
+	RLater     // RECONSUME_LATER: the consumer asks for a retry
+	RException // the listener threw; upstream treats it as RECONSUME_LATER
+	// Local expiry checks (EvExpiredLocal): where the client found its lease expired.
+	RBefore  // before consuming: given up unconsumed
+	RAfter   // after consuming: nothing sent
+	RAtAck   // the proxy rejected the ack's expired handle
+	RAtRenew // the proxy rejected the renewal's expired handle
+	// Where a request or response was lost (EvReceiveLost, EvAckLost, EvRenewLost).
+	RRequest    // lost on the way to the engine
+	RResponse   // the engine served it, the answer was lost
+	RTimeout    // the client gave up waiting
+	RLate       // the answer came after the client gave up
+	RClientGone // the client crashed before the request or answer reached it
+	// Why a renewal was sent (EvRenew).
+	RNack          // the client's failure backoff (RECONSUME_LATER)
+	RAutoRenew     // the proxy renewing a lease being processed
+	RSameDeadline  // injected: renew for exactly the time left
+	RAtExpiry      // injected: the renewal reaches the engine at the deadline
+	RAfterRevive   // injected: a late renewal with the delivery's handle
+	RRenewDeadline // the proxy's last renewal after renewMaxTimeMillis
+	// Why the engine forgot a lease (EvLeaseLost).
+	RRestart  // a broker restart lost it (the KV cache)
+	RReplaced // a write of an equal store key overwrote it
+	// Client and engine policies (EvDrop, EvDeadLetter).
+	RPushMaxReconsume // push consumer: reconsumeTimes > maxReconsumeTimes, acked on receipt
+	RPushAge4h        // push consumer: past maxReconsumeTimes and older than 4 h, acked
+	RDeliveryLimit    // Kafka: the delivery count limit archived the record
+	RRedrive          // SQS: maxReceiveCount moved the message to the DLQ
+	RRetention        // SQS: the retention period deleted the message
+	RRejectPolicy     // the client rejected the message for good
+	// The end of a run (EvPhase) whose drain budget ran out before it
+	// settled (RDone: it settled).
+	RUndrained
+
+	reasons // number of reasons
+)
+
+var reasonNames = [reasons]string{
+	"", "safety", "liveness", "done",
+	"success", "later", "exception",
+	"before", "after", "at-ack", "at-renew",
+	"request", "response", "timeout", "late", "client-gone",
+	"nack", "auto-renew", "same-deadline", "at-expiry", "after-revive", "renew-deadline",
+	"restart", "replaced",
+	"push-max-reconsume", "push-age-4h", "delivery-limit", "redrive", "retention", "reject",
+	"undrained",
+}
+
+func (r Reason) String() string {
+	if r < reasons {
+		return reasonNames[r]
+	}
+	return "reason" + strconv.Itoa(int(r))
+}
+
+// ParseReason is the inverse of Reason.String (the empty string is RNone).
+func ParseReason(s string) (Reason, bool) {
+	for r, n := range reasonNames {
+		if n == s {
+			return Reason(r), true
+		}
+	}
+	return RNone, false
+}
+
+// Event is one line of a simulation trace. Every field has one meaning in
+// every kind; a kind leaves the fields it does not use at zero (Client -1
+// for the broker; Queue and Offset count only when Topic is set).
 type Event struct {
-	Seq      int64 // position in the trace, from 0
-	At       clock.Time
-	Kind     EventKind
-	Client   int32
-	Msg      string // UNIQ_KEY
-	Topic    string
-	Queue    int32
-	Offset   int64
-	Attempt  int32
-	Handle   string
-	Deadline int64
-	Code     ResponseCode
-	N        int64
-	Detail   string
+	Seq  int64      // position in the trace, from 0
+	At   clock.Time // virtual time
+	Kind EventKind
+
+	Client int32  // consumer (or producer) index, -1 for the broker
+	Group  string // consumer group, where the client does not say it
+
+	Msg   MsgID   // the message
+	Lease LeaseID // the lease the event is about
+	Ended LeaseID // the lease the engine removed while answering (0: none)
+	Next  LeaseID // the lease that replaces Lease
+
+	Topic  string // where the message lives: its topic (a retry or DLQ topic for a copy) ...
+	Queue  int32  // ... queue (partition) ...
+	Offset int64  // ... and offset (the position in the queue)
+
+	Attempt  int32          // the engine's delivery count (RocketMQ: reconsumeTimes)
+	Deadline clock.Time     // an instant: a lease's end, a poll's expiry, a pause's end
+	Span     clock.Duration // a requested length: an invisible time, a lock time
+	Code     int32          // the engine's response code; 0 is success in every engine
+	Count    int32          // a number of messages or requests
+	Reason   Reason         // why, or which outcome
+	Shown    string         // deliver: the topic the client was shown
 }
 
-// AppendText appends the event's canonical one-line text form, which is
-// what the trace hash covers. Every field is printed, in a fixed order, so
-// two traces are equal exactly when their texts are.
-func (e *Event) AppendText(b []byte) []byte {
-	b = strconv.AppendInt(b, e.Seq, 10)
-	b = append(b, ' ')
-	b = strconv.AppendInt(b, int64(e.At), 10)
-	b = append(b, ' ')
-	b = append(b, e.Kind.String()...)
-	b = appendField(b, " c=", int64(e.Client))
-	if e.Msg != "" {
-		b = append(b, " m="...)
-		b = append(b, e.Msg...)
-	}
-	if e.Topic != "" {
-		b = append(b, " t="...)
-		b = append(b, e.Topic...)
-		b = appendField(b, " q=", int64(e.Queue))
-		b = appendField(b, " o=", e.Offset)
-	}
-	b = appendField(b, " a=", int64(e.Attempt))
-	if e.Handle != "" {
-		b = append(b, " h="...)
-		b = append(b, e.Handle...)
-	}
-	b = appendField(b, " d=", e.Deadline)
-	b = appendField(b, " code=", int64(e.Code))
-	b = appendField(b, " n=", e.N)
-	if e.Detail != "" {
-		b = append(b, " "...)
-		b = append(b, e.Detail...)
-	}
-	return b
-}
-
-func appendField(b []byte, name string, v int64) []byte {
-	b = append(b, name...)
-	return strconv.AppendInt(b, v, 10)
-}
-
-// String is the canonical text form.
-func (e *Event) String() string { return string(e.AppendText(nil)) }
+// HasLocation reports whether the event names a place in a queue.
+func (e *Event) HasLocation() bool { return e.Topic != "" }

@@ -166,6 +166,9 @@ func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
 	}
 	if r, ok := cq.recs.Delete(offset); ok {
 		c.size--
+		if invariants {
+			c.assertSize()
+		}
 		return r.lease
 	}
 	return 0
@@ -196,6 +199,9 @@ func (c *cache) take(k qkey) []rec {
 	}
 	out := cq.recs.Values()
 	c.size -= int64(len(out))
+	if invariants {
+		c.assertSize()
+	}
 	delete(c.byKey, k)
 	for i, q := range c.queues {
 		if q == cq {

@@ -144,7 +144,11 @@ func (ix *index) put(r rec) model.LeaseID { return ix.putRef(&r) }
 // putRef is put without copying the record.
 func (ix *index) putRef(r *rec) model.LeaseID {
 	if prev, replaced := ix.tree.bt.SetHint(ix.tree.hold(r), &ix.popHint); replaced {
-		return ix.tree.release(prev)
+		l := ix.tree.release(prev)
+		if invariants {
+			assertReplaced(l, r.lease)
+		}
+		return l
 	}
 	return 0
 }

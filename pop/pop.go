@@ -157,6 +157,7 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	}
 	b.stats.PopRequests++
 	ctx.invisible, ctx.records = r.InvisibleTime.Millis(), b.scratch.records[:0]
+	before := b.lastLease
 	if b.cfg.UsesKV() {
 		b.popKV(nowMs, t, f, &ctx)
 	} else {
@@ -164,6 +165,9 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	}
 	b.finishPop(nowMs, &ctx, ff)
 	b.scratch.keep(&ctx)
+	if invariants {
+		b.assertPopResult(res, before)
+	}
 }
 
 // validatePop applies the checks of spec 2.1 in RocketMQ's order and

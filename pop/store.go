@@ -279,6 +279,9 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.M
 	}
 	m.QueueOffset = q.min + int64(len(q.msgs)-1)
 	m.StoreTimestamp = now.Millis()
+	if invariants {
+		assertWrite(q, m)
+	}
 	return m, WriteFailure{}
 }
 

@@ -30,7 +30,7 @@ type Config struct {
 	Duration       clock.Duration // safety phase: producers run and faults fire (default 60s; 1ms..720h)
 	Warmup         clock.Duration // excluded from latency and throughput (default duration/10; less than duration)
 	Drain          clock.Duration // liveness phase: everything must settle within this (default 10m; 1s..720h)
-	EventBudget    int64          // dispatched events before the run fails (default 200,000,000)
+	EventBudget    int64          // dispatched tasks (Summary.SimEvents) before the run fails (default 200,000,000)
 	SampleInterval clock.Duration // time-series period (default 1s; 10ms..duration+drain)
 	Start          clock.Time     `yaml:"-"` // virtual start (default clock.Epoch); not in files
 
@@ -264,14 +264,16 @@ type EngineSettings interface {
 }
 
 // engineKinds registers the engines, the default first: a kind, its
-// section with the kind's defaults, and how its validation errors map to
-// keys. A new engine is one entry here.
+// section with the kind's defaults, how its validation errors map to keys,
+// and its adapter's constructor (the Engine the simulator drives). A new
+// engine is one entry here (and its adapter file, engine_<kind>.go).
 var engineKinds = []struct {
 	kind     EngineKind
 	defaults func() EngineSettings
 	check    func(s EngineSettings, v *validator)
+	open     func(s *sim, settings EngineSettings) (Engine, error)
 }{
-	{RocketMQ, func() EngineSettings { c := pop.KVConfig(); return &c }, checkRocketMQ},
+	{RocketMQ, func() EngineSettings { c := pop.KVConfig(); return &c }, checkRocketMQ, openRocketMQ},
 }
 
 // checkRocketMQ reports pop.Config's validation under engine.<key>.

@@ -3,225 +3,168 @@ package sim
 import (
 	"popsim/clock"
 	"popsim/model"
-	"popsim/pop"
 )
 
-// brokerPop serves a pop (or a woken suspended pop) at the broker.
-func (s *sim) brokerPop(cl *call, req *pop.PopRequest) {
-	res := &cl.pop.res
-	s.b.Pop(s.q.now(), req, res)
-	s.wake(res.Woken)
-	if res.Status == pop.PopSuspended {
-		cl.pollID = res.PollID
-		s.polls[res.PollID] = cl
-		s.armPollTick()
-		if cl.suspended {
-			return // re-suspended after a wakeup: still the same request
+// Engine is the seam between the simulator's core and a broker
+// implementation: the only way the core drives an engine. An engine
+// adapter (engine_rocketmq.go for package pop) wraps one engine and turns
+// everything each call did into trace events after the engine returns, in
+// the contract's order (docs/trace.md), and into effects for the core (a
+// request answered, a timer to arm), which the core carries out in order.
+//
+// Every method takes now (virtual time) and runs to completion; none
+// schedules anything itself.
+type Engine interface {
+	// Start arms the engine's periodic work (effects of kind armTimer).
+	Start(now clock.Time, out *Outcome)
+	// Store stores producer's message m (m.ID is set) and reports whether
+	// the engine took it.
+	Store(now clock.Time, producer int32, m *model.Message, out *Outcome) bool
+	// Serve serves one request that reached the engine. The engine writes
+	// its answer into the request and reports it answered (now, or later
+	// from another call when it parks the request for long polling).
+	Serve(now clock.Time, r Request, out *Outcome)
+	// Tick runs the periodic work of one of the engine's timers, armed by
+	// an earlier effect; the work re-arms its timer through out.
+	Tick(now clock.Time, timer int32, out *Outcome)
+	// Disconnect: a client's connection closed (its process crashed). The
+	// engine drops what it held for it; parked requests are never answered.
+	Disconnect(now clock.Time, client *consumer, out *Outcome)
+	// Restart: the engine loses its volatile state (a broker restart).
+	Restart(now clock.Time, out *Outcome)
+	// SetFaults hands the engine its fault injection as data, before the
+	// calls it applies to; failures come back in the calls' results.
+	SetFaults(f EngineFaults)
+	// Status reports the engine's in-flight leases and, when positions is
+	// true, every queue a group consumes: how far it has consumed and
+	// committed (quiescence, the commit trace, the end-of-run lags).
+	Status(positions bool, dst []Position) (inFlight int, pos []Position)
+	// CheckInvariants is the engine's structural self-check.
+	CheckInvariants() error
+}
+
+// EngineFaults is the fault injection an engine takes as data. Seed and
+// the engine's own write ordinals decide each failure.
+type EngineFaults struct {
+	Seed uint64
+	// RedeliveryWritePPM fails the writes an engine makes to bring a
+	// message back (RocketMQ: the retry-topic copies of revive), in parts
+	// per million.
+	RedeliveryWritePPM int64
+}
+
+// Position is one queue a group consumes: its end, how far the group has
+// consumed it and its commit offset (-1: none).
+type Position struct {
+	Group, Topic string
+	Queue        int32
+	Max          int64 // the queue's end (next offset to write)
+	Consumed     int64 // the group's read position (-1: none yet)
+	Commit       int64 // the group's committed offset (-1: none)
+}
+
+// Lag is how far the group's read position is behind the queue's end.
+func (p *Position) Lag() int64 { return p.Max - max(p.Consumed, 0) }
+
+// CommitLag is how far the commit offset is behind the queue's end.
+func (p *Position) CommitLag() int64 { return p.Max - max(p.Commit, 0) }
+
+// Request is a client's request to an engine: the core carries it over
+// the network (loss, latency, the client's timeout) and hands it to
+// Engine.Serve; the engine writes its answer into it. The concrete types
+// belong to the engine adapter and the clients that speak it; the core
+// sees only their common part.
+type Request interface {
+	payload
+	base() *reqBase
+	// lost fills e with the trace event for the loss of the request (why
+	// = request, client-gone) or its answer (response, timeout, late), and
+	// reports whether that loss is traced.
+	lost(e *model.Event, why model.Reason) bool
+}
+
+// reqBase is what the core needs of every request.
+type reqBase struct {
+	c     *consumer
+	epoch uint32
+	loss  lossKind // which loss faults apply
+	// reply: the client waits for the answer (acks and RECONSUME_LATER
+	// renewals are fire and forget: their answer is only traced, or its
+	// loss).
+	reply    bool
+	done     bool // the client got the answer or gave up
+	reported bool // its loss was already traced
+	timer    *task
+	timerSeq uint64
+}
+
+func (b *reqBase) base() *reqBase { return b }
+func (*reqBase) payload()         {}
+
+// Outcome is what an engine call left for the core to do, in order: the
+// requests it answered and the timers it wants armed. The core reuses it.
+type Outcome struct {
+	fx []effect
+}
+
+type effect struct {
+	r     Request // answered (nil: a timer)
+	timer int32
+	at    clock.Time
+}
+
+// answered reports that r has its answer.
+func (o *Outcome) answered(r Request) { o.fx = append(o.fx, effect{r: r}) }
+
+// arm asks for the engine's timer to fire at t (unless it is armed for
+// an earlier time already).
+func (o *Outcome) arm(timer int32, t clock.Time) { o.fx = append(o.fx, effect{timer: timer, at: t}) }
+
+// engineTimer is the core's state of one engine timer.
+type engineTimer struct {
+	armed bool
+	at    clock.Time
+}
+
+// settle carries out an engine call's effects, in order, and empties out.
+// Effects may append more (an answer's loss is traced, a response
+// scheduled), so the list is walked by index.
+func (s *sim) settle(out *Outcome) {
+	for i := 0; i < len(out.fx); i++ {
+		f := out.fx[i]
+		if f.r != nil {
+			s.respond(f.r)
+			continue
 		}
-		cl.suspended = true
-		s.emit(model.Event{Kind: model.EvPopSuspended, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, N: int64(req.MaxMsgNums), Deadline: req.BornTime.Millis() + req.PollTime.Millis()})
-		return
+		s.armEngineTimer(f.timer, f.at)
 	}
-	cl.pollID = 0
-	if cl.c.kind == Simple {
-		s.proxyFilter(cl.c, res)
-	}
-	if s.lost(callPop, true) {
-		cl.reported = true
-		s.emit(model.Event{Kind: model.EvPopLost, Client: cl.c.idx, Topic: req.Topic, Queue: -1, Offset: -1, Code: res.Code, N: int64(len(res.Messages)), Detail: "response"})
-		return
-	}
-	s.reply(cl)
+	clear(out.fx)
+	out.fx = out.fx[:0]
 }
 
-// wakeup re-runs a suspended pop request the broker handed back.
-func (s *sim) wakeup(w *pop.Wakeup) {
-	cl := s.polls[w.ID]
-	if cl == nil {
-		return // dropped by a crash (Disconnect) or a broker restart
+// armEngineTimer schedules the engine's timer at t, unless an earlier
+// firing is already armed (which then supersedes this one).
+func (s *sim) armEngineTimer(id int32, t clock.Time) {
+	for int(id) >= len(s.timers) {
+		s.timers = append(s.timers, engineTimer{})
 	}
-	delete(s.polls, w.ID)
-	cl.pop.req = w.Request
-	s.brokerPop(cl, &cl.pop.req)
-}
-
-// wake re-runs woken requests once the engine call that woke them has
-// returned (RocketMQ resubmits them to the pull executor). ws belongs to a
-// result no re-run writes into (a pop's result is its own call's), so its
-// elements can be referenced.
-func (s *sim) wake(ws []pop.Wakeup) {
-	for i := range ws {
-		s.wakeup(&ws[i])
-	}
-}
-
-// armPollTick schedules one PollTick exactly at the broker's next poll
-// expiry, unless an earlier one is already armed.
-func (s *sim) armPollTick() {
-	t, ok := s.b.NextPollExpiry()
-	if !ok {
-		return
-	}
+	tm := &s.timers[id]
 	t = max(t, s.q.now())
-	if s.pollArmed && s.pollAt <= t {
+	if tm.armed && tm.at <= t {
 		return
 	}
-	s.pollArmed, s.pollAt = true, t
-	s.q.at(t, evPollTick, -1, 0, nil)
+	tm.armed, tm.at = true, t
+	s.q.at(t, tkEngine, id, 0, nil)
 }
 
-func (s *sim) pollTick(at clock.Time) {
-	if !s.pollArmed || at != s.pollAt {
-		return // superseded by an earlier tick
-	}
-	s.pollArmed = false
-	s.wake(s.b.PollTick(s.q.now()))
-	s.armPollTick()
-}
-
-// brokerAck serves an ack; the push and simple clients ignore the
-// response, so only its loss is traced.
-func (s *sim) brokerAck(cl *call) {
-	h := cl.h
-	r := s.b.AckHeader(s.q.now(), &pop.AckMessageRequestHeader{ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle})
-	n := int64(0)
-	if r.Removed != 0 {
-		n = 1
-	}
-	s.emit(model.Event{Kind: model.EvAckAccepted, Client: cl.c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: cl.handle, Code: r.Code, N: n})
-	if r.Removed != 0 {
-		s.led.acked(h.key, h.deliveredAt, s.q.now())
-	}
-	if s.lost(callAck, true) {
-		s.emit(model.Event{Kind: model.EvAckResponseLost, Client: cl.c.idx, Msg: h.key, Handle: cl.handle})
-	}
-}
-
-// brokerChange serves a changeInvisibleTime.
-func (s *sim) brokerChange(cl *call) {
-	h := cl.h
-	if cl.why == changeFault && cl.edge == renewSameDeadline {
-		// The injected edge: ask for exactly the time left, so the new
-		// record's deadline equals the old one (apache/rocketmq#10276).
-		hd, _ := model.ParseReceiptHandle(cl.handle)
-		left := hd.NextVisibleTime() - s.q.now().Millis()
-		if left < 0 {
-			left = 0
-		}
-		cl.invisibleMs = left
-	}
-	r := s.b.ChangeInvisibleTimeHeader(s.q.now(), &pop.ChangeInvisibleTimeRequestHeader{
-		ConsumerGroup: cl.c.g.name, Topic: h.topic, QueueID: h.queue, Offset: h.offset, ExtraInfo: cl.handle, InvisibleTime: cl.invisibleMs,
-	})
-	cl.chCode, cl.newHandle = r.Code, r.Handle
-	ev := model.Event{Kind: model.EvChangeAccepted, Client: cl.c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Code: r.Code}
-	if r.Code == model.Success {
-		ev.Handle, ev.Deadline = r.Handle.String(), r.Handle.NextVisibleTime()
-		if r.OldDeleted {
-			ev.N = 1
-		}
-	}
-	s.emit(ev)
-	if s.lost(callChange, true) {
-		cl.reported = true
-		s.emit(model.Event{Kind: model.EvChangeLost, Client: cl.c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: ev.Handle, Deadline: ev.Deadline, Detail: "response"})
+// engineTick runs an engine timer's task unless a later arming superseded
+// it.
+func (s *sim) engineTick(id int32, at clock.Time) {
+	tm := &s.timers[id]
+	if !tm.armed || at != tm.at {
 		return
 	}
-	if cl.why == changeRenew || cl.why == changeFault {
-		s.reply(cl)
-	}
-}
-
-// revive is one pass of the KV revive loop, every ReviveIdleInterval or at
-// once after a full page.
-func (s *sim) revive() {
-	r := s.b.Revive(s.q.now())
-	s.tracePutFailures(r.Failures)
-	s.traceRevivals(r.Revivals)
-	s.wake(r.Woken)
-	s.wakePulls(r.PullWoken)
-	next := clock.Duration(pop.ReviveIdleInterval) * clock.Millisecond
-	if r.FullPage {
-		next = 0
-	}
-	s.q.after(next, evRevive, -1, 0, nil)
-}
-
-func (s *sim) cacheCleanup() {
-	r := s.b.CleanupCache(s.q.now())
-	s.tracePutFailures(r.Failures)
-	if r.Flushed > 0 {
-		s.emit(model.Event{Kind: model.EvCacheFlush, Client: -1, N: int64(r.Flushed)})
-	}
-	s.traceRevivals(r.Revives)
-	s.wake(r.Woken)
-	s.wakePulls(r.PullWoken)
-	s.q.after(pop.CacheCleanupInterval*clock.Millisecond, evCacheCleanup, -1, 0, nil)
-}
-
-func (s *sim) traceRevivals(rs []pop.Revival) {
-	for i := range rs {
-		rv := &rs[i]
-		rec := &rv.Record
-		ev := model.Event{Client: -1, Topic: rec.TopicID, Queue: rec.QueueID, Offset: rec.Offset, Deadline: rec.VisibilityTimeout(),
-			Msg: rv.UniqKey, Attempt: rv.ReconsumeTimes}
-		switch rv.Outcome {
-		case pop.Revived:
-			cp := rv.Copy
-			ev.Kind, ev.Topic, ev.Queue, ev.Offset, ev.Attempt = model.EvRevive, cp.Topic, cp.QueueID, cp.Offset, rv.CopyReconsumeTimes
-		case pop.ReviveSkipped:
-			ev.Kind = model.EvReviveSkipped
-		case pop.ReviveRetried:
-			ev.Kind, ev.Deadline = model.EvReviveRetried, rv.NextDeadline.Millis()
-			s.cov.hit("revive-retried")
-		case pop.ReviveDropped:
-			ev.Kind = model.EvReviveDropped
-			s.cov.hit("revive-dropped")
-		}
-		s.emit(ev)
-	}
-}
-
-// syncPutFaults hands the revive-put-failure site to the broker as data:
-// the broker decides each retry-topic write from the run's fault seed and
-// the write's ordinal, and reports failures in the result of the call they
-// happened in (tracePutFailures). Faults are off in the liveness phase.
-func (s *sim) syncPutFaults() {
-	var f pop.Faults
-	if st := &s.faults.putFailure; st.on && !s.live {
-		f = pop.Faults{Seed: s.faultSeed, RetryWritePPM: st.ppm}
-	}
-	if err := s.b.SetFaults(f); err != nil {
-		panic("sim: setting the broker's faults: " + err.Error())
-	}
-}
-
-// tracePutFailures traces the retry-topic writes the broker's faults
-// failed during the call that just returned (revive or cache cleanup).
-func (s *sim) tracePutFailures(fs []pop.WriteFailure) {
-	for i := range fs {
-		s.cov.hit("revive-put-failure")
-		s.emit(model.Event{Kind: model.EvPutFailure, Client: -1, Topic: fs[i].Topic, Queue: fs[i].QueueID, Offset: -1})
-	}
-}
-
-// brokerRestart loses the broker's volatile state; suspended requests it
-// drops are never answered, so their clients time out. It returns the next
-// restart it arms (nil when the run is past its live phase).
-func (s *sim) brokerRestart() *event {
-	if s.live {
-		return nil
-	}
-	next := s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.broker.every), evBrokerRestart, -1, 0, nil)
-	r := s.b.Restart(s.q.now())
-	s.cov.hit("broker-restart")
-	for _, w := range r.DroppedPolls {
-		delete(s.polls, w.ID)
-		s.cov.hit("dropped-polls")
-	}
-	for _, w := range r.DroppedPulls { // never answered: their clients time out
-		delete(s.pullHolds, w.ID)
-	}
-	s.emit(model.Event{Kind: model.EvBrokerRestart, Client: -1, N: int64(len(r.DroppedPolls)), Detail: "cached-lost=" + itoa(int64(r.CachedLost))})
-	return next
+	tm.armed = false
+	s.eng.Tick(s.q.now(), id, &s.out)
+	s.settle(&s.out)
 }

@@ -17,7 +17,7 @@ import (
 type Estimate struct {
 	Messages float64 // produced messages (mean)
 	Burst    float64 // of which arrive within the first millisecond (backlogs)
-	Events   float64 // dispatched events
+	Events   float64 // dispatched tasks (Summary.SimEvents)
 	Bytes    float64 // peak resident memory of popsim running it
 }
 
@@ -28,7 +28,7 @@ type Estimate struct {
 //   - poisson(2000/s) and poisson(10000/s) for 100 s (2e5 and 1e6
 //     messages): 1.01 KiB (pop-push) and 1.04 KiB (pull) of peak memory
 //     per message more, so every produced message stays resident (the
-//     broker's store and the checker's ledger keep it to the end);
+//     broker's store keeps it to the end);
 //   - backlog(200000) and backlog(1000000): 2.85 KiB (pop-push), 3.31 KiB
 //     (simple) and 2.63 KiB (pull) per message more, so a message that
 //     waits in a backlog costs about 2.3 KiB on top;

@@ -14,15 +14,30 @@ const drainCheckInterval = 100 * clock.Millisecond
 // back and slow ones recover. Everything must now drain within DrainBudget.
 func (s *sim) startLiveness() {
 	s.live = true
-	s.syncPutFaults()
-	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Detail: "liveness"})
+	s.syncFaults()
+	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Reason: model.RLiveness})
+	if invariantsOn {
+		s.checkEngine()
+	}
 	for _, c := range s.cons {
 		c.slowUntil = 0
 		if !c.alive {
 			s.restart(c)
 		}
 	}
-	s.q.after(drainCheckInterval, evDrainCheck, -1, 0, nil)
+	s.q.after(drainCheckInterval, tkDrainCheck, -1, 0, nil)
+}
+
+// syncFaults hands the engine its faults as data: the revive-put-failure
+// site decides each retry-topic write from the run's fault seed and the
+// write's ordinal; each failure is reported in the result of the call it
+// happened in. Faults are off in the liveness phase.
+func (s *sim) syncFaults() {
+	var f EngineFaults
+	if st := &s.faults.putFailure; st.on && !s.live {
+		f = EngineFaults{Seed: s.faultSeed, RedeliveryWritePPM: st.ppm}
+	}
+	s.eng.SetFaults(f)
 }
 
 func (s *sim) drainCheck() {
@@ -30,105 +45,84 @@ func (s *sim) drainCheck() {
 		s.drained, s.stopped = true, true
 		return
 	}
-	s.q.after(drainCheckInterval, evDrainCheck, -1, 0, nil)
+	s.q.after(drainCheckInterval, tkDrainCheck, -1, 0, nil)
 }
 
-// quiescent: every produced message is finished, the broker holds no
-// in-flight record, no consumer holds work, and every queue (retry queues
-// included) has been consumed to its end.
+// quiescent: every produced message is finished, the engine holds no
+// lease in flight, no consumer holds work, and every queue a group
+// consumes (retry queues included) has been read to its end.
 func (s *sim) quiescent() bool {
-	if s.led.outstanding() > 0 || s.b.InFlightCount() > 0 {
+	if s.meter.outstanding() > 0 {
+		return false
+	}
+	if n, _ := s.eng.Status(false, nil); n > 0 {
 		return false
 	}
 	for _, c := range s.cons {
-		if !c.alive || len(c.running) > 0 || c.head < len(c.buf) || c.local > 0 || c.waitAck > 0 {
+		if !c.alive || len(c.running) > 0 || c.head < len(c.buf) || c.cl.busy() {
 			return false
 		}
 	}
-	for _, g := range s.groups {
-		for _, l := range s.positions(g) {
-			if l.Lag > 0 {
-				return false
-			}
+	_, s.positions = s.eng.Status(true, s.positions)
+	for i := range s.positions {
+		if s.positions[i].Lag() > 0 {
+			return false
 		}
 	}
 	return true
 }
 
-// positions is, per queue the group consumes (its retry topics included),
-// how far the group is behind the queue's end: for POP groups by the
-// volatile pop offset (the commit offset when there is none), for the pull
-// baseline by its committed offset.
-func (s *sim) positions(g *group) []check.QueueLag {
-	var out []check.QueueLag
-	for _, t := range s.groupTopics(g) {
-		for q := int32(0); ; q++ {
-			hi := s.b.MaxOffset(t, q)
-			if hi < 0 {
-				break
-			}
-			pos := int64(-1)
-			if g.kind == Pull {
-				pos = s.b.ConsumerOffsets(g.name, t, q).Commit
-			} else if o := s.b.ConsumerOffsets(g.name, t, q); o.Pull >= 0 {
-				pos = o.Pull
-			} else {
-				pos = o.Commit
-			}
-			out = append(out, check.QueueLag{Group: g.name, Topic: t, Queue: q, Lag: hi - max(pos, 0)})
-		}
-	}
-	return out
-}
-
 // commitLags is maxOffset - commitOffset per queue at the end of the run.
 func (s *sim) commitLags() []check.QueueLag {
-	var out []check.QueueLag
-	for _, g := range s.groups {
-		for _, t := range s.groupTopics(g) {
-			for q := int32(0); s.b.MaxOffset(t, q) >= 0; q++ {
-				co := s.b.ConsumerOffsets(g.name, t, q).Commit
-				out = append(out, check.QueueLag{Group: g.name, Topic: t, Queue: q, Lag: s.b.MaxOffset(t, q) - max(co, 0)})
-			}
-		}
+	_, s.positions = s.eng.Status(true, s.positions)
+	out := make([]check.QueueLag, 0, len(s.positions))
+	for i := range s.positions {
+		p := &s.positions[i]
+		out = append(out, check.QueueLag{Group: p.Group, Topic: p.Topic, Queue: p.Queue, Lag: p.CommitLag()})
 	}
 	return out
 }
 
-// groupTopics is the group's topic and, for POP groups, its retry topics
-// that exist.
-func (s *sim) groupTopics(g *group) []string {
-	out := []string{g.topic}
-	if g.kind == Pull {
-		return out
-	}
-	for _, t := range []string{model.RetryTopicV1(g.name, g.topic), model.RetryTopicV2(g.name, g.topic)} {
-		if s.b.MaxOffset(t, 0) >= 0 {
-			out = append(out, t)
-		}
-	}
-	return out
+// commitKey names one group's queue.
+type commitKey struct {
+	group, topic string
+	queue        int32
 }
 
-// sample appends one time-series point every SampleInterval.
+// traceCommits traces the engine's commit offsets that moved since they
+// were last traced (the checker forgets what a commit offset passes).
+func (s *sim) traceCommits() {
+	_, s.positions = s.eng.Status(true, s.positions)
+	for i := range s.positions {
+		p := &s.positions[i]
+		if p.Commit >= 0 {
+			s.traceCommit(-1, p.Group, p.Topic, p.Queue, p.Commit)
+		}
+	}
+}
+
+// traceCommit traces a commit offset of a group's queue, by the engine
+// (client -1) or by a client, unless it is the one traced last.
+func (s *sim) traceCommit(client int32, group, topic string, queue int32, offset int64) {
+	k := commitKey{group, topic, queue}
+	if last, ok := s.commits[k]; ok && last == offset || !ok && offset == 0 {
+		return
+	}
+	s.commits[k] = offset
+	s.emit(model.Event{Kind: model.EvCommit, Client: client, Group: group, Topic: topic, Queue: queue, Offset: offset})
+}
+
+// sample appends one time-series point every SampleInterval and traces the
+// commit offsets that moved.
 func (s *sim) sample() {
 	s.record()
-	s.q.after(s.cfg.SampleInterval, evSample, -1, 0, nil)
+	s.traceCommits()
+	s.q.after(s.cfg.SampleInterval, tkSample, -1, 0, nil)
 }
 
 // record appends a time-series point: counts since the previous point, and
-// the backlog and broker in-flight levels now.
+// the backlog and engine in-flight levels now.
 func (s *sim) record() {
-	l := s.led
-	p := model.SeriesPoint{
-		AtMs:     s.q.now().Sub(s.start).Millis(),
-		Produced: l.nProduced, Acked: l.nAcked, Redelivered: l.nRedelivered,
-		Backlog: l.outstanding(), InFlight: int64(s.b.InFlightCount()),
-	}
-	d := p
-	d.Produced -= l.last.Produced
-	d.Acked -= l.last.Acked
-	d.Redelivered -= l.last.Redelivered
-	l.last = p
-	l.series = append(l.series, d)
+	n, _ := s.eng.Status(false, nil)
+	s.meter.record(s.q.now().Sub(s.start), int64(n))
 }

@@ -26,12 +26,14 @@ type producer struct {
 	key    []byte // scratch for building UNIQ_KEYs
 }
 
-// putReq is a message on its way to the broker.
+// putReq is a message on its way to the engine.
 type putReq struct {
 	p        *producer
 	msg      *model.Message
 	intended clock.Time
 }
+
+func (*putReq) payload() {}
 
 func (s *sim) newProducer(idx int32, spec *ProducerSpec) *producer {
 	return &producer{
@@ -48,7 +50,7 @@ func (s *sim) scheduleArrival(p *producer) {
 	if !ok || at >= s.safetyEnd {
 		return
 	}
-	s.q.at(max(at, s.q.now()), evProduce, p.idx, 0, nil)
+	s.q.at(max(at, s.q.now()), tkProduce, p.idx, 0, nil)
 }
 
 // produce sends one message: UNIQ_KEY p<producer>-<seq>, queues round
@@ -65,7 +67,7 @@ func (s *sim) produce(p *producer) {
 	}
 	p.seq++
 	p.next = (p.next + 1) % p.queues
-	s.q.after(s.reqLat.Sample(s.netRng), evPut, p.idx, 0, s.newPutReq(p, m, now))
+	s.q.after(s.reqLat.Sample(s.netRng), tkPut, p.idx, 0, s.newPutReq(p, m, now))
 	s.scheduleArrival(p)
 }
 
@@ -81,27 +83,23 @@ func (s *sim) newPutReq(p *producer, m *model.Message, intended clock.Time) *put
 	return r
 }
 
-// put stores a message at the broker, then wakes long-polling pops and
-// parked pulls. Only its evPut event referred to r: it is recycled.
+// put stores a message at the engine, which wakes long-polling pops and
+// held pulls. Only its tkPut task referred to r: it is recycled.
 func (s *sim) put(r *putReq) {
 	s.store(r.p, r.msg, r.intended)
 	*r = putReq{}
 	s.freePuts = append(s.freePuts, r)
 }
 
+// store gives the message its id (1, 2, 3 … in the order messages reach
+// the engine; every copy the engine makes keeps it) and stores it.
 func (s *sim) store(p *producer, m *model.Message, intended clock.Time) {
-	res := s.b.Put(s.q.now(), m)
-	if res.Code != model.Success {
-		s.emit(model.Event{Kind: model.EvProduceFailed, Client: p.idx, Msg: m.UniqKey, Code: res.Code, Detail: res.Remark})
-		return
+	m.ID = s.nextMsg
+	s.nextMsg++
+	if s.eng.Store(s.q.now(), p.idx, m, &s.out) {
+		s.meter.produced(m.ID, intended)
 	}
-	s.emit(model.Event{Kind: model.EvProduce, Client: p.idx, Msg: m.UniqKey, Topic: m.Topic, Queue: m.QueueID, Offset: res.Offset})
-	s.led.produced(m.UniqKey, intended)
-	s.wake(res.Woken)
-	s.wakePulls(res.PullWoken)
-	if len(s.pullHolds) > 0 {
-		s.armHoldCheck() // a message no hold's filter matched makes holds due at the next check
-	}
+	s.settle(&s.out)
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -7,7 +7,7 @@ import (
 )
 
 // RunOptions.Progress sees the header first, then every ProgressEvery
-// events with time moving forward, and an error from it stops the run.
+// tasks with time moving forward, and an error from it stops the run.
 func TestProgressHookReportsAndStops(t *testing.T) {
 	cfg := DefaultConfig()
 	var calls []Progress
@@ -15,16 +15,16 @@ func TestProgressHookReportsAndStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(calls) < 3 || calls[0].Events != 0 || !slices.Equal(calls[0].Header, res.Header) {
-		t.Fatalf("first call %+v (of %d), want 0 events and the header %v", calls[0], len(calls), res.Header)
+	if len(calls) < 3 || calls[0].Tasks != 0 || !slices.Equal(calls[0].Header, res.Header) {
+		t.Fatalf("first call %+v (of %d), want 0 tasks and the header %v", calls[0], len(calls), res.Header)
 	}
 	for i, p := range calls[1:] {
-		if p.Events != int64(i+1)*ProgressEvery || p.Virtual < calls[i].Virtual || p.Header != nil {
+		if p.Tasks != int64(i+1)*ProgressEvery || p.Virtual < calls[i].Virtual || p.Header != nil {
 			t.Fatalf("call %d: %+v after %+v", i+1, p, calls[i])
 		}
 	}
 	if want := res.Summary.SimEvents / ProgressEvery; int64(len(calls)-1) != want {
-		t.Errorf("%d progress calls after the first for %d events, want %d", len(calls)-1, res.Summary.SimEvents, want)
+		t.Errorf("%d progress calls after the first for %d tasks, want %d", len(calls)-1, res.Summary.SimEvents, want)
 	}
 
 	stop := errors.New("stop here")

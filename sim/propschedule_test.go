@@ -103,8 +103,8 @@ func TestScheduledCrashPauseAndBrokerRestart(t *testing.T) {
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Fatalf("fault events %v, want %v (the broker restart must not re-arm itself)", got, want)
 	}
-	if p := only(r, model.EvPause)[0]; p.Deadline != clock.Epoch.Add(sec(3.5)).Millis() {
-		t.Fatalf("pause deadline %d", p.Deadline)
+	if p := only(r, model.EvPause)[0]; p.Deadline != clock.Epoch.Add(sec(3.5)) {
+		t.Fatalf("pause deadline %v", p.Deadline)
 	}
 }
 
@@ -113,7 +113,7 @@ func TestScheduledCrashPauseAndBrokerRestart(t *testing.T) {
 // configured state comes back.
 func TestScheduledLossWindowsNest(t *testing.T) {
 	var siteAt []bool
-	probe := func(s *sim) { siteAt = append(siteAt, s.faults.loss[callAck][0].on) }
+	probe := func(s *sim) { siteAt = append(siteAt, s.faults.loss[lossAck][0].on) }
 	r := runSchedule(t, Schedule{
 		{At: sec(1), Kind: FaultLoss, Loss: "ack", For: sec(2)},
 		{At: sec(2), Kind: FaultLoss, Loss: "ack", For: sec(0.5)},
@@ -131,7 +131,7 @@ func TestScheduledLossWindowsNest(t *testing.T) {
 			t.Fatalf("ack lost at +%v, outside [1s, 3s)", at(e).Std())
 		}
 	}
-	for _, e := range only(r, model.EvAckAccepted) {
+	for _, e := range only(r, model.EvAcked) {
 		if at(e) >= sec(1)+clock.Millisecond && at(e) < sec(3) {
 			t.Fatalf("an ack reached the broker at +%v, inside the window", at(e).Std())
 		}
@@ -147,14 +147,14 @@ func TestScheduledRenewAndPutFailureWindows(t *testing.T) {
 	})
 	noViolations(t, r)
 	var same, late int
-	for _, e := range only(r, model.EvChangeSent) {
-		switch e.Detail {
-		case "renew-same-deadline":
+	for _, e := range only(r, model.EvRenew) {
+		switch e.Reason {
+		case model.RSameDeadline:
 			same++
 			if at(e) < sec(2) || at(e) > sec(2.6) {
 				t.Errorf("same-deadline renewal at +%v, outside the window", at(e).Std())
 			}
-		case "renew-after-revive":
+		case model.RAfterRevive:
 			late++
 			if at(e) < sec(6.5) {
 				t.Errorf("after-revive renewal at +%v, before its window", at(e).Std())
@@ -190,7 +190,7 @@ func TestScheduledSlowAndSkew(t *testing.T) {
 	if skew != -sec(0.25) {
 		t.Fatalf("consumer 1's skew %v after the step", skew.Std())
 	}
-	started := map[string]model.Event{}
+	started := map[model.MsgID]model.Event{}
 	slow := 0
 	for _, e := range only(r, model.EvConsumeStart, model.EvConsumeEnd) {
 		if e.Kind == model.EvConsumeStart {
@@ -201,7 +201,7 @@ func TestScheduledSlowAndSkew(t *testing.T) {
 		d := e.At.Sub(s.At)
 		inWindow := s.Client == 0 && at(s) >= sec(1) && at(s) < sec(2)
 		if inWindow != (d == 50*clock.Millisecond) || (!inWindow && d != 5*clock.Millisecond) {
-			t.Fatalf("%s on consumer %d started at +%v took %v", e.Msg, s.Client, at(s).Std(), d.Std())
+			t.Fatalf("message %d on consumer %d started at +%v took %v", e.Msg, s.Client, at(s).Std(), d.Std())
 		}
 		if inWindow {
 			slow++

@@ -9,26 +9,43 @@ import (
 
 // The pull baseline: classic clustering. Each queue of the topic is owned
 // by one live consumer of the group (AllocateMessageQueueAveragely,
-// rebalanced at once when a consumer crashes or comes back). The owner
-// pulls from its own offset with the broker's Pull (a pull that finds
-// nothing is held by the broker's PullRequestHoldService until a message
-// arrives on the queue, or until the hold check after its suspend time,
-// PollTime), consumes on its threads and commits the smallest unfinished
-// offset to the broker every CommitInterval (UPDATE_CONSUMER_OFFSET). A
-// new owner starts at the broker's committed offset
-// (QUERY_CONSUMER_OFFSET), so uncommitted work is redelivered. A pull
-// answered OFFSET_ILLEGAL restarts at the broker's nextBeginOffset at once
-// (a real client drops its process queue and waits for a rebalance). A failed message is re-consumed locally
-// after the popDelayLevel backoff (standing in for sendMessageBack to
+// rebalanced at once when a consumer crashes or comes back: the rebalance
+// is the client's). The owner pulls from its own offset with the engine's
+// Pull (a pull that finds nothing is held by the broker's
+// PullRequestHoldService until a message arrives on the queue, or until
+// the hold check after its suspend time, PollTime), consumes on its
+// threads and commits the smallest unfinished offset to the engine every
+// CommitInterval (UPDATE_CONSUMER_OFFSET). A new owner starts at the
+// engine's committed offset (QUERY_CONSUMER_OFFSET), so uncommitted work
+// is redelivered. A pull answered OFFSET_ILLEGAL restarts at the broker's
+// nextBeginOffset at once (a real client drops its process queue and
+// waits for a rebalance). A failed message is re-consumed locally after
+// the popDelayLevel backoff (standing in for sendMessageBack to
 // %RETRY%group, which needs a delay timer the engine does not have) and
 // goes to %DLQ%group after maxReconsumeTimes attempts; its offset is not
 // committed past it meanwhile, so at-least-once holds. Flow control counts
 // cached messages (pullThresholdForQueue, 1000), not the offset span: a
 // message waiting for its retry pins the commit offset, not the queue.
+// Offset queries, commits and the DLQ send-back reach the engine without
+// the network (the engine answers them in place).
+
+// pullConsumer is the Pull baseline's client model.
+type pullConsumer struct {
+	c      *consumer
+	set    *PullSettings
+	local  int          // messages held (waiting, running, retrying)
+	queues []*pullQueue // by queue id
+	commit pullCommit   // the commit clock's payload
+}
+
+// pullCommit is the payload of the commit clock's task.
+type pullCommit struct{}
+
+func (*pullCommit) payload() {}
 
 // pullQueue is one queue as its owner sees it.
 type pullQueue struct {
-	c         *consumer
+	p         *pullConsumer
 	q         int32
 	owned     bool
 	gen       uint32 // ownership generation: work of an older one is discarded
@@ -41,6 +58,33 @@ type pullQueue struct {
 	// cached counts messages delivered and waiting for or in consumption
 	// (not those waiting for a local retry): flow control's measure.
 	cached int
+}
+
+func (*pullQueue) payload() {}
+
+// pullHeld is a message a Pull consumer holds: its queue and ownership
+// generation, and its local attempts.
+type pullHeld struct {
+	held
+	pq      *pullQueue
+	gen     uint32
+	attempt int32
+}
+
+func (p *pullConsumer) start(s *sim) {
+	s.q.after(p.set.CommitInterval, tkClient, p.c.idx, p.c.epoch, &p.commit)
+}
+
+func (p *pullConsumer) busy() bool { return p.local > 0 }
+
+func (p *pullConsumer) crashed(*sim) {
+	p.local = 0
+	for _, pq := range p.queues {
+		if pq != nil {
+			pq.owned, pq.pulling, pq.armed = false, false, false
+			pq.gen++
+		}
+	}
 }
 
 // allocate is AllocateMessageQueueAveragely: the queues consumer i of n
@@ -65,246 +109,215 @@ func allocate(queues int32, i, n int) (start, count int32) {
 	return int32(min(st, q)), int32(max(min(avg, q-st), 0))
 }
 
-// rebalance reassigns the group's queues among its live members: owners
-// that lose a queue commit and drop it first, then new owners start at
-// the committed offset.
+// rebalance reassigns the group's queues among its live members.
+func (p *pullConsumer) rebalance(s *sim) { s.rebalance(p.c.g) }
+
+// rebalance reassigns a Pull group's queues among its live members: owners
+// that lose a queue commit and drop it first, then new owners start at the
+// committed offset.
 func (s *sim) rebalance(g *group) {
-	var live []*consumer
+	var live []*pullConsumer
 	for _, c := range g.members {
 		if c.alive {
-			live = append(live, c)
+			live = append(live, c.cl.(*pullConsumer))
 		}
 	}
 	want := make([][]bool, len(g.members))
-	for i, c := range live {
+	for i, p := range live {
 		st, n := allocate(g.queues, i, len(live))
 		w := make([]bool, g.queues)
 		for q := st; q < st+n; q++ {
 			w[q] = true
 		}
-		want[c.gpos] = w
+		want[p.c.gpos] = w
 	}
-	for _, c := range live {
-		for _, pq := range c.queues {
-			if pq != nil && pq.owned && !want[c.gpos][pq.q] {
-				s.commitQueue(c, pq)
+	for _, p := range live {
+		for _, pq := range p.queues {
+			if pq != nil && pq.owned && !want[p.c.gpos][pq.q] {
+				p.commitQueue(s, pq)
 				pq.owned = false
 				pq.gen++
 			}
 		}
 	}
-	for _, c := range live {
-		for q, w := range want[c.gpos] {
-			if w && (c.queues == nil || c.queues[q] == nil || !c.queues[q].owned) {
-				s.gain(c, int32(q))
+	for _, p := range live {
+		for q, w := range want[p.c.gpos] {
+			if w && (p.queues == nil || p.queues[q] == nil || !p.queues[q].owned) {
+				p.gain(s, int32(q))
 			}
 		}
 	}
 }
 
-func (s *sim) gain(c *consumer, q int32) {
-	if c.queues == nil {
-		c.queues = make([]*pullQueue, c.g.queues)
+func (p *pullConsumer) gain(s *sim, q int32) {
+	c := p.c
+	if p.queues == nil {
+		p.queues = make([]*pullQueue, c.g.queues)
 	}
-	pq := c.queues[q]
+	pq := p.queues[q]
 	if pq == nil {
-		pq = &pullQueue{c: c, q: q}
-		c.queues[q] = pq
+		pq = &pullQueue{p: p, q: q}
+		p.queues[q] = pq
 	}
 	start := int64(0) // QUERY_NOT_FOUND: consume from the queue's start
-	if r := s.b.QueryConsumerOffset(&pop.QueryConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: q}); r.Code == model.Success {
-		start = r.Offset
+	qr := offsetQuery{req: pop.QueryConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: q}}
+	s.serveNow(&qr)
+	if qr.res.Code == model.Success {
+		start = qr.res.Offset
 	}
 	pq.owned, pq.pulling, pq.armed = true, false, false
 	pq.gen++
 	pq.next, pq.base, pq.committed, pq.done, pq.cached = start, start, start, pq.done[:0], 0
 	s.cov.hit("rebalance")
 	s.emit(model.Event{Kind: model.EvRebalance, Client: c.idx, Topic: c.g.topic, Queue: q, Offset: start})
-	s.schedulePull(pq, 0)
+	p.schedulePull(s, pq, 0)
 }
 
-func (s *sim) schedulePull(pq *pullQueue, d clock.Duration) {
+func (p *pullConsumer) schedulePull(s *sim, pq *pullQueue, d clock.Duration) {
 	if pq.armed || !pq.owned {
 		return
 	}
 	pq.armed = true
-	s.q.after(d, evPoll, pq.c.idx, pq.c.epoch, pq)
+	s.q.after(d, tkPoll, p.c.idx, p.c.epoch, pq)
 }
 
-// pull sends one pull request for pq, unless flow control holds it.
-func (s *sim) pull(c *consumer, pq *pullQueue) {
+// poll sends one pull request for the queue, unless flow control holds it.
+func (p *pullConsumer) poll(s *sim, x payload) {
+	pq := x.(*pullQueue)
 	pq.armed = false
 	if !pq.owned || pq.pulling {
 		return
 	}
 	if pq.cached >= pullThresholdForQueue {
 		s.cov.hit("flow-control")
-		s.schedulePull(pq, pullTimeDelayWhenFlowCtl)
+		p.schedulePull(s, pq, pullTimeDelayWhenFlowCtl)
 		return
 	}
-	cl := s.newCall(callPull, c)
-	cl.pq, cl.gen, cl.offset = pq, pq.gen, pq.next
+	c := p.c
+	r := &pullReq{pq: pq, gen: pq.gen, offset: pq.next, req: pop.PullRequest{
+		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.q, QueueOffset: pq.next,
+		MaxMsgNums: c.spec.Batch, Suspend: true, SuspendTimeout: p.set.PollTime, ExpressionType: "TAG", Subscription: c.spec.Expression,
+	}}
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPull, reply: true}
 	pq.pulling = true
-	s.send(cl, c.pull.PollTime+s.cfg.Network.PollTimeoutSlack)
+	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
 }
 
-// brokerPull serves a pull at the broker; one that finds nothing is held
-// there (PullRequestHoldService) and answered when the broker hands it
-// back.
-func (s *sim) brokerPull(cl *call) {
-	sp := cl.c.spec
-	req := pop.PullRequest{
-		ClientID: cl.c.clientID, ConsumerGroup: cl.c.g.name, Topic: cl.c.g.topic, QueueID: cl.pq.q, QueueOffset: cl.offset,
-		MaxMsgNums: sp.Batch, Suspend: true, SuspendTimeout: cl.c.pull.PollTime, ExpressionType: "TAG", Subscription: sp.Expression,
-	}
-	s.b.Pull(s.q.now(), &req, &cl.pullRes)
-	if cl.pullRes.Status == pop.PullSuspended {
-		s.pullHolds[cl.pullRes.HoldID] = cl
-		s.armHoldCheck()
-		return
-	}
-	s.respondPull(cl)
-}
-
-func (s *sim) respondPull(cl *call) {
-	if s.lost(callPull, true) {
-		return
-	}
-	s.reply(cl)
-}
-
-// wakePulls re-runs held pulls the broker handed back (executeRequestWhenWakeup)
-// and answers them.
-func (s *sim) wakePulls(ws []pop.PullWakeup) {
-	for i := range ws {
-		cl := s.pullHolds[ws[i].ID]
-		if cl == nil {
-			continue // dropped by a broker restart
-		}
-		delete(s.pullHolds, ws[i].ID)
-		s.b.RerunPull(s.q.now(), &ws[i].Request, &cl.pullRes)
-		s.respondPull(cl)
+func (p *pullConsumer) timeout(s *sim, r Request) {
+	if r, ok := r.(*pullReq); ok {
+		r.pq.pulling = false
+		p.schedulePull(s, r.pq, pullTimeDelayWhenException)
 	}
 }
 
-// armHoldCheck schedules the broker's hold check at its next due time,
-// unless an earlier one is armed.
-func (s *sim) armHoldCheck() {
-	t, ok := s.b.NextHoldCheck()
-	if !ok {
-		return
-	}
-	t = max(t, s.q.now())
-	if s.holdArmed && s.holdAt <= t {
-		return
-	}
-	s.holdArmed, s.holdAt = true, t
-	s.q.at(t, evHoldCheck, -1, 0, nil)
-}
-
-// holdCheck runs PullRequestHoldService's periodic check.
-func (s *sim) holdCheck(at clock.Time) {
-	if !s.holdArmed || at != s.holdAt {
-		return // superseded by an earlier check
-	}
-	s.holdArmed = false
-	s.wakePulls(s.b.CheckHoldRequest(s.q.now()))
-	s.armHoldCheck()
-}
-
-// pullResponse hands pulled messages to the consumer.
-func (s *sim) pullResponse(c *consumer, cl *call) {
-	pq := cl.pq
+// reply hands pulled messages to the consumer.
+func (p *pullConsumer) reply(s *sim, x Request) {
+	r := x.(*pullReq)
+	pq := r.pq
 	pq.pulling = false
-	if cl.gen != pq.gen || !pq.owned {
+	if r.gen != pq.gen || !pq.owned {
 		return
 	}
-	res := &cl.pullRes
+	c := p.c
+	res := &r.res
 	if res.Status == pop.PullOffsetIllegal {
-		cl.offset = res.NextBeginOffset // OFFSET_TOO_SMALL and the like: the broker's correction
+		r.offset = res.NextBeginOffset // OFFSET_TOO_SMALL and the like: the broker's correction
 	}
-	s.emit(model.Event{Kind: model.EvPull, Client: c.idx, Topic: c.g.topic, Queue: pq.q, Offset: cl.offset, N: int64(len(res.Messages))})
-	if cl.offset > pq.next {
-		pq.next, pq.base, pq.done = cl.offset, cl.offset, pq.done[:0]
+	s.emit(model.Event{Kind: model.EvPull, Client: c.idx, Topic: c.g.topic, Queue: pq.q, Offset: r.offset, Count: int32(len(res.Messages))})
+	if r.offset > pq.next {
+		pq.next, pq.base, pq.done = r.offset, r.offset, pq.done[:0]
 	}
 	for i := range res.Messages {
 		m := &res.Messages[i]
 		if m.QueueOffset < pq.next {
 			continue
 		}
-		h := &held{c: c, epoch: c.epoch, msg: m, key: m.UniqKey, topic: m.Topic, queue: m.QueueID, offset: m.QueueOffset, deliveredAt: s.q.now(), pq: pq, gen: pq.gen}
-		s.pullDeliver(c, h)
+		h := &pullHeld{held: held{c: c, epoch: c.epoch, msg: m, topic: m.Topic, queue: m.QueueID, offset: m.QueueOffset, deliveredAt: s.q.now()}, pq: pq, gen: pq.gen}
+		s.deliver(&h.held, h.attempt, h.topic)
 		pq.next = m.QueueOffset + 1
 		pq.done = append(pq.done, false)
 		pq.cached++
-		c.local++
+		p.local++
 		c.buf = append(c.buf, h)
 	}
 	s.startWork(c)
-	s.schedulePull(pq, 0)
+	p.schedulePull(s, pq, 0)
 }
 
-func (s *sim) pullDeliver(c *consumer, h *held) {
-	s.emit(model.Event{Kind: model.EvDeliver, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Attempt: h.attempt, Detail: c.g.presented(h.topic)})
-	s.led.delivered(h.key)
+// beforeConsume: a dropped process queue is not consumed.
+func (p *pullConsumer) beforeConsume(_ *sim, w work) bool {
+	h := w.(*pullHeld)
+	if h.gen != h.pq.gen || !h.pq.owned {
+		p.local--
+		return false
+	}
+	return true
 }
 
-// pullDone: success finishes the offset; failure retries locally after the
+// consumed: success finishes the offset; failure retries locally after the
 // backoff, or sends the message to the DLQ after maxReconsumeTimes.
-func (s *sim) pullDone(c *consumer, h *held) {
+func (p *pullConsumer) consumed(s *sim, w work) {
+	h := w.(*pullHeld)
 	pq := h.pq
 	if h.gen != pq.gen || !pq.owned {
-		c.local-- // the queue moved on: the new owner redelivers from the committed offset
+		p.local-- // the queue moved on: the new owner redelivers from the committed offset
 		return
 	}
 	pq.cached--
 	if h.outcome == workload.Success {
-		c.local--
-		s.led.acked(h.key, h.deliveredAt, s.q.now())
-		s.finishOffset(pq, h.offset)
+		p.local--
+		s.meter.acked(h.msg.ID, h.deliveredAt, s.q.now())
+		pq.finish(h.offset)
 		return
 	}
 	h.attempt++
-	if h.attempt > c.pull.MaxReconsumeTimes {
-		c.local--
-		s.pullDLQ(c, h)
-		s.finishOffset(pq, h.offset)
+	if h.attempt > p.set.MaxReconsumeTimes {
+		p.local--
+		p.sendToDLQ(s, h)
+		pq.finish(h.offset)
 		return
 	}
-	s.q.after(clock.Duration(popDelaySeconds(int(h.attempt-1)))*clock.Second, evLocalRetry, c.idx, c.epoch, h)
+	s.q.after(clock.Duration(popDelaySeconds(int(h.attempt-1)))*clock.Second, tkClient, p.c.idx, p.c.epoch, h)
+}
+
+func (p *pullConsumer) timer(s *sim, x payload) {
+	switch x := x.(type) {
+	case *pullHeld:
+		p.localRetry(s, x)
+	case *pullCommit:
+		p.commitTick(s)
+	}
 }
 
 // localRetry redelivers a failed message to the consumer's own threads.
-func (s *sim) localRetry(c *consumer, h *held) {
+func (p *pullConsumer) localRetry(s *sim, h *pullHeld) {
 	if h.gen != h.pq.gen || !h.pq.owned {
-		c.local--
+		p.local--
 		return
 	}
 	h.deliveredAt = s.q.now()
 	h.pq.cached++
-	s.pullDeliver(c, h)
-	c.buf = append(c.buf, h)
-	s.startWork(c)
+	s.deliver(&h.held, h.attempt, h.topic)
+	p.c.buf = append(p.c.buf, h)
+	s.startWork(p.c)
 }
 
-func (s *sim) pullDLQ(c *consumer, h *held) {
-	dlq := model.DLQTopic(c.g.name)
-	if s.b.MaxOffset(dlq, 0) < 0 {
-		s.createDLQ(dlq)
-	}
+// sendToDLQ sends a message back to %DLQ%group (reconsumeTimes = its
+// attempts, ORIGIN_MESSAGE_ID set).
+func (p *pullConsumer) sendToDLQ(s *sim, h *pullHeld) {
+	c := p.c
 	cp := h.msg.Clone()
-	cp.Topic, cp.QueueID, cp.ReconsumeTimes = dlq, 0, h.attempt
-	_ = cp.SetProperty(model.PropertyOriginMessageID, h.key)
-	r := s.b.Put(s.q.now(), cp)
-	s.wake(r.Woken)
-	s.wakePulls(r.PullWoken)
+	cp.Topic, cp.QueueID, cp.ReconsumeTimes = model.DLQTopic(c.g.name), 0, h.attempt
+	_ = cp.SetProperty(model.PropertyOriginMessageID, h.msg.UniqKey)
+	r := sendBack{group: c.g.name, msg: cp}
+	s.serveNow(&r)
 	s.cov.hit("dlq")
-	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.key, Topic: dlq, Queue: 0, Offset: r.Offset, Attempt: h.attempt})
-	s.led.finish(h.key)
+	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Topic: cp.Topic, Queue: 0, Offset: r.res.Offset, Attempt: h.attempt})
+	s.meter.finish(h.msg.ID)
 }
 
-// finishOffset marks an offset finished and moves the queue's base.
-func (s *sim) finishOffset(pq *pullQueue, off int64) {
+// finish marks an offset finished and moves the queue's base.
+func (pq *pullQueue) finish(off int64) {
 	i := off - pq.base
 	if i < 0 || i >= int64(len(pq.done)) {
 		return
@@ -321,23 +334,25 @@ func (s *sim) finishOffset(pq *pullQueue, off int64) {
 }
 
 // commitTick persists the consumer's offsets (persistConsumerOffsetInterval).
-func (s *sim) commitTick(c *consumer) {
-	for _, pq := range c.queues {
+func (p *pullConsumer) commitTick(s *sim) {
+	for _, pq := range p.queues {
 		if pq != nil && pq.owned {
-			s.commitQueue(c, pq)
+			p.commitQueue(s, pq)
 		}
 	}
-	s.q.after(c.pull.CommitInterval, evCommit, c.idx, c.epoch, nil)
+	s.q.after(p.set.CommitInterval, tkClient, p.c.idx, p.c.epoch, &p.commit)
 }
 
-func (s *sim) commitQueue(c *consumer, pq *pullQueue) {
+func (p *pullConsumer) commitQueue(s *sim, pq *pullQueue) {
 	if pq.base == pq.committed {
 		return
 	}
+	c := p.c
 	pq.committed = pq.base
-	r := s.b.UpdateConsumerOffset(&pop.UpdateConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.q, CommitOffset: pq.base})
-	if r.Code != model.Success {
-		panic("sim: committing a pull consumer's offset: " + r.Code.String() + " " + r.Remark)
+	r := offsetCommit{req: pop.UpdateConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.q, CommitOffset: pq.base}}
+	s.serveNow(&r)
+	if r.res.Code != model.Success {
+		panic("sim: committing a pull consumer's offset: " + r.res.Code.String() + " " + r.res.Remark)
 	}
-	s.emit(model.Event{Kind: model.EvCommit, Client: c.idx, Topic: c.g.topic, Queue: pq.q, Offset: pq.base})
+	s.traceCommit(c.idx, c.g.name, c.g.topic, pq.q, pq.base)
 }

@@ -40,7 +40,7 @@ func TestPullRebalanceRedeliversUncommitted(t *testing.T) {
 	cfg.Consumers[0].Processing = dist("const(50ms)")
 	crashAt := 2 * clock.Second
 	r := runKeep(t, cfg, scriptStep{after: crashAt, f: func(s *sim) { s.crash(s.cons[0]) }})
-	got := map[string][]int32{}
+	got := map[model.MsgID][]int32{}
 	for _, e := range only(r, model.EvDeliver) {
 		got[e.Msg] = append(got[e.Msg], e.Client)
 	}
@@ -74,8 +74,8 @@ func TestPullFaultFree(t *testing.T) {
 	cfg.Consumers[0].Kind = Pull
 	cfg.Consumers[0].Outcomes = workload.Outcomes{} // failures are re-consumed locally: redeliveries
 	s := runSim(t, cfg)
-	if s.led.outstanding() != 0 || s.led.nRedelivered != 0 || s.led.nAcked != s.led.nProduced {
-		t.Fatalf("produced %d, consumed %d, redelivered %d, outstanding %d", s.led.nProduced, s.led.nAcked, s.led.nRedelivered, s.led.outstanding())
+	if s.meter.outstanding() != 0 || s.meter.nRedelivered != 0 || s.meter.nAcked != s.meter.nProduced {
+		t.Fatalf("produced %d, consumed %d, redelivered %d, outstanding %d", s.meter.nProduced, s.meter.nAcked, s.meter.nRedelivered, s.meter.outstanding())
 	}
 	if !s.drained {
 		t.Fatal("the pull baseline did not drain")

@@ -18,66 +18,123 @@ import (
 // (7200 s), i.e. 4 h.
 const maxAgeForAck = 2 * 7200 * 1000
 
-// pushPop issues the consumer's pop, unless one is outstanding or flow
-// control holds it back.
-func (s *sim) pushPop(c *consumer) {
-	if c.popOut != nil {
+// popDelayLevel is the push consumer's changeInvisibleTime backoff in
+// seconds (DefaultMQPushConsumer.popDelayLevel).
+var popDelayLevel = [...]int64{10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200}
+
+// popDelaySeconds is popDelayLevel[level], or the last entry when level is
+// past the table.
+func popDelaySeconds(level int) int64 {
+	if level >= len(popDelayLevel) {
+		return popDelayLevel[len(popDelayLevel)-1]
+	}
+	return popDelayLevel[max(level, 0)]
+}
+
+// pushConsumer is the POP push consumer's client model.
+type pushConsumer struct {
+	c   *consumer
+	set *PopPushSettings
+	// waitAck counts messages received and not yet acked, renewed or
+	// given up: flow control's measure.
+	waitAck   int
+	popOut    *popReq // the outstanding pop
+	pollArmed bool    // a tkPoll is scheduled
+}
+
+func (p *pushConsumer) start(s *sim) { p.schedulePoll(s, 0) }
+
+func (p *pushConsumer) busy() bool { return p.waitAck > 0 }
+
+func (p *pushConsumer) crashed(*sim) { p.waitAck, p.popOut, p.pollArmed = 0, nil, false }
+
+// schedulePoll arms the next pop after d; with d = 0 it is sent at once.
+func (p *pushConsumer) schedulePoll(s *sim, d clock.Duration) {
+	if p.pollArmed || !p.c.alive {
 		return
 	}
-	if c.waitAck > c.popPush.PopThresholdForQueue {
+	if d == 0 {
+		p.pop(s)
+		return
+	}
+	p.pollArmed = true
+	s.q.after(d, tkPoll, p.c.idx, p.c.epoch, nil)
+}
+
+func (p *pushConsumer) poll(s *sim, _ payload) {
+	p.pollArmed = false
+	p.pop(s)
+}
+
+// pop issues the consumer's pop, unless one is outstanding or flow control
+// holds it back.
+func (p *pushConsumer) pop(s *sim) {
+	if p.popOut != nil {
+		return
+	}
+	if p.waitAck > p.set.PopThresholdForQueue {
 		// More than popThresholdForQueue messages wait for an ack: retry in 50 ms.
 		s.cov.hit("flow-control")
-		s.schedulePoll(c, pullTimeDelayWhenFlowCtl)
+		p.schedulePoll(s, pullTimeDelayWhenFlowCtl)
 		return
 	}
-	s.sendPop(c, c.spec.Batch)
-}
-
-// sendPop sends a pop (or the simple consumer's receive) of up to n
-// messages, with long polling.
-func (s *sim) sendPop(c *consumer, n int32) {
-	inv, poll := c.popTimes()
-	cl := s.newCall(callPop, c)
-	cl.pop.req = pop.PopRequest{
-		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: n,
-		InvisibleTime: inv, PollTime: poll, BornTime: c.now(s),
+	c := p.c
+	r := &popReq{req: pop.PopRequest{
+		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: c.spec.Batch,
+		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
 		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression,
-	}
-	c.popOut = cl
-	s.emit(model.Event{Kind: model.EvPopRequest, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, N: int64(n), Deadline: cl.pop.req.InvisibleTime.Millis()})
+	}}
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true}
+	p.popOut = r
+	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: c.spec.Batch, Span: p.set.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
-	s.send(cl, poll+s.cfg.Network.PollTimeoutSlack)
+	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
 }
 
-// popResponse is a pop or receive response reaching its client.
-func (s *sim) popResponse(c *consumer, cl *call) {
-	if c.popOut == cl {
-		c.popOut = nil
+func (p *pushConsumer) reply(s *sim, r Request) {
+	switch r := r.(type) {
+	case *popReq:
+		p.popResponse(s, r)
+	case *changeReq:
+		adoptRenewal(r)
 	}
-	res := &cl.pop.res
-	s.emit(model.Event{Kind: model.EvPopResponse, Client: c.idx, Topic: c.g.topic, Queue: -1, Offset: -1, Code: res.Code, N: int64(len(res.Messages)), Detail: res.Status.String()})
-	if c.kind == Simple {
-		s.receiveResponse(c, res)
-		return
+}
+
+func (p *pushConsumer) timeout(s *sim, r Request) {
+	if r, ok := r.(*popReq); ok {
+		s.traceLost(r, model.RTimeout)
+		if p.popOut == r {
+			p.popOut = nil
+		}
+		p.schedulePoll(s, pullTimeDelayWhenException)
 	}
+}
+
+// popResponse is a pop's answer reaching the consumer.
+func (p *pushConsumer) popResponse(s *sim, r *popReq) {
+	if p.popOut == r {
+		p.popOut = nil
+	}
+	res := &r.res
+	c := p.c
+	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
 	for i := range res.Messages {
-		m := &res.Messages[i].Message
-		h := s.deliver(c, m, res.Messages[i].Handle)
-		if m.ReconsumeTimes > c.popPush.MaxReconsumeTimes {
+		h := s.deliverPopped(c, &res.Messages[i])
+		if h.msg.ReconsumeTimes > p.set.MaxReconsumeTimes {
 			// processPopResult: reconsumeTimes > maxReconsumeTimes is acked
 			// and dropped on receipt.
-			s.drop(c, h, "push-max-reconsume")
+			p.drop(s, h, model.RPushMaxReconsume)
 			continue
 		}
-		c.waitAck++
+		p.waitAck++
 		c.buf = append(c.buf, h)
 		s.injectRenewals(c, h)
 	}
 	s.startWork(c)
-	s.schedulePoll(c, repopDelay(res.Code))
+	p.schedulePoll(s, repopDelay(res.Code))
 }
 
-// repopDelay is the push consumer's delay before the next pop, by response
+// repopDelay is a POP consumer's delay before the next pop, by response
 // code: FOUND and POLLING_NOT_FOUND (210, 19) at once, broker flow control
 // 20 ms, POLLING_FULL (209) and anything else 3000 ms.
 func repopDelay(code model.ResponseCode) clock.Duration {
@@ -91,41 +148,63 @@ func repopDelay(code model.ResponseCode) clock.Duration {
 }
 
 // drop acks a message and drops it under a named client policy.
-func (s *sim) drop(c *consumer, h *held, policy string) {
-	s.cov.hit("drop-" + policy)
-	s.emit(model.Event{Kind: model.EvDrop, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Attempt: h.msg.ReconsumeTimes, Detail: policy})
-	s.led.finish(h.key)
-	s.sendAck(c, h)
+func (p *pushConsumer) drop(s *sim, h *popHeld, policy model.Reason) {
+	s.cov.hit("drop-" + policy.String())
+	s.emit(heldEvent(model.EvDrop, &h.held, policy))
+	s.meter.finish(h.msg.ID)
+	s.sendAck(h)
 }
 
-// pushDone is processConsumeResult for one message.
-func (s *sim) pushDone(c *consumer, h *held) {
-	c.waitAck--
-	if s.leaseExpired(c, h) {
+func (p *pushConsumer) timer(s *sim, x payload) {
+	if f, ok := x.(*renewFault); ok {
+		s.faultRenew(p.c, f)
+	}
+}
+
+// beforeConsume is ConsumeRequest.run's check: now - popTime >=
+// invisibleTime aborts; nothing is sent and the broker revives the
+// message.
+func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
+	h := w.(*popHeld)
+	if h.expired(s) {
+		p.waitAck--
+		h.finished = true
+		s.cov.hit("expired-before-consume")
+		s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RBefore))
+		return false
+	}
+	return true
+}
+
+// consumed is processConsumeResult for one message.
+func (p *pushConsumer) consumed(s *sim, w work) {
+	h := w.(*popHeld)
+	p.waitAck--
+	if h.expired(s) {
 		// The pop timed out during consumption: nothing is sent.
 		h.finished = true
 		s.cov.hit("expired-after-consume")
-		s.emit(s.heldEvent(model.EvExpiredLocal, c, h, "after"))
+		s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RAfter))
 		return
 	}
 	if h.outcome == workload.Success {
-		s.sendAck(c, h)
+		s.sendAck(h)
 		return
 	}
 	// An exception is RECONSUME_LATER.
-	if h.msg.ReconsumeTimes >= c.popPush.MaxReconsumeTimes {
-		s.checkNeedAckOrDelay(c, h)
+	if h.msg.ReconsumeTimes >= p.set.MaxReconsumeTimes {
+		p.checkNeedAckOrDelay(s, h)
 		return
 	}
 	// delayLevelWhenNextConsume is 0, which means "use reconsumeTimes".
-	s.nack(c, h, popDelaySeconds(int(h.msg.ReconsumeTimes))*1000)
+	p.nack(s, h, clock.Duration(popDelaySeconds(int(h.msg.ReconsumeTimes)))*clock.Second)
 }
 
 // checkNeedAckOrDelay is the age rule for messages past maxReconsumeTimes.
-func (s *sim) checkNeedAckOrDelay(c *consumer, h *held) {
-	age := c.nowMs(s) - h.msg.BornTimestamp
+func (p *pushConsumer) checkNeedAckOrDelay(s *sim, h *popHeld) {
+	age := p.c.now(s).Millis() - h.msg.BornTimestamp
 	if age > maxAgeForAck {
-		s.drop(c, h, "push-age-4h")
+		p.drop(s, h, model.RPushAge4h)
 		return
 	}
 	level := -1
@@ -140,12 +219,11 @@ func (s *sim) checkNeedAckOrDelay(c *consumer, h *held) {
 		// for messages younger than 10 s); popsim guards it with level 0.
 		level = 0
 	}
-	s.nack(c, h, popDelaySeconds(level)*1000)
+	p.nack(s, h, clock.Duration(popDelaySeconds(level))*clock.Second)
 }
 
 // nack renews the lease to the backoff; failures are only logged upstream,
-// so the response is not awaited.
-func (s *sim) nack(c *consumer, h *held, invisibleMs int64) {
-	h.finished = true
-	s.sendChange(c, h, h.hstr, invisibleMs, changeNack, 0)
+// so the answer is not awaited.
+func (p *pushConsumer) nack(s *sim, h *popHeld, invisible clock.Duration) {
+	s.sendNack(h, pop.NewChangeInvisibleTimeRequest(p.c.g.name, h.msg.Topic, &h.handle, invisible), h.lease)
 }

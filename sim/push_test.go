@@ -15,22 +15,22 @@ func TestPushReconsumeLaterBacksOff(t *testing.T) {
 	cfg.Consumers[0].Outcomes = outcomes("outcomes(reconsume_later=1)")
 	cfg.Duration, cfg.Drain = 45*clock.Second, clock.Second
 	r := runKeep(t, cfg)
-	sent := only(r, model.EvChangeSent)
-	acc := only(r, model.EvChangeAccepted)
+	sent := only(r, model.EvRenew)
+	acc := only(r, model.EvRenewed)
 	dels := only(r, model.EvDeliver)
 	if len(sent) < 2 || len(acc) < 2 || len(dels) < 2 {
 		t.Fatalf("got %d renewals sent, %d accepted, %d deliveries: want at least 2 each", len(sent), len(acc), len(dels))
 	}
-	if sent[0].Deadline != 10_000 || sent[0].Handle != dels[0].Handle {
-		t.Fatalf("first renewal %v: want invisibleTime 10000 with the delivered handle %q", &sent[0], dels[0].Handle)
+	if sent[0].Span != 10*clock.Second || sent[0].Lease != dels[0].Lease {
+		t.Fatalf("first renewal %v: want invisibleTime 10s of the delivered lease %d", &sent[0], dels[0].Lease)
 	}
-	if acc[0].Deadline != ms(acc[0])+10_000 || acc[0].N != 1 {
-		t.Fatalf("first renewal accepted %v: want a lease ending 10 s after the broker got it, old record deleted", &acc[0])
+	if acc[0].Deadline != clock.FromMillis(ms(acc[0])+10_000) || acc[0].Ended != acc[0].Lease || acc[0].Next == 0 {
+		t.Fatalf("first renewal accepted %v: want a new lease ending 10 s after the broker got it, the old one removed", &acc[0])
 	}
-	if dels[1].Attempt != 1 || ms(dels[1]) < acc[0].Deadline {
-		t.Fatalf("second delivery %v: want reconsumeTimes 1, not before the renewed lease ended at %d", &dels[1], acc[0].Deadline)
+	if dels[1].Attempt != 1 || dels[1].At < acc[0].Deadline {
+		t.Fatalf("second delivery %v: want reconsumeTimes 1, not before the renewed lease ended at %v", &dels[1], acc[0].Deadline)
 	}
-	if sent[1].Deadline != 30_000 {
+	if sent[1].Span != 30*clock.Second {
 		t.Fatalf("second renewal %v: want invisibleTime 30000 (popDelayLevel[1])", &sent[1])
 	}
 }
@@ -53,13 +53,13 @@ func TestPushExpiryCheckAborts(t *testing.T) {
 		}
 		switch e.Kind {
 		case model.EvExpiredLocal:
-			switch e.Detail {
-			case "before":
+			switch e.Reason {
+			case model.RBefore:
 				before++
-			case "after":
+			case model.RAfter:
 				after++
 			}
-		case model.EvAckSent, model.EvChangeSent:
+		case model.EvAck, model.EvRenew:
 			acks++
 		case model.EvConsumeStart:
 			if e.At < clock.Epoch.Add(6*clock.Second) {
@@ -88,14 +88,14 @@ func TestPushFlowControlAt96(t *testing.T) {
 	waiting, peak := 0, 0
 	for _, e := range r.Events {
 		switch e.Kind {
-		case model.EvPopRequest:
+		case model.EvReceive:
 			if waiting > 96 {
 				t.Fatalf("%v: a pop with %d messages waiting for an ack", &e, waiting)
 			}
 		case model.EvDeliver:
 			waiting++
 			peak = max(peak, waiting)
-		case model.EvAckSent, model.EvChangeSent, model.EvExpiredLocal:
+		case model.EvAck, model.EvRenew, model.EvExpiredLocal:
 			waiting--
 		}
 	}
@@ -121,8 +121,14 @@ func TestPushDropsPastMaxReconsume(t *testing.T) {
 		t.Fatalf("drops %v, want exactly one", drops)
 	}
 	// reconsumeTimes 0: renewed 10 s; 1 (= max): the age rule renews; 2: dropped.
-	if drops[0].Detail != "push-max-reconsume" || drops[0].Attempt != 2 {
-		t.Fatalf("drop %v: want push-max-reconsume at reconsumeTimes 2", &drops[0])
+	var attempt int32 = -1
+	for _, d := range only(r, model.EvDeliver) {
+		if d.Lease == drops[0].Lease {
+			attempt = d.Attempt
+		}
+	}
+	if drops[0].Reason != model.RPushMaxReconsume || attempt != 2 {
+		t.Fatalf("drop %v (delivered at reconsumeTimes %d): want push-max-reconsume at reconsumeTimes 2", &drops[0], attempt)
 	}
 	if r.Summary.Dropped != 1 || r.Summary.DroppedByPolicy["push-max-reconsume"] != 1 {
 		t.Fatalf("summary dropped %d by policy %v", r.Summary.Dropped, r.Summary.DroppedByPolicy)

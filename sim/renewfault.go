@@ -3,15 +3,19 @@ package sim
 import (
 	"popsim/clock"
 	"popsim/model"
+	"popsim/pop"
 )
 
 // renewFault is an injected renewal at a chosen moment of a lease.
 type renewFault struct {
-	h      *held
+	h      *popHeld
 	edge   int
-	handle string // the handle at delivery (the after-revive edge keeps it)
-	dl     int64  // the lease end it targets (ms)
+	handle model.ReceiptHandle // the handle at delivery (the after-revive edge keeps it)
+	lease  model.LeaseID       // ... and its lease
+	dl     clock.Time          // the lease end it targets
 }
+
+func (*renewFault) payload() {}
 
 // injectRenewals draws, per delivered message, which renewal edges to
 // inject (famRenew):
@@ -19,36 +23,37 @@ type renewFault struct {
 //     so the new record's deadline equals the old one (#10276);
 //   - at expiry: the consumer holds the message past its deadline (its
 //     processing is stretched) and renews so that the request reaches the
-//     broker exactly at the deadline;
+//     engine exactly at the deadline;
 //   - after revive: a late renewal with the delivery's handle, 1-10 s after
 //     the deadline, when the message was revived or acked.
-func (s *sim) injectRenewals(c *consumer, h *held) {
+func (s *sim) injectRenewals(c *consumer, h *popHeld) {
 	if s.live {
 		return
 	}
 	r := s.faults.rng[famRenew]
-	dl := h.handle.NextVisibleTime()
+	dl := clock.FromMillis(h.handle.NextVisibleTime())
 	for e := range s.faults.renew {
 		st := &s.faults.renew[e]
 		if !st.on || !chance(r, st.ppm) {
 			continue
 		}
-		f := &renewFault{h: h, edge: e, handle: h.hstr, dl: dl}
+		f := &renewFault{h: h, edge: e, handle: h.handle, lease: h.lease, dl: dl}
 		at := s.q.now()
 		switch e {
 		case renewSameDeadline:
 			at = at.Add(clock.Duration(r.Int64N(int64(2 * clock.Millisecond))))
 		case renewAtExpiry:
-			at = max(clock.FromMillis(dl).Add(-2*clock.Millisecond), at)
-			h.holdUntil = clock.FromMillis(dl).Add(clock.Duration(r.Int64N(int64(clock.Second))))
+			at = max(dl.Add(-2*clock.Millisecond), at)
+			h.holdUntil = dl.Add(clock.Duration(r.Int64N(int64(clock.Second))))
 		case renewAfterRevive:
-			at = max(clock.FromMillis(dl).Add(clock.Second+clock.Duration(r.Int64N(int64(9*clock.Second)))), at)
+			at = max(dl.Add(clock.Second+clock.Duration(r.Int64N(int64(9*clock.Second)))), at)
 		}
-		s.q.at(at, evFaultRenew, c.idx, c.epoch, f)
+		s.q.at(at, tkClient, c.idx, c.epoch, f)
 	}
 }
 
-// faultRenew sends an injected renewal.
+// faultRenew sends an injected renewal. A simple consumer's goes through
+// its proxy, which may reject an expired handle.
 func (s *sim) faultRenew(c *consumer, f *renewFault) {
 	h := f.h
 	// Decided during the safety phase, an injected renewal may still land
@@ -56,30 +61,35 @@ func (s *sim) faultRenew(c *consumer, f *renewFault) {
 	if f.edge != renewAfterRevive && h.finished {
 		return
 	}
-	hstr, why := h.hstr, changeFault
+	handle, lease, why := h.handle, h.lease, changeFault
 	if f.edge == renewAfterRevive {
-		hstr, why = f.handle, changeFaultStale
+		handle, lease, why = f.handle, f.lease, changeFaultStale
 	}
-	if c.kind == Simple {
-		hd, _ := model.ParseReceiptHandle(hstr)
-		if hd.IsExpired(c.nowMs(s)) {
-			s.cov.hit("expired-handle-rejected")
-			e := s.heldEvent(model.EvExpiredLocal, c, h, "renew")
-			e.Handle = hstr
-			s.emit(e)
+	invisible := s.invisibleOf(c)
+	req := pop.NewChangeInvisibleTimeRequest(c.g.name, h.msg.Topic, &handle, invisible)
+	if sc, ok := c.cl.(*simpleConsumer); ok {
+		var ok bool
+		if req, lease, ok = sc.change(s, h, handle, lease, invisible); !ok {
 			return
 		}
 	}
 	s.cov.hit(s.faults.renew[f.edge].name)
-	invisible, _ := c.popTimes()
-	inv := invisible.Millis()
-	cl := s.newCall(callChange, c)
-	cl.h, cl.handle, cl.why, cl.edge = h, hstr, why, f.edge
-	cl.invisibleMs = inv
-	s.emit(model.Event{Kind: model.EvChangeSent, Client: c.idx, Msg: h.key, Topic: h.topic, Queue: h.queue, Offset: h.offset, Handle: hstr, Deadline: inv, Detail: s.faults.renew[f.edge].name})
+	r := s.newChange(c, h, h.msg.ID, req, lease, why, changeReason(why, f.edge))
+	r.keepDeadline = f.edge == renewSameDeadline
 	if f.edge == renewAtExpiry {
-		s.q.at(max(clock.FromMillis(f.dl), s.q.now()), evNetRequest, c.idx, c.epoch, cl)
+		s.sendAt(r, f.dl)
 		return
 	}
-	s.send(cl, 0)
+	s.send(r, 0)
+}
+
+// invisibleOf is the invisible time a POP consumer pops with.
+func (s *sim) invisibleOf(c *consumer) clock.Duration {
+	switch set := c.spec.Settings.(type) {
+	case *SimpleSettings:
+		return set.InvisibleTime
+	case *PopPushSettings:
+		return set.InvisibleTime
+	}
+	panic("sim: a renewal by a consumer that does not pop")
 }

@@ -11,8 +11,16 @@ import (
 // result closes the run: the "done" phase event, the checker's liveness
 // verdict, and the summary.
 func (s *sim) result() (*Result, error) {
-	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Detail: "done"})
-	if last := s.led.series; len(last) == 0 || last[len(last)-1].AtMs != s.q.now().Sub(s.start).Millis() {
+	s.traceCommits()
+	end := model.RDone
+	if !s.drained {
+		end = model.RUndrained
+	}
+	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Reason: end})
+	if invariantsOn {
+		s.checkEngine()
+	}
+	if last := s.meter.series; len(last) == 0 || last[len(last)-1].AtMs != s.q.now().Sub(s.start).Millis() {
 		s.record() // the final, partial interval
 	}
 	rep := s.chk.Finish(check.Final{CommitLag: s.commitLags(), Drained: s.drained})
@@ -21,9 +29,9 @@ func (s *sim) result() (*Result, error) {
 		return nil, fmt.Errorf("sim: writing the trace: %w", err)
 	}
 	if cp := s.opts.capture; cp != nil {
-		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatchedEv = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
+		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatched = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
 	}
-	r := &Result{EndToEnd: s.led.e2e, ServiceTime: s.led.svc, Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
+	r := &Result{EndToEnd: s.meter.e2e, ServiceTime: s.meter.svc, Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
 	r.Summary = s.summary(rep, sum)
 	return r, nil
 }
@@ -36,23 +44,23 @@ func (s *sim) summary(rep check.Report, traceSum string) model.Summary {
 		Produced: rep.Produced, Acked: rep.Acked, DLQ: rep.DLQ, Dropped: rep.Dropped, Lost: rep.Lost,
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
-		EndToEnd: latency(s.led.e2e), ServiceTime: latency(s.led.svc),
+		EndToEnd: latency(s.meter.e2e), ServiceTime: latency(s.meter.svc),
 		SimEvents: s.q.dispatched, SimSeconds: s.q.now().Sub(s.start).Seconds(),
-		Coverage: s.cov.snapshot(), Series: s.led.series,
+		Coverage: s.cov.snapshot(), Series: s.meter.series,
 	}
 	if sum.Violations == nil {
 		sum.Violations = []model.Violation{}
 	}
 	if w := cfg.Duration - cfg.Warmup; w > 0 {
-		sum.ThroughputPerSec = float64(s.led.nWarmAcks) / w.Seconds()
+		sum.ThroughputPerSec = float64(s.meter.nWarmAcks) / w.Seconds()
 	}
 	return sum
 }
 
 func (s *sim) consumerKind() string {
-	k := s.cons[0].kind
+	k := s.cons[0].spec.Kind
 	for _, c := range s.cons {
-		if c.kind != k {
+		if c.spec.Kind != k {
 			return "mixed"
 		}
 	}

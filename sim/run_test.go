@@ -37,9 +37,19 @@ func TestSameSeedSameTrace(t *testing.T) {
 	if d := cmp.Diff(a.Summary, b.Summary); d != "" {
 		t.Fatalf("seed 3 twice: summaries differ (-first +second):\n%s", d)
 	}
-	sum := sha256.Sum256(text.Bytes())
+	var bin []byte
+	for i := range a.Events {
+		bin = a.Events[i].AppendBinary(bin)
+	}
+	sum := sha256.Sum256(bin)
 	if hex.EncodeToString(sum[:]) != a.Summary.TraceSHA256 {
-		t.Fatal("the trace hash is not the SHA-256 of the written trace text")
+		t.Fatal("the trace hash is not the SHA-256 of the events' binary forms")
+	}
+	for i, line := range strings.Split(strings.TrimSuffix(text.String(), "\n"), "\n") {
+		e, err := model.ParseEvent(line)
+		if err != nil || i >= len(a.Events) || e != a.Events[i] {
+			t.Fatalf("trace line %d %q reads back as %+v (%v), want the event kept: %+v", i, line, e, err, a.Events[min(i, len(a.Events)-1)])
+		}
 	}
 	if int64(len(a.Events)) != a.TraceEvents() || a.TraceEvents() != int64(strings.Count(text.String(), "\n")) {
 		t.Fatalf("%d kept events, %d trace events, %d lines", len(a.Events), a.TraceEvents(), strings.Count(text.String(), "\n"))
@@ -161,6 +171,33 @@ func TestSeedSweepAllFaults(t *testing.T) {
 	}
 }
 
+// The same sweep for the simple consumer (through its proxy, auto-renew
+// on every third seed) and the Pull baseline (rebalances, local retries,
+// committed offsets): every seed must pass the checker.
+func TestSeedSweepOtherKinds(t *testing.T) {
+	seeds := 12
+	if testing.Short() {
+		seeds = 4
+	}
+	for _, kind := range []ConsumerKind{Simple, Pull} {
+		for seed := 1; seed <= seeds; seed++ {
+			cfg := allFaultFamilies(uint64(seed))
+			cfg.Faults.Swarm = seed%2 == 0
+			cfg.Consumers[0].Kind, cfg.Consumers[0].Settings = kind, nil
+			if kind == Simple {
+				cfg.Consumers[0].Settings = &SimpleSettings{AutoRenew: seed%3 == 0}
+			}
+			r, err := Run(cfg, RunOptions{Replay: "go test ./sim -run TestSeedSweepOtherKinds"})
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", kind, seed, err)
+			}
+			if v := r.Summary.Violations; len(v) > 0 {
+				t.Errorf("%s seed %d (swarm %v): %d violations, first %s: %s", kind, seed, cfg.Faults.Swarm, len(v), v[0].Invariant, v[0].Detail)
+			}
+		}
+	}
+}
+
 func TestSeriesAndThroughput(t *testing.T) {
 	cfg := shortDefault(2)
 	cfg.Faults = FaultSpec{}
@@ -194,7 +231,7 @@ func TestPhasesAreTraced(t *testing.T) {
 	r := runKeep(t, tinyConfig(PopPush))
 	var phases []string
 	for _, e := range only(r, model.EvPhase) {
-		phases = append(phases, e.Detail)
+		phases = append(phases, e.Reason.String())
 	}
 	if strings.Join(phases, ",") != "safety,liveness,done" {
 		t.Fatalf("phases %v", phases)

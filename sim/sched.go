@@ -10,72 +10,71 @@ import (
 
 // Bounds the scheduler enforces. Hitting one is an error that names it.
 var (
-	// ErrEventBudget: more events were dispatched than Config.EventBudget.
+	// ErrEventBudget: more tasks were dispatched than Config.EventBudget.
 	ErrEventBudget = errors.New("sim: event budget exhausted")
-	// ErrTimeLimit: an event was due after the scheduler's virtual-time limit.
+	// ErrTimeLimit: a task was due after the scheduler's virtual-time limit.
 	ErrTimeLimit = errors.New("sim: virtual-time limit reached")
 )
 
-// evKind is the type of a scheduler event (internal; trace events are
-// model.Event).
-type evKind uint8
+// taskKind is the type of a scheduler task. Tasks are the simulator's
+// own work items on its timeline; the trace's events (model.Event) are
+// what the run reports, and the two are never the same thing.
+type taskKind uint8
 
 const (
-	evStop evKind = iota
-	evLiveness
-	evDrainCheck
-	evSample
-	evProduce // a producer sends its next message
-	evPut     // the message reaches the broker
-	evRevive
-	evCacheCleanup
-	evPollTick
-	evNetRequest  // a request reaches the broker
-	evNetResponse // a response reaches its client
-	evTimeout     // a client gives up on a request
-	evHoldCheck   // the broker's pull hold check (PullRequestHoldService)
-	evPoll        // a consumer (re)issues its pop, receive or pull
-	evConsumeEnd
-	evRenew      // simple consumer auto-renew
-	evFaultRenew // an injected renewal at a chosen moment
-	evLocalRetry // pull consumer re-consumes a failed message
-	evCommit     // pull consumer persists its offsets
-	evCrash
-	evRestart
-	evPause
-	evResume
-	evSlow
-	evBrokerRestart
-	evScripted // tests: run a function at a virtual time
+	tkStop taskKind = iota
+	tkLiveness
+	tkDrainCheck
+	tkSample
+	tkProduce     // a producer sends its next message
+	tkPut         // the message reaches the engine
+	tkEngine      // the engine's periodic work: who is the engine's timer
+	tkNetRequest  // a request reaches the engine
+	tkNetResponse // a response reaches its client
+	tkTimeout     // a client gives up on a request
+	tkPoll        // a consumer (re)issues its pop, receive or pull
+	tkConsumeEnd  // a consumption ends
+	tkClient      // a client's own timed work (its payload says which)
+	tkCrash
+	tkRestart
+	tkPause
+	tkResume
+	tkSlow
+	tkBrokerRestart
+	tkScripted // tests: run a function at a virtual time
 )
 
-// event is one scheduled occurrence. who is a consumer or producer index,
-// epoch the consumer incarnation it was scheduled for; p carries the
-// payload (always a pointer, so storing it in the interface does not
-// allocate).
-type event struct {
+// payload is what a task carries: a request, a message in hand, a
+// producer's message on its way, a client timer. The set is closed (the
+// method is unexported) and every payload is a pointer, so storing one
+// in a task does not allocate.
+type payload interface{ payload() }
+
+// task is one scheduled occurrence. who is a consumer, producer or timer
+// index, epoch the consumer incarnation it was scheduled for.
+type task struct {
 	at    clock.Time
 	tie   uint64
 	seq   uint64
-	kind  evKind
+	kind  taskKind
 	who   int32
 	epoch uint32
-	p     any
+	p     payload
 	idx   int // position in the heap, -1 once dispatched or cancelled
 }
 
-// eventHeap orders events by (virtual time, seeded tie-break, sequence).
-// The tie-break shuffles simultaneous events deliberately, the sequence
+// taskHeap orders tasks by (virtual time, seeded tie-break, sequence).
+// The tie-break shuffles simultaneous tasks deliberately, the sequence
 // number makes the order total, so the dispatch order does not depend on
 // how the heap arranges its array. It is a binary min-heap written out for
-// *event (container/heap's interface calls cost more than the comparisons);
-// each event knows its position (idx) so that it can be cancelled.
-type eventHeap []*event
+// *task (container/heap's interface calls cost more than the comparisons);
+// each task knows its position (idx) so that it can be cancelled.
+type taskHeap []*task
 
-func (h eventHeap) Len() int           { return len(h) }
-func (h eventHeap) Less(i, j int) bool { return evLess(h[i], h[j]) }
+func (h taskHeap) Len() int           { return len(h) }
+func (h taskHeap) Less(i, j int) bool { return taskLess(h[i], h[j]) }
 
-func evLess(a, b *event) bool {
+func taskLess(a, b *task) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
@@ -86,13 +85,13 @@ func evLess(a, b *event) bool {
 }
 
 // push adds e.
-func (h *eventHeap) push(e *event) {
+func (h *taskHeap) push(e *task) {
 	*h = append(*h, e)
 	h.up(len(*h)-1, e)
 }
 
-// remove takes out the event at position i and returns it.
-func (h *eventHeap) remove(i int) *event {
+// remove takes out the task at position i and returns it.
+func (h *taskHeap) remove(i int) *task {
 	old := *h
 	n := len(old) - 1
 	e := old[i]
@@ -109,11 +108,11 @@ func (h *eventHeap) remove(i int) *event {
 }
 
 // up moves e, to be placed at hole j, towards the root.
-func (h eventHeap) up(j int, e *event) {
+func (h taskHeap) up(j int, e *task) {
 	for j > 0 {
 		i := (j - 1) / 2
 		p := h[i]
-		if !evLess(e, p) {
+		if !taskLess(e, p) {
 			break
 		}
 		h[j], p.idx = p, j
@@ -124,17 +123,17 @@ func (h eventHeap) up(j int, e *event) {
 
 // down moves e, to be placed at hole i, towards the leaves; it reports
 // whether e went down.
-func (h eventHeap) down(i int, e *event) bool {
+func (h taskHeap) down(i int, e *task) bool {
 	i0, n := i, len(h)
 	for {
 		c := 2*i + 1
 		if c >= n {
 			break
 		}
-		if r := c + 1; r < n && evLess(h[r], h[c]) {
+		if r := c + 1; r < n && taskLess(h[r], h[c]) {
 			c = r
 		}
-		if !evLess(h[c], e) {
+		if !taskLess(h[c], e) {
 			break
 		}
 		h[i], h[c].idx = h[c], i
@@ -144,53 +143,53 @@ func (h eventHeap) down(i int, e *event) bool {
 	return i > i0
 }
 
-// scheduler is the simulator's only loop state: the event queue and the
+// scheduler is the simulator's only loop state: the task queue and the
 // virtual clock, which nothing else advances.
 type scheduler struct {
 	clk        *clock.Virtual
-	h          eventHeap
+	h          taskHeap
 	tie        *rand.Rand
 	seq        uint64
 	dispatched int64
-	maxEvents  int64
+	maxTasks   int64
 	maxTime    clock.Time
-	free       []*event
+	free       []*task
 }
 
-func newScheduler(start clock.Time, tie *rand.Rand, maxEvents int64, maxTime clock.Time) *scheduler {
-	return &scheduler{clk: clock.NewVirtual(start), tie: tie, maxEvents: maxEvents, maxTime: maxTime}
+func newScheduler(start clock.Time, tie *rand.Rand, maxTasks int64, maxTime clock.Time) *scheduler {
+	return &scheduler{clk: clock.NewVirtual(start), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
 }
 
 func (s *scheduler) now() clock.Time { return s.clk.Now() }
 
-// at schedules an event and returns it (for cancel). Scheduling in the past
+// at schedules a task and returns it (for cancel). Scheduling in the past
 // is a simulator bug.
-func (s *scheduler) at(t clock.Time, k evKind, who int32, epoch uint32, p any) *event {
+func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payload) *task {
 	if t < s.clk.Now() {
-		panic(fmt.Sprintf("sim: event %d scheduled at %v, before now %v", k, t, s.clk.Now()))
+		panic(fmt.Sprintf("sim: task %d scheduled at %v, before now %v", k, t, s.clk.Now()))
 	}
-	var e *event
+	var e *task
 	if n := len(s.free); n > 0 {
 		e = s.free[n-1]
 		s.free = s.free[:n-1]
 	} else {
-		e = new(event)
+		e = new(task)
 	}
 	s.seq++
-	*e = event{at: t, tie: s.tie.Uint64(), seq: s.seq, kind: k, who: who, epoch: epoch, p: p}
+	*e = task{at: t, tie: s.tie.Uint64(), seq: s.seq, kind: k, who: who, epoch: epoch, p: p}
 	s.h.push(e)
 	return e
 }
 
-// after schedules an event d from now.
-func (s *scheduler) after(d clock.Duration, k evKind, who int32, epoch uint32, p any) *event {
+// after schedules a task d from now.
+func (s *scheduler) after(d clock.Duration, k taskKind, who int32, epoch uint32, p payload) *task {
 	return s.at(s.clk.Now().Add(d), k, who, epoch, p)
 }
 
-// cancel removes a pending event. seq is the sequence number the event had
-// when it was scheduled: events are recycled, so a stale pointer whose
-// event already fired (or was reused) is recognised and left alone.
-func (s *scheduler) cancel(e *event, seq uint64) {
+// cancel removes a pending task. seq is the sequence number the task had
+// when it was scheduled: tasks are recycled, so a stale pointer whose
+// task already fired (or was reused) is recognised and left alone.
+func (s *scheduler) cancel(e *task, seq uint64) {
 	if e == nil || e.seq != seq || e.idx < 0 {
 		return
 	}
@@ -198,19 +197,19 @@ func (s *scheduler) cancel(e *event, seq uint64) {
 	s.release(e)
 }
 
-// next removes the earliest event and advances the clock to it. It fails,
-// naming the bound, when the event budget or the time limit is exceeded,
+// next removes the earliest task and advances the clock to it. It fails,
+// naming the bound, when the task budget (EventBudget) or the time limit is exceeded,
 // and returns nil when the queue is empty.
-func (s *scheduler) next() (*event, error) {
+func (s *scheduler) next() (*task, error) {
 	if len(s.h) == 0 {
 		return nil, nil
 	}
 	e := s.h[0]
 	if e.at > s.maxTime {
-		return nil, fmt.Errorf("%w: next event due at %v, after the limit %v", ErrTimeLimit, e.at, s.maxTime)
+		return nil, fmt.Errorf("%w: next task due at %v, after the limit %v", ErrTimeLimit, e.at, s.maxTime)
 	}
-	if s.dispatched >= s.maxEvents {
-		return nil, fmt.Errorf("%w: %d events dispatched by %v (EventBudget = %d); raise it or shorten the run", ErrEventBudget, s.dispatched, s.clk.Now(), s.maxEvents)
+	if s.dispatched >= s.maxTasks {
+		return nil, fmt.Errorf("%w: %d tasks dispatched by %v (EventBudget = %d); raise it or shorten the run", ErrEventBudget, s.dispatched, s.clk.Now(), s.maxTasks)
 	}
 	s.h.remove(0)
 	s.clk.AdvanceTo(e.at)
@@ -218,8 +217,8 @@ func (s *scheduler) next() (*event, error) {
 	return e, nil
 }
 
-// release returns a dispatched event to the free list.
-func (s *scheduler) release(e *event) {
+// release returns a dispatched task to the free list.
+func (s *scheduler) release(e *task) {
 	e.p = nil
 	s.free = append(s.free, e)
 }

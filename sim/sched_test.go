@@ -10,9 +10,9 @@ import (
 func TestSchedulerOrdersByTimeThenTieThenSeq(t *testing.T) {
 	s := newScheduler(clock.Epoch, newStream(7, streamTie), 1000, clock.Epoch.Add(clock.Hour))
 	for i := 0; i < 50; i++ {
-		s.after(clock.Duration(i%5)*clock.Millisecond, evScripted, int32(i), 0, nil)
+		s.after(clock.Duration(i%5)*clock.Millisecond, tkScripted, int32(i), 0, nil)
 	}
-	var prev *event
+	var prev *task
 	n := 0
 	for {
 		e, err := s.next()
@@ -25,30 +25,30 @@ func TestSchedulerOrdersByTimeThenTieThenSeq(t *testing.T) {
 		n++
 		if prev != nil {
 			if e.at < prev.at {
-				t.Fatalf("event at %v dispatched after one at %v", e.at, prev.at)
+				t.Fatalf("task at %v dispatched after one at %v", e.at, prev.at)
 			}
 			if e.at == prev.at && e.tie < prev.tie {
-				t.Fatalf("same-time events out of tie-break order: %d after %d", e.tie, prev.tie)
+				t.Fatalf("same-time tasks out of tie-break order: %d after %d", e.tie, prev.tie)
 			}
 		}
 		if s.now() != e.at {
-			t.Fatalf("clock %v, event at %v: the scheduler must advance the clock to the event", s.now(), e.at)
+			t.Fatalf("clock %v, task at %v: the scheduler must advance the clock to the task", s.now(), e.at)
 		}
 		c := *e
 		prev = &c
 		s.release(e)
 	}
 	if n != 50 {
-		t.Fatalf("dispatched %d events, want 50", n)
+		t.Fatalf("dispatched %d tasks, want 50", n)
 	}
 }
 
 // With equal tie-breaks the sequence number decides: scheduling order.
 func TestSchedulerEqualTieUsesSequence(t *testing.T) {
-	h := eventHeap{}
-	a := &event{at: 5, tie: 9, seq: 2}
-	b := &event{at: 5, tie: 9, seq: 1}
-	c := &event{at: 5, tie: 3, seq: 3}
+	h := taskHeap{}
+	a := &task{at: 5, tie: 9, seq: 2}
+	b := &task{at: 5, tie: 9, seq: 1}
+	c := &task{at: 5, tie: 3, seq: 3}
 	h = append(h, a, b, c)
 	if !h.Less(1, 0) || h.Less(0, 1) {
 		t.Fatal("equal time and tie: the lower sequence number must come first")
@@ -62,7 +62,7 @@ func TestSchedulerSameSeedSameOrder(t *testing.T) {
 	order := func(seed uint64) []int32 {
 		s := newScheduler(clock.Epoch, newStream(seed, streamTie), 1000, clock.Epoch.Add(clock.Hour))
 		for i := 0; i < 20; i++ {
-			s.after(clock.Millisecond, evScripted, int32(i), 0, nil)
+			s.after(clock.Millisecond, tkScripted, int32(i), 0, nil)
 		}
 		var out []int32
 		for e, _ := s.next(); e != nil; e, _ = s.next() {
@@ -83,50 +83,50 @@ func TestSchedulerSameSeedSameOrder(t *testing.T) {
 		t.Fatalf("same seed, different order: %v vs %v", a, b)
 	}
 	if same(a, c) {
-		t.Fatalf("seeds 1 and 2 ordered 20 simultaneous events identically (%v): the tie-break is not seeded", a)
+		t.Fatalf("seeds 1 and 2 ordered 20 simultaneous tasks identically (%v): the tie-break is not seeded", a)
 	}
 }
 
-func TestSchedulerEventBudget(t *testing.T) {
+func TestSchedulerTaskBudget(t *testing.T) {
 	s := newScheduler(clock.Epoch, newStream(1, streamTie), 3, clock.Epoch.Add(clock.Hour))
 	for i := 0; i < 5; i++ {
-		s.after(clock.Duration(i), evScripted, 0, 0, nil)
+		s.after(clock.Duration(i), tkScripted, 0, 0, nil)
 	}
 	for i := 0; i < 3; i++ {
 		if _, err := s.next(); err != nil {
-			t.Fatalf("event %d: %v", i, err)
+			t.Fatalf("task %d: %v", i, err)
 		}
 	}
 	_, err := s.next()
 	if !errors.Is(err, ErrEventBudget) {
-		t.Fatalf("the 4th event with a budget of 3: err = %v, want ErrEventBudget", err)
+		t.Fatalf("the 4th task with a budget of 3: err = %v, want ErrEventBudget", err)
 	}
 }
 
 func TestSchedulerTimeLimit(t *testing.T) {
 	s := newScheduler(clock.Epoch, newStream(1, streamTie), 100, clock.Epoch.Add(clock.Second))
-	s.after(2*clock.Second, evScripted, 0, 0, nil)
+	s.after(2*clock.Second, tkScripted, 0, 0, nil)
 	if _, err := s.next(); !errors.Is(err, ErrTimeLimit) {
-		t.Fatalf("event past the limit: err = %v, want ErrTimeLimit", err)
+		t.Fatalf("task past the limit: err = %v, want ErrTimeLimit", err)
 	}
 }
 
 func TestSchedulerCancel(t *testing.T) {
 	s := newScheduler(clock.Epoch, newStream(1, streamTie), 100, clock.Epoch.Add(clock.Hour))
-	a := s.after(clock.Second, evScripted, 1, 0, nil)
+	a := s.after(clock.Second, tkScripted, 1, 0, nil)
 	aSeq := a.seq
-	s.after(2*clock.Second, evScripted, 2, 0, nil)
+	s.after(2*clock.Second, tkScripted, 2, 0, nil)
 	s.cancel(a, aSeq)
 	e, _ := s.next()
 	if e == nil || e.who != 2 {
-		t.Fatalf("after cancelling event 1, dispatched %+v, want event 2", e)
+		t.Fatalf("after cancelling task 1, dispatched %+v, want task 2", e)
 	}
 	s.release(e)
-	// a was recycled into a new event: a stale cancel must not touch it.
-	b := s.after(clock.Second, evScripted, 3, 0, nil)
+	// a was recycled into a new task: a stale cancel must not touch it.
+	b := s.after(clock.Second, tkScripted, 3, 0, nil)
 	s.cancel(a, aSeq)
 	if e, _ := s.next(); e != b {
-		t.Fatalf("a stale cancel removed a recycled event")
+		t.Fatalf("a stale cancel removed a recycled task")
 	}
 }
 

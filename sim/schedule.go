@@ -276,14 +276,14 @@ func (w *windows) openWindow(s *sim, f *ScheduledFault) {
 	w.open[st]++
 	st.on, st.ppm = true, 1_000_000
 	if st == &s.faults.putFailure {
-		s.syncPutFaults()
+		s.syncFaults()
 	}
 	end := min(s.q.now().Add(f.For), s.safetyEnd)
-	s.q.at(end, evScripted, -1, 0, &scripted{f: func(s *sim) {
+	s.q.at(end, tkScripted, -1, 0, &scripted{f: func(s *sim) {
 		if w.open[st]--; w.open[st] == 0 {
 			*st = w.saved[st]
 			if st == &s.faults.putFailure {
-				s.syncPutFaults()
+				s.syncFaults()
 			}
 		}
 	}})

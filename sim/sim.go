@@ -11,6 +11,7 @@ import (
 	"popsim/clock"
 	"popsim/model"
 	"popsim/pop"
+	"popsim/proxy"
 	"popsim/sim/check"
 	"popsim/workload"
 )
@@ -21,8 +22,8 @@ type RunOptions struct {
 	KeepEvents  bool      // keep every trace event in Result.Events (short runs only)
 	Scenario    string    // recorded in the summary
 	Replay      string    // the command that replays this run, copied into violations
-	// Progress, when set, is called before the first event and then every
-	// ProgressEvery events. It is how the caller watches a long run and
+	// Progress, when set, is called before the first task and then every
+	// ProgressEvery dispatched tasks. It is how the caller watches a long run and
 	// stops it (the simulator reads no signals): a non-nil error ends the
 	// run at once and Run returns it wrapped. It must not touch the run.
 	Progress func(Progress) error
@@ -39,23 +40,23 @@ type scriptStep struct {
 }
 
 type capture struct {
-	every        int64
-	lo, hi       int64
-	checkpoints  [][32]byte
-	lines        []string
-	traceSHA256  string
-	dispatchedEv int64
+	every       int64
+	lo, hi      int64
+	checkpoints [][32]byte
+	lines       []string
+	traceSHA256 string
+	dispatched  int64
 }
 
-// ProgressEvery is how many events pass between RunOptions.Progress calls.
+// ProgressEvery is how many dispatched tasks pass between RunOptions.Progress calls.
 const ProgressEvery = 1 << 16
 
-// Progress is where a run stands: virtual time since its start and events
-// dispatched. Header (the run's derived parameters, as Result.Plan) is set
-// in the first call only, before the first event.
+// Progress is where a run stands: virtual time since its start and tasks
+// dispatched. Header (the run's derived parameters, as Result.Header) is
+// set in the first call only, before the first task.
 type Progress struct {
 	Virtual clock.Duration
-	Events  int64
+	Tasks   int64
 	Header  []string
 }
 
@@ -84,12 +85,14 @@ type sim struct {
 	cfg    *Config
 	opts   RunOptions
 	q      *scheduler
-	b      *pop.Broker
+	eng    Engine
+	out    Outcome       // the effects of the engine call being carried out
+	timers []engineTimer // the engine's timers, by id
 	tr     *tracer
 	chk    *check.Checker
 	faults *faultSites
 	cov    coverage
-	led    *ledger
+	meter  *meter
 
 	netRng          *rand.Rand
 	reqLat, respLat workload.Dist
@@ -99,17 +102,16 @@ type sim struct {
 	groups []*group
 	byName map[string]*group // lookup only
 
-	freeAcks  []*call          // served ack calls, for reuse (newCall)
-	freePuts  []*putReq        // finished putReqs, for reuse (newPutReq)
-	polls     map[uint64]*call // suspended pop requests by poll id
-	pullHolds map[uint64]*call // pull requests the broker holds, by hold id
-	topicIdx  map[string]int32 // lookup only
+	nextMsg   model.MsgID     // the next stored message's id
+	freeAcks  []*ackReq       // served acks, for reuse (newAck)
+	freePuts  []*putReq       // finished putReqs, for reuse (newPutReq)
+	renewals  []proxy.Renewal // scratch for a proxy's due renewals
+	positions []Position      // scratch for the engine's positions
+	commits   map[commitKey]int64
 
 	start, warmEnd, safetyEnd, drainEnd clock.Time
 	live, stopped, drained              bool
-	pollArmed, holdArmed                bool
-	pollAt, holdAt                      clock.Time
-	faultSeed                           uint64 // the broker's fault seed (revive put failures)
+	faultSeed                           uint64 // the engine's fault seed (revive put failures)
 }
 
 // group is a consumer group and the topic it consumes.
@@ -120,15 +122,6 @@ type group struct {
 	cfg     pop.GroupConfig
 	queues  int32
 	members []*consumer
-	detail  string // "topic=<topic>"
-}
-
-// presented is EvDeliver's Detail: the topic the client was shown.
-func (g *group) presented(topic string) string {
-	if topic == g.topic {
-		return g.detail
-	}
-	return "topic=" + topic
 }
 
 // Run runs one simulation: setup, the safety phase, the liveness phase,
@@ -154,7 +147,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	cfg := &c.cfg
 	s := &sim{
 		c: c, cfg: cfg, opts: opts, cov: newCoverage(),
-		byName: map[string]*group{}, polls: map[uint64]*call{}, pullHolds: map[uint64]*call{}, topicIdx: map[string]int32{},
+		byName: map[string]*group{}, commits: map[commitKey]int64{}, nextMsg: 1,
 		netRng: newStream(cfg.Seed, streamNetwork), reqLat: cfg.Network.RequestLatency.Dist, respLat: cfg.Network.ResponseLatency.Dist,
 	}
 	s.start = cfg.Start
@@ -162,48 +155,49 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.drainEnd = s.safetyEnd.Add(cfg.Drain)
 	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.drainEnd)
 	s.faults = drawFaultSites(cfg.Seed, cfg)
-	s.led = newLedger(s.warmEnd, s.safetyEnd)
+	s.meter = newMeter(s.warmEnd, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
 	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s.chk.Observe)
 	if cp := opts.capture; cp != nil {
 		s.tr.ckEvery, s.tr.capLo, s.tr.capHi = cp.every, cp.lo, cp.hi
 	}
-	if err := s.setupBroker(); err != nil {
+	if err := s.setupEngine(); err != nil {
 		return nil, err
 	}
 	s.setupClients()
 	s.schedulePeriodic()
 	for i := range opts.script {
 		st := &opts.script[i]
-		s.q.after(st.after, evScripted, -1, 0, &scripted{f: st.f})
+		s.q.after(st.after, tkScripted, -1, 0, &scripted{f: st.f})
 	}
 	return s, nil
 }
 
-func (s *sim) setupBroker() error {
-	b, err := pop.New(s.cfg.Engine.RocketMQ())
-	if err != nil {
-		return err
-	}
-	s.b = b
-	for i, t := range s.cfg.Topics {
-		if err := b.CreateTopic(pop.TopicConfig{Name: t.Name, ReadQueueNums: t.Queues, WriteQueueNums: t.Queues}); err != nil {
-			return err
+// setupEngine builds the configured engine (its topics and groups) and
+// hands it its faults.
+func (s *sim) setupEngine() error {
+	for _, r := range engineKinds {
+		if r.kind == s.cfg.Engine.Kind {
+			eng, err := r.open(s, s.cfg.Engine.Settings)
+			if err != nil {
+				return err
+			}
+			s.eng = eng
 		}
-		s.topicIdx[t.Name] = int32(i)
 	}
-	for _, name := range s.c.groupList {
-		if err := b.CreateGroup(s.c.groups[name]); err != nil {
-			return err
-		}
+	if s.eng == nil {
+		return fmt.Errorf("sim: engine kind %q has no adapter", s.cfg.Engine.Kind)
 	}
 	s.faultSeed = s.faults.rng[famPutFailure].Uint64()
-	s.syncPutFaults()
+	s.syncFaults()
 	return nil
 }
 
 func (s *sim) setupClients() {
-	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Detail: "safety"})
+	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Reason: model.RSafety})
+	for i, cs := range s.c.consumers {
+		s.emit(model.Event{Kind: model.EvSubscribe, Client: int32(i), Group: cs.Group, Topic: cs.Topic})
+	}
 	for i, ps := range s.c.producers {
 		s.prods = append(s.prods, s.newProducer(int32(i), ps))
 	}
@@ -213,15 +207,14 @@ func (s *sim) setupClients() {
 		s.byName[name] = g
 	}
 	for i, cs := range s.c.consumers {
-		c := s.newConsumer(int32(i), cs)
-		s.cons = append(s.cons, c)
+		s.cons = append(s.cons, s.newConsumer(int32(i), cs))
 	}
 	for _, p := range s.prods {
 		s.scheduleArrival(p)
 	}
 	for _, c := range s.cons {
 		s.scheduleFaultClocks(c)
-		s.startConsumer(c)
+		c.cl.start(s)
 	}
 	for _, g := range s.groups {
 		if g.kind == Pull {
@@ -230,36 +223,37 @@ func (s *sim) setupClients() {
 	}
 }
 
-// schedulePeriodic arms the engine's cadence, the sampler, the phase
-// change and the end of the drain budget.
+// schedulePeriodic arms the engine's periodic work, the sampler, the
+// phase change and the end of the drain budget.
 func (s *sim) schedulePeriodic() {
-	s.q.after(pop.ReviveIdleInterval*clock.Millisecond, evRevive, -1, 0, nil)
-	if s.cfg.Engine.RocketMQ().EnablePopBufferMerge {
-		s.q.after(pop.CacheCleanupInterval*clock.Millisecond, evCacheCleanup, -1, 0, nil)
-	}
-	s.q.after(s.cfg.SampleInterval, evSample, -1, 0, nil)
+	s.eng.Start(s.q.now(), &s.out)
+	s.settle(&s.out)
+	s.q.after(s.cfg.SampleInterval, tkSample, -1, 0, nil)
 	if s.faults.broker.on {
-		s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.broker.every), evBrokerRestart, -1, 0, nil)
+		s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.broker.every), tkBrokerRestart, -1, 0, nil)
 	}
-	s.q.at(s.safetyEnd, evLiveness, -1, 0, nil)
-	s.q.at(s.drainEnd, evStop, -1, 0, nil)
+	s.q.at(s.safetyEnd, tkLiveness, -1, 0, nil)
+	s.q.at(s.drainEnd, tkStop, -1, 0, nil)
 }
 
-// loop is the simulator: dispatch events in order until the run stops.
+// loop is the simulator: dispatch tasks in order until the run stops.
 func (s *sim) loop() error {
 	if err := s.progress(true); err != nil {
 		return err
 	}
 	for !s.stopped {
-		e, err := s.q.next()
+		t, err := s.q.next()
 		if err != nil {
 			return err
 		}
-		if e == nil {
+		if t == nil {
 			break
 		}
-		s.dispatch(e)
-		s.q.release(e)
+		s.dispatch(t)
+		s.q.release(t)
+		if invariantsOn && s.q.dispatched%invariantsEvery == 0 {
+			s.checkEngine()
+		}
 		if s.q.dispatched%ProgressEvery == 0 {
 			if err := s.progress(false); err != nil {
 				return err
@@ -275,116 +269,106 @@ func (s *sim) progress(first bool) error {
 	if s.opts.Progress == nil {
 		return nil
 	}
-	p := Progress{Virtual: s.q.now().Sub(s.start), Events: s.q.dispatched}
+	p := Progress{Virtual: s.q.now().Sub(s.start), Tasks: s.q.dispatched}
 	if first {
 		p.Header = s.headerLines()
 	}
 	if err := s.opts.Progress(p); err != nil {
-		return fmt.Errorf("sim: stopped by the caller after %d events, %v virtual: %w", p.Events, p.Virtual, err)
+		return fmt.Errorf("sim: stopped by the caller after %d tasks, %v virtual: %w", p.Tasks, p.Virtual, err)
 	}
 	return nil
 }
 
-// dispatch is the one switch every event goes through.
-func (s *sim) dispatch(e *event) {
-	switch e.kind {
-	case evStop:
+// dispatch is the one switch every task goes through.
+func (s *sim) dispatch(t *task) {
+	switch t.kind {
+	case tkStop:
 		s.stopped = true
-	case evLiveness:
+	case tkLiveness:
 		s.startLiveness()
-	case evDrainCheck:
+	case tkDrainCheck:
 		s.drainCheck()
-	case evSample:
+	case tkSample:
 		s.sample()
-	case evProduce:
-		s.produce(s.prods[e.who])
-	case evPut:
-		s.put(e.p.(*putReq))
-	case evRevive:
-		s.revive()
-	case evCacheCleanup:
-		s.cacheCleanup()
-	case evPollTick:
-		s.pollTick(e.at)
-	case evNetRequest:
-		s.atBroker(e.p.(*call))
-	case evHoldCheck:
-		s.holdCheck(e.at)
-	case evBrokerRestart:
+	case tkProduce:
+		s.produce(s.prods[t.who])
+	case tkPut:
+		s.put(t.p.(*putReq))
+	case tkEngine:
+		s.engineTick(t.who, t.at)
+	case tkNetRequest:
+		s.atEngine(t.p.(Request))
+	case tkBrokerRestart:
 		s.brokerRestart()
-	case evScripted:
-		e.p.(*scripted).f(s)
+	case tkScripted:
+		t.p.(*scripted).f(s)
 	default:
-		s.clientEvent(e)
+		s.clientTask(t)
 	}
 }
 
-// clientEvent handles events that happen inside a consumer process. Events
-// of an older incarnation are dropped; events that fall inside a pause wait
-// for its end.
-func (s *sim) clientEvent(e *event) {
-	c := s.cons[e.who]
-	switch e.kind {
-	case evCrash:
-		s.crashEvent(c)
+// clientTask is a task inside a consumer process. Tasks of an older
+// incarnation are dropped; tasks that fall inside a pause wait for its
+// end.
+func (s *sim) clientTask(t *task) {
+	c := s.cons[t.who]
+	switch t.kind {
+	case tkCrash:
+		s.crashTask(c)
 		return
-	case evRestart:
-		s.restartEvent(c, e.epoch)
+	case tkRestart:
+		s.restartTask(c, t.epoch)
 		return
-	case evPause:
+	case tkPause:
 		s.pause(c)
 		return
-	case evSlow:
+	case tkSlow:
 		s.slow(c)
 		return
-	case evNetResponse:
-		s.atClient(e)
+	case tkNetResponse:
+		s.atClient(t)
 		return
 	}
-	if e.epoch != c.epoch || !c.alive {
+	if t.epoch != c.epoch || !c.alive {
 		return
 	}
 	if s.q.now() < c.pauseUntil {
-		ne := s.q.at(c.pauseUntil, e.kind, e.who, e.epoch, e.p)
-		if h, ok := e.p.(*held); ok && e.kind == evConsumeEnd {
-			h.endEv, h.endSeq = ne, ne.seq
+		nt := s.q.at(c.pauseUntil, t.kind, t.who, t.epoch, t.p)
+		if w, ok := t.p.(work); ok && t.kind == tkConsumeEnd {
+			h := w.base()
+			h.endTask, h.endSeq = nt, nt.seq
 		}
 		return
 	}
-	s.clientAction(c, e)
-}
-
-func (s *sim) clientAction(c *consumer, e *event) {
-	switch e.kind {
-	case evPoll:
-		s.poll(c, e.p)
-	case evConsumeEnd:
-		s.consumeEnd(c, e.p.(*held))
-	case evTimeout:
-		s.timeout(c, e.p.(*call))
-	case evRenew:
-		s.renew(c, e.p.(*held))
-	case evFaultRenew:
-		s.faultRenew(c, e.p.(*renewFault))
-	case evLocalRetry:
-		s.localRetry(c, e.p.(*held))
-	case evCommit:
-		s.commitTick(c)
-	case evResume:
+	switch t.kind {
+	case tkPoll:
+		c.cl.poll(s, t.p)
+	case tkConsumeEnd:
+		s.consumeEnd(c, t.p.(work))
+	case tkTimeout:
+		s.timeout(c, t.p.(Request))
+	case tkClient:
+		c.cl.timer(s, t.p)
+	case tkResume:
 		s.emit(model.Event{Kind: model.EvResume, Client: c.idx})
 	default:
-		panic("sim: unhandled event kind " + strconv.Itoa(int(e.kind)))
+		panic("sim: unhandled task kind " + strconv.Itoa(int(t.kind)))
 	}
 }
 
 // emit stamps a trace event with the current time and records it. The
 // event is built in the tracer's scratch slot, so emitting allocates
 // nothing; observers must copy what they keep.
-func (s *sim) emit(e model.Event) {
-	s.tr.cur = e
-	s.tr.cur.At = s.q.now()
-	s.tr.emit(&s.tr.cur)
+func (s *sim) emit(e model.Event) { s.tr.emitAt(s.q.now(), e) }
+
+// serveNow serves a request that reaches the engine without the network
+// (an offset query or commit, a send-back) and carries out what it did.
+func (s *sim) serveNow(r Request) {
+	s.eng.Serve(s.q.now(), r, &s.out)
+	s.settle(&s.out)
 }
 
 // scripted runs a function at a virtual time (tests).
 type scripted struct{ f func(*sim) }
+
+func (*scripted) payload() {}

@@ -4,230 +4,295 @@ import (
 	"popsim/clock"
 	"popsim/model"
 	"popsim/pop"
+	"popsim/proxy"
 	"popsim/workload"
 )
 
-// The simple consumer: a gRPC SimpleConsumer behind the proxy. The
-// application receives up to maxMsgNums messages with an invisible
-// duration and long polling, processes them on its threads and acks or
-// renews each. The proxy rejects expired handles before the broker
-// (nextVisibleTime <= now, judged here by the client's clock), sends
-// messages with reconsumeTimes >= maxAttempts to %DLQ%group and acks them,
-// and optionally auto-renews leases of messages being processed.
+// The simple consumer: a gRPC SimpleConsumer behind the proxy (package
+// proxy). The application receives up to maxMsgNums messages with an
+// invisible duration and long polling, processes them on its threads and
+// acks or renews each; with AutoRenew the proxy renews leases of messages
+// being processed.
+//
+// Where the proxy sits: each simple consumer has its own proxy, on the
+// client's side of the network and on the client's clock. Its handle
+// checks (an expired handle is rejected before anything is sent) and its
+// auto-renew timer run with the client (and pause and die with it); its
+// receive runs when the request reaches the engine: the pop, then the
+// result filter's DLQ send-backs and acks at the engine's time, as
+// before. An auto-renewed consumer's InvisibleTime is its proxy's
+// defaultInvisibleTimeMills (the lease an auto-renewed receive gets).
 
-// Proxy auto-renew (RenewStrategyPolicy and ProxyConfig defaults).
-var renewSchedule = [...]clock.Duration{clock.Minute, 3 * clock.Minute, 5 * clock.Minute, 10 * clock.Minute, 30 * clock.Minute, 60 * clock.Minute}
-
-const (
-	renewAhead    = 10 * clock.Second // renewAheadTimeMillis
-	renewMaxTime  = 3 * clock.Hour    // renewMaxTimeMillis
-	renewMaxRetry = 3                 // maxRenewRetryTimes
-)
-
-// retryDelay is the group's CustomizedRetryPolicy: "1s 5s 10s 30s 1m 2m 3m
-// 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h" at index min(reconsumeTimes+2, 17).
-var retryLevels = [...]int64{1, 5, 10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200}
-
-func retryDelayMs(reconsumeTimes int32) int64 {
-	return retryLevels[min(int(reconsumeTimes)+2, len(retryLevels)-1)] * 1000
+// simpleConsumer is the simple consumer's client model.
+type simpleConsumer struct {
+	c   *consumer
+	set *SimpleSettings
+	px  *proxy.Proxy
+	// local counts messages held (waiting, running) for capacity.
+	local     int
+	popOut    *receiveReq // the outstanding receive
+	pollArmed bool        // a tkPoll is scheduled
+	wantPoll  bool        // a receive waits for local capacity
+	tick      proxyTick   // the proxy's auto-renew timer
+	// renewed is the message the proxy auto-renews, by message id, as the
+	// proxy keys it: its renewals are this held message's, which follows
+	// them (the latest delivery of a message id wins, as in the proxy).
+	renewed map[string]*popHeld
 }
 
-// simpleCapacity is how many more messages the application takes: it
-// receives only for free threads (no prefetch), so with batch 1 a group of
-// c single-threaded consumers serves one shared backlog like M/M/c.
-func simpleCapacity(c *consumer) int {
-	return c.spec.Threads - c.local
+// proxyTick is the payload of the proxy's timer task: armed for at (the
+// engine's time).
+type proxyTick struct {
+	armed bool
+	at    clock.Time
 }
 
-func (s *sim) receive(c *consumer) {
-	if c.popOut != nil {
+func (*proxyTick) payload() {}
+
+func (s *sim) newSimpleConsumer(c *consumer, set *SimpleSettings) *simpleConsumer {
+	cfg := proxy.DefaultConfig()
+	cfg.DefaultInvisibleTime = set.InvisibleTime
+	return &simpleConsumer{c: c, set: set, px: proxy.New(s.rocketMQ().b, cfg), renewed: map[string]*popHeld{}}
+}
+
+func (p *simpleConsumer) start(s *sim) { p.schedulePoll(s, 0) }
+
+func (p *simpleConsumer) busy() bool { return p.local > 0 }
+
+func (p *simpleConsumer) crashed(*sim) {
+	p.local, p.popOut, p.pollArmed, p.wantPoll = 0, nil, false, false
+	p.px.Forget(p.c.clientID)
+	clear(p.renewed)
+	p.tick.armed = false
+}
+
+func (p *simpleConsumer) schedulePoll(s *sim, d clock.Duration) {
+	if p.pollArmed || !p.c.alive {
 		return
 	}
-	n := min(simpleCapacity(c), int(c.spec.Batch))
+	if d == 0 {
+		p.receive(s)
+		return
+	}
+	p.pollArmed = true
+	s.q.after(d, tkPoll, p.c.idx, p.c.epoch, nil)
+}
+
+func (p *simpleConsumer) poll(s *sim, _ payload) {
+	p.pollArmed = false
+	p.receive(s)
+}
+
+// receive asks for messages for the free threads only (no prefetch), so
+// with batch 1 a group of c single-threaded consumers serves one shared
+// backlog like M/M/c.
+func (p *simpleConsumer) receive(s *sim) {
+	if p.popOut != nil {
+		return
+	}
+	c := p.c
+	n := min(c.spec.Threads-p.local, int(c.spec.Batch))
 	if n <= 0 {
-		c.wantPoll = true
+		p.wantPoll = true
 		return
 	}
-	s.sendPop(c, int32(n))
+	timeout := p.set.PollTime + s.cfg.Network.PollTimeoutSlack
+	req, st := p.px.PopRequest(c.now(s), &proxy.ReceiveRequest{
+		ClientID: c.clientID, Group: c.g.name, Topic: c.g.topic, Expression: c.spec.Expression, BatchSize: int32(n),
+		InvisibleTime: p.set.InvisibleTime, AutoRenew: p.set.AutoRenew,
+		LongPollingTimeout: p.set.PollTime, Timeout: timeout, RequestTimeout: s.cfg.Network.RequestTimeout,
+	})
+	if !st.IsOK() {
+		panic("sim: the proxy refused a validated receive: " + st.String())
+	}
+	r := &receiveReq{pop: req, px: p.px, maxAttempts: c.g.cfg.RetryMaxTimes + 1}
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true}
+	p.popOut = r
+	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: int32(n), Span: req.InvisibleTime})
+	s.send(r, timeout)
 }
 
-// proxyFilter runs at the proxy on the broker's pop result: messages with
-// reconsumeTimes >= maxAttempts (retryMaxTimes + 1) go to the DLQ and are
-// acked; the rest stay in res, for the client.
-func (s *sim) proxyFilter(c *consumer, res *pop.PopResult) {
-	maxAttempts := c.g.cfg.RetryMaxTimes + 1
-	kept := res.Messages[:0]
+func (p *simpleConsumer) reply(s *sim, r Request) {
+	switch r := r.(type) {
+	case *receiveReq:
+		p.receiveResponse(s, r)
+	case *changeReq:
+		p.changeResponse(s, r)
+	}
+}
+
+func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
+	if p.popOut == r {
+		p.popOut = nil
+	}
+	c := p.c
+	res := &r.res.Pop
+	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
 	for i := range res.Messages {
-		p := &res.Messages[i]
-		if p.Message.ReconsumeTimes >= maxAttempts {
-			s.proxyDLQ(c, &p.Message, p.Handle)
-			continue
-		}
-		kept = append(kept, *p)
-	}
-	res.Messages = kept
-}
-
-// proxyDLQ is the proxy's CONSUMER_SEND_MSG_BACK with maxReconsumeTimes 0:
-// the message goes to %DLQ%group (one queue, reconsumeTimes + 1,
-// ORIGIN_MESSAGE_ID set), then the original is acked. A failed write
-// leaves the message to revive.
-func (s *sim) proxyDLQ(c *consumer, m *model.Message, h model.ReceiptHandle) {
-	topic := h.RealTopic(m.Topic, c.g.name)
-	hstr := h.String()
-	// The proxy got the message from the broker (a lease), not the client.
-	s.emit(model.Event{Kind: model.EvDeliver, Client: c.idx, Msg: m.UniqKey, Topic: topic, Queue: h.QueueID, Offset: h.QueueOffset,
-		Attempt: m.ReconsumeTimes, Handle: hstr, Deadline: h.NextVisibleTime(), Detail: c.g.presented(m.Topic) + " to=proxy"})
-	s.led.delivered(m.UniqKey)
-	dlq := model.DLQTopic(c.g.name)
-	if s.b.MaxOffset(dlq, 0) < 0 {
-		s.createDLQ(dlq)
-	}
-	cp := m.Clone()
-	cp.Topic, cp.QueueID, cp.ReconsumeTimes = dlq, 0, m.ReconsumeTimes+1
-	_ = cp.SetProperty(model.PropertyOriginMessageID, m.UniqKey)
-	_ = cp.SetProperty(model.PropertyRetryTopic, m.Topic)
-	r := s.b.Put(s.q.now(), cp)
-	if r.Code != model.Success {
-		return // the lease runs out and the message comes back
-	}
-	s.wake(r.Woken)
-	s.wakePulls(r.PullWoken)
-	s.cov.hit("dlq")
-	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: m.UniqKey, Topic: dlq, Queue: 0, Offset: r.Offset, Attempt: m.ReconsumeTimes})
-	s.led.finish(m.UniqKey)
-	s.emit(model.Event{Kind: model.EvAckSent, Client: c.idx, Msg: m.UniqKey, Topic: topic, Queue: h.QueueID, Offset: h.QueueOffset, Handle: hstr, Detail: "proxy"})
-	a := s.b.Ack(s.q.now(), &pop.AckRequest{ConsumerGroup: c.g.name, Topic: topic, QueueID: h.QueueID, Offset: h.QueueOffset, Handle: h})
-	n := int64(0)
-	if a.Removed != 0 {
-		n = 1
-	}
-	s.emit(model.Event{Kind: model.EvAckAccepted, Client: c.idx, Msg: m.UniqKey, Topic: topic, Queue: h.QueueID, Offset: h.QueueOffset, Handle: hstr, Code: a.Code, N: n, Detail: "proxy"})
-}
-
-// createDLQ creates %DLQ%group with one queue, as the broker does on the
-// first send-back.
-func (s *sim) createDLQ(name string) {
-	if err := s.b.CreateTopic(pop.TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1}); err != nil {
-		panic("sim: cannot create the DLQ topic: " + err.Error())
-	}
-}
-
-func (s *sim) receiveResponse(c *consumer, res *pop.PopResult) {
-	for i := range res.Messages {
-		h := s.deliver(c, &res.Messages[i].Message, res.Messages[i].Handle)
-		h.firstRecv = c.now(s)
-		c.local++
+		m := &res.Messages[i]
+		h := s.deliverPopped(c, m)
+		p.local++
 		c.buf = append(c.buf, h)
-		if c.simple.AutoRenew {
-			s.armRenew(c, h)
+		if p.set.AutoRenew {
+			p.px.Manage(c.now(s), c.clientID, c.g.name, m)
+			p.renewed[m.Message.UniqKey] = h
 		}
 		s.injectRenewals(c, h)
 	}
 	s.startWork(c)
-	s.schedulePoll(c, repopDelay(res.Code))
+	p.armTick(s)
+	p.schedulePoll(s, repopDelay(res.Code))
 }
 
-func (s *sim) simpleDone(c *consumer, h *held) {
-	c.local--
+func (p *simpleConsumer) timeout(s *sim, r Request) {
+	switch r := r.(type) {
+	case *receiveReq:
+		s.traceLost(r, model.RTimeout)
+		if p.popOut == r {
+			p.popOut = nil
+		}
+		p.schedulePoll(s, pullTimeDelayWhenException)
+	case *changeReq:
+		if r.why == changeRenew && p.px.RenewFailed(r.renewal) {
+			s.cov.hit("renew-retry")
+		}
+		p.armTick(s)
+	}
+}
+
+func (p *simpleConsumer) beforeConsume(*sim, work) bool { return true }
+
+// consumed: success acks through the proxy, RECONSUME_LATER renews for the
+// group's retry delay, an exception leaves the lease to run out.
+func (p *simpleConsumer) consumed(s *sim, w work) {
+	h := w.(*popHeld)
+	c := p.c
+	p.local--
 	switch h.outcome {
 	case workload.Success:
-		s.simpleAck(c, h)
+		p.ack(s, h)
 	case workload.ReconsumeLater:
-		if !s.proxyRejects(c, h, "change") {
-			s.sendChange(c, h, h.hstr, retryDelayMs(h.msg.ReconsumeTimes), changeNack, 0)
+		if req, lease, ok := p.change(s, h, h.handle, h.lease, proxy.RetryDelay(h.msg.ReconsumeTimes)); ok {
+			s.sendNack(h, req, lease)
 		}
-	default:
-		// An exception: the application neither acks nor renews; the lease
-		// runs out and the message comes back.
 	}
 	h.finished = true // whatever the outcome, the client is done with h
-	if c.wantPoll {
-		c.wantPoll = false
-		s.schedulePoll(c, 0)
+	p.px.Release(c.clientID, c.g.name, h.msg.UniqKey)
+	if p.renewed[h.msg.UniqKey] == h {
+		delete(p.renewed, h.msg.UniqKey)
+	}
+	if p.wantPoll {
+		p.wantPoll = false
+		p.schedulePoll(s, 0)
 	}
 }
 
-func (s *sim) simpleAck(c *consumer, h *held) {
-	if !s.proxyRejects(c, h, "ack") {
-		s.sendAck(c, h)
+// ack acks h through the proxy, which takes its managed handle and
+// rejects an expired one. The trace names the lease the handle it used
+// is for: the client's own, or the one the proxy manages for the message
+// (normally the same lease, as the client follows its proxy's renewals).
+func (p *simpleConsumer) ack(s *sim, h *popHeld) {
+	c := p.c
+	req, t, st := p.px.Ack(c.now(s), &proxy.AckRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
+		MessageID: h.msg.UniqKey, Handle: h.handle, Lease: h.lease})
+	if !st.IsOK() {
+		p.rejected(s, h, t.Lease, model.RAtAck)
+		return
 	}
+	s.sendAckReq(h, req, t.Lease)
 }
 
-// proxyRejects is validateReceiptHandle: an expired handle never reaches
-// the broker.
-func (s *sim) proxyRejects(c *consumer, h *held, what string) bool {
-	if !s.leaseExpired(c, h) {
-		return false
+// change checks a renewal of h (with handle and its lease) at the proxy:
+// the request to send and the lease its handle is for, or false when the
+// proxy rejected it (traced).
+func (p *simpleConsumer) change(s *sim, h *popHeld, handle model.ReceiptHandle, lease model.LeaseID, invisible clock.Duration) (pop.ChangeInvisibleTimeRequest, model.LeaseID, bool) {
+	c := p.c
+	req, t, st := p.px.Change(c.now(s), &proxy.ChangeRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
+		MessageID: h.msg.UniqKey, Handle: handle, Lease: lease, InvisibleTime: invisible})
+	if !st.IsOK() {
+		p.rejected(s, h, t.Lease, model.RAtRenew)
+		return req, 0, false
 	}
+	return req, t.Lease, true
+}
+
+// rejected traces the proxy rejecting an expired handle.
+func (p *simpleConsumer) rejected(s *sim, h *popHeld, lease model.LeaseID, why model.Reason) {
 	s.cov.hit("expired-handle-rejected")
-	s.emit(s.heldEvent(model.EvExpiredLocal, c, h, what))
-	return true
+	e := heldEvent(model.EvExpiredLocal, &h.held, why)
+	e.Lease = lease
+	s.emit(e)
 }
 
-// armRenew schedules the next auto-renew renewAhead before the lease ends
-// (by the client's clock).
-func (s *sim) armRenew(c *consumer, h *held) {
-	at := c.virtual(clock.FromMillis(h.handle.NextVisibleTime()).Add(-renewAhead))
-	s.q.at(max(at, s.q.now()), evRenew, c.idx, c.epoch, h)
-}
-
-// renew is one auto-renew of a message still being processed.
-func (s *sim) renew(c *consumer, h *held) {
-	if h.finished || h.renewOut || h.renewStop {
-		return
-	}
-	if s.proxyRejects(c, h, "renew") {
-		h.renewStop = true
-		return
-	}
-	inv := renewSchedule[min(h.renews, len(renewSchedule)-1)].Millis()
-	if c.now(s).Sub(h.firstRecv) >= renewMaxTime {
-		// Past renewMaxTime: one last renew with the retry policy, then stop.
-		inv, h.renewStop = retryDelayMs(h.msg.ReconsumeTimes), true
-	}
-	h.renewOut = true
-	s.sendChange(c, h, h.hstr, inv, changeRenew, s.cfg.Network.RequestTimeout)
-}
-
-// changeResponse is a renewal's response at the client.
-func (s *sim) changeResponse(c *consumer, cl *call) {
-	h := cl.h
-	if cl.chCode != model.Success {
-		if cl.why == changeRenew {
-			h.renewOut = false
-		}
-		return
-	}
-	switch cl.why {
+// changeResponse is a renewal's answer: the proxy's auto-renew takes the
+// new handle; a client's own (injected) renewal is adopted by the client
+// and by the proxy.
+func (p *simpleConsumer) changeResponse(s *sim, r *changeReq) {
+	c := p.c
+	switch r.why {
 	case changeRenew:
-		h.renewOut, h.renewFails = false, 0
-		h.renews++
-		if !h.finished {
-			h.adopt(cl.newHandle)
+		if p.px.Renewed(r.renewal, &r.res) && r.res.Code == model.Success {
 			s.cov.hit("auto-renew")
-			if !h.renewStop {
-				s.armRenew(c, h)
+			if h := r.h; h != nil && !h.finished && h.epoch == c.epoch && h.lease == r.lease {
+				h.adopt(&r.res) // the client's handle follows its proxy's renewals
 			}
 		}
+		p.armTick(s)
 	case changeFault:
-		if !h.finished && h.epoch == c.epoch {
-			h.adopt(cl.newHandle)
+		if r.res.Code == model.Success && !r.h.finished && r.h.epoch == c.epoch {
+			p.px.Changed(c.clientID, c.g.name, r.h.msg.UniqKey, &r.res)
 		}
+		adoptRenewal(r)
 	}
 }
 
-// renewTimeout: no answer to a renewal. Auto-renew retries with the handle
-// it has (stale if the broker did renew) up to maxRenewRetryTimes.
-func (s *sim) renewTimeout(c *consumer, cl *call) {
-	if cl.why != changeRenew {
+// armTick schedules the proxy's timer at its next due time (by the
+// client's clock), unless an earlier firing is armed.
+func (p *simpleConsumer) armTick(s *sim) {
+	due, ok := p.px.NextDue()
+	if !ok || !p.c.alive {
 		return
 	}
-	h := cl.h
-	h.renewOut = false
-	h.renewFails++
-	if h.renewFails < renewMaxRetry && !h.finished {
-		s.cov.hit("renew-retry")
-		s.q.after(0, evRenew, c.idx, c.epoch, h)
+	at := max(p.c.virtual(due), s.q.now())
+	if p.tick.armed && p.tick.at <= at {
+		return
 	}
+	p.tick.armed, p.tick.at = true, at
+	s.q.at(at, tkClient, p.c.idx, p.c.epoch, &p.tick)
+}
+
+func (p *simpleConsumer) timer(s *sim, x payload) {
+	switch x := x.(type) {
+	case *renewFault:
+		s.faultRenew(p.c, x)
+	case *proxyTick:
+		if !x.armed || s.q.now() < x.at {
+			return // superseded by an earlier firing
+		}
+		x.armed = false
+		p.renew(s)
+	}
+}
+
+// renew sends the proxy's due renewals.
+func (p *simpleConsumer) renew(s *sim) {
+	c := p.c
+	s.renewals = p.px.Tick(c.now(s), s.renewals[:0])
+	for i := range s.renewals {
+		rn := &s.renewals[i]
+		if rn.Expired {
+			s.cov.hit("expired-handle-rejected")
+			s.emit(model.Event{Kind: model.EvExpiredLocal, Client: c.idx, Msg: rn.Msg, Lease: rn.Lease, Reason: model.RAtRenew})
+			continue
+		}
+		why := model.RAutoRenew
+		if rn.Last {
+			why = model.RRenewDeadline
+		}
+		r := s.newChange(c, p.renewed[rn.MessageID], rn.Msg, rn.Request, rn.Lease, changeRenew, why)
+		r.renewal = rn.ID
+		s.send(r, s.cfg.Network.RequestTimeout)
+	}
+	clear(s.renewals)
+	p.armTick(s)
 }

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"strings"
 	"testing"
 
 	"popsim/clock"
@@ -11,18 +10,13 @@ import (
 // A message the application never acks comes back after each 10 s lease;
 // once reconsumeTimes reaches retryMaxTimes+1 = 17 the proxy sends it to
 // %DLQ%group and acks it, so the application saw it 17 times (the 18th
-// delivery is to the proxy).
+// delivery is to the proxy, which forwards it).
 func TestSimpleDLQAfter17(t *testing.T) {
 	cfg := tinyConfig(Simple)
 	cfg.Consumers[0].Outcomes = outcomes("outcomes(exception=1)")
 	simpleSettings(&cfg.Consumers[0]).InvisibleTime = 10 * clock.Second
 	r := runKeep(t, cfg)
-	var dels []model.Event
-	for _, e := range only(r, model.EvDeliver) {
-		if !strings.Contains(e.Detail, "to=proxy") {
-			dels = append(dels, e)
-		}
-	}
+	dels := only(r, model.EvDeliver)
 	if len(dels) != 17 {
 		t.Fatalf("%d deliveries, want 17 (reconsumeTimes 0..16)", len(dels))
 	}
@@ -35,8 +29,8 @@ func TestSimpleDLQAfter17(t *testing.T) {
 	if len(dlq) != 1 || dlq[0].Topic != model.DLQTopic("g") || dlq[0].Attempt != 17 {
 		t.Fatalf("DLQ events %v: want one to %%DLQ%%g at reconsumeTimes 17", dlq)
 	}
-	acks := only(r, model.EvAckAccepted)
-	if len(acks) != 1 || acks[0].N != 1 || acks[0].At != dlq[0].At {
+	acks := only(r, model.EvAcked)
+	if len(acks) != 1 || acks[0].Ended == 0 || acks[0].Ended != dlq[0].Lease || acks[0].At != dlq[0].At {
 		t.Fatalf("acks %v: want the proxy's ack of the original, deleting its record", acks)
 	}
 	if r.Summary.DLQ != 1 || r.Summary.Lost != 0 {
@@ -54,10 +48,10 @@ func TestSimpleRejectsExpiredHandle(t *testing.T) {
 	cfg.Duration, cfg.Drain = 12*clock.Second, clock.Second
 	r := runKeep(t, cfg)
 	exp := only(r, model.EvExpiredLocal)
-	if len(exp) == 0 || exp[0].Detail != "ack" {
+	if len(exp) == 0 || exp[0].Reason != model.RAtAck {
 		t.Fatalf("expired-local events %v: want the first ack rejected", exp)
 	}
-	for _, e := range only(r, model.EvAckSent) {
+	for _, e := range only(r, model.EvAck) {
 		if e.At <= exp[0].At {
 			t.Fatalf("%v: an ack was sent for the expired lease", &e)
 		}
@@ -75,23 +69,23 @@ func TestSimpleAutoRenew(t *testing.T) {
 	if n := len(only(r, model.EvDeliver)); n != 1 {
 		t.Fatalf("%d deliveries, want 1: auto-renew must keep the lease", n)
 	}
-	acc := only(r, model.EvChangeAccepted)
+	acc := only(r, model.EvRenewed)
 	// 30 s lease: renewed at 20 s for 1 min, at 70 s for 3 min; done at 180 s.
 	if len(acc) != 2 {
 		t.Fatalf("%d renewals, want 2", len(acc))
 	}
-	sent := only(r, model.EvChangeSent)
-	if sent[0].Deadline != clock.Minute.Millis() || sent[1].Deadline != 3*clock.Minute.Millis() {
-		t.Fatalf("renewals asked for %d and %d ms, want the 1 min, 3 min schedule", sent[0].Deadline, sent[1].Deadline)
+	sent := only(r, model.EvRenew)
+	if sent[0].Span != clock.Minute || sent[1].Span != 3*clock.Minute || sent[0].Reason != model.RAutoRenew {
+		t.Fatalf("renewals asked for %v and %v, want the 1 min, 3 min schedule", sent[0].Span.Std(), sent[1].Span.Std())
 	}
 	for i := 1; i < len(sent); i++ {
-		if sent[i].Handle != acc[i-1].Handle {
-			t.Fatalf("renewal %d used handle %q, want the previous renewal's %q", i, sent[i].Handle, acc[i-1].Handle)
+		if sent[i].Lease != acc[i-1].Next {
+			t.Fatalf("renewal %d renewed lease %d, want the previous renewal's %d", i, sent[i].Lease, acc[i-1].Next)
 		}
 	}
-	ack := only(r, model.EvAckAccepted)
-	if len(ack) != 1 || ack[0].N != 1 {
-		t.Fatalf("acks %v: want one ack with the latest handle deleting the record", ack)
+	ack := only(r, model.EvAcked)
+	if len(ack) != 1 || ack[0].Ended == 0 || ack[0].Lease != acc[1].Next {
+		t.Fatalf("acks %v: want one ack with the latest handle (lease %d) deleting the record", ack, acc[1].Next)
 	}
 	noViolations(t, r)
 }

@@ -7,16 +7,23 @@ import (
 	"hash"
 	"io"
 
+	"popsim/clock"
 	"popsim/model"
 )
 
-// tracer numbers trace events, hashes their canonical text and hands them
-// to the checker and, when asked, to a writer and to memory. It never holds
-// the whole trace unless KeepEvents is set.
+// hashChunk is how many bytes of binary trace the tracer buffers before it
+// hashes them.
+const hashChunk = 64 << 10
+
+// tracer numbers trace events, hashes their binary form and hands them to
+// the checker and, when asked, to a writer (as text) and to memory. It
+// never holds the whole trace unless KeepEvents is set, and it writes text
+// only when a writer is given or SelfCheck captures a window.
 type tracer struct {
 	seq     int64
 	h       hash.Hash
-	buf     []byte
+	bin     []byte // binary events not hashed yet
+	text    []byte // scratch for one event's text
 	w       *bufio.Writer
 	werr    error
 	keep    bool
@@ -25,7 +32,7 @@ type tracer struct {
 	cur     model.Event // scratch slot for the event being emitted
 
 	// Self-check support: the running hash every ckEvery events, and the
-	// canonical text of events with Seq in [capLo, capHi).
+	// text of events with Seq in [capLo, capHi).
 	ckEvery      int64
 	checkpoints  [][sha256.Size]byte
 	capLo, capHi int64
@@ -33,30 +40,44 @@ type tracer struct {
 }
 
 func newTracer(w io.Writer, keep bool, observe func(*model.Event)) *tracer {
-	t := &tracer{h: sha256.New(), keep: keep, observe: observe, buf: make([]byte, 0, 256), capLo: -1, capHi: -1}
+	t := &tracer{h: sha256.New(), keep: keep, observe: observe, bin: make([]byte, 0, hashChunk+512), text: make([]byte, 0, 256), capLo: -1, capHi: -1}
 	if w != nil {
 		t.w = bufio.NewWriterSize(w, 64<<10)
 	}
 	return t
 }
 
+// emitAt stamps e with now and records it.
+func (t *tracer) emitAt(now clock.Time, e model.Event) {
+	t.cur = e
+	t.cur.At = now
+	t.emit(&t.cur)
+}
+
 // emit stamps e with the next sequence number and records it.
 func (t *tracer) emit(e *model.Event) {
 	e.Seq = t.seq
 	t.seq++
-	t.buf = e.AppendText(t.buf[:0])
-	t.buf = append(t.buf, '\n')
-	t.h.Write(t.buf)
-	if t.w != nil && t.werr == nil {
-		_, t.werr = t.w.Write(t.buf)
+	t.bin = e.AppendBinary(t.bin)
+	if len(t.bin) >= hashChunk {
+		t.flushHash()
+	}
+	captured := e.Seq >= t.capLo && e.Seq < t.capHi
+	if t.w != nil && t.werr == nil || captured {
+		t.text = e.AppendText(t.text[:0])
+		if captured {
+			t.captured = append(t.captured, string(t.text))
+		}
+		if t.w != nil && t.werr == nil {
+			t.text = append(t.text, '\n')
+			_, t.werr = t.w.Write(t.text)
+		}
 	}
 	if t.keep {
 		t.events = append(t.events, *e)
 	}
-	if e.Seq >= t.capLo && e.Seq < t.capHi {
-		t.captured = append(t.captured, string(t.buf[:len(t.buf)-1]))
-	}
 	if t.ckEvery > 0 && t.seq%t.ckEvery == 0 {
+		t.flushHash()
 		var s [sha256.Size]byte
 		t.h.Sum(s[:0])
 		t.checkpoints = append(t.checkpoints, s)
@@ -66,8 +87,15 @@ func (t *tracer) emit(e *model.Event) {
 	}
 }
 
-// finish flushes the writer and returns the trace hash.
+func (t *tracer) flushHash() {
+	t.h.Write(t.bin)
+	t.bin = t.bin[:0]
+}
+
+// finish flushes the writer and returns the trace hash: SHA-256 of the
+// events' binary forms, concatenated.
 func (t *tracer) finish() (string, error) {
+	t.flushHash()
 	if t.w != nil && t.werr == nil {
 		t.werr = t.w.Flush()
 	}

@@ -320,15 +320,15 @@ func (l *layout) checkFaults(v *validator) {
 }
 
 // checkConsumedTopics requires every produced topic to have exactly one
-// consuming group: the checker's ledger is keyed by UNIQ_KEY, so two groups
-// on one topic would look like duplicates, and an unconsumed topic never
-// drains. It runs once every field is valid.
+// consuming group: the simulator's meter closes a message at its first
+// ack (latency and quiescence are per message, not per group), and an
+// unconsumed topic never drains. It runs once every field is valid.
 func (l *layout) checkConsumedTopics(v *validator) {
 	groupOf := map[string]string{}
 	for i := range l.cfg.Consumers {
 		s := &l.cfg.Consumers[i]
 		if g, ok := groupOf[s.Topic]; ok && g != s.Group {
-			v.add(fmt.Sprintf("consumers[%d].group", i), "one group per topic (the trace ledger is keyed by UNIQ_KEY)", "topic %q is consumed by groups %q and %q", s.Topic, g, s.Group)
+			v.add(fmt.Sprintf("consumers[%d].group", i), "one group per topic (the simulator measures each message once)", "topic %q is consumed by groups %q and %q", s.Topic, g, s.Group)
 			continue
 		}
 		groupOf[s.Topic] = s.Group
@@ -343,7 +343,7 @@ func (l *layout) checkConsumedTopics(v *validator) {
 
 // checkExpressions requires each consumer's subscription to accept every
 // tag its topic's producers send: a filtered-out message is never
-// delivered, so the ledger could not settle it.
+// delivered, so it could not settle.
 func (l *layout) checkExpressions(v *validator) {
 	for i := range l.cfg.Consumers {
 		s := &l.cfg.Consumers[i]

@@ -94,6 +94,7 @@ func commands() []command {
 	return []command{
 		{"run", "run a scenario for one seed and write its report", (*env).cmdRun},
 		{"replay", "re-run a failing seed and print each violation's message history", (*env).cmdReplay},
+		{"check", "check a saved trace offline with the at-least-once checker", (*env).cmdCheck},
 		{"list", "list the built-in scenarios", (*env).cmdList},
 		{"show", "print a built-in scenario's file", (*env).cmdShow},
 		{"sweep", "run a grid of parameters over many seeds, in parallel, optionally one shard of it", (*env).cmdSweep},

@@ -64,13 +64,15 @@ func TestRunWritesEveryFile(t *testing.T) {
 	}
 }
 
-// bug turns on an upstream defect that the checker catches.
-var bug = []string{"-set", "engine.bugs.sameDeadlineChangeInvisible=true", "-set", "faults.renew.sameDeadline=5%"}
+// bug turns on an upstream defect that the checker catches, with message
+// histories (presented-topic: retry messages shown under their %RETRY%
+// name).
+var bug = []string{"-set", "engine.bugs.retryTopicReencoding=true"}
 
 func TestRunViolationExitsOne(t *testing.T) {
 	args := append([]string{"run", "-f", tiny, "-out", t.TempDir()}, bug...)
 	out, _ := wantCode(t, exitViolation, args...)
-	want := "replay: go run ./cmd/popsim replay -f testdata/tiny.yaml -set engine.bugs.sameDeadlineChangeInvisible=true -set faults.renew.sameDeadline=5% -seed 1"
+	want := "replay: go run ./cmd/popsim replay -f testdata/tiny.yaml -set engine.bugs.retryTopicReencoding=true -seed 1"
 	if !strings.Contains(out, "FAIL:") || !strings.Contains(out, want) {
 		t.Errorf("output lacks FAIL and %q:\n%s", want, out)
 	}
@@ -88,6 +90,33 @@ func TestReplay(t *testing.T) {
 		t.Errorf("-around 30 -context 2 printed %d lines", n)
 	}
 	wantCode(t, exitBadInput, "replay", "-f", tiny)
+}
+
+// check judges a saved trace offline with the run's verdict; a malformed
+// trace is bad input naming the line.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.txt"), filepath.Join(dir, "bad.txt")
+	wantCode(t, exitOK, "run", "-f", tiny, "-seed", "3", "-out", filepath.Join(dir, "good"), "-trace", good)
+	out, _ := wantCode(t, exitOK, "check", good)
+	if !strings.Contains(out, "popsim: checked "+good) || !strings.Contains(out, "PASS: every invariant held") {
+		t.Errorf("check of a passing run's trace:\n%s", out)
+	}
+	args := append([]string{"run", "-f", tiny, "-out", filepath.Join(dir, "bad"), "-trace", bad}, bug...)
+	runOut, _ := wantCode(t, exitViolation, args...)
+	out, _ = wantCode(t, exitViolation, "check", "-v", bad)
+	n := strings.Count(runOut, "presented-topic at event")
+	if n == 0 || strings.Count(out, "presented-topic at event") != n || !strings.Contains(out, " produce c=0 m=") {
+		t.Errorf("check found %d presented-topic violations (with histories?), the run %d:\n%s", strings.Count(out, "presented-topic at event"), n, out)
+	}
+	malformed := filepath.Join(dir, "malformed.txt")
+	os.WriteFile(malformed, []byte("0 0.000000 phase c=-1 r=safety\n1 0.000000 produce c=0 m=1 t=t q=zero o=0\n"), 0o644)
+	_, errs := wantCode(t, exitBadInput, "check", malformed)
+	if !strings.Contains(errs, malformed+":2:") || !strings.Contains(errs, "q=zero") {
+		t.Errorf("a malformed trace: %s", errs)
+	}
+	wantCode(t, exitBadInput, "check")
+	wantCode(t, exitBadInput, "check", filepath.Join(dir, "no-such-trace"))
 }
 
 func TestBadInput(t *testing.T) {

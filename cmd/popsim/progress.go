@@ -67,7 +67,7 @@ func (p *runProgress) done() {
 
 // progressLine is "run: 12.0 s of 30 s virtual (40%), 1.2M events, 3 s wall, ETA 5 s".
 func progressLine(pr sim.Progress, safety clock.Duration, wall time.Duration) string {
-	head := fmt.Sprintf("run: %s virtual, %s events, %s wall", secs(pr.Virtual.Seconds()), count(pr.Events), secs(wall.Seconds()))
+	head := fmt.Sprintf("run: %s virtual, %s events, %s wall", secs(pr.Virtual.Seconds()), count(pr.Tasks), secs(wall.Seconds()))
 	if pr.Virtual >= safety || pr.Virtual <= 0 {
 		return head + ", draining (liveness phase: faults off, until everything settles)"
 	}

@@ -108,6 +108,10 @@ func readmeOutcome(c readme.Command, out string) error {
 				return fmt.Errorf("-trace %s: %v", p, err)
 			}
 		}
+	case "check":
+		if !strings.Contains(out, "popsim: checked ") || (c.Exit == 0) != strings.Contains(out, "PASS: every invariant held") {
+			return fmt.Errorf("check printed no verdict, or one that disagrees with its exit code")
+		}
 	case "list":
 		for _, name := range scenarios.Names() {
 			if !strings.Contains(out, name+" ") {

@@ -12,18 +12,22 @@ type Options struct {
 	Seed   uint64
 	Replay string // the command that replays this run, copied into every violation
 	// WakeupSlack is how long a message that became visible may wait while a
-	// matching pop request is suspended (default 100ms when 0).
+	// matching receive is parked (default 100ms when 0).
 	WakeupSlack clock.Duration
 	// MaxViolations caps the violations kept per invariant (default 100 when
 	// 0). The rest are counted in Report.Suppressed, never dropped silently.
 	MaxViolations int
+	// HistoryEvents is how many recent trace events the checker keeps to
+	// print a violating message's history (default 1<<16 when 0).
+	HistoryEvents int
 }
 
-// DefaultWakeupSlack is Options.WakeupSlack when it is 0.
-const DefaultWakeupSlack = 100 * clock.Millisecond
-
-// DefaultMaxViolations is Options.MaxViolations when it is 0.
-const DefaultMaxViolations = 100
+// Defaults of Options.
+const (
+	DefaultWakeupSlack   = 100 * clock.Millisecond
+	DefaultMaxViolations = 100
+	DefaultHistory       = 1 << 16
+)
 
 // Final is what the simulator knows at the end of the liveness phase.
 type Final struct {
@@ -39,7 +43,7 @@ type QueueLag struct {
 }
 
 // Report is the ledger and every violation. Produced = Acked + DLQ +
-// Dropped + Lost always holds.
+// Dropped + Lost always holds (counted per group and message).
 type Report struct {
 	Produced, Acked, DLQ, Dropped, Lost, Deliveries, Duplicates int64
 	DuplicatesByCause, DroppedByPolicy                          map[string]int64
@@ -51,47 +55,55 @@ type Report struct {
 	RedeliveriesByCause map[string]int64
 	// Suppressed counts violations beyond Options.MaxViolations, by invariant.
 	Suppressed map[string]int64
-	// PeakTracked is the largest number of messages held in full at once
-	// (settled messages are kept only as small tombstones).
+	// PeakTracked is the largest number of messages held at once (settled
+	// messages with nothing left in flight are forgotten).
 	PeakTracked int
 }
 
-// Checker is the at-least-once ledger of one consumer group. It reads the
-// trace and owns no simulator state. Not safe for concurrent use.
+// Checker is the at-least-once ledger of a run: every consumer group,
+// every message, every lease. It reads the trace and owns no simulator or
+// engine state. Not safe for concurrent use.
 type Checker struct {
 	opt Options
-	// keys holds every UNIQ_KEY seen: its live entry, or its tombstone's
-	// index in tombSlab (one map, so a new key costs one lookup and a
-	// forget no insert). live counts the live entries. A tombstone's
-	// locations live in tombLocs (append-only), tombFree lists slab slots
-	// inflate emptied.
-	keys     map[string]keyRef
-	live     int
-	tombSlab slab[tomb]
-	tombLocs slab[tombLoc]
-	tombFree []int32
-	restarts []int64 // times (ms) of the broker restarts, ascending
-	// crashes holds, per client, the Seq of every EvCrash, ascending.
-	crashes map[int32][]int64
-	// rebalances holds, per queue, the Seq of its latest EvRebalance.
-	rebalances map[pullQueue]int64
-	asks       map[int32]popAsk // the latest pop request per client
-	lostPops   []lostPop
+	rep Report
+
+	groups  []*group           // by index, in subscribe order
+	byName  map[string]int32   // group name -> index (lookup only)
+	topics  map[string][]int32 // topic -> the groups consuming it, in subscribe order
+	clients []client           // by client index
+
+	leases leaseTable
+	// restarts are the broker restarts' trace positions (Seq+1), ascending.
+	// Positions, not times: a restart and a lease can share an instant.
+	restarts []int64
+	// rebalances holds, per queue, the trace position (Seq+1) at which a
+	// Pull consumer last took it over.
+	rebalances map[queueKey]int64
 	wake       wakeup
-	rep        Report
+	hist       history
 
 	viol   []model.Violation
 	perInv map[string]int
 
-	lastSeq     int64
-	lastAt      clock.Time
-	seen        bool
-	done        bool
-	sweep       []*msgState     // settled messages waiting to be forgotten
-	histFree    [][]model.Event // history buffers of forgotten messages, for reuse
-	msgFree     []*msgState     // forgotten entries no list points at, for reuse
-	sinceSweep  int
-	sweepPeriod int
+	tracked int         // messages held now
+	topMsg  model.MsgID // the largest message id produced so far
+	lastSeq int64
+	lastAt  clock.Time
+	seen    bool
+	done    bool
+}
+
+// client is what the checker knows of one consumer.
+type client struct {
+	known bool
+	group int32
+	alive bool
+	// held lists the deliveries the client may still be working on; it is
+	// pruned as they finish.
+	held []*delivery
+	// pending lists leases lent to the client whose answer has not reached
+	// it yet (awaiting): their message is not forgotten meanwhile.
+	pending []*lease
 }
 
 // New returns a Checker.
@@ -102,15 +114,16 @@ func New(o Options) *Checker {
 	if o.MaxViolations <= 0 {
 		o.MaxViolations = DefaultMaxViolations
 	}
+	if o.HistoryEvents <= 0 {
+		o.HistoryEvents = DefaultHistory
+	}
 	return &Checker{
-		opt:         o,
-		keys:        map[string]keyRef{},
-		crashes:     map[int32][]int64{},
-		rebalances:  map[pullQueue]int64{},
-		asks:        map[int32]popAsk{},
-		wake:        newWakeup(o.WakeupSlack),
-		perInv:      map[string]int{},
-		sweepPeriod: 4096,
+		opt:    o,
+		byName: map[string]int32{},
+		topics: map[string][]int32{},
+		wake:   newWakeup(o.WakeupSlack),
+		hist:   newHistory(o.HistoryEvents),
+		perInv: map[string]int{},
 		rep: Report{
 			DuplicatesByCause:   map[string]int64{},
 			DroppedByPolicy:     map[string]int64{},
@@ -121,88 +134,86 @@ func New(o Options) *Checker {
 }
 
 // Observe takes every trace event, in order. Safety invariants are checked
-// here, at the event that breaks them.
+// here, at the event that breaks them. The checker copies what it keeps.
 func (c *Checker) Observe(e *model.Event) {
 	if c.done {
 		panic("check: Observe after Finish")
 	}
 	c.checkOrder(e)
+	c.hist.add(e)
 	c.wake.expire(c, e.At)
 	c.dispatch(e)
 	c.lastSeq, c.lastAt, c.seen = e.Seq, e.At, true
-	if c.live > c.rep.PeakTracked {
-		c.rep.PeakTracked = c.live
-	}
-	if c.sinceSweep++; c.sinceSweep >= c.sweepPeriod {
-		c.runSweep(e.At.Millis())
+	if c.tracked > c.rep.PeakTracked {
+		c.rep.PeakTracked = c.tracked
 	}
 }
 
 func (c *Checker) checkOrder(e *model.Event) {
-	if !c.seen {
-		return
-	}
-	if e.Seq <= c.lastSeq || e.At < c.lastAt {
+	if c.seen && (e.Seq <= c.lastSeq || e.At < c.lastAt) {
 		c.violate(InvTraceOrder, e.Seq, nil, fmt.Sprintf("event #%d at %v follows event #%d at %v: sequence numbers must grow and time must not go back", e.Seq, e.At, c.lastSeq, c.lastAt))
 	}
 }
 
-// dispatch is the one switch over event kinds. A FIFO order check would
-// hook into onDeliver (per queue: the offsets handed out must not pass an
-// un-acked offset of the same queue) with its state next to the ledger's.
+// dispatch is the one switch over event kinds.
 func (c *Checker) dispatch(e *model.Event) {
 	switch e.Kind {
+	case model.EvSubscribe:
+		c.onSubscribe(e)
 	case model.EvProduce:
 		c.onProduce(e)
-	case model.EvPopRequest, model.EvPopSuspended, model.EvPopResponse, model.EvPopLost:
-		c.wake.onPop(e)
-		switch e.Kind {
-		case model.EvPopRequest:
-			c.onPopAsked(e)
-		case model.EvPopResponse:
-			c.onPopAnswered(e)
-		case model.EvPopLost:
-			c.onPopLost(e)
-		}
+	case model.EvReceive, model.EvParked:
+		c.wake.onReceive(c, e)
+	case model.EvReceived, model.EvReceiveLost:
+		c.wake.onReceive(c, e)
+		c.onReceiveAnswer(e)
+	case model.EvLease:
+		c.onLease(e)
 	case model.EvDeliver:
 		c.onDeliver(e)
-	case model.EvConsumeStart, model.EvConsumeEnd, model.EvExpiredLocal:
-		c.onConsume(e)
-	case model.EvAckSent, model.EvAckLost:
-		c.onAckSentOrLost(e)
-	case model.EvAckAccepted, model.EvAckResponseLost:
-		c.onAckDone(e)
-	case model.EvChangeSent, model.EvChangeLost:
-		c.onChangeSentOrLost(e)
-	case model.EvChangeAccepted:
-		c.onChangeAccepted(e)
-	case model.EvRevive:
-		c.onRevive(e)
-	case model.EvReviveRetried:
-		c.onReviveRetried(e)
-	case model.EvReviveSkipped, model.EvReviveDropped:
-		c.onReviveGone(e)
-	case model.EvDLQ, model.EvDrop:
-		c.onSettleEvent(e)
+	case model.EvConsumeStart:
+		c.lookupDelivery(e)
+	case model.EvConsumeEnd:
+		c.onConsumeEnd(e)
+	case model.EvExpiredLocal:
+		c.onExpiredLocal(e)
+	case model.EvAck, model.EvAckLost, model.EvRenew, model.EvRenewLost, model.EvRelease, model.EvReject:
+		c.onClientSettle(e)
+	case model.EvAcked, model.EvReleased, model.EvRejected:
+		c.onSettled(e)
+	case model.EvRenewed:
+		c.onRenewed(e)
+	case model.EvRevive, model.EvReviveSkipped, model.EvReviveRetried, model.EvReviveDropped, model.EvLapse, model.EvLeaseLost:
+		c.onLeaseRanOut(e)
+	case model.EvDeadLetter, model.EvDLQ, model.EvDrop:
+		c.onPolicy(e)
 	case model.EvCrash:
-		c.crashes[e.Client] = append(c.crashes[e.Client], e.Seq)
-		c.onCrashAsk(e)
-		c.wake.forgetClient(e.Client)
-	case model.EvRebalance:
-		c.rebalances[pullQueue{e.Topic, e.Queue}] = e.Seq
+		c.onCrash(e)
+	case model.EvRestart:
+		c.clientOf(e).alive = true
 	case model.EvPause, model.EvResume:
 		c.wake.pause(e.Client, e.Kind == model.EvPause)
 	case model.EvBrokerRestart:
-		c.restarts = append(c.restarts, e.At.Millis())
+		c.restarts = append(c.restarts, e.Seq+1)
 		c.wake.reset()
-	default:
-		// Producer failures, pauses, phases, cache flushes and pull-consumer
-		// events carry no ledger obligation; they appear in message
-		// histories when they name a message.
-		if e.Msg != "" {
-			c.touch(e, false)
-		}
+	case model.EvRebalance:
+		c.onRebalance(e)
+	case model.EvCommit:
+		c.onCommit(e)
 	}
+	// Phases, pulls, responses without messages, cache flushes, put
+	// failures, producer failures and pauses carry no obligation.
+}
+
+// clientOf is the event's client, growing the table as needed.
+func (c *Checker) clientOf(e *model.Event) *client {
+	if e.Client < 0 {
+		return &client{}
+	}
+	for int(e.Client) >= len(c.clients) {
+		c.clients = append(c.clients, client{})
+	}
+	return &c.clients[e.Client]
 }
 
 // Violations returns the violations found so far.
@@ -210,8 +221,8 @@ func (c *Checker) Violations() []model.Violation {
 	return append([]model.Violation(nil), c.viol...)
 }
 
-// Tracked is the number of messages held in full (not as tombstones).
-func (c *Checker) Tracked() int { return c.live }
+// Tracked is the number of messages held now.
+func (c *Checker) Tracked() int { return c.tracked }
 
 // Finish runs the liveness checks and closes the ledger. The Checker takes
 // no more events afterwards.

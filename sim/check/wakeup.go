@@ -2,28 +2,38 @@ package check
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"popsim/clock"
 	"popsim/model"
 )
 
-// pollReq is a pop request: its topic ("" = any) and queue (-1 = all).
+// A message that becomes visible for a group's topic while one of the
+// group's receives on that topic is parked must be lent to the group, or a
+// parked receive answered, within the slack (long polling's promise).
+
+// pollReq is a receive: its topic and queue (-1 = all queues).
 type pollReq struct {
 	topic string
 	queue int32
 }
 
-// topicWait counts the suspended requests on one topic. gen moves whenever
-// the topic is served (a delivery on it, an answer to one of its suspended
-// requests, or nobody left waiting): obligations made before are met.
+// waitKey is one group's waiting on one topic.
+type waitKey struct {
+	group int32
+	topic string
+}
+
+// topicWait counts the parked receives of a group on one topic. gen moves
+// whenever the group is served on the topic (a lease, an answer to a
+// parked receive, nobody left waiting): obligations made before are met.
 type topicWait struct {
 	all     int
 	byQueue map[int32]int
-	// paused counts suspended requests of paused clients: the broker may
-	// wake one of them for an arrival, and its answer is written only when
-	// the client resumes, so no arrival is judged meanwhile.
+	// paused counts parked receives of paused clients: the engine may wake
+	// one of them for an arrival, and its answer is written only when the
+	// client resumes, so no arrival is judged meanwhile.
 	paused int
 	gen    uint64
 }
@@ -36,48 +46,48 @@ func (w *topicWait) count() int {
 	return n
 }
 
-// obligation: a message became visible at `at` while a matching request
-// was suspended; by `deadline` the topic must be served.
+// obligation: a message became visible at `at` while a matching receive
+// was parked; by `deadline` the group must be served on the topic.
 type obligation struct {
 	w        *topicWait
 	gen      uint64
-	topic    string
-	msg      string
+	key      waitKey
+	msg      model.MsgID
 	seq      int64
 	at       clock.Time
 	deadline clock.Time
 }
 
-// wakeup checks long polling: a message that becomes visible for a topic
-// while a pop request on that topic is suspended must be delivered, or a
-// suspended request answered, within slack.
 type wakeup struct {
-	slack clock.Duration
-	last  map[int32]pollReq   // the latest EvPopRequest per client
-	polls map[int32][]pollReq // suspended requests per client, oldest first
-	// paused clients: an answer to them is written only when they resume,
-	// so their suspended requests are not counted as waiting meanwhile.
+	slack  clock.Duration
+	last   map[int32]pollReq   // the latest receive per client
+	polls  map[int32][]pollReq // parked receives per client, oldest first
+	group  map[int32]int32     // each client's group (set at its first receive)
 	paused map[int32]bool
-	topics map[string]*topicWait
+	topics map[waitKey]*topicWait
 	obls   []obligation
 	head   int
 }
 
 func newWakeup(slack clock.Duration) wakeup {
-	return wakeup{slack: slack, last: map[int32]pollReq{}, polls: map[int32][]pollReq{}, paused: map[int32]bool{}, topics: map[string]*topicWait{}}
+	return wakeup{slack: slack, last: map[int32]pollReq{}, polls: map[int32][]pollReq{}, group: map[int32]int32{}, paused: map[int32]bool{}, topics: map[waitKey]*topicWait{}}
 }
 
-func (w *wakeup) wait(topic string) *topicWait {
-	t := w.topics[topic]
+func (w *wakeup) wait(k waitKey) *topicWait {
+	t := w.topics[k]
 	if t == nil {
 		t = &topicWait{byQueue: map[int32]int{}}
-		w.topics[topic] = t
+		w.topics[k] = t
 	}
 	return t
 }
 
-func (w *wakeup) add(r pollReq, d int) {
-	t := w.wait(r.topic)
+func (w *wakeup) key(client int32, topic string) waitKey {
+	return waitKey{group: w.group[client], topic: topic}
+}
+
+func (w *wakeup) add(client int32, r pollReq, d int) {
+	t := w.wait(w.key(client, r.topic))
 	if r.queue < 0 {
 		t.all += d
 	} else {
@@ -85,33 +95,36 @@ func (w *wakeup) add(r pollReq, d int) {
 	}
 }
 
-func (w *wakeup) onPop(e *model.Event) {
+func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 	switch e.Kind {
-	case model.EvPopRequest:
+	case model.EvReceive:
+		if cl := c.clientOf(e); cl.known {
+			w.group[e.Client] = cl.group
+		}
 		w.last[e.Client] = pollReq{topic: e.Topic, queue: e.Queue}
-	case model.EvPopSuspended:
+	case model.EvParked:
 		r, ok := w.last[e.Client]
-		if e.Topic != "" || !ok {
+		if !ok {
 			r = pollReq{topic: e.Topic, queue: e.Queue}
 		}
 		w.polls[e.Client] = append(w.polls[e.Client], r)
 		w.hold(e.Client, r, 1)
-	case model.EvPopResponse, model.EvPopLost:
+	case model.EvReceived, model.EvReceiveLost:
 		w.answer(e)
 	}
 }
 
-// hold counts (d = 1) or uncounts (-1) a suspended request of client, as
+// hold counts (d = 1) or uncounts (-1) a parked receive of client, as
 // waiting or, while the client is paused, as paused.
 func (w *wakeup) hold(client int32, r pollReq, d int) {
 	if w.paused[client] {
-		w.wait(r.topic).paused += d
+		w.wait(w.key(client, r.topic)).paused += d
 		return
 	}
-	w.add(r, d)
+	w.add(client, r, d)
 }
 
-// pause moves a client's suspended requests between waiting and paused.
+// pause moves a client's parked receives between waiting and paused.
 // Pausing serves their topics: an arrival may already have woken one.
 func (w *wakeup) pause(client int32, on bool) {
 	if w.paused[client] == on {
@@ -128,74 +141,69 @@ func (w *wakeup) pause(client int32, on bool) {
 	for _, r := range w.polls[client] {
 		w.hold(client, r, 1)
 		if on {
-			w.topics[r.topic].gen++
+			w.wait(w.key(client, r.topic)).gen++
 		}
 	}
 }
 
-// answer removes the client's suspended request (the one on e.Topic, else
-// the oldest) and marks its topic served.
+// answer removes the client's parked receive (the oldest) and marks its
+// topic served.
 func (w *wakeup) answer(e *model.Event) {
 	ps := w.polls[e.Client]
-	i := 0
-	if e.Topic != "" {
-		for i < len(ps) && ps[i].topic != e.Topic {
-			i++
-		}
-	}
-	if i >= len(ps) {
+	if len(ps) == 0 {
 		return
 	}
-	r := ps[i]
-	w.polls[e.Client] = append(ps[:i], ps[i+1:]...)
+	r := ps[0]
+	if len(ps) == 1 {
+		w.polls[e.Client] = ps[:0] // keep the storage for the next parked receive
+	} else {
+		w.polls[e.Client] = ps[1:]
+	}
 	w.hold(e.Client, r, -1)
-	w.served(r.topic)
+	w.served(w.key(e.Client, r.topic))
 }
 
-// served marks a topic (and the any-topic requests) served.
-func (w *wakeup) served(topic string) {
-	if t := w.topics[topic]; t != nil {
-		t.gen++
-	}
-	if t := w.topics[""]; t != nil && topic != "" {
+// served marks a group's topic served.
+func (w *wakeup) served(k waitKey) {
+	if t := w.topics[k]; t != nil {
 		t.gen++
 	}
 }
 
-// forgetClient drops a crashed client's suspended requests; a topic left
-// with nobody waiting has no obligation any more.
+// forgetClient drops a crashed client's parked receives; a topic left with
+// nobody waiting has no obligation any more.
 func (w *wakeup) forgetClient(client int32) {
 	w.pause(client, false)
 	for _, r := range w.polls[client] {
-		w.add(r, -1)
-		if t := w.topics[r.topic]; t.count() == 0 {
+		w.add(client, r, -1)
+		if t := w.wait(w.key(client, r.topic)); t.count() == 0 {
 			t.gen++
 		}
 	}
 	delete(w.polls, client)
 }
 
-// reset: a broker restart loses every suspended request.
+// reset: a broker restart loses every parked receive.
 func (w *wakeup) reset() {
 	for _, t := range w.topics { // independent updates: order does not matter
 		t.all, t.byQueue, t.paused = 0, map[int32]int{}, 0
 		t.gen++
 	}
-	w.polls = map[int32][]pollReq{}
+	clear(w.polls)
 }
 
-// arrival: the message of e became visible on topic (queue q). A retry copy
-// wakes only all-queue requests: a queue-specific request reads the retry
-// topic on some requests only.
-func (w *wakeup) arrival(e *model.Event, topic string, q int32, retry bool) {
-	for _, name := range [2]string{topic, ""} {
-		t := w.topics[name]
-		if t == nil || t.paused > 0 || !(t.all > 0 || !retry && t.byQueue[q] > 0) {
-			continue
-		}
-		w.obls = append(w.obls, obligation{w: t, gen: t.gen, topic: topic, msg: e.Msg, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack)})
+// arrival: message m became visible to its group at queue q of its topic
+// (a produce, a copy, a lapse or release in place). A RocketMQ retry copy
+// lives in another topic and wakes only all-queue receives: a
+// queue-specific receive reads the retry topic on some requests only.
+func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState) {
+	k := waitKey{group: m.g.idx, topic: m.topic}
+	t := w.topics[k]
+	copyElsewhere := e.Topic != m.topic
+	if t == nil || t.paused > 0 || !(t.all > 0 || !copyElsewhere && t.byQueue[e.Queue] > 0) {
 		return
 	}
+	w.obls = append(w.obls, obligation{w: t, gen: t.gen, key: k, msg: m.id, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack)})
 }
 
 // expire judges the obligations whose deadline is before now. Deadlines
@@ -204,7 +212,9 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 	for w.head < len(w.obls) && w.obls[w.head].deadline < now {
 		o := &w.obls[w.head]
 		if o.gen == o.w.gen {
-			c.violate(InvMissedWakeup, o.seq, c.msg(o.msg), fmt.Sprintf("%s became visible on topic %s at %v (event #%d) while a pop request was suspended on it, but no delivery on %s and no answer to a suspended request followed within %v (suspended now: %s)", o.msg, o.topic, o.at, o.seq, o.topic, w.slack, w.suspendedOn(o.topic)))
+			g := c.groups[o.key.group]
+			m, _ := g.msgs.get(uint64(o.msg))
+			c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
 		}
 		w.head++
 	}
@@ -214,11 +224,11 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 	}
 }
 
-func (w *wakeup) suspendedOn(topic string) string {
+func (w *wakeup) parkedOn(k waitKey) string {
 	var cs []int32
 	for cl, ps := range w.polls { // collected, then sorted
 		for _, r := range ps {
-			if r.topic == topic || r.topic == "" {
+			if w.key(cl, r.topic) == k {
 				cs = append(cs, cl)
 				break
 			}
@@ -227,7 +237,7 @@ func (w *wakeup) suspendedOn(topic string) string {
 	if len(cs) == 0 {
 		return "none"
 	}
-	sort.Slice(cs, func(i, j int) bool { return cs[i] < cs[j] })
+	slices.Sort(cs)
 	s := make([]string, len(cs))
 	for i, cl := range cs {
 		s[i] = fmt.Sprintf("client %d", cl)

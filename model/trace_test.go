@@ -1,0 +1,143 @@
+package model
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"popsim/clock"
+)
+
+// randomEvent draws an event that the text form can carry: Queue and
+// Offset only with a Topic, names without spaces.
+func randomEvent(r *rand.Rand) Event {
+	names := []string{"", "orders", "%RETRY%billing_orders", "%DLQ%billing", "q.fifo"}
+	e := Event{
+		Seq: r.Int64N(1 << 40), At: clock.Epoch + clock.Time(r.Int64N(1<<42)) - clock.Time(r.Int64N(1<<20)),
+		Kind: EventKind(1 + r.IntN(int(evKinds)-1)), Client: int32(r.IntN(20)) - 1,
+		Group: names[r.IntN(2)*2%3], Msg: MsgID(r.Uint32()), Lease: LeaseID(r.Uint64() >> r.IntN(64)),
+		Ended: LeaseID(r.IntN(3)), Next: LeaseID(r.IntN(3) * 99),
+		Attempt: int32(r.IntN(5)), Code: int32(r.IntN(300)) - 1, Count: int32(r.IntN(40)),
+		Reason: Reason(r.IntN(int(reasons))), Shown: names[r.IntN(len(names))],
+	}
+	if t := names[r.IntN(len(names))]; t != "" {
+		e.Topic, e.Queue, e.Offset = t, int32(r.IntN(9))-1, r.Int64N(1<<33)-1
+	}
+	if r.IntN(2) == 0 {
+		e.Deadline = e.At + clock.Time(r.Int64N(int64(clock.Hour)))
+	}
+	if r.IntN(2) == 0 {
+		e.Span = clock.Duration(r.Int64N(int64(clock.Hour))) - clock.Duration(r.IntN(2))*clock.Second
+	}
+	return e
+}
+
+func TestEventTextRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 20000; i++ {
+		e := randomEvent(r)
+		line := e.String()
+		got, err := ParseEvent(line)
+		if err != nil {
+			t.Fatalf("ParseEvent(%q): %v", line, err)
+		}
+		if got != e {
+			t.Fatalf("round trip of %q:\n got %+v\nwant %+v", line, got, e)
+		}
+	}
+}
+
+func TestEventBinaryRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var buf []byte
+	var want []Event
+	for i := 0; i < 5000; i++ {
+		e := randomEvent(r)
+		want = append(want, e)
+		buf = e.AppendBinary(buf)
+	}
+	for i, off := 0, 0; i < len(want); i++ {
+		got, n, err := DecodeEvent(buf[off:])
+		if err != nil || got != want[i] {
+			t.Fatalf("event %d: got %+v, %v; want %+v", i, got, err, want[i])
+		}
+		off += n
+	}
+}
+
+func TestEventTextForm(t *testing.T) {
+	e := Event{Seq: 7, At: clock.Epoch + clock.Time(12*clock.Second+345), Kind: EvLease, Client: 3, Msg: 17, Lease: 42,
+		Topic: "orders", Queue: 2, Offset: 881, Deadline: clock.Epoch + clock.Time(72*clock.Second)}
+	want := "7 12.000345 lease c=3 m=17 l=42 t=orders q=2 o=881 dl=72.000000"
+	if got := e.String(); got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+	e = Event{Seq: 8, At: clock.Epoch, Kind: EvRenew, Client: 0, Msg: 1, Lease: 2, Span: 30 * clock.Second, Reason: RNack}
+	if got, want := e.String(), "8 0.000000 renew c=0 m=1 l=2 span=30s r=nack"; got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestParseEventErrors(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"1 0.000000 lease", "want <seq> <time> <kind>"},
+		{"x 0.000000 lease c=1", "seq"},
+		{"1 0.5 lease c=1", "six decimals"},
+		{"1 0.000000 bogus c=1", "unknown event kind"},
+		{"1 0.000000 lease m=1", "no client"},
+		{"1 0.000000 lease c=1 q=3", "without a topic"},
+		{"1 0.000000 lease c=1 zz=3", "unknown field"},
+		{"1 0.000000 lease c=1 c=2", "twice"},
+		{"1 0.000000 lease c=1 r=maybe", "unknown reason"},
+		{"1 0.000000 lease c=1 span=3m", "want seconds"},
+		{"1 0.000000 lease c=1 m=-4", "not a number"},
+		{"1 0.000000 lease c=1 m", "want key=value"},
+	} {
+		_, err := ParseEvent(tc.line)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseEvent(%q) = %v, want an error containing %q", tc.line, err, tc.want)
+		}
+	}
+}
+
+func TestKindAndReasonNames(t *testing.T) {
+	for k := EvNone + 1; k < evKinds; k++ {
+		if got, ok := ParseEventKind(k.String()); !ok || got != k {
+			t.Errorf("kind %d %q does not parse back", k, k)
+		}
+	}
+	for r := RNone + 1; r < reasons; r++ {
+		if got, ok := ParseReason(r.String()); !ok || got != r {
+			t.Errorf("reason %d %q does not parse back", r, r)
+		}
+	}
+}
+
+func FuzzParseEvent(f *testing.F) {
+	f.Add("7 12.000345 lease c=3 m=17 l=42 t=orders q=2 o=881 dl=72.000000")
+	f.Add("8 0.000000 renew c=0 m=1 l=2 span=30s r=nack")
+	f.Fuzz(func(t *testing.T, line string) {
+		e, err := ParseEvent(line)
+		if err != nil {
+			return
+		}
+		again, err := ParseEvent(e.String())
+		if err != nil || again != e {
+			t.Fatalf("%q parsed to %+v, whose text %q parses to %+v, %v", line, e, e.String(), again, err)
+		}
+	})
+}
+
+func FuzzDecodeEvent(f *testing.F) {
+	e := Event{Seq: 7, Kind: EvLease, Client: 3, Msg: 17, Lease: 42, Topic: "orders", Queue: 2, Offset: 881}
+	f.Add(e.AppendBinary(nil))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, n, err := DecodeEvent(b)
+		if err != nil {
+			return
+		}
+		if enc := e.AppendBinary(nil); n > len(b) || string(enc) != string(b[:n]) && len(enc) > n {
+			t.Fatalf("decoded %+v from %d bytes but it encodes to %d", e, n, len(enc))
+		}
+	})
+}

@@ -1,0 +1,48 @@
+package pop
+
+import (
+	"fmt"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// Cheap rules the broker asserts under the invariants build tag; each call
+// site is guarded by the constant invariants, so none of this runs (or
+// even evaluates its arguments) in a normal build.
+
+// assertf panics with the rule when cond is false.
+func assertf(cond bool, format string, args ...any) {
+	if !cond {
+		panic("pop: invariant: " + fmt.Sprintf(format, args...))
+	}
+}
+
+// assertPopResult: a found pop's messages each carry a fresh lease, newer
+// than every lease granted before the call, in grant order, and the
+// deadline its handle names.
+func (b *Broker) assertPopResult(res *PopResult, before model.LeaseID) {
+	last := before
+	for i := range res.Messages {
+		m := &res.Messages[i]
+		assertf(m.Lease > last && m.Lease <= b.lastLease, "pop result message %d has lease %d, want one granted by this pop (after %d, up to %d)", i, m.Lease, last, b.lastLease)
+		assertf(m.Deadline == clock.FromMillis(m.Handle.NextVisibleTime()), "pop result message %d: deadline %v but its handle says %d ms", i, m.Deadline, m.Handle.NextVisibleTime())
+		last = m.Lease
+	}
+}
+
+// assertWrite: a stored message lands at the end of its queue.
+func assertWrite(q *queue, m *model.Message) {
+	assertf(m.QueueOffset == q.maxOffset()-1, "message stored at offset %d of a queue ending at %d", m.QueueOffset, q.maxOffset())
+}
+
+// assertReplaced: a record a write overwrote is older than the one that
+// overwrote it.
+func assertReplaced(replaced, by model.LeaseID) {
+	assertf(replaced == 0 || replaced < by, "lease %d overwritten by the older lease %d", replaced, by)
+}
+
+// assertCacheSize: the cache never counts fewer than zero records.
+func (c *cache) assertSize() {
+	assertf(c.size >= 0, "cache size %d", c.size)
+}

@@ -1,0 +1,25 @@
+//go:build invariants
+
+package pop
+
+import (
+	"strings"
+	"testing"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// Under the invariants tag a broken rule panics where it is broken.
+func TestAssertionsFire(t *testing.T) {
+	b, _ := New(DefaultConfig())
+	res := &PopResult{Messages: []PoppedMessage{{Lease: 1, Deadline: clock.Epoch, Handle: model.ReceiptHandle{PopTime: clock.Epoch.Millis(), InvisibleTime: 1000}}}}
+	b.lastLease = 1
+	defer func() {
+		if msg, _ := recover().(string); !strings.Contains(msg, "pop: invariant: pop result message 0: deadline") {
+			t.Fatalf("recovered %q, want the deadline rule", msg)
+		}
+	}()
+	b.assertPopResult(res, 0)
+	t.Fatal("a pop result whose deadline contradicts its handle passed")
+}

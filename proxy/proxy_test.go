@@ -1,0 +1,80 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+)
+
+// The convenience forms (for a driver with no network between proxy and
+// broker) do what their parts do.
+func TestConvenienceForms(t *testing.T) {
+	w := newWorld()
+	if _, err := w.do("setup", args{}); err != nil {
+		t.Fatal(err)
+	}
+	w.b.Put(w.now, &model.Message{Topic: "t", UniqKey: "m", ID: 1})
+	req, st := w.px.PopRequest(w.now, &ReceiveRequest{ClientID: "c", Group: "g", Topic: "t", BatchSize: 1, InvisibleTime: 30 * clock.Second, Timeout: 30 * clock.Second})
+	if !st.IsOK() {
+		t.Fatal(st)
+	}
+	var res ReceiveResult
+	w.px.Pop(w.now, &req, 17, &res)
+	if !res.Status.IsOK() || len(res.Pop.Messages) != 1 {
+		t.Fatalf("receive: %v, %d messages", res.Status, len(res.Pop.Messages))
+	}
+	m := &res.Pop.Messages[0]
+	w.px.Manage(w.now, "c", "g", m)
+	c, st := w.px.ChangeInvisibleDuration(w.now, &ChangeRequest{ClientID: "c", Group: "g", Topic: "t", MessageID: "m", Handle: m.Handle, Lease: m.Lease, InvisibleTime: 40 * clock.Second})
+	if !st.IsOK() || c.Removed != m.Lease {
+		t.Fatalf("change: %v, removed %d", st, c.Removed)
+	}
+	// The client acks with the handle it received; the proxy uses the
+	// managed one, which the change replaced.
+	a, st := w.px.AckMessage(w.now, &AckRequest{ClientID: "c", Group: "g", Topic: "t", MessageID: "m", Handle: m.Handle, Lease: m.Lease})
+	if !st.IsOK() || a.Removed != c.Lease || w.px.Managed() != 0 {
+		t.Fatalf("ack: %v, removed %d (want %d), %d managed", st, a.Removed, c.Lease, w.px.Managed())
+	}
+	if _, st := w.px.AckMessage(w.now.Add(time30s), &AckRequest{ClientID: "c", Group: "g", Topic: "t", MessageID: "m", Handle: m.Handle}); st.Code != InvalidReceiptHandle {
+		t.Fatalf("an expired handle: %v", st)
+	}
+	if st := brokerStatus(model.TopicNotExist, "ack"); st.Code != TopicNotFound || !strings.Contains(st.String(), "TOPIC_NOT_FOUND(40402)") {
+		t.Fatalf("broker code mapping: %v", st)
+	}
+}
+
+const time30s = 30 * clock.Second
+
+func TestConfigValidate(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.MaxLongPollingTimeout = clock.Second
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "grpcClientConsumerMaxLongPollingTimeoutMillis") {
+		t.Fatalf("max below min: %v", err)
+	}
+	c = DefaultConfig()
+	c.MaxInvisibleTime = clock.Second
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "maxInvisibleTimeMills") {
+		t.Fatalf("max invisible below min: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("New with an invalid configuration did not panic")
+		}
+	}()
+	b, _ := pop.New(pop.KVConfig())
+	New(b, c)
+}
+
+func TestRetryDelay(t *testing.T) {
+	for r, want := range map[int32]clock.Duration{0: 10 * clock.Second, 1: 30 * clock.Second, 14: clock.Hour, 15: 2 * clock.Hour, 99: 2 * clock.Hour, -5: clock.Second} {
+		if got := RetryDelay(r); got != want {
+			t.Errorf("RetryDelay(%d) = %v, want %v", r, got.Std(), want.Std())
+		}
+	}
+}

@@ -1,0 +1,471 @@
+package check
+
+import (
+	"fmt"
+
+	"popsim/model"
+)
+
+// clientLease is the lease a client event names, if the client was given
+// it; anything else is an ack-location violation.
+func (c *Checker) clientLease(e *model.Event) *lease {
+	l := c.leases.get(e.Lease)
+	if l == nil {
+		if _, forgotten := c.leases.w.get(uint64(e.Lease)); forgotten {
+			return nil // a late word about a settled message: nothing to judge
+		}
+		c.violate(InvAckLocation, e.Seq, nil, fmt.Sprintf("client %d: %s names lease %d, which was never granted", e.Client, e.Kind, e.Lease))
+		return nil
+	}
+	l.m.note(e)
+	if l.client != e.Client {
+		c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
+		return nil
+	}
+	return l
+}
+
+// onDeliver: the client has the message. Pull deliveries carry no lease.
+func (c *Checker) onDeliver(e *model.Event) {
+	if e.Lease == 0 {
+		c.onPullDeliver(e)
+		return
+	}
+	l := c.clientLease(e)
+	if l == nil {
+		return
+	}
+	m := l.m
+	if l.dlv != nil {
+		c.violate(InvTraceForm, e.Seq, m, fmt.Sprintf("lease %d delivered twice", l.id))
+		return
+	}
+	if p := placeOf(e); p != m.places[l.at] {
+		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d was delivered message %d at %s but lease %d lent it at %s", e.Client, m.id, p, l.id, m.places[l.at]))
+	}
+	if e.Shown != m.topic {
+		c.violate(InvPresentedTopic, e.Seq, m, fmt.Sprintf("client %d was shown topic %q for message %d, produced on %q", e.Client, e.Shown, m.id, m.topic))
+	}
+	d := &delivery{client: e.Client, held: true, m: m, lastLease: l}
+	l.awaiting = false
+	for n := l; n != nil; n = n.next {
+		n.dlv = d
+	}
+	c.hold(m, d)
+	c.countDelivery(m, l.cause)
+}
+
+// hold puts a delivery in its client's hands. The client's list keeps it
+// until an ack is sent or its lease ends, so that a crash can be blamed.
+func (c *Checker) hold(m *msgState, d *delivery) {
+	m.held++
+	cl := &c.clients[d.client]
+	if len(cl.held) >= 64 && len(cl.held) == cap(cl.held) {
+		cl.held = pruneHeld(cl.held)
+	}
+	cl.held = append(cl.held, d)
+}
+
+func pruneHeld(ds []*delivery) []*delivery {
+	out := ds[:0]
+	for _, d := range ds {
+		if d.held || !d.ackSent && d.lastLease != nil && !d.lastLease.ended {
+			out = append(out, d)
+		}
+	}
+	clear(ds[len(out):])
+	return out
+}
+
+// release takes a delivery out of its client's hands.
+func (c *Checker) release(m *msgState, d *delivery) {
+	if d != nil && d.held {
+		d.held = false
+		m.held--
+		c.maybeForget(m)
+	}
+}
+
+func (c *Checker) countDelivery(m *msgState, cause string) {
+	c.rep.Deliveries++
+	if m.delivered && cause != causeFirst {
+		c.rep.Redeliveries++
+		c.rep.RedeliveriesByCause[cause]++
+	}
+	m.delivered = true
+}
+
+// lookupDelivery returns the delivery a consumer event names.
+func (c *Checker) lookupDelivery(e *model.Event) (*lease, *delivery) {
+	if e.Lease == 0 {
+		return nil, nil
+	}
+	l := c.clientLease(e)
+	if l == nil {
+		return nil, nil
+	}
+	if l.dlv == nil {
+		c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s of lease %d, which it was never delivered", e.Client, e.Kind, l.id))
+		return nil, nil
+	}
+	return l, l.dlv
+}
+
+// onConsumeEnd counts a success, and a duplicate when the group had
+// already consumed the message successfully.
+func (c *Checker) onConsumeEnd(e *model.Event) {
+	if e.Lease == 0 {
+		c.onPullConsumed(e)
+		return
+	}
+	l, d := c.lookupDelivery(e)
+	if d == nil {
+		return
+	}
+	defer c.release(l.m, d)
+	if e.Reason != model.RSuccess {
+		d.failed = true
+		return
+	}
+	d.ok = true
+	cur := d.lastLease // the client's consumption follows its renewals
+	c.success(l.m, cur.line, dupCause(cur))
+}
+
+// success records one successful consumption on a line; cause is what a
+// duplicate would be blamed on, in case it is one.
+func (c *Checker) success(m *msgState, ln int32, cause string) {
+	m.successes++
+	if m.successes == 1 {
+		m.firstOKLine = ln
+		return
+	}
+	if ln != m.firstOKLine {
+		// Two lines consumed it: blame the fork (the later one when both
+		// are forks).
+		cause = m.lines[ln].origin
+		if ln == 0 {
+			cause = m.lines[m.firstOKLine].origin
+		}
+	}
+	c.rep.Duplicates++
+	c.rep.DuplicatesByCause[cause]++
+}
+
+// dupCause is what a duplicate consumption of l's delivery is blamed on,
+// if it is one and on the line of the first success: what brought the
+// message back after that success (a retry passes on the cause before it),
+// else l's own cause, else that of the latest redelivery on its line (the
+// first success was of a later lease than l).
+func dupCause(l *lease) string {
+	m := l.m
+	if s := m.lines[l.line].since; s != "" {
+		return s
+	}
+	if l.cause != causeFirst {
+		return l.cause
+	}
+	for k := len(m.leases) - 1; k >= 0; k-- {
+		if o := m.leases[k]; o.line == l.line && o.cause != causeFirst {
+			return o.cause
+		}
+	}
+	return CauseUnexplained
+}
+
+// onExpiredLocal: the client gave the lease up by its own clock. Before
+// consuming, it lets go of the message; before the deadline, its clock is
+// off.
+func (c *Checker) onExpiredLocal(e *model.Event) {
+	l, d := c.lookupDelivery(e)
+	if d == nil {
+		return
+	}
+	if e.At < l.deadline {
+		d.skew = true
+	}
+	if e.Reason == model.RBefore {
+		c.release(l.m, d)
+	}
+}
+
+// onClientSettle notes what the client asked of a lease, or that the
+// request was lost.
+func (c *Checker) onClientSettle(e *model.Event) {
+	l, d := c.lookupDelivery(e)
+	if d == nil {
+		return
+	}
+	if l.ended && l.endedBy == model.EvRenewed && e.Kind != model.EvRenewLost && e.Kind != model.EvAckLost {
+		d.staleAck = true // a renewal had replaced the lease the client names
+	}
+	switch e.Kind {
+	case model.EvAck:
+		d.ackSent = true
+	case model.EvAckLost:
+		// An ack that died with its client's connection is the crash's doing.
+		d.ackLost = e.Reason != model.RClientGone
+		d.crashed = d.crashed || e.Reason == model.RClientGone
+	case model.EvRenew:
+		l.renewNack = e.Reason == model.RNack
+	}
+}
+
+// engineAnswer finds the lease an engine answer names. The engine's effect
+// (Ended) is a fact even when the client had no right to the lease: then
+// it is applied, and the client gains nothing from it (d is nil).
+func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
+	l := c.leases.get(e.Lease)
+	if l == nil {
+		c.removedByForgotten(e)
+		return c.lookupDelivery(e)
+	}
+	if l.client == e.Client {
+		return c.lookupDelivery(e)
+	}
+	l.m.note(e)
+	c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
+	if e.Code == 0 && e.Ended != 0 {
+		c.removed(l, e)
+	}
+	return nil, nil
+}
+
+// removedByForgotten applies an answer to a late word about a forgotten
+// lease that removed another, live lease (the KV cache deletes by offset):
+// that lease ended.
+func (c *Checker) removedByForgotten(e *model.Event) {
+	if e.Code != 0 || e.Ended == 0 || e.Ended == e.Lease {
+		return
+	}
+	if x := c.leases.get(e.Ended); x != nil && !x.ended {
+		x.m.note(e)
+		x.settledByClient = true
+		c.end(x, e.Kind)
+		c.maybeForget(x.m)
+	}
+}
+
+// onSettled is the engine's answer to an ack, a release or a reject.
+func (c *Checker) onSettled(e *model.Event) {
+	l, d := c.engineAnswer(e)
+	if d == nil {
+		return
+	}
+	m := l.m
+	if e.Kind == model.EvAcked {
+		d.ackDone = true
+	}
+	if e.Code != 0 {
+		if e.Kind == model.EvAcked {
+			d.ackBad = true
+		}
+		return
+	}
+	c.removed(l, e)
+	switch e.Kind {
+	case model.EvAcked:
+		d.acked = true
+		if d.ok {
+			c.settle(m, settledAck, "")
+		} else if o := consumedUnacked(m, e.Client); o != nil {
+			// A proxy keys handles by message id: the client's ack of the
+			// delivery it consumed can reach the engine with the handle of
+			// its other delivery of the message.
+			o.acked = true
+			c.settle(m, settledAck, "")
+		}
+	case model.EvReleased:
+		if e.Ended != 0 {
+			m.addToken(m.places[l.at], l.line, l, CauseReconsumeLater)
+			c.wake.arrival(c, e, m)
+		}
+	case model.EvRejected:
+		c.settle(m, settledDrop, model.RRejectPolicy.String())
+	}
+	c.maybeForget(m)
+}
+
+// consumedUnacked is a delivery of m to client that was consumed
+// successfully and not acked yet.
+func consumedUnacked(m *msgState, client int32) *delivery {
+	for _, l := range m.leases {
+		if d := l.dlv; d != nil && d.client == client && d.ok && !d.acked {
+			return d
+		}
+	}
+	return nil
+}
+
+// removed applies an engine answer that names the lease it removed
+// (Ended): normally the one the client named; the KV cache's offset-only
+// delete may remove another lease of the message at the same place, and
+// then the two swap lines (the client's line ends, the other goes on).
+func (c *Checker) removed(l *lease, e *model.Event) {
+	if e.Ended == 0 {
+		if !l.ended {
+			l.ignored = true
+			inv := InvAckIgnored
+			if e.Kind == model.EvRenewed {
+				inv = InvRenewIgnored
+			}
+			c.violate(inv, e.Seq, l.m, fmt.Sprintf("the engine accepted %s of lease %d (in flight until %v) but removed no lease", e.Kind, l.id, l.deadline))
+			l.settledByClient = true
+		}
+		return
+	}
+	x := c.leases.get(e.Ended)
+	if x == nil || x.m != l.m {
+		c.violate(InvTraceForm, e.Seq, l.m, fmt.Sprintf("%s of lease %d removed lease %d, which is not a lease of message %d", e.Kind, l.id, e.Ended, l.m.id))
+		return
+	}
+	if x != l && !l.ended {
+		x.line, l.line = l.line, x.line
+		l.survived = true
+		l.settledByClient = true
+	}
+	x.settledByClient = true
+	c.end(x, e.Kind)
+}
+
+// onRenewed: the engine answered a renewal with a new lease (Next) and the
+// lease it removed (Ended).
+func (c *Checker) onRenewed(e *model.Event) {
+	l, d := c.engineAnswer(e)
+	if d == nil && e.Code == 0 && e.Next != 0 {
+		c.renewForgotten(e)
+	}
+	if d == nil || e.Code != 0 {
+		return
+	}
+	m := l.m
+	wasLive := !l.ended
+	n := c.successor(l, e, l.renewNack)
+	if !wasLive {
+		origin := CauseRenewAfterRevive
+		if l.endedBy == model.EvRenewed {
+			origin = CauseStaleHandle
+		}
+		n.line, n.cause, n.forkRoot = m.fork(origin), origin, true
+	}
+	c.removed(l, e)
+	c.maybeForget(m)
+}
+
+// renewForgotten: the engine renewed a lease of a message the checker
+// had already forgotten (settled, nothing in flight): a late renewal of an
+// ended lease, which the engine answers with a new lease all the same (no
+// existence check). The message comes back on an extra line whose
+// redelivery is renew_after_revive.
+func (c *Checker) renewForgotten(e *model.Event) {
+	if _, forgotten := c.leases.w.get(uint64(e.Lease)); !forgotten || !e.HasLocation() {
+		return
+	}
+	cl := c.clientOf(e)
+	if !cl.known || c.leases.get(e.Next) != nil {
+		return
+	}
+	m := c.msgOf(c.groups[cl.group], e)
+	if m == nil {
+		return
+	}
+	m.note(e)
+	at := m.lookupPlace(placeOf(e))
+	if at < 0 {
+		at = m.placeIndex(placeOf(e), true)
+	}
+	n := &lease{id: e.Next, m: m, at: at, client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true}
+	n.line, n.cause = m.fork(CauseRenewAfterRevive), CauseRenewAfterRevive
+	c.leases.put(n)
+	m.leases = append(m.leases, n)
+}
+
+// onPolicy: a message sent to a DLQ or dropped by the client, its proxy or
+// the engine.
+func (c *Checker) onPolicy(e *model.Event) {
+	var m *msgState
+	var l *lease
+	if e.Lease != 0 {
+		l = c.leases.get(e.Lease)
+		if l == nil {
+			c.violate(InvAckLocation, e.Seq, nil, fmt.Sprintf("%s names lease %d, which was never granted", e.Kind, e.Lease))
+			return
+		}
+		m = l.m
+		if l.dlv == nil && l.client == e.Client {
+			// The client's proxy took the lease itself (a DLQ on receipt):
+			// no delivery to count, but the proxy acks it next.
+			l.dlv = &delivery{client: e.Client, m: m, lastLease: l}
+			l.awaiting = false
+		}
+	} else {
+		m = c.pullMsg(e)
+		if m == nil {
+			return
+		}
+	}
+	m.note(e)
+	switch {
+	case e.Kind == model.EvDrop && e.Reason == model.RNone, e.Kind == model.EvDeadLetter && e.Reason == model.RNone:
+		c.violate(InvUnnamedDrop, e.Seq, m, fmt.Sprintf("message %d %s without a named policy", m.id, e.Kind))
+		c.settle(m, settledDrop, "unnamed")
+	case e.Kind == model.EvDrop:
+		c.settle(m, settledDrop, e.Reason.String())
+	case e.Kind == model.EvDLQ, e.Kind == model.EvDeadLetter && e.HasLocation():
+		c.settle(m, settledDLQ, "")
+	default:
+		c.settle(m, settledDrop, e.Reason.String())
+	}
+	if e.Kind == model.EvDeadLetter && l != nil {
+		c.end(l, e.Kind)
+	}
+	c.maybeForget(m)
+}
+
+// onReceiveAnswer: the answer to a client's receive reached it (its
+// deliveries follow at once) or was lost: no lease it was lent before is
+// still on its way to it.
+func (c *Checker) onReceiveAnswer(e *model.Event) {
+	cl := c.clientOf(e)
+	for _, l := range cl.pending {
+		if l.awaiting && e.Kind == model.EvReceiveLost {
+			l.awaiting = false
+			c.maybeForget(l.m)
+		}
+	}
+	if e.Kind == model.EvReceiveLost {
+		clear(cl.pending)
+		cl.pending = cl.pending[:0]
+		return
+	}
+	out := cl.pending[:0]
+	for _, l := range cl.pending {
+		if l.awaiting {
+			out = append(out, l) // delivered right after this event
+		}
+	}
+	clear(cl.pending[len(out):])
+	cl.pending = out
+}
+
+// onCrash: the client's deliveries die with it.
+func (c *Checker) onCrash(e *model.Event) {
+	cl := c.clientOf(e)
+	cl.alive = false
+	for _, l := range cl.pending {
+		if l.awaiting {
+			l.awaiting = false
+			c.maybeForget(l.m)
+		}
+	}
+	clear(cl.pending)
+	cl.pending = cl.pending[:0]
+	for _, d := range cl.held {
+		if d.held || !d.ackSent && d.lastLease != nil && !d.lastLease.ended {
+			d.crashed = true
+		}
+		c.release(d.m, d)
+	}
+	cl.held = cl.held[:0]
+	c.wake.forgetClient(e.Client)
+}

@@ -1,0 +1,325 @@
+package check
+
+import (
+	"fmt"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// lease is one lease an engine granted, as the trace tells its story.
+type lease struct {
+	id       model.LeaseID
+	m        *msgState
+	at       int // index into m.places
+	client   int32
+	line     int32
+	cause    string // why it was granted: first, or the redelivery's cause
+	granted  clock.Time
+	deadline clock.Time
+	dlv      *delivery // the client's handling; nil until delivered
+	next     *lease    // what replaced it: a renewal's lease, a failed revive's retry
+
+	ended   bool
+	endedBy model.EventKind
+	// settledByClient: acked, renewed away, released or rejected: the
+	// promise to its holder ended before its deadline, on purpose.
+	settledByClient bool
+	nack            bool // made by a renewal that asks for a retry (RECONSUME_LATER)
+	renewNack       bool // the client's latest renewal of it asks for a retry
+	// survived: the client acked or renewed it and the engine said it
+	// removed a different lease (the KV cache deletes by offset only).
+	survived bool
+	// ignored: an ack or renewal the engine accepted left it in flight: a
+	// violation already reported; its redelivery is unexplained.
+	ignored bool
+	// forkRoot: a renewal of a lease that had already ended made it, which
+	// started a line of its own: its redelivery is that line's origin.
+	forkRoot bool
+	// awaiting: lent, and the answer carrying it has not reached its client
+	// yet (nor been lost): the client may still be given it.
+	awaiting bool
+}
+
+// delivery is a lease's message in a client's hands: what the client did
+// with it. A renewal's lease shares its predecessor's delivery.
+type delivery struct {
+	m         *msgState
+	client    int32
+	ok        bool // consumed successfully
+	failed    bool // consumed without success
+	held      bool // the client may still act on it
+	crashed   bool // its holder crashed before finishing it
+	ackSent   bool
+	ackDone   bool // the engine answered an ack of it
+	ackLost   bool
+	ackBad    bool // the engine answered an ack with an error
+	staleAck  bool // the client acked or renewed a lease that a renewal had replaced
+	skew      bool // the client judged the lease expired before its deadline
+	acked     bool // an ack of it was accepted
+	lastLease *lease
+}
+
+// leaseTable holds the leases of messages still held.
+type leaseTable struct {
+	w window[lease]
+}
+
+func (t *leaseTable) get(id model.LeaseID) *lease {
+	if t.w.slots == nil && t.w.gone == nil {
+		t.w = newWindow[lease]()
+	}
+	l, _ := t.w.get(uint64(id))
+	return l
+}
+
+func (t *leaseTable) put(l *lease) {
+	if t.w.gone == nil {
+		t.w = newWindow[lease]()
+	}
+	t.w.put(uint64(l.id), l)
+}
+
+func (t *leaseTable) forget(l *lease) { t.w.forget(uint64(l.id), t.w.top) }
+
+// promised is whether l's holder may still rely on it at now: not ended by
+// the client's own doing, and before its deadline. A lease the engine ended
+// early (a revive before the deadline) stays promised.
+func (l *lease) promised(now clock.Time) bool {
+	return !l.settledByClient && l.deadline > now
+}
+
+func (c *Checker) onLease(e *model.Event) {
+	cl := c.clientOf(e)
+	if !cl.known {
+		c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("lease %d granted to client %d, which never subscribed", e.Lease, e.Client))
+		return
+	}
+	if e.Lease == 0 || c.leases.get(e.Lease) != nil {
+		c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("lease %d granted twice or without an id", e.Lease))
+		return
+	}
+	g := c.groups[cl.group]
+	m := c.msgOf(g, e)
+	if m == nil {
+		return
+	}
+	m.note(e)
+	c.wake.served(waitKey{group: g.idx, topic: m.topic})
+	l := &lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, awaiting: true}
+	c.grant(m, l, placeOf(e), e)
+	c.leases.put(l)
+	m.leases = append(m.leases, l)
+	cl.pending = append(cl.pending, l)
+}
+
+// grant finds what lets the engine lend m at p: a token there, or a broker
+// restart since the place was last leased. It sets the lease's line and
+// cause and checks that no other lease of the line is promised.
+func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
+	i := m.lookupPlace(p)
+	poor := false
+	if i < 0 {
+		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s, where it never lived (it lives at %s)", l.id, m.id, p, m.placeList()))
+		i = m.placeIndex(p, true)
+		l.at, l.cause, poor = i, CauseUnexplained, true
+		m.leased[i] = e.Seq + 1
+		c.checkConcurrent(m, l, e)
+		return
+	}
+	l.at = i
+	if t, ok := m.takeToken(i); ok {
+		l.line, l.cause, poor = t.line, t.cause, t.poor
+		switch {
+		case poor:
+			l.cause = CauseUnexplained // the event that made the token was a violation
+		case l.cause == "":
+			l.cause = c.story(t.prev)
+		}
+	} else if c.restartSince(m.leased[i]) {
+		l.line, l.cause = m.fork(CauseBrokerRestart), CauseBrokerRestart
+	} else {
+		l.line, l.cause, poor = c.lineAt(m, i), CauseUnexplained, true
+		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s again with nothing to explain it: no copy or release made it available there and no broker restart came since it was lent there at event #%d", l.id, m.id, p, m.leased[i]-1))
+	}
+	m.leased[i] = e.Seq + 1
+	concurrent := c.checkConcurrent(m, l, e)
+	if l.cause == CauseUnexplained && !poor && !concurrent {
+		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d again, but the lease it came back from had been settled: %s", l.id, m.id, c.unexplainedWhy(m)))
+	}
+	if m.successes > 0 && l.cause != CauseReconsumeLater && l.cause != causeFirst {
+		m.lines[l.line].since = l.cause
+	}
+}
+
+// restartSince reports whether a broker restart came after trace
+// position t (a place never leased is at 0).
+func (c *Checker) restartSince(t int64) bool {
+	return t != 0 && len(c.restarts) > 0 && c.restarts[len(c.restarts)-1] > t
+}
+
+// lineAt is the line of the latest lease at place i (for an unexplained
+// lease, so that concurrency is still judged).
+func (c *Checker) lineAt(m *msgState, i int) int32 {
+	for k := len(m.leases) - 1; k >= 0; k-- {
+		if m.leases[k].at == i {
+			return m.leases[k].line
+		}
+	}
+	return 0
+}
+
+// checkConcurrent reports a lease granted while another of its line is
+// still promised.
+func (c *Checker) checkConcurrent(m *msgState, l *lease, e *model.Event) bool {
+	for _, o := range m.leases {
+		if o.line == l.line && o.promised(e.At) {
+			c.violate(InvConcurrentLease, e.Seq, m, fmt.Sprintf("lease %d lends message %d to client %d at %v while lease %d (client %d, until %v) is still promised on the same line", l.id, m.id, l.client, e.At, o.id, o.client, o.deadline))
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Checker) unexplainedWhy(m *msgState) string {
+	for k := len(m.leases) - 1; k >= 0; k-- {
+		if o := m.leases[k]; o.ignored {
+			return fmt.Sprintf("the engine accepted an ack or renewal of lease %d and kept it", o.id)
+		}
+	}
+	return "no cause"
+}
+
+// story is the cause of a redelivery after lease l ended without an ack,
+// decided from what the trace has told of l so far.
+func (c *Checker) story(l *lease) string {
+	switch {
+	case l == nil:
+		return CauseUnexplained
+	case l.nack:
+		return CauseReconsumeLater
+	case l.ignored:
+		return CauseUnexplained
+	case l.survived, l.forkRoot:
+		return l.m.lines[l.line].origin
+	}
+	d := l.dlv
+	switch {
+	case d == nil:
+		return CausePopLost
+	case d.crashed:
+		return CauseConsumerCrash
+	case d.ackLost:
+		return CauseAckLost
+	case d.ackBad:
+		return CauseAckRejected
+	case d.staleAck:
+		return CauseStaleHandle
+	case d.skew:
+		return CauseClockSkew
+	case d.ackSent && !d.ackDone:
+		return CauseAckLost
+	case d.failed:
+		return CauseReconsumeLater
+	}
+	return CauseLeaseExpiry
+}
+
+// onLeaseRanOut is the engine ending a lease on its own: a revive (with or
+// without a copy), a retry of a failed revive, a lapse in place, a lease
+// forgotten.
+func (c *Checker) onLeaseRanOut(e *model.Event) {
+	l := c.leases.get(e.Lease)
+	if l == nil {
+		c.ranOutUnknown(e)
+		return
+	}
+	m := l.m
+	m.note(e)
+	poor := false
+	if l.ended {
+		poor = true
+		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d, which had already ended by %s", e.Kind, l.id, l.endedBy))
+	} else if e.Kind != model.EvLeaseLost && e.At < l.deadline {
+		poor = true
+		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d at %v, before its deadline %v", e.Kind, l.id, e.At, l.deadline))
+	}
+	c.end(l, e.Kind)
+	switch e.Kind {
+	case model.EvRevive:
+		t := m.addToken(placeOf(e), l.line, l, "")
+		t.poor = poor
+		c.wake.arrival(c, e, m)
+	case model.EvLapse:
+		t := m.addToken(m.places[l.at], l.line, l, "")
+		t.poor = poor
+		c.wake.arrival(c, e, m)
+	case model.EvReviveRetried:
+		c.successor(l, e, l.nack)
+	}
+	c.maybeForget(m)
+}
+
+// ranOutUnknown: the engine ended a lease nobody granted (or one already
+// forgotten); a copy it made is still a copy, but an unexplained one.
+func (c *Checker) ranOutUnknown(e *model.Event) {
+	if e.Kind != model.EvRevive && e.Kind != model.EvLapse {
+		return
+	}
+	for _, g := range c.groupsAt(e.Topic) {
+		m := c.msgOf(g, e)
+		if m == nil {
+			continue
+		}
+		m.note(e)
+		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d, which was never granted for message %d", e.Kind, e.Lease, m.id))
+		t := m.addToken(placeOf(e), 0, nil, CauseUnexplained)
+		t.poor = true
+	}
+}
+
+// groupsAt is the groups a place's topic concerns: those consuming it, or
+// the group whose RocketMQ retry topic it is.
+func (c *Checker) groupsAt(topic string) []*group {
+	var out []*group
+	for _, gi := range c.topics[topic] {
+		out = append(out, c.groups[gi])
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for t, gis := range c.topics { // a match is unique: the order does not matter
+		for _, gi := range gis {
+			g := c.groups[gi]
+			if topic == model.RetryTopicV1(g.name, t) || topic == model.RetryTopicV2(g.name, t) {
+				return []*group{g}
+			}
+		}
+	}
+	return nil
+}
+
+// end closes a lease.
+func (c *Checker) end(l *lease, by model.EventKind) {
+	if l.ended {
+		return
+	}
+	l.ended, l.endedBy = true, by
+}
+
+// successor makes the lease that replaces l (a renewal's, a failed
+// revive's retry): same message, place, holder and delivery, same line.
+func (c *Checker) successor(l *lease, e *model.Event, nack bool) *lease {
+	n := &lease{id: e.Next, m: l.m, at: l.at, client: l.client, line: l.line, cause: l.cause, granted: e.At, deadline: e.Deadline, dlv: l.dlv, nack: nack}
+	if e.Next == 0 || c.leases.get(e.Next) != nil {
+		c.violate(InvTraceForm, e.Seq, l.m, fmt.Sprintf("%s of lease %d names no new lease, or one granted before (%d)", e.Kind, l.id, e.Next))
+		return n
+	}
+	l.next = n
+	c.leases.put(n)
+	l.m.leases = append(l.m.leases, n)
+	if n.dlv != nil {
+		n.dlv.lastLease = n
+	}
+	return n
+}

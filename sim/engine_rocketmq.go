@@ -1,0 +1,625 @@
+package sim
+
+import (
+	"fmt"
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+	"popsim/proxy"
+)
+
+// The adapter for the RocketMQ engine (package pop, the KV POP path, and
+// its Pull path; package proxy for the simple consumer). It drives
+// pop.Broker on RocketMQ's cadence (revive every ReviveIdleInterval or at
+// once after a full page, CleanupCache every CacheCleanupInterval,
+// PollTick at NextPollExpiry, CheckHoldRequest at NextHoldCheck), re-runs
+// woken parked pops and held pulls as RocketMQ resubmits them, and turns
+// every result into trace events after the broker returns.
+
+// rocketMQ is the RocketMQ engine behind the seam.
+type rocketMQ struct {
+	b      *pop.Broker
+	s      *sim // the trace, the meter and the coverage counters
+	cache  bool // enablePopBufferMerge: CleanupCache runs
+	groups []rmqGroup
+	polls  map[uint64]Request  // parked pops and receives, by poll id
+	holds  map[uint64]*pullReq // held pulls, by hold id
+}
+
+// rmqGroup is a consumer group as the adapter reports its positions.
+type rmqGroup struct {
+	name, topic string
+	pull        bool // positions by the committed offset (the Pull baseline)
+}
+
+// The adapter's timers.
+const (
+	rmqRevive int32 = iota
+	rmqCacheCleanup
+	rmqPollExpiry
+	rmqHoldCheck
+)
+
+// openRocketMQ is the rocketmq engine's registration (engineKinds).
+func openRocketMQ(s *sim, settings EngineSettings) (Engine, error) {
+	cfg := pop.KVConfig()
+	if settings != nil {
+		cfg = *settings.(*pop.Config)
+	}
+	return newRocketMQ(s, cfg)
+}
+
+func newRocketMQ(s *sim, cfg pop.Config) (*rocketMQ, error) {
+	if !cfg.UsesKV() {
+		return nil, fmt.Errorf("engine.popConsumerKVServiceEnable: false (the checkpoint path) is not driven by the simulator yet: set it to true for the KV path")
+	}
+	b, err := pop.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &rocketMQ{b: b, s: s, cache: cfg.EnablePopBufferMerge, polls: map[uint64]Request{}, holds: map[uint64]*pullReq{}}
+	for _, t := range s.cfg.Topics {
+		if err := b.CreateTopic(pop.TopicConfig{Name: t.Name, ReadQueueNums: t.Queues, WriteQueueNums: t.Queues}); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range s.c.groupList {
+		if err := b.CreateGroup(s.c.groups[name]); err != nil {
+			return nil, err
+		}
+		for _, cs := range s.c.consumers {
+			if cs.Group == name {
+				a.groups = append(a.groups, rmqGroup{name: name, topic: cs.Topic, pull: cs.Kind == Pull})
+				break
+			}
+		}
+	}
+	return a, nil
+}
+
+// rocketMQ is the run's engine as the RocketMQ adapter: RocketMQ's client
+// kinds (pop-push, simple, pull) need it.
+func (s *sim) rocketMQ() *rocketMQ {
+	a, ok := s.eng.(*rocketMQ)
+	if !ok {
+		panic("sim: a RocketMQ client on another engine")
+	}
+	return a
+}
+
+// emit traces an engine event at now.
+func (a *rocketMQ) emit(now clock.Time, e model.Event) { a.s.tr.emitAt(now, e) }
+
+func (a *rocketMQ) Start(now clock.Time, out *Outcome) {
+	out.arm(rmqRevive, now.Add(pop.ReviveIdleInterval*clock.Millisecond))
+	if a.cache {
+		out.arm(rmqCacheCleanup, now.Add(pop.CacheCleanupInterval*clock.Millisecond))
+	}
+}
+
+func (a *rocketMQ) SetFaults(f EngineFaults) {
+	if err := a.b.SetFaults(pop.Faults{Seed: f.Seed, RetryWritePPM: f.RedeliveryWritePPM}); err != nil {
+		panic("sim: setting the broker's faults: " + err.Error())
+	}
+}
+
+func (a *rocketMQ) CheckInvariants() error { return a.b.CheckInvariants() }
+
+// Store puts a produced message; arrivals wake parked pops and held pulls.
+func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *Outcome) bool {
+	res := a.b.Put(now, m)
+	if res.Code != model.Success {
+		a.emit(now, model.Event{Kind: model.EvProduceFailed, Client: producer, Msg: m.ID, Code: int32(res.Code)})
+		return false
+	}
+	a.emit(now, model.Event{Kind: model.EvProduce, Client: producer, Msg: m.ID, Topic: m.Topic, Queue: m.QueueID, Offset: res.Offset})
+	a.wake(now, res.Woken, out)
+	a.wakePulls(now, res.PullWoken, out)
+	if len(a.holds) > 0 {
+		a.armHoldCheck(out) // a message no hold's filter matched makes holds due at the next check
+	}
+	return true
+}
+
+func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
+	switch r := r.(type) {
+	case *popReq:
+		a.pop(now, r, out)
+	case *receiveReq:
+		a.receive(now, r, out)
+	case *ackReq:
+		a.ack(now, r, out)
+	case *changeReq:
+		a.change(now, r, out)
+	case *pullReq:
+		a.pull(now, r, out)
+	case *offsetQuery:
+		r.res = a.b.QueryConsumerOffset(&r.req)
+	case *offsetCommit:
+		r.res = a.b.UpdateConsumerOffset(&r.req)
+	case *sendBack:
+		a.sendBack(now, r, out)
+	default:
+		panic("sim: a request the RocketMQ engine does not serve")
+	}
+}
+
+// Requests of RocketMQ's clients. Each carries the broker's request and
+// the broker's answer.
+
+// popReq is the push consumer's pop.
+type popReq struct {
+	reqBase
+	req    pop.PopRequest
+	res    pop.PopResult
+	parked bool // the broker parked it at least once (traced once)
+}
+
+// receiveReq is the simple consumer's receive, through its proxy.
+type receiveReq struct {
+	reqBase
+	px          *proxy.Proxy
+	maxAttempts int32
+	pop         pop.PopRequest
+	res         proxy.ReceiveResult
+	parked      bool
+}
+
+// ackReq is an ack, fire and forget; recycled once served.
+type ackReq struct {
+	reqBase
+	req         pop.AckRequest
+	msg         model.MsgID
+	lease       model.LeaseID
+	deliveredAt clock.Time
+}
+
+// changeReq is a renewal (changeInvisibleTime).
+type changeReq struct {
+	reqBase
+	req   pop.ChangeInvisibleTimeRequest
+	res   pop.ChangeInvisibleTimeResult
+	h     *popHeld // the message, when its client holds it
+	msg   model.MsgID
+	lease model.LeaseID
+	why   changePurpose
+	// keepDeadline: renew for exactly the time the lease has left when the
+	// request reaches the engine (the injected same-deadline edge).
+	keepDeadline bool
+	renewal      uint64 // the proxy's auto-renewal id (changeRenew)
+}
+
+// pullReq is the Pull baseline's pull.
+type pullReq struct {
+	reqBase
+	pq     *pullQueue
+	gen    uint32
+	offset int64
+	req    pop.PullRequest
+	res    pop.PullResult
+}
+
+// Requests served in place, without the network.
+type (
+	offsetQuery struct {
+		syncReq
+		req pop.QueryConsumerOffsetRequest
+		res pop.QueryConsumerOffsetResult
+	}
+	offsetCommit struct {
+		syncReq
+		req pop.UpdateConsumerOffsetRequest
+		res pop.UpdateConsumerOffsetResult
+	}
+	// sendBack writes a consumer's message to its DLQ topic (created with
+	// one queue on first use).
+	sendBack struct {
+		syncReq
+		group string
+		msg   *model.Message
+		res   pop.PutResult
+	}
+)
+
+// syncReq is the common part of a request served in place: it is never
+// lost.
+type syncReq struct{ reqBase }
+
+func (*syncReq) lost(*model.Event, model.Reason) bool { return false }
+
+func (r *popReq) lost(e *model.Event, why model.Reason) bool {
+	lostReceive(e, why, len(r.res.Messages))
+	return true
+}
+
+func (r *receiveReq) lost(e *model.Event, why model.Reason) bool {
+	lostReceive(e, why, len(r.res.Pop.Messages))
+	return true
+}
+
+// lostReceive is a receive's loss: the messages its answer carried (none
+// when the request itself was lost).
+func lostReceive(e *model.Event, why model.Reason, n int) {
+	e.Kind, e.Reason = model.EvReceiveLost, why
+	if why != model.RRequest && why != model.RTimeout {
+		e.Count = int32(n)
+	}
+}
+
+func (r *ackReq) lost(e *model.Event, why model.Reason) bool {
+	e.Kind, e.Msg, e.Lease = model.EvAckLost, r.msg, r.lease
+	if why == model.RResponse {
+		e.Kind = model.EvAckResponseLost
+	} else {
+		e.Reason = why
+	}
+	return true
+}
+
+func (r *changeReq) lost(e *model.Event, why model.Reason) bool {
+	e.Kind, e.Msg, e.Lease, e.Reason = model.EvRenewLost, r.msg, r.lease, why
+	return true
+}
+
+func (*pullReq) lost(*model.Event, model.Reason) bool { return false }
+
+// newAck returns an ack request, reusing one the engine has served.
+func (s *sim) newAck(h *popHeld, req pop.AckRequest, lease model.LeaseID) *ackReq {
+	var r *ackReq
+	if n := len(s.freeAcks); n > 0 {
+		r = s.freeAcks[n-1]
+		s.freeAcks[n-1] = nil
+		s.freeAcks = s.freeAcks[:n-1]
+	} else {
+		r = new(ackReq)
+	}
+	*r = ackReq{req: req, msg: h.msg.ID, lease: lease, deliveredAt: h.deliveredAt}
+	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck}
+	return r
+}
+
+func (r *ackReq) recycle(s *sim) {
+	*r = ackReq{}
+	s.freeAcks = append(s.freeAcks, r)
+}
+
+// pop serves a push consumer's pop (or re-runs it after a wakeup).
+func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
+	res := &r.res
+	a.b.Pop(now, &r.req, res)
+	a.traceLeases(now, r.c, r.req.ConsumerGroup, res)
+	a.wake(now, res.Woken, out)
+	if a.parked(now, r, &r.req, res, &r.parked, out) {
+		return
+	}
+	out.answered(r)
+}
+
+// receive serves a simple consumer's receive: the pop, the re-runs it
+// wakes, then the proxy's result filter.
+func (a *rocketMQ) receive(now clock.Time, r *receiveReq, out *Outcome) {
+	res := &r.res.Pop
+	a.b.Pop(now, &r.pop, res)
+	a.traceLeases(now, r.c, r.pop.ConsumerGroup, res)
+	a.wake(now, res.Woken, out)
+	if a.parked(now, r, &r.pop, res, &r.parked, out) {
+		return
+	}
+	r.px.Filter(now, r.pop.ConsumerGroup, r.maxAttempts, &r.res)
+	for i := range r.res.Forwarded {
+		a.forwarded(now, r.c, &r.res.Forwarded[i], out)
+	}
+	out.answered(r)
+}
+
+// parked handles a pop the broker parked for long polling: it waits in
+// polls for its wakeup, traced once.
+func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *pop.PopResult, traced *bool, out *Outcome) bool {
+	if res.Status != pop.PopSuspended {
+		return false
+	}
+	a.polls[res.PollID] = r
+	a.armPollTick(out)
+	if !*traced {
+		*traced = true
+		a.emit(now, model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: -1, Deadline: req.BornTime.Add(req.PollTime)})
+	}
+	return true
+}
+
+// traceLeases traces the leases a pop granted and the leases its writes
+// overwrote.
+func (a *rocketMQ) traceLeases(now clock.Time, c *consumer, group string, res *pop.PopResult) {
+	for i := range res.Messages {
+		m := &res.Messages[i]
+		a.emit(now, model.Event{Kind: model.EvLease, Client: c.idx, Msg: m.Message.ID, Lease: m.Lease,
+			Topic: livesIn(m, group), Queue: m.Handle.QueueID, Offset: m.Handle.QueueOffset,
+			Attempt: m.Message.ReconsumeTimes, Deadline: m.Deadline})
+	}
+	for _, l := range res.Replaced {
+		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Lease: l, Reason: model.RReplaced})
+	}
+}
+
+// livesIn is the topic a popped message lives in: the retry topic its
+// handle names for a retry message shown under its original topic, the
+// topic it was shown under otherwise (a retry topic's own name too, when
+// the #11195 bug leaks it).
+func livesIn(m *pop.PoppedMessage, group string) string {
+	if model.IsRetryTopic(m.Message.Topic) {
+		return m.Message.Topic
+	}
+	return m.Handle.RealTopic(m.Message.Topic, group)
+}
+
+// forwarded traces a message the proxy sent to the DLQ instead of
+// returning it: the send-back and the proxy's ack of the original.
+func (a *rocketMQ) forwarded(now clock.Time, c *consumer, f *proxy.Forwarded, out *Outcome) {
+	// The proxy took the lease for the client: a delivery to the meter.
+	a.s.meter.delivered(f.Msg)
+	if f.Put.Code != model.Success {
+		return // the lease runs out and the message comes back
+	}
+	a.wake(now, f.Put.Woken, out)
+	a.wakePulls(now, f.Put.PullWoken, out)
+	a.s.cov.hit("dlq")
+	a.emit(now, model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: f.Msg, Lease: f.Lease, Topic: f.DLQTopic, Queue: 0, Offset: f.Put.Offset, Attempt: f.ReconsumeTimes})
+	a.s.meter.finish(f.Msg)
+	a.emit(now, model.Event{Kind: model.EvAck, Client: c.idx, Msg: f.Msg, Lease: f.Lease})
+	a.emit(now, model.Event{Kind: model.EvAcked, Client: c.idx, Msg: f.Msg, Lease: f.Lease, Ended: f.Ack.Removed, Code: int32(f.Ack.Code)})
+}
+
+// wake re-runs woken parked pops once the call that woke them has
+// returned (RocketMQ resubmits them to the pull executor). ws belongs to a
+// result no re-run writes into, so its elements can be referenced.
+func (a *rocketMQ) wake(now clock.Time, ws []pop.Wakeup, out *Outcome) {
+	for i := range ws {
+		w := &ws[i]
+		r := a.polls[w.ID]
+		if r == nil {
+			continue // dropped by a crash (Disconnect) or a broker restart
+		}
+		delete(a.polls, w.ID)
+		switch r := r.(type) {
+		case *popReq:
+			r.req = w.Request
+			a.pop(now, r, out)
+		case *receiveReq:
+			r.pop = w.Request
+			a.receive(now, r, out)
+		}
+	}
+}
+
+// wakePulls re-runs held pulls the broker handed back
+// (executeRequestWhenWakeup) and answers them.
+func (a *rocketMQ) wakePulls(now clock.Time, ws []pop.PullWakeup, out *Outcome) {
+	for i := range ws {
+		r := a.holds[ws[i].ID]
+		if r == nil {
+			continue // dropped by a broker restart
+		}
+		delete(a.holds, ws[i].ID)
+		a.b.RerunPull(now, &ws[i].Request, &r.res)
+		out.answered(r)
+	}
+}
+
+func (a *rocketMQ) armPollTick(out *Outcome) {
+	if t, ok := a.b.NextPollExpiry(); ok {
+		out.arm(rmqPollExpiry, t)
+	}
+}
+
+func (a *rocketMQ) armHoldCheck(out *Outcome) {
+	if t, ok := a.b.NextHoldCheck(); ok {
+		out.arm(rmqHoldCheck, t)
+	}
+}
+
+// ack serves an ack; its clients ignore the answer, so only the answer's
+// loss matters to them.
+func (a *rocketMQ) ack(now clock.Time, r *ackReq, out *Outcome) {
+	res := a.b.Ack(now, &r.req)
+	a.emit(now, model.Event{Kind: model.EvAcked, Client: r.c.idx, Msg: r.msg, Lease: r.lease, Ended: res.Removed, Code: int32(res.Code)})
+	if res.Removed != 0 {
+		a.s.meter.acked(r.msg, r.deliveredAt, now)
+	}
+	out.answered(r)
+}
+
+// change serves a renewal.
+func (a *rocketMQ) change(now clock.Time, r *changeReq, out *Outcome) {
+	if r.keepDeadline {
+		// Ask for exactly the time left, so the new record's deadline
+		// equals the old one (apache/rocketmq#10276).
+		left := max(r.req.Handle.NextVisibleTime()-now.Millis(), 0)
+		r.req.InvisibleTime = clock.MillisDuration(left)
+	}
+	r.res = a.b.ChangeInvisibleTime(now, &r.req)
+	res := &r.res
+	// A renewal that keeps its deadline writes the new record over the old
+	// one: the lease it renews is the one it removed.
+	ended, replaced := res.Removed, res.Replaced
+	if ended == 0 && replaced == r.lease {
+		ended, replaced = replaced, 0
+	}
+	e := model.Event{Kind: model.EvRenewed, Client: r.c.idx, Msg: r.msg, Lease: r.lease, Ended: ended, Code: int32(res.Code),
+		Topic: r.req.Topic, Queue: r.req.QueueID, Offset: r.req.Offset}
+	if res.Code == model.Success {
+		e.Next, e.Deadline = res.Lease, res.Deadline
+	}
+	a.emit(now, e)
+	if replaced != 0 {
+		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Msg: r.msg, Lease: replaced, Next: res.Lease, Reason: model.RReplaced})
+	}
+	out.answered(r)
+}
+
+// pull serves a pull; one that finds nothing is held until an arrival or
+// the hold check hands it back.
+func (a *rocketMQ) pull(now clock.Time, r *pullReq, out *Outcome) {
+	a.b.Pull(now, &r.req, &r.res)
+	if r.res.Status == pop.PullSuspended {
+		a.holds[r.res.HoldID] = r
+		a.armHoldCheck(out)
+		return
+	}
+	out.answered(r)
+}
+
+// sendBack writes a message to a DLQ topic, creating it with one queue on
+// first use, as the broker does on the first send-back.
+func (a *rocketMQ) sendBack(now clock.Time, r *sendBack, out *Outcome) {
+	if a.b.MaxOffset(r.msg.Topic, 0) < 0 {
+		if err := a.b.CreateTopic(pop.TopicConfig{Name: r.msg.Topic, ReadQueueNums: 1, WriteQueueNums: 1}); err != nil {
+			panic("sim: cannot create the DLQ topic: " + err.Error())
+		}
+	}
+	r.res = a.b.Put(now, r.msg)
+	a.wake(now, r.res.Woken, out)
+	a.wakePulls(now, r.res.PullWoken, out)
+}
+
+// Tick runs one of the broker's periodic jobs.
+func (a *rocketMQ) Tick(now clock.Time, timer int32, out *Outcome) {
+	switch timer {
+	case rmqRevive:
+		a.revive(now, out)
+	case rmqCacheCleanup:
+		a.cacheCleanup(now, out)
+	case rmqPollExpiry:
+		a.wake(now, a.b.PollTick(now), out)
+		a.armPollTick(out)
+	case rmqHoldCheck:
+		a.wakePulls(now, a.b.CheckHoldRequest(now), out)
+		a.armHoldCheck(out)
+	}
+}
+
+// revive is one pass of the KV revive loop, every ReviveIdleInterval or at
+// once after a full page.
+func (a *rocketMQ) revive(now clock.Time, out *Outcome) {
+	r := a.b.Revive(now)
+	a.tracePutFailures(now, r.Failures)
+	a.traceRevivals(now, r.Revivals)
+	a.wake(now, r.Woken, out)
+	a.wakePulls(now, r.PullWoken, out)
+	next := clock.Duration(pop.ReviveIdleInterval) * clock.Millisecond
+	if r.FullPage {
+		next = 0
+	}
+	out.arm(rmqRevive, now.Add(next))
+}
+
+func (a *rocketMQ) cacheCleanup(now clock.Time, out *Outcome) {
+	r := a.b.CleanupCache(now)
+	a.tracePutFailures(now, r.Failures)
+	if r.Flushed > 0 {
+		a.emit(now, model.Event{Kind: model.EvCacheFlush, Client: -1, Count: int32(r.Flushed)})
+	}
+	a.traceRevivals(now, r.Revives)
+	a.wake(now, r.Woken, out)
+	a.wakePulls(now, r.PullWoken, out)
+	out.arm(rmqCacheCleanup, now.Add(pop.CacheCleanupInterval*clock.Millisecond))
+}
+
+func (a *rocketMQ) traceRevivals(now clock.Time, rs []pop.Revival) {
+	for i := range rs {
+		rv := &rs[i]
+		e := model.Event{Client: -1, Msg: rv.Msg, Lease: rv.Lease}
+		switch rv.Outcome {
+		case pop.Revived:
+			cp := rv.Copy
+			e.Kind, e.Topic, e.Queue, e.Offset, e.Attempt = model.EvRevive, cp.Topic, cp.QueueID, cp.Offset, rv.CopyReconsumeTimes
+		case pop.ReviveSkipped:
+			e.Kind = model.EvReviveSkipped
+		case pop.ReviveRetried:
+			e.Kind, e.Next, e.Deadline = model.EvReviveRetried, rv.NewLease, rv.NextDeadline
+			a.s.cov.hit("revive-retried")
+		case pop.ReviveDropped:
+			e.Kind = model.EvReviveDropped
+			a.s.cov.hit("revive-dropped")
+		}
+		a.emit(now, e)
+		if rv.Replaced != 0 {
+			a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Msg: rv.Msg, Lease: rv.Replaced, Next: rv.NewLease, Reason: model.RReplaced})
+		}
+	}
+}
+
+// tracePutFailures traces the retry-topic writes the broker's faults
+// failed during the call that just returned (revive or cache cleanup).
+func (a *rocketMQ) tracePutFailures(now clock.Time, fs []pop.WriteFailure) {
+	for i := range fs {
+		a.s.cov.hit("revive-put-failure")
+		a.emit(now, model.Event{Kind: model.EvPutFailure, Client: -1, Topic: fs[i].Topic, Queue: fs[i].QueueID})
+	}
+}
+
+// Disconnect drops a crashed client's parked pops; its held pulls stay
+// (upstream re-runs them; only the answer is lost).
+func (a *rocketMQ) Disconnect(now clock.Time, c *consumer, out *Outcome) {
+	for id, r := range a.polls { // deletion only
+		if r.base().c == c {
+			delete(a.polls, id)
+		}
+	}
+	a.b.Disconnect(c.clientID)
+}
+
+// Restart restarts the broker: its cache, parked pops and held pulls are
+// lost, never answered (their clients time out).
+func (a *rocketMQ) Restart(now clock.Time, out *Outcome) {
+	r := a.b.Restart(now)
+	for _, l := range r.LostLeases {
+		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Lease: l, Reason: model.RRestart})
+	}
+	for _, w := range r.DroppedPolls {
+		delete(a.polls, w.ID)
+		a.s.cov.hit("dropped-polls")
+	}
+	for _, w := range r.DroppedPulls {
+		delete(a.holds, w.ID)
+	}
+	a.emit(now, model.Event{Kind: model.EvBrokerRestart, Client: -1, Count: int32(len(r.DroppedPolls))})
+}
+
+// Status reports the in-flight records and, per group, every queue of its
+// topic and (for POP groups) of its retry topics that exist.
+func (a *rocketMQ) Status(positions bool, dst []Position) (int, []Position) {
+	dst = dst[:0]
+	if !positions {
+		return a.b.InFlightCount(), dst
+	}
+	for _, g := range a.groups {
+		dst = a.positions(g, g.topic, dst)
+		if g.pull {
+			continue
+		}
+		for _, t := range [...]string{model.RetryTopicV1(g.name, g.topic), model.RetryTopicV2(g.name, g.topic)} {
+			if a.b.MaxOffset(t, 0) >= 0 {
+				dst = a.positions(g, t, dst)
+			}
+		}
+	}
+	return a.b.InFlightCount(), dst
+}
+
+// positions appends one group's positions on every queue of topic t: POP
+// groups read at the volatile pop offset (the commit offset when there is
+// none), the Pull baseline at its committed offset.
+func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
+	for q := int32(0); ; q++ {
+		hi := a.b.MaxOffset(t, q)
+		if hi < 0 {
+			return dst
+		}
+		o := a.b.ConsumerOffsets(g.name, t, q)
+		read := o.Commit
+		if !g.pull && o.Pull >= 0 {
+			read = o.Pull
+		}
+		dst = append(dst, Position{Group: g.name, Topic: t, Queue: q, Max: hi, Consumed: read, Commit: o.Commit})
+	}
+}

@@ -1,0 +1,95 @@
+package sim
+
+import (
+	"popsim/model"
+	"popsim/pop"
+)
+
+// What the two POP clients (the push consumer and the simple consumer)
+// share: a message held under a lease and a receipt handle, and the ack
+// and renewal requests they send for it.
+
+// popHeld is a message a POP client holds: its lease and receipt handle.
+type popHeld struct {
+	held
+	handle model.ReceiptHandle
+}
+
+// deliverPopped traces a popped message reaching client c and returns it
+// held.
+func (s *sim) deliverPopped(c *consumer, m *pop.PoppedMessage) *popHeld {
+	h := &popHeld{held: held{
+		c: c, epoch: c.epoch, msg: &m.Message, lease: m.Lease, topic: livesIn(m, c.g.name),
+		queue: m.Handle.QueueID, offset: m.Handle.QueueOffset, deliveredAt: s.q.now(),
+	}, handle: m.Handle}
+	s.deliver(&h.held, m.Message.ReconsumeTimes, m.Message.Topic)
+	return h
+}
+
+// expired is the client's view of its lease: nextVisibleTime <= now by its
+// own clock.
+func (h *popHeld) expired(s *sim) bool {
+	return h.handle.IsExpired(h.c.now(s).Millis())
+}
+
+// adopt takes the new handle and lease of a renewal.
+func (h *popHeld) adopt(r *pop.ChangeInvisibleTimeResult) {
+	h.handle, h.lease = r.Handle, r.Lease
+}
+
+// adoptRenewal: a client's own renewal was answered; the client renews
+// from the new handle on, unless it is done with the message.
+func adoptRenewal(r *changeReq) {
+	if r.why == changeFault && r.res.Code == model.Success && !r.h.finished && r.h.epoch == r.h.c.epoch {
+		r.h.adopt(&r.res)
+	}
+}
+
+// sendAck acks a held message (fire and forget) with the request given,
+// naming lease.
+func (s *sim) sendAckReq(h *popHeld, req pop.AckRequest, lease model.LeaseID) {
+	h.finished = true
+	r := s.newAck(h, req, lease)
+	s.emit(model.Event{Kind: model.EvAck, Client: h.c.idx, Msg: h.msg.ID, Lease: lease})
+	s.send(r, 0)
+}
+
+// sendAck acks a held message with its own handle.
+func (s *sim) sendAck(h *popHeld) {
+	s.sendAckReq(h, pop.NewAckRequest(h.c.g.name, h.msg.Topic, &h.handle), h.lease)
+}
+
+// changePurpose says why a renewal (changeInvisibleTime) was sent, which
+// decides what its answer is for.
+type changePurpose uint8
+
+const (
+	changeNack       changePurpose = iota // RECONSUME_LATER backoff: fire and forget
+	changeRenew                           // the proxy's auto-renew: the proxy takes the new handle
+	changeFault                           // injected edge renewal: the client adopts the new handle
+	changeFaultStale                      // injected late renewal with an old handle: fire and forget
+)
+
+// newChange builds a renewal of lease (of message msg, held as h when the
+// client holds it) and traces it; the caller sends it.
+func (s *sim) newChange(c *consumer, h *popHeld, msg model.MsgID, req pop.ChangeInvisibleTimeRequest, lease model.LeaseID, why changePurpose, reason model.Reason) *changeReq {
+	r := &changeReq{req: req, h: h, msg: msg, lease: lease, why: why}
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossChange, reply: why == changeRenew || why == changeFault}
+	s.emit(model.Event{Kind: model.EvRenew, Client: c.idx, Msg: msg, Lease: lease, Span: req.InvisibleTime, Reason: reason})
+	return r
+}
+
+// sendNack renews h's lease for the retry backoff (RECONSUME_LATER): fire
+// and forget, as upstream only logs its failure.
+func (s *sim) sendNack(h *popHeld, req pop.ChangeInvisibleTimeRequest, lease model.LeaseID) {
+	h.finished = true
+	s.send(s.newChange(h.c, h, h.msg.ID, req, lease, changeNack, model.RNack), 0)
+}
+
+// changeReason is the trace's reason for an injected renewal at edge.
+func changeReason(why changePurpose, edge int) model.Reason {
+	if why == changeFault || why == changeFaultStale {
+		return [...]model.Reason{renewSameDeadline: model.RSameDeadline, renewAtExpiry: model.RAtExpiry, renewAfterRevive: model.RAfterRevive}[edge]
+	}
+	return model.RNack
+}
