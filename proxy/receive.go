@@ -1,0 +1,222 @@
+package proxy
+
+import (
+	"fmt"
+
+	"popsim/clock"
+	"popsim/model"
+	"popsim/pop"
+)
+
+// Proxy is one rocketmq-proxy in front of one broker. Not safe for
+// concurrent use.
+type Proxy struct {
+	cfg Config
+	b   *pop.Broker
+	// managed are the handles being auto-renewed, in registration order.
+	managed []managed
+	nextID  uint64
+}
+
+// New returns a proxy in front of b. The configuration must be valid
+// (Config.Validate); New panics otherwise, as the caller built it.
+func New(b *pop.Broker, cfg Config) *Proxy {
+	if err := cfg.Validate(); err != nil {
+		panic(err.Error())
+	}
+	return &Proxy{cfg: cfg, b: b}
+}
+
+// Config returns the configuration.
+func (p *Proxy) Config() Config { return p.cfg }
+
+// ReceiveRequest is a ReceiveMessageRequest with the client's settings the
+// proxy reads for it.
+type ReceiveRequest struct {
+	ClientID   string
+	Group      string
+	Topic      string
+	Expression string // TAG expression: "", "*" or "a || b"
+	BatchSize  int32
+	// InvisibleTime is the requested invisible duration; an auto-renewed
+	// receive gets DefaultInvisibleTime instead.
+	InvisibleTime clock.Duration
+	AutoRenew     bool
+	// LongPollingTimeout is the request's long_polling_timeout (0: absent,
+	// then the deadline decides); Timeout is the RPC's remaining deadline;
+	// RequestTimeout is the client's settings.request_timeout (3 s for the
+	// Java client).
+	LongPollingTimeout clock.Duration
+	Timeout            clock.Duration
+	RequestTimeout     clock.Duration
+	// MaxAttempts is settings.backoff_policy.max_attempts: the group's
+	// retryMaxTimes + 1.
+	MaxAttempts int32
+}
+
+// PopRequest checks a receive (ReceiveMessageActivity, ConsumerProcessor)
+// and returns the pop the proxy sends the broker: all queues, init mode
+// MAX, born now (local mode). A status that is not OK is the answer.
+func (p *Proxy) PopRequest(now clock.Time, req *ReceiveRequest) (pop.PopRequest, Status) {
+	poll, st := p.pollingTime(req)
+	if !st.IsOK() {
+		return pop.PopRequest{}, st
+	}
+	inv, st := p.invisibleTime(req)
+	if !st.IsOK() {
+		return pop.PopRequest{}, st
+	}
+	return pop.PopRequest{
+		ClientID: req.ClientID, ConsumerGroup: req.Group, Topic: req.Topic, QueueID: -1,
+		MaxMsgNums: min(req.BatchSize, MaxBatch), InvisibleTime: inv, PollTime: poll, BornTime: now,
+		InitMode: pop.InitModeMax, ExpressionType: "TAG", Expression: req.Expression,
+	}, statusOK
+}
+
+// pollingTime is the long-polling time: the request's, or the deadline's
+// remainder less half the client's request timeout, clamped to the
+// configured bounds and to the deadline.
+func (p *Proxy) pollingTime(req *ReceiveRequest) (clock.Duration, Status) {
+	poll := req.LongPollingTimeout
+	if poll <= 0 {
+		poll = req.Timeout - req.RequestTimeout/2
+	}
+	poll = min(max(poll, p.cfg.MinLongPollingTimeout), p.cfg.MaxLongPollingTimeout)
+	if req.Timeout > 0 && poll > req.Timeout {
+		if req.Timeout < p.cfg.MinLongPollingTimeout {
+			return 0, Status{Code: IllegalPollingTime, Message: "The deadline time remaining is not enough for polling, please check network condition"}
+		}
+		poll = req.Timeout
+	}
+	return poll, statusOK
+}
+
+// invisibleTime is the receive's invisible time (rule 4 of
+// ReceiveMessageActivity).
+func (p *Proxy) invisibleTime(req *ReceiveRequest) (clock.Duration, Status) {
+	if req.AutoRenew && p.cfg.EnableProxyAutoRenew {
+		return p.cfg.DefaultInvisibleTime, statusOK
+	}
+	inv := req.InvisibleTime
+	if inv < p.cfg.MinInvisibleTimeForRecv {
+		return 0, Status{Code: IllegalInvisibleTime, Message: fmt.Sprintf("the invisibleTime is too small. min is %d", p.cfg.MinInvisibleTimeForRecv.Millis())}
+	}
+	if p.cfg.MaxInvisibleTime > 0 && inv > p.cfg.MaxInvisibleTime {
+		return 0, Status{Code: IllegalInvisibleTime, Message: fmt.Sprintf("the invisibleTime is too large. max is %d", p.cfg.MaxInvisibleTime.Millis())}
+	}
+	return inv, statusOK
+}
+
+// ReceiveResult is the answer to a receive. The caller owns it and may
+// reuse it: Pop overwrites it and reuses its storage.
+type ReceiveResult struct {
+	// Pop is the broker's answer, its Messages filtered down to those the
+	// client gets (Status PopSuspended: parked; the driver runs Pop again
+	// with the pop.Wakeup's request when the broker hands it back).
+	Pop pop.PopResult
+	// Forwarded are the messages the filter sent to %DLQ%group instead, in
+	// the pop's order.
+	Forwarded []Forwarded
+	// Status is the gRPC status the client gets (meaningless while parked).
+	Status Status
+}
+
+// Forwarded is one message the result filter sent to the dead-letter
+// queue (forwardMessageToDeadLetterQueue): the lease the pop made, where
+// the original lives, the DLQ write and the ack of the original.
+type Forwarded struct {
+	Msg            model.MsgID
+	UniqKey        string
+	Lease          model.LeaseID
+	Deadline       clock.Time
+	Topic          string // the original's real topic (a retry topic for a retry message)
+	QueueID        int32
+	Offset         int64
+	ReconsumeTimes int32
+	// Put is the write to %DLQ%group (topic DLQTopic, queue 0): on failure
+	// the original is not acked and its lease runs out.
+	DLQTopic string
+	Put      pop.PutResult
+	// Ack is the ack of the original after a successful write.
+	Ack pop.AckResult
+}
+
+// Pop sends the pop to the broker and filters its answer
+// (PopMessageResultFilterImpl): messages with reconsumeTimes >=
+// maxAttempts go to the DLQ and are acked, the rest stay in res.Pop. req
+// is the pop PopRequest built, or a parked pop's request as the broker
+// handed it back.
+func (p *Proxy) Pop(now clock.Time, req *pop.PopRequest, maxAttempts int32, res *ReceiveResult) {
+	p.b.Pop(now, req, &res.Pop)
+	p.Filter(now, req.ConsumerGroup, maxAttempts, res)
+}
+
+// Filter is the result filter alone, on a pop answer already in res.Pop
+// (for a driver that runs the pop itself).
+func (p *Proxy) Filter(now clock.Time, group string, maxAttempts int32, res *ReceiveResult) {
+	clear(res.Forwarded)
+	res.Forwarded = res.Forwarded[:0]
+	r := &res.Pop
+	if r.Status == pop.PopFound {
+		kept := r.Messages[:0]
+		for i := range r.Messages {
+			m := &r.Messages[i]
+			if m.Message.ReconsumeTimes >= maxAttempts {
+				res.Forwarded = append(res.Forwarded, p.forward(now, group, m))
+				continue
+			}
+			kept = append(kept, *m)
+		}
+		r.Messages = kept
+	}
+	res.Status = popStatus(r)
+}
+
+// popStatus maps the broker's answer to the receive's status (local mode).
+func popStatus(r *pop.PopResult) Status {
+	switch r.Status {
+	case pop.PopFound:
+		if len(r.Messages) == 0 {
+			return Status{Code: MessageNotFound, Message: "no match message"}
+		}
+		return statusOK
+	case pop.PopPollingFull:
+		return Status{Code: TooManyRequests, Message: "polling full"}
+	case pop.PopNoNewMsg, pop.PopPollingNotFound, pop.PopSuspended:
+		return Status{Code: MessageNotFound, Message: "no new message"}
+	}
+	return Status{Code: InternalServerError, Message: r.Remark}
+}
+
+// forward writes m to %DLQ%group (CONSUMER_SEND_MSG_BACK with delay level
+// -1 and maxReconsumeTimes 0: reconsumeTimes + 1, ORIGIN_MESSAGE_ID and
+// RETRY_TOPIC set, the topic created with one queue on first use), then
+// acks the original with its handle.
+func (p *Proxy) forward(now clock.Time, group string, m *pop.PoppedMessage) Forwarded {
+	topic := m.Handle.RealTopic(m.Message.Topic, group)
+	f := Forwarded{Msg: m.Message.ID, UniqKey: m.Message.UniqKey, Lease: m.Lease, Deadline: m.Deadline,
+		Topic: topic, QueueID: m.Handle.QueueID, Offset: m.Handle.QueueOffset, ReconsumeTimes: m.Message.ReconsumeTimes,
+		DLQTopic: model.DLQTopic(group)}
+	if p.b.MaxOffset(f.DLQTopic, 0) < 0 {
+		if err := p.b.CreateTopic(pop.TopicConfig{Name: f.DLQTopic, ReadQueueNums: 1, WriteQueueNums: 1}); err != nil {
+			panic("proxy: creating the DLQ topic: " + err.Error())
+		}
+	}
+	cp := m.Message.Clone()
+	cp.Topic, cp.QueueID, cp.ReconsumeTimes = f.DLQTopic, 0, m.Message.ReconsumeTimes+1
+	_ = cp.SetProperty(model.PropertyOriginMessageID, m.Message.UniqKey)
+	_ = cp.SetProperty(model.PropertyRetryTopic, m.Message.Topic)
+	f.Put = p.b.Put(now, cp)
+	if f.Put.Code != model.Success {
+		return f
+	}
+	f.Ack = p.b.Ack(now, &pop.AckRequest{ConsumerGroup: group, Topic: topic, QueueID: f.QueueID, Offset: f.Offset, Handle: m.Handle})
+	return f
+}
+
+// MessageID is the message id a gRPC client sees: UNIQ_KEY.
+func MessageID(m *model.Message) string { return m.UniqKey }
+
+// DeliveryAttempt is the delivery attempt a gRPC client sees:
+// reconsumeTimes + 1.
+func DeliveryAttempt(m *model.Message) int32 { return m.ReconsumeTimes + 1 }
