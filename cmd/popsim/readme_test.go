@@ -139,6 +139,10 @@ func readmeOutcome(c readme.Command, out string) error {
 		if m[2] == sp.Format(sp.Lo) || !strings.Contains(out, sp.Name+"="+sp.Format(sp.Lo)) {
 			return fmt.Errorf("the answer %s is the low end %s, or the low end was not tried", m[2], sp.Format(sp.Lo))
 		}
+	case "serve":
+		if !strings.Contains(out, "serving apache.rocketmq.v2.MessagingService on ") || !strings.Contains(out, "stopped: ") {
+			return fmt.Errorf("serve did not say it served and stopped")
+		}
 	case "version":
 		if !strings.Contains(out, "commit") || !strings.Contains(out, "go1.") {
 			return fmt.Errorf("version names no commit or Go version")
