@@ -113,8 +113,9 @@ func receive(t *testing.T, c rmq.SimpleConsumer, deadline time.Time, pred func([
 
 // TestOfficialClientAgainstServe sends N messages with the official
 // Producer, receives them with the official SimpleConsumer, acks most,
-// renews one, abandons a few and checks that exactly the abandoned ones
-// come back, each with delivery attempt 2, and that nothing is lost.
+// renews one, abandons three and loses one ack to a fault, and checks that
+// exactly the abandoned ones and the one whose ack was lost come back,
+// each with delivery attempt 2, and that nothing is lost.
 func TestOfficialClientAgainstServe(t *testing.T) {
 	s := startServer(t)
 	deadline := time.Now().Add(budget)
@@ -170,26 +171,40 @@ func TestOfficialClientAgainstServe(t *testing.T) {
 	}
 
 	// The causes of redelivery: three messages are abandoned (neither
-	// acked nor renewed, so their lease runs out); one is renewed for
-	// longer than the test waits, so it must not come back.
-	abandoned := map[string]bool{first[0].id: true, first[1].id: true, first[2].id: true}
+	// acked nor renewed, so their lease runs out) and one ack is lost on
+	// the way (the ack_loss fault: the client's call times out and the
+	// lease stays). One message is renewed for longer than the test
+	// waits, so it must not come back.
+	cause := map[string]string{first[0].id: "abandoned", first[1].id: "abandoned", first[2].id: "abandoned"}
 	renewed := first[3]
 	if err := c.ChangeInvisibleDuration(renewed.view, 50*time.Second); err != nil {
 		t.Fatalf("renew: %v", err)
 	}
+	lostAck := first[4]
+	if err := s.SetFaults(serve.Faults{AckLoss: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Ack(context.Background(), lostAck.view); err == nil {
+		t.Fatal("an ack the server lost returned no error")
+	}
+	if err := s.SetFaults(serve.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	cause[lostAck.id] = "ack lost"
 	acked := map[string]bool{}
-	for _, d := range first[4:] {
+	for _, d := range first[5:] {
 		if err := c.Ack(context.Background(), d.view); err != nil {
 			t.Fatalf("ack %s: %v", d.id, err)
 		}
 		acked[d.id] = true
 	}
 
-	// Round 2: the abandoned messages come back when their invisible time
-	// ends, on attempt 2; nothing else comes back.
-	back := receive(t, c, deadline, func(d []delivery) bool { return len(d) >= len(abandoned) })
+	// Round 2: the abandoned messages and the one whose ack was lost come
+	// back when their invisible time ends, on attempt 2; nothing else
+	// comes back.
+	back := receive(t, c, deadline, func(d []delivery) bool { return len(d) >= len(cause) })
 	for _, d := range back {
-		if !abandoned[d.id] {
+		if cause[d.id] == "" {
 			t.Fatalf("round 2: %s came back but had no cause to (acked %v, renewed %v)", d.id, acked[d.id], d.id == renewed.id)
 		}
 		if d.attempt != 2 {
@@ -200,8 +215,8 @@ func TestOfficialClientAgainstServe(t *testing.T) {
 		}
 		acked[d.id] = true
 	}
-	if len(back) != len(abandoned) {
-		t.Fatalf("round 2: %d came back, want %d", len(back), len(abandoned))
+	if len(back) != len(cause) {
+		t.Fatalf("round 2: %d came back, want %d (%v)", len(back), len(cause), cause)
 	}
 	// The renewed message is acked with the handle the renewal returned.
 	if err := c.Ack(context.Background(), renewed.view); err != nil {
@@ -221,7 +236,7 @@ func TestOfficialClientAgainstServe(t *testing.T) {
 		t.Errorf("engine still holds %d leases after every ack", len(st.InFlight)+len(st.Cached))
 	}
 	stats := s.Stats()
-	if stats.Sent != n || stats.Acks != n || stats.Renewals != 1 || stats.Revived != len(abandoned) {
-		t.Errorf("server stats %+v: want %d sent, %d acks, 1 renewal, %d revived", stats, n, n, len(abandoned))
+	if stats.Sent != n || stats.Acks != n || stats.Renewals != 1 || stats.Revived != len(cause) || stats.AcksLost != 1 {
+		t.Errorf("server stats %+v: want %d sent, %d acks, 1 renewal, %d revived, 1 ack lost", stats, n, n, len(cause))
 	}
 }
