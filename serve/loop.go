@@ -36,9 +36,9 @@ type loop struct {
 	nextRevive, nextClean clock.Time
 	nextRestart           clock.Time // 0: no periodic restart
 	renewBuf              []proxy.Renewal
-	onPark                func(pollID uint64) // tests: told when a receive parks
-	onRestart             func() int          // the proxy's client table forgets its clients
-	storeHost             string              // the listening address, shown as messages' store host
+	observe               func(event string) // tests: told "park" and "auto-renew" as they happen
+	onRestart             func() int         // the proxy's client table forgets its clients
+	storeHost             string             // the listening address, shown as messages' store host
 	Stats
 }
 
@@ -213,6 +213,7 @@ func (l *loop) autoRenew(now clock.Time) {
 		l.px.Renewed(r.ID, &res)
 		if res.Code == model.Success {
 			l.AutoRenewals++
+			l.note("auto-renew")
 		}
 	}
 }
@@ -283,6 +284,13 @@ func (l *loop) setFaults(now clock.Time, f Faults) error {
 		l.nextRevive = now // catch up at once after a pause
 	}
 	return nil
+}
+
+// note tells a test's observer about an event.
+func (l *loop) note(event string) {
+	if l.observe != nil {
+		l.observe(event)
+	}
 }
 
 // lose draws one fault decision.

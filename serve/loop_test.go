@@ -47,8 +47,8 @@ func TestReceiveSendsExhaustedMessagesToTheDLQ(t *testing.T) {
 // an error at once instead of waiting out their poll.
 func TestRestartAnswersParkedReceives(t *testing.T) {
 	f := start(t, nil)
-	parked := make(chan uint64, 1)
-	f.s.l.do(func(clock.Time) { f.s.l.onPark = func(id uint64) { parked <- id } })
+	parked := make(chan string, 1)
+	f.s.l.do(func(clock.Time) { f.s.l.observe = func(e string) { parked <- e } })
 	f.telemetry("c1", consumer("billing", 3*time.Second))
 	done := make(chan *v2.Status, 1)
 	go func() {
@@ -109,5 +109,48 @@ func TestConfigRefusals(t *testing.T) {
 	}
 	if _, err := ParseTopics("orders:x"); err == nil {
 		t.Fatal("ParseTopics accepted orders:x")
+	}
+}
+
+// A receive that asks for auto-renew gets the proxy's default invisible
+// time and is renewed ahead of its expiry; an ack with the handle the
+// client was given then acks the latest renewed one.
+func TestAutoRenewAndTheLatestHandle(t *testing.T) {
+	f := start(t, func(c *Config) {
+		quickPolls(c)
+		c.Proxy.DefaultInvisibleTime = 20 * clock.Second
+		c.Proxy.RenewAheadTime = 19900 * clock.Millisecond // due 100 ms after the receive
+	})
+	renewed := make(chan string, 8)
+	f.s.l.do(func(clock.Time) {
+		f.s.l.observe = func(e string) {
+			if e == "auto-renew" {
+				renewed <- e
+			}
+		}
+	})
+	f.telemetry("c1", consumer("billing", 1600*time.Millisecond))
+	f.sendOne("p1", message("m1", "a"))
+	req := receiveReq(1, time.Minute, nil)
+	req.AutoRenew = true
+	st, msgs := f.receive("c1", wait, req)
+	wantCode(t, "receive", st, v2.Code_OK)
+	m := msgs[0].GetSystemProperties()
+	if h, _ := model.ParseReceiptHandle(m.GetReceiptHandle()); h.InvisibleTime != 20000 {
+		t.Fatalf("invisible time %d ms, want the proxy's default 20000 for an auto-renewed receive", h.InvisibleTime)
+	}
+	select {
+	case <-renewed:
+	case <-time.After(wait):
+		t.Fatal("no auto-renewal")
+	}
+	r, err := f.cli.AckMessage(as(t, "c1"), &v2.AckMessageRequest{Group: res("billing"), Topic: res("orders"),
+		Entries: []*v2.AckMessageEntry{{MessageId: m.GetMessageId(), ReceiptHandle: m.GetReceiptHandle()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, "ack with the first handle", r.GetStatus(), v2.Code_OK)
+	if n := f.leases(); n != 0 {
+		t.Fatalf("%d leases after the ack, want 0: the proxy acked a stale handle", n)
 	}
 }

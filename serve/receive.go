@@ -144,9 +144,7 @@ func (l *loop) popFor(now clock.Time, rc *receiveCall) {
 	r := &rc.res.Pop
 	if r.Status == pop.PopSuspended {
 		l.polls[r.PollID] = rc
-		if l.onPark != nil {
-			l.onPark(r.PollID)
-		}
+		l.note("park")
 		return
 	}
 	reply := receiveReply{status: protoStatus(rc.res.Status), delay: l.faults.Delay}
