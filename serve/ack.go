@@ -38,7 +38,9 @@ func (s *Server) AckMessage(ctx context.Context, req *v2.AckMessageRequest) (*v2
 			st := s.l.ack(now, id, group, topic, e)
 			resp.Entries = append(resp.Entries, &v2.AckMessageResultEntry{MessageId: e.GetMessageId(), ReceiptHandle: e.GetReceiptHandle(), Status: st})
 		}
-		lostResp = s.l.lose(s.l.faults.AckResponseLoss)
+		if lostResp = s.l.lose(s.l.faults.AckResponseLoss); lostResp {
+			s.l.AckResponsesLost++
+		}
 	}) {
 		return nil, stoppedErr
 	}
@@ -109,7 +111,9 @@ func (s *Server) ChangeInvisibleDuration(ctx context.Context, req *v2.ChangeInvi
 			resp.ReceiptHandle = nh.String()
 			s.l.Renewals++
 		}
-		lost = s.l.lose(s.l.faults.ChangeLoss)
+		if lost = s.l.lose(s.l.faults.ChangeLoss); lost {
+			s.l.ChangesLost++
+		}
 	}) {
 		return nil, stoppedErr
 	}

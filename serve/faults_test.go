@@ -127,8 +127,8 @@ func TestAckAndReceiveLoss(t *testing.T) {
 		t.Fatalf("%d leases after an ack whose response was lost, want 1", n)
 	}
 	stats := f.s.Stats()
-	if stats.AcksLost != 1 || stats.ReceivesLost != 1 || stats.Acks != 1 {
-		t.Fatalf("stats %+v: want 1 ack lost, 1 receive lost, 1 ack", stats)
+	if stats.AcksLost != 1 || stats.AckResponsesLost != 1 || stats.ReceivesLost != 1 || stats.Acks != 1 {
+		t.Fatalf("stats %+v: want 1 ack and 1 ack response lost, 1 receive lost, 1 ack", stats)
 	}
 }
 

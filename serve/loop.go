@@ -48,8 +48,9 @@ type Stats struct {
 	Forwarded                          int // messages the proxy sent to %DLQ%group
 	Revived, ReviveDropped             int
 	PutFailures                        int // store writes the engine's faults failed
-	AcksLost, ReceivesLost             int // requests or responses the faults lost
-	Restarts                           int
+	// Requests (AcksLost) and responses (the rest) the faults lost.
+	AcksLost, AckResponsesLost, ReceivesLost, ChangesLost, SendsLost int
+	Restarts                                                         int
 }
 
 // The loop's cadence for the engine's periodic work (RocketMQ's).

@@ -52,9 +52,17 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messagi
 	}
 	rr := s.receiveRequest(ctx, req, rc)
 	var st proxy.Status
+	var later *protoError
 	if !s.l.do(func(now clock.Time) {
-		rc.req, st = s.l.px.PopRequest(now, &rr)
-		if st.IsOK() {
+		if rc.req, st = s.l.px.PopRequest(now, &rr); !st.IsOK() {
+			return
+		}
+		// After the polling and invisible times, the proxy builds the filter,
+		// then the route lookup finds the topic.
+		if later = checkFilter(req.GetFilterExpression()); later == nil {
+			later = s.checkTopic(rr.Topic)
+		}
+		if later == nil {
 			s.l.popFor(now, rc)
 		}
 	}) {
@@ -62,6 +70,9 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messagi
 	}
 	if !st.IsOK() {
 		return writeReceive(stream, s.grpcStatus(ctx, st), nil)
+	}
+	if later != nil {
+		return writeReceive(stream, later.status(), nil)
 	}
 	select {
 	case r := <-rc.reply:
@@ -78,8 +89,9 @@ func (s *Server) ReceiveMessage(req *v2.ReceiveMessageRequest, stream v2.Messagi
 	}
 }
 
-// receiveCall checks what the proxy checks before it asks the broker:
-// the client's settings, the names, the filter.
+// receiveCall checks what the proxy checks first: the client's settings
+// and the names. (The proxy computes the polling time before it checks the
+// names; here a bad name is found first, the only difference in order.)
 func (s *Server) receiveCall(ctx context.Context, req *v2.ReceiveMessageRequest) (*receiveCall, *protoError) {
 	id := clientID(ctx)
 	if id == "" {
@@ -88,15 +100,11 @@ func (s *Server) receiveCall(ctx context.Context, req *v2.ReceiveMessageRequest)
 	if s.sessions.await(ctx, id) == nil {
 		return nil, reject(v2.Code_INTERNAL_SERVER_ERROR, "cannot find client settings for this client")
 	}
-	topic, group := req.GetMessageQueue().GetTopic().GetName(), req.GetGroup().GetName()
-	if err := s.checkTopic(topic); err != nil {
-		return nil, err
+	if err := validateTopicName(req.GetMessageQueue().GetTopic().GetName()); err != nil {
+		return nil, reject(v2.Code_ILLEGAL_TOPIC, err.Error())
 	}
-	retry, err := s.registerGroup(group)
+	retry, err := s.registerGroup(req.GetGroup().GetName())
 	if err != nil {
-		return nil, err
-	}
-	if err := checkFilter(req.GetFilterExpression()); err != nil {
 		return nil, err
 	}
 	return &receiveCall{maxAttempts: retry + 1, autoRenew: req.GetAutoRenew(), clientID: id, reply: make(chan receiveReply, 1)}, nil

@@ -30,6 +30,9 @@ func (s *Server) SendMessage(ctx context.Context, req *v2.SendMessageRequest) (*
 	var delay time.Duration
 	if !s.l.do(func(now clock.Time) {
 		resp, lost, delay = s.l.send(now, msgs), s.l.lose(s.l.faults.SendLoss), s.l.faults.Delay
+		if lost {
+			s.l.SendsLost++
+		}
 	}) {
 		return nil, stoppedErr
 	}

@@ -307,6 +307,18 @@ func receiveReq(batch int32, invisible time.Duration, filter *v2.FilterExpressio
 		FilterExpression: filter, BatchSize: batch, InvisibleDuration: durationpb.New(invisible)}
 }
 
+func onTopic(name string) *v2.ReceiveMessageRequest {
+	r := receiveReq(32, time.Minute, nil)
+	r.MessageQueue.Topic = res(name)
+	return r
+}
+
+func inGroup(name string) *v2.ReceiveMessageRequest {
+	r := receiveReq(32, time.Minute, nil)
+	r.Group = res(name)
+	return r
+}
+
 // receive makes one receive with a deadline of d.
 func (f *fixture) receive(id string, d time.Duration, req *v2.ReceiveMessageRequest) (*v2.Status, []*v2.Message) {
 	f.t.Helper()
@@ -401,6 +413,9 @@ func TestReceiveRefusals(t *testing.T) {
 		{"deadline too near", "c1", 2 * time.Second, receiveReq(32, time.Minute, nil), v2.Code_BAD_REQUEST},
 		{"sql", "c1", wait, receiveReq(32, time.Minute, &v2.FilterExpression{Type: v2.FilterType_SQL, Expression: "a > 1"}), v2.Code_INTERNAL_SERVER_ERROR},
 		{"bad tag expression", "c1", wait, receiveReq(32, time.Minute, &v2.FilterExpression{Type: v2.FilterType_TAG, Expression: "||"}), v2.Code_ILLEGAL_FILTER_EXPRESSION},
+		{"unknown topic", "c1", wait, onTopic("nope"), v2.Code_TOPIC_NOT_FOUND},
+		{"system topic", "c1", wait, onTopic("%RETRY%billing_orders"), v2.Code_ILLEGAL_TOPIC},
+		{"bad group", "c1", wait, inGroup("bad group"), v2.Code_ILLEGAL_CONSUMER_GROUP},
 	} {
 		st, msgs := f.receive(c.id, c.d, c.req)
 		wantCode(t, c.what, st, c.code)

@@ -77,8 +77,9 @@ func (e *env) cmdServe(args []string) int {
 	defer func() {
 		s.Stop()
 		st := s.Stats()
-		cfg.Logf("stopped: %d sent, %d acked, %d renewed (%d by the proxy), %d revived, %d to DLQ; lost by faults: %d acks, %d receives; %d restarts",
-			st.Sent, st.Acks, st.Renewals, st.AutoRenewals, st.Revived, st.Forwarded, st.AcksLost, st.ReceivesLost, st.Restarts)
+		cfg.Logf("stopped: %d sent, %d acked, %d renewed (%d by the proxy), %d revived, %d to DLQ; lost by faults: %d acks, %d ack responses, %d receives, %d renewals, %d sends; %d restarts",
+			st.Sent, st.Acks, st.Renewals, st.AutoRenewals, st.Revived, st.Forwarded,
+			st.AcksLost, st.AckResponsesLost, st.ReceivesLost, st.ChangesLost, st.SendsLost, st.Restarts)
 	}()
 	sig := make(chan os.Signal, 4)
 	signal.Notify(sig, syscall.SIGHUP, syscall.SIGUSR1)
