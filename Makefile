@@ -5,7 +5,7 @@ FUZZTIME ?= 30s
 RAPID_CHECKS ?= 20000
 
 .DEFAULT_GOAL := help
-.PHONY: help build test check ci bench bench-smoke bench-compare prop fuzz results validate run
+.PHONY: help build test interop check ci bench bench-smoke bench-compare prop fuzz results validate run
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -19,6 +19,9 @@ run: ## run the default scenario (same as `go run ./cmd/popsim`)
 
 test: ## the README's test command: go test ./...
 	$(GO) test ./...
+
+interop: ## popsim serve against the official RocketMQ Go client (the serve/interop module, ~11 s)
+	cd serve/interop && $(GO) test ./...
 
 check: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -175,7 +175,7 @@ func (v *Virtual) AdvanceTo(t Time) {
 func (v *Virtual) Advance(d Duration) { v.AdvanceTo(v.now.Add(d)) }
 
 // Real reads the wall clock, as a monotonic offset from the moment it was
-// created, in the same units as virtual time. Benchmarks only.
+// created, in the same units as virtual time. Benchmarks and serve/ only.
 type Real struct {
 	base  time.Time
 	start Time

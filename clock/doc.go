@@ -7,8 +7,8 @@
 // The simulator owns one Virtual clock and moves it forward as it dispatches
 // events; Virtual never moves backwards and panics if asked to, because that
 // is always a scheduler bug. Real adapts the wall clock to the same types and
-// exists only for benchmarks (cmd/popbench); pop/, model/, sim/ and workload/
-// must never use it.
+// exists only for benchmarks (cmd/popbench) and the live server (serve/);
+// pop/, model/, sim/ and workload/ must never use it.
 //
 // RocketMQ itself speaks milliseconds (popTime, invisibleTime, receipt
 // handles). Time.Millis and FromMillis convert at that boundary.

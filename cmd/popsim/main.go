@@ -101,6 +101,7 @@ func commands() []command {
 		{"merge", "combine sweep shard folders into one report", (*env).cmdMerge},
 		{"plan", "find the fewest consumers (or smallest value) that meets a latency/duplicate target", (*env).cmdPlan},
 		{"report", "re-render report.md and the charts of a run or sweep folder", (*env).cmdReport},
+		{"serve", "serve the POP engine over RocketMQ 5's gRPC protocol, for real clients (wall clock, faults on demand)", (*env).cmdServe},
 		{"version", "print the module version, commit and Go version", (*env).cmdVersion},
 	}
 }

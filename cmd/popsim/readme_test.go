@@ -148,6 +148,10 @@ func readmeOutcome(c readme.Command, out string) error {
 		if !strings.Contains(out, " at 95%") || !strings.Contains(out, "evidence (t intervals over each value's seeds") {
 			return fmt.Errorf("plan printed no level or no evidence")
 		}
+	case "serve":
+		if !strings.Contains(out, "serving apache.rocketmq.v2.MessagingService on ") || !strings.Contains(out, "stopped: ") {
+			return fmt.Errorf("serve did not say it served and stopped")
+		}
 	case "version":
 		if !strings.Contains(out, "commit") || !strings.Contains(out, "go1.") {
 			return fmt.Errorf("version names no commit or Go version")
