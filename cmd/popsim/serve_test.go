@@ -17,7 +17,7 @@ func TestServeBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "-path", "checkpoint"}, "checkpoint path is not built"},
+		{[]string{"serve", "-path", "checkpoint"}, "serve does not drive it yet"},
 		{[]string{"serve", "-path", "fs"}, `want "kv"`},
 		{[]string{"serve", "-topics", "orders:0"}, "0 queues: want 1..1024"},
 		{[]string{"serve", "-topics", "bad name"}, "topic name"},
