@@ -302,7 +302,7 @@ type engineKind struct {
 	defaults  func() EngineSettings
 	check     func(s EngineSettings, v *validator)
 	consumers []ConsumerKind
-	faults    func(f *FaultSpec, v *validator)
+	faults    func(kind EngineKind, f *FaultSpec, v *validator)
 	open      func(s *sim, settings EngineSettings) (Engine, error)
 	// coverage are the engine's own coverage keys (paths its adapter and
 	// clients count), beside the common ones.
@@ -310,15 +310,17 @@ type engineKind struct {
 	// ordered: its groups consume each queue in order (subscribe
 	// r=ordered in the trace).
 	ordered bool
+	// unscheduled are the scheduled faults it has no equivalent for.
+	unscheduled []FaultKind
 }
 
 // engineKinds registers the engines, the default first. A new engine is
 // one entry here (and its adapter file, engine_<kind>.go).
 var engineKinds = []engineKind{
-	{RocketMQ, func() EngineSettings { c := pop.KVConfig(); return &c }, checkRocketMQ, []ConsumerKind{PopPush, Simple, Pull}, checkRocketMQFaults, openRocketMQ, nil, false},
-	{KafkaShare, defaultKafkaShareSettings, checkKafkaShare, []ConsumerKind{KafkaShareConsumer}, checkKafkaShareFaults, openKafkaShare, kafkaCoverage, false},
-	{SQSStandard, defaultSQSStandardSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFaults, openSQS, sqsCoverage, false},
-	{SQSFIFO, defaultSQSFIFOSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFaults, openSQS, sqsCoverage, true},
+	{RocketMQ, func() EngineSettings { c := pop.KVConfig(); return &c }, checkRocketMQ, []ConsumerKind{PopPush, Simple, Pull}, checkRocketMQFaults, openRocketMQ, nil, false, []FaultKind{FaultDuplicateDelivery}},
+	{KafkaShare, defaultKafkaShareSettings, checkKafkaShare, []ConsumerKind{KafkaShareConsumer}, checkKafkaShareFaults, openKafkaShare, kafkaCoverage, false, []FaultKind{FaultDuplicateDelivery}},
+	{SQSStandard, defaultSQSStandardSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFaults, openSQS, sqsCoverage, false, sqsUnscheduled},
+	{SQSFIFO, defaultSQSFIFOSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFIFOFaults, openSQS, sqsCoverage, true, append(sqsUnscheduled, FaultDuplicateDelivery)},
 }
 
 // engineOf is kind's registration, nil for an unknown kind.
@@ -360,8 +362,8 @@ func checkRocketMQ(s EngineSettings, v *validator) {
 
 // checkRocketMQFaults: RocketMQ has every fault site but SQS's duplicate
 // deliveries.
-func checkRocketMQFaults(f *FaultSpec, v *validator) {
-	refuseFault(v, "faults.duplicateDelivery", f.DuplicateDelivery != 0, RocketMQ, "only sqs-standard queues deliver duplicates of their own accord")
+func checkRocketMQFaults(kind EngineKind, f *FaultSpec, v *validator) {
+	refuseFault(v, "faults.duplicateDelivery", f.DuplicateDelivery != 0, kind, "only sqs-standard queues deliver duplicates of their own accord")
 }
 
 // refuseFault reports a fault site an engine has no equivalent for.

@@ -158,8 +158,8 @@ func checkKafkaShare(s EngineSettings, v *validator) { checkKeyed(s, v) }
 
 // checkKafkaShareFaults: a Kafka broker has no duplicate deliveries of its
 // own (SQS's standard queues do).
-func checkKafkaShareFaults(f *FaultSpec, v *validator) {
-	refuseFault(v, "faults.duplicateDelivery", f.DuplicateDelivery != 0, KafkaShare, "only sqs-standard queues deliver duplicates of their own accord")
+func checkKafkaShareFaults(kind EngineKind, f *FaultSpec, v *validator) {
+	refuseFault(v, "faults.duplicateDelivery", f.DuplicateDelivery != 0, kind, "only sqs-standard queues deliver duplicates of their own accord")
 }
 
 // kafkaShare is the Kafka share-group engine behind the seam.
@@ -397,7 +397,7 @@ func (a *kafkaShare) Serve(now clock.Time, r Request, out *Outcome) {
 		fail := a.failWrites()
 		r.res = a.b.ShareAcknowledge(now, r.req)
 		a.endFaults(now, fail)
-		a.answerAcks(now, r.c, r.acks, r.res.Partitions, r.res.Ended, r.res.Renewed, out)
+		a.answerAcks(now, r.c, r.acks, r.res.Err, r.res.Partitions, r.res.Ended, r.res.Renewed, out)
 		out.answered(r)
 	default:
 		panic("sim: a request the Kafka share engine does not serve")
@@ -421,7 +421,7 @@ func (a *kafkaShare) fetch(now clock.Time, r *shareFetchReq, out *Outcome) {
 	if r.res.Err == share.ShareSessionLimitReached {
 		a.sessionsRefused++
 	}
-	a.answerAcks(now, r.c, r.acks, r.res.AckErrors, r.res.Ended, nil, out)
+	a.answerAcks(now, r.c, r.acks, r.res.Err, r.res.AckErrors, r.res.Ended, nil, out)
 	a.traceDeliveries(now, r)
 	if r.res.Err != share.None || len(r.res.Deliveries) > 0 || r.req.MaxRecords == 0 {
 		out.answered(r)
@@ -531,9 +531,10 @@ func (a *kafkaShare) fetchWait(now clock.Time, out *Outcome) {
 }
 
 // answerAcks traces the engine's answer to each acknowledgement a request
-// carried: the partition's error (acknowledgements of a partition are
-// atomic), else the lease the engine ended or renewed for that offset.
-func (a *kafkaShare) answerAcks(now clock.Time, c *consumer, acks []shareAck, errs []share.PartitionError, ended []share.LeaseEvent, renewed []share.Renewal, out *Outcome) {
+// carried: the request's error, else the partition's (acknowledgements of
+// a partition are atomic), else the lease the engine ended or renewed for
+// that offset.
+func (a *kafkaShare) answerAcks(now clock.Time, c *consumer, acks []shareAck, top share.ErrorCode, errs []share.PartitionError, ended []share.LeaseEvent, renewed []share.Renewal, out *Outcome) {
 	if len(acks) == 0 {
 		return
 	}
@@ -550,7 +551,10 @@ func (a *kafkaShare) answerAcks(now clock.Time, c *consumer, acks []shareAck, er
 		case share.AckRenew:
 			e.Kind = model.EvRenewed
 		}
-		code := partitionErr(errs, k.tp)
+		code := top
+		if code == share.None {
+			code = partitionErr(errs, k.tp)
+		}
 		e.Code = int32(code)
 		if code == share.None {
 			if k.typ == share.AckRenew {

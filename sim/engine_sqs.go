@@ -114,11 +114,21 @@ func (a *SQSFIFOSettings) Validate() error {
 
 func checkSQS(s EngineSettings, v *validator) { checkKeyed(s, v) }
 
+// sqsUnscheduled are the scheduled faults SQS has no equivalent for.
+var sqsUnscheduled = []FaultKind{FaultBrokerRestart, FaultRevivePutFailure}
+
 // checkSQSFaults: SQS is a managed service: there is no broker to restart
 // and no store write to fail; the duplicate delivery is a standard queue's.
-func checkSQSFaults(f *FaultSpec, v *validator) {
-	refuseFault(v, "faults.brokerRestart.every", f.BrokerRestart.Every != 0, "sqs", "SQS is a managed service with no broker to restart")
-	refuseFault(v, "faults.revivePutFailure", f.RevivePutFailure != 0, "sqs", "SQS redelivers in place and exposes no store write to fail")
+func checkSQSFaults(kind EngineKind, f *FaultSpec, v *validator) {
+	refuseFault(v, "faults.brokerRestart.every", f.BrokerRestart.Every != 0, kind, "SQS is a managed service with no broker to restart")
+	refuseFault(v, "faults.revivePutFailure", f.RevivePutFailure != 0, kind, "SQS redelivers in place and exposes no store write to fail")
+}
+
+// checkSQSFIFOFaults: FIFO queues deliver no duplicates (AWS documents
+// them as exactly-once; the engine ignores the fault there).
+func checkSQSFIFOFaults(kind EngineKind, f *FaultSpec, v *validator) {
+	checkSQSFaults(kind, f, v)
+	refuseFault(v, "faults.duplicateDelivery", f.DuplicateDelivery != 0, kind, "FIFO queues deliver each message exactly once")
 }
 
 // attributes are the CreateQueue attributes of a queue with these
@@ -270,7 +280,7 @@ func (a *sqsEngine) Store(now clock.Time, producer int32, m *model.Message, out 
 		}
 	}
 	res := a.svc.SendMessage(now, &req)
-	a.effects(now, &res.Effects, nil, out)
+	a.effects(now, &res.Effects, nil)
 	if res.Err != nil || res.Deduplicated {
 		a.emit(now, model.Event{Kind: model.EvProduceFailed, Client: producer, Msg: m.ID, Code: int32(codeOf(res.Err))})
 		a.armDue(out)
@@ -353,17 +363,19 @@ func (a *sqsEngine) Serve(now clock.Time, r Request, out *Outcome) {
 		a.receive(now, r, out)
 	case *sqsDeleteReq:
 		res := a.svc.DeleteMessage(now, &r.req)
-		a.effects(now, &res.Effects, nil, out)
 		e := model.Event{Kind: model.EvAcked, Client: r.c.idx, Msg: r.msg, Lease: r.lease, Code: int32(codeOf(res.Err))}
-		for _, ev := range res.Events {
-			if ev.Kind == sqs.Deleted && ev.Ended {
+		a.effectsAnswer(now, &res.Effects, &e, func(ev *sqs.Event) bool {
+			if ev.Kind != sqs.Deleted || ev.Lease != res.Lease || !res.Deleted {
+				return false
+			}
+			if ev.Ended {
 				e.Ended = ev.Lease
 			}
-		}
+			return true
+		})
 		if res.Deleted {
 			a.s.meter.acked(r.msg, r.at, now)
 		}
-		a.emit(now, e)
 		a.answers(now, &res.Effects, out)
 		out.answered(r)
 	case *sqsChangeReq:
@@ -371,7 +383,6 @@ func (a *sqsEngine) Serve(now clock.Time, r Request, out *Outcome) {
 			r.req.VisibilityTimeout = int(max(r.keepDeadline.Sub(now)+clock.Second-1, 0) / clock.Second)
 		}
 		res := a.svc.ChangeMessageVisibility(now, &r.req)
-		a.effects(now, &res.Effects, nil, out)
 		r.code = codeOf(res.Err)
 		e := model.Event{Client: r.c.idx, Msg: r.msg, Lease: r.lease, Code: int32(r.code)}
 		if r.req.VisibilityTimeout == 0 {
@@ -385,7 +396,9 @@ func (a *sqsEngine) Serve(now clock.Time, r Request, out *Outcome) {
 				e.Next, e.Deadline = res.Lease, res.Deadline
 			}
 		}
-		a.emit(now, e)
+		a.effectsAnswer(now, &res.Effects, &e, func(ev *sqs.Event) bool {
+			return res.Err == nil && ev.Lease == res.Lease && (ev.Kind == sqs.MadeVisible || ev.Kind == sqs.Changed)
+		})
 		a.answers(now, &res.Effects, out)
 		out.answered(r)
 	default:
@@ -410,7 +423,7 @@ func (a *sqsEngine) receive(now clock.Time, r *sqsReceiveReq, out *Outcome) {
 	if res.Err != nil && res.Err.Code == sqs.OverLimit {
 		a.s.cov.hit("sqs-over-limit")
 	}
-	a.effects(now, &res.Effects, res.Messages, out)
+	a.effects(now, &res.Effects, res.Messages)
 	if res.Parked {
 		a.polls[res.PollID] = r
 		if !r.parked {
@@ -479,48 +492,72 @@ func (a *sqsEngine) answers(now clock.Time, fx *sqs.Effects, out *Outcome) {
 	}
 }
 
+// effectsAnswer traces a call's events with its answer e in the engine's
+// order: at the event mine recognises as the answer's (a deletion, a
+// visibility change), or after the events when there is none (an error,
+// a delete that deleted nothing).
+func (a *sqsEngine) effectsAnswer(now clock.Time, fx *sqs.Effects, e *model.Event, mine func(*sqs.Event) bool) {
+	done := false
+	for i := range fx.Events {
+		ev := &fx.Events[i]
+		if !done && mine(ev) {
+			done = true
+			a.emit(now, *e)
+			continue
+		}
+		a.event(now, ev, nil)
+	}
+	if !done {
+		a.emit(now, *e)
+	}
+}
+
 // effects traces what happened inside a call besides its answer. grants
 // are the call's own deliveries (a duplicate's lease is what superseded
 // the old one).
-func (a *sqsEngine) effects(now clock.Time, fx *sqs.Effects, grants []sqs.Delivery, out *Outcome) {
+func (a *sqsEngine) effects(now clock.Time, fx *sqs.Effects, grants []sqs.Delivery) {
 	for i := range fx.Events {
-		ev := &fx.Events[i]
-		switch ev.Kind {
-		case sqs.Expired:
-			a.emit(now, model.Event{Kind: model.EvLapse, Client: -1, Msg: ev.MsgID, Lease: ev.Lease})
-		case sqs.Superseded:
-			e := model.Event{Kind: model.EvLeaseLost, Client: -1, Msg: ev.MsgID, Lease: ev.Lease, Reason: model.RSuperseded}
-			for _, d := range grants {
-				if d.Duplicate && d.Seq == ev.Seq && d.Queue == ev.Queue {
-					e.Next = d.Lease
-				}
-			}
-			a.emit(now, e)
-		case sqs.Redriven:
-			a.s.cov.hit("dlq")
-			a.s.meter.finish(ev.MsgID)
-			q := int32(0)
-			if a.fifo {
-				for _, mi := range a.svc.Messages(ev.To) {
-					if mi.Seq == ev.ToSeq {
-						q = groupQueue(mi.GroupID)
-					}
-				}
-			}
-			a.emit(now, model.Event{Kind: model.EvDeadLetter, Client: -1, Group: a.groupOf(ev.Queue), Msg: ev.MsgID,
-				Topic: a.topic[ev.To], Queue: q, Offset: ev.ToSeq, Reason: model.RRedrive})
-		case sqs.RetentionExpired:
-			a.s.cov.hit("retention")
-			a.s.meter.finish(ev.MsgID)
-			e := model.Event{Kind: model.EvDeadLetter, Client: -1, Group: a.groupOf(ev.Queue), Msg: ev.MsgID, Reason: model.RRetention}
-			if ev.Ended {
-				e.Lease = ev.Lease
-			}
-			a.emit(now, e)
-		}
-		// Deleted, Changed and MadeVisible are the answers to the call;
-		// Purged does not happen (nothing purges).
+		a.event(now, &fx.Events[i], grants)
 	}
+}
+
+// event traces one engine event (the answers' own are traced with them).
+func (a *sqsEngine) event(now clock.Time, ev *sqs.Event, grants []sqs.Delivery) {
+	switch ev.Kind {
+	case sqs.Expired:
+		a.emit(now, model.Event{Kind: model.EvLapse, Client: -1, Msg: ev.MsgID, Lease: ev.Lease})
+	case sqs.Superseded:
+		e := model.Event{Kind: model.EvLeaseLost, Client: -1, Msg: ev.MsgID, Lease: ev.Lease, Reason: model.RSuperseded}
+		for _, d := range grants {
+			if d.Duplicate && d.Seq == ev.Seq && d.Queue == ev.Queue {
+				e.Next = d.Lease
+			}
+		}
+		a.emit(now, e)
+	case sqs.Redriven:
+		a.s.cov.hit("dlq")
+		a.s.meter.finish(ev.MsgID)
+		q := int32(0)
+		if a.fifo {
+			for _, mi := range a.svc.Messages(ev.To) {
+				if mi.Seq == ev.ToSeq {
+					q = groupQueue(mi.GroupID)
+				}
+			}
+		}
+		a.emit(now, model.Event{Kind: model.EvDeadLetter, Client: -1, Group: a.groupOf(ev.Queue), Msg: ev.MsgID,
+			Topic: a.topic[ev.To], Queue: q, Offset: ev.ToSeq, Reason: model.RRedrive})
+	case sqs.RetentionExpired:
+		a.s.cov.hit("retention")
+		a.s.meter.finish(ev.MsgID)
+		e := model.Event{Kind: model.EvDeadLetter, Client: -1, Group: a.groupOf(ev.Queue), Msg: ev.MsgID, Reason: model.RRetention}
+		if ev.Ended {
+			e.Lease = ev.Lease
+		}
+		a.emit(now, e)
+	}
+	// Deleted, Changed and MadeVisible are the answers to the call;
+	// Purged does not happen (nothing purges).
 }
 
 // groupOf is the group consuming a queue ("" for a dead-letter queue).
@@ -535,7 +572,7 @@ func (a *sqsEngine) groupOf(queue string) string {
 
 func (a *sqsEngine) Tick(now clock.Time, timer int32, out *Outcome) {
 	res := a.svc.Tick(now)
-	a.effects(now, &res.Effects, nil, out)
+	a.effects(now, &res.Effects, nil)
 	a.answers(now, &res.Effects, out)
 	a.armDue(out)
 }
@@ -553,7 +590,7 @@ func (a *sqsEngine) Disconnect(now clock.Time, c *consumer, out *Outcome) {
 	for _, id := range ids {
 		delete(a.polls, id)
 		res := a.svc.CancelPoll(now, id)
-		a.effects(now, &res.Effects, nil, out)
+		a.effects(now, &res.Effects, nil)
 		a.answers(now, &res.Effects, out)
 	}
 	a.armDue(out)

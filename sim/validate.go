@@ -302,7 +302,7 @@ func (l *layout) checkEngine(v *validator) {
 		return
 	}
 	r.check(e.Settings, v)
-	r.faults(&l.cfg.Faults, v)
+	r.faults(r.kind, &l.cfg.Faults, v)
 }
 
 func (l *layout) checkNetwork(v *validator) {

@@ -348,6 +348,15 @@ func (c *Checker) onRenewed(e *model.Event) {
 	if d == nil || e.Code != 0 {
 		return
 	}
+	if e.Next == 0 && e.Ended == 0 {
+		// Accepted and renewed nothing (Kafka skips acknowledgements of
+		// offsets below the start offset): fine for a lease that had ended.
+		if !l.ended {
+			l.ignored, l.settledByClient = true, true
+			c.violate(InvRenewIgnored, e.Seq, l.m, fmt.Sprintf("the engine accepted %s of lease %d (in flight until %v) but renewed and removed nothing", e.Kind, l.id, l.deadline))
+		}
+		return
+	}
 	m := l.m
 	wasLive := !l.ended
 	n := c.successor(l, e, l.renewNack)
@@ -427,6 +436,9 @@ func (c *Checker) onPolicy(e *model.Event) {
 	} else if e.Lease != 0 {
 		l = c.leases.get(e.Lease)
 		if l == nil {
+			if _, forgotten := c.leases.w.get(uint64(e.Lease)); forgotten {
+				return // a late word about a settled message: nothing to judge
+			}
 			c.violate(InvAckLocation, e.Seq, nil, fmt.Sprintf("%s names lease %d, which was never granted", e.Kind, e.Lease))
 			return
 		}

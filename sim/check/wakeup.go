@@ -225,9 +225,12 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 func (w *wakeup) expire(c *Checker, now clock.Time) {
 	for w.head < len(w.obls) && w.obls[w.head].deadline < now {
 		o := &w.obls[w.head]
-		if o.gen == o.w.gen {
-			g := c.groups[o.key.group]
-			m, _ := g.msgs.get(uint64(o.msg))
+		g := c.groups[o.key.group]
+		m, _ := g.msgs.get(uint64(o.msg))
+		// A message the engine dead-lettered before anyone could take it
+		// (SQS moves it to the DLQ at the receive that reaches it) is no
+		// longer available: nothing was promised.
+		if o.gen == o.w.gen && m != nil && len(m.tokens) > 0 {
 			c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
 		}
 		w.head++
