@@ -23,6 +23,7 @@ import (
 
 	"popsim/clock"
 	"popsim/share"
+	"popsim/sim/check"
 )
 
 // peerKnobs is the engine-specific part of a peer check's workload.
@@ -217,3 +218,57 @@ func flagOrEnvSet(name, env string) bool {
 func TestPropKafkaShare(t *testing.T) { peerProp(t, KafkaShare) }
 
 func TestPropSQS(t *testing.T) { peerProp(t, SQSStandard, SQSFIFO) }
+
+// KAFKA-17541 (Kafka 4.1): releasing a closed share session's records
+// decremented their delivery count; the trigger is a consumer that crashes
+// holding records. The hunt works as huntBug does for pop.Bugs: rapid must
+// find it, the delivery-count invariant must catch it, the shrunk case has
+// at most two schedule steps and passes with the switch off.
+func TestPropFindsDecrementDeliveryCountOnSessionRelease(t *testing.T) {
+	checks := 100
+	if testing.Short() {
+		checks *= 5
+	}
+	withRapidFlags(t, "rapid.checks", fmt.Sprint(checks), "rapid.seed", "1",
+		"rapid.nofailfile", "true", "rapid.shrinktime", "10m")
+	bugs := share.Bugs{DecrementDeliveryCountOnSessionRelease: true}
+	var (
+		last    *peerCase
+		lastRes *Result
+		runErr  error
+	)
+	prop := func(rt *rapid.T) {
+		c := drawPeerCase(rt, []EngineKind{KafkaShare}, bugs, families(pfCrash))
+		r, err := c.run("go test ./sim -run '^" + t.Name() + "$' -v")
+		last, lastRes, runErr = c, r, err
+		if err != nil {
+			rt.Fatalf("the run failed: %v", err)
+		}
+		if countInv(r, check.InvDeliveryCount) > 0 {
+			rt.Fatalf("%s violated", check.InvDeliveryCount)
+		}
+	}
+	rec := &recordingTB{name: t.Name()}
+	rapid.Check(rec, prop)
+	switch {
+	case !rec.failed:
+		t.Fatalf("rapid did not find the bug in %d checks", checks)
+	case runErr != nil:
+		t.Fatalf("a run failed instead: %v\n%s", runErr, last.describe())
+	case countInv(lastRes, check.InvDeliveryCount) == 0:
+		t.Fatalf("the shrunk case does not violate %s:\n%s%s", check.InvDeliveryCount, last.describe(), verdict(lastRes))
+	}
+	t.Logf("%s; caught by %s (all violated: %s); shrunk counterexample:\n%s", foundAfter(rec.out), check.InvDeliveryCount, strings.Join(invariantsOf(lastRes), ", "), last.describe())
+	if len(last.sched) > 2 {
+		t.Errorf("the shrunk schedule has %d steps, want at most 2", len(last.sched))
+	}
+	fixed := *last
+	fixed.peer.bugs = share.Bugs{}
+	r, err := fixed.run("")
+	if err != nil {
+		t.Fatalf("the shrunk case with the switch off: %v", err)
+	}
+	if len(r.Summary.Violations) > 0 {
+		t.Errorf("the shrunk case fails with the switch off too (%s):\n%s", strings.Join(invariantsOf(r), ", "), verdict(r))
+	}
+}
