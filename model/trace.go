@@ -154,6 +154,16 @@ const (
 	// The end of a run (EvPhase) whose drain budget ran out before it
 	// settled (RDone: it settled).
 	RUndrained
+	// Orderly (FIFO) consumption. ROrderly (EvSubscribe): the consumer's
+	// group consumes orderly; Span is then the longest an orderly queue
+	// may stay blocked once faults stop. RReattempt: a receive that
+	// retries the previous one's attemptId (EvReceive), or a lease the
+	// engine ended because that retry re-entered its queue (EvLapse, which
+	// may then come before the lease's deadline). RReset (EvLeaseLost): an
+	// admin offset reset cleared the lease's queue order state.
+	ROrderly
+	RReattempt
+	RReset
 
 	reasons // number of reasons
 )
@@ -167,6 +177,7 @@ var reasonNames = [reasons]string{
 	"restart", "replaced",
 	"push-max-reconsume", "push-age-4h", "delivery-limit", "redrive", "retention", "reject",
 	"undrained",
+	"orderly", "reattempt", "reset",
 }
 
 func (r Reason) String() string {
