@@ -118,38 +118,30 @@
 //
 //   - Ack of a stale or duplicate handle answers SUCCESS and deletes
 //     nothing (AckResult.Removed is 0).
-//
 //   - changeInvisibleTime has no existence check: renewing an acked or
 //     revived message makes a record (FS: a CK) that revives again (an
 //     extra copy).
-//
 //   - KV: a record is revived once now-50 passes its visibility timeout; an ack
 //     that arrives after the deadline but before the revive pass still
 //     deletes it.
-//
 //   - Retry messages are presented under their original topic; their
 //     handle's retryFlag routes ack and renew to the retry topic.
-//
 //   - KV: the commit offset converges to the smallest offset still owed an ack
 //     (the fix for apache/rocketmq#10949); Bugs.CommitOffsetLag restores
 //     upstream's lagging value. A commit offset a client stores (a pull's
 //     FLAG_COMMIT_OFFSET, UpdateConsumerOffset) replaces it, and the next
 //     pop starts a new window.
-//
 //   - Pull shares the pop's pull offset (pullOffsetTable), commit offset
 //     and pending admin reset: a pull moves the position a later pop of
 //     the same group starts from.
-//
 //   - A held pull is answered by an arrival its filter matches, else at the
 //     first 5 s hold check after its suspend time or after a filtered-out
 //     arrival on its queue, as PullRequestHoldService does.
-//
 //   - FS: an ack is written as an ack message (or merged into a buffered
 //     CK) and the message is skipped when the revive service pairs it;
 //     the commit offset follows the read position, not the acks; a lease
 //     is revived about 2-7 s after its deadline; a failed revive is re-put
 //     with the 17-step table, forever by default.
-//
 //   - FIFO (Order pops, reviveQid 999 handles, both paths): no record and
 //     no checkpoint; an OrderInfo per queue blocks it until the batch is
 //     acked or past its next-visible times, and unacked messages are read
