@@ -36,7 +36,7 @@ const (
 	// Consumption.
 	EvConsumeStart // Client starts processing Msg (Lease)
 	EvConsumeEnd   // Client finished Msg: Reason = success, later, exception
-	EvExpiredLocal // Client found Lease expired by its own clock and did not act: Reason = before, after, at-ack, at-renew
+	EvExpiredLocal // Client found Lease expired by its own clock and did not act: Reason = before, after, at-ack, at-renew (skipped: an orderly client gave it up after an earlier message of its queue failed)
 
 	// Settling a lease: the client's request, then the engine's answer.
 	EvAck             // Client acks Lease
@@ -164,6 +164,9 @@ const (
 	ROrderly
 	RReattempt
 	RReset
+	// RSkipped (EvExpiredLocal): an orderly client let the message go
+	// unconsumed because an earlier message of its queue failed or expired.
+	RSkipped
 
 	reasons // number of reasons
 )
@@ -177,7 +180,7 @@ var reasonNames = [reasons]string{
 	"restart", "replaced",
 	"push-max-reconsume", "push-age-4h", "delivery-limit", "redrive", "retention", "reject",
 	"undrained",
-	"orderly", "reattempt", "reset",
+	"orderly", "reattempt", "reset", "skipped",
 }
 
 func (r Reason) String() string {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	"popsim/clock"
 	"popsim/pop"
 )
 
@@ -65,6 +66,9 @@ type (
 		FlowControl              int
 		AutoRenew                bool
 		CommitInterval           int64
+		// Added later: present only when not the default.
+		SuspendCurrentQueueTime int64 `json:",omitempty"`
+		Reentrant               bool  `json:",omitempty"`
 	}
 	canonNetwork struct {
 		RequestLatency, ResponseLatency  string
@@ -86,6 +90,7 @@ type (
 		BrokerRestartEvery   int64
 		RevivePutFailurePPM  int64
 		ClockSkew            int64
+		LockBusyPPM          int64 `json:",omitempty"` // added later: present only when on
 	}
 	canonLoss struct{ RequestPPM, ResponsePPM int64 }
 )
@@ -134,8 +139,12 @@ func (s *ConsumerSpec) canonical() canonConsumer {
 	case *PopPushSettings:
 		k.InvisibleTime, k.PollTime = int64(set.InvisibleTime), int64(set.PollTime)
 		k.MaxReconsumeTimes, k.FlowControl = set.MaxReconsumeTimes, set.PopThresholdForQueue
+		if set.SuspendCurrentQueueTime != clock.Second {
+			k.SuspendCurrentQueueTime = int64(set.SuspendCurrentQueueTime)
+		}
 	case *SimpleSettings:
 		k.InvisibleTime, k.PollTime, k.AutoRenew = int64(set.InvisibleTime), int64(set.PollTime), set.AutoRenew
+		k.Reentrant = set.Reentrant
 	case *PullSettings:
 		k.PollTime, k.MaxReconsumeTimes, k.CommitInterval = int64(set.PollTime), set.MaxReconsumeTimes, int64(set.CommitInterval)
 	}
@@ -151,7 +160,7 @@ func (f *FaultSpec) canonical(loss *LossSpec) canonFaults {
 		RenewSameDeadlinePPM: int64(f.Renew.SameDeadline), RenewAtExpiryPPM: int64(f.Renew.AtExpiry),
 		RenewAfterRevivePPM: int64(f.Renew.AfterRevive),
 		BrokerRestartEvery:  int64(f.BrokerRestart.Every), RevivePutFailurePPM: int64(f.RevivePutFailure),
-		ClockSkew: int64(f.ClockSkew),
+		ClockSkew: int64(f.ClockSkew), LockBusyPPM: int64(f.LockBusy),
 	}
 	for i, p := range loss.pairs() {
 		if p.Request != 0 || p.Response != 0 {

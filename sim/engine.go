@@ -51,6 +51,10 @@ type EngineFaults struct {
 	// message back (RocketMQ: the retry-topic copies of revive), in parts
 	// per million.
 	RedeliveryWritePPM int64
+	// LockBusyPPM: a receive finds the engine's lock held by a concurrent
+	// request (RocketMQ: the pop's group@topic or queue lock), in parts per
+	// million.
+	LockBusyPPM int64
 }
 
 // Position is one queue a group consumes: its end, how far the group has

@@ -21,10 +21,11 @@ const (
 	famBrokerRestart
 	famPutFailure
 	famSkew
+	famLock
 	numFamilies
 )
 
-var familyNames = [numFamilies]string{"crash", "pause", "slow", "loss", "renew", "broker-restart", "revive-put-failure", "clock-skew"}
+var familyNames = [numFamilies]string{"crash", "pause", "slow", "loss", "renew", "broker-restart", "revive-put-failure", "clock-skew", "lock-busy"}
 
 // site is one place a fault can fire, with its per-run activation and
 // weight: a mean interval (clocked faults), a probability in ppm, or a
@@ -52,7 +53,7 @@ type faultSites struct {
 	crash, pause, slow, broker site
 	loss                       [len(lossKinds)][2]site // [request type][0 request, 1 response]
 	renew                      [numRenewEdges]site
-	putFailure, skew           site
+	putFailure, skew, lock     site
 	rng                        [numFamilies]*rand.Rand
 }
 
@@ -68,7 +69,7 @@ func drawFaultSites(seed uint64, c *Config) *faultSites {
 	r := newStream(seed, streamActivation)
 	var off [numFamilies]bool
 	if f.Swarm {
-		for i := range off {
+		for i := range famLock { // famLock draws last: runs without it draw as before it existed
 			off[i] = r.IntN(2) == 0
 		}
 	}
@@ -98,6 +99,10 @@ func drawFaultSites(seed uint64, c *Config) *faultSites {
 	p.broker = mk("broker-restart", famBrokerRestart, f.BrokerRestart.Every, 0, 0)
 	p.putFailure = mk("revive-put-failure", famPutFailure, 0, f.RevivePutFailure, 0)
 	p.skew = mk("clock-skew", famSkew, 0, 0, f.ClockSkew)
+	if f.Swarm {
+		off[famLock] = r.IntN(2) == 0
+	}
+	p.lock = mk("lock-busy", famLock, 0, f.LockBusy, 0)
 	return p
 }
 
@@ -132,7 +137,7 @@ func (p *faultSites) all() []*site {
 	for i := range p.renew {
 		out = append(out, &p.renew[i])
 	}
-	return append(out, &p.broker, &p.putFailure, &p.skew)
+	return append(out, &p.broker, &p.putFailure, &p.skew, &p.lock)
 }
 
 // lines renders the sites, one per line, for the run's header.
@@ -178,6 +183,7 @@ var coverageKeys = []string{
 	"client-timeout", "late-response", "expired-before-consume", "expired-after-consume", "expired-handle-rejected",
 	"flow-control", "rebalance", "dlq", "drop-push-max-reconsume", "drop-push-age-4h",
 	"revive-retried", "revive-dropped", "auto-renew", "renew-retry",
+	"lapse", "order-suspend", "reentrant-retry",
 }
 
 type coverage struct {

@@ -34,6 +34,7 @@ const (
 	FaultBrokerRestart                          // restart the broker (its volatile state is lost)
 	FaultRevivePutFailure                       // every retry-topic write fails for For
 	FaultClockSkew                              // Consumer's clock is off by Skew from now on
+	FaultLockBusy                               // every pop finds the broker's lock busy for For
 	numFaultKinds
 )
 
@@ -41,7 +42,7 @@ var faultKindNames = [numFaultKinds]string{
 	FaultCrash: "crash", FaultPause: "pause", FaultSlow: "slow", FaultLoss: "lose",
 	FaultRenewSameDeadline: "renew-same-deadline", FaultRenewAtExpiry: "renew-at-expiry",
 	FaultRenewAfterRevive: "renew-after-revive", FaultBrokerRestart: "restart broker",
-	FaultRevivePutFailure: "fail retry-topic writes", FaultClockSkew: "skew",
+	FaultRevivePutFailure: "fail retry-topic writes", FaultClockSkew: "skew", FaultLockBusy: "lock busy",
 }
 
 func (k FaultKind) String() string {
@@ -87,6 +88,8 @@ func (f ScheduledFault) String() string {
 		return at + "restart broker"
 	case FaultRevivePutFailure:
 		return at + "fail every retry-topic write for " + f.For.Std().String()
+	case FaultLockBusy:
+		return at + "busy pop lock for " + f.For.Std().String()
 	case FaultClockSkew:
 		sign := "+"
 		if f.Skew < 0 {
@@ -259,6 +262,8 @@ func (s *sim) siteOf(f *ScheduledFault) *site {
 		return &s.faults.renew[renewAfterRevive]
 	case FaultRevivePutFailure:
 		return &s.faults.putFailure
+	case FaultLockBusy:
+		return &s.faults.lock
 	}
 	panic("sim: no fault site for scheduled " + f.Kind.String())
 }
@@ -275,14 +280,14 @@ func (w *windows) openWindow(s *sim, f *ScheduledFault) {
 	}
 	w.open[st]++
 	st.on, st.ppm = true, 1_000_000
-	if st == &s.faults.putFailure {
+	if st == &s.faults.putFailure || st == &s.faults.lock {
 		s.syncFaults()
 	}
 	end := min(s.q.now().Add(f.For), s.safetyEnd)
 	s.q.at(end, tkScripted, -1, 0, &scripted{f: func(s *sim) {
 		if w.open[st]--; w.open[st] == 0 {
 			*st = w.saved[st]
-			if st == &s.faults.putFailure {
+			if st == &s.faults.putFailure || st == &s.faults.lock {
 				s.syncFaults()
 			}
 		}
