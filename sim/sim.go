@@ -196,7 +196,11 @@ func (s *sim) setupEngine() error {
 func (s *sim) setupClients() {
 	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Reason: model.RSafety})
 	for i, cs := range s.c.consumers {
-		s.emit(model.Event{Kind: model.EvSubscribe, Client: int32(i), Group: cs.Group, Topic: cs.Topic})
+		e := model.Event{Kind: model.EvSubscribe, Client: int32(i), Group: cs.Group, Topic: cs.Topic}
+		if s.c.groups[cs.Group].ConsumeMessageOrderly {
+			e.Reason, e.Span = model.ROrderly, orderSlack
+		}
+		s.emit(e)
 	}
 	for i, ps := range s.c.producers {
 		s.prods = append(s.prods, s.newProducer(int32(i), ps))

@@ -181,6 +181,10 @@ func (c *Checker) onExpiredLocal(e *model.Event) {
 	if d == nil {
 		return
 	}
+	if e.Reason == model.RSkipped { // orderly: let go behind a failed message, on purpose
+		c.release(l.m, d)
+		return
+	}
 	if e.At < l.deadline {
 		d.skew = true
 	}
@@ -332,6 +336,9 @@ func (c *Checker) removed(l *lease, e *model.Event) {
 // lease it removed (Ended).
 func (c *Checker) onRenewed(e *model.Event) {
 	l, d := c.engineAnswer(e)
+	if d != nil && e.Code == 0 && e.Next == 0 && e.Ended == 0 && l.m.g.orderly {
+		return // an orderly renewal that made and ended no lease (acked, or another pop's)
+	}
 	if d == nil && e.Code == 0 && e.Next != 0 {
 		c.renewForgotten(e)
 	}
@@ -349,6 +356,9 @@ func (c *Checker) onRenewed(e *model.Event) {
 		n.line, n.cause, n.forkRoot = m.fork(origin), origin, true
 	}
 	c.removed(l, e)
+	if l.next == n {
+		c.orderSuccessor(n)
+	}
 	c.maybeForget(m)
 }
 

@@ -39,6 +39,9 @@ type lease struct {
 	// awaiting: lent, and the answer carrying it has not reached its client
 	// yet (nor been lost): the client may still be given it.
 	awaiting bool
+	// batch numbers the engine answer that lent it (orderly groups; a
+	// renewal's lease has a batch of its own, -id).
+	batch int64
 }
 
 // delivery is a lease's message in a client's hands: what the client did
@@ -106,8 +109,9 @@ func (c *Checker) onLease(e *model.Event) {
 	}
 	m.note(e)
 	c.wake.served(waitKey{group: g.idx, topic: m.topic})
-	l := &lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, awaiting: true}
+	l := &lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, awaiting: true, batch: c.leaseBatch(e)}
 	c.grant(m, l, placeOf(e), e)
+	c.orderLease(m, l, e)
 	c.leases.put(l)
 	m.leases = append(m.leases, l)
 	cl.pending = append(cl.pending, l)
@@ -138,6 +142,8 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 		}
 	} else if c.restartSince(m.leased[i]) {
 		l.line, l.cause = m.fork(CauseBrokerRestart), CauseBrokerRestart
+	} else if c.orderGap(m, l, p) {
+		l.line, l.cause = m.fork(CauseOrderGap), CauseOrderGap
 	} else {
 		l.line, l.cause, poor = c.lineAt(m, i), CauseUnexplained, true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s again with nothing to explain it: no copy or release made it available there and no broker restart came since it was lent there at event #%d", l.id, m.id, p, m.leased[i]-1))
@@ -240,6 +246,10 @@ func (c *Checker) onLeaseRanOut(e *model.Event) {
 	if l.ended {
 		poor = true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d, which had already ended by %s", e.Kind, l.id, l.endedBy))
+	} else if reattempt := e.Kind == model.EvLapse && e.Reason == model.RReattempt && m.g.orderly; reattempt {
+		// A re-entrant retry took the batch over: the answer carrying this
+		// lease was lost, so nobody relies on it any more.
+		l.settledByClient = true
 	} else if e.Kind != model.EvLeaseLost && e.At < l.deadline {
 		poor = true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d at %v, before its deadline %v", e.Kind, l.id, e.At, l.deadline))
@@ -305,6 +315,7 @@ func (c *Checker) end(l *lease, by model.EventKind) {
 		return
 	}
 	l.ended, l.endedBy = true, by
+	c.orderEnd(l, by, c.cur)
 }
 
 // successor makes the lease that replaces l (a renewal's, a failed

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 
+	"popsim/clock"
 	"popsim/model"
 )
 
@@ -26,6 +27,10 @@ type group struct {
 	idx   int32
 	msgs  window[msgState]
 	tombs tombstones
+	// orderly: the group consumes orderly (subscribe r=orderly), and may
+	// unblock a queue up to orderSlack after its leases' deadline.
+	orderly    bool
+	orderSlack clock.Duration
 }
 
 // msgState is one message as one group sees it.
@@ -157,6 +162,9 @@ func (c *Checker) onSubscribe(e *model.Event) {
 		return
 	}
 	g := c.group(e.Group)
+	if e.Reason == model.ROrderly {
+		g.orderly, g.orderSlack = true, e.Span
+	}
 	cl := c.clientOf(e)
 	cl.known, cl.group, cl.alive = true, g.idx, true
 	for _, gi := range c.topics[e.Topic] {
@@ -185,7 +193,9 @@ func (c *Checker) onProduce(e *model.Event) {
 			m.addToken(placeOf(e), m.fork(CauseProducerRetry), nil, CauseProducerRetry)
 		}
 		m.note(e)
-		c.wake.arrival(c, e, m)
+		if !c.orderProduce(g, placeOf(e)) { // a blocked orderly queue hides it
+			c.wake.arrival(c, e, m)
+		}
 	}
 }
 
@@ -291,6 +301,7 @@ func (c *Checker) settle(m *msgState, k settleKind, policy string) {
 		return
 	}
 	m.settled = k
+	c.orderSettled(m)
 	switch k {
 	case settledAck:
 		c.rep.Acked++

@@ -16,6 +16,9 @@ const (
 	InvCommitLag        = "commit-offset-lag"      // a queue's commit offset did not reach its max offset
 	InvTraceOrder       = "trace-order"            // Seq did not grow or time went back
 	InvTraceForm        = "trace-form"             // an event that names something the trace never introduced
+	InvFifoOrder        = "fifo-order"             // orderly group: a lease past an earlier offset of its queue still owed an ack, or out of order
+	InvFifoReentry      = "fifo-reentry"           // orderly group: a same-attemptId retry answered empty while the lost answer's leases lived
+	InvFifoStall        = "fifo-stall"             // orderly group, liveness: a queue stayed blocked past its leases' deadline plus the group's slack
 )
 
 // Redelivery causes, as they appear in Report.DuplicatesByCause and
@@ -33,6 +36,7 @@ const (
 	CauseProducerRetry    = "producer_retry"     // the same message was stored twice
 	CauseRebalance        = "rebalance"          // Pull: a new queue owner starts from the committed offset
 	CausePopLost          = "pop_lost"           // the response lending the message never reached the consumer
+	CauseOrderGap         = "order_gap"          // orderly: acked while an earlier message of its queue was not, lent again behind it
 	CauseUnexplained      = "unexplained"        // no cause: always also a violation
 )
 

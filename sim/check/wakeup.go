@@ -56,6 +56,10 @@ type obligation struct {
 	seq      int64
 	at       clock.Time
 	deadline clock.Time
+	// oq: the message's orderly queue (nil: not orderly). The wakeup is
+	// owed only while that queue stays unblocked: a renewal that blocks it
+	// again in the same call hides the message once more.
+	oq *orderQueue
 }
 
 type wakeup struct {
@@ -203,7 +207,7 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState) {
 	if t == nil || t.paused > 0 || !(t.all > 0 || !copyElsewhere && t.byQueue[e.Queue] > 0) {
 		return
 	}
-	w.obls = append(w.obls, obligation{w: t, gen: t.gen, key: k, msg: m.id, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack)})
+	w.obls = append(w.obls, obligation{w: t, gen: t.gen, key: k, msg: m.id, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack), oq: c.orderQueueOf(m, e)})
 }
 
 // expire judges the obligations whose deadline is before now. Deadlines
@@ -211,7 +215,7 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState) {
 func (w *wakeup) expire(c *Checker, now clock.Time) {
 	for w.head < len(w.obls) && w.obls[w.head].deadline < now {
 		o := &w.obls[w.head]
-		if o.gen == o.w.gen {
+		if o.gen == o.w.gen && (o.oq == nil || len(o.oq.live) == 0) {
 			g := c.groups[o.key.group]
 			m, _ := g.msgs.get(uint64(o.msg))
 			c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
