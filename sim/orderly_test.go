@@ -47,4 +47,3 @@ func TestOrderlyUnderFaults(t *testing.T) {
 		}
 	}
 }
-
