@@ -167,6 +167,10 @@ const (
 	// RSkipped (EvExpiredLocal): an orderly client let the message go
 	// unconsumed because an earlier message of its queue failed or expired.
 	RSkipped
+	// RLockBusy (EvParked): the receive found the engine's lock held by a
+	// concurrent request (a lock-busy fault) and parked; traced at every
+	// such park, a re-run's too. The concurrent holder serves the group.
+	RLockBusy
 
 	reasons // number of reasons
 )
@@ -180,7 +184,7 @@ var reasonNames = [reasons]string{
 	"restart", "replaced",
 	"push-max-reconsume", "push-age-4h", "delivery-limit", "redrive", "retention", "reject",
 	"undrained",
-	"orderly", "reattempt", "reset", "skipped",
+	"orderly", "reattempt", "reset", "skipped", "lock-busy",
 }
 
 func (r Reason) String() string {

@@ -111,6 +111,9 @@ type volatile struct {
 	shouldStartTime int64
 }
 
+// Stats returns the cumulative counters (a copy; State has them too).
+func (b *Broker) Stats() Stats { return b.stats }
+
 // Stats are cumulative counters since the broker was created.
 type Stats struct {
 	Produced, PutFailures                         int64

@@ -292,11 +292,12 @@ func (r *ackReq) recycle(s *sim) {
 // pop serves a push consumer's pop (or re-runs it after a wakeup).
 func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 	res := &r.res
+	busy := a.b.Stats().LockBusy
 	a.b.Pop(now, &r.req, res)
 	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.req.ConsumerGroup, res)
 	a.wake(now, res.Woken, out)
-	if a.parked(now, r, &r.req, res, &r.parked, out) {
+	if a.parked(now, r, &r.req, res, &r.parked, a.b.Stats().LockBusy > busy, out) {
 		return
 	}
 	out.answered(r)
@@ -306,11 +307,12 @@ func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 // wakes, then the proxy's result filter.
 func (a *rocketMQ) receive(now clock.Time, r *receiveReq, out *Outcome) {
 	res := &r.res.Pop
+	busy := a.b.Stats().LockBusy
 	a.b.Pop(now, &r.pop, res)
 	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.pop.ConsumerGroup, res)
 	a.wake(now, res.Woken, out)
-	if a.parked(now, r, &r.pop, res, &r.parked, out) {
+	if a.parked(now, r, &r.pop, res, &r.parked, a.b.Stats().LockBusy > busy, out) {
 		return
 	}
 	r.px.Filter(now, r.pop.ConsumerGroup, r.maxAttempts, &r.res)
@@ -322,15 +324,19 @@ func (a *rocketMQ) receive(now clock.Time, r *receiveReq, out *Outcome) {
 
 // parked handles a pop the broker parked for long polling: it waits in
 // polls for its wakeup, traced once.
-func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *pop.PopResult, traced *bool, out *Outcome) bool {
+func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *pop.PopResult, traced *bool, lockBusy bool, out *Outcome) bool {
 	if res.Status != pop.PopSuspended {
 		return false
 	}
 	a.polls[res.PollID] = r
 	a.armPollTick(out)
-	if !*traced {
+	if !*traced || lockBusy { // a lock-busy park is traced every time: a concurrent request held the lock
 		*traced = true
-		a.emit(now, model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: -1, Deadline: req.BornTime.Add(req.PollTime)})
+		e := model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: -1, Deadline: req.BornTime.Add(req.PollTime)}
+		if lockBusy {
+			e.Reason = model.RLockBusy
+		}
+		a.emit(now, e)
 	}
 	return true
 }
@@ -406,6 +412,14 @@ func (a *rocketMQ) traceLapses(now clock.Time, ls []pop.Lapse, skip model.LeaseI
 	}
 }
 
+// orderlyPast: an orderly ack that ended no lease but that the commit
+// offset has passed (the broker lost its order state in a restart, or a
+// later lease of the message was acked first): the message is done.
+func (a *rocketMQ) orderlyPast(req *pop.AckRequest, code model.ResponseCode) bool {
+	return code == model.Success && req.Handle.ReviveQueueID == model.PopOrderReviveQueue &&
+		a.b.ConsumerOffsets(req.ConsumerGroup, req.Topic, req.QueueID).Commit > req.Offset
+}
+
 // armOrder arms the orderly timer at the engine's next OrderTick: after
 // every call, since pops, acks, renewals and the table's flushes move it.
 func (a *rocketMQ) armOrder(out *Outcome) {
@@ -468,7 +482,7 @@ func (a *rocketMQ) ack(now clock.Time, r *ackReq, out *Outcome) {
 	res := a.b.Ack(now, &r.req)
 	a.traceLapses(now, res.Lapsed, 0)
 	a.emit(now, model.Event{Kind: model.EvAcked, Client: r.c.idx, Msg: r.msg, Lease: r.lease, Ended: res.Removed, Code: int32(res.Code)})
-	if res.Removed != 0 {
+	if res.Removed != 0 || a.orderlyPast(&r.req, res.Code) {
 		a.s.meter.acked(r.msg, r.deliveredAt, now)
 	}
 	a.wake(now, res.Woken, out)

@@ -254,6 +254,9 @@ func (c *Checker) removedByForgotten(e *model.Event) {
 func (c *Checker) onSettled(e *model.Event) {
 	l, d := c.engineAnswer(e)
 	if d == nil {
+		if e.Kind == model.EvAcked && e.Code == 0 {
+			c.orderAckedLate(e) // a late ack of a forgotten message: the engine owes it no more
+		}
 		return
 	}
 	m := l.m
@@ -269,6 +272,7 @@ func (c *Checker) onSettled(e *model.Event) {
 	c.removed(l, e)
 	switch e.Kind {
 	case model.EvAcked:
+		c.orderAcked(m)
 		d.acked = true
 		if d.ok {
 			c.settle(m, settledAck, "")
@@ -354,6 +358,9 @@ func (c *Checker) onRenewed(e *model.Event) {
 			origin = CauseStaleHandle
 		}
 		n.line, n.cause, n.forkRoot = m.fork(origin), origin, true
+		if l.endedBy == model.EvLapse && m.g.orderly {
+			m.takeToken(l.at) // orderly: the renewer holds the lapsed message again, in place
+		}
 	}
 	c.removed(l, e)
 	if l.next == n {

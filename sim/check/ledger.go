@@ -301,7 +301,6 @@ func (c *Checker) settle(m *msgState, k settleKind, policy string) {
 		return
 	}
 	m.settled = k
-	c.orderSettled(m)
 	switch k {
 	case settledAck:
 		c.rep.Acked++
@@ -361,6 +360,7 @@ func (c *Checker) onCommit(e *model.Event) {
 	}
 	g := c.group(e.Group)
 	g.tombs.dropBelow(queueKey{e.Topic, e.Queue}, e.Offset)
+	c.orderCommit(g, queueKey{e.Topic, e.Queue}, e.Offset)
 }
 
 // finishLedger reports every message that ended unsettled, in group and id

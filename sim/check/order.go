@@ -41,8 +41,12 @@ import (
 type orderQueue struct {
 	live                 []*lease            // leases in flight at the queue
 	owed                 map[int64]*msgState // offsets lent at least once and not settled
-	held                 clock.Time          // the latest deadline of the live leases
+	held                 clock.Time          // the latest deadline of the leases since the queue was last free
 	maxProduced, maxLent int64               // the highest offsets produced and lent (-1: none)
+	// gaps are offsets acked while an earlier offset of the queue was owed
+	// an ack, until the commit offset passes them: a later answer may
+	// lend them again (a new batch's order state forgets their ack bit).
+	gaps map[int64]bool
 }
 
 type orderKey struct {
@@ -101,12 +105,17 @@ func (c *Checker) leaseBatch(e *model.Event) int64 {
 // orderGap explains a lease of an orderly group's message at its place
 // with no token: the message was acked while an earlier message of its
 // queue was not, so the broker's commit offset stayed before it and this
-// batch, which reads from that earlier message, lends it again.
+// batch, which reads from that earlier message (or a later one, when the
+// batch in between did not reach it and so forgot its ack), lends it
+// again.
 func (c *Checker) orderGap(m *msgState, l *lease, p place) bool {
 	if !m.g.orderly || p.topic != m.topic {
 		return false
 	}
 	q := c.order.queue(m.g, p)
+	if q.gaps[p.offset] {
+		return true
+	}
 	for _, x := range q.live {
 		if x.batch == l.batch && x.m != m {
 			if xp, ok := orderPlace(x.m); ok && xp.offset < p.offset {
@@ -139,7 +148,7 @@ func (c *Checker) orderLease(m *msgState, l *lease, e *model.Event) {
 	}
 	for _, off := range q.owedBelow(p.offset) {
 		o := q.owed[off]
-		if o.settled != unsettled || c.liveAt(q, o, l.batch) {
+		if c.liveAt(q, o, l.batch) {
 			continue
 		}
 		if op, ok := orderPlace(o); ok && c.restartSince(o.leased[o.lookupPlace(op)]) {
@@ -149,9 +158,7 @@ func (c *Checker) orderLease(m *msgState, l *lease, e *model.Event) {
 			l.id, p, off, o.id))
 	}
 	c.orderAdd(q, l)
-	if m.settled == unsettled {
-		q.owed[p.offset] = m
-	}
+	q.owed[p.offset] = m
 	q.maxLent = max(q.maxLent, p.offset)
 }
 
@@ -170,7 +177,7 @@ func (q *orderQueue) owedBelow(off int64) []int64 {
 // liveAt: message o has a live lease of batch at q.
 func (c *Checker) liveAt(q *orderQueue, o *msgState, batch int64) bool {
 	for _, x := range q.live {
-		if x.m == o && x.batch == batch {
+		if x.m.id == o.id && x.batch == batch {
 			return true
 		}
 	}
@@ -220,11 +227,8 @@ func (c *Checker) orderEnd(l *lease, by model.EventKind, e *model.Event) {
 			p.topic, p.queue, e.At, q.held, m.g.orderSlack))
 	}
 	q.live = append(q.live[:i], q.live[i+1:]...)
-	q.held = 0
-	for _, x := range q.live {
-		if x.deadline > q.held {
-			q.held = x.deadline
-		}
+	if len(q.live) == 0 { // the blocking episode ends: its latest deadline is forgotten
+		q.held = 0
 	}
 	if len(q.live) == 0 && by == model.EvAcked && e != nil && q.maxProduced > q.maxLent {
 		ev := *e
@@ -257,13 +261,62 @@ func (c *Checker) orderProduce(g *group, p place) bool {
 	return len(q.live) > 0
 }
 
-// orderSettled drops a settled message from its queue's owed offsets.
-func (c *Checker) orderSettled(m *msgState) {
+// orderAcked drops a message the engine accepted an ack of from its
+// queue's owed offsets (a message dropped or sent to a DLQ by its client
+// stays owed until the client's ack of it reaches the engine).
+func (c *Checker) orderAcked(m *msgState) {
 	if !m.g.orderly {
 		return
 	}
-	if p, ok := orderPlace(m); ok {
-		delete(c.order.queue(m.g, p).owed, p.offset)
+	p, ok := orderPlace(m)
+	if !ok {
+		return
+	}
+	q := c.order.queue(m.g, p)
+	delete(q.owed, p.offset)
+	for off := range q.owed { // any one will do: order does not matter
+		if off < p.offset {
+			if q.gaps == nil {
+				q.gaps = map[int64]bool{}
+			}
+			q.gaps[p.offset] = true // acked out of order: the commit offset stays before it
+			return
+		}
+	}
+}
+
+// orderAckedLate drops a message the checker had forgotten (settled, its
+// ack lost or late) from its queue's owed offsets, by id.
+func (c *Checker) orderAckedLate(e *model.Event) {
+	cl := c.clientOf(e)
+	if !cl.known || !c.groups[cl.group].orderly {
+		return
+	}
+	for k, q := range c.order.queues { // deletion only: order does not matter
+		if k.group != cl.group {
+			continue
+		}
+		for off, o := range q.owed {
+			if o.id == e.Msg {
+				delete(q.owed, off)
+			}
+		}
+	}
+}
+
+// orderCommit forgets the out-of-order acks a group's commit offset passed.
+func (c *Checker) orderCommit(g *group, k queueKey, offset int64) {
+	if !g.orderly {
+		return
+	}
+	q := c.order.queues[orderKey{g.idx, k}]
+	if q == nil {
+		return
+	}
+	for off := range q.gaps { // deletion only: order does not matter
+		if off < offset {
+			delete(q.gaps, off)
+		}
 	}
 }
 
@@ -290,7 +343,7 @@ func (c *Checker) orderReceive(cl *client, e *model.Event) {
 			}
 		}
 	case model.EvReceived:
-		if cl.retrying && e.Code == 0 && e.Count == 0 {
+		if cl.retrying && e.Count == 0 { // empty, whatever the code (a poll timeout too)
 			for _, l := range cl.lostBatch {
 				if !l.ended {
 					c.violate(InvFifoReentry, e.Seq, l.m, fmt.Sprintf("client %d retried its receive with the same attemptId and was answered empty while lease %d (message %d), which the lost answer carried, was still live: the retry should have re-entered its batch",
