@@ -28,12 +28,15 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 
-rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation
+rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation results/fifo-orders results/fifo-poison results/fifo-vs-concurrent
 "$bin" run -scenario default -seed 1 -out results/default
 "$bin" sweep -scenario pull-vs-pop -param kind=pull,pop-push,simple -seeds 1..3 -out results/pull-vs-pop
 "$bin" sweep -scenario hot-topic-500x500 -param kind=pull,simple -seeds 1 -out results/hot-topic-500x500
 "$bin" run -scenario mmc-validation -seed 1 -out results/validation/mmc-validation
 "$bin" run -scenario mm1-validation -seed 1 -out results/validation/mm1-validation
+"$bin" run -scenario fifo-orders -seed 1 -out results/fifo-orders
+"$bin" run -scenario fifo-poison -seed 1 -out results/fifo-poison
+"$bin" sweep -scenario fifo-vs-concurrent -param 'groups[0].consumeMessageOrderly=false,true' -param rate=50/s,100/s,200/s,400/s -seeds 1..3 -out results/fifo-vs-concurrent
 # The binary above is built from the work tree; go run and binaries built
 # outside a checkout carry no commit, so results/ records it here.
 {

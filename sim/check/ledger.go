@@ -359,8 +359,14 @@ func (c *Checker) onCommit(e *model.Event) {
 		return
 	}
 	g := c.group(e.Group)
-	g.tombs.dropBelow(queueKey{e.Topic, e.Queue}, e.Offset)
 	c.orderCommit(g, queueKey{e.Topic, e.Queue}, e.Offset)
+	if g.orderly {
+		// Orderly: after a broker restart the reloaded order state's next
+		// offset can move the commit offset back (commitAndNext commits
+		// it as it is), and the engine lends those places again.
+		return
+	}
+	g.tombs.dropBelow(queueKey{e.Topic, e.Queue}, e.Offset)
 }
 
 // finishLedger reports every message that ended unsettled, in group and id

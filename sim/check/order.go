@@ -227,7 +227,11 @@ func (c *Checker) orderEnd(l *lease, by model.EventKind, e *model.Event) {
 			p.topic, p.queue, e.At, q.held, m.g.orderSlack))
 	}
 	q.live = append(q.live[:i], q.live[i+1:]...)
-	if len(q.live) == 0 { // the blocking episode ends: its latest deadline is forgotten
+	if len(q.live) == 0 && (by == model.EvAcked || by == model.EvLapse) {
+		// The queue is free: the blocking episode ends and its latest
+		// deadline is forgotten. A renewal's successor continues it, and a
+		// restart reloads the flushed order state, which may still block
+		// until then.
 		q.held = 0
 	}
 	if len(q.live) == 0 && by == model.EvAcked && e != nil && q.maxProduced > q.maxLent {
