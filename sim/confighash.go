@@ -31,11 +31,36 @@ func (c *Config) SHA256() string {
 	return hex.EncodeToString(s[:])
 }
 
+// canonEngine is pop.Config with the keys added for orderly consumption
+// present only when not the default, so that earlier configurations keep
+// their hash: the outer fields shadow the embedded ones and encode where
+// they did (EnableNotify... before Bugs, the new bug switches last).
+type canonEngine struct {
+	pop.Config
+	EnableNotifyAfterPopOrderLockRelease *bool `json:",omitempty"` // nil when true (the default)
+	Bugs                                 canonBugs
+}
+
+type canonBugs struct {
+	pop.Bugs
+	FifoRetryLockBusy         bool `json:",omitempty"`
+	LockFreeTimerFirstPending bool `json:",omitempty"`
+}
+
+func canonEngineOf(c *pop.Config) canonEngine {
+	e := canonEngine{Config: *c, Bugs: canonBugs{Bugs: c.Bugs, FifoRetryLockBusy: c.Bugs.FifoRetryLockBusy, LockFreeTimerFirstPending: c.Bugs.LockFreeTimerFirstPending}}
+	if !c.EnableNotifyAfterPopOrderLockRelease {
+		off := false
+		e.EnableNotifyAfterPopOrderLockRelease = &off
+	}
+	return e
+}
+
 // The canonical form's types. Field order and names are part of the hash.
 type (
 	canonConfig struct {
 		Seed           uint64
-		Engine         pop.Config
+		Engine         canonEngine
 		Topics         []TopicSpec
 		Groups         []GroupSpec
 		Producers      []canonProducer
@@ -108,7 +133,7 @@ func (c Config) canonical() canonConfig {
 		EventBudget: c.EventBudget, SampleInterval: int64(c.SampleInterval), Start: int64(c.Start),
 	}
 	if cfg, ok := c.Engine.Settings.(*pop.Config); ok {
-		k.Engine = *cfg
+		k.Engine = canonEngineOf(cfg)
 	}
 	for _, p := range c.Producers {
 		tags := ""
