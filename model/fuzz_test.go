@@ -154,3 +154,24 @@ func FuzzDecodePopConsumerRecord(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseOrderInfo(f *testing.F) {
+	f.Add([]byte(`{"a":"x","cm":5,"i":60000,"l":9,"o":[3,1,2],"oc":{"3":1,"5":2},"ot":{"4":70000},"popTime":1000}`))
+	f.Add([]byte(`{"cm":0,"l":0,"o":[7],"oc":{7:1},"popTime":1}`))
+	f.Add([]byte(`{"i":null,"o":null,"ot":null,"popTime":-1,"x":[{"y":1}]}`))
+	f.Add([]byte(`{"oc":{"1":2,"1":3}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		o, err := ParseOrderInfo(b)
+		if err != nil {
+			if !errors.Is(err, ErrMalformedJSON) {
+				t.Fatalf("ParseOrderInfo(%q) error %v does not wrap ErrMalformedJSON", b, err)
+			}
+			return
+		}
+		enc := o.AppendJSON(nil)
+		back, err := ParseOrderInfo(enc)
+		if err != nil || !reflect.DeepEqual(back, o) {
+			t.Fatalf("round trip of %q: parsed %+v, encoded %s, parsed again %+v, %v", b, o, enc, back, err)
+		}
+	})
+}

@@ -36,7 +36,7 @@ const (
 	// Consumption.
 	EvConsumeStart // Client starts processing Msg (Lease)
 	EvConsumeEnd   // Client finished Msg: Reason = success, later, exception
-	EvExpiredLocal // Client found Lease expired by its own clock and did not act: Reason = before, after, at-ack, at-renew
+	EvExpiredLocal // Client found Lease expired by its own clock and did not act: Reason = before, after, at-ack, at-renew (skipped: an orderly client gave it up after an earlier message of its queue failed)
 
 	// Settling a lease: the client's request, then the engine's answer.
 	EvAck             // Client acks Lease
@@ -159,6 +159,23 @@ const (
 	RSuperseded     // EvLeaseLost: SQS delivered the message again while the lease was in flight (Next); its handle went stale
 	RImplicitAccept // EvDrop: a Kafka consumer in implicit mode accepted a record whose processing failed
 	ROrdered        // EvSubscribe: the group consumes each queue in order (SQS FIFO message groups): a queue with a lease in flight lends nothing else
+	// Orderly (FIFO) consumption. ROrderly (EvSubscribe): the consumer's
+	// group consumes orderly; Span is then the longest an orderly queue
+	// may stay blocked once faults stop. RReattempt: a receive that
+	// retries the previous one's attemptId (EvReceive), or a lease the
+	// engine ended because that retry re-entered its queue (EvLapse, which
+	// may then come before the lease's deadline). RReset (EvLeaseLost): an
+	// admin offset reset cleared the lease's queue order state.
+	ROrderly
+	RReattempt
+	RReset
+	// RSkipped (EvExpiredLocal): an orderly client let the message go
+	// unconsumed because an earlier message of its queue failed or expired.
+	RSkipped
+	// RLockBusy (EvParked): the receive found the engine's lock held by a
+	// concurrent request (a lock-busy fault) and parked; traced at every
+	// such park, a re-run's too. The concurrent holder serves the group.
+	RLockBusy
 
 	reasons // number of reasons
 )
@@ -173,6 +190,7 @@ var reasonNames = [reasons]string{
 	"push-max-reconsume", "push-age-4h", "delivery-limit", "redrive", "retention", "reject",
 	"undrained",
 	"session-closed", "superseded", "implicit-accept", "ordered",
+	"orderly", "reattempt", "reset", "skipped", "lock-busy",
 }
 
 func (r Reason) String() string {

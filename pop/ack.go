@@ -57,6 +57,13 @@ type AckResult struct {
 	Pending model.LeaseID
 	// Failures lists the store writes the faults failed (FS ack messages).
 	Failures []WriteFailure
+	// Lapsed are FIFO leases that ended in place during the call: those
+	// due by now, and those of the acked message's batch that stop
+	// blocking once it is acked. Woken is the request parked on the
+	// queue's own key that an orderly ack leaving the queue unblocked
+	// woke.
+	Lapsed []Lapse
+	Woken  []Wakeup
 }
 
 // Ack serves a single ack (AckMessageProcessor with the KV appendAckNew).
@@ -84,13 +91,20 @@ func (b *Broker) AckHeader(now clock.Time, hdr *AckMessageRequestHeader) AckResu
 
 // ack is a validated ack with a decoded handle.
 func (b *Broker) ack(nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) AckResult {
-	if h.IsOrder() {
-		return AckResult{Code: model.InvalidParameter, Remark: "orderly (FIFO) ack is not implemented by this popsim engine yet"}
+	lapsed := b.settleLapses(nowMs, nil)
+	var res AckResult
+	switch {
+	case h.IsOrder():
+		res = AckResult{Code: model.Success, Lapsed: lapsed}
+		b.orderAck(nowMs, group, topicName, qid, offset, h.PopTime, h.InvisibleTime, &res)
+		return res
+	case !b.cfg.UsesKV():
+		res = b.ackCK(nowMs, group, topicName, qid, offset, h)
+	default:
+		res = AckResult{Code: model.Success, Removed: b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)}
 	}
-	if !b.cfg.UsesKV() {
-		return b.ackCK(nowMs, group, topicName, qid, offset, h)
-	}
-	return AckResult{Code: model.Success, Removed: b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)}
+	res.Lapsed = lapsed
+	return res
 }
 
 // validateAck applies the checks of docs/rocketmq/kv-path.md §6.2 (inclusive max) or 2.8
@@ -149,6 +163,10 @@ type BatchAckResult struct {
 	Offsets []AckedOffset
 	// Failures lists the store writes the faults failed (FS bAck messages).
 	Failures []WriteFailure
+	// Lapsed and Woken are the orderly acks' (AckResult), the lapses due
+	// by now first.
+	Lapsed []Lapse
+	Woken  []Wakeup
 }
 
 // AckedOffset is one offset of a batch ack.
@@ -161,28 +179,42 @@ type AckedOffset struct {
 	// message (as AckResult.Pending).
 	Removed model.LeaseID
 	Pending model.LeaseID
-	// Skipped: the offset is outside the queue's range (or a FIFO entry)
-	// and was ignored.
+	// Skipped: the offset is outside the queue's range and was ignored.
 	Skipped bool
 }
 
 // BatchAckMessages serves a batch ack (request code 200151, KV path) into
 // res.
+// Entries with reviveQueueId 999 are acked one offset at a time as
+// orderly acks; an illegal one makes the answer MESSAGE_ILLEGAL.
 func (b *Broker) BatchAckMessages(now clock.Time, acks []BatchAck, res *BatchAckResult) {
-	*res = BatchAckResult{Offsets: res.Offsets[:0], Failures: res.Failures[:0]}
-	b.touch(now.Millis())
+	*res = BatchAckResult{Offsets: res.Offsets[:0], Failures: res.Failures[:0], Lapsed: res.Lapsed[:0], Woken: res.Woken[:0]}
+	nowMs := now.Millis()
+	b.touch(nowMs)
+	res.Lapsed = b.settleLapses(nowMs, res.Lapsed)
 	if len(acks) == 0 {
 		res.Code, res.Remark = model.NoMessage, "body is empty"
 		return
 	}
+	code, remark := model.Success, ""
 	for i := range acks {
+		a := &acks[i]
+		if a.ReviveQueueID == model.PopOrderReviveQueue {
+			topicName := model.RealTopic(a.Topic, a.ConsumerGroup, a.RetryFlag)
+			if q := b.queue(topicName, a.QueueID); q != nil {
+				if c, r := b.batchAckOrder(nowMs, a, q, topicName, res); c != model.Success {
+					code, remark = c, r
+				}
+			}
+			continue
+		}
 		if b.cfg.UsesKV() {
-			b.batchAckOne(&acks[i], res)
+			b.batchAckOne(a, res)
 		} else {
-			b.batchAckCK(now.Millis(), &acks[i], res)
+			b.batchAckCK(nowMs, a, res)
 		}
 	}
-	res.Code = model.Success
+	res.Code, res.Remark = code, remark
 }
 
 func (b *Broker) batchAckOne(a *BatchAck, res *BatchAckResult) {
@@ -203,7 +235,7 @@ func (b *Broker) batchAckOne(a *BatchAck, res *BatchAckResult) {
 
 func (b *Broker) batchAckOffset(a *BatchAck, q *queue, topicName string, off int64, res *BatchAckResult) {
 	e := AckedOffset{Topic: topicName, QueueID: a.QueueID, Offset: off}
-	if off < q.min || off > q.maxOffset() || a.ReviveQueueID == model.PopOrderReviveQueue {
+	if off < q.min || off > q.maxOffset() {
 		res.Skipped++
 		e.Skipped = true
 	} else if e.Removed = b.ackRecord(a.PopTime, a.InvisibleTime, a.ConsumerGroup, topicName, a.QueueID, off); e.Removed != 0 {
@@ -275,6 +307,10 @@ type ChangeInvisibleTimeResult struct {
 	// Failures lists the store writes the faults failed (FS: the new CK,
 	// which makes the answer SYSTEM_ERROR, or the old CK's ack message).
 	Failures []WriteFailure
+	// Lapsed are FIFO leases that ended in place during the call: those
+	// due by now come before the answer; a FIFO renewal to now lapses its
+	// own new lease (Lease) at once, after the answer.
+	Lapsed []Lapse
 }
 
 // ChangeInvisibleTime renews a lease (KV changeInvisibilityDuration): it
@@ -307,20 +343,25 @@ func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *ChangeInvisibleT
 
 // change is a validated renewal with a decoded handle; invisibleMs in ms.
 func (b *Broker) change(now clock.Time, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle, invisibleMs int64) ChangeInvisibleTimeResult {
-	if h.IsOrder() {
-		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: "orderly (FIFO) changeInvisibleTime is not implemented by this popsim engine yet"}
-	}
 	if invisibleMs < 0 {
 		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: fmt.Sprintf("invisibleTime %d: want >= 0", invisibleMs)}
 	}
 	nowMs := now.Millis()
+	lapsed := b.settleLapses(nowMs, nil)
+	if h.IsOrder() {
+		r := b.orderChange(nowMs, group, topicName, qid, offset, h, invisibleMs)
+		r.Lapsed = append(lapsed, r.Lapsed...)
+		return r
+	}
 	if !b.cfg.UsesKV() {
-		return b.changeCK(nowMs, group, topicName, qid, offset, h, invisibleMs)
+		r := b.changeCK(nowMs, group, topicName, qid, offset, h, invisibleMs)
+		r.Lapsed = lapsed
+		return r
 	}
 	c := b.changeKV(nowMs, group, topicName, qid, offset, h, invisibleMs)
 	nh := model.ReceiptHandle{CkQueueOffset: offset, PopTime: nowMs, InvisibleTime: invisibleMs, ReviveQueueID: h.ReviveQueueID,
 		RetryFlag: model.RetryFlagOf(topicName), BrokerName: h.BrokerName, QueueID: qid, QueueOffset: offset, CommitLogOffset: -1}
 	return ChangeInvisibleTimeResult{Code: model.Success, PopTime: clock.FromMillis(nowMs), InvisibleTime: clock.MillisDuration(invisibleMs),
 		Lease: c.lease, Deadline: clock.FromMillis(nowMs + invisibleMs), ReviveQid: h.ReviveQueueID, Handle: nh,
-		OldDeleted: c.deleted, Removed: c.removed, Replaced: c.replaced}
+		OldDeleted: c.deleted, Removed: c.removed, Replaced: c.replaced, Lapsed: lapsed}
 }

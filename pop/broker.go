@@ -12,6 +12,9 @@ type GroupConfig struct {
 	Name          string
 	ConsumeEnable bool
 	RetryMaxTimes int32 // 16 by default; the proxy's maxAttempts is this + 1
+	// ConsumeMessageOrderly (false): the group consumes orderly; the proxy
+	// then receives with fifo (GrpcClientSettingsManager).
+	ConsumeMessageOrderly bool
 }
 
 // DefaultGroup returns a group with RocketMQ's defaults.
@@ -40,8 +43,13 @@ type Broker struct {
 	faults Faults
 	writes uint64
 	// reads numbers revive reads for Faults.ReviveReadPPM; draws the
-	// random draws (RandomQ). Both durable.
-	reads, draws uint64
+	// random draws (RandomQ); lockDraws the tryLocks Faults.LockBusyPPM
+	// decides. All durable.
+	reads, draws, lockDraws uint64
+	// order is the orderly (FIFO) state: ConsumerOrderInfoManager's table,
+	// its persisted copy and its lock manager's timers (order.go). A
+	// restart brings the table back as last flushed.
+	order orderTable
 
 	// The checkpoint path's durable state: the timer wheel's messages and
 	// the lease bookkeeping of every CK that may still revive. The revive
@@ -103,6 +111,9 @@ type volatile struct {
 	shouldStartTime int64
 }
 
+// Stats returns the cumulative counters (a copy; State has them too).
+func (b *Broker) Stats() Stats { return b.stats }
+
 // Stats are cumulative counters since the broker was created.
 type Stats struct {
 	Produced, PutFailures                         int64
@@ -116,6 +127,10 @@ type Stats struct {
 	// the buffer), acks merged in the buffer, revive rounds aborted by a
 	// revive message that does not decode.
 	RevivePaired, CkRePuts, CksUnwritten, AcksMerged, ReviveRoundsAborted int64
+
+	// LockBusy counts pops (KV) and queue stages (FS) that found their
+	// lock held (Faults.LockBusyPPM).
+	LockBusy int64
 
 	// Broker work: what the store did, per kind, for the comparison of the
 	// two paths (RocketMQ built the KV path for fewer writes and less CPU).
@@ -146,6 +161,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, topics: map[string]*topic{}, groups: map[string]*GroupConfig{}, names: newNames(), offsets: newOffsets(), ckl: newCkLeases()}
 	b.index = newIndex(b.names)
+	b.order = newOrderTable(b.names)
 	b.resetVolatile()
 	return b, nil
 }
@@ -206,6 +222,16 @@ func (b *Broker) CreateGroup(g GroupConfig) error {
 	}
 	b.groups[g.Name] = &g
 	return nil
+}
+
+// Group is a subscription group's configuration, false when it does not
+// exist (what the proxy's metadata service reads).
+func (b *Broker) Group(name string) (GroupConfig, bool) {
+	g, ok := b.groups[name]
+	if !ok {
+		return GroupConfig{}, false
+	}
+	return *g, true
 }
 
 func (b *Broker) queue(topicName string, qid int32) *queue {
@@ -305,6 +331,9 @@ func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (
 
 // RestartResult lists what a restart dropped.
 type RestartResult struct {
+	// Lapsed are FIFO leases that lapsed by the restart: those due before
+	// it, then those whose queue, as last flushed, no longer blocks.
+	Lapsed []Lapse
 	// ReopenedLeases (FS) are leases whose acks the buffer had merged
 	// (reported ended) into a CK already written, but had not yet written
 	// as ack messages: the acks are gone, the CK is durable, and the revive
@@ -317,7 +346,9 @@ type RestartResult struct {
 	DroppedPulls []PullWakeup
 	// LostLeases are the leases that vanished: KV, the cached in-flight
 	// records, by queue (in the order the cache first held them) then
-	// offset; FS, those of buffered CKs never written, in buffer order.
+	// offset; FS, those of buffered CKs never written, in buffer order;
+	// then FIFO leases whose OrderInfo change was not flushed yet, by
+	// queue then offset.
 	// Their messages are re-popped from the commit offset. CachedLost is
 	// their number.
 	LostLeases []model.LeaseID
@@ -330,15 +361,18 @@ type RestartResult struct {
 // the commit queues, the revive rounds and the in-flight counters;
 // messages, commit offsets (the revive group's included), topics (the
 // revive topic included), groups, stored records, the timer's messages and
-// the lease counter survive. The broker's clock restarts at now.
+// the lease counter survive; the FIFO OrderInfo table comes back as last
+// flushed (every OrderInfoFlushInterval). The broker's clock restarts at now.
 func (b *Broker) Restart(now clock.Time) RestartResult {
 	nowMs := now.Millis()
 	b.touch(nowMs)
 	r := RestartResult{DroppedPolls: b.polls.drain(), DroppedPulls: b.holds.drain(), CachedLost: int(b.cache.size)}
+	r.Lapsed = b.settleLapses(nowMs, r.Lapsed)
 	for _, x := range b.cachedRecords() {
 		r.LostLeases = append(r.LostLeases, x.Lease)
 	}
 	b.loseBuffer(&r)
+	b.restartOrder(nowMs, &r)
 	b.offsets.dropVolatile()
 	b.resetVolatile()
 	b.startServices(nowMs)
@@ -370,5 +404,8 @@ func (b *Broker) loseBuffer(r *RestartResult) {
 // cache. It is kept beside State because a driver samples it often (the
 // simulator at every time-series point and drain check) and State copies
 // every record.
-// On the checkpoint path it counts the live leases (ckLeases).
-func (b *Broker) InFlightCount() int { return b.index.len() + int(b.cache.size) + b.ckl.live }
+// On the checkpoint path it counts the live leases (ckLeases); on both,
+// the live FIFO leases.
+func (b *Broker) InFlightCount() int {
+	return b.index.len() + int(b.cache.size) + b.ckl.live + b.order.liveCount
+}

@@ -67,7 +67,7 @@ func (b *Broker) batchAckCK(nowMs int64, a *BatchAck, res *BatchAckResult) {
 			if word&1 != 0 {
 				off := a.StartOffset + int64(w*64+bit)
 				e := AckedOffset{Topic: topicName, QueueID: a.QueueID, Offset: off}
-				if off < q.min || off > q.maxOffset() || a.ReviveQueueID == model.PopOrderReviveQueue {
+				if off < q.min || off > q.maxOffset() {
 					res.Skipped++
 					e.Skipped = true
 				} else {

@@ -22,6 +22,10 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	ctx.pair = b.names.pair(req.ConsumerGroup, req.Topic)
 	b.draws++
 	randomQ := RandomQ(b.cfg.Seed, b.draws)
+	if req.Order {
+		b.ckOrderStages(nowMs, ctx, t, randomQ, f)
+		return
+	}
 	ctx.reviveQid = int32(b.ckMessageNumber % int64(b.cfg.ReviveQueueNum))
 	b.ckMessageNumber++
 	needRetry := randomQ < b.cfg.PopFromRetryProbability
@@ -64,8 +68,14 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, t
 	q := t.queues[qid]
 	k := qkey{b.names.pair(req.ConsumerGroup, stageTopic), qid}
 	offset := b.ckPopOffset(k, q, stageTopic, req.InitMode, false)
-	// QueueLockManager.tryLock(topic@group@qid) always succeeds: the
-	// broker is single-threaded and no pop holds a lock across calls.
+	// QueueLockManager.tryLock(topic@group@qid) always succeeds (the
+	// broker is single-threaded and no pop holds a lock across calls)
+	// unless the faults say a concurrent request holds it.
+	if b.lockBusy() {
+		b.stats.LockBusy++
+		ctx.restCount += q.maxOffset() - offset
+		return
+	}
 	if b.cfg.EnablePopMessageThreshold && b.inflight[k] > b.cfg.PopInflightMessageThreshold {
 		ctx.restCount += q.maxOffset() - offset
 		return
@@ -135,6 +145,7 @@ func (b *Broker) ckPopOffset(k qkey, q *queue, stageTopic string, initMode int32
 	if init {
 		if v, ok := s.takeReset(); ok {
 			b.buf.clearQueue(k)
+			b.clearBlock(k)
 			b.commitOffset(k, v)
 			return v
 		}

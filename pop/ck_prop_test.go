@@ -294,7 +294,9 @@ func TestCkBugsCaught(t *testing.T) {
 	}
 	for _, h := range hunts {
 		t.Run(h.name, func(t *testing.T) {
-			setFlags(t, "rapid.checks", "100", "rapid.seed", "1", "rapid.nofailfile", "true")
+			// A generous shrink time: under load rapid's default (30 s) can
+			// stop shrinking early and leave a longer case than the bound.
+			setFlags(t, "rapid.checks", "100", "rapid.seed", "1", "rapid.nofailfile", "true", "rapid.shrinktime", "10m")
 			var last *ckCase
 			var lastViol []string
 			rec := &recTB{name: t.Name()}

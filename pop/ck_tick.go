@@ -33,14 +33,16 @@ type CheckpointResult struct {
 }
 
 // touch records a call at nowMs: the broker starts at its first call, and
-// the timer is brought up to date.
+// the timer and the OrderInfo table's flushes are brought up to date.
 func (b *Broker) touch(nowMs int64) {
 	if !b.started {
 		b.started, b.startMs = true, nowMs
 		b.startServices(nowMs)
+		b.startOrder(nowMs)
 	}
 	b.lastNow = max(b.lastNow, nowMs)
 	b.advanceTimer(nowMs)
+	b.flushOrder(nowMs)
 }
 
 // startServices (re)starts the checkpoint path's volatile services at

@@ -89,6 +89,11 @@ type Config struct {
 	UseServerSideResetOffset     bool  // queryOffset honours a pending admin reset (true)
 	PopConsumerLockTimeout       int64 `unit:"ms"` // PopConsumerLockService lease, "consumer offline" (120000)
 
+	// EnableNotifyAfterPopOrderLockRelease (true): the lock manager's
+	// timer wakes parked pops when a FIFO queue's lock-free time comes
+	// (OrderTick); off, they wake at their poll timeout or on new messages.
+	EnableNotifyAfterPopOrderLockRelease bool
+
 	// Seed is popsim's: it seeds the broker's own random draws (the FS
 	// pop's randomQ, java.util.Random in upstream), each a pure function
 	// of the seed and the draw's ordinal (RandomDraw). It is not a
@@ -143,6 +148,22 @@ type Bugs struct {
 	// timer wheel, so an ack can reach the revive topic after its CK was
 	// revived: the acked message comes back.
 	DelayLevelTimer bool
+
+	// FifoRetryLockBusy (apache/rocketmq#10827, KV, fixed by PR #10828,
+	// release unknown): an orderly pop retrying with the attemptId of a
+	// batch in flight fails fast on a busy group@topic lock like any pop:
+	// its empty answer parks, it loses its re-entrancy, and the queue stays
+	// blocked for the batch's lease. Fixed, such a retry spins for the
+	// lock. The lock is busy only with Faults.LockBusyPPM.
+	FifoRetryLockBusy bool
+	// LockFreeTimerFirstPending (popsim's finding; no upstream issue known):
+	// the lock manager arms a FIFO queue's timer for its first pending
+	// message's next-visible time (getLockFreeTimestamp), not for when the
+	// whole batch stops blocking; a pop the timer wakes while a later
+	// message still blocks parks again and nothing re-arms the timer, so
+	// parked pops miss the real unblock and wait for their poll timeout.
+	// Fixed, the timer is armed for the batch's unblock time.
+	LockFreeTimerFirstPending bool
 }
 
 // DefaultConfig returns RocketMQ's defaults (docs/rocketmq/config.md): the
@@ -177,6 +198,8 @@ func DefaultConfig() Config {
 		InitPopOffsetByCheckMsgInMem:       true,
 		UseServerSideResetOffset:           true,
 		PopConsumerLockTimeout:             120000,
+
+		EnableNotifyAfterPopOrderLockRelease: true,
 	}
 }
 

@@ -58,6 +58,8 @@ type broker interface {
 	QueryConsumerOffset(*pop.QueryConsumerOffsetRequest) pop.QueryConsumerOffsetResult
 	CheckpointTick(clock.Time) pop.CheckpointResult
 	NextCheckpointTick() (clock.Time, bool)
+	OrderTick(clock.Time) pop.OrderTickResult
+	NextOrderTick() (clock.Time, bool)
 
 	State() pop.State
 	MinOffset(string, int32) int64
@@ -316,15 +318,16 @@ func (h *harness) apply(o op) error {
 		h.popped(o.pop, got.(pop.PopResult))
 		return err
 	case "ack":
-		_, err := h.both("ack", func(b broker) any {
+		got, err := h.both("ack", func(b broker) any {
 			if o.ackHdr != nil {
 				return b.AckHeader(h.now, o.ackHdr)
 			}
 			return b.Ack(h.now, o.ack)
 		})
+		h.wake(got.(pop.AckResult).Woken)
 		return err
 	case "batchAck":
-		_, err := h.both("batchAck", func(b broker) any {
+		got, err := h.both("batchAck", func(b broker) any {
 			var res pop.BatchAckResult
 			dst := &res
 			if b == broker(h.eng) {
@@ -333,6 +336,7 @@ func (h *harness) apply(o op) error {
 			b.BatchAckMessages(h.now, o.batch, dst)
 			return *dst
 		})
+		h.wake(got.(pop.BatchAckResult).Woken)
 		return err
 	case "change":
 		got, err := h.both("change", func(b broker) any {
@@ -360,6 +364,10 @@ func (h *harness) apply(o op) error {
 		return err
 	case "tick":
 		return h.tick()
+	case "orderTick":
+		got, err := h.both("orderTick", func(b broker) any { return b.OrderTick(h.now) })
+		h.wake(got.(pop.OrderTickResult).Woken)
+		return err
 	case "drive":
 		// a driver: a CheckpointTick at every NextCheckpointTick for dt
 		until := h.now.Add(o.dt)
@@ -517,6 +525,9 @@ func snap(b broker) state {
 	}
 	if t, ok := b.NextCheckpointTick(); ok {
 		s.Getters += fmt.Sprintf("NextCheckpointTick %v; ", t)
+	}
+	if t, ok := b.NextOrderTick(); ok {
+		s.Getters += fmt.Sprintf("NextOrderTick %v; ", t)
 	}
 	if t, ok := b.NextPollExpiry(); t != s.NextPollExpiry || ok != s.HasPollExpiry {
 		s.Getters += fmt.Sprintf("NextPollExpiry %v %v, State %v %v; ", t, ok, s.NextPollExpiry, s.HasPollExpiry)
@@ -1006,4 +1017,141 @@ func TestDifferentialDirected(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ---- orderly (FIFO) sequences ----
+
+// genFifoConfig is genConfig plus the orderly settings and bugs.
+func genFifoConfig(c chooser, merge, kv bool) pop.Config {
+	cfg := genConfig(c, merge, kv)
+	cfg.EnableNotifyAfterPopOrderLockRelease = pick(c, "cfg.enableNotifyAfterPopOrderLockRelease", true, true, true, false)
+	cfg.Bugs.FifoRetryLockBusy = pick(c, "bug.fifoRetryLockBusy", false, false, false, true)
+	cfg.Bugs.LockFreeTimerFirstPending = pick(c, "bug.lockFreeTimerFirstPending", false, false, false, true)
+	return cfg
+}
+
+// genFifoPop draws an orderly pop (now and then a plain one, to mix the
+// two on the same queues) with an attemptId from a small set, so that
+// re-entrant retries happen.
+func genFifoPop(c chooser, _ *harness) op {
+	r := &pop.PopRequest{
+		ClientID:      pick(c, "fpop.client", "c1", "c2"),
+		ConsumerGroup: pick(c, "fpop.group", "a", "a", "a", "a-b"),
+		Topic:         pick(c, "fpop.topic", "t", "t", "t", "t-1", "u"),
+		QueueID:       pick(c, "fpop.queueId", int32(-1), -1, 0, 1),
+		MaxMsgNums:    pick(c, "fpop.maxMsgNums", int32(1), 2, 3, 32),
+		InvisibleTime: clock.MillisDuration(pick(c, "fpop.invisibleTime", int64(0), 10, 100, 1000, 3000, 10000)) + pick(c, "fpop.invisibleTimeUs", clock.Duration(0), 0, 999),
+		PollTime:      clock.MillisDuration(pick(c, "fpop.pollTime", int64(0), 0, 1000, 15000)),
+		InitMode:      pick(c, "fpop.initMode", pop.InitModeMin, pop.InitModeMax),
+		Expression:    pick(c, "fpop.expression", "*", "*", "*", "A", "C"),
+		AttemptID:     pick(c, "fpop.attemptId", "", "x1", "x1", "x2", "x3"),
+		Order:         pick(c, "fpop.order", true, true, true, true, false),
+	}
+	if r.QueueID >= 0 && r.Topic == "u" {
+		r.QueueID = 0
+	}
+	return op{name: "pop", pop: r, text: fmt.Sprintf("%+v", *r)}
+}
+
+// genOrderTick runs the orderly timers now.
+func genOrderTick(chooser, *harness) op { return op{name: "orderTick"} }
+
+// genFifoFailure sets lock contention now and then (or clears it).
+func genFifoFailure(c chooser, _ *harness) op {
+	var f pop.Faults
+	if pick(c, "ffailure.on", false, true) {
+		f.Seed, f.LockBusyPPM = uint64(between(c, "ffailure.seed", 0, 1<<40)), pick(c, "ffailure.ppm", int64(300_000), 1_000_000)
+	}
+	return op{name: "failure", faults: f, text: fmt.Sprintf("%+v", f)}
+}
+
+// fifoActions is the orderly mix: FIFO pops, their acks, renewals and
+// batch acks (the generic generators: FIFO handles carry reviveQid 999),
+// time, the paths' periodic work, the orderly timers, restarts, resets,
+// truncation and lock contention.
+var fifoActions = []struct {
+	name   string
+	weight int
+	gen    func(chooser, *harness) op
+	ready  func(*harness) bool
+}{
+	{"put", 10, genPut, nil},
+	{"pop", 16, genFifoPop, nil},
+	{"rerun", 4, genRerun, func(h *harness) bool { return len(h.woken) > 0 }},
+	{"ack", 12, genAck, func(h *harness) bool { return len(h.handles) > 0 }},
+	{"batchAck", 4, genBatchAck, func(h *harness) bool { return len(h.handles) > 0 }},
+	{"change", 8, genChange, func(h *harness) bool { return len(h.handles) > 0 }},
+	{"advance", 12, genAdvance, nil},
+	{"orderTick", 6, genOrderTick, nil},
+	{"revive", 2, simple("revive"), nil},
+	{"drive", 2, genDrive, nil},
+	{"pollTick", 3, simple("pollTick"), nil},
+	{"restart", 2, simple("restart"), nil},
+	{"truncate", 1, genTruncate, nil},
+	{"reset", 1, genReset, nil},
+	{"failure", 2, genFifoFailure, nil},
+}
+
+// runFifoSequence is runSequence with the orderly mix.
+func runFifoSequence(seed uint64, nops int, counts map[string]int) string {
+	r := rand.New(rand.NewPCG(seed, 0x6669666f64696666))
+	cfg := genFifoConfig(chooser{r: r}, seed%2 == 1, seed/2%2 == 0)
+	h, err := newHarness(cfg)
+	if err != nil {
+		return fmt.Sprintf("seed %d: %v", seed, err)
+	}
+	total := 0
+	for _, a := range fifoActions {
+		total += a.weight
+	}
+	for i := 0; i < nops; i++ {
+		var o op
+		for o.name == "" {
+			n := r.IntN(total)
+			for _, a := range fifoActions {
+				if n -= a.weight; n < 0 {
+					if a.ready == nil || a.ready(h) {
+						o = a.gen(chooser{r: r}, h)
+					}
+					break
+				}
+			}
+		}
+		counts[o.name]++
+		err := h.step(o)
+		if err == nil {
+			err = h.eng.CheckInvariants()
+		}
+		if err != nil {
+			return fmt.Sprintf("seed %d, op %d (%s): %v\nconfig: %+v\nops so far:\n  %s\nreplay: go test ./pop -run TestDifferentialFIFO -diff.seed %d",
+				seed, i, o, err, cfg, strings.Join(h.ops, "\n  "), seed)
+		}
+	}
+	st := h.eng.State()
+	for _, q := range st.Order.Queues {
+		counts["fifo.queues"]++
+		counts["fifo.counted"] += len(q.Info.ConsumedCount)
+	}
+	counts["fifo.lockBusy"] += int(st.Stats.LockBusy)
+	return ""
+}
+
+// TestDifferentialFIFO runs the orderly mix against the reference: half as
+// many sequences as TestDifferential (-diff.seqs), -diff.ops long.
+func TestDifferentialFIFO(t *testing.T) {
+	n := max(*diffSeqs/2, 1) // half TestDifferential's count: CI time
+	seeds := make([]uint64, 0, n)
+	for s := *diffFrom; s < *diffFrom+uint64(n); s++ {
+		seeds = append(seeds, s)
+	}
+	if *diffSeed != 0 {
+		seeds = []uint64{*diffSeed}
+	}
+	counts := map[string]int{}
+	for _, s := range seeds {
+		if msg := runFifoSequence(s, *diffOps, counts); msg != "" {
+			t.Fatal(msg)
+		}
+	}
+	t.Logf("%d orderly sequences x %d ops; ops by kind: %v", len(seeds), *diffOps, counts)
 }

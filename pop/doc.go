@@ -21,8 +21,9 @@
 // KV, Revive (every ReviveIdleInterval, at once after a full page) and
 // CleanupCache (CacheCleanupInterval); FS, CheckpointTick at
 // NextCheckpointTick (the timer, the buffer's 5 ms scans and the revive
-// rounds, in time order); both, PollTick (at NextPollExpiry) and
-// CheckHoldRequest (at NextHoldCheck). The broker's clock starts at its
+// rounds, in time order); both, PollTick (at NextPollExpiry),
+// CheckHoldRequest (at NextHoldCheck) and OrderTick (at NextOrderTick: FIFO
+// lapses and the lock-free notifications). The broker's clock starts at its
 // first call. Suspended pop requests come back to the driver as Wakeups
 // (from Put, Revive, CleanupCache, CheckpointTick, PollTick, or a Pop with
 // restNum > 0), which it re-runs with Pop; held pulls come back as
@@ -99,7 +100,10 @@
 // commit window. The FS path's are in ck_*.go: the revive topic and the
 // timer (ck_store), the lease bookkeeping (ck_lease), PopBufferMergeService
 // (ck_buffer), pop (ck_pop), ack, batch ack and renewal (ck_ack),
-// PopReviveService (ck_revive) and CheckpointTick (ck_tick). The FS path
+// PopReviveService (ck_revive) and CheckpointTick (ck_tick). The orderly
+// (FIFO) branches of both paths are in order*.go: the OrderInfo table and
+// its leases (order), the pops (order_pop), ack and renewal (order_ack),
+// OrderTick, persistence and restart (order_tick). The FS path
 // subscribes with package filter (TAG and SQL92); the KV path still uses
 // its own TAG filter.
 //
@@ -138,10 +142,17 @@
 //     the commit offset follows the read position, not the acks; a lease
 //     is revived about 2-7 s after its deadline; a failed revive is re-put
 //     with the 17-step table, forever by default.
+//   - FIFO (Order pops, reviveQid 999 handles, both paths): no record and
+//     no checkpoint; an OrderInfo per queue blocks it until the batch is
+//     acked or past its next-visible times, and unacked messages are read
+//     again in place from the commit offset (order*.go,
+//     docs/rocketmq/fifo.md). Each orderly pop lends new leases; they end
+//     by ack, renewal, a Lapse when the queue unblocks (OrderTick at
+//     NextOrderTick, or the next call) or when a retry with the batch's
+//     attemptId re-enters the queue, or a restart that loses the OrderInfo
+//     change since the last 10 s flush.
 //
 // Upstream defects are opt-in switches in Config.Bugs, off by default.
-// The orderly (FIFO) variant is not built yet; FIFO requests are refused
-// with INVALID_PARAMETER rather than faked.
 //
 // # Example
 //

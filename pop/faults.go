@@ -28,6 +28,12 @@ type Faults struct {
 	// probability (0..1000000), decided by FaultDraw(Seed^readSalt, n) for
 	// the n-th read while it is non-zero.
 	ReviveReadPPM int64
+	// LockBusyPPM makes a pop's tryLock find the lock held by a concurrent
+	// request with this probability (0..1000000), decided by
+	// FaultDraw(Seed^lockSalt, n) for the n-th tryLock while it is
+	// non-zero: KV, the group@topic lock (the whole pop answers empty and
+	// long-polls); FS, one queue's lock (that queue is skipped).
+	LockBusyPPM int64
 	// Writes are counted rules, checked first and in order: the first rule
 	// whose topic and queue match and whose Count is not 0 fails the write
 	// (and, when Count > 0, uses one up).
@@ -69,7 +75,7 @@ func (f *Faults) Validate() error {
 	for _, p := range []struct {
 		name string
 		v    int64
-	}{{"writePPM", f.WritePPM}, {"retryWritePPM", f.RetryWritePPM}, {"reviveReadPPM", f.ReviveReadPPM}} {
+	}{{"writePPM", f.WritePPM}, {"retryWritePPM", f.RetryWritePPM}, {"reviveReadPPM", f.ReviveReadPPM}, {"lockBusyPPM", f.LockBusyPPM}} {
 		if p.v < 0 || p.v > 1_000_000 {
 			return fmt.Errorf("pop: faults %s = %d out of range: want 0..1000000 (parts per million)", p.name, p.v)
 		}

@@ -46,9 +46,13 @@ import (
 //     their map and hold wrappers of their own queue; the timer holds
 //     revive-topic messages only, each due after it was put; revive
 //     services are numbered by their queue, their in-memory offsets never
-//     below -1; in-flight counts are positive.
+//     below -1; in-flight counts are positive;
+//   - orderly (FIFO) state: the table is indexed once per queue in key
+//     order, each batch has a lease slot per message, live leases sit on
+//     unacked messages only and are counted right, and a queue lapses
+//     exactly when it has live leases, at its batch's unblock time.
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkWindows, b.checkPolls, b.checkHolds, b.checkCheckpoint} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkWindows, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -160,6 +164,7 @@ func (b *Broker) checkLeases() error {
 	for _, l := range b.ckLeasesState() {
 		ls = append(ls, l.Lease)
 	}
+	ls = b.orderLeases(ls)
 	slices.Sort(ls)
 	for i, l := range ls {
 		if l == 0 || l > b.lastLease {

@@ -5,14 +5,29 @@ import (
 	"popsim/model"
 )
 
-// popKV is PopConsumerService.popAsync for a non-FIFO request on topic t.
+// popKV is PopConsumerService.popAsync for a request on topic t.
 func (b *Broker) popKV(nowMs int64, t *topic, f filter, ctx *popContext) {
 	req := &ctx.req
 	pair := b.names.pair(req.ConsumerGroup, req.Topic)
 	ctx.pair = pair
-	b.locks[pair] = nowMs // tryLock(group@topic) always succeeds single-threaded
+	if req.Order {
+		ctx.reviveQid = model.PopOrderReviveQueue
+	}
+	// tryLock(group@topic): a single-threaded broker always gets it, unless
+	// the faults say a concurrent request holds it. Then the empty answer
+	// long-polls; an orderly retry of a batch in flight spins for it
+	// instead (PR #10828), unless the #10827 bug is on.
+	if b.lockBusy() && !(req.Order && !b.cfg.Bugs.FifoRetryLockBusy && b.attemptMatched(pair, req.QueueID, req.AttemptID)) {
+		b.stats.LockBusy++
+		return
+	}
+	b.locks[pair] = nowMs
 	n := b.requestCount[pair]
 	b.requestCount[pair] = n + 1
+	if req.Order {
+		b.kvOrderStages(nowMs, ctx, t, n, f)
+		return
+	}
 	preferRetry := n%5 == 0
 	if preferRetry {
 		b.popRetryStages(nowMs, req, ctx, pair)
@@ -303,6 +318,8 @@ func (b *Broker) getPopOffset(ctx *popContext, k qkey, s *slot, q *queue, stageT
 	}
 	if v, ok := s.takeReset(); ok {
 		ctx.res.Replaced = b.flushCacheQueue(k, ctx.res.Replaced)
+		b.clearBlock(k)
+		s = b.offsets.at(k)
 		s.win = nil
 		s.setCommit(v)
 		return v

@@ -106,6 +106,12 @@ type PopResult struct {
 	// Failures lists the store writes the faults failed during the pop
 	// (FS: a CK written at once; the buffer retries it).
 	Failures []WriteFailure
+	// Lapsed are FIFO leases that ended in place during the call, before
+	// any lease it granted: those due by now, and those a re-entrant retry
+	// replaced (Reattempt). Cleared are FIFO leases a pending admin reset
+	// cleared with their queue's order state (clearBlock).
+	Lapsed  []Lapse
+	Cleared []model.LeaseID
 }
 
 // reset clears r for a new pop, keeping the slices' storage.
@@ -113,6 +119,7 @@ func (r *PopResult) reset() {
 	*r = PopResult{
 		StartOffsetInfo: r.StartOffsetInfo[:0], MsgOffsetInfo: r.MsgOffsetInfo[:0], OrderCountInfo: r.OrderCountInfo[:0],
 		Messages: r.Messages[:0], Woken: r.Woken[:0], Replaced: r.Replaced[:0], Failures: r.Failures[:0],
+		Lapsed: r.Lapsed[:0], Cleared: r.Cleared[:0],
 	}
 }
 
@@ -121,8 +128,9 @@ func (r *PopResult) fail(code model.ResponseCode, format string, args ...any) {
 	r.Code, r.Status, r.Remark = code, PopError, fmt.Sprintf(format, args...)
 }
 
-// Pop serves one pop request (PopMessageProcessor.processRequest with the KV
-// PopConsumerService.popAsync) and writes the response into res. With
+// Pop serves one pop request (PopMessageProcessor.processRequest, with the
+// KV PopConsumerService.popAsync or the FS branch; Order requests take the
+// orderly branches, order_pop.go) and writes the response into res. With
 // nothing to return and a poll time, the request is suspended: the result
 // has Status PopSuspended and the request comes back later through Put,
 // Revive, CleanupCache or PollTick as a Wakeup carrying the broker's own
@@ -139,6 +147,7 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	}
 	nowMs := ctx.popTime
 	b.touch(nowMs)
+	res.Lapsed = b.settleLapses(nowMs, res.Lapsed)
 	t, ok := b.validatePop(nowMs, r, res)
 	if !ok {
 		return
@@ -164,6 +173,10 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 		b.popCK(nowMs, t, ff, &ctx)
 	}
 	b.finishPop(nowMs, &ctx, ff)
+	if len(b.order.cleared) > 0 {
+		res.Cleared = append(res.Cleared, b.order.cleared...)
+		b.order.cleared = b.order.cleared[:0]
+	}
 	b.scratch.keep(&ctx)
 	if invariants {
 		b.assertPopResult(res, before)
@@ -196,8 +209,6 @@ func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*top
 		res.fail(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup)
 	case !g.ConsumeEnable:
 		res.fail(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup)
-	case req.Order:
-		res.fail(model.InvalidParameter, "orderly (FIFO) pop is not implemented by this popsim engine yet")
 	default:
 		return t, true
 	}

@@ -24,6 +24,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"popsim/pop"
 )
 
 // Defaults when the user chose none (flag or RAPID_* variable): a fixed
@@ -52,16 +54,35 @@ func pinRapidDefaults(t *testing.T) {
 
 func TestStateMachine(t *testing.T) {
 	pinRapidDefaults(t)
-	rapid.Check(t, func(rt *rapid.T) {
+	rapid.Check(t, func(rt *rapid.T) { runMachine(rt, genConfig, actions) })
+}
+
+// TestStateMachineFIFO is the state machine over the orderly mix
+// (fifoActions): FIFO pops with re-entrant attemptIds, their acks and
+// renewals, the orderly timers, restarts and lock contention.
+func TestStateMachineFIFO(t *testing.T) {
+	pinRapidDefaults(t)
+	rapid.Check(t, func(rt *rapid.T) { runMachine(rt, genFifoConfig, fifoActions) })
+}
+
+// runMachine draws a configuration and runs rounds of the actions on a
+// fresh engine and reference.
+func runMachine(rt *rapid.T, gen func(chooser, bool, bool) pop.Config, acts []struct {
+	name   string
+	weight int
+	gen    func(chooser, *harness) op
+	ready  func(*harness) bool
+}) {
+	{
 		c := chooser{t: rt}
 		merge := rapid.Bool().Draw(rt, "cfg.enablePopBufferMerge")
 		kv := rapid.Bool().Draw(rt, "cfg.popConsumerKVServiceEnable")
-		h, err := newHarness(genConfig(c, merge, kv))
+		h, err := newHarness(gen(c, merge, kv))
 		if err != nil {
 			rt.Fatalf("harness: %v", err)
 		}
 		machine := map[string]func(*rapid.T){"": func(rt *rapid.T) { checkState(rt, h) }}
-		for _, a := range actions { // a is per iteration (Go 1.22)
+		for _, a := range acts { // a is per iteration (Go 1.22)
 			act := func(rt *rapid.T) {
 				if a.ready != nil && !a.ready(h) {
 					rt.Skip("nothing to " + a.name)
@@ -81,7 +102,7 @@ func TestStateMachine(t *testing.T) {
 		for i := 0; i < rounds; i++ {
 			rt.Repeat(machine)
 		}
-	})
+	}
 }
 
 // checkState is the "" key: the engine and the reference agree, and the

@@ -102,10 +102,10 @@ func init() {
 		"config":        {"config <field>=<v> ... bug.<switch>=<bool> ...", cmdConfig},
 		"advance":       {"advance <duration>", cmdAdvance},
 		"topic":         {"topic <name> read=N write=N perm=rw|r|w|-", cmdTopic},
-		"group":         {"group <name> consumeEnable=B retryMaxTimes=N", cmdGroup},
+		"group":         {"group <name> consumeEnable=B retryMaxTimes=N orderly=B", cmdGroup},
 		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... body=B n=N", cmdPut},
 		"fail-puts":     {"fail-puts topic=T q=N n=N|all|0", cmdFailPuts},
-		"faults":        {"faults seed=N writePPM=N retryWritePPM=N reviveReadPPM=N", cmdFaults},
+		"faults":        {"faults seed=N writePPM=N retryWritePPM=N reviveReadPPM=N lockBusyPPM=N", cmdFaults},
 		"truncate":      {"truncate <topic> q=N offset=N", cmdTruncate},
 		"reset-offset":  {"reset-offset <group> <topic> q=N offset=N", cmdResetOffset},
 		"pop":           {"pop <group> <topic> q=N n=N it=MS poll=MS born=T client=C init=min|max type=T exp=E attempt=A order=B keep=NAME", cmdPop},
@@ -138,6 +138,8 @@ func init() {
 		"ckstate":       {"ckstate", cmdCkState},
 		"twin":          {"twin: from here on every command also runs on a broker on the other path", cmdTwin},
 		"settle":        {"settle <duration>: run the path's periodic work for that long, as a driver does", cmdSettle},
+		"order-tick":    {"order-tick: OrderTick now (FIFO lapses and lock-free notifications)", cmdOrderTick},
+		"orderinfo":     {"orderinfo: the FIFO OrderInfo table, live and as last flushed", cmdOrderInfo},
 	}
 }
 
@@ -326,6 +328,7 @@ func cmdGroup(e *scriptEnv, a *cmdArgs) error {
 	g := DefaultGroup(a.arg(0, "group"))
 	g.ConsumeEnable = a.bool("consumeEnable", true)
 	g.RetryMaxTimes = int32(a.int("retryMaxTimes", 16))
+	g.ConsumeMessageOrderly = a.bool("orderly", false)
 	if err := a.done(); err != nil {
 		return err
 	}
@@ -451,6 +454,7 @@ func cmdFailPuts(e *scriptEnv, a *cmdArgs) error {
 func cmdFaults(e *scriptEnv, a *cmdArgs) error {
 	f := e.b.State().Faults
 	f.Seed, f.WritePPM, f.RetryWritePPM, f.ReviveReadPPM = uint64(a.int("seed", 0)), a.int("writePPM", 0), a.int("retryWritePPM", 0), a.int("reviveReadPPM", 0)
+	f.LockBusyPPM = a.int("lockBusyPPM", 0)
 	if err := a.done(); err != nil {
 		return err
 	}
@@ -569,11 +573,18 @@ func cmdScribble(e *scriptEnv, a *cmdArgs) error {
 
 // printPop renders a pop response and remembers the handles it carries.
 func (e *scriptEnv) printPop(req *PopRequest, res *PopResult, indent string) {
+	e.printLapses(res.Lapsed, indent)
+	if len(res.Cleared) > 0 {
+		e.printf("%scleared=%v", indent, res.Cleared)
+	}
 	switch res.Status {
 	case PopSuspended:
 		e.printf("%sstatus=SUSPENDED poll=%d", indent, res.PollID)
 	case PopFound:
 		e.printf("%scode=%v status=FOUND popTime=%d restNum=%d start=%q msgs=%q", indent, res.Code, res.PopTime.Millis(), res.RestNum, res.StartOffsetInfo, res.MsgOffsetInfo)
+		if req.Order {
+			e.printf("%s  reviveQid=%d orderCount=%q", indent, res.ReviveQid, res.OrderCountInfo)
+		}
 		for i := range res.Messages {
 			m, h := &res.Messages[i].Message, res.Messages[i].Handle
 			e.printf("%s  %s lease=%d handle=%q", indent, fmtMsg(m), res.Messages[i].Lease, h.String())
@@ -585,6 +596,17 @@ func (e *scriptEnv) printPop(req *PopRequest, res *PopResult, indent string) {
 		}
 	default:
 		e.printf("%scode=%v status=%v restNum=%d remark=%q", indent, res.Code, res.Status, res.RestNum, res.Remark)
+	}
+}
+
+// printLapses renders FIFO lapses.
+func (e *scriptEnv) printLapses(ls []Lapse, indent string) {
+	for _, l := range ls {
+		s := fmt.Sprintf("%slapse lease=%d %s@%s@%d@%d deadline=%s", indent, l.Lease, l.Group, l.Topic, l.QueueID, l.Offset, rel(l.Deadline.Millis()))
+		if l.Reattempt {
+			s += " reattempt"
+		}
+		e.printf("%s", s)
 	}
 }
 
@@ -675,6 +697,7 @@ func cmdAckRaw(e *scriptEnv, a *cmdArgs) error {
 
 func (e *scriptEnv) printAck(r AckResult) {
 	e.printFailures(r.Failures)
+	e.printLapses(r.Lapsed, "")
 	switch {
 	case r.Code != model.Success:
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
@@ -684,6 +707,9 @@ func (e *scriptEnv) printAck(r AckResult) {
 		e.printf("code=%v deleted=false", r.Code)
 	default:
 		e.printf("code=%v deleted=true lease=%d", r.Code, r.Removed)
+	}
+	if err := e.wake(r.Woken); err != nil {
+		e.printf("error: %v", err)
 	}
 }
 
@@ -774,7 +800,13 @@ func parseBatchEntry(x BatchAck, ent string) (BatchAck, error) {
 }
 
 func (e *scriptEnv) printBatch(r *BatchAckResult) {
-	if r.Code != model.Success {
+	e.printLapses(r.Lapsed, "")
+	defer func() {
+		if err := e.wake(r.Woken); err != nil {
+			e.printf("error: %v", err)
+		}
+	}()
+	if r.Code != model.Success && len(r.Offsets) == 0 {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
 	}
@@ -791,6 +823,9 @@ func (e *scriptEnv) printBatch(r *BatchAckResult) {
 		}
 	}
 	s := fmt.Sprintf("code=%v deleted=%d skipped=%d", r.Code, r.Deleted, r.Skipped)
+	if r.Remark != "" && r.Code != model.Success {
+		s += fmt.Sprintf(" remark=%q", r.Remark)
+	}
 	if r.Pending != 0 {
 		s += fmt.Sprintf(" pending=%d", r.Pending)
 	}
@@ -839,6 +874,15 @@ func cmdChangeRaw(e *scriptEnv, a *cmdArgs) error {
 
 func (e *scriptEnv) printChange(r ChangeInvisibleTimeResult) {
 	e.printFailures(r.Failures)
+	var own []Lapse
+	for _, l := range r.Lapsed {
+		if l.Lease == r.Lease && l.Lease != 0 {
+			own = append(own, l)
+		} else {
+			e.printLapses([]Lapse{l}, "")
+		}
+	}
+	defer e.printLapses(own, "")
 	if r.Code != model.Success {
 		e.printf("code=%v remark=%q", r.Code, r.Remark)
 		return
@@ -1071,6 +1115,7 @@ func cmdRestart(e *scriptEnv, a *cmdArgs) error {
 	for i, w := range r.DroppedPolls {
 		ids[i] = strconv.FormatUint(w.ID, 10)
 	}
+	e.printLapses(r.Lapsed, "")
 	s := fmt.Sprintf("droppedPolls=[%s] cachedLost=%d lostLeases=%v", strings.Join(ids, " "), r.CachedLost, r.LostLeases)
 	if len(r.ReopenedLeases) > 0 {
 		s += fmt.Sprintf(" reopenedLeases=%v", r.ReopenedLeases)
@@ -1394,6 +1439,9 @@ func cmdSettle(e *scriptEnv, a *cmdArgs) error {
 		if t, has := e.b.NextPollExpiry(); has && (!ok || t < next) {
 			next, ok = t, true
 		}
+		if t, has := e.b.NextOrderTick(); has && (!ok || t < next) {
+			next, ok = t, true
+		}
 		if !ok || next > until {
 			break
 		}
@@ -1419,10 +1467,16 @@ func cmdSettle(e *scriptEnv, a *cmdArgs) error {
 				revs, woken = append(revs, r.Revivals...), append(woken, r.Woken...)
 			}
 		}
+		var ot OrderTickResult
+		if t, has := e.b.NextOrderTick(); has && t <= e.now {
+			ot = e.b.OrderTick(e.now)
+			woken = append(woken, ot.Woken...)
+		}
 		woken = append(woken, e.b.PollTick(e.now)...)
-		if len(revs) > 0 {
+		if len(revs) > 0 || len(ot.Lapsed) > 0 || len(ot.Woken) > 0 {
 			e.printf("at %s", rel(e.now.Millis()))
 			e.printCkRevivals(revs)
+			e.printLapses(ot.Lapsed, "  ")
 		}
 		if err := e.wake(woken); err != nil {
 			return err
@@ -1430,5 +1484,43 @@ func cmdSettle(e *scriptEnv, a *cmdArgs) error {
 	}
 	e.now = until
 	e.printf("now=%s", rel(e.now.Millis()))
+	return nil
+}
+
+func cmdOrderTick(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	r := e.b.OrderTick(e.now)
+	e.printLapses(r.Lapsed, "")
+	if len(r.Lapsed)+len(r.Woken) == 0 {
+		e.printf("none")
+	}
+	if t, ok := e.b.NextOrderTick(); ok {
+		defer e.printf("next=%s", rel(t.Millis()))
+	}
+	return e.wake(r.Woken)
+}
+
+// cmdOrderInfo prints the FIFO table: each queue's OrderInfo (its JSON),
+// live leases, lapse and notify times, then what the last flush wrote.
+func cmdOrderInfo(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	st := e.b.State().Order
+	at := func(t int64) string {
+		if t < 0 {
+			return "-"
+		}
+		return rel(t)
+	}
+	for _, q := range st.Queues {
+		e.printf("order %s@%s@%d %s leases=%v lapse=%s notify=%s", q.Group, q.Topic, q.QueueID, q.Info.AppendJSON(nil), q.Leases, at(q.LapseAt), at(q.NotifyAt))
+	}
+	for _, q := range st.Flushed {
+		e.printf("flushed %s@%s@%d %s", q.Group, q.Topic, q.QueueID, q.Info.AppendJSON(nil))
+	}
+	e.printf("nextFlush=%s", at(st.NextFlush))
 	return nil
 }

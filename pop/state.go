@@ -45,6 +45,8 @@ type State struct {
 	Stats  Stats
 	// Checkpoint is the checkpoint (FS) path's state.
 	Checkpoint CheckpointState
+	// Order is the orderly (FIFO) state of both paths.
+	Order OrderState
 }
 
 // TopicState is a topic and its queues.
@@ -90,6 +92,7 @@ func (b *Broker) State() State {
 	}
 	st.Faults.Writes = append([]WriteFault(nil), b.faults.Writes...)
 	st.Checkpoint = b.checkpointState()
+	st.Order = b.orderState()
 	st.NextPollExpiry, st.HasPollExpiry = b.NextPollExpiry()
 	st.PullHolds = b.holds.count()
 	st.NextHoldCheck, st.HasHoldCheck = b.NextHoldCheck()

@@ -94,7 +94,10 @@ func (p *Proxy) Changed(clientID, group, messageID string, r *pop.ChangeInvisibl
 	}
 	if i := p.find(clientID, group, messageID); i >= 0 {
 		m := &p.managed[i]
-		m.handle, m.lease = r.Handle, r.Lease
+		m.handle = r.Handle
+		if r.Lease != 0 { // an orderly renewal that made no lease leaves the old one named
+			m.lease = r.Lease
+		}
 	}
 }
 

@@ -52,11 +52,18 @@ type ReceiveRequest struct {
 	// MaxAttempts is settings.backoff_policy.max_attempts: the group's
 	// retryMaxTimes + 1.
 	MaxAttempts int32
+	// AttemptID is the request's attempt_id ("" when absent, as the
+	// SimpleConsumer sends it): passed to the broker unchanged, where an
+	// orderly retry with the attemptId of its batch in flight re-enters it.
+	AttemptID string
 }
 
 // PopRequest checks a receive (ReceiveMessageActivity, ConsumerProcessor)
 // and returns the pop the proxy sends the broker: all queues, init mode
-// MAX, born now (local mode). A status that is not OK is the answer.
+// MAX, born now (local mode), orderly when the group consumes orderly
+// (its consumeMessageOrderly, which the client settings carry as
+// subscription.fifo), with the request's attemptId. A status that is not
+// OK is the answer.
 func (p *Proxy) PopRequest(now clock.Time, req *ReceiveRequest) (pop.PopRequest, Status) {
 	poll, st := p.pollingTime(req)
 	if !st.IsOK() {
@@ -66,10 +73,12 @@ func (p *Proxy) PopRequest(now clock.Time, req *ReceiveRequest) (pop.PopRequest,
 	if !st.IsOK() {
 		return pop.PopRequest{}, st
 	}
+	g, _ := p.b.Group(req.Group)
 	return pop.PopRequest{
 		ClientID: req.ClientID, ConsumerGroup: req.Group, Topic: req.Topic, QueueID: -1,
 		MaxMsgNums: min(req.BatchSize, MaxBatch), InvisibleTime: inv, PollTime: poll, BornTime: now,
 		InitMode: pop.InitModeMax, ExpressionType: "TAG", Expression: req.Expression,
+		Order: g.ConsumeMessageOrderly, AttemptID: req.AttemptID,
 	}, statusOK
 }
 
@@ -145,7 +154,9 @@ type Forwarded struct {
 // (PopMessageResultFilterImpl): messages with reconsumeTimes >=
 // maxAttempts go to the DLQ and are acked, the rest stay in res.Pop. req
 // is the pop PopRequest built, or a parked pop's request as the broker
-// handed it back.
+// handed it back. An orderly message's reconsumeTimes is the count the
+// broker's orderCountInfo gave it (the engine applies it to the message,
+// as the proxy does), so FIFO messages reach the DLQ the same way.
 func (p *Proxy) Pop(now clock.Time, req *pop.PopRequest, maxAttempts int32, res *ReceiveResult) {
 	p.b.Pop(now, req, &res.Pop)
 	p.Filter(now, req.ConsumerGroup, maxAttempts, res)

@@ -187,7 +187,10 @@ func (p *Proxy) Renewed(id uint64, r *pop.ChangeInvisibleTimeResult) bool {
 	}
 	m.retries = 0
 	m.renewTimes++
-	m.handle, m.lease = r.Handle, r.Lease
+	m.handle = r.Handle
+	if r.Lease != 0 { // an orderly renewal that made no lease leaves the old one named
+		m.lease = r.Lease
+	}
 	if m.last {
 		p.remove(i)
 	}

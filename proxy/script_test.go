@@ -177,6 +177,7 @@ func (w *world) do(cmd string, a args) (string, error) {
 		}
 		g := pop.DefaultGroup(group)
 		g.RetryMaxTimes = int32(retry)
+		g.ConsumeMessageOrderly = a.str("orderly", "") == "true"
 		return "ok", w.b.CreateGroup(g)
 	case "put":
 		n, err := a.num("n", 1)
@@ -244,7 +245,8 @@ func (w *world) at(t clock.Time) string {
 }
 
 func (w *world) receive(a args) (string, error) {
-	req := ReceiveRequest{ClientID: a.str("client", "c1"), Group: "g", Topic: a.str("topic", "t"), Expression: "*", AutoRenew: a.str("auto-renew", "") == "true"}
+	req := ReceiveRequest{ClientID: a.str("client", "c1"), Group: "g", Topic: a.str("topic", "t"), Expression: "*", AutoRenew: a.str("auto-renew", "") == "true",
+		AttemptID: a.str("attempt", "")}
 	var err error
 	var n int64
 	if n, err = a.num("batch", 32); err != nil {
@@ -269,9 +271,15 @@ func (w *world) receive(a args) (string, error) {
 		return "status " + st.String(), nil
 	}
 	out := []string{fmt.Sprintf("pop maxMsgNums=%d invisible=%v poll=%v queueId=%d initMode=%d", preq.MaxMsgNums, preq.InvisibleTime.Std(), preq.PollTime.Std(), preq.QueueID, preq.InitMode)}
+	if preq.Order {
+		out[0] += fmt.Sprintf(" order=true attemptId=%q", preq.AttemptID)
+	}
 	preq.PollTime = 0 // the script does not park
 	w.px.Pop(w.now, &preq, req.MaxAttempts, &w.res)
 	out = append(out, fmt.Sprintf("status %s broker=%s", w.res.Status, w.res.Pop.Code))
+	for _, l := range w.res.Pop.Lapsed {
+		out = append(out, fmt.Sprintf("  lapsed lease %d (%s@%d, reattempt %v)", l.Lease, l.Topic, l.Offset, l.Reattempt))
+	}
 	for i := range w.res.Pop.Messages {
 		m := &w.res.Pop.Messages[i]
 		w.received[m.Message.UniqKey] = *m

@@ -21,7 +21,7 @@ sampleInterval: 500ms
 topics:
   - {name: orders, queues: 4}
 groups:
-  - {name: billing, retryMaxTimes: 3}
+  - {name: billing, retryMaxTimes: 3, consumeMessageOrderly: true}
 producers:
   - {topic: orders, arrivals: poisson(100/s), tags: "tags(A:1,B:2)", count: 2, queueSelect: random}
 consumers:
@@ -38,6 +38,7 @@ consumers:
     outcomes: outcomes(reconsume_later=0.01)
     maxReconsumeTimes: 5
     popThresholdForQueue: 50
+    suspendCurrentQueueTime: 2s
 engine:
   enablePopBufferMerge: true
 network:
@@ -57,6 +58,7 @@ faults:
   brokerRestart: {every: 5m}
   revivePutFailure: 1%
   clockSkew: 10ms
+  lockBusy: 0.1%
 `
 
 // TestConfigSetsEveryField: a file that sets every key leaves no field of

@@ -50,6 +50,7 @@
 //	groups:                       # optional; when given, every consumer's group must be one of them;
 //	  - name: billing             # a group not listed gets RocketMQ's defaults
 //	    retryMaxTimes: 16         # 1..64; the proxy's maxAttempts is this + 1
+//	    consumeMessageOrderly: false  # orderly (FIFO): pop-push and simple consumers pop with order=true
 //	producers:                    # at least one; each topic needs exactly one consuming group
 //	  - topic: orders
 //	    arrivals: poisson(1000/s) # const(R), poisson(R), onoff(rate=,on=,off=), ramp(from=,to=,over=), backlog(N), limit(P,count=,for=)
@@ -72,8 +73,10 @@
 //	    pollTime: 15s             # long polling, 1s..60s
 //	    maxReconsumeTimes: 16     # 1..1000
 //	    popThresholdForQueue: 96  # waiting-ack messages before the next pop waits 50 ms, 1..100000
+//	    suspendCurrentQueueTime: 1s  # orderly groups: a failed batch is suspended this long, 10ms..30s
 //	    # simple (sim.SimpleSettings): invisibleTime 10s..12h (60s), pollTime 5s..20s (20s),
-//	    #   autoRenew: false (the proxy renews leases while processing)
+//	    #   autoRenew: false (the proxy renews leases while processing),
+//	    #   reentrant: false (send an attempt_id, reused after a timed-out receive)
 //	    # pull (sim.PullSettings): pollTime 1s..60s (15s), maxReconsumeTimes 1..1000 (16),
 //	    #   commitInterval: 5s (offset commit period, 100ms..60s)
 //
@@ -127,6 +130,7 @@
 //	  brokerRestart: {every: 10m}           # the broker loses cache and parked pops
 //	  revivePutFailure: 1%                  # retry-topic writes that fail during revive
 //	  clockSkew: 100ms                      # consumer clocks off by up to ± this, 0s..1h
+//	  lockBusy: 0.1%                        # pops that find the broker's pop lock held by a concurrent request
 //
 // A sweep over consumers[*].kind (-param kind=...) works on consumer
 // entries that set only keys every swept kind has (pollTime, the common

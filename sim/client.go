@@ -152,7 +152,11 @@ func (s *sim) newConsumer(idx int32, spec *ConsumerSpec) *consumer {
 	c.clientID = "c" + strconv.Itoa(int(idx)) + "-0"
 	switch set := spec.Settings.(type) {
 	case *PopPushSettings:
-		c.cl = &pushConsumer{c: c, set: set}
+		p := &pushConsumer{c: c, set: set}
+		if g.cfg.ConsumeMessageOrderly {
+			p.ord = newOrderly()
+		}
+		c.cl = p
 	case *SimpleSettings:
 		c.cl = s.newSimpleConsumer(c, set)
 	case *PullSettings:

@@ -53,6 +53,10 @@ type TopicSpec struct {
 type GroupSpec struct {
 	Name          string
 	RetryMaxTimes int32 // 1..64, default 16; the proxy's maxAttempts is this + 1
+	// ConsumeMessageOrderly (false): the group consumes orderly (FIFO):
+	// its pop-push consumers pop with order=true and consume each queue in
+	// order, and its simple consumers' proxy receives orderly.
+	ConsumeMessageOrderly bool `json:",omitempty"`
 }
 
 // ProducerSpec is Count identical open-loop producers on one topic.
@@ -187,6 +191,12 @@ type PopPushSettings struct {
 	PollTime             clock.Duration // long polling, 1s..60s (default 15s)
 	MaxReconsumeTimes    int32          // 1..1000 (default 16)
 	PopThresholdForQueue int            // waiting-ack messages before the next pop waits 50 ms, 1..100000 (default 96)
+	// SuspendCurrentQueueTime is suspendCurrentQueueTimeMillis: in an
+	// orderly group, a failed message and the rest of its queue's batch
+	// are renewed for this long (SUSPEND_CURRENT_QUEUE_A_MOMENT), after
+	// which the broker hands them out again in order; 10ms..30s (default
+	// 1s). Concurrent groups do not use it.
+	SuspendCurrentQueueTime clock.Duration
 }
 
 // SimpleSettings are a simple consumer's own settings (SimpleConsumer
@@ -197,6 +207,12 @@ type SimpleSettings struct {
 	// AutoRenew: the proxy renews leases of messages being processed, 10 s
 	// ahead, on the 1,3,5,10,30,60 min schedule, for 3 h.
 	AutoRenew bool
+	// Reentrant (false): send an attempt_id with every receive and reuse it
+	// for the receive after one that timed out (DEADLINE_EXCEEDED), as the
+	// gRPC PushConsumer's receive loop does, so that an orderly retry
+	// re-enters its batch; a new one after any answer. The SimpleConsumer
+	// itself sends none.
+	Reentrant bool
 }
 
 // PullSettings are a pull consumer's own settings
@@ -221,6 +237,7 @@ func (p *PopPushSettings) withDefaults() ConsumerSettings {
 	def(&d.PollTime, 15*clock.Second)
 	def(&d.MaxReconsumeTimes, 16)
 	def(&d.PopThresholdForQueue, 96)
+	def(&d.SuspendCurrentQueueTime, clock.Second)
 	return &d
 }
 
@@ -244,6 +261,7 @@ func (p *PopPushSettings) check(v *validator, path string) {
 	v.durIn(path+".pollTime", p.PollTime, clock.Second, 60*clock.Second, " for pop-push")
 	v.intIn(path+".maxReconsumeTimes", int64(p.MaxReconsumeTimes), 1, 1000)
 	v.intIn(path+".popThresholdForQueue", int64(p.PopThresholdForQueue), 1, 100000)
+	v.durIn(path+".suspendCurrentQueueTime", p.SuspendCurrentQueueTime, 10*clock.Millisecond, 30*clock.Second, "")
 }
 
 func (p *SimpleSettings) check(v *validator, path string) {
@@ -471,6 +489,10 @@ type FaultSpec struct {
 	// receive also returns a copy of a message in flight, as a standard
 	// queue occasionally does (the engine's DuplicateSeq fault).
 	DuplicateDelivery PPM
+	// LockBusy: the broker's pop lock (KV: group@topic; FS: one queue's)
+	// is held by a concurrent request when a pop tries it, with this
+	// probability (lock contention: the pop fails fast and long-polls).
+	LockBusy PPM
 }
 
 // CrashSpec: a consumer loses its local state and buffered work.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	"popsim/clock"
 	"popsim/pop"
 )
 
@@ -30,11 +31,36 @@ func (c *Config) SHA256() string {
 	return hex.EncodeToString(s[:])
 }
 
+// canonEngine is pop.Config with the keys added for orderly consumption
+// present only when not the default, so that earlier configurations keep
+// their hash: the outer fields shadow the embedded ones and encode where
+// they did (EnableNotify... before Bugs, the new bug switches last).
+type canonEngine struct {
+	pop.Config
+	EnableNotifyAfterPopOrderLockRelease *bool `json:",omitempty"` // nil when true (the default)
+	Bugs                                 canonBugs
+}
+
+type canonBugs struct {
+	pop.Bugs
+	FifoRetryLockBusy         bool `json:",omitempty"`
+	LockFreeTimerFirstPending bool `json:",omitempty"`
+}
+
+func canonEngineOf(c *pop.Config) canonEngine {
+	e := canonEngine{Config: *c, Bugs: canonBugs{Bugs: c.Bugs, FifoRetryLockBusy: c.Bugs.FifoRetryLockBusy, LockFreeTimerFirstPending: c.Bugs.LockFreeTimerFirstPending}}
+	if !c.EnableNotifyAfterPopOrderLockRelease {
+		off := false
+		e.EnableNotifyAfterPopOrderLockRelease = &off
+	}
+	return e
+}
+
 // The canonical form's types. Field order and names are part of the hash.
 type (
 	canonConfig struct {
 		Seed           uint64
-		Engine         pop.Config
+		Engine         canonEngine
 		Topics         []TopicSpec
 		Groups         []GroupSpec
 		Producers      []canonProducer
@@ -72,6 +98,9 @@ type (
 		// The settings of a kind that came after the union form
 		// (kafka-share, sqs); absent for the others.
 		Settings ConsumerSettings `json:",omitempty"`
+		// Added later: present only when not the default.
+		SuspendCurrentQueueTime int64 `json:",omitempty"`
+		Reentrant               bool  `json:",omitempty"`
 	}
 	canonNetwork struct {
 		RequestLatency, ResponseLatency  string
@@ -94,6 +123,7 @@ type (
 		RevivePutFailurePPM  int64
 		ClockSkew            int64
 		DuplicateDeliveryPPM int64 `json:",omitempty"`
+		LockBusyPPM          int64 `json:",omitempty"` // added later: present only when on
 	}
 	canonLoss struct{ RequestPPM, ResponsePPM int64 }
 )
@@ -111,7 +141,7 @@ func (c Config) canonical() canonConfig {
 		EventBudget: c.EventBudget, SampleInterval: int64(c.SampleInterval), Start: int64(c.Start),
 	}
 	if cfg, ok := c.Engine.Settings.(*pop.Config); ok {
-		k.Engine = *cfg
+		k.Engine = canonEngineOf(cfg)
 	} else {
 		k.EngineKind, k.EngineSettings = string(c.Engine.Kind), c.Engine.Settings
 	}
@@ -144,8 +174,12 @@ func (s *ConsumerSpec) canonical() canonConsumer {
 	case *PopPushSettings:
 		k.InvisibleTime, k.PollTime = int64(set.InvisibleTime), int64(set.PollTime)
 		k.MaxReconsumeTimes, k.FlowControl = set.MaxReconsumeTimes, set.PopThresholdForQueue
+		if set.SuspendCurrentQueueTime != clock.Second {
+			k.SuspendCurrentQueueTime = int64(set.SuspendCurrentQueueTime)
+		}
 	case *SimpleSettings:
 		k.InvisibleTime, k.PollTime, k.AutoRenew = int64(set.InvisibleTime), int64(set.PollTime), set.AutoRenew
+		k.Reentrant = set.Reentrant
 	case *PullSettings:
 		k.PollTime, k.MaxReconsumeTimes, k.CommitInterval = int64(set.PollTime), set.MaxReconsumeTimes, int64(set.CommitInterval)
 	default:
@@ -163,7 +197,7 @@ func (f *FaultSpec) canonical(loss *LossSpec) canonFaults {
 		RenewSameDeadlinePPM: int64(f.Renew.SameDeadline), RenewAtExpiryPPM: int64(f.Renew.AtExpiry),
 		RenewAfterRevivePPM: int64(f.Renew.AfterRevive),
 		BrokerRestartEvery:  int64(f.BrokerRestart.Every), RevivePutFailurePPM: int64(f.RevivePutFailure),
-		ClockSkew: int64(f.ClockSkew), DuplicateDeliveryPPM: int64(f.DuplicateDelivery),
+		ClockSkew: int64(f.ClockSkew), DuplicateDeliveryPPM: int64(f.DuplicateDelivery), LockBusyPPM: int64(f.LockBusy),
 	}
 	for i, p := range loss.pairs() {
 		if p.Request != 0 || p.Response != 0 {

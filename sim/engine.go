@@ -54,6 +54,10 @@ type EngineFaults struct {
 	// DuplicatePPM: an SQS standard receive also returns a copy of a
 	// message in flight, in parts per million of receives.
 	DuplicatePPM int64
+	// LockBusyPPM: a receive finds the engine's lock held by a concurrent
+	// request (RocketMQ: the pop's group@topic or queue lock), in parts per
+	// million.
+	LockBusyPPM int64
 }
 
 // Position is one queue a group consumes: its end, how far the group has

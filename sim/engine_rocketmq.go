@@ -12,9 +12,12 @@ import (
 // its Pull path; package proxy for the simple consumer). It drives
 // pop.Broker on RocketMQ's cadence (revive every ReviveIdleInterval or at
 // once after a full page, CleanupCache every CacheCleanupInterval,
-// PollTick at NextPollExpiry, CheckHoldRequest at NextHoldCheck), re-runs
-// woken parked pops and held pulls as RocketMQ resubmits them, and turns
-// every result into trace events after the broker returns.
+// PollTick at NextPollExpiry, CheckHoldRequest at NextHoldCheck, OrderTick
+// at NextOrderTick), re-runs woken parked pops and held pulls as RocketMQ
+// resubmits them, and turns every result into trace events after the
+// broker returns. Orderly (FIFO) results are the same on both paths: their
+// lapses are traced before the answer of the call they came in (a
+// renewal's own immediate lapse after it), as lapse events.
 
 // rocketMQ is the RocketMQ engine behind the seam.
 type rocketMQ struct {
@@ -38,6 +41,7 @@ const (
 	rmqCacheCleanup
 	rmqPollExpiry
 	rmqHoldCheck
+	rmqOrder // OrderTick: FIFO lapses and the lock-free notifications
 )
 
 // openRocketMQ is the rocketmq engine's registration (engineKinds).
@@ -98,7 +102,7 @@ func (a *rocketMQ) Start(now clock.Time, out *Outcome) {
 }
 
 func (a *rocketMQ) SetFaults(f EngineFaults) {
-	if err := a.b.SetFaults(pop.Faults{Seed: f.Seed, RetryWritePPM: f.RedeliveryWritePPM}); err != nil {
+	if err := a.b.SetFaults(pop.Faults{Seed: f.Seed, RetryWritePPM: f.RedeliveryWritePPM, LockBusyPPM: f.LockBusyPPM}); err != nil {
 		panic("sim: setting the broker's faults: " + err.Error())
 	}
 }
@@ -113,6 +117,7 @@ func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *
 		return false
 	}
 	a.emit(now, model.Event{Kind: model.EvProduce, Client: producer, Msg: m.ID, Topic: m.Topic, Queue: m.QueueID, Offset: res.Offset})
+	a.armOrder(out)
 	a.wake(now, res.Woken, out)
 	a.wakePulls(now, res.PullWoken, out)
 	if len(a.holds) > 0 {
@@ -122,6 +127,7 @@ func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *
 }
 
 func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
+	defer a.armOrder(out)
 	switch r := r.(type) {
 	case *popReq:
 		a.pop(now, r, out)
@@ -286,10 +292,12 @@ func (r *ackReq) recycle(s *sim) {
 // pop serves a push consumer's pop (or re-runs it after a wakeup).
 func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 	res := &r.res
+	busy := a.b.Stats().LockBusy
 	a.b.Pop(now, &r.req, res)
+	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.req.ConsumerGroup, res)
 	a.wake(now, res.Woken, out)
-	if a.parked(now, r, &r.req, res, &r.parked, out) {
+	if a.parked(now, r, &r.req, res, &r.parked, a.b.Stats().LockBusy > busy, out) {
 		return
 	}
 	out.answered(r)
@@ -299,10 +307,12 @@ func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 // wakes, then the proxy's result filter.
 func (a *rocketMQ) receive(now clock.Time, r *receiveReq, out *Outcome) {
 	res := &r.res.Pop
+	busy := a.b.Stats().LockBusy
 	a.b.Pop(now, &r.pop, res)
+	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.pop.ConsumerGroup, res)
 	a.wake(now, res.Woken, out)
-	if a.parked(now, r, &r.pop, res, &r.parked, out) {
+	if a.parked(now, r, &r.pop, res, &r.parked, a.b.Stats().LockBusy > busy, out) {
 		return
 	}
 	r.px.Filter(now, r.pop.ConsumerGroup, r.maxAttempts, &r.res)
@@ -314,15 +324,19 @@ func (a *rocketMQ) receive(now clock.Time, r *receiveReq, out *Outcome) {
 
 // parked handles a pop the broker parked for long polling: it waits in
 // polls for its wakeup, traced once.
-func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *pop.PopResult, traced *bool, out *Outcome) bool {
+func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *pop.PopResult, traced *bool, lockBusy bool, out *Outcome) bool {
 	if res.Status != pop.PopSuspended {
 		return false
 	}
 	a.polls[res.PollID] = r
 	a.armPollTick(out)
-	if !*traced {
+	if !*traced || lockBusy { // a lock-busy park is traced every time: a concurrent request held the lock
 		*traced = true
-		a.emit(now, model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: -1, Deadline: req.BornTime.Add(req.PollTime)})
+		e := model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: -1, Deadline: req.BornTime.Add(req.PollTime)}
+		if lockBusy {
+			e.Reason = model.RLockBusy
+		}
+		a.emit(now, e)
 	}
 	return true
 }
@@ -366,7 +380,52 @@ func (a *rocketMQ) forwarded(now clock.Time, c *consumer, f *proxy.Forwarded, ou
 	a.emit(now, model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: f.Msg, Lease: f.Lease, Topic: f.DLQTopic, Queue: 0, Offset: f.Put.Offset, Attempt: f.ReconsumeTimes})
 	a.s.meter.finish(f.Msg)
 	a.emit(now, model.Event{Kind: model.EvAck, Client: c.idx, Msg: f.Msg, Lease: f.Lease})
+	a.traceLapses(now, f.Ack.Lapsed, 0)
 	a.emit(now, model.Event{Kind: model.EvAcked, Client: c.idx, Msg: f.Msg, Lease: f.Lease, Ended: f.Ack.Removed, Code: int32(f.Ack.Code)})
+	a.wake(now, f.Ack.Woken, out)
+}
+
+// tracePopLapses traces the FIFO leases that lapsed in a pop call and the
+// ones its pending admin reset cleared, before the leases it granted.
+func (a *rocketMQ) tracePopLapses(now clock.Time, res *pop.PopResult) {
+	a.traceLapses(now, res.Lapsed, 0)
+	for _, l := range res.Cleared {
+		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Lease: l, Reason: model.RReset})
+	}
+}
+
+// traceLapses traces FIFO leases that ended in place: their queue stopped
+// blocking (or a re-entrant retry took it over: r=reattempt). A lapse of
+// lease skip is left out (the caller traces it after its answer).
+func (a *rocketMQ) traceLapses(now clock.Time, ls []pop.Lapse, skip model.LeaseID) {
+	for i := range ls {
+		l := &ls[i]
+		if l.Lease == skip {
+			continue
+		}
+		e := model.Event{Kind: model.EvLapse, Client: -1, Msg: l.Msg, Lease: l.Lease}
+		if l.Reattempt {
+			e.Reason = model.RReattempt
+		}
+		a.s.cov.hit("lapse")
+		a.emit(now, e)
+	}
+}
+
+// orderlyPast: an orderly ack that ended no lease but that the commit
+// offset has passed (the broker lost its order state in a restart, or a
+// later lease of the message was acked first): the message is done.
+func (a *rocketMQ) orderlyPast(req *pop.AckRequest, code model.ResponseCode) bool {
+	return code == model.Success && req.Handle.ReviveQueueID == model.PopOrderReviveQueue &&
+		a.b.ConsumerOffsets(req.ConsumerGroup, req.Topic, req.QueueID).Commit > req.Offset
+}
+
+// armOrder arms the orderly timer at the engine's next OrderTick: after
+// every call, since pops, acks, renewals and the table's flushes move it.
+func (a *rocketMQ) armOrder(out *Outcome) {
+	if t, ok := a.b.NextOrderTick(); ok {
+		out.arm(rmqOrder, t)
+	}
 }
 
 // wake re-runs woken parked pops once the call that woke them has
@@ -421,10 +480,12 @@ func (a *rocketMQ) armHoldCheck(out *Outcome) {
 // loss matters to them.
 func (a *rocketMQ) ack(now clock.Time, r *ackReq, out *Outcome) {
 	res := a.b.Ack(now, &r.req)
+	a.traceLapses(now, res.Lapsed, 0)
 	a.emit(now, model.Event{Kind: model.EvAcked, Client: r.c.idx, Msg: r.msg, Lease: r.lease, Ended: res.Removed, Code: int32(res.Code)})
-	if res.Removed != 0 {
+	if res.Removed != 0 || a.orderlyPast(&r.req, res.Code) {
 		a.s.meter.acked(r.msg, r.deliveredAt, now)
 	}
+	a.wake(now, res.Woken, out)
 	out.answered(r)
 }
 
@@ -438,6 +499,7 @@ func (a *rocketMQ) change(now clock.Time, r *changeReq, out *Outcome) {
 	}
 	r.res = a.b.ChangeInvisibleTime(now, &r.req)
 	res := &r.res
+	a.traceLapses(now, res.Lapsed, res.Lease)
 	// A renewal that keeps its deadline writes the new record over the old
 	// one: the lease it renews is the one it removed.
 	ended, replaced := res.Removed, res.Replaced
@@ -446,12 +508,17 @@ func (a *rocketMQ) change(now clock.Time, r *changeReq, out *Outcome) {
 	}
 	e := model.Event{Kind: model.EvRenewed, Client: r.c.idx, Msg: r.msg, Lease: r.lease, Ended: ended, Code: int32(res.Code),
 		Topic: r.req.Topic, Queue: r.req.QueueID, Offset: r.req.Offset}
-	if res.Code == model.Success {
+	if res.Code == model.Success && res.Lease != 0 {
 		e.Next, e.Deadline = res.Lease, res.Deadline
 	}
 	a.emit(now, e)
 	if replaced != 0 {
 		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Msg: r.msg, Lease: replaced, Next: res.Lease, Reason: model.RReplaced})
+	}
+	for i := range res.Lapsed {
+		if l := &res.Lapsed[i]; l.Lease == res.Lease && l.Lease != 0 {
+			a.traceLapses(now, res.Lapsed[i:i+1], 0) // a renewal to now lapses its own lease at once
+		}
 	}
 	out.answered(r)
 }
@@ -483,7 +550,12 @@ func (a *rocketMQ) sendBack(now clock.Time, r *sendBack, out *Outcome) {
 
 // Tick runs one of the broker's periodic jobs.
 func (a *rocketMQ) Tick(now clock.Time, timer int32, out *Outcome) {
+	defer a.armOrder(out)
 	switch timer {
+	case rmqOrder:
+		r := a.b.OrderTick(now)
+		a.traceLapses(now, r.Lapsed, 0)
+		a.wake(now, r.Woken, out)
 	case rmqRevive:
 		a.revive(now, out)
 	case rmqCacheCleanup:
@@ -571,7 +643,9 @@ func (a *rocketMQ) Disconnect(now clock.Time, c *consumer, out *Outcome) {
 // Restart restarts the broker: its cache, parked pops and held pulls are
 // lost, never answered (their clients time out).
 func (a *rocketMQ) Restart(now clock.Time, out *Outcome) {
+	defer a.armOrder(out)
 	r := a.b.Restart(now)
+	a.traceLapses(now, r.Lapsed, 0)
 	for _, l := range r.LostLeases {
 		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Lease: l, Reason: model.RRestart})
 	}

@@ -21,10 +21,11 @@ const (
 	famBrokerRestart
 	famPutFailure
 	famSkew
+	famLock
 	numFamilies
 )
 
-var familyNames = [numFamilies]string{"crash", "pause", "slow", "loss", "renew", "broker-restart", "revive-put-failure", "clock-skew"}
+var familyNames = [numFamilies]string{"crash", "pause", "slow", "loss", "renew", "broker-restart", "revive-put-failure", "clock-skew", "lock-busy"}
 
 // site is one place a fault can fire, with its per-run activation and
 // weight: a mean interval (clocked faults), a probability in ppm, or a
@@ -52,7 +53,7 @@ type faultSites struct {
 	crash, pause, slow, broker site
 	loss                       [len(lossKinds)][2]site // [request type][0 request, 1 response]
 	renew                      [numRenewEdges]site
-	putFailure, skew           site
+	putFailure, skew, lock     site
 	dup                        site // SQS duplicate deliveries (in the engine-fault family)
 	rng                        [numFamilies]*rand.Rand
 }
@@ -69,7 +70,7 @@ func drawFaultSites(seed uint64, c *Config) *faultSites {
 	r := newStream(seed, streamActivation)
 	var off [numFamilies]bool
 	if f.Swarm {
-		for i := range off {
+		for i := range famLock { // famLock draws last: runs without it draw as before it existed
 			off[i] = r.IntN(2) == 0
 		}
 	}
@@ -104,6 +105,10 @@ func drawFaultSites(seed uint64, c *Config) *faultSites {
 		// draw as before.
 		p.dup = mk("duplicate-delivery", famPutFailure, 0, f.DuplicateDelivery, 0)
 	}
+	if f.Swarm {
+		off[famLock] = r.IntN(2) == 0
+	}
+	p.lock = mk("lock-busy", famLock, 0, f.LockBusy, 0)
 	return p
 }
 
@@ -138,7 +143,7 @@ func (p *faultSites) all() []*site {
 	for i := range p.renew {
 		out = append(out, &p.renew[i])
 	}
-	out = append(out, &p.broker, &p.putFailure, &p.skew)
+	out = append(out, &p.broker, &p.putFailure, &p.skew, &p.lock)
 	if p.dup.name != "" {
 		out = append(out, &p.dup)
 	}
@@ -188,6 +193,7 @@ var coverageKeys = []string{
 	"client-timeout", "late-response", "expired-before-consume", "expired-after-consume", "expired-handle-rejected",
 	"flow-control", "rebalance", "dlq", "drop-push-max-reconsume", "drop-push-age-4h",
 	"revive-retried", "revive-dropped", "auto-renew", "renew-retry",
+	"lapse", "order-suspend", "reentrant-retry",
 }
 
 type coverage struct {
@@ -213,10 +219,18 @@ func (c coverage) hit(k string) {
 	c.n[k]++
 }
 
+// laterCoverage are coverage keys added after results were first
+// committed: a summary lists them only when hit, so that runs that never
+// reach them (every concurrent group) keep their summaries.
+var laterCoverage = map[string]bool{"lapse": true, "order-suspend": true, "reentrant-retry": true}
+
 // snapshot copies the counters.
 func (c coverage) snapshot() map[string]int64 {
 	out := make(map[string]int64, len(c.n))
 	for k, v := range c.n { // copying: order does not matter
+		if v == 0 && laterCoverage[k] {
+			continue
+		}
 		out[k] = v
 	}
 	return out

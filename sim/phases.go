@@ -40,6 +40,9 @@ func (s *sim) syncFaults() {
 	if st := &s.faults.dup; st.on && !s.live {
 		f.Seed, f.DuplicatePPM = s.faultSeed, st.ppm
 	}
+	if st := &s.faults.lock; st.on && !s.live {
+		f.Seed, f.LockBusyPPM = s.faultSeed, st.ppm
+	}
 	s.eng.SetFaults(f)
 }
 

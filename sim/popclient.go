@@ -34,7 +34,10 @@ func (h *popHeld) expired(s *sim) bool {
 
 // adopt takes the new handle and lease of a renewal.
 func (h *popHeld) adopt(r *pop.ChangeInvisibleTimeResult) {
-	h.handle, h.lease = r.Handle, r.Lease
+	h.handle = r.Handle
+	if r.Lease != 0 { // an orderly renewal that made no lease leaves the old one named
+		h.lease = r.Lease
+	}
 }
 
 // adoptRenewal: a client's own renewal was answered; the client renews

@@ -35,6 +35,8 @@ func popDelaySeconds(level int) int64 {
 type pushConsumer struct {
 	c   *consumer
 	set *PopPushSettings
+	// ord sequences an orderly group's consumption (nil: concurrently).
+	ord *orderly
 	// waitAck counts messages received and not yet acked, renewed or
 	// given up: flow control's measure.
 	waitAck   int
@@ -46,7 +48,12 @@ func (p *pushConsumer) start(s *sim) { p.schedulePoll(s, 0) }
 
 func (p *pushConsumer) busy() bool { return p.waitAck > 0 }
 
-func (p *pushConsumer) crashed(*sim) { p.waitAck, p.popOut, p.pollArmed = 0, nil, false }
+func (p *pushConsumer) crashed(*sim) {
+	p.waitAck, p.popOut, p.pollArmed = 0, nil, false
+	if p.ord != nil {
+		p.ord.clear()
+	}
+}
 
 // schedulePoll arms the next pop after d; with d = 0 it is sent at once.
 func (p *pushConsumer) schedulePoll(s *sim, d clock.Duration) {
@@ -82,7 +89,7 @@ func (p *pushConsumer) pop(s *sim) {
 	r := &popReq{req: pop.PopRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: c.spec.Batch,
 		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
-		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression,
+		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression, Order: p.ord != nil,
 	}}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true}
 	p.popOut = r
@@ -127,7 +134,11 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 			continue
 		}
 		p.waitAck++
-		c.buf = append(c.buf, h)
+		if p.ord != nil {
+			p.ord.take(c, h)
+		} else {
+			c.buf = append(c.buf, h)
+		}
 		s.injectRenewals(c, h, clock.FromMillis(h.handle.NextVisibleTime()))
 	}
 	s.startWork(c)
@@ -171,9 +182,29 @@ func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
 		h.finished = true
 		s.cov.hit("expired-before-consume")
 		s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RBefore))
+		p.endQueue(s, h)
 		return false
 	}
 	return true
+}
+
+// endQueue: orderly, h's queue stops here (h failed or expired): the
+// messages waiting behind it are given up.
+func (p *pushConsumer) endQueue(s *sim, h *popHeld) {
+	if p.ord == nil {
+		return
+	}
+	for _, x := range p.ord.rest(h) {
+		p.waitAck--
+		s.skip(x)
+	}
+}
+
+// nextInQueue: orderly, h's queue goes on with its next waiting message.
+func (p *pushConsumer) nextInQueue(s *sim, h *popHeld) {
+	if p.ord != nil && p.ord.next(p.c, h) {
+		s.startWork(p.c)
+	}
 }
 
 // consumed is processConsumeResult for one message.
@@ -185,10 +216,16 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 		h.finished = true
 		s.cov.hit("expired-after-consume")
 		s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RAfter))
+		p.endQueue(s, h)
 		return
 	}
 	if h.outcome == workload.Success {
 		s.sendAck(h)
+		p.nextInQueue(s, h)
+		return
+	}
+	if p.ord != nil {
+		p.orderlyFailed(s, h)
 		return
 	}
 	// An exception is RECONSUME_LATER.
@@ -198,6 +235,43 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 	}
 	// delayLevelWhenNextConsume is 0, which means "use reconsumeTimes".
 	p.nack(s, h, clock.Duration(popDelaySeconds(int(h.msg.ReconsumeTimes)))*clock.Second)
+}
+
+// orderlyFailed is the orderly consume service's answer to a failure
+// (ConsumeMessagePopOrderlyService, as rocketmq-rust has it; Java's is a
+// stub): at maxReconsumeTimes the client sends the message to the DLQ
+// (sendMessageBack with MAX_RECONSUME_TIMES, which the broker writes to
+// %DLQ%group) and acks it, and the queue goes on; below it,
+// SUSPEND_CURRENT_QUEUE_A_MOMENT: the message and the rest of its queue's
+// batch are renewed for suspendCurrentQueueTimeMillis, after which the
+// broker hands them out again in order.
+func (p *pushConsumer) orderlyFailed(s *sim, h *popHeld) {
+	if h.msg.ReconsumeTimes >= p.set.MaxReconsumeTimes {
+		p.sendToDLQ(s, h)
+		s.sendAck(h)
+		p.nextInQueue(s, h)
+		return
+	}
+	s.cov.hit("order-suspend")
+	p.nack(s, h, p.set.SuspendCurrentQueueTime)
+	for _, x := range p.ord.rest(h) {
+		p.waitAck--
+		p.nack(s, x, p.set.SuspendCurrentQueueTime)
+	}
+}
+
+// sendToDLQ writes h's message to %DLQ%group (reconsumeTimes + 1) as the
+// broker does for a send-back at its maximum.
+func (p *pushConsumer) sendToDLQ(s *sim, h *popHeld) {
+	c := p.c
+	cp := h.msg.Clone()
+	cp.Topic, cp.QueueID, cp.ReconsumeTimes = model.DLQTopic(c.g.name), 0, h.msg.ReconsumeTimes+1
+	_ = cp.SetProperty(model.PropertyOriginMessageID, h.msg.UniqKey)
+	r := sendBack{group: c.g.name, msg: cp}
+	s.serveNow(&r)
+	s.cov.hit("dlq")
+	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: cp.Topic, Queue: 0, Offset: r.res.Offset, Attempt: h.msg.ReconsumeTimes})
+	s.meter.finish(h.msg.ID)
 }
 
 // checkNeedAckOrDelay is the age rule for messages past maxReconsumeTimes.

@@ -36,6 +36,7 @@ const (
 	FaultRevivePutFailure                       // every retry-topic write fails for For
 	FaultClockSkew                              // Consumer's clock is off by Skew from now on
 	FaultDuplicateDelivery                      // sqs-standard: every receive within For also returns a copy of a message in flight
+	FaultLockBusy                               // every pop finds the broker's lock busy for For
 	numFaultKinds
 )
 
@@ -44,6 +45,7 @@ var faultKindNames = [numFaultKinds]string{
 	FaultRenewSameDeadline: "renew-same-deadline", FaultRenewAtExpiry: "renew-at-expiry",
 	FaultRenewAfterRevive: "renew-after-revive", FaultBrokerRestart: "restart broker",
 	FaultRevivePutFailure: "fail retry-topic writes", FaultClockSkew: "skew", FaultDuplicateDelivery: "duplicate-delivery",
+	FaultLockBusy: "lock busy",
 }
 
 func (k FaultKind) String() string {
@@ -91,6 +93,8 @@ func (f ScheduledFault) String() string {
 		return at + "fail every retry-topic write for " + f.For.Std().String()
 	case FaultDuplicateDelivery:
 		return at + "duplicate a message in flight on every receive for " + f.For.Std().String()
+	case FaultLockBusy:
+		return at + "busy pop lock for " + f.For.Std().String()
 	case FaultClockSkew:
 		sign := "+"
 		if f.Skew < 0 {
@@ -268,6 +272,8 @@ func (s *sim) siteOf(f *ScheduledFault) *site {
 		return &s.faults.putFailure
 	case FaultDuplicateDelivery:
 		return &s.faults.dup
+	case FaultLockBusy:
+		return &s.faults.lock
 	}
 	panic("sim: no fault site for scheduled " + f.Kind.String())
 }
@@ -284,14 +290,14 @@ func (w *windows) openWindow(s *sim, f *ScheduledFault) {
 	}
 	w.open[st]++
 	st.on, st.ppm = true, 1_000_000
-	if st == &s.faults.putFailure || st == &s.faults.dup {
+	if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.lock {
 		s.syncFaults()
 	}
 	end := min(s.q.now().Add(f.For), s.safetyEnd)
 	s.q.at(end, tkScripted, -1, 0, &scripted{f: func(s *sim) {
 		if w.open[st]--; w.open[st] == 0 {
 			*st = w.saved[st]
-			if st == &s.faults.putFailure || st == &s.faults.dup {
+			if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.lock {
 				s.syncFaults()
 			}
 		}

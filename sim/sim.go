@@ -204,7 +204,11 @@ func (s *sim) setupClients() {
 		ordered = model.ROrdered
 	}
 	for i, cs := range s.c.consumers {
-		s.emit(model.Event{Kind: model.EvSubscribe, Client: int32(i), Group: cs.Group, Topic: cs.Topic, Reason: ordered})
+		e := model.Event{Kind: model.EvSubscribe, Client: int32(i), Group: cs.Group, Topic: cs.Topic, Reason: ordered}
+		if s.c.groups[cs.Group].ConsumeMessageOrderly {
+			e.Reason, e.Span = model.ROrderly, orderSlack
+		}
+		s.emit(e)
 	}
 	for i, ps := range s.c.producers {
 		s.prods = append(s.prods, s.newProducer(int32(i), ps))

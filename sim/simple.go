@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"strconv"
+
 	"popsim/clock"
 	"popsim/model"
 	"popsim/pop"
@@ -38,6 +40,12 @@ type simpleConsumer struct {
 	// proxy keys it: its renewals are this held message's, which follows
 	// them (the latest delivery of a message id wins, as in the proxy).
 	renewed map[string]*popHeld
+	// ord sequences an orderly group's consumption (nil: concurrently).
+	ord *orderly
+	// attempt is the attempt_id the next receive sends (Reentrant): kept
+	// after a receive that timed out, a new one after any answer.
+	attempt  string
+	attempts uint64
 }
 
 // proxyTick is the payload of the proxy's timer task: armed for at (the
@@ -52,7 +60,11 @@ func (*proxyTick) payload() {}
 func (s *sim) newSimpleConsumer(c *consumer, set *SimpleSettings) *simpleConsumer {
 	cfg := proxy.DefaultConfig()
 	cfg.DefaultInvisibleTime = set.InvisibleTime
-	return &simpleConsumer{c: c, set: set, px: proxy.New(s.rocketMQ().b, cfg), renewed: map[string]*popHeld{}}
+	p := &simpleConsumer{c: c, set: set, px: proxy.New(s.rocketMQ().b, cfg), renewed: map[string]*popHeld{}}
+	if c.g.cfg.ConsumeMessageOrderly {
+		p.ord = newOrderly()
+	}
+	return p
 }
 
 func (p *simpleConsumer) start(s *sim) { p.schedulePoll(s, 0) }
@@ -64,6 +76,10 @@ func (p *simpleConsumer) crashed(*sim) {
 	p.px.Forget(p.c.clientID)
 	clear(p.renewed)
 	p.tick.armed = false
+	p.attempt = ""
+	if p.ord != nil {
+		p.ord.clear()
+	}
 }
 
 func (p *simpleConsumer) schedulePoll(s *sim, d clock.Duration) {
@@ -97,10 +113,21 @@ func (p *simpleConsumer) receive(s *sim) {
 		return
 	}
 	timeout := p.set.PollTime + s.cfg.Network.PollTimeoutSlack
+	why := model.RNone
+	if p.set.Reentrant {
+		if p.attempt == "" {
+			p.attempts++
+			p.attempt = c.clientID + "-a" + strconv.FormatUint(p.attempts, 10)
+		} else {
+			why = model.RReattempt // the last receive timed out: DEADLINE_EXCEEDED keeps the attempt
+			s.cov.hit("reentrant-retry")
+		}
+	}
 	req, st := p.px.PopRequest(c.now(s), &proxy.ReceiveRequest{
 		ClientID: c.clientID, Group: c.g.name, Topic: c.g.topic, Expression: c.spec.Expression, BatchSize: int32(n),
 		InvisibleTime: p.set.InvisibleTime, AutoRenew: p.set.AutoRenew,
 		LongPollingTimeout: p.set.PollTime, Timeout: timeout, RequestTimeout: s.cfg.Network.RequestTimeout,
+		AttemptID: p.attempt,
 	})
 	if !st.IsOK() {
 		panic("sim: the proxy refused a validated receive: " + st.String())
@@ -108,7 +135,7 @@ func (p *simpleConsumer) receive(s *sim) {
 	r := &receiveReq{pop: req, px: p.px, maxAttempts: c.g.cfg.RetryMaxTimes + 1}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true}
 	p.popOut = r
-	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: int32(n), Span: req.InvisibleTime})
+	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: int32(n), Span: req.InvisibleTime, Reason: why})
 	s.send(r, timeout)
 }
 
@@ -125,6 +152,7 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 	if p.popOut == r {
 		p.popOut = nil
 	}
+	p.attempt = "" // an answer, empty or not: the next receive is a new attempt
 	c := p.c
 	res := &r.res.Pop
 	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
@@ -132,7 +160,11 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 		m := &res.Messages[i]
 		h := s.deliverPopped(c, m)
 		p.local++
-		c.buf = append(c.buf, h)
+		if p.ord != nil {
+			p.ord.take(c, h)
+		} else {
+			c.buf = append(c.buf, h)
+		}
 		if p.set.AutoRenew {
 			p.px.Manage(c.now(s), c.clientID, c.g.name, m)
 			p.renewed[m.Message.UniqKey] = h
@@ -162,6 +194,15 @@ func (p *simpleConsumer) timeout(s *sim, r Request) {
 
 func (p *simpleConsumer) beforeConsume(*sim, work) bool { return true }
 
+// done: the client holds h no more; its proxy stops renewing it.
+func (p *simpleConsumer) done(h *popHeld) {
+	c := p.c
+	p.px.Release(c.clientID, c.g.name, h.msg.UniqKey)
+	if p.renewed[h.msg.UniqKey] == h {
+		delete(p.renewed, h.msg.UniqKey)
+	}
+}
+
 // consumed: success acks through the proxy, RECONSUME_LATER renews for the
 // group's retry delay, an exception leaves the lease to run out.
 func (p *simpleConsumer) consumed(s *sim, w work) {
@@ -177,9 +218,21 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 		}
 	}
 	h.finished = true // whatever the outcome, the client is done with h
-	p.px.Release(c.clientID, c.g.name, h.msg.UniqKey)
-	if p.renewed[h.msg.UniqKey] == h {
-		delete(p.renewed, h.msg.UniqKey)
+	p.done(h)
+	if p.ord != nil {
+		if h.outcome == workload.Success {
+			if p.ord.next(c, h) {
+				s.startWork(c)
+			}
+		} else {
+			// Orderly: the queue's batch ends here; the rest is let go and
+			// comes back, in order, once the queue unblocks.
+			for _, x := range p.ord.rest(h) {
+				p.local--
+				s.skip(x)
+				p.done(x)
+			}
+		}
 	}
 	if p.wantPoll {
 		p.wantPoll = false

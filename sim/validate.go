@@ -182,6 +182,7 @@ func (l *layout) checkGroups(v *validator) {
 		v.intIn(p+".retryMaxTimes", int64(g.RetryMaxTimes), 1, 64)
 		gc := pop.DefaultGroup(g.Name)
 		gc.RetryMaxTimes = g.RetryMaxTimes
+		gc.ConsumeMessageOrderly = g.ConsumeMessageOrderly
 		l.groups[g.Name] = gc
 	}
 }
@@ -231,6 +232,9 @@ func (l *layout) checkConsumers(v *validator) {
 		l.checkConsumer(v, p, s)
 		if f, ok := first[s.Group]; ok && (f.Kind != s.Kind || f.Topic != s.Topic) {
 			v.add(p+".group", "", "group %q already has %s consumers of topic %q: a group has one kind and one topic", s.Group, f.Kind, f.Topic)
+		}
+		if g, ok := l.groups[s.Group]; ok && g.ConsumeMessageOrderly && s.Kind == Pull {
+			v.add(p+".kind", "pop-push or simple", "group %q consumes orderly: the Pull baseline has no orderly mode", s.Group)
 		}
 		if _, ok := first[s.Group]; !ok {
 			first[s.Group] = s
@@ -333,7 +337,7 @@ func (l *layout) checkFaults(v *validator) {
 		p    PPM
 	}{
 		{"siteEnable", f.SiteEnable}, {"renew.sameDeadline", f.Renew.SameDeadline}, {"renew.atExpiry", f.Renew.AtExpiry},
-		{"renew.afterRevive", f.Renew.AfterRevive}, {"revivePutFailure", f.RevivePutFailure},
+		{"renew.afterRevive", f.Renew.AfterRevive}, {"revivePutFailure", f.RevivePutFailure}, {"lockBusy", f.LockBusy},
 		{"duplicateDelivery", f.DuplicateDelivery},
 	} {
 		v.ppmIn("faults."+e.path, e.p, 1_000_000)

@@ -81,6 +81,8 @@ type Checker struct {
 	rebalances map[queueKey]int64
 	wake       wakeup
 	hist       history
+	order      orderBook    // orderly groups' queues (order.go)
+	cur        *model.Event // the event being dispatched
 
 	viol   []model.Violation
 	perInv map[string]int
@@ -104,6 +106,10 @@ type client struct {
 	// pending lists leases lent to the client whose answer has not reached
 	// it yet (awaiting): their message is not forgotten meanwhile.
 	pending []*lease
+	// lostBatch: orderly leases a lost receive answer carried; retrying: the
+	// client's current receive retries that answer's attemptId.
+	lostBatch []*lease
+	retrying  bool
 }
 
 // New returns a Checker.
@@ -142,7 +148,9 @@ func (c *Checker) Observe(e *model.Event) {
 	c.checkOrder(e)
 	c.hist.add(e)
 	c.wake.expire(c, e.At)
+	c.cur = e
 	c.dispatch(e)
+	c.cur = nil
 	c.lastSeq, c.lastAt, c.seen = e.Seq, e.At, true
 	if c.tracked > c.rep.PeakTracked {
 		c.rep.PeakTracked = c.tracked
@@ -164,8 +172,12 @@ func (c *Checker) dispatch(e *model.Event) {
 		c.onProduce(e)
 	case model.EvReceive, model.EvParked:
 		c.wake.onReceive(c, e)
+		if e.Kind == model.EvReceive {
+			c.orderReceive(c.clientOf(e), e)
+		}
 	case model.EvReceived, model.EvReceiveLost:
 		c.wake.onReceive(c, e)
+		c.orderReceive(c.clientOf(e), e)
 		c.onReceiveAnswer(e)
 	case model.EvLease:
 		c.onLease(e)
@@ -200,6 +212,8 @@ func (c *Checker) dispatch(e *model.Event) {
 		c.onRebalance(e)
 	case model.EvCommit:
 		c.onCommit(e)
+	case model.EvPhase:
+		c.orderPhase(e)
 	}
 	// Phases, pulls, responses without messages, cache flushes, put
 	// failures, producer failures and pauses carry no obligation.
@@ -239,6 +253,7 @@ func (c *Checker) Finish(f Final) Report {
 			c.violate(InvCommitLag, c.lastSeq, nil, fmt.Sprintf("group %s topic %s queue %d: maxOffset - commitOffset = %d after the liveness phase, want 0 (the commit offset does not converge once the consumers drained)", q.Group, q.Topic, q.Queue, q.Lag))
 		}
 	}
+	c.finishOrder()
 	c.finishLedger()
 	r := c.rep
 	r.Violations = c.Violations()

@@ -181,6 +181,10 @@ func (c *Checker) onExpiredLocal(e *model.Event) {
 	if d == nil {
 		return
 	}
+	if e.Reason == model.RSkipped { // orderly: let go behind a failed message, on purpose
+		c.release(l.m, d)
+		return
+	}
 	if e.At < l.deadline {
 		d.skew = true
 	}
@@ -250,6 +254,9 @@ func (c *Checker) removedByForgotten(e *model.Event) {
 func (c *Checker) onSettled(e *model.Event) {
 	l, d := c.engineAnswer(e)
 	if d == nil {
+		if e.Kind == model.EvAcked && e.Code == 0 {
+			c.orderAckedLate(e) // a late ack of a forgotten message: the engine owes it no more
+		}
 		return
 	}
 	m := l.m
@@ -265,6 +272,7 @@ func (c *Checker) onSettled(e *model.Event) {
 	c.removed(l, e)
 	switch e.Kind {
 	case model.EvAcked:
+		c.orderAcked(m)
 		d.acked = true
 		if d.ok {
 			c.settle(m, settledAck, "")
@@ -342,6 +350,9 @@ func (c *Checker) onRenewed(e *model.Event) {
 		}
 	}
 	l, d := c.engineAnswer(e)
+	if d != nil && e.Code == 0 && e.Next == 0 && e.Ended == 0 && l.m.g.orderly {
+		return // an orderly renewal that made and ended no lease (acked, or another pop's)
+	}
 	if d == nil && e.Code == 0 && e.Next != 0 {
 		c.renewForgotten(e)
 	}
@@ -366,8 +377,14 @@ func (c *Checker) onRenewed(e *model.Event) {
 			origin = CauseStaleHandle
 		}
 		n.line, n.cause, n.forkRoot = m.fork(origin), origin, true
+		if l.endedBy == model.EvLapse && m.g.orderly {
+			m.takeToken(l.at) // orderly: the renewer holds the lapsed message again, in place
+		}
 	}
 	c.removed(l, e)
+	if l.next == n {
+		c.orderSuccessor(n)
+	}
 	c.maybeForget(m)
 }
 

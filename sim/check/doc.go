@@ -88,6 +88,16 @@
 //     topic no arrival is judged (the engine may wake it and its answer is
 //     written only when it resumes); a broker restart drops them all; an
 //     arrival whose slack runs past the end of the trace is not judged.
+//   - fifo-order, fifo-reentry (orderly groups: subscribe r=orderly): a
+//     lease past an earlier offset of its queue that is still lent to
+//     another answer, or owed an ack and not lent again first in the same
+//     answer, or one answer lending its queue out of order; an empty answer
+//     to a same-attemptId retry while the lost answer's leases live
+//     (#10827). order.go says what orderly groups do by design.
+//   - fifo-stall (liveness, orderly groups): in the liveness phase a queue
+//     unblocked (its leases lapsed) later than the latest deadline of its
+//     leases since it was last free plus the group's slack (subscribe
+//     Span), or is still blocked past that at the end.
 //   - no-drain, commit-offset-lag: liveness, from Final.
 //   - trace-order: Seq did not grow or time went back. trace-form: an event
 //     that names something never introduced (a lease granted twice, a
@@ -118,6 +128,9 @@
 //   - duplicate_delivery: an SQS standard queue delivered a second copy
 //     of a message in flight (lease-lost r=superseded): a fork, like a
 //     broker restart's.
+//   - order_gap (orderly): acked while an earlier message of its queue was
+//     not, so the queue's commit offset stayed before it and the next
+//     answer, which reads from that earlier message, lends it again.
 //   - broker_restart, rebalance (Pull), producer_retry, renew_after_revive:
 //     the fork's origin, for leases of an extra line and for a lease the
 //     engine kept when it removed another one in its place.

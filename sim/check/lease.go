@@ -44,6 +44,9 @@ type lease struct {
 	// lease (its answer to a release at the limit then makes nothing
 	// available).
 	deadLettered bool
+	// batch numbers the engine answer that lent it (orderly groups; a
+	// renewal's lease has a batch of its own, -id).
+	batch int64
 }
 
 // delivery is a lease's message in a client's hands: what the client did
@@ -114,11 +117,12 @@ func (c *Checker) onLease(e *model.Event) {
 	}
 	m.note(e)
 	c.wake.served(waitKey{group: g.idx, topic: m.topic})
-	l := &lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true}
+	l := &lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true, batch: c.leaseBatch(e)}
 	c.grant(m, l, placeOf(e), e)
 	if g.ordered {
 		g.busy[queueKey{e.Topic, e.Queue}]++
 	}
+	c.orderLease(m, l, e)
 	c.leases.put(l)
 	m.leases = append(m.leases, l)
 	cl.pending = append(cl.pending, l)
@@ -161,11 +165,17 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 		case l.cause == "":
 			l.cause = c.story(t.prev)
 		}
-		if p := t.prev; t.inPlace && p != nil && p.attempt > 0 && l.attempt <= p.attempt {
+		// RocketMQ's orderly count (orderCountInfo) carries over only the
+		// offsets of the queue's previous batch (mergeOffsetConsumedCount):
+		// a batch read in between resets it by design, so orderly groups
+		// are judged by the order invariants, not by this one.
+		if p := t.prev; t.inPlace && !m.g.orderly && p != nil && p.attempt > 0 && l.attempt <= p.attempt {
 			c.violate(InvDeliveryCount, e.Seq, m, fmt.Sprintf("lease %d lends message %d again in place with delivery count %d, but lease %d it came back from had count %d already: the engine lost a delivery from its count", l.id, m.id, l.attempt, p.id, p.attempt))
 		}
 	} else if c.restartSince(m.leased[i]) {
 		l.line, l.cause = m.fork(CauseBrokerRestart), CauseBrokerRestart
+	} else if c.orderGap(m, l, p) {
+		l.line, l.cause = m.fork(CauseOrderGap), CauseOrderGap
 	} else {
 		l.line, l.cause, poor = c.lineAt(m, i), CauseUnexplained, true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s again with nothing to explain it: no copy or release made it available there and no broker restart came since it was lent there at event #%d", l.id, m.id, p, m.leased[i]-1))
@@ -271,6 +281,10 @@ func (c *Checker) onLeaseRanOut(e *model.Event) {
 	if l.ended {
 		poor = true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d, which had already ended by %s", e.Kind, l.id, l.endedBy))
+	} else if reattempt := e.Kind == model.EvLapse && e.Reason == model.RReattempt && m.g.orderly; reattempt {
+		// A re-entrant retry took the batch over: the answer carrying this
+		// lease was lost, so nobody relies on it any more.
+		l.settledByClient = true
 	} else if !early && e.At < l.deadline {
 		poor = true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d at %v, before its deadline %v", e.Kind, l.id, e.At, l.deadline))
@@ -351,6 +365,7 @@ func (c *Checker) end(l *lease, by model.EventKind) {
 		p := l.m.places[l.at]
 		g.busy[queueKey{p.topic, p.queue}]--
 	}
+	c.orderEnd(l, by, c.cur)
 }
 
 // successor makes the lease that replaces l (a renewal's, a failed

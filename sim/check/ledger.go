@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 
+	"popsim/clock"
 	"popsim/model"
 )
 
@@ -31,6 +32,10 @@ type group struct {
 	// long-polling promise (a queue with one in flight lends nothing).
 	ordered bool
 	busy    map[queueKey]int
+	// orderly: the group consumes orderly (subscribe r=orderly), and may
+	// unblock a queue up to orderSlack after its leases' deadline.
+	orderly    bool
+	orderSlack clock.Duration
 }
 
 // msgState is one message as one group sees it.
@@ -168,6 +173,9 @@ func (c *Checker) onSubscribe(e *model.Event) {
 	if e.Reason == model.ROrdered && !g.ordered {
 		g.ordered, g.busy = true, map[queueKey]int{}
 	}
+	if e.Reason == model.ROrderly {
+		g.orderly, g.orderSlack = true, e.Span
+	}
 	cl := c.clientOf(e)
 	cl.known, cl.group, cl.alive = true, g.idx, true
 	for _, gi := range c.topics[e.Topic] {
@@ -196,7 +204,9 @@ func (c *Checker) onProduce(e *model.Event) {
 			m.addToken(placeOf(e), m.fork(CauseProducerRetry), nil, CauseProducerRetry)
 		}
 		m.note(e)
-		c.wake.arrival(c, e, m, placeOf(e))
+		if !c.orderProduce(g, placeOf(e)) { // a blocked orderly queue hides it
+			c.wake.arrival(c, e, m, placeOf(e))
+		}
 	}
 }
 
@@ -360,6 +370,13 @@ func (c *Checker) onCommit(e *model.Event) {
 		return
 	}
 	g := c.group(e.Group)
+	c.orderCommit(g, queueKey{e.Topic, e.Queue}, e.Offset)
+	if g.orderly {
+		// Orderly: after a broker restart the reloaded order state's next
+		// offset can move the commit offset back (commitAndNext commits
+		// it as it is), and the engine lends those places again.
+		return
+	}
 	g.tombs.dropBelow(queueKey{e.Topic, e.Queue}, e.Offset)
 }
 

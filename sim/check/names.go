@@ -17,6 +17,9 @@ const (
 	InvTraceOrder       = "trace-order"            // Seq did not grow or time went back
 	InvTraceForm        = "trace-form"             // an event that names something the trace never introduced
 	InvDeliveryCount    = "delivery-count"         // a message lent again in place with no more deliveries counted than the lease it came back from
+	InvFifoOrder        = "fifo-order"             // orderly group: a lease past an earlier offset of its queue still owed an ack, or out of order
+	InvFifoReentry      = "fifo-reentry"           // orderly group: a same-attemptId retry answered empty while the lost answer's leases lived
+	InvFifoStall        = "fifo-stall"             // orderly group, liveness: a queue stayed blocked past its leases' deadline plus the group's slack
 )
 
 // Redelivery causes, as they appear in Report.DuplicatesByCause and
@@ -35,6 +38,7 @@ const (
 	CauseRebalance        = "rebalance"          // Pull: a new queue owner starts from the committed offset
 	CausePopLost          = "pop_lost"           // the response lending the message never reached the consumer
 	CauseDuplicateCopy    = "duplicate_delivery" // SQS standard: a second copy of a message in flight was delivered (its first lease went stale)
+	CauseOrderGap         = "order_gap"          // orderly: acked while an earlier message of its queue was not, lent again behind it
 	CauseUnexplained      = "unexplained"        // no cause: always also a violation
 )
 

@@ -60,6 +60,11 @@ type obligation struct {
 	seq      int64
 	at       clock.Time
 	deadline clock.Time
+	// oq: the message's orderly queue (nil: not orderly). The wakeup is
+	// owed only while that queue stays unblocked and the message available
+	// there: a renewal that blocks it again in the same call takes the
+	// message back and hides the rest once more.
+	oq *orderQueue
 }
 
 type wakeup struct {
@@ -109,6 +114,16 @@ func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 		w.rid[e.Client]++
 		w.last[e.Client] = pollReq{topic: e.Topic, queue: e.Queue, rid: w.rid[e.Client]}
 	case model.EvParked:
+		if e.Reason == model.RLockBusy {
+			// A concurrent request held the engine's lock: it serves the
+			// group (a lock-busy fault), and a re-run parks again.
+			if r, ok := w.last[e.Client]; ok {
+				w.served(w.key(e.Client, r.topic))
+			}
+			if len(w.polls[e.Client]) > 0 {
+				return
+			}
+		}
 		r, ok := w.last[e.Client]
 		if !ok || e.Topic != "" {
 			r = pollReq{topic: e.Topic, queue: e.Queue, rid: w.rid[e.Client]}
@@ -217,7 +232,7 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	if t == nil || t.paused > 0 || !(t.all > 0 || !copyElsewhere && t.byQueue[p.queue] > 0) {
 		return
 	}
-	w.obls = append(w.obls, obligation{w: t, gen: t.gen, key: k, msg: m.id, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack)})
+	w.obls = append(w.obls, obligation{w: t, gen: t.gen, key: k, msg: m.id, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack), oq: c.orderQueueOf(m, e)})
 }
 
 // expire judges the obligations whose deadline is before now. Deadlines
@@ -229,8 +244,9 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 		m, _ := g.msgs.get(uint64(o.msg))
 		// A message the engine dead-lettered before anyone could take it
 		// (SQS moves it to the DLQ at the receive that reaches it) is no
-		// longer available: nothing was promised.
-		if o.gen == o.w.gen && m != nil && len(m.tokens) > 0 {
+		// longer available: nothing was promised. An orderly queue owes
+		// nothing while a lease of it lives.
+		if o.gen == o.w.gen && m != nil && len(m.tokens) > 0 && (o.oq == nil || len(o.oq.live) == 0 && m.settled == unsettled) {
 			c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
 		}
 		w.head++

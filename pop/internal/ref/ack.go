@@ -46,13 +46,20 @@ func (b *Broker) AckHeader(now clock.Time, hdr *pop.AckMessageRequestHeader) pop
 }
 
 func (b *Broker) ack(nowMs int64, req *pop.AckRequest, h model.ReceiptHandle) pop.AckResult {
-	if h.IsOrder() {
-		return pop.AckResult{Code: model.InvalidParameter} // FIFO is not built
+	lapsed := b.settleOrder(nowMs, nil)
+	var res pop.AckResult
+	switch {
+	case h.IsOrder():
+		res = pop.AckResult{Code: model.Success, Lapsed: lapsed}
+		b.orderAck(nowMs, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, h.PopTime, h.InvisibleTime, &res)
+		return res
+	case !b.cfg.UsesKV():
+		res = b.fsAck(nowMs, req, h)
+	default:
+		res = pop.AckResult{Code: model.Success, Removed: b.ackOne(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
 	}
-	if !b.cfg.UsesKV() {
-		return b.fsAck(nowMs, req, h)
-	}
-	return pop.AckResult{Code: model.Success, Removed: b.ackOne(h.PopTime, h.InvisibleTime, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset)}
+	res.Lapsed = lapsed
+	return res
 }
 
 // ackOne is PopConsumerService.ackAsync: the record goes from the cache by
@@ -86,11 +93,19 @@ func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck, out *pop.
 }
 
 func (b *Broker) batchAck(nowMs int64, acks []pop.BatchAck) pop.BatchAckResult {
+	lapsed := b.settleOrder(nowMs, nil)
 	if len(acks) == 0 {
-		return pop.BatchAckResult{Code: model.NoMessage}
+		return pop.BatchAckResult{Code: model.NoMessage, Lapsed: lapsed}
 	}
-	res := pop.BatchAckResult{Code: model.Success}
+	res := pop.BatchAckResult{Code: model.Success, Lapsed: lapsed}
+	code := model.Success
 	for _, a := range acks {
+		if a.ReviveQueueID == model.PopOrderReviveQueue {
+			if c := b.orderBatch(nowMs, a, &res); c != model.Success {
+				code = c
+			}
+			continue
+		}
 		if !b.cfg.UsesKV() {
 			b.fsBatchAck(nowMs, a, &res)
 			continue
@@ -106,7 +121,7 @@ func (b *Broker) batchAck(nowMs int64, acks []pop.BatchAck) pop.BatchAckResult {
 			}
 			o := a.StartOffset + int64(i)
 			e := pop.AckedOffset{Topic: name, QueueID: a.QueueID, Offset: o}
-			if o < q.min || o > q.max() || a.ReviveQueueID == model.PopOrderReviveQueue {
+			if o < q.min || o > q.max() {
 				res.Skipped++
 				e.Skipped = true
 			} else if e.Removed = b.ackOne(a.PopTime, a.InvisibleTime, a.ConsumerGroup, name, a.QueueID, o); e.Removed != 0 {
@@ -115,6 +130,7 @@ func (b *Broker) batchAck(nowMs int64, acks []pop.BatchAck) pop.BatchAckResult {
 			res.Offsets = append(res.Offsets, e)
 		}
 	}
+	res.Code = code
 	return res
 }
 
@@ -146,12 +162,20 @@ func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *pop.ChangeInvisi
 }
 
 func (b *Broker) change(now clock.Time, req *pop.ChangeInvisibleTimeRequest, h model.ReceiptHandle, invisible int64) pop.ChangeInvisibleTimeResult {
-	if h.IsOrder() || invisible < 0 {
+	if invisible < 0 {
 		return pop.ChangeInvisibleTimeResult{Code: model.InvalidParameter}
 	}
 	nowMs := now.Millis()
+	lapsed := b.settleOrder(nowMs, nil)
+	if h.IsOrder() {
+		r := b.orderChange(nowMs, req, h, invisible)
+		r.Lapsed = append(lapsed, r.Lapsed...)
+		return r
+	}
 	if !b.cfg.UsesKV() {
-		return b.fsChange(nowMs, req, h, invisible)
+		r := b.fsChange(nowMs, req, h, invisible)
+		r.Lapsed = lapsed
+		return r
 	}
 	k := qk{req.ConsumerGroup, req.Topic, req.QueueID}
 	nu := model.PopConsumerRecord{PopTime: nowMs, InvisibleTime: invisible, GroupID: k.group, TopicID: k.topic, QueueID: k.qid, Offset: req.Offset}
@@ -176,7 +200,7 @@ func (b *Broker) change(now clock.Time, req *pop.ChangeInvisibleTimeRequest, h m
 	deleted := same && replaced != 0 || removed != 0
 	return pop.ChangeInvisibleTimeResult{Code: model.Success, PopTime: clock.FromMillis(nowMs), InvisibleTime: clock.MillisDuration(invisible),
 		Lease: n.Lease, Deadline: clock.FromMillis(nowMs + invisible), ReviveQid: h.ReviveQueueID,
-		OldDeleted: deleted, Removed: removed, Replaced: replaced,
+		OldDeleted: deleted, Removed: removed, Replaced: replaced, Lapsed: lapsed,
 		Handle: model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: invisible, ReviveQueueID: h.ReviveQueueID,
 			RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName, QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}}
 }

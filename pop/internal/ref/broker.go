@@ -73,6 +73,8 @@ type Broker struct {
 
 	// ck is the checkpoint (FS) path's state (ck.go).
 	ck ckState
+	// ord is the orderly (FIFO) state of both paths (order.go).
+	ord ordState
 }
 
 // New builds an empty reference broker. It accepts what pop.New accepts.
@@ -191,7 +193,9 @@ func (b *Broker) inFlight() []pop.LeasedRecord {
 }
 
 // InFlightCount is the number of stored plus cached records.
-func (b *Broker) InFlightCount() int { return len(b.store) + len(b.cache) + b.liveLeases() }
+func (b *Broker) InFlightCount() int {
+	return len(b.store) + len(b.cache) + b.liveLeases() + b.liveOrder()
+}
 
 // cached returns the cached records by queue (in the order the queues were
 // first filled) then offset.
@@ -356,10 +360,12 @@ func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.R
 func (b *Broker) Restart(now clock.Time) pop.RestartResult {
 	b.touch(now.Millis())
 	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), DroppedPulls: b.dropAllHolds(), CachedLost: len(b.cache)}
+	r.Lapsed = b.settleOrder(now.Millis(), nil)
 	for _, x := range b.cached() {
 		r.LostLeases = append(r.LostLeases, x.Lease)
 	}
 	b.fsRestart(now.Millis(), &r)
+	b.restartOrder(now.Millis(), &r)
 	b.forgetVolatile()
 	b.stats.Restarts++
 	return r

@@ -82,11 +82,14 @@ func (b *Broker) touch(nowMs int64) {
 	if !c.started {
 		c.started, c.startMs = true, nowMs
 		b.startServices(nowMs)
+		b.ord.init()
+		b.ord.nextFlush, b.ord.wheel = nowMs+pop.OrderInfoFlushInterval, nowMs
 	}
 	if nowMs > c.lastNow {
 		c.lastNow = nowMs
 	}
 	b.deliverTimer(nowMs)
+	b.flushOrder(nowMs)
 }
 
 func (b *Broker) startServices(startMs int64) {
@@ -398,6 +401,9 @@ func (b *Broker) fsPop(nowMs int64, req *pop.PopRequest, f *filter.Filter) pop.P
 	c := &b.ck
 	c.draws++
 	randomQ := pop.RandomQ(b.cfg.Seed, c.draws)
+	if req.Order {
+		return b.orderPopFS(nowMs, req, f, randomQ)
+	}
 	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis(), ff: f}
 	rq := int32(c.ckNumber % int64(b.cfg.ReviveQueueNum))
 	c.ckNumber++
@@ -449,6 +455,7 @@ func (b *Broker) fsPopOffset(k qk, q *queue, initMode int32, init bool) int64 {
 		if v, ok := b.reset[k]; ok {
 			delete(b.reset, k)
 			b.dropCommitQ(k)
+			b.clearBlock(k)
 			b.commit[k] = v
 			return v
 		}
@@ -467,6 +474,11 @@ func (b *Broker) fsStage(nowMs int64, req *pop.PopRequest, p *popping, name stri
 	}
 	k := qk{req.ConsumerGroup, name, qid}
 	offset := b.fsPopOffset(k, q, req.InitMode, false)
+	if b.busy() {
+		b.stats.LockBusy++
+		p.rest += q.max() - offset
+		return
+	}
 	if b.cfg.EnablePopMessageThreshold && b.ck.inflight[k] > b.cfg.PopInflightMessageThreshold {
 		p.rest += q.max() - offset
 		return
@@ -817,7 +829,7 @@ func (b *Broker) fsBatchAck(nowMs int64, a pop.BatchAck, res *pop.BatchAckResult
 		}
 		o := a.StartOffset + int64(i)
 		e := pop.AckedOffset{Topic: name, QueueID: a.QueueID, Offset: o}
-		if o < q.min || o > q.max() || a.ReviveQueueID == model.PopOrderReviveQueue {
+		if o < q.min || o > q.max() {
 			res.Skipped++
 			e.Skipped = true
 		} else {

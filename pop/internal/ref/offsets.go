@@ -54,6 +54,7 @@ func (b *Broker) popOffset(k qk, q *queue, initMode int32, p *popping) int64 {
 		delete(b.reset, k)
 		_, replaced := b.flushCached(k)
 		p.replaced = append(p.replaced, replaced...)
+		b.clearBlock(k)
 		delete(b.windows, k)
 		b.commit[k] = v
 		return v

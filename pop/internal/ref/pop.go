@@ -24,6 +24,15 @@ func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
 		req.QueueID = -1
 	}
 	b.touch(nowMs)
+	lapsed := b.settleOrder(nowMs, nil)
+	res := b.popChecked(nowMs, req)
+	res.Lapsed = append(lapsed, res.Lapsed...)
+	res.Cleared, b.ord.cleared = b.ord.cleared, nil
+	return res
+}
+
+// popChecked validates and serves a pop on the configured path.
+func (b *Broker) popChecked(nowMs int64, req *pop.PopRequest) pop.PopResult {
 	if !b.cfg.UsesKV() {
 		return b.popFSChecked(nowMs, req)
 	}
@@ -33,6 +42,17 @@ func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
 	}
 	b.stats.PopRequests++
 	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis()}
+	if b.busy() && !(req.Order && !b.cfg.Bugs.FifoRetryLockBusy && b.attemptMatched(req.ConsumerGroup, req.Topic, req.QueueID, req.AttemptID)) {
+		b.stats.LockBusy++
+		res := b.respond(nowMs, req, p)
+		if req.Order {
+			res.ReviveQid = model.PopOrderReviveQueue
+		}
+		return res
+	}
+	if req.Order {
+		return b.orderPopKV(nowMs, req, f)
+	}
 	for _, s := range b.stages(nowMs, req) {
 		sf := tagFilter{all: true} // retry topics are read with "*"
 		if s.topic == req.Topic {
@@ -72,8 +92,6 @@ func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.Re
 		return bad(model.SubscriptionGroupNotExist)
 	case !g.ConsumeEnable:
 		return bad(model.NoPermission)
-	case req.Order:
-		return bad(model.InvalidParameter) // FIFO is not built (pop/doc.go)
 	case !b.cfg.UsesKV():
 		return tagFilter{}, 0, 0, true // the FS path compiles its own subscription
 	}

@@ -12,6 +12,7 @@ func (b *Broker) State() pop.State {
 		LastLease: b.lastLease, WriteOrdinal: b.writes, Faults: b.faults, Stats: b.stats}
 	st.Faults.Writes = append([]pop.WriteFault(nil), b.faults.Writes...)
 	st.Checkpoint = b.checkpointState()
+	st.Order = b.orderState()
 	st.NextPollExpiry, st.HasPollExpiry = b.NextPollExpiry()
 	st.PullHolds = len(b.holds)
 	st.NextHoldCheck, st.HasHoldCheck = b.NextHoldCheck()
