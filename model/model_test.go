@@ -150,7 +150,7 @@ func TestOrderCountInfo(t *testing.T) {
 }
 
 func TestTopicNames(t *testing.T) {
-	if RetryTopicV1("g", "t") != "%RETRY%g_t" || RetryTopicV2("g", "t") != "%RETRY%g+t" || DLQTopic("g") != "%DLQ%g" {
+	if BuildPopRetryTopicV1("t", "g") != "%RETRY%g_t" || BuildPopRetryTopicV2("t", "g") != "%RETRY%g+t" || BuildPopRetryTopic("t", "g", true) != "%RETRY%g+t" || DLQTopic("g") != "%DLQ%g" {
 		t.Fatal("names")
 	}
 	if ParseNormalTopic("%RETRY%g+t", "g") != "t" || ParseNormalTopic("%RETRY%g_t", "g") != "t" || ParseNormalTopic("t", "g") != "t" {

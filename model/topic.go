@@ -15,22 +15,26 @@ const (
 	MaxNameLength = 127
 )
 
-// RetryTopicV1 is the POP retry topic `%RETRY%<group>_<topic>`.
-func RetryTopicV1(group, topic string) string {
+// BuildPopRetryTopicV1 is KeyBuilder.buildPopRetryTopicV1(topic, group):
+// the POP retry topic `%RETRY%<group>_<topic>`. The arguments are in
+// KeyBuilder's order, topic first, although the name puts the group first.
+func BuildPopRetryTopicV1(topic, group string) string {
 	return RetryGroupTopicPrefix + group + "_" + topic
 }
 
-// RetryTopicV2 is the POP retry topic `%RETRY%<group>+<topic>`.
-func RetryTopicV2(group, topic string) string {
+// BuildPopRetryTopicV2 is KeyBuilder.buildPopRetryTopicV2(topic, group):
+// `%RETRY%<group>+<topic>`.
+func BuildPopRetryTopicV2(topic, group string) string {
 	return RetryGroupTopicPrefix + group + "+" + topic
 }
 
-// RetryTopic selects V2 or V1 (KeyBuilder.buildPopRetryTopic).
-func RetryTopic(group, topic string, v2 bool) string {
+// BuildPopRetryTopic is KeyBuilder.buildPopRetryTopic(topic, group,
+// enableRetryV2): V2 when v2, else V1.
+func BuildPopRetryTopic(topic, group string, v2 bool) string {
 	if v2 {
-		return RetryTopicV2(group, topic)
+		return BuildPopRetryTopicV2(topic, group)
 	}
-	return RetryTopicV1(group, topic)
+	return BuildPopRetryTopicV1(topic, group)
 }
 
 // DLQTopic is the dead-letter topic `%DLQ%<group>`.
@@ -57,10 +61,10 @@ func ParseNormalTopic(t, g string) string {
 	if !IsRetryTopic(t) {
 		return t
 	}
-	if p := RetryTopicV2(g, ""); strings.HasPrefix(t, p) {
+	if p := BuildPopRetryTopicV2("", g); strings.HasPrefix(t, p) {
 		return t[len(p):]
 	}
-	n := len(RetryTopicV1(g, ""))
+	n := len(BuildPopRetryTopicV1("", g))
 	if len(t) < n {
 		return ""
 	}
@@ -100,9 +104,9 @@ func ParseRetryTopic(t string) (group, topic string, v RetryType, err error) {
 func RealTopic(topic, group string, flag RetryType) string {
 	switch flag {
 	case RetryTopicV1Type:
-		return RetryTopicV1(group, topic)
+		return BuildPopRetryTopicV1(topic, group)
 	case RetryTopicV2Type:
-		return RetryTopicV2(group, topic)
+		return BuildPopRetryTopicV2(topic, group)
 	}
 	return topic
 }

@@ -25,9 +25,9 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	ctx.reviveQid = int32(b.ckMessageNumber % int64(b.cfg.ReviveQueueNum))
 	b.ckMessageNumber++
 	needRetry := randomQ < b.cfg.PopFromRetryProbability
-	retryTopic := model.RetryTopic(req.ConsumerGroup, req.Topic, b.cfg.EnableRetryTopicV2)
+	retryTopic := model.BuildPopRetryTopic(req.Topic, req.ConsumerGroup, b.cfg.EnableRetryTopicV2)
 	if b.cfg.EnableRetryTopicV2 && b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
-		retryTopic = model.RetryTopicV1(req.ConsumerGroup, req.Topic)
+		retryTopic = model.BuildPopRetryTopicV1(req.Topic, req.ConsumerGroup)
 	}
 	if needRetry {
 		b.ckTopicStages(nowMs, ctx, retryTopic, randomQ, f)

@@ -89,7 +89,7 @@ func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime 
 	cp := *orig
 	cp.Topic = recTopic
 	if !model.IsRetryTopic(recTopic) {
-		cp.Topic = model.RetryTopic(group, recTopic, b.cfg.EnableRetryTopicV2)
+		cp.Topic = model.BuildPopRetryTopic(recTopic, group, b.cfg.EnableRetryTopicV2)
 	}
 	cp.QueueID = 0
 	if orig.ReconsumeTimes == 0 || orig.FirstPopTime == 0 {

@@ -597,7 +597,7 @@ func (a *rocketMQ) Status(positions bool, dst []Position) (int, []Position) {
 		if g.pull {
 			continue
 		}
-		for _, t := range [...]string{model.RetryTopicV1(g.name, g.topic), model.RetryTopicV2(g.name, g.topic)} {
+		for _, t := range [...]string{model.BuildPopRetryTopicV1(g.topic, g.name), model.BuildPopRetryTopicV2(g.topic, g.name)} {
 			if a.b.MaxOffset(t, 0) >= 0 {
 				dst = a.positions(g, t, dst)
 			}

@@ -402,9 +402,9 @@ func (b *Broker) fsPop(nowMs int64, req *pop.PopRequest, f *filter.Filter) pop.P
 	rq := int32(c.ckNumber % int64(b.cfg.ReviveQueueNum))
 	c.ckNumber++
 	needRetry := randomQ < b.cfg.PopFromRetryProbability
-	retryTopic := model.RetryTopic(req.ConsumerGroup, req.Topic, b.cfg.EnableRetryTopicV2)
+	retryTopic := model.BuildPopRetryTopic(req.Topic, req.ConsumerGroup, b.cfg.EnableRetryTopicV2)
 	if b.cfg.EnableRetryTopicV2 && b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
-		retryTopic = model.RetryTopicV1(req.ConsumerGroup, req.Topic)
+		retryTopic = model.BuildPopRetryTopicV1(req.Topic, req.ConsumerGroup)
 	}
 	var fails []pop.WriteFailure
 	allQueues := func(name string) {

@@ -425,7 +425,7 @@ func (b *Broker) reviveCk(s *service, c *rck, g int64, res *pop.CheckpointResult
 		cp := orig.Clone()
 		cp.Topic = c.ck.Topic
 		if !model.IsRetryTopic(c.ck.Topic) {
-			cp.Topic = model.RetryTopic(c.ck.CID, c.ck.Topic, b.cfg.EnableRetryTopicV2)
+			cp.Topic = model.BuildPopRetryTopic(c.ck.Topic, c.ck.CID, b.cfg.EnableRetryTopicV2)
 		}
 		cp.QueueID = 0
 		if orig.ReconsumeTimes == 0 || orig.FirstPopTime == 0 {

@@ -101,10 +101,10 @@ func (b *Broker) stages(nowMs int64, req *pop.PopRequest) []stage {
 	b.requests[p] = n + 1
 	var retry []stage
 	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
-		retry = append(retry, stage{model.RetryTopicV1(req.ConsumerGroup, req.Topic), 0})
+		retry = append(retry, stage{model.BuildPopRetryTopicV1(req.Topic, req.ConsumerGroup), 0})
 	}
 	if b.cfg.EnableRetryTopicV2 {
-		retry = append(retry, stage{model.RetryTopicV2(req.ConsumerGroup, req.Topic), 0})
+		retry = append(retry, stage{model.BuildPopRetryTopicV2(req.Topic, req.ConsumerGroup), 0})
 	}
 	preferRetry := n%5 == 0
 	var out []stage

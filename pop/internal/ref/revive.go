@@ -80,7 +80,7 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 	cp := orig.Clone()
 	cp.Topic = r.TopicID
 	if !model.IsRetryTopic(r.TopicID) {
-		cp.Topic = model.RetryTopic(r.GroupID, r.TopicID, b.cfg.EnableRetryTopicV2)
+		cp.Topic = model.BuildPopRetryTopic(r.TopicID, r.GroupID, b.cfg.EnableRetryTopicV2)
 	}
 	cp.QueueID = 0
 	if orig.ReconsumeTimes == 0 || orig.FirstPopTime == 0 {
