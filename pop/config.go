@@ -13,6 +13,11 @@ import "fmt"
 type Config struct {
 	BrokerName  string // receipt handles carry it (field 6)
 	ClusterName string `yaml:"brokerClusterName"`
+	// BrokerIP1 is the address the broker announces; RocketMQ names it in
+	// the remarks of refused pops ("the broker[%s] pop message is
+	// forbidden"). Upstream's default is the host's first address;
+	// popsim's is 127.0.0.1, so remarks do not depend on the machine.
+	BrokerIP1 string `yaml:"brokerIP1"`
 	// Readable is the broker permission; false answers pops NO_PERMISSION.
 	Readable bool
 	// TimerWheelEnable (MessageStoreConfig) must be true for POP.
@@ -152,6 +157,7 @@ func DefaultConfig() Config {
 	return Config{
 		BrokerName:                         "broker-a",
 		ClusterName:                        "DefaultCluster",
+		BrokerIP1:                          "127.0.0.1",
 		Readable:                           true,
 		TimerWheelEnable:                   true,
 		TimerPrecisionMs:                   1000,

@@ -138,13 +138,13 @@ func (b *Broker) validatePull(req *PullRequest, res *PullResult) (*queue, filter
 	}
 	switch {
 	case !b.cfg.Readable:
-		return fail(model.NoPermission, "the broker[%s] pulling message is forbidden", b.cfg.BrokerName)
+		return fail(model.NoPermission, "the broker[%s] pulling message is forbidden", b.cfg.BrokerIP1)
 	case g == nil:
-		return fail(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup)
+		return fail(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist, %s", req.ConsumerGroup, faqSuggestion)
 	case !g.ConsumeEnable:
 		return fail(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup)
 	case t == nil:
-		return fail(model.TopicNotExist, "topic[%s] not exist, apply first please!", req.Topic)
+		return fail(model.TopicNotExist, "topic[%s] not exist, apply first please! %s", req.Topic, faqSuggestion)
 	case t.cfg.Perm&PermRead == 0:
 		return fail(model.NoPermission, "the topic[%s] pulling message is forbidden", req.Topic)
 	case req.QueueID < 0 || req.QueueID >= t.cfg.ReadQueueNums:

@@ -240,7 +240,7 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
 	t := b.topicNamed(msg.Topic)
 	switch {
 	case t == nil:
-		return PutResult{Code: model.TopicNotExist, Remark: "topic " + msg.Topic + " does not exist", Offset: -1}
+		return PutResult{Code: model.TopicNotExist, Remark: "topic[" + msg.Topic + "] not exist, apply first please!" + faqSuggestion, Offset: -1}
 	case t.cfg.Perm&PermWrite == 0:
 		return PutResult{Code: model.NoPermission, Remark: "topic " + msg.Topic + " is not writable", Offset: -1}
 	case msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums:

@@ -146,7 +146,7 @@ func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *pop.ChangeInvisi
 }
 
 func (b *Broker) change(now clock.Time, req *pop.ChangeInvisibleTimeRequest, h model.ReceiptHandle, invisible int64) pop.ChangeInvisibleTimeResult {
-	if h.IsOrder() || invisible < 0 {
+	if h.IsOrder() {
 		return pop.ChangeInvisibleTimeResult{Code: model.InvalidParameter}
 	}
 	nowMs := now.Millis()

@@ -15,7 +15,8 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 	res := pop.ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
 	var due, kept []pop.LeasedRecord
 	for _, r := range b.store {
-		if vt := r.Record.VisibilityTimeout(); vt >= lower && vt < upper {
+		// the bounds are key prefixes compared bytewise: vt is unsigned
+		if vt := uint64(r.Record.VisibilityTimeout()); vt >= uint64(lower) && vt < uint64(upper) {
 			due = append(due, r)
 		}
 	}
