@@ -112,12 +112,16 @@ func (m *Message) Clone() *Message {
 	return &c
 }
 
-// Validate checks what a producer may send: a valid topic name, a tag
-// without '|' (which separates tags in subscription expressions), a
-// non-negative born time.
+// Validate checks what a producer may send: a valid topic name no longer
+// than 127 characters (SendMessageProcessor refuses a longer one, retry
+// topics included, as MESSAGE_ILLEGAL), a tag without '|' (which separates
+// tags in subscription expressions), a non-negative born time.
 func (m *Message) Validate() error {
-	if err := ValidateName("topic", m.Topic); err != nil {
+	if err := ValidateTopic(m.Topic); err != nil {
 		return err
+	}
+	if len(m.Topic) > MaxTopicLength {
+		return fmt.Errorf("model: message topic %q is %d characters long: a producer may send to at most %d", clip(m.Topic), len(m.Topic), MaxTopicLength)
 	}
 	if strings.ContainsAny(m.Tags, "|") {
 		return fmt.Errorf("model: message tag %q contains '|': a message has at most one tag", m.Tags)

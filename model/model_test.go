@@ -260,10 +260,27 @@ func TestTopicNames(t *testing.T) {
 	if _, _, _, err := ParseRetryTopic("%RETRY%nosep"); err == nil {
 		t.Fatal("ParseRetryTopic accepted a name without separator")
 	}
-	for _, bad := range []string{"", "a@b", "sp ace", strings.Repeat("x", 128)} {
-		if ValidateName("topic", bad) == nil {
-			t.Errorf("ValidateName(%q) accepted", bad)
+	for _, bad := range []string{"", "a@b", "sp ace", "a+b", strings.Repeat("x", 128), "%RETRY%" + strings.Repeat("x", 249), "%DLQ%g+"} {
+		if ValidateTopic(bad) == nil {
+			t.Errorf("ValidateTopic(%q) accepted", bad)
 		}
+	}
+	for _, good := range []string{"t", "%|_-", strings.Repeat("x", 127), "%RETRY%g+t", "%RETRY%" + strings.Repeat("x", 248), "%DLQ%" + strings.Repeat("g", 120)} {
+		if err := ValidateTopic(good); err != nil {
+			t.Errorf("ValidateTopic(%q): %v", good, err)
+		}
+	}
+	if ValidateGroup(strings.Repeat("g", 120), MaxGroupLength) != nil || ValidateGroup(strings.Repeat("g", 121), MaxGroupLength) == nil ||
+		ValidateGroup(strings.Repeat("g", 255), LegacyMaxGroupLength) != nil || ValidateGroup("g+h", MaxGroupLength) == nil {
+		t.Error("ValidateGroup does not hold groups to RocketMQ's limits")
+	}
+	// the longest group and topic still give storable retry topics
+	long := BuildPopRetryTopicV2(strings.Repeat("t", MaxTopicLength), strings.Repeat("g", MaxGroupLength))
+	if len(long) != MaxRetryOrDLQTopicLength || ValidateTopic(long) != nil {
+		t.Errorf("the longest V2 retry topic is %d characters", len(long))
+	}
+	if m := (Message{Topic: "%RETRY%" + strings.Repeat("x", 121)}); m.Validate() == nil {
+		t.Error("a producer may send to a 128-character topic")
 	}
 }
 

@@ -171,14 +171,24 @@ func (b *Broker) resetVolatile() {
 // Config returns the configuration.
 func (b *Broker) Config() Config { return b.cfg }
 
-// CreateTopic adds a topic (or replaces its queue counts and permission).
+// CreateTopic adds a topic (or replaces its queue counts and permission),
+// as an administrator does: the name must pass TopicValidator
+// (model.ValidateTopic).
 func (b *Broker) CreateTopic(c TopicConfig) error {
-	if err := model.ValidateName("topic", c.Name); err != nil {
+	if err := model.ValidateTopic(c.Name); err != nil {
 		return err
 	}
 	if c.ReadQueueNums < 1 || c.ReadQueueNums > 65535 || c.WriteQueueNums < 1 || c.WriteQueueNums > 65535 {
 		return fmt.Errorf("pop: topic %s: readQueueNums %d / writeQueueNums %d: want 1..65535", c.Name, c.ReadQueueNums, c.WriteQueueNums)
 	}
+	b.createTopic(c)
+	return nil
+}
+
+// createTopic is the broker creating a topic of its own (a retry topic,
+// the revive topic) without TopicValidator, as upstream does: a name the
+// store cannot write to (too long) makes every write to it fail.
+func (b *Broker) createTopic(c TopicConfig) {
 	if c.Perm == 0 {
 		c.Perm = PermRead | PermWrite
 	}
@@ -193,12 +203,11 @@ func (b *Broker) CreateTopic(c TopicConfig) error {
 	for int32(len(t.queues)) < n {
 		t.queues = append(t.queues, &queue{})
 	}
-	return nil
 }
 
 // CreateGroup adds or replaces a subscription group.
 func (b *Broker) CreateGroup(g GroupConfig) error {
-	if err := model.ValidateName("group", g.Name); err != nil {
+	if err := model.ValidateGroup(g.Name, b.cfg.maxGroupLength()); err != nil {
 		return err
 	}
 	if g.RetryMaxTimes < 0 {

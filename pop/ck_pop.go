@@ -103,7 +103,7 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, t
 
 // readFor is the store read of a pop stage, counted as broker work.
 func (b *Broker) readFor(q *queue, offset int64, n int, f *pfilter.Filter) getResult {
-	r := q.getFiltered(offset, n, int64(n), f, b.scratch.msgs)
+	r := q.get(offset, n, int64(n), f, b.scratch.msgs)
 	b.countRead(&r)
 	return r
 }

@@ -1,6 +1,10 @@
 package pop
 
-import "fmt"
+import (
+	"fmt"
+
+	"popsim/model"
+)
 
 // Config is the broker configuration the engine honours, with RocketMQ's
 // names (BrokerConfig unless noted) and defaults (DefaultConfig). Times are
@@ -89,6 +93,11 @@ type Config struct {
 	PopPollingSize                    int   // suspended requests per polling key (1024)
 	MaxPopPollingSize                 int   // suspended requests in all (100000)
 	PopLongPollingForceNotifyInterval int64 // notify without filtering when offset % n == 0 (800)
+
+	// EnablePropertyFilter lets Pull requests subscribe with SQL92
+	// (PullMessageProcessor answers SYSTEM_ERROR otherwise; false). Pops do
+	// not check it: a POP consumer may always use SQL92.
+	EnablePropertyFilter bool
 
 	InitPopOffsetByCheckMsgInMem bool  // MAX init starts at 0 while offset 0 is in memory (true)
 	UseServerSideResetOffset     bool  // queryOffset honours a pending admin reset (true)
@@ -305,3 +314,6 @@ const (
 	maxFilterScan         = 800  // consume-queue entries one filtered read inspects (16000 B / 20 B)
 	maxTransferCount      = 32   // maxTransferCountOnMessageInMemory: messages one pull returns at most
 )
+
+// maxGroupLength is the longest group name TopicValidator accepts.
+func (c *Config) maxGroupLength() int { return model.MaxGroupLength }

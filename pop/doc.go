@@ -99,9 +99,9 @@
 // commit window. The FS path's are in ck_*.go: the revive topic and the
 // timer (ck_store), the lease bookkeeping (ck_lease), PopBufferMergeService
 // (ck_buffer), pop (ck_pop), ack, batch ack and renewal (ck_ack),
-// PopReviveService (ck_revive) and CheckpointTick (ck_tick). The FS path
-// subscribes with package filter (TAG and SQL92); the KV path still uses
-// its own TAG filter.
+// PopReviveService (ck_revive) and CheckpointTick (ck_tick). Every read
+// (both pop paths, their retry stages, Pull) and every wakeup subscribes
+// with package filter: TAG and SQL92 as the broker evaluates them.
 //
 // # Data
 //

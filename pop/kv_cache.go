@@ -293,7 +293,7 @@ func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) 
 		res.Revives = append(res.Revives, rv)
 		res.Woken = append(res.Woken, rv.woken...)
 		res.PullWoken = append(res.PullWoken, rv.pullWoken...)
-		if rv.failure.Ordinal != 0 {
+		if rv.failure.failed() {
 			res.Failures = append(res.Failures, rv.failure)
 		}
 	}

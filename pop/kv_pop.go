@@ -2,11 +2,12 @@ package pop
 
 import (
 	"popsim/clock"
+	pfilter "popsim/filter"
 	"popsim/model"
 )
 
 // popKV is PopConsumerService.popAsync for a non-FIFO request on topic t.
-func (b *Broker) popKV(nowMs int64, t *topic, f filter, ctx *popContext) {
+func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext) {
 	req := &ctx.req
 	pair := b.names.pair(req.ConsumerGroup, req.Topic)
 	ctx.pair = pair
@@ -15,14 +16,14 @@ func (b *Broker) popKV(nowMs int64, t *topic, f filter, ctx *popContext) {
 	b.requestCount[pair] = n + 1
 	preferRetry := n%5 == 0
 	if preferRetry {
-		b.popRetryStages(nowMs, req, ctx, pair)
+		b.popRetryStages(nowMs, req, ctx, pair, f)
 	}
 	if req.QueueID != -1 {
 		b.popStage(nowMs, req, ctx, req.Topic, t, pair, req.QueueID, f)
 	} else {
 		b.popAllQueues(nowMs, req, ctx, t, pair, n, f)
 		if !preferRetry {
-			b.popRetryStages(nowMs, req, ctx, pair)
+			b.popRetryStages(nowMs, req, ctx, pair, f)
 		}
 	}
 	if len(ctx.records) > 0 {
@@ -34,7 +35,7 @@ func (b *Broker) popKV(nowMs int64, t *topic, f filter, ctx *popContext) {
 // n % readQueueNums (the request rotation). Without the in-flight
 // threshold, a stage that only reads is done here: past a full batch it
 // adds the queue's backlog to restNum, and a caught-up queue is skipped.
-func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f filter) {
+func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f *pfilter.Filter) {
 	rq := t.cfg.ReadQueueNums
 	row := b.offsets.row(pair, rq) // stages touch only slots of this row below rq: it does not move
 	inline := !b.inflightThreshold()
@@ -73,13 +74,15 @@ func (b *Broker) readOnlyStage(ctx *popContext, req *PopRequest, s *slot, q *que
 	return false
 }
 
-func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32) {
+// popRetryStages reads the retry topics through the request's filter, as
+// popAsync does (a retry copy keeps its tags and properties).
+func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, f *pfilter.Filter) {
 	v1, v2 := b.names.retryTopics(pair)
 	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
-		b.popRetryStage(nowMs, req, ctx, pair, 0, v1)
+		b.popRetryStage(nowMs, req, ctx, pair, 0, v1, f)
 	}
 	if b.cfg.EnableRetryTopicV2 {
-		b.popRetryStage(nowMs, req, ctx, pair, 1, v2)
+		b.popRetryStage(nowMs, req, ctx, pair, 1, v2, f)
 	}
 }
 
@@ -93,7 +96,7 @@ type retryRef struct {
 
 // popRetryStage reads queue 0 of pair's retry topic v (0: V1, 1: V2),
 // unless it does not exist yet.
-func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, v int, retryTopic string) {
+func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, v int, retryTopic string, f *pfilter.Filter) {
 	for int(pair) >= len(b.retryRefs) {
 		b.retryRefs = append(b.retryRefs, [2]retryRef{})
 	}
@@ -105,7 +108,7 @@ func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pa
 		r.pair = b.names.pair(req.ConsumerGroup, retryTopic)
 		b.retryRefs[pair][v] = r
 	}
-	b.popStage(nowMs, req, ctx, retryTopic, r.t, r.pair, 0, nil)
+	b.popStage(nowMs, req, ctx, retryTopic, r.t, r.pair, 0, f)
 }
 
 // storeRecords writes a pop's records to the cache when it is on and not
@@ -129,7 +132,7 @@ func (b *Broker) storeRecords(ctx *popContext) {
 
 // popStage reads queue qid of stageTopic (t, interned with the request's
 // group as pair) for the request (docs/rocketmq/kv-path.md §4 step 5).
-func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, t *topic, pair uint32, qid int32, f filter) {
+func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, t *topic, pair uint32, qid int32, f *pfilter.Filter) {
 	if qid >= int32(len(t.queues)) {
 		return
 	}

@@ -30,7 +30,7 @@ func (b *Broker) Revive(now clock.Time) ReviveResult {
 		res.Revivals = append(res.Revivals, rv)
 		res.Woken = append(res.Woken, rv.woken...)
 		res.PullWoken = append(res.PullWoken, rv.pullWoken...)
-		if rv.failure.Ordinal != 0 {
+		if rv.failure.failed() {
 			res.Failures = append(res.Failures, rv.failure)
 		}
 	}

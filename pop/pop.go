@@ -143,14 +143,7 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	if !ok {
 		return
 	}
-	var f filter
-	var ff *pfilter.Filter
-	var err error
-	if b.cfg.UsesKV() {
-		f, err = buildFilter(r.ExpressionType, r.Expression)
-	} else {
-		ff, err = pfilter.ParsePop(r.ExpressionType, r.Expression)
-	}
+	ff, err := pfilter.ParsePop(r.ExpressionType, r.Expression)
 	if err != nil {
 		res.fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed")
 		return
@@ -159,7 +152,7 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	ctx.invisible, ctx.records = r.InvisibleTime.Millis(), b.scratch.records[:0]
 	before := b.lastLease
 	if b.cfg.UsesKV() {
-		b.popKV(nowMs, t, f, &ctx)
+		b.popKV(nowMs, t, ff, &ctx)
 	} else {
 		b.popCK(nowMs, t, ff, &ctx)
 	}
@@ -273,7 +266,7 @@ func (b *Broker) initOffset(q *queue, stageTopic string, initMode int32) int64 {
 }
 
 // finishPop completes the response: SUCCESS with messages, or long polling.
-// ff is the checkpoint path's subscription (nil on the KV path).
+// ff is the request's subscription, which a parked request is woken by.
 func (b *Broker) finishPop(nowMs int64, ctx *popContext, ff *pfilter.Filter) {
 	res, req := ctx.res, &ctx.req
 	res.PopTime, res.InvisibleTime, res.RestNum = clock.FromMillis(ctx.popTime), clock.MillisDuration(ctx.invisible), ctx.restCount

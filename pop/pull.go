@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"popsim/clock"
+	pfilter "popsim/filter"
 	"popsim/model"
 )
 
@@ -129,10 +130,10 @@ func (b *Broker) pull(now clock.Time, req *PullRequest, res *PullResult, allowSu
 }
 
 // validatePull applies processRequest's checks in RocketMQ's order.
-func (b *Broker) validatePull(req *PullRequest, res *PullResult) (*queue, filter, bool) {
+func (b *Broker) validatePull(req *PullRequest, res *PullResult) (*queue, *pfilter.Filter, bool) {
 	g := b.groups[req.ConsumerGroup]
 	t := b.topicNamed(req.Topic)
-	fail := func(code model.ResponseCode, format string, args ...any) (*queue, filter, bool) {
+	fail := func(code model.ResponseCode, format string, args ...any) (*queue, *pfilter.Filter, bool) {
 		res.Code, res.Status, res.Remark = code, PullError, fmt.Sprintf(format, args...)
 		return nil, nil, false
 	}
@@ -150,15 +151,18 @@ func (b *Broker) validatePull(req *PullRequest, res *PullResult) (*queue, filter
 	case req.QueueID < 0 || req.QueueID >= t.cfg.ReadQueueNums:
 		return fail(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]", req.QueueID, req.Topic, t.cfg.ReadQueueNums, req.ClientID)
 	}
-	f, err := buildFilter(req.ExpressionType, req.Subscription)
+	f, err := pfilter.Parse(req.ExpressionType, req.Subscription)
 	if err != nil {
 		return fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed")
+	}
+	if f.Kind() == pfilter.SQL92 && !b.cfg.EnablePropertyFilter {
+		return fail(model.SystemError, "The broker does not support consumer to filter message by %s", pfilter.TypeSQL92)
 	}
 	return t.queues[req.QueueID], f, true
 }
 
 // readPull is the store read and composeResponseHeader's status mapping.
-func (b *Broker) readPull(q *queue, f filter, req *PullRequest, res *PullResult) {
+func (b *Broker) readPull(q *queue, f *pfilter.Filter, req *PullRequest, res *PullResult) {
 	n := int(min(max(req.MaxMsgNums, 1), maxTransferCount))
 	r := q.get(req.QueueOffset, n, int64(req.MaxMsgNums), f, b.scratch.msgs)
 	b.countRead(&r)

@@ -104,7 +104,7 @@ func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime 
 // and sets the group's commit offset on queue 0 to 0 when absent.
 func (b *Broker) ensureRetryTopic(name, group string) {
 	if _, ok := b.topics[name]; !ok {
-		_ = b.CreateTopic(TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: PermRead | PermWrite})
+		b.createTopic(TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: PermRead | PermWrite})
 	}
 	s := b.offsets.at(qkey{b.names.pair(group, name), 0})
 	if s.has&hasCommit == 0 {

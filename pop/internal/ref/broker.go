@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 
 	"popsim/clock"
 	"popsim/model"
@@ -106,12 +107,19 @@ func (b *Broker) Config() pop.Config { return b.cfg }
 // CreateTopic adds a topic or updates its queue counts and permission;
 // queues are never removed.
 func (b *Broker) CreateTopic(c pop.TopicConfig) error {
-	if err := model.ValidateName("topic", c.Name); err != nil {
+	if err := model.ValidateTopic(c.Name); err != nil {
 		return err
 	}
 	if c.ReadQueueNums < 1 || c.ReadQueueNums > 65535 || c.WriteQueueNums < 1 || c.WriteQueueNums > 65535 {
 		return fmt.Errorf("ref: topic %s: readQueueNums %d / writeQueueNums %d: want 1..65535", c.Name, c.ReadQueueNums, c.WriteQueueNums)
 	}
+	b.createTopic(c)
+	return nil
+}
+
+// createTopic is the broker creating a topic of its own (retry, revive):
+// no name check; the store refuses writes to a name too long for it.
+func (b *Broker) createTopic(c pop.TopicConfig) {
 	if c.Perm == 0 {
 		c.Perm = pop.PermRead | pop.PermWrite
 	}
@@ -125,12 +133,11 @@ func (b *Broker) CreateTopic(c pop.TopicConfig) error {
 	for len(t.queues) < int(max(c.ReadQueueNums, c.WriteQueueNums)) {
 		t.queues = append(t.queues, &queue{})
 	}
-	return nil
 }
 
 // CreateGroup adds or replaces a subscription group.
 func (b *Broker) CreateGroup(g pop.GroupConfig) error {
-	if err := model.ValidateName("group", g.Name); err != nil {
+	if err := model.ValidateGroup(g.Name, model.MaxGroupLength); err != nil {
 		return err
 	}
 	if g.RetryMaxTimes < 0 {
@@ -271,6 +278,9 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) pop.PutResult {
 // write appends msg (which the broker then owns) to its queue unless the
 // faults fail it; a failed write is returned.
 func (b *Broker) write(now clock.Time, msg *model.Message) (pop.WriteFailure, bool) {
+	if refusedTopic(msg.Topic) {
+		return pop.WriteFailure{Refused: true, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}, false
+	}
 	b.writes++
 	if b.fails(msg) {
 		b.stats.PutFailures++
@@ -281,6 +291,12 @@ func (b *Broker) write(now clock.Time, msg *model.Message) (pop.WriteFailure, bo
 	msg.StoreTimestamp = now.Millis()
 	q.msgs = append(q.msgs, msg)
 	return pop.WriteFailure{}, true
+}
+
+// refusedTopic: the store takes a topic of at most 127 bytes, or 255 for a
+// %RETRY% topic.
+func refusedTopic(t string) bool {
+	return len(t) > 255 || len(t) > 127 && !strings.HasPrefix(t, "%RETRY%")
 }
 
 // fails applies the faults to the write numbered b.writes: the first

@@ -128,7 +128,7 @@ func (b *Broker) reviveQ(rq int32) *queue {
 		if t != nil {
 			c.ReadQueueNums, c.WriteQueueNums = max(n, t.cfg.ReadQueueNums), max(n, t.cfg.WriteQueueNums)
 		}
-		_ = b.CreateTopic(c)
+		b.createTopic(c)
 		t = b.topics[name]
 	}
 	return t.queues[rq]
@@ -162,7 +162,7 @@ func (b *Broker) refuses(nowMs, deliverMs int64) bool {
 // putRevive writes a revive-topic message: refused, failed (a fault),
 // held by the timer, or stored at once.
 func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, fails *[]pop.WriteFailure) int {
-	if b.refuses(nowMs, deliverMs) {
+	if b.refuses(nowMs, deliverMs) || refusedTopic(msg.Topic) {
 		return 2
 	}
 	q := b.reviveQ(msg.QueueID)

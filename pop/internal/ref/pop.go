@@ -32,13 +32,9 @@ func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
 		return pop.PopResult{Code: code, Status: status}
 	}
 	b.stats.PopRequests++
-	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis()}
+	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis(), ff: f}
 	for _, s := range b.stages(nowMs, req) {
-		sf := tagFilter{all: true} // retry topics are read with "*"
-		if s.topic == req.Topic {
-			sf = f
-		}
-		b.stage(req, p, s.topic, s.qid, sf)
+		b.stage(req, p, s.topic, s.qid, f) // retry topics too, through the request's filter
 	}
 	if len(p.recs) > 0 {
 		b.keep(p)
@@ -47,15 +43,15 @@ func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
 }
 
 // checkPop applies the checks of docs/rocketmq/kv-path.md §3 in order.
-func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.ResponseCode, pop.PopStatus, bool) {
+func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (*filter.Filter, model.ResponseCode, pop.PopStatus, bool) {
 	t := b.topics[req.Topic]
 	g, hasGroup := b.groups[req.ConsumerGroup]
-	bad := func(c model.ResponseCode) (tagFilter, model.ResponseCode, pop.PopStatus, bool) {
-		return tagFilter{}, c, pop.PopError, false
+	bad := func(c model.ResponseCode) (*filter.Filter, model.ResponseCode, pop.PopStatus, bool) {
+		return nil, c, pop.PopError, false
 	}
 	switch {
 	case nowMs-req.BornTime.Millis()-req.PollTime.Millis() > 500:
-		return tagFilter{}, model.PollingTimeout, pop.PopPollingNotFound, false
+		return nil, model.PollingTimeout, pop.PopPollingNotFound, false
 	case !b.cfg.Readable:
 		return bad(model.NoPermission)
 	case req.MaxMsgNums > pop.MaxPopBatch:
@@ -75,9 +71,9 @@ func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.Re
 	case req.Order:
 		return bad(model.InvalidParameter) // FIFO is not built (pop/doc.go)
 	case !b.cfg.UsesKV():
-		return tagFilter{}, 0, 0, true // the FS path compiles its own subscription
+		return nil, 0, 0, true // the FS path compiles its own subscription
 	}
-	f, err := parseFilter(req.ExpressionType, req.Expression)
+	f, err := filter.ParsePop(req.ExpressionType, req.Expression)
 	if err != nil {
 		return bad(model.SubscriptionParseFailed)
 	}
@@ -152,7 +148,7 @@ type popping struct {
 }
 
 // stage reads one queue for the request (docs/rocketmq/kv-path.md §4 step 5).
-func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid int32, f tagFilter) {
+func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid int32, f *filter.Filter) {
 	q := b.queue(stageTopic, qid)
 	if q == nil {
 		return // a retry topic nobody has written yet
@@ -213,7 +209,7 @@ type readResult struct {
 }
 
 // read is a counted store read (broker work): the read below.
-func (b *Broker) read(q *queue, offset int64, n int, asked int64, f tagFilter) readResult {
+func (b *Broker) read(q *queue, offset int64, n int, asked int64, f *filter.Filter) readResult {
 	r := read(q, offset, n, asked, f)
 	b.stats.ReadCalls++
 	b.stats.ReadMessages += int64(len(r.msgs))
@@ -223,7 +219,7 @@ func (b *Broker) read(q *queue, offset int64, n int, asked int64, f tagFilter) r
 // read returns up to n messages matching f from offset, inspecting at most
 // max(800, asked) entries (asked: the request's maxMsgNums), with the
 // store's offset-correction statuses.
-func read(q *queue, offset int64, n int, asked int64, f tagFilter) readResult {
+func read(q *queue, offset int64, n int, asked int64, f *filter.Filter) readResult {
 	lo, hi := q.min, q.max()
 	switch {
 	case hi == 0:
@@ -240,7 +236,7 @@ func read(q *queue, offset int64, n int, asked int64, f tagFilter) readResult {
 	r := readResult{status: stNoMatchedMessage}
 	o := offset
 	for ; o < hi && o-offset < max(800, asked) && len(r.msgs) < n; o++ {
-		if m := q.at(o); f.match(m.Tags) {
+		if m := q.at(o); matches(f, m) {
 			r.msgs = append(r.msgs, m)
 		}
 	}

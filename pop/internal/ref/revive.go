@@ -105,7 +105,7 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 // offset 0 on it for the group when it has no offset.
 func (b *Broker) retryTopic(name, group string) {
 	if b.topics[name] == nil {
-		_ = b.CreateTopic(pop.TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: pop.PermRead | pop.PermWrite})
+		b.createTopic(pop.TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: pop.PermRead | pop.PermWrite})
 	}
 	k := qk{group, name, 0}
 	if _, ok := b.commit[k]; !ok {
