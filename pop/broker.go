@@ -82,7 +82,7 @@ func (b *Broker) topicNamed(name string) *topic {
 }
 
 // volatile is everything a broker restart loses, besides the pull offsets
-// and commit windows kept in offsets (offsets.dropVolatile).
+// and pending commits kept in offsets (offsets.dropVolatile).
 type volatile struct {
 	requestCount map[uint32]int64 // per group@topic
 	locks        map[uint32]int64 // PopConsumerLockService: group@topic -> lockTime
@@ -306,8 +306,8 @@ func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (
 	}
 	k := qkey{b.names.pair(group, topicName), qid}
 	s := b.offsets.at(k)
-	s.reset, s.commit, s.pull, s.win = offset, offset, 0, nil
-	s.has = s.has&^(hasPull|caughtUpMark) | hasReset | hasCommit
+	s.reset, s.commit, s.pull, s.pending = offset, offset, 0, 0
+	s.has = s.has&^(hasPull|hasPending) | hasReset | hasCommit
 	delete(b.inflight, k) // the in-flight counter of the queue is cleared
 	return ResetOffsetResult{Replaced: b.flushCacheQueue(k, nil)}, nil
 }

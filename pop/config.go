@@ -130,10 +130,21 @@ type Bugs struct {
 	// (%RETRY%g_t) does not wake suspended pop requests; they wait for their
 	// poll timeout.
 	V1RetryNoPollWake bool
-	// CommitOffsetLag (#10949): the KV commit offset is the start of the last
-	// popped batch (or the smallest cached offset); acks never advance it, so
-	// consumer lag never reaches 0 after the consumer drains.
+	// CommitOffsetLag (#10949, open; every release with the KV path): a KV
+	// stage commits the offset it started from, not the one it read to
+	// (the smallest cached offset instead while the cache holds the
+	// queue's records), and acks never move it. While the consumer keeps
+	// polling, the next stage commits where the last one ended, so lag
+	// reaches 0; once it stops, the commit offset stays at the start of
+	// its last batch and the queue reports lag forever. Fixed (as PR
+	// #10964 proposes): a stage commits its next begin offset once its
+	// records are stored, capped at the smallest cached offset, never
+	// backwards; cache cleanup commits the rest once the cache is empty.
 	CommitOffsetLag bool
+	// EmptyStageCommitsNextBegin (#9339, 5.3.2 only, fixed in 5.3.3 by PR
+	// #9340): with CommitOffsetLag, a stage that found nothing commits its
+	// next begin offset rather than the offset it started from.
+	EmptyStageCommitsNextBegin bool
 	// RetryTopicReencoding (#10945/#11195): the KV path's re-encoding of retry
 	// messages is broken, so they reach clients under their retry topic name;
 	// the client then acks on a topic that does not exist.

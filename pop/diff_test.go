@@ -141,6 +141,7 @@ func genConfig(c chooser, merge, kv bool) pop.Config {
 		CacheCleanupIgnoresReviveFailure: on("bug.cacheCleanupIgnoresReviveFailure"),
 		V1RetryNoPollWake:                on("bug.v1RetryNoPollWake"),
 		CommitOffsetLag:                  on("bug.commitOffsetLag"),
+		EmptyStageCommitsNextBegin:       on("bug.emptyStageCommitsNextBegin"),
 		RetryTopicReencoding:             on("bug.retryTopicReencoding"),
 	}
 	if !kv {

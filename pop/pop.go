@@ -149,7 +149,7 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 		return
 	}
 	b.stats.PopRequests++
-	ctx.invisible, ctx.records = r.InvisibleTime.Millis(), b.scratch.records[:0]
+	ctx.invisible, ctx.records, ctx.stages = r.InvisibleTime.Millis(), b.scratch.records[:0], b.scratch.stages[:0]
 	before := b.lastLease
 	if b.cfg.UsesKV() {
 		b.popKV(nowMs, t, ff, &ctx)
@@ -213,6 +213,7 @@ type popContext struct {
 	restCount int64
 	reviveQid int32 // FS: the request's revive queue (round-robin)
 	records   []rec
+	stages    []qkey // KV: queues whose stage left a pending commit
 	res       *PopResult
 }
 
@@ -220,6 +221,7 @@ type popContext struct {
 // in them outlives a call.
 type popScratch struct {
 	records []rec
+	stages  []qkey
 	msgs    []*model.Message
 	offs    []int64
 }
@@ -227,7 +229,7 @@ type popScratch struct {
 // keep takes the context's buffers back, cleared of references.
 func (s *popScratch) keep(ctx *popContext) {
 	clear(ctx.records)
-	s.records = ctx.records[:0]
+	s.records, s.stages = ctx.records[:0], ctx.stages[:0]
 }
 
 // addMessage appends a copy of m, presented under topic shown, to the

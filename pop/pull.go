@@ -202,17 +202,12 @@ func (b *Broker) readPull(q *queue, f *pfilter.Filter, req *PullRequest, res *Pu
 // served as it arrives.
 func (b *Broker) commitPull(k qkey, req *PullRequest, res *PullResult, allowSuspend bool) {
 	s := b.offsets.at(k)
-	s.pull, s.has = res.NextBeginOffset, s.has&^caughtUpMark|hasPull
+	s.pull, s.has = res.NextBeginOffset, s.has|hasPull
 	if allowSuspend && req.HasCommitOffset && req.CommitOffset >= 0 {
 		b.storeCommit(s, req.CommitOffset)
 	}
 }
 
 // storeCommit is ConsumerOffsetManager.commitOffset from a client (a pull's
-// FLAG_COMMIT_OFFSET or UPDATE_CONSUMER_OFFSET). The KV path's commit
-// window (the #10949 fix) no longer describes the offset, so it is dropped;
-// the next pop starts a new one.
-func (b *Broker) storeCommit(s *slot, v int64) {
-	s.setCommit(v)
-	s.win = nil
-}
+// FLAG_COMMIT_OFFSET or UPDATE_CONSUMER_OFFSET): the value as given.
+func (b *Broker) storeCommit(s *slot, v int64) { s.setCommit(v) }

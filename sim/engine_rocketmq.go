@@ -105,6 +105,16 @@ func (a *rocketMQ) SetFaults(f EngineFaults) {
 
 func (a *rocketMQ) CheckInvariants() error { return a.b.CheckInvariants() }
 
+// SettleTime: with the cache on, the fixed commit offset (apache/rocketmq
+// #10949 fixed) reaches the end of a drained queue at the next cache
+// cleanup, up to CacheCleanupInterval after the last ack.
+func (a *rocketMQ) SettleTime() clock.Duration {
+	if a.cache {
+		return pop.CacheCleanupInterval*clock.Millisecond + clock.Millisecond
+	}
+	return 0
+}
+
 // Store puts a produced message; arrivals wake parked pops and held pulls.
 func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *Outcome) bool {
 	res := a.b.Put(now, m)

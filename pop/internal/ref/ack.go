@@ -72,7 +72,6 @@ func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32,
 		b.stats.RecordDeletes++
 	}
 	if l != 0 {
-		b.settled(k, offset)
 		return l
 	}
 	b.stats.AckMisses++

@@ -57,7 +57,7 @@ type Broker struct {
 	pullWakes []pop.PullWakeup   // and the held pulls its writes woke
 
 	// volatile: lost on Restart.
-	windows      map[qk]*window
+	pending      map[qk]int64 // fixed #10949: the commit a stage left to make
 	requests     map[pk]int64
 	locks        map[pk]int64
 	reviveCursor int64
@@ -90,7 +90,7 @@ func New(cfg pop.Config) (*Broker, error) {
 // forgetVolatile drops everything a restart loses (fsRestart the FS
 // path's).
 func (b *Broker) forgetVolatile() {
-	b.windows = map[qk]*window{}
+	b.pending = map[qk]int64{}
 	b.requests = map[pk]int64{}
 	b.locks = map[pk]int64{}
 	b.reviveCursor = 3000
@@ -363,7 +363,7 @@ func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.R
 	b.commit[k] = offset
 	delete(b.pull, k)
 	_, replaced := b.flushCached(k)
-	delete(b.windows, k)
+	delete(b.pending, k)
 	return pop.ResetOffsetResult{Replaced: replaced}, nil
 }
 

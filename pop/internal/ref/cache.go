@@ -107,6 +107,9 @@ func (b *Broker) CleanupCache(now clock.Time) pop.CacheResult {
 			res.Flushed += n
 			res.Replaced = append(res.Replaced, replaced...)
 			res.Offline++
+			if !b.cfg.Bugs.CommitOffsetLag {
+				b.commitPending(k)
+			}
 			continue
 		}
 		b.cleanupQueue(now, k, &res)
@@ -142,9 +145,9 @@ func (b *Broker) cleanupQueue(now clock.Time, k qk, res *pop.CacheResult) {
 		res.Revives = append(res.Revives, rv)
 		res.Woken = append(res.Woken, woken...)
 	}
-	if b.cfg.Bugs.CommitOffsetLag {
-		if m := b.cacheMin(k); m >= 0 {
-			b.commit[k] = m
-		}
+	if !b.cfg.Bugs.CommitOffsetLag {
+		b.commitPending(k)
+	} else if m := b.cacheMin(k); m >= 0 {
+		b.commit[k] = m
 	}
 }

@@ -39,6 +39,9 @@ func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
 	if len(p.recs) > 0 {
 		b.keep(p)
 	}
+	for _, k := range p.stages {
+		b.commitPending(k)
+	}
 	return b.respond(nowMs, req, p)
 }
 
@@ -144,7 +147,8 @@ type popping struct {
 	recs            []pop.LeasedRecord
 	replaced        []model.LeaseID
 	msgs            []pop.PoppedMessage
-	ff              *filter.Filter // the FS subscription, for parking
+	ff              *filter.Filter // the subscription, for parking
+	stages          []qk           // queues whose stage left a pending commit
 }
 
 // stage reads one queue for the request (docs/rocketmq/kv-path.md §4 step 5).
@@ -162,30 +166,17 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 		p.rest += q.max() - max(b.queryOffset(k), 0)
 		return
 	}
-	offset := b.popOffset(k, q, req.InitMode, p)
-	r := b.read(q, offset, remain, int64(remain), f)
+	start, reset := b.popOffset(k, q, req.InitMode, p)
+	r := b.read(q, start, remain, int64(remain), f)
 	if r.status == stOffsetTooSmall || r.status == stOffsetOverflowBadly || r.status == stOffsetFoundNull {
 		b.commit[k] = r.next
-		offset = r.next
-		r = b.read(q, offset, remain, int64(remain), f)
+		r = b.read(q, r.next, remain, int64(remain), f)
 	}
-	cacheMin := b.cacheMin(k)
-	var popped []int64
 	if r.status == stFound {
-		popped = b.collect(req, p, k, offset, q, r)
+		b.collect(req, p, k, start, q, r) // the offset the stage started from, not the corrected one
 	}
 	b.pull[k] = r.next
-	if b.cfg.Bugs.CommitOffsetLag {
-		if r.status != stFound { // #10949: only a found batch commits
-			return
-		}
-		if cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
-			offset = cacheMin
-		}
-		b.commit[k] = offset
-		return
-	}
-	b.handedOut(k, offset, r.next, popped)
+	b.stageCommit(p, k, start, r.next, r.status == stFound, reset)
 }
 
 // getStatus is the store's GetMessageStatus, the values the reference uses.

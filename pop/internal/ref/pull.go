@@ -83,7 +83,6 @@ func (b *Broker) pullRequest(now clock.Time, req pop.PullRequest, allowSuspend b
 	b.pull[k] = res.NextBeginOffset
 	if allowSuspend && req.HasCommitOffset && req.CommitOffset >= 0 {
 		b.commit[k] = req.CommitOffset
-		delete(b.windows, k)
 	}
 	switch res.Code {
 	case model.Success:
@@ -239,7 +238,6 @@ func (b *Broker) UpdateConsumerOffset(req *pop.UpdateConsumerOffsetRequest) pop.
 		return pop.UpdateConsumerOffsetResult{Code: model.Success}
 	}
 	b.commit[k] = req.CommitOffset
-	delete(b.windows, k) // the pop window no longer describes the offset
 	return pop.UpdateConsumerOffsetResult{Code: model.Success}
 }
 

@@ -63,7 +63,6 @@ func containsKey(rs []pop.LeasedRecord, r *model.PopConsumerRecord) bool {
 func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop.Wakeup) {
 	r := lr.Record
 	rv := pop.Revival{Lease: lr.Lease, Record: r, Deadline: clock.FromMillis(r.VisibilityTimeout())}
-	k := keyOf(&r)
 	var orig *model.Message
 	if q := b.queue(r.TopicID, r.QueueID); q != nil {
 		orig = q.at(r.Offset)
@@ -72,7 +71,6 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 	if orig == nil {
 		rv.Outcome = pop.ReviveSkipped
 		b.stats.ReviveSkipped++
-		b.settled(k, r.Offset)
 		return rv, nil
 	}
 	b.stats.ReadMessages++
@@ -96,7 +94,6 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 	}
 	rv.Outcome, rv.Copy, rv.CopyReconsumeTimes = pop.Revived, pop.Location{Topic: cp.Topic, QueueID: cp.QueueID, Offset: cp.QueueOffset}, cp.ReconsumeTimes
 	b.stats.Revived++
-	b.settled(k, r.Offset)
 	b.pullWakes = append(b.pullWakes, b.pullArrived(now, cp)...)
 	return rv, b.arrived(cp, r.GroupID)
 }
@@ -140,6 +137,5 @@ func (b *Broker) backoff(now clock.Time, lr pop.LeasedRecord, rv pop.Revival) po
 func (b *Broker) drop(r model.PopConsumerRecord, rv pop.Revival) pop.Revival {
 	rv.Outcome = pop.ReviveDropped
 	b.stats.MayBeLost++
-	b.settled(keyOf(&r), r.Offset)
 	return rv
 }
