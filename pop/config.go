@@ -109,6 +109,12 @@ type Config struct {
 	// RocketMQ setting.
 	Seed uint64
 
+	// Version names the RocketMQ release whose profile (Releases) the
+	// configuration started from: ApplyVersion sets that release's bug
+	// switches and the defaults it changed. Empty: popsim's defaults, every
+	// defect fixed. It is not a RocketMQ setting.
+	Version string
+
 	// Bugs re-enables upstream defects. All off by default.
 	Bugs Bugs
 }
@@ -266,7 +272,7 @@ func (c *Config) Validate() error {
 			return &ConfigError{Key: k.name, Msg: fmt.Sprintf("%d out of range", k.v), Want: fmt.Sprintf("%d..%d", k.min, k.max)}
 		}
 	}
-	return nil
+	return c.validateVersion()
 }
 
 func containsSpace(s string) bool {
