@@ -17,6 +17,9 @@ const (
 	PropertyPopCK           = "POP_CK"
 	PropertyRetryTopic      = "RETRY_TOPIC"
 	PropertyOriginMessageID = "ORIGIN_MESSAGE_ID"
+	// PropertyOriginGroup is the group a POP retry copy was revived for
+	// (RocketMQ 5.4.0 on: long polling wakes that group's pollers).
+	PropertyOriginGroup = "ORIGIN_GROUP"
 )
 
 // Property is one user or system property not covered by a typed field.

@@ -284,15 +284,18 @@ func (b *Broker) commitOffset(k qkey, v int64) { b.offsets.at(k).setCommit(v) }
 
 // ResetOffsetResult reports what an admin reset did besides the offsets.
 type ResetOffsetResult struct {
-	// Replaced lists the leases whose records were overwritten when the
-	// queue's cached records moved to the store (a cached record with the
-	// key of a stored one replaces it).
-	Replaced []model.LeaseID
+	// Discarded (KV) lists the leases of the queue's cached records, which
+	// the reset removes without writing them to the store: they are
+	// forgotten and never revive.
+	Discarded []model.LeaseID
 }
 
-// ResetOffset is the admin reset (assignResetOffset): it records a pending
-// reset, overwrites the commit offset, and in KV mode clears the cache and
-// the pull offset of the queue.
+// ResetOffset is the admin reset (AdminBrokerProcessor.resetOffsetInner
+// with server-side reset, docs/rocketmq/kv-path.md §5.5): it records a
+// pending reset, overwrites the commit offset and clears the queue's
+// in-flight counter; on the KV path it also discards the queue's cached
+// records (clearCache) and drops the pull offsets of every queue of the
+// topic for the group (clearPullOffset), not only the reset queue's.
 func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (ResetOffsetResult, error) {
 	q := b.queue(topicName, qid)
 	if q == nil {
@@ -306,10 +309,21 @@ func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (
 	}
 	k := qkey{b.names.pair(group, topicName), qid}
 	s := b.offsets.at(k)
-	s.reset, s.commit, s.pull, s.pending = offset, offset, 0, 0
-	s.has = s.has&^(hasPull|hasPending) | hasReset | hasCommit
+	s.reset, s.commit, s.pending = offset, offset, 0
+	s.has = s.has&^hasPending | hasReset | hasCommit
 	delete(b.inflight, k) // the in-flight counter of the queue is cleared
-	return ResetOffsetResult{Replaced: b.flushCacheQueue(k, nil)}, nil
+	var res ResetOffsetResult
+	if !b.cfg.UsesKV() {
+		return res, nil
+	}
+	row := b.offsets.row(k.pair, 0)
+	for i := range row {
+		row[i].pull, row[i].has = 0, row[i].has&^hasPull
+	}
+	for _, r := range b.cache.take(k) {
+		res.Discarded = append(res.Discarded, r.lease)
+	}
+	return res, nil
 }
 
 // RestartResult lists what a restart dropped.

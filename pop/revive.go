@@ -1,6 +1,8 @@
 package pop
 
 import (
+	"slices"
+
 	"popsim/clock"
 	"popsim/model"
 )
@@ -83,10 +85,15 @@ type ReviveResult struct {
 }
 
 // retryCopy builds the message written to the retry topic (docs/rocketmq/kv-path.md §10.4).
-// The copy shares orig's Body and Properties: the engine never modifies a
-// stored message.
+// The copy shares orig's Body (the engine never modifies a stored
+// message); it carries ORIGIN_GROUP (RocketMQ 5.4.0 on; not with
+// Bugs.V1RetryNoPollWake, the releases before it).
 func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime int64) model.Message {
 	cp := *orig
+	if !b.cfg.Bugs.V1RetryNoPollWake {
+		cp.Properties = slices.Clone(orig.Properties)
+		_ = cp.SetProperty(model.PropertyOriginGroup, group) // not a typed property: cannot fail
+	}
 	cp.Topic = recTopic
 	if !model.IsRetryTopic(recTopic) {
 		cp.Topic = model.BuildPopRetryTopic(recTopic, group, b.cfg.EnableRetryTopicV2)

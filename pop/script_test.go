@@ -485,8 +485,8 @@ func cmdResetOffset(e *scriptEnv, a *cmdArgs) error {
 		return err
 	}
 	r, err := e.b.ResetOffset(g, tp, qid, off)
-	if err == nil && len(r.Replaced) > 0 {
-		e.printf("replaced=%v", r.Replaced)
+	if err == nil && len(r.Discarded) > 0 {
+		e.printf("discarded=%v", r.Discarded)
 	}
 	e.printOK(err)
 	return nil

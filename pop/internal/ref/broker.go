@@ -361,10 +361,22 @@ func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.R
 	delete(b.ck.inflight, k)
 	b.reset[k] = offset
 	b.commit[k] = offset
-	delete(b.pull, k)
-	_, replaced := b.flushCached(k)
 	delete(b.pending, k)
-	return pop.ResetOffsetResult{Replaced: replaced}, nil
+	var res pop.ResetOffsetResult
+	if !b.cfg.UsesKV() {
+		return res, nil
+	}
+	for q := range b.pull { // every queue of the topic for the group
+		if q.group == group && q.topic == name {
+			delete(b.pull, q)
+		}
+	}
+	for _, r := range b.cachedOf(k) {
+		b.cacheRemove(k, r.Record.Offset)
+		res.Discarded = append(res.Discarded, r.Lease)
+	}
+	b.dropCacheOrder(k)
+	return res, nil
 }
 
 // Restart loses the volatile state; messages, commit offsets, pending

@@ -79,13 +79,18 @@ func (b *Broker) flushCached(k qk) (int, []model.LeaseID) {
 			replaced = append(replaced, l)
 		}
 	}
+	b.dropCacheOrder(k)
+	return len(rs), replaced
+}
+
+// dropCacheOrder forgets queue k's place in the cleanup order.
+func (b *Broker) dropCacheOrder(k qk) {
 	for i, o := range b.cacheOrder {
 		if o == k {
 			b.cacheOrder = append(b.cacheOrder[:i], b.cacheOrder[i+1:]...)
 			break
 		}
 	}
-	return len(rs), replaced
 }
 
 // lockTimedOut is isLockTimeout: no pop has taken the group@topic lock

@@ -432,6 +432,9 @@ func (b *Broker) reviveCk(s *service, c *rck, g int64, res *pop.CheckpointResult
 			cp.FirstPopTime = c.ck.PopTime
 		}
 		cp.ReconsumeTimes = orig.ReconsumeTimes + 1
+		if !b.cfg.Bugs.V1RetryNoPollWake {
+			_ = cp.SetProperty(model.PropertyOriginGroup, c.ck.CID)
+		}
 		b.retryTopic(cp.Topic, c.ck.CID)
 		b.stats.RetryPuts++
 		if f, ok := b.write(clock.FromMillis(g), cp); !ok {

@@ -86,6 +86,9 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 		cp.FirstPopTime = r.PopTime
 	}
 	cp.ReconsumeTimes = orig.ReconsumeTimes + 1
+	if !b.cfg.Bugs.V1RetryNoPollWake {
+		_ = cp.SetProperty(model.PropertyOriginGroup, r.GroupID)
+	}
 	b.retryTopic(cp.Topic, r.GroupID)
 	if f, ok := b.write(now, cp); !ok {
 		rv.Outcome = pop.ReviveRetried
