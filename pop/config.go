@@ -151,9 +151,15 @@ type Bugs struct {
 	// #9340): with CommitOffsetLag, a stage that found nothing commits its
 	// next begin offset rather than the offset it started from.
 	EmptyStageCommitsNextBegin bool
-	// RetryTopicReencoding (#10945/#11195): the KV path's re-encoding of retry
-	// messages is broken, so they reach clients under their retry topic name;
-	// the client then acks on a topic that does not exist.
+	// RetryTopicReencoding (#10945/#11195, open; KV 5.3.2 on): the KV
+	// path's re-encoding of retry messages is broken, so the broker sends
+	// them under their retry topic name without a POP_CK property. The
+	// official Java client and the proxy rename the topic to the request
+	// topic and build POP_CK from the retry name, so with them acks work
+	// and applications see nothing (docs/rocketmq/kv-path.md §4.5); a
+	// client that keeps the broker's topic shows the retry name, which is
+	// what the engine reports (PoppedMessage.Message.Topic) and the
+	// simulator's checker catches (presented-topic).
 	RetryTopicReencoding bool
 
 	// ReviveReadFailureLosesRetry (#10985, FS, open upstream): a revive
