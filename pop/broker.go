@@ -52,6 +52,9 @@ type Broker struct {
 	// lastNow is the latest time any call brought.
 	started          bool
 	startMs, lastNow int64
+	// nextFlush is when ConsumerOffsetManager next persists the commit
+	// offsets (every FlushConsumerOffsetInterval from time 0).
+	nextFlush int64
 	// arrival is when the last successful revive-topic put reaches its
 	// revive queue (its timer delivery, or the put itself).
 	arrival int64
@@ -326,6 +329,14 @@ func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (
 	return res, nil
 }
 
+// FlushConsumerOffsets persists every commit offset now
+// (ConsumerOffsetManager.persist, as a graceful shutdown does), besides
+// the periodic flush every FlushConsumerOffsetInterval.
+func (b *Broker) FlushConsumerOffsets(now clock.Time) {
+	b.touch(now.Millis())
+	b.offsets.flush()
+}
+
 // RestartResult lists what a restart dropped.
 type RestartResult struct {
 	// ReopenedLeases (FS) are leases whose acks the buffer had merged
@@ -353,7 +364,9 @@ type RestartResult struct {
 // the commit queues, the revive rounds and the in-flight counters;
 // messages, commit offsets (the revive group's included), topics (the
 // revive topic included), groups, stored records, the timer's messages and
-// the lease counter survive. The broker's clock restarts at now.
+// the lease counter survive. Restart is a crash: each commit offset is
+// the one last persisted (every FlushConsumerOffsetInterval), so up to
+// 5 s of commits are lost. The broker's clock restarts at now.
 func (b *Broker) Restart(now clock.Time) RestartResult {
 	nowMs := now.Millis()
 	b.touch(nowMs)
@@ -362,6 +375,7 @@ func (b *Broker) Restart(now clock.Time) RestartResult {
 		r.LostLeases = append(r.LostLeases, x.Lease)
 	}
 	b.loseBuffer(&r)
+	b.offsets.crash()
 	b.offsets.dropVolatile()
 	b.resetVolatile()
 	b.startServices(nowMs)

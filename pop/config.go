@@ -102,6 +102,10 @@ type Config struct {
 	InitPopOffsetByCheckMsgInMem bool  // MAX init starts at 0 while offset 0 is in memory (true)
 	UseServerSideResetOffset     bool  // queryOffset honours a pending admin reset (true)
 	PopConsumerLockTimeout       int64 `unit:"ms"` // PopConsumerLockService lease, "consumer offline" (120000)
+	// FlushConsumerOffsetInterval: ConsumerOffsetManager persists the
+	// commit offsets every this many ms (5000); a crash (Restart) loses
+	// what changed since the last flush, a graceful Stop nothing.
+	FlushConsumerOffsetInterval int64 `unit:"ms"`
 
 	// Seed is popsim's: it seeds the broker's own random draws (the FS
 	// pop's randomQ, java.util.Random in upstream), each a pure function
@@ -215,6 +219,7 @@ func DefaultConfig() Config {
 		InitPopOffsetByCheckMsgInMem:       true,
 		UseServerSideResetOffset:           true,
 		PopConsumerLockTimeout:             120000,
+		FlushConsumerOffsetInterval:        5000,
 	}
 }
 
@@ -262,6 +267,7 @@ func (c *Config) Validate() error {
 		{"maxPopPollingSize", int64(c.MaxPopPollingSize), 0, 1 << 30},
 		{"popLongPollingForceNotifyInterval", c.PopLongPollingForceNotifyInterval, 1, 1 << 40},
 		{"popConsumerLockTimeout", c.PopConsumerLockTimeout, 1, 1 << 40},
+		{"flushConsumerOffsetInterval", c.FlushConsumerOffsetInterval, 1, 1 << 40},
 		{"timerPrecisionMs", c.TimerPrecisionMs, 1, 3600000},
 		{"timerMaxDelaySec", c.TimerMaxDelaySec, 1, 1 << 31},
 		{"popCkStayBufferTimeOut", c.PopCkStayBufferTimeOut, 0, 1 << 40},

@@ -12,6 +12,7 @@ const (
 	hasPull
 	hasReset
 	hasPending
+	hasFlushed
 )
 
 // slot is the state of one queue of one (group, topic) pair: its three
@@ -24,7 +25,10 @@ type slot struct {
 	// behaviour only: its next begin offset, committed once the cache no
 	// longer holds records below it). Volatile, like the pull offset.
 	pending int64
-	has     uint8 // hasCommit | hasPull | hasReset | hasPending
+	// flushed is the commit offset as last persisted (hasFlushed): what a
+	// crash leaves.
+	flushed int64
+	has     uint8 // hasCommit | hasPull | hasReset | hasPending | hasFlushed
 }
 
 // offsets is ConsumerOffsetManager: the durable commit offset (offsetTable),
@@ -85,6 +89,26 @@ func (o *offsets) dropVolatile() {
 	o.each(func(_ qkey, s *slot) {
 		s.has &^= hasPull | hasPending
 		s.pull, s.pending = 0, 0
+	})
+}
+
+// flush persists every commit offset (ConsumerOffsetManager.persist).
+func (o *offsets) flush() {
+	o.each(func(_ qkey, s *slot) {
+		s.flushed, s.has = s.commit, s.has&^hasFlushed
+		if s.has&hasCommit != 0 {
+			s.has |= hasFlushed
+		}
+	})
+}
+
+// crash puts every commit offset back to its last persisted value.
+func (o *offsets) crash() {
+	o.each(func(_ qkey, s *slot) {
+		s.commit, s.has = s.flushed, s.has&^hasCommit
+		if s.has&hasFlushed != 0 {
+			s.has |= hasCommit
+		}
 	})
 }
 

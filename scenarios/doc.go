@@ -101,6 +101,7 @@
 //	  initPopOffsetByCheckMsgInMem: true
 //	  useServerSideResetOffset: true
 //	  popConsumerLockTimeout: 120000        # milliseconds, or a duration
+//	  flushConsumerOffsetInterval: 5000     # commit offsets persisted this often; a broker restart (crash) loses the rest
 //	  bugs:                                 # upstream defects, off by default (see pop.Bugs)
 //	    sameDeadlineChangeInvisible: false  # apache/rocketmq#10276
 //	    cacheCleanupIgnoresReviveFailure: false   # #10667

@@ -581,6 +581,11 @@ func (a *rocketMQ) Disconnect(now clock.Time, c *consumer, out *Outcome) {
 // Restart restarts the broker: its cache, parked pops and held pulls are
 // lost, never answered (their clients time out).
 func (a *rocketMQ) Restart(now clock.Time, out *Outcome) {
+	// The simulator's broker restart keeps every commit offset (as a
+	// graceful stop persists them); a crash that loses the last
+	// flushConsumerOffsetInterval of commits is the engine's Restart alone
+	// (pop/testdata/script/offsets_flush.txt), not simulated yet.
+	a.b.FlushConsumerOffsets(now)
 	r := a.b.Restart(now)
 	for _, l := range r.LostLeases {
 		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Lease: l, Reason: model.RRestart})

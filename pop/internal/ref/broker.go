@@ -3,6 +3,7 @@ package ref
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -47,6 +48,8 @@ type Broker struct {
 	groups map[string]pop.GroupConfig
 
 	commit, pull, reset map[qk]int64
+	flushed             map[qk]int64 // the commit offsets as last persisted
+	nextFlush           int64
 	store               []pop.LeasedRecord // in-flight records, any order
 	lastLease           model.LeaseID      // the last lease granted (durable)
 
@@ -379,13 +382,24 @@ func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.R
 	return res, nil
 }
 
-// Restart loses the volatile state; messages, commit offsets, pending
+// FlushConsumerOffsets persists every commit offset now.
+func (b *Broker) FlushConsumerOffsets(now clock.Time) {
+	b.touch(now.Millis())
+	b.flushed = maps.Clone(b.commit)
+}
+
+// Restart (a crash) loses the volatile state and the commits made since
+// the last flush; messages, the flushed commit offsets, pending
 // resets, topics, groups and stored records survive.
 func (b *Broker) Restart(now clock.Time) pop.RestartResult {
 	b.touch(now.Millis())
 	r := pop.RestartResult{DroppedPolls: b.dropAllPolls(), DroppedPulls: b.dropAllHolds(), CachedLost: len(b.cache)}
 	for _, x := range b.cached() {
 		r.LostLeases = append(r.LostLeases, x.Lease)
+	}
+	b.commit = maps.Clone(b.flushed) // a crash: commits since the last flush are lost
+	if b.commit == nil {
+		b.commit = map[qk]int64{}
 	}
 	b.fsRestart(now.Millis(), &r)
 	b.forgetVolatile()

@@ -1,6 +1,7 @@
 package ref
 
 import (
+	"maps"
 	"sort"
 	"strconv"
 
@@ -78,6 +79,10 @@ func (b *Broker) reviveTopic() string { return model.ReviveTopic(b.cfg.ClusterNa
 // touch starts the broker's clock at its first call and delivers the
 // timer's due messages.
 func (b *Broker) touch(nowMs int64) {
+	if nowMs >= b.nextFlush {
+		b.flushed = maps.Clone(b.commit)
+		b.nextFlush = (nowMs/b.cfg.FlushConsumerOffsetInterval + 1) * b.cfg.FlushConsumerOffsetInterval
+	}
 	c := &b.ck
 	if !c.started {
 		c.started, c.startMs = true, nowMs
