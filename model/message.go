@@ -49,7 +49,11 @@ type Message struct {
 	Keys    string
 	// FirstPopTime is 1ST_POP_TIME in ms, 0 when absent.
 	FirstPopTime int64
-	Body         []byte
+	// OriginGroup is ORIGIN_GROUP, the group a POP retry copy was revived
+	// for; empty when absent. Typed so a revive adds it without copying
+	// the other properties.
+	OriginGroup string
+	Body        []byte
 	// Properties holds every other property, sorted by key.
 	Properties []Property
 }
@@ -66,6 +70,8 @@ func (m *Message) Property(key string) (string, bool) {
 		return m.UniqKey, m.UniqKey != ""
 	case PropertyFirstPopTime:
 		return strconv.FormatInt(m.FirstPopTime, 10), m.FirstPopTime != 0
+	case PropertyOriginGroup:
+		return m.OriginGroup, m.OriginGroup != ""
 	}
 	i := sort.Search(len(m.Properties), func(i int) bool { return m.Properties[i].Key >= key })
 	if i < len(m.Properties) && m.Properties[i].Key == key {
@@ -86,6 +92,9 @@ func (m *Message) SetProperty(key, value string) error {
 		return nil
 	case PropertyUniqKey:
 		m.UniqKey = value
+		return nil
+	case PropertyOriginGroup:
+		m.OriginGroup = value
 		return nil
 	case PropertyFirstPopTime:
 		v, err := strconv.ParseInt(value, 10, 64)
@@ -144,6 +153,9 @@ func (m *Message) String() string {
 	fmt.Fprintf(&b, "%s/%d@%d key=%s tag=%s reconsume=%d born=%d", m.Topic, m.QueueID, m.QueueOffset, m.UniqKey, m.Tags, m.ReconsumeTimes, m.BornTimestamp)
 	if m.FirstPopTime != 0 {
 		fmt.Fprintf(&b, " 1st_pop=%d", m.FirstPopTime)
+	}
+	if m.OriginGroup != "" {
+		fmt.Fprintf(&b, " %s=%s", PropertyOriginGroup, m.OriginGroup)
 	}
 	for _, p := range m.Properties {
 		fmt.Fprintf(&b, " %s=%s", p.Key, p.Value)

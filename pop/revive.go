@@ -1,8 +1,6 @@
 package pop
 
 import (
-	"slices"
-
 	"popsim/clock"
 	"popsim/model"
 )
@@ -85,14 +83,13 @@ type ReviveResult struct {
 }
 
 // retryCopy builds the message written to the retry topic (docs/rocketmq/kv-path.md §10.4).
-// The copy shares orig's Body (the engine never modifies a stored
-// message); it carries ORIGIN_GROUP (RocketMQ 5.4.0 on; not with
+// The copy shares orig's Body and Properties (the engine never modifies a
+// stored message); it carries ORIGIN_GROUP (RocketMQ 5.4.0 on; not with
 // Bugs.V1RetryNoPollWake, the releases before it).
 func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime int64) model.Message {
 	cp := *orig
 	if !b.cfg.Bugs.V1RetryNoPollWake {
-		cp.Properties = slices.Clone(orig.Properties)
-		_ = cp.SetProperty(model.PropertyOriginGroup, group) // not a typed property: cannot fail
+		cp.OriginGroup = group
 	}
 	cp.Topic = recTopic
 	if !model.IsRetryTopic(recTopic) {

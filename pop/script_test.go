@@ -598,6 +598,9 @@ func fmtMsg(m *model.Message) string {
 	if m.FirstPopTime != 0 {
 		s += " 1st_pop=" + strconv.FormatInt(m.FirstPopTime, 10)
 	}
+	if m.OriginGroup != "" {
+		s += " " + model.PropertyOriginGroup + "=" + m.OriginGroup
+	}
 	for _, p := range m.Properties {
 		s += " " + p.Key + "=" + p.Value
 	}
