@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // ErrMalformedHandle is wrapped by every receipt-handle decoding error.
@@ -16,6 +15,10 @@ var ErrMalformedHandle = errors.New("malformed receipt handle")
 //
 // The proxy's receipt handle is the same string with the ninth field;
 // CommitLogOffset is -1 when it is absent. Times are epoch milliseconds.
+// The decoder accepts what RocketMQ's ReceiptHandle.decode accepts, so a
+// field may hold any value its Java type does (negative times included),
+// and RetryFlag is the meaning getRealTopic gives field 5: "1" is V1, "2"
+// is V2, any other text the normal topic.
 type ReceiptHandle struct {
 	CkQueueOffset   int64
 	PopTime         int64
@@ -43,7 +46,7 @@ func (h *ReceiptHandle) RealTopic(topic, group string) string {
 }
 
 // AppendExtraInfo appends the 8-field extraInfo form, plus the ninth
-// commitLogOffset field when it is >= 0 (the proxy form).
+// commitLogOffset field unless it is -1 (absent): the proxy form.
 func (h *ReceiptHandle) AppendExtraInfo(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, h.CkQueueOffset, 10)
 	dst = append(dst, ' ')
@@ -60,7 +63,7 @@ func (h *ReceiptHandle) AppendExtraInfo(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(h.QueueID), 10)
 	dst = append(dst, ' ')
 	dst = strconv.AppendInt(dst, h.QueueOffset, 10)
-	if h.CommitLogOffset >= 0 {
+	if h.CommitLogOffset != -1 {
 		dst = append(dst, ' ')
 		dst = strconv.AppendInt(dst, h.CommitLogOffset, 10)
 	}
@@ -72,8 +75,15 @@ func (h *ReceiptHandle) String() string { return string(h.AppendExtraInfo(make([
 
 var handleFields = [...]string{"ckQueueOffset", "popTime", "invisibleTime", "reviveQid", "retryFlag", "brokerName", "queueId", "msgQueueOffset", "commitLogOffset"}
 
-// ParseReceiptHandle decodes an 8- or 9-field extraInfo / receipt handle.
-// It never panics: malformed input returns an error wrapping
+// ParseReceiptHandle decodes a receipt handle exactly as RocketMQ's
+// ReceiptHandle.decode does: the text is split at single spaces as Java's
+// String.split does (trailing empty fields dropped, empty fields inside
+// kept), it needs at least 8 fields, fields 1-3 and 8 (and 9, when
+// present) are Java longs and fields 4 and 7 Java ints (Long.parseLong and
+// Integer.parseInt: an optional sign, then decimal digits, any count,
+// within the type's range), field 5 is any text (see RetryFlag), field 6
+// any text (an empty brokerName too), and fields past the ninth are
+// ignored. It never panics: malformed input returns an error wrapping
 // ErrMalformedHandle that names the field and what is allowed.
 func ParseReceiptHandle(s string) (ReceiptHandle, error) {
 	var h ReceiptHandle
@@ -84,10 +94,10 @@ func ParseReceiptHandle(s string) (ReceiptHandle, error) {
 // ParseReceiptHandleInto is ParseReceiptHandle writing into h, for hot
 // paths (ack, changeInvisibleTime, the checker). What clients normally
 // send back (8 or 9 fields separated by single spaces, every number 1 to
-// 18 plain decimal digits and within its field's range) is decoded in one
-// pass without allocating. Anything else (a sign, an empty or a tenth
-// field, an out-of-range value) goes to the careful field-by-field parser,
-// so the result and the error text are always exactly its.
+// 18 plain decimal digits and within its field's range, retryFlag one
+// digit) is decoded in one pass without allocating. Anything else goes to
+// the careful field-by-field decoder, so the result and the error text are
+// always exactly its.
 func ParseReceiptHandleInto(s string, h *ReceiptHandle) error {
 	if parseHandleFast(s, h) {
 		return nil
@@ -119,8 +129,8 @@ func parseHandleFast(s string, h *ReceiptHandle) bool {
 				}
 				x = x*10 + int64(c)
 			}
-			if j-i > 18 || j < len(s) && s[j] != ' ' {
-				return false // too long to be exact, or not a digit
+			if j-i > 18 || j < len(s) && s[j] != ' ' || n == 4 && j-i != 1 {
+				return false // too long to be exact, not a digit, or a retryFlag the careful decoder reads as text
 			}
 			v[n] = x
 		}
@@ -137,41 +147,37 @@ func parseHandleFast(s string, h *ReceiptHandle) bool {
 		i = j + 1
 	}
 	const maxInt32 = 1<<31 - 1
-	if n < 8 || v[3] > maxInt32 || v[4] > 2 || v[6] > maxInt32 {
+	if n < 8 || v[3] > maxInt32 || v[6] > maxInt32 {
 		return false
 	}
 	h.CkQueueOffset, h.PopTime, h.InvisibleTime, h.ReviveQueueID = v[0], v[1], v[2], int32(v[3])
-	h.RetryFlag, h.QueueID, h.QueueOffset, h.CommitLogOffset = RetryType(v[4]), int32(v[6]), v[7], -1
+	h.RetryFlag, h.QueueID, h.QueueOffset, h.CommitLogOffset = retryFlagText(v[4]), int32(v[6]), v[7], -1
 	if n == 9 {
 		h.CommitLogOffset = v[8]
 	}
 	return true
 }
 
-// parseHandleCareful is the reference decoder: field by field with
-// strconv, and an error naming the field and what is allowed.
+// retryFlagText is the retry flag of a one-digit field 5.
+func retryFlagText(d int64) RetryType {
+	if d == 1 || d == 2 {
+		return RetryType(d)
+	}
+	return NormalTopic
+}
+
+// parseHandleCareful is the reference decoder: ReceiptHandle.decode, field
+// by field, with an error naming the field and what is allowed.
 func parseHandleCareful(s string) (ReceiptHandle, error) {
 	h := ReceiptHandle{CommitLogOffset: -1}
-	n := 0
-	for rest := s; ; n++ {
-		i := strings.IndexByte(rest, ' ')
-		field := rest
-		if i >= 0 {
-			field = rest[:i]
-		}
-		if n >= len(handleFields) {
-			return h, handleErr(s, "has more than 9 fields")
-		}
-		if err := h.setField(n, field); err != nil {
+	fields := JavaSplit(s, ' ')
+	if len(fields) < 8 {
+		return h, handleErr(s, fmt.Sprintf("has %d fields: want at least 8 (ckQueueOffset popTime invisibleTime reviveQid retryFlag brokerName queueId msgQueueOffset, then commitLogOffset)", len(fields)))
+	}
+	for i, f := range fields[:min(len(fields), 9)] {
+		if err := h.setField(i, f); err != nil {
 			return h, handleErr(s, err.Error())
 		}
-		if i < 0 {
-			break
-		}
-		rest = rest[i+1:]
-	}
-	if n < 7 {
-		return h, handleErr(s, fmt.Sprintf("has %d fields: want 8 (ckQueueOffset popTime invisibleTime reviveQid retryFlag brokerName queueId msgQueueOffset) or 9 (with commitLogOffset)", n+1))
 	}
 	return h, nil
 }
@@ -184,63 +190,46 @@ func handleErr(s, why string) error {
 }
 
 func (h *ReceiptHandle) setField(i int, f string) error {
-	if i == 5 {
-		if f == "" {
-			return errors.New("field 6 (brokerName) is empty")
+	switch i {
+	case 4:
+		switch f {
+		case "1":
+			h.RetryFlag = RetryTopicV1Type
+		case "2":
+			h.RetryFlag = RetryTopicV2Type
+		default:
+			h.RetryFlag = NormalTopic
 		}
+		return nil
+	case 5:
 		h.BrokerName = f
 		return nil
+	case 3, 6:
+		v, ok := ParseJavaInt(f)
+		if !ok {
+			return fmt.Errorf("field %d (%s) is %q: want a Java int (an optional sign and decimal digits, -2147483648..2147483647)", i+1, handleFields[i], f)
+		}
+		if i == 3 {
+			h.ReviveQueueID = v
+		} else {
+			h.QueueID = v
+		}
+		return nil
 	}
-	v, err := strconv.ParseInt(f, 10, 64)
-	if err != nil {
-		return fmt.Errorf("field %d (%s) is %q: want a decimal integer", i+1, handleFields[i], f)
-	}
-	return h.setNumber(i, v)
-}
-
-func (h *ReceiptHandle) setNumber(i int, v int64) error {
-	bad := func(allowed string) error {
-		return fmt.Errorf("field %d (%s) is %d: want %s", i+1, handleFields[i], v, allowed)
+	v, ok := ParseJavaLong(f)
+	if !ok {
+		return fmt.Errorf("field %d (%s) is %q: want a Java long (an optional sign and decimal digits, -9223372036854775808..9223372036854775807)", i+1, handleFields[i], f)
 	}
 	switch i {
 	case 0:
 		h.CkQueueOffset = v
 	case 1:
-		if v < 0 {
-			return bad("a non-negative epoch-millisecond time")
-		}
 		h.PopTime = v
 	case 2:
-		if v < 0 {
-			return bad("a non-negative number of milliseconds")
-		}
 		h.InvisibleTime = v
-	case 3:
-		if v < 0 || v > 1<<31-1 {
-			return bad("a revive queue id in [0, 2147483647]")
-		}
-		h.ReviveQueueID = int32(v)
-	case 4:
-		if v < 0 || v > 2 {
-			return bad("0 (normal), 1 (retry V1) or 2 (retry V2)")
-		}
-		h.RetryFlag = RetryType(v)
-	case 6:
-		if v < 0 || v > 1<<31-1 {
-			return bad("a queue id in [0, 2147483647]")
-		}
-		h.QueueID = int32(v)
 	case 7:
-		if v < 0 {
-			return bad("a non-negative queue offset")
-		}
 		h.QueueOffset = v
 	case 8:
-		// -1 is "absent" and String omits it; any other negative value
-		// would not survive String and parse again.
-		if v < -1 {
-			return bad("a commit log offset >= 0 (or -1 for none)")
-		}
 		h.CommitLogOffset = v
 	}
 	return nil

@@ -17,6 +17,9 @@ const (
 	PropertyPopCK           = "POP_CK"
 	PropertyRetryTopic      = "RETRY_TOPIC"
 	PropertyOriginMessageID = "ORIGIN_MESSAGE_ID"
+	// PropertyOriginGroup is the group a POP retry copy was revived for
+	// (RocketMQ 5.4.0 on: long polling wakes that group's pollers).
+	PropertyOriginGroup = "ORIGIN_GROUP"
 )
 
 // Property is one user or system property not covered by a typed field.
@@ -46,7 +49,11 @@ type Message struct {
 	Keys    string
 	// FirstPopTime is 1ST_POP_TIME in ms, 0 when absent.
 	FirstPopTime int64
-	Body         []byte
+	// OriginGroup is ORIGIN_GROUP, the group a POP retry copy was revived
+	// for; empty when absent. Typed so a revive adds it without copying
+	// the other properties.
+	OriginGroup string
+	Body        []byte
 	// Properties holds every other property, sorted by key.
 	Properties []Property
 }
@@ -63,6 +70,8 @@ func (m *Message) Property(key string) (string, bool) {
 		return m.UniqKey, m.UniqKey != ""
 	case PropertyFirstPopTime:
 		return strconv.FormatInt(m.FirstPopTime, 10), m.FirstPopTime != 0
+	case PropertyOriginGroup:
+		return m.OriginGroup, m.OriginGroup != ""
 	}
 	i := sort.Search(len(m.Properties), func(i int) bool { return m.Properties[i].Key >= key })
 	if i < len(m.Properties) && m.Properties[i].Key == key {
@@ -83,6 +92,9 @@ func (m *Message) SetProperty(key, value string) error {
 		return nil
 	case PropertyUniqKey:
 		m.UniqKey = value
+		return nil
+	case PropertyOriginGroup:
+		m.OriginGroup = value
 		return nil
 	case PropertyFirstPopTime:
 		v, err := strconv.ParseInt(value, 10, 64)
@@ -112,12 +124,16 @@ func (m *Message) Clone() *Message {
 	return &c
 }
 
-// Validate checks what a producer may send: a valid topic name, a tag
-// without '|' (which separates tags in subscription expressions), a
-// non-negative born time.
+// Validate checks what a producer may send: a valid topic name no longer
+// than 127 characters (SendMessageProcessor refuses a longer one, retry
+// topics included, as MESSAGE_ILLEGAL), a tag without '|' (which separates
+// tags in subscription expressions), a non-negative born time.
 func (m *Message) Validate() error {
-	if err := ValidateName("topic", m.Topic); err != nil {
+	if err := ValidateTopic(m.Topic); err != nil {
 		return err
+	}
+	if len(m.Topic) > MaxTopicLength {
+		return fmt.Errorf("model: message topic %q is %d characters long: a producer may send to at most %d", clip(m.Topic), len(m.Topic), MaxTopicLength)
 	}
 	if strings.ContainsAny(m.Tags, "|") {
 		return fmt.Errorf("model: message tag %q contains '|': a message has at most one tag", m.Tags)
@@ -137,6 +153,9 @@ func (m *Message) String() string {
 	fmt.Fprintf(&b, "%s/%d@%d key=%s tag=%s reconsume=%d born=%d", m.Topic, m.QueueID, m.QueueOffset, m.UniqKey, m.Tags, m.ReconsumeTimes, m.BornTimestamp)
 	if m.FirstPopTime != 0 {
 		fmt.Fprintf(&b, " 1st_pop=%d", m.FirstPopTime)
+	}
+	if m.OriginGroup != "" {
+		fmt.Fprintf(&b, " %s=%s", PropertyOriginGroup, m.OriginGroup)
 	}
 	for _, p := range m.Properties {
 		fmt.Fprintf(&b, " %s=%s", p.Key, p.Value)

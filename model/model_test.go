@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestRecordKeyLayout(t *testing.T) {
@@ -93,19 +94,106 @@ func TestReceiptHandleExample(t *testing.T) {
 
 func TestReceiptHandleMalformed(t *testing.T) {
 	cases := map[string]string{
-		"":                                   "ckQueueOffset",
+		"":                                   "has 1 fields",
+		"   ":                                "has 0 fields",
 		"1 2 3":                              "has 3 fields",
+		" 1 1 1 1 0 b 0 1":                   "ckQueueOffset",
 		"a 1 1 1 0 b 0 1":                    "ckQueueOffset",
-		"1 1 1 1 7 b 0 1":                    "retryFlag",
-		"1 1 1 1 0  0 1":                     "brokerName",
-		"1 -5 1 1 0 b 0 1":                   "popTime",
-		"1 1 1 1 0 b 0 1 2 3":                "more than 9",
+		"1  1 1 0 b 0 1 2":                   "popTime",
+		"1 1 1 2147483648 0 b 0 1":           "reviveQid",
 		"1 1 1 1 0 b 0 99999999999999999999": "msgQueueOffset",
+		"1 1 1 1 0 b 0 1 x":                  "commitLogOffset",
+		"1 1 1 1 0 b - 1":                    "queueId",
+		"1 + 1 1 0 b 0 1":                    "popTime",
+		"1 1 1 1 0 b 0 \U0001D7CF":           "msgQueueOffset", // a digit outside the BMP: two surrogates in Java
 	}
 	for in, want := range cases {
 		_, err := ParseReceiptHandle(in)
 		if err == nil || !errors.Is(err, ErrMalformedHandle) || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseReceiptHandle(%q) = %v, want error mentioning %q", in, err, want)
+		}
+	}
+}
+
+// TestReceiptHandleAcceptsWhatDecodeAccepts: RocketMQ's ReceiptHandle.decode
+// takes any long or int Java parses, any text as the retry flag and the
+// broker name, trailing spaces, and more than nine fields.
+func TestReceiptHandleAcceptsWhatDecodeAccepts(t *testing.T) {
+	cases := []struct {
+		in   string
+		want ReceiptHandle
+	}{
+		{"-3 -1 -60000 -1 0 b -7 -1", ReceiptHandle{-3, -1, -60000, -1, NormalTopic, "b", -7, -1, -1}},
+		{"+1 007 1 1 1 b 0 1 -5", ReceiptHandle{1, 7, 1, 1, RetryTopicV1Type, "b", 0, 1, -5}},
+		{"1 1 1 1 01 b 0 1", ReceiptHandle{1, 1, 1, 1, NormalTopic, "b", 0, 1, -1}}, // "01" is not "1"
+		{"1 1 1 1 7 b 0 1", ReceiptHandle{1, 1, 1, 1, NormalTopic, "b", 0, 1, -1}},
+		{"1 1 1 1 x b 0 1", ReceiptHandle{1, 1, 1, 1, NormalTopic, "b", 0, 1, -1}},
+		{"1 1 1 1  b 0 1", ReceiptHandle{1, 1, 1, 1, NormalTopic, "b", 0, 1, -1}},
+		{"1 1 1 1 2  0 1", ReceiptHandle{1, 1, 1, 1, RetryTopicV2Type, "", 0, 1, -1}},
+		{"1 1 1 1 0 b 0 1 2 3 x", ReceiptHandle{1, 1, 1, 1, NormalTopic, "b", 0, 1, 2}},
+		{"1 1 1 1 0 b 0 1   ", ReceiptHandle{1, 1, 1, 1, NormalTopic, "b", 0, 1, -1}},
+		{"1 1 1 1 0 b 0 1 0", ReceiptHandle{1, 1, 1, 1, NormalTopic, "b", 0, 1, 0}},
+		{"-9223372036854775808 9223372036854775807 1 -2147483648 0 b 2147483647 1", ReceiptHandle{-1 << 63, 1<<63 - 1, 1, -1 << 31, NormalTopic, "b", 1<<31 - 1, 1, -1}},
+		{"\u0663 \uff11\uff12 1 1 0 b 0 1", ReceiptHandle{3, 12, 1, 1, NormalTopic, "b", 0, 1, -1}}, // Arabic-Indic 3, fullwidth 12
+	}
+	for _, c := range cases {
+		in := c.in
+		got, err := ParseReceiptHandle(in)
+		if err != nil || got != c.want {
+			t.Errorf("ParseReceiptHandle(%q) = %+v, %v; want %+v", in, got, err, c.want)
+			continue
+		}
+		back, err := ParseReceiptHandle(got.String())
+		if err != nil || back != got {
+			t.Errorf("%q: String %q parses to %+v, %v", in, got.String(), back, err)
+		}
+	}
+}
+
+// TestReceiptHandleNineFieldsCommitLogOffsetZero: a proxy handle whose
+// commit-log offset is 0 keeps its ninth field (0 is a real offset, -1
+// means absent).
+func TestReceiptHandleNineFieldsCommitLogOffsetZero(t *testing.T) {
+	const s = "64 1666860736757 60000 4 0 broker-a 0 110 0"
+	h, err := ParseReceiptHandle(s)
+	if err != nil || h.CommitLogOffset != 0 {
+		t.Fatalf("ParseReceiptHandle(%q) = %+v, %v: want CommitLogOffset 0", s, h, err)
+	}
+	if h.String() != s {
+		t.Fatalf("String = %q, want %q (the ninth field kept)", h.String(), s)
+	}
+	var slow ReceiptHandle
+	if slow, err = parseHandleCareful(s); err != nil || slow != h {
+		t.Fatalf("the careful decoder gives %+v, %v", slow, err)
+	}
+}
+
+func TestJavaSplitAndNumbers(t *testing.T) {
+	for in, want := range map[string][]string{
+		"": {""}, "a": {"a"}, "   ": {}, "a b": {"a", "b"}, "a  b ": {"a", "", "b"}, " a": {"", "a"},
+	} {
+		if got := JavaSplit(in, ' '); strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("JavaSplit(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]int64{"0": 0, "-0": 0, "+12": 12, "0009": 9, "-9223372036854775808": -1 << 63} {
+		if got, ok := ParseJavaLong(in); !ok || got != want {
+			t.Errorf("ParseJavaLong(%q) = %d, %v; want %d", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "-", "+", "1-", "--1", "9223372036854775808", " 1", "1e3", "0x1"} {
+		if got, ok := ParseJavaLong(in); ok {
+			t.Errorf("ParseJavaLong(%q) = %d, want a NumberFormatException", in, got)
+		}
+	}
+	if _, ok := ParseJavaInt("2147483648"); ok {
+		t.Error("ParseJavaInt accepts 2^31")
+	}
+	// every range of Go's Nd table is made of whole runs 0..9, which
+	// javaDigit relies on
+	for _, rg := range unicode.Nd.R16 {
+		if rg.Stride != 1 || (int(rg.Hi)-int(rg.Lo)+1)%10 != 0 {
+			t.Fatalf("Nd range %+v is not whole runs of ten digits", rg)
 		}
 	}
 }
@@ -150,7 +238,7 @@ func TestOrderCountInfo(t *testing.T) {
 }
 
 func TestTopicNames(t *testing.T) {
-	if RetryTopicV1("g", "t") != "%RETRY%g_t" || RetryTopicV2("g", "t") != "%RETRY%g+t" || DLQTopic("g") != "%DLQ%g" {
+	if BuildPopRetryTopicV1("t", "g") != "%RETRY%g_t" || BuildPopRetryTopicV2("t", "g") != "%RETRY%g+t" || BuildPopRetryTopic("t", "g", true) != "%RETRY%g+t" || DLQTopic("g") != "%DLQ%g" {
 		t.Fatal("names")
 	}
 	if ParseNormalTopic("%RETRY%g+t", "g") != "t" || ParseNormalTopic("%RETRY%g_t", "g") != "t" || ParseNormalTopic("t", "g") != "t" {
@@ -172,10 +260,27 @@ func TestTopicNames(t *testing.T) {
 	if _, _, _, err := ParseRetryTopic("%RETRY%nosep"); err == nil {
 		t.Fatal("ParseRetryTopic accepted a name without separator")
 	}
-	for _, bad := range []string{"", "a@b", "sp ace", strings.Repeat("x", 128)} {
-		if ValidateName("topic", bad) == nil {
-			t.Errorf("ValidateName(%q) accepted", bad)
+	for _, bad := range []string{"", "a@b", "sp ace", "a+b", strings.Repeat("x", 128), "%RETRY%" + strings.Repeat("x", 249), "%DLQ%g+"} {
+		if ValidateTopic(bad) == nil {
+			t.Errorf("ValidateTopic(%q) accepted", bad)
 		}
+	}
+	for _, good := range []string{"t", "%|_-", strings.Repeat("x", 127), "%RETRY%g+t", "%RETRY%" + strings.Repeat("x", 248), "%DLQ%" + strings.Repeat("g", 120)} {
+		if err := ValidateTopic(good); err != nil {
+			t.Errorf("ValidateTopic(%q): %v", good, err)
+		}
+	}
+	if ValidateGroup(strings.Repeat("g", 120), MaxGroupLength) != nil || ValidateGroup(strings.Repeat("g", 121), MaxGroupLength) == nil ||
+		ValidateGroup(strings.Repeat("g", 255), LegacyMaxGroupLength) != nil || ValidateGroup("g+h", MaxGroupLength) == nil {
+		t.Error("ValidateGroup does not hold groups to RocketMQ's limits")
+	}
+	// the longest group and topic still give storable retry topics
+	long := BuildPopRetryTopicV2(strings.Repeat("t", MaxTopicLength), strings.Repeat("g", MaxGroupLength))
+	if len(long) != MaxRetryOrDLQTopicLength || ValidateTopic(long) != nil {
+		t.Errorf("the longest V2 retry topic is %d characters", len(long))
+	}
+	if m := (Message{Topic: "%RETRY%" + strings.Repeat("x", 121)}); m.Validate() == nil {
+		t.Error("a producer may send to a 128-character topic")
 	}
 }
 

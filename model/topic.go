@@ -11,26 +11,42 @@ const (
 	DLQGroupTopicPrefix   = "%DLQ%"
 	// PopOrderReviveQueue (999) in a receipt handle's reviveQid marks FIFO.
 	PopOrderReviveQueue = 999
-	// MaxNameLength is RocketMQ's topic-name limit (TOPIC_MAX_LENGTH).
-	MaxNameLength = 127
+	// MaxTopicLength is TopicValidator.TOPIC_MAX_LENGTH, the length of a
+	// normal topic's name, and the longest topic a producer may send to
+	// (SendMessageProcessor: Byte.MAX_VALUE).
+	MaxTopicLength = 127
+	// MaxRetryOrDLQTopicLength is RETRY_OR_DLQ_TOPIC_MAX_LENGTH: a %RETRY%
+	// or %DLQ% topic may be this long (5.3.4+, apache/rocketmq#9479; the
+	// store has allowed retry topics this long since 5.1 and refuses every
+	// topic longer, HookUtils.MAX_TOPIC_LENGTH).
+	MaxRetryOrDLQTopicLength = 255
+	// MaxGroupLength is TopicValidator.GROUP_MAX_LENGTH (5.3.4+, PR #9563):
+	// 7 + 120 + 1 + 127 = 255 keeps every POP retry topic storable.
+	// Earlier releases allowed LegacyMaxGroupLength.
+	MaxGroupLength       = 120
+	LegacyMaxGroupLength = 255
 )
 
-// RetryTopicV1 is the POP retry topic `%RETRY%<group>_<topic>`.
-func RetryTopicV1(group, topic string) string {
+// BuildPopRetryTopicV1 is KeyBuilder.buildPopRetryTopicV1(topic, group):
+// the POP retry topic `%RETRY%<group>_<topic>`. The arguments are in
+// KeyBuilder's order, topic first, although the name puts the group first.
+func BuildPopRetryTopicV1(topic, group string) string {
 	return RetryGroupTopicPrefix + group + "_" + topic
 }
 
-// RetryTopicV2 is the POP retry topic `%RETRY%<group>+<topic>`.
-func RetryTopicV2(group, topic string) string {
+// BuildPopRetryTopicV2 is KeyBuilder.buildPopRetryTopicV2(topic, group):
+// `%RETRY%<group>+<topic>`.
+func BuildPopRetryTopicV2(topic, group string) string {
 	return RetryGroupTopicPrefix + group + "+" + topic
 }
 
-// RetryTopic selects V2 or V1 (KeyBuilder.buildPopRetryTopic).
-func RetryTopic(group, topic string, v2 bool) string {
+// BuildPopRetryTopic is KeyBuilder.buildPopRetryTopic(topic, group,
+// enableRetryV2): V2 when v2, else V1.
+func BuildPopRetryTopic(topic, group string, v2 bool) string {
 	if v2 {
-		return RetryTopicV2(group, topic)
+		return BuildPopRetryTopicV2(topic, group)
 	}
-	return RetryTopicV1(group, topic)
+	return BuildPopRetryTopicV1(topic, group)
 }
 
 // DLQTopic is the dead-letter topic `%DLQ%<group>`.
@@ -57,10 +73,10 @@ func ParseNormalTopic(t, g string) string {
 	if !IsRetryTopic(t) {
 		return t
 	}
-	if p := RetryTopicV2(g, ""); strings.HasPrefix(t, p) {
+	if p := BuildPopRetryTopicV2("", g); strings.HasPrefix(t, p) {
 		return t[len(p):]
 	}
-	n := len(RetryTopicV1(g, ""))
+	n := len(BuildPopRetryTopicV1("", g))
 	if len(t) < n {
 		return ""
 	}
@@ -100,9 +116,9 @@ func ParseRetryTopic(t string) (group, topic string, v RetryType, err error) {
 func RealTopic(topic, group string, flag RetryType) string {
 	switch flag {
 	case RetryTopicV1Type:
-		return RetryTopicV1(group, topic)
+		return BuildPopRetryTopicV1(topic, group)
 	case RetryTopicV2Type:
-		return RetryTopicV2(group, topic)
+		return BuildPopRetryTopicV2(topic, group)
 	}
 	return topic
 }
@@ -119,19 +135,40 @@ func RetryFlagOf(t string) RetryType {
 	return NormalTopic
 }
 
-// ValidateName checks a topic or group name against RocketMQ's rules: 1 to
-// 127 characters from [%|a-zA-Z0-9_-] (plus '+', which only V2 retry topics
-// use). '@' is never allowed: it separates the fields of store keys.
-func ValidateName(kind, name string) error {
-	if name == "" {
-		return fmt.Errorf("model: %s name is empty: want 1 to %d characters from [%%|a-zA-Z0-9_+-]", kind, MaxNameLength)
+// ValidateTopic is TopicValidator.validateTopic: 1 character or more from
+// [%|a-zA-Z0-9_-], at most 127 (MaxTopicLength), or 255 for a %RETRY% or
+// %DLQ% topic. '+', which TopicValidator refuses, is allowed in a %RETRY%
+// name: V2 retry topics (%RETRY%group+topic) have it, and the broker
+// creates them itself. '@' is never allowed: it separates the fields of
+// store keys.
+func ValidateTopic(name string) error {
+	retryOrDLQ := IsRetryTopic(name) || IsDLQTopic(name)
+	limit := MaxTopicLength
+	if retryOrDLQ {
+		limit = MaxRetryOrDLQTopicLength
 	}
-	if len(name) > MaxNameLength {
-		return fmt.Errorf("model: %s name %q is %d characters long: want at most %d", kind, name, len(name), MaxNameLength)
+	return validateName("topic", name, limit, IsRetryTopic(name))
+}
+
+// ValidateGroup is TopicValidator.validateGroup: 1 to max characters
+// (MaxGroupLength, or LegacyMaxGroupLength before 5.3.4) from
+// [%|a-zA-Z0-9_-].
+func ValidateGroup(name string, max int) error { return validateName("group", name, max, false) }
+
+func validateName(kind, name string, limit int, plus bool) error {
+	allowed := "[%|a-zA-Z0-9_-]"
+	if plus {
+		allowed = "[%|a-zA-Z0-9_+-]"
+	}
+	if name == "" {
+		return fmt.Errorf("model: %s name is empty: want 1 to %d characters from %s", kind, limit, allowed)
+	}
+	if len(name) > limit {
+		return fmt.Errorf("model: %s name %q is %d characters long: want at most %d", kind, clip(name), len(name), limit)
 	}
 	for i := 0; i < len(name); i++ {
-		if !nameChar(name[i]) {
-			return fmt.Errorf("model: %s name %q has %q at position %d: allowed characters are [%%|a-zA-Z0-9_+-]", kind, name, name[i], i)
+		if c := name[i]; !nameChar(c) && !(plus && c == '+') {
+			return fmt.Errorf("model: %s name %q has %q at position %d: allowed characters are %s", kind, clip(name), c, i, allowed)
 		}
 	}
 	return nil
@@ -142,5 +179,5 @@ func nameChar(c byte) bool {
 	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
 		return true
 	}
-	return c == '%' || c == '|' || c == '_' || c == '-' || c == '+'
+	return c == '%' || c == '|' || c == '_' || c == '-'
 }

@@ -12,6 +12,7 @@ import (
 // (the retry topic for a retry message); NewAckRequest builds it from the
 // handle and the topic the client was shown.
 type AckRequest struct {
+	ClientID      string // the consumer's channel, named in refusals
 	ConsumerGroup string
 	Topic         string
 	QueueID       int32
@@ -31,6 +32,7 @@ func NewAckRequest(group, topic string, h *model.ReceiptHandle) AckRequest {
 // strings. AckHeader decodes it; a malformed extraInfo is SYSTEM_ERROR, as
 // upstream, never a panic.
 type AckMessageRequestHeader struct {
+	ClientID      string // the consumer's channel, named in refusals
 	ConsumerGroup string
 	Topic         string
 	QueueID       int32
@@ -69,7 +71,7 @@ type AckResult struct {
 // Ack serves a single ack (AckMessageProcessor with the KV appendAckNew).
 func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
 	b.touch(now.Millis())
-	if res, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, true); !ok {
+	if res, ok := b.validateAck(req.ClientID, req.Topic, req.QueueID, req.Offset, true); !ok {
 		return res
 	}
 	return b.ack(now.Millis(), req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle)
@@ -79,7 +81,7 @@ func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
 // does, then decoded.
 func (b *Broker) AckHeader(now clock.Time, hdr *AckMessageRequestHeader) AckResult {
 	b.touch(now.Millis())
-	if res, ok := b.validateAck(hdr.Topic, hdr.QueueID, hdr.Offset, true); !ok {
+	if res, ok := b.validateAck(hdr.ClientID, hdr.Topic, hdr.QueueID, hdr.Offset, true); !ok {
 		return res
 	}
 	var h model.ReceiptHandle
@@ -107,20 +109,24 @@ func (b *Broker) ack(nowMs int64, group, topicName string, qid int32, offset int
 	return res
 }
 
-// validateAck applies the checks of docs/rocketmq/kv-path.md §6.2 (inclusive max) or 2.8
-// (exclusive max, for changeInvisibleTime).
-func (b *Broker) validateAck(topicName string, qid int32, offset int64, inclusiveMax bool) (AckResult, bool) {
+// validateAck applies the checks of docs/rocketmq/kv-path.md §6.1 (ack:
+// max offset inclusive) or §7 (changeInvisibleTime: max exclusive, and a
+// 208 without a remark), with RocketMQ's remarks.
+func (b *Broker) validateAck(clientID, topicName string, qid int32, offset int64, ack bool) (AckResult, bool) {
 	t := b.topicNamed(topicName)
 	if t == nil {
-		return AckResult{Code: model.TopicNotExist, Remark: fmt.Sprintf("topic[%s] not exist", topicName)}, false
+		return AckResult{Code: model.TopicNotExist, Remark: fmt.Sprintf("topic[%s] not exist, apply first please! %s", topicName, faqSuggestion)}, false
 	}
 	if qid < 0 || qid >= t.cfg.ReadQueueNums {
-		return AckResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", qid, topicName, t.cfg.ReadQueueNums)}, false
+		return AckResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]", qid, topicName, t.cfg.ReadQueueNums, clientID)}, false
 	}
 	q := t.queues[qid]
 	hi := q.maxOffset()
-	if offset < q.min || offset > hi || (!inclusiveMax && offset == hi) {
+	switch {
+	case ack && (offset < q.min || offset > hi):
 		return AckResult{Code: model.NoMessage, Remark: fmt.Sprintf("offset is illegal, key:%s@%d, commit:%d, store:%d~%d", topicName, qid, offset, q.min, hi)}, false
+	case !ack && (offset < q.min || offset >= hi):
+		return AckResult{Code: model.NoMessage}, false
 	}
 	return AckResult{}, true
 }
@@ -193,7 +199,7 @@ func (b *Broker) BatchAckMessages(now clock.Time, acks []BatchAck, res *BatchAck
 	b.touch(nowMs)
 	res.Lapsed = b.settleLapses(nowMs, res.Lapsed)
 	if len(acks) == 0 {
-		res.Code, res.Remark = model.NoMessage, "body is empty"
+		res.Code = model.NoMessage
 		return
 	}
 	code, remark := model.Success, ""
@@ -248,6 +254,7 @@ func (b *Broker) batchAckOffset(a *BatchAck, q *queue, topicName string, off int
 // decoded (ChangeInvisibleTimeRequestHeader minus the text). Topic is the
 // real topic; InvisibleTime is truncated to milliseconds.
 type ChangeInvisibleTimeRequest struct {
+	ClientID      string // the consumer's channel, named in refusals
 	ConsumerGroup string
 	Topic         string
 	QueueID       int32
@@ -267,6 +274,7 @@ func NewChangeInvisibleTimeRequest(group, topic string, h *model.ReceiptHandle, 
 // ChangeInvisibleTimeRequestHeader is the renewal as it travels: the
 // receipt handle as extraInfo text and the invisible time in milliseconds.
 type ChangeInvisibleTimeRequestHeader struct {
+	ClientID      string // the consumer's channel, named in refusals
 	ConsumerGroup string
 	Topic         string
 	QueueID       int32
@@ -320,7 +328,7 @@ type ChangeInvisibleTimeResult struct {
 // record that will revive again.
 func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeRequest) ChangeInvisibleTimeResult {
 	b.touch(now.Millis())
-	if v, ok := b.validateAck(req.Topic, req.QueueID, req.Offset, false); !ok {
+	if v, ok := b.validateAck(req.ClientID, req.Topic, req.QueueID, req.Offset, false); !ok {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
 	return b.change(now, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle, req.InvisibleTime.Millis())
@@ -331,7 +339,7 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeReq
 // malformed).
 func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *ChangeInvisibleTimeRequestHeader) ChangeInvisibleTimeResult {
 	b.touch(now.Millis())
-	if v, ok := b.validateAck(hdr.Topic, hdr.QueueID, hdr.Offset, false); !ok {
+	if v, ok := b.validateAck(hdr.ClientID, hdr.Topic, hdr.QueueID, hdr.Offset, false); !ok {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
 	var h model.ReceiptHandle
@@ -343,9 +351,6 @@ func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *ChangeInvisibleT
 
 // change is a validated renewal with a decoded handle; invisibleMs in ms.
 func (b *Broker) change(now clock.Time, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle, invisibleMs int64) ChangeInvisibleTimeResult {
-	if invisibleMs < 0 {
-		return ChangeInvisibleTimeResult{Code: model.InvalidParameter, Remark: fmt.Sprintf("invisibleTime %d: want >= 0", invisibleMs)}
-	}
 	nowMs := now.Millis()
 	lapsed := b.settleLapses(nowMs, nil)
 	if h.IsOrder() {

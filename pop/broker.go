@@ -60,6 +60,9 @@ type Broker struct {
 	// lastNow is the latest time any call brought.
 	started          bool
 	startMs, lastNow int64
+	// nextFlush is when ConsumerOffsetManager next persists the commit
+	// offsets (every FlushConsumerOffsetInterval from time 0).
+	nextFlush int64
 	// arrival is when the last successful revive-topic put reaches its
 	// revive queue (its timer delivery, or the put itself).
 	arrival int64
@@ -90,7 +93,7 @@ func (b *Broker) topicNamed(name string) *topic {
 }
 
 // volatile is everything a broker restart loses, besides the pull offsets
-// and commit windows kept in offsets (offsets.dropVolatile).
+// and pending commits kept in offsets (offsets.dropVolatile).
 type volatile struct {
 	requestCount map[uint32]int64 // per group@topic
 	locks        map[uint32]int64 // PopConsumerLockService: group@topic -> lockTime
@@ -187,14 +190,24 @@ func (b *Broker) resetVolatile() {
 // Config returns the configuration.
 func (b *Broker) Config() Config { return b.cfg }
 
-// CreateTopic adds a topic (or replaces its queue counts and permission).
+// CreateTopic adds a topic (or replaces its queue counts and permission),
+// as an administrator does: the name must pass TopicValidator
+// (model.ValidateTopic).
 func (b *Broker) CreateTopic(c TopicConfig) error {
-	if err := model.ValidateName("topic", c.Name); err != nil {
+	if err := model.ValidateTopic(c.Name); err != nil {
 		return err
 	}
 	if c.ReadQueueNums < 1 || c.ReadQueueNums > 65535 || c.WriteQueueNums < 1 || c.WriteQueueNums > 65535 {
 		return fmt.Errorf("pop: topic %s: readQueueNums %d / writeQueueNums %d: want 1..65535", c.Name, c.ReadQueueNums, c.WriteQueueNums)
 	}
+	b.createTopic(c)
+	return nil
+}
+
+// createTopic is the broker creating a topic of its own (a retry topic,
+// the revive topic) without TopicValidator, as upstream does: a name the
+// store cannot write to (too long) makes every write to it fail.
+func (b *Broker) createTopic(c TopicConfig) {
 	if c.Perm == 0 {
 		c.Perm = PermRead | PermWrite
 	}
@@ -209,12 +222,11 @@ func (b *Broker) CreateTopic(c TopicConfig) error {
 	for int32(len(t.queues)) < n {
 		t.queues = append(t.queues, &queue{})
 	}
-	return nil
 }
 
 // CreateGroup adds or replaces a subscription group.
 func (b *Broker) CreateGroup(g GroupConfig) error {
-	if err := model.ValidateName("group", g.Name); err != nil {
+	if err := model.ValidateGroup(g.Name, b.cfg.maxGroupLength()); err != nil {
 		return err
 	}
 	if g.RetryMaxTimes < 0 {
@@ -301,15 +313,18 @@ func (b *Broker) commitOffset(k qkey, v int64) { b.offsets.at(k).setCommit(v) }
 
 // ResetOffsetResult reports what an admin reset did besides the offsets.
 type ResetOffsetResult struct {
-	// Replaced lists the leases whose records were overwritten when the
-	// queue's cached records moved to the store (a cached record with the
-	// key of a stored one replaces it).
-	Replaced []model.LeaseID
+	// Discarded (KV) lists the leases of the queue's cached records, which
+	// the reset removes without writing them to the store: they are
+	// forgotten and never revive.
+	Discarded []model.LeaseID
 }
 
-// ResetOffset is the admin reset (assignResetOffset): it records a pending
-// reset, overwrites the commit offset, and in KV mode clears the cache and
-// the pull offset of the queue.
+// ResetOffset is the admin reset (AdminBrokerProcessor.resetOffsetInner
+// with server-side reset, docs/rocketmq/kv-path.md §5.5): it records a
+// pending reset, overwrites the commit offset and clears the queue's
+// in-flight counter; on the KV path it also discards the queue's cached
+// records (clearCache) and drops the pull offsets of every queue of the
+// topic for the group (clearPullOffset), not only the reset queue's.
 func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (ResetOffsetResult, error) {
 	q := b.queue(topicName, qid)
 	if q == nil {
@@ -323,10 +338,29 @@ func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (
 	}
 	k := qkey{b.names.pair(group, topicName), qid}
 	s := b.offsets.at(k)
-	s.reset, s.commit, s.pull, s.win = offset, offset, 0, nil
-	s.has = s.has&^(hasPull|caughtUpMark) | hasReset | hasCommit
+	s.reset, s.commit, s.pending = offset, offset, 0
+	s.has = s.has&^hasPending | hasReset | hasCommit
 	delete(b.inflight, k) // the in-flight counter of the queue is cleared
-	return ResetOffsetResult{Replaced: b.flushCacheQueue(k, nil)}, nil
+	var res ResetOffsetResult
+	if !b.cfg.UsesKV() {
+		return res, nil
+	}
+	row := b.offsets.row(k.pair, 0)
+	for i := range row {
+		row[i].pull, row[i].has = 0, row[i].has&^hasPull
+	}
+	for _, r := range b.cache.take(k) {
+		res.Discarded = append(res.Discarded, r.lease)
+	}
+	return res, nil
+}
+
+// FlushConsumerOffsets persists every commit offset now
+// (ConsumerOffsetManager.persist, as a graceful shutdown does), besides
+// the periodic flush every FlushConsumerOffsetInterval.
+func (b *Broker) FlushConsumerOffsets(now clock.Time) {
+	b.touch(now.Millis())
+	b.offsets.flush()
 }
 
 // RestartResult lists what a restart dropped.
@@ -362,7 +396,9 @@ type RestartResult struct {
 // messages, commit offsets (the revive group's included), topics (the
 // revive topic included), groups, stored records, the timer's messages and
 // the lease counter survive; the FIFO OrderInfo table comes back as last
-// flushed (every OrderInfoFlushInterval). The broker's clock restarts at now.
+// flushed (every OrderInfoFlushInterval). Restart is a crash: each commit
+// offset is the one last persisted (every FlushConsumerOffsetInterval), so
+// up to 5 s of commits are lost. The broker's clock restarts at now.
 func (b *Broker) Restart(now clock.Time) RestartResult {
 	nowMs := now.Millis()
 	b.touch(nowMs)
@@ -373,6 +409,7 @@ func (b *Broker) Restart(now clock.Time) RestartResult {
 	}
 	b.loseBuffer(&r)
 	b.restartOrder(nowMs, &r)
+	b.offsets.crash()
 	b.offsets.dropVolatile()
 	b.resetVolatile()
 	b.startServices(nowMs)

@@ -29,9 +29,9 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	ctx.reviveQid = int32(b.ckMessageNumber % int64(b.cfg.ReviveQueueNum))
 	b.ckMessageNumber++
 	needRetry := randomQ < b.cfg.PopFromRetryProbability
-	retryTopic := model.RetryTopic(req.ConsumerGroup, req.Topic, b.cfg.EnableRetryTopicV2)
+	retryTopic := model.BuildPopRetryTopic(req.Topic, req.ConsumerGroup, b.cfg.EnableRetryTopicV2)
 	if b.cfg.EnableRetryTopicV2 && b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
-		retryTopic = model.RetryTopicV1(req.ConsumerGroup, req.Topic)
+		retryTopic = model.BuildPopRetryTopicV1(req.Topic, req.ConsumerGroup)
 	}
 	if needRetry {
 		b.ckTopicStages(nowMs, ctx, retryTopic, randomQ, f)
@@ -113,7 +113,7 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, t
 
 // readFor is the store read of a pop stage, counted as broker work.
 func (b *Broker) readFor(q *queue, offset int64, n int, f *pfilter.Filter) getResult {
-	r := q.getFiltered(offset, n, int64(n), f, b.scratch.msgs)
+	r := q.get(offset, n, int64(n), f, b.scratch.msgs)
 	b.countRead(&r)
 	return r
 }

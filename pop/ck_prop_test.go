@@ -286,7 +286,7 @@ func TestCkBugsCaught(t *testing.T) {
 			"lost", 3, func(b *pop.Bugs) { b.ReviveReadFailureLosesRetry = false }},
 		{"rePutCkLosesBrokerName", ckGen{bugs: pop.Bugs{RePutCkLosesBrokerName: true},
 			faults: func(*rapid.T) pop.Faults {
-				return pop.Faults{Writes: []pop.WriteFault{{Topic: model.RetryTopicV1("g", "t"), QueueID: -1, Count: 1}}}
+				return pop.Faults{Writes: []pop.WriteFault{{Topic: model.BuildPopRetryTopicV1("t", "g"), QueueID: -1, Count: 1}}}
 			}},
 			"lost", 3, func(b *pop.Bugs) { b.RePutCkLosesBrokerName = false }},
 		{"delayLevelTimer", ckGen{bugs: pop.Bugs{DelayLevelTimer: true}},

@@ -128,9 +128,7 @@ func (b *Broker) reviveQueue(rq int32) *queue {
 		if t != nil {
 			c.ReadQueueNums, c.WriteQueueNums = max(n, t.cfg.ReadQueueNums), max(n, t.cfg.WriteQueueNums)
 		}
-		if err := b.CreateTopic(c); err != nil {
-			panic("pop: creating the revive topic: " + err.Error())
-		}
+		b.createTopic(c)
 		t = b.topics[name]
 	}
 	return t.queues[rq]
@@ -161,7 +159,7 @@ const (
 // later than now, else to the revive queue at once. A failed write is
 // appended to fails.
 func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, fails *[]WriteFailure) putStatus {
-	if b.timerRefuses(nowMs, deliverMs) {
+	if b.timerRefuses(nowMs, deliverMs) || storeRefusesTopic(msg.Topic) {
 		return putRefused
 	}
 	q := b.reviveQueue(msg.QueueID)

@@ -35,6 +35,12 @@ type CheckpointResult struct {
 // touch records a call at nowMs: the broker starts at its first call, and
 // the timer and the OrderInfo table's flushes are brought up to date.
 func (b *Broker) touch(nowMs int64) {
+	if nowMs >= b.nextFlush {
+		// the offsets a call finds are those of the flush instant: they
+		// change only inside calls
+		b.offsets.flush()
+		b.nextFlush = (nowMs/b.cfg.FlushConsumerOffsetInterval + 1) * b.cfg.FlushConsumerOffsetInterval
+	}
 	if !b.started {
 		b.started, b.startMs = true, nowMs
 		b.startServices(nowMs)

@@ -1,6 +1,10 @@
 package pop
 
-import "fmt"
+import (
+	"fmt"
+
+	"popsim/model"
+)
 
 // Config is the broker configuration the engine honours, with RocketMQ's
 // names (BrokerConfig unless noted) and defaults (DefaultConfig). Times are
@@ -13,6 +17,11 @@ import "fmt"
 type Config struct {
 	BrokerName  string // receipt handles carry it (field 6)
 	ClusterName string `yaml:"brokerClusterName"`
+	// BrokerIP1 is the address the broker announces; RocketMQ names it in
+	// the remarks of refused pops ("the broker[%s] pop message is
+	// forbidden"). Upstream's default is the host's first address;
+	// popsim's is 127.0.0.1, so remarks do not depend on the machine.
+	BrokerIP1 string `yaml:"brokerIP1"`
 	// Readable is the broker permission; false answers pops NO_PERMISSION.
 	Readable bool
 	// TimerWheelEnable (MessageStoreConfig) must be true for POP.
@@ -85,9 +94,18 @@ type Config struct {
 	MaxPopPollingSize                 int   // suspended requests in all (100000)
 	PopLongPollingForceNotifyInterval int64 // notify without filtering when offset % n == 0 (800)
 
+	// EnablePropertyFilter lets Pull requests subscribe with SQL92
+	// (PullMessageProcessor answers SYSTEM_ERROR otherwise; false). Pops do
+	// not check it: a POP consumer may always use SQL92.
+	EnablePropertyFilter bool
+
 	InitPopOffsetByCheckMsgInMem bool  // MAX init starts at 0 while offset 0 is in memory (true)
 	UseServerSideResetOffset     bool  // queryOffset honours a pending admin reset (true)
 	PopConsumerLockTimeout       int64 `unit:"ms"` // PopConsumerLockService lease, "consumer offline" (120000)
+	// FlushConsumerOffsetInterval: ConsumerOffsetManager persists the
+	// commit offsets every this many ms (5000); a crash (Restart) loses
+	// what changed since the last flush, a graceful Stop nothing.
+	FlushConsumerOffsetInterval int64 `unit:"ms"`
 
 	// EnableNotifyAfterPopOrderLockRelease (true): the lock manager's
 	// timer wakes parked pops when a FIFO queue's lock-free time comes
@@ -99,6 +117,12 @@ type Config struct {
 	// of the seed and the draw's ordinal (RandomDraw). It is not a
 	// RocketMQ setting.
 	Seed uint64
+
+	// Version names the RocketMQ release whose profile (Releases) the
+	// configuration started from: ApplyVersion sets that release's bug
+	// switches and the defaults it changed. Empty: popsim's defaults, every
+	// defect fixed. It is not a RocketMQ setting.
+	Version string
 
 	// Bugs re-enables upstream defects. All off by default.
 	Bugs Bugs
@@ -121,13 +145,30 @@ type Bugs struct {
 	// (%RETRY%g_t) does not wake suspended pop requests; they wait for their
 	// poll timeout.
 	V1RetryNoPollWake bool
-	// CommitOffsetLag (#10949): the KV commit offset is the start of the last
-	// popped batch (or the smallest cached offset); acks never advance it, so
-	// consumer lag never reaches 0 after the consumer drains.
+	// CommitOffsetLag (#10949, open; every release with the KV path): a KV
+	// stage commits the offset it started from, not the one it read to
+	// (the smallest cached offset instead while the cache holds the
+	// queue's records), and acks never move it. While the consumer keeps
+	// polling, the next stage commits where the last one ended, so lag
+	// reaches 0; once it stops, the commit offset stays at the start of
+	// its last batch and the queue reports lag forever. Fixed (as PR
+	// #10964 proposes): a stage commits its next begin offset once its
+	// records are stored, capped at the smallest cached offset, never
+	// backwards; cache cleanup commits the rest once the cache is empty.
 	CommitOffsetLag bool
-	// RetryTopicReencoding (#10945/#11195): the KV path's re-encoding of retry
-	// messages is broken, so they reach clients under their retry topic name;
-	// the client then acks on a topic that does not exist.
+	// EmptyStageCommitsNextBegin (#9339, 5.3.2 only, fixed in 5.3.3 by PR
+	// #9340): with CommitOffsetLag, a stage that found nothing commits its
+	// next begin offset rather than the offset it started from.
+	EmptyStageCommitsNextBegin bool
+	// RetryTopicReencoding (#10945/#11195, open; KV 5.3.2 on): the KV
+	// path's re-encoding of retry messages is broken, so the broker sends
+	// them under their retry topic name without a POP_CK property. The
+	// official Java client and the proxy rename the topic to the request
+	// topic and build POP_CK from the retry name, so with them acks work
+	// and applications see nothing (docs/rocketmq/kv-path.md §4.5); a
+	// client that keeps the broker's topic shows the retry name, which is
+	// what the engine reports (PoppedMessage.Message.Topic) and the
+	// simulator's checker catches (presented-topic).
 	RetryTopicReencoding bool
 
 	// ReviveReadFailureLosesRetry (#10985, FS, open upstream): a revive
@@ -173,6 +214,7 @@ func DefaultConfig() Config {
 	return Config{
 		BrokerName:                         "broker-a",
 		ClusterName:                        "DefaultCluster",
+		BrokerIP1:                          "127.0.0.1",
 		Readable:                           true,
 		TimerWheelEnable:                   true,
 		TimerPrecisionMs:                   1000,
@@ -200,6 +242,7 @@ func DefaultConfig() Config {
 		PopConsumerLockTimeout:             120000,
 
 		EnableNotifyAfterPopOrderLockRelease: true,
+		FlushConsumerOffsetInterval:          5000,
 	}
 }
 
@@ -247,6 +290,7 @@ func (c *Config) Validate() error {
 		{"maxPopPollingSize", int64(c.MaxPopPollingSize), 0, 1 << 30},
 		{"popLongPollingForceNotifyInterval", c.PopLongPollingForceNotifyInterval, 1, 1 << 40},
 		{"popConsumerLockTimeout", c.PopConsumerLockTimeout, 1, 1 << 40},
+		{"flushConsumerOffsetInterval", c.FlushConsumerOffsetInterval, 1, 1 << 40},
 		{"timerPrecisionMs", c.TimerPrecisionMs, 1, 3600000},
 		{"timerMaxDelaySec", c.TimerMaxDelaySec, 1, 1 << 31},
 		{"popCkStayBufferTimeOut", c.PopCkStayBufferTimeOut, 0, 1 << 40},
@@ -263,7 +307,7 @@ func (c *Config) Validate() error {
 			return &ConfigError{Key: k.name, Msg: fmt.Sprintf("%d out of range", k.v), Want: fmt.Sprintf("%d..%d", k.min, k.max)}
 		}
 	}
-	return nil
+	return c.validateVersion()
 }
 
 func containsSpace(s string) bool {
@@ -322,3 +366,6 @@ const (
 	maxFilterScan         = 800  // consume-queue entries one filtered read inspects (16000 B / 20 B)
 	maxTransferCount      = 32   // maxTransferCountOnMessageInMemory: messages one pull returns at most
 )
+
+// maxGroupLength is the longest group name TopicValidator accepts.
+func (c *Config) maxGroupLength() int { return model.MaxGroupLength }

@@ -143,6 +143,7 @@ func genConfig(c chooser, merge, kv bool) pop.Config {
 		CacheCleanupIgnoresReviveFailure: on("bug.cacheCleanupIgnoresReviveFailure"),
 		V1RetryNoPollWake:                on("bug.v1RetryNoPollWake"),
 		CommitOffsetLag:                  on("bug.commitOffsetLag"),
+		EmptyStageCommitsNextBegin:       on("bug.emptyStageCommitsNextBegin"),
 		RetryTopicReencoding:             on("bug.retryTopicReencoding"),
 	}
 	if !kv {
@@ -784,7 +785,7 @@ func genFailure(c chooser, _ *harness) op {
 		f.Seed, f.WritePPM = uint64(between(c, "failure.seed", 0, 1<<40)), 500_000
 	case 4:
 		g := pick(c, "failure.group", groupNames...)
-		f.Writes = []pop.WriteFault{{Topic: pick(c, "failure.topic", model.RetryTopicV1(g, "t"), model.RetryTopicV2(g, "t")), QueueID: -1, Count: between(c, "failure.count", -1, 3)}}
+		f.Writes = []pop.WriteFault{{Topic: pick(c, "failure.topic", model.BuildPopRetryTopicV1("t", g), model.BuildPopRetryTopicV2("t", g)), QueueID: -1, Count: between(c, "failure.count", -1, 3)}}
 	case 5:
 		f.Writes = []pop.WriteFault{{Topic: model.ReviveTopic("DefaultCluster"), QueueID: int32(between(c, "failure.reviveQueue", -1, 1)), Count: between(c, "failure.reviveCount", -1, 3)}}
 	case 6:
@@ -809,7 +810,7 @@ func genPull(c chooser, h *harness) op {
 			pick(c, "pull.suspendTimeoutUs", clock.Duration(0), 0, 999),
 		Subscription: pick(c, "pull.expression", "", "*", "*", "*", "A", "B", "A || B", "C"),
 	}
-	if rt := model.RetryTopicV1(r.ConsumerGroup, "t"); h.eng.MaxOffset(rt, 0) >= 0 && pick(c, "pull.retryTopic", false, false, false, true) {
+	if rt := model.BuildPopRetryTopicV1("t", r.ConsumerGroup); h.eng.MaxOffset(rt, 0) >= 0 && pick(c, "pull.retryTopic", false, false, false, true) {
 		r.Topic, r.QueueID = rt, 0
 	}
 	switch pick(c, "pull.odd", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6) {

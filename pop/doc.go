@@ -96,16 +96,15 @@
 // validation, the shared halves of the operations), revive.go (results
 // and retry copies), lease.go, faults.go, state.go, pull.go, pullhold.go
 // and consumeroffset.go. The KV path's own parts are in kv_*.go: the
-// records index, the cache, KV pop, ack and renewal, revive, and the
-// commit window. The FS path's are in ck_*.go: the revive topic and the
+// records index, the cache, KV pop, ack and renewal, and revive. The FS path's are in ck_*.go: the revive topic and the
 // timer (ck_store), the lease bookkeeping (ck_lease), PopBufferMergeService
 // (ck_buffer), pop (ck_pop), ack, batch ack and renewal (ck_ack),
 // PopReviveService (ck_revive) and CheckpointTick (ck_tick). The orderly
 // (FIFO) branches of both paths are in order*.go: the OrderInfo table and
 // its leases (order), the pops (order_pop), ack and renewal (order_ack),
-// OrderTick, persistence and restart (order_tick). The FS path
-// subscribes with package filter (TAG and SQL92); the KV path still uses
-// its own TAG filter.
+// OrderTick, persistence and restart (order_tick). Every read (both pop
+// paths, their retry stages, Pull) and every wakeup subscribes with
+// package filter: TAG and SQL92 as the broker evaluates them.
 //
 // # Data
 //
@@ -126,11 +125,16 @@
 //     deletes it.
 //   - Retry messages are presented under their original topic; their
 //     handle's retryFlag routes ack and renew to the retry topic.
-//   - KV: the commit offset converges to the smallest offset still owed an ack
-//     (the fix for apache/rocketmq#10949); Bugs.CommitOffsetLag restores
-//     upstream's lagging value. A commit offset a client stores (a pull's
-//     FLAG_COMMIT_OFFSET, UpdateConsumerOffset) replaces it, and the next
-//     pop starts a new window.
+//   - KV: each stage commits its next begin offset once the pop's records
+//     are stored, capped at the smallest cached offset (the fix for
+//     apache/rocketmq#10949 as PR #10964 proposes); cache cleanup commits
+//     the rest. Acks do not move it. Bugs.CommitOffsetLag restores
+//     upstream's value (the offset the stage started from). A commit offset
+//     a client stores (a pull's FLAG_COMMIT_OFFSET, UpdateConsumerOffset)
+//     replaces it until the next stage.
+//   - KV: after an offset correction (OFFSET_TOO_SMALL and friends) the
+//     stage reports the offset it started from in startOffsetInfo and in
+//     each handle's ckQueueOffset, not the corrected one.
 //   - Pull shares the pop's pull offset (pullOffsetTable), commit offset
 //     and pending admin reset: a pull moves the position a later pop of
 //     the same group starts from.

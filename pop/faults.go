@@ -50,7 +50,12 @@ type WriteFault struct {
 
 // WriteFailure is one store write that failed.
 type WriteFailure struct {
-	Ordinal uint64 // the write's ordinal
+	Ordinal uint64 // the write's ordinal (0 for a refused write)
+	// Refused: the store refused the message rather than a fault failing
+	// it: a topic name too long for it (HookUtils.checkBeforePutMessage:
+	// over 127 bytes unless a %RETRY% topic, over 255 in any case), which
+	// a broker writing a retry copy for a long group and topic can meet.
+	Refused bool
 	Topic   string
 	QueueID int32
 	// Msg and UniqKey name the message that was not written.
@@ -81,7 +86,7 @@ func (f *Faults) Validate() error {
 		}
 	}
 	for i, w := range f.Writes {
-		if err := model.ValidateName("topic", w.Topic); err != nil {
+		if err := model.ValidateTopic(w.Topic); err != nil {
 			return fmt.Errorf("pop: faults writes[%d]: %v", i, err)
 		}
 	}
@@ -97,6 +102,16 @@ func (b *Broker) SetFaults(f Faults) error {
 	f.Writes = append([]WriteFault(nil), f.Writes...)
 	b.faults = f
 	return nil
+}
+
+// failed reports that f describes a write that did not happen.
+func (f WriteFailure) failed() bool { return f.Ordinal != 0 || f.Refused }
+
+// storeRefusesTopic is the topic rule of HookUtils.checkBeforePutMessage:
+// the store refuses (MESSAGE_ILLEGAL) a message whose topic is longer than
+// 127 bytes unless it is a %RETRY% topic, and any longer than 255.
+func storeRefusesTopic(t string) bool {
+	return len(t) > model.MaxRetryOrDLQTopicLength || len(t) > model.MaxTopicLength && !model.IsRetryTopic(t)
 }
 
 // writeFails numbers a write attempt and decides whether it fails.

@@ -27,10 +27,8 @@ import (
 //     end (a Pull takes it as its next offset, OFFSET_RESET), and it stays
 //     there when the queue is empty (NO_MESSAGE_IN_QUEUE is not an offset
 //     correction) until a read finds messages;
-//   - commit windows (fixed #10949 behaviour): start <= end,
-//     the start is owed an ack or equals end, no owed bit outside
-//     [start, end), and the commit offset equals start; with the
-//     CommitOffsetLag bug no window exists;
+//   - pending commits (fixed #10949 behaviour): non-negative offsets of
+//     existing queues; with the CommitOffsetLag bug none exists;
 //   - long polling: the count equals the sum of the per-key sets and the
 //     time-ordered tree's size, every set is non-empty, sorted by
 //     (expired, id) and holds only its own key, and each request in it is
@@ -52,7 +50,7 @@ import (
 //     unacked messages only and are counted right, and a queue lapses
 //     exactly when it has live leases, at its batch's unblock time.
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkWindows, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkPending, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -208,42 +206,18 @@ func (b *Broker) describe(k qkey) string {
 	return fmt.Sprintf("unknown queue %v", k)
 }
 
-func (b *Broker) checkWindows() error {
+func (b *Broker) checkPending() error {
 	var err error
-	n := 0
 	b.offsets.each(func(k qkey, s *slot) {
-		if s.win != nil {
-			n++
-			if err == nil {
-				err = b.checkWindow(k, s)
-			}
+		switch {
+		case err != nil || s.has&hasPending == 0:
+		case b.cfg.Bugs.CommitOffsetLag:
+			err = fmt.Errorf("pop: invariant: a pending commit for %s with the CommitOffsetLag bug on", b.describe(k))
+		case b.queueOf(k) == nil || s.pending < 0:
+			err = fmt.Errorf("pop: invariant: pending commit %d of %s: want a non-negative offset of an existing queue", s.pending, b.describe(k))
 		}
 	})
-	if b.cfg.Bugs.CommitOffsetLag && n > 0 {
-		return fmt.Errorf("pop: invariant: %d commit windows with the CommitOffsetLag bug on", n)
-	}
 	return err
-}
-
-func (b *Broker) checkWindow(k qkey, s *slot) error {
-	w, q := s.win, b.queueOf(k)
-	c, ok := s.commit, s.has&hasCommit != 0
-	switch {
-	case q == nil || w.base > w.start || w.base&63 != 0 || w.start > w.end:
-		return fmt.Errorf("pop: invariant: window %+v of %s malformed", *w, b.describe(k))
-	case w.start < w.end && !w.isPending(w.start):
-		return fmt.Errorf("pop: invariant: window of %s starts at %d, which is owed no ack", b.describe(k), w.start)
-	case !ok || c != w.start:
-		return fmt.Errorf("pop: invariant: commit offset %d (present %v) of %s is not its window start %d", c, ok, b.describe(k), w.start)
-	}
-	for i, word := range w.pending {
-		for bit := 0; word != 0; bit, word = bit+1, word>>1 {
-			if o := w.base + int64(64*i+bit); word&1 != 0 && (o < w.start || o >= w.end) {
-				return fmt.Errorf("pop: invariant: window of %s owes offset %d outside [%d, %d)", b.describe(k), o, w.start, w.end)
-			}
-		}
-	}
-	return nil
 }
 
 func (b *Broker) checkPolls() error {

@@ -23,11 +23,7 @@ func (b *Broker) ackRecord(popTime, invisible int64, group, topicName string, qi
 		l = b.index.delete(recKey{vt: popTime + invisible, pair: pair, qid: qid, offset: offset})
 		b.stats.RecordDeletes++
 	}
-	// Only an ack that deleted a record settles the offset: a stale handle
-	// (after changeInvisibleTime) leaves the renewed record in flight, and
-	// the commit offset must not pass it.
 	if l != 0 {
-		b.windowDone(k, offset)
 		return l
 	}
 	b.stats.AckMisses++

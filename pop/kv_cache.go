@@ -256,6 +256,9 @@ func (b *Broker) CleanupCache(now clock.Time) CacheResult {
 			res.Flushed += cq.recs.Len()
 			res.Offline++
 			res.Replaced = b.flushCacheQueue(cq.key, res.Replaced)
+			if !b.cfg.Bugs.CommitOffsetLag {
+				b.commitPending(cq.key) // the records are persisted: none is left to wait for
+			}
 			continue
 		}
 		b.cleanupQueue(now, cq, &res)
@@ -293,14 +296,22 @@ func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) 
 		res.Revives = append(res.Revives, rv)
 		res.Woken = append(res.Woken, rv.woken...)
 		res.PullWoken = append(res.PullWoken, rv.pullWoken...)
-		if rv.failure.Ordinal != 0 {
+		if rv.failure.failed() {
 			res.Failures = append(res.Failures, rv.failure)
 		}
 	}
-	if b.cfg.Bugs.CommitOffsetLag {
-		if m := b.cache.minOffset(cq.key); m >= 0 {
-			b.commitOffset(cq.key, m)
-		}
+	b.cleanupCommit(cq.key)
+}
+
+// cleanupCommit is the commit of a cleanup pass for queue k: with
+// Bugs.CommitOffsetLag (upstream) the smallest cached offset while the
+// cache holds the queue's records; fixed, the queue's pending commit, as
+// far as the records still cached allow (all of it once none is left).
+func (b *Broker) cleanupCommit(k qkey) {
+	if !b.cfg.Bugs.CommitOffsetLag {
+		b.commitPending(k)
+	} else if m := b.cache.minOffset(k); m >= 0 {
+		b.commitOffset(k, m)
 	}
 }
 
@@ -308,6 +319,5 @@ func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) 
 func (b *Broker) dropFailed(r rec, rv Revival) Revival {
 	rv.Outcome = ReviveDropped
 	b.stats.MayBeLost++
-	b.windowDone(qkey{r.pair, r.qid}, r.offset)
 	return rv
 }

@@ -165,14 +165,18 @@ func (ix *index) delete(k recKey) model.LeaseID {
 func (ix *index) len() int { return ix.tree.Len() }
 
 // scanExpired removes and returns, in key order, up to max records with
-// lower <= vt < upper (scanExpiredRecords followed by deleteRecords).
+// lower <= vt < upper (scanExpiredRecords followed by deleteRecords). The
+// bounds are 8-byte big-endian key prefixes that RocksDB compares
+// bytewise, so vt compares as an unsigned number: a record whose
+// visibility timeout is negative (a renewal with a negative invisible
+// time) sorts after every real deadline and is never scanned.
 func (ix *index) scanExpired(lower, upper int64, max int, out []rec) []rec {
 	for len(out) < max {
 		m, ok := ix.tree.bt.Min()
-		if !ok || m.vt >= upper {
+		if !ok || uint64(m.vt) >= uint64(upper) {
 			break
 		}
-		if m.vt < lower {
+		if uint64(m.vt) < uint64(lower) {
 			return ix.scanFrom(lower, upper, max, out)
 		}
 		ix.tree.bt.PopMin()
@@ -187,7 +191,7 @@ func (ix *index) scanExpired(lower, upper int64, max int, out []rec) []rec {
 func (ix *index) scanFrom(lower, upper int64, max int, out []rec) []rec {
 	start := len(out)
 	ix.tree.bt.Ascend(item{vt: lower}, func(it item) bool {
-		if it.vt >= upper || len(out) >= max {
+		if uint64(it.vt) >= uint64(upper) || len(out) >= max {
 			return false
 		}
 		out = append(out, ix.tree.rec(it))

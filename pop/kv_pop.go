@@ -2,11 +2,12 @@ package pop
 
 import (
 	"popsim/clock"
+	pfilter "popsim/filter"
 	"popsim/model"
 )
 
 // popKV is PopConsumerService.popAsync for a request on topic t.
-func (b *Broker) popKV(nowMs int64, t *topic, f filter, ctx *popContext) {
+func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext) {
 	req := &ctx.req
 	pair := b.names.pair(req.ConsumerGroup, req.Topic)
 	ctx.pair = pair
@@ -30,18 +31,21 @@ func (b *Broker) popKV(nowMs int64, t *topic, f filter, ctx *popContext) {
 	}
 	preferRetry := n%5 == 0
 	if preferRetry {
-		b.popRetryStages(nowMs, req, ctx, pair)
+		b.popRetryStages(nowMs, req, ctx, pair, f)
 	}
 	if req.QueueID != -1 {
 		b.popStage(nowMs, req, ctx, req.Topic, t, pair, req.QueueID, f)
 	} else {
 		b.popAllQueues(nowMs, req, ctx, t, pair, n, f)
 		if !preferRetry {
-			b.popRetryStages(nowMs, req, ctx, pair)
+			b.popRetryStages(nowMs, req, ctx, pair, f)
 		}
 	}
 	if len(ctx.records) > 0 {
 		b.storeRecords(ctx)
+	}
+	for _, k := range ctx.stages {
+		b.commitPending(k)
 	}
 }
 
@@ -49,13 +53,13 @@ func (b *Broker) popKV(nowMs int64, t *topic, f filter, ctx *popContext) {
 // n % readQueueNums (the request rotation). Without the in-flight
 // threshold, a stage that only reads is done here: past a full batch it
 // adds the queue's backlog to restNum, and a caught-up queue is skipped.
-func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f filter) {
+func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f *pfilter.Filter) {
 	rq := t.cfg.ReadQueueNums
 	row := b.offsets.row(pair, rq) // stages touch only slots of this row below rq: it does not move
 	inline := !b.inflightThreshold()
 	qid := int32(n % int64(rq))
 	for range rq {
-		if !inline || !b.readOnlyStage(ctx, req, &row[qid], t.queues[qid]) {
+		if !inline || !b.readOnlyStage(ctx, req, qkey{pair, qid}, &row[qid], t.queues[qid]) {
 			b.popStage(nowMs, req, ctx, req.Topic, t, pair, qid, f)
 		}
 		if qid++; qid == rq {
@@ -72,29 +76,30 @@ func (b *Broker) inflightThreshold() bool {
 	return b.cfg.EnablePopMessageThreshold && b.cfg.EnablePopBufferMerge
 }
 
-// readOnlyStage does popStage's work for queue q (slot s) when the stage
-// only reads, and reports whether it did. A caught-up queue is recognised
-// by its slot's caughtUpMark (set by popStage's full check) and an
-// unchanged end; a queue not yet marked goes through popStage.
-func (b *Broker) readOnlyStage(ctx *popContext, req *PopRequest, s *slot, q *queue) bool {
+// readOnlyStage does popStage's work for queue q (key k, slot s) when the
+// stage only reads, and reports whether it did: past a full batch, or on a
+// caught-up queue.
+func (b *Broker) readOnlyStage(ctx *popContext, req *PopRequest, k qkey, s *slot, q *queue) bool {
 	if ctx.found >= req.MaxMsgNums {
 		ctx.restCount += backlog(q, s.queryOffset(b.cfg.UseServerSideResetOffset))
 		return true
 	}
-	if s.has&caughtUpMark != 0 && s.pull == q.maxOffset() {
+	if b.caughtUp(k, s, q) {
 		b.stats.ReadCalls++ // the read upstream makes finds nothing
 		return true
 	}
 	return false
 }
 
-func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32) {
+// popRetryStages reads the retry topics through the request's filter, as
+// popAsync does (a retry copy keeps its tags and properties).
+func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, f *pfilter.Filter) {
 	v1, v2 := b.names.retryTopics(pair)
 	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
-		b.popRetryStage(nowMs, req, ctx, pair, 0, v1)
+		b.popRetryStage(nowMs, req, ctx, pair, 0, v1, f)
 	}
 	if b.cfg.EnableRetryTopicV2 {
-		b.popRetryStage(nowMs, req, ctx, pair, 1, v2)
+		b.popRetryStage(nowMs, req, ctx, pair, 1, v2, f)
 	}
 }
 
@@ -108,7 +113,7 @@ type retryRef struct {
 
 // popRetryStage reads queue 0 of pair's retry topic v (0: V1, 1: V2),
 // unless it does not exist yet.
-func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, v int, retryTopic string) {
+func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, v int, retryTopic string, f *pfilter.Filter) {
 	for int(pair) >= len(b.retryRefs) {
 		b.retryRefs = append(b.retryRefs, [2]retryRef{})
 	}
@@ -120,7 +125,7 @@ func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pa
 		r.pair = b.names.pair(req.ConsumerGroup, retryTopic)
 		b.retryRefs[pair][v] = r
 	}
-	b.popStage(nowMs, req, ctx, retryTopic, r.t, r.pair, 0, nil)
+	b.popStage(nowMs, req, ctx, retryTopic, r.t, r.pair, 0, f)
 }
 
 // storeRecords writes a pop's records to the cache when it is on and not
@@ -144,7 +149,7 @@ func (b *Broker) storeRecords(ctx *popContext) {
 
 // popStage reads queue qid of stageTopic (t, interned with the request's
 // group as pair) for the request (docs/rocketmq/kv-path.md §4 step 5).
-func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, t *topic, pair uint32, qid int32, f filter) {
+func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, t *topic, pair uint32, qid int32, f *pfilter.Filter) {
 	if qid >= int32(len(t.queues)) {
 		return
 	}
@@ -159,26 +164,25 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 		return
 	}
 	s := b.offsets.at(k)
-	if b.caughtUp(s, q) {
-		s.has |= caughtUpMark
+	if b.caughtUp(k, s, q) {
 		b.stats.ReadCalls++ // the read upstream makes finds nothing
 		return
 	}
-	s.has &^= caughtUpMark
-	offset := b.getPopOffset(ctx, k, s, q, stageTopic)
-	r := q.get(offset, remain, int64(remain), f, b.scratch.msgs)
+	consume, reset := b.getPopOffset(ctx, k, s, q, stageTopic)
+	r := q.get(consume, remain, int64(remain), f, b.scratch.msgs)
 	b.countRead(&r)
 	if r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull {
+		// the offset correction commits the store's next offset and reads
+		// again from it; the stage still reports the offset it started from
 		s.setCommit(r.nextBegin)
-		offset = r.nextBegin
-		r = q.get(offset, remain, int64(remain), f, r.msgs)
+		r = q.get(r.nextBegin, remain, int64(remain), f, r.msgs)
 		b.countRead(&r)
 	}
 	if r.status == getFound {
-		b.addResult(ctx, req, k, stageTopic, offset, &r)
+		b.addResult(ctx, req, k, stageTopic, consume, &r)
 	}
 	s.pull, s.has = r.nextBegin, s.has|hasPull
-	b.advanceCommit(k, s, offset, r.nextBegin, &r)
+	b.stageCommit(ctx, k, s, consume, r.nextBegin, r.status == getFound, reset)
 	clear(r.msgs)
 	b.scratch.msgs = r.msgs[:0]
 }
@@ -195,74 +199,81 @@ func (b *Broker) queryOffset(k qkey) int64 {
 	return -1
 }
 
-// caughtUp reports that a stage on queue q (slot s) would change nothing,
-// so popStage may skip it: most queues an all-queue pop visits are empty.
-// That holds (fixed behaviour) when the pull offset is the queue's end (the
-// read is OFFSET_OVERFLOW_ONE or NO_MESSAGE_IN_QUEUE: nothing found, no
-// offset correction, the pull offset written back unchanged), no reset is
-// pending, and covering [end, end) leaves the window and the commit offset
-// (its start) as they are. A window is advanced after every change, so
-// advance is a no-op on it; one that never owed an offset (nil pending) is
-// restarted by cover, which is a no-op only if it already sits at end.
-func (b *Broker) caughtUp(s *slot, q *queue) bool {
-	if b.cfg.Bugs.CommitOffsetLag || s.has&(hasPull|hasReset|hasCommit) != hasPull|hasCommit {
+// caughtUp reports that a stage on queue q (key k, slot s) would change
+// nothing, so popStage may skip it: most queues an all-queue pop visits
+// are empty. That holds when the pull offset is the queue's end (the read
+// is OFFSET_OVERFLOW_ONE or NO_MESSAGE_IN_QUEUE: nothing found, no offset
+// correction, the pull offset written back unchanged), no reset is
+// pending, and the commit the stage would make leaves the commit offset
+// (and the pending commit) as they are.
+func (b *Broker) caughtUp(k qkey, s *slot, q *queue) bool {
+	if s.has&(hasPull|hasReset|hasCommit) != hasPull|hasCommit || s.pull != q.maxOffset() {
 		return false
 	}
-	o, w := s.pull, s.win
-	if o != q.maxOffset() || w == nil || s.commit != w.start {
-		return false
+	if b.cfg.Bugs.CommitOffsetLag {
+		return s.commit == b.lagCommit(k, s.pull)
 	}
-	if w.pending == nil {
-		return w.start == o && w.end == o && w.base == o&^63
-	}
-	return w.start <= o && o <= w.end
+	return s.has&hasPending != 0 && s.pending == s.pull && s.commit >= b.pendingTarget(k, s.pending)
 }
 
-// advanceCommit sets the commit offset after a stage. Fixed: the smallest
-// offset still owed an ack. With the #10949 bug: the batch start, or the
-// smallest cached offset.
-func (b *Broker) advanceCommit(k qkey, s *slot, offset, nextBegin int64, r *getResult) {
+// stageCommit is what a stage does to the commit offset (docs/rocketmq/
+// kv-path.md §5.3). Fixed (apache/rocketmq#10949 as PR #10964 proposes):
+// the stage's next begin offset becomes the queue's pending commit, which
+// commitPending commits once the pop's records are stored; a stage that
+// took an admin reset commits nothing more. With Bugs.CommitOffsetLag
+// (RocketMQ up to 5.5.0): the offset the stage started from (its next
+// begin offset when it found nothing, with Bugs.EmptyStageCommitsNextBegin,
+// 5.3.2), replaced by the smallest cached offset while the cache holds the
+// queue's records (read before this pop's are cached).
+func (b *Broker) stageCommit(ctx *popContext, k qkey, s *slot, consume, nextBegin int64, found, reset bool) {
 	if b.cfg.Bugs.CommitOffsetLag {
-		// #10949: only a batch that found messages commits (its start), and
-		// acks never advance the offset, so a drained queue keeps its lag.
-		if r.status != getFound {
-			return
+		v := consume
+		if !found && b.cfg.Bugs.EmptyStageCommitsNextBegin {
+			v = nextBegin
 		}
-		if cacheMin := b.cache.minOffset(k); cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
-			offset = cacheMin
-		}
-		s.setCommit(offset)
+		s.setCommit(b.lagCommit(k, v))
 		return
 	}
-	w := s.win
-	if w == nil {
-		w = &window{}
-		s.win = w
+	if reset {
+		s.has &^= hasPending
+		return
 	}
-	popped := b.scratch.offs[:0]
-	if r.status == getFound {
-		for _, m := range r.msgs {
-			popped = append(popped, m.QueueOffset)
-		}
-	}
-	w.cover(offset, nextBegin, popped)
-	b.scratch.offs = popped[:0]
-	s.setCommit(w.start)
+	s.pending, s.has = nextBegin, s.has|hasPending
+	ctx.stages = append(ctx.stages, k)
 }
 
-// windowDone marks an offset acked or revived and moves the commit offset
-// when the window's start moves (fixed behaviour only).
-func (b *Broker) windowDone(k qkey, offset int64) {
-	if b.cfg.Bugs.CommitOffsetLag {
-		return
+// lagCommit is the upstream (#10949) commit value v of queue k: the
+// smallest cached offset instead while the cache holds records of k.
+func (b *Broker) lagCommit(k qkey, v int64) int64 {
+	if b.cfg.EnablePopBufferMerge {
+		if m := b.cache.minOffset(k); m >= 0 {
+			return m
+		}
 	}
+	return v
+}
+
+// pendingTarget is what queue k's pending commit p may commit now: p,
+// capped at the smallest cached offset while the cache holds records of k
+// (a restart loses them, so the commit offset must not pass them).
+func (b *Broker) pendingTarget(k qkey, p int64) int64 {
+	if b.cfg.EnablePopBufferMerge {
+		if m := b.cache.minOffset(k); m >= 0 && m < p {
+			return m
+		}
+	}
+	return p
+}
+
+// commitPending commits queue k's pending commit (fixed behaviour), as far
+// as the cache allows and never backwards.
+func (b *Broker) commitPending(k qkey) {
 	s := b.offsets.peek(k)
-	if s == nil || s.win == nil {
+	if s == nil || s.has&hasPending == 0 {
 		return
 	}
-	s.has &^= caughtUpMark
-	if s.win.done(offset) {
-		s.setCommit(s.win.start)
+	if v := b.pendingTarget(k, s.pending); s.has&hasCommit == 0 || v > s.commit {
+		s.setCommit(v)
 	}
 }
 
@@ -309,8 +320,10 @@ func (b *Broker) presentedTopic(stageTopic, reqTopic string, flag model.RetryTyp
 	return reqTopic
 }
 
-// getPopOffset is the KV getPopOffset for non-FIFO requests (docs/rocketmq/kv-path.md §5.2).
-func (b *Broker) getPopOffset(ctx *popContext, k qkey, s *slot, q *queue, stageTopic string) int64 {
+// getPopOffset is the KV getPopOffset for non-FIFO requests
+// (docs/rocketmq/kv-path.md §5.2); reset reports that it took a pending
+// admin reset.
+func (b *Broker) getPopOffset(ctx *popContext, k qkey, s *slot, q *queue, stageTopic string) (offset int64, reset bool) {
 	o := s.queryPullOffset(b.cfg.UseServerSideResetOffset)
 	if o < 0 {
 		o = b.initOffset(q, stageTopic, ctx.req.InitMode)
@@ -320,9 +333,8 @@ func (b *Broker) getPopOffset(ctx *popContext, k qkey, s *slot, q *queue, stageT
 		ctx.res.Replaced = b.flushCacheQueue(k, ctx.res.Replaced)
 		b.clearBlock(k)
 		s = b.offsets.at(k)
-		s.win = nil
 		s.setCommit(v)
-		return v
+		return v, true
 	}
-	return o
+	return o, false
 }

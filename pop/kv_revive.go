@@ -30,7 +30,7 @@ func (b *Broker) Revive(now clock.Time) ReviveResult {
 		res.Revivals = append(res.Revivals, rv)
 		res.Woken = append(res.Woken, rv.woken...)
 		res.PullWoken = append(res.PullWoken, rv.pullWoken...)
-		if rv.failure.Ordinal != 0 {
+		if rv.failure.failed() {
 			res.Failures = append(res.Failures, rv.failure)
 		}
 	}
@@ -56,7 +56,6 @@ func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
 	if orig == nil {
 		rv.Outcome = ReviveSkipped
 		b.stats.ReviveSkipped++
-		b.windowDone(qkey{r.pair, r.qid}, r.offset)
 		return rv
 	}
 	b.stats.ReadMessages++
@@ -72,7 +71,6 @@ func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
 	rv.Copy = Location{Topic: stored.Topic, QueueID: stored.QueueID, Offset: stored.QueueOffset}
 	rv.CopyReconsumeTimes = stored.ReconsumeTimes
 	b.stats.Revived++
-	b.windowDone(qkey{r.pair, r.qid}, r.offset)
 	rv.pullWoken = b.notifyPullArrival(now.Millis(), stored)
 	rv.woken = b.notifyArrival(now.Millis(), stored, p.group)
 	return rv

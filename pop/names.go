@@ -47,7 +47,7 @@ func (n *names) pair(group, topic string) uint32 {
 func (n *names) retryTopics(id uint32) (v1, v2 string) {
 	p := &n.pairs[id]
 	if p.retryV1 == "" {
-		p.retryV1, p.retryV2 = model.RetryTopicV1(p.group, p.topic), model.RetryTopicV2(p.group, p.topic)
+		p.retryV1, p.retryV2 = model.BuildPopRetryTopicV1(p.topic, p.group), model.BuildPopRetryTopicV2(p.topic, p.group)
 	}
 	return p.retryV1, p.retryV2
 }

@@ -11,28 +11,29 @@ const (
 	hasCommit uint8 = 1 << iota
 	hasPull
 	hasReset
-	// caughtUpMark: caughtUp held when it was last checked, and the slot
-	// has not changed since (every write to a slot clears it). The stage
-	// is then still a no-op as long as the queue's end is the pull offset
-	// (it only grows).
-	caughtUpMark
+	hasPending
+	hasFlushed
 )
 
 // slot is the state of one queue of one (group, topic) pair: its three
-// offsets and its commit window. A pop over all queues reads one slot per
+// offsets and its pending commit. A pop over all queues reads one slot per
 // queue, so they sit in dense rows indexed by pair id and queue id rather
 // than in maps keyed by qkey.
 type slot struct {
 	commit, pull, reset int64
-	has                 uint8 // hasCommit | hasPull | hasReset | caughtUpMark
-	// win is the commit window (volatile, fixed #10949 behaviour only); nil
-	// when the queue has none.
-	win *window
+	// pending is the commit the last stage left to make (fixed #10949
+	// behaviour only: its next begin offset, committed once the cache no
+	// longer holds records below it). Volatile, like the pull offset.
+	pending int64
+	// flushed is the commit offset as last persisted (hasFlushed): what a
+	// crash leaves.
+	flushed int64
+	has     uint8 // hasCommit | hasPull | hasReset | hasPending | hasFlushed
 }
 
 // offsets is ConsumerOffsetManager: the durable commit offset (offsetTable),
 // the volatile KV pull offset (pullOffsetTable) and pending admin resets
-// (resetOffsetTable), plus the volatile commit windows. rows[pair][qid] is
+// (resetOffsetTable), plus the volatile pending commits. rows[pair][qid] is
 // a queue's slot; rows grow on demand, so a *slot stays valid only until
 // the next slot of the same pair is created: hold one only within a call
 // that touches that queue alone. Walks go in (pair, qid) order.
@@ -83,15 +84,35 @@ func (o *offsets) each(f func(k qkey, s *slot)) {
 	}
 }
 
-// dropVolatile forgets every pull offset and commit window (a restart).
+// dropVolatile forgets every pull offset and pending commit (a restart).
 func (o *offsets) dropVolatile() {
 	o.each(func(_ qkey, s *slot) {
-		s.has &^= hasPull | caughtUpMark
-		s.pull, s.win = 0, nil
+		s.has &^= hasPull | hasPending
+		s.pull, s.pending = 0, 0
 	})
 }
 
-func (s *slot) setCommit(v int64) { s.commit, s.has = v, s.has&^caughtUpMark|hasCommit }
+// flush persists every commit offset (ConsumerOffsetManager.persist).
+func (o *offsets) flush() {
+	o.each(func(_ qkey, s *slot) {
+		s.flushed, s.has = s.commit, s.has&^hasFlushed
+		if s.has&hasCommit != 0 {
+			s.has |= hasFlushed
+		}
+	})
+}
+
+// crash puts every commit offset back to its last persisted value.
+func (o *offsets) crash() {
+	o.each(func(_ qkey, s *slot) {
+		s.commit, s.has = s.flushed, s.has&^hasCommit
+		if s.has&hasFlushed != 0 {
+			s.has |= hasCommit
+		}
+	})
+}
+
+func (s *slot) setCommit(v int64) { s.commit, s.has = v, s.has|hasCommit }
 
 // queryOffset is the commit offset, or the pending reset when server-side
 // reset is on; -1 when unknown.

@@ -15,7 +15,7 @@ import (
 
 // kvOrderStages runs the KV FIFO stages: the requested queue, or every
 // readable queue from requestCount % readQueueNums.
-func (b *Broker) kvOrderStages(nowMs int64, ctx *popContext, t *topic, n int64, f filter) {
+func (b *Broker) kvOrderStages(nowMs int64, ctx *popContext, t *topic, n int64, f *pfilter.Filter) {
 	req := &ctx.req
 	ctx.reviveQid = model.PopOrderReviveQueue
 	if req.QueueID != -1 {
@@ -29,7 +29,7 @@ func (b *Broker) kvOrderStages(nowMs int64, ctx *popContext, t *topic, n int64, 
 }
 
 // kvOrderStage is one FIFO stage of popAsync (getMessageAsync with fifo).
-func (b *Broker) kvOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32, f filter) {
+func (b *Broker) kvOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32, f *pfilter.Filter) {
 	if qid >= int32(len(t.queues)) {
 		return
 	}

@@ -37,19 +37,13 @@ type suspended struct {
 	key     pollKey
 	qk      qkey // key's pair and qid
 	req     PopRequest
-	f       filter
-	// ff is the checkpoint path's subscription (package filter); nil on
-	// the KV path, whose requests match with f.
-	ff *pfilter.Filter
+	ff      *pfilter.Filter // the request's subscription
 }
 
 // matches is the polling service's filter check of an arrival: the
 // consume queue's tags code, then the commit log (notifyMessageArriving).
 func (s *suspended) matches(msg *model.Message) bool {
-	if s.ff != nil {
-		return s.ff.MatchConsumeQueue(pfilter.TagsCode(msg.Tags)) && s.ff.MatchCommitLog(msg)
-	}
-	return s.f.match(msg.Tags)
+	return s.ff.MatchesAll() || matchStored(s.ff, msg)
 }
 
 // groupRef is a group registered on a topic, with its group@topic pair.
@@ -105,7 +99,7 @@ const (
 )
 
 // suspend parks req (whose group@topic is pair) for long polling; ff is
-// its subscription on the checkpoint path (nil on the KV path).
+// its subscription.
 func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, ff *pfilter.Filter) (pollResult, uint64) {
 	pollMs := req.PollTime.Millis()
 	if pollMs <= 0 {
@@ -125,12 +119,8 @@ func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, 
 		return pollingFull, 0
 	}
 	p.nextID++
-	var f filter
-	if ff == nil {
-		f, _ = buildFilter(req.ExpressionType, req.Expression) // validated by Pop
-	}
 	s := p.alloc()
-	*s = suspended{id: p.nextID, expired: expired, key: pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, qk: k, req: *req, f: f, ff: ff}
+	*s = suspended{id: p.nextID, expired: expired, key: pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, qk: k, req: *req, ff: ff}
 	i := sort.Search(len(set), func(i int) bool { return suspendedLess(s, set[i]) })
 	set = append(set, nil)
 	copy(set[i+1:], set[i:])

@@ -152,23 +152,16 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	if !ok {
 		return
 	}
-	var f filter
-	var ff *pfilter.Filter
-	var err error
-	if b.cfg.UsesKV() {
-		f, err = buildFilter(r.ExpressionType, r.Expression)
-	} else {
-		ff, err = pfilter.ParsePop(r.ExpressionType, r.Expression)
-	}
+	ff, err := pfilter.ParsePop(r.ExpressionType, r.Expression)
 	if err != nil {
-		res.fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed: %v", err)
+		res.fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed")
 		return
 	}
 	b.stats.PopRequests++
-	ctx.invisible, ctx.records = r.InvisibleTime.Millis(), b.scratch.records[:0]
+	ctx.invisible, ctx.records, ctx.stages = r.InvisibleTime.Millis(), b.scratch.records[:0], b.scratch.stages[:0]
 	before := b.lastLease
 	if b.cfg.UsesKV() {
-		b.popKV(nowMs, t, f, &ctx)
+		b.popKV(nowMs, t, ff, &ctx)
 	} else {
 		b.popCK(nowMs, t, ff, &ctx)
 	}
@@ -183,6 +176,10 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	}
 }
 
+// faqSuggestion is FAQUrl.suggestTodo(FAQUrl.APPLY_TOPIC_URL), which
+// RocketMQ appends to the remarks of a missing topic or group.
+const faqSuggestion = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ for further details."
+
 // validatePop applies the checks of docs/rocketmq/kv-path.md §3 in RocketMQ's order and
 // returns the request's topic when they pass (the subscription, checked
 // last, is compiled by the caller for its path); otherwise it writes the
@@ -190,23 +187,24 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*topic, bool) {
 	t := b.topicNamed(req.Topic)
 	g := b.groups[req.ConsumerGroup]
+	ip := b.cfg.BrokerIP1
 	switch {
 	case nowMs-req.BornTime.Millis()-req.PollTime.Millis() > bornTimeTolerance:
-		res.Code, res.Status, res.Remark = model.PollingTimeout, PopPollingNotFound, "the broker received the request after its poll time"
+		res.Code, res.Status, res.Remark = model.PollingTimeout, PopPollingNotFound, fmt.Sprintf("the broker[%s] pop message is timeout too much", ip)
 	case !b.cfg.Readable:
-		res.fail(model.NoPermission, "the broker[%s] pop message is forbidden", b.cfg.BrokerName)
+		res.fail(model.NoPermission, "the broker[%s] pop message is forbidden", ip)
 	case req.MaxMsgNums > MaxPopBatch:
-		res.fail(model.InvalidParameter, "the broker msg num is limited to %d, request %d", MaxPopBatch, req.MaxMsgNums)
+		res.fail(model.InvalidParameter, "the broker[%s] pop message's num is greater than 32", ip)
 	case !b.cfg.TimerWheelEnable:
-		res.fail(model.SystemError, "the broker's timer wheel is disabled: POP needs timerWheelEnable=true")
+		res.fail(model.SystemError, "the broker[%s] pop message is forbidden because timerWheelEnable is false", ip)
 	case t == nil:
-		res.fail(model.TopicNotExist, "topic[%s] not exist", req.Topic)
+		res.fail(model.TopicNotExist, "topic[%s] not exist, apply first please! %s", req.Topic, faqSuggestion)
 	case t.cfg.Perm&PermRead == 0:
 		res.fail(model.NoPermission, "the topic[%s] peeking message is forbidden", req.Topic)
 	case req.QueueID >= t.cfg.ReadQueueNums:
-		res.fail(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d]", req.QueueID, req.Topic, t.cfg.ReadQueueNums)
+		res.fail(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]", req.QueueID, req.Topic, t.cfg.ReadQueueNums, req.ClientID)
 	case g == nil:
-		res.fail(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup)
+		res.fail(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist, %s", req.ConsumerGroup, faqSuggestion)
 	case !g.ConsumeEnable:
 		res.fail(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup)
 	default:
@@ -226,6 +224,7 @@ type popContext struct {
 	restCount int64
 	reviveQid int32 // FS: the request's revive queue (round-robin)
 	records   []rec
+	stages    []qkey // KV: queues whose stage left a pending commit
 	res       *PopResult
 }
 
@@ -233,6 +232,7 @@ type popContext struct {
 // in them outlives a call.
 type popScratch struct {
 	records []rec
+	stages  []qkey
 	msgs    []*model.Message
 	offs    []int64
 }
@@ -240,7 +240,7 @@ type popScratch struct {
 // keep takes the context's buffers back, cleared of references.
 func (s *popScratch) keep(ctx *popContext) {
 	clear(ctx.records)
-	s.records = ctx.records[:0]
+	s.records, s.stages = ctx.records[:0], ctx.stages[:0]
 }
 
 // addMessage appends a copy of m, presented under topic shown, to the
@@ -279,14 +279,14 @@ func (b *Broker) initOffset(q *queue, stageTopic string, initMode int32) int64 {
 }
 
 // finishPop completes the response: SUCCESS with messages, or long polling.
-// ff is the checkpoint path's subscription (nil on the KV path).
+// ff is the request's subscription, which a parked request is woken by.
 func (b *Broker) finishPop(nowMs int64, ctx *popContext, ff *pfilter.Filter) {
 	res, req := ctx.res, &ctx.req
 	res.PopTime, res.InvisibleTime, res.RestNum = clock.FromMillis(ctx.popTime), clock.MillisDuration(ctx.invisible), ctx.restCount
 	res.ReviveQid = ctx.reviveQid
 	if ctx.found > 0 {
 		b.stats.Popped += int64(ctx.found)
-		res.Code, res.Status = model.Success, PopFound
+		res.Code, res.Status, res.Remark = model.Success, PopFound, "FOUND"
 		if res.RestNum > 0 {
 			b.notifyOwnKey(ctx)
 		}
@@ -301,7 +301,7 @@ func (b *Broker) finishPop(nowMs int64, ctx *popContext, ff *pfilter.Filter) {
 			b.notifyOwnKey(ctx)
 		}
 	case pollingFull:
-		res.Code, res.Status, res.Remark = model.PollingFull, PopPollingFull, "the pop polling queue is full"
+		res.Code, res.Status, res.Remark = model.PollingFull, PopPollingFull, "NO_MESSAGE_IN_QUEUE"
 	default:
 		res.Code, res.Status, res.Remark = model.PollingTimeout, PopPollingNotFound, "NO_MESSAGE_IN_QUEUE"
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"popsim/clock"
+	pfilter "popsim/filter"
 	"popsim/model"
 )
 
@@ -129,36 +130,39 @@ func (b *Broker) pull(now clock.Time, req *PullRequest, res *PullResult, allowSu
 }
 
 // validatePull applies processRequest's checks in RocketMQ's order.
-func (b *Broker) validatePull(req *PullRequest, res *PullResult) (*queue, filter, bool) {
+func (b *Broker) validatePull(req *PullRequest, res *PullResult) (*queue, *pfilter.Filter, bool) {
 	g := b.groups[req.ConsumerGroup]
 	t := b.topicNamed(req.Topic)
-	fail := func(code model.ResponseCode, format string, args ...any) (*queue, filter, bool) {
+	fail := func(code model.ResponseCode, format string, args ...any) (*queue, *pfilter.Filter, bool) {
 		res.Code, res.Status, res.Remark = code, PullError, fmt.Sprintf(format, args...)
 		return nil, nil, false
 	}
 	switch {
 	case !b.cfg.Readable:
-		return fail(model.NoPermission, "the broker[%s] pulling message is forbidden", b.cfg.BrokerName)
+		return fail(model.NoPermission, "the broker[%s] pulling message is forbidden", b.cfg.BrokerIP1)
 	case g == nil:
-		return fail(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist", req.ConsumerGroup)
+		return fail(model.SubscriptionGroupNotExist, "subscription group [%s] does not exist, %s", req.ConsumerGroup, faqSuggestion)
 	case !g.ConsumeEnable:
 		return fail(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup)
 	case t == nil:
-		return fail(model.TopicNotExist, "topic[%s] not exist, apply first please!", req.Topic)
+		return fail(model.TopicNotExist, "topic[%s] not exist, apply first please! %s", req.Topic, faqSuggestion)
 	case t.cfg.Perm&PermRead == 0:
 		return fail(model.NoPermission, "the topic[%s] pulling message is forbidden", req.Topic)
 	case req.QueueID < 0 || req.QueueID >= t.cfg.ReadQueueNums:
 		return fail(model.InvalidParameter, "queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]", req.QueueID, req.Topic, t.cfg.ReadQueueNums, req.ClientID)
 	}
-	f, err := buildFilter(req.ExpressionType, req.Subscription)
+	f, err := pfilter.Parse(req.ExpressionType, req.Subscription)
 	if err != nil {
 		return fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed")
+	}
+	if f.Kind() == pfilter.SQL92 && !b.cfg.EnablePropertyFilter {
+		return fail(model.SystemError, "The broker does not support consumer to filter message by %s", pfilter.TypeSQL92)
 	}
 	return t.queues[req.QueueID], f, true
 }
 
 // readPull is the store read and composeResponseHeader's status mapping.
-func (b *Broker) readPull(q *queue, f filter, req *PullRequest, res *PullResult) {
+func (b *Broker) readPull(q *queue, f *pfilter.Filter, req *PullRequest, res *PullResult) {
 	n := int(min(max(req.MaxMsgNums, 1), maxTransferCount))
 	r := q.get(req.QueueOffset, n, int64(req.MaxMsgNums), f, b.scratch.msgs)
 	b.countRead(&r)
@@ -198,17 +202,12 @@ func (b *Broker) readPull(q *queue, f filter, req *PullRequest, res *PullResult)
 // served as it arrives.
 func (b *Broker) commitPull(k qkey, req *PullRequest, res *PullResult, allowSuspend bool) {
 	s := b.offsets.at(k)
-	s.pull, s.has = res.NextBeginOffset, s.has&^caughtUpMark|hasPull
+	s.pull, s.has = res.NextBeginOffset, s.has|hasPull
 	if allowSuspend && req.HasCommitOffset && req.CommitOffset >= 0 {
 		b.storeCommit(s, req.CommitOffset)
 	}
 }
 
 // storeCommit is ConsumerOffsetManager.commitOffset from a client (a pull's
-// FLAG_COMMIT_OFFSET or UPDATE_CONSUMER_OFFSET). The KV path's commit
-// window (the #10949 fix) no longer describes the offset, so it is dropped;
-// the next pop starts a new one.
-func (b *Broker) storeCommit(s *slot, v int64) {
-	s.setCommit(v)
-	s.win = nil
-}
+// FLAG_COMMIT_OFFSET or UPDATE_CONSUMER_OFFSET): the value as given.
+func (b *Broker) storeCommit(s *slot, v int64) { s.setCommit(v) }

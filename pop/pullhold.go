@@ -4,6 +4,7 @@ import (
 	"github.com/tidwall/btree"
 
 	"popsim/clock"
+	pfilter "popsim/filter"
 	"popsim/model"
 )
 
@@ -29,7 +30,7 @@ type pullHold struct {
 	id       uint64
 	key      holdKey
 	req      PullRequest
-	f        filter
+	f        *pfilter.Filter
 	from     int64 // pullFromThisOffset
 	expireMs int64 // suspendTimestamp + timeoutMillis
 	// dueMs is the earliest time a hold check answers it: its expiry, or
@@ -62,7 +63,7 @@ func holdLess(a, b *pullHold) bool {
 
 // hold is suspendPullRequest: req, which found nothing at its offset, waits
 // for an arrival on its queue or its suspend time.
-func (h *holds) hold(nowMs int64, req *PullRequest, f filter) uint64 {
+func (h *holds) hold(nowMs int64, req *PullRequest, f *pfilter.Filter) uint64 {
 	h.nextID++
 	k := holdKey{req.Topic, req.QueueID}
 	ph := &pullHold{id: h.nextID, key: k, req: *req, f: f, from: req.QueueOffset, expireMs: nowMs + req.SuspendTimeout.Millis()}
@@ -78,9 +79,9 @@ func (h *holds) hold(nowMs int64, req *PullRequest, f filter) uint64 {
 
 // notify is notifyMessageArriving for the key: every hold is woken when
 // the queue now holds a message past its offset that matches its filter
-// (any message when tags is nil: the periodic check), or when its time is
+// (any message when msg is nil: the periodic check), or when its time is
 // up; the others stay, in order.
-func (h *holds) notify(nowMs int64, k holdKey, newest int64, tags *string, out []PullWakeup) []PullWakeup {
+func (h *holds) notify(nowMs int64, k holdKey, newest int64, msg *model.Message, out []PullWakeup) []PullWakeup {
 	set := h.byKey[k]
 	if len(set) == 0 {
 		return out
@@ -89,7 +90,7 @@ func (h *holds) notify(nowMs int64, k holdKey, newest int64, tags *string, out [
 	for _, ph := range set {
 		arrived := newest > ph.from
 		switch {
-		case arrived && (tags == nil || ph.f.match(*tags)):
+		case arrived && (msg == nil || ph.f.MatchesAll() || matchStored(ph.f, msg)):
 			out = append(out, PullWakeup{ID: ph.id, Request: ph.req})
 		case nowMs >= ph.expireMs:
 			out = append(out, PullWakeup{ID: ph.id, Request: ph.req, Expired: true})
@@ -128,7 +129,7 @@ func (b *Broker) notifyPullArrival(nowMs int64, msg *model.Message) []PullWakeup
 	if b.holds.count() == 0 {
 		return nil
 	}
-	return b.holds.notify(nowMs, holdKey{msg.Topic, msg.QueueID}, msg.QueueOffset+1, &msg.Tags, nil)
+	return b.holds.notify(nowMs, holdKey{msg.Topic, msg.QueueID}, msg.QueueOffset+1, msg, nil)
 }
 
 // CheckHoldRequest is PullRequestHoldService's periodic scan

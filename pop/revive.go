@@ -83,13 +83,17 @@ type ReviveResult struct {
 }
 
 // retryCopy builds the message written to the retry topic (docs/rocketmq/kv-path.md §10.4).
-// The copy shares orig's Body and Properties: the engine never modifies a
-// stored message.
+// The copy shares orig's Body and Properties (the engine never modifies a
+// stored message); it carries ORIGIN_GROUP (RocketMQ 5.4.0 on; not with
+// Bugs.V1RetryNoPollWake, the releases before it).
 func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime int64) model.Message {
 	cp := *orig
+	if !b.cfg.Bugs.V1RetryNoPollWake {
+		cp.OriginGroup = group
+	}
 	cp.Topic = recTopic
 	if !model.IsRetryTopic(recTopic) {
-		cp.Topic = model.RetryTopic(group, recTopic, b.cfg.EnableRetryTopicV2)
+		cp.Topic = model.BuildPopRetryTopic(recTopic, group, b.cfg.EnableRetryTopicV2)
 	}
 	cp.QueueID = 0
 	if orig.ReconsumeTimes == 0 || orig.FirstPopTime == 0 {
@@ -104,7 +108,7 @@ func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime 
 // and sets the group's commit offset on queue 0 to 0 when absent.
 func (b *Broker) ensureRetryTopic(name, group string) {
 	if _, ok := b.topics[name]; !ok {
-		_ = b.CreateTopic(TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: PermRead | PermWrite})
+		b.createTopic(TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: PermRead | PermWrite})
 	}
 	s := b.offsets.at(qkey{b.names.pair(group, name), 0})
 	if s.has&hasCommit == 0 {

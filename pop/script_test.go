@@ -489,8 +489,8 @@ func cmdResetOffset(e *scriptEnv, a *cmdArgs) error {
 		return err
 	}
 	r, err := e.b.ResetOffset(g, tp, qid, off)
-	if err == nil && len(r.Replaced) > 0 {
-		e.printf("replaced=%v", r.Replaced)
+	if err == nil && len(r.Discarded) > 0 {
+		e.printf("discarded=%v", r.Discarded)
 	}
 	e.printOK(err)
 	return nil
@@ -619,6 +619,9 @@ func fmtMsg(m *model.Message) string {
 	s += " reconsume=" + strconv.Itoa(int(m.ReconsumeTimes))
 	if m.FirstPopTime != 0 {
 		s += " 1st_pop=" + strconv.FormatInt(m.FirstPopTime, 10)
+	}
+	if m.OriginGroup != "" {
+		s += " " + model.PropertyOriginGroup + "=" + m.OriginGroup
 	}
 	for _, p := range m.Properties {
 		s += " " + p.Key + "=" + p.Value

@@ -2,7 +2,6 @@ package pop
 
 import (
 	"fmt"
-	"strings"
 
 	"popsim/clock"
 	pfilter "popsim/filter"
@@ -67,73 +66,23 @@ type getResult struct {
 	min, max  int64
 }
 
-// filter is a compiled TAG subscription expression: nil means "*".
-type filter []string
-
-// buildFilter compiles a subscription expression ("*", "", "a || b").
-// Only the TAG type exists in popsim; SQL92 is reported as a parse failure.
-func buildFilter(expType, exp string) (filter, error) {
-	if expType != "" && expType != "TAG" {
-		return nil, fmt.Errorf("expression type %q is not supported: want TAG", expType)
-	}
-	exp = strings.TrimSpace(exp)
-	if exp == "" || exp == "*" {
-		return nil, nil
-	}
-	var f filter
-	for _, t := range strings.Split(exp, "||") {
-		if t = strings.TrimSpace(t); t != "" {
-			f = append(f, t)
-		}
-	}
-	if len(f) == 0 {
-		return nil, fmt.Errorf("expression %q has no tag: want * or tag1 || tag2", exp)
-	}
-	return f, nil
-}
-
-func (f filter) match(tags string) bool {
-	if f == nil {
-		return true
-	}
-	for _, t := range f {
-		if t == tags {
-			return true
-		}
-	}
-	return false
-}
-
-func (f filter) String() string {
-	if f == nil {
-		return "*"
-	}
-	return strings.Join(f, "||")
-}
-
 // get reads up to n messages matching f from offset, as
-// DefaultMessageStore.getMessage does, including its offset-correction
-// statuses, inspecting at most max(800, asked) consume-queue entries
+// DefaultMessageStore.getMessage does with an ExpressionMessageFilter,
+// including its offset-correction statuses: each consume-queue entry is
+// matched by its tags code (MatchConsumeQueue), then by the message
+// (MatchCommitLog, SQL92), inspecting at most max(800, asked) entries
 // (maxFilterMessageSize over 20-byte entries), asked being the request's
-// maxMsgNums. The messages are appended to dst[:0].
-func (q *queue) get(offset int64, n int, asked int64, f filter, dst []*model.Message) getResult {
-	r := getResult{min: q.min, max: q.maxOffset(), msgs: dst[:0]}
-	if q.locate(&r, offset) {
-		q.scan(&r, offset, n, max(maxFilterScan, asked), f)
-	}
-	return r
-}
-
-// getFiltered is get with a subscription of package filter, matched as
-// the store does: the consume queue's tags code, then the commit log.
-func (q *queue) getFiltered(offset int64, n int, asked int64, f *pfilter.Filter, dst []*model.Message) getResult {
+// maxMsgNums. A nil f (or "*") matches everything. The messages are
+// appended to dst[:0].
+func (q *queue) get(offset int64, n int, asked int64, f *pfilter.Filter, dst []*model.Message) getResult {
 	r := getResult{min: q.min, max: q.maxOffset(), msgs: dst[:0]}
 	if !q.locate(&r, offset) {
 		return r
 	}
+	all := f.MatchesAll()
 	o, limit := offset, max(maxFilterScan, asked)
 	for ; o < r.max && o-offset < limit && len(r.msgs) < n; o++ {
-		if m := &q.msgs[o-q.min]; f.MatchConsumeQueue(pfilter.TagsCode(m.Tags)) && f.MatchCommitLog(m) {
+		if m := &q.msgs[o-q.min]; all || matchStored(f, m) {
 			r.msgs = append(r.msgs, m)
 		}
 	}
@@ -142,6 +91,12 @@ func (q *queue) getFiltered(offset int64, n int, asked int64, f *pfilter.Filter,
 		r.status = getNoMatchedMessage
 	}
 	return r
+}
+
+// matchStored is the store's two filter stages for a stored message: the
+// consume queue's tags code, then the commit log.
+func matchStored(f *pfilter.Filter, m *model.Message) bool {
+	return f.MatchConsumeQueue(pfilter.TagsCode(m.Tags)) && f.MatchCommitLog(m)
 }
 
 // locate sets the status of a read at offset that cannot scan (empty
@@ -163,20 +118,6 @@ func (q *queue) locate(r *getResult, offset int64) bool {
 		return true
 	}
 	return false
-}
-
-func (q *queue) scan(r *getResult, offset int64, max int, limit int64, f filter) {
-	o := offset
-	for ; o < r.max && o-offset < limit && len(r.msgs) < max; o++ {
-		if m := &q.msgs[o-q.min]; f.match(m.Tags) {
-			r.msgs = append(r.msgs, m)
-		}
-	}
-	r.nextBegin = o
-	r.status = getFound
-	if len(r.msgs) == 0 {
-		r.status = getNoMatchedMessage
-	}
 }
 
 // at returns the message at offset, or nil when it is gone or not yet written.
@@ -240,7 +181,7 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
 	t := b.topicNamed(msg.Topic)
 	switch {
 	case t == nil:
-		return PutResult{Code: model.TopicNotExist, Remark: "topic " + msg.Topic + " does not exist", Offset: -1}
+		return PutResult{Code: model.TopicNotExist, Remark: "topic[" + msg.Topic + "] not exist, apply first please!" + faqSuggestion, Offset: -1}
 	case t.cfg.Perm&PermWrite == 0:
 		return PutResult{Code: model.NoPermission, Remark: "topic " + msg.Topic + " is not writable", Offset: -1}
 	case msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums:
@@ -259,12 +200,15 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
 	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(nowMs, stored, ""), PullWoken: pulls}
 }
 
-// append writes a copy of msg to its queue, unless the faults fail the
-// write, and returns the stored message (valid until the queue's next
-// append), or nil and the failure. A caller's message (deep) has its Body
+// append writes a copy of msg to its queue, unless the store refuses its
+// topic or the faults fail the write, and returns the stored message
+// (valid until the queue's next append), or nil and the failure. A caller's message (deep) has its Body
 // and Properties copied; the engine's own copies share them, as nothing
 // ever modifies a stored message.
 func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.Message, WriteFailure) {
+	if storeRefusesTopic(msg.Topic) {
+		return nil, WriteFailure{Refused: true, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
+	}
 	if ord, fail := b.writeFails(msg); fail {
 		b.stats.PutFailures++
 		return nil, WriteFailure{Ordinal: ord, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}

@@ -256,7 +256,7 @@ func inFlight(b *pop.Broker) []string {
 // and the retry topic's copies, as keys and reconsume counts, sorted.
 func retryCopies(b *pop.Broker) []string {
 	var out []string
-	rt := model.RetryTopicV1(xGroup, xTopic)
+	rt := model.BuildPopRetryTopicV1(xTopic, xGroup)
 	for o := b.MinOffset(rt, 0); o >= 0 && o < b.MaxOffset(rt, 0); o++ {
 		m, _ := b.Message(rt, 0, o)
 		out = append(out, fmt.Sprintf("%s/r%d", m.UniqKey, m.ReconsumeTimes))

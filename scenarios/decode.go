@@ -212,18 +212,23 @@ func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) error
 		return err
 	}
 	var variant sim.Variant
-	kind := ""
+	kind, hasVersion := "", false
 	if v.Addr().Type().Implements(variantType) {
 		variant = v.Addr().Interface().(sim.Variant)
 		var err error
-		if fields, kind, err = d.chooseKind(n, path, variant, fields); err != nil {
+		var set any
+		if fields, kind, set, err = d.chooseKind(n, path, variant, fields); err != nil {
 			return err
 		}
+		if err = d.applyVersion(n, path, set); err != nil {
+			return err
+		}
+		_, hasVersion = set.(versioned)
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := resolve(n.Content[i]), n.Content[i+1]
 		sub := join(path, k.Value)
-		if variant != nil && k.Value == "kind" {
+		if variant != nil && k.Value == "kind" || hasVersion && k.Value == versionKey {
 			continue
 		}
 		f, ok := lookup(fields, k.Value)
@@ -256,14 +261,14 @@ func (d *decoder) checkKeys(n *yaml.Node, path string) error {
 // chooseKind reads a Variant section's kind key (absent: the default
 // kind), chooses it, and returns the section's keys with the chosen
 // settings' keys added.
-func (d *decoder) chooseKind(n *yaml.Node, path string, variant sim.Variant, fields []field) ([]field, string, error) {
+func (d *decoder) chooseKind(n *yaml.Node, path string, variant sim.Variant, fields []field) ([]field, string, any, error) {
 	kn, text := n, ""
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if resolve(n.Content[i]).Value == "kind" {
 			kn = resolve(n.Content[i+1])
 			s, err := d.scalarText(kn, join(path, "kind"))
 			if err != nil {
-				return nil, "", err
+				return nil, "", nil, err
 			}
 			text = s
 		}
@@ -273,14 +278,44 @@ func (d *decoder) chooseKind(n *yaml.Node, path string, variant sim.Variant, fie
 	}
 	set, err := variant.Choose(text)
 	if err != nil {
-		return nil, "", d.errorf(kn, join(path, "kind"), "%v", err)
+		return nil, "", nil, d.errorf(kn, join(path, "kind"), "%v", err)
 	}
 	out := append(append([]field(nil), fields...), fieldsOf(reflect.ValueOf(set).Elem())...)
 	kind := text
 	if kind == "" {
 		kind = variant.Kinds()[0]
 	}
-	return out, kind, nil
+	return out, kind, set, nil
+}
+
+// versionKey is a Variant section's release key (engine.version): a
+// profile of defaults, so it is applied before the section's other keys,
+// wherever it stands, and they override it.
+const versionKey = "version"
+
+// versioned is a kind's settings with release profiles (pop.Config).
+type versioned interface{ ApplyVersion(string) error }
+
+// applyVersion applies the section's version key, if any, to set.
+func (d *decoder) applyVersion(n *yaml.Node, path string, set any) error {
+	vs, ok := set.(versioned)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if resolve(n.Content[i]).Value != versionKey || !ok {
+			continue
+		}
+		vn := resolve(n.Content[i+1])
+		text, err := d.scalarText(vn, join(path, versionKey))
+		if err != nil {
+			return err
+		}
+		if text == "" { // no release: popsim's defaults
+			continue
+		}
+		if err := vs.ApplyVersion(text); err != nil {
+			return d.errorf(vn, join(path, versionKey), "%s", strings.TrimPrefix(err.Error(), "pop: "))
+		}
+	}
+	return nil
 }
 
 func lookup(fs []field, key string) (field, bool) {

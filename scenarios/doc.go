@@ -83,6 +83,8 @@
 //	engine:                       # the engine and its own section of settings
 //	  kind: rocketmq              # the only kind so far (default); a key the kind lacks is an error
 //	  # rocketmq: pop.Config under RocketMQ's broker.conf names; defaults are RocketMQ's
+//	  version: ""                           # a release profile (5.1.4 ... 5.5.0, pop.Versions): its bugs
+//	                                        # and changed defaults, applied first; the other keys win
 //	  brokerName: broker-a
 //	  brokerClusterName: DefaultCluster
 //	  readable: true
@@ -102,12 +104,17 @@
 //	  initPopOffsetByCheckMsgInMem: true
 //	  useServerSideResetOffset: true
 //	  popConsumerLockTimeout: 120000        # milliseconds, or a duration
+//	  flushConsumerOffsetInterval: 5000     # commit offsets persisted this often; a broker restart (crash) loses the rest
 //	  bugs:                                 # upstream defects, off by default (see pop.Bugs)
 //	    sameDeadlineChangeInvisible: false  # apache/rocketmq#10276
 //	    cacheCleanupIgnoresReviveFailure: false   # #10667
 //	    v1RetryNoPollWake: false            # #9632
 //	    commitOffsetLag: false              # #10949
 //	    retryTopicReencoding: false         # #10945/#11195
+//	    emptyStageCommitsNextBegin: false   # #9339 (with commitOffsetLag)
+//	    reviveReadFailureLosesRetry: false  # #10985 (checkpoint path)
+//	    rePutCkLosesBrokerName: false       # #7412 (checkpoint path)
+//	    delayLevelTimer: false              # #3787/#4153 (checkpoint path)
 //
 //	network:
 //	  requestLatency: uniform(200us,2ms)    # one-way; const(0s) for none

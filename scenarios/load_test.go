@@ -214,3 +214,32 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// engine.version applies the release's profile before the section's other
+// keys, wherever it stands; they and -set overrides win over it.
+func TestLoadEngineVersion(t *testing.T) {
+	s := mustLoad(t, minimal+"engine:\n  bugs: {retryTopicReencoding: false}\n  version: 5.3.2\n",
+		Override{"engine.bugs.sameDeadlineChangeInvisible", "false"})
+	e := s.Engine.RocketMQ()
+	want := pop.KVConfig()
+	if err := want.ApplyVersion("5.3.2"); err != nil {
+		t.Fatal(err)
+	}
+	want.Bugs.RetryTopicReencoding, want.Bugs.SameDeadlineChangeInvisible = false, false
+	if e != want {
+		t.Errorf("engine:\n got %+v\nwant %+v", e, want)
+	}
+	s = mustLoad(t, minimal, Override{"engine.version", "5.4.0"})
+	if e := s.Engine.RocketMQ(); e.Version != "5.4.0" || !e.Bugs.CommitOffsetLag || e.Bugs.V1RetryNoPollWake {
+		t.Errorf("-set engine.version=5.4.0: %+v", e)
+	}
+	for text, msg := range map[string]string{
+		"engine: {version: 5.3.9}\n": "x.yaml:19: engine.version: unknown RocketMQ version \"5.3.9\": want one of 5.1.4, 5.2.0, 5.3.0, 5.3.1, 5.3.2, 5.3.3, 5.4.0, 5.5.0",
+		"engine: {version: 5.3.1}\n": "engine.version: 5.3.1 has no KV path",
+	} {
+		_, err := Load("x.yaml", []byte(minimal+text))
+		if err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%q: error %v, want %q", text, err, msg)
+		}
+	}
+}

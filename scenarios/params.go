@@ -34,6 +34,7 @@ var aliases = map[string]alias{
 	"rate":       {path: "producers[*].arrivals", format: "poisson(%s)", help: "Poisson rate of every producer, e.g. 1000/s"},
 	"producers":  {path: "producers[*].count", help: "producers per producer entry"},
 	"duration":   {path: "duration", help: "safety-phase length"},
+	"version":    {path: "engine.version", help: "RocketMQ release profile (pop.Versions)"},
 	"engine": {path: "engine.kind", help: "the engine, and its consumers' kind (rocketmq: pop-push)",
 		also: func(v string) []Override {
 			if k := sim.EngineConsumerKind(v); k != "" {

@@ -28,12 +28,17 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 
-rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation results/peers results/fifo-orders results/fifo-poison results/fifo-vs-concurrent
+rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation results/peers results/versions results/fifo-orders results/fifo-poison results/fifo-vs-concurrent
 "$bin" run -scenario default -seed 1 -out results/default
 "$bin" sweep -scenario pull-vs-pop -param kind=pull,pop-push,simple -seeds 1..3 -out results/pull-vs-pop
 "$bin" sweep -scenario hot-topic-500x500 -param kind=pull,simple -seeds 1 -out results/hot-topic-500x500
 "$bin" run -scenario mmc-validation -seed 1 -out results/validation/mmc-validation
 "$bin" run -scenario mm1-validation -seed 1 -out results/validation/mm1-validation
+# What each RocketMQ release's defects cost on one workload: its runs fail
+# by design (exit 1, violations found); any other exit code is an error.
+"$bin" run -scenario versions -seed 1 -out results/versions/fixed
+rc=0; "$bin" sweep -scenario versions -param version=5.3.2,5.3.3,5.4.0,5.5.0 -seeds 1..3 -out results/versions/releases || rc=$?
+[ "$rc" -le 1 ] || exit "$rc"
 # The engines side by side (README, "RocketMQ POP, Kafka share groups and SQS").
 engines=rocketmq,kafka-share,sqs-standard,sqs-fifo
 "$bin" sweep -scenario peers-default -param engine=$engines -seeds 1..3 -out results/peers/default

@@ -117,7 +117,7 @@ func (c *Config) Validate() error {
 }
 
 func validateTopicName(name string) error {
-	if err := model.ValidateName("topic", name); err != nil {
+	if err := model.ValidateTopic(name); err != nil {
 		return fmt.Errorf("serve: %v", err)
 	}
 	if model.IsRetryTopic(name) || strings.HasPrefix(name, "%DLQ%") {
@@ -127,7 +127,7 @@ func validateTopicName(name string) error {
 }
 
 func validateGroupName(name string) error {
-	if err := model.ValidateName("group", name); err != nil {
+	if err := model.ValidateGroup(name, model.MaxGroupLength); err != nil {
 		return fmt.Errorf("serve: %v", err)
 	}
 	return nil

@@ -98,7 +98,7 @@ func (f *finalFromTrace) final() check.Final {
 	var lags []check.QueueLag
 	for _, g := range f.groups {
 		t := f.topicOf[g]
-		for _, topic := range [...]string{t, model.RetryTopicV1(g, t), model.RetryTopicV2(g, t)} {
+		for _, topic := range [...]string{t, model.BuildPopRetryTopicV1(t, g), model.BuildPopRetryTopicV2(t, g)} {
 			top := int32(-1)
 			for k := range f.ends { // the largest queue id only: order does not matter
 				if k.topic == topic {

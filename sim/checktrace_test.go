@@ -12,7 +12,6 @@ import (
 	"popsim/clock"
 	"popsim/pop"
 	"popsim/sim/check"
-	"popsim/workload"
 )
 
 // A saved trace checked offline gives the run's own verdict: the same
@@ -69,8 +68,10 @@ func TestCheckTraceSeesLiveness(t *testing.T) {
 	cfg := shortDefault(3)
 	eng := pop.KVConfig()
 	eng.Bugs.CommitOffsetLag = true
+	eng.EnablePopBufferMerge = true // a retry queue's last stage leaves its cached minimum committed
 	cfg.Engine.Settings = &eng
-	cfg.Consumers[0].Outcomes = workload.Outcomes{}
+	cfg.Consumers[0].Outcomes = outcomes("outcomes(reconsume_later=0.1)")
+	cfg.Groups = []GroupSpec{{Name: "billing", RetryMaxTimes: 1}}
 	var text bytes.Buffer
 	if _, err := Run(cfg, RunOptions{TraceWriter: &text}); err != nil {
 		t.Fatal(err)

@@ -109,6 +109,16 @@ func (a *rocketMQ) SetFaults(f EngineFaults) {
 
 func (a *rocketMQ) CheckInvariants() error { return a.b.CheckInvariants() }
 
+// SettleTime: with the cache on, the fixed commit offset (apache/rocketmq
+// #10949 fixed) reaches the end of a drained queue at the next cache
+// cleanup, up to CacheCleanupInterval after the last ack.
+func (a *rocketMQ) SettleTime() clock.Duration {
+	if a.cache {
+		return pop.CacheCleanupInterval*clock.Millisecond + clock.Millisecond
+	}
+	return 0
+}
+
 // Store puts a produced message; arrivals wake parked pops and held pulls.
 func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *Outcome) bool {
 	res := a.b.Put(now, m)
@@ -644,6 +654,11 @@ func (a *rocketMQ) Disconnect(now clock.Time, c *consumer, out *Outcome) {
 // lost, never answered (their clients time out).
 func (a *rocketMQ) Restart(now clock.Time, out *Outcome) {
 	defer a.armOrder(out)
+	// The simulator's broker restart keeps every commit offset (as a
+	// graceful stop persists them); a crash that loses the last
+	// flushConsumerOffsetInterval of commits is the engine's Restart alone
+	// (pop/testdata/script/offsets_flush.txt), not simulated yet.
+	a.b.FlushConsumerOffsets(now)
 	r := a.b.Restart(now)
 	a.traceLapses(now, r.Lapsed, 0)
 	for _, l := range r.LostLeases {
@@ -671,7 +686,7 @@ func (a *rocketMQ) Status(positions bool, dst []Position) (int, []Position) {
 		if g.pull {
 			continue
 		}
-		for _, t := range [...]string{model.RetryTopicV1(g.name, g.topic), model.RetryTopicV2(g.name, g.topic)} {
+		for _, t := range [...]string{model.BuildPopRetryTopicV1(g.topic, g.name), model.BuildPopRetryTopicV2(g.topic, g.name)} {
 			if a.b.MaxOffset(t, 0) >= 0 {
 				dst = a.positions(g, t, dst)
 			}

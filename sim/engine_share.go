@@ -104,7 +104,7 @@ func (k *KafkaShareSettings) Validate() error {
 		return &keyError{"linger.ms", "0..60000", fmt.Sprintf("%d out of range", k.LingerMs)}
 	}
 	if t := k.DeadLetterTopic; t != "" {
-		if err := model.ValidateName("topic", t); err != nil {
+		if err := model.ValidateTopic(t); err != nil {
 			return &keyError{"errors.deadletterqueue.topic.name", "", strings.TrimPrefix(err.Error(), "model: ")}
 		}
 	}

@@ -47,11 +47,27 @@ func (s *sim) syncFaults() {
 }
 
 func (s *sim) drainCheck() {
-	if s.quiescent() {
-		s.drained, s.stopped = true, true
+	if !s.quiescent() {
+		s.settling = false
+		s.q.after(drainCheckInterval, tkDrainCheck, -1, 0, nil)
 		return
 	}
-	s.q.after(drainCheckInterval, tkDrainCheck, -1, 0, nil)
+	if st, ok := s.eng.(settler); ok && !s.settling && st.SettleTime() > 0 {
+		// the engine's periodic work may still move its commit offsets:
+		// quiet for one more of its periods, then the run is done
+		s.settling = true
+		s.q.after(st.SettleTime(), tkDrainCheck, -1, 0, nil)
+		return
+	}
+	s.drained, s.stopped = true, true
+}
+
+// settler is an engine whose commit offsets a periodic task of its own
+// moves after the last call that changed them (RocketMQ's KV cache
+// cleanup commits what its cache held back): SettleTime is how long the
+// run stays quiet after it drains before its commit lags are taken.
+type settler interface {
+	SettleTime() clock.Duration
 }
 
 // quiescent: every produced message is finished, the engine holds no

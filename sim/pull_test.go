@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"testing"
 
 	"popsim/clock"
@@ -102,4 +103,23 @@ func runSim(t *testing.T, cfg Config) *sim {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// The Pull consumer's DLQ boundary: with maxReconsumeTimes 2 a message
+// that always fails is consumed 3 times (attempts 0, 1 and 2: the first
+// delivery and two reconsumptions) and then sent to %DLQ%g with
+// reconsumeTimes 3, never a fourth time and never after 2.
+func TestPullDLQAttemptBoundary(t *testing.T) {
+	cfg := tinyConfig(Pull)
+	cfg.Consumers[0].Settings = &PullSettings{MaxReconsumeTimes: 2}
+	cfg.Consumers[0].Outcomes = outcomes("outcomes(exception=1)")
+	r := runKeep(t, cfg)
+	var attempts []int32
+	for _, e := range only(r, model.EvDeliver) {
+		attempts = append(attempts, e.Attempt)
+	}
+	dlq := only(r, model.EvDLQ)
+	if fmt.Sprint(attempts) != "[0 1 2]" || len(dlq) != 1 || dlq[0].Attempt != 3 || dlq[0].Topic != "%DLQ%g" {
+		t.Fatalf("deliveries at attempts %v, DLQ sends %+v: want attempts [0 1 2] and one send at attempt 3 to %%DLQ%%g", attempts, dlq)
+	}
 }

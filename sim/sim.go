@@ -111,6 +111,7 @@ type sim struct {
 
 	start, warmEnd, safetyEnd, drainEnd clock.Time
 	live, stopped, drained              bool
+	settling                            bool   // drained once; waiting out the engine's SettleTime
 	faultSeed                           uint64 // the engine's fault seed (revive put failures)
 }
 

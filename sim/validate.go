@@ -87,7 +87,11 @@ func (v *validator) ppmIn(path string, p, hi PPM) {
 }
 
 func (v *validator) name(path, kind, name string) {
-	if err := model.ValidateName(kind, name); err != nil {
+	validate := model.ValidateTopic
+	if kind == "group" {
+		validate = func(n string) error { return model.ValidateGroup(n, model.MaxGroupLength) }
+	}
+	if err := validate(name); err != nil {
 		v.add(path, "", "%s", strings.TrimPrefix(err.Error(), "model: "))
 	}
 }

@@ -74,7 +74,7 @@ func (f *fixture) revivePass(cache bool) int {
 
 // dropRetryCopies truncates the retry topic, so retry copies are garbage.
 func (f *fixture) dropRetryCopies() {
-	rt := model.RetryTopicV1(Group, Topic)
+	rt := model.BuildPopRetryTopicV1(Topic, Group)
 	if o := f.b.MaxOffset(rt, 0); o > 0 {
 		_, _ = f.b.Truncate(rt, 0, o)
 	}

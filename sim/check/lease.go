@@ -347,7 +347,7 @@ func (c *Checker) groupsAt(topic string) []*group {
 	for t, gis := range c.topics { // a match is unique: the order does not matter
 		for _, gi := range gis {
 			g := c.groups[gi]
-			if topic == model.RetryTopicV1(g.name, t) || topic == model.RetryTopicV2(g.name, t) {
+			if topic == model.BuildPopRetryTopicV1(t, g.name) || topic == model.BuildPopRetryTopicV2(t, g.name) {
 				return []*group{g}
 			}
 		}

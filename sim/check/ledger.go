@@ -245,7 +245,7 @@ func (c *Checker) producedTopic(g *group, t string) string {
 	}
 	for topic, gis := range c.topics { // a match is unique: the order does not matter
 		for _, gi := range gis {
-			if gi == g.idx && (t == model.RetryTopicV1(g.name, topic) || t == model.RetryTopicV2(g.name, topic)) {
+			if gi == g.idx && (t == model.BuildPopRetryTopicV1(topic, g.name) || t == model.BuildPopRetryTopicV2(topic, g.name)) {
 				return topic
 			}
 		}

@@ -79,7 +79,6 @@ func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32,
 		b.stats.RecordDeletes++
 	}
 	if l != 0 {
-		b.settled(k, offset)
 		return l
 	}
 	b.stats.AckMisses++
@@ -162,9 +161,6 @@ func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *pop.ChangeInvisi
 }
 
 func (b *Broker) change(now clock.Time, req *pop.ChangeInvisibleTimeRequest, h model.ReceiptHandle, invisible int64) pop.ChangeInvisibleTimeResult {
-	if invisible < 0 {
-		return pop.ChangeInvisibleTimeResult{Code: model.InvalidParameter}
-	}
 	nowMs := now.Millis()
 	lapsed := b.settleOrder(nowMs, nil)
 	if h.IsOrder() {

@@ -3,7 +3,9 @@ package ref
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"sort"
+	"strings"
 
 	"popsim/clock"
 	"popsim/model"
@@ -46,6 +48,8 @@ type Broker struct {
 	groups map[string]pop.GroupConfig
 
 	commit, pull, reset map[qk]int64
+	flushed             map[qk]int64 // the commit offsets as last persisted
+	nextFlush           int64
 	store               []pop.LeasedRecord // in-flight records, any order
 	lastLease           model.LeaseID      // the last lease granted (durable)
 
@@ -56,7 +60,7 @@ type Broker struct {
 	pullWakes []pop.PullWakeup   // and the held pulls its writes woke
 
 	// volatile: lost on Restart.
-	windows      map[qk]*window
+	pending      map[qk]int64 // fixed #10949: the commit a stage left to make
 	requests     map[pk]int64
 	locks        map[pk]int64
 	reviveCursor int64
@@ -91,7 +95,7 @@ func New(cfg pop.Config) (*Broker, error) {
 // forgetVolatile drops everything a restart loses (fsRestart the FS
 // path's).
 func (b *Broker) forgetVolatile() {
-	b.windows = map[qk]*window{}
+	b.pending = map[qk]int64{}
 	b.requests = map[pk]int64{}
 	b.locks = map[pk]int64{}
 	b.reviveCursor = 3000
@@ -108,12 +112,19 @@ func (b *Broker) Config() pop.Config { return b.cfg }
 // CreateTopic adds a topic or updates its queue counts and permission;
 // queues are never removed.
 func (b *Broker) CreateTopic(c pop.TopicConfig) error {
-	if err := model.ValidateName("topic", c.Name); err != nil {
+	if err := model.ValidateTopic(c.Name); err != nil {
 		return err
 	}
 	if c.ReadQueueNums < 1 || c.ReadQueueNums > 65535 || c.WriteQueueNums < 1 || c.WriteQueueNums > 65535 {
 		return fmt.Errorf("ref: topic %s: readQueueNums %d / writeQueueNums %d: want 1..65535", c.Name, c.ReadQueueNums, c.WriteQueueNums)
 	}
+	b.createTopic(c)
+	return nil
+}
+
+// createTopic is the broker creating a topic of its own (retry, revive):
+// no name check; the store refuses writes to a name too long for it.
+func (b *Broker) createTopic(c pop.TopicConfig) {
 	if c.Perm == 0 {
 		c.Perm = pop.PermRead | pop.PermWrite
 	}
@@ -127,12 +138,11 @@ func (b *Broker) CreateTopic(c pop.TopicConfig) error {
 	for len(t.queues) < int(max(c.ReadQueueNums, c.WriteQueueNums)) {
 		t.queues = append(t.queues, &queue{})
 	}
-	return nil
 }
 
 // CreateGroup adds or replaces a subscription group.
 func (b *Broker) CreateGroup(g pop.GroupConfig) error {
-	if err := model.ValidateName("group", g.Name); err != nil {
+	if err := model.ValidateGroup(g.Name, model.MaxGroupLength); err != nil {
 		return err
 	}
 	if g.RetryMaxTimes < 0 {
@@ -275,6 +285,9 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) pop.PutResult {
 // write appends msg (which the broker then owns) to its queue unless the
 // faults fail it; a failed write is returned.
 func (b *Broker) write(now clock.Time, msg *model.Message) (pop.WriteFailure, bool) {
+	if refusedTopic(msg.Topic) {
+		return pop.WriteFailure{Refused: true, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}, false
+	}
 	b.writes++
 	if b.fails(msg) {
 		b.stats.PutFailures++
@@ -285,6 +298,12 @@ func (b *Broker) write(now clock.Time, msg *model.Message) (pop.WriteFailure, bo
 	msg.StoreTimestamp = now.Millis()
 	q.msgs = append(q.msgs, msg)
 	return pop.WriteFailure{}, true
+}
+
+// refusedTopic: the store takes a topic of at most 127 bytes, or 255 for a
+// %RETRY% topic.
+func refusedTopic(t string) bool {
+	return len(t) > 255 || len(t) > 127 && !strings.HasPrefix(t, "%RETRY%")
 }
 
 // fails applies the faults to the write numbered b.writes: the first
@@ -349,13 +368,32 @@ func (b *Broker) ResetOffset(group, name string, qid int32, offset int64) (pop.R
 	delete(b.ck.inflight, k)
 	b.reset[k] = offset
 	b.commit[k] = offset
-	delete(b.pull, k)
-	_, replaced := b.flushCached(k)
-	delete(b.windows, k)
-	return pop.ResetOffsetResult{Replaced: replaced}, nil
+	delete(b.pending, k)
+	var res pop.ResetOffsetResult
+	if !b.cfg.UsesKV() {
+		return res, nil
+	}
+	for q := range b.pull { // every queue of the topic for the group
+		if q.group == group && q.topic == name {
+			delete(b.pull, q)
+		}
+	}
+	for _, r := range b.cachedOf(k) {
+		b.cacheRemove(k, r.Record.Offset)
+		res.Discarded = append(res.Discarded, r.Lease)
+	}
+	b.dropCacheOrder(k)
+	return res, nil
 }
 
-// Restart loses the volatile state; messages, commit offsets, pending
+// FlushConsumerOffsets persists every commit offset now.
+func (b *Broker) FlushConsumerOffsets(now clock.Time) {
+	b.touch(now.Millis())
+	b.flushed = maps.Clone(b.commit)
+}
+
+// Restart (a crash) loses the volatile state and the commits made since
+// the last flush; messages, the flushed commit offsets, pending
 // resets, topics, groups and stored records survive.
 func (b *Broker) Restart(now clock.Time) pop.RestartResult {
 	b.touch(now.Millis())
@@ -363,6 +401,10 @@ func (b *Broker) Restart(now clock.Time) pop.RestartResult {
 	r.Lapsed = b.settleOrder(now.Millis(), nil)
 	for _, x := range b.cached() {
 		r.LostLeases = append(r.LostLeases, x.Lease)
+	}
+	b.commit = maps.Clone(b.flushed) // a crash: commits since the last flush are lost
+	if b.commit == nil {
+		b.commit = map[qk]int64{}
 	}
 	b.fsRestart(now.Millis(), &r)
 	b.restartOrder(now.Millis(), &r)

@@ -79,13 +79,18 @@ func (b *Broker) flushCached(k qk) (int, []model.LeaseID) {
 			replaced = append(replaced, l)
 		}
 	}
+	b.dropCacheOrder(k)
+	return len(rs), replaced
+}
+
+// dropCacheOrder forgets queue k's place in the cleanup order.
+func (b *Broker) dropCacheOrder(k qk) {
 	for i, o := range b.cacheOrder {
 		if o == k {
 			b.cacheOrder = append(b.cacheOrder[:i], b.cacheOrder[i+1:]...)
 			break
 		}
 	}
-	return len(rs), replaced
 }
 
 // lockTimedOut is isLockTimeout: no pop has taken the group@topic lock
@@ -107,6 +112,9 @@ func (b *Broker) CleanupCache(now clock.Time) pop.CacheResult {
 			res.Flushed += n
 			res.Replaced = append(res.Replaced, replaced...)
 			res.Offline++
+			if !b.cfg.Bugs.CommitOffsetLag {
+				b.commitPending(k)
+			}
 			continue
 		}
 		b.cleanupQueue(now, k, &res)
@@ -142,9 +150,9 @@ func (b *Broker) cleanupQueue(now clock.Time, k qk, res *pop.CacheResult) {
 		res.Revives = append(res.Revives, rv)
 		res.Woken = append(res.Woken, woken...)
 	}
-	if b.cfg.Bugs.CommitOffsetLag {
-		if m := b.cacheMin(k); m >= 0 {
-			b.commit[k] = m
-		}
+	if !b.cfg.Bugs.CommitOffsetLag {
+		b.commitPending(k)
+	} else if m := b.cacheMin(k); m >= 0 {
+		b.commit[k] = m
 	}
 }

@@ -1,6 +1,7 @@
 package ref
 
 import (
+	"maps"
 	"sort"
 	"strconv"
 
@@ -78,6 +79,10 @@ func (b *Broker) reviveTopic() string { return model.ReviveTopic(b.cfg.ClusterNa
 // touch starts the broker's clock at its first call and delivers the
 // timer's due messages.
 func (b *Broker) touch(nowMs int64) {
+	if nowMs >= b.nextFlush {
+		b.flushed = maps.Clone(b.commit)
+		b.nextFlush = (nowMs/b.cfg.FlushConsumerOffsetInterval + 1) * b.cfg.FlushConsumerOffsetInterval
+	}
 	c := &b.ck
 	if !c.started {
 		c.started, c.startMs = true, nowMs
@@ -131,7 +136,7 @@ func (b *Broker) reviveQ(rq int32) *queue {
 		if t != nil {
 			c.ReadQueueNums, c.WriteQueueNums = max(n, t.cfg.ReadQueueNums), max(n, t.cfg.WriteQueueNums)
 		}
-		_ = b.CreateTopic(c)
+		b.createTopic(c)
 		t = b.topics[name]
 	}
 	return t.queues[rq]
@@ -165,7 +170,7 @@ func (b *Broker) refuses(nowMs, deliverMs int64) bool {
 // putRevive writes a revive-topic message: refused, failed (a fault),
 // held by the timer, or stored at once.
 func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, fails *[]pop.WriteFailure) int {
-	if b.refuses(nowMs, deliverMs) {
+	if b.refuses(nowMs, deliverMs) || refusedTopic(msg.Topic) {
 		return 2
 	}
 	q := b.reviveQ(msg.QueueID)
@@ -408,9 +413,9 @@ func (b *Broker) fsPop(nowMs int64, req *pop.PopRequest, f *filter.Filter) pop.P
 	rq := int32(c.ckNumber % int64(b.cfg.ReviveQueueNum))
 	c.ckNumber++
 	needRetry := randomQ < b.cfg.PopFromRetryProbability
-	retryTopic := model.RetryTopic(req.ConsumerGroup, req.Topic, b.cfg.EnableRetryTopicV2)
+	retryTopic := model.BuildPopRetryTopic(req.Topic, req.ConsumerGroup, b.cfg.EnableRetryTopicV2)
 	if b.cfg.EnableRetryTopicV2 && b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
-		retryTopic = model.RetryTopicV1(req.ConsumerGroup, req.Topic)
+		retryTopic = model.BuildPopRetryTopicV1(req.Topic, req.ConsumerGroup)
 	}
 	var fails []pop.WriteFailure
 	allQueues := func(name string) {

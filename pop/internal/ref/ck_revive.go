@@ -425,13 +425,16 @@ func (b *Broker) reviveCk(s *service, c *rck, g int64, res *pop.CheckpointResult
 		cp := orig.Clone()
 		cp.Topic = c.ck.Topic
 		if !model.IsRetryTopic(c.ck.Topic) {
-			cp.Topic = model.RetryTopic(c.ck.CID, c.ck.Topic, b.cfg.EnableRetryTopicV2)
+			cp.Topic = model.BuildPopRetryTopic(c.ck.Topic, c.ck.CID, b.cfg.EnableRetryTopicV2)
 		}
 		cp.QueueID = 0
 		if orig.ReconsumeTimes == 0 || orig.FirstPopTime == 0 {
 			cp.FirstPopTime = c.ck.PopTime
 		}
 		cp.ReconsumeTimes = orig.ReconsumeTimes + 1
+		if !b.cfg.Bugs.V1RetryNoPollWake {
+			_ = cp.SetProperty(model.PropertyOriginGroup, c.ck.CID)
+		}
 		b.retryTopic(cp.Topic, c.ck.CID)
 		b.stats.RetryPuts++
 		if f, ok := b.write(clock.FromMillis(g), cp); !ok {

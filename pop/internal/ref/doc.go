@@ -58,10 +58,9 @@
 //     removeTimeout only deletes entries that are already older than the
 //     lock timeout, and an absent entry and an old entry both read as "timed
 //     out", so pruning changes no answer.
-//   - The commit-offset window (the engine's fix for apache/rocketmq#10949,
-//     documented in pop/doc.go) is a start, an end and a set of offsets still
-//     owed an ack; the commit offset is the smallest owed offset, or end when
-//     none is owed. The engine's bitmap is a compact form of the same set.
+//   - The fixed commit offset (apache/rocketmq#10949, pop/doc.go) is a map
+//     of pending commits: a stage's next begin offset, committed after the
+//     pop's records are kept, capped at the smallest cached offset.
 //   - Remarks are not reproduced word for word; codes and statuses are (a
 //     pull's remark, the store's status name, is).
 //

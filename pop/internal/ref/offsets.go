@@ -5,26 +5,6 @@ import (
 	"popsim/pop"
 )
 
-// window is the fixed commit offset's bookkeeping for one queue (pop/doc.go,
-// apache/rocketmq#10949): the offsets [start, end) handed out since the
-// window (re)started, and owed, those popped and not yet acked or revived.
-// start is always the smallest owed offset, or end when nothing is owed;
-// the commit offset is start.
-type window struct {
-	start, end int64
-	owed       map[int64]bool
-}
-
-// settle moves start to the smallest owed offset, or end.
-func (w *window) settle() {
-	w.start = w.end
-	for o := range w.owed { // min: order does not matter
-		if o < w.start {
-			w.start = o
-		}
-	}
-}
-
 // queryOffset is the commit offset, or the pending reset when server-side
 // reset is on; -1 when neither exists.
 func (b *Broker) queryOffset(k qk) int64 {
@@ -39,9 +19,9 @@ func (b *Broker) queryOffset(k qk) int64 {
 
 // popOffset is the KV getPopOffset for a non-FIFO request (docs/rocketmq/kv-path.md §5.2): the
 // pull offset, else queryOffset, else the initial offset (committed); a
-// pending reset wins and clears the queue's cache (records overwritten in
-// the store go to p.replaced) and window.
-func (b *Broker) popOffset(k qk, q *queue, initMode int32, p *popping) int64 {
+// pending reset wins (reset is true) and clears the queue's cache
+// (records overwritten in the store go to p.replaced).
+func (b *Broker) popOffset(k qk, q *queue, initMode int32, p *popping) (offset int64, reset bool) {
 	o, ok := b.pull[k]
 	if !ok {
 		o = b.queryOffset(k)
@@ -55,11 +35,10 @@ func (b *Broker) popOffset(k qk, q *queue, initMode int32, p *popping) int64 {
 		_, replaced := b.flushCached(k)
 		p.replaced = append(p.replaced, replaced...)
 		b.clearBlock(k)
-		delete(b.windows, k)
 		b.commit[k] = v
-		return v
+		return v, true
 	}
-	return o
+	return o, false
 }
 
 // initOffset is getInitOffset: MIN mode and retry topics start at the
@@ -75,35 +54,43 @@ func initOffset(q *queue, topicName string, initMode int32, checkMem bool) int64
 	return max(q.max()-1, 0)
 }
 
-// handedOut records a stage: offsets [from, to) were read and popped were
-// returned. A from outside [start, end] restarts the window.
-func (b *Broker) handedOut(k qk, from, to int64, popped []int64) {
-	w := b.windows[k]
-	if w == nil || from < w.start || from > w.end {
-		w = &window{start: from, end: from, owed: map[int64]bool{}}
-		b.windows[k] = w
-	}
-	w.end = max(w.end, to)
-	for _, o := range popped {
-		if o >= w.start && o < w.end {
-			w.owed[o] = true
+// stageCommit is a stage's commit (docs/rocketmq/kv-path.md §5.3). Fixed:
+// the stage's next offset becomes the queue's pending commit (none after
+// a reset), made by commitPending once the pop's records are kept. With
+// the #10949 bug: the offset the stage started from (its next offset when
+// it found nothing, with #9339), or the smallest cached offset while the
+// queue has cached records.
+func (b *Broker) stageCommit(p *popping, k qk, start, next int64, found, reset bool) {
+	if b.cfg.Bugs.CommitOffsetLag {
+		v := start
+		if !found && b.cfg.Bugs.EmptyStageCommitsNextBegin {
+			v = next
 		}
-	}
-	w.settle()
-	b.commit[k] = w.start
-}
-
-// settled marks offset o acked, revived or dropped; the commit offset moves
-// when the window's start does. With the #10949 bug nothing happens.
-func (b *Broker) settled(k qk, o int64) {
-	w := b.windows[k]
-	if b.cfg.Bugs.CommitOffsetLag || w == nil || o < w.start || o >= w.end {
+		if m := b.cacheMin(k); m >= 0 && b.cfg.EnablePopBufferMerge {
+			v = m
+		}
+		b.commit[k] = v
 		return
 	}
-	delete(w.owed, o)
-	old := w.start
-	w.settle()
-	if w.start != old {
-		b.commit[k] = w.start
+	if reset {
+		delete(b.pending, k)
+		return
+	}
+	b.pending[k] = next
+	p.stages = append(p.stages, k)
+}
+
+// commitPending commits queue k's pending commit, capped at its smallest
+// cached offset, never backwards.
+func (b *Broker) commitPending(k qk) {
+	v, ok := b.pending[k]
+	if !ok {
+		return
+	}
+	if m := b.cacheMin(k); m >= 0 && m < v && b.cfg.EnablePopBufferMerge {
+		v = m
+	}
+	if c, ok := b.commit[k]; !ok || v > c {
+		b.commit[k] = v
 	}
 }

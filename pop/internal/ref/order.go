@@ -269,8 +269,8 @@ func countOf(o *model.OrderInfo, off int64) int32 {
 
 // orderPopKV is the KV FIFO pop (after validation and the lock): the
 // requested queue, or every queue from the request count on.
-func (b *Broker) orderPopKV(nowMs int64, req *pop.PopRequest, f tagFilter) pop.PopResult {
-	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis()}
+func (b *Broker) orderPopKV(nowMs int64, req *pop.PopRequest, f *filter.Filter) pop.PopResult {
+	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis(), ff: f}
 	pk := pk{req.ConsumerGroup, req.Topic}
 	b.locks[pk] = nowMs
 	n := b.requests[pk]
@@ -334,11 +334,9 @@ func (b *Broker) orderPopKV(nowMs int64, req *pop.PopRequest, f tagFilter) pop.P
 	return res
 }
 
-// setCommit stores a commit offset the way a client's commit does: the
-// queue's commit window starts over.
+// setCommit stores a commit offset the way a client's commit does.
 func (b *Broker) setCommit(k qk, v int64) {
 	b.commit[k] = v
-	delete(b.windows, k)
 }
 
 // orderPopFS is the FS FIFO pop: no retry topic, no checkpoint; every

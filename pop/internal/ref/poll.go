@@ -1,9 +1,7 @@
 package ref
 
 import (
-	"errors"
 	"sort"
-	"strings"
 
 	"popsim/clock"
 	"popsim/filter"
@@ -11,42 +9,11 @@ import (
 	"popsim/pop"
 )
 
-// tagFilter is a TAG subscription: all is "*" (or empty), else the tags.
-type tagFilter struct {
-	all  bool
-	tags []string
-}
-
-func parseFilter(expType, exp string) (tagFilter, error) {
-	if expType != "" && expType != "TAG" {
-		return tagFilter{}, errors.New("only TAG expressions are supported")
-	}
-	exp = strings.TrimSpace(exp)
-	if exp == "" || exp == "*" {
-		return tagFilter{all: true}, nil
-	}
-	var f tagFilter
-	for _, t := range strings.Split(exp, "||") {
-		if t = strings.TrimSpace(t); t != "" {
-			f.tags = append(f.tags, t)
-		}
-	}
-	if len(f.tags) == 0 {
-		return tagFilter{}, errors.New("expression has no tag")
-	}
-	return f, nil
-}
-
-func (f tagFilter) match(tag string) bool {
-	if f.all {
-		return true
-	}
-	for _, t := range f.tags {
-		if t == tag {
-			return true
-		}
-	}
-	return false
+// matches is the store's filter check of a message, in both of its
+// stages: the tags code, then the commit log (SQL92). A nil filter is
+// "*".
+func matches(f *filter.Filter, m *model.Message) bool {
+	return f.MatchConsumeQueue(filter.TagsCode(m.Tags)) && f.MatchCommitLog(m)
 }
 
 // pollKey is topic@group@qid; qid is -1 for all-queue requests.
@@ -61,18 +28,11 @@ type parked struct {
 	expired int64
 	key     pollKey
 	req     pop.PopRequest
-	filter  tagFilter
-	ff      *filter.Filter // the FS path's subscription; nil on the KV path
+	ff      *filter.Filter // the request's subscription
 }
 
-// accepts is the filter check of an arrival: FS, the tags code then the
-// commit log; KV, the tags.
-func (p *parked) accepts(m *model.Message) bool {
-	if p.ff != nil {
-		return p.ff.MatchConsumeQueue(filter.TagsCode(m.Tags)) && p.ff.MatchCommitLog(m)
-	}
-	return p.filter.match(m.Tags)
-}
+// accepts is the filter check of an arrival.
+func (p *parked) accepts(m *model.Message) bool { return matches(p.ff, m) }
 
 func before(a, b *parked) bool {
 	return a.expired < b.expired || a.expired == b.expired && a.id < b.id
@@ -123,12 +83,8 @@ func (b *Broker) park(req *pop.PopRequest, nowMs int64, ff *filter.Filter) (pop.
 	if b.keyCount(k) > b.cfg.PopPollingSize {
 		return pop.PopPollingFull, model.PollingFull, 0
 	}
-	var f tagFilter
-	if ff == nil {
-		f, _ = parseFilter(req.ExpressionType, req.Expression) // Pop validated it
-	}
 	b.nextPollID++
-	b.polls = append(b.polls, parked{id: b.nextPollID, expired: expired, key: k, req: *req, filter: f, ff: ff})
+	b.polls = append(b.polls, parked{id: b.nextPollID, expired: expired, key: k, req: *req, ff: ff})
 	return pop.PopSuspended, model.Success, b.nextPollID
 }
 

@@ -41,7 +41,7 @@ func (b *Broker) popChecked(nowMs int64, req *pop.PopRequest) pop.PopResult {
 		return pop.PopResult{Code: code, Status: status}
 	}
 	b.stats.PopRequests++
-	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis()}
+	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis(), ff: f}
 	if b.busy() && !(req.Order && !b.cfg.Bugs.FifoRetryLockBusy && b.attemptMatched(req.ConsumerGroup, req.Topic, req.QueueID, req.AttemptID)) {
 		b.stats.LockBusy++
 		res := b.respond(nowMs, req, p)
@@ -54,28 +54,27 @@ func (b *Broker) popChecked(nowMs int64, req *pop.PopRequest) pop.PopResult {
 		return b.orderPopKV(nowMs, req, f)
 	}
 	for _, s := range b.stages(nowMs, req) {
-		sf := tagFilter{all: true} // retry topics are read with "*"
-		if s.topic == req.Topic {
-			sf = f
-		}
-		b.stage(req, p, s.topic, s.qid, sf)
+		b.stage(req, p, s.topic, s.qid, f) // retry topics too, through the request's filter
 	}
 	if len(p.recs) > 0 {
 		b.keep(p)
+	}
+	for _, k := range p.stages {
+		b.commitPending(k)
 	}
 	return b.respond(nowMs, req, p)
 }
 
 // checkPop applies the checks of docs/rocketmq/kv-path.md §3 in order.
-func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.ResponseCode, pop.PopStatus, bool) {
+func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (*filter.Filter, model.ResponseCode, pop.PopStatus, bool) {
 	t := b.topics[req.Topic]
 	g, hasGroup := b.groups[req.ConsumerGroup]
-	bad := func(c model.ResponseCode) (tagFilter, model.ResponseCode, pop.PopStatus, bool) {
-		return tagFilter{}, c, pop.PopError, false
+	bad := func(c model.ResponseCode) (*filter.Filter, model.ResponseCode, pop.PopStatus, bool) {
+		return nil, c, pop.PopError, false
 	}
 	switch {
 	case nowMs-req.BornTime.Millis()-req.PollTime.Millis() > 500:
-		return tagFilter{}, model.PollingTimeout, pop.PopPollingNotFound, false
+		return nil, model.PollingTimeout, pop.PopPollingNotFound, false
 	case !b.cfg.Readable:
 		return bad(model.NoPermission)
 	case req.MaxMsgNums > pop.MaxPopBatch:
@@ -93,9 +92,9 @@ func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.Re
 	case !g.ConsumeEnable:
 		return bad(model.NoPermission)
 	case !b.cfg.UsesKV():
-		return tagFilter{}, 0, 0, true // the FS path compiles its own subscription
+		return nil, 0, 0, true // the FS path compiles its own subscription
 	}
-	f, err := parseFilter(req.ExpressionType, req.Expression)
+	f, err := filter.ParsePop(req.ExpressionType, req.Expression)
 	if err != nil {
 		return bad(model.SubscriptionParseFailed)
 	}
@@ -119,10 +118,10 @@ func (b *Broker) stages(nowMs int64, req *pop.PopRequest) []stage {
 	b.requests[p] = n + 1
 	var retry []stage
 	if b.cfg.RetrieveMessageFromPopRetryTopicV1 {
-		retry = append(retry, stage{model.RetryTopicV1(req.ConsumerGroup, req.Topic), 0})
+		retry = append(retry, stage{model.BuildPopRetryTopicV1(req.Topic, req.ConsumerGroup), 0})
 	}
 	if b.cfg.EnableRetryTopicV2 {
-		retry = append(retry, stage{model.RetryTopicV2(req.ConsumerGroup, req.Topic), 0})
+		retry = append(retry, stage{model.BuildPopRetryTopicV2(req.Topic, req.ConsumerGroup), 0})
 	}
 	preferRetry := n%5 == 0
 	var out []stage
@@ -166,11 +165,12 @@ type popping struct {
 	recs            []pop.LeasedRecord
 	replaced        []model.LeaseID
 	msgs            []pop.PoppedMessage
-	ff              *filter.Filter // the FS subscription, for parking
+	ff              *filter.Filter // the subscription, for parking
+	stages          []qk           // queues whose stage left a pending commit
 }
 
 // stage reads one queue for the request (docs/rocketmq/kv-path.md §4 step 5).
-func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid int32, f tagFilter) {
+func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid int32, f *filter.Filter) {
 	q := b.queue(stageTopic, qid)
 	if q == nil {
 		return // a retry topic nobody has written yet
@@ -184,30 +184,17 @@ func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid i
 		p.rest += q.max() - max(b.queryOffset(k), 0)
 		return
 	}
-	offset := b.popOffset(k, q, req.InitMode, p)
-	r := b.read(q, offset, remain, int64(remain), f)
+	start, reset := b.popOffset(k, q, req.InitMode, p)
+	r := b.read(q, start, remain, int64(remain), f)
 	if r.status == stOffsetTooSmall || r.status == stOffsetOverflowBadly || r.status == stOffsetFoundNull {
 		b.commit[k] = r.next
-		offset = r.next
-		r = b.read(q, offset, remain, int64(remain), f)
+		r = b.read(q, r.next, remain, int64(remain), f)
 	}
-	cacheMin := b.cacheMin(k)
-	var popped []int64
 	if r.status == stFound {
-		popped = b.collect(req, p, k, offset, q, r)
+		b.collect(req, p, k, start, q, r) // the offset the stage started from, not the corrected one
 	}
 	b.pull[k] = r.next
-	if b.cfg.Bugs.CommitOffsetLag {
-		if r.status != stFound { // #10949: only a found batch commits
-			return
-		}
-		if cacheMin >= 0 && b.cfg.EnablePopBufferMerge {
-			offset = cacheMin
-		}
-		b.commit[k] = offset
-		return
-	}
-	b.handedOut(k, offset, r.next, popped)
+	b.stageCommit(p, k, start, r.next, r.status == stFound, reset)
 }
 
 // getStatus is the store's GetMessageStatus, the values the reference uses.
@@ -231,7 +218,7 @@ type readResult struct {
 }
 
 // read is a counted store read (broker work): the read below.
-func (b *Broker) read(q *queue, offset int64, n int, asked int64, f tagFilter) readResult {
+func (b *Broker) read(q *queue, offset int64, n int, asked int64, f *filter.Filter) readResult {
 	r := read(q, offset, n, asked, f)
 	b.stats.ReadCalls++
 	b.stats.ReadMessages += int64(len(r.msgs))
@@ -241,7 +228,7 @@ func (b *Broker) read(q *queue, offset int64, n int, asked int64, f tagFilter) r
 // read returns up to n messages matching f from offset, inspecting at most
 // max(800, asked) entries (asked: the request's maxMsgNums), with the
 // store's offset-correction statuses.
-func read(q *queue, offset int64, n int, asked int64, f tagFilter) readResult {
+func read(q *queue, offset int64, n int, asked int64, f *filter.Filter) readResult {
 	lo, hi := q.min, q.max()
 	switch {
 	case hi == 0:
@@ -258,7 +245,7 @@ func read(q *queue, offset int64, n int, asked int64, f tagFilter) readResult {
 	r := readResult{status: stNoMatchedMessage}
 	o := offset
 	for ; o < hi && o-offset < max(800, asked) && len(r.msgs) < n; o++ {
-		if m := q.at(o); f.match(m.Tags) {
+		if m := q.at(o); matches(f, m) {
 			r.msgs = append(r.msgs, m)
 		}
 	}

@@ -2,6 +2,7 @@ package ref
 
 import (
 	"popsim/clock"
+	"popsim/filter"
 	"popsim/model"
 	"popsim/pop"
 )
@@ -24,7 +25,7 @@ type heldPull struct {
 	id             uint64
 	key            holdKey
 	req            pop.PullRequest
-	filter         tagFilter
+	filter         *filter.Filter
 	from           int64
 	expire, dueRef int64 // ms: when its time is up; when the next check answers it
 }
@@ -61,9 +62,12 @@ func (b *Broker) pullRequest(now clock.Time, req pop.PullRequest, allowSuspend b
 	case req.QueueID < 0 || req.QueueID >= t.cfg.ReadQueueNums:
 		return bad(model.InvalidParameter)
 	}
-	f, err := parseFilter(req.ExpressionType, req.Subscription)
+	f, err := filter.Parse(req.ExpressionType, req.Subscription)
 	if err != nil {
 		return bad(model.SubscriptionParseFailed)
+	}
+	if f.Kind() == filter.SQL92 && !b.cfg.EnablePropertyFilter {
+		return bad(model.SystemError)
 	}
 	b.stats.PullRequests++
 	k := qk{req.ConsumerGroup, req.Topic, req.QueueID}
@@ -79,7 +83,6 @@ func (b *Broker) pullRequest(now clock.Time, req pop.PullRequest, allowSuspend b
 	b.pull[k] = res.NextBeginOffset
 	if allowSuspend && req.HasCommitOffset && req.CommitOffset >= 0 {
 		b.commit[k] = req.CommitOffset
-		delete(b.windows, k)
 	}
 	switch res.Code {
 	case model.Success:
@@ -98,7 +101,7 @@ func (b *Broker) pullRequest(now clock.Time, req pop.PullRequest, allowSuspend b
 }
 
 // pullRead reads the store and maps the status to a response code.
-func (b *Broker) pullRead(q *queue, f tagFilter, req *pop.PullRequest) pop.PullResult {
+func (b *Broker) pullRead(q *queue, f *filter.Filter, req *pop.PullRequest) pop.PullResult {
 	n := int(req.MaxMsgNums)
 	if n < 1 {
 		n = 1
@@ -131,7 +134,7 @@ func (b *Broker) pullRead(q *queue, f tagFilter, req *pop.PullRequest) pop.PullR
 }
 
 // holdPull suspends a pull that found nothing.
-func (b *Broker) holdPull(now clock.Time, req pop.PullRequest, f tagFilter) uint64 {
+func (b *Broker) holdPull(now clock.Time, req pop.PullRequest, f *filter.Filter) uint64 {
 	b.nextHoldID++
 	k := holdKey{req.Topic, req.QueueID}
 	known := false
@@ -147,9 +150,9 @@ func (b *Broker) holdPull(now clock.Time, req pop.PullRequest, f tagFilter) uint
 }
 
 // notifyHolds is notifyMessageArriving for key k: newest is the queue's end
-// as the notification sees it; tag is the arriving message's (nil for the
+// as the notification sees it; msg is the arriving message (nil for the
 // periodic check, which matches any message).
-func (b *Broker) notifyHolds(nowMs int64, k holdKey, newest int64, tag *string) []pop.PullWakeup {
+func (b *Broker) notifyHolds(nowMs int64, k holdKey, newest int64, msg *model.Message) []pop.PullWakeup {
 	var out []pop.PullWakeup
 	kept := b.holds[:0]
 	for _, h := range b.holds {
@@ -158,7 +161,7 @@ func (b *Broker) notifyHolds(nowMs int64, k holdKey, newest int64, tag *string) 
 			continue
 		}
 		arrived := newest > h.from
-		if arrived && (tag == nil || h.filter.match(*tag)) {
+		if arrived && (msg == nil || matches(h.filter, msg)) {
 			out = append(out, pop.PullWakeup{ID: h.id, Request: h.req})
 			continue
 		}
@@ -177,7 +180,7 @@ func (b *Broker) notifyHolds(nowMs int64, k holdKey, newest int64, tag *string) 
 
 // pullArrived wakes the pulls held on msg's queue.
 func (b *Broker) pullArrived(now clock.Time, msg *model.Message) []pop.PullWakeup {
-	return b.notifyHolds(now.Millis(), holdKey{msg.Topic, msg.QueueID}, msg.QueueOffset+1, &msg.Tags)
+	return b.notifyHolds(now.Millis(), holdKey{msg.Topic, msg.QueueID}, msg.QueueOffset+1, msg)
 }
 
 // CheckHoldRequest is the hold service's periodic check, key by key in the
@@ -235,7 +238,6 @@ func (b *Broker) UpdateConsumerOffset(req *pop.UpdateConsumerOffsetRequest) pop.
 		return pop.UpdateConsumerOffsetResult{Code: model.Success}
 	}
 	b.commit[k] = req.CommitOffset
-	delete(b.windows, k) // the pop window no longer describes the offset
 	return pop.UpdateConsumerOffsetResult{Code: model.Success}
 }
 

@@ -15,7 +15,8 @@ func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
 	res := pop.ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
 	var due, kept []pop.LeasedRecord
 	for _, r := range b.store {
-		if vt := r.Record.VisibilityTimeout(); vt >= lower && vt < upper {
+		// the bounds are key prefixes compared bytewise: vt is unsigned
+		if vt := uint64(r.Record.VisibilityTimeout()); vt >= uint64(lower) && vt < uint64(upper) {
 			due = append(due, r)
 		}
 	}
@@ -62,7 +63,6 @@ func containsKey(rs []pop.LeasedRecord, r *model.PopConsumerRecord) bool {
 func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop.Wakeup) {
 	r := lr.Record
 	rv := pop.Revival{Lease: lr.Lease, Record: r, Deadline: clock.FromMillis(r.VisibilityTimeout())}
-	k := keyOf(&r)
 	var orig *model.Message
 	if q := b.queue(r.TopicID, r.QueueID); q != nil {
 		orig = q.at(r.Offset)
@@ -71,7 +71,6 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 	if orig == nil {
 		rv.Outcome = pop.ReviveSkipped
 		b.stats.ReviveSkipped++
-		b.settled(k, r.Offset)
 		return rv, nil
 	}
 	b.stats.ReadMessages++
@@ -80,13 +79,16 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 	cp := orig.Clone()
 	cp.Topic = r.TopicID
 	if !model.IsRetryTopic(r.TopicID) {
-		cp.Topic = model.RetryTopic(r.GroupID, r.TopicID, b.cfg.EnableRetryTopicV2)
+		cp.Topic = model.BuildPopRetryTopic(r.TopicID, r.GroupID, b.cfg.EnableRetryTopicV2)
 	}
 	cp.QueueID = 0
 	if orig.ReconsumeTimes == 0 || orig.FirstPopTime == 0 {
 		cp.FirstPopTime = r.PopTime
 	}
 	cp.ReconsumeTimes = orig.ReconsumeTimes + 1
+	if !b.cfg.Bugs.V1RetryNoPollWake {
+		_ = cp.SetProperty(model.PropertyOriginGroup, r.GroupID)
+	}
 	b.retryTopic(cp.Topic, r.GroupID)
 	if f, ok := b.write(now, cp); !ok {
 		rv.Outcome = pop.ReviveRetried
@@ -95,7 +97,6 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 	}
 	rv.Outcome, rv.Copy, rv.CopyReconsumeTimes = pop.Revived, pop.Location{Topic: cp.Topic, QueueID: cp.QueueID, Offset: cp.QueueOffset}, cp.ReconsumeTimes
 	b.stats.Revived++
-	b.settled(k, r.Offset)
 	b.pullWakes = append(b.pullWakes, b.pullArrived(now, cp)...)
 	return rv, b.arrived(cp, r.GroupID)
 }
@@ -104,7 +105,7 @@ func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop
 // offset 0 on it for the group when it has no offset.
 func (b *Broker) retryTopic(name, group string) {
 	if b.topics[name] == nil {
-		_ = b.CreateTopic(pop.TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: pop.PermRead | pop.PermWrite})
+		b.createTopic(pop.TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1, Perm: pop.PermRead | pop.PermWrite})
 	}
 	k := qk{group, name, 0}
 	if _, ok := b.commit[k]; !ok {
@@ -139,6 +140,5 @@ func (b *Broker) backoff(now clock.Time, lr pop.LeasedRecord, rv pop.Revival) po
 func (b *Broker) drop(r model.PopConsumerRecord, rv pop.Revival) pop.Revival {
 	rv.Outcome = pop.ReviveDropped
 	b.stats.MayBeLost++
-	b.settled(keyOf(&r), r.Offset)
 	return rv
 }

@@ -1,0 +1,118 @@
+package pop
+
+import (
+	"strings"
+	"testing"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// The longest names RocketMQ allows (a 120-character group, a 127-character
+// topic) give retry topics of 255 characters, which the broker creates and
+// stores (the commit log writes them in message format V2): a revive
+// writes the copy and the consumer gets it back, on both paths and with
+// both retry-topic versions. (Before the fix the retry topic's creation
+// failed on the 127-character name rule and the revive dereferenced a nil
+// topic.)
+func TestLongestNamesRevive(t *testing.T) {
+	group, topicName := strings.Repeat("g", model.MaxGroupLength), strings.Repeat("t", model.MaxTopicLength)
+	for _, kv := range []bool{true, false} {
+		for _, v2 := range []bool{false, true} {
+			cfg := DefaultConfig()
+			if kv {
+				cfg = KVConfig()
+			}
+			cfg.EnableRetryTopicV2 = v2
+			b, err := New(cfg)
+			must(t, err)
+			must(t, b.CreateTopic(TopicConfig{Name: topicName, ReadQueueNums: 1, WriteQueueNums: 1}))
+			must(t, b.CreateGroup(DefaultGroup(group)))
+			now := clock.Epoch
+			if r := b.Put(now, &model.Message{Topic: topicName, UniqKey: "m"}); r.Code != model.Success {
+				t.Fatalf("put: %+v", r)
+			}
+			req := &PopRequest{ConsumerGroup: group, Topic: topicName, QueueID: -1, MaxMsgNums: 1, InvisibleTime: 10 * clock.Second}
+			var res PopResult
+			b.Pop(now, req, &res)
+			if len(res.Messages) != 1 {
+				t.Fatalf("kv=%v v2=%v: pop %+v", kv, v2, res)
+			}
+			retry := model.BuildPopRetryTopic(topicName, group, v2)
+			if len(retry) != model.MaxRetryOrDLQTopicLength {
+				t.Fatalf("retry topic is %d characters", len(retry))
+			}
+			now = now.Add(20 * clock.Second)
+			if kv {
+				rv := b.Revive(now)
+				if len(rv.Revivals) != 1 || rv.Revivals[0].Outcome != Revived || rv.Revivals[0].Copy.Topic != retry {
+					t.Fatalf("kv v2=%v: revive %+v", v2, rv.Revivals)
+				}
+			} else {
+				driveCheckpoint(b, now)
+			}
+			if b.MaxOffset(retry, 0) != 1 {
+				t.Fatalf("kv=%v v2=%v: the retry topic holds %d messages, want 1", kv, v2, b.MaxOffset(retry, 0))
+			}
+			got := false
+			for i := 0; i < 10 && !got; i++ { // the retry topic is read first on some turns
+				b.Pop(now, req, &res)
+				got = len(res.Messages) == 1 && res.Messages[0].Message.ReconsumeTimes == 1
+			}
+			if !got {
+				t.Fatalf("kv=%v v2=%v: the retry copy never came back", kv, v2)
+			}
+			m := &res.Messages[0]
+			ack := NewAckRequest(group, m.Message.Topic, &m.Handle)
+			if a := b.Ack(now, &ack); a.Code != model.Success || a.Removed == 0 && a.Pending == 0 {
+				t.Fatalf("kv=%v v2=%v: ack of the retry copy %+v", kv, v2, a)
+			}
+			must(t, b.CheckInvariants())
+		}
+	}
+}
+
+// driveCheckpoint runs the checkpoint path's periodic work up to until.
+func driveCheckpoint(b *Broker, until clock.Time) {
+	for t, ok := b.NextCheckpointTick(); ok && t <= until; t, ok = b.NextCheckpointTick() {
+		b.CheckpointTick(t)
+	}
+}
+
+// Names are held to TopicValidator's rules: groups to 120 characters,
+// normal topics to 127, retry and DLQ topics to 255; a producer may not
+// send to a topic longer than 127; the broker's own retry topics are
+// created whatever their length, and a write the store cannot take (a
+// topic over 255) fails instead of panicking.
+func TestNameLimits(t *testing.T) {
+	b, err := New(KVConfig())
+	must(t, err)
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{b.CreateGroup(DefaultGroup(strings.Repeat("g", 121))), false},
+		{b.CreateGroup(DefaultGroup(strings.Repeat("g", 120))), true},
+		{b.CreateGroup(DefaultGroup("a+b")), false},
+		{b.CreateTopic(TopicConfig{Name: strings.Repeat("t", 128), ReadQueueNums: 1, WriteQueueNums: 1}), false},
+		{b.CreateTopic(TopicConfig{Name: "%DLQ%" + strings.Repeat("g", 120), ReadQueueNums: 1, WriteQueueNums: 1}), true},
+		{b.CreateTopic(TopicConfig{Name: "%RETRY%" + strings.Repeat("g", 249), ReadQueueNums: 1, WriteQueueNums: 1}), false},
+		{b.CreateTopic(TopicConfig{Name: "a+b", ReadQueueNums: 1, WriteQueueNums: 1}), false},
+	} {
+		if (c.err == nil) != c.want {
+			t.Errorf("got %v, want success %v", c.err, c.want)
+		}
+	}
+	long := "%RETRY%" + strings.Repeat("g", 121)
+	must(t, b.CreateTopic(TopicConfig{Name: long, ReadQueueNums: 1, WriteQueueNums: 1}))
+	if r := b.Put(clock.Epoch, &model.Message{Topic: long}); r.Code != model.MessageIllegal {
+		t.Errorf("a send to a %d-character topic: %+v, want MESSAGE_ILLEGAL", len(long), r)
+	}
+	// a retry copy for a topic the store refuses: the broker's own topic
+	// exists, the write fails as refused, and nothing panics
+	b.createTopic(TopicConfig{Name: "%RETRY%" + strings.Repeat("x", 250), ReadQueueNums: 1, WriteQueueNums: 1})
+	if _, f := b.append(clock.Epoch, &model.Message{Topic: "%RETRY%" + strings.Repeat("x", 250)}, false); !f.Refused {
+		t.Errorf("a 257-character topic was written: %+v", f)
+	}
+	must(t, b.CheckInvariants())
+}
