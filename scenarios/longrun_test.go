@@ -191,7 +191,11 @@ func TestSwarmBuiltins(t *testing.T) {
 				passed++
 			}
 		}
-		row := fmt.Sprintf("| %s | %d | %d | %s |\n", name, len(seeds), passed, strings.Join(fails, "; "))
+		failing := strings.Join(fails, "; ")
+		if failing == "" {
+			failing = "—"
+		}
+		row := fmt.Sprintf("| %s | %d | %d | %s |\n", name, len(seeds), passed, failing)
 		fmt.Print(row) // as it comes; the whole table at the end
 		b.WriteString(row)
 		if len(fails) > 0 {
