@@ -3,9 +3,13 @@ GO ?= go
 BASE ?= HEAD~1
 FUZZTIME ?= 30s
 RAPID_CHECKS ?= 20000
+RAPID_SEEDS ?=
+SWARM_SEEDS ?= 150
+SWARM_SCENARIOS ?=
+CATCH_SEEDS ?= 20
 
 .DEFAULT_GOAL := help
-.PHONY: help build test interop check ci bench bench-smoke bench-compare prop fuzz results validate run
+.PHONY: help build test interop check ci bench bench-smoke bench-compare prop swarm catch fuzz results validate run
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -39,8 +43,20 @@ bench-smoke: ## the CI benchmark gate (allocations and simulated-time metrics)
 bench-compare: ## compare BASE (a git ref) with the working tree: make bench-compare BASE=main
 	bash scripts/bench-compare.sh $(BASE)
 
-prop: ## long property runs (RAPID_CHECKS=20000)
-	RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -run 'Prop|Rapid|StateMachine' -timeout 2h ./...
+prop: ## long property runs (RAPID_CHECKS=20000; RAPID_SEEDS="1 2 3": one run per rapid seed)
+	@if [ -z "$(RAPID_SEEDS)" ]; then \
+		echo "RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -run 'Prop|Rapid|StateMachine' -timeout 2h ./..."; \
+		RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -run 'Prop|Rapid|StateMachine' -timeout 2h ./...; \
+	else fail=""; for s in $(RAPID_SEEDS); do \
+		echo "== rapid seed $$s: RAPID_SEED=$$s RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -run 'Prop|Rapid|StateMachine' ./..."; \
+		RAPID_SEED=$$s RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -run 'Prop|Rapid|StateMachine' -timeout 2h ./... || fail="$$fail $$s"; \
+	done; if [ -n "$$fail" ]; then echo "prop: failed for rapid seed(s)$$fail"; exit 1; fi; echo "prop: every seed passed"; fi
+
+swarm: ## every built-in scenario in swarm mode over seeds 1..SWARM_SEEDS (150), all cores; table of failing seeds
+	POPSIM_SWARM=$(SWARM_SEEDS) POPSIM_SWARM_SCENARIOS=$(SWARM_SCENARIOS) $(GO) test ./scenarios -run '^TestSwarmBuiltins$$' -count=1 -v -timeout 12h
+
+catch: ## each upstream-bug switch's recipe over seeds 1..CATCH_SEEDS (20): catch rate and invariants
+	POPSIM_CATCH=$(CATCH_SEEDS) $(GO) test ./scenarios -run '^TestCatchRates$$' -count=1 -v -timeout 4h
 
 fuzz: ## fuzz each target for FUZZTIME (default 30s)
 	@for p in ./model ./workload ./scenarios; do \

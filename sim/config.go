@@ -29,7 +29,7 @@ type Config struct {
 	Seed           uint64         // the run's seed (a scenario file's: the seed of a run without -seed, default 1)
 	Duration       clock.Duration // safety phase: producers run and faults fire (default 60s; 1ms..720h)
 	Warmup         clock.Duration // excluded from latency and throughput (default duration/10; less than duration)
-	Drain          clock.Duration // liveness phase: everything must settle within this (default 10m; 1s..720h)
+	Drain          clock.Duration // liveness phase: everything must settle within this, extended while retrying up to RetryChain (default 10m; 1s..720h)
 	EventBudget    int64          // dispatched tasks (Summary.SimEvents) before the run fails (default 200,000,000)
 	SampleInterval clock.Duration // time-series period (default 1s; 10ms..duration+drain)
 	Start          clock.Time     `yaml:"-"` // virtual start (default clock.Epoch); not in files

@@ -52,7 +52,9 @@
 //     clock skew, with two-level activation, swarm mode, coverage counters
 //     and explicit schedules (RunScheduled).
 //   - The run (phases.go): a safety phase with faults, then a liveness
-//     phase without them in which everything must drain within Drain.
+//     phase without them in which everything must drain within Drain,
+//     extended while messages are still being retried up to the longest
+//     retry chain the consumers allow (retrychain.go, DrainBudget).
 //   - The trace (trace.go): every event gets a Seq; SHA-256 over the
 //     events' binary form (model.Event.AppendBinary) is the trace hash; the
 //     text form goes to a writer only when one is given. docs/trace.md is

@@ -11,7 +11,8 @@ const drainCheckInterval = 100 * clock.Millisecond
 
 // startLiveness ends the safety phase: faults stop, producers have
 // stopped (no arrival is scheduled past Duration), crashed consumers come
-// back and slow ones recover. Everything must now drain within DrainBudget.
+// back and slow ones recover. Everything must now drain within Drain, or
+// DrainBudget while messages are still being retried.
 func (s *sim) startLiveness() {
 	s.live = true
 	s.syncFaults()
@@ -49,6 +50,10 @@ func (s *sim) syncFaults() {
 func (s *sim) drainCheck() {
 	if !s.quiescent() {
 		s.settling = false
+		if s.q.now() >= s.drainEnd && !s.retrying() {
+			s.stopped = true // what is left is lost: waiting cannot finish it
+			return
+		}
 		s.q.after(drainCheckInterval, tkDrainCheck, -1, 0, nil)
 		return
 	}
@@ -70,28 +75,44 @@ type settler interface {
 	SettleTime() clock.Duration
 }
 
+// stop ends the run at the end of Drain, unless messages are still being
+// retried: then the run goes on until it drains, stops retrying, or
+// reaches the end of the retry chain (Config.DrainBudget).
+func (s *sim) stop() {
+	if s.q.now() < s.chainEnd && s.retrying() {
+		s.q.at(s.chainEnd, tkStop, -1, 0, nil)
+		return
+	}
+	s.stopped = true
+}
+
 // quiescent: every produced message is finished, the engine holds no
 // lease in flight, no consumer holds work, and every queue a group
 // consumes (retry queues included) has been read to its end.
 func (s *sim) quiescent() bool {
-	if s.meter.outstanding() > 0 {
-		return false
-	}
+	return s.meter.outstanding() == 0 && !s.retrying()
+}
+
+// retrying: the engine holds a lease in flight, a consumer holds work, or
+// a queue a group consumes (retry queues included) has not been read to
+// its end — the run can still make progress. Unfinished messages with
+// none of these are lost: waiting longer cannot finish them.
+func (s *sim) retrying() bool {
 	if n, _ := s.eng.Status(false, nil); n > 0 {
-		return false
+		return true
 	}
 	for _, c := range s.cons {
 		if !c.alive || len(c.running) > 0 || c.head < len(c.buf) || c.cl.busy() {
-			return false
+			return true
 		}
 	}
 	_, s.positions = s.eng.Status(true, s.positions)
 	for i := range s.positions {
 		if s.positions[i].Lag() > 0 {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // commitLags is maxOffset - commitOffset per queue at the end of the run.

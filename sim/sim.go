@@ -110,6 +110,7 @@ type sim struct {
 	commits   map[commitKey]int64
 
 	start, warmEnd, safetyEnd, drainEnd clock.Time
+	chainEnd                            clock.Time // safetyEnd + DrainBudget: the latest a retrying run may go on
 	live, stopped, drained              bool
 	settling                            bool   // drained once; waiting out the engine's SettleTime
 	faultSeed                           uint64 // the engine's fault seed (revive put failures)
@@ -158,7 +159,8 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.start = cfg.Start
 	s.warmEnd, s.safetyEnd = s.start.Add(cfg.Warmup), s.start.Add(cfg.Duration)
 	s.drainEnd = s.safetyEnd.Add(cfg.Drain)
-	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.drainEnd)
+	s.chainEnd = s.safetyEnd.Add(cfg.DrainBudget())
+	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
 	s.faults = drawFaultSites(cfg.Seed, cfg)
 	s.meter = newMeter(s.warmEnd, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
@@ -296,7 +298,7 @@ func (s *sim) progress(first bool) error {
 func (s *sim) dispatch(t *task) {
 	switch t.kind {
 	case tkStop:
-		s.stopped = true
+		s.stop()
 	case tkLiveness:
 		s.startLiveness()
 	case tkDrainCheck:
