@@ -50,8 +50,9 @@ func (w WarmupCut) String() string {
 
 // LatencyIntervals are within-run confidence intervals of a latency
 // distribution's mean and percentiles, in µs. A percentile's estimate is
-// the mean of per-block percentiles (batch quantiles), which is close to,
-// but not the same number as, the percentile of all the run's values.
+// the run's own percentile (its histogram's); its interval inverts the
+// batch-means interval of the proportion of messages at or below it
+// (docs/statistics.md, "Percentiles within one run").
 type LatencyIntervals struct {
 	Mean Interval `json:"mean_us"`
 	P50  Interval `json:"p50_us"`
