@@ -32,12 +32,23 @@ func (w WarmupCut) String() string {
 		return "none recorded"
 	}
 	var b strings.Builder
-	if w.Rule == "fixed" {
+	switch {
+	case w.Rule == "fixed":
 		b.WriteString("fixed warm-up: the first ")
-	} else {
+	case w.Messages == 0:
+		b.WriteString(w.Rule + " found no start-up transient: nothing cut (" + strconv.FormatInt(w.Of, 10) + " messages measured)")
+		if w.Failed {
+			b.WriteString("; warning: " + w.Note)
+		}
+		return b.String()
+	default:
 		b.WriteString(w.Rule + " truncated the first ")
 	}
-	b.WriteString(strconv.FormatFloat(float64(w.AtMs)/1000, 'f', 1, 64) + " s (" + strconv.FormatInt(w.Messages, 10) + " messages")
+	at := strconv.FormatFloat(float64(w.AtMs)/1000, 'f', 1, 64) + " s"
+	if w.AtMs < 1000 {
+		at = strconv.FormatInt(w.AtMs, 10) + " ms"
+	}
+	b.WriteString(at + " (" + strconv.FormatInt(w.Messages, 10) + " messages")
 	if w.Of > 0 {
 		b.WriteString(", " + strconv.FormatFloat(100*float64(w.Messages)/float64(w.Of), 'f', 1, 64) + " %")
 	}
