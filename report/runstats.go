@@ -64,8 +64,8 @@ func writeRunIntervals(b *bytes.Buffer, s model.Summary) {
 	}
 	fmt.Fprintf(b, "\nDuplicates: %s %% of the messages stored after the warm-up; throughput: %s acks/s.\n\n",
 		FormatInterval(iv.DuplicatesPct, stats.FormatNumber), FormatInterval(iv.ThroughputPerSec, stats.FormatNumber))
-	b.WriteString("Means by batch means, percentiles by batch quantiles (their estimate is the mean of per-block percentiles, " +
-		"close to but not the percentile of all values), duplicates and throughput by batch ratio, over the measured messages " +
+	b.WriteString("Means by batch means; percentiles by batch proportion (the run's own percentile, with the batch-means interval " +
+		"of the share of messages at or below it turned back into latencies); duplicates and throughput by batch ratio; over the measured messages " +
 		"in the order the engine stored them (throughput: over the sample intervals); a maximum has no interval. " +
 		"\"no interval\" says why: too little data, or batches still correlated (run longer).\n\n")
 }
