@@ -71,6 +71,12 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 		w := warmS.Warmup()
 		cut = w.At
 		r.warmup = model.WarmupCut{Rule: "MSER-5", Messages: w.Truncate, Of: w.N, Failed: w.Failed, Note: w.Note}
+		if w.Failed {
+			// MSER-5 assumes one transient at the start; faults that strike
+			// later, or a backlog that keeps growing, fail it the same way.
+			r.warmup.Note += "; or its latency never settles (faults late in the run, a backlog that keeps growing): " +
+				"read its numbers as an average over the run, not a steady state"
+		}
 		if w.Truncate > 0 {
 			cutAt = clock.MillisDuration(int64(m.obs.at(model.MsgID(cut)).storedMs))
 			r.warmup.AtMs = cutAt.Millis()
