@@ -42,8 +42,8 @@ type Estimate struct {
 const (
 	estBaseBytes     = 64 << 20
 	estRetainedBytes = 1100 + 40 // per produced message
-	estWaitingBytes  = 2400 // more per message of a burst (backlog)
-	estPollEvents    = 4    // an empty long poll: request, suspend, expiry, response
+	estWaitingBytes  = 2400      // more per message of a burst (backlog)
+	estPollEvents    = 4         // an empty long poll: request, suspend, expiry, response
 	estBurstSpan     = clock.Millisecond
 )
 
