@@ -48,9 +48,12 @@ type Engine interface {
 type EngineFaults struct {
 	Seed uint64
 	// RedeliveryWritePPM fails the writes an engine makes to bring a
-	// message back (RocketMQ: the retry-topic copies of revive), in parts
-	// per million.
+	// message back (RocketMQ: the retry-topic copies of revive; Kafka: the
+	// share coordinator's state writes), in parts per million.
 	RedeliveryWritePPM int64
+	// DuplicatePPM: an SQS standard receive also returns a copy of a
+	// message in flight, in parts per million of receives.
+	DuplicatePPM int64
 }
 
 // Position is one queue a group consumes: its end, how far the group has

@@ -45,6 +45,11 @@ type meter struct {
 	more                      map[model.MsgID][]attempt // older attempts of open messages that may still be acked
 	last                      model.SeriesPoint         // cumulative counters at the previous sample
 	series                    []model.SeriesPoint
+	// crashed holds, for each message a consumer held when it crashed, the
+	// crash's time, until the message's next delivery; redeliver is the
+	// time from the crash to that delivery.
+	crashed   map[model.MsgID]clock.Time
+	redeliver *hdrhistogram.Histogram
 }
 
 // meterMsg is a message in the meter's window: while open (produced, not
@@ -122,11 +127,20 @@ const (
 )
 
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
-	m := &meter{base: 1, start: start, warmEnd: start, safeEnd: safeEnd}
+	m := &meter{base: 1, start: start, warmEnd: start, safeEnd: safeEnd,
+		crashed: map[model.MsgID]clock.Time{}, redeliver: hdrhistogram.New(histMin, histMax, histSigFig)}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
 	return m
+}
+
+// crash notes that a consumer crashed at now holding message id (the
+// earliest crash counts when two held it).
+func (m *meter) crash(id model.MsgID, now clock.Time) {
+	if _, ok := m.crashed[id]; !ok && m.get(id) != nil {
+		m.crashed[id] = now
+	}
 }
 
 // get returns message id, nil when it is closed (or never produced).
@@ -202,10 +216,15 @@ func (m *meter) produced(id model.MsgID, intended, now clock.Time) {
 	m.open++
 }
 
-// delivered counts a delivery; a message delivered before (or already
-// closed) counts as redelivered.
-func (m *meter) delivered(id model.MsgID) {
+// delivered counts a delivery at now; a message delivered before (or
+// already closed) counts as redelivered, and one a crashed consumer held
+// records its time to come back.
+func (m *meter) delivered(id model.MsgID, now clock.Time) {
 	m.nDeliveries++
+	if t, ok := m.crashed[id]; ok {
+		delete(m.crashed, id)
+		record(m.redeliver, int64(clampUs(now.Sub(t))))
+	}
 	x := m.get(id)
 	if x == nil || x.seen {
 		m.nRedelivered++
@@ -292,6 +311,7 @@ func (m *meter) finish(id model.MsgID) {
 
 // close closes an open message and forgets the closed ones at the front.
 func (m *meter) close(id model.MsgID) {
+	delete(m.crashed, id)
 	x := &m.msgs[id-m.base]
 	if st := &m.state[x.slot]; st.more {
 		delete(m.more, id)

@@ -37,6 +37,9 @@ func (s *sim) syncFaults() {
 	if st := &s.faults.putFailure; st.on && !s.live {
 		f = EngineFaults{Seed: s.faultSeed, RedeliveryWritePPM: st.ppm}
 	}
+	if st := &s.faults.dup; st.on && !s.live {
+		f.Seed, f.DuplicatePPM = s.faultSeed, st.ppm
+	}
 	s.eng.SetFaults(f)
 }
 

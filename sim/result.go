@@ -59,11 +59,24 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 	if sum.Violations == nil {
 		sum.Violations = []model.Violation{}
 	}
+	if s.meter.redeliver.TotalCount() > 0 {
+		l := latency(s.meter.redeliver)
+		sum.RedeliverAfterCrash = &l
+	}
+	if l, ok := s.eng.(limiter); ok {
+		sum.LimitsHit = l.limits()
+	}
 	sum.ThroughputPerSec = ms.tput
 	if d, fixed := cfg.Warmup.Fixed(); fixed {
 		sum.ThroughputPerSec = float64(s.meter.nWarmAcks) / (cfg.Duration - d).Seconds()
 	}
 	return sum
+}
+
+// limiter is an engine adapter that reports the documented caps a run
+// ran into (Summary.LimitsHit).
+type limiter interface {
+	limits() []model.LimitHit
 }
 
 func (s *sim) consumerKind() string {

@@ -14,14 +14,28 @@ import (
 // a fixed warm-up: messages produced before it are not measured.
 type Warmup clock.Duration
 
-// WarmupAuto is "warmup: auto".
-const WarmupAuto Warmup = 0
+// WarmupAuto is "warmup: auto"; WarmupNone is "warmup: 0s", a fixed
+// warm-up of nothing: every message is measured.
+const (
+	WarmupAuto Warmup = 0
+	WarmupNone Warmup = -1
+)
 
-// FixedWarmup returns a fixed warm-up of d (d > 0).
-func FixedWarmup(d clock.Duration) Warmup { return Warmup(d) }
+// FixedWarmup returns a fixed warm-up of d (d >= 0).
+func FixedWarmup(d clock.Duration) Warmup {
+	if d == 0 {
+		return WarmupNone
+	}
+	return Warmup(d)
+}
 
 // Fixed returns the fixed warm-up, and false for auto.
-func (w Warmup) Fixed() (clock.Duration, bool) { return clock.Duration(w), w != WarmupAuto }
+func (w Warmup) Fixed() (clock.Duration, bool) {
+	if w == WarmupNone {
+		return 0, true
+	}
+	return clock.Duration(w), w != WarmupAuto
+}
 
 // String is the text form: "auto", or a duration such as "6s".
 func (w Warmup) String() string {
@@ -34,11 +48,12 @@ func (w Warmup) MarshalText() ([]byte, error) {
 	if w == WarmupAuto {
 		return []byte("auto"), nil
 	}
-	return clock.Duration(w).MarshalText()
+	d, _ := w.Fixed()
+	return d.MarshalText()
 }
 
-// UnmarshalText implements encoding.TextUnmarshaler: "auto" or a positive
-// duration.
+// UnmarshalText implements encoding.TextUnmarshaler: "auto" or a
+// duration (0s: measure every message).
 func (w *Warmup) UnmarshalText(b []byte) error {
 	s := strings.TrimSpace(string(b))
 	if s == "auto" {
@@ -46,9 +61,9 @@ func (w *Warmup) UnmarshalText(b []byte) error {
 		return nil
 	}
 	d, err := clock.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return errors.New(strings.TrimSpace(s) + ": want auto (MSER-5 finds the warm-up in the data) or a positive duration such as 6s")
+	if err != nil || d < 0 {
+		return errors.New(strings.TrimSpace(s) + ": want auto (MSER-5 finds the warm-up in the data) or a duration such as 6s (0s: none)")
 	}
-	*w = Warmup(d)
+	*w = FixedWarmup(d)
 	return nil
 }
