@@ -73,6 +73,13 @@ type Summary struct {
 	// LimitsHit lists the engine's documented caps the run ran into.
 	LimitsHit []LimitHit `json:"limits_hit,omitempty"`
 
+	// Warmup, Intervals, Breakdown and Notes: what the run measured after
+	// its warm-up, how sure it is, where the time went (model/runstats.go).
+	Warmup    WarmupCut    `json:"warmup"`
+	Intervals RunIntervals `json:"intervals"`
+	Breakdown Breakdown    `json:"breakdown"`
+	Notes     []string     `json:"notes,omitempty"` // what a reader must know to read the numbers
+
 	ThroughputPerSec float64          `json:"throughput_per_sec"` // acks per virtual second after warm-up
 	SimEvents        int64            `json:"sim_events"`
 	SimSeconds       float64          `json:"sim_seconds"`

@@ -35,13 +35,20 @@
 //	                    sorted. ReadRun restores every count from it, so
 //	                    shards merge exactly. Any HdrHistogram log reader
 //	                    (Java or Go HistogramLogReader) reads it too.
-//	latency.png/.svg    latency by percentile, one curve per histogram
+//	<part>.hgrm         one per part of end-to-end latency (broker_wait,
+//	                    redelivery_wait, local_buffer, processing, ack)
+//	latency.png/.svg    latency by percentile: end-to-end and service time,
+//	                    the within-run intervals of p50, p90, p99 as error bars
+//	breakdown.png/.svg  the mean end-to-end latency stacked by part, each
+//	                    part's p99 (when the summary has a breakdown)
 //	timeseries.png/.svg throughput, backlog with in flight, redeliveries
 //	                    over virtual time (when the summary has Series)
 //	duplicates.png/.svg duplicates by cause, drops by policy (when any)
-//	report.md           headline table, violations with replay commands,
-//	                    duplicates by cause, latency table, coverage, the
-//	                    charts as relative links, and how to read them
+//	report.md           headline table (with the warm-up cut), violations
+//	                    with replay commands, the simulator's notes,
+//	                    duplicates by cause, latency table with the
+//	                    within-run intervals, where the time goes, coverage,
+//	                    the charts as relative links, and how to read them
 //
 // ReadRun reads summary.json (unknown fields are an error) and
 // histograms.hlog; everything else in the folder is derived from those two

@@ -23,12 +23,15 @@ func RenderRunMarkdown(r Run, charts []*Chart) []byte {
 	fmt.Fprintf(&b, "# popsim run: %s, seed %d\n\n", mdText(s.Scenario), s.Seed)
 	writeHeadline(&b, s)
 	writeViolations(&b, s.Violations)
+	writeNotes(&b, s)
 	writeCounts(&b, "Duplicates by cause", "cause", "duplicate deliveries", s.DuplicatesByCause, s.Duplicates)
 	if len(s.DroppedByPolicy) > 0 {
 		writeCounts(&b, "Dropped by policy", "policy", "messages dropped", s.DroppedByPolicy, s.Dropped)
 	}
 	writeLimits(&b, s.LimitsHit)
 	writeLatencyTable(&b, r)
+	writeRunIntervals(&b, s)
+	writeBreakdown(&b, s)
 	if len(s.Coverage) > 0 {
 		writeCounts(&b, "Fault-path coverage", "path", "times fired", s.Coverage, -1)
 	}
@@ -56,7 +59,14 @@ func writeHeadline(b *bytes.Buffer, s model.Summary) {
 	row("deliveries", itoa(s.Deliveries))
 	row("duplicates", fmt.Sprintf("%d (%s %% of produced)", s.Duplicates, fmtFloat(pct(s.Duplicates, s.Produced), 3)))
 	row("violations", strconv.Itoa(len(s.Violations)))
-	row("throughput", fmtFloat(s.ThroughputPerSec, 1)+" acks/s (virtual, after warm-up)")
+	tput := fmtFloat(s.ThroughputPerSec, 1) + " acks/s (virtual, after warm-up)"
+	if iv := s.Intervals.ThroughputPerSec; iv.OK {
+		tput += fmt.Sprintf("; %s within-run interval [%s, %s]", levelText(iv.Level), stats.FormatNumber(iv.Lo), stats.FormatNumber(iv.Hi))
+	}
+	row("throughput", tput)
+	if hasRunStats(s) {
+		row("warm-up", mdText(s.Warmup.String()))
+	}
 	row("end-to-end p50 / p99 / p99.9", fmt.Sprintf("%s / %s / %s ms", fmtMs(s.EndToEnd.P50), fmtMs(s.EndToEnd.P99), fmtMs(s.EndToEnd.P999)))
 	row("sim events", itoa(s.SimEvents))
 	row("sim seconds", fmtFloat(s.SimSeconds, 3))
@@ -142,7 +152,7 @@ func writeLatencyTable(b *bytes.Buffer, r Run) {
 		row("redeliver after crash (crash to next delivery of each message held)", *l)
 	}
 	for _, name := range sortedHistNames(r.Hists) {
-		if name != HistEndToEnd && name != HistServiceTime {
+		if name != HistEndToEnd && name != HistServiceTime && !IsPart(name) {
 			row(HistLabel(name), LatencyOf(r.Hists[name]))
 		}
 	}
@@ -177,9 +187,16 @@ const runGuide = `## How to read this
   Values come from HdrHistogram (3 significant figures: within 0.1 %).
 - **End-to-end vs service time.** End-to-end runs from the moment a message was produced
   (its intended time, so queueing delay is included and no coordinated-omission correction
-  is needed) to its successful ack. Service time runs from a delivery (pop) to its ack,
-  i.e. processing plus the ack round trip. A large gap between them is time spent waiting
-  in the backlog or in redelivery.
+  is needed) to its successful ack. Service time runs from the delivery that succeeded (pop)
+  to its ack: waiting in the client's local buffer, processing and the ack. "Where the time
+  goes" splits end-to-end latency into broker wait, redelivery wait, local buffer wait,
+  processing and the ack; the breakdown chart stacks their means (they add up to the mean)
+  and sets each part's p99 beside the end-to-end p99.
+- **Warm-up and intervals.** The run leaves out its start (with warmup: auto, where MSER-5
+  finds the initial transient ends) and gives its means, percentiles, duplicates and
+  throughput a within-run confidence interval by batch means; the percentile chart draws
+  the p50, p90 and p99 intervals as error bars on the end-to-end curve. An interval measures
+  the simulation's own randomness in this run, not how well the scenario models a system.
 - **Time series.** Throughput, backlog, in-flight records and redeliveries over virtual
   time. A backlog that keeps rising means consumers are slower than producers; bursts of
   redeliveries follow lease expiries, crashes or lost acks.

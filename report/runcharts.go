@@ -37,6 +37,9 @@ func HistLabel(name string) string {
 	case HistServiceTime:
 		return "service time (pop → ack)"
 	}
+	if IsPart(name) {
+		return PartLabel(name)
+	}
 	return name
 }
 
@@ -52,8 +55,20 @@ var percentileTicks = plot.ConstantTicks{
 // series (from PercentileCurve with the .hgrm spacing). Series with no
 // values are listed in the legend as "(no data)".
 func LatencyChart(name, title string, series []LatencySeries) *Chart {
+	return latencyChart(name, title, series, nil)
+}
+
+// latencyChart is LatencyChart with error bars (ms) in the first series'
+// colour, when bars is not nil.
+func latencyChart(name, title string, series []LatencySeries, bars *errorBars) *Chart {
 	return &Chart{Name: name, Title: title, Width: 10 * vg.Inch, Height: 6 * vg.Inch,
-		panels: func() ([]*plot.Plot, error) { return latencyPanel(title, series) }}
+		panels: func() ([]*plot.Plot, error) {
+			ps, err := latencyPanel(title, series)
+			if err == nil {
+				err = bars.draw(ps[0], 0)
+			}
+			return ps, err
+		}}
 }
 
 func latencyPanel(title string, series []LatencySeries) ([]*plot.Plot, error) {
@@ -276,7 +291,11 @@ func RunCharts(r Run) []*Chart {
 	s := r.Summary
 	var charts []*Chart
 	if series := runLatencySeries(r.Hists); hasValues(series) {
-		charts = append(charts, LatencyChart(ChartLatency, fmt.Sprintf("%s seed %d: latency by percentile", s.Scenario, s.Seed), series))
+		title := fmt.Sprintf("%s seed %d: latency by percentile%s", s.Scenario, s.Seed, intervalTitle(s))
+		charts = append(charts, latencyChart(ChartLatency, title, series, percentileBars(s)))
+	}
+	if len(s.Breakdown.Parts) > 0 && s.EndToEnd.Count > 0 {
+		charts = append(charts, BreakdownChart(ChartBreakdown, fmt.Sprintf("%s seed %d", s.Scenario, s.Seed), s))
 	}
 	if len(s.Series) > 0 {
 		charts = append(charts, TimeSeriesChart(ChartTimeSeries, fmt.Sprintf("%s seed %d", s.Scenario, s.Seed), s.Series))
@@ -288,7 +307,7 @@ func RunCharts(r Run) []*Chart {
 }
 
 // runLatencySeries orders a run's histograms: end-to-end, service time,
-// then the others by name.
+// then the others by name; the latency parts have a chart of their own.
 func runLatencySeries(hists map[string]*hdrhistogram.Histogram) []LatencySeries {
 	var out []LatencySeries
 	for _, name := range []string{HistEndToEnd, HistServiceTime} {
@@ -297,7 +316,7 @@ func runLatencySeries(hists map[string]*hdrhistogram.Histogram) []LatencySeries 
 		}
 	}
 	for _, name := range sortedHistNames(hists) {
-		if name != HistEndToEnd && name != HistServiceTime {
+		if name != HistEndToEnd && name != HistServiceTime && !IsPart(name) {
 			out = append(out, LatencySeries{Label: HistLabel(name), Hist: hists[name]})
 		}
 	}

@@ -39,7 +39,7 @@
 //	seed: 1                       # `popsim run` without -seed
 //	seeds: 1..20                  # sweeps, plans, tests (default: seed); also "1,5,9" or "1..4,9"
 //	duration: 60s                 # safety phase: production and faults (1ms..720h)
-//	warmup: 6s                    # not measured (default duration/10; less than duration)
+//	warmup: auto                  # not measured: auto (default, MSER-5 finds the transient) or a fixed duration < duration
 //	drain: 10m                    # liveness budget: faults off, all must settle (1s..720h; extended while retrying, up to the retry chain)
 //	eventBudget: 200000000        # the run fails naming this bound past it
 //	sampleInterval: 1s            # time-series resolution (10ms..duration+drain)

@@ -28,7 +28,7 @@ import (
 type Config struct {
 	Seed           uint64         // the run's seed (a scenario file's: the seed of a run without -seed, default 1)
 	Duration       clock.Duration // safety phase: producers run and faults fire (default 60s; 1ms..720h)
-	Warmup         clock.Duration // excluded from latency and throughput (default duration/10; less than duration)
+	Warmup         Warmup         // left out of the measurements: auto (default: MSER-5 finds it in the data) or a fixed duration less than duration
 	Drain          clock.Duration // liveness phase: everything must settle within this, extended while retrying up to RetryChain (default 10m; 1s..720h)
 	EventBudget    int64          // dispatched tasks (Summary.SimEvents) before the run fails (default 200,000,000)
 	SampleInterval clock.Duration // time-series period (default 1s; 10ms..duration+drain)
@@ -718,7 +718,6 @@ func DefaultConfig() Config {
 // they are (Validate reports the kind).
 func (c Config) WithDefaults() Config {
 	def(&c.Duration, 60*clock.Second)
-	def(&c.Warmup, c.Duration/10)
 	def(&c.Drain, 10*clock.Minute)
 	def(&c.EventBudget, 200_000_000)
 	def(&c.SampleInterval, clock.Second)

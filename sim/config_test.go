@@ -38,7 +38,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"arrivals", func(c *Config) { c.Producers[0].Arrivals = workload.ArrivalsSpec{} }, "producers[0].arrivals: missing"},
 		{"queues", func(c *Config) { c.Topics[0].Queues = 2000 }, "topics[0].queues: 2000 out of range: want 1..1024"},
 		{"loss ppm", func(c *Config) { c.Network.Loss.Ack.Request = 600_000 }, `network.loss.ack.request: 60% out of range: want 0..0.5`},
-		{"warmup", func(c *Config) { c.Warmup = 2 * c.Duration }, "warmup: 2m0s out of range: want less than duration (1m0s)"},
+		{"warmup", func(c *Config) { c.Warmup = FixedWarmup(2 * c.Duration) }, "warmup: 2m0s out of range: want auto, or a duration less than duration (1m0s)"},
 		{"two groups", func(c *Config) {
 			c.Consumers = append(c.Consumers, ConsumerSpec{Kind: PopPush, Group: "other", Topic: "orders"})
 		}, `topic "orders" is consumed by groups "billing" and "other"`},

@@ -14,9 +14,18 @@ const (
 	histSigFig = 3
 )
 
-// meter is the simulator's own measurement of a run: latency, throughput,
-// the time series and the count of messages still open (quiescence). The
-// verdict (lost, duplicates, violations) is the checker's, from the trace.
+// meter is the simulator's own measurement of a run: latency and where it
+// went, throughput, the time series and the count of messages still open
+// (quiescence). The verdict (lost, duplicates, violations) is the
+// checker's, from the trace.
+//
+// It keeps one small record per stored message for the whole run (obs,
+// 40 bytes: its latency, the parts of it, when it was stored, how often
+// it was consumed), so the warm-up can be cut after the run, where the
+// data says (measure.go). While a message is open it also follows the
+// trace's engine-neutral events about it (observe) to split its latency:
+// when it was leased, delivered, consumed, made available again (state,
+// one slot per open message, reused).
 type meter struct {
 	// msgs holds the messages from id base on; those below head, and all
 	// ids below base, are closed.
@@ -25,12 +34,16 @@ type meter struct {
 	head int
 	open int64
 
-	warmEnd, safeEnd          clock.Time
+	start, warmEnd, safeEnd   clock.Time
+	fixed                     bool // a fixed warm-up: messages produced before warmEnd are not measured
 	nProduced                 int64
 	nAcked, nWarmAcks         int64
 	nDeliveries, nRedelivered int64
-	e2e, svc                  *hdrhistogram.Histogram
-	last                      model.SeriesPoint // cumulative counters at the previous sample
+	obs                       obsStore                  // every stored message
+	state                     []msgState                // open messages' breakdown state, by meterMsg.slot
+	free                      []int32                   // unused slots of state
+	more                      map[model.MsgID][]attempt // older attempts of open messages that may still be acked
+	last                      model.SeriesPoint         // cumulative counters at the previous sample
 	series                    []model.SeriesPoint
 	// crashed holds, for each message a consumer held when it crashed, the
 	// crash's time, until the message's next delivery; redeliver is the
@@ -39,21 +52,87 @@ type meter struct {
 	redeliver *hdrhistogram.Histogram
 }
 
-// meterMsg is a message: its intended send time, whether it is open
-// (produced, not yet acked, sent to a DLQ or dropped) and whether it was
-// delivered.
+// meterMsg is a message in the meter's window: while open (produced, not
+// yet acked, sent to a DLQ or dropped) its intended send time, whether it
+// was delivered, and the slot of its breakdown state. The window spans
+// every message from the oldest open one, so it stays small per message.
 type meterMsg struct {
 	intended clock.Time
+	slot     int32 // in meter.state
 	open     bool
-	seen     bool
+	seen     bool // delivered at least once
 }
 
-func newMeter(warmEnd, safeEnd clock.Time) *meter {
-	return &meter{
-		base: 1, warmEnd: warmEnd, safeEnd: safeEnd,
-		e2e: hdrhistogram.New(histMin, histMax, histSigFig), svc: hdrhistogram.New(histMin, histMax, histSigFig),
-		crashed: map[model.MsgID]clock.Time{}, redeliver: hdrhistogram.New(histMin, histMax, histSigFig),
+// msgState is how an open message's time so far divides between waiting
+// to be leased and being held under leases that did not succeed, and its
+// latest delivery attempt.
+type msgState struct {
+	id      model.MsgID
+	since   clock.Time     // start of the current span: available since, or held since
+	redeliv clock.Duration // redelivery wait before since
+	att     attempt        // the latest delivery attempt
+	held    bool           // under a lease (or at a client) since since
+	more    bool           // older attempts are in meter.more
+}
+
+// attempt is one lease (or, without leases, one delivery) of a message:
+// the instants its consumption went through.
+type attempt struct {
+	lease                     model.LeaseID // follows renewals and retried revives
+	client                    int32
+	stage                     uint8
+	redeliv                   clock.Duration // the message's redelivery wait when the lease began
+	deliverAt, startAt, endAt clock.Time
+}
+
+// Stages of an attempt.
+const (
+	stageLeased    uint8 = iota + 1 // the engine lent the message
+	stageDelivered                  // the client has it
+	stageStarted                    // a thread consumes it
+	stageEnded                      // consumed successfully
+	stageFailed                     // it will not be acked: failed, expired, or its lease ended undelivered
+)
+
+func (a *attempt) live() bool { return a.stage != 0 && a.stage != stageFailed }
+
+// meterObs is what the meter keeps of every stored message for the run's
+// end: its end-to-end and service latency and their parts (µs, 0: not
+// measured), when it was stored, and its successful consumptions.
+type meterObs struct {
+	e2e, svc  uint32
+	part      [nParts]uint32
+	storedMs  uint32 // virtual ms since the run's start
+	client    int32  // the client it was delivered to last
+	successes uint8  // saturating
+	flags     uint8
+}
+
+// Flags of a meterObs.
+const (
+	obsStored       uint8 = 1 << iota // the engine stored it
+	obsMeasured                       // acked: e2e and svc hold its latency
+	obsWarm                           // produced during a fixed warm-up: not measured
+	obsUnattributed                   // measured, but the trace did not show its parts
+)
+
+// The parts of end-to-end latency (model.Parts), by index.
+const (
+	partBroker = iota
+	partRedelivery
+	partLocal
+	partProcessing
+	partAck
+	nParts
+)
+
+func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
+	m := &meter{base: 1, start: start, warmEnd: start, safeEnd: safeEnd,
+		crashed: map[model.MsgID]clock.Time{}, redeliver: hdrhistogram.New(histMin, histMax, histSigFig)}
+	if d, fixed := w.Fixed(); fixed {
+		m.fixed, m.warmEnd = true, start.Add(d)
 	}
+	return m
 }
 
 // crash notes that a consumer crashed at now holding message id (the
@@ -76,15 +155,64 @@ func (m *meter) get(id model.MsgID) *meterMsg {
 	return x
 }
 
-func (m *meter) produced(id model.MsgID, intended clock.Time) {
+// stateOf returns open message id's breakdown state, nil when it is closed.
+func (m *meter) stateOf(id model.MsgID) *msgState {
+	if x := m.get(id); x != nil {
+		return &m.state[x.slot]
+	}
+	return nil
+}
+
+// obsStore holds a meterObs per message id in blocks, so that it grows
+// without copying.
+type obsStore struct {
+	blocks [][]meterObs
+	n      int // ids 1..n have a record
+}
+
+const obsBlock = 4096
+
+// at returns message id's record, nil when it has none.
+func (st *obsStore) at(id model.MsgID) *meterObs {
+	if id < 1 || int(id) > st.n {
+		return nil
+	}
+	i := int(id - 1)
+	return &st.blocks[i/obsBlock][i%obsBlock]
+}
+
+// grow gives ids up to id a record.
+func (st *obsStore) grow(id model.MsgID) {
+	for int(id) > len(st.blocks)*obsBlock {
+		st.blocks = append(st.blocks, make([]meterObs, obsBlock))
+	}
+	st.n = max(st.n, int(id))
+}
+
+// produced opens message id, stored at now and meant to be sent at
+// intended.
+func (m *meter) produced(id model.MsgID, intended, now clock.Time) {
 	m.nProduced++
+	m.obs.grow(id)
+	o := m.obs.at(id)
+	o.storedMs, o.flags = uint32(now.Sub(m.start).Millis()), obsStored
+	if m.fixed && intended < m.warmEnd {
+		o.flags |= obsWarm
+	}
 	if id < m.base || int(id-m.base) < m.head {
 		return
 	}
 	for int(id-m.base) >= len(m.msgs) {
 		m.msgs = append(m.msgs, meterMsg{})
 	}
-	m.msgs[id-m.base] = meterMsg{intended: intended, open: true}
+	slot := int32(len(m.state))
+	if n := len(m.free); n > 0 {
+		slot, m.free = m.free[n-1], m.free[:n-1]
+	} else {
+		m.state = append(m.state, msgState{})
+	}
+	m.msgs[id-m.base] = meterMsg{intended: intended, slot: slot, open: true}
+	m.state[slot] = msgState{id: id, since: intended}
 	m.open++
 }
 
@@ -95,7 +223,7 @@ func (m *meter) delivered(id model.MsgID, now clock.Time) {
 	m.nDeliveries++
 	if t, ok := m.crashed[id]; ok {
 		delete(m.crashed, id)
-		record(m.redeliver, now.Sub(t))
+		record(m.redeliver, int64(clampUs(now.Sub(t))))
 	}
 	x := m.get(id)
 	if x == nil || x.seen {
@@ -106,24 +234,72 @@ func (m *meter) delivered(id model.MsgID, now clock.Time) {
 }
 
 // acked records a successful ack (or a pull consumer's success) at now of
-// a message delivered at deliveredAt.
+// a message delivered at deliveredAt: the first closes the message and
+// measures it.
 func (m *meter) acked(id model.MsgID, deliveredAt, now clock.Time) {
-	if deliveredAt >= m.warmEnd {
-		record(m.svc, now.Sub(deliveredAt))
-	}
 	x := m.get(id)
 	if x == nil {
 		return
 	}
-	intended := x.intended
+	m.measure(id, x, deliveredAt, now)
 	m.close(id)
 	m.nAcked++
-	if intended >= m.warmEnd {
-		record(m.e2e, now.Sub(intended))
-	}
 	if now >= m.warmEnd && now < m.safeEnd {
 		m.nWarmAcks++
 	}
+}
+
+// measure records message id's latency, acked at now, and its parts from
+// the attempt delivered at deliveredAt:
+//
+//	broker wait      intended send → delivered, less the redelivery wait
+//	redelivery wait  leases that did not succeed, each from its start until
+//	                 the message was available again (or leased again)
+//	local buffer     delivered → consume start
+//	processing       consume start → consume end
+//	ack              consume end → the ack accepted
+//
+// They add up to the end-to-end latency exactly.
+func (m *meter) measure(id model.MsgID, x *meterMsg, deliveredAt, now clock.Time) {
+	o := m.obs.at(id)
+	o.e2e, o.svc = clampUs(now.Sub(x.intended)), clampUs(now.Sub(deliveredAt))
+	o.flags |= obsMeasured
+	a := m.attemptAt(&m.state[x.slot], deliveredAt)
+	if a == nil {
+		o.flags |= obsUnattributed
+		return
+	}
+	parts := [nParts]clock.Duration{
+		partBroker:     deliveredAt.Sub(x.intended) - a.redeliv,
+		partRedelivery: a.redeliv,
+		partLocal:      a.startAt.Sub(deliveredAt),
+		partProcessing: a.endAt.Sub(a.startAt),
+		partAck:        now.Sub(a.endAt),
+	}
+	for i, d := range parts {
+		if d < 0 {
+			o.flags |= obsUnattributed
+			return
+		}
+		o.part[i] = clampUs(d)
+	}
+}
+
+// attemptAt returns the attempt delivered at deliveredAt that was consumed
+// successfully, the latest when several were.
+func (m *meter) attemptAt(x *msgState, deliveredAt clock.Time) *attempt {
+	if a := &x.att; a.stage == stageEnded && a.deliverAt == deliveredAt {
+		return a
+	}
+	if x.more {
+		old := m.more[x.id]
+		for i := len(old) - 1; i >= 0; i-- {
+			if a := &old[i]; a.stage == stageEnded && a.deliverAt == deliveredAt {
+				return a
+			}
+		}
+	}
+	return nil
 }
 
 // finish closes a message (sent to a DLQ or dropped).
@@ -136,7 +312,12 @@ func (m *meter) finish(id model.MsgID) {
 // close closes an open message and forgets the closed ones at the front.
 func (m *meter) close(id model.MsgID) {
 	delete(m.crashed, id)
-	m.msgs[id-m.base].open = false
+	x := &m.msgs[id-m.base]
+	if st := &m.state[x.slot]; st.more {
+		delete(m.more, id)
+	}
+	m.free = append(m.free, x.slot)
+	*x = meterMsg{}
 	m.open--
 	for m.head < len(m.msgs) && !m.msgs[m.head].open {
 		m.head++
@@ -150,6 +331,155 @@ func (m *meter) close(id model.MsgID) {
 }
 
 func (m *meter) outstanding() int64 { return m.open }
+
+// observe follows the trace for the latency breakdown: only the events
+// every engine and client emit (docs/trace.md), so it works for any.
+func (m *meter) observe(e *model.Event) {
+	switch e.Kind {
+	case model.EvLease:
+		if x := m.stateOf(e.Msg); x != nil {
+			m.begin(x, e.At, e.Client, e.Lease)
+		}
+	case model.EvDeliver:
+		m.onDeliver(e)
+	case model.EvConsumeStart:
+		if a := m.find(e, stageDelivered, stageDelivered); a != nil {
+			a.startAt, a.stage = e.At, stageStarted
+		}
+	case model.EvConsumeEnd:
+		m.onConsumeEnd(e)
+	case model.EvExpiredLocal:
+		if a := m.find(e, stageDelivered, stageEnded); a != nil {
+			a.stage = stageFailed
+		}
+	case model.EvRenewed, model.EvReviveRetried:
+		if e.Code == 0 && e.Next != 0 {
+			m.follow(e.Msg, e.Lease, e.Next)
+		}
+	case model.EvLeaseLost:
+		if e.Next != 0 {
+			m.follow(e.Msg, e.Lease, e.Next)
+		} else {
+			m.available(e) // a restart forgot it: it can be leased again
+		}
+	case model.EvRevive, model.EvLapse:
+		m.available(e)
+	case model.EvReleased:
+		if e.Code == 0 && e.Ended != 0 {
+			m.available(e)
+		}
+	}
+}
+
+// begin starts a new attempt of x at at. Time under a previous lease that
+// no event made available again counts as redelivery wait.
+func (m *meter) begin(x *msgState, at clock.Time, client int32, lease model.LeaseID) *attempt {
+	if x.held {
+		x.redeliv += at.Sub(x.since)
+	}
+	x.since, x.held = at, true
+	if x.att.live() {
+		if m.more == nil {
+			m.more = map[model.MsgID][]attempt{}
+		}
+		m.more[x.id] = append(m.more[x.id], x.att)
+		x.more = true
+	}
+	x.att = attempt{lease: lease, client: client, stage: stageLeased, redeliv: x.redeliv}
+	return &x.att
+}
+
+// onDeliver: the client has the message, under the lease the engine lent
+// it; a delivery without a lease (Pull) is an attempt of its own.
+func (m *meter) onDeliver(e *model.Event) {
+	if o := m.obs.at(e.Msg); o != nil {
+		o.client = e.Client
+	}
+	x := m.stateOf(e.Msg)
+	if x == nil {
+		return
+	}
+	var a *attempt
+	if e.Lease != 0 {
+		a = m.search(x, func(a *attempt) bool { return a.stage == stageLeased && a.lease == e.Lease })
+	}
+	if a == nil {
+		a = m.begin(x, e.At, e.Client, e.Lease)
+	}
+	a.client, a.deliverAt, a.stage = e.Client, e.At, stageDelivered
+}
+
+// onConsumeEnd counts a successful consumption and ends the attempt. A
+// consumption without a lease (Pull) counts only by the client the message
+// was delivered to last: an owner that lost the queue meanwhile consumed
+// a message its new owner will deliver again (the checker's rule).
+func (m *meter) onConsumeEnd(e *model.Event) {
+	ok := e.Reason == model.RSuccess
+	if o := m.obs.at(e.Msg); ok && o != nil && o.successes < 255 && (e.Lease != 0 || o.client == e.Client) {
+		o.successes++
+	}
+	if a := m.find(e, stageStarted, stageStarted); a != nil {
+		a.endAt, a.stage = e.At, stageFailed
+		if ok {
+			a.stage = stageEnded
+		}
+	}
+}
+
+// find returns the latest attempt of e's client in a stage from lo to hi,
+// preferring one under the lease e names (a client names the lease it
+// holds, which follows a renewal only once its answer is back).
+func (m *meter) find(e *model.Event, lo, hi uint8) *attempt {
+	x := m.stateOf(e.Msg)
+	if x == nil {
+		return nil
+	}
+	in := func(a *attempt) bool { return a.client == e.Client && a.stage >= lo && a.stage <= hi }
+	if a := m.search(x, func(a *attempt) bool { return in(a) && a.lease == e.Lease }); a != nil {
+		return a
+	}
+	return m.search(x, in)
+}
+
+// search returns x's latest attempt for which ok holds.
+func (m *meter) search(x *msgState, ok func(*attempt) bool) *attempt {
+	if ok(&x.att) {
+		return &x.att
+	}
+	if x.more {
+		old := m.more[x.id]
+		for i := len(old) - 1; i >= 0; i-- {
+			if ok(&old[i]) {
+				return &old[i]
+			}
+		}
+	}
+	return nil
+}
+
+// follow: lease next replaces lease (a renewal, a retried revive, a
+// record written over).
+func (m *meter) follow(id model.MsgID, lease, next model.LeaseID) {
+	if x := m.stateOf(id); x != nil {
+		if a := m.search(x, func(a *attempt) bool { return a.lease == lease }); a != nil {
+			a.lease = next
+		}
+	}
+}
+
+// available: the latest lease of the message ended and the message can be
+// leased again (a revive's copy, a lapse, a release, a forgotten lease).
+func (m *meter) available(e *model.Event) {
+	x := m.stateOf(e.Msg)
+	if x == nil || !x.held || e.Lease != x.att.lease {
+		return
+	}
+	x.redeliv += e.At.Sub(x.since)
+	x.since, x.held = e.At, false
+	if x.att.stage == stageLeased {
+		x.att.stage = stageFailed // never delivered, and now nobody can ack it
+	}
+}
 
 // record appends a time-series point at at (since the start): counts since
 // the previous point, and the backlog and the engine's in-flight level.
@@ -167,10 +497,13 @@ func (m *meter) record(at clock.Duration, inFlight int64) {
 	m.series = append(m.series, d)
 }
 
-func record(h *hdrhistogram.Histogram, d clock.Duration) {
-	v := min(max(int64(d), histMin), histMax)
+// clampUs is a latency as a meterObs stores it: at most the histograms'
+// largest value.
+func clampUs(d clock.Duration) uint32 { return uint32(min(max(int64(d), 0), histMax)) }
+
+func record(h *hdrhistogram.Histogram, v int64) {
 	if err := h.RecordValue(v); err != nil {
-		panic("sim: histogram rejected a clamped value: " + err.Error())
+		panic("sim: histogram rejected a value in its range: " + err.Error())
 	}
 }
 

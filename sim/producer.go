@@ -97,7 +97,7 @@ func (s *sim) store(p *producer, m *model.Message, intended clock.Time) {
 	m.ID = s.nextMsg
 	s.nextMsg++
 	if s.eng.Store(s.q.now(), p.idx, m, &s.out) {
-		s.meter.produced(m.ID, intended)
+		s.meter.produced(m.ID, intended, s.q.now())
 	}
 	s.settle(&s.out)
 }

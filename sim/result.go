@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"popsim/model"
 	"popsim/sim/check"
 )
@@ -31,12 +33,17 @@ func (s *sim) result() (*Result, error) {
 	if cp := s.opts.capture; cp != nil {
 		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatched = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
 	}
-	r := &Result{EndToEnd: s.meter.e2e, ServiceTime: s.meter.svc, Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
-	r.Summary = s.summary(rep, sum)
+	ms := s.meter.analyze(s.cfg.Duration)
+	r := &Result{EndToEnd: ms.e2e, ServiceTime: ms.svc, Parts: map[string]*hdrhistogram.Histogram{},
+		Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
+	for i, name := range model.Parts {
+		r.Parts[name] = ms.parts[i]
+	}
+	r.Summary = s.summary(rep, sum, &ms)
 	return r, nil
 }
 
-func (s *sim) summary(rep check.Report, traceSum string) model.Summary {
+func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.Summary {
 	cfg := s.cfg
 	sum := model.Summary{
 		Scenario: s.opts.Scenario, Seed: cfg.Seed, ConsumerKind: s.consumerKind(),
@@ -44,7 +51,8 @@ func (s *sim) summary(rep check.Report, traceSum string) model.Summary {
 		Produced: rep.Produced, Acked: rep.Acked, DLQ: rep.DLQ, Dropped: rep.Dropped, Lost: rep.Lost,
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
-		EndToEnd: latency(s.meter.e2e), ServiceTime: latency(s.meter.svc),
+		EndToEnd: latency(ms.e2e), ServiceTime: latency(ms.svc),
+		Warmup: ms.warmup, Intervals: ms.intervals, Breakdown: ms.breakdown, Notes: s.notes(ms),
 		SimEvents: s.q.dispatched, SimSeconds: s.q.now().Sub(s.start).Seconds(),
 		Coverage: s.cov.snapshot(), Series: s.meter.series,
 	}
@@ -58,8 +66,9 @@ func (s *sim) summary(rep check.Report, traceSum string) model.Summary {
 	if l, ok := s.eng.(limiter); ok {
 		sum.LimitsHit = l.limits()
 	}
-	if w := cfg.Duration - cfg.Warmup; w > 0 {
-		sum.ThroughputPerSec = float64(s.meter.nWarmAcks) / w.Seconds()
+	sum.ThroughputPerSec = ms.tput
+	if d, fixed := cfg.Warmup.Fixed(); fixed {
+		sum.ThroughputPerSec = float64(s.meter.nWarmAcks) / (cfg.Duration - d).Seconds()
 	}
 	return sum
 }

@@ -65,10 +65,13 @@ type Progress struct {
 type Result struct {
 	Summary model.Summary
 	// EndToEnd is produce (intended time) to successful ack, ServiceTime
-	// delivery to ack, both in microseconds (1us..1h, 3 significant
-	// figures), warm-up excluded.
+	// the successful delivery to its ack, both in microseconds (1us..1h, 3
+	// significant figures), of the messages measured after the warm-up.
 	EndToEnd, ServiceTime *hdrhistogram.Histogram
-	Events                []model.Event // when RunOptions.KeepEvents
+	// Parts are the parts of those messages' end-to-end latency, by name
+	// (model.Parts): they add up to it message by message.
+	Parts  map[string]*hdrhistogram.Histogram
+	Events []model.Event // when RunOptions.KeepEvents
 	// Header lists the run's derived parameters (seed, fault activation and
 	// weights): print it before the run's results.
 	Header []string
@@ -109,11 +112,11 @@ type sim struct {
 	positions []Position      // scratch for the engine's positions
 	commits   map[commitKey]int64
 
-	start, warmEnd, safetyEnd, drainEnd clock.Time
-	chainEnd                            clock.Time // safetyEnd + DrainBudget: the latest a retrying run may go on
-	live, stopped, drained              bool
-	settling                            bool   // drained once; waiting out the engine's SettleTime
-	faultSeed                           uint64 // the engine's fault seed (revive put failures)
+	start, safetyEnd, drainEnd clock.Time
+	chainEnd                   clock.Time // safetyEnd + DrainBudget: the latest a retrying run may go on
+	live, stopped, drained     bool
+	settling                   bool   // drained once; waiting out the engine's SettleTime
+	faultSeed                  uint64 // the engine's fault seed (revive put failures)
 }
 
 // group is a consumer group and the topic it consumes.
@@ -157,14 +160,14 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 		netRng: newStream(cfg.Seed, streamNetwork), reqLat: cfg.Network.RequestLatency.Dist, respLat: cfg.Network.ResponseLatency.Dist,
 	}
 	s.start = cfg.Start
-	s.warmEnd, s.safetyEnd = s.start.Add(cfg.Warmup), s.start.Add(cfg.Duration)
+	s.safetyEnd = s.start.Add(cfg.Duration)
 	s.drainEnd = s.safetyEnd.Add(cfg.Drain)
 	s.chainEnd = s.safetyEnd.Add(cfg.DrainBudget())
 	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
 	s.faults = drawFaultSites(cfg.Seed, cfg)
-	s.meter = newMeter(s.warmEnd, s.safetyEnd)
+	s.meter = newMeter(s.start, cfg.Warmup, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
-	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s.chk.Observe)
+	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s.observe)
 	if cp := opts.capture; cp != nil {
 		s.tr.ckEvery, s.tr.capLo, s.tr.capHi = cp.every, cp.lo, cp.hi
 	}
@@ -369,6 +372,13 @@ func (s *sim) clientTask(t *task) {
 	default:
 		panic("sim: unhandled task kind " + strconv.Itoa(int(t.kind)))
 	}
+}
+
+// observe hands every trace event to the meter (the latency breakdown)
+// and to the checker.
+func (s *sim) observe(e *model.Event) {
+	s.meter.observe(e)
+	s.chk.Observe(e)
 }
 
 // emit stamps a trace event with the current time and records it. The

@@ -142,8 +142,8 @@ func (c Config) layout() (*layout, error) {
 func (l *layout) checkRun(v *validator) {
 	c := &l.cfg
 	v.durIn("duration", c.Duration, clock.Millisecond, 720*clock.Hour, "")
-	if c.Warmup < 0 || c.Warmup >= c.Duration {
-		v.add("warmup", fmt.Sprintf("less than duration (%v)", c.Duration.Std()), "%v out of range", c.Warmup.Std())
+	if w, fixed := c.Warmup.Fixed(); fixed && (w < 0 || w >= c.Duration) {
+		v.add("warmup", fmt.Sprintf("auto, or a duration less than duration (%v)", c.Duration.Std()), "%v out of range", w.Std())
 	}
 	v.durIn("drain", c.Drain, clock.Second, 720*clock.Hour, "")
 	v.intIn("eventBudget", c.EventBudget, 1, 1e12)

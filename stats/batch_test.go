@@ -241,3 +241,24 @@ func TestSelectKth(t *testing.T) {
 		}
 	}
 }
+
+// QuantileByProportion inverts the proportion's interval through the
+// quantile function, keeps the estimate, and passes on "no interval".
+func TestQuantileByProportion(t *testing.T) {
+	quantile := func(p float64) float64 { return 100 * p } // values uniform on [0, 100]
+	p := Interval{Est: 0.9, Lo: 0.88, Hi: 0.92, Level: 0.95, N: 30, Method: BatchMeans, OK: true, Note: "30 batches"}
+	iv := QuantileByProportion(0.9, 90, p, quantile)
+	if !iv.OK || iv.Method != BatchProportion || math.Abs(iv.Lo-88) > 1e-9 || math.Abs(iv.Hi-92) > 1e-9 || iv.Est != 90 || iv.N != 30 {
+		t.Fatalf("got %+v, want 90 [88, 92] by batch proportion", iv)
+	}
+	if iv := QuantileByProportion(0.99, 99, Interval{Est: 0.99, Lo: 0.97, Hi: 1.01, Level: 0.95, OK: true}, quantile); iv.Hi != 100 {
+		t.Fatalf("got %+v, want the upper end clamped at the largest value", iv)
+	}
+	none := Interval{Est: 0.9, Level: 0.95, N: 12, Method: BatchMeans, Note: "not enough data: 12 groups"}
+	if iv := QuantileByProportion(0.9, 90, none, quantile); iv.OK || iv.Est != 90 || iv.Note != none.Note {
+		t.Fatalf("got %+v, want no interval with the proportion's note", iv)
+	}
+	if iv := QuantileByProportion(1, 90, p, quantile); iv.OK || !strings.Contains(iv.Note, "out of range") {
+		t.Fatalf("got %+v, want q=1 refused", iv)
+	}
+}

@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -174,4 +175,74 @@ func TestCoverageBatchQuantiles(t *testing.T) {
 		c.add(BatchQuantileCI(ar1(newRand(s), 40000, 0, 0.5), 0.9, 0, 0.95), NormalQuantile(0.9))
 	}
 	c.check(t, "batch quantiles", 0.9, 0.985)
+}
+
+// AR(1) with phi = 0.9 (marginal N(10, 1)), 20000 values, seeds 0..399:
+// the interval for p50, p90 and p99 from the batch-means interval of the
+// proportion at or below the estimate covers the true quantile about 95 %
+// of the time (measured 0.968, 0.948, 0.943).
+func TestCoverageAR1QuantileByProportion(t *testing.T) {
+	qs := []float64{0.5, 0.9, 0.99}
+	prop := make([]coverage, len(qs))
+	for s := range uint64(400) {
+		xs := ar1(newRand(s), 20000, 10, 0.9)
+		sorted := slices.Sorted(slices.Values(xs))
+		quantile := func(p float64) float64 { return sorted[nearestRank(len(sorted), p)-1] }
+		for j, q := range qs {
+			est := quantile(q)
+			ind := make([]float64, len(xs))
+			for i, x := range xs {
+				if x <= est {
+					ind[i] = 1
+				}
+			}
+			prop[j].add(QuantileByProportion(q, est, BatchMeansCI(ind, 0.95), quantile), 10+NormalQuantile(q))
+		}
+	}
+	for j, q := range qs {
+		prop[j].check(t, "p"+strconv.FormatFloat(100*q, 'g', -1, 64)+" by proportion", 0.92, 0.975)
+	}
+}
+
+// M/M/1 at rho = 0.8 (sojourn Exp(0.2) in steady state), 100000
+// customers after 20000 cut from an empty start, seeds 0..99: by
+// proportion, p50, p90 and p99 keep about 95 % (measured 0.94, 0.95,
+// 0.93); batch quantiles at their default blocks do not: their estimate,
+// the mean of per-block quantiles of correlated, skewed values, is 20 %
+// above the true median (0 of 100 cover) and has no p99 interval at this
+// length.
+func TestCoverageMM1QuantileByProportion(t *testing.T) {
+	qs := []float64{0.5, 0.9, 0.99}
+	prop, batch := make([]coverage, len(qs)), make([]coverage, len(qs))
+	bias := make([]float64, len(qs))
+	const seeds = 100
+	for s := range uint64(seeds) {
+		xs := mm1(newRand(s), 120000, 0.8, 1, 0)[20000:]
+		sorted := slices.Sorted(slices.Values(xs))
+		quantile := func(p float64) float64 { return sorted[nearestRank(len(sorted), p)-1] }
+		for j, q := range qs {
+			truth, est := -math.Log(1-q)/0.2, quantile(q)
+			ser := NewSeries()
+			for i, x := range xs {
+				ind := 0.0
+				if x <= est {
+					ind = 1
+				}
+				ser.Add(int64(i), ind)
+			}
+			prop[j].add(QuantileByProportion(q, est, ser.MeanCI(math.MinInt64, 0.95), quantile), truth)
+			b := BatchQuantileCI(xs, q, 0, 0.95)
+			batch[j].add(b, truth)
+			bias[j] += (b.Est/truth - 1) / seeds
+		}
+	}
+	for j, q := range qs {
+		name := "p" + strconv.FormatFloat(100*q, 'g', -1, 64)
+		prop[j].check(t, name+" by proportion", 0.89, 0.99)
+		t.Logf("%s by batch quantiles: %d of %d cover (%.3f), %d without interval; estimate %+.1f %% off on average",
+			name, batch[j].in, batch[j].reps, batch[j].rate(), batch[j].none, 100*bias[j])
+	}
+	if batch[0].rate() > 0.5 {
+		t.Errorf("batch quantiles covered the M/M/1 median in %.0f %% of seeds: the bias this test documents is gone, update docs/statistics.md", 100*batch[0].rate())
+	}
 }

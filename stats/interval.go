@@ -29,6 +29,10 @@ const (
 	// BatchQuantiles: t interval over per-block quantiles of one long run
 	// (QuantileSeries.CI, BatchQuantileCI).
 	BatchQuantiles Method = "batch quantiles"
+	// BatchProportion: a quantile's interval from the batch-means interval
+	// of the proportion of values at or below it, inverted through the
+	// empirical distribution (QuantileByProportion).
+	BatchProportion Method = "batch proportion"
 )
 
 // Interval is a confidence interval for one metric: with probability

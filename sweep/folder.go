@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"popsim/model"
 	"popsim/report"
 )
 
@@ -38,6 +39,9 @@ var runFiles = []string{
 	report.ChartLatency + ".png", report.ChartLatency + ".svg",
 	report.ChartTimeSeries + ".png", report.ChartTimeSeries + ".svg",
 	report.ChartDuplicates + ".png", report.ChartDuplicates + ".svg",
+	report.ChartBreakdown + ".png", report.ChartBreakdown + ".svg",
+	model.PartBrokerWait + report.HgrmExt, model.PartRedeliveryWait + report.HgrmExt, model.PartLocalBuffer + report.HgrmExt,
+	model.PartProcessing + report.HgrmExt, model.PartAck + report.HgrmExt,
 }
 
 // isTemp reports whether name is a temporary file of report.AtomicFile

@@ -17,7 +17,7 @@ import (
 // Outcome is one finished simulation run.
 type Outcome struct {
 	Summary model.Summary                      // WallSeconds and Params filled in
-	Hists   map[string]*hdrhistogram.Histogram // report.HistEndToEnd, report.HistServiceTime
+	Hists   map[string]*hdrhistogram.Histogram // report.HistEndToEnd, report.HistServiceTime, the latency parts (model.Parts)
 	Header  []string                           // the run's derived parameters (seed, config hash, fault sites)
 }
 
@@ -69,9 +69,11 @@ func Execute(ctx context.Context, s *scenarios.Scenario, seed uint64, params map
 	sum := res.Summary
 	sum.WallSeconds = time.Since(start).Seconds()
 	sum.Params = params
-	return &Outcome{Summary: sum, Header: res.Header, Hists: map[string]*hdrhistogram.Histogram{
-		report.HistEndToEnd: res.EndToEnd, report.HistServiceTime: res.ServiceTime,
-	}}, nil
+	hists := map[string]*hdrhistogram.Histogram{report.HistEndToEnd: res.EndToEnd, report.HistServiceTime: res.ServiceTime}
+	for name, h := range res.Parts {
+		hists[name] = h
+	}
+	return &Outcome{Summary: sum, Header: res.Header, Hists: hists}, nil
 }
 
 // RunSeed runs one seed of s (src with overrides applied) without a trace,

@@ -13,6 +13,7 @@ import (
 	"popsim/model"
 	"popsim/report"
 	"popsim/scenarios"
+	"popsim/stats"
 	"popsim/sweep"
 )
 
@@ -59,7 +60,7 @@ func (e *env) cmdRun(args []string) int {
 	if err := sweep.WriteRun(dir, o); err != nil {
 		return e.badInput("the run finished but its report could not be written: %v", err)
 	}
-	fmt.Fprintf(e.stdout, "\nwrote %s (report.md, summary.json, end_to_end.hgrm, service_time.hgrm, histograms.hlog, charts)\n", dir)
+	fmt.Fprintf(e.stdout, "\nwrote %s (report.md, summary.json, end_to_end.hgrm, service_time.hgrm, the parts' .hgrm, histograms.hlog, charts)\n", dir)
 	return e.verdict(o)
 }
 
@@ -161,11 +162,83 @@ func (e *env) printRun(o *sweep.Outcome) {
 		fmt.Fprintf(w, "%-22s%s\n", "dropped by policy", counts(s.DroppedByPolicy))
 	}
 	fmt.Fprintf(w, "%-22s %s\n", "end to end (ms)", latencyLine(s.EndToEnd))
+	within := s.Intervals.Level > 0
+	if within {
+		fmt.Fprintf(w, "%-22s %s\n", "", intervalsLine(s.Intervals.EndToEnd))
+	}
 	fmt.Fprintf(w, "%-22s %s\n", "service time (ms)", latencyLine(s.ServiceTime))
-	fmt.Fprintf(w, "%-22s %.1f acks/s after warm-up\n", "throughput", s.ThroughputPerSec)
+	if within {
+		fmt.Fprintf(w, "%-22s %s\n", "", intervalsLine(s.Intervals.ServiceTime))
+	}
+	fmt.Fprintf(w, "%-22s %.1f acks/s after warm-up%s\n", "throughput", s.ThroughputPerSec, ivSuffix(s.Intervals.ThroughputPerSec))
+	if within {
+		iv := s.Intervals.DuplicatesPct
+		fmt.Fprintf(w, "%-22s %s%%%s of the messages stored after the warm-up\n", "duplicates within run", stats.FormatNumber(iv.Est), ivSuffix(iv))
+		fmt.Fprintf(w, "%-22s %s\n", "warm-up", s.Warmup)
+		printBreakdown(w, s)
+		for _, n := range s.Notes {
+			fmt.Fprintf(w, "%-22s %s\n", "note", n)
+		}
+	}
 	fmt.Fprintf(w, "%-22s %d events, %.1f s virtual, %.2f s wall\n", "simulation", s.SimEvents, s.SimSeconds, s.WallSeconds)
 	if len(s.Coverage) > 0 {
 		fmt.Fprintf(w, "%-22s%s\n", "faults exercised", counts(s.Coverage))
+	}
+}
+
+// intervalsLine renders a latency's within-run intervals in ms: "95%
+// within run: mean 16.41 [16.10, 16.72] batch means, p50 ... (no
+// interval: not enough data), ...".
+func intervalsLine(l model.LatencyIntervals) string {
+	ms := func(us float64) string { return stats.FormatNumber(us / 1000) }
+	part := func(name string, iv model.Interval) string {
+		if iv.OK {
+			return fmt.Sprintf("%s %s [%s, %s] %s", name, ms(iv.Est), ms(iv.Lo), ms(iv.Hi), iv.Method)
+		}
+		return fmt.Sprintf("%s %s (no interval: %s)", name, ms(iv.Est), shortReason(iv.Note))
+	}
+	return fmt.Sprintf("%s within run: %s, %s, %s, %s; max: none", levelPct(l.Mean.Level), part("mean", l.Mean), part("p50", l.P50), part("p90", l.P90), part("p99", l.P99))
+}
+
+// ivSuffix renders an interval after its estimate: " [986.7, 1006] 95%
+// batch ratio", or why there is none.
+func ivSuffix(iv model.Interval) string {
+	switch {
+	case iv.OK:
+		return fmt.Sprintf(" [%s, %s] %s %s", stats.FormatNumber(iv.Lo), stats.FormatNumber(iv.Hi), levelPct(iv.Level), iv.Method)
+	case iv.Level > 0:
+		return " (no interval: " + shortReason(iv.Note) + ")"
+	}
+	return ""
+}
+
+// shortReason is the first clause of an interval's note: why there is
+// none, without the batch counts.
+func shortReason(note string) string {
+	for _, sep := range []string{":", " (", " at "} {
+		if i := strings.Index(note, sep); i > 0 {
+			note = note[:i]
+		}
+	}
+	return note
+}
+
+// printBreakdown prints where the time went: each part's mean (and its
+// share of the mean end-to-end latency) and its p99.
+func printBreakdown(w io.Writer, s model.Summary) {
+	if len(s.Breakdown.Parts) == 0 || s.EndToEnd.Count == 0 {
+		return
+	}
+	var mean, p99 []string
+	for _, p := range s.Breakdown.Parts {
+		name := strings.ReplaceAll(p.Name, "_", " ")
+		mean = append(mean, fmt.Sprintf("%s %.2f (%.1f%%)", name, float64(p.Mean)/1000, pct(p.Mean, s.EndToEnd.Mean)))
+		p99 = append(p99, fmt.Sprintf("%s %.2f", name, float64(p.P99)/1000))
+	}
+	fmt.Fprintf(w, "%-22s mean %s\n", "where the time goes", strings.Join(mean, ", "))
+	fmt.Fprintf(w, "%-22s p99  %s\n", "  (ms, parts add up)", strings.Join(p99, ", "))
+	if n := s.Breakdown.Unattributed; n > 0 {
+		fmt.Fprintf(w, "%-22s %d measured messages in no part\n", "", n)
 	}
 }
 

@@ -1,0 +1,265 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"popsim/clock"
+	"popsim/model"
+	"popsim/stats"
+)
+
+// IntervalLevel is the confidence level of a run's within-run intervals.
+const IntervalLevel = 0.95
+
+// p99Messages is how many measured messages a run's p99 wants: part 1 of
+// the coverage study found the per-seed p99 of runs with 28 000 messages
+// 1.3-2.1 % low on average, of runs with 126 000 within 0.4 %
+// (docs/statistics.md, "Coverage on the simulator").
+const p99Messages = 100_000
+
+// measurement is what the meter makes of a run at its end: the warm-up
+// cut, the histograms and intervals after it, and where the time went.
+type measurement struct {
+	e2e, svc  *hdrhistogram.Histogram
+	parts     [nParts]*hdrhistogram.Histogram
+	warmup    model.WarmupCut
+	intervals model.RunIntervals
+	breakdown model.Breakdown
+	tput      float64 // acks per second after the cut
+}
+
+// analyze cuts the warm-up and measures what follows it.
+//
+// The measured messages are those acked whose producer sent them in the
+// safety phase (after a fixed warm-up, if there is one), taken in the
+// order the engine stored them (message id): the customer order of
+// queueing simulation, in which the latency of every message produced is
+// counted, whenever it completes. With warmup: auto, MSER-5 on their
+// end-to-end latencies in that order picks the first message measured;
+// everything (histograms, intervals, duplicates, throughput) is cut there.
+// Within-run intervals are batch means over the same sequence.
+//
+// MSER-5 runs on log(1 + latency/1 ms), not on the latency: latencies are
+// heavy-tailed (a 30 s redelivery among 5 ms messages), and next to such
+// spikes a calm stretch at the end of a run has so little spread that
+// MSER's statistic is smallest there, a false failure. The log keeps a
+// start-up transient (a backlog, queues filling) plain to see.
+func (m *meter) analyze(safety clock.Duration) measurement {
+	var r measurement
+	e2eS, warmS := stats.NewSeries(), stats.NewSeries()
+	var measured, warm int64
+	for i := range m.obs.n {
+		o := m.obs.at(model.MsgID(i + 1))
+		switch {
+		case o.flags&obsMeasured == 0:
+		case o.flags&obsWarm != 0:
+			warm++
+		default:
+			e2eS.Add(int64(i+1), float64(o.e2e))
+			warmS.Add(int64(i+1), math.Log1p(float64(o.e2e)/1000))
+			measured++
+		}
+	}
+	cut := int64(math.MinInt64) // the first message id measured
+	cutAt := m.warmEnd.Sub(m.start)
+	if m.fixed {
+		r.warmup = model.WarmupCut{Rule: "fixed", AtMs: cutAt.Millis(), Messages: warm, Of: warm + measured}
+	} else {
+		w := warmS.Warmup()
+		cut = w.At
+		r.warmup = model.WarmupCut{Rule: "MSER-5", Messages: w.Truncate, Of: w.N, Failed: w.Failed, Note: w.Note}
+		if w.Failed {
+			// MSER-5 assumes one transient at the start; faults that strike
+			// later, or a backlog that keeps growing, fail it the same way.
+			r.warmup.Note += "; or its latency never settles (faults late in the run, a backlog that keeps growing): " +
+				"read its numbers as an average over the run, not a steady state"
+		}
+		if w.Truncate > 0 {
+			cutAt = clock.MillisDuration(int64(m.obs.at(model.MsgID(cut)).storedMs))
+			r.warmup.AtMs = cutAt.Millis()
+		}
+	}
+	r.measure(m, e2eS, cut)
+	r.throughput(m.series, cutAt, safety)
+	return r
+}
+
+// measure fills the histograms and intervals from message cut on.
+func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
+	r.e2e, r.svc = newHist(), newHist()
+	svcS := stats.NewSeries()
+	var partS [nParts]*stats.Series
+	for i := range r.parts {
+		r.parts[i], partS[i] = newHist(), stats.NewSeries()
+	}
+	dups := stats.NewRatioSeries()
+	for i := range m.obs.n {
+		id := int64(i + 1)
+		o := m.obs.at(model.MsgID(id))
+		if o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
+			continue
+		}
+		dups.Add(id, float64(max(int(o.successes)-1, 0)), 1)
+		if o.flags&obsMeasured == 0 {
+			continue
+		}
+		svcS.Add(id, float64(o.svc))
+		attributed := o.flags&obsUnattributed == 0
+		if attributed {
+			for p := range nParts {
+				partS[p].Add(id, float64(o.part[p]))
+			}
+		}
+		if id < cut {
+			continue
+		}
+		record(r.e2e, int64(o.e2e))
+		record(r.svc, int64(o.svc))
+		if !attributed {
+			r.breakdown.Unattributed++
+			continue
+		}
+		for p := range nParts {
+			record(r.parts[p], int64(o.part[p]))
+		}
+	}
+	iv := &r.intervals
+	iv.Level = IntervalLevel
+	e2eQ, svcQ := m.quantiles(r.e2e, r.svc, cut)
+	iv.EndToEnd = latencyIntervals(e2eS, e2eQ, cut)
+	iv.ServiceTime = latencyIntervals(svcS, svcQ, cut)
+	iv.DuplicatesPct = scaled(toInterval(dups.CI(cut, IntervalLevel)), 100)
+	for p, name := range model.Parts {
+		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: name, Latency: latency(r.parts[p]),
+			MeanInterval: toInterval(partS[p].MeanCI(cut, IntervalLevel))})
+	}
+}
+
+func latencyIntervals(mean *stats.Series, qs [3]stats.Interval, cut int64) model.LatencyIntervals {
+	return model.LatencyIntervals{
+		Mean: toInterval(mean.MeanCI(cut, IntervalLevel)),
+		P50:  toInterval(qs[0]), P90: toInterval(qs[1]), P99: toInterval(qs[2]),
+	}
+}
+
+// intervalQuantiles are the percentiles that get a within-run interval.
+var intervalQuantiles = [3]float64{0.5, 0.9, 0.99}
+
+// quantiles returns the within-run intervals of the end-to-end and
+// service p50, p90 and p99 of the messages from cut on: the histogram's
+// percentile, and the batch-means interval of the proportion of messages
+// at or below it inverted through the histogram (stats.QuantileByProportion).
+func (m *meter) quantiles(e2e, svc *hdrhistogram.Histogram, cut int64) (e2eQ, svcQ [3]stats.Interval) {
+	var est [2][3]float64
+	var ind [2][3]*stats.Series
+	for j, q := range intervalQuantiles {
+		est[0][j], est[1][j] = float64(e2e.ValueAtQuantile(100*q)), float64(svc.ValueAtQuantile(100*q))
+		ind[0][j], ind[1][j] = stats.NewSeries(), stats.NewSeries()
+	}
+	below := func(v uint32, x float64) float64 {
+		if float64(v) <= x {
+			return 1
+		}
+		return 0
+	}
+	for i := range m.obs.n {
+		id := int64(i + 1)
+		o := m.obs.at(model.MsgID(id))
+		if id < cut || o.flags&obsMeasured == 0 || o.flags&obsWarm != 0 {
+			continue
+		}
+		for j := range intervalQuantiles {
+			ind[0][j].Add(id, below(o.e2e, est[0][j]))
+			ind[1][j].Add(id, below(o.svc, est[1][j]))
+		}
+	}
+	for j, q := range intervalQuantiles {
+		e2eQ[j] = stats.QuantileByProportion(q, est[0][j], ind[0][j].MeanCI(cut, IntervalLevel), quantileOf(e2e))
+		svcQ[j] = stats.QuantileByProportion(q, est[1][j], ind[1][j].MeanCI(cut, IntervalLevel), quantileOf(svc))
+	}
+	return e2eQ, svcQ
+}
+
+// quantileOf is a histogram's quantile function (p from 0 to 1).
+func quantileOf(h *hdrhistogram.Histogram) func(float64) float64 {
+	return func(p float64) float64 { return float64(h.ValueAtQuantile(100 * p)) }
+}
+
+// throughput is acks per second over the sample intervals of the safety
+// phase that start at or after the cut, with their batch interval.
+func (r *measurement) throughput(series []model.SeriesPoint, cutAt, safety clock.Duration) {
+	rs := stats.NewRatioSeries()
+	var acks, secs float64
+	prev := int64(0)
+	for _, p := range series {
+		from := prev
+		prev = p.AtMs
+		if from < cutAt.Millis() || p.AtMs > safety.Millis() {
+			continue
+		}
+		s := float64(p.AtMs-from) / 1000
+		rs.Add(from, float64(p.Acked), s)
+		acks, secs = acks+float64(p.Acked), secs+s
+	}
+	r.intervals.ThroughputPerSec = toInterval(rs.CI(math.MinInt64, IntervalLevel))
+	if secs > 0 {
+		r.tput = acks / secs
+	}
+}
+
+// notes says what a reader must know to read the run's numbers: a p99
+// from too few messages, a consumer kind that does not share one queue
+// and what its local buffer cost, messages whose parts were not seen.
+func (s *sim) notes(r *measurement) []string {
+	var out []string
+	e2e := latency(r.e2e)
+	if e2e.Count > 0 && e2e.Count < p99Messages {
+		out = append(out, fmt.Sprintf("p99 from %d messages after the warm-up: runs this short read their p99 low on average (the validation "+
+			"scenarios' 60 s runs, 28 000 messages: 1.3-2.1 %% low; 200 s runs within 0.4 %%), a bias more seeds do not cure; run longer "+
+			"for the tail (%d messages or more)", e2e.Count, p99Messages))
+	}
+	local := r.breakdown.Part(model.PartLocalBuffer)
+	share := ""
+	if e2e.Mean > 0 && local.Count > 0 {
+		share = fmt.Sprintf(" Here messages waited in a client's local buffer %.2f ms on average (p99 %.2f ms): %.1f %% of the mean end-to-end latency.",
+			float64(local.Mean)/1000, float64(local.P99)/1000, 100*float64(local.Mean)/float64(e2e.Mean))
+	}
+	seen := map[ConsumerKind]bool{}
+	for _, c := range s.c.consumers {
+		if seen[c.Kind] {
+			continue
+		}
+		seen[c.Kind] = true
+		switch set := c.Settings.(type) {
+		case *PopPushSettings:
+			out = append(out, fmt.Sprintf("pop-push consumers do not serve one shared queue: each client keeps popping batches of up to %d "+
+				"while its threads are busy, until more than popThresholdForQueue (%d) of its messages wait for an ack (flow control), "+
+				"so a message can wait in one client's buffer while another client's threads are idle.%s", c.Batch, set.PopThresholdForQueue, share))
+		case *PullSettings:
+			out = append(out, fmt.Sprintf("pull consumers do not serve one shared queue: each queue has one owner, which pulls ahead up to "+
+				"pullThresholdForQueue (%d) messages per queue, so a message waits behind its own queue even while other consumers are idle.%s",
+				pullThresholdForQueue, share))
+		}
+	}
+	if n := r.breakdown.Unattributed; n > 0 {
+		out = append(out, fmt.Sprintf("%d measured messages are in no part of the breakdown: the trace did not show their delivery and consumption", n))
+	}
+	return out
+}
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histSigFig) }
+
+// toInterval converts a stats.Interval into the summary's model.Interval.
+func toInterval(iv stats.Interval) model.Interval {
+	return model.Interval{Est: iv.Est, Lo: iv.Lo, Hi: iv.Hi, Level: iv.Level, N: iv.N,
+		Method: string(iv.Method), OK: iv.OK, Note: iv.Note}
+}
+
+// scaled multiplies an interval's numbers by f (a fraction into percent).
+func scaled(iv model.Interval, f float64) model.Interval {
+	iv.Est, iv.Lo, iv.Hi = iv.Est*f, iv.Lo*f, iv.Hi*f
+	return iv
+}
