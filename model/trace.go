@@ -76,6 +76,15 @@ const (
 	EvPull          // Pull: Client fetched Count messages of Topic/Queue from Offset
 	EvCommit        // Group's commit offset of Topic/Queue is Offset (Client -1: the engine's; else the client's)
 
+	// Appended after the first release of the trace format.
+
+	// EvLeaseReopened: a broker restart lost an ack the engine had
+	// accepted and reported (Ended) before, so Lease of Msg (Group's, at
+	// Topic/Queue/Offset) is in flight again until Deadline and will run
+	// out (RocketMQ's checkpoint path: an ack merged into a written CK and
+	// not yet written itself).
+	EvLeaseReopened
+
 	evKinds // number of kinds
 )
 
@@ -89,6 +98,7 @@ var eventNames = [evKinds]string{
 	"cache-flush", "put-failure",
 	"dlq", "drop",
 	"crash", "restart", "pause", "resume", "broker-restart", "rebalance", "pull", "commit",
+	"lease-reopened",
 }
 
 func (k EventKind) String() string {
