@@ -78,11 +78,13 @@ const (
 
 	// Appended after the first release of the trace format.
 
-	// EvLeaseReopened: a broker restart lost an ack the engine had
-	// accepted and reported (Ended) before, so Lease of Msg (Group's, at
+	// EvLeaseReopened: the engine broke an ack it had accepted and
+	// reported (Ended) before, so Lease of Msg (Group's, at
 	// Topic/Queue/Offset) is in flight again until Deadline and will run
-	// out (RocketMQ's checkpoint path: an ack merged into a written CK and
-	// not yet written itself).
+	// out. Reason: none, a broker restart lost the ack (RocketMQ's
+	// checkpoint path: an ack merged into a written CK and not yet written
+	// itself); ack-cut-off, the revive round stopped at reviveScanTime
+	// before reading the ack message (the lease's revive follows at once).
 	EvLeaseReopened
 
 	evKinds // number of kinds
@@ -164,6 +166,9 @@ const (
 	// The end of a run (EvPhase) whose drain budget ran out before it
 	// settled (RDone: it settled).
 	RUndrained
+	// Why a lease was reopened (EvLeaseReopened; RNone: a broker restart).
+	// Appended after the first release, as kinds are.
+	RAckCutOff // the revive round that held its ack message stopped at reviveScanTime before reading it
 
 	reasons // number of reasons
 )
@@ -177,6 +182,7 @@ var reasonNames = [reasons]string{
 	"restart", "replaced",
 	"push-max-reconsume", "push-age-4h", "delivery-limit", "redrive", "retention", "reject",
 	"undrained",
+	"ack-cut-off",
 }
 
 func (r Reason) String() string {

@@ -52,8 +52,8 @@ func TestLoadMinimal(t *testing.T) {
 	if c.Kind != sim.PopPush || c.Count != 2 || c.Batch != 8 || c.Threads != 0 || !ok || set.InvisibleTime != 30*clock.Second || c.Processing.String() != "exp(5ms)" {
 		t.Errorf("consumer wrong: %+v", c)
 	}
-	if got := s.Engine.RocketMQ(); !reflect.DeepEqual(got, pop.KVConfig()) {
-		t.Errorf("engine defaults differ from pop.KVConfig:\n%+v\n%+v", got, pop.KVConfig())
+	if got := s.Engine.RocketMQ(); !reflect.DeepEqual(got, pop.DefaultConfig()) || got.UsesKV() {
+		t.Errorf("engine defaults differ from pop.DefaultConfig (RocketMQ's, the checkpoint path):\n%+v\n%+v", got, pop.DefaultConfig())
 	}
 	if got := s.Seeds.List(); len(got) != 1 || got[0] != 1 {
 		t.Errorf("seeds default to [seed]: got %v", got)
@@ -65,11 +65,14 @@ func TestLoadMinimal(t *testing.T) {
 func TestEngineKeys(t *testing.T) {
 	want := pop.KVConfig()
 	want.BrokerName, want.ClusterName = "b", "c"
+	want.ReviveScanTime = 4321
 	want.Readable, want.EnablePopBufferMerge = false, true
 	want.PopCkStayBufferTime, want.PopConsumerLockTimeout = 1234, 5678
 	want.Bugs = pop.Bugs{SameDeadlineChangeInvisible: true, CacheCleanupIgnoresReviveFailure: true, V1RetryNoPollWake: true, CommitOffsetLag: true, RetryTopicReencoding: true}
 	text := minimal + `engine:
   kind: rocketmq
+  popConsumerKVServiceEnable: true
+  reviveScanTime: 4321
   brokerName: b
   brokerClusterName: c
   readable: false

@@ -254,7 +254,9 @@ type EngineSpec struct {
 type EngineKind string
 
 // RocketMQ is RocketMQ 5's POP broker (package pop), configured with
-// pop.Config under broker.conf's names.
+// pop.Config under broker.conf's names. Its defaults are RocketMQ's
+// (pop.DefaultConfig): the checkpoint path; popConsumerKVServiceEnable:
+// true selects the KV path.
 const RocketMQ EngineKind = "rocketmq"
 
 // EngineSettings are one engine kind's section: its keys, its defaults
@@ -273,7 +275,7 @@ var engineKinds = []struct {
 	check    func(s EngineSettings, v *validator)
 	open     func(s *sim, settings EngineSettings) (Engine, error)
 }{
-	{RocketMQ, func() EngineSettings { c := pop.KVConfig(); return &c }, checkRocketMQ, openRocketMQ},
+	{RocketMQ, func() EngineSettings { c := pop.DefaultConfig(); return &c }, checkRocketMQ, openRocketMQ},
 }
 
 // checkRocketMQ reports pop.Config's validation under engine.<key>.
@@ -321,7 +323,7 @@ func (e EngineSpec) RocketMQ() pop.Config {
 		panic("sim: EngineSpec.RocketMQ on a " + string(e.Kind) + " engine")
 	}
 	if e.Settings == nil {
-		return pop.KVConfig()
+		return pop.DefaultConfig()
 	}
 	return *e.Settings.(*pop.Config)
 }
@@ -384,6 +386,10 @@ type FaultSpec struct {
 	RevivePutFailure PPM
 	// ClockSkew: each consumer's clock is off by up to ± this (0..1h).
 	ClockSkew clock.Duration
+	// ReviveReadFailure: revive's reads of the message to bring back that
+	// fail (RocketMQ's checkpoint path: EscapeBridge.getMessageAsync
+	// completing exceptionally; the KV path reads no message to revive).
+	ReviveReadFailure PPM
 }
 
 // CrashSpec: a consumer loses its local state and buffered work.

@@ -86,6 +86,8 @@ type (
 		BrokerRestartEvery   int64
 		RevivePutFailurePPM  int64
 		ClockSkew            int64
+		// Added later: only when set, so that earlier hashes keep their meaning.
+		ReviveReadFailurePPM int64 `json:",omitempty"`
 	}
 	canonLoss struct{ RequestPPM, ResponsePPM int64 }
 )
@@ -151,7 +153,7 @@ func (f *FaultSpec) canonical(loss *LossSpec) canonFaults {
 		RenewSameDeadlinePPM: int64(f.Renew.SameDeadline), RenewAtExpiryPPM: int64(f.Renew.AtExpiry),
 		RenewAfterRevivePPM: int64(f.Renew.AfterRevive),
 		BrokerRestartEvery:  int64(f.BrokerRestart.Every), RevivePutFailurePPM: int64(f.RevivePutFailure),
-		ClockSkew: int64(f.ClockSkew),
+		ClockSkew: int64(f.ClockSkew), ReviveReadFailurePPM: int64(f.ReviveReadFailure),
 	}
 	for i, p := range loss.pairs() {
 		if p.Request != 0 || p.Response != 0 {

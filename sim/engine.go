@@ -51,6 +51,10 @@ type EngineFaults struct {
 	// message back (RocketMQ: the retry-topic copies of revive), in parts
 	// per million.
 	RedeliveryWritePPM int64
+	// RedeliveryReadPPM fails the reads an engine makes of a message to
+	// bring it back (RocketMQ's checkpoint path: revive's reads), in parts
+	// per million; an engine that reads none ignores it.
+	RedeliveryReadPPM int64
 }
 
 // Position is one queue a group consumes: its end, how far the group has

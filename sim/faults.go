@@ -53,6 +53,7 @@ type faultSites struct {
 	loss                       [len(lossKinds)][2]site // [request type][0 request, 1 response]
 	renew                      [numRenewEdges]site
 	putFailure, skew           site
+	readFailure                site // in the revive-put-failure family: revive failures
 	rng                        [numFamilies]*rand.Rand
 }
 
@@ -98,6 +99,8 @@ func drawFaultSites(seed uint64, c *Config) *faultSites {
 	p.broker = mk("broker-restart", famBrokerRestart, f.BrokerRestart.Every, 0, 0)
 	p.putFailure = mk("revive-put-failure", famPutFailure, 0, f.RevivePutFailure, 0)
 	p.skew = mk("clock-skew", famSkew, 0, 0, f.ClockSkew)
+	// Added last, so that the draws of the sites above stay as they were.
+	p.readFailure = mk("revive-read-failure", famPutFailure, 0, f.ReviveReadFailure, 0)
 	return p
 }
 
@@ -132,7 +135,7 @@ func (p *faultSites) all() []*site {
 	for i := range p.renew {
 		out = append(out, &p.renew[i])
 	}
-	return append(out, &p.broker, &p.putFailure, &p.skew)
+	return append(out, &p.broker, &p.putFailure, &p.skew, &p.readFailure)
 }
 
 // lines renders the sites, one per line, for the run's header.
@@ -177,7 +180,7 @@ var coverageKeys = []string{
 	"broker-restart", "dropped-polls", "revive-put-failure", "clock-skew",
 	"client-timeout", "late-response", "expired-before-consume", "expired-after-consume", "expired-handle-rejected",
 	"flow-control", "rebalance", "dlq", "drop-push-max-reconsume", "drop-push-age-4h",
-	"revive-retried", "revive-dropped", "auto-renew", "renew-retry",
+	"revive-retried", "revive-dropped", "auto-renew", "renew-retry", "lease-reopened", "ack-cut-off",
 }
 
 type coverage struct {

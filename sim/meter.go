@@ -30,7 +30,8 @@ type meter struct {
 	nAcked, nWarmAcks         int64
 	nDeliveries, nRedelivered int64
 	e2e, svc                  *hdrhistogram.Histogram
-	last                      model.SeriesPoint // cumulative counters at the previous sample
+	reviveLag                 *hdrhistogram.Histogram // a lease's deadline to its revive (a copy written)
+	last                      model.SeriesPoint       // cumulative counters at the previous sample
 	series                    []model.SeriesPoint
 }
 
@@ -47,6 +48,7 @@ func newMeter(warmEnd, safeEnd clock.Time) *meter {
 	return &meter{
 		base: 1, warmEnd: warmEnd, safeEnd: safeEnd,
 		e2e: hdrhistogram.New(histMin, histMax, histSigFig), svc: hdrhistogram.New(histMin, histMax, histSigFig),
+		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig),
 	}
 }
 
@@ -104,6 +106,15 @@ func (m *meter) acked(id model.MsgID, deliveredAt, now clock.Time) {
 	}
 	if now >= m.warmEnd && now < m.safeEnd {
 		m.nWarmAcks++
+	}
+}
+
+// revived records a revive that wrote a copy, lag after the deadline of
+// the lease it ended; leases that ended during the warm-up are left out,
+// as latencies are.
+func (m *meter) revived(lag clock.Duration, deadline clock.Time) {
+	if deadline >= m.warmEnd {
+		record(m.reviveLag, lag)
 	}
 }
 

@@ -34,6 +34,7 @@ const (
 	FaultBrokerRestart                          // restart the broker (its volatile state is lost)
 	FaultRevivePutFailure                       // every retry-topic write fails for For
 	FaultClockSkew                              // Consumer's clock is off by Skew from now on
+	FaultReviveReadFailure                      // every revive read of a message fails for For (checkpoint path)
 	numFaultKinds
 )
 
@@ -42,6 +43,7 @@ var faultKindNames = [numFaultKinds]string{
 	FaultRenewSameDeadline: "renew-same-deadline", FaultRenewAtExpiry: "renew-at-expiry",
 	FaultRenewAfterRevive: "renew-after-revive", FaultBrokerRestart: "restart broker",
 	FaultRevivePutFailure: "fail retry-topic writes", FaultClockSkew: "skew",
+	FaultReviveReadFailure: "fail revive reads",
 }
 
 func (k FaultKind) String() string {
@@ -87,6 +89,8 @@ func (f ScheduledFault) String() string {
 		return at + "restart broker"
 	case FaultRevivePutFailure:
 		return at + "fail every retry-topic write for " + f.For.Std().String()
+	case FaultReviveReadFailure:
+		return at + "fail every revive read for " + f.For.Std().String()
 	case FaultClockSkew:
 		sign := "+"
 		if f.Skew < 0 {
@@ -259,6 +263,8 @@ func (s *sim) siteOf(f *ScheduledFault) *site {
 		return &s.faults.renew[renewAfterRevive]
 	case FaultRevivePutFailure:
 		return &s.faults.putFailure
+	case FaultReviveReadFailure:
+		return &s.faults.readFailure
 	}
 	panic("sim: no fault site for scheduled " + f.Kind.String())
 }
@@ -275,14 +281,14 @@ func (w *windows) openWindow(s *sim, f *ScheduledFault) {
 	}
 	w.open[st]++
 	st.on, st.ppm = true, 1_000_000
-	if st == &s.faults.putFailure {
+	if st == &s.faults.putFailure || st == &s.faults.readFailure {
 		s.syncFaults()
 	}
 	end := min(s.q.now().Add(f.For), s.safetyEnd)
 	s.q.at(end, tkScripted, -1, 0, &scripted{f: func(s *sim) {
 		if w.open[st]--; w.open[st] == 0 {
 			*st = w.saved[st]
-			if st == &s.faults.putFailure {
+			if st == &s.faults.putFailure || st == &s.faults.readFailure {
 				s.syncFaults()
 			}
 		}

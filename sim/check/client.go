@@ -19,7 +19,7 @@ func (c *Checker) clientLease(e *model.Event) *lease {
 	}
 	l.m.note(e)
 	if l.client != e.Client {
-		if l.reopened && l.client < 0 {
+		if l.reopened != "" && l.client < 0 {
 			return nil // a late word about a lease a restart reopened after the checker forgot it
 		}
 		c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
@@ -227,7 +227,7 @@ func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 		return c.lookupDelivery(e)
 	}
 	l.m.note(e)
-	if l.reopened && l.client < 0 {
+	if l.reopened != "" && l.client < 0 {
 		// A late word about a lease a restart reopened after the checker
 		// forgot its message: what the answer removed ends, as for a
 		// forgotten lease.

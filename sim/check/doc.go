@@ -52,9 +52,11 @@
 //     ack message (its promise to skip the lease when revive pairs it),
 //     so a later revive of that lease is unexplained. The one exception
 //     is EvLeaseReopened: a broker restart lost an accepted ack (merged
-//     into a written checkpoint, not yet written itself), and the lease
-//     is in flight again until its deadline, settled by its holder (not
-//     promised), on a line of its own whose redelivery is broker_restart.
+//     into a written checkpoint, not yet written itself), or a revive
+//     round stopped at reviveScanTime before reading the ack message
+//     (Reason ack-cut-off), and the lease is in flight again until its
+//     deadline, settled by its holder (not promised), on a line of its
+//     own whose redelivery is broker_restart or revive_cut_off.
 //     A reopened lease of a message the checker had forgotten brings the
 //     message back (the event names its group and place).
 //
@@ -125,7 +127,8 @@
 //     replaced, so the newer lease ran out.
 //   - clock_skew: the client judged the lease expired before its deadline.
 //   - lease_expiry: none of these: a slow consumer, a pause, a late ack.
-//   - broker_restart, rebalance (Pull), producer_retry, renew_after_revive:
+//   - broker_restart, revive_cut_off, rebalance (Pull), producer_retry,
+//     renew_after_revive:
 //     the fork's origin, for leases of an extra line and for a lease the
 //     engine kept when it removed another one in its place.
 //   - unexplained: none; always also a violation.

@@ -39,10 +39,10 @@ type lease struct {
 	// awaiting: lent, and the answer carrying it has not reached its client
 	// yet (nor been lost): the client may still be given it.
 	awaiting bool
-	// reopened: a broker restart lost the accepted ack that had ended it
+	// reopened: the engine broke the accepted ack that had ended it
 	// (EvLeaseReopened): it is in flight again on a line of its own, and
-	// its redelivery is the restart's.
-	reopened bool
+	// its redelivery has this cause (broker_restart, revive_cut_off).
+	reopened string
 }
 
 // delivery is a lease's message in a client's hands: what the client did
@@ -200,8 +200,8 @@ func (c *Checker) story(l *lease) string {
 	switch {
 	case l == nil:
 		return CauseUnexplained
-	case l.reopened:
-		return CauseBrokerRestart
+	case l.reopened != "":
+		return l.reopened
 	case l.nack:
 		return CauseReconsumeLater
 	case l.ignored:
@@ -334,11 +334,12 @@ func (c *Checker) successor(l *lease, e *model.Event, nack bool) *lease {
 	return n
 }
 
-// onLeaseReopened: a broker restart lost an ack the engine had accepted
-// and reported (Ended), so the lease is in flight again until its
-// deadline and will run out. Its holder settled it and relies on it no
-// more (it is not promised), and its message, settled or not, comes back
-// on a line of its own whose redelivery is broker_restart. A lease of a
+// onLeaseReopened: the engine broke an ack it had accepted and reported
+// (Ended): a broker restart lost it (broker_restart), or the revive round
+// stopped before reading it (revive_cut_off). The lease is in flight
+// again until its deadline and will run out. Its holder settled it and
+// relies on it no more (it is not promised), and its message, settled or
+// not, comes back on a line of its own whose redelivery has that cause. A lease of a
 // message the checker had forgotten brings the message back, as a late
 // renewal does.
 func (c *Checker) onLeaseReopened(e *model.Event) {
@@ -350,12 +351,13 @@ func (c *Checker) onLeaseReopened(e *model.Event) {
 	m := l.m
 	m.note(e)
 	if !l.ended {
-		c.violate(InvTraceForm, e.Seq, m, fmt.Sprintf("lease %d reopened by a restart, but it had not ended", l.id))
+		c.violate(InvTraceForm, e.Seq, m, fmt.Sprintf("lease %d reopened (%s), but it had not ended", l.id, reopenCause(e)))
 		return
 	}
-	l.ended, l.endedBy, l.reopened, l.settledByClient = false, model.EvNone, true, true
+	why := reopenCause(e)
+	l.ended, l.endedBy, l.reopened, l.settledByClient = false, model.EvNone, why, true
 	l.deadline = e.Deadline
-	l.line, l.forkRoot = m.fork(CauseBrokerRestart), true
+	l.line, l.forkRoot = m.fork(why), true
 }
 
 // reopenForgotten brings back the message of a reopened lease the checker
@@ -364,7 +366,7 @@ func (c *Checker) reopenForgotten(e *model.Event) {
 	_, forgotten := c.leases.w.get(uint64(e.Lease))
 	gi, known := c.byName[e.Group]
 	if !forgotten || !known || !e.HasLocation() {
-		c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("lease %d reopened by a restart (group %q), but it was never granted or names no place", e.Lease, e.Group))
+		c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("lease %d reopened (%s, group %q), but it was never granted or names no place", e.Lease, reopenCause(e), e.Group))
 		return
 	}
 	m := c.msgOf(c.groups[gi], e)
@@ -376,8 +378,17 @@ func (c *Checker) reopenForgotten(e *model.Event) {
 	if at < 0 {
 		at = m.placeIndex(placeOf(e), true)
 	}
-	n := &lease{id: e.Lease, m: m, at: at, client: -1, granted: e.At, deadline: e.Deadline, settledByClient: true, reopened: true, forkRoot: true}
-	n.line, n.cause = m.fork(CauseBrokerRestart), CauseBrokerRestart
+	why := reopenCause(e)
+	n := &lease{id: e.Lease, m: m, at: at, client: -1, granted: e.At, deadline: e.Deadline, settledByClient: true, reopened: why, forkRoot: true}
+	n.line, n.cause = m.fork(why), why
 	c.leases.put(n)
 	m.leases = append(m.leases, n)
+}
+
+// reopenCause is the redelivery cause of a lease EvLeaseReopened reopens.
+func reopenCause(e *model.Event) string {
+	if e.Reason == model.RAckCutOff {
+		return CauseReviveCutOff
+	}
+	return CauseBrokerRestart
 }
