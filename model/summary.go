@@ -55,6 +55,12 @@ type Summary struct {
 
 	EndToEnd    Latency `json:"end_to_end"`   // produce to successful ack
 	ServiceTime Latency `json:"service_time"` // delivery (pop) to ack
+	// ReviveLag is a lease's deadline to the revive that wrote its copy
+	// (leases that ended after the warm-up), for engines that revive.
+	ReviveLag Latency `json:"revive_lag,omitzero"`
+	// EngineCounters are the engine's own work counters over the whole run
+	// (RocketMQ: pop.Stats, store writes and reads of each kind), by name.
+	EngineCounters map[string]int64 `json:"engine_counters,omitempty"`
 
 	ThroughputPerSec float64          `json:"throughput_per_sec"` // acks per virtual second after warm-up
 	SimEvents        int64            `json:"sim_events"`

@@ -28,6 +28,7 @@ func RenderRunMarkdown(r Run, charts []*Chart) []byte {
 		writeCounts(&b, "Dropped by policy", "policy", "messages dropped", s.DroppedByPolicy, s.Dropped)
 	}
 	writeLatencyTable(&b, r)
+	writeEngineWork(&b, &s)
 	if len(s.Coverage) > 0 {
 		writeCounts(&b, "Fault-path coverage", "path", "times fired", s.Coverage, -1)
 	}
@@ -122,6 +123,9 @@ func writeLatencyTable(b *bytes.Buffer, r Run) {
 	}
 	row(HistLabel(HistEndToEnd), r.Summary.EndToEnd)
 	row(HistLabel(HistServiceTime), r.Summary.ServiceTime)
+	if r.Summary.ReviveLag.Count > 0 {
+		row("revive lag (deadline to revive)", r.Summary.ReviveLag)
+	}
 	for _, name := range sortedHistNames(r.Hists) {
 		if name != HistEndToEnd && name != HistServiceTime {
 			row(HistLabel(name), LatencyOf(r.Hists[name]))
@@ -380,4 +384,25 @@ func mdCode(s string) string {
 		s = " " + s + " "
 	}
 	return fence + s + fence
+}
+
+// writeEngineWork writes the engine's work counters with each per
+// consumed (acked) message: RocketMQ's store writes and reads of each
+// kind, the measure behind its KV path (fewer writes, less CPU).
+func writeEngineWork(b *bytes.Buffer, s *model.Summary) {
+	if len(s.EngineCounters) == 0 {
+		return
+	}
+	b.WriteString("## Engine work\n\n")
+	b.WriteString("Counters of the whole run (warm-up and drain included), and per acked message.\n\n")
+	b.WriteString("| counter | count | per acked message |\n|---|--:|--:|\n")
+	for _, n := range slices.Sorted(maps.Keys(s.EngineCounters)) {
+		v := s.EngineCounters[n]
+		per := "-"
+		if s.Acked > 0 {
+			per = fmtFloat(float64(v)/float64(s.Acked), 3)
+		}
+		fmt.Fprintf(b, "| %s | %d | %s |\n", mdText(n), v, per)
+	}
+	b.WriteString("\n")
 }

@@ -172,3 +172,9 @@ func (s *sim) engineTick(id int32, at clock.Time) {
 	s.eng.Tick(s.q.now(), id, &s.out)
 	s.settle(&s.out)
 }
+
+// engineCounters is an engine that reports its own work counters for the
+// run summary (model.Summary.EngineCounters), by name.
+type engineCounters interface {
+	Counters() map[string]int64
+}

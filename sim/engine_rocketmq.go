@@ -750,3 +750,19 @@ func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 		dst = append(dst, Position{Group: g.name, Topic: t, Queue: q, Max: hi, Consumed: read, Commit: o.Commit})
 	}
 }
+
+// Counters are pop.Stats under their names: the broker's work (store
+// writes and reads of each kind) and outcomes, for the run summary.
+func (a *rocketMQ) Counters() map[string]int64 {
+	st := a.b.State().Stats
+	return map[string]int64{
+		"popped": st.Popped, "pop_requests": st.PopRequests, "acked": st.Acked, "ack_misses": st.AckMisses,
+		"changed": st.Changed, "revived": st.Revived, "revive_skipped": st.ReviveSkipped, "revive_failed": st.ReviveFailed,
+		"may_be_lost": st.MayBeLost, "restarts": st.Restarts,
+		"revive_paired": st.RevivePaired, "ck_re_puts": st.CkRePuts, "cks_unwritten": st.CksUnwritten, "acks_merged": st.AcksMerged,
+		"read_calls": st.ReadCalls, "read_messages": st.ReadMessages, "retry_puts": st.RetryPuts,
+		"record_puts": st.RecordPuts, "record_deletes": st.RecordDeletes, "record_reads": st.RecordReads,
+		"ck_puts": st.CkPuts, "ack_puts": st.AckPuts, "batch_ack_puts": st.BatchAckPuts,
+		"timer_deliveries": st.TimerDeliveries, "revive_reads": st.ReviveReads,
+	}
+}

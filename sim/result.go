@@ -44,9 +44,12 @@ func (s *sim) summary(rep check.Report, traceSum string) model.Summary {
 		Produced: rep.Produced, Acked: rep.Acked, DLQ: rep.DLQ, Dropped: rep.Dropped, Lost: rep.Lost,
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
-		EndToEnd: latency(s.meter.e2e), ServiceTime: latency(s.meter.svc),
+		EndToEnd: latency(s.meter.e2e), ServiceTime: latency(s.meter.svc), ReviveLag: latency(s.meter.reviveLag),
 		SimEvents: s.q.dispatched, SimSeconds: s.q.now().Sub(s.start).Seconds(),
 		Coverage: s.cov.snapshot(), Series: s.meter.series,
+	}
+	if c, ok := s.eng.(engineCounters); ok {
+		sum.EngineCounters = c.Counters()
 	}
 	if sum.Violations == nil {
 		sum.Violations = []model.Violation{}
