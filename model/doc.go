@@ -10,7 +10,7 @@
 // scripted tests has a deterministic String.
 //
 // Byte layouts and names follow Apache RocketMQ 5 exactly (see
-// ../shared/spec/rocketmq-pop.md sections 1.1, 1.5 and 1.6), so that a
+// docs/rocketmq/kv-path.md §2.1, docs/rocketmq/proxy.md and codes.md), so that a
 // receipt handle printed by popsim could have come from a real broker:
 //
 //	h, err := model.ParseReceiptHandle("64 1666860736757 60000 4 0 broker-a 0 110")

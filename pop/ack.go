@@ -93,7 +93,7 @@ func (b *Broker) ack(nowMs int64, group, topicName string, qid int32, offset int
 	return AckResult{Code: model.Success, Removed: b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)}
 }
 
-// validateAck applies the checks of spec 2.5 (inclusive max) or 2.8
+// validateAck applies the checks of docs/rocketmq/kv-path.md §6.2 (inclusive max) or 2.8
 // (exclusive max, for changeInvisibleTime).
 func (b *Broker) validateAck(topicName string, qid int32, offset int64, inclusiveMax bool) (AckResult, bool) {
 	t := b.topicNamed(topicName)

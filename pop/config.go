@@ -254,7 +254,7 @@ func containsSpace(s string) bool {
 
 // ReviveIntervalsSeconds is the KV revive backoff (REWRITE_INTERVALS_IN_SECONDS),
 // indexed by a record's attemptTimes. popReviveMaxAttemptTimes is capped at
-// its length, which avoids upstream's out-of-bounds index (spec 7.2).
+// its length, which avoids upstream's out-of-bounds index (docs/rocketmq/bugs.md).
 var ReviveIntervalsSeconds = [...]int64{10, 30, 60, 120, 180, 240, 300, 360, 420, 480, 540, 600, 1200, 1800, 3600, 7200}
 
 // CkRewriteIntervalsSeconds is the FS re-put backoff

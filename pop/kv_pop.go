@@ -128,7 +128,7 @@ func (b *Broker) storeRecords(ctx *popContext) {
 }
 
 // popStage reads queue qid of stageTopic (t, interned with the request's
-// group as pair) for the request (spec 2.3 step 5).
+// group as pair) for the request (docs/rocketmq/kv-path.md §4 step 5).
 func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTopic string, t *topic, pair uint32, qid int32, f filter) {
 	if qid >= int32(len(t.queues)) {
 		return
@@ -294,7 +294,7 @@ func (b *Broker) presentedTopic(stageTopic, reqTopic string, flag model.RetryTyp
 	return reqTopic
 }
 
-// getPopOffset is the KV getPopOffset for non-FIFO requests (spec 2.4).
+// getPopOffset is the KV getPopOffset for non-FIFO requests (docs/rocketmq/kv-path.md §5.2).
 func (b *Broker) getPopOffset(ctx *popContext, k qkey, s *slot, q *queue, stageTopic string) int64 {
 	o := s.queryPullOffset(b.cfg.UseServerSideResetOffset)
 	if o < 0 {

@@ -170,7 +170,7 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	}
 }
 
-// validatePop applies the checks of spec 2.1 in RocketMQ's order and
+// validatePop applies the checks of docs/rocketmq/kv-path.md §3 in RocketMQ's order and
 // returns the request's topic when they pass (the subscription, checked
 // last, is compiled by the caller for its path); otherwise it writes the
 // answer into res.

@@ -114,7 +114,7 @@ type ReviveResult struct {
 	Failures []WriteFailure
 }
 
-// retryCopy builds the message written to the retry topic (spec 4.2).
+// retryCopy builds the message written to the retry topic (docs/rocketmq/kv-path.md §10.4).
 // The copy shares orig's Body and Properties: the engine never modifies a
 // stored message.
 func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime int64) model.Message {

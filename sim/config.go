@@ -102,7 +102,7 @@ type ConsumerKind string
 // Consumer kinds.
 const (
 	// PopPush is the remoting push consumer in POP mode
-	// (ConsumeMessagePopConcurrentlyService, spec section 5).
+	// (ConsumeMessagePopConcurrentlyService, docs/rocketmq/clients.md §2–3).
 	PopPush ConsumerKind = "pop-push"
 	// Simple is a gRPC simple consumer behind the proxy: explicit receive,
 	// ack and renew, proxy-side DLQ and optional auto-renew.

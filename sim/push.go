@@ -8,7 +8,7 @@ import (
 )
 
 // The POP push consumer after RocketMQ's DefaultMQPushConsumerImpl (pop
-// mode) and ConsumeMessagePopConcurrentlyService (spec section 5): one pop
+// mode) and ConsumeMessagePopConcurrentlyService (docs/rocketmq/clients.md §2–3): one pop
 // loop over all queues (QueueID -1) with long polling, consumeMessageBatchMaxSize
 // 1, per-message async acks (AckMessage, not BatchAckMessages: upstream's
 // processConsumeResult calls ackAsync for each message of the success

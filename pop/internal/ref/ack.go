@@ -6,8 +6,8 @@ import (
 	"popsim/pop"
 )
 
-// checkOffset is the ack (inclusive max, spec 2.5) and changeInvisibleTime
-// (exclusive max, spec 2.8) validation; 0 means it passed.
+// checkOffset is the ack (inclusive max, docs/rocketmq/kv-path.md §6.2) and changeInvisibleTime
+// (exclusive max, docs/rocketmq/kv-path.md §7) validation; 0 means it passed.
 func (b *Broker) checkOffset(name string, qid int32, offset int64, inclusiveMax bool) model.ResponseCode {
 	t := b.topics[name]
 	if t == nil {
@@ -23,7 +23,7 @@ func (b *Broker) checkOffset(name string, qid int32, offset int64, inclusiveMax 
 	return model.Success
 }
 
-// Ack serves a single ack with a decoded handle (spec 2.5, KV appendAckNew).
+// Ack serves a single ack with a decoded handle (docs/rocketmq/kv-path.md §6.2, KV appendAckNew).
 func (b *Broker) Ack(now clock.Time, req *pop.AckRequest) pop.AckResult {
 	b.touch(now.Millis())
 	if c := b.checkOffset(req.Topic, req.QueueID, req.Offset, true); c != model.Success {
@@ -79,7 +79,7 @@ func (b *Broker) ackOne(popTime, invisible int64, group, name string, qid int32,
 	return 0
 }
 
-// BatchAckMessages serves a batch ack (spec 2.6, KV).
+// BatchAckMessages serves a batch ack (docs/rocketmq/kv-path.md §6.3, KV).
 func (b *Broker) BatchAckMessages(now clock.Time, acks []pop.BatchAck, out *pop.BatchAckResult) {
 	b.touch(now.Millis())
 	*out = b.batchAck(now.Millis(), acks)
@@ -118,7 +118,7 @@ func (b *Broker) batchAck(nowMs int64, acks []pop.BatchAck) pop.BatchAckResult {
 	return res
 }
 
-// ChangeInvisibleTime renews a lease (spec 2.8, KV changeInvisibilityDuration):
+// ChangeInvisibleTime renews a lease (docs/rocketmq/kv-path.md §7, KV changeInvisibilityDuration):
 // a new record (popTime now, retryFlag 0) goes to the store, then the old one
 // is deleted from the cache by offset, else from the store by key. A new key
 // equal to the old one is the same record: the write replaces it (OldDeleted

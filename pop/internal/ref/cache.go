@@ -95,7 +95,7 @@ func (b *Broker) lockTimedOut(group, topicName string, nowMs int64) bool {
 	return !ok || nowMs-t > b.cfg.PopConsumerLockTimeout
 }
 
-// CleanupCache is PopConsumerCache.cleanupRecords (spec 2.10).
+// CleanupCache is PopConsumerCache.cleanupRecords (docs/rocketmq/kv-path.md §8).
 func (b *Broker) CleanupCache(now clock.Time) pop.CacheResult {
 	b.touch(now.Millis())
 	var res pop.CacheResult

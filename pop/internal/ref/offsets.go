@@ -37,7 +37,7 @@ func (b *Broker) queryOffset(k qk) int64 {
 	return -1
 }
 
-// popOffset is the KV getPopOffset for a non-FIFO request (spec 2.4): the
+// popOffset is the KV getPopOffset for a non-FIFO request (docs/rocketmq/kv-path.md §5.2): the
 // pull offset, else queryOffset, else the initial offset (committed); a
 // pending reset wins and clears the queue's cache (records overwritten in
 // the store go to p.replaced) and window.

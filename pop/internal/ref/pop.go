@@ -7,7 +7,7 @@ import (
 	"popsim/pop"
 )
 
-// Pop serves a pop request (spec 2.1 validation, 2.3 KV pop, 2.13 polling)
+// Pop serves a pop request (docs/rocketmq/kv-path.md §3 validation, 2.3 KV pop, 2.13 polling)
 // into res. Like pop.Broker.Pop it works on its own copy of the request,
 // whose born time defaults to now and whose negative queue id is -1.
 func (b *Broker) Pop(now clock.Time, in *pop.PopRequest, res *pop.PopResult) {
@@ -46,7 +46,7 @@ func (b *Broker) pop(now clock.Time, r pop.PopRequest) pop.PopResult {
 	return b.respond(nowMs, req, p)
 }
 
-// checkPop applies spec 2.1's checks in order.
+// checkPop applies the checks of docs/rocketmq/kv-path.md §3 in order.
 func (b *Broker) checkPop(nowMs int64, req *pop.PopRequest) (tagFilter, model.ResponseCode, pop.PopStatus, bool) {
 	t := b.topics[req.Topic]
 	g, hasGroup := b.groups[req.ConsumerGroup]
@@ -89,7 +89,7 @@ type stage struct {
 	qid   int32
 }
 
-// stages lists what a request reads, in order (spec 2.3 step 4): every 5th
+// stages lists what a request reads, in order (docs/rocketmq/kv-path.md §4 step 4): every 5th
 // request of a group@topic (the 1st, 6th, ...) reads the retry topics first;
 // an all-queue request reads every queue from requestCount on, then the
 // retry topics unless it read them first; a specific-queue request reads
@@ -151,7 +151,7 @@ type popping struct {
 	ff              *filter.Filter // the FS subscription, for parking
 }
 
-// stage reads one queue for the request (spec 2.3 step 5).
+// stage reads one queue for the request (docs/rocketmq/kv-path.md §4 step 5).
 func (b *Broker) stage(req *pop.PopRequest, p *popping, stageTopic string, qid int32, f tagFilter) {
 	q := b.queue(stageTopic, qid)
 	if q == nil {

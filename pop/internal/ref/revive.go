@@ -6,7 +6,7 @@ import (
 	"popsim/pop"
 )
 
-// Revive is one pass of the KV revive loop (spec 2.11): the stored records
+// Revive is one pass of the KV revive loop (docs/rocketmq/kv-path.md §10): the stored records
 // with cursor-3000 <= vt < now-50, in key order, at most one page, are taken
 // out and revived; failures come back with backoff.
 func (b *Broker) Revive(now clock.Time) pop.ReviveResult {
@@ -56,7 +56,7 @@ func containsKey(rs []pop.LeasedRecord, r *model.PopConsumerRecord) bool {
 	return false
 }
 
-// revive reads the record's message and writes its retry copy (spec 4.2).
+// revive reads the record's message and writes its retry copy (docs/rocketmq/kv-path.md §10.4).
 // A message that is gone is skipped (success); a failed write is
 // ReviveRetried, for backoff to settle.
 func (b *Broker) revive(now clock.Time, lr pop.LeasedRecord) (pop.Revival, []pop.Wakeup) {
