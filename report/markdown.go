@@ -123,9 +123,6 @@ func writeLatencyTable(b *bytes.Buffer, r Run) {
 	}
 	row(HistLabel(HistEndToEnd), r.Summary.EndToEnd)
 	row(HistLabel(HistServiceTime), r.Summary.ServiceTime)
-	if r.Summary.ReviveLag.Count > 0 {
-		row("revive lag (deadline to revive)", r.Summary.ReviveLag)
-	}
 	for _, name := range sortedHistNames(r.Hists) {
 		if name != HistEndToEnd && name != HistServiceTime {
 			row(HistLabel(name), LatencyOf(r.Hists[name]))

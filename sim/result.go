@@ -31,7 +31,7 @@ func (s *sim) result() (*Result, error) {
 	if cp := s.opts.capture; cp != nil {
 		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatched = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
 	}
-	r := &Result{EndToEnd: s.meter.e2e, ServiceTime: s.meter.svc, Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
+	r := &Result{EndToEnd: s.meter.e2e, ServiceTime: s.meter.svc, ReviveLag: s.meter.reviveLag, Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
 	r.Summary = s.summary(rep, sum)
 	return r, nil
 }

@@ -68,6 +68,9 @@ type Result struct {
 	// delivery to ack, both in microseconds (1us..1h, 3 significant
 	// figures), warm-up excluded.
 	EndToEnd, ServiceTime *hdrhistogram.Histogram
+	// ReviveLag is a lease's deadline to the revive that wrote its copy
+	// (Summary.ReviveLag), leases that ended in the warm-up excluded.
+	ReviveLag *hdrhistogram.Histogram
 	Events                []model.Event // when RunOptions.KeepEvents
 	// Header lists the run's derived parameters (seed, fault activation and
 	// weights): print it before the run's results.

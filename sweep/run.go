@@ -69,9 +69,11 @@ func Execute(ctx context.Context, s *scenarios.Scenario, seed uint64, params map
 	sum := res.Summary
 	sum.WallSeconds = time.Since(start).Seconds()
 	sum.Params = params
-	return &Outcome{Summary: sum, Header: res.Header, Hists: map[string]*hdrhistogram.Histogram{
-		report.HistEndToEnd: res.EndToEnd, report.HistServiceTime: res.ServiceTime,
-	}}, nil
+	hists := map[string]*hdrhistogram.Histogram{report.HistEndToEnd: res.EndToEnd, report.HistServiceTime: res.ServiceTime}
+	if res.ReviveLag.TotalCount() > 0 {
+		hists[report.HistReviveLag] = res.ReviveLag
+	}
+	return &Outcome{Summary: sum, Header: res.Header, Hists: hists}, nil
 }
 
 // RunSeed runs one seed of s (src with overrides applied) without a trace,
