@@ -71,7 +71,7 @@ type Result struct {
 	// ReviveLag is a lease's deadline to the revive that wrote its copy
 	// (Summary.ReviveLag), leases that ended in the warm-up excluded.
 	ReviveLag *hdrhistogram.Histogram
-	Events                []model.Event // when RunOptions.KeepEvents
+	Events    []model.Event // when RunOptions.KeepEvents
 	// Header lists the run's derived parameters (seed, fault activation and
 	// weights): print it before the run's results.
 	Header []string
