@@ -21,6 +21,17 @@ type SeriesPoint struct {
 	Redelivered int64 `json:"redelivered"`
 }
 
+// LimitHit is an engine cap a run ran into: the engine, the limit by the
+// system's own name and its value, how often it held the workload back,
+// and what was counted.
+type LimitHit struct {
+	Engine string `json:"engine"`
+	Limit  string `json:"limit"`
+	Value  int64  `json:"value"`
+	Count  int64  `json:"count"`
+	What   string `json:"what"`
+}
+
 // Violation is one broken invariant, with everything needed to replay it.
 type Violation struct {
 	Invariant  string   `json:"invariant"`
@@ -55,6 +66,12 @@ type Summary struct {
 
 	EndToEnd    Latency `json:"end_to_end"`   // produce to successful ack
 	ServiceTime Latency `json:"service_time"` // delivery (pop) to ack
+	// RedeliverAfterCrash is, for each message a consumer held (delivered,
+	// not acked) when it crashed, the time from the crash to the
+	// message's next delivery; absent when no consumer crashed holding one.
+	RedeliverAfterCrash *Latency `json:"redeliver_after_crash,omitempty"`
+	// LimitsHit lists the engine's documented caps the run ran into.
+	LimitsHit []LimitHit `json:"limits_hit,omitempty"`
 	// ReviveLag is a lease's deadline to the revive that wrote its copy
 	// (leases that ended after the warm-up), for engines that revive.
 	ReviveLag Latency `json:"revive_lag,omitzero"`

@@ -166,6 +166,11 @@ const (
 	// The end of a run (EvPhase) whose drain budget ran out before it
 	// settled (RDone: it settled).
 	RUndrained
+	// Engines that lend in place (EvLapse, EvLeaseLost, EvDrop).
+	RSessionClosed  // EvLapse: Kafka released the lease when its holder's share session closed (connection close)
+	RSuperseded     // EvLeaseLost: SQS delivered the message again while the lease was in flight (Next); its handle went stale
+	RImplicitAccept // EvDrop: a Kafka consumer in implicit mode accepted a record whose processing failed
+	ROrdered        // EvSubscribe: the group consumes each queue in order (SQS FIFO message groups): a queue with a lease in flight lends nothing else
 	// Why a lease was reopened (EvLeaseReopened; RNone: a broker restart).
 	// Appended after the first release, as kinds are.
 	RAckCutOff // the revive round that held its ack message stopped at reviveScanTime before reading it
@@ -182,6 +187,7 @@ var reasonNames = [reasons]string{
 	"restart", "replaced",
 	"push-max-reconsume", "push-age-4h", "delivery-limit", "redrive", "retention", "reject",
 	"undrained",
+	"session-closed", "superseded", "implicit-accept", "ordered",
 	"ack-cut-off",
 }
 

@@ -27,6 +27,7 @@ func RenderRunMarkdown(r Run, charts []*Chart) []byte {
 	if len(s.DroppedByPolicy) > 0 {
 		writeCounts(&b, "Dropped by policy", "policy", "messages dropped", s.DroppedByPolicy, s.Dropped)
 	}
+	writeLimits(&b, s.LimitsHit)
 	writeLatencyTable(&b, r)
 	writeEngineWork(&b, &s)
 	if len(s.Coverage) > 0 {
@@ -114,6 +115,21 @@ func writeCounts(b *bytes.Buffer, title, key, what string, counts map[string]int
 	b.WriteString("\n")
 }
 
+// writeLimits says which of the engine's documented caps the run ran
+// into; nothing when it ran into none.
+func writeLimits(b *bytes.Buffer, ls []model.LimitHit) {
+	if len(ls) == 0 {
+		return
+	}
+	b.WriteString("## Limits hit\n\n")
+	b.WriteString("The workload ran into these documented caps of the engine: its results include waiting on them.\n\n")
+	b.WriteString("| engine | limit | value | times | what was counted |\n|---|---|--:|--:|---|\n")
+	for _, l := range ls {
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %s |\n", mdText(l.Engine), mdCode(l.Limit), l.Value, l.Count, mdText(l.What))
+	}
+	b.WriteString("\n")
+}
+
 func writeLatencyTable(b *bytes.Buffer, r Run) {
 	b.WriteString("## Latency (ms)\n\n")
 	b.WriteString("| | count | mean | p50 | p90 | p99 | p99.9 | max |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
@@ -123,6 +139,9 @@ func writeLatencyTable(b *bytes.Buffer, r Run) {
 	}
 	row(HistLabel(HistEndToEnd), r.Summary.EndToEnd)
 	row(HistLabel(HistServiceTime), r.Summary.ServiceTime)
+	if l := r.Summary.RedeliverAfterCrash; l != nil {
+		row("redeliver after crash (crash to next delivery of each message held)", *l)
+	}
 	for _, name := range sortedHistNames(r.Hists) {
 		if name != HistEndToEnd && name != HistServiceTime {
 			row(HistLabel(name), LatencyOf(r.Hists[name]))

@@ -56,7 +56,7 @@ func TestRunMarkdownClean(t *testing.T) {
 			t.Errorf("clean run report lacks %q", want)
 		}
 	}
-	if strings.Contains(md, "## Charts") || strings.Contains(md, "Dropped by policy") {
+	if strings.Contains(md, "## Charts") || strings.Contains(md, "Dropped by policy") || strings.Contains(md, "Limits hit") || strings.Contains(md, "redeliver after crash") {
 		t.Error("clean run report has sections for data it does not have")
 	}
 }
@@ -159,5 +159,22 @@ func TestSweepMarkdownPlanAndIncomplete(t *testing.T) {
 	js, err := EncodeSweep(sw)
 	if err != nil || !strings.Contains(string(js), `"answer": "consumers=3"`) || !strings.Contains(string(js), `"missing": [`) {
 		t.Errorf("sweep.json (%v):\n%s", err, js)
+	}
+}
+
+func TestRunMarkdownLimitsAndCrashRedelivery(t *testing.T) {
+	s := model.Summary{Scenario: "peers", Seed: 1,
+		RedeliverAfterCrash: &model.Latency{Count: 12, Mean: 30000, P50: 30000, P90: 30000, P99: 30000, P999: 30000, Max: 30000},
+		LimitsHit:           []model.LimitHit{{Engine: "kafka-share", Limit: "group.share.partition.max.record.locks", Value: 2000, Count: 7, What: "fetches held back by a full in-flight window"}},
+	}
+	md := string(RenderRunMarkdown(Run{Summary: s}, nil))
+	for _, want := range []string{
+		"## Limits hit",
+		"| kafka-share | `group.share.partition.max.record.locks` | 2000 | 7 | fetches held back by a full in-flight window |",
+		"| redeliver after crash (crash to next delivery of each message held) | 12 | 30.000 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("run report lacks %q", want)
+		}
 	}
 }

@@ -77,6 +77,9 @@ const overrideLine = -1
 
 type decoder struct {
 	source string
+	// consumerKind is the kind of a consumer section that names none: the
+	// kind of the scenario's engine (pop-push for rocketmq).
+	consumerKind string
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, format string, a ...any) error {
@@ -264,6 +267,9 @@ func (d *decoder) chooseKind(n *yaml.Node, path string, variant sim.Variant, fie
 			}
 			text = s
 		}
+	}
+	if _, ok := variant.(*sim.ConsumerSpec); ok && text == "" {
+		text = d.consumerKind
 	}
 	set, err := variant.Choose(text)
 	if err != nil {
@@ -465,7 +471,13 @@ func lineOf(root *yaml.Node, path string) int {
 		return 0
 	}
 	n, line := resolve(root), 0
-	for _, s := range segs {
+	for j := 0; j < len(segs); j++ {
+		s := segs[j]
+		if !s.isIdx && n.Kind == yaml.MappingNode {
+			if key, used := dottedKey(n, segs[j:]); used > 1 {
+				s.key, j = key, j+used-1
+			}
+		}
 		var next *yaml.Node
 		switch {
 		case s.isIdx && n.Kind == yaml.SequenceNode && s.index >= 0 && s.index < len(n.Content):

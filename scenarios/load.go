@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"popsim/sim"
 )
 
 // Scenario is a loaded and checked scenario file.
@@ -58,7 +60,7 @@ func Load(source string, data []byte, overrides ...Override) (*Scenario, error) 
 		}
 	}
 	s := &Scenario{Spec: defaultSpec(), Source: source, Text: data, Overrides: overrides, root: root}
-	d := &decoder{source: source}
+	d := &decoder{source: source, consumerKind: sim.EngineConsumerKind(engineKind(root))}
 	if err := d.decode(root, "", reflect.ValueOf(&s.Spec).Elem(), ""); err != nil {
 		return nil, err
 	}
@@ -66,6 +68,26 @@ func Load(source string, data []byte, overrides ...Override) (*Scenario, error) 
 		return nil, err
 	}
 	return s, nil
+}
+
+// engineKind is the engine section's kind as written ("" when absent or
+// not a plain value: the decoder reports that).
+func engineKind(root *yaml.Node) string {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if resolve(root.Content[i]).Value != "engine" {
+			continue
+		}
+		e := resolve(root.Content[i+1])
+		if e == nil || e.Kind != yaml.MappingNode {
+			return ""
+		}
+		for j := 0; j+1 < len(e.Content); j += 2 {
+			if k, v := resolve(e.Content[j]), resolve(e.Content[j+1]); k.Value == "kind" && v != nil && v.Kind == yaml.ScalarNode {
+				return v.Value
+			}
+		}
+	}
+	return ""
 }
 
 // parseYAML parses exactly one YAML document whose root is a mapping.

@@ -122,7 +122,7 @@ func TestLoadErrors(t *testing.T) {
 		{"duplicate key", minimal + "name: again\n", nil, "x.yaml:19: name: key given twice"},
 		{"unknown topic", strings.Replace(minimal, "  - topic: orders", "  - topic: order", 1), nil, `x.yaml:9: producers[0].topic: topic "order" is not defined: want one of orders`},
 		{"unknown group", strings.Replace(minimal, "group: billing", "group: bill", 1), nil, `x.yaml:13: consumers[0].group: group "bill" is not defined`},
-		{"kind", strings.Replace(minimal, "kind: pop-push", "kind: push", 1), nil, `x.yaml:12: consumers[0].kind: "push": want pop-push, simple or pull`},
+		{"kind", strings.Replace(minimal, "kind: pop-push", "kind: push", 1), nil, `x.yaml:12: consumers[0].kind: "push": want pop-push, simple, pull, kafka-share or sqs`},
 		{"warmup", minimal + "warmup: 5s\n", nil, "x.yaml:19: warmup: 5s out of range: want less than duration (2s)"},
 		{"engine validate", minimal + "engine:\n  brokerName: \"a b\"\n", nil, "x.yaml:20: engine.brokerName"},
 		{"auto renew", minimal + "    autoRenew: true\n", nil, "x.yaml:19: consumers[0].autoRenew: only simple consumers"},

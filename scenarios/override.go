@@ -2,10 +2,14 @@ package scenarios
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"popsim/sim"
 )
 
 // Override sets one field of a scenario before it is decoded, as
@@ -140,6 +144,9 @@ func setPath(n *yaml.Node, segs []segment, at string, val *yaml.Node) (int, erro
 	if n == nil || n.Kind != yaml.MappingNode {
 		return 0, fmt.Errorf("%s is not a mapping: cannot set %q in it", orDoc(at), s.key)
 	}
+	if key, used := dottedKey(n, segs); used > 1 {
+		s.key, segs = key, append([]segment{{key: key}}, segs[used:]...)
+	}
 	sub := join(at, s.key)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == s.key {
@@ -164,6 +171,52 @@ func setPath(n *yaml.Node, segs []segment, at string, val *yaml.Node) (int, erro
 	}
 	return setPath(child, segs[1:], sub, val)
 }
+
+// dottedKey: a key may contain dots (Kafka's config keys,
+// group.share.record.lock.duration.ms). At mapping n, the longest run of
+// plain segments that spells a key n has, or a dotted key some engine or
+// consumer kind has, is that one key; it returns the key and how many
+// segments it takes (1: none joined).
+func dottedKey(n *yaml.Node, segs []segment) (string, int) {
+	for k := len(segs); k >= 2; k-- {
+		parts := make([]string, 0, k)
+		for _, s := range segs[:k] {
+			if s.isIdx {
+				break
+			}
+			parts = append(parts, s.key)
+		}
+		if len(parts) < k {
+			continue
+		}
+		key := strings.Join(parts, ".")
+		if dottedKeys()[key] {
+			return key, k
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if resolve(n.Content[i]).Value == key {
+				return key, k
+			}
+		}
+	}
+	return segs[0].key, 1
+}
+
+// dottedKeys are the settings keys with dots of every engine and consumer
+// kind.
+var dottedKeys = sync.OnceValue(func() map[string]bool {
+	out := map[string]bool{}
+	for _, t := range []reflect.Type{reflect.TypeFor[sim.EngineSpec](), reflect.TypeFor[sim.ConsumerSpec]()} {
+		for _, keys := range sim.SettingsKeys(t) {
+			for _, k := range keys {
+				if strings.Contains(k, ".") {
+					out[k] = true
+				}
+			}
+		}
+	}
+	return out
+})
 
 func setIndex(n *yaml.Node, segs []segment, at string, val *yaml.Node) (int, error) {
 	s := segs[0]

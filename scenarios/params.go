@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"popsim/sim"
 )
 
 // alias is a short sweep/plan parameter name for an override path; format,
@@ -16,6 +18,9 @@ type alias struct {
 	format string // fmt verb with one %s, e.g. "poisson(%s)"
 	values map[string]string
 	help   string
+	// also are more overrides the value sets (engine= sets the
+	// consumers' kind to the engine's).
+	also func(value string) []Override
 }
 
 // pathValues are the words of the path alias: RocketMQ's two POP paths,
@@ -36,6 +41,13 @@ var aliases = map[string]alias{
 	"rate":       {path: "producers[*].arrivals", format: "poisson(%s)", help: "Poisson rate of every producer, e.g. 1000/s"},
 	"producers":  {path: "producers[*].count", help: "producers per producer entry"},
 	"duration":   {path: "duration", help: "safety-phase length"},
+	"engine": {path: "engine.kind", help: "the engine, and its consumers' kind (rocketmq: pop-push)",
+		also: func(v string) []Override {
+			if k := sim.EngineConsumerKind(v); k != "" {
+				return []Override{{Path: "consumers[*].kind", Value: k}}
+			}
+			return nil
+		}},
 	"path": {path: "engine.popConsumerKVServiceEnable", values: pathValues,
 		help: "RocketMQ's POP path: kv or checkpoint (the default broker's)"},
 }
@@ -84,6 +96,20 @@ func ParamOverride(name, value string) (Override, error) {
 			name, strings.Join(slices.Sorted(maps.Keys(aliases)), ", "), err)
 	}
 	return o, nil
+}
+
+// ParamOverrides returns every override that setting parameter name to
+// value makes: the alias's own and what it sets with it.
+func ParamOverrides(name, value string) ([]Override, error) {
+	o, err := ParamOverride(name, value)
+	if err != nil {
+		return nil, err
+	}
+	out := []Override{o}
+	if a, ok := aliases[name]; ok && a.also != nil {
+		out = append(out, a.also(value)...)
+	}
+	return out, nil
 }
 
 // Param is a sweep parameter and its values.
@@ -158,11 +184,11 @@ func (p Point) Overrides() []Override {
 	names := slices.Sorted(maps.Keys(p))
 	out := make([]Override, 0, len(names))
 	for _, n := range names {
-		o, err := ParamOverride(n, p[n])
+		os, err := ParamOverrides(n, p[n])
 		if err != nil {
 			panic("scenarios: a parsed parameter no longer parses: " + err.Error())
 		}
-		out = append(out, o)
+		out = append(out, os...)
 	}
 	return out
 }

@@ -28,13 +28,26 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 
-rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation results/kv-vs-checkpoint
+rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation results/peers results/kv-vs-checkpoint
 "$bin" run -scenario default -seed 1 -out results/default
 "$bin" sweep -scenario pull-vs-pop -param kind=pull,pop-push,simple -seeds 1..3 -out results/pull-vs-pop
 "$bin" sweep -scenario hot-topic-500x500 -param kind=pull,simple -seeds 1 -out results/hot-topic-500x500
 "$bin" sweep -scenario kv-vs-checkpoint -param path=kv,checkpoint -seeds 1..5 -out results/kv-vs-checkpoint
 "$bin" run -scenario mmc-validation -seed 1 -out results/validation/mmc-validation
 "$bin" run -scenario mm1-validation -seed 1 -out results/validation/mm1-validation
+# The engines side by side (README, "RocketMQ POP, Kafka share groups and SQS").
+engines=rocketmq,kafka-share,sqs-standard,sqs-fifo
+"$bin" sweep -scenario peers-default -param engine=$engines -seeds 1..3 -out results/peers/default
+"$bin" sweep -scenario peers-crash-ackloss -param engine=$engines -seeds 1..3 -out results/peers/crash-ackloss
+for e in rocketmq kafka-share; do
+  "$bin" run -scenario peers-poison -seed 1 -set engine.kind=$e -out results/peers/poison/$e
+done
+# SQS's default is no redrive policy: a poison message comes back every
+# VisibilityTimeout for MessageRetentionPeriod (4 days); these runs give
+# the queue a DLQ after 5 receives.
+for e in sqs-standard sqs-fifo; do
+  "$bin" run -scenario peers-poison -seed 1 -set engine.kind=$e -set engine.RedrivePolicy.maxReceiveCount=5 -out results/peers/poison/$e-redrive5
+done
 # The binary above is built from the work tree; go run and binaries built
 # outside a checkout carry no commit, so results/ records it here.
 {

@@ -66,6 +66,10 @@ type Stats struct {
 	LockTimeouts, SessionReleases, Renewals, LostLeases    int64
 	PersistWrites, PersistFailures, DLQCopies, DLQFailures int64
 	MembersExpired, Restarts                               int64
+	// LockLimited counts fetches of a share-partition that had records
+	// to deliver but whose in-flight window was full
+	// (group.share.partition.max.record.locks).
+	LockLimited int64
 }
 
 // New builds an empty broker; the configuration is validated first.

@@ -182,7 +182,9 @@ func (b *Broker) fetch(now clock.Time, req *ShareFetchRequest, res *ShareFetchRe
 			continue
 		}
 		out.ranges = nil
-		if remaining > 0 && sp.canAcquire() {
+		switch {
+		case remaining <= 0:
+		case sp.canAcquire():
 			switch off := sp.nextFetchOffset(); {
 			case off < sp.log.start:
 				// OFFSET_OUT_OF_RANGE from the log: catch up with the log
@@ -191,6 +193,9 @@ func (b *Broker) fetch(now clock.Time, req *ShareFetchRequest, res *ShareFetchRe
 			case off < sp.log.end():
 				remaining -= sp.acquire(&out, req.AcquireMode, max(batchSize, 1), remaining, off)
 			}
+		case sp.end+1 < sp.log.end():
+			// Records wait behind a full in-flight window.
+			b.stats.LockLimited++
 		}
 		pf.Acquired = out.ranges
 		res.Partitions = append(res.Partitions, pf)

@@ -44,6 +44,33 @@ type client interface {
 	busy() bool
 }
 
+// unacker is a client that holds messages beyond its consume threads'
+// buffer whose acknowledgement it has not sent (a Kafka share consumer's
+// processed records waiting for the next poll).
+type unacker interface {
+	unacked(dst []model.MsgID) []model.MsgID
+}
+
+// heldAtCrash notes, for the time-to-redeliver measure, every message the
+// crashing consumer holds unacknowledged.
+func (s *sim) heldAtCrash(c *consumer) {
+	now := s.q.now()
+	if u, ok := c.cl.(unacker); ok {
+		for _, id := range u.unacked(nil) {
+			s.meter.crash(id, now)
+		}
+		return
+	}
+	for _, w := range c.buf[c.head:] {
+		if h := w.base(); !h.finished {
+			s.meter.crash(h.msg.ID, now)
+		}
+	}
+	for _, w := range c.running {
+		s.meter.crash(w.base().msg.ID, now)
+	}
+}
+
 // rebalancer is a client whose group reassigns work when a member comes
 // or goes (the Pull baseline).
 type rebalancer interface {
@@ -130,6 +157,10 @@ func (s *sim) newConsumer(idx int32, spec *ConsumerSpec) *consumer {
 		c.cl = s.newSimpleConsumer(c, set)
 	case *PullSettings:
 		c.cl = &pullConsumer{c: c, set: set}
+	case *KafkaShareConsumerSettings:
+		c.cl = s.newKafkaShareConsumer(c, set)
+	case *SQSConsumerSettings:
+		c.cl = s.newSQSConsumer(c, set)
 	default:
 		panic("sim: consumer settings of an unknown kind")
 	}
@@ -147,7 +178,7 @@ func (c *consumer) virtual(t clock.Time) clock.Time { return t.Add(-c.skew) }
 func (s *sim) deliver(h *held, attempt int32, shown string) {
 	s.emit(model.Event{Kind: model.EvDeliver, Client: h.c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: h.topic, Queue: h.queue, Offset: h.offset,
 		Attempt: attempt, Shown: shown})
-	s.meter.delivered(h.msg.ID)
+	s.meter.delivered(h.msg.ID, s.q.now())
 }
 
 // heldEvent is a trace event about a held message: its client, message and

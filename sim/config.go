@@ -76,7 +76,9 @@ const (
 // ConsumerSpec is Count identical consumers of one group on one topic:
 // the settings every kind has, and the kind's own in Settings.
 type ConsumerSpec struct {
-	Kind       ConsumerKind // pop-push (default), simple or pull
+	// Kind: pop-push, simple or pull (rocketmq), kafka-share, sqs; left
+	// out, the engine's own kind (pop-push for rocketmq).
+	Kind       ConsumerKind
 	Group      string
 	Topic      string
 	Expression string // subscription tag expression, default "*"
@@ -85,7 +87,8 @@ type ConsumerSpec struct {
 	// A delivered message waiting for a free thread stays leased.
 	Threads int
 	// Batch: popBatchNums (pop-push), maxMsgNums (simple), pull batch size
-	// (pull); 1..32, default 32.
+	// (pull), 1..32, default 32; max.poll.records (kafka-share), 1..10000,
+	// default 500; MaxNumberOfMessages (sqs), 1..10, default 10.
 	Batch      int32
 	Processing workload.DistSpec // processing time per message, default exp(10ms)
 	Outcomes   workload.Outcomes // listener outcomes, zero: all succeed
@@ -110,6 +113,12 @@ const (
 	// Pull is the classic clustering baseline: each queue owned by one
 	// consumer, offsets committed by the client.
 	Pull ConsumerKind = "pull"
+	// KafkaShareConsumer is a KafkaShareConsumer of a share group
+	// (kafkashare.go).
+	KafkaShareConsumer ConsumerKind = "kafka-share"
+	// SQSConsumer is an SQS consumer: ReceiveMessage, DeleteMessage,
+	// ChangeMessageVisibility (sqsclient.go).
+	SQSConsumer ConsumerKind = "sqs"
 )
 
 // ConsumerSettings are one consumer kind's own settings.
@@ -120,6 +129,8 @@ type ConsumerSettings interface {
 	withDefaults() ConsumerSettings
 	// check reports fields outside their range; path is the consumer's.
 	check(v *validator, path string)
+	// batch is the kind's default and largest batch (ConsumerSpec.Batch).
+	batch() (def, hi int32)
 }
 
 // consumerKinds registers the consumer kinds, the default first: a kind
@@ -131,6 +142,8 @@ var consumerKinds = []struct {
 	{PopPush, func() ConsumerSettings { return &PopPushSettings{} }},
 	{Simple, func() ConsumerSettings { return &SimpleSettings{} }},
 	{Pull, func() ConsumerSettings { return &PullSettings{} }},
+	{KafkaShareConsumer, func() ConsumerSettings { return &KafkaShareConsumerSettings{} }},
+	{SQSConsumer, newSQSConsumerSettings},
 }
 
 // newSettings returns kind's zero settings, or nil for an unknown kind.
@@ -194,6 +207,10 @@ type PullSettings struct {
 	CommitInterval    clock.Duration // offset persistence period, 100ms..60s (default 5s)
 }
 
+func (*PopPushSettings) batch() (int32, int32) { return pop.MaxPopBatch, pop.MaxPopBatch }
+func (*SimpleSettings) batch() (int32, int32)  { return pop.MaxPopBatch, pop.MaxPopBatch }
+func (*PullSettings) batch() (int32, int32)    { return pop.MaxPopBatch, pop.MaxPopBatch }
+
 func (*PopPushSettings) Kind() ConsumerKind { return PopPush }
 func (*SimpleSettings) Kind() ConsumerKind  { return Simple }
 func (*PullSettings) Kind() ConsumerKind    { return Pull }
@@ -243,8 +260,9 @@ func (p *PullSettings) check(v *validator, path string) {
 // EngineSpec is the engine serving the run: its kind and that kind's own
 // section of settings.
 type EngineSpec struct {
-	Kind EngineKind // rocketmq (default)
-	// Settings are the kind's section (*pop.Config for rocketmq); nil
+	Kind EngineKind // rocketmq (default), kafka-share, sqs-standard or sqs-fifo
+	// Settings are the kind's section (*pop.Config for rocketmq,
+	// *KafkaShareSettings, *SQSStandardSettings, *SQSFIFOSettings); nil
 	// means its defaults. In a file its keys sit flat beside kind, and a
 	// key the kind does not have is an error naming the kind.
 	Settings EngineSettings `yaml:",inline"`
@@ -253,11 +271,22 @@ type EngineSpec struct {
 // EngineKind names an engine.
 type EngineKind string
 
-// RocketMQ is RocketMQ 5's POP broker (package pop), configured with
-// pop.Config under broker.conf's names. Its defaults are RocketMQ's
-// (pop.DefaultConfig): the checkpoint path; popConsumerKVServiceEnable:
-// true selects the KV path.
-const RocketMQ EngineKind = "rocketmq"
+// The engine kinds.
+const (
+	// RocketMQ is RocketMQ 5's POP broker (package pop), configured with
+	// pop.Config under broker.conf's names. Its defaults are RocketMQ's
+	// (pop.DefaultConfig): the checkpoint path; popConsumerKVServiceEnable:
+	// true selects the KV path.
+	RocketMQ EngineKind = "rocketmq"
+	// KafkaShare is a Kafka broker with share groups (package share),
+	// configured under Kafka's config keys (KafkaShareSettings).
+	KafkaShare EngineKind = "kafka-share"
+	// SQSStandard and SQSFIFO are Amazon SQS standard and FIFO queues
+	// (package sqs), configured under SQS's queue attribute names
+	// (SQSStandardSettings, SQSFIFOSettings).
+	SQSStandard EngineKind = "sqs-standard"
+	SQSFIFO     EngineKind = "sqs-fifo"
+)
 
 // EngineSettings are one engine kind's section: its keys, its defaults
 // (the registration's constructor) and its validation.
@@ -265,17 +294,59 @@ type EngineSettings interface {
 	Validate() error
 }
 
-// engineKinds registers the engines, the default first: a kind, its
-// section with the kind's defaults, how its validation errors map to keys,
-// and its adapter's constructor (the Engine the simulator drives). A new
-// engine is one entry here (and its adapter file, engine_<kind>.go).
-var engineKinds = []struct {
-	kind     EngineKind
-	defaults func() EngineSettings
-	check    func(s EngineSettings, v *validator)
-	open     func(s *sim, settings EngineSettings) (Engine, error)
-}{
-	{RocketMQ, func() EngineSettings { c := pop.DefaultConfig(); return &c }, checkRocketMQ, openRocketMQ},
+// engineKind is one engine's registration: its section with the kind's
+// defaults, how its validation errors map to keys, the consumer kinds its
+// clients are (the first is the default), the fault sites it has no
+// equivalent for, and its adapter's constructor (the Engine the simulator
+// drives).
+type engineKind struct {
+	kind      EngineKind
+	defaults  func() EngineSettings
+	check     func(s EngineSettings, v *validator)
+	consumers []ConsumerKind
+	faults    func(kind EngineKind, f *FaultSpec, v *validator)
+	open      func(s *sim, settings EngineSettings) (Engine, error)
+	// coverage are the engine's own coverage keys (paths its adapter and
+	// clients count), beside the common ones.
+	coverage []string
+	// ordered: its groups consume each queue in order (subscribe
+	// r=ordered in the trace).
+	ordered bool
+	// unscheduled are the scheduled faults it has no equivalent for.
+	unscheduled []FaultKind
+}
+
+// engineKinds registers the engines, the default first. A new engine is
+// one entry here (and its adapter file, engine_<kind>.go).
+var engineKinds = []engineKind{
+	{RocketMQ, func() EngineSettings { c := pop.DefaultConfig(); return &c }, checkRocketMQ, []ConsumerKind{PopPush, Simple, Pull}, checkRocketMQFaults, openRocketMQ, nil, false, []FaultKind{FaultDuplicateDelivery}},
+	{KafkaShare, defaultKafkaShareSettings, checkKafkaShare, []ConsumerKind{KafkaShareConsumer}, checkKafkaShareFaults, openKafkaShare, kafkaCoverage, false, []FaultKind{FaultDuplicateDelivery, FaultReviveReadFailure}},
+	{SQSStandard, defaultSQSStandardSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFaults, openSQS, sqsCoverage, false, sqsUnscheduled},
+	{SQSFIFO, defaultSQSFIFOSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFIFOFaults, openSQS, sqsCoverage, true, append(sqsUnscheduled, FaultDuplicateDelivery)},
+}
+
+// engineOf is kind's registration, nil for an unknown kind.
+func engineOf(kind EngineKind) *engineKind {
+	for i := range engineKinds {
+		if engineKinds[i].kind == kind {
+			return &engineKinds[i]
+		}
+	}
+	return nil
+}
+
+// EngineConsumerKind is the consumer kind an engine's scenarios use when
+// their consumers name none ("" for an unknown engine kind); the sweep
+// parameter engine= sets it with the engine.
+func EngineConsumerKind(engine string) string {
+	k := EngineKind(engine)
+	if k == "" {
+		k = RocketMQ
+	}
+	if r := engineOf(k); r != nil {
+		return string(r.consumers[0])
+	}
+	return ""
 }
 
 // checkRocketMQ reports pop.Config's validation under engine.<key>.
@@ -289,6 +360,19 @@ func checkRocketMQ(s EngineSettings, v *validator) {
 		return
 	}
 	v.add("engine", "", "%v", err)
+}
+
+// checkRocketMQFaults: RocketMQ has every fault site but SQS's duplicate
+// deliveries.
+func checkRocketMQFaults(kind EngineKind, f *FaultSpec, v *validator) {
+	refuseFault(v, "faults.duplicateDelivery", f.DuplicateDelivery != 0, kind, "only sqs-standard queues deliver duplicates of their own accord")
+}
+
+// refuseFault reports a fault site an engine has no equivalent for.
+func refuseFault(v *validator, path string, set bool, kind EngineKind, why string) {
+	if set {
+		v.add(path, "", "the %s engine has no such fault: %s", kind, why)
+	}
 }
 
 // Kinds lists the engine kinds, the default first (Variant).
@@ -307,11 +391,9 @@ func (e *EngineSpec) Choose(kind string) (any, error) {
 	if k == "" {
 		k = RocketMQ
 	}
-	for _, r := range engineKinds {
-		if r.kind == k {
-			e.Kind, e.Settings = k, r.defaults()
-			return e.Settings, nil
-		}
+	if r := engineOf(k); r != nil {
+		e.Kind, e.Settings = k, r.defaults()
+		return e.Settings, nil
 	}
 	return nil, fmt.Errorf("%q: want %s", kind, orList(e.Kinds()))
 }
@@ -381,11 +463,16 @@ type FaultSpec struct {
 	Slow          SlowSpec
 	Renew         RenewSpec
 	BrokerRestart BrokerRestartSpec
-	// RevivePutFailure: retry-topic writes that fail during revive
-	// (Broker.PutFailure).
+	// RevivePutFailure: the engine's writes that bring messages back fail:
+	// RocketMQ's retry-topic writes during revive; kafka-share's share-group
+	// state writes (the share coordinator's persister fault).
 	RevivePutFailure PPM
 	// ClockSkew: each consumer's clock is off by up to ± this (0..1h).
 	ClockSkew clock.Duration
+	// DuplicateDelivery (sqs-standard only): the probability that a
+	// receive also returns a copy of a message in flight, as a standard
+	// queue occasionally does (the engine's DuplicateSeq fault).
+	DuplicateDelivery PPM
 	// ReviveReadFailure: revive's reads of the message to bring back that
 	// fail (RocketMQ's checkpoint path: EscapeBridge.getMessageAsync
 	// completing exceptionally; the KV path reads no message to revive).
@@ -633,29 +720,37 @@ func (c Config) WithDefaults() Config {
 		def(&c.Producers[i].Count, 1)
 		def(&c.Producers[i].QueueSelect, QueueRoundRobin)
 	}
+	c.Engine.defaults()
 	c.Consumers = append([]ConsumerSpec(nil), c.Consumers...)
 	for i := range c.Consumers {
-		c.Consumers[i].defaults()
+		c.Consumers[i].defaults(c.Engine.Kind)
 	}
-	c.Engine.defaults()
 	c.Network.defaults()
 	c.Faults.defaults()
 	return c
 }
 
-func (s *ConsumerSpec) defaults() {
+// defaults fills the consumer's zero fields; a consumer that names no
+// kind (and has no settings) is of the engine's own kind.
+func (s *ConsumerSpec) defaults(engine EngineKind) {
+	if s.Kind == "" && s.Settings != nil {
+		s.Kind = s.Settings.Kind()
+	}
+	def(&s.Kind, ConsumerKind(EngineConsumerKind(string(engine))))
 	def(&s.Kind, PopPush)
 	def(&s.Count, 1)
 	def(&s.Threads, 20)
-	def(&s.Batch, pop.MaxPopBatch)
 	def(&s.Expression, "*")
 	defDist(&s.Processing, "exp(10ms)")
 	if s.Settings == nil {
 		s.Settings = s.Kind.newSettings()
 	}
+	b := int32(pop.MaxPopBatch)
 	if s.Settings != nil {
 		s.Settings = s.Settings.withDefaults()
+		b, _ = s.Settings.batch()
 	}
+	def(&s.Batch, b)
 }
 
 func (e *EngineSpec) defaults() {
@@ -663,10 +758,8 @@ func (e *EngineSpec) defaults() {
 	if e.Settings != nil {
 		return
 	}
-	for _, r := range engineKinds {
-		if r.kind == e.Kind {
-			e.Settings = r.defaults()
-		}
+	if r := engineOf(e.Kind); r != nil {
+		e.Settings = r.defaults()
 	}
 }
 

@@ -30,7 +30,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"simple poll", func(c *Config) {
 			c.Consumers[0].Kind, c.Consumers[0].Settings = Simple, &SimpleSettings{PollTime: 30 * clock.Second}
 		}, "consumers[0].pollTime: 30s out of range: want 5s..20s"},
-		{"kind", func(c *Config) { c.Consumers[0].Kind = "push" }, `consumers[0].kind: "push": want pop-push, simple or pull`},
+		{"kind", func(c *Config) { c.Consumers[0].Kind = "push" }, `consumers[0].kind: "push": want pop-push, simple, pull, kafka-share or sqs`},
 		{"settings of another kind", func(c *Config) {
 			c.Consumers[0].Kind, c.Consumers[0].Settings = Pull, &SimpleSettings{}
 		}, "consumers[0]: the settings are simple's but the kind is pull"},

@@ -48,6 +48,10 @@ type (
 		EventBudget    int64
 		SampleInterval int64
 		Start          int64
+		// Another engine than rocketmq: its kind and its section (absent
+		// for rocketmq, whose section is Engine).
+		EngineKind     string         `json:",omitempty"`
+		EngineSettings EngineSettings `json:",omitempty"`
 	}
 	canonProducer struct {
 		Topic, Arrivals, Tags string
@@ -65,6 +69,9 @@ type (
 		FlowControl              int
 		AutoRenew                bool
 		CommitInterval           int64
+		// The settings of a kind that came after the union form
+		// (kafka-share, sqs); absent for the others.
+		Settings ConsumerSettings `json:",omitempty"`
 	}
 	canonNetwork struct {
 		RequestLatency, ResponseLatency  string
@@ -86,6 +93,7 @@ type (
 		BrokerRestartEvery   int64
 		RevivePutFailurePPM  int64
 		ClockSkew            int64
+		DuplicateDeliveryPPM int64 `json:",omitempty"`
 		// Added later: only when set, so that earlier hashes keep their meaning.
 		ReviveReadFailurePPM int64 `json:",omitempty"`
 	}
@@ -106,6 +114,8 @@ func (c Config) canonical() canonConfig {
 	}
 	if cfg, ok := c.Engine.Settings.(*pop.Config); ok {
 		k.Engine = *cfg
+	} else {
+		k.EngineKind, k.EngineSettings = string(c.Engine.Kind), c.Engine.Settings
 	}
 	for _, p := range c.Producers {
 		tags := ""
@@ -140,6 +150,8 @@ func (s *ConsumerSpec) canonical() canonConsumer {
 		k.InvisibleTime, k.PollTime, k.AutoRenew = int64(set.InvisibleTime), int64(set.PollTime), set.AutoRenew
 	case *PullSettings:
 		k.PollTime, k.MaxReconsumeTimes, k.CommitInterval = int64(set.PollTime), set.MaxReconsumeTimes, int64(set.CommitInterval)
+	default:
+		k.Settings = set
 	}
 	return k
 }
@@ -153,7 +165,7 @@ func (f *FaultSpec) canonical(loss *LossSpec) canonFaults {
 		RenewSameDeadlinePPM: int64(f.Renew.SameDeadline), RenewAtExpiryPPM: int64(f.Renew.AtExpiry),
 		RenewAfterRevivePPM: int64(f.Renew.AfterRevive),
 		BrokerRestartEvery:  int64(f.BrokerRestart.Every), RevivePutFailurePPM: int64(f.RevivePutFailure),
-		ClockSkew: int64(f.ClockSkew), ReviveReadFailurePPM: int64(f.ReviveReadFailure),
+		ClockSkew: int64(f.ClockSkew), DuplicateDeliveryPPM: int64(f.DuplicateDelivery), ReviveReadFailurePPM: int64(f.ReviveReadFailure),
 	}
 	for i, p := range loss.pairs() {
 		if p.Request != 0 || p.Response != 0 {

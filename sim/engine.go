@@ -48,9 +48,12 @@ type Engine interface {
 type EngineFaults struct {
 	Seed uint64
 	// RedeliveryWritePPM fails the writes an engine makes to bring a
-	// message back (RocketMQ: the retry-topic copies of revive), in parts
-	// per million.
+	// message back (RocketMQ: the retry-topic copies of revive; Kafka: the
+	// share coordinator's state writes), in parts per million.
 	RedeliveryWritePPM int64
+	// DuplicatePPM: an SQS standard receive also returns a copy of a
+	// message in flight, in parts per million of receives.
+	DuplicatePPM int64
 	// RedeliveryReadPPM fails the reads an engine makes of a message to
 	// bring it back (RocketMQ's checkpoint path: revive's reads), in parts
 	// per million; an engine that reads none ignores it.

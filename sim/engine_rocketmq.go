@@ -388,7 +388,7 @@ func livesIn(m *pop.PoppedMessage, group string) string {
 // returning it: the send-back and the proxy's ack of the original.
 func (a *rocketMQ) forwarded(now clock.Time, c *consumer, f *proxy.Forwarded, out *Outcome) {
 	// The proxy took the lease for the client: a delivery to the meter.
-	a.s.meter.delivered(f.Msg)
+	a.s.meter.delivered(f.Msg, now)
 	if f.Put.Code != model.Success {
 		return // the lease runs out and the message comes back
 	}

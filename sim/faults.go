@@ -53,6 +53,7 @@ type faultSites struct {
 	loss                       [len(lossKinds)][2]site // [request type][0 request, 1 response]
 	renew                      [numRenewEdges]site
 	putFailure, skew           site
+	dup                        site // SQS duplicate deliveries (in the engine-fault family)
 	readFailure                site // in the revive-put-failure family: revive failures
 	rng                        [numFamilies]*rand.Rand
 }
@@ -99,6 +100,11 @@ func drawFaultSites(seed uint64, c *Config) *faultSites {
 	p.broker = mk("broker-restart", famBrokerRestart, f.BrokerRestart.Every, 0, 0)
 	p.putFailure = mk("revive-put-failure", famPutFailure, 0, f.RevivePutFailure, 0)
 	p.skew = mk("clock-skew", famSkew, 0, 0, f.ClockSkew)
+	if f.DuplicateDelivery > 0 {
+		// Drawn last and only when configured, so that runs without it
+		// draw as before.
+		p.dup = mk("duplicate-delivery", famPutFailure, 0, f.DuplicateDelivery, 0)
+	}
 	// Added last, so that the draws of the sites above stay as they were.
 	p.readFailure = mk("revive-read-failure", famPutFailure, 0, f.ReviveReadFailure, 0)
 	return p
@@ -135,7 +141,11 @@ func (p *faultSites) all() []*site {
 	for i := range p.renew {
 		out = append(out, &p.renew[i])
 	}
-	return append(out, &p.broker, &p.putFailure, &p.skew, &p.readFailure)
+	out = append(out, &p.broker, &p.putFailure, &p.skew)
+	if p.dup.name != "" {
+		out = append(out, &p.dup)
+	}
+	return append(out, &p.readFailure)
 }
 
 // lines renders the sites, one per line, for the run's header.
@@ -187,9 +197,13 @@ type coverage struct {
 	n map[string]int64
 }
 
-func newCoverage() coverage {
-	c := coverage{n: make(map[string]int64, len(coverageKeys))}
+// newCoverage has every common key and the engine's own (engineKind.coverage).
+func newCoverage(engine ...string) coverage {
+	c := coverage{n: make(map[string]int64, len(coverageKeys)+len(engine))}
 	for _, k := range coverageKeys {
+		c.n[k] = 0
+	}
+	for _, k := range engine {
 		c.n[k] = 0
 	}
 	return c

@@ -38,6 +38,7 @@ func (s *sim) crashTask(c *consumer) {
 // after a delay.
 func (s *sim) crash(c *consumer) {
 	s.cov.hit("crash")
+	s.heldAtCrash(c)
 	s.emit(model.Event{Kind: model.EvCrash, Client: c.idx})
 	c.alive = false
 	c.epoch++

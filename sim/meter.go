@@ -33,6 +33,11 @@ type meter struct {
 	reviveLag                 *hdrhistogram.Histogram // a lease's deadline to its revive (a copy written)
 	last                      model.SeriesPoint       // cumulative counters at the previous sample
 	series                    []model.SeriesPoint
+	// crashed holds, for each message a consumer held when it crashed, the
+	// crash's time, until the message's next delivery; redeliver is the
+	// time from the crash to that delivery.
+	crashed   map[model.MsgID]clock.Time
+	redeliver *hdrhistogram.Histogram
 }
 
 // meterMsg is a message: its intended send time, whether it is open
@@ -49,6 +54,15 @@ func newMeter(warmEnd, safeEnd clock.Time) *meter {
 		base: 1, warmEnd: warmEnd, safeEnd: safeEnd,
 		e2e: hdrhistogram.New(histMin, histMax, histSigFig), svc: hdrhistogram.New(histMin, histMax, histSigFig),
 		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig),
+		crashed:   map[model.MsgID]clock.Time{}, redeliver: hdrhistogram.New(histMin, histMax, histSigFig),
+	}
+}
+
+// crash notes that a consumer crashed at now holding message id (the
+// earliest crash counts when two held it).
+func (m *meter) crash(id model.MsgID, now clock.Time) {
+	if _, ok := m.crashed[id]; !ok && m.get(id) != nil {
+		m.crashed[id] = now
 	}
 }
 
@@ -76,10 +90,15 @@ func (m *meter) produced(id model.MsgID, intended clock.Time) {
 	m.open++
 }
 
-// delivered counts a delivery; a message delivered before (or already
-// closed) counts as redelivered.
-func (m *meter) delivered(id model.MsgID) {
+// delivered counts a delivery at now; a message delivered before (or
+// already closed) counts as redelivered, and one a crashed consumer held
+// records its time to come back.
+func (m *meter) delivered(id model.MsgID, now clock.Time) {
 	m.nDeliveries++
+	if t, ok := m.crashed[id]; ok {
+		delete(m.crashed, id)
+		record(m.redeliver, now.Sub(t))
+	}
 	x := m.get(id)
 	if x == nil || x.seen {
 		m.nRedelivered++
@@ -127,6 +146,7 @@ func (m *meter) finish(id model.MsgID) {
 
 // close closes an open message and forgets the closed ones at the front.
 func (m *meter) close(id model.MsgID) {
+	delete(m.crashed, id)
 	m.msgs[id-m.base].open = false
 	m.open--
 	for m.head < len(m.msgs) && !m.msgs[m.head].open {

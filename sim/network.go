@@ -14,6 +14,9 @@ const (
 	lossAck
 	lossChange // changeInvisibleTime
 	lossPull
+	// lossNone: requests no loss fault applies to (a Kafka consumer's
+	// heartbeats to its group coordinator).
+	lossNone lossKind = 255
 )
 
 // The network between clients and the engine: a request reaches the
@@ -33,15 +36,24 @@ func (s *sim) send(r Request, timeout clock.Duration) {
 }
 
 // sendAt puts a request on the wire so that it reaches the engine exactly
-// at t (an injected renewal timed to a lease's end).
-func (s *sim) sendAt(r Request, t clock.Time) {
+// at t (an injected renewal timed to a lease's end); with timeout > 0 the
+// client gives up that long after t.
+func (s *sim) sendAt(r Request, t clock.Time, timeout ...clock.Duration) {
 	b := r.base()
-	s.q.at(max(t, s.q.now()), tkNetRequest, b.c.idx, b.epoch, r)
+	t = max(t, s.q.now())
+	s.q.at(t, tkNetRequest, b.c.idx, b.epoch, r)
+	if len(timeout) > 0 && timeout[0] > 0 {
+		b.timer = s.q.at(t.Add(timeout[0]), tkTimeout, b.c.idx, b.epoch, r)
+		b.timerSeq = b.timer.seq
+	}
 }
 
 // lost decides whether a request (response=false) or an answer of kind k
 // is lost. Faults are off in the liveness phase.
 func (s *sim) lost(k lossKind, response bool) bool {
+	if k == lossNone {
+		return false
+	}
 	st := &s.faults.loss[k][0]
 	if response {
 		st = &s.faults.loss[k][1]
@@ -76,17 +88,28 @@ func (s *sim) atEngine(r Request) {
 // it (an ack: no answer goes back, no timer), so it can be reused.
 type recyclable interface{ recycle(s *sim) }
 
-// traceLost traces the loss of r or its answer, once.
+// traceLost traces the loss of r or its answer, once: its own event, then
+// those of what it carried (a Kafka ShareFetch's acknowledgements).
 func (s *sim) traceLost(r Request, why model.Reason) {
 	b := r.base()
 	if b.reported {
 		return
 	}
+	b.reported = true
 	e := model.Event{Client: b.c.idx}
 	if r.lost(&e, why) {
-		b.reported = true
 		s.emit(e)
 	}
+	if cr, ok := r.(carrier); ok {
+		cr.lostMore(s, why)
+	}
+}
+
+// carrier is a request that carries acknowledgements besides its own
+// purpose (a Kafka ShareFetch, a ShareAcknowledge): their loss is traced
+// after the request's own.
+type carrier interface {
+	lostMore(s *sim, why model.Reason)
 }
 
 // respond sends the engine's answer back: it is lost, or it reaches the

@@ -44,6 +44,9 @@ func (s *sim) syncFaults() {
 	if f.RedeliveryWritePPM == 0 && f.RedeliveryReadPPM == 0 {
 		f = EngineFaults{}
 	}
+	if st := &s.faults.dup; st.on && !s.live {
+		f.Seed, f.DuplicatePPM = s.faultSeed, st.ppm
+	}
 	s.eng.SetFaults(f)
 }
 

@@ -544,7 +544,7 @@ func (st *propStats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d runs (checks and shrink attempts): %.1f schedule steps per run (max %d), %.0f messages, %d sim events per run; fault paths hit (runs):",
 		st.checks, float64(st.steps)/float64(st.checks), st.maxSteps, float64(st.messages)/float64(st.checks), st.events/int64(st.checks))
-	for _, k := range coverageKeys {
+	for _, k := range append(append(append([]string(nil), coverageKeys...), kafkaCoverage...), sqsCoverage...) {
 		if st.cov[k] > 0 {
 			fmt.Fprintf(&b, " %s=%d", k, st.cov[k])
 		}

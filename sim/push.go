@@ -128,7 +128,7 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 		}
 		p.waitAck++
 		c.buf = append(c.buf, h)
-		s.injectRenewals(c, h)
+		s.injectRenewals(c, h, clock.FromMillis(h.handle.NextVisibleTime()))
 	}
 	s.startWork(c)
 	p.schedulePoll(s, repopDelay(res.Code))

@@ -6,12 +6,14 @@ import (
 	"popsim/pop"
 )
 
-// renewFault is an injected renewal at a chosen moment of a lease.
+// renewFault is an injected renewal at a chosen moment of a lease. The
+// client's kind sends it (timer): POP clients a changeInvisibleTime, the
+// Kafka share consumer a RENEW, the SQS consumer a ChangeMessageVisibility.
 type renewFault struct {
-	h      *popHeld
+	w      work
 	edge   int
-	handle model.ReceiptHandle // the handle at delivery (the after-revive edge keeps it)
-	lease  model.LeaseID       // ... and its lease
+	handle model.ReceiptHandle // POP: the handle at delivery (the after-revive edge keeps it)
+	lease  model.LeaseID       // the lease at delivery
 	dl     clock.Time          // the lease end it targets
 }
 
@@ -26,18 +28,21 @@ func (*renewFault) payload() {}
 //     engine exactly at the deadline;
 //   - after revive: a late renewal with the delivery's handle, 1-10 s after
 //     the deadline, when the message was revived or acked.
-func (s *sim) injectRenewals(c *consumer, h *popHeld) {
+func (s *sim) injectRenewals(c *consumer, w work, dl clock.Time) {
 	if s.live {
 		return
 	}
 	r := s.faults.rng[famRenew]
-	dl := clock.FromMillis(h.handle.NextVisibleTime())
+	h := w.base()
 	for e := range s.faults.renew {
 		st := &s.faults.renew[e]
 		if !st.on || !chance(r, st.ppm) {
 			continue
 		}
-		f := &renewFault{h: h, edge: e, handle: h.handle, lease: h.lease, dl: dl}
+		f := &renewFault{w: w, edge: e, lease: h.lease, dl: dl}
+		if ph, ok := w.(*popHeld); ok {
+			f.handle = ph.handle
+		}
 		at := s.q.now()
 		switch e {
 		case renewSameDeadline:
@@ -55,7 +60,7 @@ func (s *sim) injectRenewals(c *consumer, h *popHeld) {
 // faultRenew sends an injected renewal. A simple consumer's goes through
 // its proxy, which may reject an expired handle.
 func (s *sim) faultRenew(c *consumer, f *renewFault) {
-	h := f.h
+	h := f.w.(*popHeld)
 	// Decided during the safety phase, an injected renewal may still land
 	// in the liveness phase: it is the consequence of an earlier fault.
 	if f.edge != renewAfterRevive && h.finished {

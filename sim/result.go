@@ -54,10 +54,23 @@ func (s *sim) summary(rep check.Report, traceSum string) model.Summary {
 	if sum.Violations == nil {
 		sum.Violations = []model.Violation{}
 	}
+	if s.meter.redeliver.TotalCount() > 0 {
+		l := latency(s.meter.redeliver)
+		sum.RedeliverAfterCrash = &l
+	}
+	if l, ok := s.eng.(limiter); ok {
+		sum.LimitsHit = l.limits()
+	}
 	if w := cfg.Duration - cfg.Warmup; w > 0 {
 		sum.ThroughputPerSec = float64(s.meter.nWarmAcks) / w.Seconds()
 	}
 	return sum
+}
+
+// limiter is an engine adapter that reports the documented caps a run
+// ran into (Summary.LimitsHit).
+type limiter interface {
+	limits() []model.LimitHit
 }
 
 func (s *sim) consumerKind() string {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"popsim/clock"
@@ -34,6 +35,7 @@ const (
 	FaultBrokerRestart                          // restart the broker (its volatile state is lost)
 	FaultRevivePutFailure                       // every retry-topic write fails for For
 	FaultClockSkew                              // Consumer's clock is off by Skew from now on
+	FaultDuplicateDelivery                      // sqs-standard: every receive within For also returns a copy of a message in flight
 	FaultReviveReadFailure                      // every revive read of a message fails for For (checkpoint path)
 	numFaultKinds
 )
@@ -42,7 +44,7 @@ var faultKindNames = [numFaultKinds]string{
 	FaultCrash: "crash", FaultPause: "pause", FaultSlow: "slow", FaultLoss: "lose",
 	FaultRenewSameDeadline: "renew-same-deadline", FaultRenewAtExpiry: "renew-at-expiry",
 	FaultRenewAfterRevive: "renew-after-revive", FaultBrokerRestart: "restart broker",
-	FaultRevivePutFailure: "fail retry-topic writes", FaultClockSkew: "skew",
+	FaultRevivePutFailure: "fail retry-topic writes", FaultClockSkew: "skew", FaultDuplicateDelivery: "duplicate-delivery",
 	FaultReviveReadFailure: "fail revive reads",
 }
 
@@ -89,6 +91,8 @@ func (f ScheduledFault) String() string {
 		return at + "restart broker"
 	case FaultRevivePutFailure:
 		return at + "fail every retry-topic write for " + f.For.Std().String()
+	case FaultDuplicateDelivery:
+		return at + "duplicate a message in flight on every receive for " + f.For.Std().String()
 	case FaultReviveReadFailure:
 		return at + "fail every revive read for " + f.For.Std().String()
 	case FaultClockSkew:
@@ -162,6 +166,9 @@ func (f *ScheduledFault) validate(c *layout) error {
 		return fmt.Errorf("Skew = %v: only %s uses it", f.Skew.Std(), FaultClockSkew)
 	case f.Skew < -clock.Hour || f.Skew > clock.Hour:
 		return fmt.Errorf("Skew = %v: want -1h..1h", f.Skew.Std())
+	}
+	if r := engineOf(c.cfg.Engine.Kind); r != nil && slices.Contains(r.unscheduled, f.Kind) {
+		return fmt.Errorf("the %s engine has no %s fault", r.kind, f.Kind)
 	}
 	return nil
 }
@@ -263,6 +270,8 @@ func (s *sim) siteOf(f *ScheduledFault) *site {
 		return &s.faults.renew[renewAfterRevive]
 	case FaultRevivePutFailure:
 		return &s.faults.putFailure
+	case FaultDuplicateDelivery:
+		return &s.faults.dup
 	case FaultReviveReadFailure:
 		return &s.faults.readFailure
 	}
@@ -281,14 +290,14 @@ func (w *windows) openWindow(s *sim, f *ScheduledFault) {
 	}
 	w.open[st]++
 	st.on, st.ppm = true, 1_000_000
-	if st == &s.faults.putFailure || st == &s.faults.readFailure {
+	if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.readFailure {
 		s.syncFaults()
 	}
 	end := min(s.q.now().Add(f.For), s.safetyEnd)
 	s.q.at(end, tkScripted, -1, 0, &scripted{f: func(s *sim) {
 		if w.open[st]--; w.open[st] == 0 {
 			*st = w.saved[st]
-			if st == &s.faults.putFailure || st == &s.faults.readFailure {
+			if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.readFailure {
 				s.syncFaults()
 			}
 		}

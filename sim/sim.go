@@ -148,8 +148,12 @@ func Run(cfg Config, opts RunOptions) (*Result, error) {
 
 func newSim(c *layout, opts RunOptions) (*sim, error) {
 	cfg := &c.cfg
+	var cov []string
+	if r := engineOf(cfg.Engine.Kind); r != nil {
+		cov = r.coverage
+	}
 	s := &sim{
-		c: c, cfg: cfg, opts: opts, cov: newCoverage(),
+		c: c, cfg: cfg, opts: opts, cov: newCoverage(cov...),
 		byName: map[string]*group{}, commits: map[commitKey]int64{}, nextMsg: 1,
 		netRng: newStream(cfg.Seed, streamNetwork), reqLat: cfg.Network.RequestLatency.Dist, respLat: cfg.Network.ResponseLatency.Dist,
 	}
@@ -198,8 +202,12 @@ func (s *sim) setupEngine() error {
 
 func (s *sim) setupClients() {
 	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Reason: model.RSafety})
+	ordered := model.RNone
+	if r := engineOf(s.cfg.Engine.Kind); r != nil && r.ordered {
+		ordered = model.ROrdered
+	}
 	for i, cs := range s.c.consumers {
-		s.emit(model.Event{Kind: model.EvSubscribe, Client: int32(i), Group: cs.Group, Topic: cs.Topic})
+		s.emit(model.Event{Kind: model.EvSubscribe, Client: int32(i), Group: cs.Group, Topic: cs.Topic, Reason: ordered})
 	}
 	for i, ps := range s.c.producers {
 		s.prods = append(s.prods, s.newProducer(int32(i), ps))

@@ -137,7 +137,7 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 			p.px.Manage(c.now(s), c.clientID, c.g.name, m)
 			p.renewed[m.Message.UniqKey] = h
 		}
-		s.injectRenewals(c, h)
+		s.injectRenewals(c, h, clock.FromMillis(h.handle.NextVisibleTime()))
 	}
 	s.startWork(c)
 	p.armTick(s)

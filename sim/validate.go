@@ -246,12 +246,15 @@ func (l *layout) checkConsumers(v *validator) {
 }
 
 func (l *layout) checkConsumer(v *validator, p string, s *ConsumerSpec) {
+	hi := int32(pop.MaxPopBatch)
 	if want := s.Kind.newSettings(); want == nil {
 		v.add(p+".kind", orList(s.Kinds()), "%q", s.Kind)
 	} else if s.Settings != nil && reflect.TypeOf(s.Settings) != reflect.TypeOf(want) {
 		v.add(p, "", "the settings are %s's but the kind is %s", s.Settings.Kind(), s.Kind)
 	} else {
 		s.Settings.check(v, p)
+		_, hi = s.Settings.batch()
+		l.checkConsumerEngine(v, p, s.Kind)
 	}
 	v.name(p+".group", "group", s.Group)
 	if len(l.cfg.Groups) > 0 {
@@ -266,23 +269,40 @@ func (l *layout) checkConsumer(v *validator, p string, s *ConsumerSpec) {
 	l.topicRef(v, p+".topic", s.Topic)
 	v.intIn(p+".count", int64(s.Count), 1, 10000)
 	v.intIn(p+".threads", int64(s.Threads), 1, 1024)
-	v.intIn(p+".batch", int64(s.Batch), 1, pop.MaxPopBatch)
+	v.intIn(p+".batch", int64(s.Batch), 1, int64(hi))
+}
+
+// checkConsumerEngine requires a consumer kind the engine serves.
+func (l *layout) checkConsumerEngine(v *validator, p string, k ConsumerKind) {
+	r := engineOf(l.cfg.Engine.Kind)
+	if r == nil {
+		return // reported under engine.kind
+	}
+	for _, ck := range r.consumers {
+		if ck == k {
+			return
+		}
+	}
+	names := make([]string, len(r.consumers))
+	for i, ck := range r.consumers {
+		names[i] = string(ck)
+	}
+	v.add(p+".kind", orList(names)+" (the "+string(r.kind)+" engine's clients), or leave it out", "%s consumers do not speak to the %s engine", k, r.kind)
 }
 
 func (l *layout) checkEngine(v *validator) {
 	e := &l.cfg.Engine
-	for _, r := range engineKinds {
-		if r.kind != e.Kind {
-			continue
-		}
-		if reflect.TypeOf(e.Settings) != reflect.TypeOf(r.defaults()) {
-			v.add("engine", "", "the settings are a %T, not the %s engine's", e.Settings, e.Kind)
-			return
-		}
-		r.check(e.Settings, v)
+	r := engineOf(e.Kind)
+	if r == nil {
+		v.add("engine.kind", orList(e.Kinds()), "%q", e.Kind)
 		return
 	}
-	v.add("engine.kind", orList(e.Kinds()), "%q", e.Kind)
+	if reflect.TypeOf(e.Settings) != reflect.TypeOf(r.defaults()) {
+		v.add("engine", "", "the settings are a %T, not the %s engine's", e.Settings, e.Kind)
+		return
+	}
+	r.check(e.Settings, v)
+	r.faults(r.kind, &l.cfg.Faults, v)
 }
 
 func (l *layout) checkNetwork(v *validator) {
@@ -314,6 +334,7 @@ func (l *layout) checkFaults(v *validator) {
 	}{
 		{"siteEnable", f.SiteEnable}, {"renew.sameDeadline", f.Renew.SameDeadline}, {"renew.atExpiry", f.Renew.AtExpiry},
 		{"renew.afterRevive", f.Renew.AfterRevive}, {"revivePutFailure", f.RevivePutFailure},
+		{"duplicateDelivery", f.DuplicateDelivery},
 		{"reviveReadFailure", f.ReviveReadFailure},
 	} {
 		v.ppmIn("faults."+e.path, e.p, 1_000_000)

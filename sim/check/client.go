@@ -292,9 +292,10 @@ func (c *Checker) onSettled(e *model.Event) {
 			c.settle(m, settledAck, "")
 		}
 	case model.EvReleased:
-		if e.Ended != 0 {
-			m.addToken(m.places[l.at], l.line, l, CauseReconsumeLater)
-			c.wake.arrival(c, e, m)
+		if x := c.leases.get(e.Ended); x != nil && !x.deadLettered {
+			t := m.addToken(m.places[x.at], x.line, x, CauseReconsumeLater)
+			t.inPlace = true
+			c.wake.arrival(c, e, m, m.places[x.at])
 		}
 	case model.EvRejected:
 		c.settle(m, settledDrop, model.RRejectPolicy.String())
@@ -345,13 +346,31 @@ func (c *Checker) removed(l *lease, e *model.Event) {
 }
 
 // onRenewed: the engine answered a renewal with a new lease (Next) and the
-// lease it removed (Ended).
+// lease it removed (Ended), or (Kafka RENEW, SQS ChangeMessageVisibility)
+// with a lease it kept and gave a new deadline (Next names a lease already
+// granted: the one named, or the member's current lease of the record,
+// as Kafka acknowledges by offset).
 func (c *Checker) onRenewed(e *model.Event) {
+	if e.Code == 0 && e.Next != 0 && e.Ended == 0 {
+		if x := c.leases.get(e.Next); x != nil {
+			c.kept(x, e)
+			return
+		}
+	}
 	l, d := c.engineAnswer(e)
 	if d == nil && e.Code == 0 && e.Next != 0 {
 		c.renewForgotten(e)
 	}
 	if d == nil || e.Code != 0 {
+		return
+	}
+	if e.Next == 0 && e.Ended == 0 {
+		// Accepted and renewed nothing (Kafka skips acknowledgements of
+		// offsets below the start offset): fine for a lease that had ended.
+		if !l.ended {
+			l.ignored, l.settledByClient = true, true
+			c.violate(InvRenewIgnored, e.Seq, l.m, fmt.Sprintf("the engine accepted %s of lease %d (in flight until %v) but renewed and removed nothing", e.Kind, l.id, l.deadline))
+		}
 		return
 	}
 	m := l.m
@@ -366,6 +385,25 @@ func (c *Checker) onRenewed(e *model.Event) {
 	}
 	c.removed(l, e)
 	c.maybeForget(m)
+}
+
+// kept applies a renewal that kept lease x and set its deadline.
+func (c *Checker) kept(x *lease, e *model.Event) {
+	x.m.note(e)
+	l := c.leases.get(e.Lease)
+	switch {
+	case l != nil && l.client != e.Client:
+		c.violate(InvAckLocation, e.Seq, x.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
+	case x.m.id != e.Msg || x.client != e.Client:
+		c.violate(InvTraceForm, e.Seq, x.m, fmt.Sprintf("%s of lease %d for client %d extended lease %d of message %d (client %d)", e.Kind, e.Lease, e.Client, x.id, x.m.id, x.client))
+	case x.ended:
+		c.violate(InvUnexplained, e.Seq, x.m, fmt.Sprintf("%s of lease %d extended lease %d, which had already ended by %s", e.Kind, e.Lease, x.id, x.endedBy))
+	default:
+		x.deadline = e.Deadline
+		if l == x {
+			x.nack = l.renewNack
+		}
+	}
 }
 
 // renewForgotten: the engine renewed a lease of a message the checker
@@ -397,13 +435,26 @@ func (c *Checker) renewForgotten(e *model.Event) {
 }
 
 // onPolicy: a message sent to a DLQ or dropped by the client, its proxy or
-// the engine.
+// the engine. An engine's dead letter that names no lease (SQS moves or
+// deletes a message that is not in flight) names the group instead.
 func (c *Checker) onPolicy(e *model.Event) {
 	var m *msgState
 	var l *lease
-	if e.Lease != 0 {
+	if e.Kind == model.EvDeadLetter && e.Lease == 0 {
+		gi, ok := c.byName[e.Group]
+		if !ok {
+			c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("%s of message %d names no lease and no known group (%q)", e.Kind, e.Msg, e.Group))
+			return
+		}
+		if m = c.msgOf(c.groups[gi], e); m == nil {
+			return
+		}
+	} else if e.Lease != 0 {
 		l = c.leases.get(e.Lease)
 		if l == nil {
+			if _, forgotten := c.leases.w.get(uint64(e.Lease)); forgotten {
+				return // a late word about a settled message: nothing to judge
+			}
 			c.violate(InvAckLocation, e.Seq, nil, fmt.Sprintf("%s names lease %d, which was never granted", e.Kind, e.Lease))
 			return
 		}
@@ -432,8 +483,15 @@ func (c *Checker) onPolicy(e *model.Event) {
 	default:
 		c.settle(m, settledDrop, e.Reason.String())
 	}
-	if e.Kind == model.EvDeadLetter && l != nil {
-		c.end(l, e.Kind)
+	if e.Kind == model.EvDeadLetter {
+		// The engine ended the message: nothing of it is available any
+		// more.
+		clear(m.tokens)
+		m.tokens = m.tokens[:0]
+		if l != nil {
+			l.deadLettered = true
+			c.end(l, e.Kind)
+		}
 	}
 	c.maybeForget(m)
 }

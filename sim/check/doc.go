@@ -127,11 +127,24 @@
 //     replaced, so the newer lease ran out.
 //   - clock_skew: the client judged the lease expired before its deadline.
 //   - lease_expiry: none of these: a slow consumer, a pause, a late ack.
+//   - duplicate_delivery: an SQS standard queue delivered a second copy
+//     of a message in flight (lease-lost r=superseded): a fork, like a
+//     broker restart's.
 //   - broker_restart, revive_cut_off, rebalance (Pull), producer_retry,
 //     renew_after_revive:
 //     the fork's origin, for leases of an extra line and for a lease the
 //     engine kept when it removed another one in its place.
 //   - unexplained: none; always also a violation.
+//
+// Engines that redeliver in place use the same causes: a Kafka lock or
+// an SQS visibility timeout running out is a lapse, judged like a revive;
+// a Kafka lapse before its deadline must say why (r=session-closed: its
+// holder's session closed, which a crash does); a Kafka RENEW or an SQS
+// ChangeMessageVisibility may keep its lease id (renewed with Next =
+// Lease); engine dead letters (delivery-limit, redrive, retention) end
+// the message's availability (retention counts as a drop by policy). A
+// group subscribed r=ordered (SQS FIFO) is owed no wakeup for a queue
+// with a lease in flight.
 //
 // A duplicate (Report.Duplicates) is a successful consumption of a message
 // the group had already consumed successfully. It is blamed on the fork

@@ -17,6 +17,7 @@ type lease struct {
 	cause    string // why it was granted: first, or the redelivery's cause
 	granted  clock.Time
 	deadline clock.Time
+	attempt  int32     // the engine's delivery count of this lease
 	dlv      *delivery // the client's handling; nil until delivered
 	next     *lease    // what replaced it: a renewal's lease, a failed revive's retry
 
@@ -39,6 +40,10 @@ type lease struct {
 	// awaiting: lent, and the answer carrying it has not reached its client
 	// yet (nor been lost): the client may still be given it.
 	awaiting bool
+	// deadLettered: the engine's own policy ended the message with this
+	// lease (its answer to a release at the limit then makes nothing
+	// available).
+	deadLettered bool
 	// reopened: the engine broke the accepted ack that had ended it
 	// (EvLeaseReopened): it is in flight again on a line of its own, and
 	// its redelivery has this cause (broker_restart, revive_cut_off).
@@ -99,6 +104,9 @@ func (c *Checker) onLease(e *model.Event) {
 		c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("lease %d granted to client %d, which never subscribed", e.Lease, e.Client))
 		return
 	}
+	if x := c.leases.get(e.Lease); x != nil && c.relent(x, cl, e) {
+		return
+	}
 	if e.Lease == 0 || c.leases.get(e.Lease) != nil {
 		c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("lease %d granted twice or without an id", e.Lease))
 		return
@@ -110,11 +118,28 @@ func (c *Checker) onLease(e *model.Event) {
 	}
 	m.note(e)
 	c.wake.served(waitKey{group: g.idx, topic: m.topic})
-	l := &lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, awaiting: true}
+	l := &lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true}
 	c.grant(m, l, placeOf(e), e)
+	if g.ordered {
+		g.busy[queueKey{e.Topic, e.Queue}]++
+	}
 	c.leases.put(l)
 	m.leases = append(m.leases, l)
 	cl.pending = append(cl.pending, l)
+}
+
+// relent: the engine lent a lease again to the client it had lent it to,
+// which never received it (SQS FIFO's ReceiveRequestAttemptId retry
+// returns the same lease with a new deadline). The lease goes on.
+func (c *Checker) relent(x *lease, cl *client, e *model.Event) bool {
+	if x.client != e.Client || x.ended || x.dlv != nil || x.m.id != e.Msg || placeOf(e) != x.m.places[x.at] {
+		return false
+	}
+	x.m.note(e)
+	x.deadline, x.awaiting = e.Deadline, true
+	c.wake.served(waitKey{group: x.m.g.idx, topic: x.m.topic})
+	cl.pending = append(cl.pending, x)
+	return true
 }
 
 // grant finds what lets the engine lend m at p: a token there, or a broker
@@ -139,6 +164,9 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 			l.cause = CauseUnexplained // the event that made the token was a violation
 		case l.cause == "":
 			l.cause = c.story(t.prev)
+		}
+		if p := t.prev; t.inPlace && p != nil && p.attempt > 0 && l.attempt <= p.attempt {
+			c.violate(InvDeliveryCount, e.Seq, m, fmt.Sprintf("lease %d lends message %d again in place with delivery count %d, but lease %d it came back from had count %d already: the engine lost a delivery from its count", l.id, m.id, l.attempt, p.id, p.attempt))
 		}
 	} else if c.restartSince(m.leased[i]) {
 		l.line, l.cause = m.fork(CauseBrokerRestart), CauseBrokerRestart
@@ -243,10 +271,13 @@ func (c *Checker) onLeaseRanOut(e *model.Event) {
 	m := l.m
 	m.note(e)
 	poor := false
+	// A lapse before the deadline must say why: its holder's share session
+	// closed (Kafka releases the lease with the connection).
+	early := e.Kind == model.EvLeaseLost || e.Kind == model.EvLapse && e.Reason == model.RSessionClosed
 	if l.ended {
 		poor = true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d, which had already ended by %s", e.Kind, l.id, l.endedBy))
-	} else if e.Kind != model.EvLeaseLost && e.At < l.deadline {
+	} else if !early && e.At < l.deadline {
 		poor = true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d at %v, before its deadline %v", e.Kind, l.id, e.At, l.deadline))
 	}
@@ -255,11 +286,22 @@ func (c *Checker) onLeaseRanOut(e *model.Event) {
 	case model.EvRevive:
 		t := m.addToken(placeOf(e), l.line, l, "")
 		t.poor = poor
-		c.wake.arrival(c, e, m)
+		c.wake.arrival(c, e, m, placeOf(e))
 	case model.EvLapse:
+		if e.Reason == model.RSessionClosed {
+			l.settledByClient = true // its holder is gone: nothing is promised
+		}
 		t := m.addToken(m.places[l.at], l.line, l, "")
-		t.poor = poor
-		c.wake.arrival(c, e, m)
+		t.poor, t.inPlace = poor, true
+		c.wake.arrival(c, e, m, m.places[l.at])
+	case model.EvLeaseLost:
+		if e.Reason == model.RSuperseded {
+			// SQS delivers the message again while the lease is in flight
+			// (a copy on a server that missed the receive): a second copy
+			// by design, on a line of its own.
+			ln := m.fork(CauseDuplicateCopy)
+			m.addToken(m.places[l.at], ln, nil, CauseDuplicateCopy)
+		}
 	case model.EvReviveRetried:
 		c.successor(l, e, l.nack)
 	}
@@ -315,12 +357,16 @@ func (c *Checker) end(l *lease, by model.EventKind) {
 		return
 	}
 	l.ended, l.endedBy = true, by
+	if g := l.m.g; g.ordered {
+		p := l.m.places[l.at]
+		g.busy[queueKey{p.topic, p.queue}]--
+	}
 }
 
 // successor makes the lease that replaces l (a renewal's, a failed
 // revive's retry): same message, place, holder and delivery, same line.
 func (c *Checker) successor(l *lease, e *model.Event, nack bool) *lease {
-	n := &lease{id: e.Next, m: l.m, at: l.at, client: l.client, line: l.line, cause: l.cause, granted: e.At, deadline: e.Deadline, dlv: l.dlv, nack: nack}
+	n := &lease{id: e.Next, m: l.m, at: l.at, client: l.client, line: l.line, cause: l.cause, granted: e.At, deadline: e.Deadline, attempt: l.attempt, dlv: l.dlv, nack: nack}
 	if e.Next == 0 || c.leases.get(e.Next) != nil {
 		c.violate(InvTraceForm, e.Seq, l.m, fmt.Sprintf("%s of lease %d names no new lease, or one granted before (%d)", e.Kind, l.id, e.Next))
 		return n

@@ -26,6 +26,11 @@ type group struct {
 	idx   int32
 	msgs  window[msgState]
 	tombs tombstones
+	// ordered: the group consumes each queue in order (EvSubscribe
+	// r=ordered); busy counts its leases not ended per queue, for the
+	// long-polling promise (a queue with one in flight lends nothing).
+	ordered bool
+	busy    map[queueKey]int
 }
 
 // msgState is one message as one group sees it.
@@ -86,6 +91,9 @@ type token struct {
 	prev  *lease
 	cause string // fixed causes (first, producer_retry); "" = from prev
 	poor  bool   // the event that made it was already a violation
+	// inPlace: prev ran out (or was released) where the message lives, so
+	// the next lease there counts one more delivery.
+	inPlace bool
 }
 
 // line is a chain of leases of which at most one may be promised at a
@@ -157,6 +165,9 @@ func (c *Checker) onSubscribe(e *model.Event) {
 		return
 	}
 	g := c.group(e.Group)
+	if e.Reason == model.ROrdered && !g.ordered {
+		g.ordered, g.busy = true, map[queueKey]int{}
+	}
 	cl := c.clientOf(e)
 	cl.known, cl.group, cl.alive = true, g.idx, true
 	for _, gi := range c.topics[e.Topic] {
@@ -185,7 +196,7 @@ func (c *Checker) onProduce(e *model.Event) {
 			m.addToken(placeOf(e), m.fork(CauseProducerRetry), nil, CauseProducerRetry)
 		}
 		m.note(e)
-		c.wake.arrival(c, e, m)
+		c.wake.arrival(c, e, m, placeOf(e))
 	}
 }
 

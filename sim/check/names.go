@@ -16,6 +16,7 @@ const (
 	InvCommitLag        = "commit-offset-lag"      // a queue's commit offset did not reach its max offset
 	InvTraceOrder       = "trace-order"            // Seq did not grow or time went back
 	InvTraceForm        = "trace-form"             // an event that names something the trace never introduced
+	InvDeliveryCount    = "delivery-count"         // a message lent again in place with no more deliveries counted than the lease it came back from
 )
 
 // Redelivery causes, as they appear in Report.DuplicatesByCause and
@@ -34,6 +35,7 @@ const (
 	CauseProducerRetry    = "producer_retry"     // the same message was stored twice
 	CauseRebalance        = "rebalance"          // Pull: a new queue owner starts from the committed offset
 	CausePopLost          = "pop_lost"           // the response lending the message never reached the consumer
+	CauseDuplicateCopy    = "duplicate_delivery" // SQS standard: a second copy of a message in flight was delivered (its first lease went stale)
 	CauseUnexplained      = "unexplained"        // no cause: always also a violation
 )
 

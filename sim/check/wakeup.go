@@ -13,10 +13,14 @@ import (
 // group's receives on that topic is parked must be lent to the group, or a
 // parked receive answered, within the slack (long polling's promise).
 
-// pollReq is a receive: its topic and queue (-1 = all queues).
+// pollReq is a receive parked on a topic and queue (-1 = all queues). A
+// receive may park on several queues at once (a Kafka share fetch on
+// each of its partitions): its parked entries share rid, and one answer
+// removes them all.
 type pollReq struct {
 	topic string
 	queue int32
+	rid   uint64
 }
 
 // waitKey is one group's waiting on one topic.
@@ -61,6 +65,7 @@ type obligation struct {
 type wakeup struct {
 	slack  clock.Duration
 	last   map[int32]pollReq   // the latest receive per client
+	rid    map[int32]uint64    // receives per client so far
 	polls  map[int32][]pollReq // parked receives per client, oldest first
 	group  map[int32]int32     // each client's group (set at its first receive)
 	paused map[int32]bool
@@ -70,7 +75,7 @@ type wakeup struct {
 }
 
 func newWakeup(slack clock.Duration) wakeup {
-	return wakeup{slack: slack, last: map[int32]pollReq{}, polls: map[int32][]pollReq{}, group: map[int32]int32{}, paused: map[int32]bool{}, topics: map[waitKey]*topicWait{}}
+	return wakeup{slack: slack, last: map[int32]pollReq{}, rid: map[int32]uint64{}, polls: map[int32][]pollReq{}, group: map[int32]int32{}, paused: map[int32]bool{}, topics: map[waitKey]*topicWait{}}
 }
 
 func (w *wakeup) wait(k waitKey) *topicWait {
@@ -101,11 +106,12 @@ func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 		if cl := c.clientOf(e); cl.known {
 			w.group[e.Client] = cl.group
 		}
-		w.last[e.Client] = pollReq{topic: e.Topic, queue: e.Queue}
+		w.rid[e.Client]++
+		w.last[e.Client] = pollReq{topic: e.Topic, queue: e.Queue, rid: w.rid[e.Client]}
 	case model.EvParked:
 		r, ok := w.last[e.Client]
-		if !ok {
-			r = pollReq{topic: e.Topic, queue: e.Queue}
+		if !ok || e.Topic != "" {
+			r = pollReq{topic: e.Topic, queue: e.Queue, rid: w.rid[e.Client]}
 		}
 		w.polls[e.Client] = append(w.polls[e.Client], r)
 		w.hold(e.Client, r, 1)
@@ -146,21 +152,26 @@ func (w *wakeup) pause(client int32, on bool) {
 	}
 }
 
-// answer removes the client's parked receive (the oldest) and marks its
-// topic served.
+// answer removes the client's parked receive (the oldest, on each queue
+// it parked on) and marks its topic served.
 func (w *wakeup) answer(e *model.Event) {
 	ps := w.polls[e.Client]
 	if len(ps) == 0 {
 		return
 	}
-	r := ps[0]
-	if len(ps) == 1 {
+	n := 1
+	for n < len(ps) && ps[n].rid == ps[0].rid {
+		n++
+	}
+	for _, r := range ps[:n] {
+		w.hold(e.Client, r, -1)
+		w.served(w.key(e.Client, r.topic))
+	}
+	if len(ps) == n {
 		w.polls[e.Client] = ps[:0] // keep the storage for the next parked receive
 	} else {
-		w.polls[e.Client] = ps[1:]
+		w.polls[e.Client] = ps[n:]
 	}
-	w.hold(e.Client, r, -1)
-	w.served(w.key(e.Client, r.topic))
 }
 
 // served marks a group's topic served.
@@ -192,15 +203,18 @@ func (w *wakeup) reset() {
 	clear(w.polls)
 }
 
-// arrival: message m became visible to its group at queue q of its topic
+// arrival: message m became visible to its group at place p
 // (a produce, a copy, a lapse or release in place). A RocketMQ retry copy
 // lives in another topic and wakes only all-queue receives: a
 // queue-specific receive reads the retry topic on some requests only.
-func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState) {
+func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	k := waitKey{group: m.g.idx, topic: m.topic}
 	t := w.topics[k]
-	copyElsewhere := e.Topic != m.topic
-	if t == nil || t.paused > 0 || !(t.all > 0 || !copyElsewhere && t.byQueue[e.Queue] > 0) {
+	copyElsewhere := p.topic != m.topic
+	if g := m.g; g.ordered && g.busy[queueKey{p.topic, p.queue}] > 0 {
+		return // its queue (message group) is held by a lease in flight
+	}
+	if t == nil || t.paused > 0 || !(t.all > 0 || !copyElsewhere && t.byQueue[p.queue] > 0) {
 		return
 	}
 	w.obls = append(w.obls, obligation{w: t, gen: t.gen, key: k, msg: m.id, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack)})
@@ -211,9 +225,12 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState) {
 func (w *wakeup) expire(c *Checker, now clock.Time) {
 	for w.head < len(w.obls) && w.obls[w.head].deadline < now {
 		o := &w.obls[w.head]
-		if o.gen == o.w.gen {
-			g := c.groups[o.key.group]
-			m, _ := g.msgs.get(uint64(o.msg))
+		g := c.groups[o.key.group]
+		m, _ := g.msgs.get(uint64(o.msg))
+		// A message the engine dead-lettered before anyone could take it
+		// (SQS moves it to the DLQ at the receive that reaches it) is no
+		// longer available: nothing was promised.
+		if o.gen == o.w.gen && m != nil && len(m.tokens) > 0 {
 			c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
 		}
 		w.head++

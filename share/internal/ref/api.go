@@ -455,6 +455,8 @@ func (b *Broker) fetch(now clock.Time, req share.ShareFetchRequest, res *share.S
 			} else if off < s.log.end() {
 				remaining -= s.acquire(o, req.AcquireMode, batch, remaining, off)
 			}
+		} else if remaining > 0 && s.end+1 < s.log.end() {
+			b.stats.LockLimited++
 		}
 		pf.Acquired = o.ranges
 		res.Deliveries = append(res.Deliveries, o.deliveries...)

@@ -1,0 +1,121 @@
+package sim
+
+// The quirks users of each peer system run into (the peers' "what users
+// complain about"), where they are behaviour rather than bugs: each test
+// builds the smallest workload that shows one and checks that the run
+// shows it, with every invariant holding.
+
+import (
+	"testing"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// quirkConfig is one group of consumers on one topic, on the given engine.
+func quirkConfig(engine EngineSpec, queues int32, arrive, processing string, consumers int, settings ConsumerSettings) Config {
+	return Config{
+		Seed:      1,
+		Topics:    []TopicSpec{{Name: "orders", Queues: queues}},
+		Producers: []ProducerSpec{{Topic: "orders", Arrivals: arrivals(arrive)}},
+		Consumers: []ConsumerSpec{{Group: "billing", Topic: "orders", Count: consumers, Threads: 1,
+			Processing: dist(processing), Outcomes: outcomes("outcomes(reconsume_later=0,exception=0)"), Settings: settings}},
+		Engine:   engine,
+		Duration: 20 * clock.Second, Drain: 10 * clock.Minute, EventBudget: 5_000_000,
+	}
+}
+
+func runQuirk(t *testing.T, cfg Config, opts RunOptions) *Result {
+	t.Helper()
+	r, err := Run(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Summary.Violations; len(v) > 0 {
+		t.Fatalf("%d violation(s), first %s: %s", len(v), v[0].Invariant, v[0].Detail)
+	}
+	return r
+}
+
+// Kafka: a record that takes long to process holds the share-partition's
+// start offset, and once group.share.partition.max.record.locks records
+// past it are in flight the partition lends nothing more, however many
+// consumers are idle; the run's summary says it hit the limit.
+func TestQuirkKafkaStuckHeadFillsTheWindow(t *testing.T) {
+	set := DefaultKafkaShareSettings()
+	set.PartitionMaxRecordLocks = 100
+	cfg := quirkConfig(EngineSpec{Kind: KafkaShare, Settings: set}, 1, "poisson(200/s)",
+		"mix(0.998:const(1ms),0.002:const(10s))", 4, &KafkaShareConsumerSettings{})
+	r := runQuirk(t, cfg, RunOptions{})
+	var hit *model.LimitHit
+	for i, l := range r.Summary.LimitsHit {
+		if l.Limit == "group.share.partition.max.record.locks" {
+			hit = &r.Summary.LimitsHit[i]
+		}
+	}
+	if hit == nil || hit.Count == 0 || hit.Value != 100 {
+		t.Fatalf("limits hit %+v: want group.share.partition.max.record.locks 100 counted", r.Summary.LimitsHit)
+	}
+	if p99 := clock.Duration(r.Summary.EndToEnd.P99); p99 < clock.Second {
+		t.Errorf("end-to-end p99 %v: want the stall (records waiting behind a 10 s head) to show", p99.Std())
+	}
+}
+
+// SQS FIFO: while a message of a group is in flight, no other message of
+// that group is received, so one slow message delays every message behind
+// it in its group; a standard queue lends them to the idle consumers.
+func TestQuirkSQSFIFOGroupBlockedByInFlightMessage(t *testing.T) {
+	const processing = "mix(0.99:const(1ms),0.01:const(5s))"
+	std := quirkConfig(EngineSpec{Kind: SQSStandard, Settings: DefaultSQSStandardSettings()}, 1, "poisson(50/s)", processing, 4, DefaultSQSConsumerSettings())
+	fifo := quirkConfig(EngineSpec{Kind: SQSFIFO, Settings: DefaultSQSFIFOSettings()}, 1, "poisson(50/s)", processing, 4, DefaultSQSConsumerSettings())
+	s, f := runQuirk(t, std, RunOptions{}), runQuirk(t, fifo, RunOptions{})
+	sp50, fp50 := clock.Duration(s.Summary.EndToEnd.P50), clock.Duration(f.Summary.EndToEnd.P50)
+	if sp50 > 100*clock.Millisecond || fp50 < 10*sp50 {
+		t.Errorf("end-to-end p50: standard %v, FIFO %v: want FIFO's one group to queue behind its slow messages", sp50.Std(), fp50.Std())
+	}
+}
+
+// SQS: a visibility timeout shorter than the processing time makes the
+// message visible again while it is still being processed, so a second
+// consumer receives it and both process it: a duplicate by lease expiry.
+// (A message whose every processing outlasts the timeout is never deleted:
+// the first receiver's DeleteMessage names a stale receipt handle. Here
+// 30 % of processings are slow.)
+func TestQuirkSQSVisibilityShorterThanProcessing(t *testing.T) {
+	set := DefaultSQSStandardSettings()
+	set.VisibilityTimeout = 1
+	cfg := quirkConfig(EngineSpec{Kind: SQSStandard, Settings: set}, 1, "backlog(20)", "mix(0.3:const(1500ms),0.7:const(10ms))", 4, DefaultSQSConsumerSettings())
+	r := runQuirk(t, cfg, RunOptions{})
+	if r.Summary.DuplicatesByCause["lease_expiry"] == 0 {
+		t.Errorf("duplicates by cause %v: want lease_expiry duplicates", r.Summary.DuplicatesByCause)
+	}
+}
+
+// SQS short polling (WaitTimeSeconds 0) samples a subset of the queue's
+// servers, so a receive can come back empty although messages are
+// waiting, and an idle consumer spins on empty receives; long polling
+// (20 s) asks every server and waits instead.
+func TestQuirkSQSShortPollingEmptyReceives(t *testing.T) {
+	empties := func(wait int) (empty, receives int) {
+		set := DefaultSQSConsumerSettings()
+		set.WaitTimeSeconds = wait
+		cfg := quirkConfig(EngineSpec{Kind: SQSStandard, Settings: DefaultSQSStandardSettings()}, 1, "poisson(5/s)", "const(1ms)", 2, set)
+		cfg.Duration = 5 * clock.Second
+		r := runQuirk(t, cfg, RunOptions{KeepEvents: true})
+		for _, e := range r.Events {
+			if e.Kind == model.EvReceived {
+				receives++
+				if e.Count == 0 {
+					empty++
+				}
+			}
+		}
+		return empty, receives
+	}
+	se, sr := empties(0)
+	le, lr := empties(20)
+	if se < 10*max(le, 1) || sr < 10*lr {
+		t.Errorf("short polling: %d empty of %d receives; long polling: %d empty of %d: want short polling to spin on empty receives", se, sr, le, lr)
+	}
+	t.Logf("short polling: %d empty of %d receives; long polling: %d empty of %d", se, sr, le, lr)
+}

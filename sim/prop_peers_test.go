@@ -1,0 +1,274 @@
+package sim
+
+// The at-least-once property on Kafka share groups and on SQS, as
+// TestPropAtLeastOnce checks it on RocketMQ: rapid draws a swarm mask, a
+// short explicit fault schedule (only the faults the engine has: SQS has
+// no broker to restart and no store write to fail; only a standard queue
+// delivers duplicates) and the workload, including the engine's own
+// settings (Kafka's lock duration, delivery limit, in-flight window and
+// the consumer's acknowledgement mode; SQS's visibility timeout, redrive
+// policy, long or short polling), and the checker must find no violation.
+// CI runs 100 checks per engine (RAPID_CHECKS raises it: make prop);
+// failures shrink to a step or two and are saved under
+// testdata/rapid/<test>/ like the RocketMQ property's.
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"popsim/clock"
+	"popsim/share"
+	"popsim/sim/check"
+)
+
+// peerKnobs is the engine-specific part of a peer check's workload.
+type peerKnobs struct {
+	engine EngineKind
+	// Kafka
+	lockMs, deliveryLimit, maxLocks, lingerMs int32
+	mode, exceptionAck, acquire               string
+	commitSync                                bool
+	bugs                                      share.Bugs
+	// SQS
+	visibility, maxReceive, wait, retryVis int
+	exception                              string
+}
+
+// peerCase is one drawn check on a peer engine.
+type peerCase struct {
+	propCase
+	peer peerKnobs
+}
+
+// peerFamilies are the schedule families an engine has.
+func peerFamilies(e EngineKind) familySet {
+	all := families(pfCrash, pfPause, pfSlow, pfLosePop, pfLoseAck, pfLoseChange, pfRenewSameDeadline, pfRenewAtExpiry, pfRenewAfterRevive, pfClockSkew)
+	if e == KafkaShare {
+		all |= families(pfBrokerRestart, pfRevivePutFailure)
+	}
+	return all
+}
+
+func drawPeerCase(rt *rapid.T, engines []EngineKind, bugs share.Bugs, always familySet) *peerCase {
+	c := &peerCase{}
+	c.peer.engine = rapid.SampledFrom(engines).Draw(rt, "engine.kind")
+	allowed := peerFamilies(c.peer.engine)
+	g := genOpts{always: always}
+	c.mask = always
+	for f := propFamily(0); f < numPropFamilies; f++ {
+		if allowed.has(f) && !always.has(f) && rapid.Bool().Draw(rt, "swarm."+propFamilyNames[f]) {
+			c.mask |= 1 << f
+		}
+	}
+	steps := drawSchedule(rt, &g, c.mask)
+	dup := c.peer.engine == SQSStandard && rapid.Bool().Draw(rt, "swarm.duplicate-delivery")
+	k := &c.knobs
+	k.consumers = rapid.IntRange(1, propConsumerCap).Draw(rt, "consumer.count")
+	k.threads = rapid.IntRange(1, 8).Draw(rt, "consumer.threads")
+	k.processing = rapid.SampledFrom(processingMenu).Draw(rt, "consumer.processing")
+	k.reconsume = rapid.SampledFrom(reconsumeMenu).Draw(rt, "consumer.reconsume_later")
+	k.messages = rapid.IntRange(20, 300).Draw(rt, "workload.messages")
+	rate := rapid.SampledFrom(rateMenu).Draw(rt, "workload.arrivals")
+	k.arrivals = fmt.Sprintf("backlog(%d)", k.messages)
+	if rate != "backlog" {
+		k.arrivals = fmt.Sprintf("limit(poisson(%s),count=%d)", rate, k.messages)
+	}
+	k.queues = int32(rapid.IntRange(1, 4).Draw(rt, "topic.queues"))
+	k.restart = clock.Duration(rapid.IntRange(1, 10).Draw(rt, "fault.restart_delay_s")) * clock.Second
+	p := &c.peer
+	switch p.engine {
+	case KafkaShare:
+		k.batch = int32(rapid.SampledFrom([]int{1, 5, 50, 500}).Draw(rt, "consumer.max.poll.records"))
+		p.lockMs = int32(rapid.IntRange(15, 60).Draw(rt, "engine.lock_s")) * 1000
+		p.deliveryLimit = int32(rapid.IntRange(2, 10).Draw(rt, "engine.delivery.count.limit"))
+		p.maxLocks = int32(rapid.SampledFrom([]int{100, 2000}).Draw(rt, "engine.partition.max.record.locks"))
+		p.lingerMs = int32(rapid.SampledFrom([]int{0, 5, 50}).Draw(rt, "engine.linger.ms"))
+		p.mode = rapid.SampledFrom([]string{"explicit", "implicit"}).Draw(rt, "consumer.acknowledgement.mode")
+		p.exceptionAck = rapid.SampledFrom([]string{"release", "reject"}).Draw(rt, "consumer.exceptionAck")
+		p.acquire = rapid.SampledFrom([]string{"batch_optimized", "record_limit"}).Draw(rt, "consumer.acquire.mode")
+		p.commitSync = p.mode == "explicit" && rapid.Bool().Draw(rt, "consumer.commitSync")
+		p.bugs = bugs
+	default:
+		k.batch = int32(rapid.IntRange(1, 10).Draw(rt, "consumer.MaxNumberOfMessages"))
+		p.visibility = rapid.IntRange(1, 60).Draw(rt, "engine.VisibilityTimeout")
+		p.maxReceive = rapid.SampledFrom([]int{0, 1, 3, 10}).Draw(rt, "engine.maxReceiveCount")
+		p.wait = rapid.SampledFrom([]int{0, 1, 20}).Draw(rt, "consumer.WaitTimeSeconds")
+		p.retryVis = rapid.SampledFrom([]int{0, 5}).Draw(rt, "consumer.retryVisibilityTimeout")
+	}
+	p.exception = rapid.SampledFrom([]string{"0", "0.05"}).Draw(rt, "consumer.exception")
+	k.seed = rapid.Uint64Range(1, 1<<32).Draw(rt, "sim.seed")
+	k.drain = propDrain
+	for _, d := range steps {
+		c.sched = append(c.sched, d.resolve(k.consumers))
+	}
+	if dup {
+		at := rapid.IntRange(0, int(propDuration/(10*clock.Millisecond))-1).Draw(rt, "dup.at_10ms")
+		dur := rapid.IntRange(1, 300).Draw(rt, "dup.for_100ms")
+		c.sched = append(c.sched, ScheduledFault{At: clock.Duration(at) * 10 * clock.Millisecond, Kind: FaultDuplicateDelivery,
+			For: min(clock.Duration(dur)*100*clock.Millisecond, propDuration)})
+	}
+	return c
+}
+
+func (c *peerCase) config() Config {
+	k, p := &c.knobs, &c.peer
+	cfg := Config{
+		Seed:      k.seed,
+		Topics:    []TopicSpec{{Name: "orders", Queues: k.queues}},
+		Producers: []ProducerSpec{{Topic: "orders", Arrivals: arrivals(k.arrivals)}},
+		Consumers: []ConsumerSpec{{
+			Group: "billing", Topic: "orders", Count: k.consumers, Threads: k.threads,
+			Batch: k.batch, Processing: dist(k.processing),
+			Outcomes: outcomes("outcomes(reconsume_later=" + k.reconsume + ",exception=" + p.exception + ")"),
+		}},
+		Faults:   FaultSpec{Crash: CrashSpec{RestartDelay: dist(fmt.Sprintf("const(%s)", k.restart.Std()))}},
+		Duration: propDuration, Drain: k.drain, EventBudget: propEventBudget,
+	}
+	switch p.engine {
+	case KafkaShare:
+		set := DefaultKafkaShareSettings()
+		set.RecordLockDurationMs, set.DeliveryCountLimit, set.PartitionMaxRecordLocks, set.LingerMs, set.Bugs = p.lockMs, p.deliveryLimit, p.maxLocks, p.lingerMs, p.bugs
+		cfg.Engine = EngineSpec{Kind: KafkaShare, Settings: set}
+		cfg.Consumers[0].Settings = &KafkaShareConsumerSettings{AcknowledgementMode: p.mode, ExceptionAck: p.exceptionAck, AcquireMode: p.acquire, CommitSync: p.commitSync}
+	default:
+		std := DefaultSQSStandardSettings()
+		std.VisibilityTimeout, std.RedrivePolicy.MaxReceiveCount = p.visibility, p.maxReceive
+		if p.engine == SQSFIFO {
+			f := DefaultSQSFIFOSettings()
+			f.SQSStandardSettings = *std
+			cfg.Engine = EngineSpec{Kind: SQSFIFO, Settings: f}
+		} else {
+			cfg.Engine = EngineSpec{Kind: SQSStandard, Settings: std}
+		}
+		set := DefaultSQSConsumerSettings()
+		set.WaitTimeSeconds, set.RetryVisibilityTimeout = p.wait, p.retryVis
+		cfg.Consumers[0].Settings = set
+	}
+	return cfg
+}
+
+func (c *peerCase) run(replay string) (*Result, error) {
+	return RunScheduled(c.config(), c.sched, RunOptions{Replay: replay})
+}
+
+func (c *peerCase) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "engine %s: %+v\n", c.peer.engine, c.peer)
+	fmt.Fprintf(&b, "swarm mask: %s\n", c.mask)
+	fmt.Fprintf(&b, "schedule (%d steps):\n", len(c.sched))
+	for _, l := range c.sched.Lines() {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	k := &c.knobs
+	fmt.Fprintf(&b, "workload: %d consumer(s) x %d thread(s), batch %d, processing %s, reconsume_later %s, exception %s; %s on %d queue(s); restart delay %v; sim seed %d\n",
+		k.consumers, k.threads, k.batch, k.processing, k.reconsume, c.peer.exception, k.arrivals, k.queues, k.restart.Std(), k.seed)
+	return b.String()
+}
+
+// peerAtLeastOnce is the property on the given engines.
+func peerAtLeastOnce(t *testing.T, engines []EngineKind, stats *propStats, last **peerCase) func(*rapid.T) {
+	replay := fmt.Sprintf("go test ./sim -run '^%s$' -v (replays the fail files under sim/testdata/rapid/%s/)", t.Name(), t.Name())
+	return func(rt *rapid.T) {
+		c := drawPeerCase(rt, engines, share.Bugs{}, 0)
+		*last = c
+		r, err := c.run(replay)
+		if err != nil {
+			rt.Fatalf("the run failed: %v\n%s", err, c.describe())
+		}
+		stats.add(&c.propCase, r)
+		if v := r.Summary.Violations; len(v) > 0 {
+			failOn(rt, v[0].Invariant, fmt.Sprintf("at-least-once violated: %d violation(s) of %s\n%s%s",
+				len(v), strings.Join(invariantsOf(r), ", "), c.describe(), verdict(r)))
+		}
+	}
+}
+
+// peerProp runs the property with the CI budget unless one was chosen.
+func peerProp(t *testing.T, engines ...EngineKind) {
+	chosen := flagOrEnvSet("rapid.checks", "RAPID_CHECKS")
+	pinPropDefaults(t)
+	if !chosen {
+		withRapidFlags(t, "rapid.checks", "100")
+	}
+	var stats propStats
+	var last *peerCase
+	rt := &replayTB{T: t}
+	t.Cleanup(func() {
+		t.Log(stats.String())
+		if t.Failed() && last != nil {
+			t.Logf("shrunk counterexample:\n%sreplay: %s", last.describe(), rt.command())
+		}
+	})
+	rapid.Check(rt, peerAtLeastOnce(t, engines, &stats, &last))
+}
+
+// flagOrEnvSet reports whether the user chose a rapid setting.
+func flagOrEnvSet(name, env string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	_, ok := os.LookupEnv(env)
+	return set || ok
+}
+
+func TestPropKafkaShare(t *testing.T) { peerProp(t, KafkaShare) }
+
+func TestPropSQS(t *testing.T) { peerProp(t, SQSStandard, SQSFIFO) }
+
+// KAFKA-17541 (Kafka 4.1): releasing a closed share session's records
+// decremented their delivery count; the trigger is a consumer that crashes
+// holding records. The hunt works as huntBug does for pop.Bugs: rapid must
+// find it, the delivery-count invariant must catch it, the shrunk case has
+// at most two schedule steps and passes with the switch off.
+func TestPropFindsDecrementDeliveryCountOnSessionRelease(t *testing.T) {
+	checks := 100
+	if testing.Short() {
+		checks *= 5
+	}
+	withRapidFlags(t, "rapid.checks", fmt.Sprint(checks), "rapid.seed", "1",
+		"rapid.nofailfile", "true", "rapid.shrinktime", "10m")
+	bugs := share.Bugs{DecrementDeliveryCountOnSessionRelease: true}
+	var (
+		last    *peerCase
+		lastRes *Result
+		runErr  error
+	)
+	prop := func(rt *rapid.T) {
+		c := drawPeerCase(rt, []EngineKind{KafkaShare}, bugs, families(pfCrash))
+		r, err := c.run("go test ./sim -run '^" + t.Name() + "$' -v")
+		last, lastRes, runErr = c, r, err
+		if err != nil {
+			rt.Fatalf("the run failed: %v", err)
+		}
+		if countInv(r, check.InvDeliveryCount) > 0 {
+			rt.Fatalf("%s violated", check.InvDeliveryCount)
+		}
+	}
+	rec := &recordingTB{name: t.Name()}
+	rapid.Check(rec, prop)
+	switch {
+	case !rec.failed:
+		t.Fatalf("rapid did not find the bug in %d checks", checks)
+	case runErr != nil:
+		t.Fatalf("a run failed instead: %v\n%s", runErr, last.describe())
+	case countInv(lastRes, check.InvDeliveryCount) == 0:
+		t.Fatalf("the shrunk case does not violate %s:\n%s%s", check.InvDeliveryCount, last.describe(), verdict(lastRes))
+	}
+	t.Logf("%s; caught by %s (all violated: %s); shrunk counterexample:\n%s", foundAfter(rec.out), check.InvDeliveryCount, strings.Join(invariantsOf(lastRes), ", "), last.describe())
+	if len(last.sched) > 2 {
+		t.Errorf("the shrunk schedule has %d steps, want at most 2", len(last.sched))
+	}
+	fixed := *last
+	fixed.peer.bugs = share.Bugs{}
+	r, err := fixed.run("")
+	if err != nil {
+		t.Fatalf("the shrunk case with the switch off: %v", err)
+	}
+	if len(r.Summary.Violations) > 0 {
+		t.Errorf("the shrunk case fails with the switch off too (%s):\n%s", strings.Join(invariantsOf(r), ", "), verdict(r))
+	}
+}
