@@ -72,6 +72,12 @@ type Summary struct {
 	RedeliverAfterCrash *Latency `json:"redeliver_after_crash,omitempty"`
 	// LimitsHit lists the engine's documented caps the run ran into.
 	LimitsHit []LimitHit `json:"limits_hit,omitempty"`
+	// ReviveLag is a lease's deadline to the revive that wrote its copy
+	// (leases that ended after the warm-up), for engines that revive.
+	ReviveLag Latency `json:"revive_lag,omitzero"`
+	// EngineCounters are the engine's own work counters over the whole run
+	// (RocketMQ: pop.Stats, store writes and reads of each kind), by name.
+	EngineCounters map[string]int64 `json:"engine_counters,omitempty"`
 
 	// Warmup, Intervals, Breakdown and Notes: what the run measured after
 	// its warm-up, how sure it is, where the time went (model/runstats.go).

@@ -76,6 +76,17 @@ const (
 	EvPull          // Pull: Client fetched Count messages of Topic/Queue from Offset
 	EvCommit        // Group's commit offset of Topic/Queue is Offset (Client -1: the engine's; else the client's)
 
+	// Appended after the first release of the trace format.
+
+	// EvLeaseReopened: the engine broke an ack it had accepted and
+	// reported (Ended) before, so Lease of Msg (Group's, at
+	// Topic/Queue/Offset) is in flight again until Deadline and will run
+	// out. Reason: none, a broker restart lost the ack (RocketMQ's
+	// checkpoint path: an ack merged into a written CK and not yet written
+	// itself); ack-cut-off, the revive round stopped at reviveScanTime
+	// before reading the ack message (the lease's revive follows at once).
+	EvLeaseReopened
+
 	evKinds // number of kinds
 )
 
@@ -89,6 +100,7 @@ var eventNames = [evKinds]string{
 	"cache-flush", "put-failure",
 	"dlq", "drop",
 	"crash", "restart", "pause", "resume", "broker-restart", "rebalance", "pull", "commit",
+	"lease-reopened",
 }
 
 func (k EventKind) String() string {
@@ -176,6 +188,9 @@ const (
 	// concurrent request (a lock-busy fault) and parked; traced at every
 	// such park, a re-run's too. The concurrent holder serves the group.
 	RLockBusy
+	// Why a lease was reopened (EvLeaseReopened; RNone: a broker restart).
+	// Appended after the first release, as kinds are.
+	RAckCutOff // the revive round that held its ack message stopped at reviveScanTime before reading it
 
 	reasons // number of reasons
 )
@@ -191,6 +206,7 @@ var reasonNames = [reasons]string{
 	"undrained",
 	"session-closed", "superseded", "implicit-accept", "ordered",
 	"orderly", "reattempt", "reset", "skipped", "lock-busy",
+	"ack-cut-off",
 }
 
 func (r Reason) String() string {

@@ -141,3 +141,19 @@ func FuzzDecodeEvent(f *testing.F) {
 		}
 	})
 }
+
+// Kinds are appended, never renumbered: a saved binary trace keeps its
+// meaning. The last kinds of each release are pinned here.
+func TestKindNumbersStable(t *testing.T) {
+	for _, c := range []struct {
+		k    EventKind
+		want uint8
+		name string
+	}{
+		{EvPhase, 1, "phase"}, {EvLeaseLost, 30, "lease-lost"}, {EvCommit, 43, "commit"}, {EvLeaseReopened, 44, "lease-reopened"},
+	} {
+		if uint8(c.k) != c.want || c.k.String() != c.name {
+			t.Errorf("kind %q is %d, want %q = %d", c.k, c.k, c.name, c.want)
+		}
+	}
+}

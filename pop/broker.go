@@ -431,6 +431,9 @@ func (b *Broker) loseBuffer(r *RestartResult) {
 			if bit := uint32(1) << uint(i); w.bits&^w.stored&bit != 0 && !w.ref.live(i) {
 				w.ref.ended &^= bit
 				b.ckl.live++
+				if w.ref.pending&bit != 0 {
+					b.ckl.pending++
+				}
 				r.ReopenedLeases = append(r.ReopenedLeases, w.ref.lease(i))
 			}
 		}
@@ -441,8 +444,16 @@ func (b *Broker) loseBuffer(r *RestartResult) {
 // cache. It is kept beside State because a driver samples it often (the
 // simulator at every time-series point and drain check) and State copies
 // every record.
-// On the checkpoint path it counts the live leases (ckLeases); on both,
-// the live FIFO leases.
+// On the checkpoint path it counts the live leases (ckLeases), those with
+// an ack message pending included (PendingAckCount); on both, the live
+// FIFO leases.
 func (b *Broker) InFlightCount() int {
 	return b.index.len() + int(b.cache.size) + b.ckl.live + b.order.liveCount
 }
+
+// PendingAckCount is the number of checkpoint-path leases whose ack was
+// written as an ack message (the answer named them Pending) and that a
+// revive round has not paired yet: settled for their clients, live for
+// the broker until their deadline has passed. A driver that asks whether
+// anything is still in flight for the clients subtracts them.
+func (b *Broker) PendingAckCount() int { return b.ckl.pending }

@@ -38,16 +38,18 @@ func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset i
 }
 
 // writeAck writes an ack message and returns the live lease it will end
-// when revive pairs it: 0 when it names none, the write failed, or it
-// reaches the revive queue before the lease's CK (a CK still in the timer
-// when a late ack goes in at once), where the round skips it.
+// when revive pairs it (findAcked): 0 when it names none, the write
+// failed, or it reaches the revive queue before the lease's CK (a CK still
+// in the timer when a late ack goes in at once), where the round skips it.
 func (b *Broker) writeAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) model.LeaseID {
-	ref, i := b.findAcked(a.MergeKey(), rq, a.AckOffset)
-	if b.putAck(nowMs, a, rq, deliverMs, fails) != putOK || ref == nil || !ref.pairs(b.arrival) {
+	if b.putAck(nowMs, a, rq, deliverMs, fails) != putOK {
 		return 0
 	}
-	ref.pending |= 1 << uint(i)
-	return ref.lease(i)
+	ref, i := b.findAcked(a.MergeKey(), rq, a.AckOffset, b.arrival)
+	if ref == nil {
+		return 0
+	}
+	return b.setPending(ref, i, b.arrival)
 }
 
 // batchAckCK is appendAck for one BatchAck entry: the set bits within the
@@ -90,18 +92,18 @@ func (b *Broker) batchAckCK(nowMs int64, a *BatchAck, res *BatchAckResult) {
 		b.markBatch(res, first, mg.ended, func(e *AckedOffset, l model.LeaseID) { e.Removed = l; res.Deleted++ })
 		return
 	}
+	if b.putBatchAck(nowMs, &m, a.ReviveQueueID, a.PopTime+a.InvisibleTime, &res.Failures) != putOK {
+		b.stats.AckMisses += int64(len(offs))
+		return
+	}
 	key := m.MergeKey()
 	type hit struct {
 		ref *ckRef
 		i   int
 	}
 	hits := make([]hit, len(offs))
-	for j, o := range offs {
-		hits[j].ref, hits[j].i = b.findAcked(key, a.ReviveQueueID, o)
-	}
-	if b.putBatchAck(nowMs, &m, a.ReviveQueueID, a.PopTime+a.InvisibleTime, &res.Failures) != putOK {
-		b.stats.AckMisses += int64(len(offs))
-		return
+	for j, o := range offs { // all found before any is marked pending
+		hits[j].ref, hits[j].i = b.findAcked(key, a.ReviveQueueID, o, b.arrival)
 	}
 	j := 0
 	for x := first; x < len(res.Offsets); x++ {
@@ -109,9 +111,8 @@ func (b *Broker) batchAckCK(nowMs int64, a *BatchAck, res *BatchAckResult) {
 		if e.Skipped {
 			continue
 		}
-		if h := hits[j]; h.ref != nil && h.ref.pairs(b.arrival) {
-			h.ref.pending |= 1 << uint(h.i)
-			e.Pending = h.ref.lease(h.i)
+		if h := hits[j]; h.ref != nil {
+			e.Pending = b.setPending(h.ref, h.i, b.arrival)
 			res.Pending++
 		} else {
 			b.stats.AckMisses++

@@ -30,15 +30,11 @@ type ckRef struct {
 	ended, pending uint32
 	// stored: the CK message was written (to the timer or the revive
 	// queue); buffered CKs are not stored until the buffer writes them.
-	// at is when it reaches its revive queue.
-	stored bool
-	at     int64
+	// at is when it reaches its revive queue; ackAt when the last of its
+	// pending ack messages does.
+	stored    bool
+	at, ackAt int64
 }
-
-// pairs predicts whether an ack message reaching r's revive queue at
-// ackAt will be read after r's CK, so that the round holding the CK sets
-// its bit: a CK still held by the buffer is assumed to be written on time.
-func (r *ckRef) pairs(ackAt int64) bool { return !r.stored || r.at <= ackAt }
 
 func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
 
@@ -51,6 +47,7 @@ type ckLeases struct {
 	byFirst map[model.LeaseID]*ckRef
 	byKey   map[string][]*ckRef
 	live    int // leases not yet ended, over all refs
+	pending int // live leases with an ack message pending
 }
 
 func newCkLeases() ckLeases {
@@ -75,6 +72,9 @@ func (b *Broker) end(r *ckRef, i int) model.LeaseID {
 	}
 	r.ended |= 1 << uint(i)
 	b.ckl.live--
+	if r.pending&(1<<uint(i)) != 0 {
+		b.ckl.pending--
+	}
 	return r.lease(i)
 }
 
@@ -104,25 +104,51 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 }
 
 // findAcked returns the ckRef and index an ack of ackOffset with merge key
-// key, on revive queue rq, would pair with: the newest such CK whose lease
-// at that offset is still live and has no ack message pending yet (a
-// second ack of a pending lease ends nothing more). It returns nil when
-// there is none.
-func (b *Broker) findAcked(key string, rq int32, ackOffset int64) (*ckRef, int) {
+// key, on revive queue rq, reaching the queue at ackAt, will pair with,
+// and nil when there is none or that lease has an ack message pending
+// already (a second ack of a pending lease ends nothing more). A revive
+// round keeps the last CK it read under a merge key, so the ack meets,
+// of the CKs with a live lease at that offset that reach the queue before
+// it, the one that reaches it last (the newest among equals); a CK the
+// buffer still holds is taken to reach it on time, ackTimeInterval before
+// its revive time. Keys collide when a renewal comes in its pop's
+// millisecond: the renewal's CK is newer, but it reaches the queue, and is
+// revived, before the ack of the pop's CK arrives (ck_change.txt).
+func (b *Broker) findAcked(key string, rq int32, ackOffset, ackAt int64) (*ckRef, int) {
+	var best *ckRef
+	bi, bestAt := -1, int64(0)
 	rs := b.ckl.byKey[key]
 	for j := len(rs) - 1; j >= 0; j-- {
 		r := rs[j]
 		if r.rq != rq {
 			continue
 		}
-		if i := r.ck.IndexOfAck(ackOffset); i >= 0 && i < int(r.ck.Num) && r.live(i) {
-			if r.pending&(1<<uint(i)) != 0 {
-				return nil, -1
-			}
-			return r, i
+		i := r.ck.IndexOfAck(ackOffset)
+		if i < 0 || i >= int(r.ck.Num) || !r.live(i) {
+			continue
 		}
+		at := r.at
+		if !r.stored {
+			at = b.timerDue(r.ck.ReviveTime() - AckTimeInterval)
+		}
+		if at > ackAt || best != nil && at <= bestAt {
+			continue
+		}
+		best, bi, bestAt = r, i, at
 	}
-	return nil, -1
+	if best == nil || best.pending&(1<<uint(bi)) != 0 {
+		return nil, -1
+	}
+	return best, bi
+}
+
+// setPending records that an ack message reaching the revive queue at
+// ackAt will end lease i of r when a round pairs it, and returns the lease.
+func (b *Broker) setPending(r *ckRef, i int, ackAt int64) model.LeaseID {
+	r.pending |= 1 << uint(i)
+	b.ckl.pending++
+	r.ackAt = max(r.ackAt, ackAt)
+	return r.lease(i)
 }
 
 // CkLease is one lease of the checkpoint path, for State.

@@ -40,7 +40,8 @@ type reviveService struct {
 	all              []*roundCk // every CK read this round, replaced ones too
 	mocks            map[string]*roundCk
 	mockOrder        []string
-	msgs             int // messages read this round
+	msgs             int  // messages read this round
+	cut              bool // reviveScanTime ended the round before a pull it made
 }
 
 // roundCk is a CK read by a round, with the leases it carries.
@@ -139,7 +140,7 @@ func (b *Broker) stepService(s *reviveService, t int64, res *CheckpointResult) {
 func (b *Broker) startRound(s *reviveService, t int64) {
 	s.pulling, s.start = true, t
 	s.old = max(s.offset, b.reviveCommitted(s.qid))
-	s.read, s.endTime, s.firstRt, s.noMsg, s.msgs = s.old+1, 0, 0, 0, 0
+	s.read, s.endTime, s.firstRt, s.noMsg, s.msgs, s.cut = s.old+1, 0, 0, 0, 0, false
 	s.cks, s.mocks, s.all, s.mockOrder = map[string]*roundCk{}, map[string]*roundCk{}, nil, nil
 }
 
@@ -161,6 +162,7 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 		}
 		s.noMsg = 0
 		if g-s.start > b.cfg.ReviveScanTime {
+			s.cut = true
 			b.finishRound(s, g, res) // scan timeout: this batch is not read
 			return
 		}
@@ -297,7 +299,7 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 			break
 		}
 		if !b.ckTopicAlive(&rc.ck) {
-			b.loseCk(rc, g, res)
+			b.loseCk(s, rc, g, res)
 		} else {
 			b.reviveCk(s, rc, g, res)
 		}
@@ -305,7 +307,7 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 	}
 	for _, rc := range s.all {
 		if rc.replaced && rc.ck.ReviveOffset <= newOffset {
-			b.loseCk(rc, g, res) // its merge key's later CK took its place: never revived
+			b.loseCk(s, rc, g, res) // its merge key's later CK took its place: never revived
 		}
 	}
 	if newOffset > s.old {
@@ -334,7 +336,7 @@ func (b *Broker) ckTopicAlive(ck *model.PopCheckPoint) bool {
 }
 
 // loseCk ends a CK's live leases without a copy (ReviveLost).
-func (b *Broker) loseCk(rc *roundCk, g int64, res *CheckpointResult) {
+func (b *Broker) loseCk(s *reviveService, rc *roundCk, g int64, res *CheckpointResult) {
 	if rc.ref == nil {
 		return
 	}
@@ -342,6 +344,7 @@ func (b *Broker) loseCk(rc *roundCk, g int64, res *CheckpointResult) {
 		if l := b.end(rc.ref, i); l != 0 {
 			rv := b.revival(rc, i, l)
 			rv.Outcome = ReviveLost
+			rv.Unpaired = b.unpaired(s, rc, i, g)
 			b.stats.MayBeLost++
 			res.Revivals = append(res.Revivals, rv)
 		}
@@ -378,6 +381,7 @@ func (b *Broker) reviveCk(s *reviveService, rc *roundCk, g int64, res *Checkpoin
 			continue
 		}
 		rv := b.revival(rc, j, l)
+		rv.Unpaired = b.unpaired(s, rc, j, g)
 		off := ck.AckOffsetByIndex(j)
 		b.stats.ReadCalls++
 		if b.reviveReadFails() {
@@ -415,6 +419,7 @@ func (b *Broker) reviveCk(s *reviveService, rc *roundCk, g int64, res *Checkpoin
 			// failed: it and every failure after it are never re-put
 			for _, j := range failed[k:] {
 				rv := b.revival(rc, j, rc.ref.leaseOr0(j))
+				rv.Unpaired = b.unpaired(s, rc, j, g)
 				b.end(rc.ref, j)
 				rv.Outcome = ReviveLost
 				b.stats.MayBeLost++
@@ -427,6 +432,21 @@ func (b *Broker) reviveCk(s *reviveService, rc *roundCk, g int64, res *Checkpoin
 	if rc.ref != nil {
 		b.drop(rc.ref)
 	}
+}
+
+// unpaired says why lease j of rc, ending at g without its ack, had an
+// ack message pending that the round did not pair (AckPaired when it had
+// none): the round read it not because reviveScanTime cut off the pull
+// that held it (AckCutOff), or because it had not reached the revive
+// queue (AckMissed).
+func (b *Broker) unpaired(s *reviveService, rc *roundCk, j int, g int64) UnpairedAck {
+	switch {
+	case rc.ref == nil || rc.ref.pending&(1<<uint(j)) == 0:
+		return AckPaired
+	case s.cut && rc.ref.ackAt <= g:
+		return AckCutOff
+	}
+	return AckMissed
 }
 
 func (r *ckRef) leaseOr0(i int) model.LeaseID {
@@ -467,6 +487,7 @@ func (b *Broker) reviveCopy(s *reviveService, rc *roundCk, j int, orig *model.Me
 func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *CheckpointResult) {
 	old := &rc.ck
 	rv := b.revival(rc, j, rc.ref.leaseOr0(j))
+	rv.Unpaired = b.unpaired(s, rc, j, g)
 	b.end(rc.ref, j)
 	rp := old.ParseRePutTimes()
 	if rp >= len(CkRewriteIntervalsSeconds) && b.cfg.SkipWhenCKRePutReachMaxTimes {

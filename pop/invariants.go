@@ -323,7 +323,7 @@ func (b *Broker) checkCheckpoint() error {
 }
 
 func (b *Broker) checkCkLeases() error {
-	live, keyed := 0, 0
+	live, keyed, pending := 0, 0, 0
 	for first, r := range b.ckl.byFirst {
 		if r.first != first || r.first == 0 || r.first+model.LeaseID(r.ck.Num)-1 > b.lastLease || r.ck.Num <= 0 {
 			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck.Num)-1, b.lastLease)
@@ -334,6 +334,9 @@ func (b *Broker) checkCkLeases() error {
 		for i := 0; i < int(r.ck.Num); i++ {
 			if r.live(i) {
 				live++
+				if r.pending&(1<<uint(i)) != 0 {
+					pending++
+				}
 			}
 		}
 		if !slices.Contains(b.ckl.byKey[r.key], r) {
@@ -343,8 +346,9 @@ func (b *Broker) checkCkLeases() error {
 	for _, rs := range b.ckl.byKey {
 		keyed += len(rs)
 	}
-	if keyed != len(b.ckl.byFirst) || live != b.ckl.live {
-		return fmt.Errorf("pop: invariant: %d checkpoint refs by lease, %d by merge key; %d live leases counted as %d", len(b.ckl.byFirst), keyed, live, b.ckl.live)
+	if keyed != len(b.ckl.byFirst) || live != b.ckl.live || pending != b.ckl.pending {
+		return fmt.Errorf("pop: invariant: %d checkpoint refs by lease, %d by merge key; %d live leases counted as %d, %d with an ack pending counted as %d",
+			len(b.ckl.byFirst), keyed, live, b.ckl.live, pending, b.ckl.pending)
 	}
 	return nil
 }

@@ -32,6 +32,35 @@ const (
 	ReviveLost
 )
 
+// UnpairedAck says whether a checkpoint-path lease that revive ended
+// without its ack (revived, skipped, re-put, dropped or lost) had an ack
+// message pending: one whose answer named the lease Pending, the engine's
+// promise that the round would pair it and skip the lease.
+type UnpairedAck uint8
+
+// Unpaired acks.
+const (
+	// AckPaired: the lease had no ack message pending (the usual case).
+	AckPaired UnpairedAck = iota
+	// AckCutOff: the ack message was in the revive queue, in the pull that
+	// reviveScanTime cut off: a round that keeps finding messages stops
+	// after reviveScanTime (10 s) without reading its last pull, and still
+	// revives the checkpoints its deliver times allow. RocketMQ does this
+	// by design, with default settings, to a late ack (written more than
+	// ReviveGrace after its deadline) on a busy revive queue.
+	AckCutOff
+	// AckMissed: the round revived the lease although the ack message was
+	// not in its way: it had not reached the revive queue yet
+	// (Bugs.DelayLevelTimer's delay levels) or was read before the
+	// checkpoint. By default the engine names no pending lease then: a
+	// broken promise.
+	AckMissed
+)
+
+func (u UnpairedAck) String() string {
+	return [...]string{"", "ack-cut-off", "ack-missed"}[u]
+}
+
 // Location is where a message is stored.
 type Location struct {
 	Topic   string
@@ -63,9 +92,12 @@ type Revival struct {
 	NewLease     model.LeaseID
 	NextDeadline clock.Time
 	Replaced     model.LeaseID
-	woken        []Wakeup
-	pullWoken    []PullWakeup
-	failure      WriteFailure // the failed retry-copy write, if any
+	// Unpaired (FS): the lease ended here although an ack message the
+	// engine had named it Pending in was written (AckPaired: none).
+	Unpaired  UnpairedAck
+	woken     []Wakeup
+	pullWoken []PullWakeup
+	failure   WriteFailure // the failed retry-copy write, if any
 }
 
 // ReviveResult reports one pass of the revive loop.

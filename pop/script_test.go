@@ -954,6 +954,9 @@ func (e *scriptEnv) printCkRevivals(rs []Revival) {
 		case ReviveRetried:
 			s += fmt.Sprintf(" -> lease=%d deadline=%s", rv.NewLease, rel(rv.NextDeadline.Millis()))
 		}
+		if rv.Unpaired != AckPaired {
+			s += " unpaired=" + rv.Unpaired.String()
+		}
 		e.printf("%s", s)
 	}
 }

@@ -24,6 +24,9 @@ const (
 const (
 	HistEndToEnd    = "end_to_end"   // produce to successful ack
 	HistServiceTime = "service_time" // delivery (pop) to ack
+	// HistReviveLag is a lease's deadline to the revive that wrote its
+	// copy, recorded by runs whose engine revived something.
+	HistReviveLag = "revive_lag"
 )
 
 // hgrm output parameters: five percentile ticks per half distance to 100 %,

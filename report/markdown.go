@@ -32,6 +32,7 @@ func RenderRunMarkdown(r Run, charts []*Chart) []byte {
 	writeLatencyTable(&b, r)
 	writeRunIntervals(&b, s)
 	writeBreakdown(&b, s)
+	writeEngineWork(&b, &s)
 	if len(s.Coverage) > 0 {
 		writeCounts(&b, "Fault-path coverage", "path", "times fired", s.Coverage, -1)
 	}
@@ -416,4 +417,25 @@ func mdCode(s string) string {
 		s = " " + s + " "
 	}
 	return fence + s + fence
+}
+
+// writeEngineWork writes the engine's work counters with each per
+// consumed (acked) message: RocketMQ's store writes and reads of each
+// kind, the measure behind its KV path (fewer writes, less CPU).
+func writeEngineWork(b *bytes.Buffer, s *model.Summary) {
+	if len(s.EngineCounters) == 0 {
+		return
+	}
+	b.WriteString("## Engine work\n\n")
+	b.WriteString("Counters of the whole run (warm-up and drain included), and per acked message.\n\n")
+	b.WriteString("| counter | count | per acked message |\n|---|--:|--:|\n")
+	for _, n := range slices.Sorted(maps.Keys(s.EngineCounters)) {
+		v := s.EngineCounters[n]
+		per := "-"
+		if s.Acked > 0 {
+			per = fmtFloat(float64(v)/float64(s.Acked), 3)
+		}
+		fmt.Fprintf(b, "| %s | %d | %s |\n", mdText(n), v, per)
+	}
+	b.WriteString("\n")
 }

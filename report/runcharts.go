@@ -36,6 +36,8 @@ func HistLabel(name string) string {
 		return "end-to-end (produce → ack)"
 	case HistServiceTime:
 		return "service time (pop → ack)"
+	case HistReviveLag:
+		return "revive lag (deadline → revive)"
 	}
 	if IsPart(name) {
 		return PartLabel(name)

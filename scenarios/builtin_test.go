@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -30,6 +31,13 @@ func TestBuiltinsLoad(t *testing.T) {
 		c := s.Config(s.Seed)
 		if err := c.Validate(); err != nil {
 			t.Errorf("%s: sim rejects it: %v", name, err)
+		}
+		// Every RocketMQ built-in names the POP path it runs, and says why
+		// in a comment (the default is the checkpoint path). The peers-*
+		// scenarios run any engine (-param engine=) on each system's own
+		// defaults, RocketMQ's path included.
+		if !strings.HasPrefix(name, "peers-") && !regexp.MustCompile(`(?m)^  popConsumerKVServiceEnable: (true|false)`).Match(s.Text) {
+			t.Errorf("%s: the engine section does not state its path (popConsumerKVServiceEnable)", name)
 		}
 	}
 	if _, err := Builtin("no-such"); err == nil || !strings.Contains(err.Error(), "default") {

@@ -57,6 +57,7 @@ faults:
   renew: {sameDeadline: 0.1%, atExpiry: 0.1%, afterRevive: 0.1%}
   brokerRestart: {every: 5m}
   revivePutFailure: 1%
+  reviveReadFailure: 1%
   clockSkew: 10ms
   lockBusy: 0.1%
 `

@@ -82,28 +82,46 @@
 //
 //	engine:                       # the engine and its own section of settings
 //	  kind: rocketmq              # the only kind so far (default); a key the kind lacks is an error
-//	  # rocketmq: pop.Config under RocketMQ's broker.conf names; defaults are RocketMQ's
+//	  # rocketmq: pop.Config under RocketMQ's broker.conf names; defaults are RocketMQ's.
+//	  # One broker.conf holds every setting, as RocketMQ's does: a setting of the
+//	  # path not taken is accepted and ignored. (both), (KV), (CK) say which path reads it.
 //	  version: ""                           # a release profile (5.1.4 ... 5.5.0, pop.Versions): its bugs
 //	                                        # and changed defaults, applied first; the other keys win
+//	  popConsumerKVServiceEnable: false     # the POP path: false = checkpoint (RocketMQ's default), true = KV
+//	  popConsumerFSServiceInit: true        # (CK) start the buffer and revive services
+//	  popConsumerKVServiceInit: false       # (KV) build the KV service (always built when Enable is on)
 //	  brokerName: broker-a
-//	  brokerClusterName: DefaultCluster
+//	  brokerClusterName: DefaultCluster     # (CK) the revive topic is rmq_sys_REVIVE_LOG_<cluster>
 //	  readable: true
-//	  timerWheelEnable: true
-//	  popReviveMaxReturnSizePerRead: 16384
-//	  popReviveMaxAttemptTimes: 16          # 0..16
-//	  enablePopBufferMerge: false           # KV: stage records in PopConsumerCache
-//	  popCkStayBufferTime: 10000            # milliseconds, or a duration (10s)
-//	  popCkMaxBufferSize: 200000
+//	  timerWheelEnable: true                # (CK) required for revive
+//	  timerPrecisionMs: 1000                # (CK) the timer wheel's slot
+//	  timerMaxDelaySec: 259200              # (CK)
+//	  popReviveMaxReturnSizePerRead: 16384  # (KV)
+//	  popReviveMaxAttemptTimes: 16          # (KV) 0..16
+//	  enablePopBufferMerge: false           # (both) KV: stage records in PopConsumerCache; CK: PopBufferMergeService
+//	  popCkStayBufferTime: 10000            # (both) milliseconds, or a duration (10s)
+//	  popCkStayBufferTimeOut: 3000          # (CK)
+//	  popCkMaxBufferSize: 200000            # (both)
+//	  popCkOffsetMaxQueueSize: 20000        # (CK)
+//	  enablePopBatchAck: false              # (CK) one bAck message per CK
+//	  reviveQueueNum: 8                     # (CK) revive-topic queues, one revive service each
+//	  reviveInterval: 1000                  # (CK) between revive rounds
+//	  reviveMaxSlow: 3                      # (CK)
+//	  reviveScanTime: 10000                 # (CK) longest read phase of a round
+//	  enableSkipLongAwaitingAck: false      # (CK) #5408's mock checkpoints
+//	  reviveAckWaitMs: 180000               # (CK)
+//	  skipWhenCKRePutReachMaxTimes: false   # (CK)
+//	  popFromRetryProbability: 20           # (CK) percent of pops reading the retry topic first
 //	  enableRetryTopicV2: false
 //	  retrieveMessageFromPopRetryTopicV1: true
 //	  enablePopMessageThreshold: false
-//	  popInflightMessageThreshold: 10000
+//	  popInflightMessageThreshold: 10000    # (both) KV: cached records; CK: the in-flight counter
 //	  popPollingSize: 1024
 //	  maxPopPollingSize: 100000
 //	  popLongPollingForceNotifyInterval: 800
 //	  initPopOffsetByCheckMsgInMem: true
 //	  useServerSideResetOffset: true
-//	  popConsumerLockTimeout: 120000        # milliseconds, or a duration
+//	  popConsumerLockTimeout: 120000        # (KV) milliseconds, or a duration
 //	  flushConsumerOffsetInterval: 5000     # commit offsets persisted this often; a broker restart (crash) loses the rest
 //	  bugs:                                 # upstream defects, off by default (see pop.Bugs)
 //	    sameDeadlineChangeInvisible: false  # apache/rocketmq#10276
@@ -111,10 +129,10 @@
 //	    v1RetryNoPollWake: false            # #9632
 //	    commitOffsetLag: false              # #10949
 //	    retryTopicReencoding: false         # #10945/#11195
-//	    emptyStageCommitsNextBegin: false   # #9339 (with commitOffsetLag)
-//	    reviveReadFailureLosesRetry: false  # #10985 (checkpoint path)
-//	    rePutCkLosesBrokerName: false       # #7412 (checkpoint path)
-//	    delayLevelTimer: false              # #3787/#4153 (checkpoint path)
+//	    emptyStageCommitsNextBegin: false   # #9339 (KV, with commitOffsetLag)
+//	    reviveReadFailureLosesRetry: false  # #10985 (CK)
+//	    rePutCkLosesBrokerName: false       # #7412 (CK)
+//	    delayLevelTimer: false              # #3787/#4153 (CK)
 //
 //	network:
 //	  requestLatency: uniform(200us,2ms)    # one-way; const(0s) for none
@@ -136,6 +154,7 @@
 //	  renew: {sameDeadline: 0.05%, atExpiry: 0.02%, afterRevive: 0.02%}   # per delivered message
 //	  brokerRestart: {every: 10m}           # the broker loses cache and parked pops
 //	  revivePutFailure: 1%                  # retry-topic writes that fail during revive
+//	  reviveReadFailure: 0                  # checkpoint path: revive's reads of a message that fail
 //	  clockSkew: 100ms                      # consumer clocks off by up to ± this, 0s..1h
 //	  lockBusy: 0.1%                        # pops that find the broker's pop lock held by a concurrent request
 //
@@ -149,7 +168,8 @@
 // overridden value is checked like a written one; [*] addresses every
 // list element: -set consumers[*].invisibleTime=10s. Sweep and plan
 // parameters are overrides with short aliases (see Aliases): consumers,
-// invisible, kind, batch, threads, queues, rate, processing, seeds...
+// invisible, kind, batch, threads, queues, rate, processing, path
+// (kv or checkpoint: engine.popConsumerKVServiceEnable), seeds...
 //
 // # Theory
 //

@@ -55,6 +55,7 @@ func TestParamValuesAreCanonical(t *testing.T) {
 		{"kind=pull,simple", "pull,simple"},
 		{"engine.popCkStayBufferTime=10s", "10000"},
 		{"faults.revivePutFailure=0.01", "1%"},
+		{"path=kv,checkpoint", "kv,checkpoint"},
 	} {
 		p, err := ParseParam(c.in)
 		if err != nil {
@@ -67,5 +68,26 @@ func TestParamValuesAreCanonical(t *testing.T) {
 	}
 	if _, err := ParseParam("invisible=10s,10000ms"); err == nil {
 		t.Error("ParseParam accepted one value twice in two spellings")
+	}
+}
+
+// The path alias sets popConsumerKVServiceEnable as RocketMQ reads it, and
+// takes only its two words.
+func TestPathParam(t *testing.T) {
+	for w, want := range map[string]bool{"kv": true, "checkpoint": false} {
+		o, err := ParamOverride("path", w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Builtin("default", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg := s.Engine.RocketMQ(); cfg.UsesKV() != want {
+			t.Errorf("path=%s: popConsumerKVServiceEnable %v, want %v", w, cfg.UsesKV(), want)
+		}
+	}
+	if _, err := ParseParam("path=kv,fs"); err == nil || !strings.Contains(err.Error(), "checkpoint or kv") {
+		t.Errorf("path=fs: %v", err)
 	}
 }

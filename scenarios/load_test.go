@@ -52,8 +52,8 @@ func TestLoadMinimal(t *testing.T) {
 	if c.Kind != sim.PopPush || c.Count != 2 || c.Batch != 8 || c.Threads != 0 || !ok || set.InvisibleTime != 30*clock.Second || c.Processing.String() != "exp(5ms)" {
 		t.Errorf("consumer wrong: %+v", c)
 	}
-	if got := s.Engine.RocketMQ(); !reflect.DeepEqual(got, pop.KVConfig()) {
-		t.Errorf("engine defaults differ from pop.KVConfig:\n%+v\n%+v", got, pop.KVConfig())
+	if got := s.Engine.RocketMQ(); !reflect.DeepEqual(got, pop.DefaultConfig()) || got.UsesKV() {
+		t.Errorf("engine defaults differ from pop.DefaultConfig (RocketMQ's, the checkpoint path):\n%+v\n%+v", got, pop.DefaultConfig())
 	}
 	if got := s.Seeds.List(); len(got) != 1 || got[0] != 1 {
 		t.Errorf("seeds default to [seed]: got %v", got)
@@ -65,11 +65,14 @@ func TestLoadMinimal(t *testing.T) {
 func TestEngineKeys(t *testing.T) {
 	want := pop.KVConfig()
 	want.BrokerName, want.ClusterName = "b", "c"
+	want.ReviveScanTime = 4321
 	want.Readable, want.EnablePopBufferMerge = false, true
 	want.PopCkStayBufferTime, want.PopConsumerLockTimeout = 1234, 5678
 	want.Bugs = pop.Bugs{SameDeadlineChangeInvisible: true, CacheCleanupIgnoresReviveFailure: true, V1RetryNoPollWake: true, CommitOffsetLag: true, RetryTopicReencoding: true}
 	text := minimal + `engine:
   kind: rocketmq
+  popConsumerKVServiceEnable: true
+  reviveScanTime: 4321
   brokerName: b
   brokerClusterName: c
   readable: false
@@ -221,7 +224,7 @@ func TestLoadEngineVersion(t *testing.T) {
 	s := mustLoad(t, minimal+"engine:\n  bugs: {retryTopicReencoding: false}\n  version: 5.3.2\n",
 		Override{"engine.bugs.sameDeadlineChangeInvisible", "false"})
 	e := s.Engine.RocketMQ()
-	want := pop.KVConfig()
+	want := pop.DefaultConfig() // the checkpoint path, RocketMQ's default
 	if err := want.ApplyVersion("5.3.2"); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +238,7 @@ func TestLoadEngineVersion(t *testing.T) {
 	}
 	for text, msg := range map[string]string{
 		"engine: {version: 5.3.9}\n": "x.yaml:19: engine.version: unknown RocketMQ version \"5.3.9\": want one of 5.1.4, 5.2.0, 5.3.0, 5.3.1, 5.3.2, 5.3.3, 5.4.0, 5.5.0",
-		"engine: {version: 5.3.1}\n": "engine.version: 5.3.1 has no KV path",
+		"engine: {version: 5.3.1, popConsumerKVServiceEnable: true}\n": "engine.version: 5.3.1 has no KV path",
 	} {
 		_, err := Load("x.yaml", []byte(minimal+text))
 		if err == nil || !strings.Contains(err.Error(), msg) {

@@ -10,15 +10,22 @@ import (
 )
 
 // alias is a short sweep/plan parameter name for an override path; format,
-// when set, turns the parameter's value into the override's value.
+// when set, turns the parameter's value into the override's value, and
+// values, when set, lists the words the parameter takes and the value each
+// sets.
 type alias struct {
 	path   string
 	format string // fmt verb with one %s, e.g. "poisson(%s)"
+	values map[string]string
 	help   string
 	// also are more overrides the value sets (engine= sets the
 	// consumers' kind to the engine's).
 	also func(value string) []Override
 }
+
+// pathValues are the words of the path alias: RocketMQ's two POP paths,
+// chosen as RocketMQ chooses them (popConsumerKVServiceEnable).
+var pathValues = map[string]string{"kv": "true", "checkpoint": "false"}
 
 var aliases = map[string]alias{
 	"consumers":  {path: "consumers[*].count", help: "clients per consumer entry"},
@@ -42,6 +49,8 @@ var aliases = map[string]alias{
 			}
 			return nil
 		}},
+	"path": {path: "engine.popConsumerKVServiceEnable", values: pathValues,
+		help: "RocketMQ's POP path: kv or checkpoint (the default broker's)"},
 }
 
 // Aliases returns "name: path — help" lines for the sweep parameters'
@@ -54,6 +63,13 @@ func Aliases() []string {
 		if a.format != "" {
 			p += "=" + strings.ReplaceAll(a.format, "%s", "VALUE")
 		}
+		if a.values != nil {
+			var ws []string
+			for _, w := range slices.Sorted(maps.Keys(a.values)) {
+				ws = append(ws, w+":"+a.values[w])
+			}
+			p += " (" + strings.Join(ws, ",") + ")"
+		}
 		out = append(out, fmt.Sprintf("%-11s %-37s %s", k, p, a.help))
 	}
 	return out
@@ -63,6 +79,13 @@ func Aliases() []string {
 // or any override path) to value.
 func ParamOverride(name, value string) (Override, error) {
 	if a, ok := aliases[name]; ok {
+		if a.values != nil {
+			v, ok := a.values[value]
+			if !ok {
+				return Override{}, fmt.Errorf("parameter %s: %q: want %s", name, value, strings.Join(slices.Sorted(maps.Keys(a.values)), " or "))
+			}
+			value = v
+		}
 		if a.format != "" {
 			value = fmt.Sprintf(a.format, value)
 		}
@@ -122,7 +145,7 @@ func ParseParam(s string) (Param, error) {
 		if err != nil {
 			return Param{}, fmt.Errorf("-param %q: %v", s, err)
 		}
-		if a, ok := aliases[name]; !ok || a.format == "" {
+		if a, ok := aliases[name]; !ok || a.format == "" && a.values == nil {
 			v = canonicalValue(o.Path, v)
 			values[i] = v
 		}

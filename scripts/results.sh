@@ -28,10 +28,11 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 
-rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation results/peers results/versions results/fifo-orders results/fifo-poison results/fifo-vs-concurrent
+rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation results/peers results/versions results/fifo-orders results/fifo-poison results/fifo-vs-concurrent results/kv-vs-checkpoint
 "$bin" run -scenario default -seed 1 -out results/default
 "$bin" sweep -scenario pull-vs-pop -param kind=pull,pop-push,simple -seeds 1..3 -out results/pull-vs-pop
 "$bin" sweep -scenario hot-topic-500x500 -param kind=pull,simple -seeds 1 -out results/hot-topic-500x500
+"$bin" sweep -scenario kv-vs-checkpoint -param path=kv,checkpoint -seeds 1..5 -out results/kv-vs-checkpoint
 "$bin" run -scenario mmc-validation -seed 1 -out results/validation/mmc-validation
 "$bin" run -scenario mm1-validation -seed 1 -out results/validation/mm1-validation
 # What each RocketMQ release's defects cost on one workload: its runs fail

@@ -24,8 +24,9 @@ type Config struct {
 	// client dialed (its access point) with the listening port, as the
 	// proxy does by default.
 	Advertise string
-	// Path is the engine's POP path: PathKV; PathCheckpoint once the engine
-	// has it.
+	// Path is the engine's POP path, RocketMQ's popConsumerKVServiceEnable:
+	// PathCheckpoint (the default, as a stock RocketMQ 5 broker's) or
+	// PathKV. It overrides Broker.PopConsumerKVServiceEnable.
 	Path string
 	// Topics are created at start, each with as many read and write queues
 	// as it says; the routes offer exactly these topics.
@@ -34,8 +35,8 @@ type Config struct {
 	// created on first use, as a broker with autoCreateSubscriptionGroup
 	// (its default) does.
 	Groups []string
-	// Broker is the engine's configuration (pop.KVConfig by default; Path
-	// decides popConsumerKVServiceEnable).
+	// Broker is the engine's configuration (pop.DefaultConfig, RocketMQ's
+	// broker defaults; Path decides popConsumerKVServiceEnable).
 	Broker pop.Config
 	// Proxy is the proxy's configuration (proxy.DefaultConfig by default):
 	// the receive's invisible-time and polling limits, auto-renew.
@@ -57,14 +58,16 @@ type TopicSpec struct {
 }
 
 // DefaultConfig serves topic TopicTest (4 queues) and group GroupTest on
-// 127.0.0.1:8081 with RocketMQ's broker defaults on the KV path.
+// 127.0.0.1:8081 with RocketMQ's broker defaults, the checkpoint path
+// among them: what a client meets on a stock RocketMQ 5 broker, which
+// enables the KV path only when popConsumerKVServiceEnable is set.
 func DefaultConfig() Config {
 	return Config{
 		Addr:   "127.0.0.1:8081",
-		Path:   PathKV,
+		Path:   PathCheckpoint,
 		Topics: []TopicSpec{{Name: "TopicTest", Queues: 4}},
 		Groups: []string{"GroupTest"},
-		Broker: pop.KVConfig(),
+		Broker: pop.DefaultConfig(),
 		Proxy:  proxy.DefaultConfig(),
 	}
 }
@@ -80,11 +83,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("serve: addr is empty: want host:port, e.g. 127.0.0.1:8081")
 	}
 	switch c.Path {
-	case PathKV:
-	case PathCheckpoint:
-		return fmt.Errorf("serve: path %q: the engine has the checkpoint path but serve does not drive it yet (its revive and buffer-merge service): want %q", c.Path, PathKV)
+	case PathKV, PathCheckpoint:
 	default:
-		return fmt.Errorf("serve: path %q: want %q", c.Path, PathKV)
+		return fmt.Errorf("serve: path %q: want %q (RocketMQ's default) or %q", c.Path, PathCheckpoint, PathKV)
 	}
 	if len(c.Topics) == 0 {
 		return fmt.Errorf("serve: no topics: want at least one, e.g. TopicTest:4")

@@ -10,9 +10,12 @@
 // This is the one package with a wall clock and goroutines. One goroutine
 // (the loop) owns the engine and the proxy: it serves requests in arrival
 // order, sent as closures on a channel, and runs the engine's periodic
-// work when due (Revive every 500 ms or at once after a full page,
-// CleanupCache every second with the cache on, PollTick at the broker's
-// next poll expiry, the proxy's auto-renewals). gRPC handlers never call
+// work when due (on the checkpoint path, RocketMQ's default and serve's,
+// CheckpointTick at NextCheckpointTick: the timer wheel, the buffer's
+// scans and the revive rounds; on the KV path Revive every 500 ms or at
+// once after a full page and CleanupCache every second with the cache on;
+// on both PollTick at the broker's next poll expiry and the proxy's
+// auto-renewals). gRPC handlers never call
 // the engine; they translate the protocol, hand the loop a closure and
 // wait. Receives the broker suspends are parked by poll id and re-run when
 // the broker hands them back (an arrival, a revive, a poll timeout).

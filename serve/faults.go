@@ -43,8 +43,10 @@ type Faults struct {
 	SendLoss float64 `yaml:"send_loss"`
 	// Delay holds every response this long before answering.
 	Delay time.Duration `yaml:"delay"`
-	// RevivePause stops the revive loop: expired leases stay in flight
-	// (and keep their messages invisible) until it is turned off.
+	// RevivePause stops the revive loop (on the checkpoint path all of its
+	// periodic work: the timer wheel, the buffer's scans and the revive
+	// rounds): expired leases stay in flight (and keep their messages
+	// invisible) until it is turned off.
 	RevivePause bool `yaml:"revive_pause"`
 	// RestartEvery restarts the engine on this period (0: never): the
 	// broker's volatile state is lost, as on a broker restart.

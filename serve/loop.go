@@ -84,11 +84,11 @@ func newLoop(cfg *Config, logf func(string, ...any)) (*loop, error) {
 
 // newBroker builds the engine on the configured path with the topics.
 func newBroker(cfg *Config) (*pop.Broker, error) {
-	if cfg.Path != PathKV {
-		return nil, fmt.Errorf("serve: path %q: the engine has only %q", cfg.Path, PathKV)
+	if cfg.Path != PathKV && cfg.Path != PathCheckpoint {
+		return nil, fmt.Errorf("serve: path %q: want %q or %q", cfg.Path, PathCheckpoint, PathKV)
 	}
 	bc := cfg.Broker
-	bc.PopConsumerKVServiceEnable = true
+	bc.PopConsumerKVServiceEnable = cfg.Path == PathKV
 	b, err := pop.New(bc)
 	if err != nil {
 		return nil, err
@@ -151,7 +151,13 @@ func (l *loop) stop() {
 // nextDue is the earliest time the engine has periodic work.
 func (l *loop) nextDue(now clock.Time) clock.Time {
 	due := now.Add(clock.Minute)
-	if !l.faults.RevivePause {
+	switch {
+	case l.faults.RevivePause:
+	case l.checkpoint():
+		if t, ok := l.b.NextCheckpointTick(); ok {
+			due = min(due, t)
+		}
+	default:
 		due = min(due, l.nextRevive)
 		if l.cfg.Broker.EnablePopBufferMerge {
 			due = min(due, l.nextClean)
@@ -169,15 +175,27 @@ func (l *loop) nextDue(now clock.Time) clock.Time {
 	return due
 }
 
-// tick runs whatever periodic work is due: revive every 500 ms (at once
-// after a full page), the cache cleanup every second, poll expiry exactly
-// when due, and the periodic restart fault.
+// checkpoint reports whether the engine runs the checkpoint path.
+func (l *loop) checkpoint() bool { return l.cfg.Path == PathCheckpoint }
+
+// tick runs whatever periodic work is due: on the checkpoint path
+// CheckpointTick when NextCheckpointTick says (the timer wheel, the
+// buffer's scans, the revive rounds); on the KV path revive every 500 ms
+// (at once after a full page) and the cache cleanup every second; poll
+// expiry exactly when due, and the periodic restart fault. The revive
+// pause fault holds all of a path's periodic work.
 func (l *loop) tick(now clock.Time) {
 	if l.nextRestart != 0 && now >= l.nextRestart {
 		l.restart(now, "restart_every")
 		l.nextRestart = now.Add(clock.Duration(l.faults.RestartEvery / time.Microsecond))
 	}
-	if !l.faults.RevivePause {
+	if l.checkpoint() {
+		if t, ok := l.b.NextCheckpointTick(); ok && now >= t && !l.faults.RevivePause {
+			r := l.b.CheckpointTick(now)
+			l.noteRevivals(r.Revivals, len(r.Failures))
+			l.wake(now, r.Woken)
+		}
+	} else if !l.faults.RevivePause {
 		if now >= l.nextRevive {
 			r := l.b.Revive(now)
 			l.noteRevivals(r.Revivals, len(r.Failures))

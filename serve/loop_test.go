@@ -83,14 +83,13 @@ func TestRestartAnswersParkedReceives(t *testing.T) {
 	}
 }
 
-// The checkpoint path is refused until the engine has it; the error says
-// what is allowed.
+// Settings that cannot work are refused; the error says what is allowed.
 func TestConfigRefusals(t *testing.T) {
 	for _, c := range []struct {
 		edit func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.Path = PathCheckpoint }, "serve does not drive it yet"},
+		{func(c *Config) { c.Path = "fs" }, `want "checkpoint" (RocketMQ's default) or "kv"`},
 		{func(c *Config) { c.Topics = nil }, "no topics"},
 		{func(c *Config) { c.Topics = []TopicSpec{{Name: "a", Queues: 1}, {Name: "a", Queues: 2}} }, "listed twice"},
 		{func(c *Config) { c.Topics = []TopicSpec{{Name: "%DLQ%g", Queues: 1}} }, "system topic"},

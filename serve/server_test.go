@@ -39,6 +39,7 @@ type fixture struct {
 func start(t *testing.T, edit func(*Config)) *fixture {
 	t.Helper()
 	cfg := DefaultConfig()
+	cfg.Path = PathKV // these tests read the KV path's records; checkpoint_test.go covers the default path
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Topics = []TopicSpec{{Name: "orders", Queues: 2}}
 	cfg.Groups = []string{"billing"}

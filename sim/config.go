@@ -292,7 +292,9 @@ type EngineKind string
 // The engine kinds.
 const (
 	// RocketMQ is RocketMQ 5's POP broker (package pop), configured with
-	// pop.Config under broker.conf's names.
+	// pop.Config under broker.conf's names. Its defaults are RocketMQ's
+	// (pop.DefaultConfig): the checkpoint path; popConsumerKVServiceEnable:
+	// true selects the KV path.
 	RocketMQ EngineKind = "rocketmq"
 	// KafkaShare is a Kafka broker with share groups (package share),
 	// configured under Kafka's config keys (KafkaShareSettings).
@@ -335,8 +337,8 @@ type engineKind struct {
 // engineKinds registers the engines, the default first. A new engine is
 // one entry here (and its adapter file, engine_<kind>.go).
 var engineKinds = []engineKind{
-	{RocketMQ, func() EngineSettings { c := pop.KVConfig(); return &c }, checkRocketMQ, []ConsumerKind{PopPush, Simple, Pull}, checkRocketMQFaults, openRocketMQ, nil, false, []FaultKind{FaultDuplicateDelivery}},
-	{KafkaShare, defaultKafkaShareSettings, checkKafkaShare, []ConsumerKind{KafkaShareConsumer}, checkKafkaShareFaults, openKafkaShare, kafkaCoverage, false, []FaultKind{FaultDuplicateDelivery}},
+	{RocketMQ, func() EngineSettings { c := pop.DefaultConfig(); return &c }, checkRocketMQ, []ConsumerKind{PopPush, Simple, Pull}, checkRocketMQFaults, openRocketMQ, nil, false, []FaultKind{FaultDuplicateDelivery}},
+	{KafkaShare, defaultKafkaShareSettings, checkKafkaShare, []ConsumerKind{KafkaShareConsumer}, checkKafkaShareFaults, openKafkaShare, kafkaCoverage, false, []FaultKind{FaultDuplicateDelivery, FaultReviveReadFailure}},
 	{SQSStandard, defaultSQSStandardSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFaults, openSQS, sqsCoverage, false, sqsUnscheduled},
 	{SQSFIFO, defaultSQSFIFOSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFIFOFaults, openSQS, sqsCoverage, true, append(sqsUnscheduled, FaultDuplicateDelivery)},
 }
@@ -421,7 +423,7 @@ func (e EngineSpec) RocketMQ() pop.Config {
 		panic("sim: EngineSpec.RocketMQ on a " + string(e.Kind) + " engine")
 	}
 	if e.Settings == nil {
-		return pop.KVConfig()
+		return pop.DefaultConfig()
 	}
 	return *e.Settings.(*pop.Config)
 }
@@ -493,6 +495,10 @@ type FaultSpec struct {
 	// is held by a concurrent request when a pop tries it, with this
 	// probability (lock contention: the pop fails fast and long-polls).
 	LockBusy PPM
+	// ReviveReadFailure: revive's reads of the message to bring back that
+	// fail (RocketMQ's checkpoint path: EscapeBridge.getMessageAsync
+	// completing exceptionally; the KV path reads no message to revive).
+	ReviveReadFailure PPM
 }
 
 // CrashSpec: a consumer loses its local state and buffered work.

@@ -124,6 +124,8 @@ type (
 		ClockSkew            int64
 		DuplicateDeliveryPPM int64 `json:",omitempty"`
 		LockBusyPPM          int64 `json:",omitempty"` // added later: present only when on
+		// Added later: only when set, so that earlier hashes keep their meaning.
+		ReviveReadFailurePPM int64 `json:",omitempty"`
 	}
 	canonLoss struct{ RequestPPM, ResponsePPM int64 }
 )
@@ -198,6 +200,7 @@ func (f *FaultSpec) canonical(loss *LossSpec) canonFaults {
 		RenewAfterRevivePPM: int64(f.Renew.AfterRevive),
 		BrokerRestartEvery:  int64(f.BrokerRestart.Every), RevivePutFailurePPM: int64(f.RevivePutFailure),
 		ClockSkew: int64(f.ClockSkew), DuplicateDeliveryPPM: int64(f.DuplicateDelivery), LockBusyPPM: int64(f.LockBusy),
+		ReviveReadFailurePPM: int64(f.ReviveReadFailure),
 	}
 	for i, p := range loss.pairs() {
 		if p.Request != 0 || p.Response != 0 {

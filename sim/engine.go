@@ -58,6 +58,10 @@ type EngineFaults struct {
 	// request (RocketMQ: the pop's group@topic or queue lock), in parts per
 	// million.
 	LockBusyPPM int64
+	// RedeliveryReadPPM fails the reads an engine makes of a message to
+	// bring it back (RocketMQ's checkpoint path: revive's reads), in parts
+	// per million; an engine that reads none ignores it.
+	RedeliveryReadPPM int64
 }
 
 // Position is one queue a group consumes: its end, how far the group has
@@ -174,4 +178,10 @@ func (s *sim) engineTick(id int32, at clock.Time) {
 	tm.armed = false
 	s.eng.Tick(s.q.now(), id, &s.out)
 	s.settle(&s.out)
+}
+
+// engineCounters is an engine that reports its own work counters for the
+// run summary (model.Summary.EngineCounters), by name.
+type engineCounters interface {
+	Counters() map[string]int64
 }

@@ -2,31 +2,44 @@ package sim
 
 import (
 	"fmt"
+	"sort"
+
 	"popsim/clock"
 	"popsim/model"
 	"popsim/pop"
 	"popsim/proxy"
 )
 
-// The adapter for the RocketMQ engine (package pop, the KV POP path, and
-// its Pull path; package proxy for the simple consumer). It drives
-// pop.Broker on RocketMQ's cadence (revive every ReviveIdleInterval or at
-// once after a full page, CleanupCache every CacheCleanupInterval,
-// PollTick at NextPollExpiry, CheckHoldRequest at NextHoldCheck, OrderTick
-// at NextOrderTick), re-runs woken parked pops and held pulls as RocketMQ
-// resubmits them, and turns every result into trace events after the
-// broker returns. Orderly (FIFO) results are the same on both paths: their
-// lapses are traced before the answer of the call they came in (a
-// renewal's own immediate lapse after it), as lapse events.
+// The adapter for the RocketMQ engine (package pop: both POP paths and the
+// Pull path; package proxy for the simple consumer). The path is the
+// engine settings' popConsumerKVServiceEnable, as RocketMQ chooses it. The
+// adapter drives pop.Broker on RocketMQ's cadence: on the checkpoint path
+// CheckpointTick at NextCheckpointTick (the timer wheel, the buffer's scans
+// and the revive rounds); on the KV path Revive every ReviveIdleInterval
+// (at once after a full page) and CleanupCache every CacheCleanupInterval;
+// on both PollTick at NextPollExpiry, CheckHoldRequest at NextHoldCheck and
+// OrderTick at NextOrderTick. It re-runs woken parked pops and held pulls
+// as RocketMQ resubmits them, and turns every result into trace events
+// after the broker returns (docs/trace.md, "RocketMQ's two paths").
+// Orderly (FIFO) results are the same on both paths: their lapses are
+// traced before the answer of the call they came in (a renewal's own
+// immediate lapse after it), as lapse events.
 
 // rocketMQ is the RocketMQ engine behind the seam.
 type rocketMQ struct {
 	b      *pop.Broker
 	s      *sim // the trace, the meter and the coverage counters
-	cache  bool // enablePopBufferMerge: CleanupCache runs
+	ck     bool // the checkpoint path (popConsumerKVServiceEnable off)
+	cache  bool // KV with enablePopBufferMerge: CleanupCache runs
 	groups []rmqGroup
 	polls  map[uint64]Request  // parked pops and receives, by poll id
 	holds  map[uint64]*pullReq // held pulls, by hold id
+	// selfEnded: checkpoint-path leases a renewal made and ended at once,
+	// its ack of the old checkpoint pairing with its own new one (a
+	// renewal in its pop's millisecond: the two checkpoints share a merge
+	// key). The message will not come back; the client's ack of the new
+	// lease, which ends nothing more, is its ack for the meter.
+	selfEnded map[model.LeaseID]struct{}
 }
 
 // rmqGroup is a consumer group as the adapter reports its positions.
@@ -42,11 +55,12 @@ const (
 	rmqPollExpiry
 	rmqHoldCheck
 	rmqOrder // OrderTick: FIFO lapses and the lock-free notifications
+	rmqCheckpoint
 )
 
 // openRocketMQ is the rocketmq engine's registration (engineKinds).
 func openRocketMQ(s *sim, settings EngineSettings) (Engine, error) {
-	cfg := pop.KVConfig()
+	cfg := pop.DefaultConfig()
 	if settings != nil {
 		cfg = *settings.(*pop.Config)
 	}
@@ -54,14 +68,12 @@ func openRocketMQ(s *sim, settings EngineSettings) (Engine, error) {
 }
 
 func newRocketMQ(s *sim, cfg pop.Config) (*rocketMQ, error) {
-	if !cfg.UsesKV() {
-		return nil, fmt.Errorf("engine.popConsumerKVServiceEnable: false (the checkpoint path) is not driven by the simulator yet: set it to true for the KV path")
-	}
 	b, err := pop.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	a := &rocketMQ{b: b, s: s, cache: cfg.EnablePopBufferMerge, polls: map[uint64]Request{}, holds: map[uint64]*pullReq{}}
+	a := &rocketMQ{b: b, s: s, ck: !cfg.UsesKV(), polls: map[uint64]Request{}, holds: map[uint64]*pullReq{}}
+	a.cache = !a.ck && cfg.EnablePopBufferMerge
 	for _, t := range s.cfg.Topics {
 		if err := b.CreateTopic(pop.TopicConfig{Name: t.Name, ReadQueueNums: t.Queues, WriteQueueNums: t.Queues}); err != nil {
 			return nil, err
@@ -94,15 +106,33 @@ func (s *sim) rocketMQ() *rocketMQ {
 // emit traces an engine event at now.
 func (a *rocketMQ) emit(now clock.Time, e model.Event) { a.s.tr.emitAt(now, e) }
 
+// Start starts the broker's clock and arms the periodic work of its path.
+// The checkpoint path's work is re-armed after every call (armCheckpoint),
+// since a pop, an ack or a put may bring it forward.
 func (a *rocketMQ) Start(now clock.Time, out *Outcome) {
+	if a.ck {
+		a.checkpoint(now, out) // the broker's clock starts here
+		return
+	}
 	out.arm(rmqRevive, now.Add(pop.ReviveIdleInterval*clock.Millisecond))
 	if a.cache {
 		out.arm(rmqCacheCleanup, now.Add(pop.CacheCleanupInterval*clock.Millisecond))
 	}
 }
 
+// armCheckpoint asks for CheckpointTick when the broker next has
+// checkpoint-path work (an earlier arming stands).
+func (a *rocketMQ) armCheckpoint(out *Outcome) {
+	if !a.ck {
+		return
+	}
+	if t, ok := a.b.NextCheckpointTick(); ok {
+		out.arm(rmqCheckpoint, t)
+	}
+}
+
 func (a *rocketMQ) SetFaults(f EngineFaults) {
-	if err := a.b.SetFaults(pop.Faults{Seed: f.Seed, RetryWritePPM: f.RedeliveryWritePPM, LockBusyPPM: f.LockBusyPPM}); err != nil {
+	if err := a.b.SetFaults(pop.Faults{Seed: f.Seed, RetryWritePPM: f.RedeliveryWritePPM, ReviveReadPPM: f.RedeliveryReadPPM, LockBusyPPM: f.LockBusyPPM}); err != nil {
 		panic("sim: setting the broker's faults: " + err.Error())
 	}
 }
@@ -133,6 +163,7 @@ func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *
 	if len(a.holds) > 0 {
 		a.armHoldCheck(out) // a message no hold's filter matched makes holds due at the next check
 	}
+	a.armCheckpoint(out)
 	return true
 }
 
@@ -158,6 +189,7 @@ func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
 	default:
 		panic("sim: a request the RocketMQ engine does not serve")
 	}
+	a.armCheckpoint(out)
 }
 
 // Requests of RocketMQ's clients. Each carries the broker's request and
@@ -391,7 +423,7 @@ func (a *rocketMQ) forwarded(now clock.Time, c *consumer, f *proxy.Forwarded, ou
 	a.s.meter.finish(f.Msg)
 	a.emit(now, model.Event{Kind: model.EvAck, Client: c.idx, Msg: f.Msg, Lease: f.Lease})
 	a.traceLapses(now, f.Ack.Lapsed, 0)
-	a.emit(now, model.Event{Kind: model.EvAcked, Client: c.idx, Msg: f.Msg, Lease: f.Lease, Ended: f.Ack.Removed, Code: int32(f.Ack.Code)})
+	a.emit(now, model.Event{Kind: model.EvAcked, Client: c.idx, Msg: f.Msg, Lease: f.Lease, Ended: ackEnded(&f.Ack), Code: int32(f.Ack.Code)})
 	a.wake(now, f.Ack.Woken, out)
 }
 
@@ -491,12 +523,29 @@ func (a *rocketMQ) armHoldCheck(out *Outcome) {
 func (a *rocketMQ) ack(now clock.Time, r *ackReq, out *Outcome) {
 	res := a.b.Ack(now, &r.req)
 	a.traceLapses(now, res.Lapsed, 0)
-	a.emit(now, model.Event{Kind: model.EvAcked, Client: r.c.idx, Msg: r.msg, Lease: r.lease, Ended: res.Removed, Code: int32(res.Code)})
-	if res.Removed != 0 || a.orderlyPast(&r.req, res.Code) {
+	ended := ackEnded(&res)
+	a.emit(now, model.Event{Kind: model.EvAcked, Client: r.c.idx, Msg: r.msg, Lease: r.lease, Ended: ended, Code: int32(res.Code)})
+	if _, self := a.selfEnded[r.lease]; self && res.Code == model.Success {
+		delete(a.selfEnded, r.lease)
+		ended = r.lease
+	}
+	if ended != 0 || a.orderlyPast(&r.req, res.Code) {
 		a.s.meter.acked(r.msg, r.deliveredAt, now)
 	}
 	a.wake(now, res.Woken, out)
 	out.answered(r)
+}
+
+// ackEnded is the lease an ack ended, as the trace names it (Ended): the
+// record it deleted (KV) or the lease it ended in the checkpoint buffer
+// (Removed), or the lease of the ack message it wrote, which the engine
+// promises to skip when a revive round pairs it with its checkpoint
+// (Pending). docs/trace.md, "RocketMQ's two paths".
+func ackEnded(r *pop.AckResult) model.LeaseID {
+	if r.Removed != 0 {
+		return r.Removed
+	}
+	return r.Pending
 }
 
 // change serves a renewal.
@@ -511,8 +560,12 @@ func (a *rocketMQ) change(now clock.Time, r *changeReq, out *Outcome) {
 	res := &r.res
 	a.traceLapses(now, res.Lapsed, res.Lease)
 	// A renewal that keeps its deadline writes the new record over the old
-	// one: the lease it renews is the one it removed.
+	// one: the lease it renews is the one it removed. On the checkpoint
+	// path the old lease's ack may be pending, as an ack's.
 	ended, replaced := res.Removed, res.Replaced
+	if ended == 0 {
+		ended = res.Pending
+	}
 	if ended == 0 && replaced == r.lease {
 		ended, replaced = replaced, 0
 	}
@@ -520,6 +573,12 @@ func (a *rocketMQ) change(now clock.Time, r *changeReq, out *Outcome) {
 		Topic: r.req.Topic, Queue: r.req.QueueID, Offset: r.req.Offset}
 	if res.Code == model.Success && res.Lease != 0 {
 		e.Next, e.Deadline = res.Lease, res.Deadline
+		if res.Pending != 0 && res.Pending == res.Lease {
+			if a.selfEnded == nil {
+				a.selfEnded = map[model.LeaseID]struct{}{}
+			}
+			a.selfEnded[res.Lease] = struct{}{}
+		}
 	}
 	a.emit(now, e)
 	if replaced != 0 {
@@ -576,7 +635,22 @@ func (a *rocketMQ) Tick(now clock.Time, timer int32, out *Outcome) {
 	case rmqHoldCheck:
 		a.wakePulls(now, a.b.CheckHoldRequest(now), out)
 		a.armHoldCheck(out)
+	case rmqCheckpoint:
+		a.checkpoint(now, out)
+		return
 	}
+	a.armCheckpoint(out)
+}
+
+// checkpoint runs the checkpoint path's periodic work due by now (the
+// timer, the buffer's scans, the revive rounds) and re-arms it.
+func (a *rocketMQ) checkpoint(now clock.Time, out *Outcome) {
+	r := a.b.CheckpointTick(now)
+	a.tracePutFailures(now, r.Failures)
+	a.traceRevivals(now, r.Revivals)
+	a.wake(now, r.Woken, out)
+	a.wakePulls(now, r.PullWoken, out)
+	a.armCheckpoint(out)
 }
 
 // revive is one pass of the KV revive loop, every ReviveIdleInterval or at
@@ -606,14 +680,34 @@ func (a *rocketMQ) cacheCleanup(now clock.Time, out *Outcome) {
 	out.arm(rmqCacheCleanup, now.Add(pop.CacheCleanupInterval*clock.Millisecond))
 }
 
+// traceRevivals traces what revive did to each lease. A checkpoint-path
+// lease paired with its ack message (ReviveAcked) writes nothing: the
+// ack's answer already named it ended. One whose ack message a round cut
+// off at reviveScanTime (by design, default settings) is reopened first,
+// so that its revive is a named redelivery (revive_cut_off); one whose ack
+// message the round missed otherwise is left as it is: by default the
+// engine names no such lease pending, so its revive is the checker's catch
+// (the #3787 switch).
 func (a *rocketMQ) traceRevivals(now clock.Time, rs []pop.Revival) {
 	for i := range rs {
 		rv := &rs[i]
 		e := model.Event{Client: -1, Msg: rv.Msg, Lease: rv.Lease}
+		if rv.Outcome == pop.ReviveAcked {
+			continue
+		}
+		if rv.Unpaired == pop.AckCutOff {
+			a.s.cov.hit("ack-cut-off")
+			r := &rv.Record
+			a.emit(now, model.Event{Kind: model.EvLeaseReopened, Client: -1, Group: r.GroupID, Msg: rv.Msg, Lease: rv.Lease,
+				Topic: r.TopicID, Queue: r.QueueID, Offset: r.Offset, Deadline: rv.Deadline, Reason: model.RAckCutOff})
+		}
 		switch rv.Outcome {
+		case pop.ReviveLost:
+			e.Kind, e.Reason = model.EvLeaseLost, model.RReplaced
 		case pop.Revived:
 			cp := rv.Copy
 			e.Kind, e.Topic, e.Queue, e.Offset, e.Attempt = model.EvRevive, cp.Topic, cp.QueueID, cp.Offset, rv.CopyReconsumeTimes
+			a.s.meter.revived(now.Sub(rv.Deadline), rv.Deadline)
 		case pop.ReviveSkipped:
 			e.Kind = model.EvReviveSkipped
 		case pop.ReviveRetried:
@@ -650,8 +744,11 @@ func (a *rocketMQ) Disconnect(now clock.Time, c *consumer, out *Outcome) {
 	a.b.Disconnect(c.clientID)
 }
 
-// Restart restarts the broker: its cache, parked pops and held pulls are
-// lost, never answered (their clients time out).
+// Restart restarts the broker: its cache (KV) or buffer (checkpoint),
+// parked pops and held pulls are lost, never answered (their clients time
+// out). On the checkpoint path the merged acks the buffer had not written
+// are lost too: their leases are live again (lease-reopened), and their
+// durable checkpoints will revive them.
 func (a *rocketMQ) Restart(now clock.Time, out *Outcome) {
 	defer a.armOrder(out)
 	// The simulator's broker restart keeps every commit offset (as a
@@ -664,6 +761,7 @@ func (a *rocketMQ) Restart(now clock.Time, out *Outcome) {
 	for _, l := range r.LostLeases {
 		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Lease: l, Reason: model.RRestart})
 	}
+	a.traceReopened(now, r.ReopenedLeases)
 	for _, w := range r.DroppedPolls {
 		delete(a.polls, w.ID)
 		a.s.cov.hit("dropped-polls")
@@ -672,14 +770,41 @@ func (a *rocketMQ) Restart(now clock.Time, out *Outcome) {
 		delete(a.holds, w.ID)
 	}
 	a.emit(now, model.Event{Kind: model.EvBrokerRestart, Client: -1, Count: int32(len(r.DroppedPolls))})
+	a.armCheckpoint(out)
 }
 
-// Status reports the in-flight records and, per group, every queue of its
-// topic and (for POP groups) of its retry topics that exist.
+// traceReopened traces the leases a restart reopened, with what the
+// checker needs to bring back a message it had forgotten: the group, the
+// place and the deadline, from the broker's snapshot (restarts are rare).
+func (a *rocketMQ) traceReopened(now clock.Time, ls []model.LeaseID) {
+	if len(ls) == 0 {
+		return
+	}
+	live := a.b.State().Checkpoint.Leases // in lease order
+	for _, l := range ls {
+		i := sort.Search(len(live), func(i int) bool { return live[i].Lease >= l })
+		if i == len(live) || live[i].Lease != l {
+			panic(fmt.Sprintf("sim: the broker reopened lease %d but does not hold it", l))
+		}
+		x := &live[i]
+		m, ok := a.b.Message(x.Topic, x.QueueID, x.Offset)
+		if !ok {
+			panic(fmt.Sprintf("sim: the broker reopened lease %d of a message it does not hold (%s/%d@%d)", l, x.Topic, x.QueueID, x.Offset))
+		}
+		a.s.cov.hit("lease-reopened")
+		a.emit(now, model.Event{Kind: model.EvLeaseReopened, Client: -1, Group: x.Group, Msg: m.ID, Lease: l,
+			Topic: x.Topic, Queue: x.QueueID, Offset: x.Offset, Deadline: clock.FromMillis(x.Deadline)})
+	}
+}
+
+// Status reports the leases in flight and, per group, every queue of its
+// topic and (for POP groups) of its retry topics that exist. A
+// checkpoint-path lease whose ack message waits for its revive round is
+// not in flight: the ack's answer ended it (docs/trace.md).
 func (a *rocketMQ) Status(positions bool, dst []Position) (int, []Position) {
 	dst = dst[:0]
 	if !positions {
-		return a.b.InFlightCount(), dst
+		return a.inFlight(), dst
 	}
 	for _, g := range a.groups {
 		dst = a.positions(g, g.topic, dst)
@@ -692,8 +817,10 @@ func (a *rocketMQ) Status(positions bool, dst []Position) (int, []Position) {
 			}
 		}
 	}
-	return a.b.InFlightCount(), dst
+	return a.inFlight(), dst
 }
+
+func (a *rocketMQ) inFlight() int { return a.b.InFlightCount() - a.b.PendingAckCount() }
 
 // positions appends one group's positions on every queue of topic t: POP
 // groups read at the volatile pop offset (the commit offset when there is
@@ -710,5 +837,21 @@ func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 			read = o.Pull
 		}
 		dst = append(dst, Position{Group: g.name, Topic: t, Queue: q, Max: hi, Consumed: read, Commit: o.Commit})
+	}
+}
+
+// Counters are pop.Stats under their names: the broker's work (store
+// writes and reads of each kind) and outcomes, for the run summary.
+func (a *rocketMQ) Counters() map[string]int64 {
+	st := a.b.State().Stats
+	return map[string]int64{
+		"popped": st.Popped, "pop_requests": st.PopRequests, "acked": st.Acked, "ack_misses": st.AckMisses,
+		"changed": st.Changed, "revived": st.Revived, "revive_skipped": st.ReviveSkipped, "revive_failed": st.ReviveFailed,
+		"may_be_lost": st.MayBeLost, "restarts": st.Restarts,
+		"revive_paired": st.RevivePaired, "ck_re_puts": st.CkRePuts, "cks_unwritten": st.CksUnwritten, "acks_merged": st.AcksMerged,
+		"read_calls": st.ReadCalls, "read_messages": st.ReadMessages, "retry_puts": st.RetryPuts,
+		"record_puts": st.RecordPuts, "record_deletes": st.RecordDeletes, "record_reads": st.RecordReads,
+		"ck_puts": st.CkPuts, "ack_puts": st.AckPuts, "batch_ack_puts": st.BatchAckPuts,
+		"timer_deliveries": st.TimerDeliveries, "revive_reads": st.ReviveReads,
 	}
 }

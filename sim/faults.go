@@ -55,6 +55,7 @@ type faultSites struct {
 	renew                      [numRenewEdges]site
 	putFailure, skew, lock     site
 	dup                        site // SQS duplicate deliveries (in the engine-fault family)
+	readFailure                site // in the revive-put-failure family: revive failures
 	rng                        [numFamilies]*rand.Rand
 }
 
@@ -109,6 +110,8 @@ func drawFaultSites(seed uint64, c *Config) *faultSites {
 		off[famLock] = r.IntN(2) == 0
 	}
 	p.lock = mk("lock-busy", famLock, 0, f.LockBusy, 0)
+	// Added last, so that the draws of the sites above stay as they were.
+	p.readFailure = mk("revive-read-failure", famPutFailure, 0, f.ReviveReadFailure, 0)
 	return p
 }
 
@@ -147,7 +150,7 @@ func (p *faultSites) all() []*site {
 	if p.dup.name != "" {
 		out = append(out, &p.dup)
 	}
-	return out
+	return append(out, &p.readFailure)
 }
 
 // lines renders the sites, one per line, for the run's header.
@@ -193,7 +196,7 @@ var coverageKeys = []string{
 	"client-timeout", "late-response", "expired-before-consume", "expired-after-consume", "expired-handle-rejected",
 	"flow-control", "rebalance", "dlq", "drop-push-max-reconsume", "drop-push-age-4h",
 	"revive-retried", "revive-dropped", "auto-renew", "renew-retry",
-	"lapse", "order-suspend", "reentrant-retry",
+	"lapse", "order-suspend", "reentrant-retry", "lease-reopened", "ack-cut-off",
 }
 
 type coverage struct {

@@ -43,6 +43,7 @@ type meter struct {
 	state                     []msgState                // open messages' breakdown state, by meterMsg.slot
 	free                      []int32                   // unused slots of state
 	more                      map[model.MsgID][]attempt // older attempts of open messages that may still be acked
+	reviveLag                 *hdrhistogram.Histogram   // a lease's deadline to its revive (a copy written)
 	last                      model.SeriesPoint         // cumulative counters at the previous sample
 	series                    []model.SeriesPoint
 	// crashed holds, for each message a consumer held when it crashed, the
@@ -128,7 +129,8 @@ const (
 
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	m := &meter{base: 1, start: start, warmEnd: start, safeEnd: safeEnd,
-		crashed: map[model.MsgID]clock.Time{}, redeliver: hdrhistogram.New(histMin, histMax, histSigFig)}
+		crashed: map[model.MsgID]clock.Time{}, redeliver: hdrhistogram.New(histMin, histMax, histSigFig),
+		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig)}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
@@ -300,6 +302,15 @@ func (m *meter) attemptAt(x *msgState, deliveredAt clock.Time) *attempt {
 		}
 	}
 	return nil
+}
+
+// revived records a revive that wrote a copy, lag after the deadline of
+// the lease it ended; with a fixed warm-up, leases that ended during it
+// are left out (an automatic warm-up is found after the run: all count).
+func (m *meter) revived(lag clock.Duration, deadline clock.Time) {
+	if deadline >= m.warmEnd {
+		record(m.reviveLag, int64(lag))
+	}
 }
 
 // finish closes a message (sent to a DLQ or dropped).

@@ -30,13 +30,20 @@ func (s *sim) startLiveness() {
 }
 
 // syncFaults hands the engine its faults as data: the revive-put-failure
-// site decides each retry-topic write from the run's fault seed and the
-// write's ordinal; each failure is reported in the result of the call it
-// happened in. Faults are off in the liveness phase.
+// site decides each retry-topic write, and the revive-read-failure site
+// each revive read, from the run's fault seed and the write's or read's
+// ordinal; each failure is reported in the result of the call it happened
+// in. Faults are off in the liveness phase.
 func (s *sim) syncFaults() {
-	var f EngineFaults
+	f := EngineFaults{Seed: s.faultSeed}
 	if st := &s.faults.putFailure; st.on && !s.live {
-		f = EngineFaults{Seed: s.faultSeed, RedeliveryWritePPM: st.ppm}
+		f.RedeliveryWritePPM = st.ppm
+	}
+	if st := &s.faults.readFailure; st.on && !s.live {
+		f.RedeliveryReadPPM = st.ppm
+	}
+	if f.RedeliveryWritePPM == 0 && f.RedeliveryReadPPM == 0 {
+		f = EngineFaults{}
 	}
 	if st := &s.faults.dup; st.on && !s.live {
 		f.Seed, f.DuplicatePPM = s.faultSeed, st.ppm

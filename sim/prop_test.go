@@ -1,7 +1,10 @@
 package sim
 
 // The at-least-once property over explicit fault schedules, drawn and
-// shrunk by pgregory.net/rapid. Each check draws, in this order:
+// shrunk by pgregory.net/rapid, on each of RocketMQ's POP paths: the KV
+// path (TestPropAtLeastOnce) and the checkpoint path, RocketMQ's default
+// (TestPropAtLeastOnceCheckpoint), with the same invariants. Each check
+// draws, in this order:
 //
 //  1. the swarm mask: which fault families may appear in the schedule
 //     (one boolean each, so shrinking turns whole families off);
@@ -9,13 +12,21 @@ package sim
 //     t, pause or slow it for d, lose every pop/ack/change request or
 //     response for d, renew the messages delivered within d at an edge
 //     (same deadline, exactly at expiry, after revive), restart the
-//     broker, fail every retry-topic write for d, skew a consumer's clock;
+//     broker, fail every retry-topic write for d, skew a consumer's clock,
+//     and on the checkpoint path fail every revive read for d (a family
+//     the KV property does not draw, so that its fail files keep their
+//     meaning);
 //  3. the workload knobs: consumer kind and count, threads, batch,
 //     invisible and poll time, a processing-time distribution and a
 //     RECONSUME_LATER probability from small menus, max reconsume times,
 //     20..300 messages as a backlog or a short Poisson burst, queues,
-//     restart delay, the engine's cache and retry-topic version, and the
-//     simulator's seed.
+//     restart delay, the engine's buffer (KV: the cache; checkpoint: the
+//     CK/ack merge buffer) and retry-topic version, and the simulator's
+//     seed. On the checkpoint path a V2 retry topic goes with
+//     retrieveMessageFromPopRetryTopicV1 off: with both on, each pop reads
+//     one retry version at random (apache/rocketmq#7665), so a pop woken by
+//     a V2 retry message may read V1 and park again, which the checker
+//     rightly calls a missed wakeup.
 //
 // The run is the simulator's safety phase (20 s, faults) then its liveness
 // phase (no faults, everything must drain within 30 min of virtual time);
@@ -25,11 +36,11 @@ package sim
 // that replays it. popsim run cannot replay it: scenario files have no
 // field for an explicit schedule.
 //
-// Budget: 300 checks by default (under a second on 2 cores); RAPID_CHECKS=20000 (make
-// prop) for long runs. Unless -rapid.seed or RAPID_SEED chooses one, the
-// seed is fixed so that `go test` is deterministic. Shrunk failures are
-// saved under testdata/rapid/TestPropAtLeastOnce/ and replayed by every
-// later `go test`: commit them as regression cases.
+// Budget: 300 checks per path by default (a few seconds on 2 cores);
+// RAPID_CHECKS=20000 (make prop) for long runs. Unless -rapid.seed or
+// RAPID_SEED chooses one, the seed is fixed so that `go test` is
+// deterministic. Shrunk failures are saved under testdata/rapid/<test>/ and
+// replayed by every later `go test`: commit them as regression cases.
 
 import (
 	"cmp"
@@ -64,13 +75,17 @@ const (
 	pfBrokerRestart
 	pfRevivePutFailure
 	pfClockSkew
+	pfReviveReadFailure // checkpoint path only
 	numPropFamilies
 )
+
+// ckOnly are the families only the checkpoint property draws.
+const ckOnly = familySet(1) << pfReviveReadFailure
 
 var propFamilyNames = [numPropFamilies]string{
 	"crash", "pause", "slow", "lose-pop", "lose-ack", "lose-change",
 	"renew-same-deadline", "renew-at-expiry", "renew-after-revive",
-	"broker-restart", "revive-put-failure", "clock-skew",
+	"broker-restart", "revive-put-failure", "clock-skew", "revive-read-failure",
 }
 
 type familySet uint16
@@ -129,7 +144,8 @@ type genOpts struct {
 	lockBusy  []PPM
 	// pollSlack (0: the default 10 s) is the network's PollTimeoutSlack:
 	// how long after its poll time a client gives a receive up and retries.
-	pollSlack clock.Duration
+	pollSlack  clock.Duration
+	checkpoint bool // RocketMQ's checkpoint path (default: KV)
 }
 
 // drawnStep is a schedule step as drawn: times in 10 ms and 100 ms units,
@@ -178,6 +194,8 @@ func (d drawnStep) resolve(consumers int) ScheduledFault {
 		f.Kind = FaultBrokerRestart
 	case pfRevivePutFailure:
 		f.Kind, f.For = FaultRevivePutFailure, dur
+	case pfReviveReadFailure:
+		f.Kind, f.For = FaultReviveReadFailure, dur
 	case pfClockSkew:
 		f.Kind, f.Consumer, f.Skew = FaultClockSkew, target, clock.Duration(d.skew)*100*clock.Millisecond
 	}
@@ -189,6 +207,9 @@ func (d drawnStep) resolve(consumers int) ScheduledFault {
 func drawMask(rt *rapid.T, g *genOpts) familySet {
 	m := g.always
 	for f := propFamily(0); f < numPropFamilies; f++ {
+		if !g.checkpoint && ckOnly.has(f) {
+			continue
+		}
 		if !g.always.has(f) && rapid.Bool().Draw(rt, "swarm."+propFamilyNames[f]) {
 			m |= 1 << f
 		}
@@ -270,6 +291,7 @@ type propKnobs struct {
 	reentrant    bool
 	lockBusy     PPM
 	pollSlack    clock.Duration
+	checkpoint   bool
 }
 
 var (
@@ -279,7 +301,7 @@ var (
 )
 
 func drawKnobs(rt *rapid.T, g *genOpts) propKnobs {
-	k := propKnobs{}
+	k := propKnobs{checkpoint: g.checkpoint}
 	kinds := g.kinds
 	if kinds == nil {
 		kinds = []ConsumerKind{PopPush, Simple}
@@ -353,6 +375,10 @@ func drawOr(rt *rapid.T, forced *bool, label string) bool {
 
 func (k *propKnobs) config(bugs pop.Bugs) Config {
 	eng := pop.KVConfig()
+	if k.checkpoint {
+		eng = pop.DefaultConfig()
+		eng.RetrieveMessageFromPopRetryTopicV1 = !k.retryV2 // one retry version (see the top of the file)
+	}
 	eng.EnablePopBufferMerge, eng.EnableRetryTopicV2, eng.Bugs = k.cache, k.retryV2, bugs
 	return Config{
 		Seed: k.seed, Engine: EngineSpec{Settings: &eng},
@@ -393,8 +419,12 @@ func (k *propKnobs) String() string {
 	if k.pollSlack != 0 {
 		s += fmt.Sprintf(", poll timeout slack %v", k.pollSlack.Std())
 	}
-	return s + fmt.Sprintf("; %s on %d queue(s); restart delay %v; engine cache=%v retryV2=%v; sim seed %d",
-		k.arrivals, k.queues, k.restart.Std(), k.cache, k.retryV2, k.seed)
+	path := "kv"
+	if k.checkpoint {
+		path = "checkpoint"
+	}
+	return s + fmt.Sprintf("; %s on %d queue(s); restart delay %v; engine path=%s buffer=%v retryV2=%v; sim seed %d",
+		k.arrivals, k.queues, k.restart.Std(), path, k.cache, k.retryV2, k.seed)
 }
 
 // propCase is one drawn check.
@@ -557,15 +587,18 @@ func (st *propStats) String() string {
 	return b.String()
 }
 
-const propReplay = "go test ./sim -run '^TestPropAtLeastOnce$' -v (replays the fail files under sim/testdata/rapid/TestPropAtLeastOnce/)"
+// propReplay is the command that replays test's fail files.
+func propReplay(test string) string {
+	return "go test ./sim -run '^" + test + "$' -v (replays the fail files under sim/testdata/rapid/" + test + "/)"
+}
 
 // atLeastOnce is the property: the drawn case runs and the checker finds
 // no violation. last receives every case with its result.
-func atLeastOnce(g genOpts, stats *propStats, last **propCase) func(*rapid.T) {
+func atLeastOnce(g genOpts, stats *propStats, last **propCase, replay string) func(*rapid.T) {
 	return func(rt *rapid.T) {
 		c := drawCase(rt, &g)
 		*last = c
-		r, err := c.run(propReplay)
+		r, err := c.run(replay)
 		if err != nil {
 			rt.Fatalf("the run failed: %v\n%s", err, c.describe())
 		}
@@ -597,7 +630,15 @@ func pinPropDefaults(t *testing.T) {
 	}
 }
 
-func TestPropAtLeastOnce(t *testing.T) {
+// TestPropAtLeastOnce is the property on the KV path
+// (popConsumerKVServiceEnable=true).
+func TestPropAtLeastOnce(t *testing.T) { propAtLeastOnce(t, genOpts{}) }
+
+// TestPropAtLeastOnceCheckpoint is the property on the checkpoint path,
+// RocketMQ's default.
+func TestPropAtLeastOnceCheckpoint(t *testing.T) { propAtLeastOnce(t, genOpts{checkpoint: true}) }
+
+func propAtLeastOnce(t *testing.T, g genOpts) {
 	pinPropDefaults(t)
 	var stats propStats
 	var last *propCase
@@ -608,28 +649,17 @@ func TestPropAtLeastOnce(t *testing.T) {
 			t.Logf("shrunk counterexample:\n%sreplay: %s", last.describe(), rt.command())
 		}
 	})
-	rapid.Check(rt, atLeastOnce(genOpts{}, &stats, &last))
+	rapid.Check(rt, atLeastOnce(g, &stats, &last, propReplay(t.Name())))
 }
 
 // TestPropAtLeastOnceOrderly is the property for an orderly (FIFO) group:
 // the same fault schedules and workloads, orderly pops and consumption,
 // the order invariants on top of at-least-once.
 func TestPropAtLeastOnceOrderly(t *testing.T) {
-	pinPropDefaults(t)
-	var stats propStats
-	var last *propCase
-	rt := &replayTB{T: t}
-	t.Cleanup(func() {
-		t.Log(stats.String())
-		if t.Failed() && last != nil {
-			t.Logf("shrunk counterexample:\n%sreplay: %s", last.describe(), rt.command())
-		}
-	})
 	// A failure blocks its queue (up to a renewed lease, 60 s with the
 	// proxy's auto-renew) and everything behind it: the workload is kept
 	// small enough for the liveness budget to drain the slowest cases.
-	g := genOpts{orderly: true, maxMessages: 100, reconsume: []string{"0", "0.01", "0.1"}}
-	rapid.Check(rt, atLeastOnce(g, &stats, &last))
+	propAtLeastOnce(t, genOpts{orderly: true, maxMessages: 100, reconsume: []string{"0", "0.01", "0.1"}})
 }
 
 // replayTB is the test's *testing.T for rapid, keeping the fail file or

@@ -239,3 +239,40 @@ func TestPropFindsFifoRetryLockBusy(t *testing.T) {
 		maxSteps: 1, checks: 100, seed: "1",
 	})
 }
+// The checkpoint path's switches, hunted on the checkpoint path.
+
+// #10985: a revive read that completes exceptionally makes the completion
+// callback throw before the re-put, so the retry is lost; the trigger is a
+// window of failing revive reads.
+func TestPropFindsReviveReadFailureLosesRetry(t *testing.T) {
+	huntBug(t, bugHunt{
+		bugs:     pop.Bugs{ReviveReadFailureLosesRetry: true},
+		gen:      hunt(genOpts{checkpoint: true, always: families(pfReviveReadFailure)}),
+		want:     check.InvLost,
+		maxSteps: 1, checks: 100, seed: "1",
+	})
+}
+
+// #7412: a re-put CK has no broker name, so its revive read finds no
+// broker and the CK is re-put forever; the trigger is a failing retry-copy
+// write, which makes the first re-put.
+func TestPropFindsRePutCkLosesBrokerName(t *testing.T) {
+	huntBug(t, bugHunt{
+		bugs:     pop.Bugs{RePutCkLosesBrokerName: true},
+		gen:      hunt(genOpts{checkpoint: true, always: families(pfRevivePutFailure)}),
+		want:     check.InvLost,
+		maxSteps: 1, checks: 100, seed: "1",
+	})
+}
+
+// #3787/#4153: CKs and acks go through delay levels instead of the timer
+// wheel, so an ack can reach the revive queue after its CK was revived:
+// the engine revives a lease whose ack it had accepted. No fault needed.
+func TestPropFindsDelayLevelTimer(t *testing.T) {
+	huntBug(t, bugHunt{
+		bugs:     pop.Bugs{DelayLevelTimer: true},
+		gen:      hunt(genOpts{checkpoint: true}),
+		want:     check.InvUnexplained,
+		maxSteps: 0, checks: 100, seed: "1",
+	})
+}

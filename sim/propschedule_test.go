@@ -9,13 +9,17 @@ import (
 
 	"popsim/clock"
 	"popsim/model"
+	"popsim/pop"
 )
 
 // scheduleConfig is a steady 100 msg/s to 2 consumers for 10 s, no
-// rate-driven faults, a fixed network and a 2 s restart delay.
+// rate-driven faults, a fixed network and a 2 s restart delay, on the KV
+// path (these tests' timings are its revive's).
 func scheduleConfig() Config {
+	kv := pop.KVConfig()
 	return Config{
 		Seed:      7,
+		Engine:    EngineSpec{Settings: &kv},
 		Topics:    []TopicSpec{{Name: "t", Queues: 2}},
 		Producers: []ProducerSpec{{Topic: "t", Arrivals: arrivals("const(100/s)")}},
 		Consumers: []ConsumerSpec{{Kind: PopPush, Group: "g", Topic: "t", Count: 2, Threads: 2, Processing: dist("const(5ms)"), Settings: &PopPushSettings{InvisibleTime: 5 * clock.Second}}},

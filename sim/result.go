@@ -34,7 +34,7 @@ func (s *sim) result() (*Result, error) {
 		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatched = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
 	}
 	ms := s.meter.analyze(s.cfg.Duration)
-	r := &Result{EndToEnd: ms.e2e, ServiceTime: ms.svc, Parts: map[string]*hdrhistogram.Histogram{},
+	r := &Result{EndToEnd: ms.e2e, ServiceTime: ms.svc, Parts: map[string]*hdrhistogram.Histogram{}, ReviveLag: s.meter.reviveLag,
 		Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
 	for i, name := range model.Parts {
 		r.Parts[name] = ms.parts[i]
@@ -51,10 +51,13 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 		Produced: rep.Produced, Acked: rep.Acked, DLQ: rep.DLQ, Dropped: rep.Dropped, Lost: rep.Lost,
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
-		EndToEnd: latency(ms.e2e), ServiceTime: latency(ms.svc),
+		EndToEnd: latency(ms.e2e), ServiceTime: latency(ms.svc), ReviveLag: latency(s.meter.reviveLag),
 		Warmup: ms.warmup, Intervals: ms.intervals, Breakdown: ms.breakdown, Notes: s.notes(ms),
 		SimEvents: s.q.dispatched, SimSeconds: s.q.now().Sub(s.start).Seconds(),
 		Coverage: s.cov.snapshot(), Series: s.meter.series,
+	}
+	if c, ok := s.eng.(engineCounters); ok {
+		sum.EngineCounters = c.Counters()
 	}
 	if sum.Violations == nil {
 		sum.Violations = []model.Violation{}

@@ -37,6 +37,7 @@ const (
 	FaultClockSkew                              // Consumer's clock is off by Skew from now on
 	FaultDuplicateDelivery                      // sqs-standard: every receive within For also returns a copy of a message in flight
 	FaultLockBusy                               // every pop finds the broker's lock busy for For
+	FaultReviveReadFailure                      // every revive read of a message fails for For (checkpoint path)
 	numFaultKinds
 )
 
@@ -46,6 +47,7 @@ var faultKindNames = [numFaultKinds]string{
 	FaultRenewAfterRevive: "renew-after-revive", FaultBrokerRestart: "restart broker",
 	FaultRevivePutFailure: "fail retry-topic writes", FaultClockSkew: "skew", FaultDuplicateDelivery: "duplicate-delivery",
 	FaultLockBusy: "lock busy",
+	FaultReviveReadFailure: "fail revive reads",
 }
 
 func (k FaultKind) String() string {
@@ -95,6 +97,8 @@ func (f ScheduledFault) String() string {
 		return at + "duplicate a message in flight on every receive for " + f.For.Std().String()
 	case FaultLockBusy:
 		return at + "busy pop lock for " + f.For.Std().String()
+	case FaultReviveReadFailure:
+		return at + "fail every revive read for " + f.For.Std().String()
 	case FaultClockSkew:
 		sign := "+"
 		if f.Skew < 0 {
@@ -274,6 +278,8 @@ func (s *sim) siteOf(f *ScheduledFault) *site {
 		return &s.faults.dup
 	case FaultLockBusy:
 		return &s.faults.lock
+	case FaultReviveReadFailure:
+		return &s.faults.readFailure
 	}
 	panic("sim: no fault site for scheduled " + f.Kind.String())
 }
@@ -290,14 +296,14 @@ func (w *windows) openWindow(s *sim, f *ScheduledFault) {
 	}
 	w.open[st]++
 	st.on, st.ppm = true, 1_000_000
-	if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.lock {
+	if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.lock || st == &s.faults.readFailure {
 		s.syncFaults()
 	}
 	end := min(s.q.now().Add(f.For), s.safetyEnd)
 	s.q.at(end, tkScripted, -1, 0, &scripted{f: func(s *sim) {
 		if w.open[st]--; w.open[st] == 0 {
 			*st = w.saved[st]
-			if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.lock {
+			if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.lock || st == &s.faults.readFailure {
 				s.syncFaults()
 			}
 		}

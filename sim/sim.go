@@ -70,8 +70,11 @@ type Result struct {
 	EndToEnd, ServiceTime *hdrhistogram.Histogram
 	// Parts are the parts of those messages' end-to-end latency, by name
 	// (model.Parts): they add up to it message by message.
-	Parts  map[string]*hdrhistogram.Histogram
-	Events []model.Event // when RunOptions.KeepEvents
+	Parts map[string]*hdrhistogram.Histogram
+	// ReviveLag is a lease's deadline to the revive that wrote its copy
+	// (Summary.ReviveLag), leases that ended in the warm-up excluded.
+	ReviveLag *hdrhistogram.Histogram
+	Events    []model.Event // when RunOptions.KeepEvents
 	// Header lists the run's derived parameters (seed, fault activation and
 	// weights): print it before the run's results.
 	Header []string

@@ -343,6 +343,7 @@ func (l *layout) checkFaults(v *validator) {
 		{"siteEnable", f.SiteEnable}, {"renew.sameDeadline", f.Renew.SameDeadline}, {"renew.atExpiry", f.Renew.AtExpiry},
 		{"renew.afterRevive", f.Renew.AfterRevive}, {"revivePutFailure", f.RevivePutFailure}, {"lockBusy", f.LockBusy},
 		{"duplicateDelivery", f.DuplicateDelivery},
+		{"reviveReadFailure", f.ReviveReadFailure},
 	} {
 		v.ppmIn("faults."+e.path, e.p, 1_000_000)
 	}

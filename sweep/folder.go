@@ -35,7 +35,7 @@ const (
 // runFiles are the files a run folder may hold (report.WriteRun's).
 var runFiles = []string{
 	report.SummaryFile, report.HlogFile, report.ReportFile,
-	report.HistEndToEnd + report.HgrmExt, report.HistServiceTime + report.HgrmExt,
+	report.HistEndToEnd + report.HgrmExt, report.HistServiceTime + report.HgrmExt, report.HistReviveLag + report.HgrmExt,
 	report.ChartLatency + ".png", report.ChartLatency + ".svg",
 	report.ChartTimeSeries + ".png", report.ChartTimeSeries + ".svg",
 	report.ChartDuplicates + ".png", report.ChartDuplicates + ".svg",

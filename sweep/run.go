@@ -73,6 +73,9 @@ func Execute(ctx context.Context, s *scenarios.Scenario, seed uint64, params map
 	for name, h := range res.Parts {
 		hists[name] = h
 	}
+	if res.ReviveLag.TotalCount() > 0 {
+		hists[report.HistReviveLag] = res.ReviveLag
+	}
 	return &Outcome{Summary: sum, Header: res.Header, Hists: hists}, nil
 }
 

@@ -30,7 +30,7 @@ func (e *env) cmdServe(args []string) int {
 	cfg := serve.DefaultConfig()
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen `address` (host:port; port 0 picks one)")
 	fs.StringVar(&cfg.Advertise, "advertise", "", "`host:port` the routes name (default: the host the client dialed, with the listening port)")
-	fs.StringVar(&cfg.Path, "path", serve.PathKV, "the engine's POP `path`: kv (checkpoint once the engine has it)")
+	fs.StringVar(&cfg.Path, "path", serve.PathCheckpoint, "the engine's POP `path`: checkpoint (RocketMQ's default) or kv")
 	topics := fs.String("topics", "TopicTest:4", "topics to serve, `name:queues,...`")
 	groups := fs.String("groups", "GroupTest", "consumer `groups` to create at start (others are created on first use)")
 	fs.BoolVar(&cfg.Plaintext, "plaintext", false, "serve without TLS (official clients need a patched connection constructor for it)")

@@ -17,8 +17,7 @@ func TestServeBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "-path", "checkpoint"}, "serve does not drive it yet"},
-		{[]string{"serve", "-path", "fs"}, `want "kv"`},
+		{[]string{"serve", "-path", "fs"}, `want "checkpoint" (RocketMQ's default) or "kv"`},
 		{[]string{"serve", "-topics", "orders:0"}, "0 queues: want 1..1024"},
 		{[]string{"serve", "-topics", "bad name"}, "topic name"},
 		{[]string{"serve", "-ack-loss", "2"}, "ack_loss = 2: want a fraction"},
@@ -41,7 +40,7 @@ func TestServeStartsAndStops(t *testing.T) {
 	// -for ends the run by itself; the flag overrides the file's ack_loss.
 	out, _ := wantCode(t, exitOK, "serve", "-addr", "127.0.0.1:0", "-topics", "orders:2", "-groups", "billing",
 		"-faults", faults, "-ack-loss", "0.25", "-for", "100ms")
-	for _, want := range []string{"serving apache.rocketmq.v2.MessagingService on 127.0.0.1:", "TLS, self-signed, path kv",
+	for _, want := range []string{"serving apache.rocketmq.v2.MessagingService on 127.0.0.1:", "TLS, self-signed, path checkpoint",
 		"faults: ack_loss=0.25 delay=100ms", "stopped: 0 sent"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -57,9 +57,10 @@ const (
 	budget = 60 * time.Second
 )
 
-func startServer(t *testing.T) *serve.Server {
+func startServer(t *testing.T, path string) *serve.Server {
 	t.Helper()
 	cfg := serve.DefaultConfig()
+	cfg.Path = path
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Topics = []serve.TopicSpec{{Name: topic, Queues: 2}}
 	cfg.Groups = []string{group}
@@ -115,9 +116,17 @@ func receive(t *testing.T, c rmq.SimpleConsumer, deadline time.Time, pred func([
 // Producer, receives them with the official SimpleConsumer, acks most,
 // renews one, abandons three and loses one ack to a fault, and checks that
 // exactly the abandoned ones and the one whose ack was lost come back,
-// each with delivery attempt 2, and that nothing is lost.
+// each with delivery attempt 2, and that nothing is lost; on each of the
+// engine's POP paths (the checkpoint path, serve's and RocketMQ's default,
+// and the KV path).
 func TestOfficialClientAgainstServe(t *testing.T) {
-	s := startServer(t)
+	for _, path := range []string{serve.PathCheckpoint, serve.PathKV} {
+		t.Run(path, func(t *testing.T) { officialClientAgainstServe(t, path) })
+	}
+}
+
+func officialClientAgainstServe(t *testing.T, path string) {
+	s := startServer(t, path)
 	deadline := time.Now().Add(budget)
 
 	p, err := rmq.NewProducer(clientConfig(s), rmq.WithTopics(topic))
@@ -234,6 +243,11 @@ func TestOfficialClientAgainstServe(t *testing.T) {
 	st := s.State()
 	if len(st.InFlight)+len(st.Cached) != 0 {
 		t.Errorf("engine still holds %d leases after every ack", len(st.InFlight)+len(st.Cached))
+	}
+	for _, l := range st.Checkpoint.Leases { // acks written as ack messages wait for their revive round
+		if !l.AckPending {
+			t.Errorf("engine still holds checkpoint lease %d (%s/%d@%d) after every ack", l.Lease, l.Topic, l.QueueID, l.Offset)
+		}
 	}
 	stats := s.Stats()
 	if stats.Sent != n || stats.Acks != n || stats.Renewals != 1 || stats.Revived != len(cause) || stats.AcksLost != 1 {

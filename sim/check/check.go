@@ -208,6 +208,8 @@ func (c *Checker) dispatch(e *model.Event) {
 	case model.EvBrokerRestart:
 		c.restarts = append(c.restarts, e.Seq+1)
 		c.wake.reset()
+	case model.EvLeaseReopened:
+		c.onLeaseReopened(e)
 	case model.EvRebalance:
 		c.onRebalance(e)
 	case model.EvCommit:

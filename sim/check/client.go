@@ -19,6 +19,9 @@ func (c *Checker) clientLease(e *model.Event) *lease {
 	}
 	l.m.note(e)
 	if l.client != e.Client {
+		if l.reopened != "" && l.client < 0 {
+			return nil // a late word about a lease a restart reopened after the checker forgot it
+		}
 		c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
 		return nil
 	}
@@ -228,6 +231,19 @@ func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 		return c.lookupDelivery(e)
 	}
 	l.m.note(e)
+	if l.reopened != "" && l.client < 0 {
+		// A late word about a lease a restart reopened after the checker
+		// forgot its message: what the answer removed ends, as for a
+		// forgotten lease.
+		if e.Code == 0 && e.Ended != 0 {
+			if x := c.leases.get(e.Ended); x != nil && x.m == l.m && !x.ended {
+				x.settledByClient = true
+				c.end(x, e.Kind)
+				c.maybeForget(x.m)
+			}
+		}
+		return nil, nil
+	}
 	c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
 	if e.Code == 0 && e.Ended != 0 {
 		c.removed(l, e)

@@ -47,6 +47,18 @@
 //     gone (EvReviveSkipped), given up (EvReviveDropped), forgotten by a
 //     restart or overwritten by an equal store key (EvLeaseLost), or
 //     dead-lettered by the engine's own policy (EvDeadLetter).
+//   - An ack an engine accepted ends the lease it names (Ended) for good:
+//     RocketMQ's checkpoint path names the lease of an ack written as an
+//     ack message (its promise to skip the lease when revive pairs it),
+//     so a later revive of that lease is unexplained. The one exception
+//     is EvLeaseReopened: a broker restart lost an accepted ack (merged
+//     into a written checkpoint, not yet written itself), or a revive
+//     round stopped at reviveScanTime before reading the ack message
+//     (Reason ack-cut-off), and the lease is in flight again until its
+//     deadline, settled by its holder (not promised), on a line of its
+//     own whose redelivery is broker_restart or revive_cut_off.
+//     A reopened lease of a message the checker had forgotten brings the
+//     message back (the event names its group and place).
 //
 // The ledger: a message is available at a place once per token — its
 // produce, a copy, a lapse or release in place. A lease takes a token; the
@@ -131,7 +143,8 @@
 //   - order_gap (orderly): acked while an earlier message of its queue was
 //     not, so the queue's commit offset stayed before it and the next
 //     answer, which reads from that earlier message, lends it again.
-//   - broker_restart, rebalance (Pull), producer_retry, renew_after_revive:
+//   - broker_restart, revive_cut_off, rebalance (Pull), producer_retry,
+//     renew_after_revive:
 //     the fork's origin, for leases of an extra line and for a lease the
 //     engine kept when it removed another one in its place.
 //   - unexplained: none; always also a violation.

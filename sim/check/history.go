@@ -6,14 +6,23 @@ import "popsim/model"
 // print its message's story without the checker holding every event of
 // every message.
 type history struct {
-	ring []model.Event
+	ring []model.Event // grows to size, then wraps
+	size int
 	n    int64 // events added
 }
 
-func newHistory(size int) history { return history{ring: make([]model.Event, size)} }
+// newHistory keeps the last size events; the ring grows as events come, so
+// that a short run (a property check) does not pay for a long one's.
+func newHistory(size int) history {
+	return history{ring: make([]model.Event, 0, min(size, 1024)), size: size}
+}
 
 func (h *history) add(e *model.Event) {
-	h.ring[h.n%int64(len(h.ring))] = *e
+	if len(h.ring) < h.size {
+		h.ring = append(h.ring, *e) // n == len(ring) until it is full
+	} else {
+		h.ring[h.n%int64(h.size)] = *e
+	}
 	h.n++
 }
 

@@ -47,6 +47,10 @@ type lease struct {
 	// batch numbers the engine answer that lent it (orderly groups; a
 	// renewal's lease has a batch of its own, -id).
 	batch int64
+	// reopened: the engine broke the accepted ack that had ended it
+	// (EvLeaseReopened): it is in flight again on a line of its own, and
+	// its redelivery has this cause (broker_restart, revive_cut_off).
+	reopened string
 }
 
 // delivery is a lease's message in a client's hands: what the client did
@@ -234,6 +238,8 @@ func (c *Checker) story(l *lease) string {
 	switch {
 	case l == nil:
 		return CauseUnexplained
+	case l.reopened != "":
+		return l.reopened
 	case l.nack:
 		return CauseReconsumeLater
 	case l.ignored:
@@ -322,13 +328,17 @@ func (c *Checker) ranOutUnknown(e *model.Event) {
 	if e.Kind != model.EvRevive && e.Kind != model.EvLapse {
 		return
 	}
+	why := "which was never granted for message %d"
+	if _, forgotten := c.leases.w.get(uint64(e.Lease)); forgotten {
+		why = "which had already ended: message %d was settled with nothing in flight"
+	}
 	for _, g := range c.groupsAt(e.Topic) {
 		m := c.msgOf(g, e)
 		if m == nil {
 			continue
 		}
 		m.note(e)
-		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d, which was never granted for message %d", e.Kind, e.Lease, m.id))
+		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d, "+why, e.Kind, e.Lease, m.id))
 		t := m.addToken(placeOf(e), 0, nil, CauseUnexplained)
 		t.poor = true
 	}
@@ -383,4 +393,63 @@ func (c *Checker) successor(l *lease, e *model.Event, nack bool) *lease {
 		n.dlv.lastLease = n
 	}
 	return n
+}
+
+// onLeaseReopened: the engine broke an ack it had accepted and reported
+// (Ended): a broker restart lost it (broker_restart), or the revive round
+// stopped before reading it (revive_cut_off). The lease is in flight
+// again until its deadline and will run out. Its holder settled it and
+// relies on it no more (it is not promised), and its message, settled or
+// not, comes back on a line of its own whose redelivery has that cause. A lease of a
+// message the checker had forgotten brings the message back, as a late
+// renewal does.
+func (c *Checker) onLeaseReopened(e *model.Event) {
+	l := c.leases.get(e.Lease)
+	if l == nil {
+		c.reopenForgotten(e)
+		return
+	}
+	m := l.m
+	m.note(e)
+	if !l.ended {
+		c.violate(InvTraceForm, e.Seq, m, fmt.Sprintf("lease %d reopened (%s), but it had not ended", l.id, reopenCause(e)))
+		return
+	}
+	why := reopenCause(e)
+	l.ended, l.endedBy, l.reopened, l.settledByClient = false, model.EvNone, why, true
+	l.deadline = e.Deadline
+	l.line, l.forkRoot = m.fork(why), true
+}
+
+// reopenForgotten brings back the message of a reopened lease the checker
+// had forgotten (its ack settled it and nothing was left in flight).
+func (c *Checker) reopenForgotten(e *model.Event) {
+	_, forgotten := c.leases.w.get(uint64(e.Lease))
+	gi, known := c.byName[e.Group]
+	if !forgotten || !known || !e.HasLocation() {
+		c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("lease %d reopened (%s, group %q), but it was never granted or names no place", e.Lease, reopenCause(e), e.Group))
+		return
+	}
+	m := c.msgOf(c.groups[gi], e)
+	if m == nil {
+		return
+	}
+	m.note(e)
+	at := m.lookupPlace(placeOf(e))
+	if at < 0 {
+		at = m.placeIndex(placeOf(e), true)
+	}
+	why := reopenCause(e)
+	n := &lease{id: e.Lease, m: m, at: at, client: -1, granted: e.At, deadline: e.Deadline, settledByClient: true, reopened: why, forkRoot: true}
+	n.line, n.cause = m.fork(why), why
+	c.leases.put(n)
+	m.leases = append(m.leases, n)
+}
+
+// reopenCause is the redelivery cause of a lease EvLeaseReopened reopens.
+func reopenCause(e *model.Event) string {
+	if e.Reason == model.RAckCutOff {
+		return CauseReviveCutOff
+	}
+	return CauseBrokerRestart
 }

@@ -33,6 +33,7 @@ const (
 	CauseStaleHandle      = "stale_handle"       // the client acked or renewed a lease a renewal had replaced
 	CauseRenewAfterRevive = "renew_after_revive" // a renewal of a lease that had already ended made an extra lease
 	CauseBrokerRestart    = "broker_restart"     // a lease at a place leased before a broker restart
+	CauseReviveCutOff     = "revive_cut_off"     // RocketMQ checkpoint path: the revive round stopped at reviveScanTime before reading the lease's ack
 	CauseClockSkew        = "clock_skew"         // the client judged its lease expired before the engine's deadline
 	CauseProducerRetry    = "producer_retry"     // the same message was stored twice
 	CauseRebalance        = "rebalance"          // Pull: a new queue owner starts from the committed offset

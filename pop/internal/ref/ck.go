@@ -24,6 +24,7 @@ type ckRef struct {
 	pending       []bool
 	stored, alive bool  // alive: the CK may still revive (not dropped)
 	at            int64 // when the CK reaches its revive queue
+	ackAt         int64 // when the last of its pending ack messages does
 }
 
 func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
@@ -314,20 +315,45 @@ func (b *Broker) refByLease(l model.LeaseID) *ckRef {
 // pairing finds the newest live CK with merge key key on revive queue rq
 // whose lease at ackOffset is live; none when that lease already has an
 // ack message pending.
-func (b *Broker) pairing(key string, rq int32, ackOffset int64) (*ckRef, int) {
+func (b *Broker) pairing(key string, rq int32, ackOffset, ackAt int64) (*ckRef, int) {
+	// The round's map keeps the last CK read under a key: of the CKs
+	// reaching the queue before the ack, the ack meets the last to arrive
+	// (the newest of equals). An unwritten CK arrives ackTimeInterval
+	// before its revive time.
+	var best *ckRef
+	bi := -1
 	for j := len(b.ck.refs) - 1; j >= 0; j-- {
 		r := b.ck.refs[j]
 		if !r.alive || r.rq != rq || r.ck.MergeKey() != key {
 			continue
 		}
-		if i := r.ck.IndexOfAck(ackOffset); i >= 0 && i < len(r.ended) && !r.ended[i] {
-			if r.pending[i] {
-				return nil, -1
-			}
-			return r, i
+		i := r.ck.IndexOfAck(ackOffset)
+		if i < 0 || i >= len(r.ended) || r.ended[i] {
+			continue
+		}
+		if a := arrivalOf(b, r); a <= ackAt && (best == nil || a > arrivalOf(b, best)) {
+			best, bi = r, i
 		}
 	}
-	return nil, -1
+	if best == nil || best.pending[bi] {
+		return nil, -1
+	}
+	return best, bi
+}
+
+func arrivalOf(b *Broker, r *ckRef) int64 {
+	if r.stored {
+		return r.at
+	}
+	return b.slotDue(r.ck.ReviveTime() - pop.AckTimeInterval)
+}
+
+// markPending: an ack message reaching the queue at ackAt will end lease
+// i of r when a round pairs it.
+func (r *ckRef) markPending(i int, ackAt int64) model.LeaseID {
+	r.pending[i] = true
+	r.ackAt = max(r.ackAt, ackAt)
+	return r.lease(i)
 }
 
 func (b *Broker) liveLeases() int {
@@ -808,10 +834,10 @@ func (b *Broker) fsAck(nowMs int64, req *pop.AckRequest, h model.ReceiptHandle) 
 		}
 		return res
 	}
-	r, i := b.pairing(a.MergeKey(), h.ReviveQueueID, req.Offset)
-	if b.writeAckMsg(nowMs, &a, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures) == 0 && r != nil && (!r.stored || r.at <= b.ck.arrival) {
-		r.pending[i] = true
-		res.Pending = r.lease(i)
+	if b.writeAckMsg(nowMs, &a, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures) == 0 {
+		if r, i := b.pairing(a.MergeKey(), h.ReviveQueueID, req.Offset, b.ck.arrival); r != nil {
+			res.Pending = r.markPending(i, b.ck.arrival)
+		}
 	}
 	b.inflightSub(k, h.PopTime, 1)
 	if res.Pending == 0 {
@@ -872,14 +898,14 @@ func (b *Broker) fsBatchAck(nowMs int64, a pop.BatchAck, res *pop.BatchAckResult
 		r *ckRef
 		i int
 	}
-	var hits []hit
-	for _, o := range offs {
-		r, i := b.pairing(m.MergeKey(), a.ReviveQueueID, o)
-		hits = append(hits, hit{r, i})
-	}
 	if b.writeBatchAckMsg(nowMs, &m, a.ReviveQueueID, a.PopTime+a.InvisibleTime, &res.Failures) != 0 {
 		b.stats.AckMisses += int64(len(offs))
 		return
+	}
+	var hits []hit
+	for _, o := range offs {
+		r, i := b.pairing(m.MergeKey(), a.ReviveQueueID, o, b.ck.arrival)
+		hits = append(hits, hit{r, i})
 	}
 	j := 0
 	for x := first; x < len(res.Offsets); x++ {
@@ -887,9 +913,8 @@ func (b *Broker) fsBatchAck(nowMs int64, a pop.BatchAck, res *pop.BatchAckResult
 		if e.Skipped {
 			continue
 		}
-		if h := hits[j]; h.r != nil && (!h.r.stored || h.r.at <= b.ck.arrival) {
-			h.r.pending[h.i] = true
-			e.Pending = h.r.lease(h.i)
+		if h := hits[j]; h.r != nil {
+			e.Pending = h.r.markPending(h.i, b.ck.arrival)
 			res.Pending++
 		} else {
 			b.stats.AckMisses++
@@ -927,10 +952,10 @@ func (b *Broker) fsChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h mo
 			res.Removed = ended[0]
 		}
 	} else {
-		o, i := b.pairing(a.MergeKey(), rq, req.Offset)
-		if b.writeAckMsg(nowMs, &a, rq, h.PopTime+h.InvisibleTime, &res.Failures) == 0 && o != nil && (!o.stored || o.at <= b.ck.arrival) {
-			o.pending[i] = true
-			res.Pending = o.lease(i)
+		if b.writeAckMsg(nowMs, &a, rq, h.PopTime+h.InvisibleTime, &res.Failures) == 0 {
+			if o, i := b.pairing(a.MergeKey(), rq, req.Offset, b.ck.arrival); o != nil {
+				res.Pending = o.markPending(i, b.ck.arrival)
+			}
 		}
 	}
 	res.Code, res.PopTime, res.InvisibleTime = model.Success, clock.FromMillis(nowMs), clock.MillisDuration(invisible)

@@ -24,6 +24,7 @@ type service struct {
 	all              []*rck
 	mocks            []*rck
 	msgs             int
+	cut              bool // reviveScanTime ended the round before a pull
 }
 
 // rck is a CK a round read.
@@ -169,7 +170,7 @@ func (b *Broker) step(s *service, g int64, res *pop.CheckpointResult) {
 		}
 		s.pulling, s.start = true, g
 		s.old = max(s.offset, b.reviveCommitted(s.qid))
-		s.read, s.endTime, s.firstRt, s.noMsg, s.msgs = s.old+1, 0, 0, 0, 0
+		s.read, s.endTime, s.firstRt, s.noMsg, s.msgs, s.cut = s.old+1, 0, 0, 0, 0, false
 		s.cks, s.all, s.mocks = nil, nil, nil
 		b.pullAt(s, g, res)
 	default:
@@ -193,6 +194,7 @@ func (b *Broker) pullAt(s *service, g int64, res *pop.CheckpointResult) {
 		}
 		s.noMsg = 0
 		if g-s.start > b.cfg.ReviveScanTime {
+			s.cut = true
 			b.finish(s, g, res)
 			return
 		}
@@ -321,7 +323,7 @@ func (b *Broker) finish(s *service, g int64, res *pop.CheckpointResult) {
 		}
 		_, grp := b.groups[c.ck.CID]
 		if !grp || b.topics[model.ParseNormalTopic(c.ck.Topic, c.ck.CID)] == nil {
-			b.lose(c, res)
+			b.lose(s, c, g, res)
 		} else {
 			b.reviveCk(s, c, g, res)
 		}
@@ -329,7 +331,7 @@ func (b *Broker) finish(s *service, g int64, res *pop.CheckpointResult) {
 	}
 	for _, c := range s.all {
 		if c.replaced && c.ck.ReviveOffset <= newOffset {
-			b.lose(c, res)
+			b.lose(s, c, g, res)
 		}
 	}
 	if newOffset > s.old {
@@ -364,7 +366,19 @@ func leaseAt(r *ckRef, i int) model.LeaseID {
 	return r.lease(i)
 }
 
-func (b *Broker) lose(c *rck, res *pop.CheckpointResult) {
+// unpaired: why lease i of c had an ack message pending that the round
+// did not pair, if it had one.
+func unpaired(s *service, c *rck, i int, g int64) pop.UnpairedAck {
+	switch {
+	case c.ref == nil || !c.ref.pending[i]:
+		return pop.AckPaired
+	case s.cut && c.ref.ackAt <= g:
+		return pop.AckCutOff
+	}
+	return pop.AckMissed
+}
+
+func (b *Broker) lose(s *service, c *rck, g int64, res *pop.CheckpointResult) {
 	if c.ref == nil || !c.ref.alive {
 		return
 	}
@@ -372,6 +386,7 @@ func (b *Broker) lose(c *rck, res *pop.CheckpointResult) {
 		if l := endLease(c.ref, i); l != 0 {
 			rv := b.describe(c, i, l)
 			rv.Outcome = pop.ReviveLost
+			rv.Unpaired = unpaired(s, c, i, g)
 			b.stats.MayBeLost++
 			res.Revivals = append(res.Revivals, rv)
 		}
@@ -397,6 +412,7 @@ func (b *Broker) reviveCk(s *service, c *rck, g int64, res *pop.CheckpointResult
 			}
 			continue
 		}
+		rv.Unpaired = unpaired(s, c, i, g)
 		b.stats.ReadCalls++
 		if b.faults.ReviveReadPPM != 0 {
 			b.ck.reads++
@@ -455,6 +471,7 @@ func (b *Broker) reviveCk(s *service, c *rck, g int64, res *pop.CheckpointResult
 		if f.read && b.cfg.Bugs.ReviveReadFailureLosesRetry {
 			for _, x := range failed[k:] {
 				rv := b.describe(c, x.i, leaseAt(c.ref, x.i))
+				rv.Unpaired = unpaired(s, c, x.i, g)
 				endLease(c.ref, x.i)
 				rv.Outcome = pop.ReviveLost
 				b.stats.MayBeLost++
@@ -472,6 +489,7 @@ func (b *Broker) reviveCk(s *service, c *rck, g int64, res *pop.CheckpointResult
 // rePut is rePutCK for index i.
 func (b *Broker) rePut(s *service, c *rck, i int, g int64, res *pop.CheckpointResult) {
 	rv := b.describe(c, i, leaseAt(c.ref, i))
+	rv.Unpaired = unpaired(s, c, i, g)
 	endLease(c.ref, i)
 	rp := c.ck.ParseRePutTimes()
 	if rp >= len(pop.CkRewriteIntervalsSeconds) && b.cfg.SkipWhenCKRePutReachMaxTimes {

@@ -1,0 +1,60 @@
+package sim
+
+// Findings: counterexamples the checkpoint-path property found that are
+// RocketMQ's own behaviour, not the engine's or the simulator's mistakes.
+// Each is kept under testdata/findings/ (a rapid fail file, outside the
+// property's replay directory) and replayed here with what the checker
+// must say about it, so that a change to the engine or the checker that
+// hides it fails.
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"popsim/sim/check"
+)
+
+// replayFinding draws the case a fail file records and runs it.
+func replayFinding(t *testing.T, file string, g genOpts) (*propCase, *Result) {
+	t.Helper()
+	withRapidFlags(t, "rapid.failfile", filepath.Join("testdata", "findings", file), "rapid.checks", "1", "rapid.nofailfile", "true")
+	var c *propCase
+	rec := &recordingTB{name: "TestPropAtLeastOnceCheckpoint"}
+	rapid.Check(rec, func(rt *rapid.T) {
+		if c == nil {
+			c = drawCase(rt, &g)
+		}
+	})
+	if c == nil {
+		t.Fatalf("%s drew no case: %v", file, rec.out)
+	}
+	r, err := RunScheduled(c.knobs.config(c.bugs), c.sched, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, r
+}
+
+// With enablePopBufferMerge (not RocketMQ's default), a renewal in its
+// pop's millisecond writes a CK with the pop's merge key (topic, group,
+// queue, start offset, popTime). A second renewal acks that CK with an ack
+// of the same key, which the buffer merges into the pop's buffered CK (its
+// bit already set): the first renewal's CK is never acked and revives
+// while the second renewal's lease is in flight. The engine answers the
+// second renewal with nothing ended, so the checker reports
+// renew-ignored, then the unexplained redelivery.
+func TestFindingBufferSameMillisecondRenewals(t *testing.T) {
+	c, r := replayFinding(t, "checkpoint-buffer-same-millisecond-renewals.fail", genOpts{checkpoint: true})
+	got := invariantsOf(r)
+	for _, want := range []string{check.InvRenewIgnored, check.InvUnexplained} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the checker reported %v, want %s among them\n%s%s", got, want, c.describe(), verdict(r))
+		}
+	}
+	if !c.knobs.cache || !c.knobs.checkpoint {
+		t.Errorf("the finding is on the checkpoint path with the buffer: %s", c.knobs.String())
+	}
+}
