@@ -237,7 +237,7 @@ func TestLoadEngineVersion(t *testing.T) {
 		t.Errorf("-set engine.version=5.4.0: %+v", e)
 	}
 	for text, msg := range map[string]string{
-		"engine: {version: 5.3.9}\n": "x.yaml:19: engine.version: unknown RocketMQ version \"5.3.9\": want one of 5.1.4, 5.2.0, 5.3.0, 5.3.1, 5.3.2, 5.3.3, 5.4.0, 5.5.0",
+		"engine: {version: 5.3.9}\n":                                   "x.yaml:19: engine.version: unknown RocketMQ version \"5.3.9\": want one of 5.1.4, 5.2.0, 5.3.0, 5.3.1, 5.3.2, 5.3.3, 5.4.0, 5.5.0",
 		"engine: {version: 5.3.1, popConsumerKVServiceEnable: true}\n": "engine.version: 5.3.1 has no KV path",
 	} {
 		_, err := Load("x.yaml", []byte(minimal+text))

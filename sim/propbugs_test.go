@@ -239,6 +239,7 @@ func TestPropFindsFifoRetryLockBusy(t *testing.T) {
 		maxSteps: 1, checks: 100, seed: "1",
 	})
 }
+
 // The checkpoint path's switches, hunted on the checkpoint path.
 
 // #10985: a revive read that completes exceptionally makes the completion

@@ -46,7 +46,7 @@ var faultKindNames = [numFaultKinds]string{
 	FaultRenewSameDeadline: "renew-same-deadline", FaultRenewAtExpiry: "renew-at-expiry",
 	FaultRenewAfterRevive: "renew-after-revive", FaultBrokerRestart: "restart broker",
 	FaultRevivePutFailure: "fail retry-topic writes", FaultClockSkew: "skew", FaultDuplicateDelivery: "duplicate-delivery",
-	FaultLockBusy: "lock busy",
+	FaultLockBusy:          "lock busy",
 	FaultReviveReadFailure: "fail revive reads",
 }
 
