@@ -162,10 +162,23 @@ func (s *sim) traceCommit(client int32, group, topic string, queue int32, offset
 	s.emit(model.Event{Kind: model.EvCommit, Client: client, Group: group, Topic: topic, Queue: queue, Offset: offset})
 }
 
-// sample appends one time-series point every SampleInterval and traces the
-// commit offsets that moved.
+// A run whose retry chains keep it going long into the drain phase (hours,
+// when a defect keeps messages retrying) records its time series more
+// coarsely past seriesThinAfter into that phase: one point per
+// seriesThinInterval, so that its summary stays small. The sample tick,
+// and the commit tracing it does, keep their cadence.
+const (
+	seriesThinAfter    = 10 * clock.Minute
+	seriesThinInterval = clock.Minute
+)
+
+// sample appends one time-series point every SampleInterval (thinned late
+// in a long drain) and traces the commit offsets that moved.
 func (s *sim) sample() {
-	s.record()
+	now := s.q.now()
+	if now < s.safetyEnd.Add(seriesThinAfter) || now.Sub(s.start).Millis()-s.meter.last.AtMs >= seriesThinInterval.Millis() {
+		s.record()
+	}
 	s.traceCommits()
 	s.q.after(s.cfg.SampleInterval, tkSample, -1, 0, nil)
 }

@@ -89,4 +89,10 @@ func TestDrainCoversTheRetryChain(t *testing.T) {
 	if r.Summary.Dropped != 1 {
 		t.Errorf("dropped %d, want the message dropped by the age rule after its ladder", r.Summary.Dropped)
 	}
+	// Hours of drain keep a small time series: a point per SampleInterval
+	// for the first seriesThinAfter of the drain, then one per minute.
+	liveMin := int(end.Sub(clock.Epoch.Add(cfg.Duration)) / clock.Minute)
+	if n, most := len(r.Summary.Series), int((cfg.Duration+seriesThinAfter)/clock.Second)+liveMin+2; n > most { // SampleInterval: 1s
+		t.Errorf("series has %d points over %d minutes of drain, want at most %d", n, liveMin, most)
+	}
 }
