@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"popsim/clock"
@@ -38,8 +40,10 @@ type holQueue struct {
 }
 
 type holMsg struct {
-	q      *holQueue
-	failed bool
+	q          *holQueue
+	key        holKey
+	offset     int64
+	failed, ok bool // ok: consumed successfully at least once
 }
 
 func newHolMeter() *holMeter {
@@ -62,6 +66,8 @@ func (h *holMeter) observe(e *model.Event) {
 	case model.EvConsumeEnd:
 		if e.Reason != model.RSuccess {
 			h.fail(e.Msg)
+		} else if m := h.msgs[e.Msg]; m != nil {
+			m.ok = true
 		}
 	case model.EvExpiredLocal, model.EvLapse:
 		h.fail(e.Msg)
@@ -86,7 +92,7 @@ func (h *holMeter) produced(e *model.Event) {
 		h.qlist = append(h.qlist, q)
 	}
 	q.open++
-	h.msgs[e.Msg] = &holMsg{q: q}
+	h.msgs[e.Msg] = &holMsg{q: q, key: k, offset: e.Offset}
 	if q.failed > 0 {
 		h.backlog = max(h.backlog, q.open-1)
 	}
@@ -126,6 +132,28 @@ func (h *holMeter) end(q *holQueue, at clock.Time) {
 	d := at.Sub(q.since)
 	h.total += d
 	record(h.lengths, int64(clampUs(d)))
+}
+
+// passed returns, in id order, the open messages of an orderly queue that
+// were consumed successfully and that the engine's commit offset e
+// (commit c=-1) has passed. RocketMQ's commitAndNext commits ackOffset+1
+// when a restart lost the queue's OrderInfo, so an ack of a later offset
+// can pass a message whose own ack was lost: nothing will redeliver it,
+// and it was consumed (an orderly client acks a later offset only after
+// the earlier ones), so it is settled.
+func (h *holMeter) passed(e *model.Event) []model.MsgID {
+	if e.Client >= 0 || !h.isOrderly(e.Topic) {
+		return nil
+	}
+	k := holKey{e.Topic, e.Queue}
+	var ids []model.MsgID
+	for id, m := range h.msgs {
+		if m.ok && m.key == k && m.offset < e.Offset {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids) // collected from a map: sorted before anyone acts on them
+	return ids
 }
 
 // summary returns the run's head-of-line blocking, episodes still open

@@ -382,6 +382,12 @@ func (m *meter) observe(e *model.Event) {
 		}
 	case model.EvRevive, model.EvLapse:
 		m.available(e)
+	case model.EvCommit:
+		if m.hol.orderly != nil {
+			for _, id := range m.hol.passed(e) {
+				m.finish(id) // settled by the commit offset (holMeter.passed)
+			}
+		}
 	case model.EvReleased:
 		if e.Code == 0 && e.Ended != 0 {
 			m.available(e)
