@@ -126,3 +126,24 @@ func (b Breakdown) Part(name string) LatencyPart {
 	}
 	return LatencyPart{Name: name}
 }
+
+// HeadOfLine is how long the queues of orderly (FIFO) groups were blocked
+// behind messages that failed, and how much backlog waited behind them
+// (docs/fifo.md, "Head-of-line blocking"). An episode of a queue starts
+// when one of its messages fails (the listener did not succeed, the client
+// let its lease go, or the lease ran out) and ends when every failed
+// message of the queue is settled (acked, sent to a DLQ or dropped); one
+// still open at the end of the run ends there. Durations are in µs.
+type HeadOfLine struct {
+	// Queues is how many queues of topics orderly groups consume got
+	// messages; Blocked how many of them had at least one episode.
+	Queues  int `json:"queues"`
+	Blocked int `json:"blocked_queues"`
+	// Episodes is each episode's length (Count: how many); TotalUs their
+	// sum, the queue time lost to blocking.
+	Episodes Latency `json:"episodes"`
+	TotalUs  int64   `json:"total_us"`
+	// MaxBacklog is the most messages that waited in a blocked queue
+	// behind its failed head (stored, not yet settled).
+	MaxBacklog int64 `json:"max_backlog"`
+}

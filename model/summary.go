@@ -70,6 +70,9 @@ type Summary struct {
 	// not acked) when it crashed, the time from the crash to the
 	// message's next delivery; absent when no consumer crashed holding one.
 	RedeliverAfterCrash *Latency `json:"redeliver_after_crash,omitempty"`
+	// HeadOfLine is the blocking of orderly groups' queues behind failed
+	// messages; absent when no group consumes orderly.
+	HeadOfLine *HeadOfLine `json:"head_of_line,omitempty"`
 	// LimitsHit lists the engine's documented caps the run ran into.
 	LimitsHit []LimitHit `json:"limits_hit,omitempty"`
 	// ReviveLag is a lease's deadline to the revive that wrote its copy

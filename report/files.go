@@ -236,6 +236,8 @@ type sweepRow struct {
 	ThroughputPerSec float64           `json:"throughput_per_sec"`
 	Violations       int               `json:"violations"`
 	Stats            model.PointStats  `json:"stats"` // every metric with its interval over the seeds
+	// HeadOfLine: the cell's orderly groups' blocking (SweepCell.HeadOfLine).
+	HeadOfLine *model.HeadOfLine `json:"head_of_line,omitempty"`
 }
 
 // EncodeSweep renders sweep.json: one row per cell in Cells order.
@@ -249,7 +251,7 @@ func EncodeSweep(s *Sweep) ([]byte, error) {
 		}
 		rows = append(rows, sweepRow{Params: c.Params, Seeds: c.Seeds(), FailingSeeds: failing,
 			EndToEnd: lat, EndToEndExact: exact, DuplicatesPct: c.DuplicatesPct(),
-			ThroughputPerSec: c.Throughput(), Violations: c.Violations(), Stats: c.Stats(s.ConfidenceLevel())})
+			ThroughputPerSec: c.Throughput(), Violations: c.Violations(), Stats: c.Stats(s.ConfidenceLevel()), HeadOfLine: c.HeadOfLine()})
 	}
 	doc := struct {
 		Name     string         `json:"name"`

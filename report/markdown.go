@@ -30,6 +30,7 @@ func RenderRunMarkdown(r Run, charts []*Chart) []byte {
 	}
 	writeLimits(&b, s.LimitsHit)
 	writeLatencyTable(&b, r)
+	writeHeadOfLine(&b, s.HeadOfLine)
 	writeRunIntervals(&b, s)
 	writeBreakdown(&b, s)
 	writeEngineWork(&b, &s)
@@ -235,6 +236,7 @@ func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
 	fmt.Fprintf(&b, ". %d parameter sets, %d runs: %d passed, %d failed.\n\n", t.Cells, t.Runs, t.Passed, t.Failed)
 	writeEvidence(&b, s)
 	writeSweepTable(&b, s)
+	writeSweepHeadOfLine(&b, s)
 	writeFailing(&b, s)
 	writeCharts(&b, charts)
 	b.WriteString(sweepGuide)

@@ -207,7 +207,7 @@ func (s *sim) startWork(c *consumer) {
 			d *= clock.Duration(s.cfg.Faults.Slow.Factor)
 		}
 		d = max(d, h.holdUntil.Sub(s.q.now()))
-		h.outcome = c.outcomes.Sample(c.rng)
+		h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
 		h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, w)
 		h.endSeq = h.endTask.seq
 		c.running = append(c.running, w)

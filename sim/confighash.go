@@ -169,7 +169,7 @@ func (s *ConsumerSpec) canonical() canonConsumer {
 		Processing: s.Processing.String(), Outcomes: s.Outcomes.String(),
 		InvisibleTime: int64(60 * 1_000_000), MaxReconsumeTimes: 16, FlowControl: 96, CommitInterval: 5_000_000,
 	}
-	if s.Outcomes.ReconsumeLaterPPM() == 0 && s.Outcomes.ExceptionPPM() == 0 {
+	if !s.Outcomes.CanFail() {
 		k.Outcomes = "outcomes()"
 	}
 	switch set := s.Settings.(type) {

@@ -51,6 +51,7 @@ type meter struct {
 	// time from the crash to that delivery.
 	crashed   map[model.MsgID]clock.Time
 	redeliver *hdrhistogram.Histogram
+	hol       *holMeter // head-of-line blocking of orderly groups
 }
 
 // meterMsg is a message in the meter's window: while open (produced, not
@@ -130,7 +131,7 @@ const (
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	m := &meter{base: 1, start: start, warmEnd: start, safeEnd: safeEnd,
 		crashed: map[model.MsgID]clock.Time{}, redeliver: hdrhistogram.New(histMin, histMax, histSigFig),
-		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig)}
+		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig), hol: newHolMeter()}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
@@ -323,6 +324,9 @@ func (m *meter) finish(id model.MsgID) {
 // close closes an open message and forgets the closed ones at the front.
 func (m *meter) close(id model.MsgID) {
 	delete(m.crashed, id)
+	if m.hol.orderly != nil {
+		m.hol.settled(id)
+	}
 	x := &m.msgs[id-m.base]
 	if st := &m.state[x.slot]; st.more {
 		delete(m.more, id)
@@ -346,6 +350,9 @@ func (m *meter) outstanding() int64 { return m.open }
 // observe follows the trace for the latency breakdown: only the events
 // every engine and client emit (docs/trace.md), so it works for any.
 func (m *meter) observe(e *model.Event) {
+	if m.hol.orderly != nil || e.Kind == model.EvSubscribe {
+		m.hol.observe(e)
+	}
 	switch e.Kind {
 	case model.EvLease:
 		if x := m.stateOf(e.Msg); x != nil {
@@ -375,6 +382,12 @@ func (m *meter) observe(e *model.Event) {
 		}
 	case model.EvRevive, model.EvLapse:
 		m.available(e)
+	case model.EvCommit:
+		if m.hol.orderly != nil {
+			for _, id := range m.hol.passed(e) {
+				m.finish(id) // settled by the commit offset (holMeter.passed)
+			}
+		}
 	case model.EvReleased:
 		if e.Code == 0 && e.Ended != 0 {
 			m.available(e)

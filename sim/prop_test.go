@@ -662,6 +662,13 @@ func TestPropAtLeastOnceOrderly(t *testing.T) {
 	propAtLeastOnce(t, genOpts{orderly: true, maxMessages: 100, reconsume: []string{"0", "0.01", "0.1"}})
 }
 
+// TestPropAtLeastOnceOrderlyCheckpoint is the orderly property on the
+// checkpoint path, RocketMQ's default: its order state, blocking and
+// in-place redelivery under the checkpoint path's fault families too.
+func TestPropAtLeastOnceOrderlyCheckpoint(t *testing.T) {
+	propAtLeastOnce(t, genOpts{checkpoint: true, orderly: true, maxMessages: 100, reconsume: []string{"0", "0.01", "0.1"}})
+}
+
 // replayTB is the test's *testing.T for rapid, keeping the fail file or
 // seed rapid names when it reports a failure.
 type replayTB struct {

@@ -66,6 +66,7 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 		l := latency(s.meter.redeliver)
 		sum.RedeliverAfterCrash = &l
 	}
+	sum.HeadOfLine = s.meter.hol.summary(s.q.now())
 	if l, ok := s.eng.(limiter); ok {
 		sum.LimitsHit = l.limits()
 	}

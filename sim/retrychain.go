@@ -43,7 +43,7 @@ func (c Config) RetryChain() clock.Duration {
 }
 
 func (c Config) consumerRetryChain(cs *ConsumerSpec) clock.Duration {
-	if cs.Outcomes.SuccessPPM() >= 1_000_000 {
+	if !cs.Outcomes.CanFail() {
 		return 0
 	}
 	var d clock.Duration

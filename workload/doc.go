@@ -11,7 +11,8 @@
 //   - Dist: processing-time distributions (Constant, Uniform, Exponential,
 //     LogNormal, BoundedPareto, Mixture), immutable and shareable.
 //   - Outcomes: the probability, in parts per million, of Success,
-//     ReconsumeLater and Exception.
+//     ReconsumeLater and Exception, and the poison messages (every Nth
+//     message, at most K of them) whose every delivery throws.
 //   - Tags and Key: message tags from a weighted list, deterministic keys.
 //   - A text form for each of the above (ParseDist, ParseArrivals,
 //     ParseRate, ParseOutcomes, ParseTags) whose String methods print the

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 )
 
 // Outcome is what a consumer's listener does with a delivered message.
@@ -32,11 +33,58 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
 
-// Outcomes is the probability of each Outcome, in parts per million. The
-// zero value is always Success.
+// Outcomes is the probability of each Outcome, in parts per million, and
+// the poison messages: messages whose every delivery throws, whatever the
+// draw. The zero value is always Success.
 type Outcomes struct {
 	reconsumeLaterPPM, exceptionPPM int64
+	// poisonEvery > 0 poisons the messages numbered poisonEvery,
+	// 2*poisonEvery, … (the simulator numbers messages 1, 2, 3 … in the
+	// order they are stored; copies keep the number), at most
+	// poisonCount of them when poisonCount > 0.
+	poisonEvery, poisonCount int64
 }
+
+// maxPoison bounds poison_every and poison_count (message numbers are
+// 32-bit).
+const maxPoison = 1<<32 - 1
+
+// WithPoison returns o with poison messages: every delivery of the
+// messages numbered every, 2*every, … throws (Exception); count > 0 stops
+// after that many poison messages, 0 poisons all of them. every 0 means no
+// poison message (count must then be 0).
+func (o Outcomes) WithPoison(every, count int64) (Outcomes, error) {
+	if every < 0 || every > maxPoison {
+		return Outcomes{}, fmt.Errorf("workload: outcomes poison_every %d out of range: want 1 to %d (0: no poison message)", every, int64(maxPoison))
+	}
+	if count < 0 || count > maxPoison {
+		return Outcomes{}, fmt.Errorf("workload: outcomes poison_count %d out of range: want 0 (no limit) to %d", count, int64(maxPoison))
+	}
+	if every == 0 && count != 0 {
+		return Outcomes{}, fmt.Errorf("workload: outcomes poison_count %d without poison_every: want poison_every=N too", count)
+	}
+	o.poisonEvery, o.poisonCount = every, count
+	return o, nil
+}
+
+// PoisonEvery returns the poison messages' period (0: none).
+func (o Outcomes) PoisonEvery() int64 { return o.poisonEvery }
+
+// PoisonCount returns how many poison messages there are at most (0: no
+// limit).
+func (o Outcomes) PoisonCount() int64 { return o.poisonCount }
+
+// Poisoned reports whether message number n (1, 2, 3 …) is a poison
+// message.
+func (o Outcomes) Poisoned(n uint64) bool {
+	if o.poisonEvery <= 0 || n == 0 || n%uint64(o.poisonEvery) != 0 {
+		return false
+	}
+	return o.poisonCount == 0 || n/uint64(o.poisonEvery) <= uint64(o.poisonCount)
+}
+
+// CanFail reports whether any delivery can end other than in Success.
+func (o Outcomes) CanFail() bool { return o.SuccessPPM() < ppmOne || o.poisonEvery > 0 }
 
 // NewOutcomes returns the distribution with the given ppm of
 // ReconsumeLater and Exception; each is 0 to 1,000,000, their sum is at
@@ -51,7 +99,7 @@ func NewOutcomes(reconsumeLaterPPM, exceptionPPM int64) (Outcomes, error) {
 	if sum := reconsumeLaterPPM + exceptionPPM; sum > ppmOne {
 		return Outcomes{}, fmt.Errorf("workload: outcomes reconsume_later+exception %dppm out of range: want at most %d", sum, ppmOne)
 	}
-	return Outcomes{reconsumeLaterPPM, exceptionPPM}, nil
+	return Outcomes{reconsumeLaterPPM: reconsumeLaterPPM, exceptionPPM: exceptionPPM}, nil
 }
 
 func checkPPM(field string, ppm int64) error {
@@ -72,7 +120,7 @@ func (o Outcomes) SuccessPPM() int64 { return ppmOne - o.reconsumeLaterPPM - o.e
 
 // Sample draws an outcome. It always makes exactly one call on r, even when
 // every message succeeds, so that changing a probability never shifts the
-// rest of the stream.
+// rest of the stream. It does not know the message: see SampleFor.
 func (o Outcomes) Sample(r *rand.Rand) Outcome {
 	n := r.Int64N(ppmOne)
 	switch {
@@ -84,8 +132,27 @@ func (o Outcomes) Sample(r *rand.Rand) Outcome {
 	return Success
 }
 
+// SampleFor draws the outcome of a delivery of message number n: Exception
+// for a poison message, else Sample's draw. It makes exactly one call on r
+// either way, so poisoning a message never shifts the rest of the stream.
+func (o Outcomes) SampleFor(r *rand.Rand, n uint64) Outcome {
+	out := o.Sample(r)
+	if o.Poisoned(n) {
+		return Exception
+	}
+	return out
+}
+
 // String returns the canonical form accepted by ParseOutcomes, with
-// probabilities as decimals: "outcomes(reconsume_later=0.01,exception=0.001)".
+// probabilities as decimals: "outcomes(reconsume_later=0.01,exception=0.001)";
+// the poison keys follow only when set.
 func (o Outcomes) String() string {
-	return "outcomes(reconsume_later=" + fmtPPM(o.reconsumeLaterPPM) + ",exception=" + fmtPPM(o.exceptionPPM) + ")"
+	s := "outcomes(reconsume_later=" + fmtPPM(o.reconsumeLaterPPM) + ",exception=" + fmtPPM(o.exceptionPPM)
+	if o.poisonEvery > 0 {
+		s += ",poison_every=" + strconv.FormatInt(o.poisonEvery, 10)
+	}
+	if o.poisonCount > 0 {
+		s += ",poison_count=" + strconv.FormatInt(o.poisonCount, 10)
+	}
+	return s + ")"
 }

@@ -1,7 +1,9 @@
 package workload
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -62,7 +64,7 @@ func TestOutcomesText(t *testing.T) {
 	}{
 		{"outcomes(reconsume_later=0.6,exception=0.5)", "workload: outcomes reconsume_later+exception 1100000ppm out of range: want at most 1000000"},
 		{"outcomes(exception=2)", `workload: outcomes exception "2": want a probability from 0 to 1 with at most 6 decimals, e.g. 0.01`},
-		{"outcomes(success=1)", `workload: outcomes has unknown argument "success": want reconsume_later, exception`},
+		{"outcomes(success=1)", `workload: outcomes has unknown argument "success": want reconsume_later, exception, poison_every, poison_count`},
 		{"result(exception=0.1)", `workload: outcomes kind "result" unknown: want outcomes(...)`},
 	} {
 		if _, err := ParseOutcomes(c.in); err == nil || err.Error() != c.want {
@@ -74,5 +76,61 @@ func TestOutcomesText(t *testing.T) {
 	}
 	if s := Outcome(9).String(); s != "Outcome(9)" {
 		t.Errorf("Outcome(9).String() = %q", s)
+	}
+}
+
+func TestOutcomesPoison(t *testing.T) {
+	o, err := ParseOutcomes("outcomes(poison_every=300, poison_count=2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const canon = "outcomes(reconsume_later=0,exception=0,poison_every=300,poison_count=2)"
+	if o.String() != canon {
+		t.Errorf("String() = %q, want %q", o, canon)
+	}
+	if back, err := ParseOutcomes(canon); err != nil || back != o {
+		t.Errorf("ParseOutcomes(%q) = %v, %v; want %v", canon, back, err, o)
+	}
+	if !o.CanFail() || (Outcomes{}).CanFail() {
+		t.Error("CanFail: want true with poison, false for the zero Outcomes")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	var poisoned []uint64
+	for n := uint64(0); n <= 1200; n++ {
+		if got := o.SampleFor(r, n); got == Exception {
+			poisoned = append(poisoned, n)
+		} else if got != Success {
+			t.Fatalf("message %d: %v, want Success or Exception", n, got)
+		}
+	}
+	if fmt.Sprint(poisoned) != "[300 600]" {
+		t.Errorf("poison messages %v, want [300 600]", poisoned)
+	}
+	all, _ := ParseOutcomes("outcomes(poison_every=1)")
+	for n := uint64(1); n <= 5; n++ {
+		if !all.Poisoned(n) {
+			t.Errorf("poison_every=1: message %d not poisoned", n)
+		}
+	}
+	// A poison message draws once like any other: the stream after it is
+	// the one without poison.
+	r1, r2 := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+	mixed, _ := ParseOutcomes("outcomes(exception=0.5,poison_every=2)")
+	plain, _ := ParseOutcomes("outcomes(exception=0.5)")
+	for n := uint64(1); n <= 100; n++ {
+		a, b := mixed.SampleFor(r1, n), plain.SampleFor(r2, n)
+		if n%2 == 1 && a != b {
+			t.Fatalf("message %d: %v with poison, %v without", n, a, b)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"outcomes(poison_count=1)", "workload: outcomes poison_count 1 without poison_every: want poison_every=N too"},
+		{"outcomes(poison_every=x)", `workload: outcomes poison_every "x": want an unsigned integer of at most 18 digits`},
+		{"outcomes(poison_every=4294967296)", "workload: outcomes poison_every 4294967296 out of range: want 1 to 4294967295 (0: no poison message)"},
+		{"outcomes(poison=1)", `workload: outcomes has unknown argument "poison": want reconsume_later, exception, poison_every, poison_count`},
+	} {
+		if _, err := ParseOutcomes(c.in); err == nil || err.Error() != c.want {
+			t.Errorf("ParseOutcomes(%q): error %v, want %q", c.in, err, c.want)
+		}
 	}
 }

@@ -295,9 +295,11 @@ func (n *node) ppm(field string) (int64, error) {
 	return v, nil
 }
 
-// ParseOutcomes parses "outcomes(reconsume_later=P,exception=P)" where each
-// P is a probability with at most six decimals (either may be omitted, and
-// is then 0).
+// ParseOutcomes parses
+// "outcomes(reconsume_later=P,exception=P,poison_every=N,poison_count=K)"
+// where each P is a probability with at most six decimals and N, K are
+// counts (each may be omitted, and is then 0): messages N, 2N, … (at most
+// K of them, K 0: all) are poison messages whose every delivery throws.
 func ParseOutcomes(s string) (Outcomes, error) {
 	n, err := parseCall("outcomes", s)
 	if err != nil {
@@ -306,7 +308,7 @@ func ParseOutcomes(s string) (Outcomes, error) {
 	if n.name != "outcomes" {
 		return Outcomes{}, fmt.Errorf("workload: outcomes kind %q unknown: want outcomes(...)", n.name)
 	}
-	vals, err := n.named(0, "reconsume_later", "exception")
+	vals, err := n.named(0, "reconsume_later", "exception", "poison_every", "poison_count")
 	if err != nil {
 		return Outcomes{}, err
 	}
@@ -319,7 +321,20 @@ func ParseOutcomes(s string) (Outcomes, error) {
 			return Outcomes{}, err
 		}
 	}
-	return NewOutcomes(ppm[0], ppm[1])
+	var poison [2]int64
+	for i, field := range [2]string{"outcomes poison_every", "outcomes poison_count"} {
+		if vals[2+i] == nil {
+			continue
+		}
+		if poison[i], err = vals[2+i].int(field); err != nil {
+			return Outcomes{}, err
+		}
+	}
+	o, err := NewOutcomes(ppm[0], ppm[1])
+	if err != nil {
+		return Outcomes{}, err
+	}
+	return o.WithPoison(poison[0], poison[1])
 }
 
 // ParseTags parses "tags(Name:weight,...)" with integer weights; "tags()"

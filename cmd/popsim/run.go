@@ -171,6 +171,9 @@ func (e *env) printRun(o *sweep.Outcome) {
 		fmt.Fprintf(w, "%-22s %s\n", "", intervalsLine(s.Intervals.ServiceTime))
 	}
 	fmt.Fprintf(w, "%-22s %.1f acks/s after warm-up%s\n", "throughput", s.ThroughputPerSec, ivSuffix(s.Intervals.ThroughputPerSec))
+	if h := s.HeadOfLine; h != nil {
+		fmt.Fprintf(w, "%-22s %s\n", "head-of-line blocking", report.HeadOfLineLine(*h))
+	}
 	if within {
 		iv := s.Intervals.DuplicatesPct
 		fmt.Fprintf(w, "%-22s %s%%%s of the messages stored after the warm-up\n", "duplicates within run", stats.FormatNumber(iv.Est), ivSuffix(iv))

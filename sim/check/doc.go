@@ -73,8 +73,11 @@
 //   - lost: at Finish a message is neither acked (an accepted ack of a
 //     delivery consumed successfully; a late ack counts; through a proxy
 //     that keys handles by message id, the same client's accepted ack of
-//     its other delivery of the message counts too), in a DLQ (EvDLQ,
-//     or EvDeadLetter with a place), nor dropped by a named policy.
+//     its other delivery of the message counts too; for an orderly group,
+//     the engine's commit offset passing a message consumed successfully
+//     counts, as upstream's commitAndNext commits past a lost ack once a
+//     restart lost the OrderInfo), in a DLQ (EvDLQ, or EvDeadLetter with
+//     a place), nor dropped by a named policy.
 //   - unexplained-redelivery: a lease with no token and no restart to
 //     explain it; a lease the engine ran out before its deadline, or after
 //     it had ended; a redelivery from a lease whose ack the engine had

@@ -372,12 +372,33 @@ func (c *Checker) onCommit(e *model.Event) {
 	g := c.group(e.Group)
 	c.orderCommit(g, queueKey{e.Topic, e.Queue}, e.Offset)
 	if g.orderly {
+		if e.Client < 0 {
+			c.orderPassed(g, e)
+		}
 		// Orderly: after a broker restart the reloaded order state's next
 		// offset can move the commit offset back (commitAndNext commits
 		// it as it is), and the engine lends those places again.
 		return
 	}
 	g.tombs.dropBelow(queueKey{e.Topic, e.Queue}, e.Offset)
+}
+
+// orderPassed settles, as acked, the unsettled messages of an orderly
+// group that were consumed successfully and that the engine's commit
+// offset passed: after a broker restart lost the queue's OrderInfo,
+// RocketMQ's commitAndNext commits ackOffset+1 for an ack of a later
+// offset, past a message whose own ack was lost. Nothing redelivers it,
+// and it was consumed: an orderly client acks a later offset only once
+// the earlier ones were consumed, sent to the DLQ or dropped.
+func (c *Checker) orderPassed(g *group, e *model.Event) {
+	g.msgs.each(func(_ uint64, m *msgState) {
+		if m.settled != unsettled || m.successes == 0 || len(m.places) == 0 {
+			return
+		}
+		if p := m.places[0]; p.topic == e.Topic && p.queue == e.Queue && p.offset < e.Offset {
+			c.settle(m, settledAck, "")
+		}
+	})
 }
 
 // finishLedger reports every message that ended unsettled, in group and id
