@@ -213,7 +213,8 @@ const runGuide = `## How to read this
 // RenderSweepMarkdown renders report.md for a sweep: run totals, a plan's
 // decisions, a table of every cell (parameters, seeds, end-to-end mean,
 // p50, p99 and p99.9, duplicates %, throughput, each with its interval over
-// the seeds; violations, failing seeds) and a line saying the intervals'
+// the seeds; when any run measured them, the crash-to-redelivery p50 and
+// p99 and the engine limits hit; violations, failing seeds) and a line saying the intervals'
 // level, seed count and methods, then every failing run with its
 // violations' distinct replay commands (never filtered), then the charts.
 func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
@@ -256,8 +257,23 @@ func writeMissing(b *bytes.Buffer, missing []string) {
 }
 
 func writeSweepTable(b *bytes.Buffer, s *Sweep) {
-	b.WriteString("| parameters | seeds | e2e mean ms [lo, hi] | e2e p50 ms [lo, hi] | e2e p99 ms [lo, hi] | e2e p99.9 ms [lo, hi] | duplicates % [lo, hi] | throughput acks/s [lo, hi] | violations | failing seeds |\n")
-	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	crash, limits := s.hasCrashRedelivery(), s.hasLimitsHit()
+	b.WriteString("| parameters | seeds | e2e mean ms [lo, hi] | e2e p50 ms [lo, hi] | e2e p99 ms [lo, hi] | e2e p99.9 ms [lo, hi] | duplicates % [lo, hi] | throughput acks/s [lo, hi] |")
+	if crash {
+		b.WriteString(" crash → redelivery p50 / p99 ms (over the seeds) |")
+	}
+	if limits {
+		b.WriteString(" limits hit (seeds, times) |")
+	}
+	b.WriteString(" violations | failing seeds |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|")
+	if crash {
+		b.WriteString("--:|")
+	}
+	if limits {
+		b.WriteString("---|")
+	}
+	b.WriteString("--:|---|\n")
 	lv := s.ConfidenceLevel()
 	var excluded []string
 	for _, c := range s.Cells() {
@@ -269,12 +285,18 @@ func writeSweepTable(b *bytes.Buffer, s *Sweep) {
 		for _, seed := range st.Excluded {
 			excluded = append(excluded, fmt.Sprintf("seed %d, %s", seed, ParamsKey(c.Params)))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |",
 			mdText(ParamsKey(c.Params)), joinSeeds(c.Seeds()),
 			FormatInterval(st.Mean.Interval, usMs), FormatInterval(st.P50.Interval, usMs),
 			FormatInterval(st.P99.Interval, usMs), FormatInterval(st.P999.Interval, usMs),
-			FormatInterval(st.DuplicatesPct.Interval, stats.FormatNumber), FormatInterval(st.ThroughputPerSec.Interval, stats.FormatNumber),
-			c.Violations(), orNone(strings.Join(failing, " ")))
+			FormatInterval(st.DuplicatesPct.Interval, stats.FormatNumber), FormatInterval(st.ThroughputPerSec.Interval, stats.FormatNumber))
+		if crash {
+			fmt.Fprintf(b, " %s |", mdText(c.CrashRedelivery()))
+		}
+		if limits {
+			fmt.Fprintf(b, " %s |", c.LimitsHit())
+		}
+		fmt.Fprintf(b, " %d | %s |\n", c.Violations(), orNone(strings.Join(failing, " ")))
 	}
 	b.WriteString("\n" + mdText(s.IntervalsLine()) + " How to read an interval: docs/statistics.md in the popsim repository.\n\n")
 	if len(excluded) > 0 {

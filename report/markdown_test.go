@@ -178,3 +178,43 @@ func TestRunMarkdownLimitsAndCrashRedelivery(t *testing.T) {
 		}
 	}
 }
+
+// A sweep whose runs measured crash-to-redelivery times or hit engine
+// limits shows both in its table, per cell over the seeds; a sweep without
+// them keeps its columns as they were.
+func TestSweepMarkdownLimitsAndCrashRedelivery(t *testing.T) {
+	sw := NewSweep("peers", "", ParamConsumerKind)
+	const locks = "group.share.partition.max.record.locks"
+	for seed := uint64(1); seed <= 3; seed++ {
+		p := sweepPoint("kafka-share", 4, seed, 50, false)
+		p.Summary.RedeliverAfterCrash = &model.Latency{Count: 5, P50: int64(seed) * 1000_000, P99: 30_000_000}
+		if seed != 2 {
+			p.Summary.LimitsHit = []model.LimitHit{{Engine: "kafka-share", Limit: locks, Value: 2000, Count: int64(seed) * 10}}
+		}
+		q := sweepPoint("sqs", 8, seed, 50, false)
+		if seed == 1 {
+			q.Summary.RedeliverAfterCrash = &model.Latency{Count: 3, P50: 30_000_000, P99: 30_010_000}
+		}
+		for _, x := range []SweepPoint{p, q} {
+			if err := sw.Add(x); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	md := string(RenderSweepMarkdown(sw, nil))
+	for _, want := range []string{
+		" throughput acks/s [lo, hi] | crash → redelivery p50 / p99 ms (over the seeds) | limits hit (seeds, times) | violations | failing seeds |\n|---|---|--:|--:|--:|--:|--:|--:|--:|---|--:|---|\n",
+		"| 1000–3000 / 30000 | `" + locks + "` 2000: 2 of 3 seeds, 40 times | 0 | none |\n",
+		"| 30000 / 30010 (1 of 3 seeds) | none | 0 | none |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("sweep report lacks %q:\n%s", want, md)
+		}
+	}
+	plain := NewSweep("plain", "", ParamConsumerKind)
+	plain.Add(sweepPoint("pop", 2, 1, 50, false))
+	if md := string(RenderSweepMarkdown(plain, nil)); strings.Contains(md, "crash → redelivery") || strings.Contains(md, "limits hit") ||
+		!strings.Contains(md, "| throughput acks/s [lo, hi] | violations | failing seeds |\n|---|---|--:|--:|--:|--:|--:|--:|--:|---|\n") {
+		t.Errorf("a sweep without crash redeliveries or limits changed its table:\n%s", md)
+	}
+}

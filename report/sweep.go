@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -229,6 +230,89 @@ func (c *SweepCell) EndToEnd() (lat model.Latency, exact bool) {
 		lat.Mean = int64(weighted/float64(lat.Count) + 0.5)
 	}
 	return lat, len(c.Runs) == 1
+}
+
+// hasCrashRedelivery: some run measured the time from a crash to the next
+// delivery of the messages its consumer held.
+func (s *Sweep) hasCrashRedelivery() bool {
+	return s.anyRun(func(r *model.Summary) bool { return r.RedeliverAfterCrash != nil })
+}
+
+// hasLimitsHit: some run ran into one of its engine's documented caps.
+func (s *Sweep) hasLimitsHit() bool {
+	return s.anyRun(func(r *model.Summary) bool { return len(r.LimitsHit) > 0 })
+}
+
+func (s *Sweep) anyRun(f func(*model.Summary) bool) bool {
+	for _, c := range s.cells {
+		for i := range c.Runs {
+			if f(&c.Runs[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CrashRedelivery is the crash-to-redelivery p50 and p99 over the cell's
+// runs that measured it, in ms: each seed's own value, as a range over the
+// seeds ("p50 60000–60012 / p99 …"), a single value with one seed, "—"
+// when no run had a crash followed by a redelivery.
+func (c *SweepCell) CrashRedelivery() string {
+	var p50, p99 []int64
+	for _, r := range c.Runs {
+		if l := r.RedeliverAfterCrash; l != nil && l.Count > 0 {
+			p50, p99 = append(p50, l.P50), append(p99, l.P99)
+		}
+	}
+	if len(p50) == 0 {
+		return "—"
+	}
+	span := func(v []int64) string {
+		lo, hi := slices.Min(v), slices.Max(v)
+		if lo == hi {
+			return usMs(float64(lo))
+		}
+		return usMs(float64(lo)) + "–" + usMs(float64(hi))
+	}
+	out := span(p50) + " / " + span(p99)
+	if len(p50) < len(c.Runs) {
+		out += fmt.Sprintf(" (%d of %d seeds)", len(p50), len(c.Runs))
+	}
+	return out
+}
+
+// LimitsHit lists the engine caps the cell's runs hit, in markdown: each
+// limit with its value, how many of the seeds hit it and how many times in
+// all ("none" when no run did), sorted by engine and limit.
+func (c *SweepCell) LimitsHit() string {
+	type agg struct {
+		l            model.LimitHit
+		seeds, times int64
+	}
+	var all []agg
+	for _, r := range c.Runs {
+		for _, l := range r.LimitsHit {
+			i := slices.IndexFunc(all, func(a agg) bool { return a.l.Engine == l.Engine && a.l.Limit == l.Limit && a.l.Value == l.Value })
+			if i < 0 {
+				all = append(all, agg{l: l})
+				i = len(all) - 1
+			}
+			all[i].seeds++
+			all[i].times += l.Count
+		}
+	}
+	if len(all) == 0 {
+		return "none"
+	}
+	slices.SortFunc(all, func(a, b agg) int {
+		return cmp.Or(strings.Compare(a.l.Engine, b.l.Engine), strings.Compare(a.l.Limit, b.l.Limit), cmp.Compare(a.l.Value, b.l.Value))
+	})
+	parts := make([]string, len(all))
+	for i, a := range all {
+		parts[i] = fmt.Sprintf("%s %d: %d of %d seeds, %d times", mdCode(a.l.Limit), a.l.Value, a.seeds, len(c.Runs), a.times)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // DuplicatesPct is duplicate deliveries per produced message, in percent,

@@ -99,9 +99,9 @@ type reqBase struct {
 	c     *consumer
 	epoch uint32
 	loss  lossKind // which loss faults apply
-	// reply: the client waits for the answer (acks and RECONSUME_LATER
-	// renewals are fire and forget: their answer is only traced, or its
-	// loss).
+	// reply: the client waits for the answer (RocketMQ's acks and
+	// RECONSUME_LATER renewals are fire and forget: their answer is only
+	// traced, or its loss; the SQS client waits to retry).
 	reply    bool
 	done     bool // the client got the answer or gave up
 	reported bool // its loss was already traced

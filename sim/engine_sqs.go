@@ -315,13 +315,15 @@ type sqsReceiveReq struct {
 	parked bool
 }
 
-// sqsDeleteReq is a DeleteMessage, fire and forget.
+// sqsDeleteReq is a DeleteMessage; the SDK retries it when no answer
+// comes (sdkRetry).
 type sqsDeleteReq struct {
 	reqBase
-	req   sqs.DeleteMessageRequest
-	msg   model.MsgID
-	lease model.LeaseID
-	at    clock.Time // delivered at
+	req     sqs.DeleteMessageRequest
+	msg     model.MsgID
+	lease   model.LeaseID
+	at      clock.Time // delivered at
+	attempt int        // the SDK's attempt number, from 1
 }
 
 // sqsChangeReq is a ChangeMessageVisibility: a release (0), a retry delay
@@ -332,7 +334,9 @@ type sqsChangeReq struct {
 	msg          model.MsgID
 	lease        model.LeaseID
 	code         sqs.Code
-	keepDeadline clock.Time // the same-deadline edge: ask for the time left to this deadline
+	keepDeadline clock.Time   // the same-deadline edge: ask for the time left to this deadline
+	attempt      int          // the SDK's attempt number, from 1
+	reason       model.Reason // the renewal's reason in the trace (a retry repeats it)
 }
 
 func (r *sqsReceiveReq) lost(e *model.Event, why model.Reason) bool {

@@ -119,3 +119,44 @@ func TestQuirkSQSShortPollingEmptyReceives(t *testing.T) {
 	}
 	t.Logf("short polling: %d empty of %d receives; long polling: %d empty of %d", se, sr, le, lr)
 }
+
+// SQS through an AWS SDK: a DeleteMessage with no answer is retried in
+// the SDK's standard mode, up to 3 attempts in all, each after the
+// request timeout and a full-jitter backoff below 2^i s, so a lost delete
+// is a duplicate only when all three attempts are lost (0.2³ here, not
+// 0.2).
+func TestSQSSDKRetriesLostDeleteMessage(t *testing.T) {
+	cfg := quirkConfig(EngineSpec{Kind: SQSStandard, Settings: DefaultSQSStandardSettings()}, 1, "poisson(100/s)", "const(1ms)", 2, DefaultSQSConsumerSettings())
+	cfg.Network.Loss.Ack = LossPair{Request: 200_000}
+	r := runQuirk(t, cfg, RunOptions{KeepEvents: true})
+	timeout := 3 * clock.Second // the network's default RequestTimeout
+	acks := map[model.LeaseID]int{}
+	lostAt := map[model.LeaseID]clock.Time{}
+	retries := 0
+	for _, e := range r.Events {
+		switch e.Kind {
+		case model.EvAck:
+			acks[e.Lease]++
+			if at, ok := lostAt[e.Lease]; ok {
+				retries++
+				n := acks[e.Lease] - 1 // the attempt that was lost
+				if gap := e.At.Sub(at); gap < timeout || gap >= timeout+clock.Second<<n {
+					t.Fatalf("lease %d: attempt %d %v after attempt %d was lost: want the request timeout %v plus a backoff below %v", e.Lease, n+1, gap.Std(), n, timeout.Std(), (clock.Second << n).Std())
+				}
+				delete(lostAt, e.Lease)
+			}
+		case model.EvAckLost:
+			lostAt[e.Lease] = e.At
+		}
+	}
+	for l, n := range acks {
+		if n > sdkMaxAttempts {
+			t.Fatalf("lease %d: %d DeleteMessage attempts, want at most %d", l, n, sdkMaxAttempts)
+		}
+	}
+	produced, dup := r.Summary.Produced, r.Summary.DuplicatesByCause["ack_lost"]
+	if retries < int(produced)/10 || dup*50 > produced {
+		t.Errorf("%d retries, %d ack_lost duplicates of %d produced: want about a fifth retried and under 2 %% (0.8 %%) duplicated", retries, dup, produced)
+	}
+	t.Logf("%d produced, %d retries, %d ack_lost duplicates", produced, retries, dup)
+}

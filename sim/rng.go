@@ -13,6 +13,7 @@ const (
 	streamFault0     uint64 = 16      // + fault family (faultFamily)
 	streamProducer   uint64 = 1 << 20 // + producer index: arrivals, tags
 	streamConsumer   uint64 = 2 << 20 // + consumer index: processing time, outcome
+	streamSDKRetry   uint64 = 3 << 20 // + consumer index: the AWS SDK's retry jitter
 )
 
 // newStream returns the PCG stream id of the run seed. Both PCG words are

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"strconv"
 
 	"popsim/clock"
@@ -17,11 +18,16 @@ import (
 //     default: long polling; 0 is short polling, which samples half of
 //     the queue's servers at random and may come back empty although
 //     messages wait) and the queue's or its own VisibilityTimeout.
-//   - success: DeleteMessage (fire and forget); RECONSUME_LATER:
-//     ChangeMessageVisibility to RetryVisibilityTimeout (0, the default,
-//     makes the message visible at once: a release); an exception: nothing,
-//     the message comes back when its visibility timeout ends. Redrive to
-//     the dead-letter queue is the queue's RedrivePolicy.
+//   - success: DeleteMessage; RECONSUME_LATER: ChangeMessageVisibility
+//     to RetryVisibilityTimeout (0, the default, makes the message visible
+//     at once: a release); an exception: nothing, the message comes back
+//     when its visibility timeout ends. Redrive to the dead-letter queue is
+//     the queue's RedrivePolicy.
+//   - The SDK's standard retry mode (sdkRetry): a DeleteMessage or
+//     ChangeMessageVisibility with no answer within the network's
+//     RequestTimeout is sent again, up to 3 attempts in all, after a full
+//     jitter backoff (the jitter from the consumer's own random stream).
+//     SQS's answers with an error code are not transient: not retried.
 //   - FIFO: each receive carries a ReceiveRequestAttemptId; a receive the
 //     client gave up on (its answer lost) is retried with the same id
 //     within its 5 minutes, which returns the same messages and handles.
@@ -82,6 +88,7 @@ type sqsConsumer struct {
 	attempt   string
 	attemptAt clock.Time
 	attempts  int
+	jitter    *rand.Rand // the SDK's retry backoff jitter (its own stream)
 }
 
 // sqsHeld is a message an SQS consumer holds: its receipt handle.
@@ -94,7 +101,7 @@ type sqsHeld struct {
 
 func (s *sim) newSQSConsumer(c *consumer, set *SQSConsumerSettings) *sqsConsumer {
 	a := s.sqsOf()
-	return &sqsConsumer{c: c, set: set, a: a, q: a.queueOf(c.g.topic)}
+	return &sqsConsumer{c: c, set: set, a: a, q: a.queueOf(c.g.topic), jitter: newStream(s.cfg.Seed, streamSDKRetry+uint64(c.idx))}
 }
 
 func (p *sqsConsumer) start(s *sim) { p.schedulePoll(s, 0) }
@@ -179,9 +186,9 @@ func (p *sqsConsumer) reply(s *sim, r Request) {
 	switch r := r.(type) {
 	case *sqsReceiveReq:
 		p.receiveReply(s, r)
-	case *sqsChangeReq:
-		// An injected renewal's answer: nothing to adopt (the handle
-		// stays).
+	case *sqsChangeReq, *sqsDeleteReq:
+		// Answered: nothing to adopt (the handle stays); an error code is
+		// SQS's final word, which the SDK does not retry.
 	}
 }
 
@@ -210,14 +217,58 @@ func (p *sqsConsumer) receiveReply(s *sim, r *sqsReceiveReq) {
 }
 
 func (p *sqsConsumer) timeout(s *sim, r Request) {
-	if r, ok := r.(*sqsReceiveReq); ok {
+	switch r := r.(type) {
+	case *sqsReceiveReq:
 		s.traceLost(r, model.RTimeout)
 		if p.out == r {
 			p.out = nil
 		}
 		// A FIFO consumer retries with the same ReceiveRequestAttemptId.
 		p.schedulePoll(s, 0)
+	case *sqsDeleteReq:
+		s.traceLost(r, model.RTimeout)
+		if r.attempt < sdkMaxAttempts {
+			n := &sqsDeleteReq{req: r.req, msg: r.msg, lease: r.lease, at: r.at, attempt: r.attempt + 1}
+			n.reqBase = reqBase{c: p.c, epoch: p.c.epoch, loss: lossAck, reply: true}
+			s.q.after(sdkBackoff(p.jitter, r.attempt), tkClient, p.c.idx, p.c.epoch, n)
+		}
+	case *sqsChangeReq:
+		s.traceLost(r, model.RTimeout)
+		if r.attempt < sdkMaxAttempts {
+			n := &sqsChangeReq{req: r.req, msg: r.msg, lease: r.lease, keepDeadline: r.keepDeadline, attempt: r.attempt + 1}
+			n.reqBase = reqBase{c: p.c, epoch: p.c.epoch, loss: lossChange, reply: true}
+			s.q.after(sdkBackoff(p.jitter, r.attempt), tkClient, p.c.idx, p.c.epoch, n)
+		}
 	}
+}
+
+// The AWS SDKs' standard retry mode, as the Go SDK v2's retryer has it:
+// three attempts in all; before retry i (from 1) a full-jitter backoff of
+// rand[0,1) × 2^i seconds, at most 20 s.
+const (
+	sdkMaxAttempts = 3
+	sdkMaxBackoff  = 20 * clock.Second
+)
+
+// sdkBackoff is the wait before the retry that follows attempt n.
+func sdkBackoff(r *rand.Rand, n int) clock.Duration {
+	return min(clock.Duration(r.Float64()*float64(clock.Second<<n)), sdkMaxBackoff)
+}
+
+// resend puts a retry on the wire again, traced as its first attempt was.
+func (p *sqsConsumer) resend(s *sim, r Request) {
+	c := p.c
+	switch r := r.(type) {
+	case *sqsDeleteReq:
+		s.emit(model.Event{Kind: model.EvAck, Client: c.idx, Msg: r.msg, Lease: r.lease})
+	case *sqsChangeReq:
+		if r.req.VisibilityTimeout == 0 && r.keepDeadline == 0 {
+			s.emit(model.Event{Kind: model.EvRelease, Client: c.idx, Msg: r.msg, Lease: r.lease})
+		} else {
+			s.emit(model.Event{Kind: model.EvRenew, Client: c.idx, Msg: r.msg, Lease: r.lease, Span: clock.Duration(r.req.VisibilityTimeout) * clock.Second, Reason: r.reason})
+		}
+	}
+	s.send(r, s.cfg.Network.RequestTimeout)
 }
 
 func (p *sqsConsumer) beforeConsume(*sim, work) bool { return true }
@@ -231,18 +282,19 @@ func (p *sqsConsumer) consumed(s *sim, w work) {
 	h.finished = true
 	switch h.outcome {
 	case workload.Success:
-		r := &sqsDeleteReq{req: sqs.DeleteMessageRequest{Queue: h.queue, ReceiptHandle: h.handle}, msg: h.msg.ID, lease: h.lease, at: h.deliveredAt}
-		r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossAck}
+		r := &sqsDeleteReq{req: sqs.DeleteMessageRequest{Queue: h.queue, ReceiptHandle: h.handle}, msg: h.msg.ID, lease: h.lease, at: h.deliveredAt, attempt: 1}
+		r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossAck, reply: true}
 		s.emit(model.Event{Kind: model.EvAck, Client: c.idx, Msg: h.msg.ID, Lease: h.lease})
-		s.send(r, 0)
+		s.send(r, s.cfg.Network.RequestTimeout)
 	case workload.ReconsumeLater:
-		r := p.change(h, h.lease, p.set.RetryVisibilityTimeout, false)
+		r := p.change(h, h.lease, p.set.RetryVisibilityTimeout)
 		if p.set.RetryVisibilityTimeout == 0 {
 			s.emit(model.Event{Kind: model.EvRelease, Client: c.idx, Msg: h.msg.ID, Lease: h.lease})
 		} else {
+			r.reason = model.RNack
 			s.emit(model.Event{Kind: model.EvRenew, Client: c.idx, Msg: h.msg.ID, Lease: h.lease, Span: clock.Duration(p.set.RetryVisibilityTimeout) * clock.Second, Reason: model.RNack})
 		}
-		s.send(r, 0)
+		s.send(r, s.cfg.Network.RequestTimeout)
 	}
 	if p.wantPoll {
 		p.wantPoll = false
@@ -251,14 +303,19 @@ func (p *sqsConsumer) consumed(s *sim, w work) {
 }
 
 // change builds a ChangeMessageVisibility of h's message with the handle
-// of lease.
-func (p *sqsConsumer) change(h *sqsHeld, lease model.LeaseID, seconds int, reply bool) *sqsChangeReq {
-	r := &sqsChangeReq{req: sqs.ChangeMessageVisibilityRequest{Queue: h.queue, ReceiptHandle: h.handle, VisibilityTimeout: seconds}, msg: h.msg.ID, lease: lease}
-	r.reqBase = reqBase{c: p.c, epoch: p.c.epoch, loss: lossChange, reply: reply}
+// of lease, its first attempt.
+func (p *sqsConsumer) change(h *sqsHeld, lease model.LeaseID, seconds int) *sqsChangeReq {
+	r := &sqsChangeReq{req: sqs.ChangeMessageVisibilityRequest{Queue: h.queue, ReceiptHandle: h.handle, VisibilityTimeout: seconds}, msg: h.msg.ID, lease: lease, attempt: 1}
+	r.reqBase = reqBase{c: p.c, epoch: p.c.epoch, loss: lossChange, reply: true}
 	return r
 }
 
 func (p *sqsConsumer) timer(s *sim, x payload) {
+	switch r := x.(type) {
+	case *sqsDeleteReq, *sqsChangeReq:
+		p.resend(s, r.(Request))
+		return
+	}
 	f, ok := x.(*renewFault)
 	if !ok {
 		return
@@ -268,7 +325,8 @@ func (p *sqsConsumer) timer(s *sim, x payload) {
 		return
 	}
 	s.cov.hit(s.faults.renew[f.edge].name)
-	r := p.change(h, f.lease, h.vt, true)
+	r := p.change(h, f.lease, h.vt)
+	r.reason = renewReason(f.edge)
 	if f.edge == renewSameDeadline {
 		r.keepDeadline = f.dl
 	}

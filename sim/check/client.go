@@ -209,6 +209,7 @@ func (c *Checker) onClientSettle(e *model.Event) {
 	switch e.Kind {
 	case model.EvAck:
 		d.ackSent = true
+		d.ackLate = e.At >= l.deadline
 	case model.EvAckLost:
 		// An ack that died with its client's connection is the crash's doing.
 		d.ackLost = e.Reason != model.RClientGone
@@ -280,7 +281,7 @@ func (c *Checker) onSettled(e *model.Event) {
 		d.ackDone = true
 	}
 	if e.Code != 0 {
-		if e.Kind == model.EvAcked {
+		if e.Kind == model.EvAcked && !d.ackLate {
 			d.ackBad = true
 		}
 		return

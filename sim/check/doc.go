@@ -135,7 +135,8 @@
 //   - consumer_crash: its holder crashed before sending an ack, or its
 //     ack was lost with the crashed client's connection (client-gone).
 //   - ack_lost: an ack was lost, or still had no answer when the copy was
-//     lent; ack_rejected: the engine answered the ack with an error.
+//     lent; ack_rejected: the engine answered with an error an ack sent
+//     before the lease's deadline (a refused late ack is lease_expiry).
 //   - stale_handle: the client acked or renewed a lease a renewal had
 //     replaced, so the newer lease ran out.
 //   - clock_skew: the client judged the lease expired before its deadline.

@@ -56,16 +56,20 @@ type lease struct {
 // delivery is a lease's message in a client's hands: what the client did
 // with it. A renewal's lease shares its predecessor's delivery.
 type delivery struct {
-	m         *msgState
-	client    int32
-	ok        bool // consumed successfully
-	failed    bool // consumed without success
-	held      bool // the client may still act on it
-	crashed   bool // its holder crashed before finishing it
-	ackSent   bool
-	ackDone   bool // the engine answered an ack of it
-	ackLost   bool
-	ackBad    bool // the engine answered an ack with an error
+	m       *msgState
+	client  int32
+	ok      bool // consumed successfully
+	failed  bool // consumed without success
+	held    bool // the client may still act on it
+	crashed bool // its holder crashed before finishing it
+	ackSent bool
+	ackDone bool // the engine answered an ack of it
+	ackLost bool
+	ackBad  bool // the engine answered an ack sent in time with an error
+	// ackLate: the client sent its ack at or after the lease's deadline;
+	// the engine's refusal of it is the expiry's doing, not a cause of its
+	// own (a Kafka poll's acks held back past the lock by a slow record).
+	ackLate   bool
 	staleAck  bool // the client acked or renewed a lease that a renewal had replaced
 	skew      bool // the client judged the lease expired before its deadline
 	acked     bool // an ack of it was accepted

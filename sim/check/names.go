@@ -29,7 +29,7 @@ const (
 	CauseReconsumeLater   = "reconsume_later"    // the consumer failed (or released the message) and it came back as a retry
 	CauseConsumerCrash    = "consumer_crash"     // the lease holder crashed
 	CauseAckLost          = "ack_lost"           // an ack was sent but never reached the engine
-	CauseAckRejected      = "ack_rejected"       // the engine answered the ack with an error code
+	CauseAckRejected      = "ack_rejected"       // the engine answered an ack sent in time with an error code
 	CauseStaleHandle      = "stale_handle"       // the client acked or renewed a lease a renewal had replaced
 	CauseRenewAfterRevive = "renew_after_revive" // a renewal of a lease that had already ended made an extra lease
 	CauseBrokerRestart    = "broker_restart"     // a lease at a place leased before a broker restart
