@@ -268,7 +268,12 @@ func parseRedrivePolicy(v string) (*RedrivePolicy, *Error) {
 	if err := dec.Decode(&raw); err != nil || dec.More() {
 		return nil, bad("Redrive policy is not a valid JSON map.")
 	}
-	for k := range raw {
+	keys := make([]string, 0, len(raw))
+	for k := range raw { // collected, then sorted: the refusal names the same key every time
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
 		if k != "deadLetterTargetArn" && k != "maxReceiveCount" {
 			return nil, bad("Only following attributes are supported: [deadLetterTargetArn, maxReceiveCount], got %s.", k)
 		}
