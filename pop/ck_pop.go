@@ -87,11 +87,7 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, t
 	}
 	remain := int(req.MaxMsgNums - ctx.found)
 	final := offset
-	r := b.readFor(q, offset, remain, f)
-	if r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull {
-		b.commitOffset(k, r.nextBegin)
-		r = b.readFor(q, r.nextBegin, remain, f)
-	}
+	r := b.readCorrected(k, q, offset, remain, f)
 	switch {
 	case r.status == getFound:
 		if !b.ckAddResult(nowMs, ctx, k, stageTopic, final, &r) {
@@ -109,6 +105,17 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, t
 	ctx.restCount += r.max - r.nextBegin
 	b.inflightAdd(k, int64(len(r.msgs)))
 	b.releaseRead(&r)
+}
+
+// readCorrected is the checkpoint path's stage read: from offset, and
+// after an offset correction from the committed nextBegin.
+func (b *Broker) readCorrected(k qkey, q *queue, offset int64, n int, f *pfilter.Filter) getResult {
+	r := b.readFor(q, offset, n, f)
+	if r.offsetCorrected() {
+		b.commitOffset(k, r.nextBegin)
+		r = b.readFor(q, r.nextBegin, n, f)
+	}
+	return r
 }
 
 // readFor is the store read of a pop stage, counted as broker work.

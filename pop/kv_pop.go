@@ -171,7 +171,7 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	consume, reset := b.getPopOffset(ctx, k, s, q, stageTopic)
 	r := q.get(consume, remain, int64(remain), f, b.scratch.msgs)
 	b.countRead(&r)
-	if r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull {
+	if r.offsetCorrected() {
 		// the offset correction commits the store's next offset and reads
 		// again from it; the stage still reports the offset it started from
 		s.setCommit(r.nextBegin)

@@ -51,7 +51,7 @@ func (b *Broker) kvOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32,
 	offset := b.kvOrderPopOffset(ctx, k, s, q)
 	r := q.get(offset, remain, int64(remain), f, b.scratch.msgs)
 	b.countRead(&r)
-	if r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull {
+	if r.offsetCorrected() {
 		b.storeCommit(s, r.nextBegin)
 		offset = r.nextBegin
 		r = q.get(offset, remain, int64(remain), f, r.msgs)
@@ -128,11 +128,7 @@ func (b *Broker) ckOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32,
 	}
 	remain := int(req.MaxMsgNums - ctx.found)
 	final := offset
-	r := b.readFor(q, offset, remain, f)
-	if r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull {
-		b.commitOffset(k, r.nextBegin)
-		r = b.readFor(q, r.nextBegin, remain, f)
-	}
+	r := b.readCorrected(k, q, offset, remain, f)
 	switch {
 	case r.status == getFound:
 		b.orderFound(nowMs, ctx, k, req.Topic, final, &r)

@@ -66,6 +66,13 @@ type getResult struct {
 	min, max  int64
 }
 
+// offsetCorrected: the read started where the queue holds nothing (below
+// its minimum, far past its end, or at a hole): the pop commits nextBegin
+// and reads again from there.
+func (r *getResult) offsetCorrected() bool {
+	return r.status == getOffsetTooSmall || r.status == getOffsetOverflowBadly || r.status == getOffsetFoundNull
+}
+
 // get reads up to n messages matching f from offset, as
 // DefaultMessageStore.getMessage does with an ExpressionMessageFilter,
 // including its offset-correction statuses: each consume-queue entry is
