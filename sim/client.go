@@ -243,3 +243,21 @@ func removeWork(running []work, w work) []work {
 	}
 	panic("sim: a consumption ended that was not running")
 }
+
+// nextPoll is a client's next receive: at most one tkPoll armed at a time.
+type nextPoll struct{ armed bool }
+
+// sendNow says whether the client sends its receive at once (d = 0); else
+// it arms a tkPoll after d. Nothing happens while one is armed or the
+// client is down.
+func (t *nextPoll) sendNow(s *sim, c *consumer, d clock.Duration) bool {
+	if t.armed || !c.alive {
+		return false
+	}
+	if d == 0 {
+		return true
+	}
+	t.armed = true
+	s.q.after(d, tkPoll, c.idx, c.epoch, nil)
+	return false
+}

@@ -112,9 +112,9 @@ type kafkaShareConsumer struct {
 	hb          kafkaHeartbeat
 	interval    clock.Duration
 
-	session    int32   // the share session epoch the next request carries (0: open one)
-	out        Request // the request to the broker in flight
-	pollArmed  bool
+	session    int32        // the share session epoch the next request carries (0: open one)
+	out        Request      // the request to the broker in flight
+	next       nextPoll     // the next receive (a tkPoll armed)
 	unfinished int          // records of the last poll still being processed
 	acks       []shareAck   // acknowledgements to send
 	held       []*shareHeld // the last poll's records
@@ -148,7 +148,7 @@ func (p *kafkaShareConsumer) start(s *sim) {
 }
 
 func (p *kafkaShareConsumer) crashed(*sim) {
-	p.memberEpoch, p.assignment, p.hbOut, p.session, p.out, p.pollArmed = 0, nil, false, 0, nil, false
+	p.memberEpoch, p.assignment, p.hbOut, p.session, p.out, p.next.armed = 0, nil, false, 0, nil, false
 	p.unfinished, p.acks, p.held = 0, nil, nil
 }
 
@@ -250,15 +250,9 @@ func (p *kafkaShareConsumer) timeout(s *sim, r Request) {
 }
 
 func (p *kafkaShareConsumer) schedulePoll(s *sim, d clock.Duration) {
-	if p.pollArmed || !p.c.alive {
-		return
-	}
-	if d == 0 {
+	if p.next.sendNow(s, p.c, d) {
 		p.fetchLoop(s)
-		return
 	}
-	p.pollArmed = true
-	s.q.after(d, tkPoll, p.c.idx, p.c.epoch, nil)
 }
 
 func (p *kafkaShareConsumer) poll(s *sim, _ payload) { p.fetchLoop(s) }
@@ -266,7 +260,7 @@ func (p *kafkaShareConsumer) poll(s *sim, _ payload) { p.fetchLoop(s) }
 // fetchLoop sends the next ShareFetch (or commitSync's ShareAcknowledge)
 // when nothing is in flight and the last poll's records are processed.
 func (p *kafkaShareConsumer) fetchLoop(s *sim) {
-	p.pollArmed = false
+	p.next.armed = false
 	if p.out != nil || p.unfinished > 0 || len(p.assignment) == 0 {
 		return
 	}

@@ -39,9 +39,9 @@ type pushConsumer struct {
 	ord *orderly
 	// waitAck counts messages received and not yet acked, renewed or
 	// given up: flow control's measure.
-	waitAck   int
-	popOut    *popReq // the outstanding pop
-	pollArmed bool    // a tkPoll is scheduled
+	waitAck int
+	popOut  *popReq  // the outstanding pop
+	next    nextPoll // the next receive (a tkPoll armed)
 }
 
 func (p *pushConsumer) start(s *sim) { p.schedulePoll(s, 0) }
@@ -49,7 +49,7 @@ func (p *pushConsumer) start(s *sim) { p.schedulePoll(s, 0) }
 func (p *pushConsumer) busy() bool { return p.waitAck > 0 }
 
 func (p *pushConsumer) crashed(*sim) {
-	p.waitAck, p.popOut, p.pollArmed = 0, nil, false
+	p.waitAck, p.popOut, p.next.armed = 0, nil, false
 	if p.ord != nil {
 		p.ord.clear()
 	}
@@ -57,19 +57,13 @@ func (p *pushConsumer) crashed(*sim) {
 
 // schedulePoll arms the next pop after d; with d = 0 it is sent at once.
 func (p *pushConsumer) schedulePoll(s *sim, d clock.Duration) {
-	if p.pollArmed || !p.c.alive {
-		return
-	}
-	if d == 0 {
+	if p.next.sendNow(s, p.c, d) {
 		p.pop(s)
-		return
 	}
-	p.pollArmed = true
-	s.q.after(d, tkPoll, p.c.idx, p.c.epoch, nil)
 }
 
 func (p *pushConsumer) poll(s *sim, _ payload) {
-	p.pollArmed = false
+	p.next.armed = false
 	p.pop(s)
 }
 

@@ -31,11 +31,11 @@ type simpleConsumer struct {
 	set *SimpleSettings
 	px  *proxy.Proxy
 	// local counts messages held (waiting, running) for capacity.
-	local     int
-	popOut    *receiveReq // the outstanding receive
-	pollArmed bool        // a tkPoll is scheduled
-	wantPoll  bool        // a receive waits for local capacity
-	tick      proxyTick   // the proxy's auto-renew timer
+	local    int
+	popOut   *receiveReq // the outstanding receive
+	next     nextPoll    // the next receive (a tkPoll armed)
+	wantPoll bool        // a receive waits for local capacity
+	tick     proxyTick   // the proxy's auto-renew timer
 	// renewed is the message the proxy auto-renews, by message id, as the
 	// proxy keys it: its renewals are this held message's, which follows
 	// them (the latest delivery of a message id wins, as in the proxy).
@@ -72,7 +72,7 @@ func (p *simpleConsumer) start(s *sim) { p.schedulePoll(s, 0) }
 func (p *simpleConsumer) busy() bool { return p.local > 0 }
 
 func (p *simpleConsumer) crashed(*sim) {
-	p.local, p.popOut, p.pollArmed, p.wantPoll = 0, nil, false, false
+	p.local, p.popOut, p.next.armed, p.wantPoll = 0, nil, false, false
 	p.px.Forget(p.c.clientID)
 	clear(p.renewed)
 	p.tick.armed = false
@@ -83,19 +83,13 @@ func (p *simpleConsumer) crashed(*sim) {
 }
 
 func (p *simpleConsumer) schedulePoll(s *sim, d clock.Duration) {
-	if p.pollArmed || !p.c.alive {
-		return
-	}
-	if d == 0 {
+	if p.next.sendNow(s, p.c, d) {
 		p.receive(s)
-		return
 	}
-	p.pollArmed = true
-	s.q.after(d, tkPoll, p.c.idx, p.c.epoch, nil)
 }
 
 func (p *simpleConsumer) poll(s *sim, _ payload) {
-	p.pollArmed = false
+	p.next.armed = false
 	p.receive(s)
 }
 

@@ -79,10 +79,10 @@ type sqsConsumer struct {
 	a   *sqsEngine
 	q   *sqsQueue
 
-	local     int // messages held (waiting, running)
-	out       *sqsReceiveReq
-	pollArmed bool
-	wantPoll  bool
+	local    int // messages held (waiting, running)
+	out      *sqsReceiveReq
+	next     nextPoll // the next receive (a tkPoll armed)
+	wantPoll bool
 	// FIFO: the attempt id of the receive in flight, and when it was
 	// first sent (a retry keeps it within 5 minutes).
 	attempt   string
@@ -109,23 +109,17 @@ func (p *sqsConsumer) start(s *sim) { p.schedulePoll(s, 0) }
 func (p *sqsConsumer) busy() bool { return p.local > 0 }
 
 func (p *sqsConsumer) crashed(*sim) {
-	p.local, p.out, p.pollArmed, p.wantPoll, p.attempt = 0, nil, false, false, ""
+	p.local, p.out, p.next.armed, p.wantPoll, p.attempt = 0, nil, false, false, ""
 }
 
 func (p *sqsConsumer) schedulePoll(s *sim, d clock.Duration) {
-	if p.pollArmed || !p.c.alive {
-		return
-	}
-	if d == 0 {
+	if p.next.sendNow(s, p.c, d) {
 		p.receive(s)
-		return
 	}
-	p.pollArmed = true
-	s.q.after(d, tkPoll, p.c.idx, p.c.epoch, nil)
 }
 
 func (p *sqsConsumer) poll(s *sim, _ payload) {
-	p.pollArmed = false
+	p.next.armed = false
 	p.receive(s)
 }
 
