@@ -29,6 +29,10 @@ func DefaultGroup(name string) GroupConfig {
 // what happened. It is not safe for concurrent use.
 type Broker struct {
 	cfg    Config
+	// reviveTopic is the cluster's revive topic name (rmq_sys_REVIVE_LOG_
+	// + clusterName), built once: the checkpoint path names it on every
+	// CK, ack and revive read.
+	reviveTopic string
 	topics map[string]*topic
 	groups map[string]*GroupConfig
 	// topicOrder and groupOrder keep creation order for deterministic walks.
@@ -162,7 +166,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, topics: map[string]*topic{}, groups: map[string]*GroupConfig{}, names: newNames(), offsets: newOffsets(), ckl: newCkLeases()}
+	b := &Broker{cfg: cfg, reviveTopic: model.ReviveTopic(cfg.ClusterName), topics: map[string]*topic{}, groups: map[string]*GroupConfig{}, names: newNames(), offsets: newOffsets(), ckl: newCkLeases()}
 	b.index = newIndex(b.names)
 	b.order = newOrderTable(b.names)
 	b.resetVolatile()

@@ -110,7 +110,7 @@ func (b *Broker) timerDue(x int64) int64 {
 }
 
 // reviveTopicName is rmq_sys_REVIVE_LOG_<cluster>.
-func (b *Broker) reviveTopicName() string { return model.ReviveTopic(b.cfg.ClusterName) }
+func (b *Broker) reviveTopicName() string { return b.reviveTopic }
 
 // reviveQueue returns revive queue rq, creating the revive topic (with
 // reviveQueueNum queues, more if rq is beyond them: the store makes a
