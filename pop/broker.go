@@ -28,13 +28,13 @@ func DefaultGroup(name string) GroupConfig {
 // every method takes now from its caller, runs to completion and returns
 // what happened. It is not safe for concurrent use.
 type Broker struct {
-	cfg    Config
+	cfg Config
 	// reviveTopic is the cluster's revive topic name (rmq_sys_REVIVE_LOG_
 	// + clusterName), built once: the checkpoint path names it on every
 	// CK, ack and revive read.
 	reviveTopic string
-	topics map[string]*topic
-	groups map[string]*GroupConfig
+	topics      map[string]*topic
+	groups      map[string]*GroupConfig
 	// topicOrder and groupOrder keep creation order for deterministic walks.
 	topicOrder []string
 	names      *names
