@@ -923,6 +923,16 @@ func (b *Broker) fsBatchAck(nowMs int64, a pop.BatchAck, res *pop.BatchAckResult
 	}
 }
 
+// keyTaken: a live CK (not yet dropped) has merge key key.
+func (b *Broker) keyTaken(key string) bool {
+	for _, r := range b.ck.refs {
+		if r.alive && r.ck.MergeKey() == key {
+			return true
+		}
+	}
+	return false
+}
+
 // offsetOfLease is the queue offset of lease l.
 func (b *Broker) offsetOfLease(l model.LeaseID) int64 {
 	for _, r := range b.ck.refs {
@@ -937,6 +947,10 @@ func (b *Broker) fsChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h mo
 	rq := h.ReviveQueueID
 	ck := model.PopCheckPoint{Num: 1, PopTime: nowMs, InvisibleTime: invisible, StartOffset: req.Offset, CID: req.ConsumerGroup, Topic: req.Topic,
 		QueueID: req.QueueID, QueueOffsetDiff: []int32{0}, BrokerName: h.BrokerName}
+	for !b.cfg.Bugs.SameMillisChangeInvisible && b.keyTaken(ck.MergeKey()) {
+		ck.PopTime++ // the fix: the first millisecond whose merge key no live CK has
+	}
+	pt := ck.PopTime
 	var res pop.ChangeInvisibleTimeResult
 	if b.writeCk(nowMs, &ck, rq, b.lastLease+1, &res.Failures) != 0 {
 		res.Code = model.SystemError
@@ -958,10 +972,10 @@ func (b *Broker) fsChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h mo
 			}
 		}
 	}
-	res.Code, res.PopTime, res.InvisibleTime = model.Success, clock.FromMillis(nowMs), clock.MillisDuration(invisible)
-	res.Lease, res.Deadline, res.ReviveQid = r.first, clock.FromMillis(nowMs+invisible), rq
+	res.Code, res.PopTime, res.InvisibleTime = model.Success, clock.FromMillis(pt), clock.MillisDuration(invisible)
+	res.Lease, res.Deadline, res.ReviveQid = r.first, clock.FromMillis(pt+invisible), rq
 	res.OldDeleted = res.Removed != 0 || res.Pending != 0
-	res.Handle = model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: invisible, ReviveQueueID: rq,
+	res.Handle = model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: pt, InvisibleTime: invisible, ReviveQueueID: rq,
 		RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName, QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}
 	return res
 }
