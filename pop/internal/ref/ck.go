@@ -991,9 +991,14 @@ func (b *Broker) fsChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h mo
 func (b *Broker) fsRestart(nowMs int64, r *pop.RestartResult) {
 	for _, w := range b.ck.buffer {
 		if !w.ckStored {
+			pending := append([]bool(nil), w.ref.pending...)
 			lost := b.forget(w.ref)
-			r.LostLeases = append(r.LostLeases, lost...)
 			r.CachedLost += len(lost)
+			for _, l := range lost {
+				if !pending[l-w.ref.first] { // a pending ack's lease was reported ended
+					r.LostLeases = append(r.LostLeases, l)
+				}
+			}
 			continue
 		}
 		for i := range w.bits {
