@@ -93,11 +93,12 @@ func (p *Proxy) Change(now clock.Time, req *ChangeRequest) (pop.ChangeInvisibleT
 // Changed reports the broker's successful answer to a client's renewal
 // that went out with the managed handle of registration entry (Target.
 // Entry): if that registration is still managed, it is renewed from the
-// new handle on. The answer never touches another registration of the
-// message (a later delivery of it to the same client, registered while the
-// renewal was in flight): the proxy's handle manager keys a handle by the
-// delivery's own receipt handle, so a stale delivery's answer replacing a
-// newer delivery's handle would make the client's ack carry a handle the
+// new handle on (the fix of apache/rocketmq#9583). The answer never
+// touches another registration of the message, such as a later delivery
+// of it to the same client registered while the renewal was in flight:
+// upstream takes the registration out when the renewal is sent, so its
+// answer cannot reach one made later. Replacing the later delivery's
+// handle with the stale one would send the client's ack with a handle the
 // broker no longer matches (orderly: another pop's popTime).
 func (p *Proxy) Changed(clientID, group, messageID string, entry uint64, r *pop.ChangeInvisibleTimeResult) {
 	if r.Code != model.Success || entry == 0 {
