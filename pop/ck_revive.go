@@ -2,7 +2,6 @@ package pop
 
 import (
 	"sort"
-	"strings"
 
 	"popsim/clock"
 	"popsim/model"
@@ -168,7 +167,7 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 		}
 		for i := 0; i < n; i++ {
 			b.stats.ReviveReads++
-			if !b.readRevive(s, g, &q.msgs[s.read-q.min]) {
+			if !b.readRevive(s, g, q, s.read) {
 				b.abortRound(s, g)
 				return
 			}
@@ -190,55 +189,44 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 	}
 }
 
-// readRevive takes one revive-topic message into the round; false when its
-// body does not decode (upstream's JSON exception aborts the round).
-func (b *Broker) readRevive(s *reviveService, g int64, m *model.Message) bool {
-	switch m.Tags {
-	case model.CkTag:
-		ck, err := model.ParsePopCheckPoint(m.Body)
-		if err != nil {
-			return false
-		}
-		if ck.Topic == "" || ck.CID == "" {
-			return true // skipped without moving endTime
-		}
-		ck.ReviveOffset = m.QueueOffset
-		rc := &roundCk{ck: ck, ref: b.ckl.byFirst[ckLeaseOf(m)]}
-		key := ck.MergeKey()
-		if old := s.cks[key]; old != nil {
+// readRevive takes revive queue q's message at offset o into the round;
+// false when its body does not decode (upstream's JSON exception aborts
+// the round).
+func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
+	d := b.reviveBodyAt(q, o)
+	m := &q.msgs[o-q.min]
+	switch {
+	case d.bad:
+		return false
+	case d.skip:
+		return true // skipped without moving endTime
+	case m.Tags == model.CkTag:
+		rc := &roundCk{ck: d.ck, ref: b.ckl.byFirst[d.lease]}
+		if old := s.cks[d.key]; old != nil {
 			old.replaced = true
 		}
-		s.cks[key] = rc
+		s.cks[d.key] = rc
 		s.all = append(s.all, rc)
 		if s.firstRt == 0 {
-			s.firstRt = ck.ReviveTime()
+			s.firstRt = d.ck.ReviveTime()
 		}
-	case model.AckTag, model.BatchAckTag:
-		a, offs, err := decodeAck(m)
-		if err != nil {
-			return false
-		}
-		bn := a.BrokerName
-		if strings.TrimSpace(bn) == "" {
-			bn = b.cfg.BrokerName
-		}
-		key := model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
-		rc := s.cks[key]
+	case m.Tags == model.AckTag || m.Tags == model.BatchAckTag:
+		rc := s.cks[d.key]
 		if rc == nil {
 			if !b.cfg.EnableSkipLongAwaitingAck {
 				return true // the ack waits for its CK (#5408); endTime unmoved
 			}
-			b.mockForAck(s, g, m, &a, key)
+			b.mockForAck(s, g, m, &d.ack, d.key)
 		} else {
-			for _, o := range offs {
+			for _, o := range d.offs {
 				if i := rc.ck.IndexOfAck(o); i > -1 {
 					rc.ck.BitMap |= 1 << uint(i)
 				}
 			}
 		}
 	}
-	if d := deliverTime(m); d > s.endTime {
-		s.endTime = d
+	if d.deliver > s.endTime {
+		s.endTime = d.deliver
 	}
 	return true
 }
