@@ -41,6 +41,33 @@ type reviveService struct {
 	mockOrder        []string
 	msgs             int  // messages read this round
 	cut              bool // reviveScanTime ended the round before a pull it made
+	// slab holds the round's roundCks, list the merge's order: both (and
+	// the maps and slices above) are reused round after round.
+	slab []roundCk
+	list []*roundCk
+}
+
+// newRoundCk is a zeroed roundCk of this round. The slab grows by new
+// chunks, never in place, so the pointers it gave out stay valid.
+func (s *reviveService) newRoundCk() *roundCk {
+	if len(s.slab) == cap(s.slab) {
+		s.slab = make([]roundCk, 0, max(16, 2*cap(s.slab)))
+	}
+	s.slab = s.slab[:len(s.slab)+1]
+	return &s.slab[len(s.slab)-1]
+}
+
+// resetRound empties the round's state, keeping its storage.
+func (s *reviveService) resetRound() {
+	if s.cks == nil {
+		s.cks, s.mocks = map[string]*roundCk{}, map[string]*roundCk{}
+	}
+	clear(s.cks)
+	clear(s.mocks)
+	clear(s.all)
+	clear(s.slab)
+	clear(s.list)
+	s.all, s.mockOrder, s.slab, s.list = s.all[:0], s.mockOrder[:0], s.slab[:0], s.list[:0]
 }
 
 // roundCk is a CK read by a round, with the leases it carries.
@@ -140,7 +167,7 @@ func (b *Broker) startRound(s *reviveService, t int64) {
 	s.pulling, s.start = true, t
 	s.old = max(s.offset, b.reviveCommitted(s.qid))
 	s.read, s.endTime, s.firstRt, s.noMsg, s.msgs, s.cut = s.old+1, 0, 0, 0, 0, false
-	s.cks, s.mocks, s.all, s.mockOrder = map[string]*roundCk{}, map[string]*roundCk{}, nil, nil
+	s.resetRound()
 }
 
 // reviveTopicPull is one pull time of a round: read batches while they are not
@@ -201,7 +228,8 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 	case d.skip:
 		return true // skipped without moving endTime
 	case m.Tags == model.CkTag:
-		rc := &roundCk{ck: d.ck, ref: b.ckl.byFirst[d.lease]}
+		rc := s.newRoundCk()
+		rc.ck, rc.ref = d.ck, b.ckl.byFirst[d.lease]
 		if old := s.cks[d.key]; old != nil {
 			old.replaced = true
 		}
@@ -253,7 +281,9 @@ func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, a *mode
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)
 	}
-	s.mocks[key] = &roundCk{ck: ck, mock: true}
+	rc := s.newRoundCk()
+	rc.ck, rc.mock = ck, true
+	s.mocks[key] = rc
 	if s.firstRt == 0 {
 		s.firstRt = ck.ReviveTime()
 	}
@@ -276,10 +306,11 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		}
 		s.cks[key] = s.mocks[key]
 	}
-	list := make([]*roundCk, 0, len(s.cks))
+	list := s.list[:0]
 	for _, rc := range s.cks { // sorted below: the map's order does not matter
 		list = append(list, rc)
 	}
+	s.list = list
 	sort.Slice(list, func(i, j int) bool { return list[i].ck.ReviveOffset < list[j].ck.ReviveOffset })
 	newOffset := s.old
 	for _, rc := range list {
@@ -314,7 +345,7 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		s.slow = 1
 		s.due = g + b.cfg.ReviveInterval
 	}
-	s.cks, s.mocks, s.all, s.mockOrder = nil, nil, nil, nil
+	s.resetRound()
 }
 
 // ckTopicAlive: the CK's normal topic and its group still exist.

@@ -251,7 +251,8 @@ func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
 // deliver time, born now.
 func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliverMs int64) model.Message {
 	m := model.Message{Topic: b.reviveTopicName(), QueueID: rq, Tags: tag, UniqKey: uniq, BornTimestamp: nowMs, Body: body}
-	m.Properties = []model.Property{{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)}}
+	m.Properties = make([]model.Property, 1, 2) // room for a CK's lease
+	m.Properties[0] = model.Property{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)}
 	return m
 }
 
