@@ -141,6 +141,7 @@ func (c *Checker) success(m *msgState, ln int32, cause string) {
 	m.successes++
 	if m.successes == 1 {
 		m.firstOKLine = ln
+		m.g.indexPassable(m)
 		return
 	}
 	if ln != m.firstOKLine {

@@ -36,6 +36,12 @@ type group struct {
 	// unblock a queue up to orderSlack after its leases' deadline.
 	orderly    bool
 	orderSlack clock.Duration
+	// passable (orderly groups): the messages consumed successfully and
+	// not yet settled, by the queue of their produced place (places[0]),
+	// so a commit visits only its queue's (orderPassed); unplaced holds
+	// those that had no place yet. Settled ones leave at the next visit.
+	passable map[queueKey][]*msgState
+	unplaced []*msgState
 }
 
 // msgState is one message as one group sees it.
@@ -176,7 +182,11 @@ func (c *Checker) onSubscribe(e *model.Event) {
 		g.ordered, g.busy = true, map[queueKey]int{}
 	}
 	if e.Reason == model.ROrderly {
-		g.orderly, g.orderSlack = true, e.Span
+		if !g.orderly {
+			g.orderly, g.passable = true, map[queueKey][]*msgState{}
+			g.msgs.each(func(_ uint64, m *msgState) { g.indexPassable(m) })
+		}
+		g.orderSlack = e.Span
 	}
 	cl := c.clientOf(e)
 	cl.known, cl.group, cl.alive = true, g.idx, true
@@ -393,14 +403,40 @@ func (c *Checker) onCommit(e *model.Event) {
 // and it was consumed: an orderly client acks a later offset only once
 // the earlier ones were consumed, sent to the DLQ or dropped.
 func (c *Checker) orderPassed(g *group, e *model.Event) {
-	g.msgs.each(func(_ uint64, m *msgState) {
-		if m.settled != unsettled || m.successes == 0 || len(m.places) == 0 {
-			return
+	if len(g.unplaced) > 0 {
+		un := g.unplaced
+		g.unplaced = nil
+		for _, m := range un {
+			g.indexPassable(m)
 		}
-		if p := m.places[0]; p.topic == e.Topic && p.queue == e.Queue && p.offset < e.Offset {
+	}
+	k := queueKey{e.Topic, e.Queue}
+	list, n := g.passable[k], 0
+	for _, m := range list {
+		switch {
+		case m.settled != unsettled: // settled since: leaves the index
+		case m.places[0].offset < e.Offset:
 			c.settle(m, settledAck, "")
+		default:
+			list[n] = m
+			n++
 		}
-	})
+	}
+	clear(list[n:])
+	g.passable[k] = list[:n]
+}
+
+// indexPassable adds m to its orderly group's passable index when it was
+// consumed successfully and is not settled.
+func (g *group) indexPassable(m *msgState) {
+	switch {
+	case !g.orderly || m.settled != unsettled || m.successes == 0:
+	case len(m.places) == 0:
+		g.unplaced = append(g.unplaced, m)
+	default:
+		k := queueKey{m.places[0].topic, m.places[0].queue}
+		g.passable[k] = append(g.passable[k], m)
+	}
 }
 
 // finishLedger reports every message that ended unsettled, in group and id
