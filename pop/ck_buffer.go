@@ -145,7 +145,7 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next int6
 	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.byKey[w.mkey] != nil {
 		return nil
 	}
-	w.ref = b.newRef(ck, rq)
+	w.ref = b.newRefKeyed(ck, rq, w.mkey)
 	f.enqueue(w)
 	f.add(w)
 	return w.ref
@@ -159,7 +159,7 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, rq int32,
 	if b.buf.byKey[w.mkey] != nil {
 		return nil
 	}
-	w.ref = b.newRef(ck, rq)
+	w.ref = b.newRefKeyed(ck, rq, w.mkey)
 	b.storeWrapper(nowMs, w, fails)
 	b.buf.enqueue(w)
 	b.buf.add(w)

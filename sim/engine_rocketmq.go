@@ -235,7 +235,9 @@ type changeReq struct {
 	// keepDeadline: renew for exactly the time the lease has left when the
 	// request reaches the engine (the injected same-deadline edge).
 	keepDeadline bool
-	renewal      uint64 // the proxy's auto-renewal id (changeRenew)
+	// renewal: the proxy's managed registration the handle came from (the
+	// auto-renewal's id for changeRenew; 0 when the client's own handle).
+	renewal uint64
 }
 
 // pullReq is the Pull baseline's pull.
