@@ -617,7 +617,7 @@ func (b *Broker) bufferCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next i
 		return nil
 	}
 	cq := b.commitQOf(qk{ck.CID, ck.Topic, ck.QueueID})
-	if cq != nil && int64(len(cq.ws)) >= b.cfg.PopCkOffsetMaxQueueSize || b.conflict(ck.MergeKey()) {
+	if cq != nil && int64(len(cq.ws)) >= b.cfg.PopCkOffsetMaxQueueSize || b.buffered(ck.MergeKey()) != nil {
 		return nil
 	}
 	w := newWrapper(ck, rq, next, false)
@@ -629,7 +629,7 @@ func (b *Broker) bufferCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next i
 
 // writeCkJustOffset is addCkJustOffset.
 func (b *Broker) writeCkJustOffset(nowMs int64, ck *model.PopCheckPoint, rq int32, next int64, fails *[]pop.WriteFailure) *ckRef {
-	if b.conflict(ck.MergeKey()) {
+	if b.buffered(ck.MergeKey()) != nil {
 		return nil
 	}
 	w := newWrapper(ck, rq, next, true)
@@ -921,12 +921,6 @@ func (b *Broker) fsBatchAck(nowMs int64, a pop.BatchAck, res *pop.BatchAckResult
 		}
 		j++
 	}
-}
-
-// conflict: a pop's CK with merge key key is refused: a buffered CK has
-// it, or (fixed) any live CK.
-func (b *Broker) conflict(key string) bool {
-	return b.buffered(key) != nil || !b.cfg.Bugs.SameMillisChangeInvisible && b.keyTaken(key)
 }
 
 // keyTaken: a live CK (not yet dropped) has merge key key.
