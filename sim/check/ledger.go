@@ -61,6 +61,7 @@ type msgState struct {
 	firstOKLine int32
 	delivered   bool
 	held        int32 // deliveries a client still has in hand
+	kept        int32 // the delivery count an in-place engine last wrote for good (see keep); a broker restart reloads it
 	pull        *pullState
 	seqs        seqRing
 
@@ -97,11 +98,12 @@ func (p place) String() string { return fmt.Sprintf("%s/%d@%d", p.topic, p.queue
 // it (nil for a produce); the cause of the next lease is decided when it
 // is taken, from prev's story as known then.
 type token struct {
-	at    int // index into places
-	line  int32
-	prev  *lease
-	cause string // fixed causes (first, producer_retry); "" = from prev
-	poor  bool   // the event that made it was already a violation
+	at       int // index into places
+	line     int32
+	restarts int32 // broker restarts the trace had told when it was made
+	prev     *lease
+	cause    string // fixed causes (first, producer_retry); "" = from prev
+	poor     bool   // the event that made it was already a violation
 	// inPlace: prev ran out (or was released) where the message lives, so
 	// the next lease there counts one more delivery.
 	inPlace bool
