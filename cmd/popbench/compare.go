@@ -101,8 +101,11 @@ type row struct {
 	verdict    string  // "", "~", "better", "worse", "REGRESSION"
 }
 
-// higherIsBetter: throughput units (…/s) improve upwards, the rest down.
-func higherIsBetter(unit string) bool { return strings.HasSuffix(unit, "/s") }
+// higherIsBetter: throughput units (…/s, and the simulator's
+// virtual-s/wall-s) improve upwards, the rest down.
+func higherIsBetter(unit string) bool {
+	return strings.HasSuffix(unit, "/s") || strings.HasSuffix(unit, "/wall-s")
+}
 
 // compareSamples compares every metric the two sides share.
 func compareSamples(old, new samples, th thresholds, alpha float64) (rows []row, onlyOld, onlyNew []string) {

@@ -361,3 +361,14 @@ func TestSoakRecordsARun(t *testing.T) {
 		t.Errorf("implausible record: %+v", r)
 	}
 }
+
+// TestHigherIsBetter: throughputs and the simulator's speed ratio improve
+// upwards; times, allocations and bytes downwards.
+func TestHigherIsBetter(t *testing.T) {
+	for unit, want := range map[string]bool{"msgs/s": true, "events/s": true, "proc-cpu-events/s": true, "virtual-s/wall-s": true,
+		"ns/msg": false, "cpu-ns/event": false, "allocs/msg": false, "B/op": false} {
+		if got := higherIsBetter(unit); got != want {
+			t.Errorf("higherIsBetter(%q) = %v, want %v", unit, got, want)
+		}
+	}
+}
