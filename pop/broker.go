@@ -15,11 +15,15 @@ type GroupConfig struct {
 	// ConsumeMessageOrderly (false): the group consumes orderly; the proxy
 	// then receives with fifo (GrpcClientSettingsManager).
 	ConsumeMessageOrderly bool
+	// PriorityFactor is the priority.factor attribute (0..100, 100 by
+	// default): of every 100 pops on a PRIORITY topic, how many read in
+	// priority mode (0 turns it off).
+	PriorityFactor int64
 }
 
 // DefaultGroup returns a group with RocketMQ's defaults.
 func DefaultGroup(name string) GroupConfig {
-	return GroupConfig{Name: name, ConsumeEnable: true, RetryMaxTimes: 16}
+	return GroupConfig{Name: name, ConsumeEnable: true, RetryMaxTimes: 16, PriorityFactor: 100}
 }
 
 // Broker is the POP engine: one broker's message store, consumer offsets,
@@ -204,6 +208,9 @@ func (b *Broker) CreateTopic(c TopicConfig) error {
 	if c.ReadQueueNums < 1 || c.ReadQueueNums > 65535 || c.WriteQueueNums < 1 || c.WriteQueueNums > 65535 {
 		return fmt.Errorf("pop: topic %s: readQueueNums %d / writeQueueNums %d: want 1..65535", c.Name, c.ReadQueueNums, c.WriteQueueNums)
 	}
+	if !validTopicMessageType(c.MessageType) {
+		return fmt.Errorf("pop: topic %s: message.type %q: want UNSPECIFIED, NORMAL, FIFO, DELAY, TRANSACTION, MIXED or PRIORITY", c.Name, c.MessageType)
+	}
 	b.createTopic(c)
 	return nil
 }
@@ -235,6 +242,9 @@ func (b *Broker) CreateGroup(g GroupConfig) error {
 	}
 	if g.RetryMaxTimes < 0 {
 		return fmt.Errorf("pop: group %s: retryMaxTimes %d: want >= 0", g.Name, g.RetryMaxTimes)
+	}
+	if g.PriorityFactor < 0 || g.PriorityFactor > 100 {
+		return fmt.Errorf("pop: group %s: priority.factor %d: want 0..100", g.Name, g.PriorityFactor)
 	}
 	b.groups[g.Name] = &g
 	return nil

@@ -28,11 +28,12 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	}
 	ctx.reviveQid = int32(b.ckMessageNumber % int64(b.cfg.ReviveQueueNum))
 	b.ckMessageNumber++
-	needRetry := randomQ < b.cfg.PopFromRetryProbability
+	needRetry, rotation := b.ckRetryChoice(t, b.groups[req.ConsumerGroup], randomQ)
 	v1, retryTopic := b.names.retryTopics(ctx.pair) // built once per pair
 	if !b.cfg.EnableRetryTopicV2 || b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
 		retryTopic = v1
 	}
+	randomQ = rotation // priority mode resets it, after the V1 choice
 	if needRetry {
 		b.ckTopicStages(nowMs, ctx, retryTopic, randomQ, f)
 	}
@@ -46,8 +47,9 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	}
 }
 
-// ckTopicStages reads every readable queue of a topic, from randomQ on
-// (popMsgFromTopic); a retry topic that does not exist yet has none.
+// ckTopicStages reads every readable queue of a topic in the scan order
+// from randomQ (popMsgFromTopic); a retry topic that does not exist yet
+// has none.
 func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, randomQ int32, f *pfilter.Filter) {
 	t := b.topicNamed(name)
 	if t == nil {
@@ -55,7 +57,7 @@ func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, random
 	}
 	n := t.cfg.ReadQueueNums
 	for i := int32(0); i < n; i++ {
-		b.ckQueueStage(nowMs, ctx, name, t, (randomQ+i)%n, f)
+		b.ckQueueStage(nowMs, ctx, name, t, b.scanQueue(n, int64(randomQ), i), f)
 	}
 }
 

@@ -76,9 +76,24 @@ type Config struct {
 	// of re-putting it every 7200 s forever (false).
 	SkipWhenCKRePutReachMaxTimes bool
 
-	// PopFromRetryProbability (FS): percentage of requests that read the
-	// retry topic first (20).
+	// PopFromRetryProbability: percentage of requests that read the retry
+	// topics first (20). KV: the requests whose requestCount % (100/p) is 0
+	// (p of 51..100: every one); FS: those whose randomQ < p
+	// (retrychoice.go).
 	PopFromRetryProbability int32
+	// PopFromRetryProbabilityForPriority is PopFromRetryProbability for a
+	// request in priority mode (a PRIORITY topic, the draw below the
+	// group's priority.factor): 0, so retries come after every queue.
+	PopFromRetryProbabilityForPriority int32
+	// PriorityOrderAsc (true; "0 as the lowest priority"): an all-queue pop
+	// visits queues from the highest id down, starting at the request's
+	// rotation; false, from the lowest up.
+	PriorityOrderAsc bool
+	// RetryChoiceRelease is popsim's, set by a version profile: "" is
+	// 5.4.0's choice above; RetryChoice531 and RetryChoice514 are the
+	// earlier releases' (retrychoice.go), which have no priority mode and
+	// scan ascending whatever PriorityOrderAsc says.
+	RetryChoiceRelease string
 
 	EnableRetryTopicV2                 bool // write retries to %RETRY%g+t
 	RetrieveMessageFromPopRetryTopicV1 bool // also read %RETRY%g_t (true)
@@ -245,6 +260,7 @@ func DefaultConfig() Config {
 		ReviveScanTime:                     10000,
 		ReviveAckWaitMs:                    180000,
 		PopFromRetryProbability:            20,
+		PriorityOrderAsc:                   true,
 		RetrieveMessageFromPopRetryTopicV1: true,
 		PopInflightMessageThreshold:        10000,
 		PopPollingSize:                     1024,
@@ -314,11 +330,15 @@ func (c *Config) Validate() error {
 		{"reviveScanTime", c.ReviveScanTime, 1, 1 << 40},
 		{"reviveAckWaitMs", c.ReviveAckWaitMs, 0, 1 << 40},
 		{"popFromRetryProbability", int64(c.PopFromRetryProbability), 0, 100},
+		{"popFromRetryProbabilityForPriority", int64(c.PopFromRetryProbabilityForPriority), 0, 100},
 	}
 	for _, k := range checks {
 		if k.v < k.min || k.v > k.max {
 			return &ConfigError{Key: k.name, Msg: fmt.Sprintf("%d out of range", k.v), Want: fmt.Sprintf("%d..%d", k.min, k.max)}
 		}
+	}
+	if err := c.validateRetryChoice(); err != nil {
+		return err
 	}
 	return c.validateVersion()
 }

@@ -82,7 +82,7 @@ var (
 	groupNames = []string{"a", "a-b", "aB"}
 	topicCfgs  = []pop.TopicConfig{
 		{Name: "t", ReadQueueNums: 3, WriteQueueNums: 3},
-		{Name: "t-1", ReadQueueNums: 2, WriteQueueNums: 3},
+		{Name: "t-1", ReadQueueNums: 2, WriteQueueNums: 3, MessageType: pop.TopicMessageTypePriority},
 		{Name: "u", ReadQueueNums: 1, WriteQueueNums: 1},
 		{Name: "ro", ReadQueueNums: 1, WriteQueueNums: 1, Perm: pop.PermRead},
 		{Name: "wo", ReadQueueNums: 1, WriteQueueNums: 1, Perm: pop.PermWrite},
@@ -137,6 +137,12 @@ func genConfig(c chooser, merge, kv bool) pop.Config {
 	cfg.PopReviveMaxReturnSizePerRead = pick(c, "cfg.popReviveMaxReturnSizePerRead", 16384, 3)
 	cfg.PopReviveMaxAttemptTimes = pick(c, "cfg.popReviveMaxAttemptTimes", int32(16), 1)
 	cfg.PopConsumerLockTimeout = pick(c, "cfg.popConsumerLockTimeout", int64(120000), 3000)
+	if kv {
+		cfg.PopFromRetryProbability = pick(c, "cfg.popFromRetryProbability", int32(20), 0, 100, 33, 51)
+	}
+	cfg.PopFromRetryProbabilityForPriority = pick(c, "cfg.popFromRetryProbabilityForPriority", int32(0), 100, 30)
+	cfg.PriorityOrderAsc = pick(c, "cfg.priorityOrderAsc", true, false)
+	cfg.RetryChoiceRelease = pick(c, "cfg.retryChoiceRelease", "", "", "", pop.RetryChoice531, pop.RetryChoice514)
 	on := func(label string) bool { return pick(c, label, false, false, false, true) }
 	cfg.Bugs = pop.Bugs{
 		SameDeadlineChangeInvisible:      on("bug.sameDeadlineChangeInvisible"),
@@ -219,7 +225,11 @@ func newHarness(cfg pop.Config) (*harness, error) {
 			}
 		}
 		for _, g := range groupNames {
-			if err := b.CreateGroup(pop.DefaultGroup(g)); err != nil {
+			gc := pop.DefaultGroup(g)
+			if g == "aB" {
+				gc.PriorityFactor = 50 // half its pops on t-1 in priority mode
+			}
+			if err := b.CreateGroup(gc); err != nil {
 				return nil, err
 			}
 		}

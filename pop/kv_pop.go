@@ -29,14 +29,14 @@ func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 		b.kvOrderStages(nowMs, ctx, t, n, f)
 		return
 	}
-	preferRetry := n%5 == 0
+	preferRetry, rotation := b.kvRetryChoice(t, b.groups[req.ConsumerGroup], n)
 	if preferRetry {
 		b.popRetryStages(nowMs, req, ctx, pair, f)
 	}
 	if req.QueueID != -1 {
 		b.popStage(nowMs, req, ctx, req.Topic, t, pair, req.QueueID, f)
 	} else {
-		b.popAllQueues(nowMs, req, ctx, t, pair, n, f)
+		b.popAllQueues(nowMs, req, ctx, t, pair, rotation, f)
 		if !preferRetry {
 			b.popRetryStages(nowMs, req, ctx, pair, f)
 		}
@@ -49,21 +49,18 @@ func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	}
 }
 
-// popAllQueues runs a stage on every readable queue of t, starting at queue
-// n % readQueueNums (the request rotation). Without the in-flight
+// popAllQueues runs a stage on every readable queue of t, in the scan
+// order from rotation n (scanQueue). Without the in-flight
 // threshold, a stage that only reads is done here: past a full batch it
 // adds the queue's backlog to restNum, and a caught-up queue is skipped.
 func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f *pfilter.Filter) {
 	rq := t.cfg.ReadQueueNums
 	row := b.offsets.row(pair, rq) // stages touch only slots of this row below rq: it does not move
 	inline := !b.inflightThreshold()
-	qid := int32(n % int64(rq))
-	for range rq {
+	for i := range rq {
+		qid := b.scanQueue(rq, n, i)
 		if !inline || !b.readOnlyStage(ctx, req, qkey{pair, qid}, &row[qid], t.queues[qid]) {
 			b.popStage(nowMs, req, ctx, req.Topic, t, pair, qid, f)
-		}
-		if qid++; qid == rq {
-			qid = 0
 		}
 	}
 }

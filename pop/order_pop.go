@@ -14,7 +14,8 @@ import (
 // offset at the batch's start.
 
 // kvOrderStages runs the KV FIFO stages: the requested queue, or every
-// readable queue from requestCount % readQueueNums.
+// readable queue in the scan order from requestCount (scanQueue; a FIFO
+// request is never in priority mode).
 func (b *Broker) kvOrderStages(nowMs int64, ctx *popContext, t *topic, n int64, f *pfilter.Filter) {
 	req := &ctx.req
 	ctx.reviveQid = model.PopOrderReviveQueue
@@ -24,7 +25,7 @@ func (b *Broker) kvOrderStages(nowMs int64, ctx *popContext, t *topic, n int64, 
 	}
 	rq := t.cfg.ReadQueueNums
 	for i := int32(0); i < rq; i++ {
-		b.kvOrderStage(nowMs, ctx, t, int32((n+int64(i))%int64(rq)), f)
+		b.kvOrderStage(nowMs, ctx, t, b.scanQueue(rq, n, i), f)
 	}
 }
 
@@ -86,7 +87,7 @@ func (b *Broker) kvOrderPopOffset(ctx *popContext, k qkey, s *slot, q *queue) in
 }
 
 // ckOrderStages runs the FS FIFO stages: the requested queue, or every
-// readable queue from randomQ.
+// readable queue in the scan order from randomQ.
 func (b *Broker) ckOrderStages(nowMs int64, ctx *popContext, t *topic, randomQ int32, f *pfilter.Filter) {
 	req := &ctx.req
 	ctx.reviveQid = model.PopOrderReviveQueue
@@ -96,7 +97,7 @@ func (b *Broker) ckOrderStages(nowMs int64, ctx *popContext, t *topic, randomQ i
 	}
 	n := t.cfg.ReadQueueNums
 	for i := int32(0); i < n; i++ {
-		b.ckOrderStage(nowMs, ctx, t, (randomQ+i)%n, f)
+		b.ckOrderStage(nowMs, ctx, t, b.scanQueue(n, int64(randomQ), i), f)
 	}
 }
 

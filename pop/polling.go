@@ -55,10 +55,13 @@ type groupRef struct {
 // polling is PopLongPollingService: suspended requests per key, ordered by
 // (expired, sequence), with a per-key cap and a global cap.
 type polling struct {
-	byKey       map[qkey][]*suspended // each sorted by (expired, id)
-	byTime      *btree.BTreeG[*suspended]
-	count       int
-	nextID      uint64
+	byKey  map[qkey][]*suspended // each sorted by (expired, id)
+	byTime *btree.BTreeG[*suspended]
+	count  int
+	nextID uint64
+	// stopped: the service has been shut down (StopPolling); nothing is
+	// suspended any more until a restart starts a new one.
+	stopped     bool
 	topicGroups map[string][]groupRef // topicCidMap, groups in registration order
 	free        []*suspended          // removed and released requests, for reuse
 }
@@ -102,7 +105,7 @@ const (
 // its subscription.
 func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, ff *pfilter.Filter) (pollResult, uint64) {
 	pollMs := req.PollTime.Millis()
-	if pollMs <= 0 {
+	if pollMs <= 0 || p.stopped {
 		return notPolling, 0
 	}
 	p.register(req.Topic, req.ConsumerGroup, pair)
@@ -206,6 +209,28 @@ func (p *polling) drain() []Wakeup {
 		out = append(out, Wakeup{ID: s.id, Request: s.req, Expired: true})
 		return true
 	})
+	return out
+}
+
+// StopPolling is the long-polling half of a graceful broker stop
+// (BrokerController.shutdown stopping PopLongPollingService): the service
+// leaves its loop and wakes every suspended pop (its clean-all), in
+// expiry order, so the driver re-runs them and the clients get answers
+// before the broker goes away; a re-run finds messages, or else is not
+// suspended again (polling() answers NOT_POLLING once the service is
+// stopped) and answers POLLING_TIMEOUT (210) at once. Until Restart no pop
+// is suspended. Held pulls are not woken (PullRequestHoldService's loop
+// just ends): Restart drops them. The rest of a graceful stop is
+// FlushConsumerOffsets, then Restart; a crash is Restart alone.
+func (b *Broker) StopPolling(now clock.Time) []Wakeup {
+	b.touch(now.Millis())
+	out := b.polls.drain()
+	for i := range out {
+		out[i].Expired = false
+	}
+	p := newPolling()
+	p.nextID, p.stopped = b.polls.nextID, true
+	b.polls = p
 	return out
 }
 

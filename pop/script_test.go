@@ -101,8 +101,8 @@ func init() {
 	scriptCommands = map[string]scriptCommand{
 		"config":        {"config <field>=<v> ... bug.<switch>=<bool> ...", cmdConfig},
 		"advance":       {"advance <duration>", cmdAdvance},
-		"topic":         {"topic <name> read=N write=N perm=rw|r|w|-", cmdTopic},
-		"group":         {"group <name> consumeEnable=B retryMaxTimes=N orderly=B", cmdGroup},
+		"topic":         {"topic <name> read=N write=N perm=rw|r|w|- type=PRIORITY|...", cmdTopic},
+		"group":         {"group <name> consumeEnable=B retryMaxTimes=N orderly=B priorityFactor=N", cmdGroup},
 		"put":           {"put <topic> q=N key=K tag=T keys=K born=T flag=N sysFlag=N reconsume=N props=k:v,... body=B n=N", cmdPut},
 		"fail-puts":     {"fail-puts topic=T q=N n=N|all|0", cmdFailPuts},
 		"faults":        {"faults seed=N writePPM=N retryWritePPM=N reviveReadPPM=N lockBusyPPM=N", cmdFaults},
@@ -127,6 +127,8 @@ func init() {
 		"poll-tick":     {"poll-tick", cmdPollTick},
 		"polls":         {"polls", cmdPolls},
 		"restart":       {"restart", cmdRestart},
+		"stop-polling":  {"stop-polling: a graceful stop's PopLongPollingService shutdown (wakes and re-runs every parked pop)", cmdStopPolling},
+		"flush-offsets": {"flush-offsets: persist every commit offset now (a graceful stop)", cmdFlushOffsets},
 		"disconnect":    {"disconnect <client>", cmdDisconnect},
 		"inflight":      {"inflight", cmdInflight},
 		"offsets":       {"offsets <group> <topic> q=N", cmdOffsets},
@@ -308,7 +310,8 @@ func cmdAdvance(e *scriptEnv, a *cmdArgs) error {
 var permNames = map[string]int32{"rw": PermRead | PermWrite, "r": PermRead, "w": PermWrite, "-": 0}
 
 func cmdTopic(e *scriptEnv, a *cmdArgs) error {
-	c := TopicConfig{Name: a.arg(0, "topic"), ReadQueueNums: int32(a.int("read", 1)), WriteQueueNums: int32(a.int("write", 1))}
+	c := TopicConfig{Name: a.arg(0, "topic"), ReadQueueNums: int32(a.int("read", 1)), WriteQueueNums: int32(a.int("write", 1)),
+		MessageType: a.str("type", "")}
 	perm, ok := permNames[a.str("perm", "rw")]
 	if err := a.done(); err != nil {
 		return err
@@ -329,6 +332,7 @@ func cmdGroup(e *scriptEnv, a *cmdArgs) error {
 	g.ConsumeEnable = a.bool("consumeEnable", true)
 	g.RetryMaxTimes = int32(a.int("retryMaxTimes", 16))
 	g.ConsumeMessageOrderly = a.bool("orderly", false)
+	g.PriorityFactor = int64(a.int("priorityFactor", 100))
 	if err := a.done(); err != nil {
 		return err
 	}
@@ -1109,6 +1113,25 @@ func cmdPolls(e *scriptEnv, a *cmdArgs) error {
 		return nil
 	}
 	e.printf("suspended=%d", st.SuspendedPolls)
+	return nil
+}
+
+func cmdStopPolling(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	ws := e.b.StopPolling(e.now)
+	if len(ws) == 0 {
+		e.printf("none")
+	}
+	return e.wake(ws)
+}
+
+func cmdFlushOffsets(e *scriptEnv, a *cmdArgs) error {
+	if err := a.done(); err != nil {
+		return err
+	}
+	e.b.FlushConsumerOffsets(e.now)
 	return nil
 }
 

@@ -21,6 +21,10 @@ type TopicConfig struct {
 	ReadQueueNums  int32
 	WriteQueueNums int32
 	Perm           int32 // PermRead|PermWrite when 0
+	// MessageType is the message.type attribute (TopicMessageType): ""
+	// (UNSPECIFIED), NORMAL, FIFO, DELAY, TRANSACTION, MIXED or PRIORITY.
+	// Only PRIORITY changes what a pop does (priority mode).
+	MessageType string
 }
 
 type topic struct {

@@ -20,6 +20,11 @@ type Release struct {
 	// UseServerSideResetOffset is the release's default (false before
 	// 5.2.0).
 	UseServerSideResetOffset bool
+	// RetryChoiceRelease is the release's retry-versus-normal choice and
+	// scan (Config.RetryChoiceRelease): RetryChoice514 before 5.3.1
+	// (popFromRetryProbability came with apache/rocketmq#8657),
+	// RetryChoice531 to 5.3.x, "" from 5.4.0 (priority messages, RIP-80).
+	RetryChoiceRelease string
 	// NotModelled lists what else differs in the release and is not part
 	// of its profile, in a few words each.
 	NotModelled []string
@@ -30,24 +35,24 @@ type Release struct {
 // behaviour by release). 5.3.4 is left out: whether it still has #9632
 // (V1RetryNoPollWake) is not established.
 var releases = []Release{
-	{Version: "5.1.4", UseServerSideResetOffset: false,
+	{Version: "5.1.4", UseServerSideResetOffset: false, RetryChoiceRelease: RetryChoice514,
 		Bugs:        Bugs{SameMillisChangeInvisible: true, V1RetryNoPollWake: true, RePutCkLosesBrokerName: true, ReviveReadFailureLosesRetry: true},
 		NotModelled: []string{"no forced notify (popLongPollingForceNotifyInterval)", "SYSTEM_ERROR where later releases answer specific codes", "group names up to 255 characters"}},
-	{Version: "5.2.0", UseServerSideResetOffset: true,
+	{Version: "5.2.0", UseServerSideResetOffset: true, RetryChoiceRelease: RetryChoice514,
 		Bugs:        Bugs{SameMillisChangeInvisible: true, V1RetryNoPollWake: true, ReviveReadFailureLosesRetry: true},
 		NotModelled: []string{"no forced notify", "SYSTEM_ERROR codes", "the in-flight stop leaks the queue lock (#8601, FIFO)", "group names up to 255 characters"}},
-	{Version: "5.3.0", UseServerSideResetOffset: true,
+	{Version: "5.3.0", UseServerSideResetOffset: true, RetryChoiceRelease: RetryChoice514,
 		Bugs:        Bugs{SameMillisChangeInvisible: true, V1RetryNoPollWake: true, ReviveReadFailureLosesRetry: true},
 		NotModelled: []string{"no forced notify", "SYSTEM_ERROR codes", "the in-flight stop leaks the queue lock (#8601, FIFO)", "group names up to 255 characters"}},
-	{Version: "5.3.1", UseServerSideResetOffset: true,
+	{Version: "5.3.1", UseServerSideResetOffset: true, RetryChoiceRelease: RetryChoice531,
 		Bugs:        Bugs{SameMillisChangeInvisible: true, V1RetryNoPollWake: true, ReviveReadFailureLosesRetry: true},
 		NotModelled: []string{"no forced notify", "SYSTEM_ERROR codes", "group names up to 255 characters"}},
-	{Version: "5.3.2", KV: true, UseServerSideResetOffset: true,
+	{Version: "5.3.2", KV: true, UseServerSideResetOffset: true, RetryChoiceRelease: RetryChoice531,
 		Bugs: Bugs{SameMillisChangeInvisible: true, V1RetryNoPollWake: true, ReviveReadFailureLosesRetry: true, SameDeadlineChangeInvisible: true,
 			CacheCleanupIgnoresReviveFailure: true, CommitOffsetLag: true, EmptyStageCommitsNextBegin: true, RetryTopicReencoding: true,
 			FifoRetryLockBusy: true},
 		NotModelled: []string{"KV ignores the request's init mode (#9246)", "an admin reset writes the KV pull offset wrongly (#9369)", "the cache may commit before its records are written (#9626)", "group names up to 255 characters"}},
-	{Version: "5.3.3", KV: true, UseServerSideResetOffset: true,
+	{Version: "5.3.3", KV: true, UseServerSideResetOffset: true, RetryChoiceRelease: RetryChoice531,
 		Bugs: Bugs{SameMillisChangeInvisible: true, V1RetryNoPollWake: true, ReviveReadFailureLosesRetry: true, SameDeadlineChangeInvisible: true,
 			CacheCleanupIgnoresReviveFailure: true, CommitOffsetLag: true, RetryTopicReencoding: true,
 			FifoRetryLockBusy: true},
@@ -56,7 +61,7 @@ var releases = []Release{
 		Bugs: Bugs{SameMillisChangeInvisible: true, ReviveReadFailureLosesRetry: true, SameDeadlineChangeInvisible: true,
 			CacheCleanupIgnoresReviveFailure: true, CommitOffsetLag: true, RetryTopicReencoding: true,
 			FifoRetryLockBusy: true},
-		NotModelled: []string{"the KV retry-first probability formula, priority mode and descending queue scan (priorityOrderAsc)", "cache cleanup can restore an acked record (#10736)", "one failing revive aborts the KV revive batch (#10658)"}},
+		NotModelled: []string{"cache cleanup can restore an acked record (#10736)", "one failing revive aborts the KV revive batch (#10658)"}},
 	{Version: "5.5.0", KV: true, UseServerSideResetOffset: true,
 		Bugs: Bugs{SameMillisChangeInvisible: true, ReviveReadFailureLosesRetry: true, SameDeadlineChangeInvisible: true,
 			CacheCleanupIgnoresReviveFailure: true, CommitOffsetLag: true, RetryTopicReencoding: true},
@@ -91,7 +96,7 @@ func LookupRelease(version string) (Release, error) {
 }
 
 // ApplyVersion sets c to release version's profile: Version, exactly the
-// release's bug switches, and the defaults it changed. Settings the
+// release's bug switches, the defaults it changed and its retry choice. Settings the
 // caller makes afterwards override the profile's. An unknown version is
 // an error naming the known ones, and leaves c unchanged.
 func (c *Config) ApplyVersion(version string) error {
@@ -99,7 +104,7 @@ func (c *Config) ApplyVersion(version string) error {
 	if err != nil {
 		return err
 	}
-	c.Version, c.Bugs, c.UseServerSideResetOffset = r.Version, r.Bugs, r.UseServerSideResetOffset
+	c.Version, c.Bugs, c.UseServerSideResetOffset, c.RetryChoiceRelease = r.Version, r.Bugs, r.UseServerSideResetOffset, r.RetryChoiceRelease
 	return nil
 }
 

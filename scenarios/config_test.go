@@ -56,6 +56,7 @@ faults:
   slow: {every: 1m, duration: const(1s), factor: 3}
   renew: {sameDeadline: 0.1%, atExpiry: 0.1%, afterRevive: 0.1%}
   brokerRestart: {every: 5m}
+  brokerStop: {every: 5m}
   revivePutFailure: 1%
   reviveReadFailure: 1%
   clockSkew: 10ms

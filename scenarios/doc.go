@@ -112,7 +112,9 @@
 //	  enableSkipLongAwaitingAck: false      # (CK) #5408's mock checkpoints
 //	  reviveAckWaitMs: 180000               # (CK)
 //	  skipWhenCKRePutReachMaxTimes: false   # (CK)
-//	  popFromRetryProbability: 20           # (CK) percent of pops reading the retry topic first
+//	  popFromRetryProbability: 20           # (both) percent of pops reading the retry topic first (KV: every 100/p-th)
+//	  popFromRetryProbabilityForPriority: 0 # (both) the same for a pop in priority mode (a PRIORITY topic)
+//	  priorityOrderAsc: true                # (both) all-queue pops scan queues downwards from a rotating start
 //	  enableRetryTopicV2: false
 //	  retrieveMessageFromPopRetryTopicV1: true
 //	  enablePopMessageThreshold: false
@@ -154,7 +156,8 @@
 //	  pause: {every: 1m, duration: "uniform(50ms,2s)"}     # GC pauses
 //	  slow: {every: 2m, duration: "uniform(1s,10s)", factor: 10}   # factor 2..1000
 //	  renew: {sameDeadline: 0.05%, atExpiry: 0.02%, afterRevive: 0.02%}   # per delivered message
-//	  brokerRestart: {every: 10m}           # the broker loses cache and parked pops
+//	  brokerRestart: {every: 10m}           # a broker crash: cache, parked pops (never answered) lost
+//	  brokerStop: {every: 10m}              # rocketmq: a graceful stop and start: parked pops answered, offsets persisted
 //	  revivePutFailure: 1%                  # retry-topic writes that fail during revive
 //	  reviveReadFailure: 0                  # checkpoint path: revive's reads of a message that fail
 //	  clockSkew: 100ms                      # consumer clocks off by up to ± this, 0s..1h

@@ -337,8 +337,8 @@ type engineKind struct {
 // engineKinds registers the engines, the default first. A new engine is
 // one entry here (and its adapter file, engine_<kind>.go).
 var engineKinds = []engineKind{
-	{RocketMQ, func() EngineSettings { c := pop.DefaultConfig(); return &c }, checkRocketMQ, []ConsumerKind{PopPush, Simple, Pull}, checkRocketMQFaults, openRocketMQ, nil, false, []FaultKind{FaultDuplicateDelivery}},
-	{KafkaShare, defaultKafkaShareSettings, checkKafkaShare, []ConsumerKind{KafkaShareConsumer}, checkKafkaShareFaults, openKafkaShare, kafkaCoverage, false, []FaultKind{FaultDuplicateDelivery, FaultReviveReadFailure}},
+	{RocketMQ, func() EngineSettings { c := pop.DefaultConfig(); return &c }, checkRocketMQ, []ConsumerKind{PopPush, Simple, Pull}, checkRocketMQFaults, openRocketMQ, []string{"broker-stop"}, false, []FaultKind{FaultDuplicateDelivery}},
+	{KafkaShare, defaultKafkaShareSettings, checkKafkaShare, []ConsumerKind{KafkaShareConsumer}, checkKafkaShareFaults, openKafkaShare, kafkaCoverage, false, []FaultKind{FaultDuplicateDelivery, FaultReviveReadFailure, FaultBrokerStop}},
 	{SQSStandard, defaultSQSStandardSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFaults, openSQS, sqsCoverage, false, sqsUnscheduled},
 	{SQSFIFO, defaultSQSFIFOSettings, checkSQS, []ConsumerKind{SQSConsumer}, checkSQSFIFOFaults, openSQS, sqsCoverage, true, append(sqsUnscheduled, FaultDuplicateDelivery)},
 }
@@ -384,6 +384,11 @@ func checkRocketMQ(s EngineSettings, v *validator) {
 // deliveries.
 func checkRocketMQFaults(kind EngineKind, f *FaultSpec, v *validator) {
 	refuseFault(v, "faults.duplicateDelivery", f.DuplicateDelivery != 0, kind, "only sqs-standard queues deliver duplicates of their own accord")
+}
+
+// refuseBrokerStop: the graceful stop is modelled for RocketMQ only.
+func refuseBrokerStop(v *validator, f *FaultSpec, kind EngineKind) {
+	refuseFault(v, "faults.brokerStop.every", f.BrokerStop.Every != 0, kind, "the graceful broker stop is modelled for rocketmq only (brokerRestart is the crash)")
 }
 
 // refuseFault reports a fault site an engine has no equivalent for.
@@ -499,6 +504,10 @@ type FaultSpec struct {
 	// fail (RocketMQ's checkpoint path: EscapeBridge.getMessageAsync
 	// completing exceptionally; the KV path reads no message to revive).
 	ReviveReadFailure PPM
+	// BrokerStop: a graceful stop and start of the broker (RocketMQ
+	// only): parked pops are answered before it goes away and the commit
+	// offsets are persisted; BrokerRestart is the crash.
+	BrokerStop BrokerStopSpec
 }
 
 // CrashSpec: a consumer loses its local state and buffered work.
@@ -529,9 +538,18 @@ type RenewSpec struct {
 	AfterRevive  PPM // a late renewal with an old handle after the message was revived
 }
 
-// BrokerRestartSpec: the broker loses its volatile state (cache, polling).
+// BrokerRestartSpec: the broker crashes and restarts: it loses its
+// volatile state (cache, polling); parked requests are never answered.
 type BrokerRestartSpec struct {
 	Every clock.Duration // mean time between broker restarts (100ms..24h)
+}
+
+// BrokerStopSpec: the broker is stopped gracefully and started again:
+// its long-polling service wakes every parked pop, answered at once
+// (messages, or POLLING_TIMEOUT), the commit offsets are persisted, then
+// it restarts as a crash does (cache, buffer, held pulls lost).
+type BrokerStopSpec struct {
+	Every clock.Duration // mean time between broker stops (100ms..24h)
 }
 
 // PPM is a probability in parts per million. Its text form is a decimal

@@ -39,6 +39,10 @@ type canonEngine struct {
 	pop.Config
 	EnableNotifyAfterPopOrderLockRelease *bool `json:",omitempty"` // nil when true (the default)
 	Bugs                                 canonBugs
+	// The 5.4.0 retry choice's keys, present only when not the default.
+	PopFromRetryProbabilityForPriority int32  `json:",omitempty"`
+	PriorityOrderAsc                   *bool  `json:",omitempty"` // nil when true (the default)
+	RetryChoiceRelease                 string `json:",omitempty"`
 }
 
 type canonBugs struct {
@@ -54,6 +58,11 @@ func canonEngineOf(c *pop.Config) canonEngine {
 	if !c.EnableNotifyAfterPopOrderLockRelease {
 		off := false
 		e.EnableNotifyAfterPopOrderLockRelease = &off
+	}
+	e.PopFromRetryProbabilityForPriority, e.RetryChoiceRelease = c.PopFromRetryProbabilityForPriority, c.RetryChoiceRelease
+	if !c.PriorityOrderAsc {
+		off := false
+		e.PriorityOrderAsc = &off
 	}
 	return e
 }
@@ -128,6 +137,7 @@ type (
 		LockBusyPPM          int64 `json:",omitempty"` // added later: present only when on
 		// Added later: only when set, so that earlier hashes keep their meaning.
 		ReviveReadFailurePPM int64 `json:",omitempty"`
+		BrokerStopEvery      int64 `json:",omitempty"`
 	}
 	canonLoss struct{ RequestPPM, ResponsePPM int64 }
 )
@@ -202,7 +212,7 @@ func (f *FaultSpec) canonical(loss *LossSpec) canonFaults {
 		RenewAfterRevivePPM: int64(f.Renew.AfterRevive),
 		BrokerRestartEvery:  int64(f.BrokerRestart.Every), RevivePutFailurePPM: int64(f.RevivePutFailure),
 		ClockSkew: int64(f.ClockSkew), DuplicateDeliveryPPM: int64(f.DuplicateDelivery), LockBusyPPM: int64(f.LockBusy),
-		ReviveReadFailurePPM: int64(f.ReviveReadFailure),
+		ReviveReadFailurePPM: int64(f.ReviveReadFailure), BrokerStopEvery: int64(f.BrokerStop.Every),
 	}
 	for i, p := range loss.pairs() {
 		if p.Request != 0 || p.Response != 0 {

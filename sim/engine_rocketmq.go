@@ -747,12 +747,28 @@ func (a *rocketMQ) Disconnect(now clock.Time, c *consumer, out *Outcome) {
 	a.b.Disconnect(c.clientID)
 }
 
+// Stop stops the broker gracefully and starts it again
+// (BrokerController.shutdown, then a start): the long-polling service's
+// shutdown wakes every parked pop, re-run and answered now (messages, or
+// POLLING_TIMEOUT at once since nothing parks any more), the commit
+// offsets are persisted, and the broker restarts as Restart does (cache or
+// buffer and held pulls lost).
+func (a *rocketMQ) Stop(now clock.Time, out *Outcome) {
+	a.wake(now, a.b.StopPolling(now), out)
+	a.b.FlushConsumerOffsets(now)
+	a.restart(now, out)
+}
+
 // Restart restarts the broker: its cache (KV) or buffer (checkpoint),
 // parked pops and held pulls are lost, never answered (their clients time
 // out). On the checkpoint path the merged acks the buffer had not written
 // are lost too: their leases are live again (lease-reopened), and their
 // durable checkpoints will revive them.
 func (a *rocketMQ) Restart(now clock.Time, out *Outcome) {
+	a.restart(now, out)
+}
+
+func (a *rocketMQ) restart(now clock.Time, out *Outcome) {
 	defer a.armOrder(out)
 	// The simulator's broker restart keeps every commit offset (as a
 	// graceful stop persists them); a crash that loses the last

@@ -161,6 +161,7 @@ func checkKafkaShare(s EngineSettings, v *validator) { checkKeyed(s, v) }
 func checkKafkaShareFaults(kind EngineKind, f *FaultSpec, v *validator) {
 	refuseFault(v, "faults.duplicateDelivery", f.DuplicateDelivery != 0, kind, "only sqs-standard queues deliver duplicates of their own accord")
 	refuseFault(v, "faults.reviveReadFailure", f.ReviveReadFailure != 0, kind, "Kafka redelivers in place and reads no message to revive")
+	refuseBrokerStop(v, f, kind)
 }
 
 // kafkaShare is the Kafka share-group engine behind the seam.

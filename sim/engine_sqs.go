@@ -115,12 +115,13 @@ func (a *SQSFIFOSettings) Validate() error {
 func checkSQS(s EngineSettings, v *validator) { checkKeyed(s, v) }
 
 // sqsUnscheduled are the scheduled faults SQS has no equivalent for.
-var sqsUnscheduled = []FaultKind{FaultBrokerRestart, FaultRevivePutFailure, FaultReviveReadFailure}
+var sqsUnscheduled = []FaultKind{FaultBrokerRestart, FaultRevivePutFailure, FaultReviveReadFailure, FaultBrokerStop}
 
 // checkSQSFaults: SQS is a managed service: there is no broker to restart
 // and no store write to fail; the duplicate delivery is a standard queue's.
 func checkSQSFaults(kind EngineKind, f *FaultSpec, v *validator) {
 	refuseFault(v, "faults.brokerRestart.every", f.BrokerRestart.Every != 0, kind, "SQS is a managed service with no broker to restart")
+	refuseFault(v, "faults.brokerStop.every", f.BrokerStop.Every != 0, kind, "SQS is a managed service with no broker to stop")
 	refuseFault(v, "faults.revivePutFailure", f.RevivePutFailure != 0, kind, "SQS redelivers in place and exposes no store write to fail")
 	refuseFault(v, "faults.reviveReadFailure", f.ReviveReadFailure != 0, kind, "SQS redelivers in place and reads no message to revive")
 }

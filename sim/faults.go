@@ -51,6 +51,7 @@ const (
 // and swarm weighting, plus one random stream per family.
 type faultSites struct {
 	crash, pause, slow, broker site
+	stop                       site                    // the graceful broker stop (in the broker-restart family)
 	loss                       [len(lossKinds)][2]site // [request type][0 request, 1 response]
 	renew                      [numRenewEdges]site
 	putFailure, skew, lock     site
@@ -112,6 +113,11 @@ func drawFaultSites(seed uint64, c *Config) *faultSites {
 	p.lock = mk("lock-busy", famLock, 0, f.LockBusy, 0)
 	// Added last, so that the draws of the sites above stay as they were.
 	p.readFailure = mk("revive-read-failure", famPutFailure, 0, f.ReviveReadFailure, 0)
+	if f.BrokerStop.Every > 0 {
+		// Drawn last and only when configured, so that runs without it
+		// draw as before.
+		p.stop = mk("broker-stop", famBrokerRestart, f.BrokerStop.Every, 0, 0)
+	}
 	return p
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"strconv"
 
 	"popsim/clock"
@@ -116,6 +117,31 @@ func (s *sim) slow(c *consumer) {
 	}
 	s.cov.hit("slow")
 	c.slowUntil = s.q.now().Add(s.cfg.Faults.Slow.Duration.Sample(s.faults.rng[famSlow]))
+}
+
+// gracefulStopper is an engine that models a graceful broker stop
+// (RocketMQ); the configuration refuses the fault for the others.
+type gracefulStopper interface {
+	// Stop stops the broker gracefully and starts it again: parked
+	// requests are answered first, then it restarts as Restart does.
+	Stop(now clock.Time, out *Outcome)
+}
+
+// brokerStop stops the broker gracefully and starts it again. It returns
+// the next stop it arms (nil when the run is past its live phase).
+func (s *sim) brokerStop() *task {
+	if s.live {
+		return nil
+	}
+	next := s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.stop.every), tkBrokerStop, -1, 0, nil)
+	g, ok := s.eng.(gracefulStopper)
+	if !ok {
+		panic(fmt.Sprintf("sim: engine %T has no graceful stop; the configuration should have refused faults.brokerStop", s.eng))
+	}
+	s.cov.hit("broker-stop")
+	g.Stop(s.q.now(), &s.out)
+	s.settle(&s.out)
+	return next
 }
 
 // brokerRestart loses the engine's volatile state; parked requests it

@@ -42,6 +42,7 @@ const (
 	tkSlow
 	tkBrokerRestart
 	tkScripted // tests: run a function at a virtual time
+	tkBrokerStop
 )
 
 // payload is what a task carries: a request, a message in hand, a

@@ -38,6 +38,7 @@ const (
 	FaultDuplicateDelivery                      // sqs-standard: every receive within For also returns a copy of a message in flight
 	FaultLockBusy                               // every pop finds the broker's lock busy for For
 	FaultReviveReadFailure                      // every revive read of a message fails for For (checkpoint path)
+	FaultBrokerStop                             // stop the broker gracefully (parked pops answered, offsets persisted), then start it
 	numFaultKinds
 )
 
@@ -48,6 +49,7 @@ var faultKindNames = [numFaultKinds]string{
 	FaultRevivePutFailure: "fail retry-topic writes", FaultClockSkew: "skew", FaultDuplicateDelivery: "duplicate-delivery",
 	FaultLockBusy:          "lock busy",
 	FaultReviveReadFailure: "fail revive reads",
+	FaultBrokerStop:        "stop broker",
 }
 
 func (k FaultKind) String() string {
@@ -91,6 +93,8 @@ func (f ScheduledFault) String() string {
 		return at + f.Kind.String() + " for every message delivered within " + f.For.Std().String()
 	case FaultBrokerRestart:
 		return at + "restart broker"
+	case FaultBrokerStop:
+		return at + "stop and start broker"
 	case FaultRevivePutFailure:
 		return at + "fail every retry-topic write for " + f.For.Std().String()
 	case FaultDuplicateDelivery:
@@ -156,7 +160,7 @@ func (f *ScheduledFault) validate(c *layout) error {
 	if n := int32(len(c.consumers)); f.Consumer < 0 || f.Consumer >= n {
 		return fmt.Errorf("Consumer = %d: want 0..%d", f.Consumer, n-1)
 	}
-	timed := f.Kind != FaultCrash && f.Kind != FaultBrokerRestart && f.Kind != FaultClockSkew
+	timed := f.Kind != FaultCrash && f.Kind != FaultBrokerRestart && f.Kind != FaultBrokerStop && f.Kind != FaultClockSkew
 	switch {
 	case timed && (f.For <= 0 || f.For > c.cfg.Duration):
 		return fmt.Errorf("For = %v: want 1us..%v", f.For.Std(), c.cfg.Duration.Std())
@@ -236,6 +240,8 @@ func (w *windows) apply(s *sim, f *ScheduledFault) {
 		}
 	case FaultBrokerRestart:
 		s.restartBrokerOnce()
+	case FaultBrokerStop:
+		s.stopBrokerOnce()
 	default:
 		w.openWindow(s, f)
 	}
@@ -248,6 +254,18 @@ func (s *sim) restartBrokerOnce() {
 	s.faults.broker.every = clock.Hour // any valid mean: the re-armed restart is cancelled below
 	next := s.brokerRestart()
 	s.faults.broker = saved
+	if next != nil {
+		s.q.cancel(next, next.seq)
+	}
+}
+
+// stopBrokerOnce runs the broker-stop handler and cancels the next stop
+// it arms, so that the schedule alone decides stops.
+func (s *sim) stopBrokerOnce() {
+	saved := s.faults.stop
+	s.faults.stop.every = clock.Hour // any valid mean: the re-armed stop is cancelled below
+	next := s.brokerStop()
+	s.faults.stop = saved
 	if next != nil {
 		s.q.cancel(next, next.seq)
 	}

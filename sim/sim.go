@@ -253,6 +253,9 @@ func (s *sim) schedulePeriodic() {
 	if s.faults.broker.on {
 		s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.broker.every), tkBrokerRestart, -1, 0, nil)
 	}
+	if s.faults.stop.on {
+		s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.stop.every), tkBrokerStop, -1, 0, nil)
+	}
 	s.q.at(s.safetyEnd, tkLiveness, -1, 0, nil)
 	s.q.at(s.drainEnd, tkStop, -1, 0, nil)
 }
@@ -321,6 +324,8 @@ func (s *sim) dispatch(t *task) {
 		s.atEngine(t.p.(Request))
 	case tkBrokerRestart:
 		s.brokerRestart()
+	case tkBrokerStop:
+		s.brokerStop()
 	case tkScripted:
 		t.p.(*scripted).f(s)
 	default:

@@ -329,7 +329,7 @@ func (l *layout) checkFaults(v *validator) {
 	for _, e := range []struct {
 		path string
 		d    clock.Duration
-	}{{"crash", f.Crash.Every}, {"pause", f.Pause.Every}, {"slow", f.Slow.Every}, {"brokerRestart", f.BrokerRestart.Every}} {
+	}{{"crash", f.Crash.Every}, {"pause", f.Pause.Every}, {"slow", f.Slow.Every}, {"brokerRestart", f.BrokerRestart.Every}, {"brokerStop", f.BrokerStop.Every}} {
 		if e.d != 0 {
 			v.durIn("faults."+e.path+".every", e.d, 100*clock.Millisecond, 24*clock.Hour, "")
 		}

@@ -337,9 +337,9 @@ func TestPlanFindsFewestConsumers(t *testing.T) {
 		"popsim plan: the smallest consumers in 1..16 meeting p99<=100ms (and no violations), at 95% confidence from 3 to 12 seeds per value\n",
 		"each look at a value decides at 98.75%, so that up to 4 looks per value on 1 condition stay within 95% overall\n",
 		"  consumers=2  not met after 9 seeds, 2 looks: p99<=100ms: 257.5 [144.7, 370.4] ms\n",
-		"  consumers=3  undecided after 12 seeds, 2 looks: p99<=100ms: 92.18 [65.77, 118.6] ms\n",
+		"  consumers=3  undecided after 12 seeds, 2 looks: p99<=100ms: 92.31 [65.98, 118.6] ms\n",
 		"evidence (t intervals over each value's seeds at 98.75% per look; 95% overall):\n",
-		"3          12     undecided  92.18 [65.77, 118.6]  0     <- answer\n",
+		"3          12     undecided  92.31 [65.98, 118.6]  0     <- answer\n",
 		"4          12     met        69.28 [53.47, 85.09]  0     <- clearly meets\n",
 		"\nanswer: " + answer + "\nprovision consumers=4 to be sure: the smallest value that clearly meets the target\n",
 	} {

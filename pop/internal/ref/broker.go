@@ -118,6 +118,11 @@ func (b *Broker) CreateTopic(c pop.TopicConfig) error {
 	if c.ReadQueueNums < 1 || c.ReadQueueNums > 65535 || c.WriteQueueNums < 1 || c.WriteQueueNums > 65535 {
 		return fmt.Errorf("ref: topic %s: readQueueNums %d / writeQueueNums %d: want 1..65535", c.Name, c.ReadQueueNums, c.WriteQueueNums)
 	}
+	switch c.MessageType {
+	case "", "UNSPECIFIED", "NORMAL", "FIFO", "DELAY", "TRANSACTION", "MIXED", "PRIORITY":
+	default:
+		return fmt.Errorf("ref: topic %s: message.type %q unknown", c.Name, c.MessageType)
+	}
 	b.createTopic(c)
 	return nil
 }
@@ -147,6 +152,9 @@ func (b *Broker) CreateGroup(g pop.GroupConfig) error {
 	}
 	if g.RetryMaxTimes < 0 {
 		return fmt.Errorf("ref: group %s: retryMaxTimes %d: want >= 0", g.Name, g.RetryMaxTimes)
+	}
+	if g.PriorityFactor < 0 || g.PriorityFactor > 100 {
+		return fmt.Errorf("ref: group %s: priority.factor %d: want 0..100", g.Name, g.PriorityFactor)
 	}
 	b.groups[g.Name] = g
 	return nil

@@ -438,7 +438,7 @@ func (b *Broker) fsPop(nowMs int64, req *pop.PopRequest, f *filter.Filter) pop.P
 	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis(), ff: f}
 	rq := int32(c.ckNumber % int64(b.cfg.ReviveQueueNum))
 	c.ckNumber++
-	needRetry := randomQ < b.cfg.PopFromRetryProbability
+	needRetry, rot := b.fsChoice(req, randomQ)
 	retryTopic := model.BuildPopRetryTopic(req.Topic, req.ConsumerGroup, b.cfg.EnableRetryTopicV2)
 	if b.cfg.EnableRetryTopicV2 && b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
 		retryTopic = model.BuildPopRetryTopicV1(req.Topic, req.ConsumerGroup)
@@ -446,9 +446,8 @@ func (b *Broker) fsPop(nowMs int64, req *pop.PopRequest, f *filter.Filter) pop.P
 	var fails []pop.WriteFailure
 	allQueues := func(name string) {
 		if t := b.topics[name]; t != nil {
-			n := t.cfg.ReadQueueNums
-			for i := int32(0); i < n; i++ {
-				b.fsStage(nowMs, req, p, name, (randomQ+i)%n, f, rq, &fails)
+			for _, q := range b.scanOrder(t.cfg.ReadQueueNums, int64(rot)) {
+				b.fsStage(nowMs, req, p, name, q, f, rq, &fails)
 			}
 		}
 	}

@@ -324,9 +324,8 @@ func (b *Broker) orderPopKV(nowMs int64, req *pop.PopRequest, f *filter.Filter) 
 	if req.QueueID != -1 {
 		stage(req.QueueID)
 	} else {
-		rq := int64(b.topics[req.Topic].cfg.ReadQueueNums)
-		for i := int64(0); i < rq; i++ {
-			stage(int32((n + i) % rq))
+		for _, q := range b.scanOrder(b.topics[req.Topic].cfg.ReadQueueNums, n) {
+			stage(q)
 		}
 	}
 	res := b.respond(nowMs, req, p)
@@ -386,9 +385,8 @@ func (b *Broker) orderPopFS(nowMs int64, req *pop.PopRequest, f *filter.Filter, 
 		b.inflightAdd(k, int64(len(r.msgs)))
 	}
 	if req.QueueID < 0 {
-		n := b.topics[req.Topic].cfg.ReadQueueNums
-		for i := int32(0); i < n; i++ {
-			stage((randomQ + i) % n)
+		for _, q := range b.scanOrder(b.topics[req.Topic].cfg.ReadQueueNums, int64(randomQ)) {
+			stage(q)
 		}
 	} else {
 		stage(req.QueueID)

@@ -106,9 +106,9 @@ type stage struct {
 	qid   int32
 }
 
-// stages lists what a request reads, in order (docs/rocketmq/kv-path.md §4 step 4): every 5th
-// request of a group@topic (the 1st, 6th, ...) reads the retry topics first;
-// an all-queue request reads every queue from requestCount on, then the
+// stages lists what a request reads, in order (docs/rocketmq/kv-path.md §4
+// step 4): a request that prefers retry (kvChoice) reads the retry topics
+// first; an all-queue request reads every queue in scan order, then the
 // retry topics unless it read them first; a specific-queue request reads
 // the retry topics only on its preferred turns.
 func (b *Broker) stages(nowMs int64, req *pop.PopRequest) []stage {
@@ -123,7 +123,7 @@ func (b *Broker) stages(nowMs int64, req *pop.PopRequest) []stage {
 	if b.cfg.EnableRetryTopicV2 {
 		retry = append(retry, stage{model.BuildPopRetryTopicV2(req.Topic, req.ConsumerGroup), 0})
 	}
-	preferRetry := n%5 == 0
+	preferRetry, rot := b.kvChoice(req, n)
 	var out []stage
 	if preferRetry {
 		out = append(out, retry...)
@@ -131,9 +131,8 @@ func (b *Broker) stages(nowMs int64, req *pop.PopRequest) []stage {
 	if req.QueueID != -1 {
 		return append(out, stage{req.Topic, req.QueueID})
 	}
-	rq := int64(b.topics[req.Topic].cfg.ReadQueueNums)
-	for i := int64(0); i < rq; i++ {
-		out = append(out, stage{req.Topic, int32((n + i) % rq)})
+	for _, q := range b.scanOrder(b.topics[req.Topic].cfg.ReadQueueNums, rot) {
+		out = append(out, stage{req.Topic, q})
 	}
 	if !preferRetry {
 		out = append(out, retry...)
