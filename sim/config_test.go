@@ -58,6 +58,15 @@ func TestValidateNamesTheField(t *testing.T) {
 			c.Consumers[0].Expression = "A"
 		}, `consumers[0].expression: "A" does not accept tag "B"`},
 		{"filter untagged", func(c *Config) { c.Consumers[0].Expression = "A || B" }, `does not accept tag ""`},
+		{"listener batch", func(c *Config) { pushSettings(&c.Consumers[0]).ConsumeMessageBatchMaxSize = 1025 }, "consumers[0].consumeMessageBatchMaxSize: 1025 out of range: want 1..1024"},
+		{"listener batch orderly", func(c *Config) {
+			c.Groups = []GroupSpec{{Name: "billing", ConsumeMessageOrderly: true}}
+			pushSettings(&c.Consumers[0]).ConsumeMessageBatchMaxSize = 4
+		}, `consumers[0].consumeMessageBatchMaxSize: group "billing" consumes orderly`},
+		{"batch ack orderly", func(c *Config) {
+			c.Groups = []GroupSpec{{Name: "billing", ConsumeMessageOrderly: true}}
+			pushSettings(&c.Consumers[0]).BatchAck = true
+		}, `consumers[0].batchAck: group "billing" consumes orderly`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -240,6 +240,14 @@ func (l *layout) checkConsumers(v *validator) {
 		if g, ok := l.groups[s.Group]; ok && g.ConsumeMessageOrderly && s.Kind == Pull {
 			v.add(p+".kind", "pop-push or simple", "group %q consumes orderly: the Pull baseline has no orderly mode", s.Group)
 		}
+		if g, ok := l.groups[s.Group]; ok && g.ConsumeMessageOrderly {
+			if set, ok := s.Settings.(*PopPushSettings); ok && set.ConsumeMessageBatchMaxSize > 1 {
+				v.add(p+".consumeMessageBatchMaxSize", "1 (listener batches are modelled for concurrent groups only)", "group %q consumes orderly", s.Group)
+			}
+			if set, ok := s.Settings.(*PopPushSettings); ok && set.BatchAck {
+				v.add(p+".batchAck", "false (batch acks are modelled for concurrent groups only)", "group %q consumes orderly", s.Group)
+			}
+		}
 		if _, ok := first[s.Group]; !ok {
 			first[s.Group] = s
 			l.groupList = append(l.groupList, s.Group)
