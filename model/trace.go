@@ -191,6 +191,10 @@ const (
 	// Why a lease was reopened (EvLeaseReopened; RNone: a broker restart).
 	// Appended after the first release, as kinds are.
 	RAckCutOff // the revive round that held its ack message stopped at reviveScanTime before reading it
+	// RNotDone (EvConsumeEnd): the listener succeeded and the client acks,
+	// but the application's commit after the ack failed: acked, not done.
+	// A success for the broker's at-least-once.
+	RNotDone
 
 	reasons // number of reasons
 )
@@ -207,7 +211,13 @@ var reasonNames = [reasons]string{
 	"session-closed", "superseded", "implicit-accept", "ordered",
 	"orderly", "reattempt", "reset", "skipped", "lock-busy",
 	"ack-cut-off",
+	"not-done",
 }
+
+// Consumed reports whether an EvConsumeEnd reason is a successful
+// consumption for the broker's at-least-once: success, and not-done (the
+// client acked; the application's commit after the ack failed).
+func (r Reason) Consumed() bool { return r == RSuccess || r == RNotDone }
 
 func (r Reason) String() string {
 	if r < reasons {

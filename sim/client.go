@@ -255,7 +255,7 @@ func (s *sim) startWork(c *consumer) {
 	}
 }
 
-var outcomeReasons = [...]model.Reason{workload.Success: model.RSuccess, workload.ReconsumeLater: model.RLater, workload.Exception: model.RException}
+var outcomeReasons = [...]model.Reason{workload.Success: model.RSuccess, workload.ReconsumeLater: model.RLater, workload.Exception: model.RException, workload.AckedNotDone: model.RNotDone}
 
 func (s *sim) consumeEnd(c *consumer, w work) {
 	c.running = removeWork(c.running, w)

@@ -4,7 +4,6 @@ import (
 	"popsim/clock"
 	"popsim/model"
 	"popsim/pop"
-	"popsim/workload"
 )
 
 // The POP push consumer after RocketMQ's DefaultMQPushConsumerImpl (pop
@@ -275,7 +274,7 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 		p.expireAfter(s, h)
 		return
 	}
-	if h.outcome == workload.Success {
+	if h.outcome.Succeeded() {
 		p.ack(s, h)
 		p.nextInQueue(s, h)
 		return
@@ -303,7 +302,7 @@ func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
 		return
 	}
 	k := 0
-	for k < len(b.hs) && b.hs[k].outcome == workload.Success {
+	for k < len(b.hs) && b.hs[k].outcome.Succeeded() {
 		k++
 	}
 	if p.set.BatchAck && k > 0 {
