@@ -195,6 +195,10 @@ const (
 	// but the application's commit after the ack failed: acked, not done.
 	// A success for the broker's at-least-once.
 	RNotDone
+	// RNoMatch (EvDrop, Client -1, Group, no lease): the message matches
+	// no subscription of the group consuming its topic: the broker's
+	// filter never hands it out, so the group owes it nothing.
+	RNoMatch
 
 	reasons // number of reasons
 )
@@ -212,6 +216,7 @@ var reasonNames = [reasons]string{
 	"orderly", "reattempt", "reset", "skipped", "lock-busy",
 	"ack-cut-off",
 	"not-done",
+	"no-match",
 }
 
 // Consumed reports whether an EvConsumeEnd reason is a successful

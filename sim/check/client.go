@@ -478,7 +478,7 @@ func (c *Checker) renewForgotten(e *model.Event) {
 func (c *Checker) onPolicy(e *model.Event) {
 	var m *msgState
 	var l *lease
-	if e.Kind == model.EvDeadLetter && e.Lease == 0 {
+	if (e.Kind == model.EvDeadLetter || e.Kind == model.EvDrop && e.Reason == model.RNoMatch) && e.Lease == 0 {
 		gi, ok := c.byName[e.Group]
 		if !ok {
 			c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("%s of message %d names no lease and no known group (%q)", e.Kind, e.Msg, e.Group))
@@ -521,9 +521,9 @@ func (c *Checker) onPolicy(e *model.Event) {
 	default:
 		c.settle(m, settledDrop, e.Reason.String())
 	}
-	if e.Kind == model.EvDeadLetter {
-		// The engine ended the message: nothing of it is available any
-		// more.
+	if e.Kind == model.EvDeadLetter || e.Reason == model.RNoMatch {
+		// The engine ended the message, or the group's filter never lets
+		// it out: nothing of it is available any more.
 		clear(m.tokens)
 		m.tokens = m.tokens[:0]
 		if l != nil {
