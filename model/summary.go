@@ -62,7 +62,12 @@ type Summary struct {
 	Duplicates        int64            `json:"duplicates"`
 	DuplicatesByCause map[string]int64 `json:"duplicates_by_cause"`
 	DroppedByPolicy   map[string]int64 `json:"dropped_by_policy,omitempty"`
-	Violations        []Violation      `json:"violations"`
+	// AckedNotDone counts the messages acked whose application commit then
+	// failed every time (the outcome ack_then_fail): the broker's
+	// at-least-once ends at the ack; past it the application owns the
+	// message. Counted, never a violation.
+	AckedNotDone int64       `json:"acked_not_done,omitempty"`
+	Violations   []Violation `json:"violations"`
 
 	EndToEnd    Latency `json:"end_to_end"`   // produce to successful ack
 	ServiceTime Latency `json:"service_time"` // delivery (pop) to ack

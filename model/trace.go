@@ -197,6 +197,14 @@ const (
 	// before it (Kafka's releaseAcquisitionLockOnTimeout goes ahead when
 	// WriteShareGroupState fails).
 	RUnpersisted
+	// RNotDone (EvConsumeEnd): the listener succeeded and the client acks,
+	// but the application's commit after the ack failed: acked, not done.
+	// A success for the broker's at-least-once.
+	RNotDone
+	// RNoMatch (EvDrop, Client -1, Group, no lease): the message matches
+	// no subscription of the group consuming its topic: the broker's
+	// filter never hands it out, so the group owes it nothing.
+	RNoMatch
 
 	reasons // number of reasons
 )
@@ -214,7 +222,14 @@ var reasonNames = [reasons]string{
 	"orderly", "reattempt", "reset", "skipped", "lock-busy",
 	"ack-cut-off",
 	"unpersisted",
+	"not-done",
+	"no-match",
 }
+
+// Consumed reports whether an EvConsumeEnd reason is a successful
+// consumption for the broker's at-least-once: success, and not-done (the
+// client acked; the application's commit after the ack failed).
+func (r Reason) Consumed() bool { return r == RSuccess || r == RNotDone }
 
 func (r Reason) String() string {
 	if r < reasons {

@@ -60,6 +60,11 @@ func writeHeadline(b *bytes.Buffer, s model.Summary) {
 	row("lost", itoa(s.Lost))
 	row("deliveries", itoa(s.Deliveries))
 	row("duplicates", fmt.Sprintf("%d (%s %% of produced)", s.Duplicates, fmtFloat(pct(s.Duplicates, s.Produced), 3)))
+	if s.AckedNotDone > 0 {
+		row("acked, not done", fmt.Sprintf("%d (%s %% of produced): acked, then the application's commit failed; the broker's "+
+			"at-least-once ends at the ack, so no retry comes and the application owns these (commit before acking, or keep its own "+
+			"record of unfinished work); not a violation", s.AckedNotDone, fmtFloat(pct(s.AckedNotDone, s.Produced), 3)))
+	}
 	row("violations", strconv.Itoa(len(s.Violations)))
 	tput := fmtFloat(s.ThroughputPerSec, 1) + " acks/s (virtual, after warm-up)"
 	if iv := s.Intervals.ThroughputPerSec; iv.OK {

@@ -218,3 +218,18 @@ func TestSweepMarkdownLimitsAndCrashRedelivery(t *testing.T) {
 		t.Errorf("a sweep without crash redeliveries or limits changed its table:\n%s", md)
 	}
 }
+
+// Messages acked but not done get a headline row that names the boundary,
+// only when there are some.
+func TestRunMarkdownAckedNotDone(t *testing.T) {
+	s := fixtureSummary()
+	r := Run{Summary: s, Hists: randomHists(3, 10)}
+	if md := string(RenderRunMarkdown(r, nil)); strings.Contains(md, "acked, not done") {
+		t.Fatal("a row for acked-not-done messages in a run that has none")
+	}
+	r.Summary.AckedNotDone = 300
+	md := string(RenderRunMarkdown(r, nil))
+	if !strings.Contains(md, "| acked, not done | 300 (1.000 % of produced): acked, then the application's commit failed;") || !strings.Contains(md, "not a violation |") {
+		t.Fatalf("no acked-not-done row in:\n%s", md[:min(len(md), 1500)])
+	}
+}

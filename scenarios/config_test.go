@@ -79,6 +79,10 @@ func TestConfigSetsEveryField(t *testing.T) {
 		"Network.Loss.Pull":        true,
 		"Network.Loss.Change":      true,
 		"Faults.DuplicateDelivery": true, // sqs-standard only: refused with this file's rocketmq engine (TestPeerEngineKinds)
+		// Concurrent groups only, and this file's group is orderly:
+		// TestListenerBatchKeys.
+		"Consumers[0].Settings.ConsumeMessageBatchMaxSize": true,
+		"Consumers[0].Settings.BatchAck":                   true,
 	}
 	var walk func(v reflect.Value, path string)
 	walk = func(v reflect.Value, path string) {
@@ -128,5 +132,25 @@ func TestSimplePullKeys(t *testing.T) {
 	pull, ok := mustLoad(t, text).Consumers[0].Settings.(*sim.PullSettings)
 	if !ok || pull.CommitInterval.Std().String() != "1s" || pull.MaxReconsumeTimes != 3 {
 		t.Errorf("pull settings: %+v", pull)
+	}
+}
+
+// TestListenerBatchKeys: a pop-push consumer's listener batch and batch
+// ack keys decode onto its settings.
+func TestListenerBatchKeys(t *testing.T) {
+	s := mustLoad(t, `name: x
+description: listener batches acked in one request
+topics: [{name: t, queues: 1}]
+producers: [{topic: t, arrivals: backlog(10)}]
+consumers:
+  - {kind: pop-push, group: g, topic: t, consumeMessageBatchMaxSize: 8, batchAck: true}
+`)
+	c := s.Config(s.Seed)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	set := c.Consumers[0].Settings.(*sim.PopPushSettings)
+	if set.ConsumeMessageBatchMaxSize != 8 || !set.BatchAck {
+		t.Fatalf("settings %+v: want consumeMessageBatchMaxSize 8 and batchAck", set)
 	}
 }

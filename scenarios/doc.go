@@ -61,7 +61,7 @@
 //	  - kind: pop-push            # pop-push | simple | pull
 //	    group: billing
 //	    topic: orders
-//	    expression: "*"           # subscription tag expression
+//	    expression: "*"           # subscription TAG expression; pop-push and simple on rocketmq: messages it does not match are owed to no one
 //	    count: 1                  # clients, 1..10000
 //	    threads: 20               # consume threads per client, 1..1024
 //	    batch: 32                 # messages per pop / receive / pull, 1..32

@@ -62,12 +62,16 @@ func (s *sim) heldAtCrash(c *consumer) {
 		return
 	}
 	for _, w := range c.buf[c.head:] {
-		if h := w.base(); !h.finished {
-			s.meter.crash(h.msg.ID, now)
+		for _, h := range membersOf(w) {
+			if !h.finished {
+				s.meter.crash(h.msg.ID, now)
+			}
 		}
 	}
 	for _, w := range c.running {
-		s.meter.crash(w.base().msg.ID, now)
+		for _, h := range membersOf(w) {
+			s.meter.crash(h.msg.ID, now)
+		}
 	}
 }
 
@@ -130,6 +134,23 @@ type work interface {
 
 func (h *held) base() *held { return h }
 func (*held) payload()      {}
+
+// batch is work of several messages: one listener call on one consume
+// thread, which processes its messages one after another (a push
+// consumer's consumeMessageBatchMaxSize above 1). Its base is its first
+// message, which carries the call's end task.
+type batch interface {
+	work
+	members() []*held
+}
+
+// membersOf is the messages of w: its members for a batch, else w's own.
+func membersOf(w work) []*held {
+	if b, ok := w.(batch); ok {
+		return b.members()
+	}
+	return []*held{w.base()}
+}
 
 func (s *sim) newConsumer(idx int32, spec *ConsumerSpec) *consumer {
 	g := s.byName[spec.Group]
@@ -201,13 +222,26 @@ func (s *sim) startWork(c *consumer) {
 			continue
 		}
 		h := w.base()
-		s.emit(heldEvent(model.EvConsumeStart, h, model.RNone))
-		d := c.proc.Sample(c.rng)
+		var d clock.Duration
+		hold := h.holdUntil
+		if b, ok := w.(batch); ok {
+			for _, m := range b.members() {
+				s.emit(heldEvent(model.EvConsumeStart, m, model.RNone))
+				d += c.proc.Sample(c.rng)
+				m.outcome = c.outcomes.SampleFor(c.rng, uint64(m.msg.ID))
+				hold = max(hold, m.holdUntil)
+			}
+		} else {
+			s.emit(heldEvent(model.EvConsumeStart, h, model.RNone))
+			d = c.proc.Sample(c.rng)
+		}
 		if s.q.now() < c.slowUntil {
 			d *= clock.Duration(s.cfg.Faults.Slow.Factor)
 		}
-		d = max(d, h.holdUntil.Sub(s.q.now()))
-		h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
+		d = max(d, hold.Sub(s.q.now()))
+		if _, ok := w.(batch); !ok {
+			h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
+		}
 		h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, w)
 		h.endSeq = h.endTask.seq
 		c.running = append(c.running, w)
@@ -221,12 +255,18 @@ func (s *sim) startWork(c *consumer) {
 	}
 }
 
-var outcomeReasons = [...]model.Reason{workload.Success: model.RSuccess, workload.ReconsumeLater: model.RLater, workload.Exception: model.RException}
+var outcomeReasons = [...]model.Reason{workload.Success: model.RSuccess, workload.ReconsumeLater: model.RLater, workload.Exception: model.RException, workload.AckedNotDone: model.RNotDone}
 
 func (s *sim) consumeEnd(c *consumer, w work) {
 	c.running = removeWork(c.running, w)
-	h := w.base()
-	s.emit(heldEvent(model.EvConsumeEnd, h, outcomeReasons[h.outcome]))
+	if b, ok := w.(batch); ok {
+		for _, h := range b.members() {
+			s.emit(heldEvent(model.EvConsumeEnd, h, outcomeReasons[h.outcome]))
+		}
+	} else {
+		h := w.base()
+		s.emit(heldEvent(model.EvConsumeEnd, h, outcomeReasons[h.outcome]))
+	}
 	c.cl.consumed(s, w)
 	s.startWork(c)
 }

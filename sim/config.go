@@ -197,6 +197,20 @@ type PopPushSettings struct {
 	// which the broker hands them out again in order; 10ms..30s (default
 	// 1s). Concurrent groups do not use it.
 	SuspendCurrentQueueTime clock.Duration
+	// ConsumeMessageBatchMaxSize is the listener's batch
+	// (consumeMessageBatchMaxSize): a pop's messages are handed to the
+	// listener in batches of at most this many, each batch one call on one
+	// consume thread that processes its messages one after another; 1..1024
+	// (default 1). Concurrent groups only. The listener acks the success
+	// prefix: the messages before the first failure (its ackIndex); the
+	// rest of the batch is retried.
+	ConsumeMessageBatchMaxSize int32
+	// BatchAck (false): ack a listener batch's success prefix with one
+	// BATCH_ACK_MESSAGE request (200151), as the rocketmq-rust push
+	// consumer does (ack_batch_async); false acks each message with its own
+	// ACK_MESSAGE (200051), as the Java client's ackAsync does. Neither
+	// client has a switch for it: this chooses which client is modelled.
+	BatchAck bool
 }
 
 // SimpleSettings are a simple consumer's own settings (SimpleConsumer
@@ -238,6 +252,7 @@ func (p *PopPushSettings) withDefaults() ConsumerSettings {
 	def(&d.MaxReconsumeTimes, 16)
 	def(&d.PopThresholdForQueue, 96)
 	def(&d.SuspendCurrentQueueTime, clock.Second)
+	def(&d.ConsumeMessageBatchMaxSize, 1)
 	return &d
 }
 
@@ -262,6 +277,7 @@ func (p *PopPushSettings) check(v *validator, path string) {
 	v.intIn(path+".maxReconsumeTimes", int64(p.MaxReconsumeTimes), 1, 1000)
 	v.intIn(path+".popThresholdForQueue", int64(p.PopThresholdForQueue), 1, 100000)
 	v.durIn(path+".suspendCurrentQueueTime", p.SuspendCurrentQueueTime, 10*clock.Millisecond, 30*clock.Second, "")
+	v.intIn(path+".consumeMessageBatchMaxSize", int64(p.ConsumeMessageBatchMaxSize), 1, 1024)
 }
 
 func (p *SimpleSettings) check(v *validator, path string) {

@@ -53,11 +53,36 @@ func TestValidateNamesTheField(t *testing.T) {
 		}, "engine.popPollingSize: -1 out of range: want 0..1073741824"},
 		{"engine kind", func(c *Config) { c.Engine.Kind = "kafka" }, `engine.kind: "kafka": want rocketmq`},
 		{"undefined group", func(c *Config) { c.Groups = []GroupSpec{{Name: "audit"}} }, `consumers[0].group: group "billing" is not defined`},
-		{"filter", func(c *Config) {
+		{"filter without a broker filter", func(c *Config) {
+			c.Engine.Kind, c.Engine.Settings = SQSStandard, nil
+			c.Consumers[0].Kind, c.Consumers[0].Settings = "", nil
+			c.Faults = FaultSpec{}
 			c.Producers[0].Tags = tags("tags(A:1,B:1)")
 			c.Consumers[0].Expression = "A"
 		}, `consumers[0].expression: "A" does not accept tag "B"`},
-		{"filter untagged", func(c *Config) { c.Consumers[0].Expression = "A || B" }, `does not accept tag ""`},
+		{"filter pull", func(c *Config) {
+			c.Consumers[0].Kind, c.Consumers[0].Settings = Pull, nil
+			c.Producers[0].Tags = tags("tags(A:1,B:1)")
+			c.Consumers[0].Expression = "A"
+		}, `consumers[0].expression: "A" does not accept tag "B"`},
+		{"filter orderly", func(c *Config) {
+			c.Groups = []GroupSpec{{Name: "billing", ConsumeMessageOrderly: true}}
+			c.Producers[0].Tags = tags("tags(A:1,B:1)")
+			c.Consumers[0].Expression = "A"
+		}, `consumers[0].expression: "A" does not accept tag "B"`},
+		{"filter per group", func(c *Config) {
+			c.Consumers = append(c.Consumers, c.Consumers[0])
+			c.Consumers[1].Expression = "A"
+		}, `consumers[1].expression: group "billing" subscribes with one expression`},
+		{"listener batch", func(c *Config) { pushSettings(&c.Consumers[0]).ConsumeMessageBatchMaxSize = 1025 }, "consumers[0].consumeMessageBatchMaxSize: 1025 out of range: want 1..1024"},
+		{"listener batch orderly", func(c *Config) {
+			c.Groups = []GroupSpec{{Name: "billing", ConsumeMessageOrderly: true}}
+			pushSettings(&c.Consumers[0]).ConsumeMessageBatchMaxSize = 4
+		}, `consumers[0].consumeMessageBatchMaxSize: group "billing" consumes orderly`},
+		{"batch ack orderly", func(c *Config) {
+			c.Groups = []GroupSpec{{Name: "billing", ConsumeMessageOrderly: true}}
+			pushSettings(&c.Consumers[0]).BatchAck = true
+		}, `consumers[0].batchAck: group "billing" consumes orderly`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

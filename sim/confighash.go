@@ -112,6 +112,8 @@ type (
 		// Added later: present only when not the default.
 		SuspendCurrentQueueTime int64 `json:",omitempty"`
 		Reentrant               bool  `json:",omitempty"`
+		ConsumeBatch            int32 `json:",omitempty"` // consumeMessageBatchMaxSize when not 1
+		BatchAck                bool  `json:",omitempty"`
 	}
 	canonNetwork struct {
 		RequestLatency, ResponseLatency  string
@@ -191,6 +193,10 @@ func (s *ConsumerSpec) canonical() canonConsumer {
 		if set.SuspendCurrentQueueTime != clock.Second {
 			k.SuspendCurrentQueueTime = int64(set.SuspendCurrentQueueTime)
 		}
+		if set.ConsumeMessageBatchMaxSize > 1 {
+			k.ConsumeBatch = set.ConsumeMessageBatchMaxSize
+		}
+		k.BatchAck = set.BatchAck
 	case *SimpleSettings:
 		k.InvisibleTime, k.PollTime, k.AutoRenew = int64(set.InvisibleTime), int64(set.PollTime), set.AutoRenew
 		k.Reentrant = set.Reentrant

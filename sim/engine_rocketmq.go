@@ -41,6 +41,9 @@ type rocketMQ struct {
 	// back; the client's ack of the new lease, which ends nothing more, is
 	// its ack for the meter.
 	selfEnded map[model.LeaseID]struct{}
+	// ackRequests and batchAckRequests count the ACK_MESSAGE and
+	// BATCH_ACK_MESSAGE requests served (Counters).
+	ackRequests, batchAckRequests int64
 }
 
 // rmqGroup is a consumer group as the adapter reports its positions.
@@ -177,6 +180,8 @@ func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
 		a.receive(now, r, out)
 	case *ackReq:
 		a.ack(now, r, out)
+	case *batchAckReq:
+		a.batchAck(now, r, out)
 	case *changeReq:
 		a.change(now, r, out)
 	case *pullReq:
@@ -524,6 +529,7 @@ func (a *rocketMQ) armHoldCheck(out *Outcome) {
 // ack serves an ack; its clients ignore the answer, so only the answer's
 // loss matters to them.
 func (a *rocketMQ) ack(now clock.Time, r *ackReq, out *Outcome) {
+	a.ackRequests++
 	res := a.b.Ack(now, &r.req)
 	a.traceLapses(now, res.Lapsed, 0)
 	ended := ackEnded(&res)
@@ -872,5 +878,6 @@ func (a *rocketMQ) Counters() map[string]int64 {
 		"record_puts": st.RecordPuts, "record_deletes": st.RecordDeletes, "record_reads": st.RecordReads,
 		"ck_puts": st.CkPuts, "ack_puts": st.AckPuts, "batch_ack_puts": st.BatchAckPuts,
 		"timer_deliveries": st.TimerDeliveries, "revive_reads": st.ReviveReads,
+		"ack_requests": a.ackRequests, "batch_ack_requests": a.batchAckRequests,
 	}
 }

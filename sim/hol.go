@@ -68,7 +68,7 @@ func (h *holMeter) observe(e *model.Event) {
 			h.produced(e)
 		}
 	case model.EvConsumeEnd:
-		if e.Reason != model.RSuccess {
+		if !e.Reason.Consumed() {
 			h.fail(e.Msg)
 		} else if m := h.msgs[e.Msg]; m != nil && !m.ok {
 			m.ok = true

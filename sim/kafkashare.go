@@ -409,7 +409,7 @@ func (p *kafkaShareConsumer) consumed(s *sim, w work) {
 	h.finished = true
 	k := shareAck{tp: h.tp, offset: h.offset, typ: share.AckAccept, msg: h.msg.ID, lease: h.lease, at: h.deliveredAt}
 	switch {
-	case h.outcome == workload.Success:
+	case h.outcome.Succeeded():
 	case !p.explicit():
 		s.cov.hit("drop-implicit-accept")
 		s.emit(heldEvent(model.EvDrop, &h.held, model.RImplicitAccept))

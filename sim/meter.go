@@ -438,7 +438,7 @@ func (m *meter) onDeliver(e *model.Event) {
 // was delivered to last: an owner that lost the queue meanwhile consumed
 // a message its new owner will deliver again (the checker's rule).
 func (m *meter) onConsumeEnd(e *model.Event) {
-	ok := e.Reason == model.RSuccess
+	ok := e.Reason.Consumed()
 	if o := m.obs.at(e.Msg); ok && o != nil && o.successes < 255 && (e.Lease != 0 || o.client == e.Client) {
 		o.successes++
 	}

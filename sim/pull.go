@@ -4,7 +4,6 @@ import (
 	"popsim/clock"
 	"popsim/model"
 	"popsim/pop"
-	"popsim/workload"
 )
 
 // The pull baseline: classic clustering. Each queue of the topic is owned
@@ -264,7 +263,7 @@ func (p *pullConsumer) consumed(s *sim, w work) {
 		return
 	}
 	pq.cached--
-	if h.outcome == workload.Success {
+	if h.outcome.Succeeded() {
 		p.local--
 		s.meter.acked(h.msg.ID, h.deliveredAt, s.q.now())
 		pq.finish(h.offset)

@@ -4,15 +4,16 @@ import (
 	"popsim/clock"
 	"popsim/model"
 	"popsim/pop"
-	"popsim/workload"
 )
 
 // The POP push consumer after RocketMQ's DefaultMQPushConsumerImpl (pop
 // mode) and ConsumeMessagePopConcurrentlyService (docs/rocketmq/clients.md §2–3): one pop
-// loop over all queues (QueueID -1) with long polling, consumeMessageBatchMaxSize
-// 1, per-message async acks (AckMessage, not BatchAckMessages: upstream's
-// processConsumeResult calls ackAsync for each message of the success
-// prefix), changeInvisibleTime with the popDelayLevel backoff on failure.
+// loop over all queues (QueueID -1) with long polling, listener batches of
+// consumeMessageBatchMaxSize (default 1), the success prefix acked with
+// one async ack per message (Java's ackAsync) or, with BatchAck, one
+// BATCH_ACK_MESSAGE per listener batch (rocketmq-rust's ack_batch_async;
+// batchack.go), changeInvisibleTime with the popDelayLevel backoff on
+// failure.
 
 // maxAgeForAck is checkNeedAckOrDelay's limit: twice the last popDelayLevel
 // (7200 s), i.e. 4 h.
@@ -119,6 +120,7 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 	res := &r.res
 	c := p.c
 	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
+	var chunk []*popHeld // the listener batch being filled (consumeMessageBatchMaxSize > 1)
 	for i := range res.Messages {
 		h := s.deliverPopped(c, &res.Messages[i])
 		if h.msg.ReconsumeTimes > p.set.MaxReconsumeTimes {
@@ -128,12 +130,21 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 			continue
 		}
 		p.waitAck++
-		if p.ord != nil {
+		switch {
+		case p.ord != nil:
 			p.ord.take(c, h)
-		} else {
+		case p.set.ConsumeMessageBatchMaxSize > 1:
+			if chunk = append(chunk, h); len(chunk) == int(p.set.ConsumeMessageBatchMaxSize) {
+				p.queueBatch(s, chunk)
+				chunk = nil
+			}
+		default:
 			c.buf = append(c.buf, h)
 		}
 		s.injectRenewals(c, h, clock.FromMillis(h.handle.NextVisibleTime()))
+	}
+	if len(chunk) > 0 {
+		p.queueBatch(s, chunk)
 	}
 	s.startWork(c)
 	p.schedulePoll(s, repopDelay(res.Code))
@@ -166,20 +177,70 @@ func (p *pushConsumer) timer(s *sim, x payload) {
 	}
 }
 
+// pushBatch is a listener batch of more than one message
+// (consumeMessageBatchMaxSize > 1): one listener call on one thread.
+type pushBatch struct {
+	hs []*popHeld
+	ms []*held // hs' held parts, for the core
+}
+
+func (b *pushBatch) base() *held      { return b.ms[0] }
+func (b *pushBatch) members() []*held { return b.ms }
+func (*pushBatch) payload()           {}
+
+// queueBatch hands a listener batch (one pop's messages, in order) to the
+// consume threads: one message as itself, more as a pushBatch.
+func (p *pushConsumer) queueBatch(s *sim, hs []*popHeld) {
+	if len(hs) == 1 {
+		p.c.buf = append(p.c.buf, hs[0])
+		return
+	}
+	s.cov.hit("listener-batch")
+	b := &pushBatch{hs: hs, ms: make([]*held, len(hs))}
+	for i, h := range hs {
+		b.ms[i] = &h.held
+	}
+	p.c.buf = append(p.c.buf, b)
+}
+
 // beforeConsume is ConsumeRequest.run's check: now - popTime >=
 // invisibleTime aborts; nothing is sent and the broker revives the
-// message.
+// message. A listener batch is checked by its first message's handle
+// (the messages of one pop share popTime and invisibleTime) and skipped
+// whole.
 func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
+	if b, ok := w.(*pushBatch); ok {
+		if !b.hs[0].expired(s) {
+			return true
+		}
+		for _, h := range b.hs {
+			p.expireBefore(s, h)
+		}
+		return false
+	}
 	h := w.(*popHeld)
 	if h.expired(s) {
-		p.waitAck--
-		h.finished = true
-		s.cov.hit("expired-before-consume")
-		s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RBefore))
-		p.endQueue(s, h)
+		p.expireBefore(s, h)
 		return false
 	}
 	return true
+}
+
+// expireBefore gives up h before its consumption: its lease ran out.
+func (p *pushConsumer) expireBefore(s *sim, h *popHeld) {
+	p.waitAck--
+	h.finished = true
+	s.cov.hit("expired-before-consume")
+	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RBefore))
+	p.endQueue(s, h)
+}
+
+// expireAfter: the pop timed out during h's consumption; nothing is sent.
+func (p *pushConsumer) expireAfter(s *sim, h *popHeld) {
+	h.finished = true
+	s.cov.hit("expired-after-consume")
+	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RAfter))
+	p.endQueue(s, h)
 }
 
 // endQueue: orderly, h's queue stops here (h failed or expired): the
@@ -203,18 +264,18 @@ func (p *pushConsumer) nextInQueue(s *sim, h *popHeld) {
 
 // consumed is processConsumeResult for one message.
 func (p *pushConsumer) consumed(s *sim, w work) {
+	if b, ok := w.(*pushBatch); ok {
+		p.consumedBatch(s, b)
+		return
+	}
 	h := w.(*popHeld)
 	p.waitAck--
 	if h.expired(s) {
-		// The pop timed out during consumption: nothing is sent.
-		h.finished = true
-		s.cov.hit("expired-after-consume")
-		s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RAfter))
-		p.endQueue(s, h)
+		p.expireAfter(s, h)
 		return
 	}
-	if h.outcome == workload.Success {
-		s.sendAck(h)
+	if h.outcome.Succeeded() {
+		p.ack(s, h)
 		p.nextInQueue(s, h)
 		return
 	}
@@ -222,7 +283,54 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 		p.orderlyFailed(s, h)
 		return
 	}
-	// An exception is RECONSUME_LATER.
+	p.retry(s, h)
+}
+
+// consumedBatch is processConsumeResult for a listener batch. The
+// listener processes its messages in order and reports the success
+// prefix: it returns CONSUME_SUCCESS with ackIndex at the last message
+// before the first failure (a failure at the first message is
+// RECONSUME_LATER, ackIndex -1). The prefix is acked; every later
+// message, consumed or not, is retried as a failed one. A batch whose
+// first message's lease ran out sends nothing.
+func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
+	p.waitAck -= len(b.hs)
+	if b.hs[0].expired(s) {
+		for _, h := range b.hs {
+			p.expireAfter(s, h)
+		}
+		return
+	}
+	k := 0
+	for k < len(b.hs) && b.hs[k].outcome.Succeeded() {
+		k++
+	}
+	if p.set.BatchAck && k > 0 {
+		s.sendBatchAck(p.c, b.hs[:k])
+	} else {
+		for _, h := range b.hs[:k] {
+			s.sendAck(h)
+		}
+	}
+	for _, h := range b.hs[k:] {
+		p.retry(s, h)
+	}
+}
+
+// ack acks one consumed message: its own ACK_MESSAGE, or a batch ack of
+// one (BatchAck).
+func (p *pushConsumer) ack(s *sim, h *popHeld) {
+	if p.set.BatchAck {
+		s.sendBatchAck(p.c, []*popHeld{h})
+		return
+	}
+	s.sendAck(h)
+}
+
+// retry is a concurrent group's answer to a failed message
+// (RECONSUME_LATER; an exception is the same): the popDelayLevel backoff,
+// or past maxReconsumeTimes the age rule.
+func (p *pushConsumer) retry(s *sim, h *popHeld) {
 	if h.msg.ReconsumeTimes >= p.set.MaxReconsumeTimes {
 		p.checkNeedAckOrDelay(s, h)
 		return

@@ -9,6 +9,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"popsim/clock"
+	"popsim/filter"
 	"popsim/model"
 	"popsim/pop"
 	"popsim/proxy"
@@ -107,6 +108,7 @@ type sim struct {
 	cons   []*consumer
 	groups []*group
 	byName map[string]*group // lookup only
+	owner  map[string]*group // the group consuming each topic (subscribe)
 
 	nextMsg   model.MsgID     // the next stored message's id
 	freeAcks  []*ackReq       // served acks, for reuse (newAck)
@@ -130,6 +132,16 @@ type group struct {
 	cfg     pop.GroupConfig
 	queues  int32
 	members []*consumer
+	// sub is the group's subscription (its consumers' expression, TAG):
+	// what the broker's store read hands out (nil: everything).
+	sub *filter.Filter
+}
+
+// owes reports whether the group is owed m: the broker's two-stage check
+// of its subscription (the consume queue's tag code, then the stored
+// message) passes it.
+func (g *group) owes(m *model.Message) bool {
+	return g.sub.MatchesAll() || g.sub.MatchConsumeQueue(filter.TagsCode(m.Tags)) && g.sub.MatchCommitLog(m)
 }
 
 // Run runs one simulation: setup, the safety phase, the liveness phase,
@@ -230,6 +242,7 @@ func (s *sim) setupClients() {
 	for i, cs := range s.c.consumers {
 		s.cons = append(s.cons, s.newConsumer(int32(i), cs))
 	}
+	s.subscribe()
 	for _, p := range s.prods {
 		s.scheduleArrival(p)
 	}

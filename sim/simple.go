@@ -204,7 +204,7 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 	c := p.c
 	p.local--
 	switch h.outcome {
-	case workload.Success:
+	case workload.Success, workload.AckedNotDone:
 		p.ack(s, h)
 	case workload.ReconsumeLater:
 		if req, t, ok := p.change(s, h, h.handle, h.lease, proxy.RetryDelay(h.msg.ReconsumeTimes)); ok {
@@ -214,7 +214,7 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 	h.finished = true // whatever the outcome, the client is done with h
 	p.done(h)
 	if p.ord != nil {
-		if h.outcome == workload.Success {
+		if h.outcome.Succeeded() {
 			if p.ord.next(c, h) {
 				s.startWork(c)
 			}

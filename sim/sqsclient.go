@@ -275,7 +275,7 @@ func (p *sqsConsumer) consumed(s *sim, w work) {
 	p.local--
 	h.finished = true
 	switch h.outcome {
-	case workload.Success:
+	case workload.Success, workload.AckedNotDone:
 		r := &sqsDeleteReq{req: sqs.DeleteMessageRequest{Queue: h.queue, ReceiptHandle: h.handle}, msg: h.msg.ID, lease: h.lease, at: h.deliveredAt, attempt: 1}
 		r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossAck, reply: true}
 		s.emit(model.Event{Kind: model.EvAck, Client: c.idx, Msg: h.msg.ID, Lease: h.lease})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"popsim/clock"
+	"popsim/filter"
 	"popsim/model"
 	"popsim/pop"
 )
@@ -240,6 +241,14 @@ func (l *layout) checkConsumers(v *validator) {
 		if g, ok := l.groups[s.Group]; ok && g.ConsumeMessageOrderly && s.Kind == Pull {
 			v.add(p+".kind", "pop-push or simple", "group %q consumes orderly: the Pull baseline has no orderly mode", s.Group)
 		}
+		if g, ok := l.groups[s.Group]; ok && g.ConsumeMessageOrderly {
+			if set, ok := s.Settings.(*PopPushSettings); ok && set.ConsumeMessageBatchMaxSize > 1 {
+				v.add(p+".consumeMessageBatchMaxSize", "1 (listener batches are modelled for concurrent groups only)", "group %q consumes orderly", s.Group)
+			}
+			if set, ok := s.Settings.(*PopPushSettings); ok && set.BatchAck {
+				v.add(p+".batchAck", "false (batch acks are modelled for concurrent groups only)", "group %q consumes orderly", s.Group)
+			}
+		}
 		if _, ok := first[s.Group]; !ok {
 			first[s.Group] = s
 			l.groupList = append(l.groupList, s.Group)
@@ -371,12 +380,32 @@ func (l *layout) checkConsumedTopics(v *validator) {
 	l.checkExpressions(v)
 }
 
-// checkExpressions requires each consumer's subscription to accept every
-// tag its topic's producers send: a filtered-out message is never
-// delivered, so it could not settle.
+// checkExpressions requires each subscription to be a TAG expression
+// the broker accepts, one per group. On the rocketmq engine a message the
+// group does not subscribe to is owed to no one (the simulator settles it
+// as a drop r=no-match when it is stored) for pop-push and simple
+// consumers of concurrent groups; orderly groups' queue order and the
+// Pull baseline's offset commit does not skip filtered
+// offsets yet, and the other engines' consumers have no broker-side
+// filter, so their subscription must accept every tag their topic's
+// producers send.
 func (l *layout) checkExpressions(v *validator) {
+	expr := map[string]string{}
 	for i := range l.cfg.Consumers {
 		s := &l.cfg.Consumers[i]
+		p := fmt.Sprintf("consumers[%d].expression", i)
+		if _, err := filter.ParsePop("TAG", s.Expression); err != nil {
+			v.add(p, "a TAG expression: * or tags joined by ||", "%v", err)
+			continue
+		}
+		if e, ok := expr[s.Group]; ok && e != s.Expression {
+			v.add(p, fmt.Sprintf("%q, as the group's other consumers", e), "group %q subscribes with one expression", s.Group)
+			continue
+		}
+		expr[s.Group] = s.Expression
+		if g, ok := l.groups[s.Group]; ok && !g.ConsumeMessageOrderly && (s.Kind == PopPush || s.Kind == Simple) {
+			continue
+		}
 		accept := map[string]bool{}
 		for _, t := range strings.Split(s.Expression, "||") {
 			accept[strings.TrimSpace(t)] = true

@@ -19,7 +19,17 @@ const (
 	// Exception: the listener throws; the consumer neither acks nor
 	// nacks, so the message comes back when its invisible time runs out.
 	Exception
+	// AckedNotDone: the listener reports success, so the consumer acks,
+	// but the application's own commit (its business side effect) then
+	// fails: the message is acked and not done. To the broker it is a
+	// success; the loss is on the application's side of the at-least-once
+	// boundary (it acked before its commit).
+	AckedNotDone
 )
+
+// Succeeded reports whether the consumer acks the message: Success and
+// AckedNotDone.
+func (o Outcome) Succeeded() bool { return o == Success || o == AckedNotDone }
 
 func (o Outcome) String() string {
 	switch o {
@@ -29,6 +39,8 @@ func (o Outcome) String() string {
 		return "ReconsumeLater"
 	case Exception:
 		return "Exception"
+	case AckedNotDone:
+		return "AckedNotDone"
 	}
 	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
@@ -38,6 +50,9 @@ func (o Outcome) String() string {
 // draw. The zero value is always Success.
 type Outcomes struct {
 	reconsumeLaterPPM, exceptionPPM int64
+	// ackedNotDonePPM: the listener succeeds and the commit after the
+	// ack fails (AckedNotDone).
+	ackedNotDonePPM int64
 	// poisonEvery > 0 poisons the messages numbered poisonEvery,
 	// 2*poisonEvery, … (the simulator numbers messages 1, 2, 3 … in the
 	// order they are stored; copies keep the number), at most
@@ -84,7 +99,26 @@ func (o Outcomes) Poisoned(n uint64) bool {
 }
 
 // CanFail reports whether any delivery can end other than in Success.
-func (o Outcomes) CanFail() bool { return o.SuccessPPM() < ppmOne || o.poisonEvery > 0 }
+func (o Outcomes) CanFail() bool {
+	return o.SuccessPPM() < ppmOne || o.poisonEvery > 0 || o.ackedNotDonePPM > 0
+}
+
+// WithAckedNotDone returns o where a delivery the listener would consume
+// successfully is acked and then fails its commit (AckedNotDone) with
+// probability ppm (of all deliveries; at most the success probability).
+func (o Outcomes) WithAckedNotDone(ppm int64) (Outcomes, error) {
+	if err := checkPPM("outcomes ack_then_fail", ppm); err != nil {
+		return Outcomes{}, err
+	}
+	if ppm > o.SuccessPPM() {
+		return Outcomes{}, fmt.Errorf("workload: outcomes reconsume_later+exception+ack_then_fail %dppm out of range: want at most %d", o.reconsumeLaterPPM+o.exceptionPPM+ppm, ppmOne)
+	}
+	o.ackedNotDonePPM = ppm
+	return o, nil
+}
+
+// AckedNotDonePPM returns the probability of AckedNotDone in ppm.
+func (o Outcomes) AckedNotDonePPM() int64 { return o.ackedNotDonePPM }
 
 // NewOutcomes returns the distribution with the given ppm of
 // ReconsumeLater and Exception; each is 0 to 1,000,000, their sum is at
@@ -128,6 +162,8 @@ func (o Outcomes) Sample(r *rand.Rand) Outcome {
 		return ReconsumeLater
 	case n < o.reconsumeLaterPPM+o.exceptionPPM:
 		return Exception
+	case n < o.reconsumeLaterPPM+o.exceptionPPM+o.ackedNotDonePPM:
+		return AckedNotDone
 	}
 	return Success
 }
@@ -145,7 +181,7 @@ func (o Outcomes) SampleFor(r *rand.Rand, n uint64) Outcome {
 
 // String returns the canonical form accepted by ParseOutcomes, with
 // probabilities as decimals: "outcomes(reconsume_later=0.01,exception=0.001)";
-// the poison keys follow only when set.
+// the poison keys and ack_then_fail follow only when set.
 func (o Outcomes) String() string {
 	s := "outcomes(reconsume_later=" + fmtPPM(o.reconsumeLaterPPM) + ",exception=" + fmtPPM(o.exceptionPPM)
 	if o.poisonEvery > 0 {
@@ -153,6 +189,9 @@ func (o Outcomes) String() string {
 	}
 	if o.poisonCount > 0 {
 		s += ",poison_count=" + strconv.FormatInt(o.poisonCount, 10)
+	}
+	if o.ackedNotDonePPM > 0 {
+		s += ",ack_then_fail=" + fmtPPM(o.ackedNotDonePPM)
 	}
 	return s + ")"
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -64,7 +65,7 @@ func TestOutcomesText(t *testing.T) {
 	}{
 		{"outcomes(reconsume_later=0.6,exception=0.5)", "workload: outcomes reconsume_later+exception 1100000ppm out of range: want at most 1000000"},
 		{"outcomes(exception=2)", `workload: outcomes exception "2": want a probability from 0 to 1 with at most 6 decimals, e.g. 0.01`},
-		{"outcomes(success=1)", `workload: outcomes has unknown argument "success": want reconsume_later, exception, poison_every, poison_count`},
+		{"outcomes(success=1)", `workload: outcomes has unknown argument "success": want reconsume_later, exception, poison_every, poison_count, ack_then_fail`},
 		{"result(exception=0.1)", `workload: outcomes kind "result" unknown: want outcomes(...)`},
 	} {
 		if _, err := ParseOutcomes(c.in); err == nil || err.Error() != c.want {
@@ -127,10 +128,40 @@ func TestOutcomesPoison(t *testing.T) {
 		{"outcomes(poison_count=1)", "workload: outcomes poison_count 1 without poison_every: want poison_every=N too"},
 		{"outcomes(poison_every=x)", `workload: outcomes poison_every "x": want an unsigned integer of at most 18 digits`},
 		{"outcomes(poison_every=4294967296)", "workload: outcomes poison_every 4294967296 out of range: want 1 to 4294967295 (0: no poison message)"},
-		{"outcomes(poison=1)", `workload: outcomes has unknown argument "poison": want reconsume_later, exception, poison_every, poison_count`},
+		{"outcomes(poison=1)", `workload: outcomes has unknown argument "poison": want reconsume_later, exception, poison_every, poison_count, ack_then_fail`},
 	} {
 		if _, err := ParseOutcomes(c.in); err == nil || err.Error() != c.want {
 			t.Errorf("ParseOutcomes(%q): error %v, want %q", c.in, err, c.want)
 		}
+	}
+}
+
+// ack_then_fail: a share of the deliveries that would succeed is acked
+// and then fails its commit; it round-trips, is refused past the success
+// probability, and draws from the same single call on the stream, so the
+// other outcomes keep their draws.
+func TestOutcomesAckThenFail(t *testing.T) {
+	o, err := ParseOutcomes("outcomes(reconsume_later=0.1,ack_then_fail=0.2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.AckedNotDonePPM() != 200_000 || !o.CanFail() || o.String() != "outcomes(reconsume_later=0.1,exception=0,ack_then_fail=0.2)" {
+		t.Fatalf("parsed %v (%d ppm)", o, o.AckedNotDonePPM())
+	}
+	if _, err := ParseOutcomes("outcomes(reconsume_later=0.9,ack_then_fail=0.2)"); err == nil || !strings.Contains(err.Error(), "ack_then_fail") {
+		t.Fatalf("over 1 in all: err %v", err)
+	}
+	plain, _ := ParseOutcomes("outcomes(reconsume_later=0.1)")
+	r1, r2 := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
+	counts := map[Outcome]int{}
+	for range 10000 {
+		a, b := o.Sample(r1), plain.Sample(r2)
+		counts[a]++
+		if (a == ReconsumeLater) != (b == ReconsumeLater) || (a == AckedNotDone && b != Success) {
+			t.Fatalf("draws diverge: %v with ack_then_fail, %v without", a, b)
+		}
+	}
+	if n := counts[AckedNotDone]; n < 1800 || n > 2200 || !AckedNotDone.Succeeded() || ReconsumeLater.Succeeded() {
+		t.Fatalf("%d of 10000 acked-not-done, want about 2000", n)
 	}
 }

@@ -308,7 +308,7 @@ func ParseOutcomes(s string) (Outcomes, error) {
 	if n.name != "outcomes" {
 		return Outcomes{}, fmt.Errorf("workload: outcomes kind %q unknown: want outcomes(...)", n.name)
 	}
-	vals, err := n.named(0, "reconsume_later", "exception", "poison_every", "poison_count")
+	vals, err := n.named(0, "reconsume_later", "exception", "poison_every", "poison_count", "ack_then_fail")
 	if err != nil {
 		return Outcomes{}, err
 	}
@@ -333,6 +333,15 @@ func ParseOutcomes(s string) (Outcomes, error) {
 	o, err := NewOutcomes(ppm[0], ppm[1])
 	if err != nil {
 		return Outcomes{}, err
+	}
+	if vals[4] != nil {
+		notDone, err := vals[4].ppm("outcomes ack_then_fail")
+		if err != nil {
+			return Outcomes{}, err
+		}
+		if o, err = o.WithAckedNotDone(notDone); err != nil {
+			return Outcomes{}, err
+		}
 	}
 	return o.WithPoison(poison[0], poison[1])
 }

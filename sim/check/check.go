@@ -58,6 +58,11 @@ type Report struct {
 	// PeakTracked is the largest number of messages held at once (settled
 	// messages with nothing left in flight are forgotten).
 	PeakTracked int
+	// AckedNotDone counts the messages (per group) whose every successful
+	// consumption was acked and then failed the application's commit
+	// (consume-end r=not-done): at-least-once held on the broker's side;
+	// the work is lost on the application's. Not a violation.
+	AckedNotDone int64
 }
 
 // Checker is the at-least-once ledger of a run: every consumer group,

@@ -126,13 +126,33 @@ func (c *Checker) onConsumeEnd(e *model.Event) {
 		return
 	}
 	defer c.release(l.m, d)
-	if e.Reason != model.RSuccess {
+	if !e.Reason.Consumed() {
 		d.failed = true
 		return
 	}
 	d.ok = true
 	cur := d.lastLease // the client's consumption follows its renewals
 	c.success(l.m, cur.line, dupCause(cur))
+	c.commit(l.m, e.Reason)
+}
+
+// commit records whether a successful consumption's application commit
+// held (success) or failed after the client acked (not-done): a message
+// is acked but not done while every successful consumption of it failed
+// its commit. That is the application's side of the at-least-once
+// boundary (it acked before committing), never a violation; the report
+// counts it (Report.AckedNotDone).
+func (c *Checker) commit(m *msgState, r model.Reason) {
+	switch {
+	case r == model.RNotDone && m.commit == commitNone:
+		m.commit = commitFailed
+		c.rep.AckedNotDone++
+	case r == model.RSuccess && m.commit != commitDone:
+		if m.commit == commitFailed {
+			c.rep.AckedNotDone--
+		}
+		m.commit = commitDone
+	}
 }
 
 // success records one successful consumption on a line; cause is what a
@@ -460,7 +480,7 @@ func (c *Checker) renewForgotten(e *model.Event) {
 func (c *Checker) onPolicy(e *model.Event) {
 	var m *msgState
 	var l *lease
-	if e.Kind == model.EvDeadLetter && e.Lease == 0 {
+	if (e.Kind == model.EvDeadLetter || e.Kind == model.EvDrop && e.Reason == model.RNoMatch) && e.Lease == 0 {
 		gi, ok := c.byName[e.Group]
 		if !ok {
 			c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("%s of message %d names no lease and no known group (%q)", e.Kind, e.Msg, e.Group))
@@ -503,9 +523,9 @@ func (c *Checker) onPolicy(e *model.Event) {
 	default:
 		c.settle(m, settledDrop, e.Reason.String())
 	}
-	if e.Kind == model.EvDeadLetter {
-		// The engine ended the message: nothing of it is available any
-		// more.
+	if e.Kind == model.EvDeadLetter || e.Reason == model.RNoMatch {
+		// The engine ended the message, or the group's filter never lets
+		// it out: nothing of it is available any more.
 		clear(m.tokens)
 		m.tokens = m.tokens[:0]
 		if l != nil {

@@ -60,8 +60,9 @@ type msgState struct {
 	successes   int32
 	firstOKLine int32
 	delivered   bool
-	held        int32 // deliveries a client still has in hand
-	kept        int32 // the delivery count an in-place engine last wrote for good (see keep); a broker restart reloads it
+	commit      commitState // the application's commits of its successful consumptions
+	held        int32       // deliveries a client still has in hand
+	kept        int32       // the delivery count an in-place engine last wrote for good (see keep); a broker restart reloads it
 	pull        *pullState
 	seqs        seqRing
 
@@ -73,6 +74,16 @@ type msgState struct {
 	tokenBuf  [1]token
 	leaseBuf  [2]*lease
 }
+
+// commitState is what became of the application's commits after a
+// message's successful consumptions (Checker.commit).
+type commitState uint8
+
+const (
+	commitNone   commitState = iota // no successful consumption yet
+	commitFailed                    // every one so far failed its commit after the ack: acked, not done
+	commitDone                      // one committed
+)
 
 // newMsgState returns a message with its slices on its own buffers.
 func newMsgState(m msgState) *msgState {
@@ -234,7 +245,9 @@ func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
 // the trace names again at p: it was settled, so it is not produced again;
 // its tombstone there tells when it was last lent there.
 func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgState {
-	m := newMsgState(msgState{id: id, g: g, topic: topic, settled: settledAck, successes: 1, firstOKLine: 0, delivered: true})
+	// Its commit is taken as done: a message forgotten as acked but not
+	// done stays counted once.
+	m := newMsgState(msgState{id: id, g: g, topic: topic, settled: settledAck, successes: 1, firstOKLine: 0, delivered: true, commit: commitDone})
 	if t, ok := g.tombs.get(p); ok && t.msg == id {
 		m.topic = t.topic
 		m.places, m.leased = append(m.places, p), append(m.leased, t.lastLease)

@@ -98,7 +98,7 @@ func (c *Checker) onPullConsumed(e *model.Event) {
 	}
 	m.note(e)
 	d := m.pull.dlv
-	if e.Reason != model.RSuccess {
+	if !e.Reason.Consumed() {
 		m.pull.failed = true
 		c.release(m, d)
 		return
@@ -110,6 +110,7 @@ func (c *Checker) onPullConsumed(e *model.Event) {
 		cause = m.pull.cause
 	}
 	c.success(m, 0, cause)
+	c.commit(m, e.Reason)
 	c.settle(m, settledAck, "")
 	c.release(m, d)
 }

@@ -182,6 +182,9 @@ func verdict(events []model.Event, fin Final) string {
 			b.WriteString("\n")
 		}
 	}
+	if r.AckedNotDone > 0 {
+		fmt.Fprintf(&b, "acked-not-done=%d\n", r.AckedNotDone)
+	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "violation %s at #%d: %s\n", v.Invariant, v.EventIndex, v.Detail)
 	}
