@@ -855,3 +855,26 @@ func (a *rocketMQ) Counters() map[string]int64 {
 		"timer_deliveries": st.TimerDeliveries, "revive_reads": st.ReviveReads,
 	}
 }
+
+// popLockKey is the lock a pop takes under the broker cost model: the KV
+// path locks group@topic for the whole pop (PopConsumerLockService); the
+// checkpoint path locks one queue while it reads it (QueueLockManager),
+// which only a pop that names its queue holds for its whole service.
+func (a *rocketMQ) popLockKey(r Request) string {
+	var req *pop.PopRequest
+	switch r := r.(type) {
+	case *popReq:
+		req = &r.req
+	case *receiveReq:
+		req = &r.pop
+	default:
+		return ""
+	}
+	if !a.ck {
+		return req.ConsumerGroup + "@" + req.Topic
+	}
+	if req.QueueID < 0 {
+		return ""
+	}
+	return req.ConsumerGroup + "@" + req.Topic + "@" + itoa(int64(req.QueueID))
+}

@@ -52,7 +52,7 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
 		EndToEnd: latency(ms.e2e), ServiceTime: latency(ms.svc), ReviveLag: latency(s.meter.reviveLag),
-		Warmup: ms.warmup, Intervals: ms.intervals, Breakdown: ms.breakdown, Notes: s.notes(ms),
+		Warmup: ms.warmup, Intervals: ms.intervals, Breakdown: ms.breakdown, Notes: s.notes(ms), Broker: s.brk.usage(),
 		SimEvents: s.q.dispatched, SimSeconds: s.q.now().Sub(s.start).Seconds(),
 		Coverage: s.cov.snapshot(), Series: s.meter.series,
 	}

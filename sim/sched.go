@@ -41,7 +41,8 @@ const (
 	tkResume
 	tkSlow
 	tkBrokerRestart
-	tkScripted // tests: run a function at a virtual time
+	tkBrokerDone // a request's service at the broker ends (the broker cost model)
+	tkScripted   // tests: run a function at a virtual time
 )
 
 // payload is what a task carries: a request, a message in hand, a

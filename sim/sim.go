@@ -92,6 +92,7 @@ type sim struct {
 	opts   RunOptions
 	q      *scheduler
 	eng    Engine
+	brk    *broker       // the broker cost model (nil: none)
 	out    Outcome       // the effects of the engine call being carried out
 	timers []engineTimer // the engine's timers, by id
 	tr     *tracer
@@ -201,6 +202,7 @@ func (s *sim) setupEngine() error {
 	if s.eng == nil {
 		return fmt.Errorf("sim: engine kind %q has no adapter", s.cfg.Engine.Kind)
 	}
+	s.brk = newBroker(s, &s.cfg.Broker)
 	s.faultSeed = s.faults.rng[famPutFailure].Uint64()
 	s.syncFaults()
 	return nil
@@ -321,6 +323,8 @@ func (s *sim) dispatch(t *task) {
 		s.atEngine(t.p.(Request))
 	case tkBrokerRestart:
 		s.brokerRestart()
+	case tkBrokerDone:
+		s.brk.done(t.p.(*brokerJob))
 	case tkScripted:
 		t.p.(*scripted).f(s)
 	default:
