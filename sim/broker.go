@@ -1,9 +1,12 @@
 package sim
 
 import (
+	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
@@ -116,10 +119,11 @@ type popLocker interface {
 	popLockKey(r Request) string
 }
 
-// newBroker returns the cost model of spec (nil without one).
-func newBroker(s *sim, spec *BrokerSpec) *broker {
+// newBroker returns the cost model of spec (nil without one). Work costs
+// must name counters the engine reports.
+func newBroker(s *sim, spec *BrokerSpec) (*broker, error) {
 	if !spec.on() {
-		return nil
+		return nil, nil
 	}
 	b := &broker{s: s, cores: spec.Cores, locks: map[string]*brokerLock{}, rng: newStream(s.cfg.Seed, streamBroker),
 		work: spec.Costs.Work, queue: newHist(), svc: newHist(), lockWait: newHist()}
@@ -134,7 +138,20 @@ func newBroker(s *sim, spec *BrokerSpec) *broker {
 	b.counters, _ = s.eng.(engineCounters)
 	b.locker, _ = s.eng.(popLocker)
 	b.before = make([]int64, len(b.work))
-	return b
+	if len(b.work) == 0 {
+		return b, nil
+	}
+	if b.counters == nil {
+		return nil, fmt.Errorf("broker.costs.work: the %s engine reports no work counters; give its requests' costs only", s.cfg.Engine.Kind)
+	}
+	have := b.counters.Counters()
+	for _, w := range b.work {
+		if _, ok := have[w.Name]; !ok {
+			names := slices.Sorted(maps.Keys(have))
+			return nil, fmt.Errorf("broker.costs.work: %q is not a counter of the %s engine: want one of %s", w.Name, s.cfg.Engine.Kind, strings.Join(names, ", "))
+		}
+	}
+	return b, nil
 }
 
 // opOf is the cost kind of a request.
@@ -253,13 +270,19 @@ func (b *broker) start(j *brokerJob) {
 func (b *broker) serve(j *brokerJob) clock.Duration {
 	s := b.s
 	b.snapshot()
+	now := s.q.now()
+	pop := j.op == opPop
 	if j.put != nil {
 		s.storeOnly(j.put.p, j.put.msg, j.put.intended)
+		s.meter.putServed(j.put.msg.ID, now.Sub(j.arrived), now)
 	} else if r := j.r; r.base().epoch != r.base().c.epoch {
 		s.traceLost(r, model.RClientGone) // its client crashed while it waited
 		return 0
 	} else {
-		s.eng.Serve(s.q.now(), r, &s.out)
+		if pop {
+			s.meter.popServing(j.arrived, now)
+		}
+		s.eng.Serve(now, r, &s.out)
 	}
 	for i := 0; i < len(s.out.fx); i++ {
 		if f := s.out.fx[i]; f.r != nil {
@@ -270,7 +293,11 @@ func (b *broker) serve(j *brokerJob) clock.Duration {
 	}
 	clear(s.out.fx)
 	s.out.fx = s.out.fx[:0]
-	return b.sample(b.costs[j.op]) + b.workCost()
+	svc := b.sample(b.costs[j.op]) + b.workCost()
+	if pop {
+		s.meter.popServed(svc)
+	}
+	return svc
 }
 
 // measure records a started request's wait and service (the safety phase

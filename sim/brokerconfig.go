@@ -95,7 +95,8 @@ func (w WorkCosts) MarshalText() ([]byte, error) { return []byte(w.String()), ni
 func (w WorkCosts) String() string {
 	parts := make([]string, len(w))
 	for i, c := range w {
-		parts[i] = c.Name + ":" + c.Per.String()
+		t, _ := c.Per.MarshalText()
+		parts[i] = c.Name + ":" + string(t)
 	}
 	return strings.Join(parts, ",")
 }

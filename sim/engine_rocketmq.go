@@ -843,7 +843,7 @@ func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 // Counters are pop.Stats under their names: the broker's work (store
 // writes and reads of each kind) and outcomes, for the run summary.
 func (a *rocketMQ) Counters() map[string]int64 {
-	st := a.b.State().Stats
+	st := a.b.Stats() // cheap: the broker cost model reads them around every request
 	return map[string]int64{
 		"popped": st.Popped, "pop_requests": st.PopRequests, "acked": st.Acked, "ack_misses": st.AckMisses,
 		"changed": st.Changed, "revived": st.Revived, "revive_skipped": st.ReviveSkipped, "revive_failed": st.ReviveFailed,

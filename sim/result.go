@@ -36,8 +36,8 @@ func (s *sim) result() (*Result, error) {
 	ms := s.meter.analyze(s.cfg.Duration)
 	r := &Result{EndToEnd: ms.e2e, ServiceTime: ms.svc, Parts: map[string]*hdrhistogram.Histogram{}, ReviveLag: s.meter.reviveLag,
 		Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
-	for i, name := range model.Parts {
-		r.Parts[name] = ms.parts[i]
+	for _, i := range s.meter.partOrder() {
+		r.Parts[partNames[i]] = ms.parts[i]
 	}
 	r.Summary = s.summary(rep, sum, &ms)
 	return r, nil

@@ -202,7 +202,12 @@ func (s *sim) setupEngine() error {
 	if s.eng == nil {
 		return fmt.Errorf("sim: engine kind %q has no adapter", s.cfg.Engine.Kind)
 	}
-	s.brk = newBroker(s, &s.cfg.Broker)
+	brk, err := newBroker(s, &s.cfg.Broker)
+	if err != nil {
+		return err
+	}
+	s.brk = brk
+	s.meter.atBroker = s.brk != nil
 	s.faultSeed = s.faults.rng[famPutFailure].Uint64()
 	s.syncFaults()
 	return nil
