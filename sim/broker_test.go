@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"popsim/clock"
+	"popsim/pop"
 )
 
 // brokerConfig is one producer at rate and 4 fast pop-push consumers, no
@@ -130,5 +131,31 @@ func TestBrokerWorkCostsNameCounters(t *testing.T) {
 	cfg.Duration = clock.Second
 	if _, err := Run(cfg, RunOptions{}); err == nil || !strings.Contains(err.Error(), `"disk_seeks" is not a counter`) || !strings.Contains(err.Error(), "read_messages") {
 		t.Errorf("an unknown work counter: error %v, want one naming it and the counters there are", err)
+	}
+}
+
+// The KV path's pops take one lock per group@topic, held for their whole
+// service: with pops slower than the gaps between them, pops wait for it.
+// The checkpoint path locks a queue only while reading it, which an
+// all-queue pop does not hold for its service: no pop waits.
+func TestBrokerPopLockPerPath(t *testing.T) {
+	for _, kv := range []bool{true, false} {
+		cfg := brokerConfig("poisson(2000/s)", BrokerSpec{Cores: 8, Costs: BrokerCosts{Pop: dist("const(1ms)")}})
+		cfg.Duration = 3 * clock.Second
+		pc := pop.DefaultConfig()
+		pc.PopConsumerKVServiceEnable = kv
+		cfg.Engine = EngineSpec{Kind: RocketMQ, Settings: &pc}
+		r, err := Run(cfg, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		noViolations(t, r)
+		waits := r.Summary.Broker.LockWaits
+		if kv && (waits == 0 || r.Summary.Broker.LockWait.Mean == 0) {
+			t.Errorf("KV path: %d pops waited for the group@topic lock, want some", waits)
+		}
+		if !kv && waits != 0 {
+			t.Errorf("checkpoint path: %d pops waited for a lock, want none", waits)
+		}
 	}
 }
