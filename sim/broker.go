@@ -434,3 +434,17 @@ func busyShare(busy, span clock.Duration, n int) float64 {
 	}
 	return math.Round(float64(busy)/float64(span)/float64(n)*1e4) / 1e4
 }
+
+// busy reports whether a request or periodic job is at the broker: queued
+// for a thread, a lock or a core, or being served.
+func (b *broker) busy() bool {
+	if b.busyCores > 0 || len(b.ready) > 0 {
+		return true
+	}
+	for i := range b.pools {
+		if b.pools[i].busy > 0 {
+			return true
+		}
+	}
+	return false
+}
