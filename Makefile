@@ -7,9 +7,10 @@ RAPID_SEEDS ?=
 SWARM_SEEDS ?= 150
 SWARM_SCENARIOS ?=
 CATCH_SEEDS ?= 20
+SOAK ?= 1h
 
 .DEFAULT_GOAL := help
-.PHONY: help build test interop check ci bench bench-smoke bench-compare prop swarm catch fuzz results validate run
+.PHONY: help build test interop check ci bench bench-smoke bench-compare bench-hour prop swarm catch fuzz results validate run
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -42,6 +43,9 @@ bench-smoke: ## the CI benchmark gate (allocations and simulated-time metrics)
 
 bench-compare: ## compare BASE (a git ref) with the working tree: make bench-compare BASE=main
 	bash scripts/bench-compare.sh $(BASE)
+
+bench-hour: ## hot-topic-500x500 at 10 000 msg/s for SOAK=1h of virtual time: speed and peak memory to results/bench/
+	$(GO) run ./cmd/popbench soak -scenario hot-topic-500x500 -rate 10000/s -duration $(SOAK) -out results/bench
 
 prop: ## long property runs (RAPID_CHECKS=20000; RAPID_SEEDS="1 2 3": one run per rapid seed)
 	@if [ -z "$(RAPID_SEEDS)" ]; then \

@@ -191,6 +191,12 @@ const (
 	// Why a lease was reopened (EvLeaseReopened; RNone: a broker restart).
 	// Appended after the first release, as kinds are.
 	RAckCutOff // the revive round that held its ack message stopped at reviveScanTime before reading it
+	// RUnpersisted (EvLapse): the lease's lock timed out and the engine's
+	// write of the record's new state failed; the transition holds in the
+	// leader's memory only, so a broker restart reloads the state written
+	// before it (Kafka's releaseAcquisitionLockOnTimeout goes ahead when
+	// WriteShareGroupState fails).
+	RUnpersisted
 
 	reasons // number of reasons
 )
@@ -207,6 +213,7 @@ var reasonNames = [reasons]string{
 	"session-closed", "superseded", "implicit-accept", "ordered",
 	"orderly", "reattempt", "reset", "skipped", "lock-busy",
 	"ack-cut-off",
+	"unpersisted",
 }
 
 func (r Reason) String() string {

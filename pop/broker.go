@@ -422,13 +422,20 @@ func (b *Broker) Restart(now clock.Time) RestartResult {
 }
 
 // loseBuffer settles the leases of the buffer's wrappers as a restart loses
-// them.
+// them. A lost CK's lease with an ack message pending is not listed lost:
+// the ack was accepted (Pending), and the message, popped again from the
+// commit offset the wrapper held back, comes back as a merged ack's does.
 func (b *Broker) loseBuffer(r *RestartResult) {
 	for _, w := range b.buf.order {
 		if !w.ckStored {
+			pending, first := w.ref.pending, w.ref.first
 			lost := b.drop(w.ref)
-			r.LostLeases = append(r.LostLeases, lost...)
 			r.CachedLost += len(lost)
+			for _, l := range lost {
+				if pending&(1<<uint(l-first)) == 0 {
+					r.LostLeases = append(r.LostLeases, l)
+				}
+			}
 			continue
 		}
 		for i := 0; i < int(w.ck.Num); i++ {

@@ -155,7 +155,8 @@ func (b *Broker) refOf(l model.LeaseID) (*ckRef, int) {
 }
 
 // changeCK is appendCheckPointThenAckOrigin: a new one-message CK (popTime
-// now, the old revive queue) written at once, bypassing the buffer; then
+// now, or the first later millisecond its merge key is free: freeMergeKey;
+// the old revive queue) written at once, bypassing the buffer; then
 // the old CK's ack (ackOrigin), merged or written. A failed CK write
 // answers SYSTEM_ERROR and keeps the old lease; a failed ack write is
 // only logged upstream.
@@ -163,6 +164,8 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	rq := h.ReviveQueueID
 	ck := model.PopCheckPoint{Num: 1, PopTime: nowMs, InvisibleTime: invisibleMs, StartOffset: offset, CID: group, Topic: topicName,
 		QueueID: qid, QueueOffsetDiff: []int32{0}, BrokerName: h.BrokerName}
+	b.freeMergeKey(&ck)
+	pt := ck.PopTime
 	var res ChangeInvisibleTimeResult
 	if st := b.putCk(nowMs, &ck, rq, b.lastLease+1, &res.Failures); st != putOK {
 		res.Code, res.Remark = model.SystemError, "append checkpoint failed: the store refused the CK message"
@@ -184,10 +187,25 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	} else {
 		res.Pending = b.writeAck(nowMs, &a, rq, h.PopTime+h.InvisibleTime, &res.Failures)
 	}
-	res.Code, res.PopTime, res.InvisibleTime = model.Success, clock.FromMillis(nowMs), clock.MillisDuration(invisibleMs)
+	res.Code, res.PopTime, res.InvisibleTime = model.Success, clock.FromMillis(pt), clock.MillisDuration(invisibleMs)
 	res.Lease, res.Deadline, res.ReviveQid = ref.first, clock.FromMillis(ck.ReviveTime()), rq
 	res.OldDeleted = res.Removed != 0 || res.Pending != 0
-	res.Handle = model.ReceiptHandle{CkQueueOffset: offset, PopTime: nowMs, InvisibleTime: invisibleMs, ReviveQueueID: rq,
+	res.Handle = model.ReceiptHandle{CkQueueOffset: offset, PopTime: pt, InvisibleTime: invisibleMs, ReviveQueueID: rq,
 		RetryFlag: model.RetryFlagOf(topicName), BrokerName: h.BrokerName, QueueID: qid, QueueOffset: offset, CommitLogOffset: -1}
 	return res
+}
+
+// freeMergeKey moves a renewal's new CK to the first millisecond from its
+// popTime at which no live CK (buffered, in the timer or in a revive
+// queue, not yet processed by revive) has its merge key, so that neither
+// the ack-origin of the CK it renews nor a later ack of either CK can pair
+// with the other. Upstream keeps popTime = now (SameMillisChangeInvisible):
+// a renewal in the renewed CK's millisecond makes a CK with its key.
+func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) {
+	if b.cfg.Bugs.SameMillisChangeInvisible {
+		return
+	}
+	for len(b.ckl.byKey[ck.MergeKey()]) > 0 {
+		ck.PopTime++
+	}
 }

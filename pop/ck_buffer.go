@@ -142,10 +142,10 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next int6
 		return nil
 	}
 	w := b.newWrapper(ck, nil, rq, next, false)
-	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.byKey[w.mkey] != nil {
+	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || b.keyConflict(w.mkey) {
 		return nil
 	}
-	w.ref = b.newRef(ck, rq)
+	w.ref = b.newRefKeyed(ck, rq, w.mkey)
 	f.enqueue(w)
 	f.add(w)
 	return w.ref
@@ -156,14 +156,24 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next int6
 // off every pop takes this path.
 func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, rq int32, next int64, fails *[]WriteFailure) *ckRef {
 	w := b.newWrapper(ck, nil, rq, next, true)
-	if b.buf.byKey[w.mkey] != nil {
+	if b.keyConflict(w.mkey) {
 		return nil
 	}
-	w.ref = b.newRef(ck, rq)
+	w.ref = b.newRefKeyed(ck, rq, w.mkey)
 	b.storeWrapper(nowMs, w, fails)
 	b.buf.enqueue(w)
 	b.buf.add(w)
 	return w.ref
+}
+
+// keyConflict: a pop's CK with merge key key is refused. Upstream checks
+// the buffer only; fixed (SameMillisChangeInvisible off), a live CK outside
+// it conflicts too: a renewal's CK made earlier in the pop's millisecond
+// for the message the pop starts at (the queue popped again from the
+// commit offset after a restart), which the revive round would confuse
+// with the pop's.
+func (b *Broker) keyConflict(key string) bool {
+	return b.buf.byKey[key] != nil || !b.cfg.Bugs.SameMillisChangeInvisible && len(b.ckl.byKey[key]) > 0
 }
 
 // addCkMock queues an offset-only wrapper: a pop that found nothing to

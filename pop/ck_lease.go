@@ -56,7 +56,12 @@ func newCkLeases() ckLeases {
 
 // newRef makes the ckRef of a new CK, granting its leases.
 func (b *Broker) newRef(ck *model.PopCheckPoint, rq int32) *ckRef {
-	r := &ckRef{ck: *ck, key: ck.MergeKey(), rq: rq}
+	return b.newRefKeyed(ck, rq, ck.MergeKey())
+}
+
+// newRefKeyed is newRef for a caller that has ck's merge key already.
+func (b *Broker) newRefKeyed(ck *model.PopCheckPoint, rq int32, key string) *ckRef {
+	r := &ckRef{ck: *ck, key: key, rq: rq}
 	r.first = b.lastLease + 1
 	b.lastLease += model.LeaseID(ck.Num)
 	b.ckl.byFirst[r.first] = r

@@ -29,9 +29,9 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	ctx.reviveQid = int32(b.ckMessageNumber % int64(b.cfg.ReviveQueueNum))
 	b.ckMessageNumber++
 	needRetry := randomQ < b.cfg.PopFromRetryProbability
-	retryTopic := model.BuildPopRetryTopic(req.Topic, req.ConsumerGroup, b.cfg.EnableRetryTopicV2)
-	if b.cfg.EnableRetryTopicV2 && b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
-		retryTopic = model.BuildPopRetryTopicV1(req.Topic, req.ConsumerGroup)
+	v1, retryTopic := b.names.retryTopics(ctx.pair) // built once per pair
+	if !b.cfg.EnableRetryTopicV2 || b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
+		retryTopic = v1
 	}
 	if needRetry {
 		b.ckTopicStages(nowMs, ctx, retryTopic, randomQ, f)

@@ -2,7 +2,6 @@ package pop
 
 import (
 	"sort"
-	"strings"
 
 	"popsim/clock"
 	"popsim/model"
@@ -42,6 +41,33 @@ type reviveService struct {
 	mockOrder        []string
 	msgs             int  // messages read this round
 	cut              bool // reviveScanTime ended the round before a pull it made
+	// slab holds the round's roundCks, list the merge's order: both (and
+	// the maps and slices above) are reused round after round.
+	slab []roundCk
+	list []*roundCk
+}
+
+// newRoundCk is a zeroed roundCk of this round. The slab grows by new
+// chunks, never in place, so the pointers it gave out stay valid.
+func (s *reviveService) newRoundCk() *roundCk {
+	if len(s.slab) == cap(s.slab) {
+		s.slab = make([]roundCk, 0, max(16, 2*cap(s.slab)))
+	}
+	s.slab = s.slab[:len(s.slab)+1]
+	return &s.slab[len(s.slab)-1]
+}
+
+// resetRound empties the round's state, keeping its storage.
+func (s *reviveService) resetRound() {
+	if s.cks == nil {
+		s.cks, s.mocks = map[string]*roundCk{}, map[string]*roundCk{}
+	}
+	clear(s.cks)
+	clear(s.mocks)
+	clear(s.all)
+	clear(s.slab)
+	clear(s.list)
+	s.all, s.mockOrder, s.slab, s.list = s.all[:0], s.mockOrder[:0], s.slab[:0], s.list[:0]
 }
 
 // roundCk is a CK read by a round, with the leases it carries.
@@ -141,7 +167,7 @@ func (b *Broker) startRound(s *reviveService, t int64) {
 	s.pulling, s.start = true, t
 	s.old = max(s.offset, b.reviveCommitted(s.qid))
 	s.read, s.endTime, s.firstRt, s.noMsg, s.msgs, s.cut = s.old+1, 0, 0, 0, 0, false
-	s.cks, s.mocks, s.all, s.mockOrder = map[string]*roundCk{}, map[string]*roundCk{}, nil, nil
+	s.resetRound()
 }
 
 // reviveTopicPull is one pull time of a round: read batches while they are not
@@ -168,7 +194,7 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 		}
 		for i := 0; i < n; i++ {
 			b.stats.ReviveReads++
-			if !b.readRevive(s, g, &q.msgs[s.read-q.min]) {
+			if !b.readRevive(s, g, q, s.read) {
 				b.abortRound(s, g)
 				return
 			}
@@ -190,55 +216,45 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 	}
 }
 
-// readRevive takes one revive-topic message into the round; false when its
-// body does not decode (upstream's JSON exception aborts the round).
-func (b *Broker) readRevive(s *reviveService, g int64, m *model.Message) bool {
-	switch m.Tags {
-	case model.CkTag:
-		ck, err := model.ParsePopCheckPoint(m.Body)
-		if err != nil {
-			return false
-		}
-		if ck.Topic == "" || ck.CID == "" {
-			return true // skipped without moving endTime
-		}
-		ck.ReviveOffset = m.QueueOffset
-		rc := &roundCk{ck: ck, ref: b.ckl.byFirst[ckLeaseOf(m)]}
-		key := ck.MergeKey()
-		if old := s.cks[key]; old != nil {
+// readRevive takes revive queue q's message at offset o into the round;
+// false when its body does not decode (upstream's JSON exception aborts
+// the round).
+func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
+	d := b.reviveBodyAt(q, o)
+	m := &q.msgs[o-q.min]
+	switch {
+	case d.bad:
+		return false
+	case d.skip:
+		return true // skipped without moving endTime
+	case m.Tags == model.CkTag:
+		rc := s.newRoundCk()
+		rc.ck, rc.ref = d.ck, b.ckl.byFirst[d.lease]
+		if old := s.cks[d.key]; old != nil {
 			old.replaced = true
 		}
-		s.cks[key] = rc
+		s.cks[d.key] = rc
 		s.all = append(s.all, rc)
 		if s.firstRt == 0 {
-			s.firstRt = ck.ReviveTime()
+			s.firstRt = d.ck.ReviveTime()
 		}
-	case model.AckTag, model.BatchAckTag:
-		a, offs, err := decodeAck(m)
-		if err != nil {
-			return false
-		}
-		bn := a.BrokerName
-		if strings.TrimSpace(bn) == "" {
-			bn = b.cfg.BrokerName
-		}
-		key := model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
-		rc := s.cks[key]
+	case m.Tags == model.AckTag || m.Tags == model.BatchAckTag:
+		rc := s.cks[d.key]
 		if rc == nil {
 			if !b.cfg.EnableSkipLongAwaitingAck {
 				return true // the ack waits for its CK (#5408); endTime unmoved
 			}
-			b.mockForAck(s, g, m, &a, key)
+			b.mockForAck(s, g, m, &d.ack, d.key)
 		} else {
-			for _, o := range offs {
+			for _, o := range d.offs {
 				if i := rc.ck.IndexOfAck(o); i > -1 {
 					rc.ck.BitMap |= 1 << uint(i)
 				}
 			}
 		}
 	}
-	if d := deliverTime(m); d > s.endTime {
-		s.endTime = d
+	if d.deliver > s.endTime {
+		s.endTime = d.deliver
 	}
 	return true
 }
@@ -265,7 +281,9 @@ func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, a *mode
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)
 	}
-	s.mocks[key] = &roundCk{ck: ck, mock: true}
+	rc := s.newRoundCk()
+	rc.ck, rc.mock = ck, true
+	s.mocks[key] = rc
 	if s.firstRt == 0 {
 		s.firstRt = ck.ReviveTime()
 	}
@@ -288,10 +306,11 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		}
 		s.cks[key] = s.mocks[key]
 	}
-	list := make([]*roundCk, 0, len(s.cks))
+	list := s.list[:0]
 	for _, rc := range s.cks { // sorted below: the map's order does not matter
 		list = append(list, rc)
 	}
+	s.list = list
 	sort.Slice(list, func(i, j int) bool { return list[i].ck.ReviveOffset < list[j].ck.ReviveOffset })
 	newOffset := s.old
 	for _, rc := range list {
@@ -326,7 +345,7 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		s.slow = 1
 		s.due = g + b.cfg.ReviveInterval
 	}
-	s.cks, s.mocks, s.all, s.mockOrder = nil, nil, nil, nil
+	s.resetRound()
 }
 
 // ckTopicAlive: the CK's normal topic and its group still exist.

@@ -251,7 +251,8 @@ func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
 // deliver time, born now.
 func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliverMs int64) model.Message {
 	m := model.Message{Topic: b.reviveTopicName(), QueueID: rq, Tags: tag, UniqKey: uniq, BornTimestamp: nowMs, Body: body}
-	m.Properties = []model.Property{{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)}}
+	m.Properties = make([]model.Property, 1, 2) // room for a CK's lease
+	m.Properties[0] = model.Property{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)}
 	return m
 }
 
@@ -262,7 +263,7 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, rq int32, first mod
 	if b.timerRefuses(nowMs, deliver) {
 		return putRefused
 	}
-	m := b.reviveMessage(nowMs, rq, model.CkTag, ck.UniqueID(), ck.AppendJSON(nil), deliver)
+	m := b.reviveMessage(nowMs, rq, model.CkTag, ck.UniqueID(), ck.AppendJSON(make([]byte, 0, jsonCap(len(ck.QueueOffsetDiff), ck.Topic, ck.CID, ck.BrokerName))), deliver)
 	if ck.Num > 0 {
 		_ = m.SetProperty(PropertyLease, strconv.FormatUint(uint64(first), 10))
 	}
@@ -275,7 +276,7 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64,
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
-	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), a.AppendJSON(nil), deliverMs)
+	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), a.AppendJSON(make([]byte, 0, jsonCap(0, a.Topic, a.ConsumerGroup, a.BrokerName))), deliverMs)
 	b.stats.AckPuts++
 	return b.putRevive(nowMs, &m, deliverMs, fails)
 }
@@ -285,9 +286,19 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, rq int32, delive
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
-	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, a.UniqueID(), a.AppendJSON(nil), deliverMs)
+	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, a.UniqueID(), a.AppendJSON(make([]byte, 0, jsonCap(len(a.AckOffsetList), a.Topic, a.ConsumerGroup, a.BrokerName))), deliverMs)
 	b.stats.BatchAckPuts++
 	return b.putRevive(nowMs, &m, deliverMs, fails)
+}
+
+// jsonCap is room enough for the JSON of a CK or ack with n list entries
+// and these names, so the body is built in one allocation.
+func jsonCap(n int, names ...string) int {
+	c := 160 + 12*n
+	for _, s := range names {
+		c += len(s) + 8 // quotes and escapes of the usual names
+	}
+	return c
 }
 
 // deliverTime reads a revive message's TIMER_DELIVER_MS (getDeliverTimeMs;

@@ -197,6 +197,19 @@ type Bugs struct {
 	// blocked for the batch's lease. Fixed, such a retry spins for the
 	// lock. The lock is busy only with Faults.LockBusyPPM.
 	FifoRetryLockBusy bool
+	// SameMillisChangeInvisible (popsim's finding, FS; no upstream issue
+	// known, present from 5.1.4 to develop): changeInvisibleTime's new CK
+	// takes popTime = now and startOffset = the message's offset, so a
+	// renewal in the millisecond of the CK it renews (its pop's, when the
+	// message starts the batch, or an earlier renewal's) makes a CK with
+	// that CK's merge key. The ack-origin then pairs with the wrong one: in
+	// revive the later CK replaces the earlier in the round's map (the
+	// batch's other messages are lost, the renewal's lease ends as acked),
+	// and with the buffer on a later renewal's ack merges into the pop's
+	// buffered CK while the renewal's CK revives. Fixed, the new CK's
+	// popTime is the first millisecond from now at which no live CK has
+	// its merge key (docs/rocketmq/checkpoint-path.md §8).
+	SameMillisChangeInvisible bool
 	// LockFreeTimerFirstPending (popsim's finding; no upstream issue known):
 	// the lock manager arms a FIFO queue's timer for its first pending
 	// message's next-visible time (getLockFreeTimestamp), not for when the

@@ -150,6 +150,7 @@ func genConfig(c chooser, merge, kv bool) pop.Config {
 		cfg.Bugs.ReviveReadFailureLosesRetry = on("bug.reviveReadFailureLosesRetry")
 		cfg.Bugs.RePutCkLosesBrokerName = on("bug.rePutCkLosesBrokerName")
 		cfg.Bugs.DelayLevelTimer = on("bug.delayLevelTimer")
+		cfg.Bugs.SameMillisChangeInvisible = on("bug.sameMillisChangeInvisible")
 	}
 	return cfg
 }

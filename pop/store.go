@@ -34,6 +34,10 @@ type topic struct {
 type queue struct {
 	min  int64
 	msgs []model.Message // msgs[i] has offset min+i
+	// revive (revive-topic queues only) holds msgs[i]'s decoded body at
+	// i once a revive round has read it (ck_decoded.go); shorter than
+	// msgs when the tail has not been read.
+	revive []*reviveBody
 }
 
 func (q *queue) maxOffset() int64 { return q.min + int64(len(q.msgs)) }
@@ -146,6 +150,10 @@ func (q *queue) truncate(offset int64) int {
 	}
 	clear(q.msgs[:n])
 	q.msgs = q.msgs[n:]
+	if k := min(n, len(q.revive)); k > 0 {
+		clear(q.revive[:k])
+		q.revive = q.revive[k:]
+	}
 	q.min = offset
 	return n
 }

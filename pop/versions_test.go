@@ -23,6 +23,7 @@ var affects = map[string][]string{
 	"RePutCkLosesBrokerName":           {"5.1.4"},                                                                // #7412: ≤ 5.1.4, fixed 5.2.0
 	"DelayLevelTimer":                  nil,                                                                      // #3787: before 5.0.0, no profile
 	"FifoRetryLockBusy":                {"5.3.2", "5.3.3", "5.4.0"},                                              // #10827: KV FIFO 5.3.2 – 5.4.0, fix merged 2026-08, release unknown
+	"SameMillisChangeInvisible":        {"5.1.4", "5.2.0", "5.3.0", "5.3.1", "5.3.2", "5.3.3", "5.4.0", "5.5.0"}, // popsim's finding, FS: the code of 5.1.4, 5.3.3 and develop, no fix
 	"LockFreeTimerFirstPending":        nil,                                                                      // popsim's finding: affected releases not established, no profile
 }
 

@@ -31,9 +31,10 @@ package pop_test
 //   - restarts, write faults and failed revives (xpath_restart.txt,
 //     xpath_faults.txt): not in these sequences.
 //   - a renewal in its pop's millisecond: on the checkpoint path the new
-//     CK has the old one's merge key when the message starts its batch,
-//     so the revive round replaces one with the other (ck_change.txt).
-//     Operations here are 1 ms apart, as real clients are.
+//     CK would have the old one's merge key when the message starts its
+//     batch; the engine moves it to the next free millisecond, so its
+//     deadline is 1 ms later than KV's (ck_change.txt). Operations here
+//     are 1 ms apart, as real clients are.
 //
 // Buffer merge is on for both or off for both (the KV cache, the FS
 // buffer): either way the outcomes above agree.
@@ -277,7 +278,7 @@ func (h *xharness) compareSettled() error {
 
 // xstep draws and applies one operation, 1 ms after the previous one:
 // the checkpoint path's merge keys carry the pop time in milliseconds, and
-// a renewal in its pop's millisecond collides with its CK (ck_change.txt).
+// a renewal in its pop's millisecond takes the next one (ck_change.txt).
 func (h *xharness) xstep(r *rand.Rand) error {
 	h.now = h.now.Add(clock.Millisecond)
 	its := []clock.Duration{0, clock.Second, 5 * clock.Second, 30 * clock.Second}

@@ -25,6 +25,10 @@ type Target struct {
 	Lease  model.LeaseID
 	// Managed: the handle was the proxy's managed one, not the client's.
 	Managed bool
+	// Entry is the managed registration the handle came from (0 when the
+	// client's own): one delivery of the message. Report a renewal's
+	// answer for it with Changed.
+	Entry uint64
 }
 
 // Ack checks an ack (AckMessageActivity, ConsumerProcessor.ackMessage):
@@ -78,7 +82,7 @@ func (p *Proxy) Change(now clock.Time, req *ChangeRequest) (pop.ChangeInvisibleT
 	}
 	if i := p.find(req.ClientID, req.Group, req.MessageID); i >= 0 {
 		m := &p.managed[i]
-		t = Target{Handle: m.handle, Lease: m.lease, Managed: true}
+		t = Target{Handle: m.handle, Lease: m.lease, Managed: true, Entry: m.id}
 	}
 	if st := validateHandle(now, &t.Handle); !st.IsOK() {
 		return pop.ChangeInvisibleTimeRequest{}, t, st
@@ -86,13 +90,21 @@ func (p *Proxy) Change(now clock.Time, req *ChangeRequest) (pop.ChangeInvisibleT
 	return pop.NewChangeInvisibleTimeRequest(req.Group, req.Topic, &t.Handle, req.InvisibleTime), t, statusOK
 }
 
-// Changed reports the broker's successful answer to a client's renewal:
-// a message still managed is renewed from the new handle on.
-func (p *Proxy) Changed(clientID, group, messageID string, r *pop.ChangeInvisibleTimeResult) {
-	if r.Code != model.Success {
+// Changed reports the broker's successful answer to a client's renewal
+// that went out with the managed handle of registration entry (Target.
+// Entry): if that registration is still managed, it is renewed from the
+// new handle on (the fix of apache/rocketmq#9583). The answer never
+// touches another registration of the message, such as a later delivery
+// of it to the same client registered while the renewal was in flight:
+// upstream takes the registration out when the renewal is sent, so its
+// answer cannot reach one made later. Replacing the later delivery's
+// handle with the stale one would send the client's ack with a handle the
+// broker no longer matches (orderly: another pop's popTime).
+func (p *Proxy) Changed(clientID, group, messageID string, entry uint64, r *pop.ChangeInvisibleTimeResult) {
+	if r.Code != model.Success || entry == 0 {
 		return
 	}
-	if i := p.find(clientID, group, messageID); i >= 0 {
+	if i := p.find(clientID, group, messageID); i >= 0 && p.managed[i].id == entry {
 		m := &p.managed[i]
 		m.handle = r.Handle
 		if r.Lease != 0 { // an orderly renewal that made no lease leaves the old one named
@@ -104,12 +116,12 @@ func (p *Proxy) Changed(clientID, group, messageID string, r *pop.ChangeInvisibl
 // ChangeInvisibleDuration is Change with the broker call, for a driver
 // with no network between proxy and broker.
 func (p *Proxy) ChangeInvisibleDuration(now clock.Time, req *ChangeRequest) (pop.ChangeInvisibleTimeResult, Status) {
-	c, _, st := p.Change(now, req)
+	c, t, st := p.Change(now, req)
 	if !st.IsOK() {
 		return pop.ChangeInvisibleTimeResult{}, st
 	}
 	r := p.b.ChangeInvisibleTime(now, &c)
-	p.Changed(req.ClientID, req.Group, req.MessageID, &r)
+	p.Changed(req.ClientID, req.Group, req.MessageID, t.Entry, &r)
 	return r, brokerStatus(r.Code, "changeInvisibleDuration")
 }
 

@@ -44,7 +44,11 @@
 //     last renewal with the group's retry policy; up to MaxRenewRetryTimes
 //     failed attempts; a non-OK answer stops it. A successful client renewal
 //     of a managed handle replaces it (the fix of apache/rocketmq#9583, whose
-//     upstream behaviour keeps renewing the stale handle).
+//     upstream behaviour keeps renewing the stale handle), but only in the
+//     registration it was made from (Target.Entry): an answer arriving after
+//     a later delivery of the message was registered leaves that delivery's
+//     handle alone (upstream takes the registration out when the renewal
+//     is sent, so the answer cannot reach a later one).
 //   - Not modelled: the tag re-filter (NO_MATCH: the broker's tag filter is
 //     exact here), the 5 s renew scan (renewals fire exactly RenewAheadTime
 //     ahead), clearing a gone client's handles to 1 s (Forget drops them),

@@ -78,3 +78,50 @@ func TestRetryDelay(t *testing.T) {
 		}
 	}
 }
+
+// A client's renewal answered after the proxy registered a later delivery
+// of the same message (to the same client) renews only the registration it
+// was made from: the later delivery keeps its own handle, so the ack that
+// takes it still ends that delivery's lease.
+func TestChangedKeepsLaterDelivery(t *testing.T) {
+	w := newWorld()
+	if _, err := w.do("setup", args{}); err != nil {
+		t.Fatal(err)
+	}
+	w.b.Put(w.now, &model.Message{Topic: "t", UniqKey: "m", ID: 1})
+	receive := func(at clock.Time) *pop.PoppedMessage {
+		req, st := w.px.PopRequest(at, &ReceiveRequest{ClientID: "c", Group: "g", Topic: "t", BatchSize: 1, InvisibleTime: 10 * clock.Second, Timeout: 10 * clock.Second})
+		if !st.IsOK() {
+			t.Fatal(st)
+		}
+		var res ReceiveResult
+		w.px.Pop(at, &req, 17, &res)
+		if !res.Status.IsOK() || len(res.Pop.Messages) != 1 {
+			t.Fatalf("receive at %v: %v, %d messages", at, res.Status, len(res.Pop.Messages))
+		}
+		m := res.Pop.Messages[0]
+		w.px.Manage(at, "c", "g", &m)
+		return &m
+	}
+	first := receive(w.now)
+	creq, target, st := w.px.Change(w.now, &ChangeRequest{ClientID: "c", Group: "g", Topic: "t", MessageID: "m", Handle: first.Handle, Lease: first.Lease, InvisibleTime: 5 * clock.Second})
+	if !st.IsOK() || !target.Managed || target.Entry == 0 {
+		t.Fatalf("change: %v, target %+v", st, target)
+	}
+	r := w.b.ChangeInvisibleTime(w.now, &creq)
+	if r.Code != model.Success || r.Lease == 0 {
+		t.Fatalf("broker change: %v lease %d", r.Code, r.Lease)
+	}
+	// The renewed lease runs out and the message comes back to the same
+	// client before the renewal's answer reaches the proxy.
+	later := w.now.Add(6 * clock.Second)
+	for at := w.now; at <= later; at = at.Add(100 * clock.Millisecond) {
+		w.b.Revive(at)
+	}
+	second := receive(later.Add(clock.Second))
+	w.px.Changed("c", "g", "m", target.Entry, &r)
+	a, st := w.px.AckMessage(later.Add(clock.Second), &AckRequest{ClientID: "c", Group: "g", Topic: "t", MessageID: "m", Handle: first.Handle, Lease: first.Lease})
+	if !st.IsOK() || a.Removed != second.Lease {
+		t.Fatalf("ack: %v, removed %d, want the later delivery's lease %d (the renewal made %d)", st, a.Removed, second.Lease, r.Lease)
+	}
+}

@@ -326,7 +326,7 @@ func (w *world) change(a args) (string, error) {
 		return fmt.Sprintf("handle of lease %d (managed %v): status %s", target.Lease, target.Managed, st), nil
 	}
 	r := w.b.ChangeInvisibleTime(w.now, &creq)
-	w.px.Changed(req.ClientID, req.Group, req.MessageID, &r)
+	w.px.Changed(req.ClientID, req.Group, req.MessageID, target.Entry, &r)
 	return fmt.Sprintf("handle of lease %d (managed %v): status %s, new lease %d until %s, removed %d", target.Lease, target.Managed, st, r.Lease, w.at(r.Deadline), r.Removed), nil
 }
 

@@ -134,6 +134,7 @@
 //	    reviveReadFailureLosesRetry: false  # #10985 (CK)
 //	    rePutCkLosesBrokerName: false       # #7412 (CK)
 //	    delayLevelTimer: false              # #3787/#4153 (CK)
+//	    sameMillisChangeInvisible: false    # popsim's finding (CK): a renewal's CK takes a live CK's merge key
 //
 //	network:
 //	  requestLatency: uniform(200us,2ms)    # one-way; const(0s) for none

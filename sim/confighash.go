@@ -46,10 +46,12 @@ type canonBugs struct {
 	pop.Bugs
 	FifoRetryLockBusy         bool `json:",omitempty"`
 	LockFreeTimerFirstPending bool `json:",omitempty"`
+	SameMillisChangeInvisible bool `json:",omitempty"`
 }
 
 func canonEngineOf(c *pop.Config) canonEngine {
-	e := canonEngine{Config: *c, Bugs: canonBugs{Bugs: c.Bugs, FifoRetryLockBusy: c.Bugs.FifoRetryLockBusy, LockFreeTimerFirstPending: c.Bugs.LockFreeTimerFirstPending}}
+	e := canonEngine{Config: *c, Bugs: canonBugs{Bugs: c.Bugs, FifoRetryLockBusy: c.Bugs.FifoRetryLockBusy, LockFreeTimerFirstPending: c.Bugs.LockFreeTimerFirstPending,
+		SameMillisChangeInvisible: c.Bugs.SameMillisChangeInvisible}}
 	if !c.EnableNotifyAfterPopOrderLockRelease {
 		off := false
 		e.EnableNotifyAfterPopOrderLockRelease = &off

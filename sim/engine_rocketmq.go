@@ -36,9 +36,10 @@ type rocketMQ struct {
 	holds  map[uint64]*pullReq // held pulls, by hold id
 	// selfEnded: checkpoint-path leases a renewal made and ended at once,
 	// its ack of the old checkpoint pairing with its own new one (a
-	// renewal in its pop's millisecond: the two checkpoints share a merge
-	// key). The message will not come back; the client's ack of the new
-	// lease, which ends nothing more, is its ack for the meter.
+	// renewal in its pop's millisecond with bug SameMillisChangeInvisible:
+	// the two checkpoints share a merge key). The message will not come
+	// back; the client's ack of the new lease, which ends nothing more, is
+	// its ack for the meter.
 	selfEnded map[model.LeaseID]struct{}
 }
 
@@ -234,7 +235,9 @@ type changeReq struct {
 	// keepDeadline: renew for exactly the time the lease has left when the
 	// request reaches the engine (the injected same-deadline edge).
 	keepDeadline bool
-	renewal      uint64 // the proxy's auto-renewal id (changeRenew)
+	// renewal: the proxy's managed registration the handle came from (the
+	// auto-renewal's id for changeRenew; 0 when the client's own handle).
+	renewal uint64
 }
 
 // pullReq is the Pull baseline's pull.

@@ -632,7 +632,8 @@ func (a *kafkaShare) deadLetter(now clock.Time, ev *share.LeaseEvent, client int
 }
 
 // traceEnded traces leases the engine ended on its own: lock timeouts,
-// session closes, at the limit or not.
+// session closes, at the limit or not. A lock timeout whose share-state
+// write failed is traced r=unpersisted.
 func (a *kafkaShare) traceEnded(now clock.Time, evs []share.LeaseEvent, out *Outcome) {
 	for i := range evs {
 		ev := &evs[i]
@@ -641,9 +642,14 @@ func (a *kafkaShare) traceEnded(now clock.Time, evs []share.LeaseEvent, out *Out
 			continue
 		}
 		e := model.Event{Kind: model.EvLapse, Client: -1, Msg: ev.Msg, Lease: ev.Lease}
-		if ev.End == share.EndSessionClosed {
+		switch {
+		case ev.End == share.EndSessionClosed:
 			e.Reason = model.RSessionClosed
 			a.s.cov.hit("session-release")
+		case ev.PersistFailed:
+			// The lock timeout stands in memory only: a restart
+			// reloads the count written before it.
+			e.Reason = model.RUnpersisted
 		}
 		a.emit(now, e)
 	}

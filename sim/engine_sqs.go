@@ -448,12 +448,8 @@ func (a *sqsEngine) receive(now clock.Time, r *sqsReceiveReq, out *Outcome) {
 // atFifoLimit reports whether a FIFO queue's in-flight messages reached
 // the limit.
 func (a *sqsEngine) atFifoLimit(queue string) bool {
-	for _, c := range a.svc.Counts() {
-		if c.Queue == queue {
-			return c.InFlight >= a.svc.Config().FifoInFlightLimit
-		}
-	}
-	return false
+	c, ok := a.svc.CountsOf(queue)
+	return ok && c.InFlight >= a.svc.Config().FifoInFlightLimit
 }
 
 // lend traces the leases of a receive's messages and hands them to it.

@@ -37,13 +37,17 @@ type holQueue struct {
 	open, failed int64
 	since        clock.Time // the episode's start, when failed > 0
 	episodes     int64
+	// ok: its open messages consumed successfully (passed looks only at
+	// these); closed ones leave at passed's next visit.
+	ok []*holMsg
 }
 
 type holMsg struct {
-	q          *holQueue
-	key        holKey
-	offset     int64
-	failed, ok bool // ok: consumed successfully at least once
+	q      *holQueue
+	id     model.MsgID
+	offset int64
+	// ok: consumed successfully at least once; closed: settled
+	failed, ok, closed bool
 }
 
 func newHolMeter() *holMeter {
@@ -66,8 +70,9 @@ func (h *holMeter) observe(e *model.Event) {
 	case model.EvConsumeEnd:
 		if e.Reason != model.RSuccess {
 			h.fail(e.Msg)
-		} else if m := h.msgs[e.Msg]; m != nil {
+		} else if m := h.msgs[e.Msg]; m != nil && !m.ok {
 			m.ok = true
+			m.q.ok = append(m.q.ok, m)
 		}
 	case model.EvExpiredLocal, model.EvLapse:
 		h.fail(e.Msg)
@@ -92,7 +97,7 @@ func (h *holMeter) produced(e *model.Event) {
 		h.qlist = append(h.qlist, q)
 	}
 	q.open++
-	h.msgs[e.Msg] = &holMsg{q: q, key: k, offset: e.Offset}
+	h.msgs[e.Msg] = &holMsg{q: q, id: e.Msg, offset: e.Offset}
 	if q.failed > 0 {
 		h.backlog = max(h.backlog, q.open-1)
 	}
@@ -120,6 +125,7 @@ func (h *holMeter) settled(id model.MsgID) {
 		return
 	}
 	delete(h.msgs, id)
+	m.closed = true
 	m.q.open--
 	if m.failed {
 		if m.q.failed--; m.q.failed == 0 {
@@ -145,14 +151,25 @@ func (h *holMeter) passed(e *model.Event) []model.MsgID {
 	if e.Client >= 0 || !h.isOrderly(e.Topic) {
 		return nil
 	}
-	k := holKey{e.Topic, e.Queue}
-	var ids []model.MsgID
-	for id, m := range h.msgs {
-		if m.ok && m.key == k && m.offset < e.Offset {
-			ids = append(ids, id)
-		}
+	q := h.queues[holKey{e.Topic, e.Queue}]
+	if q == nil {
+		return nil
 	}
-	slices.Sort(ids) // collected from a map: sorted before anyone acts on them
+	var ids []model.MsgID
+	n := 0
+	for _, m := range q.ok {
+		if m.closed {
+			continue // settled since: leaves the list
+		}
+		if m.offset < e.Offset {
+			ids = append(ids, m.id)
+		}
+		q.ok[n] = m
+		n++
+	}
+	clear(q.ok[n:])
+	q.ok = q.ok[:n]
+	slices.Sort(ids) // the callers settle them in id order
 	return ids
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 
 	"popsim/clock"
@@ -48,5 +49,42 @@ func TestHolMeter(t *testing.T) {
 	}
 	if newHolMeter().summary(at(1)) != nil {
 		t.Error("a run without orderly groups has a head-of-line summary")
+	}
+}
+
+// TestHolMeterPassed: an engine commit passes, in id order, exactly the
+// open messages of its own queue consumed successfully below its offset;
+// a settled one is not passed again, a client's commit passes nothing.
+func TestHolMeterPassed(t *testing.T) {
+	h := newHolMeter()
+	ev := func(e model.Event) { h.observe(&e) }
+	ev(model.Event{Kind: model.EvSubscribe, Topic: "fifo", Reason: model.ROrderly})
+	// ids 5..1 at offsets 0..4 of queue 0; id 6 at offset 0 of queue 1
+	for off := int64(0); off < 5; off++ {
+		ev(model.Event{Kind: model.EvProduce, Msg: model.MsgID(5 - off), Topic: "fifo", Queue: 0, Offset: off})
+	}
+	ev(model.Event{Kind: model.EvProduce, Msg: 6, Topic: "fifo", Queue: 1, Offset: 0})
+	for _, id := range []model.MsgID{5, 4, 2, 6, 4} { // 3 (offset 2) not consumed; 4 twice
+		ev(model.Event{Kind: model.EvConsumeEnd, Msg: id, Reason: model.RSuccess})
+	}
+	commit := func(q int32, off int64, client int32) []model.MsgID {
+		return h.passed(&model.Event{Kind: model.EvCommit, Topic: "fifo", Queue: q, Offset: off, Client: client})
+	}
+	if got := commit(0, 4, 0); got != nil {
+		t.Errorf("a client's commit passed %v", got)
+	}
+	if got := commit(0, 3, -1); !slices.Equal(got, []model.MsgID{4, 5}) {
+		t.Errorf("commit 3 of queue 0 passed %v, want [4 5]", got)
+	}
+	h.settled(4)
+	h.settled(5)
+	if got := commit(0, 5, -1); !slices.Equal(got, []model.MsgID{2}) {
+		t.Errorf("commit 5 of queue 0 passed %v, want [2]", got)
+	}
+	if got := commit(1, 1, -1); !slices.Equal(got, []model.MsgID{6}) {
+		t.Errorf("commit 1 of queue 1 passed %v, want [6]", got)
+	}
+	if got := commit(2, 9, -1); got != nil {
+		t.Errorf("a commit of a queue never seen passed %v", got)
 	}
 }

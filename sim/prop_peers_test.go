@@ -148,8 +148,51 @@ func (c *peerCase) config() Config {
 		set := DefaultSQSConsumerSettings()
 		set.WaitTimeSeconds, set.RetryVisibilityTimeout = p.wait, p.retryVis
 		cfg.Consumers[0].Settings = set
+		cfg.EventBudget += shortPollBudget(p.wait, k.consumers, k.drain)
 	}
 	return cfg
+}
+
+// shortPollTasksPerSecond bounds the sim tasks one short-polling SQS
+// consumer dispatches per virtual second while it finds nothing: it asks
+// again as soon as an empty answer comes back, as an SDK receive loop does
+// (about 915 with the default network; TestShortPollBudget measures it).
+const shortPollTasksPerSecond = 1500
+
+// shortPollBudget is the event budget a peer case adds for short polling
+// (WaitTimeSeconds 0): its consumers may spin for the whole run, drain
+// included, which a FIFO group blocked behind long visibility timeouts
+// makes long (a 6-consumer case settled at T+926s after 5.07 million tasks,
+// past propEventBudget). Long polls park and need nothing more.
+func shortPollBudget(wait, consumers int, drain clock.Duration) int64 {
+	if wait != 0 {
+		return 0
+	}
+	return int64(consumers) * int64((propDuration+drain)/clock.Second) * shortPollTasksPerSecond
+}
+
+// TestShortPollBudget: a short-polling consumer's empty receives stay
+// within shortPollTasksPerSecond, with room to spare. Two consumers poll
+// for a minute while the only message waits out its visibility timeout.
+func TestShortPollBudget(t *testing.T) {
+	for _, eng := range []EngineKind{SQSStandard, SQSFIFO} {
+		c := &peerCase{}
+		c.peer = peerKnobs{engine: eng, visibility: 60, maxReceive: 1, exception: "1"}
+		k := &c.knobs
+		k.consumers, k.threads, k.batch, k.processing, k.reconsume = 2, 1, 1, "const(5ms)", "0"
+		k.messages, k.arrivals, k.queues, k.restart, k.seed, k.drain = 1, "backlog(1)", 1, 10*clock.Second, 7, propDrain
+		r, err := c.run("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Summary.SimSeconds < 60 {
+			t.Fatalf("%s: the run settled at T+%.1fs, before the visibility timeout: nothing was measured", eng, r.Summary.SimSeconds)
+		}
+		rate := float64(r.Summary.SimEvents) / r.Summary.SimSeconds / float64(k.consumers)
+		if rate > shortPollTasksPerSecond/1.25 {
+			t.Errorf("%s: a short-polling consumer dispatches %.0f tasks a second; shortPollTasksPerSecond (%d) leaves too little room", eng, rate, shortPollTasksPerSecond)
+		}
+	}
 }
 
 func (c *peerCase) run(replay string) (*Result, error) {

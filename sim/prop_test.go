@@ -146,6 +146,9 @@ type genOpts struct {
 	// how long after its poll time a client gives a receive up and retries.
 	pollSlack  clock.Duration
 	checkpoint bool // RocketMQ's checkpoint path (default: KV)
+	// latency (empty: the default uniform(200us,2ms)) is the network's
+	// one-way latency both ways.
+	latency string
 }
 
 // drawnStep is a schedule step as drawn: times in 10 ms and 100 ms units,
@@ -292,6 +295,7 @@ type propKnobs struct {
 	lockBusy     PPM
 	pollSlack    clock.Duration
 	checkpoint   bool
+	latency      string
 }
 
 var (
@@ -349,7 +353,7 @@ func drawKnobs(rt *rapid.T, g *genOpts) propKnobs {
 	if g.drain > 0 {
 		k.drain = g.drain
 	}
-	k.pollSlack = g.pollSlack
+	k.pollSlack, k.latency = g.pollSlack, g.latency
 	if g.orderly {
 		k.orderly = true
 		if k.kind == Simple {
@@ -380,6 +384,10 @@ func (k *propKnobs) config(bugs pop.Bugs) Config {
 		eng.RetrieveMessageFromPopRetryTopicV1 = !k.retryV2 // one retry version (see the top of the file)
 	}
 	eng.EnablePopBufferMerge, eng.EnableRetryTopicV2, eng.Bugs = k.cache, k.retryV2, bugs
+	net := NetworkSpec{PollTimeoutSlack: k.pollSlack}
+	if k.latency != "" {
+		net.RequestLatency, net.ResponseLatency = dist(k.latency), dist(k.latency)
+	}
 	return Config{
 		Seed: k.seed, Engine: EngineSpec{Settings: &eng},
 		Topics:    []TopicSpec{{Name: "orders", Queues: k.queues}},
@@ -391,7 +399,7 @@ func (k *propKnobs) config(bugs pop.Bugs) Config {
 			Outcomes: outcomes("outcomes(reconsume_later=" + k.reconsume + ")"), Settings: k.settings(),
 		}},
 		Faults:   FaultSpec{Crash: CrashSpec{RestartDelay: dist(fmt.Sprintf("const(%s)", k.restart.Std()))}, LockBusy: k.lockBusy},
-		Network:  NetworkSpec{PollTimeoutSlack: k.pollSlack},
+		Network:  net,
 		Duration: propDuration, Drain: k.drain, EventBudget: propEventBudget,
 	}
 }
@@ -418,6 +426,9 @@ func (k *propKnobs) String() string {
 	}
 	if k.pollSlack != 0 {
 		s += fmt.Sprintf(", poll timeout slack %v", k.pollSlack.Std())
+	}
+	if k.latency != "" {
+		s += ", network latency " + k.latency
 	}
 	path := "kv"
 	if k.checkpoint {

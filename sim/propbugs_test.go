@@ -277,3 +277,17 @@ func TestPropFindsDelayLevelTimer(t *testing.T) {
 		maxSteps: 0, checks: 100, seed: "1",
 	})
 }
+
+// popsim's finding: a renewal in the millisecond of the CK it renews makes,
+// with upstream's popTime = now, a CK with that CK's merge key; the
+// ack-origin pairs with the wrong one and the batch's CK is lost. The
+// trigger is a renewal right after delivery (the same-deadline renewal
+// step), with the buffer off (RocketMQ's default).
+func TestPropFindsSameMillisChangeInvisible(t *testing.T) {
+	huntBug(t, bugHunt{
+		bugs:     pop.Bugs{SameMillisChangeInvisible: true},
+		gen:      hunt(genOpts{checkpoint: true, always: families(pfRenewSameDeadline), cache: ptr(false), latency: "const(100us)"}),
+		want:     check.InvLost,
+		maxSteps: 1, checks: 100, seed: "1",
+	})
+}

@@ -72,14 +72,17 @@ func (s *sim) faultRenew(c *consumer, f *renewFault) {
 	}
 	invisible := s.invisibleOf(c)
 	req := pop.NewChangeInvisibleTimeRequest(c.g.name, h.msg.Topic, &handle, invisible)
+	var entry uint64
 	if sc, ok := c.cl.(*simpleConsumer); ok {
-		var ok bool
-		if req, lease, ok = sc.change(s, h, handle, lease, invisible); !ok {
+		r, t, ok := sc.change(s, h, handle, lease, invisible)
+		if !ok {
 			return
 		}
+		req, lease, entry = r, t.Lease, t.Entry
 	}
 	s.cov.hit(s.faults.renew[f.edge].name)
 	r := s.newChange(c, h, h.msg.ID, req, lease, why, changeReason(why, f.edge))
+	r.renewal = entry
 	r.keepDeadline = f.edge == renewSameDeadline
 	if f.edge == renewAtExpiry {
 		s.sendAt(r, f.dl)

@@ -207,8 +207,8 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 	case workload.Success:
 		p.ack(s, h)
 	case workload.ReconsumeLater:
-		if req, lease, ok := p.change(s, h, h.handle, h.lease, proxy.RetryDelay(h.msg.ReconsumeTimes)); ok {
-			s.sendNack(h, req, lease)
+		if req, t, ok := p.change(s, h, h.handle, h.lease, proxy.RetryDelay(h.msg.ReconsumeTimes)); ok {
+			s.sendNack(h, req, t.Lease)
 		}
 	}
 	h.finished = true // whatever the outcome, the client is done with h
@@ -250,17 +250,18 @@ func (p *simpleConsumer) ack(s *sim, h *popHeld) {
 }
 
 // change checks a renewal of h (with handle and its lease) at the proxy:
-// the request to send and the lease its handle is for, or false when the
-// proxy rejected it (traced).
-func (p *simpleConsumer) change(s *sim, h *popHeld, handle model.ReceiptHandle, lease model.LeaseID, invisible clock.Duration) (pop.ChangeInvisibleTimeRequest, model.LeaseID, bool) {
+// the request to send and the proxy's target (the lease its handle is for
+// and the managed registration it came from), or false when the proxy
+// rejected it (traced).
+func (p *simpleConsumer) change(s *sim, h *popHeld, handle model.ReceiptHandle, lease model.LeaseID, invisible clock.Duration) (pop.ChangeInvisibleTimeRequest, proxy.Target, bool) {
 	c := p.c
 	req, t, st := p.px.Change(c.now(s), &proxy.ChangeRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
 		MessageID: h.msg.UniqKey, Handle: handle, Lease: lease, InvisibleTime: invisible})
 	if !st.IsOK() {
 		p.rejected(s, h, t.Lease, model.RAtRenew)
-		return req, 0, false
+		return req, t, false
 	}
-	return req, t.Lease, true
+	return req, t, true
 }
 
 // rejected traces the proxy rejecting an expired handle.
@@ -287,7 +288,7 @@ func (p *simpleConsumer) changeResponse(s *sim, r *changeReq) {
 		p.armTick(s)
 	case changeFault:
 		if r.res.Code == model.Success && !r.h.finished && r.h.epoch == c.epoch {
-			p.px.Changed(c.clientID, c.g.name, r.h.msg.UniqKey, &r.res)
+			p.px.Changed(c.clientID, c.g.name, r.h.msg.UniqKey, r.renewal, &r.res)
 		}
 		adoptRenewal(r)
 	}

@@ -53,7 +53,7 @@ func checkReceive(q *queue, req *ReceiveMessageRequest) (max, vt, wait int, err 
 		err = errParamRange("VisibilityTimeout", vt, 0, MaxVisibilitySeconds)
 	case wait < 0 || wait > MaxWaitTimeSeconds:
 		err = errParamRange("WaitTimeSeconds", wait, 0, MaxWaitTimeSeconds)
-	case q.fifo() && req.ReceiveRequestAttemptID != "" && !idRE.MatchString(req.ReceiveRequestAttemptID):
+	case q.fifo() && req.ReceiveRequestAttemptID != "" && !validID(req.ReceiveRequestAttemptID):
 		err = errBadID("ReceiveRequestAttemptId", req.ReceiveRequestAttemptID)
 	}
 	return max, vt, wait, err
@@ -71,10 +71,10 @@ func (s *Service) receive(q *queue, req *ReceiveMessageRequest, max, vt int, all
 		q.stats.OverLimit++
 		return nil, newErr(OverLimit, "Too many messages in flight: the queue has %d, the limit is %d.", q.inflight, s.cfg.StandardInFlightLimit)
 	}
-	out := make([]Delivery, 0, max)
+	var out []Delivery // allocated by the first grant: most short polls find nothing
 	if !q.fifo() && req.DuplicateSeq != 0 {
 		if m := q.msgs[req.DuplicateSeq]; m != nil && m.state == stInFlight {
-			out = append(out, s.grant(q, m, vt))
+			out = append(make([]Delivery, 0, max), s.grant(q, m, vt))
 			out[0].Duplicate = true
 			q.stats.Duplicates++
 		}
@@ -122,9 +122,17 @@ func (s *Service) collectInto(out []Delivery, q *queue, req *ReceiveMessageReque
 			s.redrive(q, m)
 			continue
 		}
-		out = append(out, s.grant(q, m, vt))
+		out = appendGrant(out, s.grant(q, m, vt), n)
 	}
 	return out
+}
+
+// appendGrant appends d to out, giving a nil out room for n deliveries.
+func appendGrant(out []Delivery, d Delivery, n int) []Delivery {
+	if out == nil {
+		out = make([]Delivery, 0, n)
+	}
+	return append(out, d)
 }
 
 // sampleMask returns the servers a receive queries.
@@ -197,7 +205,7 @@ func (s *Service) drain(q *queue, g *group, out []Delivery, n, vt int, threshold
 			s.redrive(q, m)
 			continue
 		}
-		out = append(out, s.grant(q, m, vt))
+		out = appendGrant(out, s.grant(q, m, vt), n)
 	}
 	return out
 }

@@ -9,10 +9,22 @@ import (
 	"popsim/model"
 )
 
-// idRE is what MessageGroupId, MessageDeduplicationId and
-// ReceiveRequestAttemptId may hold: 1 to 128 letters, digits and
-// punctuation.
-var idRE = regexp.MustCompile("^[0-9A-Za-z!\"#$%&'()*+,./:;<=>?@\\[\\\\\\]^_`{|}~-]{1,128}$")
+// validID reports whether s is what MessageGroupId,
+// MessageDeduplicationId and ReceiveRequestAttemptId may hold: 1 to 128
+// letters, digits and punctuation, which together are every printable
+// ASCII character but the space (0x21 to 0x7E). A loop, not a regexp: a
+// FIFO consumer's every receive carries an attempt id.
+func validID(s string) bool {
+	if len(s) < 1 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
 
 // batchIDRE is what a batch entry Id may hold.
 var batchIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
@@ -128,7 +140,7 @@ func (s *Service) checkSend(q *queue, req *SendMessageRequest) (dedupID string, 
 	switch g := req.MessageGroupID; {
 	case fifo && g == "":
 		return "", newErr(MissingParameter, "The request must contain the parameter MessageGroupId."), true
-	case g != "" && !idRE.MatchString(g):
+	case g != "" && !validID(g):
 		return "", errBadID("MessageGroupId", g), false
 	}
 	d := req.MessageDeduplicationID
@@ -137,7 +149,7 @@ func (s *Service) checkSend(q *queue, req *SendMessageRequest) (dedupID string, 
 		return "", errWrongQueueType("MessageDeduplicationId", d), false
 	case !fifo:
 		return "", nil, false
-	case d != "" && !idRE.MatchString(d):
+	case d != "" && !validID(d):
 		return "", errBadID("MessageDeduplicationId", d), false
 	case d == "" && !q.attrs.ContentBasedDeduplication:
 		return "", newErr(InvalidParameterValue, "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"), true

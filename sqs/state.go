@@ -92,6 +92,16 @@ func (s *Service) Counts() []Counts {
 	return out
 }
 
+// CountsOf returns one queue's counts without the others' (the simulator
+// asks after every empty FIFO receive), or false if there is no such queue.
+func (s *Service) CountsOf(queue string) (Counts, bool) {
+	q := s.byName[queue]
+	if q == nil {
+		return Counts{}, false
+	}
+	return q.counts(), true
+}
+
 // MessageInfo describes one stored message, for tests and the simulator's
 // liveness reports.
 type MessageInfo struct {

@@ -14,6 +14,7 @@ const usage = `usage:
   popbench run [-count N] [-benchtime D] [-sizes 1k,100k,1M] [-run REGEXP] [-out out/bench] [-cpuprofile F] [-latency-every N]
   popbench compare [-threshold METRIC=LIMIT]... [-alpha 0.05] OLD NEW
   popbench smoke [-budgets FILE] [-sizes 1k,100k] [-sim=true]
+  popbench soak [-scenario hot-topic-500x500] [-duration 1h] [-rate 10000/s] [-seed 1] [-out out/bench] [-name NAME]
 Run "popbench COMMAND -h" for a command's flags.
 Exit status: 0 ok, 1 regression / broken budget / failed benchmark, 2 bad usage or input
 (an unknown flag, metric, case or budget key, an unreadable file, an unwritable -out).
@@ -32,11 +33,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return cmdCompare(args[1:], stdout, stderr)
 	case "smoke":
 		return cmdSmoke(args[1:], stdout, stderr)
+	case "soak":
+		return cmdSoak(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "popbench: unknown command %q: want run, compare or smoke\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "popbench: unknown command %q: want run, compare, smoke or soak\n%s", args[0], usage)
 	return 2
 }
 

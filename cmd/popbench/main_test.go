@@ -43,6 +43,10 @@ func TestCommandDispatch(t *testing.T) {
 		{[]string{"smoke", "-sizes", "0"}, 2, `size "0"`},
 		{[]string{"smoke", "-budgets", "/nonexistent/budgets.json"}, 2, "-budgets"},
 		{[]string{"run", "-h"}, 0, "-benchtime"},
+		{[]string{"soak", "extra"}, 2, "soak takes no arguments"},
+		{[]string{"soak", "-sample", "0s"}, 2, "-sample 0s"},
+		{[]string{"soak", "-scenario", "no-such-scenario"}, 2, "no-such-scenario"},
+		{[]string{"soak", "-duration", "soon"}, 2, "soon"},
 	} {
 		code, _, stderr := runMain(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.msg) {
@@ -326,5 +330,34 @@ func TestRunChecksOutBeforeBenchmarks(t *testing.T) {
 	code, out, stderr := runMain("run", "-count", "1", "-benchtime", "1x", "-sizes", "1k", "-run", "^FloorPopAck32/", "-out", "/proc/popbench-x")
 	if code != 2 || !strings.Contains(stderr, "-out") || strings.Contains(stderr, "FloorPopAck32") || out != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 before any benchmark", code, out, stderr)
+	}
+}
+
+// TestSoakRecordsARun: a short soak writes its figures, the overrides it
+// ran with, and a run that produced, acked and broke nothing.
+func TestSoakRecordsARun(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := runMain("soak", "-duration", "300ms", "-rate", "2000/s", "-out", dir, "-name", "short")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "virtual s in") || !strings.Contains(stdout, "short.json") {
+		t.Errorf("stdout %q", stdout)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "short.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r soakResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"duration=300ms", "eventBudget=10000000000", "producers[0].arrivals=poisson(2000/s)"}
+	if fmt.Sprint(r.Overrides) != fmt.Sprint(want) {
+		t.Errorf("overrides %q, want %q", r.Overrides, want)
+	}
+	if r.Scenario != "hot-topic-500x500" || r.VirtualSeconds < 0.3 || r.Produced == 0 || r.Acked != r.Produced || r.Violations != 0 ||
+		r.Events == 0 || r.PeakHeapBytes == 0 || r.Samples < 2 {
+		t.Errorf("implausible record: %+v", r)
 	}
 }

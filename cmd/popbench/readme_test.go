@@ -84,6 +84,14 @@ func readmeOutcome(c readme.Command, code int, out string) error {
 		if !strings.Contains(out, "ok: every gated metric within budget") {
 			return fmt.Errorf("smoke did not pass its gates")
 		}
+	case "soak":
+		i := strings.LastIndex(out, "wrote ")
+		if i < 0 {
+			return fmt.Errorf("soak names no file it wrote")
+		}
+		if _, err := os.Stat(strings.TrimSpace(out[i+len("wrote "):])); err != nil {
+			return fmt.Errorf("soak: %v", err)
+		}
 	}
 	return nil
 }

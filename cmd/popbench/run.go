@@ -351,8 +351,8 @@ func printTable(w io.Writer, rep report) {
 	tw.Flush()
 	for _, c := range rep.Cases {
 		if c.Unit == "event" {
-			fmt.Fprintf(w, "%s: %s events/s, %s virtual seconds per wall second (median of %d)\n", c.Name,
-				num(c.Summary["events/s"].Median), num(c.Summary["virtual-s/wall-s"].Median), c.Summary["events/s"].N)
+			fmt.Fprintf(w, "%s: %s events/s, %s events per CPU second of the whole process, %s virtual seconds per wall second (median of %d)\n", c.Name,
+				num(c.Summary["events/s"].Median), num(c.Summary["proc-cpu-events/s"].Median), num(c.Summary["virtual-s/wall-s"].Median), c.Summary["events/s"].N)
 		}
 	}
 	fmt.Fprintln(w, "x floor: engine median / floor median at the same in-flight size (PopAck32: FloorPopAck32; ChangeInvisibleTime: FloorChangeInvisibleTime)")

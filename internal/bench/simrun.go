@@ -11,7 +11,10 @@ import (
 // sim.DefaultConfig (fixed seed), a whole deterministic run in virtual
 // time. It reports per simulated event (ns/event, events/s, allocs/event)
 // and the virtual-to-wall ratio (virtual-s/wall-s: simulated seconds per
-// second of benchmark time). One latency round is one run.
+// second of benchmark time), and events per CPU second of the whole
+// process (proc-cpu-events/s, Linux: the garbage collector's threads
+// included, which cpu-ns/event, the benchmark thread's, leaves out). One
+// latency round is one run.
 func SimRun(b *testing.B, lat *Latency) { simRun(b, lat, sim.DefaultConfig()) }
 
 // SimRunHotTopic runs the built-in hot-topic-500x500 scenario (500 queues,
@@ -33,6 +36,7 @@ func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
 	lat.setRound(1)
 	var events int64
 	var virtual float64
+	proc0, procOK := processCPU()
 	m := startMeter(b)
 	for b.Loop() {
 		t0, s := lat.begin()
@@ -45,6 +49,11 @@ func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
 		virtual += r.Summary.SimSeconds
 	}
 	m.reportUnits(float64(events), "event")
+	if proc1, ok := processCPU(); ok && procOK && events > 0 && proc1 > proc0 {
+		// the figure: events per CPU second of the whole process
+		// (the collector's threads included), beside the thread's cpu-ns
+		b.ReportMetric(float64(events)/(float64(proc1-proc0)/1e9), "proc-cpu-events/s")
+	}
 	if sec := b.Elapsed().Seconds(); sec > 0 {
 		b.ReportMetric(virtual/sec, "virtual-s/wall-s")
 	}

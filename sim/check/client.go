@@ -141,6 +141,7 @@ func (c *Checker) success(m *msgState, ln int32, cause string) {
 	m.successes++
 	if m.successes == 1 {
 		m.firstOKLine = ln
+		m.g.indexPassable(m)
 		return
 	}
 	if ln != m.firstOKLine {
@@ -303,7 +304,8 @@ func (c *Checker) onSettled(e *model.Event) {
 	case model.EvReleased:
 		if x := c.leases.get(e.Ended); x != nil && !x.deadLettered {
 			t := m.addToken(m.places[x.at], x.line, x, CauseReconsumeLater)
-			t.inPlace = true
+			t.inPlace, t.restarts = true, int32(len(c.restarts))
+			keep(m, x)
 			c.wake.arrival(c, e, m, m.places[x.at])
 		}
 	case model.EvRejected:

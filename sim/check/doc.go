@@ -156,12 +156,18 @@
 // Engines that redeliver in place use the same causes: a Kafka lock or
 // an SQS visibility timeout running out is a lapse, judged like a revive;
 // a Kafka lapse before its deadline must say why (r=session-closed: its
-// holder's session closed, which a crash does); a Kafka RENEW or an SQS
-// ChangeMessageVisibility may keep its lease id (renewed with Next =
-// Lease); engine dead letters (delivery-limit, redrive, retention) end
-// the message's availability (retention counts as a drop by policy). A
-// group subscribed r=ordered (SQS FIFO) is owed no wakeup for a queue
-// with a lease in flight.
+// holder's session closed, which a crash does). A lease lent again in
+// place counts one more delivery than the lease it came back from
+// (delivery-count), unless a broker restart came in between: the engine
+// then reloads the count it last wrote, which is the count of the
+// message's latest lease that was released or ran out, except a lapse
+// traced r=unpersisted (Kafka keeps a lock timeout whose state write
+// failed in memory only); the next lease must count more than that. A
+// Kafka RENEW or an SQS ChangeMessageVisibility may keep its lease id
+// (renewed with Next = Lease); engine dead letters (delivery-limit,
+// redrive, retention) end the message's availability (retention counts as
+// a drop by policy). A group subscribed r=ordered (SQS FIFO) is owed no
+// wakeup for a queue with a lease in flight.
 //
 // A duplicate (Report.Duplicates) is a successful consumption of a message
 // the group had already consumed successfully. It is blamed on the fork

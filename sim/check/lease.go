@@ -177,11 +177,12 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 		// offsets of the queue's previous batch (mergeOffsetConsumedCount):
 		// a batch read in between resets it by design, so orderly groups
 		// are judged by the order invariants, not by this one.
-		if p := t.prev; t.inPlace && !m.g.orderly && p != nil && p.attempt > 0 && l.attempt <= p.attempt {
-			c.violate(InvDeliveryCount, e.Seq, m, fmt.Sprintf("lease %d lends message %d again in place with delivery count %d, but lease %d it came back from had count %d already: the engine lost a delivery from its count", l.id, m.id, l.attempt, p.id, p.attempt))
+		if p := t.prev; t.inPlace && !m.g.orderly && p != nil && p.attempt > 0 {
+			c.checkCount(m, l, p, t, e)
 		}
 	} else if c.restartSince(m.leased[i]) {
 		l.line, l.cause = m.fork(CauseBrokerRestart), CauseBrokerRestart
+		c.checkReloadedCount(m, l, e)
 	} else if c.orderGap(m, l, p) {
 		l.line, l.cause = m.fork(CauseOrderGap), CauseOrderGap
 	} else {
@@ -195,6 +196,39 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 	}
 	if m.successes > 0 && l.cause != CauseReconsumeLater && l.cause != causeFirst {
 		m.lines[l.line].since = l.cause
+	}
+}
+
+// checkCount: a lease lent again in place counts one more delivery than
+// the lease p it came back from, unless a broker restart came since p ran
+// out: the engine then reloads the state it last wrote (checkReloadedCount).
+func (c *Checker) checkCount(m *msgState, l, p *lease, t token, e *model.Event) {
+	if int(t.restarts) < len(c.restarts) {
+		c.checkReloadedCount(m, l, e)
+		return
+	}
+	if l.attempt <= p.attempt {
+		c.violate(InvDeliveryCount, e.Seq, m, fmt.Sprintf("lease %d lends message %d again in place with delivery count %d, but lease %d it came back from had count %d already: the engine lost a delivery from its count", l.id, m.id, l.attempt, p.id, p.attempt))
+	}
+}
+
+// checkReloadedCount: after a broker restart, an engine that lends in
+// place reloads the delivery count it last wrote (m.kept) and counts the
+// new lease on top of it. Kafka never writes an acquisition, and a lock
+// timeout whose write failed (r=unpersisted) stands in memory only, so the
+// count may fall back to what was written before them, never below.
+func (c *Checker) checkReloadedCount(m *msgState, l *lease, e *model.Event) {
+	if m.g.orderly || m.kept == 0 || l.attempt > m.kept {
+		return
+	}
+	c.violate(InvDeliveryCount, e.Seq, m, fmt.Sprintf("lease %d lends message %d after a broker restart with delivery count %d, but the engine had written count %d for it before: the restart lost a delivery it had persisted", l.id, m.id, l.attempt, m.kept))
+}
+
+// keep notes that the engine wrote lease l's delivery count for good: it
+// ran out in place (not r=unpersisted) or was released.
+func keep(m *msgState, l *lease) {
+	if !m.g.orderly && l.attempt > m.kept {
+		m.kept = l.attempt
 	}
 }
 
@@ -310,7 +344,10 @@ func (c *Checker) onLeaseRanOut(e *model.Event) {
 			l.settledByClient = true // its holder is gone: nothing is promised
 		}
 		t := m.addToken(m.places[l.at], l.line, l, "")
-		t.poor, t.inPlace = poor, true
+		t.poor, t.inPlace, t.restarts = poor, true, int32(len(c.restarts))
+		if e.Reason != model.RUnpersisted {
+			keep(m, l)
+		}
 		c.wake.arrival(c, e, m, m.places[l.at])
 	case model.EvLeaseLost:
 		if e.Reason == model.RSuperseded {

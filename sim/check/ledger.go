@@ -36,6 +36,12 @@ type group struct {
 	// unblock a queue up to orderSlack after its leases' deadline.
 	orderly    bool
 	orderSlack clock.Duration
+	// passable (orderly groups): the messages consumed successfully and
+	// not yet settled, by the queue of their produced place (places[0]),
+	// so a commit visits only its queue's (orderPassed); unplaced holds
+	// those that had no place yet. Settled ones leave at the next visit.
+	passable map[queueKey][]*msgState
+	unplaced []*msgState
 }
 
 // msgState is one message as one group sees it.
@@ -55,6 +61,7 @@ type msgState struct {
 	firstOKLine int32
 	delivered   bool
 	held        int32 // deliveries a client still has in hand
+	kept        int32 // the delivery count an in-place engine last wrote for good (see keep); a broker restart reloads it
 	pull        *pullState
 	seqs        seqRing
 
@@ -91,11 +98,12 @@ func (p place) String() string { return fmt.Sprintf("%s/%d@%d", p.topic, p.queue
 // it (nil for a produce); the cause of the next lease is decided when it
 // is taken, from prev's story as known then.
 type token struct {
-	at    int // index into places
-	line  int32
-	prev  *lease
-	cause string // fixed causes (first, producer_retry); "" = from prev
-	poor  bool   // the event that made it was already a violation
+	at       int // index into places
+	line     int32
+	restarts int32 // broker restarts the trace had told when it was made
+	prev     *lease
+	cause    string // fixed causes (first, producer_retry); "" = from prev
+	poor     bool   // the event that made it was already a violation
 	// inPlace: prev ran out (or was released) where the message lives, so
 	// the next lease there counts one more delivery.
 	inPlace bool
@@ -174,7 +182,11 @@ func (c *Checker) onSubscribe(e *model.Event) {
 		g.ordered, g.busy = true, map[queueKey]int{}
 	}
 	if e.Reason == model.ROrderly {
-		g.orderly, g.orderSlack = true, e.Span
+		if !g.orderly {
+			g.orderly, g.passable = true, map[queueKey][]*msgState{}
+			g.msgs.each(func(_ uint64, m *msgState) { g.indexPassable(m) })
+		}
+		g.orderSlack = e.Span
 	}
 	cl := c.clientOf(e)
 	cl.known, cl.group, cl.alive = true, g.idx, true
@@ -391,14 +403,40 @@ func (c *Checker) onCommit(e *model.Event) {
 // and it was consumed: an orderly client acks a later offset only once
 // the earlier ones were consumed, sent to the DLQ or dropped.
 func (c *Checker) orderPassed(g *group, e *model.Event) {
-	g.msgs.each(func(_ uint64, m *msgState) {
-		if m.settled != unsettled || m.successes == 0 || len(m.places) == 0 {
-			return
+	if len(g.unplaced) > 0 {
+		un := g.unplaced
+		g.unplaced = nil
+		for _, m := range un {
+			g.indexPassable(m)
 		}
-		if p := m.places[0]; p.topic == e.Topic && p.queue == e.Queue && p.offset < e.Offset {
+	}
+	k := queueKey{e.Topic, e.Queue}
+	list, n := g.passable[k], 0
+	for _, m := range list {
+		switch {
+		case m.settled != unsettled: // settled since: leaves the index
+		case m.places[0].offset < e.Offset:
 			c.settle(m, settledAck, "")
+		default:
+			list[n] = m
+			n++
 		}
-	})
+	}
+	clear(list[n:])
+	g.passable[k] = list[:n]
+}
+
+// indexPassable adds m to its orderly group's passable index when it was
+// consumed successfully and is not settled.
+func (g *group) indexPassable(m *msgState) {
+	switch {
+	case !g.orderly || m.settled != unsettled || m.successes == 0:
+	case len(m.places) == 0:
+		g.unplaced = append(g.unplaced, m)
+	default:
+		k := queueKey{m.places[0].topic, m.places[0].queue}
+		g.passable[k] = append(g.passable[k], m)
+	}
 }
 
 // finishLedger reports every message that ended unsettled, in group and id

@@ -617,7 +617,7 @@ func (b *Broker) bufferCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next i
 		return nil
 	}
 	cq := b.commitQOf(qk{ck.CID, ck.Topic, ck.QueueID})
-	if cq != nil && int64(len(cq.ws)) >= b.cfg.PopCkOffsetMaxQueueSize || b.buffered(ck.MergeKey()) != nil {
+	if cq != nil && int64(len(cq.ws)) >= b.cfg.PopCkOffsetMaxQueueSize || b.conflict(ck.MergeKey()) {
 		return nil
 	}
 	w := newWrapper(ck, rq, next, false)
@@ -629,7 +629,7 @@ func (b *Broker) bufferCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next i
 
 // writeCkJustOffset is addCkJustOffset.
 func (b *Broker) writeCkJustOffset(nowMs int64, ck *model.PopCheckPoint, rq int32, next int64, fails *[]pop.WriteFailure) *ckRef {
-	if b.buffered(ck.MergeKey()) != nil {
+	if b.conflict(ck.MergeKey()) {
 		return nil
 	}
 	w := newWrapper(ck, rq, next, true)
@@ -923,6 +923,22 @@ func (b *Broker) fsBatchAck(nowMs int64, a pop.BatchAck, res *pop.BatchAckResult
 	}
 }
 
+// conflict: a pop's CK with merge key key is refused: a buffered CK has
+// it, or (fixed) any live CK.
+func (b *Broker) conflict(key string) bool {
+	return b.buffered(key) != nil || !b.cfg.Bugs.SameMillisChangeInvisible && b.keyTaken(key)
+}
+
+// keyTaken: a live CK (not yet dropped) has merge key key.
+func (b *Broker) keyTaken(key string) bool {
+	for _, r := range b.ck.refs {
+		if r.alive && r.ck.MergeKey() == key {
+			return true
+		}
+	}
+	return false
+}
+
 // offsetOfLease is the queue offset of lease l.
 func (b *Broker) offsetOfLease(l model.LeaseID) int64 {
 	for _, r := range b.ck.refs {
@@ -937,6 +953,10 @@ func (b *Broker) fsChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h mo
 	rq := h.ReviveQueueID
 	ck := model.PopCheckPoint{Num: 1, PopTime: nowMs, InvisibleTime: invisible, StartOffset: req.Offset, CID: req.ConsumerGroup, Topic: req.Topic,
 		QueueID: req.QueueID, QueueOffsetDiff: []int32{0}, BrokerName: h.BrokerName}
+	for !b.cfg.Bugs.SameMillisChangeInvisible && b.keyTaken(ck.MergeKey()) {
+		ck.PopTime++ // the fix: the first millisecond whose merge key no live CK has
+	}
+	pt := ck.PopTime
 	var res pop.ChangeInvisibleTimeResult
 	if b.writeCk(nowMs, &ck, rq, b.lastLease+1, &res.Failures) != 0 {
 		res.Code = model.SystemError
@@ -958,10 +978,10 @@ func (b *Broker) fsChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h mo
 			}
 		}
 	}
-	res.Code, res.PopTime, res.InvisibleTime = model.Success, clock.FromMillis(nowMs), clock.MillisDuration(invisible)
-	res.Lease, res.Deadline, res.ReviveQid = r.first, clock.FromMillis(nowMs+invisible), rq
+	res.Code, res.PopTime, res.InvisibleTime = model.Success, clock.FromMillis(pt), clock.MillisDuration(invisible)
+	res.Lease, res.Deadline, res.ReviveQid = r.first, clock.FromMillis(pt+invisible), rq
 	res.OldDeleted = res.Removed != 0 || res.Pending != 0
-	res.Handle = model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: nowMs, InvisibleTime: invisible, ReviveQueueID: rq,
+	res.Handle = model.ReceiptHandle{CkQueueOffset: req.Offset, PopTime: pt, InvisibleTime: invisible, ReviveQueueID: rq,
 		RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName, QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}
 	return res
 }
@@ -971,9 +991,14 @@ func (b *Broker) fsChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h mo
 func (b *Broker) fsRestart(nowMs int64, r *pop.RestartResult) {
 	for _, w := range b.ck.buffer {
 		if !w.ckStored {
+			pending := append([]bool(nil), w.ref.pending...)
 			lost := b.forget(w.ref)
-			r.LostLeases = append(r.LostLeases, lost...)
 			r.CachedLost += len(lost)
+			for _, l := range lost {
+				if !pending[l-w.ref.first] { // a pending ack's lease was reported ended
+					r.LostLeases = append(r.LostLeases, l)
+				}
+			}
 			continue
 		}
 		for i := range w.bits {

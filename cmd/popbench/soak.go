@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime/metrics"
+	"strconv"
+	"time"
+
+	preport "popsim/report"
+	"popsim/scenarios"
+	"popsim/sim"
+)
+
+// soakConfig is `popbench soak`: one long simulator run of a built-in
+// scenario, measured for speed (virtual time per wall and per CPU second)
+// and memory (its peaks), as the issue's hour-long hot-topic row asks.
+type soakConfig struct {
+	scenario string
+	duration string
+	rate     string
+	seed     uint64
+	out      string
+	name     string
+	every    time.Duration
+}
+
+func parseSoak(args []string, stderr io.Writer) (soakConfig, error) {
+	var c soakConfig
+	fs := flag.NewFlagSet("popbench soak", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.scenario, "scenario", "hot-topic-500x500", "built-in scenario")
+	fs.StringVar(&c.duration, "duration", "1h", "virtual duration of the run (the scenario's duration)")
+	fs.StringVar(&c.rate, "rate", "10000/s", "arrival rate of the scenario's first producer, poisson; empty keeps the scenario's")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed")
+	fs.StringVar(&c.out, "out", "out/bench", "output directory (results/bench for the committed figures)")
+	fs.StringVar(&c.name, "name", "", "output file name without .json (default soak-<scenario>-<duration>)")
+	fs.DurationVar(&c.every, "sample", 100*time.Millisecond, "how often the memory is sampled (wall clock)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("%w: soak takes no arguments, got %q", errUsage, fs.Args())
+	}
+	if c.every <= 0 {
+		return c, fmt.Errorf("%w: -sample %v: want a positive duration", errUsage, c.every)
+	}
+	if c.name == "" {
+		c.name = "soak-" + c.scenario + "-" + c.duration
+	}
+	return c, nil
+}
+
+// soakResult is what `popbench soak` records.
+type soakResult struct {
+	Stamp     stamp    `json:"stamp"`
+	Scenario  string   `json:"scenario"`
+	Overrides []string `json:"overrides"`
+	Seed      uint64   `json:"seed"`
+	Command   string   `json:"command"`
+
+	VirtualSeconds float64 `json:"virtual_seconds"` // simulated, drain included
+	WallSeconds    float64 `json:"wall_seconds"`
+	// CPUSeconds is the process's user+system time (getrusage) on Linux,
+	// elsewhere the Go runtime's estimate (Go code, GC, scavenger).
+	CPUSeconds     float64 `json:"cpu_seconds"`
+	VirtualPerWall float64 `json:"virtual_per_wall"`
+	VirtualPerCPU  float64 `json:"virtual_per_cpu"`
+	Events         int64   `json:"sim_events"`
+	EventsPerCPUS  float64 `json:"events_per_cpu_second"`
+	Produced       int64   `json:"produced"`
+	Acked          int64   `json:"acked"`
+	Violations     int     `json:"violations"`
+	// PeakHeapBytes is the largest heap in use (live and not yet swept
+	// objects) sampled during the run; PeakTotalBytes the largest memory
+	// the runtime had mapped from the OS (heap, stacks, metadata).
+	PeakHeapBytes  uint64 `json:"peak_heap_bytes"`
+	PeakTotalBytes uint64 `json:"peak_total_bytes"`
+	Samples        int    `json:"memory_samples"`
+	// PeakRSSBytes is the process's peak resident set (getrusage, Linux
+	// only; 0 elsewhere), which includes the command's own start-up.
+	PeakRSSBytes uint64 `json:"peak_rss_bytes"`
+}
+
+func cmdSoak(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseSoak(args, stderr)
+	if err != nil {
+		return flagExit(err, stderr)
+	}
+	over := []scenarios.Override{{Path: "duration", Value: cfg.duration}, {Path: "eventBudget", Value: "10000000000"}}
+	if cfg.rate != "" {
+		over = append(over, scenarios.Override{Path: "producers[0].arrivals", Value: "poisson(" + cfg.rate + ")"})
+	}
+	s, err := scenarios.Builtin(cfg.scenario, over...)
+	if err != nil {
+		fmt.Fprintf(stderr, "popbench soak: %v\n", err)
+		return 2
+	}
+	if err := checkWritable(cfg.out); err != nil {
+		fmt.Fprintf(stderr, "popbench soak: -out: %v\n", err)
+		return 2
+	}
+	res := soakResult{Stamp: newStamp(1, cfg.duration), Scenario: cfg.scenario, Seed: cfg.seed,
+		Command: "popbench soak -scenario " + cfg.scenario + " -duration " + cfg.duration + " -rate " + strconv.Quote(cfg.rate)}
+	res.Stamp.Note = "one run; cpu_seconds is the whole process's; heap and mapped peaks are sampled every " + cfg.every.String()
+	for _, o := range over {
+		res.Overrides = append(res.Overrides, o.String())
+	}
+	fmt.Fprintf(stderr, "popbench soak: %s for %s of virtual time (%s)...\n", cfg.scenario, cfg.duration, res.Overrides)
+	mem := startMemSampler(cfg.every)
+	cpu0, t0 := cpuSeconds(), time.Now()
+	r, err := sim.Run(s.Config(cfg.seed), sim.RunOptions{Scenario: cfg.scenario})
+	res.WallSeconds, res.CPUSeconds = time.Since(t0).Seconds(), cpuSeconds()-cpu0
+	res.PeakHeapBytes, res.PeakTotalBytes, res.Samples = mem.stop()
+	_, res.PeakRSSBytes, _ = processUsage()
+	if err != nil {
+		fmt.Fprintf(stderr, "popbench soak: the run failed: %v\n", err)
+		return 1
+	}
+	sum := r.Summary
+	res.VirtualSeconds, res.Events, res.Produced, res.Acked, res.Violations = sum.SimSeconds, sum.SimEvents, sum.Produced, sum.Acked, len(sum.Violations)
+	res.VirtualPerWall = ratioOr0(sum.SimSeconds, res.WallSeconds)
+	res.VirtualPerCPU = ratioOr0(sum.SimSeconds, res.CPUSeconds)
+	res.EventsPerCPUS = ratioOr0(float64(sum.SimEvents), res.CPUSeconds)
+	data, _ := json.MarshalIndent(res, "", "  ")
+	path := filepath.Join(cfg.out, cfg.name+".json")
+	if err := preport.WriteFileAtomic(path, append(data, '\n')); err != nil {
+		fmt.Fprintf(stderr, "popbench soak: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %.0f virtual s in %.1f wall s (%.1fx), %.1f CPU s (%.1fx); %d events, %.0f events per CPU s; peak heap %.0f MiB, peak mapped %.0f MiB, peak RSS %.0f MiB; produced %d, violations %d\nwrote %s\n",
+		cfg.scenario, res.VirtualSeconds, res.WallSeconds, res.VirtualPerWall, res.CPUSeconds, res.VirtualPerCPU, res.Events, res.EventsPerCPUS,
+		float64(res.PeakHeapBytes)/(1<<20), float64(res.PeakTotalBytes)/(1<<20), float64(res.PeakRSSBytes)/(1<<20), res.Produced, res.Violations, path)
+	return 0
+}
+
+func ratioOr0(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+// cpuSeconds is the process's CPU time: getrusage's where known, else
+// the Go runtime's estimate (Go code, the garbage collector, the
+// scavenger).
+func cpuSeconds() float64 {
+	if t, _, ok := processUsage(); ok {
+		return t
+	}
+	s := []metrics.Sample{{Name: "/cpu/classes/user:cpu-seconds"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/scavenge/total:cpu-seconds"}}
+	metrics.Read(s)
+	var t float64
+	for _, x := range s {
+		if x.Value.Kind() == metrics.KindFloat64 {
+			t += x.Value.Float64()
+		}
+	}
+	return t
+}
+
+// memSampler records the peaks of the heap and of all mapped memory from a
+// goroutine of its own (the measuring command's, not the simulator's).
+type memSampler struct {
+	done              chan struct{}
+	result            chan [3]uint64
+	peakHeap, peakAll uint64
+}
+
+func startMemSampler(every time.Duration) *memSampler {
+	m := &memSampler{done: make(chan struct{}), result: make(chan [3]uint64, 1)}
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/total:bytes"}}
+		var heap, all, n uint64
+		take := func() {
+			metrics.Read(s)
+			heap, all, n = max(heap, s[0].Value.Uint64()), max(all, s[1].Value.Uint64()), n+1
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			take()
+			select {
+			case <-m.done:
+				take()
+				m.result <- [3]uint64{heap, all, n}
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return m
+}
+
+func (m *memSampler) stop() (heap, all uint64, samples int) {
+	close(m.done)
+	r := <-m.result
+	return r[0], r[1], int(r[2])
+}

@@ -1,0 +1,75 @@
+package pop
+
+import (
+	"strings"
+
+	"popsim/model"
+)
+
+// A revive-topic message is read by every revive round from the revive
+// offset on, so a message whose CK is not due yet is read by many rounds.
+// Its body and properties never change once stored, so the first read
+// decodes them and keeps the result beside the message (queue.revive);
+// later reads use it. The cache is a pure function of the stored bytes:
+// it survives a restart exactly as the messages do, and a message written
+// by any other path (a client's Put to the revive topic) is decoded from
+// its bytes like the rest.
+
+// reviveBody is a stored revive-topic message, decoded.
+type reviveBody struct {
+	bad     bool  // the body does not decode: a read aborts the round
+	skip    bool  // a CK without topic or group: skipped, endTime unmoved
+	deliver int64 // TIMER_DELIVER_MS (0 when absent)
+	key     string
+	// a CK: ck (ReviveOffset set) and its first lease
+	ck    model.PopCheckPoint
+	lease model.LeaseID
+	// an ack or bAck: its fields and acked offsets; key uses the broker's
+	// own name when the ack names none
+	ack  model.AckMsg
+	offs []int64
+}
+
+// reviveBodyAt is the decoded form of q's message at offset o (which the
+// queue holds), decoding it on first use.
+func (b *Broker) reviveBodyAt(q *queue, o int64) *reviveBody {
+	i := int(o - q.min)
+	for len(q.revive) <= i {
+		q.revive = append(q.revive, nil)
+	}
+	if q.revive[i] == nil {
+		q.revive[i] = b.decodeRevive(&q.msgs[i])
+	}
+	return q.revive[i]
+}
+
+// decodeRevive decodes a revive-topic message as readRevive reads it.
+func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
+	d := &reviveBody{deliver: deliverTime(m)}
+	switch m.Tags {
+	case model.CkTag:
+		ck, err := model.ParsePopCheckPoint(m.Body)
+		switch {
+		case err != nil:
+			d.bad = true
+		case ck.Topic == "" || ck.CID == "":
+			d.skip = true
+		default:
+			ck.ReviveOffset = m.QueueOffset
+			d.ck, d.lease, d.key = ck, ckLeaseOf(m), ck.MergeKey()
+		}
+	case model.AckTag, model.BatchAckTag:
+		a, offs, err := decodeAck(m)
+		if err != nil {
+			d.bad = true
+			break
+		}
+		bn := a.BrokerName
+		if strings.TrimSpace(bn) == "" {
+			bn = b.cfg.BrokerName
+		}
+		d.ack, d.offs = a, offs
+		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+	}
+	return d
+}
