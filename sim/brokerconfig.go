@@ -101,6 +101,15 @@ func (w WorkCosts) String() string {
 	return strings.Join(parts, ",")
 }
 
+// IsZero reports whether the section is left out (no cost model, nothing
+// set): the effective configuration then omits it.
+func (b BrokerSpec) IsZero() bool {
+	return b.Cores == 0 && b.SendThreads == 0 && b.PullThreads == 0 && b.AckThreads == 0 && b.ManageThreads == 0 && b.Costs.zero()
+}
+
+// IsZero reports whether no work cost is given.
+func (w WorkCosts) IsZero() bool { return len(w) == 0 }
+
 // on reports whether the broker has a cost model.
 func (b *BrokerSpec) on() bool { return b.Cores > 0 }
 
