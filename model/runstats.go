@@ -94,6 +94,11 @@ const (
 	PartLocalBuffer    = "local_buffer"
 	PartProcessing     = "processing"
 	PartAck            = "ack"
+	// PartAtBroker: with a broker cost model only (it then follows
+	// broker_wait, which no longer holds it): the message's put waiting at
+	// the broker, and the pop that delivered it waiting (while the message
+	// was there) and being served.
+	PartAtBroker = "at_broker"
 )
 
 // Parts lists the parts of end-to-end latency in the order they happen.

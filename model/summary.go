@@ -78,6 +78,9 @@ type Summary struct {
 	// HeadOfLine is the blocking of orderly groups' queues behind failed
 	// messages; absent when no group consumes orderly.
 	HeadOfLine *HeadOfLine `json:"head_of_line,omitempty"`
+	// Broker is the broker's utilisation and queueing, when the run had a
+	// broker cost model (nil without one).
+	Broker *BrokerUsage `json:"broker,omitempty"`
 	// LimitsHit lists the engine's documented caps the run ran into.
 	LimitsHit []LimitHit `json:"limits_hit,omitempty"`
 	// ReviveLag is a lease's deadline to the revive that wrote its copy

@@ -33,6 +33,7 @@ func RenderRunMarkdown(r Run, charts []*Chart) []byte {
 	writeHeadOfLine(&b, s.HeadOfLine)
 	writeRunIntervals(&b, s)
 	writeBreakdown(&b, s)
+	writeBroker(&b, s.Broker)
 	writeEngineWork(&b, &s)
 	if len(s.Coverage) > 0 {
 		writeCounts(&b, "Fault-path coverage", "path", "times fired", s.Coverage, -1)

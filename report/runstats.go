@@ -28,6 +28,7 @@ func PartLabel(name string) string { return strings.ReplaceAll(name, "_", " ") }
 // partMeaning says what each part of end-to-end latency is.
 var partMeaning = map[string]string{
 	model.PartBrokerWait:     "intended send → delivered to the consuming client, less the redelivery wait: the produce request, the backlog, the pop's answer",
+	model.PartAtBroker:       "with a broker cost model: its put waiting for a thread and a core, the pop that delivered it waiting (while it was stored) and served",
 	model.PartRedeliveryWait: "each lease that did not end in the ack, from its start until the message was available again (the lease time, the revive's lag)",
 	model.PartLocalBuffer:    "delivered → a consume thread takes it: prefetched, waiting in the client",
 	model.PartProcessing:     "consume start → consume end",

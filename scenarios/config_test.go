@@ -41,6 +41,21 @@ consumers:
     suspendCurrentQueueTime: 2s
 engine:
   enablePopBufferMerge: true
+broker:
+  cores: 4
+  sendMessageThreadPoolNums: 4
+  pullMessageThreadPoolNums: 24
+  ackMessageThreadPoolNums: 3
+  consumerManageThreadPoolNums: 32
+  costs:
+    put: const(100us)
+    pop: exp(150us)
+    ack: const(50us)
+    change: const(60us)
+    pull: const(80us)
+    offset: const(20us)
+    tick: const(200us)
+    work: read_messages:10us,record_puts:12us
 network:
   requestLatency: const(1ms)
   responseLatency: const(2ms)

@@ -86,10 +86,20 @@ func encodeFields(n *yaml.Node, v reflect.Value) {
 			}
 		case inline:
 			encodeFields(n, f)
+		case omitted(f):
 		default:
 			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, encode(f))
 		}
 	}
+}
+
+// omitted reports whether a field is left out of the effective
+// configuration: an optional section or value that is off (its IsZero
+// says so: the broker cost model without cores, a cost not given), which
+// loads back as the same zero value.
+func omitted(f reflect.Value) bool {
+	z, ok := f.Interface().(interface{ IsZero() bool })
+	return ok && z.IsZero()
 }
 
 // canonicalValue returns value, a setting of path (consumers[*].batch),

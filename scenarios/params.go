@@ -37,6 +37,7 @@ var aliases = map[string]alias{
 	"processing": {path: "consumers[*].processing", help: "processing-time distribution"},
 	"outcomes":   {path: "consumers[*].outcomes", help: "listener outcomes"},
 	"queues":     {path: "topics[*].queues", help: "queues per topic"},
+	"cores":      {path: "broker.cores", help: "broker cores (the broker cost model; 0: none)"},
 	"arrivals":   {path: "producers[*].arrivals", help: "arrival process of every producer"},
 	"rate":       {path: "producers[*].arrivals", format: "poisson(%s)", help: "Poisson rate of every producer, e.g. 1000/s"},
 	"producers":  {path: "producers[*].count", help: "producers per producer entry"},

@@ -39,6 +39,7 @@ type Config struct {
 	Producers []ProducerSpec
 	Consumers []ConsumerSpec
 	Engine    EngineSpec
+	Broker    BrokerSpec // the broker's own limits; zero: broker work takes no time
 	Network   NetworkSpec
 	Faults    FaultSpec
 }
@@ -780,6 +781,7 @@ func (c Config) WithDefaults() Config {
 	for i := range c.Consumers {
 		c.Consumers[i].defaults(c.Engine.Kind)
 	}
+	c.Broker.defaults()
 	c.Network.defaults()
 	c.Faults.defaults()
 	return c

@@ -7,6 +7,7 @@ import (
 
 	"popsim/clock"
 	"popsim/pop"
+	"popsim/workload"
 )
 
 // SHA256 is the hash of the configuration's canonical form (after
@@ -89,6 +90,13 @@ type (
 		// for rocketmq, whose section is Engine).
 		EngineKind     string         `json:",omitempty"`
 		EngineSettings EngineSettings `json:",omitempty"`
+		// The broker cost model, when on (absent without one).
+		Broker *canonBroker `json:",omitempty"`
+	}
+	// canonBroker is BrokerSpec with its distributions as text.
+	canonBroker struct {
+		Cores, SendThreads, PullThreads, AckThreads, ManageThreads int
+		Put, Pop, Ack, Change, Pull, Offset, Tick, Work            string
 	}
 	canonProducer struct {
 		Topic, Arrivals, Tags string
@@ -160,6 +168,17 @@ func (c Config) canonical() canonConfig {
 		k.Engine = canonEngineOf(cfg)
 	} else {
 		k.EngineKind, k.EngineSettings = string(c.Engine.Kind), c.Engine.Settings
+	}
+	if b := &c.Broker; b.on() {
+		d := func(x workload.DistSpec) string {
+			if x.IsZero() {
+				return ""
+			}
+			return x.String()
+		}
+		k.Broker = &canonBroker{Cores: b.Cores, SendThreads: b.SendThreads, PullThreads: b.PullThreads, AckThreads: b.AckThreads,
+			ManageThreads: b.ManageThreads, Put: d(b.Costs.Put), Pop: d(b.Costs.Pop), Ack: d(b.Costs.Ack), Change: d(b.Costs.Change),
+			Pull: d(b.Costs.Pull), Offset: d(b.Costs.Offset), Tick: d(b.Costs.Tick), Work: b.Costs.Work.String()}
 	}
 	for _, p := range c.Producers {
 		tags := ""

@@ -37,6 +37,12 @@
 //     and turns every broker result into trace events after the call.
 //   - The network (network.go): request and response latencies, lost
 //     requests versus lost answers per request type, client timeouts.
+//   - The broker cost model (broker.go, brokerconfig.go; off unless
+//     broker.cores is set): requests queue for a thread of RocketMQ's
+//     executor for their kind, a pop for its pop lock, then for a core; the
+//     engine serves them when they get it and their answers leave after a
+//     service time drawn from the broker's own stream plus the cost of the
+//     store work the engine's counters report (docs/calibration.md).
 //   - Consumers (client.go): a consumer process is what every kind has —
 //     its consume threads and their buffer, its clock (with skew), crash,
 //     restart, pause and slow — plus its kind's client model behind a small

@@ -176,8 +176,14 @@ func (s *sim) engineTick(id int32, at clock.Time) {
 		return
 	}
 	tm.armed = false
+	if s.brk != nil {
+		s.brk.snapshot()
+	}
 	s.eng.Tick(s.q.now(), id, &s.out)
 	s.settle(&s.out)
+	if s.brk != nil {
+		s.brk.ticked()
+	}
 }
 
 // engineCounters is an engine that reports its own work counters for the

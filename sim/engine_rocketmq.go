@@ -868,7 +868,7 @@ func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 // Counters are pop.Stats under their names: the broker's work (store
 // writes and reads of each kind) and outcomes, for the run summary.
 func (a *rocketMQ) Counters() map[string]int64 {
-	st := a.b.State().Stats
+	st := a.b.Stats() // cheap: the broker cost model reads them around every request
 	return map[string]int64{
 		"popped": st.Popped, "pop_requests": st.PopRequests, "acked": st.Acked, "ack_misses": st.AckMisses,
 		"changed": st.Changed, "revived": st.Revived, "revive_skipped": st.ReviveSkipped, "revive_failed": st.ReviveFailed,
@@ -880,4 +880,27 @@ func (a *rocketMQ) Counters() map[string]int64 {
 		"timer_deliveries": st.TimerDeliveries, "revive_reads": st.ReviveReads,
 		"ack_requests": a.ackRequests, "batch_ack_requests": a.batchAckRequests,
 	}
+}
+
+// popLockKey is the lock a pop takes under the broker cost model: the KV
+// path locks group@topic for the whole pop (PopConsumerLockService); the
+// checkpoint path locks one queue while it reads it (QueueLockManager),
+// which only a pop that names its queue holds for its whole service.
+func (a *rocketMQ) popLockKey(r Request) string {
+	var req *pop.PopRequest
+	switch r := r.(type) {
+	case *popReq:
+		req = &r.req
+	case *receiveReq:
+		req = &r.pop
+	default:
+		return ""
+	}
+	if !a.ck {
+		return req.ConsumerGroup + "@" + req.Topic
+	}
+	if req.QueueID < 0 {
+		return ""
+	}
+	return req.ConsumerGroup + "@" + req.Topic + "@" + itoa(int64(req.QueueID))
 }

@@ -132,8 +132,8 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 	iv.EndToEnd = latencyIntervals(e2eS, e2eQ, cut)
 	iv.ServiceTime = latencyIntervals(svcS, svcQ, cut)
 	iv.DuplicatesPct = scaled(toInterval(dups.CI(cut, IntervalLevel)), 100)
-	for p, name := range model.Parts {
-		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: name, Latency: latency(r.parts[p]),
+	for _, p := range m.partOrder() {
+		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: latency(r.parts[p]),
 			MeanInterval: toInterval(partS[p].MeanCI(cut, IntervalLevel))})
 	}
 }

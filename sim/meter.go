@@ -27,6 +27,13 @@ const (
 // when it was leased, delivered, consumed, made available again (state,
 // one slot per open message, reused).
 type meter struct {
+	// atBroker: the run has a broker cost model; call is the pop being
+	// served, whose leases are in callLeases until its service time is
+	// known.
+	atBroker   bool
+	call       brokerCall
+	callLeases []model.LeaseID
+	callMsgs   []model.MsgID
 	// msgs holds the messages from id base on; those below head, and all
 	// ids below base, are closed.
 	msgs []meterMsg
@@ -73,6 +80,8 @@ type msgState struct {
 	since   clock.Time     // start of the current span: available since, or held since
 	redeliv clock.Duration // redelivery wait before since
 	att     attempt        // the latest delivery attempt
+	stored  clock.Time     // with a broker cost model: when the put was served
+	putWait clock.Duration // with a broker cost model: the put's wait at the broker
 	held    bool           // under a lease (or at a client) since since
 	more    bool           // older attempts are in meter.more
 }
@@ -84,6 +93,7 @@ type attempt struct {
 	client                    int32
 	stage                     uint8
 	redeliv                   clock.Duration // the message's redelivery wait when the lease began
+	brk                       clock.Duration // with a broker cost model: its pop's wait and service
 	deliverAt, startAt, endAt clock.Time
 }
 
@@ -125,8 +135,20 @@ const (
 	partLocal
 	partProcessing
 	partAck
+	partAtBroker // with a broker cost model only
 	nParts
 )
+
+// partOrder is the parts in the summary's order, with their names: the
+// at-broker part only with a broker cost model.
+func (m *meter) partOrder() []int {
+	if m.atBroker {
+		return []int{partBroker, partAtBroker, partRedelivery, partLocal, partProcessing, partAck}
+	}
+	return []int{partBroker, partRedelivery, partLocal, partProcessing, partAck}
+}
+
+var partNames = [nParts]string{model.PartBrokerWait, model.PartRedeliveryWait, model.PartLocalBuffer, model.PartProcessing, model.PartAck, model.PartAtBroker}
 
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	m := &meter{base: 1, start: start, warmEnd: start, safeEnd: safeEnd,
@@ -279,6 +301,10 @@ func (m *meter) measure(id model.MsgID, x *meterMsg, deliveredAt, now clock.Time
 		partProcessing: a.endAt.Sub(a.startAt),
 		partAck:        now.Sub(a.endAt),
 	}
+	if m.atBroker {
+		parts[partAtBroker] = m.state[x.slot].putWait + a.brk
+		parts[partBroker] -= parts[partAtBroker]
+	}
 	for i, d := range parts {
 		if d < 0 {
 			o.flags |= obsUnattributed
@@ -410,6 +436,11 @@ func (m *meter) begin(x *msgState, at clock.Time, client int32, lease model.Leas
 		x.more = true
 	}
 	x.att = attempt{lease: lease, client: client, stage: stageLeased, redeliv: x.redeliv}
+	if m.call.on {
+		// The pop's wait counts as far as the message was there to wait.
+		x.att.brk = max(min(m.call.start.Sub(m.call.arrived), m.call.start.Sub(max(x.since, x.stored))), 0)
+		m.callLeases, m.callMsgs = append(m.callLeases, lease), append(m.callMsgs, x.id)
+	}
 	return &x.att
 }
 
@@ -540,4 +571,35 @@ func latency(h *hdrhistogram.Histogram) model.Latency {
 		P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99),
 		P999: h.ValueAtQuantile(99.9), Max: h.Max(),
 	}
+}
+
+// brokerCall is the request the broker cost model is serving.
+type brokerCall struct {
+	on             bool
+	arrived, start clock.Time
+}
+
+// putServed: with a broker cost model, message id's put waited wait and
+// was served at now.
+func (m *meter) putServed(id model.MsgID, wait clock.Duration, now clock.Time) {
+	if x := m.stateOf(id); x != nil {
+		x.stored, x.putWait = now, wait
+	}
+}
+
+// popServing: the broker starts serving a pop that arrived at arrived.
+func (m *meter) popServing(arrived, now clock.Time) {
+	m.call = brokerCall{on: true, arrived: arrived, start: now}
+}
+
+// popServed: the pop's service takes svc, which its leases' attempts
+// spend at the broker.
+func (m *meter) popServed(svc clock.Duration) {
+	for i, id := range m.callMsgs {
+		if x := m.stateOf(id); x != nil && x.att.lease == m.callLeases[i] {
+			x.att.brk += svc
+		}
+	}
+	m.call = brokerCall{}
+	m.callLeases, m.callMsgs = m.callLeases[:0], m.callMsgs[:0]
 }

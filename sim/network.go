@@ -75,6 +75,9 @@ func (s *sim) atEngine(r Request) {
 		s.traceLost(r, model.RClientGone)
 	case s.lost(b.loss, false):
 		s.traceLost(r, model.RRequest)
+	case s.brk != nil:
+		s.brk.request(r) // it waits for a thread and a core; the broker recycles it
+		return
 	default:
 		s.eng.Serve(s.q.now(), r, &s.out)
 		s.settle(&s.out)

@@ -87,7 +87,15 @@ func (s *sim) newPutReq(p *producer, m *model.Message, intended clock.Time) *put
 // put stores a message at the engine, which wakes long-polling pops and
 // held pulls. Only its tkPut task referred to r: it is recycled.
 func (s *sim) put(r *putReq) {
+	if s.brk != nil {
+		s.brk.putMessage(r) // it waits for a thread and a core
+		return
+	}
 	s.store(r.p, r.msg, r.intended)
+	s.recyclePut(r)
+}
+
+func (s *sim) recyclePut(r *putReq) {
 	*r = putReq{}
 	s.freePuts = append(s.freePuts, r)
 }
@@ -95,13 +103,18 @@ func (s *sim) put(r *putReq) {
 // store gives the message its id (1, 2, 3 … in the order messages reach
 // the engine; every copy the engine makes keeps it) and stores it.
 func (s *sim) store(p *producer, m *model.Message, intended clock.Time) {
+	s.storeOnly(p, m, intended)
+	s.settle(&s.out)
+}
+
+// storeOnly stores the message and leaves the engine's effects in s.out.
+func (s *sim) storeOnly(p *producer, m *model.Message, intended clock.Time) {
 	m.ID = s.nextMsg
 	s.nextMsg++
 	if s.eng.Store(s.q.now(), p.idx, m, &s.out) {
 		s.meter.produced(m.ID, intended, s.q.now())
 		s.unowed(m)
 	}
-	s.settle(&s.out)
 }
 
 // subscribe compiles each group's subscription (validated already) and

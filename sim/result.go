@@ -36,8 +36,8 @@ func (s *sim) result() (*Result, error) {
 	ms := s.meter.analyze(s.cfg.Duration)
 	r := &Result{EndToEnd: ms.e2e, ServiceTime: ms.svc, Parts: map[string]*hdrhistogram.Histogram{}, ReviveLag: s.meter.reviveLag,
 		Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
-	for i, name := range model.Parts {
-		r.Parts[name] = ms.parts[i]
+	for _, i := range s.meter.partOrder() {
+		r.Parts[partNames[i]] = ms.parts[i]
 	}
 	r.Summary = s.summary(rep, sum, &ms)
 	return r, nil
@@ -53,7 +53,7 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
 		AckedNotDone: rep.AckedNotDone,
 		EndToEnd:     latency(ms.e2e), ServiceTime: latency(ms.svc), ReviveLag: latency(s.meter.reviveLag),
-		Warmup: ms.warmup, Intervals: ms.intervals, Breakdown: ms.breakdown, Notes: s.notes(ms),
+		Warmup: ms.warmup, Intervals: ms.intervals, Breakdown: ms.breakdown, Notes: s.notes(ms), Broker: s.brk.usage(),
 		SimEvents: s.q.dispatched, SimSeconds: s.q.now().Sub(s.start).Seconds(),
 		Coverage: s.cov.snapshot(), Series: s.meter.series,
 	}

@@ -10,6 +10,7 @@ const (
 	streamTie        uint64 = 1       // scheduler tie-breaks between same-time events
 	streamNetwork    uint64 = 2       // request and response latencies
 	streamActivation uint64 = 3       // two-level activation and swarm weights
+	streamBroker     uint64 = 4       // the broker cost model's service times
 	streamFault0     uint64 = 16      // + fault family (faultFamily)
 	streamProducer   uint64 = 1 << 20 // + producer index: arrivals, tags
 	streamConsumer   uint64 = 2 << 20 // + consumer index: processing time, outcome

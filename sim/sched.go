@@ -43,6 +43,7 @@ const (
 	tkBrokerRestart
 	tkScripted // tests: run a function at a virtual time
 	tkBrokerStop
+	tkBrokerDone // a request's service at the broker ends (the broker cost model)
 )
 
 // payload is what a task carries: a request, a message in hand, a

@@ -93,6 +93,7 @@ type sim struct {
 	opts   RunOptions
 	q      *scheduler
 	eng    Engine
+	brk    *broker       // the broker cost model (nil: none)
 	out    Outcome       // the effects of the engine call being carried out
 	timers []engineTimer // the engine's timers, by id
 	tr     *tracer
@@ -213,6 +214,12 @@ func (s *sim) setupEngine() error {
 	if s.eng == nil {
 		return fmt.Errorf("sim: engine kind %q has no adapter", s.cfg.Engine.Kind)
 	}
+	brk, err := newBroker(s, &s.cfg.Broker)
+	if err != nil {
+		return err
+	}
+	s.brk = brk
+	s.meter.atBroker = s.brk != nil
 	s.faultSeed = s.faults.rng[famPutFailure].Uint64()
 	s.syncFaults()
 	return nil
@@ -339,6 +346,8 @@ func (s *sim) dispatch(t *task) {
 		s.brokerRestart()
 	case tkBrokerStop:
 		s.brokerStop()
+	case tkBrokerDone:
+		s.brk.done(t.p.(*brokerJob))
 	case tkScripted:
 		t.p.(*scripted).f(s)
 	default:

@@ -128,6 +128,7 @@ func (c Config) layout() (*layout, error) {
 	l.checkProducers(v)
 	l.checkConsumers(v)
 	l.checkEngine(v)
+	l.checkBroker(v)
 	l.checkNetwork(v)
 	l.checkFaults(v)
 	if len(v.errs) > 0 {

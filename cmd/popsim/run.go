@@ -183,6 +183,7 @@ func (e *env) printRun(o *sweep.Outcome) {
 			fmt.Fprintf(w, "%-22s %s\n", "note", n)
 		}
 	}
+	printBroker(w, s.Broker)
 	fmt.Fprintf(w, "%-22s %d events, %.1f s virtual, %.2f s wall\n", "simulation", s.SimEvents, s.SimSeconds, s.WallSeconds)
 	if len(s.Coverage) > 0 {
 		fmt.Fprintf(w, "%-22s%s\n", "faults exercised", counts(s.Coverage))
@@ -242,6 +243,26 @@ func printBreakdown(w io.Writer, s model.Summary) {
 	fmt.Fprintf(w, "%-22s p99  %s\n", "  (ms, parts add up)", strings.Join(p99, ", "))
 	if n := s.Breakdown.Unattributed; n > 0 {
 		fmt.Fprintf(w, "%-22s %d measured messages in no part\n", "", n)
+	}
+}
+
+// printBroker prints the broker's utilisation and queueing, when the run
+// had a broker cost model: the cores, then each pool that served requests.
+func printBroker(w io.Writer, u *model.BrokerUsage) {
+	if u == nil {
+		return
+	}
+	fmt.Fprintf(w, "%-22s %d cores %.1f%% busy (periodic work %.1f%%); wait at the broker mean %.2f p99 %.2f ms over %d requests\n", "broker",
+		u.Cores, 100*u.Utilization, 100*u.Background, float64(u.QueueDelay.Mean)/1000, float64(u.QueueDelay.P99)/1000, u.QueueDelay.Count)
+	for _, p := range u.Pools {
+		if p.Requests == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-22s %s: %d threads %.1f%% busy, %d requests, wait mean %.2f p99 %.2f ms, service mean %.2f ms\n", "",
+			p.Name, p.Threads, 100*p.Utilization, p.Requests, float64(p.QueueDelay.Mean)/1000, float64(p.QueueDelay.P99)/1000, float64(p.Service.Mean)/1000)
+	}
+	if u.LockWaits > 0 {
+		fmt.Fprintf(w, "%-22s %d pops waited for their pop lock: mean %.2f p99 %.2f ms\n", "", u.LockWaits, float64(u.LockWait.Mean)/1000, float64(u.LockWait.P99)/1000)
 	}
 }
 
