@@ -195,12 +195,14 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	return res
 }
 
-// freeMergeKey moves a renewal's new CK to the first millisecond from its
-// popTime at which no live CK (buffered, in the timer or in a revive
-// queue, not yet processed by revive) has its merge key, so that neither
-// the ack-origin of the CK it renews nor a later ack of either CK can pair
-// with the other. Upstream keeps popTime = now (SameMillisChangeInvisible):
-// a renewal in the renewed CK's millisecond makes a CK with its key.
+// freeMergeKey moves a new CK (a renewal's, or a pop's) to the first
+// millisecond from its popTime at which no live CK (buffered, in the timer
+// or in a revive queue, not yet processed by revive) has its merge key, so
+// that no ack meant for one CK can pair with the other. Upstream keeps
+// popTime = now (SameMillisChangeInvisible): a renewal in the renewed CK's
+// millisecond makes a CK with its key, and so does a pop, after a restart,
+// of an offset that a stale handle's renewal wrote a CK for in that
+// millisecond.
 func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) {
 	if b.cfg.Bugs.SameMillisChangeInvisible {
 		return

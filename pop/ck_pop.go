@@ -178,6 +178,7 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 	for i, m := range r.msgs {
 		ck.QueueOffsetDiff[i] = int32(m.QueueOffset - start)
 	}
+	b.freeMergeKey(&ck)
 	ref := b.addCk(nowMs, &ck, ctx.reviveQid, r.nextBegin)
 	if ref == nil {
 		ref = b.addCkJustOffset(nowMs, &ck, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
@@ -192,7 +193,7 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 		offs = append(offs, m.QueueOffset)
 		p := res.addMessage(m, req.Topic)
 		p.Lease = ref.lease(i)
-		p.Handle = model.ReceiptHandle{CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: ctx.invisible, ReviveQueueID: ctx.reviveQid,
+		p.Handle = model.ReceiptHandle{CkQueueOffset: start, PopTime: ck.PopTime, InvisibleTime: ctx.invisible, ReviveQueueID: ctx.reviveQid,
 			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}
 		p.Deadline = clock.FromMillis(ck.ReviveTime())
 	}

@@ -70,3 +70,28 @@ func TestSameMillisChangeInvisibleBufferRenewals(t *testing.T) {
 		}
 	}
 }
+
+// After a restart lost a buffered CK, a client still holding the old
+// handle renews it: the renewal's CK (popTime now, the message's offset)
+// is written at once. A pop of that queue in the same millisecond re-reads
+// the offset; with SameMillisChangeInvisible (upstream's popTime = now) its
+// buffered CK takes the renewal's merge key, so the buffer merges the
+// renewal's later ack into the pop's CK: the engine accepts the ack and
+// ends nothing (ack-ignored). Fixed (the default), the pop's CK takes the
+// next free millisecond (freeMergeKey) and the same case passes.
+func TestSameMillisChangeInvisiblePopAfterRestart(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		c, r := replayFinding(t, "checkpoint-pop-in-a-renewals-millisecond-after-restart.fail",
+			genOpts{checkpoint: true, bugs: pop.Bugs{SameMillisChangeInvisible: on}})
+		got := invariantsOf(r)
+		if !on {
+			if len(got) > 0 {
+				t.Errorf("fixed: the checker reported %v, want nothing\n%s%s", got, c.describe(), verdict(r))
+			}
+			continue
+		}
+		if !slices.Contains(got, check.InvAckIgnored) {
+			t.Errorf("with the switch: the checker reported %v, want %s among them\n%s%s", got, check.InvAckIgnored, c.describe(), verdict(r))
+		}
+	}
+}

@@ -531,6 +531,9 @@ func (b *Broker) fsStage(nowMs int64, req *pop.PopRequest, p *popping, name stri
 		for _, m := range r.msgs {
 			ck.QueueOffsetDiff = append(ck.QueueOffsetDiff, int32(m.QueueOffset-start))
 		}
+		for !b.cfg.Bugs.SameMillisChangeInvisible && b.keyTaken(ck.MergeKey()) {
+			ck.PopTime++ // the fix: a pop after a restart never takes a renewal's key either
+		}
 		ref := b.bufferCk(nowMs, &ck, rq, r.next)
 		if ref == nil {
 			ref = b.writeCkJustOffset(nowMs, &ck, rq, r.next, fails)
@@ -539,7 +542,7 @@ func (b *Broker) fsStage(nowMs int64, req *pop.PopRequest, p *popping, name stri
 			p.rest += int64(len(r.msgs))
 			return
 		}
-		b.fsCollect(req, p, k, start, r, ref, rq)
+		b.fsCollect(req, p, k, start, ck.PopTime, r, ref, rq)
 	} else if r.status == stNoMatchedMessage || r.status == stOffsetFoundNull {
 		ck := model.PopCheckPoint{PopTime: p.popTime, InvisibleTime: p.invisible, StartOffset: start, CID: req.ConsumerGroup,
 			Topic: name, QueueID: qid, BrokerName: b.cfg.BrokerName}
@@ -550,15 +553,15 @@ func (b *Broker) fsStage(nowMs int64, req *pop.PopRequest, p *popping, name stri
 }
 
 // fsCollect adds a found read to the response.
-func (b *Broker) fsCollect(req *pop.PopRequest, p *popping, k qk, start int64, r readResult, ref *ckRef, rq int32) {
+func (b *Broker) fsCollect(req *pop.PopRequest, p *popping, k qk, start, popTime int64, r readResult, ref *ckRef, rq int32) {
 	flag := model.RetryFlagOf(k.topic)
 	var offs []int64
 	for i, m := range r.msgs {
 		offs = append(offs, m.QueueOffset)
 		shown := deepCopy(m)
 		shown.Topic = req.Topic
-		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, Lease: ref.lease(i), Deadline: clock.FromMillis(p.popTime + p.invisible),
-			Handle: model.ReceiptHandle{CkQueueOffset: start, PopTime: p.popTime, InvisibleTime: p.invisible, ReviveQueueID: rq,
+		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, Lease: ref.lease(i), Deadline: clock.FromMillis(popTime + p.invisible),
+			Handle: model.ReceiptHandle{CkQueueOffset: start, PopTime: popTime, InvisibleTime: p.invisible, ReviveQueueID: rq,
 				RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}})
 	}
 	p.found += int32(len(r.msgs))
