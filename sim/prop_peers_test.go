@@ -129,6 +129,7 @@ func (c *peerCase) config() Config {
 		Faults:   FaultSpec{Crash: CrashSpec{RestartDelay: dist(fmt.Sprintf("const(%s)", k.restart.Std()))}},
 		Duration: propDuration, Drain: k.drain, EventBudget: propEventBudget,
 	}
+	cfg.Drain = max(cfg.Drain, c.workDrain())
 	switch p.engine {
 	case KafkaShare:
 		set := DefaultKafkaShareSettings()
@@ -148,9 +149,32 @@ func (c *peerCase) config() Config {
 		set := DefaultSQSConsumerSettings()
 		set.WaitTimeSeconds, set.RetryVisibilityTimeout = p.wait, p.retryVis
 		cfg.Consumers[0].Settings = set
-		cfg.EventBudget += shortPollBudget(p.wait, k.consumers, k.drain)
+		cfg.EventBudget += shortPollBudget(p.wait, k.consumers, cfg.Drain)
 	}
 	return cfg
+}
+
+// workDrain is a liveness budget that covers the consumers' own work: every
+// message delivered as often as the engine allows (Kafka's
+// group.share.delivery.count.limit, SQS's maxReceiveCount), each delivery
+// processed for the processing time's mean by one of the consumers'
+// threads, twice over. A slow consumer with a large batch keeps processing
+// records whose locks lapsed, so a drawn case can need more than propDrain
+// to settle every message; its at-least-once verdict must not hang on the
+// fixed budget (rapid seed 2 at 9,246 checks: one thread, batch 500, a
+// tenth of messages taking exp(10s), 2,000 deliveries past the 30-minute
+// budget). SQS without a redrive policy has no bound: propDrain stays.
+func (c *peerCase) workDrain() clock.Duration {
+	k, p := &c.knobs, &c.peer
+	limit := int64(p.maxReceive)
+	if p.engine == KafkaShare {
+		limit = int64(p.deliveryLimit)
+	}
+	if limit <= 0 {
+		return 0
+	}
+	work := clock.Duration(int64(k.messages)*limit) * dist(k.processing).Mean()
+	return 2 * work / clock.Duration(k.consumers*k.threads)
 }
 
 // shortPollTasksPerSecond bounds the sim tasks one short-polling SQS
