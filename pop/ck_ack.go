@@ -203,11 +203,15 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 // millisecond makes a CK with its key, and so does a pop, after a restart,
 // of an offset that a stale handle's renewal wrote a CK for in that
 // millisecond.
-func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) {
+// It returns the merge key it settled on, for the caller's wrapper.
+func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) string {
+	key := ck.MergeKey()
 	if b.cfg.Bugs.SameMillisChangeInvisible {
-		return
+		return key
 	}
-	for len(b.ckl.byKey[ck.MergeKey()]) > 0 {
+	for len(b.ckl.byKey[key]) > 0 {
 		ck.PopTime++
+		key = ck.MergeKey()
 	}
+	return key
 }

@@ -125,15 +125,16 @@ func (f *ckBuffer) clearQueue(k qkey) {
 	}
 }
 
-// newWrapper builds a wrapper for ck (with its lease ref) on revive queue rq.
-func (b *Broker) newWrapper(ck *model.PopCheckPoint, ref *ckRef, rq int32, next int64, justOffset bool) *wrapper {
-	return &wrapper{rq: rq, ck: *ck, ref: ref, mkey: ck.MergeKey(), lock: qkey{b.names.pair(ck.CID, ck.Topic), ck.QueueID},
+// newWrapper builds a wrapper for ck (with its lease ref) on revive queue
+// rq; mkey is ck.MergeKey(), which the caller has already built.
+func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, ref *ckRef, rq int32, next int64, justOffset bool) *wrapper {
+	return &wrapper{rq: rq, ck: *ck, ref: ref, mkey: mkey, lock: qkey{b.names.pair(ck.CID, ck.Topic), ck.QueueID},
 		next: next, justOffset: justOffset}
 }
 
 // addCk is PopBufferMergeService.addCk: buffer the CK without writing it.
 // It returns the CK's lease ref, nil when it refused.
-func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next int64) *ckRef {
+func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int32, next int64) *ckRef {
 	f := b.buf
 	switch {
 	case !b.cfg.EnablePopBufferMerge,
@@ -141,7 +142,9 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next int6
 		f.counter > b.cfg.PopCkMaxBufferSize:
 		return nil
 	}
-	w := b.newWrapper(ck, nil, rq, next, false)
+	w := b.newWrapper(ck, mkey, nil, rq, next, false)
+	// A key conflict is possible only with SameMillisChangeInvisible: the
+	// fixed engine's freeMergeKey has already moved ck off every live key.
 	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.byKey[w.mkey] != nil {
 		return nil
 	}
@@ -154,8 +157,8 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, rq int32, next int6
 // addCkJustOffset writes the CK now and keeps its wrapper for the commit
 // offset; it refuses (nil) only a merge-key conflict. With buffer merge
 // off every pop takes this path.
-func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, rq int32, next int64, fails *[]WriteFailure) *ckRef {
-	w := b.newWrapper(ck, nil, rq, next, true)
+func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int32, next int64, fails *[]WriteFailure) *ckRef {
+	w := b.newWrapper(ck, mkey, nil, rq, next, true)
 	if b.buf.byKey[w.mkey] != nil {
 		return nil
 	}
@@ -169,7 +172,7 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, rq int32,
 // addCkMock queues an offset-only wrapper: a pop that found nothing to
 // return still moves the commit offset past what it read.
 func (b *Broker) addCkMock(ck *model.PopCheckPoint, rq int32, next int64) {
-	w := b.newWrapper(ck, nil, rq, next, true)
+	w := b.newWrapper(ck, ck.MergeKey(), nil, rq, next, true)
 	w.ckStored = true
 	b.buf.enqueue(w)
 }

@@ -178,10 +178,10 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 	for i, m := range r.msgs {
 		ck.QueueOffsetDiff[i] = int32(m.QueueOffset - start)
 	}
-	b.freeMergeKey(&ck)
-	ref := b.addCk(nowMs, &ck, ctx.reviveQid, r.nextBegin)
+	key := b.freeMergeKey(&ck)
+	ref := b.addCk(nowMs, &ck, key, ctx.reviveQid, r.nextBegin)
 	if ref == nil {
-		ref = b.addCkJustOffset(nowMs, &ck, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
+		ref = b.addCkJustOffset(nowMs, &ck, key, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
 	}
 	if ref == nil {
 		return false
