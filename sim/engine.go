@@ -72,6 +72,11 @@ type Position struct {
 	Max          int64 // the queue's end (next offset to write)
 	Consumed     int64 // the group's read position (-1: none yet)
 	Commit       int64 // the group's committed offset (-1: none)
+	// Durable is the committed offset that survives a broker restart: the
+	// engine never lends a place below it again (-1: none). It trails
+	// Commit when the engine's state write failed (Kafka's share-group
+	// state) and the checker forgets places only below it.
+	Durable int64
 }
 
 // Lag is how far the group's read position is behind the queue's end.

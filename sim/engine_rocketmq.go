@@ -861,7 +861,7 @@ func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 		if !g.pull && o.Pull >= 0 {
 			read = o.Pull
 		}
-		dst = append(dst, Position{Group: g.name, Topic: t, Queue: q, Max: hi, Consumed: read, Commit: o.Commit})
+		dst = append(dst, Position{Group: g.name, Topic: t, Queue: q, Max: hi, Consumed: read, Commit: o.Commit, Durable: o.Commit})
 	}
 }
 

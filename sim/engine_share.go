@@ -764,14 +764,14 @@ func (a *kafkaShare) Status(positions bool, dst []Position) (int, []Position) {
 		for p := int32(0); p < n; p++ {
 			tp := share.TopicPartition{Topic: g.topic, Partition: p}
 			end := a.b.LogEndOffset(tp)
-			spso := int64(-1)
+			spso, durable := int64(-1), int64(-1)
 			if st, ok := a.b.SharePartition(g.name, tp); ok {
-				spso = st.PersistedStartOffset
+				spso, durable = st.PersistedStartOffset, st.PersistedStartOffset
 				if st.Loaded {
 					spso = st.SPSO
 				}
 			}
-			dst = append(dst, Position{Group: g.name, Topic: g.topic, Queue: p, Max: end, Consumed: spso, Commit: spso})
+			dst = append(dst, Position{Group: g.name, Topic: g.topic, Queue: p, Max: end, Consumed: spso, Commit: spso, Durable: durable})
 		}
 	}
 	return a.inFlight, dst
