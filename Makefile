@@ -49,11 +49,11 @@ bench-hour: ## hot-topic-500x500 at 10 000 msg/s for SOAK=1h of virtual time: sp
 
 prop: ## long property runs (RAPID_CHECKS=20000; RAPID_SEEDS="1 2 3": one run per rapid seed)
 	@if [ -z "$(RAPID_SEEDS)" ]; then \
-		echo "RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -count=1 -run 'Prop|Rapid|StateMachine' -timeout 2h ./..."; \
-		RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -count=1 -run 'Prop|Rapid|StateMachine' -timeout 2h ./...; \
+		echo "RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -count=1 -run 'Prop|Rapid|StateMachine|AtLeastOnce' -timeout 2h ./..."; \
+		RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -count=1 -run 'Prop|Rapid|StateMachine|AtLeastOnce' -timeout 2h ./...; \
 	else fail=""; for s in $(RAPID_SEEDS); do \
-		echo "== rapid seed $$s: RAPID_SEED=$$s RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -count=1 -run 'Prop|Rapid|StateMachine' ./..."; \
-		RAPID_SEED=$$s RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -count=1 -run 'Prop|Rapid|StateMachine' -timeout 2h ./... || fail="$$fail $$s"; \
+		echo "== rapid seed $$s: RAPID_SEED=$$s RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -count=1 -run 'Prop|Rapid|StateMachine|AtLeastOnce' ./..."; \
+		RAPID_SEED=$$s RAPID_CHECKS=$(RAPID_CHECKS) $(GO) test -count=1 -run 'Prop|Rapid|StateMachine|AtLeastOnce' -timeout 2h ./... || fail="$$fail $$s"; \
 	done; if [ -n "$$fail" ]; then echo "prop: failed for rapid seed(s)$$fail"; exit 1; fi; echo "prop: every seed passed"; fi
 
 swarm: ## every built-in scenario in swarm mode over seeds 1..SWARM_SEEDS (150), all cores; table of failing seeds
