@@ -318,10 +318,21 @@ func orderCount(q *orderQueue, off int64) int32 {
 }
 
 // checkBlock is ConsumerOrderInfoManager.checkBlock: false without an
-// OrderInfo, else needBlock.
+// OrderInfo, else needBlock. needBlock gives a batch popped with no
+// invisible time (null or <= 0) the caller's, which moves its unblock time
+// later: the live leases then lapse at the new time (a lapse it makes due
+// at once waits in pending for the next settle).
 func (b *Broker) checkBlock(nowMs int64, k qkey, attemptID string, invisibleMs int64) bool {
 	q := b.order.get(k)
-	return q != nil && q.info.NeedBlock(attemptID, invisibleMs, nowMs)
+	if q == nil {
+		return false
+	}
+	before := q.info.InvisibleTime
+	blocked := q.info.NeedBlock(attemptID, invisibleMs, nowMs)
+	if q.info.InvisibleTime != before && q.live() > 0 {
+		b.order.pending = b.reschedule(nowMs, q, b.order.pending)
+	}
+	return blocked
 }
 
 // clearBlock is ConsumerOrderInfoManager.clearBlock (a pending reset
