@@ -51,6 +51,32 @@ type SharePartitionState struct {
 	PersistedBatches     []PersistedBatch
 }
 
+// DurableStart is the first offset a restart could lend again: a reload
+// starts at the persisted start offset and skips the persisted batches that
+// are terminal (ACKNOWLEDGED or ARCHIVED) and contiguous from there, while a
+// gap reloads as AVAILABLE. It is never past the cached SPSO, and -1 before
+// the first write. The cached SPSO runs ahead of it when a write that ended
+// the front records failed: a restart takes that advance back.
+func (s *SharePartitionState) DurableStart() int64 {
+	if s.PersistedStartOffset < 0 {
+		return -1
+	}
+	off := s.PersistedStartOffset
+	for _, b := range s.PersistedBatches {
+		if b.LastOffset < off {
+			continue
+		}
+		if b.FirstOffset > off || !b.State.Terminal() {
+			break
+		}
+		off = b.LastOffset + 1
+	}
+	if s.Loaded {
+		off = min(off, s.SPSO)
+	}
+	return off
+}
+
 // State describes every share-partition, by (group, topic, partition).
 func (b *Broker) State() []SharePartitionState {
 	keys := make([]spKey, 0, len(b.persisted))

@@ -766,7 +766,7 @@ func (a *kafkaShare) Status(positions bool, dst []Position) (int, []Position) {
 			end := a.b.LogEndOffset(tp)
 			spso, durable := int64(-1), int64(-1)
 			if st, ok := a.b.SharePartition(g.name, tp); ok {
-				spso, durable = st.PersistedStartOffset, st.PersistedStartOffset
+				spso, durable = st.PersistedStartOffset, st.DurableStart()
 				if st.Loaded {
 					spso = st.SPSO
 				}
