@@ -6,7 +6,9 @@ import "testing"
 // over terminal, contiguous ones, stops at a gap or a non-terminal batch,
 // and never passes the cached SPSO.
 func TestDurableStart(t *testing.T) {
-	acked := func(a, b int64) PersistedBatch { return PersistedBatch{FirstOffset: a, LastOffset: b, State: Acknowledged} }
+	acked := func(a, b int64) PersistedBatch {
+		return PersistedBatch{FirstOffset: a, LastOffset: b, State: Acknowledged}
+	}
 	cases := []struct {
 		name   string
 		st     SharePartitionState
