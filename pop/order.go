@@ -329,7 +329,7 @@ func (b *Broker) checkBlock(nowMs int64, k qkey, attemptID string, invisibleMs i
 	}
 	before := q.info.InvisibleTime
 	blocked := q.info.NeedBlock(attemptID, invisibleMs, nowMs)
-	if q.info.InvisibleTime != before && q.live() > 0 {
+	if q.info.InvisibleTime != before {
 		b.order.pending = b.reschedule(nowMs, q, b.order.pending)
 	}
 	return blocked
