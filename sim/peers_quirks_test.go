@@ -167,8 +167,8 @@ func TestSQSSDKRetriesLostDeleteMessage(t *testing.T) {
 // the broker goes on from its cached state (the share-partition start
 // offset moves past the record), but a restart reloads the last state the
 // share coordinator kept and lends the record again. The commit offset the
-// checker is told of is the persisted one, so the record's place is still
-// known when it comes back; every invariant holds.
+// checker is told of is the durable one (share's DurableStart), so the
+// record's place is still known when it comes back; every invariant holds.
 func TestQuirkKafkaLostStateWriteRedeliversAfterRestart(t *testing.T) {
 	c := &peerCase{}
 	k, p := &c.knobs, &c.peer
@@ -197,7 +197,7 @@ func TestQuirkKafkaLostStateWriteRedeliversAfterRestart(t *testing.T) {
 		switch {
 		case e.Kind == model.EvDeadLetter && e.Msg == 1:
 			archived = true
-		case e.Kind == model.EvLease && e.Msg == 1 && archived && e.At > clock.Time(16*clock.Second):
+		case e.Kind == model.EvLease && e.Msg == 1 && archived && e.At > clock.Epoch.Add(16*clock.Second):
 			again = true
 		}
 	}
