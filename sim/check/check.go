@@ -81,9 +81,10 @@ type Checker struct {
 	// restarts are the broker restarts' trace positions (Seq+1), ascending.
 	// Positions, not times: a restart and a lease can share an instant.
 	restarts []int64
-	// rebalances holds, per queue, the trace position (Seq+1) at which a
-	// Pull consumer last took it over.
-	rebalances map[queueKey]int64
+	// rebalances holds, per group and queue, the trace position (Seq+1)
+	// at which a Pull consumer of the group last took it over: another
+	// group on the topic owns its queues on its own.
+	rebalances map[groupQueue]int64
 	wake       wakeup
 	hist       history
 	order      orderBook    // orderly groups' queues (order.go)
