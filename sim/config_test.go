@@ -39,9 +39,12 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"queues", func(c *Config) { c.Topics[0].Queues = 2000 }, "topics[0].queues: 2000 out of range: want 1..1024"},
 		{"loss ppm", func(c *Config) { c.Network.Loss.Ack.Request = 600_000 }, `network.loss.ack.request: 60% out of range: want 0..0.5`},
 		{"warmup", func(c *Config) { c.Warmup = FixedWarmup(2 * c.Duration) }, "warmup: 2m0s out of range: want auto, or a duration less than duration (1m0s)"},
-		{"two groups", func(c *Config) {
-			c.Consumers = append(c.Consumers, ConsumerSpec{Kind: PopPush, Group: "other", Topic: "orders"})
-		}, `topic "orders" is consumed by groups "billing" and "other"`},
+		{"two groups off rocketmq", func(c *Config) {
+			c.Engine.Kind, c.Engine.Settings = SQSStandard, nil
+			c.Consumers[0].Kind, c.Consumers[0].Settings = "", nil
+			c.Faults = FaultSpec{}
+			c.Consumers = append(c.Consumers, ConsumerSpec{Group: "other", Topic: "orders"})
+		}, `consumers[1].group: topic "orders" is consumed by groups "billing" and "other": want one group per topic on the sqs-standard engine`},
 		{"unconsumed", func(c *Config) {
 			c.Topics = append(c.Topics, TopicSpec{Name: "lonely", Queues: 1})
 			c.Producers = append(c.Producers, ProducerSpec{Topic: "lonely", Arrivals: arrivals("const(1/s)")})

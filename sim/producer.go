@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"popsim/clock"
-	"popsim/filter"
 	"popsim/model"
 	"popsim/workload"
 )
@@ -112,43 +111,8 @@ func (s *sim) storeOnly(p *producer, m *model.Message, intended clock.Time) {
 	m.ID = s.nextMsg
 	s.nextMsg++
 	if s.eng.Store(s.q.now(), p.idx, m, &s.out) {
-		s.meter.produced(m.ID, intended, s.q.now())
-		s.unowed(m)
+		s.stored(m, intended)
 	}
-}
-
-// subscribe compiles each group's subscription (validated already) and
-// notes which group consumes each topic.
-func (s *sim) subscribe() {
-	for _, g := range s.groups {
-		if len(g.members) == 0 {
-			continue
-		}
-		f, err := filter.ParsePop("TAG", g.members[0].spec.Expression)
-		if err != nil {
-			panic("sim: a validated subscription does not parse: " + err.Error())
-		}
-		if !f.MatchesAll() {
-			g.sub = f
-		}
-		if s.owner == nil {
-			s.owner = map[string]*group{}
-		}
-		s.owner[g.topic] = g
-	}
-}
-
-// unowed settles a stored message that the group consuming its topic does
-// not subscribe to: the broker's filter never hands it out, so it is
-// owed to no one (a drop r=no-match naming the group, which the checker
-// settles), and the meter closes it.
-func (s *sim) unowed(m *model.Message) {
-	g := s.owner[m.Topic]
-	if g == nil || g.sub == nil || g.owes(m) {
-		return
-	}
-	s.emit(model.Event{Kind: model.EvDrop, Client: -1, Group: g.name, Msg: m.ID, Reason: model.RNoMatch})
-	s.meter.finish(m.ID)
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

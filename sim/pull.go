@@ -265,7 +265,7 @@ func (p *pullConsumer) consumed(s *sim, w work) {
 	pq.cached--
 	if h.outcome.Succeeded() {
 		p.local--
-		s.meter.acked(h.msg.ID, h.deliveredAt, s.q.now())
+		s.meter.acked(p.c.g, h.msg.ID, h.deliveredAt, s.q.now())
 		pq.finish(h.offset)
 		return
 	}
@@ -312,7 +312,7 @@ func (p *pullConsumer) sendToDLQ(s *sim, h *pullHeld) {
 	s.serveNow(&r)
 	s.cov.hit("dlq")
 	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Topic: cp.Topic, Queue: 0, Offset: r.res.Offset, Attempt: h.attempt})
-	s.meter.finish(h.msg.ID)
+	s.meter.finish(c.g, h.msg.ID)
 }
 
 // finish marks an offset finished and moves the queue's base.

@@ -167,7 +167,7 @@ func repopDelay(code model.ResponseCode) clock.Duration {
 func (p *pushConsumer) drop(s *sim, h *popHeld, policy model.Reason) {
 	s.cov.hit("drop-" + policy.String())
 	s.emit(heldEvent(model.EvDrop, &h.held, policy))
-	s.meter.finish(h.msg.ID)
+	s.meter.finish(p.c.g, h.msg.ID)
 	s.sendAck(h)
 }
 
@@ -373,7 +373,7 @@ func (p *pushConsumer) sendToDLQ(s *sim, h *popHeld) {
 	s.serveNow(&r)
 	s.cov.hit("dlq")
 	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: cp.Topic, Queue: 0, Offset: r.res.Offset, Attempt: h.msg.ReconsumeTimes})
-	s.meter.finish(h.msg.ID)
+	s.meter.finish(p.c.g, h.msg.ID)
 }
 
 // checkNeedAckOrDelay is the age rule for messages past maxReconsumeTimes.

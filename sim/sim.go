@@ -105,11 +105,11 @@ type sim struct {
 	netRng          *rand.Rand
 	reqLat, respLat workload.Dist
 
-	prods  []*producer
-	cons   []*consumer
-	groups []*group
-	byName map[string]*group // lookup only
-	owner  map[string]*group // the group consuming each topic (subscribe)
+	prods   []*producer
+	cons    []*consumer
+	groups  []*group
+	byName  map[string]*group   // lookup only
+	onTopic map[string][]*group // the groups consuming each topic, in s.groups order (subscribe)
 
 	nextMsg   model.MsgID     // the next stored message's id
 	freeAcks  []*ackReq       // served acks, for reuse (newAck)
@@ -128,6 +128,8 @@ type sim struct {
 // group is a consumer group and the topic it consumes.
 type group struct {
 	name    string
+	idx     int   // in sim.groups
+	pos     int32 // its place among the groups consuming its topic (subscribe)
 	topic   string
 	kind    ConsumerKind
 	cfg     pop.GroupConfig
@@ -242,7 +244,7 @@ func (s *sim) setupClients() {
 		s.prods = append(s.prods, s.newProducer(int32(i), ps))
 	}
 	for _, name := range s.c.groupList {
-		g := &group{name: name, cfg: s.c.groups[name]}
+		g := &group{name: name, idx: len(s.groups), cfg: s.c.groups[name]}
 		s.groups = append(s.groups, g)
 		s.byName[name] = g
 	}

@@ -359,19 +359,24 @@ func (l *layout) checkFaults(v *validator) {
 	}
 }
 
-// checkConsumedTopics requires every produced topic to have exactly one
-// consuming group: the simulator's meter closes a message at its first
-// ack (latency and quiescence are per message, not per group), and an
-// unconsumed topic never drains. It runs once every field is valid.
+// checkConsumedTopics requires every produced topic to have a consuming
+// group (an unconsumed topic never drains). On the rocketmq engine several
+// groups may consume one topic, each an independent consumer of every
+// message it subscribes to (the meter and the checker count per group and
+// message); the other engines' adapters keep one group per topic. It runs
+// once every field is valid.
 func (l *layout) checkConsumedTopics(v *validator) {
 	groupOf := map[string]string{}
 	for i := range l.cfg.Consumers {
 		s := &l.cfg.Consumers[i]
-		if g, ok := groupOf[s.Topic]; ok && g != s.Group {
-			v.add(fmt.Sprintf("consumers[%d].group", i), "one group per topic (the simulator measures each message once)", "topic %q is consumed by groups %q and %q", s.Topic, g, s.Group)
+		if g, ok := groupOf[s.Topic]; ok && g != s.Group && l.cfg.Engine.Kind != RocketMQ {
+			v.add(fmt.Sprintf("consumers[%d].group", i), "one group per topic on the "+string(l.cfg.Engine.Kind)+" engine (several groups on one topic are modelled on rocketmq)",
+				"topic %q is consumed by groups %q and %q", s.Topic, g, s.Group)
 			continue
 		}
-		groupOf[s.Topic] = s.Group
+		if _, ok := groupOf[s.Topic]; !ok {
+			groupOf[s.Topic] = s.Group
+		}
 	}
 	for i, pr := range l.cfg.Producers {
 		if _, ok := groupOf[pr.Topic]; !ok {

@@ -63,6 +63,17 @@ type Report struct {
 	// (consume-end r=not-done): at-least-once held on the broker's side;
 	// the work is lost on the application's. Not a violation.
 	AckedNotDone int64
+	// Groups is each group's share of the counts above, in subscribe
+	// order: with several groups on a topic each is an independent
+	// consumer of every message it subscribes to.
+	Groups []GroupReport
+}
+
+// GroupReport is one group's ledger: Produced = Acked + DLQ + Dropped +
+// Lost.
+type GroupReport struct {
+	Group                                                       string
+	Produced, Acked, DLQ, Dropped, Lost, Deliveries, Duplicates int64
 }
 
 // Checker is the at-least-once ledger of a run: every consumer group,
@@ -278,5 +289,8 @@ func (c *Checker) Finish(f Final) Report {
 	c.finishLedger()
 	r := c.rep
 	r.Violations = c.Violations()
+	for _, g := range c.groups {
+		r.Groups = append(r.Groups, g.counts)
+	}
 	return r
 }

@@ -91,6 +91,7 @@ func (c *Checker) release(m *msgState, d *delivery) {
 
 func (c *Checker) countDelivery(m *msgState, cause string) {
 	c.rep.Deliveries++
+	m.g.counts.Deliveries++
 	if m.delivered && cause != causeFirst {
 		c.rep.Redeliveries++
 		c.rep.RedeliveriesByCause[cause]++
@@ -173,6 +174,7 @@ func (c *Checker) success(m *msgState, ln int32, cause string) {
 		}
 	}
 	c.rep.Duplicates++
+	m.g.counts.Duplicates++
 	c.rep.DuplicatesByCause[cause]++
 }
 
