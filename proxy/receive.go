@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"popsim/clock"
+	"popsim/filter"
 	"popsim/model"
 	"popsim/pop"
 )
@@ -36,7 +37,11 @@ type ReceiveRequest struct {
 	ClientID   string
 	Group      string
 	Topic      string
-	Expression string // TAG expression: "", "*" or "a || b"
+	// ExpressionType and Expression are the subscription (the client's
+	// settings.subscription.subscriptions entry): TAG ("" means TAG) with
+	// "", "*" or "a || b", or SQL92 with a condition over properties.
+	ExpressionType string
+	Expression     string
 	BatchSize  int32
 	// InvisibleTime is the requested invisible duration; an auto-renewed
 	// receive gets DefaultInvisibleTime instead.
@@ -77,9 +82,18 @@ func (p *Proxy) PopRequest(now clock.Time, req *ReceiveRequest) (pop.PopRequest,
 	return pop.PopRequest{
 		ClientID: req.ClientID, ConsumerGroup: req.Group, Topic: req.Topic, QueueID: -1,
 		MaxMsgNums: min(req.BatchSize, MaxBatch), InvisibleTime: inv, PollTime: poll, BornTime: now,
-		InitMode: pop.InitModeMax, ExpressionType: "TAG", Expression: req.Expression,
+		InitMode: pop.InitModeMax, ExpressionType: expressionType(req.ExpressionType), Expression: req.Expression,
 		Order: g.ConsumeMessageOrderly, AttemptID: req.AttemptID,
 	}, statusOK
+}
+
+// expressionType is the subscription's type as the proxy sends it: TAG
+// when the client names none (FilterType TAG is the default).
+func expressionType(t string) string {
+	if t == "" {
+		return filter.TypeTag
+	}
+	return t
 }
 
 // pollingTime is the long-polling time: the request's, or the deadline's

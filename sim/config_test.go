@@ -77,6 +77,24 @@ func TestValidateNamesTheField(t *testing.T) {
 			c.Consumers = append(c.Consumers, c.Consumers[0])
 			c.Consumers[1].Expression = "A"
 		}, `consumers[1].expression: group "billing" subscribes with one expression`},
+		{"expression type", func(c *Config) { c.Consumers[0].ExpressionType = "sql92" }, `consumers[0].expressionType: "sql92": want TAG or SQL92`},
+		{"sql92 syntax", func(c *Config) {
+			c.Consumers[0].Kind, c.Consumers[0].Settings = Simple, nil
+			c.Consumers[0].ExpressionType, c.Consumers[0].Expression = "SQL92", "a LIKE '%x'"
+		}, "consumers[0].expression: filter: SQL92 expression"},
+		{"sql92 without the property filter", func(c *Config) {
+			c.Consumers[0].ExpressionType, c.Consumers[0].Expression = "SQL92", "region = 'eu'"
+		}, `consumers[0].expressionType: SQL92 while the broker's enablePropertyFilter is false: RocketMQ answers SYSTEM_ERROR (The broker does not support consumer to filter message by SQL92) to the push consumer's CHECK_CLIENT_CONFIG when it starts, so it never starts: want engine.enablePropertyFilter: true, or simple consumers`},
+		{"sql92 pull without the property filter", func(c *Config) {
+			c.Consumers[0].Kind, c.Consumers[0].Settings = Pull, nil
+			c.Consumers[0].ExpressionType, c.Consumers[0].Expression = "SQL92", "region = 'eu'"
+		}, `SQL92 while the broker's enablePropertyFilter is false: RocketMQ answers SYSTEM_ERROR (The broker does not support consumer to filter message by SQL92) to every pull`},
+		{"sql92 off rocketmq", func(c *Config) {
+			c.Engine.Kind, c.Engine.Settings = SQSStandard, nil
+			c.Consumers[0].Kind, c.Consumers[0].Settings = "", nil
+			c.Faults = FaultSpec{}
+			c.Consumers[0].ExpressionType, c.Consumers[0].Expression = "SQL92", "region = 'eu'"
+		}, "consumers[0].expressionType: SQL92 subscriptions are RocketMQ's: want TAG on the sqs-standard engine"},
 		{"listener batch", func(c *Config) { pushSettings(&c.Consumers[0]).ConsumeMessageBatchMaxSize = 1025 }, "consumers[0].consumeMessageBatchMaxSize: 1025 out of range: want 1..1024"},
 		{"listener batch orderly", func(c *Config) {
 			c.Groups = []GroupSpec{{Name: "billing", ConsumeMessageOrderly: true}}

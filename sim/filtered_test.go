@@ -3,7 +3,10 @@ package sim
 import (
 	"testing"
 
+	"popsim/clock"
+	"popsim/filter"
 	"popsim/model"
+	"popsim/pop"
 )
 
 // A subscription that does not accept every produced tag: the messages it
@@ -34,5 +37,79 @@ func TestUnsubscribedMessagesAreOwedToNoOne(t *testing.T) {
 		if n := int64(len(unowed)); n < 70 || n > 130 || s.DroppedByPolicy["no-match"] != n || s.Acked+n != s.Produced {
 			t.Fatalf("%s: %d messages owed to no one (want about 100), dropped %v, acked %d of %d", kind, n, s.DroppedByPolicy, s.Acked, s.Produced)
 		}
+	}
+}
+
+// SQL92 subscriptions over producer-set properties, two groups on one
+// topic: each group is delivered exactly the messages its condition
+// matches (filter.Match on the stored message), the others are dropped as
+// no-match for it alone, and the run settles. The simple consumer's proxy
+// pops SQL92 whatever enablePropertyFilter says; the pop-push consumer
+// needs it on.
+func TestSQL92Subscriptions(t *testing.T) {
+	cfg := tinyConfig(Simple)
+	cfg.Topics[0].Queues = 2
+	cfg.Producers[0].Arrivals = arrivals("backlog(300)")
+	cfg.Producers[0].Tags = tags("tags(A:1,B:1)")
+	cfg.Producers[0].Properties = properties("properties(1:set(region=eu,price=12),1:set(region=us,price=5),1:set())")
+	cfg.Consumers = []ConsumerSpec{
+		{Kind: Simple, Group: "eu", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), ExpressionType: "SQL92", Expression: "region = 'eu' AND price > 10"},
+		{Kind: PopPush, Group: "priced", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), ExpressionType: "SQL92", Expression: "price IS NOT NULL AND TAGS = 'A'"},
+	}
+	e := pop.DefaultConfig()
+	e.EnablePropertyFilter = true
+	cfg.Engine.Settings = &e
+	var brk *pop.Broker
+	r := runKeep(t, cfg, scriptStep{after: clock.Millisecond, f: func(s *sim) { brk = s.eng.(*rocketMQ).b }})
+	noViolations(t, r)
+	subs := map[string]*filter.Filter{}
+	for _, c := range cfg.Consumers {
+		f, err := filter.Parse(c.ExpressionType, c.Expression)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs[c.Group] = f
+	}
+	msgs := map[model.MsgID]model.Message{}
+	group := map[int32]string{}
+	got := map[string]map[model.MsgID]bool{"eu": {}, "priced": {}}
+	for _, e := range r.Events {
+		switch e.Kind {
+		case model.EvSubscribe:
+			group[e.Client] = e.Group
+		case model.EvProduce:
+			m, ok := brk.Message(e.Topic, e.Queue, e.Offset)
+			if !ok {
+				t.Fatalf("message %d is not at %s/%d@%d", e.Msg, e.Topic, e.Queue, e.Offset)
+			}
+			msgs[e.Msg] = m
+		case model.EvDeliver:
+			got[group[e.Client]][e.Msg] = true
+		case model.EvDrop:
+			if e.Reason == model.RNoMatch {
+				if got[e.Group][e.Msg] {
+					t.Fatalf("message %d dropped as no-match for %s after a delivery", e.Msg, e.Group)
+				}
+			}
+		}
+	}
+	for g, f := range subs {
+		n := 0
+		for id, m := range msgs {
+			if f.Match(&m) != got[g][id] {
+				t.Fatalf("%s: message %d (tag %q, %v): matches %v, delivered %v", g, id, m.Tags, m.Properties, f.Match(&m), got[g][id])
+			}
+			if got[g][id] {
+				n++
+			}
+		}
+		// a third of the messages are eu at 12; half of the two priced
+		// thirds carry tag A
+		if n < 70 || n > 130 {
+			t.Errorf("%s: %d of 300 messages delivered, want about 100", g, n)
+		}
+	}
+	if s := r.Summary; s.Produced != 600 || s.Acked+s.Dropped != 600 || s.DroppedByPolicy["no-match"] != s.Dropped {
+		t.Errorf("produced %d, acked %d, dropped %v: want 600 (group, message) pairs, the unmatched ones no-match", s.Produced, s.Acked, s.DroppedByPolicy)
 	}
 }

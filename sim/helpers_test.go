@@ -41,6 +41,14 @@ func tags(s string) workload.Tags {
 	return t
 }
 
+func properties(s string) workload.Properties {
+	var p workload.Properties
+	if err := p.UnmarshalText([]byte(s)); err != nil {
+		panic(err)
+	}
+	return p
+}
+
 // pushSettings and simpleSettings return a consumer's own settings of
 // that kind, creating them when it has none.
 func pushSettings(c *ConsumerSpec) *PopPushSettings {

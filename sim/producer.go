@@ -17,6 +17,7 @@ type producer struct {
 	topic  string
 	queues int32
 	tags   workload.Tags
+	props  workload.Properties
 	arr    workload.Arrivals
 	rng    *rand.Rand
 	seq    int64
@@ -37,7 +38,7 @@ func (*putReq) payload() {}
 
 func (s *sim) newProducer(idx int32, spec *ProducerSpec) *producer {
 	return &producer{
-		idx: idx, topic: spec.Topic, queues: s.c.topics[spec.Topic].Queues, tags: spec.Tags, arr: spec.Arrivals.New(),
+		idx: idx, topic: spec.Topic, queues: s.c.topics[spec.Topic].Queues, tags: spec.Tags, props: spec.Properties, arr: spec.Arrivals.New(),
 		rng: newStream(s.cfg.Seed, streamProducer+uint64(idx)), prefix: "p" + strconv.Itoa(int(idx)) + "-",
 		random: spec.QueueSelect == QueueRandom,
 	}
@@ -54,7 +55,8 @@ func (s *sim) scheduleArrival(p *producer) {
 }
 
 // produce sends one message: UNIQ_KEY p<producer>-<seq>, queues round
-// robin (or random), a weighted tag, BornTimestamp = the intended send time.
+// robin (or random), a weighted tag, a weighted set of properties (drawn
+// only when the producer has some), BornTimestamp = the intended send time.
 func (s *sim) produce(p *producer) {
 	now := s.q.now()
 	if p.random {
@@ -63,7 +65,7 @@ func (s *sim) produce(p *producer) {
 	p.key = strconv.AppendInt(append(p.key[:0], p.prefix...), p.seq, 10)
 	m := &model.Message{
 		Topic: p.topic, QueueID: p.next, BornTimestamp: now.Millis(),
-		UniqKey: string(p.key), Tags: p.tags.Pick(p.rng),
+		UniqKey: string(p.key), Tags: p.tags.Pick(p.rng), Properties: p.props.Pick(p.rng),
 	}
 	p.seq++
 	p.next = (p.next + 1) % p.queues

@@ -195,7 +195,7 @@ func (p *pullConsumer) poll(s *sim, x payload) {
 	c := p.c
 	r := &pullReq{pq: pq, gen: pq.gen, offset: pq.next, req: pop.PullRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.q, QueueOffset: pq.next,
-		MaxMsgNums: c.spec.Batch, Suspend: true, SuspendTimeout: p.set.PollTime, ExpressionType: "TAG", Subscription: c.spec.Expression,
+		MaxMsgNums: c.spec.Batch, Suspend: true, SuspendTimeout: p.set.PollTime, ExpressionType: c.spec.ExpressionType, Subscription: c.spec.Expression,
 	}}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPull, reply: true}
 	pq.pulling = true

@@ -84,7 +84,7 @@ func (p *pushConsumer) pop(s *sim) {
 	r := &popReq{req: pop.PopRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: c.spec.Batch,
 		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
-		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression, Order: p.ord != nil,
+		InitMode: pop.InitModeMin, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, Order: p.ord != nil,
 	}}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true}
 	p.popOut = r

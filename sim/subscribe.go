@@ -24,7 +24,7 @@ func (s *sim) subscribe() {
 		if len(g.members) == 0 {
 			continue
 		}
-		f, err := filter.ParsePop("TAG", g.members[0].spec.Expression)
+		f, err := filter.ParsePop(g.members[0].spec.ExpressionType, g.members[0].spec.Expression)
 		if err != nil {
 			panic("sim: a validated subscription does not parse: " + err.Error())
 		}
