@@ -63,16 +63,6 @@ func TestValidateNamesTheField(t *testing.T) {
 			c.Producers[0].Tags = tags("tags(A:1,B:1)")
 			c.Consumers[0].Expression = "A"
 		}, `consumers[0].expression: "A" does not accept tag "B"`},
-		{"filter pull", func(c *Config) {
-			c.Consumers[0].Kind, c.Consumers[0].Settings = Pull, nil
-			c.Producers[0].Tags = tags("tags(A:1,B:1)")
-			c.Consumers[0].Expression = "A"
-		}, `consumers[0].expression: "A" does not accept tag "B"`},
-		{"filter orderly", func(c *Config) {
-			c.Groups = []GroupSpec{{Name: "billing", ConsumeMessageOrderly: true}}
-			c.Producers[0].Tags = tags("tags(A:1,B:1)")
-			c.Consumers[0].Expression = "A"
-		}, `consumers[0].expression: "A" does not accept tag "B"`},
 		{"filter per group", func(c *Config) {
 			c.Consumers = append(c.Consumers, c.Consumers[0])
 			c.Consumers[1].Expression = "A"

@@ -231,6 +231,9 @@ func (p *pullConsumer) reply(s *sim, x Request) {
 		if m.QueueOffset < pq.next {
 			continue
 		}
+		if c.g.sub != nil {
+			pq.skip(m.QueueOffset)
+		}
 		h := &pullHeld{held: held{c: c, epoch: c.epoch, msg: m, topic: m.Topic, queue: m.QueueID, offset: m.QueueOffset, deliveredAt: s.q.now()}, pq: pq, gen: pq.gen}
 		s.deliver(&h.held, h.attempt, h.topic)
 		pq.next = m.QueueOffset + 1
@@ -238,6 +241,9 @@ func (p *pullConsumer) reply(s *sim, x Request) {
 		pq.cached++
 		p.local++
 		c.buf = append(c.buf, h)
+	}
+	if c.g.sub != nil && (res.Status == pop.PullFound || res.Status == pop.PullNoMatchedMsg) {
+		pq.skip(res.NextBeginOffset) // the read went past entries the filter skipped
 	}
 	s.startWork(c)
 	p.schedulePull(s, pq, 0)
@@ -322,6 +328,24 @@ func (pq *pullQueue) finish(off int64) {
 		return
 	}
 	pq.done[i] = true
+	pq.advance()
+}
+
+// skip moves the next offset to pull up to off, the offsets in between
+// finished: the broker's filter skipped them for the group, so nothing of
+// the group lives there (a real client's ProcessQueue never holds them,
+// and the offset it commits passes them: correctTagsOffset when nothing
+// else is held).
+func (pq *pullQueue) skip(off int64) {
+	for pq.next < off {
+		pq.done = append(pq.done, true)
+		pq.next++
+	}
+	pq.advance()
+}
+
+// advance moves the queue's base past its finished offsets.
+func (pq *pullQueue) advance() {
 	n := 0
 	for n < len(pq.done) && pq.done[n] {
 		n++

@@ -391,12 +391,11 @@ func (l *layout) checkConsumedTopics(v *validator) {
 // pop-push and pull consumers need the broker's enablePropertyFilter (the
 // simple consumer's proxy pops, which are not checked). On the rocketmq
 // engine a message a group does not subscribe to is owed to no one (the
-// simulator settles it as a drop r=no-match when it is stored) for
-// pop-push and simple consumers of concurrent groups; orderly groups' queue
-// order and the Pull baseline's offset commit do not skip filtered offsets
-// yet, and the other engines' consumers have no broker-side filter, so
-// their subscription must accept every message their topic's producers
-// send.
+// simulator settles it as a drop r=no-match when it is stored), for every
+// consumer kind: concurrent and orderly POP groups never see it, and the
+// Pull baseline's offsets pass it. The other engines' consumers have no
+// broker-side filter, so their subscription must accept every message
+// their topic's producers send.
 func (l *layout) checkExpressions(v *validator) {
 	type sub struct{ typ, expr string }
 	first := map[string]sub{}
@@ -456,12 +455,10 @@ func (l *layout) checkExpression(v *validator, p string, s *ConsumerSpec) (*filt
 }
 
 // filtersAtBroker reports whether a message the consumer's group does not
-// subscribe to is settled for it as owed to no one (the broker's store
-// read skips it and the client model copes with the gap): rocketmq
-// pop-push and simple consumers of concurrent groups.
-func (l *layout) filtersAtBroker(s *ConsumerSpec) bool {
-	g, ok := l.groups[s.Group]
-	return ok && l.cfg.Engine.Kind == RocketMQ && !g.ConsumeMessageOrderly && (s.Kind == PopPush || s.Kind == Simple)
+// subscribe to is settled for it as owed to no one: the broker's store
+// read skips it and the client model copes with the gap (rocketmq).
+func (l *layout) filtersAtBroker(*ConsumerSpec) bool {
+	return l.cfg.Engine.Kind == RocketMQ
 }
 
 // checkAcceptsAll requires f to accept every message the producers of the
