@@ -163,3 +163,54 @@ func TestOrderlyPartialSubscriptions(t *testing.T) {
 		t.Errorf("head-of-line %+v: want the 2 queues of each orderly group", s.HeadOfLine)
 	}
 }
+
+// The broker's TAG filter compares tag hash codes: a message tagged BB
+// passes a subscription to Aa (both hash to 2112). A POP group is lent it;
+// the push consumer's processPopResult and the simple consumer's proxy
+// (NO_MATCH) check the tag exactly, drop it (drop c=<client> l=<lease>
+// r=no-match) and ack it, so it is never consumed. A Pull client drops it
+// silently (processPullResult), so for a Pull group it is owed to no one
+// from the start. Every group settles with no violation, orderly or not.
+func TestTagCollisionsAreAckedAsNoMatch(t *testing.T) {
+	for _, orderly := range []bool{false, true} {
+		cfg := tinyConfig(PopPush)
+		cfg.Topics[0].Queues = 2
+		cfg.Producers[0].Arrivals = arrivals("backlog(200)")
+		cfg.Producers[0].Tags = tags("tags(Aa:1,BB:1,C:1)")
+		cfg.Groups = []GroupSpec{{Name: "push", ConsumeMessageOrderly: orderly}, {Name: "simple", ConsumeMessageOrderly: orderly}, {Name: "pull"}}
+		cfg.Consumers = []ConsumerSpec{
+			{Kind: PopPush, Group: "push", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "Aa"},
+			{Kind: Simple, Group: "simple", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "Aa"},
+			{Kind: Pull, Group: "pull", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "Aa"},
+		}
+		r := runKeep(t, cfg)
+		noViolations(t, r)
+		group := map[int32]string{}
+		consumed := map[string]int{}
+		collided := map[string]int{}
+		for _, e := range r.Events {
+			switch {
+			case e.Kind == model.EvSubscribe:
+				group[e.Client] = e.Group
+			case e.Kind == model.EvConsumeStart:
+				consumed[group[e.Client]]++
+			case e.Kind == model.EvDrop && e.Reason == model.RNoMatch && e.Lease != 0:
+				collided[group[e.Client]]++
+			}
+		}
+		s := r.Summary
+		for _, g := range s.Groups {
+			// about 1/3 Aa consumed; BB lent and dropped (POP) or dropped
+			// when stored (Pull); C dropped when stored
+			if g.Acked < 45 || g.Acked > 90 || g.Acked+g.Dropped != 200 || g.Lost != 0 {
+				t.Errorf("orderly %v, %s: %+v", orderly, g.Group, g)
+			}
+			if n := consumed[g.Group]; int64(n) != g.Acked {
+				t.Errorf("orderly %v, %s: %d consumptions for %d acked: a collided message was consumed", orderly, g.Group, n, g.Acked)
+			}
+		}
+		if collided["push"] < 45 || collided["simple"] < 45 || collided["pull"] != 0 {
+			t.Errorf("orderly %v: lent and dropped as no-match: %v; want the BB messages for push and simple, none for pull", orderly, collided)
+		}
+	}
+}

@@ -233,6 +233,13 @@ func (p *pullConsumer) reply(s *sim, x Request) {
 		}
 		if c.g.sub != nil {
 			pq.skip(m.QueueOffset)
+			if !c.g.sub.MatchTags(m.Tags) {
+				// processPullResult drops a tag the subscription does not
+				// name exactly (the broker compares hash codes): the
+				// simulator settled it as no-match when it was stored.
+				pq.skip(m.QueueOffset + 1)
+				continue
+			}
 		}
 		h := &pullHeld{held: held{c: c, epoch: c.epoch, msg: m, topic: m.Topic, queue: m.QueueID, offset: m.QueueOffset, deliveredAt: s.q.now()}, pq: pq, gen: pq.gen}
 		s.deliver(&h.held, h.attempt, h.topic)

@@ -123,6 +123,12 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 	var chunk []*popHeld // the listener batch being filled (consumeMessageBatchMaxSize > 1)
 	for i := range res.Messages {
 		h := s.deliverPopped(c, &res.Messages[i])
+		if !c.g.sub.MatchTags(h.msg.Tags) {
+			// processPopResult: a tag the subscription does not name
+			// exactly (the broker compares hash codes) is acked.
+			p.drop(s, h, model.RNoMatch)
+			continue
+		}
 		if h.msg.ReconsumeTimes > p.set.MaxReconsumeTimes {
 			// processPopResult: reconsumeTimes > maxReconsumeTimes is acked
 			// and dropped on receipt.

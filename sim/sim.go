@@ -142,8 +142,14 @@ type group struct {
 
 // owes reports whether the group is owed m: the broker's two-stage check
 // of its subscription (the consume queue's tag code, then the stored
-// message) passes it.
+// message) passes it. A POP group may then be lent a message whose tag
+// only collides with a subscribed one, which its client or proxy drops
+// and acks (noMatch); a Pull client drops such a message silently
+// (processPullResult), so for a Pull group the check is exact.
 func (g *group) owes(m *model.Message) bool {
+	if g.kind == Pull {
+		return g.sub.Match(m)
+	}
 	return g.sub.MatchesAll() || g.sub.MatchConsumeQueue(filter.TagsCode(m.Tags)) && g.sub.MatchCommitLog(m)
 }
 

@@ -37,6 +37,19 @@ func (s *sim) subscribe() {
 	s.meter.groups(s.groups, s.cons)
 }
 
+// noMatch traces a client (or its proxy) dropping a message its group
+// was lent but does not subscribe to: the broker's TAG filter compares
+// tag hash codes, so a tag that collides with a subscribed one (Aa and BB)
+// gets through, and the exact check after the pop (the proxy's
+// PopMessageResultFilterImpl NO_MATCH, the push consumer's
+// processPopResult) acks it instead of consuming it, at now. The caller
+// acks.
+func (s *sim) noMatch(now clock.Time, c *consumer, id model.MsgID, lease model.LeaseID) {
+	s.cov.hit("drop-no-match")
+	s.tr.emitAt(now, model.Event{Kind: model.EvDrop, Client: c.idx, Msg: id, Lease: lease, Reason: model.RNoMatch})
+	s.meter.finish(c.g, id)
+}
+
 // stored opens a message the engine stored, meant to be sent at intended,
 // in the meter for every group consuming its topic, then settles it for
 // each group that does not subscribe to it: the broker's filter never

@@ -525,9 +525,10 @@ func (c *Checker) onPolicy(e *model.Event) {
 	default:
 		c.settle(m, settledDrop, e.Reason.String())
 	}
-	if e.Kind == model.EvDeadLetter || e.Reason == model.RNoMatch {
+	if e.Kind == model.EvDeadLetter || e.Reason == model.RNoMatch && e.Lease == 0 {
 		// The engine ended the message, or the group's filter never lets
-		// it out: nothing of it is available any more.
+		// it out: nothing of it is available any more. (A client that
+		// drops a message it was lent, as no-match too, acks it next.)
 		clear(m.tokens)
 		m.tokens = m.tokens[:0]
 		if l != nil {
