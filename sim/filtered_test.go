@@ -47,15 +47,10 @@ func TestUnsubscribedMessagesAreOwedToNoOne(t *testing.T) {
 // pops SQL92 whatever enablePropertyFilter says; the pop-push consumer
 // needs it on.
 func TestSQL92Subscriptions(t *testing.T) {
-	cfg := tinyConfig(Simple)
-	cfg.Topics[0].Queues = 2
-	cfg.Producers[0].Arrivals = arrivals("backlog(300)")
-	cfg.Producers[0].Tags = tags("tags(A:1,B:1)")
+	cfg := sharedTopic(300, "tags(A:1,B:1)",
+		ConsumerSpec{Kind: Simple, Group: "eu", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), ExpressionType: "SQL92", Expression: "region = 'eu' AND price > 10"},
+		ConsumerSpec{Kind: PopPush, Group: "priced", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), ExpressionType: "SQL92", Expression: "price IS NOT NULL AND TAGS = 'A'"})
 	cfg.Producers[0].Properties = properties("properties(1:set(region=eu,price=12),1:set(region=us,price=5),1:set())")
-	cfg.Consumers = []ConsumerSpec{
-		{Kind: Simple, Group: "eu", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), ExpressionType: "SQL92", Expression: "region = 'eu' AND price > 10"},
-		{Kind: PopPush, Group: "priced", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), ExpressionType: "SQL92", Expression: "price IS NOT NULL AND TAGS = 'A'"},
-	}
 	e := pop.DefaultConfig()
 	e.EnablePropertyFilter = true
 	cfg.Engine.Settings = &e
@@ -119,16 +114,11 @@ func TestSQL92Subscriptions(t *testing.T) {
 // fifo-order judges every lease and the run settles with no violation.
 // Failures make queues block and lend in place again over the gaps.
 func TestOrderlyPartialSubscriptions(t *testing.T) {
-	cfg := tinyConfig(PopPush)
-	cfg.Topics[0].Queues = 2
-	cfg.Producers[0].Arrivals = arrivals("backlog(300)")
-	cfg.Producers[0].Tags = tags("tags(A:1,B:1,C:1)")
+	cfg := sharedTopic(300, "tags(A:1,B:1,C:1)",
+		ConsumerSpec{Kind: PopPush, Group: "push", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "A || C", Outcomes: outcomes("outcomes(reconsume_later=0.05)")},
+		ConsumerSpec{Kind: Simple, Group: "simple", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "B", Outcomes: outcomes("outcomes(reconsume_later=0.05)")},
+		ConsumerSpec{Kind: PopPush, Group: "all", Topic: "t", Threads: 2, Processing: dist("const(1ms)")})
 	cfg.Groups = []GroupSpec{{Name: "push", ConsumeMessageOrderly: true}, {Name: "simple", ConsumeMessageOrderly: true}, {Name: "all"}}
-	cfg.Consumers = []ConsumerSpec{
-		{Kind: PopPush, Group: "push", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "A || C", Outcomes: outcomes("outcomes(reconsume_later=0.05)")},
-		{Kind: Simple, Group: "simple", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "B", Outcomes: outcomes("outcomes(reconsume_later=0.05)")},
-		{Kind: PopPush, Group: "all", Topic: "t", Threads: 2, Processing: dist("const(1ms)")},
-	}
 	r := runKeep(t, cfg)
 	noViolations(t, r)
 	group := map[int32]string{}
@@ -173,16 +163,11 @@ func TestOrderlyPartialSubscriptions(t *testing.T) {
 // from the start. Every group settles with no violation, orderly or not.
 func TestTagCollisionsAreAckedAsNoMatch(t *testing.T) {
 	for _, orderly := range []bool{false, true} {
-		cfg := tinyConfig(PopPush)
-		cfg.Topics[0].Queues = 2
-		cfg.Producers[0].Arrivals = arrivals("backlog(200)")
-		cfg.Producers[0].Tags = tags("tags(Aa:1,BB:1,C:1)")
+		cfg := sharedTopic(200, "tags(Aa:1,BB:1,C:1)",
+			ConsumerSpec{Kind: PopPush, Group: "push", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "Aa"},
+			ConsumerSpec{Kind: Simple, Group: "simple", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "Aa"},
+			ConsumerSpec{Kind: Pull, Group: "pull", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "Aa"})
 		cfg.Groups = []GroupSpec{{Name: "push", ConsumeMessageOrderly: orderly}, {Name: "simple", ConsumeMessageOrderly: orderly}, {Name: "pull"}}
-		cfg.Consumers = []ConsumerSpec{
-			{Kind: PopPush, Group: "push", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "Aa"},
-			{Kind: Simple, Group: "simple", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "Aa"},
-			{Kind: Pull, Group: "pull", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "Aa"},
-		}
 		r := runKeep(t, cfg)
 		noViolations(t, r)
 		group := map[int32]string{}

@@ -10,16 +10,10 @@ import (
 // billing (pop-push, everything, slow), audit (simple, tag A only) and
 // archive (pull, everything, fast).
 func threeGroups() Config {
-	cfg := tinyConfig(PopPush)
-	cfg.Topics[0].Queues = 2
-	cfg.Producers[0].Arrivals = arrivals("backlog(200)")
-	cfg.Producers[0].Tags = tags("tags(A:1,B:1)")
-	cfg.Consumers = []ConsumerSpec{
-		{Kind: PopPush, Group: "billing", Topic: "t", Threads: 2, Processing: dist("const(20ms)")},
-		{Kind: Simple, Group: "audit", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "A"},
-		{Kind: Pull, Group: "archive", Topic: "t", Threads: 2, Processing: dist("const(1ms)")},
-	}
-	return cfg
+	return sharedTopic(200, "tags(A:1,B:1)",
+		ConsumerSpec{Kind: PopPush, Group: "billing", Topic: "t", Threads: 2, Processing: dist("const(20ms)")},
+		ConsumerSpec{Kind: Simple, Group: "audit", Topic: "t", Threads: 2, Processing: dist("const(1ms)"), Expression: "A"},
+		ConsumerSpec{Kind: Pull, Group: "archive", Topic: "t", Threads: 2, Processing: dist("const(1ms)")})
 }
 
 // Several groups on one topic: each group consumes every message it
