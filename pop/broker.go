@@ -44,8 +44,9 @@ type Broker struct {
 	names      *names
 	offsets    offsets
 	index      *index
-	// lastLease is the last lease id granted (durable: ids are never reused).
-	lastLease model.LeaseID
+	// lease holds the last lease id granted (durable: ids are never
+	// reused). Brokers of one simulated cluster share it (ShareLeaseIDs).
+	lease *leaseCounter
 	// faults decides which store writes fail; writes numbers the write
 	// attempts (durable, so decisions never repeat after a restart).
 	faults Faults
@@ -170,7 +171,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, reviveTopic: model.ReviveTopic(cfg.ClusterName), topics: map[string]*topic{}, groups: map[string]*GroupConfig{}, names: newNames(), offsets: newOffsets(), ckl: newCkLeases()}
+	b := &Broker{cfg: cfg, reviveTopic: model.ReviveTopic(cfg.ClusterName), topics: map[string]*topic{}, groups: map[string]*GroupConfig{}, names: newNames(), offsets: newOffsets(), ckl: newCkLeases(), lease: &leaseCounter{}}
 	b.index = newIndex(b.names)
 	b.order = newOrderTable(b.names)
 	b.resetVolatile()

@@ -165,8 +165,8 @@ func (b *Broker) checkLeases() error {
 	ls = b.orderLeases(ls)
 	slices.Sort(ls)
 	for i, l := range ls {
-		if l == 0 || l > b.lastLease {
-			return fmt.Errorf("pop: invariant: in-flight lease %d outside 1..%d (the last granted)", l, b.lastLease)
+		if l == 0 || l > b.lease.last {
+			return fmt.Errorf("pop: invariant: in-flight lease %d outside 1..%d (the last granted)", l, b.lease.last)
 		}
 		if i > 0 && ls[i-1] == l {
 			return fmt.Errorf("pop: invariant: two in-flight records hold lease %d", l)
@@ -325,8 +325,8 @@ func (b *Broker) checkCheckpoint() error {
 func (b *Broker) checkCkLeases() error {
 	live, keyed, pending := 0, 0, 0
 	for first, r := range b.ckl.byFirst {
-		if r.first != first || r.first == 0 || r.first+model.LeaseID(r.ck.Num)-1 > b.lastLease || r.ck.Num <= 0 {
-			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck.Num)-1, b.lastLease)
+		if r.first != first || r.first == 0 || r.first+model.LeaseID(r.ck.Num)-1 > b.lease.last || r.ck.Num <= 0 {
+			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck.Num)-1, b.lease.last)
 		}
 		if r.key != r.ck.MergeKey() || r.ended>>uint(r.ck.Num) != 0 || r.pending>>uint(r.ck.Num) != 0 {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d: key %q for %q, ended %b, pending %b over %d", first, r.key, r.ck.MergeKey(), r.ended, r.pending, r.ck.Num)

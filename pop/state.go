@@ -87,7 +87,7 @@ func (s *slot) fill(o *OffsetState) {
 func (b *Broker) State() State {
 	st := State{
 		InFlight: b.index.all(), Cached: b.cachedRecords(), SuspendedPolls: b.polls.count,
-		LastLease: b.lastLease, WriteOrdinal: b.writes, Stats: b.stats,
+		LastLease: b.lease.last, WriteOrdinal: b.writes, Stats: b.stats,
 		Faults: b.faults,
 	}
 	st.Faults.Writes = append([]WriteFault(nil), b.faults.Writes...)

@@ -42,6 +42,7 @@ consumers:
 engine:
   enablePopBufferMerge: true
 broker:
+  count: 2
   cores: 4
   sendMessageThreadPoolNums: 4
   pullMessageThreadPoolNums: 24

@@ -138,6 +138,13 @@
 //	    delayLevelTimer: false              # #3787/#4153 (CK)
 //	    sameMillisChangeInvisible: false    # popsim's finding (CK): a renewal's CK takes a live CK's merge key
 //
+//	broker:                       # the brokers (docs/calibration.md); left out: one broker, no cost model
+//	  count: 1                    # brokers, 1..64 (rocketmq only): each holds every topic with topics[].queues queues
+//	  cores: 0                    # the cost model, per broker: 0 (off) or 1..1024, with
+//	  #   sendMessageThreadPoolNums (min(cores,4)), pullMessageThreadPoolNums (16+2×cores),
+//	  #   ackMessageThreadPoolNums (16), consumerManageThreadPoolNums (32) and
+//	  #   costs: {put, pop, ack, change, pull, offset, tick: distributions; work: counter:duration,...}
+//
 //	network:
 //	  requestLatency: uniform(200us,2ms)    # one-way; const(0s) for none
 //	  responseLatency: uniform(200us,2ms)

@@ -92,6 +92,8 @@ type (
 		EngineSettings EngineSettings `json:",omitempty"`
 		// The broker cost model, when on (absent without one).
 		Broker *canonBroker `json:",omitempty"`
+		// Brokers is broker.count when above 1 (absent with one broker).
+		Brokers int32 `json:",omitempty"`
 	}
 	// canonBroker is BrokerSpec with its distributions as text.
 	canonBroker struct {
@@ -168,6 +170,9 @@ func (c Config) canonical() canonConfig {
 		k.Engine = canonEngineOf(cfg)
 	} else {
 		k.EngineKind, k.EngineSettings = string(c.Engine.Kind), c.Engine.Settings
+	}
+	if n := c.Broker.brokers(); n > 1 {
+		k.Brokers = n
 	}
 	if b := &c.Broker; b.on() {
 		d := func(x workload.DistSpec) string {

@@ -38,46 +38,76 @@ type pushConsumer struct {
 	set *PopPushSettings
 	// ord sequences an orderly group's consumption (nil: concurrently).
 	ord *orderly
+	// loops are its pop loops, one per broker: the broker assigns a POP
+	// consumer one MessageQueue(topic, broker, -1) per broker of the
+	// route, each with its own PopRequest and PopProcessQueue.
+	loops []pushLoop
+}
+
+// pushLoop is one pop loop (a PopRequest and its PopProcessQueue).
+type pushLoop struct {
+	broker int32
 	// waitAck counts messages received and not yet acked, renewed or
-	// given up: flow control's measure.
+	// given up: flow control's measure (per process queue).
 	waitAck int
 	popOut  *popReq  // the outstanding pop
 	next    nextPoll // the next receive (a tkPoll armed)
 }
 
-func (p *pushConsumer) start(s *sim) { p.schedulePoll(s, 0) }
+func (*pushLoop) payload() {}
 
-func (p *pushConsumer) busy() bool { return p.waitAck > 0 }
+func (p *pushConsumer) start(s *sim) {
+	for i := range p.loops {
+		p.schedulePoll(s, &p.loops[i], 0)
+	}
+}
+
+func (p *pushConsumer) busy() bool {
+	for i := range p.loops {
+		if p.loops[i].waitAck > 0 {
+			return true
+		}
+	}
+	return false
+}
 
 func (p *pushConsumer) crashed(*sim) {
-	p.waitAck, p.popOut, p.next.armed = 0, nil, false
+	for i := range p.loops {
+		l := &p.loops[i]
+		l.waitAck, l.popOut, l.next.armed = 0, nil, false
+	}
 	if p.ord != nil {
 		p.ord.clear()
 	}
 }
 
-// schedulePoll arms the next pop after d; with d = 0 it is sent at once.
-func (p *pushConsumer) schedulePoll(s *sim, d clock.Duration) {
-	if p.next.sendNow(s, p.c, d) {
-		p.pop(s)
+// acked: n messages of broker b's loop are no longer waiting for an ack.
+func (p *pushConsumer) unwait(b int32, n int) { p.loops[b].waitAck -= n }
+
+// schedulePoll arms the loop's next pop after d; with d = 0 it is sent at
+// once.
+func (p *pushConsumer) schedulePoll(s *sim, l *pushLoop, d clock.Duration) {
+	if l.next.sendNowWith(s, p.c, d, l) {
+		p.pop(s, l)
 	}
 }
 
-func (p *pushConsumer) poll(s *sim, _ payload) {
-	p.next.armed = false
-	p.pop(s)
+func (p *pushConsumer) poll(s *sim, x payload) {
+	l := x.(*pushLoop)
+	l.next.armed = false
+	p.pop(s, l)
 }
 
-// pop issues the consumer's pop, unless one is outstanding or flow control
+// pop issues the loop's pop, unless one is outstanding or flow control
 // holds it back.
-func (p *pushConsumer) pop(s *sim) {
-	if p.popOut != nil {
+func (p *pushConsumer) pop(s *sim, l *pushLoop) {
+	if l.popOut != nil {
 		return
 	}
-	if p.waitAck > p.set.PopThresholdForQueue {
+	if l.waitAck > p.set.PopThresholdForQueue {
 		// More than popThresholdForQueue messages wait for an ack: retry in 50 ms.
 		s.cov.hit("flow-control")
-		p.schedulePoll(s, pullTimeDelayWhenFlowCtl)
+		p.schedulePoll(s, l, pullTimeDelayWhenFlowCtl)
 		return
 	}
 	c := p.c
@@ -86,8 +116,8 @@ func (p *pushConsumer) pop(s *sim) {
 		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
 		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression, Order: p.ord != nil,
 	}}
-	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true}
-	p.popOut = r
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
+	l.popOut = r
 	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: c.spec.Batch, Span: p.set.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
@@ -105,17 +135,19 @@ func (p *pushConsumer) reply(s *sim, r Request) {
 func (p *pushConsumer) timeout(s *sim, r Request) {
 	if r, ok := r.(*popReq); ok {
 		s.traceLost(r, model.RTimeout)
-		if p.popOut == r {
-			p.popOut = nil
+		l := &p.loops[r.broker]
+		if l.popOut == r {
+			l.popOut = nil
 		}
-		p.schedulePoll(s, pullTimeDelayWhenException)
+		p.schedulePoll(s, l, pullTimeDelayWhenException)
 	}
 }
 
 // popResponse is a pop's answer reaching the consumer.
 func (p *pushConsumer) popResponse(s *sim, r *popReq) {
-	if p.popOut == r {
-		p.popOut = nil
+	l := &p.loops[r.broker]
+	if l.popOut == r {
+		l.popOut = nil
 	}
 	res := &r.res
 	c := p.c
@@ -129,7 +161,7 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 			p.drop(s, h, model.RPushMaxReconsume)
 			continue
 		}
-		p.waitAck++
+		l.waitAck++
 		switch {
 		case p.ord != nil:
 			p.ord.take(c, h)
@@ -147,7 +179,7 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 		p.queueBatch(s, chunk)
 	}
 	s.startWork(c)
-	p.schedulePoll(s, repopDelay(res.Code))
+	p.schedulePoll(s, l, repopDelay(res.Code))
 }
 
 // repopDelay is a POP consumer's delay before the next pop, by response
@@ -228,7 +260,7 @@ func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
 
 // expireBefore gives up h before its consumption: its lease ran out.
 func (p *pushConsumer) expireBefore(s *sim, h *popHeld) {
-	p.waitAck--
+	p.unwait(h.broker, 1)
 	h.finished = true
 	s.cov.hit("expired-before-consume")
 	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RBefore))
@@ -250,7 +282,7 @@ func (p *pushConsumer) endQueue(s *sim, h *popHeld) {
 		return
 	}
 	for _, x := range p.ord.rest(h) {
-		p.waitAck--
+		p.unwait(x.broker, 1)
 		s.skip(x)
 	}
 }
@@ -269,7 +301,7 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 		return
 	}
 	h := w.(*popHeld)
-	p.waitAck--
+	p.unwait(h.broker, 1)
 	if h.expired(s) {
 		p.expireAfter(s, h)
 		return
@@ -294,7 +326,7 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 // message, consumed or not, is retried as a failed one. A batch whose
 // first message's lease ran out sends nothing.
 func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
-	p.waitAck -= len(b.hs)
+	p.unwait(b.hs[0].broker, len(b.hs)) // one pop's messages: one loop
 	if b.hs[0].expired(s) {
 		for _, h := range b.hs {
 			p.expireAfter(s, h)
@@ -357,7 +389,7 @@ func (p *pushConsumer) orderlyFailed(s *sim, h *popHeld) {
 	s.cov.hit("order-suspend")
 	p.nack(s, h, p.set.SuspendCurrentQueueTime)
 	for _, x := range p.ord.rest(h) {
-		p.waitAck--
+		p.unwait(x.broker, 1)
 		p.nack(s, x, p.set.SuspendCurrentQueueTime)
 	}
 }
@@ -370,9 +402,10 @@ func (p *pushConsumer) sendToDLQ(s *sim, h *popHeld) {
 	cp.Topic, cp.QueueID, cp.ReconsumeTimes = model.DLQTopic(c.g.name), 0, h.msg.ReconsumeTimes+1
 	_ = cp.SetProperty(model.PropertyOriginMessageID, h.msg.UniqKey)
 	r := sendBack{group: c.g.name, msg: cp}
+	r.broker = h.broker // the broker the message came from
 	s.serveNow(&r)
 	s.cov.hit("dlq")
-	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: cp.Topic, Queue: 0, Offset: r.res.Offset, Attempt: h.msg.ReconsumeTimes})
+	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: cp.Topic, Queue: s.rt.global(h.broker, cp.Topic, 0), Offset: r.res.Offset, Attempt: h.msg.ReconsumeTimes})
 	s.meter.finish(h.msg.ID)
 }
 
