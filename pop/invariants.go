@@ -2,6 +2,7 @@ package pop
 
 import (
 	"fmt"
+	"math/bits"
 	"popsim/model"
 	"slices"
 )
@@ -29,6 +30,8 @@ import (
 //     correction) until a read finds messages;
 //   - pending commits (fixed #10949 behaviour): non-negative offsets of
 //     existing queues; with the CommitOffsetLag bug none exists;
+//   - idle marks (idle.go): every queue an all-queue pop would skip is
+//     idle (kvIdle or ckIdle holds), on a topic its pair is registered on;
 //   - long polling: the count equals the sum of the per-key sets and the
 //     time-ordered tree's size, every set is non-empty, sorted by
 //     (expired, id) and holds only its own key, and each request in it is
@@ -50,7 +53,7 @@ import (
 //     unacked messages only and are counted right, and a queue lapses
 //     exactly when it has live leases, at its batch's unblock time.
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkPending, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkPending, b.checkIdle, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -196,6 +199,39 @@ func (b *Broker) checkOffsets() error {
 		}
 	})
 	return err
+}
+
+// checkIdle verifies every idle mark (idle.go).
+func (b *Broker) checkIdle() error {
+	for p, w := range b.offsets.idle {
+		for i, word := range w {
+			for ; word != 0; word &= word - 1 {
+				k := qkey{uint32(p), int32(i*64 + bits.TrailingZeros64(word))}
+				if err := b.checkIdleMark(k); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (b *Broker) checkIdleMark(k qkey) error {
+	q := b.queueOf(k)
+	if q == nil {
+		return fmt.Errorf("pop: invariant: idle mark on %s", b.describe(k))
+	}
+	if t := b.topics[b.names.pairs[k.pair].topic]; !slices.Contains(t.idlePairs, k.pair) {
+		return fmt.Errorf("pop: invariant: idle mark on %s, whose pair is not registered on the topic", b.describe(k))
+	}
+	idle, s := b.kvIdle, b.offsets.peek(k)
+	if !b.cfg.UsesKV() {
+		idle = b.ckIdle
+	}
+	if !idle(k, s, q) {
+		return fmt.Errorf("pop: invariant: %s is marked idle but is not (offsets %+v)", b.describe(k), s)
+	}
+	return nil
 }
 
 func (b *Broker) describe(k qkey) string {
