@@ -43,14 +43,22 @@ type pushConsumer struct {
 	waitAck int
 	popOut  *popReq  // the outstanding pop
 	next    nextPoll // the next receive (a tkPoll armed)
+	// asg: the queues the broker assigns (clientRebalance false), each
+	// with its own pop loop (assign.go); nil: the one all-queue loop above.
+	asg *assigned
 }
 
-func (p *pushConsumer) start(s *sim) { p.schedulePoll(s, 0) }
+func (p *pushConsumer) start(s *sim) {
+	if p.startAssigned(s) {
+		return
+	}
+	p.schedulePoll(s, 0)
+}
 
 func (p *pushConsumer) busy() bool { return p.waitAck > 0 }
 
 func (p *pushConsumer) crashed(*sim) {
-	p.waitAck, p.popOut, p.next.armed = 0, nil, false
+	p.waitAck, p.popOut, p.next.armed, p.asg = 0, nil, false, nil
 	if p.ord != nil {
 		p.ord.clear()
 	}
@@ -63,7 +71,11 @@ func (p *pushConsumer) schedulePoll(s *sim, d clock.Duration) {
 	}
 }
 
-func (p *pushConsumer) poll(s *sim, _ payload) {
+func (p *pushConsumer) poll(s *sim, x payload) {
+	if l, ok := x.(*popLoop); ok {
+		l.poll(s)
+		return
+	}
 	p.next.armed = false
 	p.pop(s)
 }
@@ -80,17 +92,22 @@ func (p *pushConsumer) pop(s *sim) {
 		p.schedulePoll(s, pullTimeDelayWhenFlowCtl)
 		return
 	}
+	p.popOut = p.sendPop(s, -1)
+}
+
+// sendPop sends a pop of one queue (-1: every queue) and returns it.
+func (p *pushConsumer) sendPop(s *sim, queue int32) *popReq {
 	c := p.c
 	r := &popReq{req: pop.PopRequest{
-		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: c.spec.Batch,
+		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: queue, MaxMsgNums: c.spec.Batch,
 		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
 		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression, Order: p.ord != nil,
 	}}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true}
-	p.popOut = r
-	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: c.spec.Batch, Span: p.set.InvisibleTime})
+	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: queue, Count: c.spec.Batch, Span: p.set.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
+	return r
 }
 
 func (p *pushConsumer) reply(s *sim, r Request) {
@@ -105,6 +122,10 @@ func (p *pushConsumer) reply(s *sim, r Request) {
 func (p *pushConsumer) timeout(s *sim, r Request) {
 	if r, ok := r.(*popReq); ok {
 		s.traceLost(r, model.RTimeout)
+		if l := p.asg.answered(r); l != nil {
+			l.schedule(s, pullTimeDelayWhenException)
+			return
+		}
 		if p.popOut == r {
 			p.popOut = nil
 		}
@@ -114,7 +135,8 @@ func (p *pushConsumer) timeout(s *sim, r Request) {
 
 // popResponse is a pop's answer reaching the consumer.
 func (p *pushConsumer) popResponse(s *sim, r *popReq) {
-	if p.popOut == r {
+	l := p.asg.answered(r) // nil: the all-queue loop's
+	if l == nil && p.popOut == r {
 		p.popOut = nil
 	}
 	res := &r.res
@@ -130,6 +152,10 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 			continue
 		}
 		p.waitAck++
+		if l != nil {
+			h.loop = l
+			l.waitAck++
+		}
 		switch {
 		case p.ord != nil:
 			p.ord.take(c, h)
@@ -147,6 +173,10 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 		p.queueBatch(s, chunk)
 	}
 	s.startWork(c)
+	if l != nil {
+		l.schedule(s, repopDelay(res.Code))
+		return
+	}
 	p.schedulePoll(s, repopDelay(res.Code))
 }
 
@@ -172,8 +202,11 @@ func (p *pushConsumer) drop(s *sim, h *popHeld, policy model.Reason) {
 }
 
 func (p *pushConsumer) timer(s *sim, x payload) {
-	if f, ok := x.(*renewFault); ok {
-		s.faultRenew(p.c, f)
+	switch x := x.(type) {
+	case *renewFault:
+		s.faultRenew(p.c, x)
+	case *assigned:
+		x.tick(s)
 	}
 }
 
@@ -209,6 +242,9 @@ func (p *pushConsumer) queueBatch(s *sim, hs []*popHeld) {
 // (the messages of one pop share popTime and invisibleTime) and skipped
 // whole.
 func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
+	if p.droppedWork(s, w) {
+		return false
+	}
 	if b, ok := w.(*pushBatch); ok {
 		if !b.hs[0].expired(s) {
 			return true
@@ -228,7 +264,7 @@ func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
 
 // expireBefore gives up h before its consumption: its lease ran out.
 func (p *pushConsumer) expireBefore(s *sim, h *popHeld) {
-	p.waitAck--
+	p.unwait(h)
 	h.finished = true
 	s.cov.hit("expired-before-consume")
 	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RBefore))
@@ -250,7 +286,7 @@ func (p *pushConsumer) endQueue(s *sim, h *popHeld) {
 		return
 	}
 	for _, x := range p.ord.rest(h) {
-		p.waitAck--
+		p.unwait(x)
 		s.skip(x)
 	}
 }
@@ -264,12 +300,15 @@ func (p *pushConsumer) nextInQueue(s *sim, h *popHeld) {
 
 // consumed is processConsumeResult for one message.
 func (p *pushConsumer) consumed(s *sim, w work) {
+	if p.droppedWork(s, w) {
+		return
+	}
 	if b, ok := w.(*pushBatch); ok {
 		p.consumedBatch(s, b)
 		return
 	}
 	h := w.(*popHeld)
-	p.waitAck--
+	p.unwait(h)
 	if h.expired(s) {
 		p.expireAfter(s, h)
 		return
@@ -294,7 +333,9 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 // message, consumed or not, is retried as a failed one. A batch whose
 // first message's lease ran out sends nothing.
 func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
-	p.waitAck -= len(b.hs)
+	for _, h := range b.hs {
+		p.unwait(h)
+	}
 	if b.hs[0].expired(s) {
 		for _, h := range b.hs {
 			p.expireAfter(s, h)
@@ -357,7 +398,7 @@ func (p *pushConsumer) orderlyFailed(s *sim, h *popHeld) {
 	s.cov.hit("order-suspend")
 	p.nack(s, h, p.set.SuspendCurrentQueueTime)
 	for _, x := range p.ord.rest(h) {
-		p.waitAck--
+		p.unwait(x)
 		p.nack(s, x, p.set.SuspendCurrentQueueTime)
 	}
 }
