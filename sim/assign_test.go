@@ -24,7 +24,6 @@ func assignedConfig(n int, q int32, share int32) Config {
 	return cfg
 }
 
-
 // queuesOf lists, per client, the queues its rebalance events gave it
 // (less those dropped, and none after a crash) up to the given time.
 func queuesOf(r *Result, n int, until clock.Time) [][]int32 {
