@@ -55,6 +55,9 @@ type Broker struct {
 	// random draws (RandomQ); lockDraws the tryLocks Faults.LockBusyPPM
 	// decides. All durable.
 	reads, draws, lockDraws uint64
+	// modes is MessageRequestModeManager's table (assign.go): durable,
+	// persisted at every set.
+	modes map[modeKey]SetMessageRequestModeRequest
 	// order is the orderly (FIFO) state: ConsumerOrderInfoManager's table,
 	// its persisted copy and its lock manager's timers (order.go). A
 	// restart brings the table back as last flushed.

@@ -47,6 +47,9 @@ type State struct {
 	Checkpoint CheckpointState
 	// Order is the orderly (FIFO) state of both paths.
 	Order OrderState
+	// RequestModes are the stored request modes (SET_MESSAGE_REQUEST_MODE)
+	// sorted by topic, then group.
+	RequestModes []SetMessageRequestModeRequest
 }
 
 // TopicState is a topic and its queues.
@@ -93,6 +96,7 @@ func (b *Broker) State() State {
 	st.Faults.Writes = append([]WriteFault(nil), b.faults.Writes...)
 	st.Checkpoint = b.checkpointState()
 	st.Order = b.orderState()
+	st.RequestModes = b.requestModes()
 	st.NextPollExpiry, st.HasPollExpiry = b.NextPollExpiry()
 	st.PullHolds = b.holds.count()
 	st.NextHoldCheck, st.HasHoldCheck = b.NextHoldCheck()

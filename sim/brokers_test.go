@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,6 +184,36 @@ func TestBrokerCountValidation(t *testing.T) {
 		tc.edit(&cfg)
 		if _, err := cfg.WithDefaults().layout(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("err %v, want one naming %q", err, tc.want)
+		}
+	}
+}
+
+// Broker-assigned queues over two brokers: the route's queues are
+// allocated as one list (broker-a's, then broker-b's), so with 4 clients
+// on 2 brokers × 2 queues and popShareQueueNum 1, client i pops queues i
+// and i+1 (mod 4) of the cluster's numbering, each pop going to the
+// broker that holds the queue.
+func TestAssignedQueuesOverTwoBrokers(t *testing.T) {
+	cfg := assignedConfig(4, 2, 1)
+	cfg.Broker.Count = 2
+	r := runKeep(t, cfg)
+	noViolations(t, r)
+	if r.Summary.Acked != r.Summary.Produced || r.Summary.Produced == 0 {
+		t.Fatalf("produced %d, acked %d", r.Summary.Produced, r.Summary.Acked)
+	}
+	want := [][]int32{{0, 1}, {1, 2}, {2, 3}, {0, 3}}
+	if got := queuesOf(r, 4, clock.Epoch.Add(30*clock.Second)); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("assignments %v, want %v", got, want)
+	}
+	popped := map[int32]bool{}
+	for _, e := range only(r, model.EvLease) {
+		if e.Topic == "t" {
+			popped[e.Queue] = true
+		}
+	}
+	for q := int32(0); q < 4; q++ {
+		if !popped[q] {
+			t.Errorf("no lease on queue %d: want every queue of both brokers popped", q)
 		}
 	}
 }

@@ -174,10 +174,8 @@ func (s *sim) newConsumer(idx int32, spec *ConsumerSpec) *consumer {
 	c.clientID = "c" + strconv.Itoa(int(idx)) + "-0"
 	switch set := spec.Settings.(type) {
 	case *PopPushSettings:
-		p := &pushConsumer{c: c, set: set, loops: make([]pushLoop, s.rt.n)}
-		for b := range p.loops {
-			p.loops[b].broker = int32(b)
-		}
+		p := &pushConsumer{c: c, set: set}
+		p.defaultLoops(s)
 		if g.cfg.ConsumeMessageOrderly {
 			p.ord = newOrderly()
 		}

@@ -44,6 +44,10 @@ type canonEngine struct {
 	PopFromRetryProbabilityForPriority int32  `json:",omitempty"`
 	PriorityOrderAsc                   *bool  `json:",omitempty"` // nil when true (the default)
 	RetryChoiceRelease                 string `json:",omitempty"`
+	// Queue assignment's keys, present only when not the default.
+	ServerLoadBalancerEnable  *bool                  `json:",omitempty"` // nil when true (the default)
+	DefaultMessageRequestMode pop.MessageRequestMode `json:",omitempty"` // "" when PULL (the default)
+	DefaultPopShareQueueNum   *int32                 `json:",omitempty"` // nil when -1 (the default)
 }
 
 type canonBugs struct {
@@ -65,6 +69,7 @@ func canonEngineOf(c *pop.Config) canonEngine {
 		off := false
 		e.PriorityOrderAsc = &off
 	}
+	canonAssignment(&e, c)
 	return e
 }
 
@@ -124,6 +129,7 @@ type (
 		Reentrant               bool  `json:",omitempty"`
 		ConsumeBatch            int32 `json:",omitempty"` // consumeMessageBatchMaxSize when not 1
 		BatchAck                bool  `json:",omitempty"`
+		ClientRebalanceOff      bool  `json:",omitempty"` // clientRebalance false
 	}
 	canonNetwork struct {
 		RequestLatency, ResponseLatency  string
@@ -221,6 +227,7 @@ func (s *ConsumerSpec) canonical() canonConsumer {
 			k.ConsumeBatch = set.ConsumeMessageBatchMaxSize
 		}
 		k.BatchAck = set.BatchAck
+		k.ClientRebalanceOff = !set.ClientRebalance.On()
 	case *SimpleSettings:
 		k.InvisibleTime, k.PollTime, k.AutoRenew = int64(set.InvisibleTime), int64(set.PollTime), set.AutoRenew
 		k.Reentrant = set.Reentrant
@@ -253,4 +260,20 @@ func (f *FaultSpec) canonical(loss *LossSpec) canonFaults {
 		}
 	}
 	return k
+}
+
+// canonAssignment puts the queue assignment keys that differ from their
+// defaults in the canonical form.
+func canonAssignment(e *canonEngine, c *pop.Config) {
+	if !c.ServerLoadBalancerEnable {
+		off := false
+		e.ServerLoadBalancerEnable = &off
+	}
+	if c.DefaultMessageRequestMode != pop.RequestModePull {
+		e.DefaultMessageRequestMode = c.DefaultMessageRequestMode
+	}
+	if c.DefaultPopShareQueueNum != -1 {
+		n := c.DefaultPopShareQueueNum
+		e.DefaultPopShareQueueNum = &n
+	}
 }

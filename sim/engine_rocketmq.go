@@ -100,6 +100,9 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 		for _, cs := range s.c.consumers {
 			if cs.Group == name {
 				a.groups = append(a.groups, rmqGroup{name: name, topic: cs.Topic, pull: cs.Kind == Pull})
+				if err := a.setRequestMode(name, cs.Topic); err != nil {
+					return nil, err
+				}
 				break
 			}
 		}
@@ -210,6 +213,8 @@ func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
 		r.res = a.b.UpdateConsumerOffset(&r.req)
 	case *sendBack:
 		a.sendBack(now, r, out)
+	case *assignQuery:
+		r.res = a.queryAssignment(&r.req)
 	default:
 		panic("sim: a request the RocketMQ engine does not serve")
 	}
@@ -400,7 +405,7 @@ func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *p
 	a.armPollTick(out)
 	if !*traced || lockBusy { // a lock-busy park is traced every time: a concurrent request held the lock
 		*traced = true
-		e := model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: -1, Deadline: req.BornTime.Add(req.PollTime)}
+		e := model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: req.QueueID, Deadline: req.BornTime.Add(req.PollTime)}
 		if lockBusy {
 			e.Reason = model.RLockBusy
 		}

@@ -13,6 +13,7 @@ import (
 type popHeld struct {
 	held
 	handle model.ReceiptHandle
+	loop   *popLoop // the push consumer's pop loop it came from (broker-assigned queues; assign.go)
 }
 
 // deliverPopped traces a popped message reaching client c and returns it

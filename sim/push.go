@@ -38,89 +38,76 @@ type pushConsumer struct {
 	set *PopPushSettings
 	// ord sequences an orderly group's consumption (nil: concurrently).
 	ord *orderly
-	// loops are its pop loops, one per broker: the broker assigns a POP
-	// consumer one MessageQueue(topic, broker, -1) per broker of the
-	// route, each with its own PopRequest and PopProcessQueue.
-	loops []pushLoop
-}
-
-// pushLoop is one pop loop (a PopRequest and its PopProcessQueue).
-type pushLoop struct {
-	broker int32
 	// waitAck counts messages received and not yet acked, renewed or
-	// given up: flow control's measure (per process queue).
+	// given up (busy); each loop counts its own for flow control.
 	waitAck int
-	popOut  *popReq  // the outstanding pop
-	next    nextPoll // the next receive (a tkPoll armed)
+	// loops are its pop loops when the broker's default assignment
+	// applies (clientRebalance true): one MessageQueue(topic, broker, -1)
+	// per broker of the route, each an all-queue pop loop with its own
+	// PopProcessQueue.
+	loops []*popLoop
+	// asg: the queues the broker assigns (clientRebalance false), each
+	// with its own pop loop (assign.go); nil: the loops above.
+	asg *assigned
 }
-
-func (*pushLoop) payload() {}
 
 func (p *pushConsumer) start(s *sim) {
-	for i := range p.loops {
-		p.schedulePoll(s, &p.loops[i], 0)
+	if p.startAssigned(s) {
+		return
+	}
+	for _, l := range p.loops {
+		l.schedule(s, 0)
 	}
 }
 
-func (p *pushConsumer) busy() bool {
-	for i := range p.loops {
-		if p.loops[i].waitAck > 0 {
-			return true
-		}
-	}
-	return false
-}
+func (p *pushConsumer) busy() bool { return p.waitAck > 0 }
 
 func (p *pushConsumer) crashed(*sim) {
-	for i := range p.loops {
-		l := &p.loops[i]
-		l.waitAck, l.popOut, l.next.armed = 0, nil, false
+	p.waitAck, p.asg = 0, nil
+	for _, l := range p.loops {
+		l.out, l.armed, l.waitAck = nil, false, 0
 	}
 	if p.ord != nil {
 		p.ord.clear()
 	}
 }
 
-// acked: n messages of broker b's loop are no longer waiting for an ack.
-func (p *pushConsumer) unwait(b int32, n int) { p.loops[b].waitAck -= n }
-
-// schedulePoll arms the loop's next pop after d; with d = 0 it is sent at
-// once.
-func (p *pushConsumer) schedulePoll(s *sim, l *pushLoop, d clock.Duration) {
-	if l.next.sendNowWith(s, p.c, d, l) {
-		p.pop(s, l)
+// defaultLoops are the all-queue loops of the route's brokers.
+func (p *pushConsumer) defaultLoops(s *sim) {
+	for b := range s.rt.n {
+		p.loops = append(p.loops, &popLoop{p: p, mq: pop.MessageQueue{Topic: p.c.g.topic, BrokerName: s.rt.names[b], QueueID: -1}, broker: b})
 	}
 }
 
-func (p *pushConsumer) poll(s *sim, x payload) {
-	l := x.(*pushLoop)
-	l.next.armed = false
-	p.pop(s, l)
+func (p *pushConsumer) poll(s *sim, x payload) { x.(*popLoop).poll(s) }
+
+// loopOf is the loop whose pop r is, its outstanding pop cleared.
+func (p *pushConsumer) loopOf(r *popReq) *popLoop {
+	if p.asg != nil {
+		return p.asg.answered(r)
+	}
+	l := p.loops[r.broker]
+	if l.out == r {
+		l.out = nil
+	}
+	return l
 }
 
-// pop issues the loop's pop, unless one is outstanding or flow control
-// holds it back.
-func (p *pushConsumer) pop(s *sim, l *pushLoop) {
-	if l.popOut != nil {
-		return
-	}
-	if l.waitAck > p.set.PopThresholdForQueue {
-		// More than popThresholdForQueue messages wait for an ack: retry in 50 ms.
-		s.cov.hit("flow-control")
-		p.schedulePoll(s, l, pullTimeDelayWhenFlowCtl)
-		return
-	}
+// sendPop sends the loop's pop of its queue (-1: every queue of its
+// broker) and returns it.
+func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 	c := p.c
+	queue := l.mq.QueueID
 	r := &popReq{req: pop.PopRequest{
-		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: c.spec.Batch,
+		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: queue, MaxMsgNums: c.spec.Batch,
 		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
 		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression, Order: p.ord != nil,
 	}}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
-	l.popOut = r
-	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: c.spec.Batch, Span: p.set.InvisibleTime})
+	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: s.rt.global(l.broker, c.g.topic, queue), Count: c.spec.Batch, Span: p.set.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
+	return r
 }
 
 func (p *pushConsumer) reply(s *sim, r Request) {
@@ -135,20 +122,13 @@ func (p *pushConsumer) reply(s *sim, r Request) {
 func (p *pushConsumer) timeout(s *sim, r Request) {
 	if r, ok := r.(*popReq); ok {
 		s.traceLost(r, model.RTimeout)
-		l := &p.loops[r.broker]
-		if l.popOut == r {
-			l.popOut = nil
-		}
-		p.schedulePoll(s, l, pullTimeDelayWhenException)
+		p.loopOf(r).schedule(s, pullTimeDelayWhenException)
 	}
 }
 
 // popResponse is a pop's answer reaching the consumer.
 func (p *pushConsumer) popResponse(s *sim, r *popReq) {
-	l := &p.loops[r.broker]
-	if l.popOut == r {
-		l.popOut = nil
-	}
+	l := p.loopOf(r)
 	res := &r.res
 	c := p.c
 	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
@@ -161,6 +141,8 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 			p.drop(s, h, model.RPushMaxReconsume)
 			continue
 		}
+		p.waitAck++
+		h.loop = l
 		l.waitAck++
 		switch {
 		case p.ord != nil:
@@ -179,7 +161,7 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 		p.queueBatch(s, chunk)
 	}
 	s.startWork(c)
-	p.schedulePoll(s, l, repopDelay(res.Code))
+	l.schedule(s, repopDelay(res.Code))
 }
 
 // repopDelay is a POP consumer's delay before the next pop, by response
@@ -204,8 +186,11 @@ func (p *pushConsumer) drop(s *sim, h *popHeld, policy model.Reason) {
 }
 
 func (p *pushConsumer) timer(s *sim, x payload) {
-	if f, ok := x.(*renewFault); ok {
-		s.faultRenew(p.c, f)
+	switch x := x.(type) {
+	case *renewFault:
+		s.faultRenew(p.c, x)
+	case *assigned:
+		x.tick(s)
 	}
 }
 
@@ -241,6 +226,9 @@ func (p *pushConsumer) queueBatch(s *sim, hs []*popHeld) {
 // (the messages of one pop share popTime and invisibleTime) and skipped
 // whole.
 func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
+	if p.droppedWork(s, w) {
+		return false
+	}
 	if b, ok := w.(*pushBatch); ok {
 		if !b.hs[0].expired(s) {
 			return true
@@ -260,7 +248,7 @@ func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
 
 // expireBefore gives up h before its consumption: its lease ran out.
 func (p *pushConsumer) expireBefore(s *sim, h *popHeld) {
-	p.unwait(h.broker, 1)
+	p.unwait(h)
 	h.finished = true
 	s.cov.hit("expired-before-consume")
 	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RBefore))
@@ -282,7 +270,7 @@ func (p *pushConsumer) endQueue(s *sim, h *popHeld) {
 		return
 	}
 	for _, x := range p.ord.rest(h) {
-		p.unwait(x.broker, 1)
+		p.unwait(x)
 		s.skip(x)
 	}
 }
@@ -296,12 +284,15 @@ func (p *pushConsumer) nextInQueue(s *sim, h *popHeld) {
 
 // consumed is processConsumeResult for one message.
 func (p *pushConsumer) consumed(s *sim, w work) {
+	if p.droppedWork(s, w) {
+		return
+	}
 	if b, ok := w.(*pushBatch); ok {
 		p.consumedBatch(s, b)
 		return
 	}
 	h := w.(*popHeld)
-	p.unwait(h.broker, 1)
+	p.unwait(h)
 	if h.expired(s) {
 		p.expireAfter(s, h)
 		return
@@ -326,7 +317,9 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 // message, consumed or not, is retried as a failed one. A batch whose
 // first message's lease ran out sends nothing.
 func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
-	p.unwait(b.hs[0].broker, len(b.hs)) // one pop's messages: one loop
+	for _, h := range b.hs {
+		p.unwait(h)
+	}
 	if b.hs[0].expired(s) {
 		for _, h := range b.hs {
 			p.expireAfter(s, h)
@@ -389,7 +382,7 @@ func (p *pushConsumer) orderlyFailed(s *sim, h *popHeld) {
 	s.cov.hit("order-suspend")
 	p.nack(s, h, p.set.SuspendCurrentQueueTime)
 	for _, x := range p.ord.rest(h) {
-		p.unwait(x.broker, 1)
+		p.unwait(x)
 		p.nack(s, x, p.set.SuspendCurrentQueueTime)
 	}
 }
