@@ -22,6 +22,10 @@ type BrokerUsage struct {
 	// service and waited for it; LockWait is their wait for the lock.
 	LockWaits int64   `json:"lock_waits"`
 	LockWait  Latency `json:"lock_wait"`
+	// Brokers is each broker's own usage when there are several (the
+	// fields above then add them up: cores and threads summed, utilisation
+	// over all cores, latencies over every broker's requests).
+	Brokers []BrokerUsage `json:"brokers,omitempty"`
 }
 
 // PoolUsage is one of the broker's request thread pools: the requests it

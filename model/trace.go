@@ -36,7 +36,7 @@ const (
 	// Consumption.
 	EvConsumeStart // Client starts processing Msg (Lease)
 	EvConsumeEnd   // Client finished Msg: Reason = success, later, exception
-	EvExpiredLocal // Client found Lease expired by its own clock and did not act: Reason = before, after, at-ack, at-renew (skipped: an orderly client gave it up after an earlier message of its queue failed)
+	EvExpiredLocal // Client found Lease expired by its own clock and did not act: Reason = before, after, at-ack, at-renew (skipped: an orderly client gave it up after an earlier message of its queue failed; dropped: a rebalance dropped the queue it was popped for)
 
 	// Settling a lease: the client's request, then the engine's answer.
 	EvAck             // Client acks Lease
@@ -72,7 +72,7 @@ const (
 	EvPause         // Client paused (GC) until Deadline
 	EvResume        // Client resumed
 	EvBrokerRestart // the engine lost its volatile state; Count parked requests were dropped
-	EvRebalance     // Pull: Client now owns Topic/Queue, starting at Offset
+	EvRebalance     // Pull: Client now owns Topic/Queue, starting at Offset. POP (broker-assigned queues): Client pops Topic/Queue (-1: every queue), Offset -1; Reason dropped: it stopped
 	EvPull          // Pull: Client fetched Count messages of Topic/Queue from Offset
 	EvCommit        // Group's commit offset of Topic/Queue is Offset (Client -1: the engine's; else the client's)
 
@@ -208,6 +208,12 @@ const (
 	// acks) a message it was lent whose tag only collides with a
 	// subscribed one (the proxy's NO_MATCH).
 	RNoMatch
+	// RDropped (EvExpiredLocal, EvRebalance): a rebalance dropped the POP
+	// process queue the message was popped for (a push consumer that takes
+	// its queues from the broker): the client lets it go without consuming
+	// it or without acking it, and the broker revives it. On EvRebalance:
+	// the client stopped popping Topic/Queue.
+	RDropped
 
 	reasons // number of reasons
 )
@@ -227,6 +233,7 @@ var reasonNames = [reasons]string{
 	"unpersisted",
 	"not-done",
 	"no-match",
+	"dropped",
 }
 
 // Consumed reports whether an EvConsumeEnd reason is a successful

@@ -25,7 +25,7 @@ func (b *Broker) assertPopResult(res *PopResult, before model.LeaseID) {
 	last := before
 	for i := range res.Messages {
 		m := &res.Messages[i]
-		assertf(m.Lease > last && m.Lease <= b.lastLease, "pop result message %d has lease %d, want one granted by this pop (after %d, up to %d)", i, m.Lease, last, b.lastLease)
+		assertf(m.Lease > last && m.Lease <= b.lease.last, "pop result message %d has lease %d, want one granted by this pop (after %d, up to %d)", i, m.Lease, last, b.lease.last)
 		assertf(m.Deadline == clock.FromMillis(m.Handle.NextVisibleTime()), "pop result message %d: deadline %v but its handle says %d ms", i, m.Deadline, m.Handle.NextVisibleTime())
 		last = m.Lease
 	}

@@ -30,3 +30,7 @@ func BenchmarkFloorChangeInvisibleTime(b *testing.B) {
 func BenchmarkRevive(b *testing.B) { bench.RunSub(b, "Revive", bench.DefaultSizes) }
 
 func BenchmarkLongPollWake(b *testing.B) { bench.RunSub(b, "LongPollWake", bench.DefaultSizes) }
+
+// BenchmarkPopAckQueues is pop 32 + 32 acks on a topic of 8, 1000 and 8000
+// queues of which four hold messages (queues=N/path=kv|fs).
+func BenchmarkPopAckQueues(b *testing.B) { bench.RunSub(b, "PopAckQueues", nil) }

@@ -44,8 +44,9 @@ type Broker struct {
 	names      *names
 	offsets    offsets
 	index      *index
-	// lastLease is the last lease id granted (durable: ids are never reused).
-	lastLease model.LeaseID
+	// lease holds the last lease id granted (durable: ids are never
+	// reused). Brokers of one simulated cluster share it (ShareLeaseIDs).
+	lease *leaseCounter
 	// faults decides which store writes fail; writes numbers the write
 	// attempts (durable, so decisions never repeat after a restart).
 	faults Faults
@@ -54,6 +55,9 @@ type Broker struct {
 	// random draws (RandomQ); lockDraws the tryLocks Faults.LockBusyPPM
 	// decides. All durable.
 	reads, draws, lockDraws uint64
+	// modes is MessageRequestModeManager's table (assign.go): durable,
+	// persisted at every set.
+	modes map[modeKey]SetMessageRequestModeRequest
 	// order is the orderly (FIFO) state: ConsumerOrderInfoManager's table,
 	// its persisted copy and its lock manager's timers (order.go). A
 	// restart brings the table back as last flushed.
@@ -170,7 +174,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, reviveTopic: model.ReviveTopic(cfg.ClusterName), topics: map[string]*topic{}, groups: map[string]*GroupConfig{}, names: newNames(), offsets: newOffsets(), ckl: newCkLeases()}
+	b := &Broker{cfg: cfg, reviveTopic: model.ReviveTopic(cfg.ClusterName), topics: map[string]*topic{}, groups: map[string]*GroupConfig{}, names: newNames(), offsets: newOffsets(), ckl: newCkLeases(), lease: &leaseCounter{}}
 	b.index = newIndex(b.names)
 	b.order = newOrderTable(b.names)
 	b.resetVolatile()

@@ -167,7 +167,7 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	b.freeMergeKey(&ck)
 	pt := ck.PopTime
 	var res ChangeInvisibleTimeResult
-	if st := b.putCk(nowMs, &ck, rq, b.lastLease+1, &res.Failures); st != putOK {
+	if st := b.putCk(nowMs, &ck, rq, b.lease.last+1, &res.Failures); st != putOK {
 		res.Code, res.Remark = model.SystemError, "append checkpoint failed: the store refused the CK message"
 		if st == putFailed {
 			res.Remark = "append checkpoint failed: the CK message was not written"

@@ -62,8 +62,8 @@ func (b *Broker) newRef(ck *model.PopCheckPoint, rq int32) *ckRef {
 // newRefKeyed is newRef for a caller that has ck's merge key already.
 func (b *Broker) newRefKeyed(ck *model.PopCheckPoint, rq int32, key string) *ckRef {
 	r := &ckRef{ck: *ck, key: key, rq: rq}
-	r.first = b.lastLease + 1
-	b.lastLease += model.LeaseID(ck.Num)
+	r.first = b.lease.last + 1
+	b.lease.last += model.LeaseID(ck.Num)
 	b.ckl.byFirst[r.first] = r
 	b.ckl.byKey[r.key] = append(b.ckl.byKey[r.key], r)
 	b.ckl.live += int(ck.Num)

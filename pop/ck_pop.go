@@ -49,15 +49,33 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 
 // ckTopicStages reads every readable queue of a topic in the scan order
 // from randomQ (popMsgFromTopic); a retry topic that does not exist yet
-// has none.
+// has none. Queues marked idle are skipped as popAllQueues skips them.
 func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, randomQ int32, f *pfilter.Filter) {
 	t := b.topicNamed(name)
 	if t == nil {
 		return
 	}
 	n := t.cfg.ReadQueueNums
-	for i := int32(0); i < n; i++ {
-		b.ckQueueStage(nowMs, ctx, name, t, b.scanQueue(n, int64(randomQ), i), f)
+	if !b.skipsIdle(t) {
+		for i := int32(0); i < n; i++ {
+			b.ckQueueStage(nowMs, ctx, name, t, b.scanQueue(n, int64(randomQ), i), f)
+		}
+		return
+	}
+	pair := b.names.pair(ctx.req.ConsumerGroup, name)
+	idle := b.idleBits(pair, t, n)
+	sc := b.newQueueScan(n, int64(randomQ))
+	for pos := int32(0); ; {
+		at, qid, ok := sc.next(idle, pos)
+		b.skipIdle(ctx, at-pos)
+		if !ok {
+			return
+		}
+		b.ckQueueStage(nowMs, ctx, name, t, qid, f)
+		if k := (qkey{pair, qid}); b.ckIdle(k, b.offsets.peek(k), t.queues[qid]) {
+			b.offsets.markIdle(k)
+		}
+		pos = at + 1
 	}
 }
 
@@ -211,6 +229,7 @@ func (b *Broker) inflightAdd(k qkey, n int64) {
 	if n <= 0 {
 		return
 	}
+	b.offsets.touch(k)
 	if b.inflight[k] += n; b.inflight[k] <= 0 {
 		delete(b.inflight, k)
 	}

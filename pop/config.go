@@ -127,6 +127,15 @@ type Config struct {
 	// (OrderTick); off, they wake at their poll timeout or on new messages.
 	EnableNotifyAfterPopOrderLockRelease bool
 
+	// Queue assignment (QueryAssignmentProcessor, assign.go).
+	// ServerLoadBalancerEnable (true): QUERY_ASSIGNMENT allocates the
+	// queues among the group's clients; false hands every client every
+	// queue. DefaultMessageRequestMode (PULL) and DefaultPopShareQueueNum
+	// (-1) answer for a (topic, group) whose mode no admin set.
+	ServerLoadBalancerEnable  bool
+	DefaultMessageRequestMode MessageRequestMode
+	DefaultPopShareQueueNum   int32
+
 	// Seed is popsim's: it seeds the broker's own random draws (the FS
 	// pop's randomQ, java.util.Random in upstream), each a pure function
 	// of the seed and the draw's ordinal (RandomDraw). It is not a
@@ -272,6 +281,9 @@ func DefaultConfig() Config {
 
 		EnableNotifyAfterPopOrderLockRelease: true,
 		FlushConsumerOffsetInterval:          5000,
+		ServerLoadBalancerEnable:             true,
+		DefaultMessageRequestMode:            RequestModePull,
+		DefaultPopShareQueueNum:              -1,
 	}
 }
 
@@ -336,6 +348,9 @@ func (c *Config) Validate() error {
 		if k.v < k.min || k.v > k.max {
 			return &ConfigError{Key: k.name, Msg: fmt.Sprintf("%d out of range", k.v), Want: fmt.Sprintf("%d..%d", k.min, k.max)}
 		}
+	}
+	if !c.DefaultMessageRequestMode.valid() {
+		return &ConfigError{Key: "defaultMessageRequestMode", Msg: fmt.Sprintf("%q", c.DefaultMessageRequestMode), Want: "PULL or POP"}
 	}
 	if err := c.validateRetryChoice(); err != nil {
 		return err

@@ -102,7 +102,9 @@
 // PopReviveService (ck_revive) and CheckpointTick (ck_tick). The orderly
 // (FIFO) branches of both paths are in order*.go: the OrderInfo table and
 // its leases (order), the pops (order_pop), ack and renewal (order_ack),
-// OrderTick, persistence and restart (order_tick). Every read (both pop
+// OrderTick, persistence and restart (order_tick). assign.go is the
+// request modes and QUERY_ASSIGNMENT (QueryAssignmentProcessor), with the
+// allocation a pure function of a route (Assign). Every read (both pop
 // paths, their retry stages, Pull) and every wakeup subscribes with
 // package filter: TAG and SQL92 as the broker evaluates them.
 //

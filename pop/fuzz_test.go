@@ -229,4 +229,19 @@ var fuzzOps = []struct {
 		d.b.Disconnect("c")
 		return ""
 	}},
+	{"assignment", func(d *fuzzDriver) string {
+		m := &pop.SetMessageRequestModeRequest{Topic: d.topic(), ConsumerGroup: d.group(), Mode: []pop.MessageRequestMode{"", "POP", "PULL", "pop"}[d.s.n(4)], PopShareQueueNum: int32(d.s.i64())}
+		d.b.SetMessageRequestMode(m)
+		q := &pop.QueryAssignmentRequest{Topic: m.Topic, ConsumerGroup: m.ConsumerGroup, ClientID: d.s.name(), StrategyName: []string{"AVG", "AVG_BY_CIRCLE", "", "x"}[d.s.n(4)],
+			MessageModel: []pop.MessageModel{"CLUSTERING", "BROADCASTING", ""}[d.s.n(3)]}
+		for range d.s.n(12) {
+			q.ClientIDs = append(q.ClientIDs, d.s.name())
+		}
+		route := d.b.Route(q.Topic)
+		if d.s.n(2) == 0 {
+			route = append(route, pop.RouteBroker{BrokerName: d.s.name(), ReadQueueNums: int32(d.s.n(70000) - 2)})
+		}
+		d.b.QueryAssignmentRoute(q, route)
+		return fmt.Sprintf("%+v %+v %+v", *m, *q, route)
+	}},
 }

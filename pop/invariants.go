@@ -2,6 +2,7 @@ package pop
 
 import (
 	"fmt"
+	"math/bits"
 	"popsim/model"
 	"slices"
 )
@@ -29,6 +30,8 @@ import (
 //     correction) until a read finds messages;
 //   - pending commits (fixed #10949 behaviour): non-negative offsets of
 //     existing queues; with the CommitOffsetLag bug none exists;
+//   - idle marks (idle.go): every queue an all-queue pop would skip is
+//     idle (kvIdle or ckIdle holds), on a topic its pair is registered on;
 //   - long polling: the count equals the sum of the per-key sets and the
 //     time-ordered tree's size, every set is non-empty, sorted by
 //     (expired, id) and holds only its own key, and each request in it is
@@ -50,7 +53,7 @@ import (
 //     unacked messages only and are counted right, and a queue lapses
 //     exactly when it has live leases, at its batch's unblock time.
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkPending, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkPending, b.checkIdle, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -165,8 +168,8 @@ func (b *Broker) checkLeases() error {
 	ls = b.orderLeases(ls)
 	slices.Sort(ls)
 	for i, l := range ls {
-		if l == 0 || l > b.lastLease {
-			return fmt.Errorf("pop: invariant: in-flight lease %d outside 1..%d (the last granted)", l, b.lastLease)
+		if l == 0 || l > b.lease.last {
+			return fmt.Errorf("pop: invariant: in-flight lease %d outside 1..%d (the last granted)", l, b.lease.last)
 		}
 		if i > 0 && ls[i-1] == l {
 			return fmt.Errorf("pop: invariant: two in-flight records hold lease %d", l)
@@ -196,6 +199,39 @@ func (b *Broker) checkOffsets() error {
 		}
 	})
 	return err
+}
+
+// checkIdle verifies every idle mark (idle.go).
+func (b *Broker) checkIdle() error {
+	for p, w := range b.offsets.idle {
+		for i, word := range w {
+			for ; word != 0; word &= word - 1 {
+				k := qkey{uint32(p), int32(i*64 + bits.TrailingZeros64(word))}
+				if err := b.checkIdleMark(k); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (b *Broker) checkIdleMark(k qkey) error {
+	q := b.queueOf(k)
+	if q == nil {
+		return fmt.Errorf("pop: invariant: idle mark on %s", b.describe(k))
+	}
+	if t := b.topics[b.names.pairs[k.pair].topic]; !slices.Contains(t.idlePairs, k.pair) {
+		return fmt.Errorf("pop: invariant: idle mark on %s, whose pair is not registered on the topic", b.describe(k))
+	}
+	idle, s := b.kvIdle, b.offsets.peek(k)
+	if !b.cfg.UsesKV() {
+		idle = b.ckIdle
+	}
+	if !idle(k, s, q) {
+		return fmt.Errorf("pop: invariant: %s is marked idle but is not (offsets %+v)", b.describe(k), s)
+	}
+	return nil
 }
 
 func (b *Broker) describe(k qkey) string {
@@ -325,8 +361,8 @@ func (b *Broker) checkCheckpoint() error {
 func (b *Broker) checkCkLeases() error {
 	live, keyed, pending := 0, 0, 0
 	for first, r := range b.ckl.byFirst {
-		if r.first != first || r.first == 0 || r.first+model.LeaseID(r.ck.Num)-1 > b.lastLease || r.ck.Num <= 0 {
-			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck.Num)-1, b.lastLease)
+		if r.first != first || r.first == 0 || r.first+model.LeaseID(r.ck.Num)-1 > b.lease.last || r.ck.Num <= 0 {
+			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck.Num)-1, b.lease.last)
 		}
 		if r.key != r.ck.MergeKey() || r.ended>>uint(r.ck.Num) != 0 || r.pending>>uint(r.ck.Num) != 0 {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d: key %q for %q, ended %b, pending %b over %d", first, r.key, r.ck.MergeKey(), r.ended, r.pending, r.ck.Num)

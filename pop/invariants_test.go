@@ -14,7 +14,7 @@ import (
 func TestAssertionsFire(t *testing.T) {
 	b, _ := New(DefaultConfig())
 	res := &PopResult{Messages: []PoppedMessage{{Lease: 1, Deadline: clock.Epoch, Handle: model.ReceiptHandle{PopTime: clock.Epoch.Millis(), InvisibleTime: 1000}}}}
-	b.lastLease = 1
+	b.lease.last = 1
 	defer func() {
 		if msg, _ := recover().(string); !strings.Contains(msg, "pop: invariant: pop result message 0: deadline") {
 			t.Fatalf("recovered %q, want the deadline rule", msg)

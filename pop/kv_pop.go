@@ -53,15 +53,40 @@ func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 // order from rotation n (scanQueue). Without the in-flight
 // threshold, a stage that only reads is done here: past a full batch it
 // adds the queue's backlog to restNum, and a caught-up queue is skipped.
+//
+// Queues marked idle (idle.go) are skipped, with what their stages would
+// have done done in bulk; a queue found idle after its stage is marked.
 func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f *pfilter.Filter) {
 	rq := t.cfg.ReadQueueNums
-	row := b.offsets.row(pair, rq) // stages touch only slots of this row below rq: it does not move
+	row := b.offsets.slots(pair, rq) // stages touch only slots of this row below rq: it does not move
 	inline := !b.inflightThreshold()
-	for i := range rq {
-		qid := b.scanQueue(rq, n, i)
-		if !inline || !b.readOnlyStage(ctx, req, qkey{pair, qid}, &row[qid], t.queues[qid]) {
-			b.popStage(nowMs, req, ctx, req.Topic, t, pair, qid, f)
+	if !b.skipsIdle(t) {
+		for i := range rq {
+			b.kvQueueStage(nowMs, ctx, t, pair, b.scanQueue(rq, n, i), row, inline, f)
 		}
+		return
+	}
+	idle := b.idleBits(pair, t, rq)
+	sc := b.newQueueScan(rq, n)
+	for pos := int32(0); ; {
+		at, qid, ok := sc.next(idle, pos)
+		b.skipIdle(ctx, at-pos)
+		if !ok {
+			return
+		}
+		b.kvQueueStage(nowMs, ctx, t, pair, qid, row, inline, f)
+		if k := (qkey{pair, qid}); b.kvIdle(k, &row[qid], t.queues[qid]) {
+			b.offsets.markIdle(k)
+		}
+		pos = at + 1
+	}
+}
+
+// kvQueueStage is popAllQueues' stage on queue qid (slots row).
+func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, pair uint32, qid int32, row []slot, inline bool, f *pfilter.Filter) {
+	req := &ctx.req
+	if !inline || !b.readOnlyStage(ctx, req, qkey{pair, qid}, &row[qid], t.queues[qid]) {
+		b.popStage(nowMs, req, ctx, req.Topic, t, pair, qid, f)
 	}
 }
 
@@ -134,6 +159,7 @@ func (b *Broker) storeRecords(ctx *popContext) {
 		var l model.LeaseID
 		if toCache {
 			l = b.cache.add(recs[i])
+			b.offsets.touch(qkey{recs[i].pair, recs[i].qid})
 		} else {
 			l = b.index.putRef(&recs[i])
 			b.stats.RecordPuts++

@@ -39,6 +39,10 @@ type slot struct {
 // that touches that queue alone. Walks go in (pair, qid) order.
 type offsets struct {
 	rows [][]slot
+	// idle[pair] marks the pair's queues an all-queue pop may skip
+	// (idle.go): bit qid set means queue qid is idle. Every write access
+	// to a slot (at, row) clears its mark.
+	idle [][]uint64
 }
 
 func newOffsets() offsets { return offsets{} }
@@ -51,8 +55,16 @@ func (o *offsets) peek(k qkey) *slot {
 	return &o.rows[k.pair][k.qid]
 }
 
-// at returns k's slot, creating it (empty) if needed.
+// at returns k's slot for writing, creating it (empty) if needed: the
+// queue stops being marked idle (idle.go).
 func (o *offsets) at(k qkey) *slot {
+	o.touch(k)
+	return o.slotFor(k)
+}
+
+// slotFor returns k's slot, creating it (empty) if needed, and leaves
+// the idle marks alone: for reads.
+func (o *offsets) slotFor(k qkey) *slot {
 	if s := o.peek(k); s != nil {
 		return s
 	}
@@ -67,10 +79,22 @@ func (o *offsets) at(k qkey) *slot {
 	return &r[k.qid]
 }
 
-// row returns pair's slots, at least n of them.
+// row returns pair's slots, at least n of them, for writing: none of the
+// pair's queues is marked idle any more.
 func (o *offsets) row(pair uint32, n int32) []slot {
+	if int(pair) < len(o.idle) {
+		clear(o.idle[pair])
+	}
+	return o.slots(pair, n)
+}
+
+// slots returns pair's slots, at least n of them, for reading.
+func (o *offsets) slots(pair uint32, n int32) []slot {
 	if n > 0 {
-		o.at(qkey{pair, n - 1})
+		o.slotFor(qkey{pair, n - 1})
+	}
+	for int(pair) >= len(o.rows) {
+		o.rows = append(o.rows, nil)
 	}
 	return o.rows[pair]
 }
@@ -86,6 +110,7 @@ func (o *offsets) each(f func(k qkey, s *slot)) {
 
 // dropVolatile forgets every pull offset and pending commit (a restart).
 func (o *offsets) dropVolatile() {
+	o.clearIdle()
 	o.each(func(_ qkey, s *slot) {
 		s.has &^= hasPull | hasPending
 		s.pull, s.pending = 0, 0
@@ -104,6 +129,7 @@ func (o *offsets) flush() {
 
 // crash puts every commit offset back to its last persisted value.
 func (o *offsets) crash() {
+	o.clearIdle()
 	o.each(func(_ qkey, s *slot) {
 		s.commit, s.has = s.flushed, s.has&^hasCommit
 		if s.has&hasFlushed != 0 {

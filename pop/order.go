@@ -448,8 +448,8 @@ func (b *Broker) checkOrder() error {
 				continue
 			}
 			live++
-			if !q.info.IsNotAck(j) || l > b.lastLease {
-				return fmt.Errorf("pop: invariant: FIFO queue %s: lease %d live on index %d (acked %v, last lease %d)", b.describe(q.k), l, j, !q.info.IsNotAck(j), b.lastLease)
+			if !q.info.IsNotAck(j) || l > b.lease.last {
+				return fmt.Errorf("pop: invariant: FIFO queue %s: lease %d live on index %d (acked %v, last lease %d)", b.describe(q.k), l, j, !q.info.IsNotAck(j), b.lease.last)
 			}
 		}
 		if (q.lapseAt >= 0) != (q.live() > 0) {

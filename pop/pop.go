@@ -159,7 +159,7 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	}
 	b.stats.PopRequests++
 	ctx.invisible, ctx.records, ctx.stages = r.InvisibleTime.Millis(), b.scratch.records[:0], b.scratch.stages[:0]
-	before := b.lastLease
+	before := b.lease.last
 	if b.cfg.UsesKV() {
 		b.popKV(nowMs, t, ff, &ctx)
 	} else {

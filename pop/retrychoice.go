@@ -106,8 +106,13 @@ func (b *Broker) ckRetryChoice(t *topic, g *GroupConfig, randomQ int32) (needRet
 // queues from rotation r goes to.
 func (b *Broker) scanQueue(n int32, r int64, i int32) int32 {
 	idx := int64(i)
-	if b.cfg.PriorityOrderAsc && b.cfg.RetryChoiceRelease == "" {
+	if b.scanDescending() {
 		idx = int64(n - 1 - i)
 	}
 	return int32((idx + r) % int64(n))
+}
+
+// scanDescending reports that scanQueue walks the queues downwards.
+func (b *Broker) scanDescending() bool {
+	return b.cfg.PriorityOrderAsc && b.cfg.RetryChoiceRelease == ""
 }

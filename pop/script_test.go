@@ -142,6 +142,8 @@ func init() {
 		"settle":        {"settle <duration>: run the path's periodic work for that long, as a driver does", cmdSettle},
 		"order-tick":    {"order-tick: OrderTick now (FIFO lapses and lock-free notifications)", cmdOrderTick},
 		"orderinfo":     {"orderinfo: the FIFO OrderInfo table, live and as last flushed", cmdOrderInfo},
+		"set-mode":      {"set-mode <topic> <group> mode=POP|PULL|<other> share=N: SET_MESSAGE_REQUEST_MODE", cmdSetMode},
+		"assign":        {"assign <topic> <group> clients=a,b,...|- client=C strategy=AVG model=CLUSTERING: QUERY_ASSIGNMENT for each client (or C)", cmdAssign},
 	}
 }
 

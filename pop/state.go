@@ -47,6 +47,9 @@ type State struct {
 	Checkpoint CheckpointState
 	// Order is the orderly (FIFO) state of both paths.
 	Order OrderState
+	// RequestModes are the stored request modes (SET_MESSAGE_REQUEST_MODE)
+	// sorted by topic, then group.
+	RequestModes []SetMessageRequestModeRequest
 }
 
 // TopicState is a topic and its queues.
@@ -87,12 +90,13 @@ func (s *slot) fill(o *OffsetState) {
 func (b *Broker) State() State {
 	st := State{
 		InFlight: b.index.all(), Cached: b.cachedRecords(), SuspendedPolls: b.polls.count,
-		LastLease: b.lastLease, WriteOrdinal: b.writes, Stats: b.stats,
+		LastLease: b.lease.last, WriteOrdinal: b.writes, Stats: b.stats,
 		Faults: b.faults,
 	}
 	st.Faults.Writes = append([]WriteFault(nil), b.faults.Writes...)
 	st.Checkpoint = b.checkpointState()
 	st.Order = b.orderState()
+	st.RequestModes = b.requestModes()
 	st.NextPollExpiry, st.HasPollExpiry = b.NextPollExpiry()
 	st.PullHolds = b.holds.count()
 	st.NextHoldCheck, st.HasHoldCheck = b.NextHoldCheck()

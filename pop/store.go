@@ -30,6 +30,9 @@ type TopicConfig struct {
 type topic struct {
 	cfg    TopicConfig
 	queues []*queue
+	// idlePairs are the (group, topic) pairs whose all-queue pops keep
+	// idle marks for the topic's queues (idle.go).
+	idlePairs []uint32
 }
 
 // queue is one consume queue: messages at offsets [min, max), stored by
@@ -232,7 +235,9 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.M
 		b.stats.PutFailures++
 		return nil, WriteFailure{Ordinal: ord, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
 	}
-	q := b.topicNamed(msg.Topic).queues[msg.QueueID]
+	t := b.topicNamed(msg.Topic)
+	q := t.queues[msg.QueueID]
+	b.queueWritten(t, msg.QueueID)
 	q.msgs = append(q.msgs, model.Message{})
 	m := &q.msgs[len(q.msgs)-1]
 	if deep {
@@ -255,5 +260,6 @@ func (b *Broker) Truncate(topicName string, qid int32, offset int64) (int, error
 	if q == nil {
 		return 0, fmt.Errorf("pop: truncate %s/%d: no such queue", topicName, qid)
 	}
+	b.queueWritten(b.topicNamed(topicName), qid)
 	return q.truncate(offset), nil
 }

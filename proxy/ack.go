@@ -55,7 +55,7 @@ func (p *Proxy) AckMessage(now clock.Time, req *AckRequest) (pop.AckResult, Stat
 	if !st.IsOK() {
 		return pop.AckResult{}, st
 	}
-	r := p.b.Ack(now, &a)
+	r := p.at(&a.Handle).Ack(now, &a)
 	return r, brokerStatus(r.Code, "ack")
 }
 
@@ -120,7 +120,7 @@ func (p *Proxy) ChangeInvisibleDuration(now clock.Time, req *ChangeRequest) (pop
 	if !st.IsOK() {
 		return pop.ChangeInvisibleTimeResult{}, st
 	}
-	r := p.b.ChangeInvisibleTime(now, &c)
+	r := p.at(&c.Handle).ChangeInvisibleTime(now, &c)
 	p.Changed(req.ClientID, req.Group, req.MessageID, t.Entry, &r)
 	return r, brokerStatus(r.Code, "changeInvisibleDuration")
 }

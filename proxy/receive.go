@@ -9,11 +9,15 @@ import (
 	"popsim/pop"
 )
 
-// Proxy is one rocketmq-proxy in front of one broker. Not safe for
+// Proxy is one rocketmq-proxy in front of one broker, or of every broker
+// of a cluster (AddBroker). Not safe for
 // concurrent use.
 type Proxy struct {
 	cfg Config
 	b   *pop.Broker
+	// more are the cluster's other brokers (AddBroker): acks, renewals and
+	// the DLQ forward go to the broker a receipt handle names.
+	more []*pop.Broker
 	// managed are the handles being auto-renewed, in registration order.
 	managed []managed
 	nextID  uint64
@@ -34,6 +38,40 @@ func New(b *pop.Broker, cfg Config) *Proxy {
 
 // Config returns the configuration.
 func (p *Proxy) Config() Config { return p.cfg }
+
+// AddBroker puts another broker of the cluster behind the proxy, as the
+// proxy routes to every broker of a topic's route. Its BrokerName must be
+// new.
+func (p *Proxy) AddBroker(b *pop.Broker) error {
+	name := b.Config().BrokerName
+	if p.brokerNamed(name) != nil {
+		return fmt.Errorf("proxy: a broker named %q is already behind the proxy", name)
+	}
+	p.more = append(p.more, b)
+	return nil
+}
+
+// brokerNamed is the broker called name (nil: none behind the proxy).
+func (p *Proxy) brokerNamed(name string) *pop.Broker {
+	if p.b.Config().BrokerName == name {
+		return p.b
+	}
+	for _, b := range p.more {
+		if b.Config().BrokerName == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// at is the broker a receipt handle names; the first broker when no
+// broker behind the proxy has that name (the broker answers the handle).
+func (p *Proxy) at(h *model.ReceiptHandle) *pop.Broker {
+	if b := p.brokerNamed(h.BrokerName); b != nil {
+		return b
+	}
+	return p.b
+}
 
 // ReceiveRequest is a ReceiveMessageRequest with the client's settings the
 // proxy reads for it.
@@ -269,8 +307,9 @@ func (p *Proxy) forward(now clock.Time, group string, m *pop.PoppedMessage) Forw
 	f := Forwarded{Msg: m.Message.ID, UniqKey: m.Message.UniqKey, Lease: m.Lease, Deadline: m.Deadline,
 		Topic: topic, QueueID: m.Handle.QueueID, Offset: m.Handle.QueueOffset, ReconsumeTimes: m.Message.ReconsumeTimes,
 		DLQTopic: model.DLQTopic(group)}
-	if p.b.MaxOffset(f.DLQTopic, 0) < 0 {
-		if err := p.b.CreateTopic(pop.TopicConfig{Name: f.DLQTopic, ReadQueueNums: 1, WriteQueueNums: 1}); err != nil {
+	b := p.at(&m.Handle)
+	if b.MaxOffset(f.DLQTopic, 0) < 0 {
+		if err := b.CreateTopic(pop.TopicConfig{Name: f.DLQTopic, ReadQueueNums: 1, WriteQueueNums: 1}); err != nil {
 			panic("proxy: creating the DLQ topic: " + err.Error())
 		}
 	}
@@ -278,11 +317,11 @@ func (p *Proxy) forward(now clock.Time, group string, m *pop.PoppedMessage) Forw
 	cp.Topic, cp.QueueID, cp.ReconsumeTimes = f.DLQTopic, 0, m.Message.ReconsumeTimes+1
 	_ = cp.SetProperty(model.PropertyOriginMessageID, m.Message.UniqKey)
 	_ = cp.SetProperty(model.PropertyRetryTopic, m.Message.Topic)
-	f.Put = p.b.Put(now, cp)
+	f.Put = b.Put(now, cp)
 	if f.Put.Code != model.Success {
 		return f
 	}
-	f.Ack = p.b.Ack(now, &pop.AckRequest{ConsumerGroup: group, Topic: topic, QueueID: f.QueueID, Offset: f.Offset, Handle: m.Handle})
+	f.Ack = b.Ack(now, &pop.AckRequest{ConsumerGroup: group, Topic: topic, QueueID: f.QueueID, Offset: f.Offset, Handle: m.Handle})
 	return f
 }
 

@@ -31,6 +31,21 @@ func writeBroker(b *bytes.Buffer, u *model.BrokerUsage) {
 	if u.LockWaits > 0 {
 		fmt.Fprintf(b, "%s pops found their pop lock held and waited for it: mean %s ms, p99 %s ms.\n\n", itoa(u.LockWaits), fmtMs(u.LockWait.Mean), fmtMs(u.LockWait.P99))
 	}
+	writeEachBroker(b, u.Brokers)
 	b.WriteString("A request waits for a thread of its pool, a pop then for its pop lock, then for a core; the engine serves it when it gets the core and its answer leaves when its service ends. " +
 		"A pool whose threads are busy near 100 % or cores near 100 % is the bottleneck: its wait grows without bound as the load approaches it.\n\n")
+}
+
+// writeEachBroker writes each broker's own usage when there were several
+// (the table above adds them up).
+func writeEachBroker(b *bytes.Buffer, bs []model.BrokerUsage) {
+	if len(bs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "The %d brokers (the rows above add them up):\n\n| broker | cores | cores busy | requests | wait mean ms | wait p99 ms |\n|---|--:|--:|--:|--:|--:|\n", len(bs))
+	for i := range bs {
+		u := &bs[i]
+		fmt.Fprintf(b, "| %d | %d | %s %% | %s | %s | %s |\n", i+1, u.Cores, fmtFloat(100*u.Utilization, 1), itoa(u.QueueDelay.Count), fmtMs(u.QueueDelay.Mean), fmtMs(u.QueueDelay.P99))
+	}
+	b.WriteString("\n")
 }

@@ -21,7 +21,7 @@ sampleInterval: 500ms
 topics:
   - {name: orders, queues: 4}
 groups:
-  - {name: billing, retryMaxTimes: 3, consumeMessageOrderly: true}
+  - {name: billing, retryMaxTimes: 3, consumeMessageOrderly: true, requestMode: pop, popShareQueueNum: 1}
 producers:
   - {topic: orders, arrivals: poisson(100/s), tags: "tags(A:1,B:2)", count: 2, queueSelect: random, properties: "properties(3:set(region=eu),1:set())"}
 consumers:
@@ -40,9 +40,11 @@ consumers:
     maxReconsumeTimes: 5
     popThresholdForQueue: 50
     suspendCurrentQueueTime: 2s
+    clientRebalance: false
 engine:
   enablePopBufferMerge: true
 broker:
+  count: 2
   cores: 4
   sendMessageThreadPoolNums: 4
   pullMessageThreadPoolNums: 24

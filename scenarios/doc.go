@@ -51,6 +51,8 @@
 //	  - name: billing             # a group not listed gets RocketMQ's defaults
 //	    retryMaxTimes: 16         # 1..64; the proxy's maxAttempts is this + 1
 //	    consumeMessageOrderly: false  # orderly (FIFO): pop-push and simple consumers pop with order=true
+//	    requestMode: ""           # rocketmq: pop or pull, set on the broker before the run (SET_MESSAGE_REQUEST_MODE); "": none set
+//	    popShareQueueNum: 0       # with requestMode pop: each client also pops the next N clients' queues (any int)
 //	producers:                    # at least one; each topic needs a consuming group (rocketmq: any number; others: one)
 //	  - topic: orders
 //	    arrivals: poisson(1000/s) # const(R), poisson(R), onoff(rate=,on=,off=), ramp(from=,to=,over=), backlog(N), limit(P,count=,for=)
@@ -78,6 +80,10 @@
 //	    maxReconsumeTimes: 16     # 1..1000
 //	    popThresholdForQueue: 96  # waiting-ack messages before the next pop waits 50 ms, 1..100000
 //	    suspendCurrentQueueTime: 1s  # orderly groups: a failed batch is suspended this long, 10ms..30s
+//	    consumeMessageBatchMaxSize: 1  # messages per listener call, 1..1024 (concurrent groups)
+//	    batchAck: false           # ack a call's success prefix in one BATCH_ACK_MESSAGE (rocketmq-rust)
+//	    clientRebalance: true     # false: take the queues from the broker (QUERY_ASSIGNMENT), one pop loop each;
+//	                              #   the group must be in POP mode (requestMode: pop or defaultMessageRequestMode: POP)
 //	    # simple (sim.SimpleSettings): invisibleTime 10s..12h (60s), pollTime 5s..20s (20s),
 //	    #   autoRenew: false (the proxy renews leases while processing),
 //	    #   reentrant: false (send an attempt_id, reused after a timed-out receive)
@@ -130,6 +136,9 @@
 //	  enablePropertyFilter: false           # SQL92 for pull requests and the push consumer's CHECK_CLIENT_CONFIG (pops are not checked)
 //	  popConsumerLockTimeout: 120000        # (KV) milliseconds, or a duration
 //	  flushConsumerOffsetInterval: 5000     # commit offsets persisted this often; a broker restart (crash) loses the rest
+//	  serverLoadBalancerEnable: true        # QUERY_ASSIGNMENT allocates queues among a group's clients (false: all to all)
+//	  defaultMessageRequestMode: PULL       # the request mode of a (topic, group) no admin set: PULL or POP
+//	  defaultPopShareQueueNum: -1           # its popShareQueueNum in POP mode
 //	  bugs:                                 # upstream defects, off by default (see pop.Bugs)
 //	    sameDeadlineChangeInvisible: false  # apache/rocketmq#10276
 //	    cacheCleanupIgnoresReviveFailure: false   # #10667
@@ -141,6 +150,13 @@
 //	    rePutCkLosesBrokerName: false       # #7412 (CK)
 //	    delayLevelTimer: false              # #3787/#4153 (CK)
 //	    sameMillisChangeInvisible: false    # popsim's finding (CK): a renewal's CK takes a live CK's merge key
+//
+//	broker:                       # the brokers (docs/calibration.md); left out: one broker, no cost model
+//	  count: 1                    # brokers, 1..64 (rocketmq only): each holds every topic with topics[].queues queues
+//	  cores: 0                    # the cost model, per broker: 0 (off) or 1..1024, with
+//	  #   sendMessageThreadPoolNums (min(cores,4)), pullMessageThreadPoolNums (16+2×cores),
+//	  #   ackMessageThreadPoolNums (16), consumerManageThreadPoolNums (32) and
+//	  #   costs: {put, pop, ack, change, pull, offset, tick: distributions; work: counter:duration,...}
 //
 //	network:
 //	  requestLatency: uniform(200us,2ms)    # one-way; const(0s) for none

@@ -91,3 +91,22 @@ func TestPathParam(t *testing.T) {
 		t.Errorf("path=fs: %v", err)
 	}
 }
+
+// The brokers alias sets broker.count, checked like a written value.
+func TestBrokersParam(t *testing.T) {
+	o, err := ParamOverride("brokers", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Builtin("broker-bottleneck", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Config(1).Broker.Count; n != 3 {
+		t.Errorf("brokers=3: broker.count %d", n)
+	}
+	o, _ = ParamOverride("brokers", "65")
+	if _, err := Builtin("broker-bottleneck", o); err == nil || !strings.Contains(err.Error(), "broker.count") {
+		t.Errorf("brokers=65: %v, want an error naming broker.count", err)
+	}
+}

@@ -49,7 +49,7 @@ type batchAckKey struct {
 // in one batch ack request.
 func (s *sim) sendBatchAck(c *consumer, hs []*popHeld) {
 	r := &batchAckReq{}
-	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossAck}
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossAck, broker: hs[0].broker} // one pop's messages: one broker
 	var keys []batchAckKey
 	for _, h := range hs {
 		h.finished = true

@@ -94,6 +94,7 @@ type poolState struct {
 // broker is the cost model's state.
 type broker struct {
 	s          *sim
+	idx        int32 // which broker of the cluster
 	cores      int
 	busyCores  int
 	ready      []*brokerJob // holding their thread (and lock), waiting for a core
@@ -121,11 +122,11 @@ type popLocker interface {
 
 // newBroker returns the cost model of spec (nil without one). Work costs
 // must name counters the engine reports.
-func newBroker(s *sim, spec *BrokerSpec) (*broker, error) {
+func newBroker(s *sim, spec *BrokerSpec, idx int32, eng Engine) (*broker, error) {
 	if !spec.on() {
 		return nil, nil
 	}
-	b := &broker{s: s, cores: spec.Cores, locks: map[string]*brokerLock{}, rng: newStream(s.cfg.Seed, streamBroker),
+	b := &broker{s: s, idx: idx, cores: spec.Cores, locks: map[string]*brokerLock{}, rng: newStream(s.cfg.Seed+uint64(idx), streamBroker),
 		work: spec.Costs.Work, queue: newHist(), svc: newHist(), lockWait: newHist()}
 	for i, n := range [nPools]int{spec.SendThreads, spec.PullThreads, spec.AckThreads, spec.ManageThreads} {
 		b.pools[i] = poolState{threads: n, queue: newHist(), svc: newHist()}
@@ -135,8 +136,8 @@ func newBroker(s *sim, spec *BrokerSpec) (*broker, error) {
 		b.costs[i] = d.Dist
 	}
 	b.tickCost = c.Tick.Dist
-	b.counters, _ = s.eng.(engineCounters)
-	b.locker, _ = s.eng.(popLocker)
+	b.counters, _ = eng.(engineCounters)
+	b.locker, _ = eng.(popLocker)
 	b.before = make([]int64, len(b.work))
 	if len(b.work) == 0 {
 		return b, nil
@@ -261,7 +262,7 @@ func (b *broker) start(j *brokerJob) {
 	if j.tick {
 		b.tickBusy += b.within(now, j.svc)
 	}
-	s.q.after(j.svc, tkBrokerDone, -1, 0, j)
+	s.q.after(j.svc, tkBrokerDone, -1-b.idx, 0, j)
 }
 
 // serve runs the engine's call for the job and returns its service time.
@@ -447,4 +448,51 @@ func (b *broker) busy() bool {
 		}
 	}
 	return false
+}
+
+// brokersBusy reports whether any broker's cost model has a request or a
+// periodic job in hand.
+func (s *sim) brokersBusy() bool {
+	for _, b := range s.brks {
+		if b.busy() {
+			return true
+		}
+	}
+	return false
+}
+
+// brokerUsage is the summary's broker usage: the one broker's, or with
+// several the cluster's (cores, threads, busy time and latencies added up
+// over the brokers) with each broker's own in Brokers.
+func (s *sim) brokerUsage() *model.BrokerUsage {
+	if len(s.brks) < 2 {
+		return s.brk.usage()
+	}
+	var all broker
+	all.s = s
+	all.queue, all.svc, all.lockWait = newHist(), newHist(), newHist()
+	for i := range all.pools {
+		all.pools[i] = poolState{queue: newHist(), svc: newHist()}
+	}
+	var each []model.BrokerUsage
+	for _, b := range s.brks {
+		each = append(each, *b.usage())
+		all.cores += b.cores
+		all.coreBusy += b.coreBusy
+		all.tickBusy += b.tickBusy
+		all.queue.Merge(b.queue)
+		all.svc.Merge(b.svc)
+		all.lockWait.Merge(b.lockWait)
+		for i := range b.pools {
+			p, q := &all.pools[i], &b.pools[i]
+			p.threads += q.threads
+			p.requests += q.requests
+			p.busyTime += q.busyTime
+			p.queue.Merge(q.queue)
+			p.svc.Merge(q.svc)
+		}
+	}
+	u := all.usage()
+	u.Brokers = each
+	return u
 }

@@ -21,6 +21,15 @@ import (
 // its service time is over. The service time is its kind's cost plus the
 // cost of the store work the engine reports the call did.
 type BrokerSpec struct {
+	// Count is the number of brokers (1..64; 0 is 1): each holds every
+	// topic with topics[].queues queues (RocketMQ creates a topic on each
+	// broker of its cluster), producers and the Pull baseline spread over
+	// all of them, each pop-push consumer pops each broker, each simple
+	// consumer's receives go to the brokers in turn, and a broker restart
+	// or stop hits one broker (route.go). Only the rocketmq engine has
+	// several. With a cost model every broker has its own cores, pools and
+	// locks, as configured here.
+	Count int `yaml:"count"`
 	Cores int // 0 (no cost model) or 1..1024
 	// The thread pools. sendMessageExecutor: puts (default min(cores, 4));
 	// pullMessageExecutor: pops, receives and pulls (16 + 2 × cores);
@@ -104,11 +113,14 @@ func (w WorkCosts) String() string {
 // IsZero reports whether the section is left out (no cost model, nothing
 // set): the effective configuration then omits it.
 func (b BrokerSpec) IsZero() bool {
-	return b.Cores == 0 && b.SendThreads == 0 && b.PullThreads == 0 && b.AckThreads == 0 && b.ManageThreads == 0 && b.Costs.zero()
+	return b.Count == 0 && b.Cores == 0 && b.SendThreads == 0 && b.PullThreads == 0 && b.AckThreads == 0 && b.ManageThreads == 0 && b.Costs.zero()
 }
 
 // IsZero reports whether no work cost is given.
 func (w WorkCosts) IsZero() bool { return len(w) == 0 }
+
+// brokers is the number of brokers (Count, 0 meaning 1).
+func (b *BrokerSpec) brokers() int32 { return int32(max(b.Count, 1)) }
 
 // on reports whether the broker has a cost model.
 func (b *BrokerSpec) on() bool { return b.Cores > 0 }
@@ -121,12 +133,18 @@ func (b *BrokerSpec) defaults() {
 	}
 	def(&b.SendThreads, min(b.Cores, 4))
 	def(&b.PullThreads, 16+2*b.Cores)
-	def(&b.AckThreads, 3)
+	def(&b.AckThreads, 16) // 16 since RocketMQ 5.3.0 (apache/rocketmq#8337; 3 before)
 	def(&b.ManageThreads, 32)
 }
 
 func (l *layout) checkBroker(v *validator) {
 	b := &l.cfg.Broker
+	if b.Count != 0 {
+		v.intIn("broker.count", int64(b.Count), 1, 64)
+		if b.Count > 1 && l.cfg.Engine.Kind != RocketMQ {
+			v.add("broker.count", "1 for the "+string(l.cfg.Engine.Kind)+" engine", "%d brokers: only the rocketmq engine is simulated with several brokers", b.Count)
+		}
+	}
 	if !b.on() {
 		if b.Cores < 0 {
 			v.intIn("broker.cores", int64(b.Cores), 0, 1024)

@@ -116,7 +116,8 @@ type held struct {
 	msg         *model.Message // as delivered: a copy in the response
 	lease       model.LeaseID  // the lease it is held under (0: none, Pull)
 	topic       string         // where it lives: its real topic (a retry topic for a retry message)
-	queue       int32
+	queue       int32          // its broker's own queue id
+	broker      int32          // the broker it came from (route)
 	offset      int64
 	deliveredAt clock.Time
 	outcome     workload.Outcome
@@ -159,7 +160,7 @@ func (s *sim) newConsumer(idx int32, spec *ConsumerSpec) *consumer {
 		rng: newStream(s.cfg.Seed, streamConsumer+uint64(idx)), alive: true,
 	}
 	if g.members == nil {
-		g.topic, g.kind, g.queues = spec.Topic, spec.Kind, s.c.topics[spec.Topic].Queues
+		g.topic, g.kind, g.queues = spec.Topic, spec.Kind, s.rt.queues(spec.Topic)
 	}
 	c.gpos = len(g.members)
 	g.members = append(g.members, c)
@@ -174,6 +175,7 @@ func (s *sim) newConsumer(idx int32, spec *ConsumerSpec) *consumer {
 	switch set := spec.Settings.(type) {
 	case *PopPushSettings:
 		p := &pushConsumer{c: c, set: set}
+		p.defaultLoops(s)
 		if g.cfg.ConsumeMessageOrderly {
 			p.ord = newOrderly()
 		}
@@ -201,7 +203,7 @@ func (c *consumer) virtual(t clock.Time) clock.Time { return t.Add(-c.skew) }
 // deliver traces a message reaching its client: where it lives, its lease
 // and attempt, the topic the client was shown.
 func (s *sim) deliver(h *held, attempt int32, shown string) {
-	s.emit(model.Event{Kind: model.EvDeliver, Client: h.c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: h.topic, Queue: h.queue, Offset: h.offset,
+	s.emit(model.Event{Kind: model.EvDeliver, Client: h.c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: h.topic, Queue: s.rt.global(h.broker, h.topic, h.queue), Offset: h.offset,
 		Attempt: attempt, Shown: shown})
 	s.meter.delivered(h.c.g, h.msg.ID, s.q.now())
 }
@@ -291,6 +293,12 @@ type nextPoll struct{ armed bool }
 // it arms a tkPoll after d. Nothing happens while one is armed or the
 // client is down.
 func (t *nextPoll) sendNow(s *sim, c *consumer, d clock.Duration) bool {
+	return t.sendNowWith(s, c, d, nil)
+}
+
+// sendNowWith is sendNow with the payload its tkPoll carries (which of
+// the client's loops it is for).
+func (t *nextPoll) sendNowWith(s *sim, c *consumer, d clock.Duration, x payload) bool {
 	if t.armed || !c.alive {
 		return false
 	}
@@ -298,6 +306,6 @@ func (t *nextPoll) sendNow(s *sim, c *consumer, d clock.Duration) bool {
 		return true
 	}
 	t.armed = true
-	s.q.after(d, tkPoll, c.idx, c.epoch, nil)
+	s.q.after(d, tkPoll, c.idx, c.epoch, x)
 	return false
 }

@@ -59,6 +59,14 @@ type GroupSpec struct {
 	// its pop-push consumers pop with order=true and consume each queue in
 	// order, and its simple consumers' proxy receives orderly.
 	ConsumeMessageOrderly bool `json:",omitempty"`
+	// RequestMode (rocketmq): pop or pull, the request mode an admin sets
+	// for the group and its topic on the broker before the run
+	// (SET_MESSAGE_REQUEST_MODE, mqadmin setConsumeMode) with
+	// PopShareQueueNum; left out, none is set and the broker answers with
+	// engine.defaultMessageRequestMode. It decides what a pop-push consumer
+	// with clientRebalance false is assigned (assign.go).
+	RequestMode      string `json:",omitempty"`
+	PopShareQueueNum int32  `json:",omitempty"`
 }
 
 // ProducerSpec is Count identical open-loop producers on one topic.
@@ -222,6 +230,14 @@ type PopPushSettings struct {
 	// ACK_MESSAGE (200051), as the Java client's ackAsync does. Neither
 	// client has a switch for it: this chooses which client is modelled.
 	BatchAck bool
+	// ClientRebalance (true): the consumer pops every queue (an all-queue
+	// pop), as a broker in POP mode with its default popShareQueueNum
+	// assigns. False is setClientRebalance(false): the consumer asks the
+	// broker for its queues (QUERY_ASSIGNMENT) at start, every 20 s and
+	// when the group's membership changes, and pops each assigned queue
+	// (assign.go); the group's request mode must then be POP. Orderly
+	// groups keep client rebalance, as upstream.
+	ClientRebalance DefaultOn
 }
 
 // SimpleSettings are a simple consumer's own settings (SimpleConsumer
@@ -264,6 +280,7 @@ func (p *PopPushSettings) withDefaults() ConsumerSettings {
 	def(&d.PopThresholdForQueue, 96)
 	def(&d.SuspendCurrentQueueTime, clock.Second)
 	def(&d.ConsumeMessageBatchMaxSize, 1)
+	def(&d.ClientRebalance, defaultOnTrue)
 	return &d
 }
 

@@ -45,6 +45,10 @@ type canonEngine struct {
 	PopFromRetryProbabilityForPriority int32  `json:",omitempty"`
 	PriorityOrderAsc                   *bool  `json:",omitempty"` // nil when true (the default)
 	RetryChoiceRelease                 string `json:",omitempty"`
+	// Queue assignment's keys, present only when not the default.
+	ServerLoadBalancerEnable  *bool                  `json:",omitempty"` // nil when true (the default)
+	DefaultMessageRequestMode pop.MessageRequestMode `json:",omitempty"` // "" when PULL (the default)
+	DefaultPopShareQueueNum   *int32                 `json:",omitempty"` // nil when -1 (the default)
 }
 
 type canonBugs struct {
@@ -66,6 +70,7 @@ func canonEngineOf(c *pop.Config) canonEngine {
 		off := false
 		e.PriorityOrderAsc = &off
 	}
+	canonAssignment(&e, c)
 	return e
 }
 
@@ -93,6 +98,8 @@ type (
 		EngineSettings EngineSettings `json:",omitempty"`
 		// The broker cost model, when on (absent without one).
 		Broker *canonBroker `json:",omitempty"`
+		// Brokers is broker.count when above 1 (absent with one broker).
+		Brokers int32 `json:",omitempty"`
 	}
 	// canonBroker is BrokerSpec with its distributions as text.
 	canonBroker struct {
@@ -125,6 +132,7 @@ type (
 		Reentrant               bool   `json:",omitempty"`
 		ConsumeBatch            int32  `json:",omitempty"` // consumeMessageBatchMaxSize when not 1
 		BatchAck                bool   `json:",omitempty"`
+		ClientRebalanceOff      bool   `json:",omitempty"` // clientRebalance false
 		ExpressionType          string `json:",omitempty"` // when not TAG
 	}
 	canonNetwork struct {
@@ -172,6 +180,9 @@ func (c Config) canonical() canonConfig {
 		k.Engine = canonEngineOf(cfg)
 	} else {
 		k.EngineKind, k.EngineSettings = string(c.Engine.Kind), c.Engine.Settings
+	}
+	if n := c.Broker.brokers(); n > 1 {
+		k.Brokers = n
 	}
 	if b := &c.Broker; b.on() {
 		d := func(x workload.DistSpec) string {
@@ -227,6 +238,7 @@ func (s *ConsumerSpec) canonical() canonConsumer {
 			k.ConsumeBatch = set.ConsumeMessageBatchMaxSize
 		}
 		k.BatchAck = set.BatchAck
+		k.ClientRebalanceOff = !set.ClientRebalance.On()
 	case *SimpleSettings:
 		k.InvisibleTime, k.PollTime, k.AutoRenew = int64(set.InvisibleTime), int64(set.PollTime), set.AutoRenew
 		k.Reentrant = set.Reentrant
@@ -259,4 +271,20 @@ func (f *FaultSpec) canonical(loss *LossSpec) canonFaults {
 		}
 	}
 	return k
+}
+
+// canonAssignment puts the queue assignment keys that differ from their
+// defaults in the canonical form.
+func canonAssignment(e *canonEngine, c *pop.Config) {
+	if !c.ServerLoadBalancerEnable {
+		off := false
+		e.ServerLoadBalancerEnable = &off
+	}
+	if c.DefaultMessageRequestMode != pop.RequestModePull {
+		e.DefaultMessageRequestMode = c.DefaultMessageRequestMode
+	}
+	if c.DefaultPopShareQueueNum != -1 {
+		n := c.DefaultPopShareQueueNum
+		e.DefaultPopShareQueueNum = &n
+	}
 }

@@ -47,7 +47,9 @@
 //     its consume threads and their buffer, its clock (with skew), crash,
 //     restart, pause and slow — plus its kind's client model behind a small
 //     interface: the POP push consumer (push.go, after
-//     ConsumeMessagePopConcurrentlyService), the simple consumer through
+//     ConsumeMessagePopConcurrentlyService; with clientRebalance false its
+//     queues come from the broker's QUERY_ASSIGNMENT, one pop loop each,
+//     assign.go), the simple consumer through
 //     its proxy (simple.go, package proxy), the Pull baseline (pull.go,
 //     with the engine's Pull and committed offsets, its rebalance on the
 //     client side). Producers are open loop (producer.go).
@@ -77,8 +79,12 @@
 //
 // # Simplifications, on purpose
 //
-//   - The push consumer runs one pop loop over all queues (QueueID -1)
-//     rather than one per assigned queue, and acks each message with Ack.
+//   - The push consumer runs, by default (clientRebalance true), one pop
+//     loop over all queues (QueueID -1), what the broker assigns in POP
+//     mode with its default popShareQueueNum; with clientRebalance false
+//     it asks the broker, in place (no network), and runs one loop per
+//     assigned queue. It acks each message with Ack (BatchAck: one
+//     BATCH_ACK_MESSAGE per listener batch).
 //   - Each simple consumer has its own proxy on its side of the network and
 //     on its clock: handle checks and auto-renew run with the client; its
 //     receive's pop and result filter (the DLQ send-back and ack) run when

@@ -103,7 +103,10 @@ type Request interface {
 type reqBase struct {
 	c     *consumer
 	epoch uint32
-	loss  lossKind // which loss faults apply
+	// broker is the broker the request goes to (its index in the route;
+	// always 0 with one broker).
+	broker int32
+	loss   lossKind // which loss faults apply
 	// reply: the client waits for the answer (RocketMQ's acks and
 	// RECONSUME_LATER renewals are fire and forget: their answer is only
 	// traced, or its loss; the SQS client waits to retry).
@@ -181,13 +184,15 @@ func (s *sim) engineTick(id int32, at clock.Time) {
 		return
 	}
 	tm.armed = false
+	var brk *broker
 	if s.brk != nil {
-		s.brk.snapshot()
+		brk = s.brks[id/rmqTimers%int32(len(s.brks))] // the cluster's broker-b timers are b×rmqTimers+k
+		brk.snapshot()
 	}
 	s.eng.Tick(s.q.now(), id, &s.out)
 	s.settle(&s.out)
-	if s.brk != nil {
-		s.brk.ticked()
+	if brk != nil {
+		brk.ticked()
 	}
 }
 

@@ -28,9 +28,12 @@ import (
 // rocketMQ is the RocketMQ engine behind the seam.
 type rocketMQ struct {
 	b      *pop.Broker
-	s      *sim // the trace, the meter and the coverage counters
-	ck     bool // the checkpoint path (popConsumerKVServiceEnable off)
-	cache  bool // KV with enablePopBufferMerge: CleanupCache runs
+	s      *sim   // the trace, the meter and the coverage counters
+	idx    int32  // the broker's index in the cluster (route)
+	rt     *route // the cluster's queue numbering
+	tbase  int32  // the broker's first timer id: idx × rmqTimers
+	ck     bool   // the checkpoint path (popConsumerKVServiceEnable off)
+	cache  bool   // KV with enablePopBufferMerge: CleanupCache runs
 	groups []rmqGroup
 	polls  map[uint64]Request  // parked pops and receives, by poll id
 	holds  map[uint64]*pullReq // held pulls, by hold id
@@ -60,6 +63,7 @@ const (
 	rmqHoldCheck
 	rmqOrder // OrderTick: FIFO lapses and the lock-free notifications
 	rmqCheckpoint
+	rmqTimers // timers per broker
 )
 
 // openRocketMQ is the rocketmq engine's registration (engineKinds).
@@ -68,15 +72,21 @@ func openRocketMQ(s *sim, settings EngineSettings) (Engine, error) {
 	if settings != nil {
 		cfg = *settings.(*pop.Config)
 	}
-	return newRocketMQ(s, cfg)
+	if s.rt.multi() {
+		return newRocketCluster(s, cfg)
+	}
+	return newRocketMQ(s, cfg, 0)
 }
 
-func newRocketMQ(s *sim, cfg pop.Config) (*rocketMQ, error) {
+func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
+	if s.rt.multi() {
+		cfg.BrokerName = s.rt.names[idx]
+	}
 	b, err := pop.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	a := &rocketMQ{b: b, s: s, ck: !cfg.UsesKV(), polls: map[uint64]Request{}, holds: map[uint64]*pullReq{}}
+	a := &rocketMQ{b: b, s: s, idx: idx, rt: s.rt, tbase: idx * rmqTimers, ck: !cfg.UsesKV(), polls: map[uint64]Request{}, holds: map[uint64]*pullReq{}}
 	a.cache = !a.ck && cfg.EnablePopBufferMerge
 	for _, t := range s.cfg.Topics {
 		if err := b.CreateTopic(pop.TopicConfig{Name: t.Name, ReadQueueNums: t.Queues, WriteQueueNums: t.Queues}); err != nil {
@@ -90,6 +100,9 @@ func newRocketMQ(s *sim, cfg pop.Config) (*rocketMQ, error) {
 		for _, cs := range s.c.consumers {
 			if cs.Group == name {
 				a.groups = append(a.groups, rmqGroup{name: name, topic: cs.Topic, pull: cs.Kind == Pull})
+				if err := a.setRequestMode(name, cs.Topic); err != nil {
+					return nil, err
+				}
 				break
 			}
 		}
@@ -99,16 +112,24 @@ func newRocketMQ(s *sim, cfg pop.Config) (*rocketMQ, error) {
 
 // rocketMQ is the run's engine as the RocketMQ adapter: RocketMQ's client
 // kinds (pop-push, simple, pull) need it.
-func (s *sim) rocketMQ() *rocketMQ {
-	a, ok := s.eng.(*rocketMQ)
-	if !ok {
-		panic("sim: a RocketMQ client on another engine")
+func (s *sim) rocketMQ(b int32) *rocketMQ {
+	switch a := s.eng.(type) {
+	case *rocketMQ:
+		return a
+	case *rocketCluster:
+		return a.bs[b]
 	}
-	return a
+	panic("sim: a RocketMQ client on another engine")
 }
 
-// emit traces an engine event at now.
-func (a *rocketMQ) emit(now clock.Time, e model.Event) { a.s.tr.emitAt(now, e) }
+// emit traces an engine event at now, its queue in the cluster's numbers.
+func (a *rocketMQ) emit(now clock.Time, e model.Event) {
+	a.rt.traced(a.idx, &e)
+	a.s.tr.emitAt(now, e)
+}
+
+// arm asks for one of the broker's timers.
+func (a *rocketMQ) arm(out *Outcome, timer int32, t clock.Time) { out.arm(a.tbase+timer, t) }
 
 // Start starts the broker's clock and arms the periodic work of its path.
 // The checkpoint path's work is re-armed after every call (armCheckpoint),
@@ -118,9 +139,9 @@ func (a *rocketMQ) Start(now clock.Time, out *Outcome) {
 		a.checkpoint(now, out) // the broker's clock starts here
 		return
 	}
-	out.arm(rmqRevive, now.Add(pop.ReviveIdleInterval*clock.Millisecond))
+	a.arm(out, rmqRevive, now.Add(pop.ReviveIdleInterval*clock.Millisecond))
 	if a.cache {
-		out.arm(rmqCacheCleanup, now.Add(pop.CacheCleanupInterval*clock.Millisecond))
+		a.arm(out, rmqCacheCleanup, now.Add(pop.CacheCleanupInterval*clock.Millisecond))
 	}
 }
 
@@ -131,12 +152,12 @@ func (a *rocketMQ) armCheckpoint(out *Outcome) {
 		return
 	}
 	if t, ok := a.b.NextCheckpointTick(); ok {
-		out.arm(rmqCheckpoint, t)
+		a.arm(out, rmqCheckpoint, t)
 	}
 }
 
 func (a *rocketMQ) SetFaults(f EngineFaults) {
-	if err := a.b.SetFaults(pop.Faults{Seed: f.Seed, RetryWritePPM: f.RedeliveryWritePPM, ReviveReadPPM: f.RedeliveryReadPPM, LockBusyPPM: f.LockBusyPPM}); err != nil {
+	if err := a.b.SetFaults(pop.Faults{Seed: f.Seed + uint64(a.idx), RetryWritePPM: f.RedeliveryWritePPM, ReviveReadPPM: f.RedeliveryReadPPM, LockBusyPPM: f.LockBusyPPM}); err != nil {
 		panic("sim: setting the broker's faults: " + err.Error())
 	}
 }
@@ -192,6 +213,8 @@ func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
 		r.res = a.b.UpdateConsumerOffset(&r.req)
 	case *sendBack:
 		a.sendBack(now, r, out)
+	case *assignQuery:
+		r.res = a.queryAssignment(&r.req)
 	default:
 		panic("sim: a request the RocketMQ engine does not serve")
 	}
@@ -330,7 +353,7 @@ func (s *sim) newAck(h *popHeld, req pop.AckRequest, lease model.LeaseID) *ackRe
 		r = new(ackReq)
 	}
 	*r = ackReq{req: req, msg: h.msg.ID, lease: lease, deliveredAt: h.deliveredAt}
-	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck}
+	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(req.Handle.BrokerName)}
 	return r
 }
 
@@ -382,13 +405,28 @@ func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *p
 	a.armPollTick(out)
 	if !*traced || lockBusy { // a lock-busy park is traced every time: a concurrent request held the lock
 		*traced = true
-		e := model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: -1, Deadline: req.BornTime.Add(req.PollTime)}
+		e := model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: req.QueueID, Deadline: req.BornTime.Add(req.PollTime)}
 		if lockBusy {
 			e.Reason = model.RLockBusy
 		}
-		a.emit(now, e)
+		a.traceParked(now, e, req.QueueID)
 	}
 	return true
+}
+
+// traceParked traces a parked pop. With several brokers an all-queue pop
+// waits on its broker's queues only, so it is traced as parked on each of
+// them (one receive parked on several queues, as a Kafka share fetch on
+// its partitions): an arrival on another broker owes it nothing.
+func (a *rocketMQ) traceParked(now clock.Time, e model.Event, queue int32) {
+	if !a.rt.multi() || queue >= 0 {
+		a.emit(now, e)
+		return
+	}
+	for q := range a.rt.per[e.Topic] {
+		e.Queue = q
+		a.emit(now, e)
+	}
 }
 
 // traceLeases traces the leases a pop granted and the leases its writes
@@ -480,7 +518,7 @@ func (a *rocketMQ) orderlyPast(req *pop.AckRequest, code model.ResponseCode) boo
 // every call, since pops, acks, renewals and the table's flushes move it.
 func (a *rocketMQ) armOrder(out *Outcome) {
 	if t, ok := a.b.NextOrderTick(); ok {
-		out.arm(rmqOrder, t)
+		a.arm(out, rmqOrder, t)
 	}
 }
 
@@ -522,13 +560,13 @@ func (a *rocketMQ) wakePulls(now clock.Time, ws []pop.PullWakeup, out *Outcome) 
 
 func (a *rocketMQ) armPollTick(out *Outcome) {
 	if t, ok := a.b.NextPollExpiry(); ok {
-		out.arm(rmqPollExpiry, t)
+		a.arm(out, rmqPollExpiry, t)
 	}
 }
 
 func (a *rocketMQ) armHoldCheck(out *Outcome) {
 	if t, ok := a.b.NextHoldCheck(); ok {
-		out.arm(rmqHoldCheck, t)
+		a.arm(out, rmqHoldCheck, t)
 	}
 }
 
@@ -680,7 +718,7 @@ func (a *rocketMQ) revive(now clock.Time, out *Outcome) {
 	if r.FullPage {
 		next = 0
 	}
-	out.arm(rmqRevive, now.Add(next))
+	a.arm(out, rmqRevive, now.Add(next))
 }
 
 func (a *rocketMQ) cacheCleanup(now clock.Time, out *Outcome) {
@@ -692,7 +730,7 @@ func (a *rocketMQ) cacheCleanup(now clock.Time, out *Outcome) {
 	a.traceRevivals(now, r.Revives)
 	a.wake(now, r.Woken, out)
 	a.wakePulls(now, r.PullWoken, out)
-	out.arm(rmqCacheCleanup, now.Add(pop.CacheCleanupInterval*clock.Millisecond))
+	a.arm(out, rmqCacheCleanup, now.Add(pop.CacheCleanupInterval*clock.Millisecond))
 }
 
 // traceRevivals traces what revive did to each lease. A checkpoint-path
@@ -833,7 +871,11 @@ func (a *rocketMQ) traceReopened(now clock.Time, ls []model.LeaseID) {
 // checkpoint-path lease whose ack message waits for its revive round is
 // not in flight: the ack's answer ended it (docs/trace.md).
 func (a *rocketMQ) Status(positions bool, dst []Position) (int, []Position) {
-	dst = dst[:0]
+	return a.status(positions, dst[:0])
+}
+
+// status appends the broker's positions to dst.
+func (a *rocketMQ) status(positions bool, dst []Position) (int, []Position) {
 	if !positions {
 		return a.inFlight(), dst
 	}
@@ -867,7 +909,7 @@ func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 		if !g.pull && o.Pull >= 0 {
 			read = o.Pull
 		}
-		dst = append(dst, Position{Group: g.name, Topic: t, Queue: q, Max: hi, Consumed: read, Commit: o.Commit, Durable: o.Commit})
+		dst = append(dst, Position{Group: g.name, Topic: t, Queue: a.rt.global(a.idx, t, q), Max: hi, Consumed: read, Commit: o.Commit, Durable: o.Commit})
 	}
 }
 

@@ -129,16 +129,21 @@ type gracefulStopper interface {
 
 // brokerStop stops the broker gracefully and starts it again. It returns
 // the next stop it arms (nil when the run is past its live phase).
-func (s *sim) brokerStop() *task {
+func (s *sim) brokerStop(b int32) *task {
 	if s.live {
 		return nil
 	}
 	next := s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.stop.every), tkBrokerStop, -1, 0, nil)
+	s.cov.hit("broker-stop")
+	if c, ok := s.eng.(*rocketCluster); ok {
+		c.StopBroker(s.q.now(), s.faultBroker(b), &s.out)
+		s.settle(&s.out)
+		return next
+	}
 	g, ok := s.eng.(gracefulStopper)
 	if !ok {
 		panic(fmt.Sprintf("sim: engine %T has no graceful stop; the configuration should have refused faults.brokerStop", s.eng))
 	}
-	s.cov.hit("broker-stop")
 	g.Stop(s.q.now(), &s.out)
 	s.settle(&s.out)
 	return next
@@ -147,13 +152,27 @@ func (s *sim) brokerStop() *task {
 // brokerRestart loses the engine's volatile state; parked requests it
 // drops are never answered, so their clients time out. It returns the next
 // restart it arms (nil when the run is past its live phase).
-func (s *sim) brokerRestart() *task {
+func (s *sim) brokerRestart(b int32) *task {
 	if s.live {
 		return nil
 	}
 	next := s.q.after(expDelay(s.faults.rng[famBrokerRestart], s.faults.broker.every), tkBrokerRestart, -1, 0, nil)
 	s.cov.hit("broker-restart")
-	s.eng.Restart(s.q.now(), &s.out)
+	if c, ok := s.eng.(*rocketCluster); ok {
+		c.RestartBroker(s.q.now(), s.faultBroker(b), &s.out)
+	} else {
+		s.eng.Restart(s.q.now(), &s.out)
+	}
 	s.settle(&s.out)
 	return next
+}
+
+// faultBroker is the broker a restart or stop hits: b, or for the fault
+// clocks (b < 0) one drawn from the broker fault stream (with one broker
+// nothing is drawn, so single-broker runs keep their draws).
+func (s *sim) faultBroker(b int32) int32 {
+	if b >= 0 || !s.rt.multi() {
+		return max(b, 0)
+	}
+	return s.faults.rng[famBrokerRestart].Int32N(s.rt.n)
 }

@@ -76,7 +76,7 @@ func (s *sim) atEngine(r Request) {
 	case s.lost(b.loss, false):
 		s.traceLost(r, model.RRequest)
 	case s.brk != nil:
-		s.brk.request(r) // it waits for a thread and a core; the broker recycles it
+		s.brks[r.base().broker].request(r) // it waits for a thread and a core; the broker recycles it
 		return
 	default:
 		s.eng.Serve(s.q.now(), r, &s.out)

@@ -14,8 +14,9 @@ import (
 
 // orderQueueRef names a queue a client consumes.
 type orderQueueRef struct {
-	topic string
-	queue int32
+	topic  string
+	broker int32
+	queue  int32
 }
 
 // orderly is a client's per-queue sequencing of an orderly group.
@@ -31,7 +32,7 @@ func newOrderly() *orderly {
 	return &orderly{busy: map[orderQueueRef]bool{}, pending: map[orderQueueRef][]*popHeld{}}
 }
 
-func refOf(h *popHeld) orderQueueRef { return orderQueueRef{h.topic, h.queue} }
+func refOf(h *popHeld) orderQueueRef { return orderQueueRef{h.topic, h.broker, h.queue} }
 
 // take hands a response's message to the consume threads when its queue
 // has none there, else queues it behind.

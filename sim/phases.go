@@ -105,7 +105,7 @@ func (s *sim) quiescent() bool {
 // its end — the run can still make progress. Unfinished messages with
 // none of these are lost: waiting longer cannot finish them.
 func (s *sim) retrying() bool {
-	if s.brk != nil && s.brk.busy() {
+	if s.brokersBusy() {
 		return true // requests (puts among them) still wait at the broker or are being served
 	}
 	if n, _ := s.eng.Status(false, nil); n > 0 {

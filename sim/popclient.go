@@ -13,6 +13,7 @@ import (
 type popHeld struct {
 	held
 	handle model.ReceiptHandle
+	loop   *popLoop // the push consumer's pop loop it came from (broker-assigned queues; assign.go)
 }
 
 // deliverPopped traces a popped message reaching client c and returns it
@@ -20,7 +21,7 @@ type popHeld struct {
 func (s *sim) deliverPopped(c *consumer, m *pop.PoppedMessage) *popHeld {
 	h := &popHeld{held: held{
 		c: c, epoch: c.epoch, msg: &m.Message, lease: m.Lease, topic: livesIn(m, c.g.name),
-		queue: m.Handle.QueueID, offset: m.Handle.QueueOffset, deliveredAt: s.q.now(),
+		queue: m.Handle.QueueID, broker: s.rt.brokerOf(m.Handle.BrokerName), offset: m.Handle.QueueOffset, deliveredAt: s.q.now(),
 	}, handle: m.Handle}
 	s.deliver(&h.held, m.Message.ReconsumeTimes, m.Message.Topic)
 	return h
@@ -77,7 +78,7 @@ const (
 // client holds it) and traces it; the caller sends it.
 func (s *sim) newChange(c *consumer, h *popHeld, msg model.MsgID, req pop.ChangeInvisibleTimeRequest, lease model.LeaseID, why changePurpose, reason model.Reason) *changeReq {
 	r := &changeReq{req: req, h: h, msg: msg, lease: lease, why: why}
-	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossChange, reply: why == changeRenew || why == changeFault}
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossChange, reply: why == changeRenew || why == changeFault, broker: s.rt.brokerOf(req.Handle.BrokerName)}
 	s.emit(model.Event{Kind: model.EvRenew, Client: c.idx, Msg: msg, Lease: lease, Span: req.InvisibleTime, Reason: reason})
 	return r
 }

@@ -38,7 +38,7 @@ func (*putReq) payload() {}
 
 func (s *sim) newProducer(idx int32, spec *ProducerSpec) *producer {
 	return &producer{
-		idx: idx, topic: spec.Topic, queues: s.c.topics[spec.Topic].Queues, tags: spec.Tags, props: spec.Properties, arr: spec.Arrivals.New(),
+		idx: idx, topic: spec.Topic, queues: s.rt.queues(spec.Topic), tags: spec.Tags, props: spec.Properties, arr: spec.Arrivals.New(),
 		rng: newStream(s.cfg.Seed, streamProducer+uint64(idx)), prefix: "p" + strconv.Itoa(int(idx)) + "-",
 		random: spec.QueueSelect == QueueRandom,
 	}
@@ -89,7 +89,8 @@ func (s *sim) newPutReq(p *producer, m *model.Message, intended clock.Time) *put
 // held pulls. Only its tkPut task referred to r: it is recycled.
 func (s *sim) put(r *putReq) {
 	if s.brk != nil {
-		s.brk.putMessage(r) // it waits for a thread and a core
+		b, _ := s.rt.split(r.msg.Topic, r.msg.QueueID)
+		s.brks[b].putMessage(r) // it waits for a thread and a core
 		return
 	}
 	s.store(r.p, r.msg, r.intended)

@@ -149,6 +149,9 @@ type genOpts struct {
 	// latency (empty: the default uniform(200us,2ms)) is the network's
 	// one-way latency both ways.
 	latency string
+	// brokers: the cluster has 2 or 3 brokers (drawn only then), and each
+	// restart step names the broker it hits.
+	brokers bool
 }
 
 // drawnStep is a schedule step as drawn: times in 10 ms and 100 ms units,
@@ -160,6 +163,9 @@ type drawnStep struct {
 	dur  int // 100 ms units
 	resp bool
 	skew int // 100 ms units
+	// broker: a restart's broker, taken modulo the broker count (drawn
+	// only with several brokers).
+	broker int
 }
 
 // GoString is what rapid prints for the drawn schedule; the consumer a
@@ -220,7 +226,7 @@ func drawMask(rt *rapid.T, g *genOpts) familySet {
 	return m
 }
 
-func stepGen(mask familySet) *rapid.Generator[drawnStep] {
+func stepGen(mask familySet, g *genOpts) *rapid.Generator[drawnStep] {
 	var fams []propFamily
 	for f := propFamily(0); f < numPropFamilies; f++ {
 		if mask.has(f) {
@@ -228,13 +234,16 @@ func stepGen(mask familySet) *rapid.Generator[drawnStep] {
 		}
 	}
 	return rapid.Custom(func(rt *rapid.T) drawnStep {
-		return drawStep(rt, rapid.SampledFrom(fams).Draw(rt, "step.family"))
+		return drawStep(rt, rapid.SampledFrom(fams).Draw(rt, "step.family"), g)
 	})
 }
 
 // drawStep draws the fields the family's step uses.
-func drawStep(rt *rapid.T, fam propFamily) drawnStep {
+func drawStep(rt *rapid.T, fam propFamily, g *genOpts) drawnStep {
 	d := drawnStep{fam: fam}
+	if g.brokers && fam == pfBrokerRestart {
+		d.broker = rapid.IntRange(0, 2).Draw(rt, "step.broker_slot")
+	}
 	d.at = rapid.IntRange(0, int(propDuration/(10*clock.Millisecond))-1).Draw(rt, "step.at_10ms")
 	switch d.fam {
 	case pfCrash, pfPause, pfSlow, pfClockSkew:
@@ -261,17 +270,18 @@ func drawSchedule(rt *rapid.T, g *genOpts, mask familySet) []drawnStep {
 	var steps []drawnStep
 	for f := propFamily(0); f < numPropFamilies; f++ {
 		if g.always.has(f) {
-			steps = append(steps, drawStep(rt, f))
+			steps = append(steps, drawStep(rt, f, g))
 		}
 	}
 	if mask &^= g.always; mask == 0 {
 		return steps
 	}
-	return append(steps, rapid.SliceOfN(stepGen(mask), 0, propMaxSteps).Draw(rt, "schedule")...)
+	return append(steps, rapid.SliceOfN(stepGen(mask, g), 0, propMaxSteps).Draw(rt, "schedule")...)
 }
 
 // propKnobs is the workload of one check.
 type propKnobs struct {
+	brokers      int // 0: one
 	kind         ConsumerKind
 	consumers    int
 	threads      int
@@ -349,6 +359,9 @@ func drawKnobs(rt *rapid.T, g *genOpts) propKnobs {
 	k.cache = drawOr(rt, g.cache, "engine.enablePopBufferMerge")
 	k.retryV2 = drawOr(rt, g.retryV2, "engine.enableRetryTopicV2")
 	k.seed = rapid.Uint64Range(1, 1<<32).Draw(rt, "sim.seed")
+	if g.brokers {
+		k.brokers = rapid.IntRange(2, 3).Draw(rt, "cluster.brokers")
+	}
 	k.drain = propDrain
 	if g.drain > 0 {
 		k.drain = g.drain
@@ -401,6 +414,7 @@ func (k *propKnobs) config(bugs pop.Bugs) Config {
 		Faults:   FaultSpec{Crash: CrashSpec{RestartDelay: dist(fmt.Sprintf("const(%s)", k.restart.Std()))}, LockBusy: k.lockBusy},
 		Network:  net,
 		Duration: propDuration, Drain: k.drain, EventBudget: propEventBudget,
+		Broker: BrokerSpec{Count: k.brokers},
 	}
 }
 
@@ -434,6 +448,9 @@ func (k *propKnobs) String() string {
 	if k.checkpoint {
 		path = "checkpoint"
 	}
+	if k.brokers > 1 {
+		s += fmt.Sprintf("; %d brokers", k.brokers)
+	}
 	return s + fmt.Sprintf("; %s on %d queue(s); restart delay %v; engine path=%s buffer=%v retryV2=%v; sim seed %d",
 		k.arrivals, k.queues, k.restart.Std(), path, k.cache, k.retryV2, k.seed)
 }
@@ -452,7 +469,11 @@ func drawCase(rt *rapid.T, g *genOpts) *propCase {
 	steps := drawSchedule(rt, g, c.mask)
 	c.knobs = drawKnobs(rt, g)
 	for _, d := range steps {
-		c.sched = append(c.sched, d.resolve(c.knobs.consumers))
+		f := d.resolve(c.knobs.consumers)
+		if f.Kind == FaultBrokerRestart && c.knobs.brokers > 1 {
+			f.Broker = int32(d.broker % c.knobs.brokers)
+		}
+		c.sched = append(c.sched, f)
 	}
 	return c
 }
@@ -662,6 +683,11 @@ func propAtLeastOnce(t *testing.T, g genOpts) {
 	})
 	rapid.Check(rt, atLeastOnce(g, &stats, &last, propReplay(t.Name())))
 }
+
+// TestPropAtLeastOnceBrokers is the property on a cluster of two or three
+// brokers (KV path): routing by queue and by receipt handle, one pop loop
+// per broker, and restarts of one broker at a time.
+func TestPropAtLeastOnceBrokers(t *testing.T) { propAtLeastOnce(t, genOpts{brokers: true}) }
 
 // TestPropAtLeastOnceOrderly is the property for an orderly (FIFO) group:
 // the same fault schedules and workloads, orderly pops and consumption,

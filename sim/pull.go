@@ -45,7 +45,9 @@ func (*pullCommit) payload() {}
 // pullQueue is one queue as its owner sees it.
 type pullQueue struct {
 	p         *pullConsumer
-	q         int32
+	q         int32 // the queue in the cluster's numbering (route)
+	broker    int32 // the broker that holds it, and its id there
+	local     int32
 	owned     bool
 	gen       uint32 // ownership generation: work of an older one is discarded
 	next      int64  // next offset to pull
@@ -156,10 +158,12 @@ func (p *pullConsumer) gain(s *sim, q int32) {
 	pq := p.queues[q]
 	if pq == nil {
 		pq = &pullQueue{p: p, q: q}
+		pq.broker, pq.local = s.rt.split(c.g.topic, q)
 		p.queues[q] = pq
 	}
 	start := int64(0) // QUERY_NOT_FOUND: consume from the queue's start
-	qr := offsetQuery{req: pop.QueryConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: q}}
+	qr := offsetQuery{req: pop.QueryConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.local}}
+	qr.broker = pq.broker
 	s.serveNow(&qr)
 	if qr.res.Code == model.Success {
 		start = qr.res.Offset
@@ -194,10 +198,10 @@ func (p *pullConsumer) poll(s *sim, x payload) {
 	}
 	c := p.c
 	r := &pullReq{pq: pq, gen: pq.gen, offset: pq.next, req: pop.PullRequest{
-		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.q, QueueOffset: pq.next,
+		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.local, QueueOffset: pq.next,
 		MaxMsgNums: c.spec.Batch, Suspend: true, SuspendTimeout: p.set.PollTime, ExpressionType: c.spec.ExpressionType, Subscription: c.spec.Expression,
 	}}
-	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPull, reply: true}
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPull, reply: true, broker: pq.broker}
 	pq.pulling = true
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
 }
@@ -241,7 +245,7 @@ func (p *pullConsumer) reply(s *sim, x Request) {
 				continue
 			}
 		}
-		h := &pullHeld{held: held{c: c, epoch: c.epoch, msg: m, topic: m.Topic, queue: m.QueueID, offset: m.QueueOffset, deliveredAt: s.q.now()}, pq: pq, gen: pq.gen}
+		h := &pullHeld{held: held{c: c, epoch: c.epoch, msg: m, topic: m.Topic, queue: m.QueueID, broker: pq.broker, offset: m.QueueOffset, deliveredAt: s.q.now()}, pq: pq, gen: pq.gen}
 		s.deliver(&h.held, h.attempt, h.topic)
 		pq.next = m.QueueOffset + 1
 		pq.done = append(pq.done, false)
@@ -322,9 +326,10 @@ func (p *pullConsumer) sendToDLQ(s *sim, h *pullHeld) {
 	cp.Topic, cp.QueueID, cp.ReconsumeTimes = model.DLQTopic(c.g.name), 0, h.attempt
 	_ = cp.SetProperty(model.PropertyOriginMessageID, h.msg.UniqKey)
 	r := sendBack{group: c.g.name, msg: cp}
+	r.broker = h.broker // the broker the message came from
 	s.serveNow(&r)
 	s.cov.hit("dlq")
-	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Topic: cp.Topic, Queue: 0, Offset: r.res.Offset, Attempt: h.attempt})
+	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Topic: cp.Topic, Queue: s.rt.global(h.broker, cp.Topic, 0), Offset: r.res.Offset, Attempt: h.attempt})
 	s.meter.finish(c.g, h.msg.ID)
 }
 
@@ -379,7 +384,8 @@ func (p *pullConsumer) commitQueue(s *sim, pq *pullQueue) {
 	}
 	c := p.c
 	pq.committed = pq.base
-	r := offsetCommit{req: pop.UpdateConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.q, CommitOffset: pq.base}}
+	r := offsetCommit{req: pop.UpdateConsumerOffsetRequest{ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.local, CommitOffset: pq.base}}
+	r.broker = pq.broker
 	s.serveNow(&r)
 	if r.res.Code != model.Success {
 		panic("sim: committing a pull consumer's offset: " + r.res.Code.String() + " " + r.res.Remark)

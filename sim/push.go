@@ -39,58 +39,75 @@ type pushConsumer struct {
 	// ord sequences an orderly group's consumption (nil: concurrently).
 	ord *orderly
 	// waitAck counts messages received and not yet acked, renewed or
-	// given up: flow control's measure.
+	// given up (busy); each loop counts its own for flow control.
 	waitAck int
-	popOut  *popReq  // the outstanding pop
-	next    nextPoll // the next receive (a tkPoll armed)
+	// loops are its pop loops when the broker's default assignment
+	// applies (clientRebalance true): one MessageQueue(topic, broker, -1)
+	// per broker of the route, each an all-queue pop loop with its own
+	// PopProcessQueue.
+	loops []*popLoop
+	// asg: the queues the broker assigns (clientRebalance false), each
+	// with its own pop loop (assign.go); nil: the loops above.
+	asg *assigned
 }
 
-func (p *pushConsumer) start(s *sim) { p.schedulePoll(s, 0) }
+func (p *pushConsumer) start(s *sim) {
+	if p.startAssigned(s) {
+		return
+	}
+	for _, l := range p.loops {
+		l.schedule(s, 0)
+	}
+}
 
 func (p *pushConsumer) busy() bool { return p.waitAck > 0 }
 
 func (p *pushConsumer) crashed(*sim) {
-	p.waitAck, p.popOut, p.next.armed = 0, nil, false
+	p.waitAck, p.asg = 0, nil
+	for _, l := range p.loops {
+		l.out, l.armed, l.waitAck = nil, false, 0
+	}
 	if p.ord != nil {
 		p.ord.clear()
 	}
 }
 
-// schedulePoll arms the next pop after d; with d = 0 it is sent at once.
-func (p *pushConsumer) schedulePoll(s *sim, d clock.Duration) {
-	if p.next.sendNow(s, p.c, d) {
-		p.pop(s)
+// defaultLoops are the all-queue loops of the route's brokers.
+func (p *pushConsumer) defaultLoops(s *sim) {
+	for b := range s.rt.n {
+		p.loops = append(p.loops, &popLoop{p: p, mq: pop.MessageQueue{Topic: p.c.g.topic, BrokerName: s.rt.names[b], QueueID: -1}, broker: b})
 	}
 }
 
-func (p *pushConsumer) poll(s *sim, _ payload) {
-	p.next.armed = false
-	p.pop(s)
+func (p *pushConsumer) poll(s *sim, x payload) { x.(*popLoop).poll(s) }
+
+// loopOf is the loop whose pop r is, its outstanding pop cleared.
+func (p *pushConsumer) loopOf(r *popReq) *popLoop {
+	if p.asg != nil {
+		return p.asg.answered(r)
+	}
+	l := p.loops[r.broker]
+	if l.out == r {
+		l.out = nil
+	}
+	return l
 }
 
-// pop issues the consumer's pop, unless one is outstanding or flow control
-// holds it back.
-func (p *pushConsumer) pop(s *sim) {
-	if p.popOut != nil {
-		return
-	}
-	if p.waitAck > p.set.PopThresholdForQueue {
-		// More than popThresholdForQueue messages wait for an ack: retry in 50 ms.
-		s.cov.hit("flow-control")
-		p.schedulePoll(s, pullTimeDelayWhenFlowCtl)
-		return
-	}
+// sendPop sends the loop's pop of its queue (-1: every queue of its
+// broker) and returns it.
+func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 	c := p.c
+	queue := l.mq.QueueID
 	r := &popReq{req: pop.PopRequest{
-		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: -1, MaxMsgNums: c.spec.Batch,
+		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: queue, MaxMsgNums: c.spec.Batch,
 		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
 		InitMode: pop.InitModeMin, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, Order: p.ord != nil,
 	}}
-	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true}
-	p.popOut = r
-	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: c.spec.Batch, Span: p.set.InvisibleTime})
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
+	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: s.rt.global(l.broker, c.g.topic, queue), Count: c.spec.Batch, Span: p.set.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
+	return r
 }
 
 func (p *pushConsumer) reply(s *sim, r Request) {
@@ -105,18 +122,13 @@ func (p *pushConsumer) reply(s *sim, r Request) {
 func (p *pushConsumer) timeout(s *sim, r Request) {
 	if r, ok := r.(*popReq); ok {
 		s.traceLost(r, model.RTimeout)
-		if p.popOut == r {
-			p.popOut = nil
-		}
-		p.schedulePoll(s, pullTimeDelayWhenException)
+		p.loopOf(r).schedule(s, pullTimeDelayWhenException)
 	}
 }
 
 // popResponse is a pop's answer reaching the consumer.
 func (p *pushConsumer) popResponse(s *sim, r *popReq) {
-	if p.popOut == r {
-		p.popOut = nil
-	}
+	l := p.loopOf(r)
 	res := &r.res
 	c := p.c
 	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
@@ -136,6 +148,8 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 			continue
 		}
 		p.waitAck++
+		h.loop = l
+		l.waitAck++
 		switch {
 		case p.ord != nil:
 			p.ord.take(c, h)
@@ -153,7 +167,7 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 		p.queueBatch(s, chunk)
 	}
 	s.startWork(c)
-	p.schedulePoll(s, repopDelay(res.Code))
+	l.schedule(s, repopDelay(res.Code))
 }
 
 // repopDelay is a POP consumer's delay before the next pop, by response
@@ -178,8 +192,11 @@ func (p *pushConsumer) drop(s *sim, h *popHeld, policy model.Reason) {
 }
 
 func (p *pushConsumer) timer(s *sim, x payload) {
-	if f, ok := x.(*renewFault); ok {
-		s.faultRenew(p.c, f)
+	switch x := x.(type) {
+	case *renewFault:
+		s.faultRenew(p.c, x)
+	case *assigned:
+		x.tick(s)
 	}
 }
 
@@ -215,6 +232,9 @@ func (p *pushConsumer) queueBatch(s *sim, hs []*popHeld) {
 // (the messages of one pop share popTime and invisibleTime) and skipped
 // whole.
 func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
+	if p.droppedWork(s, w) {
+		return false
+	}
 	if b, ok := w.(*pushBatch); ok {
 		if !b.hs[0].expired(s) {
 			return true
@@ -234,7 +254,7 @@ func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
 
 // expireBefore gives up h before its consumption: its lease ran out.
 func (p *pushConsumer) expireBefore(s *sim, h *popHeld) {
-	p.waitAck--
+	p.unwait(h)
 	h.finished = true
 	s.cov.hit("expired-before-consume")
 	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RBefore))
@@ -256,7 +276,7 @@ func (p *pushConsumer) endQueue(s *sim, h *popHeld) {
 		return
 	}
 	for _, x := range p.ord.rest(h) {
-		p.waitAck--
+		p.unwait(x)
 		s.skip(x)
 	}
 }
@@ -270,12 +290,15 @@ func (p *pushConsumer) nextInQueue(s *sim, h *popHeld) {
 
 // consumed is processConsumeResult for one message.
 func (p *pushConsumer) consumed(s *sim, w work) {
+	if p.droppedWork(s, w) {
+		return
+	}
 	if b, ok := w.(*pushBatch); ok {
 		p.consumedBatch(s, b)
 		return
 	}
 	h := w.(*popHeld)
-	p.waitAck--
+	p.unwait(h)
 	if h.expired(s) {
 		p.expireAfter(s, h)
 		return
@@ -300,7 +323,9 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 // message, consumed or not, is retried as a failed one. A batch whose
 // first message's lease ran out sends nothing.
 func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
-	p.waitAck -= len(b.hs)
+	for _, h := range b.hs {
+		p.unwait(h)
+	}
 	if b.hs[0].expired(s) {
 		for _, h := range b.hs {
 			p.expireAfter(s, h)
@@ -363,7 +388,7 @@ func (p *pushConsumer) orderlyFailed(s *sim, h *popHeld) {
 	s.cov.hit("order-suspend")
 	p.nack(s, h, p.set.SuspendCurrentQueueTime)
 	for _, x := range p.ord.rest(h) {
-		p.waitAck--
+		p.unwait(x)
 		p.nack(s, x, p.set.SuspendCurrentQueueTime)
 	}
 }
@@ -376,9 +401,10 @@ func (p *pushConsumer) sendToDLQ(s *sim, h *popHeld) {
 	cp.Topic, cp.QueueID, cp.ReconsumeTimes = model.DLQTopic(c.g.name), 0, h.msg.ReconsumeTimes+1
 	_ = cp.SetProperty(model.PropertyOriginMessageID, h.msg.UniqKey)
 	r := sendBack{group: c.g.name, msg: cp}
+	r.broker = h.broker // the broker the message came from
 	s.serveNow(&r)
 	s.cov.hit("dlq")
-	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: cp.Topic, Queue: 0, Offset: r.res.Offset, Attempt: h.msg.ReconsumeTimes})
+	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: cp.Topic, Queue: s.rt.global(h.broker, cp.Topic, 0), Offset: r.res.Offset, Attempt: h.msg.ReconsumeTimes})
 	s.meter.finish(p.c.g, h.msg.ID)
 }
 

@@ -69,6 +69,7 @@ type ScheduledFault struct {
 	Loss     string         // FaultLoss: pop, ack, change or pull
 	Response bool           // FaultLoss: lose responses (after the broker acted) instead of requests
 	Skew     clock.Duration // FaultClockSkew: client clock = broker clock + Skew (-1h..1h)
+	Broker   int32          // FaultBrokerRestart, FaultBrokerStop: which broker (broker.count > 1)
 }
 
 // Schedule is a list of steps; order does not matter (ties at one instant
@@ -92,9 +93,9 @@ func (f ScheduledFault) String() string {
 	case FaultRenewSameDeadline, FaultRenewAtExpiry, FaultRenewAfterRevive:
 		return at + f.Kind.String() + " for every message delivered within " + f.For.Std().String()
 	case FaultBrokerRestart:
-		return at + "restart broker"
+		return at + "restart broker" + brokerSuffix(f.Broker)
 	case FaultBrokerStop:
-		return at + "stop and start broker"
+		return at + "stop and start broker" + brokerSuffix(f.Broker)
 	case FaultRevivePutFailure:
 		return at + "fail every retry-topic write for " + f.For.Std().String()
 	case FaultDuplicateDelivery:
@@ -174,6 +175,10 @@ func (f *ScheduledFault) validate(c *layout) error {
 		return fmt.Errorf("Skew = %v: only %s uses it", f.Skew.Std(), FaultClockSkew)
 	case f.Skew < -clock.Hour || f.Skew > clock.Hour:
 		return fmt.Errorf("Skew = %v: want -1h..1h", f.Skew.Std())
+	case f.Broker != 0 && f.Kind != FaultBrokerRestart && f.Kind != FaultBrokerStop:
+		return fmt.Errorf("Broker = %d: only %s and %s use it", f.Broker, FaultBrokerRestart, FaultBrokerStop)
+	case f.Broker < 0 || f.Broker >= c.cfg.Broker.brokers():
+		return fmt.Errorf("Broker = %d: want 0..%d (broker.count %d)", f.Broker, c.cfg.Broker.brokers()-1, c.cfg.Broker.brokers())
 	}
 	if r := engineOf(c.cfg.Engine.Kind); r != nil && slices.Contains(r.unscheduled, f.Kind) {
 		return fmt.Errorf("the %s engine has no %s fault", r.kind, f.Kind)
@@ -239,9 +244,9 @@ func (w *windows) apply(s *sim, f *ScheduledFault) {
 			s.cov.hit("clock-skew")
 		}
 	case FaultBrokerRestart:
-		s.restartBrokerOnce()
+		s.restartBrokerOnce(f.Broker)
 	case FaultBrokerStop:
-		s.stopBrokerOnce()
+		s.stopBrokerOnce(f.Broker)
 	default:
 		w.openWindow(s, f)
 	}
@@ -249,10 +254,10 @@ func (w *windows) apply(s *sim, f *ScheduledFault) {
 
 // restartBrokerOnce runs the broker-restart clock's handler and cancels
 // the next restart it arms, so that the schedule alone decides restarts.
-func (s *sim) restartBrokerOnce() {
+func (s *sim) restartBrokerOnce(b int32) {
 	saved := s.faults.broker
 	s.faults.broker.every = clock.Hour // any valid mean: the re-armed restart is cancelled below
-	next := s.brokerRestart()
+	next := s.brokerRestart(b)
 	s.faults.broker = saved
 	if next != nil {
 		s.q.cancel(next, next.seq)
@@ -261,14 +266,23 @@ func (s *sim) restartBrokerOnce() {
 
 // stopBrokerOnce runs the broker-stop handler and cancels the next stop
 // it arms, so that the schedule alone decides stops.
-func (s *sim) stopBrokerOnce() {
+func (s *sim) stopBrokerOnce(b int32) {
 	saved := s.faults.stop
 	s.faults.stop.every = clock.Hour // any valid mean: the re-armed stop is cancelled below
-	next := s.brokerStop()
+	next := s.brokerStop(b)
 	s.faults.stop = saved
 	if next != nil {
 		s.q.cancel(next, next.seq)
 	}
+}
+
+// brokerSuffix names a broker other than the first in a step's text
+// (" broker-b"); the first, the only one of most runs, goes unnamed.
+func brokerSuffix(b int32) string {
+	if b == 0 {
+		return ""
+	}
+	return " " + brokerName(b)
 }
 
 // siteOf is the FaultSpec site a window switches on.

@@ -93,7 +93,9 @@ type sim struct {
 	opts   RunOptions
 	q      *scheduler
 	eng    Engine
-	brk    *broker       // the broker cost model (nil: none)
+	rt     *route        // the brokers and their queue numbering
+	brk    *broker       // the broker cost model (nil: none); broker 0's with several
+	brks   []*broker     // every broker's cost model (nil: none)
 	out    Outcome       // the effects of the engine call being carried out
 	timers []engineTimer // the engine's timers, by id
 	tr     *tracer
@@ -195,6 +197,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	if cp := opts.capture; cp != nil {
 		s.tr.ckEvery, s.tr.capLo, s.tr.capHi = cp.every, cp.lo, cp.hi
 	}
+	s.rt = newRoute(cfg.Broker.brokers(), cfg.Topics)
 	if err := s.setupEngine(); err != nil {
 		return nil, err
 	}
@@ -222,11 +225,23 @@ func (s *sim) setupEngine() error {
 	if s.eng == nil {
 		return fmt.Errorf("sim: engine kind %q has no adapter", s.cfg.Engine.Kind)
 	}
-	brk, err := newBroker(s, &s.cfg.Broker)
-	if err != nil {
-		return err
+	for b := range s.rt.n {
+		eng := s.eng
+		if c, ok := s.eng.(*rocketCluster); ok {
+			eng = c.engineOfBroker(b)
+		}
+		brk, err := newBroker(s, &s.cfg.Broker, b, eng)
+		if err != nil {
+			return err
+		}
+		if brk == nil {
+			break
+		}
+		s.brks = append(s.brks, brk)
 	}
-	s.brk = brk
+	if len(s.brks) > 0 {
+		s.brk = s.brks[0]
+	}
 	s.meter.atBroker = s.brk != nil
 	s.faultSeed = s.faults.rng[famPutFailure].Uint64()
 	s.syncFaults()
@@ -351,11 +366,11 @@ func (s *sim) dispatch(t *task) {
 	case tkNetRequest:
 		s.atEngine(t.p.(Request))
 	case tkBrokerRestart:
-		s.brokerRestart()
+		s.brokerRestart(-1)
 	case tkBrokerStop:
-		s.brokerStop()
+		s.brokerStop(-1)
 	case tkBrokerDone:
-		s.brk.done(t.p.(*brokerJob))
+		s.brks[-1-t.who].done(t.p.(*brokerJob))
 	case tkScripted:
 		t.p.(*scripted).f(s)
 	default:

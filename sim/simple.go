@@ -46,6 +46,10 @@ type simpleConsumer struct {
 	// after a receive that timed out, a new one after any answer.
 	attempt  string
 	attempts uint64
+	// rr is the receives sent: with several brokers each goes to the next
+	// broker of the route in turn (the client's round robin over its
+	// route's queues, the proxy's selector popping that broker's queues).
+	rr int32
 }
 
 // proxyTick is the payload of the proxy's timer task: armed for at (the
@@ -60,7 +64,12 @@ func (*proxyTick) payload() {}
 func (s *sim) newSimpleConsumer(c *consumer, set *SimpleSettings) *simpleConsumer {
 	cfg := proxy.DefaultConfig()
 	cfg.DefaultInvisibleTime = set.InvisibleTime
-	p := &simpleConsumer{c: c, set: set, px: proxy.New(s.rocketMQ().b, cfg), renewed: map[string]*popHeld{}}
+	p := &simpleConsumer{c: c, set: set, px: proxy.New(s.rocketMQ(0).b, cfg), renewed: map[string]*popHeld{}}
+	for b := int32(1); b < s.rt.n; b++ {
+		if err := p.px.AddBroker(s.rocketMQ(b).b); err != nil {
+			panic("sim: " + err.Error())
+		}
+	}
 	if c.g.cfg.ConsumeMessageOrderly {
 		p.ord = newOrderly()
 	}
@@ -127,7 +136,8 @@ func (p *simpleConsumer) receive(s *sim) {
 		panic("sim: the proxy refused a validated receive: " + st.String())
 	}
 	r := &receiveReq{pop: req, px: p.px, maxAttempts: c.g.cfg.RetryMaxTimes + 1}
-	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true}
+	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: p.rr % s.rt.n}
+	p.rr++
 	p.popOut = r
 	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: int32(n), Span: req.InvisibleTime, Reason: why})
 	s.send(r, timeout)

@@ -190,6 +190,7 @@ func (l *layout) checkGroups(v *validator) {
 		gc.RetryMaxTimes = g.RetryMaxTimes
 		gc.ConsumeMessageOrderly = g.ConsumeMessageOrderly
 		l.groups[g.Name] = gc
+		l.checkRequestMode(v, p, &l.cfg.Groups[i])
 	}
 }
 
@@ -257,6 +258,7 @@ func (l *layout) checkConsumers(v *validator) {
 		if _, ok := l.groups[s.Group]; !ok {
 			l.groups[s.Group] = pop.DefaultGroup(s.Group)
 		}
+		l.checkClientRebalance(v, p, s)
 		for range inRange(s.Count, 10000) {
 			l.consumers = append(l.consumers, s)
 		}

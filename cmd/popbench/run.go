@@ -243,9 +243,7 @@ func buildReport(st stamp, results []*result) report {
 	byName := map[string]*caseReport{}
 	for _, r := range results {
 		cr := caseReport{Name: r.c.Name(), Op: r.c.Op, Size: r.c.Size, Variant: variant(r.c), Unit: r.c.Unit, Runs: r.runs, Summary: map[string]metric{}}
-		if r.c.FloorOp != "" {
-			cr.Floor = r.c.FloorOp + "/inflight=" + bench.SizeLabel(r.c.Size)
-		}
+		cr.Floor = r.c.FloorName()
 		s := samples{}
 		for _, rn := range r.runs {
 			s.add(rn)
@@ -355,7 +353,8 @@ func printTable(w io.Writer, rep report) {
 				num(c.Summary["events/s"].Median), num(c.Summary["proc-cpu-events/s"].Median), num(c.Summary["virtual-s/wall-s"].Median), c.Summary["events/s"].N)
 		}
 	}
-	fmt.Fprintln(w, "x floor: engine median / floor median at the same in-flight size (PopAck32: FloorPopAck32; ChangeInvisibleTime: FloorChangeInvisibleTime)")
+	fmt.Fprintln(w, "x floor: engine median / floor median at the same in-flight size (PopAck32: FloorPopAck32; ChangeInvisibleTime: FloorChangeInvisibleTime);")
+	fmt.Fprintln(w, "PopAckQueues: median / the same path's median at the fewest queues (1.00x: the cost does not grow with empty queues)")
 }
 
 func sizeCol(n int) string {

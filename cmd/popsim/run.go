@@ -268,6 +268,11 @@ func printBroker(w io.Writer, u *model.BrokerUsage) {
 	if u.LockWaits > 0 {
 		fmt.Fprintf(w, "%-22s %d pops waited for their pop lock: mean %.2f p99 %.2f ms\n", "", u.LockWaits, float64(u.LockWait.Mean)/1000, float64(u.LockWait.P99)/1000)
 	}
+	for i := range u.Brokers {
+		x := &u.Brokers[i]
+		fmt.Fprintf(w, "%-22s broker %d of %d: %d cores %.1f%% busy; wait at the broker mean %.2f p99 %.2f ms over %d requests\n", "",
+			i+1, len(u.Brokers), x.Cores, 100*x.Utilization, float64(x.QueueDelay.Mean)/1000, float64(x.QueueDelay.P99)/1000, x.QueueDelay.Count)
+	}
 }
 
 func latencyLine(l model.Latency) string {

@@ -19,22 +19,39 @@ type Case struct {
 	PerOp   int    // units (messages, or events for SimRun) per iteration
 	Unit    string // "msg", or "event" for SimRun
 	FloorOp string // the floor op to divide by, "" when none
-	Run     func(b *testing.B, lat *Latency)
+	// Base is the full name of the case to divide by when it is not a
+	// floor at the same in-flight size (PopAckQueues: the fewest queues).
+	Base string
+	Run  func(b *testing.B, lat *Latency)
 }
 
 // Name is the benchmark name without the "Benchmark" prefix.
 func (c Case) Name() string { return c.Op + "/" + c.Sub }
 
+// FloorName is the full name of the case c is divided by ("" for none):
+// Base, else FloorOp at c's in-flight size.
+func (c Case) FloorName() string {
+	switch {
+	case c.Base != "":
+		return c.Base
+	case c.FloorOp != "":
+		return c.FloorOp + "/inflight=" + SizeLabel(c.Size)
+	}
+	return ""
+}
+
 // Ops lists the operations in the order they run.
-var Ops = []string{"PopAck32", "FloorPopAck32", "ChangeInvisibleTime", "FloorChangeInvisibleTime", "Revive", "LongPollWake", "SimRun"}
+var Ops = []string{"PopAck32", "FloorPopAck32", "ChangeInvisibleTime", "FloorChangeInvisibleTime", "Revive", "LongPollWake", "PopAckQueues", "SimRun"}
 
 // Cases returns every case at the given sizes, engine and floor of one size
-// next to each other, so runs of the two interleave, then the simulator.
+// next to each other, so runs of the two interleave, then the queue-count
+// cases (which have no in-flight size), then the simulator.
 func Cases(sizes []int) []Case {
 	var out []Case
 	for _, n := range sizes {
 		out = append(out, sizeCases(n)...)
 	}
+	out = append(out, queueCases()...)
 	out = append(out, Case{Op: "SimRun", Sub: "default", PerOp: 1, Unit: "event", Run: SimRun},
 		Case{Op: "SimRun", Sub: "hot-topic-500x500", PerOp: 1, Unit: "event", Run: SimRunHotTopic})
 	for i := range out {

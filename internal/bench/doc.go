@@ -29,6 +29,13 @@
 //     nothing, which is the bare scan-and-delete cost.
 //   - LongPollWake: 32 times: a pop that finds nothing and is suspended, a
 //     Put that wakes it, the re-run pop that returns the message, its ack.
+//   - PopAckQueues: PopAck32's round (pop 32 over all queues, 32 single
+//     acks, 1k other records in flight) on a topic of 8, 1000 or 8000
+//     queues of which four hold messages, the rest empty and caught up;
+//     path=kv (cache off) or path=fs (the checkpoint path, its periodic
+//     CheckpointTick work in the round). Each is paired with its path's
+//     8-queue case (Case.Base): the ratio shows whether the cost grows
+//     with idle queues.
 //   - FloorPopAck32, FloorChangeInvisibleTime: the same key shape (24 bytes:
 //     vt, pair, qid, offset), the same in-flight size and the same insert
 //     and delete order on a bare BTreeG (NoLocks, one path hint per side).

@@ -211,6 +211,11 @@ func (c *Checker) onExpiredLocal(e *model.Event) {
 		c.release(l.m, d)
 		return
 	}
+	if e.Reason == model.RDropped { // its queue was rebalanced away: let go unacked, on purpose
+		d.dropped = true
+		c.release(l.m, d)
+		return
+	}
 	if e.At < l.deadline {
 		d.skew = true
 	}

@@ -72,6 +72,7 @@ type delivery struct {
 	ackLate   bool
 	staleAck  bool // the client acked or renewed a lease that a renewal had replaced
 	skew      bool // the client judged the lease expired before its deadline
+	dropped   bool // a rebalance dropped the queue it was popped for: the client let it go unacked
 	acked     bool // an ack of it was accepted
 	lastLease *lease
 }
@@ -291,6 +292,8 @@ func (c *Checker) story(l *lease) string {
 		return CausePopLost
 	case d.crashed:
 		return CauseConsumerCrash
+	case d.dropped:
+		return CauseRebalance
 	case d.ackLost:
 		return CauseAckLost
 	case d.ackBad:

@@ -36,7 +36,7 @@ const (
 	CauseReviveCutOff     = "revive_cut_off"     // RocketMQ checkpoint path: the revive round stopped at reviveScanTime before reading the lease's ack
 	CauseClockSkew        = "clock_skew"         // the client judged its lease expired before the engine's deadline
 	CauseProducerRetry    = "producer_retry"     // the same message was stored twice
-	CauseRebalance        = "rebalance"          // Pull: a new queue owner starts from the committed offset
+	CauseRebalance        = "rebalance"          // Pull: a new queue owner starts from the committed offset; POP: the client dropped a queue it had popped a message for
 	CausePopLost          = "pop_lost"           // the response lending the message never reached the consumer
 	CauseDuplicateCopy    = "duplicate_delivery" // SQS standard: a second copy of a message in flight was delivered (its first lease went stale)
 	CauseOrderGap         = "order_gap"          // orderly: acked while an earlier message of its queue was not, lent again behind it

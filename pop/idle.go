@@ -1,0 +1,200 @@
+package pop
+
+import "math/bits"
+
+// Idle queues: an all-queue pop (queue id -1) visits every readable queue
+// of the topic in its scan order, but on most of them, in a topic of
+// thousands of queues, its stage only counts a store read that finds
+// nothing (the queue is empty and caught up) or, once the batch is full,
+// adds nothing to restNum. Such a queue is idle; offsets.idle marks it per
+// (group, topic) pair, and the pop skips marked queues by scanning the
+// bitmap, doing for each one skipped what its stage would have done (one
+// counted read while the batch is not full). So which queue a pop reads,
+// in which order, and every counter stay exactly as a full visit leaves
+// them; only the cost stops growing with the number of idle queues.
+//
+// A mark is set only by the scan, right after it visited the queue and
+// found it idle (kvIdle, ckIdle), and cleared by anything that could make
+// it stop being idle: a write access to its offsets slot (offsets.at and
+// row, a restart's crash and dropVolatile), a message written to or
+// truncated from the queue (queueWritten, for every pair registered on the
+// topic), a record cached for it (KV) and an in-flight count added (FS).
+// Whatever else changes (acks, revive, the buffer's commits, which go
+// through offsets.at) cannot make an idle queue busy. CheckInvariants
+// verifies every mark.
+
+// touch clears k's idle mark.
+func (o *offsets) touch(k qkey) {
+	if int(k.pair) < len(o.idle) {
+		if w := o.idle[k.pair]; k.qid >= 0 && int(k.qid>>6) < len(w) {
+			w[k.qid>>6] &^= 1 << (k.qid & 63)
+		}
+	}
+}
+
+// markIdle sets k's idle mark; the pair's bitmap covers k (idleBits).
+func (o *offsets) markIdle(k qkey) { o.idle[k.pair][k.qid>>6] |= 1 << (k.qid & 63) }
+
+// isIdle reports k's idle mark.
+func (o *offsets) isIdle(k qkey) bool {
+	if int(k.pair) >= len(o.idle) {
+		return false
+	}
+	w := o.idle[k.pair]
+	return k.qid >= 0 && int(k.qid>>6) < len(w) && w[k.qid>>6]&(1<<(k.qid&63)) != 0
+}
+
+// clearIdle clears every mark.
+func (o *offsets) clearIdle() {
+	for _, w := range o.idle {
+		clear(w)
+	}
+}
+
+// idleBits returns pair's idle bitmap on topic t, covering n queues. The
+// first call for a pair registers it on t, so that writes to t's queues
+// clear its marks.
+func (b *Broker) idleBits(pair uint32, t *topic, n int32) []uint64 {
+	o := &b.offsets
+	for int(pair) >= len(o.idle) {
+		o.idle = append(o.idle, nil)
+	}
+	w := o.idle[pair]
+	if w == nil {
+		w = []uint64{}
+		t.idlePairs = append(t.idlePairs, pair)
+	}
+	for len(w) < int(n+63)>>6 {
+		w = append(w, 0)
+	}
+	o.idle[pair] = w
+	return w
+}
+
+// queueWritten clears queue qid's idle mark for every pair registered on
+// t: a message was written to it or truncated from it.
+func (b *Broker) queueWritten(t *topic, qid int32) {
+	for _, p := range t.idlePairs {
+		b.offsets.touch(qkey{p, qid})
+	}
+}
+
+// skipsIdle reports whether an all-queue pop of t may skip idle queues:
+// not while the faults decide a tryLock per queue (the checkpoint path
+// draws one for every queue it visits), nor on the revive topic, whose
+// queues the store writes to directly.
+func (b *Broker) skipsIdle(t *topic) bool {
+	return (b.cfg.UsesKV() || b.faults.LockBusyPPM <= 0) && int(t.cfg.ReadQueueNums) <= len(t.queues) &&
+		t.cfg.Name != b.reviveTopic
+}
+
+// skipIdle does what visiting gap idle queues would have done: a store
+// read each, finding nothing, while the batch is not full.
+func (b *Broker) skipIdle(ctx *popContext, gap int32) {
+	if ctx.found < ctx.req.MaxMsgNums {
+		b.stats.ReadCalls += int64(gap)
+	}
+}
+
+// kvIdle reports that a KV stage on queue q (key k, slot s) would only
+// count a read (caughtUp) while the batch is not full and add nothing to
+// restNum once it is: pull and commit offsets at the queue's end, no
+// pending reset, the pending commit there too (with the #10949 fix), no
+// cached record of the queue, and an in-flight threshold that lets the
+// stage run.
+func (b *Broker) kvIdle(k qkey, s *slot, q *queue) bool {
+	m := q.maxOffset()
+	if s == nil || s.has&(hasPull|hasReset|hasCommit) != hasPull|hasCommit || s.pull != m || s.commit != m {
+		return false
+	}
+	if b.cfg.EnablePopBufferMerge && b.cache.count(k) != 0 || b.inflightThreshold() && b.cfg.PopInflightMessageThreshold <= 0 {
+		return false
+	}
+	return b.cfg.Bugs.CommitOffsetLag || s.has&hasPending != 0 && s.pending == m
+}
+
+// ckIdle reports the same of a checkpoint-path stage (ckQueueStage): the
+// commit offset at the queue's end, no pending reset, no buffered wrapper
+// beyond it, and an in-flight count the threshold lets through. Its read
+// is then OFFSET_OVERFLOW_ONE (NO_MESSAGE_IN_QUEUE for a queue never
+// written): no offset correction, no mock CK, nothing to restNum.
+func (b *Broker) ckIdle(k qkey, s *slot, q *queue) bool {
+	m := q.maxOffset()
+	if s == nil || s.has&(hasReset|hasCommit) != hasCommit || s.commit != m || b.buf.latest(k) > m {
+		return false
+	}
+	return !b.cfg.EnablePopMessageThreshold || b.inflight[k] <= b.cfg.PopInflightMessageThreshold
+}
+
+// queueScan walks n queues in an all-queue pop's scan order (scanQueue
+// from rotation r: upwards from r mod n, or downwards from r-1 mod n in
+// priority mode), skipping the queues an idle bitmap marks.
+type queueScan struct {
+	n, start int32 // start: the queue at position 0
+	desc     bool
+}
+
+func (b *Broker) newQueueScan(n int32, r int64) queueScan {
+	return queueScan{n: n, start: b.scanQueue(n, r, 0), desc: b.scanDescending()}
+}
+
+// next returns the first position at or after pos whose queue is not
+// marked in idle, and that queue; ok is false when there is none.
+func (s *queueScan) next(idle []uint64, pos int32) (at, qid int32, ok bool) {
+	if pos >= s.n {
+		return s.n, 0, false
+	}
+	n, st := s.n, s.start
+	if !s.desc { // positions [0, n-st) are queues st.., then queues 0..st-1
+		if q := (st + pos) % n; q >= st {
+			if c := firstClear(idle, q, n); c < n {
+				return c - st, c, true
+			}
+			pos = n - st
+		}
+		if c := firstClear(idle, pos-(n-st), st); c < st {
+			return n - st + c, c, true
+		}
+		return n, 0, false
+	}
+	// positions [0, st] are queues st down to 0, then queues n-1 down to st+1
+	if pos <= st {
+		if c := lastClear(idle, 0, st-pos+1); c >= 0 {
+			return st - c, c, true
+		}
+		pos = st + 1
+	}
+	if c := lastClear(idle, st+1, n-(pos-st-1)); c > st {
+		return st + n - c, c, true
+	}
+	return n, 0, false
+}
+
+// firstClear is the lowest queue in [lo, hi) not marked in idle, else hi.
+func firstClear(idle []uint64, lo, hi int32) int32 {
+	for q := lo; q < hi; q = q | 63 + 1 {
+		w := int(q >> 6)
+		if w >= len(idle) {
+			return q
+		}
+		if x := ^idle[w] >> (q & 63); x != 0 {
+			return min(q+int32(bits.TrailingZeros64(x)), hi)
+		}
+	}
+	return hi
+}
+
+// lastClear is the highest queue in [lo, hi) not marked in idle, else
+// lo-1.
+func lastClear(idle []uint64, lo, hi int32) int32 {
+	for q := hi - 1; q >= lo; q = q&^63 - 1 {
+		w := int(q >> 6)
+		if w >= len(idle) {
+			return q
+		}
+		if x := ^idle[w] << (63 - q&63); x != 0 {
+			return max(q-int32(bits.LeadingZeros64(x)), lo-1)
+		}
+	}
+	return lo - 1
+}

@@ -1,0 +1,131 @@
+package pop
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// TestQueueScanOrder checks queueScan against scanQueue: for random idle
+// bitmaps, both directions, every rotation and several sizes, the scan
+// yields exactly the unmarked queues, in scanQueue's order, at their
+// positions.
+func TestQueueScanOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int32{1, 2, 3, 63, 64, 65, 127, 128, 130, 200} {
+		for _, desc := range []bool{false, true} {
+			b := &Broker{cfg: DefaultConfig()}
+			b.cfg.PriorityOrderAsc = desc
+			for trial := 0; trial < 20; trial++ {
+				idle := make([]uint64, rng.IntN(int(n+63)/64+1)) // maybe shorter than n: the rest is unmarked
+				density := rng.Float64()
+				for i := range idle {
+					for j := 0; j < 64; j++ {
+						if rng.Float64() < density {
+							idle[i] |= 1 << j
+						}
+					}
+				}
+				r := rng.Int64N(3 * int64(n))
+				var want, got []string
+				for i := int32(0); i < n; i++ {
+					q := b.scanQueue(n, r, i)
+					if !(qkeyIdle(idle, q)) {
+						want = append(want, fmt.Sprintf("%d@%d", q, i))
+					}
+				}
+				sc := b.newQueueScan(n, r)
+				for pos := int32(0); ; {
+					at, q, ok := sc.next(idle, pos)
+					if !ok {
+						if at != n {
+							t.Fatalf("n=%d desc=%v: end at %d, want %d", n, desc, at, n)
+						}
+						break
+					}
+					got = append(got, fmt.Sprintf("%d@%d", q, at))
+					pos = at + 1
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("n=%d desc=%v r=%d idle=%x:\n got %v\nwant %v", n, desc, r, idle, got, want)
+				}
+			}
+		}
+	}
+}
+
+func qkeyIdle(idle []uint64, q int32) bool {
+	return int(q>>6) < len(idle) && idle[q>>6]&(1<<(q&63)) != 0
+}
+
+// TestIdleQueuesSkipped checks that all-queue pops on both paths mark the
+// empty, caught-up queues of a wide topic idle and skip them while
+// counting the reads their stages would have made, and that a put, a
+// reset and a restart clear the marks they must.
+func TestIdleQueuesSkipped(t *testing.T) {
+	for _, kv := range []bool{true, false} {
+		t.Run(map[bool]string{true: "kv", false: "fs"}[kv], func(t *testing.T) {
+			cfg := DefaultConfig()
+			if kv {
+				cfg = KVConfig()
+			}
+			b, err := New(cfg)
+			must(t, err)
+			const n = 200
+			must(t, b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: n, WriteQueueNums: n}))
+			must(t, b.CreateGroup(DefaultGroup("g")))
+			now := clock.Epoch
+			req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}
+			var res PopResult
+			pop := func() {
+				t.Helper()
+				reads := b.stats.ReadCalls
+				b.Pop(now, &req, &res)
+				must(t, b.CheckInvariants())
+				if got := b.stats.ReadCalls - reads; res.Status != PopFound && got < n {
+					t.Fatalf("an empty pop counted %d reads, want at least one per queue (%d)", got, n)
+				}
+				now = now.Add(clock.Millisecond)
+			}
+			pop()
+			pop()
+			pair, _ := b.names.lookup("g", "t")
+			idle := func() int {
+				c := 0
+				for q := int32(0); q < n; q++ {
+					if b.offsets.isIdle(qkey{pair, q}) {
+						c++
+					}
+				}
+				return c
+			}
+			if c := idle(); c != n {
+				t.Fatalf("after two empty pops %d of %d queues are idle", c, n)
+			}
+			b.Put(now, &model.Message{Topic: "t", QueueID: 7})
+			if b.offsets.isIdle(qkey{pair, 7}) {
+				t.Fatalf("a put left its queue marked idle")
+			}
+			must(t, b.CheckInvariants())
+			pop()
+			if len(res.Messages) != 1 || res.Messages[0].Message.QueueID != 7 {
+				t.Fatalf("pop after the put: %v with %d messages, want the message of queue 7", res.Status, len(res.Messages))
+			}
+			_, err = b.ResetOffset("g", "t", 9, 0)
+			must(t, err)
+			if b.offsets.isIdle(qkey{pair, 9}) {
+				t.Fatalf("a reset left its queue marked idle")
+			}
+			must(t, b.CheckInvariants())
+			b.Restart(now)
+			if c := idle(); c != 0 {
+				t.Fatalf("after a restart %d queues are still marked idle", c)
+			}
+			must(t, b.CheckInvariants())
+		})
+	}
+}
