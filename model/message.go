@@ -22,6 +22,29 @@ const (
 	PropertyOriginGroup = "ORIGIN_GROUP"
 )
 
+// systemProperties are the names RocketMQ keeps for itself
+// (MessageConst.STRING_HASH_SET: Message.putUserProperty refuses them with
+// "The Property<%s> is used by system, input another please"), and
+// ORIGIN_GROUP, which a POP revive sets (popsim types it on Message).
+var systemProperties = map[string]bool{
+	"TRACE_ON": true, "MSG_REGION": true, PropertyKeys: true, PropertyTags: true, "WAIT": true, "DELAY": true,
+	PropertyRetryTopic: true, "REAL_TOPIC": true, "REAL_QID": true, "TRAN_MSG": true, "PGROUP": true,
+	"MIN_OFFSET": true, "MAX_OFFSET": true, "BUYER_ID": true, PropertyOriginMessageID: true, "TRANSFER_FLAG": true,
+	"CORRECTION_FLAG": true, "MQ2_FLAG": true, "RECONSUME_TIME": true, PropertyUniqKey: true,
+	"MAX_RECONSUME_TIMES": true, "CONSUME_START_TIME": true, PropertyPopCK: true, "POP_CK_OFFSET": true,
+	PropertyFirstPopTime: true, "TRAN_PREPARED_QUEUE_OFFSET": true, "DUP_INFO": true, "EXTEND_UNIQ_INFO": true,
+	"INSTANCE_ID": true, "CORRELATION_ID": true, "REPLY_TO_CLIENT": true, "TTL": true, "ARRIVE_TIME": true,
+	"PUSH_REPLY_TIME": true, "CLUSTER": true, "MSG_TYPE": true, "INNER_MULTI_QUEUE_OFFSET": true,
+	"TIMER_DELAY_MS": true, "TIMER_DELAY_SEC": true, "TIMER_DELIVER_MS": true, "TIMER_ENQUEUE_MS": true,
+	"TIMER_DEQUEUE_MS": true, "TIMER_ROLL_TIMES": true, "TIMER_OUT_MS": true, "TIMER_DEL_UNIQKEY": true,
+	"TIMER_DELAY_LEVEL": true, "__BORNHOST": true, "BORN_TIMESTAMP": true, "DLQ_ORIGIN_TOPIC": true,
+	"DLQ_ORIGIN_MESSAGE_ID": true, "__CRC32#": true, PropertyOriginGroup: true,
+}
+
+// IsSystemProperty reports whether a producer may not set a property of
+// this name (RocketMQ's own properties).
+func IsSystemProperty(name string) bool { return systemProperties[name] }
+
 // Property is one user or system property not covered by a typed field.
 type Property struct {
 	Key, Value string

@@ -71,6 +71,12 @@ type Summary struct {
 
 	EndToEnd    Latency `json:"end_to_end"`   // produce to successful ack
 	ServiceTime Latency `json:"service_time"` // delivery (pop) to ack
+	// Groups is each consumer group's share of the counts and latencies
+	// above, when the run has more than one group (absent with one). A
+	// group is an independent consumer of every message of its topic that
+	// it subscribes to, so with several groups on one topic the counts and
+	// latencies above are over (group, message) pairs.
+	Groups []GroupSummary `json:"groups,omitempty"`
 	// RedeliverAfterCrash is, for each message a consumer held (delivered,
 	// not acked) when it crashed, the time from the crash to the
 	// message's next delivery; absent when no consumer crashed holding one.
@@ -103,6 +109,23 @@ type Summary struct {
 	WallSeconds      float64          `json:"wall_seconds"`
 	Coverage         map[string]int64 `json:"coverage"` // how often each fault path fired
 	Series           []SeriesPoint    `json:"series,omitempty"`
+}
+
+// GroupSummary is one consumer group's share of a run: its ledger
+// (Produced = Acked + DLQ + Dropped + Lost) and the latencies of its
+// messages measured after the run's warm-up.
+type GroupSummary struct {
+	Group       string  `json:"group"`
+	Topic       string  `json:"topic"`
+	Produced    int64   `json:"produced"`
+	Acked       int64   `json:"acked"`
+	DLQ         int64   `json:"dlq"`
+	Dropped     int64   `json:"dropped"`
+	Lost        int64   `json:"lost"`
+	Deliveries  int64   `json:"deliveries"`
+	Duplicates  int64   `json:"duplicates"`
+	EndToEnd    Latency `json:"end_to_end"`
+	ServiceTime Latency `json:"service_time"`
 }
 
 // Interval is a confidence interval for one metric, as package stats

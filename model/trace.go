@@ -201,9 +201,12 @@ const (
 	// but the application's commit after the ack failed: acked, not done.
 	// A success for the broker's at-least-once.
 	RNotDone
-	// RNoMatch (EvDrop, Client -1, Group, no lease): the message matches
-	// no subscription of the group consuming its topic: the broker's
-	// filter never hands it out, so the group owes it nothing.
+	// RNoMatch (EvDrop, Client -1, Group, no lease): the message does not
+	// match the subscription of a group consuming its topic: the broker's
+	// filter never hands it out to that group, which owes it nothing.
+	// With a client and a lease: the client or its proxy dropped (and
+	// acks) a message it was lent whose tag only collides with a
+	// subscribed one (the proxy's NO_MATCH).
 	RNoMatch
 	// RDropped (EvExpiredLocal, EvRebalance): a rebalance dropped the POP
 	// process queue the message was popped for (a push consumer that takes

@@ -12,21 +12,22 @@ type Code int32
 
 // gRPC codes, with RocketMQ's numbers.
 const (
-	OK                    Code = 20000
-	BadRequest            Code = 40000
-	IllegalInvisibleTime  Code = 40011
-	InvalidReceiptHandle  Code = 40013
-	IllegalPollingTime    Code = 40018
-	MessageNotFound       Code = 40401
-	TopicNotFound         Code = 40402
-	ConsumerGroupNotFound Code = 40403
-	TooManyRequests       Code = 42900
-	InternalServerError   Code = 50001
-	NotImplemented        Code = 50100
+	OK                      Code = 20000
+	BadRequest              Code = 40000
+	IllegalFilterExpression Code = 40010
+	IllegalInvisibleTime    Code = 40011
+	InvalidReceiptHandle    Code = 40013
+	IllegalPollingTime      Code = 40018
+	MessageNotFound         Code = 40401
+	TopicNotFound           Code = 40402
+	ConsumerGroupNotFound   Code = 40403
+	TooManyRequests         Code = 42900
+	InternalServerError     Code = 50001
+	NotImplemented          Code = 50100
 )
 
 var codeNames = map[Code]string{
-	OK: "OK", BadRequest: "BAD_REQUEST", IllegalInvisibleTime: "ILLEGAL_INVISIBLE_TIME",
+	OK: "OK", BadRequest: "BAD_REQUEST", IllegalFilterExpression: "ILLEGAL_FILTER_EXPRESSION", IllegalInvisibleTime: "ILLEGAL_INVISIBLE_TIME",
 	InvalidReceiptHandle: "INVALID_RECEIPT_HANDLE", IllegalPollingTime: "ILLEGAL_POLLING_TIME",
 	MessageNotFound: "MESSAGE_NOT_FOUND", TopicNotFound: "TOPIC_NOT_FOUND",
 	ConsumerGroupNotFound: "CONSUMER_GROUP_NOT_FOUND", TooManyRequests: "TOO_MANY_REQUESTS",

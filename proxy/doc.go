@@ -49,8 +49,13 @@
 //     a later delivery of the message was registered leaves that delivery's
 //     handle alone (upstream takes the registration out when the renewal
 //     is sent, so the answer cannot reach a later one).
-//   - Not modelled: the tag re-filter (NO_MATCH: the broker's tag filter is
-//     exact here), the 5 s renew scan (renewals fire exactly RenewAheadTime
+//   - The result filter's tag check (FilterUtils.isTagMatched) comes
+//     first: the broker compares tag hash codes, so a message whose tag
+//     only collides with a subscribed one ("Aa" and "BB") is popped; the
+//     proxy answers it NO_MATCH and acks it (Forwarded with NoMatch). The
+//     receive's subscription is built as FilterAPI.build does it, and
+//     ILLEGAL_FILTER_EXPRESSION when it does not build.
+//   - Not modelled: the 5 s renew scan (renewals fire exactly RenewAheadTime
 //     ahead), clearing a gone client's handles to 1 s (Forget drops them),
 //     batch acks, FIFO, route selection, name validation.
 //

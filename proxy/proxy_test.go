@@ -125,3 +125,68 @@ func TestChangedKeepsLaterDelivery(t *testing.T) {
 		t.Fatalf("ack: %v, removed %d, want the later delivery's lease %d (the renewal made %d)", st, a.Removed, second.Lease, r.Lease)
 	}
 }
+
+// The result filter's NO_MATCH: the broker's tag filter compares hash
+// codes, so a message tagged "BB" passes a subscription to "Aa" (both
+// hash to 2112); the proxy checks the tag exactly, acks the message and
+// leaves it out of the answer. SQL92 and "*" subscriptions pass every tag.
+func TestNoMatchIsAcked(t *testing.T) {
+	for _, c := range []struct {
+		typ, expr string
+		kept      []string
+		taken     int // the broker lets "BB" through for "Aa", not the untagged one
+	}{
+		{"", "Aa", []string{"Aa"}, 1},
+		{"TAG", "Aa || x", []string{"Aa"}, 1},
+		{"TAG", "*", []string{"Aa", "BB", ""}, 0},
+		{"SQL92", "TRUE", []string{"Aa", "BB", ""}, 0},
+	} {
+		w := newWorld()
+		if _, err := w.do("setup", args{}); err != nil {
+			t.Fatal(err)
+		}
+		for i, tag := range []string{"Aa", "BB", ""} {
+			w.b.Put(w.now, &model.Message{Topic: "t", UniqKey: "m" + tag, Tags: tag, ID: model.MsgID(i + 1)})
+		}
+		req, st := w.px.PopRequest(w.now, &ReceiveRequest{ClientID: "c", Group: "g", Topic: "t", ExpressionType: c.typ, Expression: c.expr,
+			BatchSize: 32, InvisibleTime: 30 * clock.Second, Timeout: 30 * clock.Second})
+		if !st.IsOK() {
+			t.Fatal(st)
+		}
+		var res ReceiveResult
+		w.px.Pop(w.now, &req, 17, &res)
+		var kept []string
+		for _, m := range res.Pop.Messages {
+			kept = append(kept, m.Message.Tags)
+		}
+		if strings.Join(kept, ",") != strings.Join(c.kept, ",") {
+			t.Errorf("%s %q: kept tags %q, want %q", c.typ, c.expr, kept, c.kept)
+		}
+		for _, f := range res.Forwarded {
+			if !f.NoMatch || f.Ack.Code != model.Success || f.Ack.Removed != f.Lease || f.DLQTopic != "" {
+				t.Errorf("%s %q: taken %+v: want a NO_MATCH acked with its lease removed and no DLQ write", c.typ, c.expr, f)
+			}
+		}
+		if len(res.Forwarded) != c.taken || w.b.InFlightCount() != len(kept) {
+			t.Errorf("%s %q: %d taken, %d kept, %d in flight", c.typ, c.expr, len(res.Forwarded), len(kept), w.b.InFlightCount())
+		}
+	}
+}
+
+// FilterAPI.build's refusals are ILLEGAL_FILTER_EXPRESSION with its message.
+func TestIllegalFilterExpression(t *testing.T) {
+	w := newWorld()
+	if _, err := w.do("setup", args{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ typ, expr, msg string }{
+		{"TAG", "||", "subString split error"},
+		{"SQL92", "", "Expression can't be null! SQL92"},
+	} {
+		_, st := w.px.PopRequest(w.now, &ReceiveRequest{ClientID: "c", Group: "g", Topic: "t", ExpressionType: c.typ, Expression: c.expr,
+			BatchSize: 1, InvisibleTime: 30 * clock.Second, Timeout: 30 * clock.Second})
+		if st.Code != IllegalFilterExpression || st.Message != c.msg {
+			t.Errorf("%s %q: %v, want ILLEGAL_FILTER_EXPRESSION %q", c.typ, c.expr, st, c.msg)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"popsim/clock"
+	"popsim/filter"
 	"popsim/model"
 	"popsim/pop"
 )
@@ -20,6 +21,10 @@ type Proxy struct {
 	// managed are the handles being auto-renewed, in registration order.
 	managed []managed
 	nextID  uint64
+	// subs is each group's subscription as its latest receive built it
+	// (FilterAPI.build: a TAG expression's tags; nil for SQL92 and for
+	// everything), for the result filter's tag check. Lookup only.
+	subs map[string]*filter.Filter
 }
 
 // New returns a proxy in front of b. The configuration must be valid
@@ -28,7 +33,7 @@ func New(b *pop.Broker, cfg Config) *Proxy {
 	if err := cfg.Validate(); err != nil {
 		panic(err.Error())
 	}
-	return &Proxy{cfg: cfg, b: b}
+	return &Proxy{cfg: cfg, b: b, subs: map[string]*filter.Filter{}}
 }
 
 // Config returns the configuration.
@@ -71,11 +76,15 @@ func (p *Proxy) at(h *model.ReceiptHandle) *pop.Broker {
 // ReceiveRequest is a ReceiveMessageRequest with the client's settings the
 // proxy reads for it.
 type ReceiveRequest struct {
-	ClientID   string
-	Group      string
-	Topic      string
-	Expression string // TAG expression: "", "*" or "a || b"
-	BatchSize  int32
+	ClientID string
+	Group    string
+	Topic    string
+	// ExpressionType and Expression are the subscription (the client's
+	// settings.subscription.subscriptions entry): TAG ("" means TAG) with
+	// "", "*" or "a || b", or SQL92 with a condition over properties.
+	ExpressionType string
+	Expression     string
+	BatchSize      int32
 	// InvisibleTime is the requested invisible duration; an auto-renewed
 	// receive gets DefaultInvisibleTime instead.
 	InvisibleTime clock.Duration
@@ -97,7 +106,9 @@ type ReceiveRequest struct {
 }
 
 // PopRequest checks a receive (ReceiveMessageActivity, ConsumerProcessor)
-// and returns the pop the proxy sends the broker: all queues, init mode
+// and returns the pop the proxy sends the broker: its subscription built
+// (FilterAPI.build: ILLEGAL_FILTER_EXPRESSION when it does not; a SQL92
+// condition is left to the broker to compile), all queues, init mode
 // MAX, born now (local mode), orderly when the group consumes orderly
 // (its consumeMessageOrderly, which the client settings carry as
 // subscription.fifo), with the request's attemptId. A status that is not
@@ -111,13 +122,52 @@ func (p *Proxy) PopRequest(now clock.Time, req *ReceiveRequest) (pop.PopRequest,
 	if !st.IsOK() {
 		return pop.PopRequest{}, st
 	}
+	sub, st := subscription(req)
+	if !st.IsOK() {
+		return pop.PopRequest{}, st
+	}
+	p.subs[req.Group] = sub
 	g, _ := p.b.Group(req.Group)
 	return pop.PopRequest{
 		ClientID: req.ClientID, ConsumerGroup: req.Group, Topic: req.Topic, QueueID: -1,
 		MaxMsgNums: min(req.BatchSize, MaxBatch), InvisibleTime: inv, PollTime: poll, BornTime: now,
-		InitMode: pop.InitModeMax, ExpressionType: "TAG", Expression: req.Expression,
+		InitMode: pop.InitModeMax, ExpressionType: expressionType(req.ExpressionType), Expression: req.Expression,
 		Order: g.ConsumeMessageOrderly, AttemptID: req.AttemptID,
 	}, statusOK
+}
+
+// subscription is FilterAPI.build on the receive's filter expression: a
+// TAG expression's tags (nil for everything), nil for SQL92 (the result
+// filter checks tags only, and the broker compiles the condition), or
+// ILLEGAL_FILTER_EXPRESSION with FilterAPI's message.
+func subscription(req *ReceiveRequest) (*filter.Filter, Status) {
+	switch t := expressionType(req.ExpressionType); {
+	case t == filter.TypeSQL92 && req.Expression == "":
+		return nil, Status{Code: IllegalFilterExpression, Message: "Expression can't be null! " + t}
+	case t == filter.TypeSQL92:
+		return nil, statusOK
+	default:
+		f, err := filter.Parse(t, req.Expression)
+		if err != nil && t == filter.TypeTag {
+			return nil, Status{Code: IllegalFilterExpression, Message: "subString split error"}
+		}
+		if err != nil {
+			return nil, Status{Code: IllegalFilterExpression, Message: err.Error()}
+		}
+		if f.MatchesAll() {
+			return nil, statusOK
+		}
+		return f, statusOK
+	}
+}
+
+// expressionType is the subscription's type as the proxy sends it: TAG
+// when the client names none (FilterType TAG is the default).
+func expressionType(t string) string {
+	if t == "" {
+		return filter.TypeTag
+	}
+	return t
 }
 
 // pollingTime is the long-polling time: the request's, or the deadline's
@@ -161,17 +211,21 @@ type ReceiveResult struct {
 	// client gets (Status PopSuspended: parked; the driver runs Pop again
 	// with the pop.Wakeup's request when the broker hands it back).
 	Pop pop.PopResult
-	// Forwarded are the messages the filter sent to %DLQ%group instead, in
-	// the pop's order.
+	// Forwarded are the messages the filter took from the answer, in the
+	// pop's order: sent to %DLQ%group and acked, or only acked (NO_MATCH).
 	Forwarded []Forwarded
 	// Status is the gRPC status the client gets (meaningless while parked).
 	Status Status
 }
 
-// Forwarded is one message the result filter sent to the dead-letter
-// queue (forwardMessageToDeadLetterQueue): the lease the pop made, where
-// the original lives, the DLQ write and the ack of the original.
+// Forwarded is one message the result filter took from the answer: sent
+// to the dead-letter queue (TO_DLQ, forwardMessageToDeadLetterQueue) or,
+// with NoMatch, only acked (NO_MATCH: its tag is not one the group
+// subscribes to; the broker's tag filter compares hash codes and let it
+// through). The lease the pop made, where the original lives, the DLQ
+// write (none for NO_MATCH) and the ack of the original.
 type Forwarded struct {
+	NoMatch        bool
 	Msg            model.MsgID
 	UniqKey        string
 	Lease          model.LeaseID
@@ -189,8 +243,10 @@ type Forwarded struct {
 }
 
 // Pop sends the pop to the broker and filters its answer
-// (PopMessageResultFilterImpl): messages with reconsumeTimes >=
-// maxAttempts go to the DLQ and are acked, the rest stay in res.Pop. req
+// (PopMessageResultFilterImpl): a message whose tag the group's TAG
+// subscription does not name exactly (FilterUtils.isTagMatched) is acked
+// (NO_MATCH); messages with reconsumeTimes >= maxAttempts go to the DLQ
+// and are acked; the rest stay in res.Pop. req
 // is the pop PopRequest built, or a parked pop's request as the broker
 // handed it back. An orderly message's reconsumeTimes is the count the
 // broker's orderCountInfo gave it (the engine applies it to the message,
@@ -208,8 +264,13 @@ func (p *Proxy) Filter(now clock.Time, group string, maxAttempts int32, res *Rec
 	r := &res.Pop
 	if r.Status == pop.PopFound {
 		kept := r.Messages[:0]
+		sub := p.subs[group]
 		for i := range r.Messages {
 			m := &r.Messages[i]
+			if !sub.MatchTags(m.Message.Tags) {
+				res.Forwarded = append(res.Forwarded, p.noMatch(now, group, m))
+				continue
+			}
 			if m.Message.ReconsumeTimes >= maxAttempts {
 				res.Forwarded = append(res.Forwarded, p.forward(now, group, m))
 				continue
@@ -261,6 +322,16 @@ func (p *Proxy) forward(now clock.Time, group string, m *pop.PoppedMessage) Forw
 		return f
 	}
 	f.Ack = b.Ack(now, &pop.AckRequest{ConsumerGroup: group, Topic: topic, QueueID: f.QueueID, Offset: f.Offset, Handle: m.Handle})
+	return f
+}
+
+// noMatch acks m, which the group does not subscribe to, with its handle
+// (the result filter's NO_MATCH).
+func (p *Proxy) noMatch(now clock.Time, group string, m *pop.PoppedMessage) Forwarded {
+	topic := m.Handle.RealTopic(m.Message.Topic, group)
+	f := Forwarded{NoMatch: true, Msg: m.Message.ID, UniqKey: m.Message.UniqKey, Lease: m.Lease, Deadline: m.Deadline,
+		Topic: topic, QueueID: m.Handle.QueueID, Offset: m.Handle.QueueOffset, ReconsumeTimes: m.Message.ReconsumeTimes}
+	f.Ack = p.b.Ack(now, &pop.AckRequest{ConsumerGroup: group, Topic: topic, QueueID: f.QueueID, Offset: f.Offset, Handle: m.Handle})
 	return f
 }
 

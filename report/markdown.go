@@ -30,6 +30,7 @@ func RenderRunMarkdown(r Run, charts []*Chart) []byte {
 	}
 	writeLimits(&b, s.LimitsHit)
 	writeLatencyTable(&b, r)
+	writeGroups(&b, s.Groups)
 	writeHeadOfLine(&b, s.HeadOfLine)
 	writeRunIntervals(&b, s)
 	writeBreakdown(&b, s)
@@ -175,6 +176,26 @@ func writeLatencyTable(b *bytes.Buffer, r Run) {
 		}
 		fmt.Fprintf(b, " (HdrHistogram percentile text, ms); lossless: [%s](%s).\n\n", HlogFile, HlogFile)
 	}
+}
+
+// writeGroups writes one row per consumer group when the run has more
+// than one; nothing otherwise.
+func writeGroups(b *bytes.Buffer, gs []model.GroupSummary) {
+	if len(gs) == 0 {
+		return
+	}
+	b.WriteString("## Consumer groups\n\n")
+	b.WriteString("Each group consumes every message of its topic that it subscribes to, independently of the others: " +
+		"the counts and latencies above are over (group, message) pairs. A message a group does not subscribe to is " +
+		"dropped for that group by policy `no-match`. Latencies (ms) are end to end, after the warm-up.\n\n")
+	b.WriteString("| group | topic | produced | acked | DLQ | dropped | lost | duplicates | count | p50 | p99 | p99.9 | max |\n" +
+		"|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	for _, g := range gs {
+		l := g.EndToEnd
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s |\n", mdText(g.Group), mdText(g.Topic),
+			g.Produced, g.Acked, g.DLQ, g.Dropped, g.Lost, g.Duplicates, l.Count, fmtMs(l.P50), fmtMs(l.P99), fmtMs(l.P999), fmtMs(l.Max))
+	}
+	b.WriteString("\n")
 }
 
 func writeCharts(b *bytes.Buffer, charts []*Chart) {

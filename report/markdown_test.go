@@ -233,3 +233,27 @@ func TestRunMarkdownAckedNotDone(t *testing.T) {
 		t.Fatalf("no acked-not-done row in:\n%s", md[:min(len(md), 1500)])
 	}
 }
+
+// A run with several groups gets a row per group; a run with one has no
+// such section.
+func TestRunMarkdownGroups(t *testing.T) {
+	s := fixtureSummary()
+	r := Run{Summary: s, Hists: randomHists(3, 10)}
+	if md := string(RenderRunMarkdown(r, nil)); strings.Contains(md, "## Consumer groups") {
+		t.Fatal("a consumer-group section in a run that has no per-group rows")
+	}
+	r.Summary.Groups = []model.GroupSummary{
+		{Group: "billing", Topic: "orders", Produced: 100, Acked: 100, Deliveries: 101, Duplicates: 1, EndToEnd: model.Latency{Count: 90, P50: 5000, P99: 20000, P999: 30000, Max: 31000}},
+		{Group: "audit", Topic: "orders", Produced: 100, Acked: 40, Dropped: 60, EndToEnd: model.Latency{Count: 35, P50: 50000, P99: 90000, P999: 95000, Max: 96000}},
+	}
+	md := string(RenderRunMarkdown(r, nil))
+	for _, want := range []string{
+		"## Consumer groups",
+		"| billing | orders | 100 | 100 | 0 | 0 | 0 | 1 | 90 | 5.000 | 20.000 | 30.000 | 31.000 |",
+		"| audit | orders | 100 | 40 | 0 | 60 | 0 | 0 | 35 | 50.000 | 90.000 | 95.000 | 96.000 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("run report lacks %q", want)
+		}
+	}
+}

@@ -23,12 +23,13 @@ topics:
 groups:
   - {name: billing, retryMaxTimes: 3, consumeMessageOrderly: true, requestMode: pop, popShareQueueNum: 1}
 producers:
-  - {topic: orders, arrivals: poisson(100/s), tags: "tags(A:1,B:2)", count: 2, queueSelect: random}
+  - {topic: orders, arrivals: poisson(100/s), tags: "tags(A:1,B:2)", count: 2, queueSelect: random, properties: "properties(3:set(region=eu),1:set())"}
 consumers:
   - kind: pop-push
     group: billing
     topic: orders
     expression: "A || B"
+    expressionType: TAG
     count: 2
     threads: 4
     batch: 8

@@ -6,7 +6,7 @@
 // The file format is sim.Config itself: the decoder walks the YAML onto
 // it, a key being its field's Go name in lower camel case (a yaml tag
 // only where RocketMQ's name differs), and every value with a text form
-// (durations, distributions, arrival processes, outcomes, tags,
+// (durations, distributions, arrival processes, outcomes, tags, properties,
 // probabilities) is parsed by its own type, once. The package owns the
 // strict decoding (unknown, misspelt or repeated keys, a key of another
 // consumer or engine kind, wrong kinds of value) and the file's header
@@ -29,10 +29,10 @@
 //
 // One YAML document per file. Durations are Go durations with microsecond
 // resolution (250ms, 30s, 2m); probabilities are decimals (0.001) or
-// percentages (0.1%); rates, arrival processes, distributions, outcomes
-// and tags use package workload's text forms. Inside {flow: mappings} and
-// [flow, lists] quote values that contain commas: "uniform(1s,5s)". Keys
-// left out take the default shown.
+// percentages (0.1%); rates, arrival processes, distributions, outcomes,
+// tags and properties use package workload's text forms. Inside {flow:
+// mappings} and [flow, lists] quote values that contain commas:
+// "uniform(1s,5s)". Keys left out take the default shown.
 //
 //	name: default                 # required: [a-z0-9-], the run folder's name
 //	description: |                # first line: what `popsim list` prints
@@ -53,17 +53,20 @@
 //	    consumeMessageOrderly: false  # orderly (FIFO): pop-push and simple consumers pop with order=true
 //	    requestMode: ""           # rocketmq: pop or pull, set on the broker before the run (SET_MESSAGE_REQUEST_MODE); "": none set
 //	    popShareQueueNum: 0       # with requestMode pop: each client also pops the next N clients' queues (any int)
-//	producers:                    # at least one; each topic needs exactly one consuming group
+//	producers:                    # at least one; each topic needs a consuming group (rocketmq: any number; others: one)
 //	  - topic: orders
 //	    arrivals: poisson(1000/s) # const(R), poisson(R), onoff(rate=,on=,off=), ramp(from=,to=,over=), backlog(N), limit(P,count=,for=)
 //	    tags: tags(TagA:3,TagB:1) # default: no tag
 //	    count: 1                  # identical producers, 1..1000
 //	    queueSelect: round-robin  # or random: each queue then sees a Poisson stream
+//	    properties: properties(3:set(region=eu,amount=250),1:set())   # user properties per message, a weighted
+//	                              # choice of sets (names: SQL92 identifiers, not RocketMQ's own); default: none
 //	consumers:                    # at least one; a group has one kind and one topic
 //	  - kind: pop-push            # pop-push | simple | pull
 //	    group: billing
 //	    topic: orders
-//	    expression: "*"           # subscription TAG expression; pop-push and simple on rocketmq: messages it does not match are owed to no one
+//	    expression: "*"           # the subscription; on rocketmq a message it does not match is owed to no one in the group
+//	    expressionType: TAG       # TAG (* or tags joined by ||) or SQL92 (rocketmq; pop-push and pull need engine.enablePropertyFilter)
 //	    count: 1                  # clients, 1..10000
 //	    threads: 20               # consume threads per client, 1..1024
 //	    batch: 32                 # messages per pop / receive / pull, 1..32
@@ -130,6 +133,7 @@
 //	  popLongPollingForceNotifyInterval: 800
 //	  initPopOffsetByCheckMsgInMem: true
 //	  useServerSideResetOffset: true
+//	  enablePropertyFilter: false           # SQL92 for pull requests and the push consumer's CHECK_CLIENT_CONFIG (pops are not checked)
 //	  popConsumerLockTimeout: 120000        # (KV) milliseconds, or a duration
 //	  flushConsumerOffsetInterval: 5000     # commit offsets persisted this often; a broker restart (crash) loses the rest
 //	  serverLoadBalancerEnable: true        # QUERY_ASSIGNMENT allocates queues among a group's clients (false: all to all)

@@ -19,7 +19,7 @@ func TestKindKeysAndErrorLists(t *testing.T) {
 		{"kind override", minimal, []Override{{"consumers[0].kind", "pull"}},
 			"x.yaml:17: consumers[0].invisibleTime: only pop-push and simple consumers have invisibleTime: this one is pull"},
 		{"unknown consumer key", strings.Replace(minimal, "    batch: 8", "    bulk: 8", 1), nil,
-			"x.yaml:16: consumers[0].bulk: unknown field; want one of kind, group, topic, expression, count, threads, batch, processing, outcomes, invisibleTime, pollTime, maxReconsumeTimes, popThresholdForQueue, suspendCurrentQueueTime, consumeMessageBatchMaxSize, batchAck, clientRebalance (the keys of a pop-push consumer)"},
+			"x.yaml:16: consumers[0].bulk: unknown field; want one of kind, group, topic, expression, expressionType, count, threads, batch, processing, outcomes, invisibleTime, pollTime, maxReconsumeTimes, popThresholdForQueue, suspendCurrentQueueTime, consumeMessageBatchMaxSize, batchAck, clientRebalance (the keys of a pop-push consumer)"},
 		{"engine kind", minimal + "engine:\n  kind: kafka\n", nil, `x.yaml:20: engine.kind: "kafka": want rocketmq`},
 		{"engine key", minimal + "engine:\n  shareGroup: g\n", nil, "x.yaml:20: engine.shareGroup: unknown field; want one of kind, brokerName"},
 		{"engine range", minimal + "engine:\n  popPollingSize: -1\n", nil, "x.yaml:20: engine.popPollingSize: -1 out of range: want 0..1073741824"},

@@ -116,6 +116,10 @@ func TestLoadErrors(t *testing.T) {
 		{"bad duration", strings.Replace(minimal, "duration: 2s", "duration: 2 seconds", 1), nil, `x.yaml:2: duration: invalid duration "2 seconds"`},
 		{"negative duration", strings.Replace(minimal, "duration: 2s", "duration: -2s", 1), nil, `x.yaml:2: duration: "-2s": want a duration of zero or more`},
 		{"bad rate", strings.Replace(minimal, "poisson(100/s)", "poisson(100/fortnight)", 1), nil, "x.yaml:10: producers[0].arrivals: workload: poisson rate"},
+		{"system property", strings.Replace(minimal, "    arrivals: poisson(100/s)", "    arrivals: poisson(100/s)\n    properties: properties(set(KEYS=k1))", 1), nil,
+			"x.yaml:11: producers[0].properties: workload: properties set 1: property name KEYS is used by RocketMQ itself: want a user property"},
+		{"sql92 push without the property filter", strings.Replace(minimal, "    count: 2", "    expressionType: SQL92\n    expression: region = 'eu'\n    count: 2", 1), nil,
+			"x.yaml:15: consumers[0].expressionType: SQL92 while the broker's enablePropertyFilter is false: RocketMQ answers SYSTEM_ERROR"},
 		{"bad dist", strings.Replace(minimal, "exp(5ms)", "gauss(5ms)", 1), nil, `x.yaml:18: consumers[0].processing: workload: dist kind "gauss" unknown`},
 		{"bad bool", minimal + "engine:\n  enablePopBufferMerge: yes\n", nil, `x.yaml:20: engine.enablePopBufferMerge: "yes": want true or false`},
 		{"bad int", strings.Replace(minimal, "count: 2", "count: two", 1), nil, `x.yaml:15: consumers[0].count: "two": want a whole number`},
@@ -244,5 +248,21 @@ func TestLoadEngineVersion(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%q: error %v, want %q", text, err, msg)
 		}
+	}
+}
+
+// TestLoadSQL92: producer properties and a SQL92 subscription decode, and
+// the broker's enablePropertyFilter lets a pop-push consumer use it.
+func TestLoadSQL92(t *testing.T) {
+	text := strings.Replace(minimal, "    arrivals: poisson(100/s)", "    arrivals: poisson(100/s)\n    properties: properties(3:set(region=eu,price=12),set())", 1)
+	text = strings.Replace(text, "    count: 2", "    expressionType: SQL92\n    expression: region = 'eu' AND price > 10\n    count: 2", 1)
+	text += "engine:\n  enablePropertyFilter: true\n"
+	c := mustLoad(t, text).Config(1)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if p, s := c.Producers[0].Properties.String(), c.Consumers[0]; p != "properties(3:set(price=12,region=eu),1:set())" ||
+		s.ExpressionType != "SQL92" || s.Expression != "region = 'eu' AND price > 10" {
+		t.Errorf("properties %s, subscription %s %q", p, s.ExpressionType, s.Expression)
 	}
 }

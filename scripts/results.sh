@@ -28,7 +28,7 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 
-rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation results/peers results/versions results/fifo-orders results/fifo-poison results/fifo-vs-concurrent results/kv-vs-checkpoint results/filtered-groups
+rm -rf results/default results/pull-vs-pop results/hot-topic-500x500 results/validation results/peers results/versions results/fifo-orders results/fifo-poison results/fifo-vs-concurrent results/kv-vs-checkpoint results/filtered-groups results/filtered-fanout
 "$bin" run -scenario default -seed 1 -out results/default
 "$bin" sweep -scenario pull-vs-pop -param kind=pull,pop-push,simple -seeds 1..3 -out results/pull-vs-pop
 "$bin" sweep -scenario hot-topic-500x500 -param kind=pull,simple -seeds 1 -out results/hot-topic-500x500
@@ -54,6 +54,7 @@ for e in sqs-standard sqs-fifo; do
   "$bin" run -scenario peers-poison -seed 1 -set engine.kind=$e -set engine.RedrivePolicy.maxReceiveCount=5 -out results/peers/poison/$e-redrive5
 done
 "$bin" run -scenario filtered-groups -seed 1 -out results/filtered-groups
+"$bin" run -scenario filtered-fanout -seed 1 -out results/filtered-fanout
 "$bin" run -scenario fifo-orders -seed 1 -out results/fifo-orders
 "$bin" run -scenario fifo-poison -seed 1 -out results/fifo-poison
 "$bin" sweep -scenario fifo-vs-concurrent -param 'groups[0].consumeMessageOrderly=false,true' -param rate=50/s,100/s,200/s,400/s -seeds 1..3 -out results/fifo-vs-concurrent

@@ -173,8 +173,10 @@ func (l *loop) popFor(now clock.Time, rc *receiveCall) {
 	woken := append([]pop.Wakeup(nil), r.Woken...)
 	for i := range rc.res.Forwarded {
 		woken = append(woken, rc.res.Forwarded[i].Put.Woken...)
+		if !rc.res.Forwarded[i].NoMatch { // sent to the DLQ, not only acked
+			l.Forwarded++
+		}
 	}
-	l.Forwarded += len(rc.res.Forwarded)
 	l.wake(now, woken)
 }
 

@@ -114,7 +114,7 @@ func (a *rocketMQ) batchAck(now clock.Time, r *batchAckReq, out *Outcome) {
 			ended = it.lease
 		}
 		if ended != 0 {
-			a.s.meter.acked(it.msg, it.deliveredAt, now)
+			a.s.meter.acked(r.c.g, it.msg, it.deliveredAt, now)
 		}
 	}
 	a.wake(now, res.Woken, out)

@@ -57,20 +57,20 @@ func (s *sim) heldAtCrash(c *consumer) {
 	now := s.q.now()
 	if u, ok := c.cl.(unacker); ok {
 		for _, id := range u.unacked(nil) {
-			s.meter.crash(id, now)
+			s.meter.crash(c.g, id, now)
 		}
 		return
 	}
 	for _, w := range c.buf[c.head:] {
 		for _, h := range membersOf(w) {
 			if !h.finished {
-				s.meter.crash(h.msg.ID, now)
+				s.meter.crash(c.g, h.msg.ID, now)
 			}
 		}
 	}
 	for _, w := range c.running {
 		for _, h := range membersOf(w) {
-			s.meter.crash(h.msg.ID, now)
+			s.meter.crash(c.g, h.msg.ID, now)
 		}
 	}
 }
@@ -205,7 +205,7 @@ func (c *consumer) virtual(t clock.Time) clock.Time { return t.Add(-c.skew) }
 func (s *sim) deliver(h *held, attempt int32, shown string) {
 	s.emit(model.Event{Kind: model.EvDeliver, Client: h.c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: h.topic, Queue: s.rt.global(h.broker, h.topic, h.queue), Offset: h.offset,
 		Attempt: attempt, Shown: shown})
-	s.meter.delivered(h.msg.ID, s.q.now())
+	s.meter.delivered(h.c.g, h.msg.ID, s.q.now())
 }
 
 // heldEvent is a trace event about a held message: its client, message and

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"popsim/clock"
+	"popsim/filter"
 	"popsim/pop"
 	"popsim/workload"
 )
@@ -78,6 +79,10 @@ type ProducerSpec struct {
 	// selector) or "random" (uniform per message: each queue then sees a
 	// Poisson stream when the producer's is Poisson).
 	QueueSelect string
+	// Properties are the user properties each message gets, one weighted
+	// set per message, e.g. properties(3:set(region=eu,price=12),1:set());
+	// zero: none. SQL92 subscriptions filter on them.
+	Properties workload.Properties
 }
 
 // Queue selectors of a producer.
@@ -94,8 +99,13 @@ type ConsumerSpec struct {
 	Kind       ConsumerKind
 	Group      string
 	Topic      string
-	Expression string // subscription tag expression, default "*"
-	Count      int    // 1..10000, default 1
+	Expression string // the subscription expression, default "*"
+	// ExpressionType is the expression's language: TAG (the default) or
+	// SQL92 (a condition over the message's properties, RocketMQ's
+	// subset; rocketmq only, and for pop-push and pull consumers only
+	// with the broker's enablePropertyFilter).
+	ExpressionType string
+	Count          int // 1..10000, default 1
 	// Threads is the consume thread pool per consumer (1..1024, default 20).
 	// A delivered message waiting for a free thread stays leased.
 	Threads int
@@ -815,6 +825,7 @@ func (s *ConsumerSpec) defaults(engine EngineKind) {
 	def(&s.Count, 1)
 	def(&s.Threads, 20)
 	def(&s.Expression, "*")
+	def(&s.ExpressionType, filter.TypeTag)
 	defDist(&s.Processing, "exp(10ms)")
 	if s.Settings == nil {
 		s.Settings = s.Kind.newSettings()

@@ -39,9 +39,12 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"queues", func(c *Config) { c.Topics[0].Queues = 2000 }, "topics[0].queues: 2000 out of range: want 1..1024"},
 		{"loss ppm", func(c *Config) { c.Network.Loss.Ack.Request = 600_000 }, `network.loss.ack.request: 60% out of range: want 0..0.5`},
 		{"warmup", func(c *Config) { c.Warmup = FixedWarmup(2 * c.Duration) }, "warmup: 2m0s out of range: want auto, or a duration less than duration (1m0s)"},
-		{"two groups", func(c *Config) {
-			c.Consumers = append(c.Consumers, ConsumerSpec{Kind: PopPush, Group: "other", Topic: "orders"})
-		}, `topic "orders" is consumed by groups "billing" and "other"`},
+		{"two groups off rocketmq", func(c *Config) {
+			c.Engine.Kind, c.Engine.Settings = SQSStandard, nil
+			c.Consumers[0].Kind, c.Consumers[0].Settings = "", nil
+			c.Faults = FaultSpec{}
+			c.Consumers = append(c.Consumers, ConsumerSpec{Group: "other", Topic: "orders"})
+		}, `consumers[1].group: topic "orders" is consumed by groups "billing" and "other": want one group per topic on the sqs-standard engine`},
 		{"unconsumed", func(c *Config) {
 			c.Topics = append(c.Topics, TopicSpec{Name: "lonely", Queues: 1})
 			c.Producers = append(c.Producers, ProducerSpec{Topic: "lonely", Arrivals: arrivals("const(1/s)")})
@@ -60,20 +63,28 @@ func TestValidateNamesTheField(t *testing.T) {
 			c.Producers[0].Tags = tags("tags(A:1,B:1)")
 			c.Consumers[0].Expression = "A"
 		}, `consumers[0].expression: "A" does not accept tag "B"`},
-		{"filter pull", func(c *Config) {
-			c.Consumers[0].Kind, c.Consumers[0].Settings = Pull, nil
-			c.Producers[0].Tags = tags("tags(A:1,B:1)")
-			c.Consumers[0].Expression = "A"
-		}, `consumers[0].expression: "A" does not accept tag "B"`},
-		{"filter orderly", func(c *Config) {
-			c.Groups = []GroupSpec{{Name: "billing", ConsumeMessageOrderly: true}}
-			c.Producers[0].Tags = tags("tags(A:1,B:1)")
-			c.Consumers[0].Expression = "A"
-		}, `consumers[0].expression: "A" does not accept tag "B"`},
 		{"filter per group", func(c *Config) {
 			c.Consumers = append(c.Consumers, c.Consumers[0])
 			c.Consumers[1].Expression = "A"
 		}, `consumers[1].expression: group "billing" subscribes with one expression`},
+		{"expression type", func(c *Config) { c.Consumers[0].ExpressionType = "sql92" }, `consumers[0].expressionType: "sql92": want TAG or SQL92`},
+		{"sql92 syntax", func(c *Config) {
+			c.Consumers[0].Kind, c.Consumers[0].Settings = Simple, nil
+			c.Consumers[0].ExpressionType, c.Consumers[0].Expression = "SQL92", "a LIKE '%x'"
+		}, "consumers[0].expression: filter: SQL92 expression"},
+		{"sql92 without the property filter", func(c *Config) {
+			c.Consumers[0].ExpressionType, c.Consumers[0].Expression = "SQL92", "region = 'eu'"
+		}, `consumers[0].expressionType: SQL92 while the broker's enablePropertyFilter is false: RocketMQ answers SYSTEM_ERROR (The broker does not support consumer to filter message by SQL92) to the push consumer's CHECK_CLIENT_CONFIG when it starts, so it never starts: want engine.enablePropertyFilter: true, or simple consumers`},
+		{"sql92 pull without the property filter", func(c *Config) {
+			c.Consumers[0].Kind, c.Consumers[0].Settings = Pull, nil
+			c.Consumers[0].ExpressionType, c.Consumers[0].Expression = "SQL92", "region = 'eu'"
+		}, `SQL92 while the broker's enablePropertyFilter is false: RocketMQ answers SYSTEM_ERROR (The broker does not support consumer to filter message by SQL92) to every pull`},
+		{"sql92 off rocketmq", func(c *Config) {
+			c.Engine.Kind, c.Engine.Settings = SQSStandard, nil
+			c.Consumers[0].Kind, c.Consumers[0].Settings = "", nil
+			c.Faults = FaultSpec{}
+			c.Consumers[0].ExpressionType, c.Consumers[0].Expression = "SQL92", "region = 'eu'"
+		}, "consumers[0].expressionType: SQL92 subscriptions are RocketMQ's: want TAG on the sqs-standard engine"},
 		{"listener batch", func(c *Config) { pushSettings(&c.Consumers[0]).ConsumeMessageBatchMaxSize = 1025 }, "consumers[0].consumeMessageBatchMaxSize: 1025 out of range: want 1..1024"},
 		{"listener batch orderly", func(c *Config) {
 			c.Groups = []GroupSpec{{Name: "billing", ConsumeMessageOrderly: true}}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 
 	"popsim/clock"
+	"popsim/filter"
 	"popsim/pop"
 	"popsim/workload"
 )
@@ -109,6 +110,8 @@ type (
 		Topic, Arrivals, Tags string
 		Count                 int
 		QueueSelect           string
+		// Added later: present only when set.
+		Properties string `json:",omitempty"`
 	}
 	canonConsumer struct {
 		Kind                     string
@@ -125,11 +128,12 @@ type (
 		// (kafka-share, sqs); absent for the others.
 		Settings ConsumerSettings `json:",omitempty"`
 		// Added later: present only when not the default.
-		SuspendCurrentQueueTime int64 `json:",omitempty"`
-		Reentrant               bool  `json:",omitempty"`
-		ConsumeBatch            int32 `json:",omitempty"` // consumeMessageBatchMaxSize when not 1
-		BatchAck                bool  `json:",omitempty"`
-		ClientRebalanceOff      bool  `json:",omitempty"` // clientRebalance false
+		SuspendCurrentQueueTime int64  `json:",omitempty"`
+		Reentrant               bool   `json:",omitempty"`
+		ConsumeBatch            int32  `json:",omitempty"` // consumeMessageBatchMaxSize when not 1
+		BatchAck                bool   `json:",omitempty"`
+		ClientRebalanceOff      bool   `json:",omitempty"` // clientRebalance false
+		ExpressionType          string `json:",omitempty"` // when not TAG
 	}
 	canonNetwork struct {
 		RequestLatency, ResponseLatency  string
@@ -196,7 +200,11 @@ func (c Config) canonical() canonConfig {
 		if p.Tags.Names()[0] != "" {
 			tags = p.Tags.String()
 		}
-		k.Producers = append(k.Producers, canonProducer{Topic: p.Topic, Arrivals: p.Arrivals.String(), Tags: tags, Count: p.Count, QueueSelect: p.QueueSelect})
+		props := ""
+		if !p.Properties.IsZero() {
+			props = p.Properties.String()
+		}
+		k.Producers = append(k.Producers, canonProducer{Topic: p.Topic, Arrivals: p.Arrivals.String(), Tags: tags, Count: p.Count, QueueSelect: p.QueueSelect, Properties: props})
 	}
 	for _, s := range c.Consumers {
 		k.Consumers = append(k.Consumers, s.canonical())
@@ -215,6 +223,9 @@ func (s *ConsumerSpec) canonical() canonConsumer {
 	}
 	if !s.Outcomes.CanFail() {
 		k.Outcomes = "outcomes()"
+	}
+	if s.ExpressionType != filter.TypeTag {
+		k.ExpressionType = s.ExpressionType
 	}
 	switch set := s.Settings.(type) {
 	case *PopPushSettings:

@@ -455,18 +455,24 @@ func livesIn(m *pop.PoppedMessage, group string) string {
 }
 
 // forwarded traces a message the proxy sent to the DLQ instead of
-// returning it: the send-back and the proxy's ack of the original.
+// returning it, or acked because its group does not subscribe to its tag
+// (NO_MATCH): the send-back or the drop, then the proxy's ack of the
+// original.
 func (a *rocketMQ) forwarded(now clock.Time, c *consumer, f *proxy.Forwarded, out *Outcome) {
 	// The proxy took the lease for the client: a delivery to the meter.
-	a.s.meter.delivered(f.Msg, now)
+	a.s.meter.delivered(c.g, f.Msg, now)
 	if f.Put.Code != model.Success {
 		return // the lease runs out and the message comes back
 	}
-	a.wake(now, f.Put.Woken, out)
-	a.wakePulls(now, f.Put.PullWoken, out)
-	a.s.cov.hit("dlq")
-	a.emit(now, model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: f.Msg, Lease: f.Lease, Topic: f.DLQTopic, Queue: 0, Offset: f.Put.Offset, Attempt: f.ReconsumeTimes})
-	a.s.meter.finish(f.Msg)
+	if f.NoMatch {
+		a.s.noMatch(now, c, f.Msg, f.Lease)
+	} else {
+		a.wake(now, f.Put.Woken, out)
+		a.wakePulls(now, f.Put.PullWoken, out)
+		a.s.cov.hit("dlq")
+		a.emit(now, model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: f.Msg, Lease: f.Lease, Topic: f.DLQTopic, Queue: 0, Offset: f.Put.Offset, Attempt: f.ReconsumeTimes})
+		a.s.meter.finish(c.g, f.Msg)
+	}
 	a.emit(now, model.Event{Kind: model.EvAck, Client: c.idx, Msg: f.Msg, Lease: f.Lease})
 	a.traceLapses(now, f.Ack.Lapsed, 0)
 	a.emit(now, model.Event{Kind: model.EvAcked, Client: c.idx, Msg: f.Msg, Lease: f.Lease, Ended: ackEnded(&f.Ack), Code: int32(f.Ack.Code)})
@@ -577,7 +583,7 @@ func (a *rocketMQ) ack(now clock.Time, r *ackReq, out *Outcome) {
 		ended = r.lease
 	}
 	if ended != 0 || a.orderlyPast(&r.req, res.Code) {
-		a.s.meter.acked(r.msg, r.deliveredAt, now)
+		a.s.meter.acked(r.c.g, r.msg, r.deliveredAt, now)
 	}
 	a.wake(now, res.Woken, out)
 	out.answered(r)

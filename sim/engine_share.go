@@ -572,9 +572,9 @@ func (a *kafkaShare) answerAcks(now clock.Time, c *consumer, acks []shareAck, to
 				a.deadLetter(now, ev, c.idx)
 				switch ev.End {
 				case share.EndAccepted:
-					a.s.meter.acked(k.msg, k.at, now)
+					a.s.meter.acked(c.g, k.msg, k.at, now)
 				case share.EndRejected:
-					a.s.meter.finish(k.msg)
+					a.s.meter.finish(c.g, k.msg)
 				}
 			}
 		}
@@ -627,7 +627,7 @@ func (a *kafkaShare) deadLetter(now clock.Time, ev *share.LeaseEvent, client int
 	if e.Reason == model.RDeliveryLimit {
 		a.s.cov.hit("delivery-limit")
 	}
-	a.s.meter.finish(ev.Msg)
+	a.s.meter.finish(a.s.byName[ev.Group], ev.Msg)
 	a.emit(now, e)
 	return true
 }

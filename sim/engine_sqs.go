@@ -380,7 +380,7 @@ func (a *sqsEngine) Serve(now clock.Time, r Request, out *Outcome) {
 			return true
 		})
 		if res.Deleted {
-			a.s.meter.acked(r.msg, r.at, now)
+			a.s.meter.acked(r.c.g, r.msg, r.at, now)
 		}
 		a.answers(now, &res.Effects, out)
 		out.answered(r)
@@ -538,7 +538,7 @@ func (a *sqsEngine) event(now clock.Time, ev *sqs.Event, grants []sqs.Delivery) 
 		a.emit(now, e)
 	case sqs.Redriven:
 		a.s.cov.hit("dlq")
-		a.s.meter.finish(ev.MsgID)
+		a.s.meter.finish(a.s.byName[a.groupOf(ev.Queue)], ev.MsgID)
 		q := int32(0)
 		if a.fifo {
 			for _, mi := range a.svc.Messages(ev.To) {
@@ -551,7 +551,7 @@ func (a *sqsEngine) event(now clock.Time, ev *sqs.Event, grants []sqs.Delivery) 
 			Topic: a.topic[ev.To], Queue: q, Offset: ev.ToSeq, Reason: model.RRedrive})
 	case sqs.RetentionExpired:
 		a.s.cov.hit("retention")
-		a.s.meter.finish(ev.MsgID)
+		a.s.meter.finish(a.s.byName[a.groupOf(ev.Queue)], ev.MsgID)
 		e := model.Event{Kind: model.EvDeadLetter, Client: -1, Group: a.groupOf(ev.Queue), Msg: ev.MsgID, Reason: model.RRetention}
 		if ev.Ended {
 			e.Lease = ev.Lease

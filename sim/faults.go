@@ -203,7 +203,7 @@ var coverageKeys = []string{
 	"flow-control", "rebalance", "dlq", "drop-push-max-reconsume", "drop-push-age-4h",
 	"revive-retried", "revive-dropped", "auto-renew", "renew-retry",
 	"lapse", "order-suspend", "reentrant-retry", "lease-reopened", "ack-cut-off",
-	"batch-ack", "listener-batch",
+	"batch-ack", "listener-batch", "drop-no-match",
 }
 
 type coverage struct {
@@ -232,7 +232,8 @@ func (c coverage) hit(k string) {
 // laterCoverage are coverage keys added after results were first
 // committed: a summary lists them only when hit, so that runs that never
 // reach them (every concurrent group) keep their summaries.
-var laterCoverage = map[string]bool{"lapse": true, "order-suspend": true, "reentrant-retry": true, "batch-ack": true, "listener-batch": true}
+var laterCoverage = map[string]bool{"lapse": true, "order-suspend": true, "reentrant-retry": true, "batch-ack": true, "listener-batch": true,
+	"drop-no-match": true}
 
 // snapshot copies the counters.
 func (c coverage) snapshot() map[string]int64 {

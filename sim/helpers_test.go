@@ -21,6 +21,17 @@ func tinyConfig(kind ConsumerKind) Config {
 	}
 }
 
+// sharedTopic is tinyConfig with two queues, a backlog of n messages
+// tagged by tagSpec, and the given consumers (several groups on topic t).
+func sharedTopic(n int, tagSpec string, consumers ...ConsumerSpec) Config {
+	cfg := tinyConfig(PopPush)
+	cfg.Topics[0].Queues = 2
+	cfg.Producers[0].Arrivals = arrivals("backlog(" + itoa(int64(n)) + ")")
+	cfg.Producers[0].Tags = tags(tagSpec)
+	cfg.Consumers = consumers
+	return cfg
+}
+
 // Typed configuration values from their text forms.
 func dist(s string) workload.DistSpec         { return workload.MustDist(s) }
 func arrivals(s string) workload.ArrivalsSpec { return workload.MustArrivals(s) }
@@ -39,6 +50,14 @@ func tags(s string) workload.Tags {
 		panic(err)
 	}
 	return t
+}
+
+func properties(s string) workload.Properties {
+	var p workload.Properties
+	if err := p.UnmarshalText([]byte(s)); err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // pushSettings and simpleSettings return a consumer's own settings of

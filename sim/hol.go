@@ -15,11 +15,14 @@ import (
 // which of them failed (consume-end not success, expired-local, lapse) and
 // when each is settled (the meter's close). A queue is blocked from its
 // first failed message until no failed message of it is left unsettled.
+// Each orderly group has its own queues: with several groups on a topic a
+// message is the meter's unit (meter.unitAt), one per group.
 type holMeter struct {
-	orderly []string // topics an orderly group consumes
+	orderly []holSub // the orderly groups and their topics
+	unit    func(model.MsgID, int32) model.MsgID
 	queues  map[holKey]*holQueue
 	qlist   []*holQueue             // queues in the order they were first seen
-	msgs    map[model.MsgID]*holMsg // open messages of orderly queues
+	msgs    map[model.MsgID]*holMsg // open units of orderly queues
 	now     clock.Time              // the latest event's time
 	lengths *hdrhistogram.Histogram // episode lengths, µs
 	total   clock.Duration
@@ -29,7 +32,11 @@ type holMeter struct {
 type holKey struct {
 	topic string
 	queue int32
+	pos   int32 // the group's position on the topic
 }
+
+// holSub is an orderly group's subscription.
+type holSub struct{ group, topic string }
 
 // holQueue is one orderly queue: its open (stored, unsettled) messages,
 // how many of them failed, and its current episode.
@@ -52,44 +59,49 @@ type holMsg struct {
 
 func newHolMeter() *holMeter {
 	return &holMeter{queues: map[holKey]*holQueue{}, msgs: map[model.MsgID]*holMsg{},
-		lengths: hdrhistogram.New(histMin, histMax, histSigFig)}
+		lengths: hdrhistogram.New(histMin, histMax, histSigFig),
+		unit:    func(id model.MsgID, _ int32) model.MsgID { return id }}
 }
 
-// observe follows one trace event.
-func (h *holMeter) observe(e *model.Event) {
+// observe follows one trace event; u is the unit it is about (the
+// meter's unitOf) and pos the groups' positions on their topics.
+func (h *holMeter) observe(e *model.Event, u model.MsgID, pos map[string]int32) {
 	h.now = e.At
 	switch e.Kind {
 	case model.EvSubscribe:
-		if e.Reason == model.ROrderly && !h.isOrderly(e.Topic) {
-			h.orderly = append(h.orderly, e.Topic)
+		if e.Reason == model.ROrderly && !h.isOrderly(e.Group, e.Topic) {
+			h.orderly = append(h.orderly, holSub{e.Group, e.Topic})
 		}
 	case model.EvProduce:
-		if h.isOrderly(e.Topic) {
-			h.produced(e)
+		for _, o := range h.orderly {
+			if o.topic == e.Topic {
+				h.produced(e, pos[o.group])
+			}
 		}
 	case model.EvConsumeEnd:
 		if !e.Reason.Consumed() {
-			h.fail(e.Msg)
-		} else if m := h.msgs[e.Msg]; m != nil && !m.ok {
+			h.fail(u)
+		} else if m := h.msgs[u]; m != nil && !m.ok {
 			m.ok = true
 			m.q.ok = append(m.q.ok, m)
 		}
 	case model.EvExpiredLocal, model.EvLapse:
-		h.fail(e.Msg)
+		h.fail(u)
 	}
 }
 
-func (h *holMeter) isOrderly(topic string) bool {
-	for _, t := range h.orderly {
-		if t == topic {
+func (h *holMeter) isOrderly(group, topic string) bool {
+	for _, o := range h.orderly {
+		if o.topic == topic && o.group == group {
 			return true
 		}
 	}
 	return false
 }
 
-func (h *holMeter) produced(e *model.Event) {
-	k := holKey{e.Topic, e.Queue}
+// produced opens the unit of e's message for the orderly group at pos.
+func (h *holMeter) produced(e *model.Event, pos int32) {
+	k := holKey{e.Topic, e.Queue, pos}
 	q := h.queues[k]
 	if q == nil {
 		q = &holQueue{}
@@ -97,7 +109,8 @@ func (h *holMeter) produced(e *model.Event) {
 		h.qlist = append(h.qlist, q)
 	}
 	q.open++
-	h.msgs[e.Msg] = &holMsg{q: q, id: e.Msg, offset: e.Offset}
+	u := h.unit(e.Msg, pos)
+	h.msgs[u] = &holMsg{q: q, id: u, offset: e.Offset}
 	if q.failed > 0 {
 		h.backlog = max(h.backlog, q.open-1)
 	}
@@ -140,18 +153,18 @@ func (h *holMeter) end(q *holQueue, at clock.Time) {
 	record(h.lengths, int64(clampUs(d)))
 }
 
-// passed returns, in id order, the open messages of an orderly queue that
+// passed returns, in id order, the open units of an orderly queue that
 // were consumed successfully and that the engine's commit offset e
-// (commit c=-1) has passed. RocketMQ's commitAndNext commits ackOffset+1
+// (commit c=-1, its group's) has passed. RocketMQ's commitAndNext commits ackOffset+1
 // when a restart lost the queue's OrderInfo, so an ack of a later offset
 // can pass a message whose own ack was lost: nothing will redeliver it,
 // and it was consumed (an orderly client acks a later offset only after
 // the earlier ones), so it is settled.
-func (h *holMeter) passed(e *model.Event) []model.MsgID {
-	if e.Client >= 0 || !h.isOrderly(e.Topic) {
+func (h *holMeter) passed(e *model.Event, pos map[string]int32) []model.MsgID {
+	if e.Client >= 0 || !h.isOrderly(e.Group, e.Topic) {
 		return nil
 	}
-	q := h.queues[holKey{e.Topic, e.Queue}]
+	q := h.queues[holKey{e.Topic, e.Queue, pos[e.Group]}]
 	if q == nil {
 		return nil
 	}

@@ -14,7 +14,7 @@ import (
 func TestHolMeter(t *testing.T) {
 	h := newHolMeter()
 	at := func(s int64) clock.Time { return clock.Time(s * int64(clock.Second)) }
-	ev := func(s int64, e model.Event) { e.At = at(s); h.observe(&e) }
+	ev := func(s int64, e model.Event) { e.At = at(s); h.observe(&e, e.Msg, nil) }
 	ev(0, model.Event{Kind: model.EvSubscribe, Topic: "fifo", Reason: model.ROrderly})
 	ev(0, model.Event{Kind: model.EvSubscribe, Topic: "plain"})
 	for id := model.MsgID(1); id <= 3; id++ {
@@ -57,7 +57,7 @@ func TestHolMeter(t *testing.T) {
 // a settled one is not passed again, a client's commit passes nothing.
 func TestHolMeterPassed(t *testing.T) {
 	h := newHolMeter()
-	ev := func(e model.Event) { h.observe(&e) }
+	ev := func(e model.Event) { h.observe(&e, e.Msg, nil) }
 	ev(model.Event{Kind: model.EvSubscribe, Topic: "fifo", Reason: model.ROrderly})
 	// ids 5..1 at offsets 0..4 of queue 0; id 6 at offset 0 of queue 1
 	for off := int64(0); off < 5; off++ {
@@ -68,7 +68,7 @@ func TestHolMeterPassed(t *testing.T) {
 		ev(model.Event{Kind: model.EvConsumeEnd, Msg: id, Reason: model.RSuccess})
 	}
 	commit := func(q int32, off int64, client int32) []model.MsgID {
-		return h.passed(&model.Event{Kind: model.EvCommit, Topic: "fifo", Queue: q, Offset: off, Client: client})
+		return h.passed(&model.Event{Kind: model.EvCommit, Topic: "fifo", Queue: q, Offset: off, Client: client}, nil)
 	}
 	if got := commit(0, 4, 0); got != nil {
 		t.Errorf("a client's commit passed %v", got)

@@ -29,7 +29,12 @@ type measurement struct {
 	intervals model.RunIntervals
 	breakdown model.Breakdown
 	tput      float64 // acks per second after the cut
+	// groups: each group's end-to-end and service histograms after the
+	// cut, by group index, when the run has more than one group.
+	groups []groupHists
 }
+
+type groupHists struct{ e2e, svc *hdrhistogram.Histogram }
 
 // analyze cuts the warm-up and measures what follows it.
 //
@@ -84,7 +89,28 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 	}
 	r.measure(m, e2eS, cut)
 	r.throughput(m.series, cutAt, safety)
+	if m.nGroups > 1 {
+		r.perGroup(m, cut)
+	}
 	return r
+}
+
+// perGroup fills each group's histograms from unit cut on, with the
+// messages the run's histograms hold.
+func (r *measurement) perGroup(m *meter, cut int64) {
+	r.groups = make([]groupHists, m.nGroups)
+	for i := range r.groups {
+		r.groups[i] = groupHists{newHist(), newHist()}
+	}
+	for i := range m.obs.n {
+		id := int64(i + 1)
+		o := m.obs.at(model.MsgID(id))
+		if id < cut || o.flags&obsMeasured == 0 || o.flags&obsWarm != 0 || int(o.group) >= len(r.groups) {
+			continue
+		}
+		record(r.groups[o.group].e2e, int64(o.e2e))
+		record(r.groups[o.group].svc, int64(o.svc))
+	}
 }
 
 // measure fills the histograms and intervals from message cut on.

@@ -26,6 +26,14 @@ const (
 // trace's engine-neutral events about it (observe) to split its latency:
 // when it was leased, delivered, consumed, made available again (state,
 // one slot per open message, reused).
+//
+// Several groups may consume one topic: each is an independent consumer
+// of every message it subscribes to, so the meter measures a message once
+// per group. It counts in units: message id's unit for the group at
+// position pos among its topic's groups (group.pos) is (id-1)*k + pos + 1,
+// k being the most groups any topic has; with one group per topic (k = 1)
+// a unit is the message id. Everything below that says "message" means a
+// unit.
 type meter struct {
 	// atBroker: the run has a broker cost model; call is the pop being
 	// served, whose leases are in callLeases until its service time is
@@ -59,6 +67,13 @@ type meter struct {
 	crashed   map[model.MsgID]clock.Time
 	redeliver *hdrhistogram.Histogram
 	hol       *holMeter // head-of-line blocking of orderly groups
+	// k is the most groups consuming one topic (1 until groups is called);
+	// posOf is each client's group's position on its topic, posByName
+	// each group's; nGroups is how many groups the run has.
+	k         int32
+	posOf     []int32
+	posByName map[string]int32
+	nGroups   int
 }
 
 // meterMsg is a message in the meter's window: while open (produced, not
@@ -118,6 +133,7 @@ type meterObs struct {
 	client    int32  // the client it was delivered to last
 	successes uint8  // saturating
 	flags     uint8
+	group     uint16 // the consuming group's index (sim.groups)
 }
 
 // Flags of a meterObs.
@@ -153,18 +169,66 @@ var partNames = [nParts]string{model.PartBrokerWait, model.PartRedeliveryWait, m
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	m := &meter{base: 1, start: start, warmEnd: start, safeEnd: safeEnd,
 		crashed: map[model.MsgID]clock.Time{}, redeliver: hdrhistogram.New(histMin, histMax, histSigFig),
-		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig), hol: newHolMeter()}
+		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig), hol: newHolMeter(), k: 1}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
 	return m
 }
 
-// crash notes that a consumer crashed at now holding message id (the
-// earliest crash counts when two held it).
-func (m *meter) crash(id model.MsgID, now clock.Time) {
-	if _, ok := m.crashed[id]; !ok && m.get(id) != nil {
-		m.crashed[id] = now
+// groups tells the meter the run's groups: their positions on their
+// topics and the clients of each (s.subscribe).
+func (m *meter) groups(gs []*group, clients []*consumer) {
+	m.nGroups, m.posByName = len(gs), map[string]int32{}
+	for _, g := range gs {
+		m.k = max(m.k, g.pos+1)
+		m.posByName[g.name] = g.pos
+	}
+	m.posOf = make([]int32, len(clients))
+	for i, c := range clients {
+		m.posOf[i] = c.g.pos
+	}
+	m.hol.unit = m.unitAt
+}
+
+// unit is message id's unit for group g.
+func (m *meter) unit(g *group, id model.MsgID) model.MsgID { return m.unitAt(id, g.pos) }
+
+// unitAt is message id's unit for the group at position pos on its topic.
+func (m *meter) unitAt(id model.MsgID, pos int32) model.MsgID {
+	if m.k <= 1 {
+		return id
+	}
+	return (id-1)*model.MsgID(m.k) + model.MsgID(pos) + 1
+}
+
+// unitOf is the unit a trace event is about: its client's group's, or for
+// an engine's event the open unit of its message that holds its lease
+// (lease ids are unique across groups); 0 when none.
+func (m *meter) unitOf(e *model.Event) model.MsgID {
+	switch {
+	case m.k <= 1:
+		return e.Msg
+	case e.Client >= 0 && int(e.Client) < len(m.posOf):
+		return m.unitAt(e.Msg, m.posOf[e.Client])
+	case e.Lease == 0:
+		return 0
+	}
+	for pos := range m.k {
+		u := m.unitAt(e.Msg, pos)
+		if x := m.stateOf(u); x != nil && m.search(x, func(a *attempt) bool { return a.lease == e.Lease }) != nil {
+			return u
+		}
+	}
+	return 0
+}
+
+// crash notes that a consumer of group g crashed at now holding message
+// id (the earliest crash counts when two held it).
+func (m *meter) crash(g *group, id model.MsgID, now clock.Time) {
+	u := m.unit(g, id)
+	if _, ok := m.crashed[u]; !ok && m.get(u) != nil {
+		m.crashed[u] = now
 	}
 }
 
@@ -214,13 +278,14 @@ func (st *obsStore) grow(id model.MsgID) {
 	st.n = max(st.n, int(id))
 }
 
-// produced opens message id, stored at now and meant to be sent at
-// intended.
-func (m *meter) produced(id model.MsgID, intended, now clock.Time) {
+// produced opens message id for group g, stored at now and meant to be
+// sent at intended.
+func (m *meter) produced(g *group, id model.MsgID, intended, now clock.Time) {
+	id = m.unit(g, id)
 	m.nProduced++
 	m.obs.grow(id)
 	o := m.obs.at(id)
-	o.storedMs, o.flags = uint32(now.Sub(m.start).Millis()), obsStored
+	o.storedMs, o.flags, o.group = uint32(now.Sub(m.start).Millis()), obsStored, uint16(g.idx)
 	if m.fixed && intended < m.warmEnd {
 		o.flags |= obsWarm
 	}
@@ -241,10 +306,11 @@ func (m *meter) produced(id model.MsgID, intended, now clock.Time) {
 	m.open++
 }
 
-// delivered counts a delivery at now; a message delivered before (or
-// already closed) counts as redelivered, and one a crashed consumer held
-// records its time to come back.
-func (m *meter) delivered(id model.MsgID, now clock.Time) {
+// delivered counts a delivery to group g at now; a message delivered
+// before (or already closed) counts as redelivered, and one a crashed
+// consumer held records its time to come back.
+func (m *meter) delivered(g *group, id model.MsgID, now clock.Time) {
+	id = m.unit(g, id)
 	m.nDeliveries++
 	if t, ok := m.crashed[id]; ok {
 		delete(m.crashed, id)
@@ -258,10 +324,11 @@ func (m *meter) delivered(id model.MsgID, now clock.Time) {
 	x.seen = true
 }
 
-// acked records a successful ack (or a pull consumer's success) at now of
-// a message delivered at deliveredAt: the first closes the message and
-// measures it.
-func (m *meter) acked(id model.MsgID, deliveredAt, now clock.Time) {
+// acked records a successful ack (or a pull consumer's success) by group
+// g at now of a message delivered at deliveredAt: the first closes the
+// message and measures it.
+func (m *meter) acked(g *group, id model.MsgID, deliveredAt, now clock.Time) {
+	id = m.unit(g, id)
 	x := m.get(id)
 	if x == nil {
 		return
@@ -340,8 +407,12 @@ func (m *meter) revived(lag clock.Duration, deadline clock.Time) {
 	}
 }
 
-// finish closes a message (sent to a DLQ or dropped).
-func (m *meter) finish(id model.MsgID) {
+// finish closes a message for group g (sent to a DLQ or dropped).
+func (m *meter) finish(g *group, id model.MsgID) {
+	m.finishUnit(m.unit(g, id))
+}
+
+func (m *meter) finishUnit(id model.MsgID) {
 	if m.get(id) != nil {
 		m.close(id)
 	}
@@ -377,11 +448,15 @@ func (m *meter) outstanding() int64 { return m.open }
 // every engine and client emit (docs/trace.md), so it works for any.
 func (m *meter) observe(e *model.Event) {
 	if m.hol.orderly != nil || e.Kind == model.EvSubscribe {
-		m.hol.observe(e)
+		u := e.Msg
+		if k := e.Kind; k == model.EvConsumeEnd || k == model.EvExpiredLocal || k == model.EvLapse {
+			u = m.unitOf(e)
+		}
+		m.hol.observe(e, u, m.posByName)
 	}
 	switch e.Kind {
 	case model.EvLease:
-		if x := m.stateOf(e.Msg); x != nil {
+		if x := m.stateOf(m.unitOf(e)); x != nil {
 			m.begin(x, e.At, e.Client, e.Lease)
 		}
 	case model.EvDeliver:
@@ -398,11 +473,11 @@ func (m *meter) observe(e *model.Event) {
 		}
 	case model.EvRenewed, model.EvReviveRetried:
 		if e.Code == 0 && e.Next != 0 {
-			m.follow(e.Msg, e.Lease, e.Next)
+			m.follow(m.unitOf(e), e.Lease, e.Next)
 		}
 	case model.EvLeaseLost:
 		if e.Next != 0 {
-			m.follow(e.Msg, e.Lease, e.Next)
+			m.follow(m.unitOf(e), e.Lease, e.Next)
 		} else {
 			m.available(e) // a restart forgot it: it can be leased again
 		}
@@ -410,8 +485,8 @@ func (m *meter) observe(e *model.Event) {
 		m.available(e)
 	case model.EvCommit:
 		if m.hol.orderly != nil {
-			for _, id := range m.hol.passed(e) {
-				m.finish(id) // settled by the commit offset (holMeter.passed)
+			for _, id := range m.hol.passed(e, m.posByName) {
+				m.finishUnit(id) // settled by the commit offset (holMeter.passed)
 			}
 		}
 	case model.EvReleased:
@@ -447,10 +522,11 @@ func (m *meter) begin(x *msgState, at clock.Time, client int32, lease model.Leas
 // onDeliver: the client has the message, under the lease the engine lent
 // it; a delivery without a lease (Pull) is an attempt of its own.
 func (m *meter) onDeliver(e *model.Event) {
-	if o := m.obs.at(e.Msg); o != nil {
+	u := m.unitOf(e)
+	if o := m.obs.at(u); o != nil {
 		o.client = e.Client
 	}
-	x := m.stateOf(e.Msg)
+	x := m.stateOf(u)
 	if x == nil {
 		return
 	}
@@ -470,7 +546,7 @@ func (m *meter) onDeliver(e *model.Event) {
 // a message its new owner will deliver again (the checker's rule).
 func (m *meter) onConsumeEnd(e *model.Event) {
 	ok := e.Reason.Consumed()
-	if o := m.obs.at(e.Msg); ok && o != nil && o.successes < 255 && (e.Lease != 0 || o.client == e.Client) {
+	if o := m.obs.at(m.unitOf(e)); ok && o != nil && o.successes < 255 && (e.Lease != 0 || o.client == e.Client) {
 		o.successes++
 	}
 	if a := m.find(e, stageStarted, stageStarted); a != nil {
@@ -485,7 +561,7 @@ func (m *meter) onConsumeEnd(e *model.Event) {
 // preferring one under the lease e names (a client names the lease it
 // holds, which follows a renewal only once its answer is back).
 func (m *meter) find(e *model.Event, lo, hi uint8) *attempt {
-	x := m.stateOf(e.Msg)
+	x := m.stateOf(m.unitOf(e))
 	if x == nil {
 		return nil
 	}
@@ -525,7 +601,7 @@ func (m *meter) follow(id model.MsgID, lease, next model.LeaseID) {
 // available: the latest lease of the message ended and the message can be
 // leased again (a revive's copy, a lapse, a release, a forgotten lease).
 func (m *meter) available(e *model.Event) {
-	x := m.stateOf(e.Msg)
+	x := m.stateOf(m.unitOf(e))
 	if x == nil || !x.held || e.Lease != x.att.lease {
 		return
 	}
@@ -580,10 +656,12 @@ type brokerCall struct {
 }
 
 // putServed: with a broker cost model, message id's put waited wait and
-// was served at now.
+// was served at now (for every group it was stored for).
 func (m *meter) putServed(id model.MsgID, wait clock.Duration, now clock.Time) {
-	if x := m.stateOf(id); x != nil {
-		x.stored, x.putWait = now, wait
+	for pos := range m.k {
+		if x := m.stateOf(m.unitAt(id, pos)); x != nil {
+			x.stored, x.putWait = now, wait
+		}
 	}
 }
 

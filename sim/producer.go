@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"popsim/clock"
-	"popsim/filter"
 	"popsim/model"
 	"popsim/workload"
 )
@@ -18,6 +17,7 @@ type producer struct {
 	topic  string
 	queues int32
 	tags   workload.Tags
+	props  workload.Properties
 	arr    workload.Arrivals
 	rng    *rand.Rand
 	seq    int64
@@ -38,7 +38,7 @@ func (*putReq) payload() {}
 
 func (s *sim) newProducer(idx int32, spec *ProducerSpec) *producer {
 	return &producer{
-		idx: idx, topic: spec.Topic, queues: s.rt.queues(spec.Topic), tags: spec.Tags, arr: spec.Arrivals.New(),
+		idx: idx, topic: spec.Topic, queues: s.rt.queues(spec.Topic), tags: spec.Tags, props: spec.Properties, arr: spec.Arrivals.New(),
 		rng: newStream(s.cfg.Seed, streamProducer+uint64(idx)), prefix: "p" + strconv.Itoa(int(idx)) + "-",
 		random: spec.QueueSelect == QueueRandom,
 	}
@@ -55,7 +55,8 @@ func (s *sim) scheduleArrival(p *producer) {
 }
 
 // produce sends one message: UNIQ_KEY p<producer>-<seq>, queues round
-// robin (or random), a weighted tag, BornTimestamp = the intended send time.
+// robin (or random), a weighted tag, a weighted set of properties (drawn
+// only when the producer has some), BornTimestamp = the intended send time.
 func (s *sim) produce(p *producer) {
 	now := s.q.now()
 	if p.random {
@@ -64,7 +65,7 @@ func (s *sim) produce(p *producer) {
 	p.key = strconv.AppendInt(append(p.key[:0], p.prefix...), p.seq, 10)
 	m := &model.Message{
 		Topic: p.topic, QueueID: p.next, BornTimestamp: now.Millis(),
-		UniqKey: string(p.key), Tags: p.tags.Pick(p.rng),
+		UniqKey: string(p.key), Tags: p.tags.Pick(p.rng), Properties: p.props.Pick(p.rng),
 	}
 	p.seq++
 	p.next = (p.next + 1) % p.queues
@@ -113,43 +114,8 @@ func (s *sim) storeOnly(p *producer, m *model.Message, intended clock.Time) {
 	m.ID = s.nextMsg
 	s.nextMsg++
 	if s.eng.Store(s.q.now(), p.idx, m, &s.out) {
-		s.meter.produced(m.ID, intended, s.q.now())
-		s.unowed(m)
+		s.stored(m, intended)
 	}
-}
-
-// subscribe compiles each group's subscription (validated already) and
-// notes which group consumes each topic.
-func (s *sim) subscribe() {
-	for _, g := range s.groups {
-		if len(g.members) == 0 {
-			continue
-		}
-		f, err := filter.ParsePop("TAG", g.members[0].spec.Expression)
-		if err != nil {
-			panic("sim: a validated subscription does not parse: " + err.Error())
-		}
-		if !f.MatchesAll() {
-			g.sub = f
-		}
-		if s.owner == nil {
-			s.owner = map[string]*group{}
-		}
-		s.owner[g.topic] = g
-	}
-}
-
-// unowed settles a stored message that the group consuming its topic does
-// not subscribe to: the broker's filter never hands it out, so it is
-// owed to no one (a drop r=no-match naming the group, which the checker
-// settles), and the meter closes it.
-func (s *sim) unowed(m *model.Message) {
-	g := s.owner[m.Topic]
-	if g == nil || g.sub == nil || g.owes(m) {
-		return
-	}
-	s.emit(model.Event{Kind: model.EvDrop, Client: -1, Group: g.name, Msg: m.ID, Reason: model.RNoMatch})
-	s.meter.finish(m.ID)
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -199,7 +199,7 @@ func (p *pullConsumer) poll(s *sim, x payload) {
 	c := p.c
 	r := &pullReq{pq: pq, gen: pq.gen, offset: pq.next, req: pop.PullRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: pq.local, QueueOffset: pq.next,
-		MaxMsgNums: c.spec.Batch, Suspend: true, SuspendTimeout: p.set.PollTime, ExpressionType: "TAG", Subscription: c.spec.Expression,
+		MaxMsgNums: c.spec.Batch, Suspend: true, SuspendTimeout: p.set.PollTime, ExpressionType: c.spec.ExpressionType, Subscription: c.spec.Expression,
 	}}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPull, reply: true, broker: pq.broker}
 	pq.pulling = true
@@ -235,6 +235,16 @@ func (p *pullConsumer) reply(s *sim, x Request) {
 		if m.QueueOffset < pq.next {
 			continue
 		}
+		if c.g.sub != nil {
+			pq.skip(m.QueueOffset)
+			if !c.g.sub.MatchTags(m.Tags) {
+				// processPullResult drops a tag the subscription does not
+				// name exactly (the broker compares hash codes): the
+				// simulator settled it as no-match when it was stored.
+				pq.skip(m.QueueOffset + 1)
+				continue
+			}
+		}
 		h := &pullHeld{held: held{c: c, epoch: c.epoch, msg: m, topic: m.Topic, queue: m.QueueID, broker: pq.broker, offset: m.QueueOffset, deliveredAt: s.q.now()}, pq: pq, gen: pq.gen}
 		s.deliver(&h.held, h.attempt, h.topic)
 		pq.next = m.QueueOffset + 1
@@ -242,6 +252,9 @@ func (p *pullConsumer) reply(s *sim, x Request) {
 		pq.cached++
 		p.local++
 		c.buf = append(c.buf, h)
+	}
+	if c.g.sub != nil && (res.Status == pop.PullFound || res.Status == pop.PullNoMatchedMsg) {
+		pq.skip(res.NextBeginOffset) // the read went past entries the filter skipped
 	}
 	s.startWork(c)
 	p.schedulePull(s, pq, 0)
@@ -269,7 +282,7 @@ func (p *pullConsumer) consumed(s *sim, w work) {
 	pq.cached--
 	if h.outcome.Succeeded() {
 		p.local--
-		s.meter.acked(h.msg.ID, h.deliveredAt, s.q.now())
+		s.meter.acked(p.c.g, h.msg.ID, h.deliveredAt, s.q.now())
 		pq.finish(h.offset)
 		return
 	}
@@ -317,7 +330,7 @@ func (p *pullConsumer) sendToDLQ(s *sim, h *pullHeld) {
 	s.serveNow(&r)
 	s.cov.hit("dlq")
 	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Topic: cp.Topic, Queue: s.rt.global(h.broker, cp.Topic, 0), Offset: r.res.Offset, Attempt: h.attempt})
-	s.meter.finish(h.msg.ID)
+	s.meter.finish(c.g, h.msg.ID)
 }
 
 // finish marks an offset finished and moves the queue's base.
@@ -327,6 +340,24 @@ func (pq *pullQueue) finish(off int64) {
 		return
 	}
 	pq.done[i] = true
+	pq.advance()
+}
+
+// skip moves the next offset to pull up to off, the offsets in between
+// finished: the broker's filter skipped them for the group, so nothing of
+// the group lives there (a real client's ProcessQueue never holds them,
+// and the offset it commits passes them: correctTagsOffset when nothing
+// else is held).
+func (pq *pullQueue) skip(off int64) {
+	for pq.next < off {
+		pq.done = append(pq.done, true)
+		pq.next++
+	}
+	pq.advance()
+}
+
+// advance moves the queue's base past its finished offsets.
+func (pq *pullQueue) advance() {
 	n := 0
 	for n < len(pq.done) && pq.done[n] {
 		n++

@@ -101,7 +101,7 @@ func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 	r := &popReq{req: pop.PopRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: queue, MaxMsgNums: c.spec.Batch,
 		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
-		InitMode: pop.InitModeMin, ExpressionType: "TAG", Expression: c.spec.Expression, Order: p.ord != nil,
+		InitMode: pop.InitModeMin, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, Order: p.ord != nil,
 	}}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
 	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: s.rt.global(l.broker, c.g.topic, queue), Count: c.spec.Batch, Span: p.set.InvisibleTime})
@@ -135,6 +135,12 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 	var chunk []*popHeld // the listener batch being filled (consumeMessageBatchMaxSize > 1)
 	for i := range res.Messages {
 		h := s.deliverPopped(c, &res.Messages[i])
+		if !c.g.sub.MatchTags(h.msg.Tags) {
+			// processPopResult: a tag the subscription does not name
+			// exactly (the broker compares hash codes) is acked.
+			p.drop(s, h, model.RNoMatch)
+			continue
+		}
 		if h.msg.ReconsumeTimes > p.set.MaxReconsumeTimes {
 			// processPopResult: reconsumeTimes > maxReconsumeTimes is acked
 			// and dropped on receipt.
@@ -181,7 +187,7 @@ func repopDelay(code model.ResponseCode) clock.Duration {
 func (p *pushConsumer) drop(s *sim, h *popHeld, policy model.Reason) {
 	s.cov.hit("drop-" + policy.String())
 	s.emit(heldEvent(model.EvDrop, &h.held, policy))
-	s.meter.finish(h.msg.ID)
+	s.meter.finish(p.c.g, h.msg.ID)
 	s.sendAck(h)
 }
 
@@ -399,7 +405,7 @@ func (p *pushConsumer) sendToDLQ(s *sim, h *popHeld) {
 	s.serveNow(&r)
 	s.cov.hit("dlq")
 	s.emit(model.Event{Kind: model.EvDLQ, Client: c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: cp.Topic, Queue: s.rt.global(h.broker, cp.Topic, 0), Offset: r.res.Offset, Attempt: h.msg.ReconsumeTimes})
-	s.meter.finish(h.msg.ID)
+	s.meter.finish(p.c.g, h.msg.ID)
 }
 
 // checkNeedAckOrDelay is the age rule for messages past maxReconsumeTimes.

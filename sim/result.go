@@ -68,6 +68,7 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 		sum.RedeliverAfterCrash = &l
 	}
 	sum.HeadOfLine = s.meter.hol.summary(s.q.now())
+	sum.Groups = s.groupSummaries(rep, ms)
 	if l, ok := s.eng.(limiter); ok {
 		sum.LimitsHit = l.limits()
 	}
@@ -76,6 +77,27 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 		sum.ThroughputPerSec = float64(s.meter.nWarmAcks) / (cfg.Duration - d).Seconds()
 	}
 	return sum
+}
+
+// groupSummaries is each group's share of the run when it has more than
+// one group: the checker's counts and the meter's latencies.
+func (s *sim) groupSummaries(rep check.Report, ms *measurement) []model.GroupSummary {
+	if len(ms.groups) == 0 {
+		return nil
+	}
+	out := make([]model.GroupSummary, len(s.groups))
+	for i, g := range s.groups {
+		out[i] = model.GroupSummary{Group: g.name, Topic: g.topic,
+			EndToEnd: latency(ms.groups[i].e2e), ServiceTime: latency(ms.groups[i].svc)}
+	}
+	for _, gr := range rep.Groups {
+		if g := s.byName[gr.Group]; g != nil {
+			o := &out[g.idx]
+			o.Produced, o.Acked, o.DLQ, o.Dropped, o.Lost = gr.Produced, gr.Acked, gr.DLQ, gr.Dropped, gr.Lost
+			o.Deliveries, o.Duplicates = gr.Deliveries, gr.Duplicates
+		}
+	}
+	return out
 }
 
 // limiter is an engine adapter that reports the documented caps a run

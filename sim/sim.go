@@ -107,11 +107,11 @@ type sim struct {
 	netRng          *rand.Rand
 	reqLat, respLat workload.Dist
 
-	prods  []*producer
-	cons   []*consumer
-	groups []*group
-	byName map[string]*group // lookup only
-	owner  map[string]*group // the group consuming each topic (subscribe)
+	prods   []*producer
+	cons    []*consumer
+	groups  []*group
+	byName  map[string]*group   // lookup only
+	onTopic map[string][]*group // the groups consuming each topic, in s.groups order (subscribe)
 
 	nextMsg   model.MsgID     // the next stored message's id
 	freeAcks  []*ackReq       // served acks, for reuse (newAck)
@@ -130,6 +130,8 @@ type sim struct {
 // group is a consumer group and the topic it consumes.
 type group struct {
 	name    string
+	idx     int   // in sim.groups
+	pos     int32 // its place among the groups consuming its topic (subscribe)
 	topic   string
 	kind    ConsumerKind
 	cfg     pop.GroupConfig
@@ -142,8 +144,14 @@ type group struct {
 
 // owes reports whether the group is owed m: the broker's two-stage check
 // of its subscription (the consume queue's tag code, then the stored
-// message) passes it.
+// message) passes it. A POP group may then be lent a message whose tag
+// only collides with a subscribed one, which its client or proxy drops
+// and acks (noMatch); a Pull client drops such a message silently
+// (processPullResult), so for a Pull group the check is exact.
 func (g *group) owes(m *model.Message) bool {
+	if g.kind == Pull {
+		return g.sub.Match(m)
+	}
 	return g.sub.MatchesAll() || g.sub.MatchConsumeQueue(filter.TagsCode(m.Tags)) && g.sub.MatchCommitLog(m)
 }
 
@@ -257,7 +265,7 @@ func (s *sim) setupClients() {
 		s.prods = append(s.prods, s.newProducer(int32(i), ps))
 	}
 	for _, name := range s.c.groupList {
-		g := &group{name: name, cfg: s.c.groups[name]}
+		g := &group{name: name, idx: len(s.groups), cfg: s.c.groups[name]}
 		s.groups = append(s.groups, g)
 		s.byName[name] = g
 	}

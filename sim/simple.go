@@ -127,7 +127,7 @@ func (p *simpleConsumer) receive(s *sim) {
 		}
 	}
 	req, st := p.px.PopRequest(c.now(s), &proxy.ReceiveRequest{
-		ClientID: c.clientID, Group: c.g.name, Topic: c.g.topic, Expression: c.spec.Expression, BatchSize: int32(n),
+		ClientID: c.clientID, Group: c.g.name, Topic: c.g.topic, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, BatchSize: int32(n),
 		InvisibleTime: p.set.InvisibleTime, AutoRenew: p.set.AutoRenew,
 		LongPollingTimeout: p.set.PollTime, Timeout: timeout, RequestTimeout: s.cfg.Network.RequestTimeout,
 		AttemptID: p.attempt,

@@ -361,19 +361,24 @@ func (l *layout) checkFaults(v *validator) {
 	}
 }
 
-// checkConsumedTopics requires every produced topic to have exactly one
-// consuming group: the simulator's meter closes a message at its first
-// ack (latency and quiescence are per message, not per group), and an
-// unconsumed topic never drains. It runs once every field is valid.
+// checkConsumedTopics requires every produced topic to have a consuming
+// group (an unconsumed topic never drains). On the rocketmq engine several
+// groups may consume one topic, each an independent consumer of every
+// message it subscribes to (the meter and the checker count per group and
+// message); the other engines' adapters keep one group per topic. It runs
+// once every field is valid.
 func (l *layout) checkConsumedTopics(v *validator) {
 	groupOf := map[string]string{}
 	for i := range l.cfg.Consumers {
 		s := &l.cfg.Consumers[i]
-		if g, ok := groupOf[s.Topic]; ok && g != s.Group {
-			v.add(fmt.Sprintf("consumers[%d].group", i), "one group per topic (the simulator measures each message once)", "topic %q is consumed by groups %q and %q", s.Topic, g, s.Group)
+		if g, ok := groupOf[s.Topic]; ok && g != s.Group && l.cfg.Engine.Kind != RocketMQ {
+			v.add(fmt.Sprintf("consumers[%d].group", i), "one group per topic on the "+string(l.cfg.Engine.Kind)+" engine (several groups on one topic are modelled on rocketmq)",
+				"topic %q is consumed by groups %q and %q", s.Topic, g, s.Group)
 			continue
 		}
-		groupOf[s.Topic] = s.Group
+		if _, ok := groupOf[s.Topic]; !ok {
+			groupOf[s.Topic] = s.Group
+		}
 	}
 	for i, pr := range l.cfg.Producers {
 		if _, ok := groupOf[pr.Topic]; !ok {
@@ -383,53 +388,114 @@ func (l *layout) checkConsumedTopics(v *validator) {
 	l.checkExpressions(v)
 }
 
-// checkExpressions requires each subscription to be a TAG expression
-// the broker accepts, one per group. On the rocketmq engine a message the
-// group does not subscribe to is owed to no one (the simulator settles it
-// as a drop r=no-match when it is stored) for pop-push and simple
-// consumers of concurrent groups; orderly groups' queue order and the
-// Pull baseline's offset commit does not skip filtered
-// offsets yet, and the other engines' consumers have no broker-side
-// filter, so their subscription must accept every tag their topic's
-// producers send.
+// checkExpressions requires each subscription to be one RocketMQ accepts,
+// one per group. TAG is every engine's; SQL92 is RocketMQ's, and its
+// pop-push and pull consumers need the broker's enablePropertyFilter (the
+// simple consumer's proxy pops, which are not checked). On the rocketmq
+// engine a message a group does not subscribe to is owed to no one (the
+// simulator settles it as a drop r=no-match when it is stored), for every
+// consumer kind: concurrent and orderly POP groups never see it, and the
+// Pull baseline's offsets pass it. The other engines' consumers have no
+// broker-side filter, so their subscription must accept every message
+// their topic's producers send.
 func (l *layout) checkExpressions(v *validator) {
-	expr := map[string]string{}
+	type sub struct{ typ, expr string }
+	first := map[string]sub{}
 	for i := range l.cfg.Consumers {
 		s := &l.cfg.Consumers[i]
-		p := fmt.Sprintf("consumers[%d].expression", i)
-		if _, err := filter.ParsePop("TAG", s.Expression); err != nil {
-			v.add(p, "a TAG expression: * or tags joined by ||", "%v", err)
+		p := fmt.Sprintf("consumers[%d]", i)
+		f, ok := l.checkExpression(v, p, s)
+		if !ok {
 			continue
 		}
-		if e, ok := expr[s.Group]; ok && e != s.Expression {
-			v.add(p, fmt.Sprintf("%q, as the group's other consumers", e), "group %q subscribes with one expression", s.Group)
+		if e, ok := first[s.Group]; ok && e != (sub{s.ExpressionType, s.Expression}) {
+			v.add(p+".expression", fmt.Sprintf("%s %q, as the group's other consumers", e.typ, e.expr), "group %q subscribes with one expression", s.Group)
 			continue
 		}
-		expr[s.Group] = s.Expression
-		if g, ok := l.groups[s.Group]; ok && !g.ConsumeMessageOrderly && (s.Kind == PopPush || s.Kind == Simple) {
+		first[s.Group] = sub{s.ExpressionType, s.Expression}
+		if f.MatchesAll() || l.filtersAtBroker(s) {
 			continue
 		}
-		accept := map[string]bool{}
-		for _, t := range strings.Split(s.Expression, "||") {
-			accept[strings.TrimSpace(t)] = true
+		l.checkAcceptsAll(v, p, s, f)
+	}
+}
+
+// checkExpression checks one consumer's subscription: its type, its
+// expression (as FilterAPI.build and the broker compile it), and where
+// RocketMQ accepts SQL92.
+func (l *layout) checkExpression(v *validator, p string, s *ConsumerSpec) (*filter.Filter, bool) {
+	if s.ExpressionType != filter.TypeTag && s.ExpressionType != filter.TypeSQL92 {
+		v.add(p+".expressionType", filter.TypeTag+" or "+filter.TypeSQL92+" (RocketMQ's names, in capitals)", "%q", s.ExpressionType)
+		return nil, false
+	}
+	f, err := filter.Parse(s.ExpressionType, s.Expression)
+	if err != nil {
+		want := "a TAG expression: * or tags joined by ||"
+		if s.ExpressionType == filter.TypeSQL92 {
+			want = "a SQL92 condition over message properties, e.g. region = 'eu' AND price > 10 (docs/filters.md)"
 		}
-		if accept["*"] || accept[""] && len(accept) == 1 {
+		v.add(p+".expression", want, "%v", err)
+		return nil, false
+	}
+	if s.ExpressionType != filter.TypeSQL92 {
+		return f, true
+	}
+	if l.cfg.Engine.Kind != RocketMQ {
+		v.add(p+".expressionType", "TAG on the "+string(l.cfg.Engine.Kind)+" engine", "SQL92 subscriptions are RocketMQ's")
+		return nil, false
+	}
+	if e, ok := l.cfg.Engine.Settings.(*pop.Config); ok && !e.EnablePropertyFilter && (s.Kind == PopPush || s.Kind == Pull) {
+		when := "to the push consumer's CHECK_CLIENT_CONFIG when it starts, so it never starts"
+		if s.Kind == Pull {
+			when = "to every pull"
+		}
+		v.add(p+".expressionType", "engine.enablePropertyFilter: true, or simple consumers (the proxy's pops are not checked)",
+			"SQL92 while the broker's enablePropertyFilter is false: RocketMQ answers SYSTEM_ERROR (%s) %s", filter.PropertyFilterDisabledRemark(filter.TypeSQL92), when)
+		return nil, false
+	}
+	return f, true
+}
+
+// filtersAtBroker reports whether a message the consumer's group does not
+// subscribe to is settled for it as owed to no one: the broker's store
+// read skips it and the client model copes with the gap (rocketmq).
+func (l *layout) filtersAtBroker(*ConsumerSpec) bool {
+	return l.cfg.Engine.Kind == RocketMQ
+}
+
+// checkAcceptsAll requires f to accept every message the producers of the
+// consumer's topic send: each tag with each property set.
+func (l *layout) checkAcceptsAll(v *validator, p string, s *ConsumerSpec, f *filter.Filter) {
+	for _, pr := range l.cfg.Producers {
+		if pr.Topic != s.Topic {
 			continue
 		}
-	producers:
-		for _, pr := range l.cfg.Producers {
-			if pr.Topic != s.Topic {
-				continue
-			}
-			for _, tag := range pr.Tags.Names() {
-				if !accept[tag] {
-					v.add(fmt.Sprintf("consumers[%d].expression", i), "every produced tag, or *",
-						"%q does not accept tag %q that producers of %s send: filtered messages never settle", s.Expression, tag, s.Topic)
-					break producers
+		sets := pr.Properties.Sets()
+		if sets == nil {
+			sets = [][]model.Property{nil}
+		}
+		for _, tag := range pr.Tags.Names() {
+			for _, set := range sets {
+				if ok, err := f.Accepts(tag, set...); err != nil || !ok {
+					v.add(p+".expression", "one that accepts every message its topic's producers send, or *",
+						"%q does not accept tag %q%s that producers of %s send: filtered messages never settle", s.Expression, tag, propsText(set), s.Topic)
+					return
 				}
 			}
 		}
 	}
+}
+
+// propsText is a property set for an error message: "" when empty.
+func propsText(set []model.Property) string {
+	if len(set) == 0 {
+		return ""
+	}
+	kv := make([]string, len(set))
+	for i, x := range set {
+		kv[i] = x.Key + "=" + x.Value
+	}
+	return " with properties " + strings.Join(kv, ",")
 }
 
 // inRange is n when 0 <= n <= hi, else 0: how many instances of an entry

@@ -170,6 +170,10 @@ func (e *env) printRun(o *sweep.Outcome) {
 	if within {
 		fmt.Fprintf(w, "%-22s %s\n", "", intervalsLine(s.Intervals.ServiceTime))
 	}
+	for _, g := range s.Groups {
+		fmt.Fprintf(w, "%-22s %s on %s: %d produced, %d acked, %d to DLQ, %d dropped, %d lost; end to end (ms) %s\n", "group",
+			g.Group, g.Topic, g.Produced, g.Acked, g.DLQ, g.Dropped, g.Lost, latencyLine(g.EndToEnd))
+	}
 	fmt.Fprintf(w, "%-22s %.1f acks/s after warm-up%s\n", "throughput", s.ThroughputPerSec, ivSuffix(s.Intervals.ThroughputPerSec))
 	if h := s.HeadOfLine; h != nil {
 		fmt.Fprintf(w, "%-22s %s\n", "head-of-line blocking", report.HeadOfLineLine(*h))

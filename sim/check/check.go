@@ -63,6 +63,17 @@ type Report struct {
 	// (consume-end r=not-done): at-least-once held on the broker's side;
 	// the work is lost on the application's. Not a violation.
 	AckedNotDone int64
+	// Groups is each group's share of the counts above, in subscribe
+	// order: with several groups on a topic each is an independent
+	// consumer of every message it subscribes to.
+	Groups []GroupReport
+}
+
+// GroupReport is one group's ledger: Produced = Acked + DLQ + Dropped +
+// Lost.
+type GroupReport struct {
+	Group                                                       string
+	Produced, Acked, DLQ, Dropped, Lost, Deliveries, Duplicates int64
 }
 
 // Checker is the at-least-once ledger of a run: every consumer group,
@@ -81,9 +92,10 @@ type Checker struct {
 	// restarts are the broker restarts' trace positions (Seq+1), ascending.
 	// Positions, not times: a restart and a lease can share an instant.
 	restarts []int64
-	// rebalances holds, per queue, the trace position (Seq+1) at which a
-	// Pull consumer last took it over.
-	rebalances map[queueKey]int64
+	// rebalances holds, per group and queue, the trace position (Seq+1)
+	// at which a Pull consumer of the group last took it over: another
+	// group on the topic owns its queues on its own.
+	rebalances map[groupQueue]int64
 	wake       wakeup
 	hist       history
 	order      orderBook    // orderly groups' queues (order.go)
@@ -277,5 +289,8 @@ func (c *Checker) Finish(f Final) Report {
 	c.finishLedger()
 	r := c.rep
 	r.Violations = c.Violations()
+	for _, g := range c.groups {
+		r.Groups = append(r.Groups, g.counts)
+	}
 	return r
 }

@@ -91,6 +91,7 @@ func (c *Checker) release(m *msgState, d *delivery) {
 
 func (c *Checker) countDelivery(m *msgState, cause string) {
 	c.rep.Deliveries++
+	m.g.counts.Deliveries++
 	if m.delivered && cause != causeFirst {
 		c.rep.Redeliveries++
 		c.rep.RedeliveriesByCause[cause]++
@@ -173,6 +174,7 @@ func (c *Checker) success(m *msgState, ln int32, cause string) {
 		}
 	}
 	c.rep.Duplicates++
+	m.g.counts.Duplicates++
 	c.rep.DuplicatesByCause[cause]++
 }
 
@@ -528,9 +530,10 @@ func (c *Checker) onPolicy(e *model.Event) {
 	default:
 		c.settle(m, settledDrop, e.Reason.String())
 	}
-	if e.Kind == model.EvDeadLetter || e.Reason == model.RNoMatch {
+	if e.Kind == model.EvDeadLetter || e.Reason == model.RNoMatch && e.Lease == 0 {
 		// The engine ended the message, or the group's filter never lets
-		// it out: nothing of it is available any more.
+		// it out: nothing of it is available any more. (A client that
+		// drops a message it was lent, as no-match too, acks it next.)
 		clear(m.tokens)
 		m.tokens = m.tokens[:0]
 		if l != nil {

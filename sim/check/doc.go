@@ -18,7 +18,8 @@
 //	c := check.New(check.Options{Seed: seed, Replay: "popsim run -seed 42"})
 //	for each trace event e { c.Observe(&e) }
 //	rep := c.Finish(check.Final{CommitLag: lags, Drained: drained})
-//	// rep.Produced == rep.Acked + rep.DLQ + rep.Dropped + rep.Lost
+//	// rep.Produced == rep.Acked + rep.DLQ + rep.Dropped + rep.Lost, counted
+//	// per (group, message); rep.Groups is each group's share
 //
 // # What the checker sees
 //

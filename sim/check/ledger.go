@@ -42,6 +42,7 @@ type group struct {
 	// those that had no place yet. Settled ones leave at the next visit.
 	passable map[queueKey][]*msgState
 	unplaced []*msgState
+	counts   GroupReport // the group's share of the report
 }
 
 // msgState is one message as one group sees it.
@@ -177,7 +178,8 @@ func (c *Checker) group(name string) *group {
 	if i, ok := c.byName[name]; ok {
 		return c.groups[i]
 	}
-	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](), tombs: tombstones{byQueue: map[queueKey]map[int64]tomb{}}}
+	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](), tombs: tombstones{byQueue: map[queueKey]map[int64]tomb{}},
+		counts: GroupReport{Group: name}}
 	c.groups = append(c.groups, g)
 	c.byName[name] = g.idx
 	return g
@@ -238,6 +240,7 @@ func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
 	g.msgs.put(uint64(id), m)
 	c.tracked++
 	c.rep.Produced++
+	g.counts.Produced++
 	return m
 }
 
@@ -340,10 +343,13 @@ func (c *Checker) settle(m *msgState, k settleKind, policy string) {
 	switch k {
 	case settledAck:
 		c.rep.Acked++
+		m.g.counts.Acked++
 	case settledDLQ:
 		c.rep.DLQ++
+		m.g.counts.DLQ++
 	case settledDrop:
 		c.rep.Dropped++
+		m.g.counts.Dropped++
 		c.rep.DroppedByPolicy[policy]++
 	}
 }
@@ -461,6 +467,7 @@ func (c *Checker) finishLedger() {
 				return
 			}
 			c.rep.Lost++
+			g.counts.Lost++
 			c.violate(InvLost, c.lastSeq, m, fmt.Sprintf("group %s: message %d (topic %s) ended neither acked, in a DLQ, nor dropped by a named policy: %s", g.name, m.id, m.topic, m.whereabouts()))
 		})
 	}

@@ -49,14 +49,16 @@ type orderQueue struct {
 	gaps map[int64]bool
 }
 
-type orderKey struct {
+// groupQueue is one group's view of one queue: orderly state and Pull
+// rebalances are per group, since groups on a topic consume it apart.
+type groupQueue struct {
 	group int32
 	q     queueKey
 }
 
 // orderBook is the checker's orderly state.
 type orderBook struct {
-	queues map[orderKey]*orderQueue
+	queues map[groupQueue]*orderQueue
 	// The current batch: the leases of one engine answer are consecutive
 	// lease events of one client at one instant.
 	batch           int64
@@ -69,9 +71,9 @@ type orderBook struct {
 
 func (b *orderBook) queue(g *group, p place) *orderQueue {
 	if b.queues == nil {
-		b.queues = map[orderKey]*orderQueue{}
+		b.queues = map[groupQueue]*orderQueue{}
 	}
-	k := orderKey{g.idx, queueKey{p.topic, p.queue}}
+	k := groupQueue{g.idx, queueKey{p.topic, p.queue}}
 	q := b.queues[k]
 	if q == nil {
 		q = &orderQueue{owed: map[int64]*msgState{}, maxProduced: -1, maxLent: -1}
@@ -313,7 +315,7 @@ func (c *Checker) orderCommit(g *group, k queueKey, offset int64) {
 	if !g.orderly {
 		return
 	}
-	q := c.order.queues[orderKey{g.idx, k}]
+	q := c.order.queues[groupQueue{g.idx, k}]
 	if q == nil {
 		return
 	}
@@ -366,11 +368,11 @@ func (c *Checker) finishOrder() {
 	if !c.order.liveness {
 		return
 	}
-	var keys []orderKey
+	var keys []groupQueue
 	for k := range c.order.queues { // collected, then sorted
 		keys = append(keys, k)
 	}
-	sortOrderKeys(keys)
+	sortGroupQueues(keys)
 	for _, k := range keys {
 		q := c.order.queues[k]
 		if len(q.live) == 0 {
@@ -384,15 +386,15 @@ func (c *Checker) finishOrder() {
 	}
 }
 
-func sortOrderKeys(ks []orderKey) {
+func sortGroupQueues(ks []groupQueue) {
 	for i := 1; i < len(ks); i++ { // insertion sort: a handful of queues
-		for j := i; j > 0 && orderKeyLess(ks[j], ks[j-1]); j-- {
+		for j := i; j > 0 && groupQueueLess(ks[j], ks[j-1]); j-- {
 			ks[j], ks[j-1] = ks[j-1], ks[j]
 		}
 	}
 }
 
-func orderKeyLess(a, b orderKey) bool {
+func groupQueueLess(a, b groupQueue) bool {
 	if a.group != b.group {
 		return a.group < b.group
 	}

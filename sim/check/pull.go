@@ -76,7 +76,7 @@ func (c *Checker) pullCause(m *msgState, e *model.Event, i int) string {
 	switch {
 	case p != nil && p.client == e.Client && p.failed:
 		return CauseReconsumeLater
-	case c.rebalances[queueKey{e.Topic, e.Queue}] > last:
+	case c.rebalances[groupQueue{m.g.idx, queueKey{e.Topic, e.Queue}}] > last:
 		return CauseRebalance
 	case c.restartSince(last):
 		return CauseBrokerRestart
@@ -116,8 +116,13 @@ func (c *Checker) onPullConsumed(e *model.Event) {
 }
 
 func (c *Checker) onRebalance(e *model.Event) {
-	if c.rebalances == nil {
-		c.rebalances = map[queueKey]int64{}
+	cl := c.clientOf(e)
+	if !cl.known {
+		c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("%s by client %d, which never subscribed", e.Kind, e.Client))
+		return
 	}
-	c.rebalances[queueKey{e.Topic, e.Queue}] = e.Seq + 1
+	if c.rebalances == nil {
+		c.rebalances = map[groupQueue]int64{}
+	}
+	c.rebalances[groupQueue{cl.group, queueKey{e.Topic, e.Queue}}] = e.Seq + 1
 }

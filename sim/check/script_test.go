@@ -185,6 +185,18 @@ func verdict(events []model.Event, fin Final) string {
 	if r.AckedNotDone > 0 {
 		fmt.Fprintf(&b, "acked-not-done=%d\n", r.AckedNotDone)
 	}
+	if len(r.Groups) > 1 {
+		var sum GroupReport
+		for _, g := range r.Groups {
+			fmt.Fprintf(&b, "group %s: produced=%d acked=%d dlq=%d dropped=%d lost=%d deliveries=%d duplicates=%d\n",
+				g.Group, g.Produced, g.Acked, g.DLQ, g.Dropped, g.Lost, g.Deliveries, g.Duplicates)
+			sum.Produced, sum.Acked, sum.DLQ, sum.Dropped, sum.Lost = sum.Produced+g.Produced, sum.Acked+g.Acked, sum.DLQ+g.DLQ, sum.Dropped+g.Dropped, sum.Lost+g.Lost
+			sum.Deliveries, sum.Duplicates = sum.Deliveries+g.Deliveries, sum.Duplicates+g.Duplicates
+		}
+		if sum != (GroupReport{Produced: r.Produced, Acked: r.Acked, DLQ: r.DLQ, Dropped: r.Dropped, Lost: r.Lost, Deliveries: r.Deliveries, Duplicates: r.Duplicates}) {
+			b.WriteString("GROUPS DO NOT ADD UP\n")
+		}
+	}
 	for _, v := range r.Violations {
 		fmt.Fprintf(&b, "violation %s at #%d: %s\n", v.Invariant, v.EventIndex, v.Detail)
 	}
