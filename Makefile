@@ -63,7 +63,7 @@ catch: ## each upstream-bug switch's recipe over seeds 1..CATCH_SEEDS (20): catc
 	POPSIM_CATCH=$(CATCH_SEEDS) $(GO) test ./scenarios -run '^TestCatchRates$$' -count=1 -v -timeout 4h
 
 fuzz: ## fuzz each target for FUZZTIME (default 30s)
-	@for p in ./model ./workload ./scenarios; do \
+	@for p in ./model ./workload ./scenarios ./pop ./filter; do \
 		for t in $$($(GO) test -list '^Fuzz' $$p | grep '^Fuzz'); do \
 			echo "== $$p $$t"; $(GO) test $$p -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) || exit 1; done; done
 

@@ -212,7 +212,19 @@ func TestOffsetInfo(t *testing.T) {
 	if _, err := ParseStartOffsetInfo("0 3 1,2"); err == nil {
 		t.Fatal("startOffsetInfo with two offsets accepted")
 	}
-	for _, bad := range []string{"0 3", "0 3 1;0 3 2", "x 1 1", "0 1 a", "0 -1 1"} {
+	// retryFlag 2: a V2 retry topic's entry (enableRetryTopicV2), beside a
+	// normal and a V1 one for the same queue id; its key keeps it apart.
+	v2, err := ParseMsgOffsetInfo("0 3 10;1 3 4;2 3 7,9")
+	if err != nil || len(v2) != 3 || v2[2].RetryFlag != 2 || v2[2].Key() != "2@3" || len(v2[2].Offsets) != 2 || v2[2].Offsets[1] != 9 {
+		t.Fatalf("parse with a retryFlag 2 entry = %+v, %v", v2, err)
+	}
+	if b := AppendOffsetInfo(nil, v2[2]); string(b) != "2 3 7,9" {
+		t.Fatalf("built a retryFlag 2 entry as %q", b)
+	}
+	if s, err := ParseStartOffsetInfo("2 0 5"); err != nil || s[0].RetryFlag != 2 || s[0].Offsets[0] != 5 {
+		t.Fatalf("startOffsetInfo with retryFlag 2 = %+v, %v", s, err)
+	}
+	for _, bad := range []string{"0 3", "0 3 1;0 3 2", "x 1 1", "0 1 a", "0 -1 1", "3 1 1", "2 3 1;2 3 2"} {
 		if _, err := ParseMsgOffsetInfo(bad); !errors.Is(err, ErrMalformedOffsetInfo) {
 			t.Errorf("ParseMsgOffsetInfo(%q) = %v", bad, err)
 		}

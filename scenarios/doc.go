@@ -73,6 +73,7 @@
 //	    processing: exp(10ms)     # const, uniform, exp, lognormal(median=,p99=), pareto(alpha=,min=,max=), mix(p:d,...)
 //	    outcomes: outcomes(reconsume_later=0.01,exception=0.001)   # default: all succeed
 //	    #   poison_every=N,poison_count=K: messages N, 2N, … (at most K; 0: all) throw on every delivery
+//	    #   ack_then_fail=p: acked, then the application's own commit fails ("acked, not done", the report counts them)
 //	    # the kind's own keys, beside the common ones above; a key of another kind is an error:
 //	    # pop-push (sim.PopPushSettings):
 //	    invisibleTime: 60s        # popInvisibleTime, 5s..300s

@@ -192,3 +192,22 @@ func TestClientRebalanceHash(t *testing.T) {
 		t.Fatal("want false to change the hash and true to equal the default")
 	}
 }
+
+// A queue-specific pop that finds its queue empty parks on that queue, and
+// the trace says which: the checker's missed-wakeup judges an arrival on
+// that queue only (a parked all-queue pop is traced with queue -1).
+func TestQueueSpecificPopsParkOnTheirQueue(t *testing.T) {
+	r := runKeep(t, assignedConfig(4, 4, 1))
+	noViolations(t, r)
+	want := [][]int32{{0, 1}, {1, 2}, {2, 3}, {0, 3}}
+	parked := 0
+	for _, e := range only(r, model.EvParked) {
+		if e.Queue < 0 || !slices.Contains(want[e.Client], e.Queue) {
+			t.Fatalf("%v: want a park on one of the client's queues %v", &e, want[e.Client])
+		}
+		parked++
+	}
+	if parked == 0 {
+		t.Fatal("no pop parked: the test proves nothing")
+	}
+}
