@@ -891,7 +891,10 @@ func (a *rocketMQ) inFlight() int { return a.b.InFlightCount() - a.b.PendingAckC
 
 // positions appends one group's positions on every queue of topic t: POP
 // groups read at the volatile pop offset (the commit offset when there is
-// none), the Pull baseline at its committed offset.
+// none), the Pull baseline at its committed offset. The checkpoint path
+// keeps no pull offset of its own: one there is a pull consumer's, left
+// behind by a group switched to POP, and its pops read from the commit
+// offset.
 func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 	for q := int32(0); ; q++ {
 		hi := a.b.MaxOffset(t, q)
@@ -900,7 +903,7 @@ func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 		}
 		o := a.b.ConsumerOffsets(g.name, t, q)
 		read := o.Commit
-		if !g.pull && o.Pull >= 0 {
+		if !g.pull && !a.ck && o.Pull >= 0 {
 			read = o.Pull
 		}
 		dst = append(dst, Position{Group: g.name, Topic: t, Queue: a.rt.global(a.idx, t, q), Max: hi, Consumed: read, Commit: o.Commit, Durable: o.Commit})

@@ -84,6 +84,11 @@ type Checker struct {
 	// rebalances holds, per queue, the trace position (Seq+1) at which a
 	// Pull consumer last took it over.
 	rebalances map[queueKey]int64
+	// pullOwners are the owners of the queues a broker assigns in PULL
+	// mode (rebalance r=pull, until r=dropped or a crash), and when each
+	// queue last had two (pull.go).
+	pullOwners map[queueKey]*owners
+	ownerList  []*owners // pullOwners' values in first-use order
 	wake       wakeup
 	hist       history
 	order      orderBook    // orderly groups' queues (order.go)
@@ -230,6 +235,8 @@ func (c *Checker) dispatch(e *model.Event) {
 		c.onLeaseReopened(e)
 	case model.EvRebalance:
 		c.onRebalance(e)
+	case model.EvRequestMode:
+		c.onRequestMode(e)
 	case model.EvCommit:
 		c.onCommit(e)
 	case model.EvPhase:
