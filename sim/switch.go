@@ -136,7 +136,7 @@ func (l *layout) checkSwitch(v *validator, p string, g *GroupSpec) {
 		return
 	}
 	if sw.At <= 0 || sw.At >= l.cfg.Duration {
-		v.add(p+".at", fmt.Sprintf("a time inside the safety phase, 1ms..%v", (l.cfg.Duration - clock.Millisecond).Std()), "%v", sw.At.Std())
+		v.add(p+".at", fmt.Sprintf("a time inside the safety phase, 1ms..%v", (l.cfg.Duration-clock.Millisecond).Std()), "%v", sw.At.Std())
 	}
 	if m := l.startMode(g.Name); m != pop.RequestModePull {
 		v.add(p, "the group in PULL mode at the start (requestMode: pull, or none with engine.defaultMessageRequestMode PULL)", "group %q starts in %s mode", g.Name, m)

@@ -168,7 +168,9 @@ func TestSwitchValidation(t *testing.T) {
 		{"client rebalance", func(c *Config) { pushSettings(&c.Consumers[0]).ClientRebalance = defaultOnTrue },
 			"consumers[0]: group \"g\" switches to POP: want kind pop-push with clientRebalance: false"},
 		{"orderly", func(c *Config) { c.Groups[0].ConsumeMessageOrderly = true }, `group "g" consumes orderly`},
-		{"no consumers", func(c *Config) { c.Groups = append(c.Groups, GroupSpec{Name: "other", SwitchToPop: SwitchToPop{At: clock.Second}}) },
+		{"no consumers", func(c *Config) {
+			c.Groups = append(c.Groups, GroupSpec{Name: "other", SwitchToPop: SwitchToPop{At: clock.Second}})
+		},
 			`groups[1].switchToPop: group "other" has none`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
