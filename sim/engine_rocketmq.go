@@ -340,7 +340,21 @@ func (r *changeReq) lost(e *model.Event, why model.Reason) bool {
 	return true
 }
 
-func (*pullReq) lost(*model.Event, model.Reason) bool { return false }
+// lost: the Pull baseline traces no lost pull; the Pull side of a
+// broker-assigned push consumer traces it as a pull with the loss's
+// reason and the messages its answer carried (the broker read them and
+// moved the pull offset past them: the KV path's pops start there).
+func (r *pullReq) lost(e *model.Event, why model.Reason) bool {
+	if !r.pq.p.assigned {
+		return false
+	}
+	e.Kind, e.Reason = model.EvPull, why
+	e.Topic, e.Queue, e.Offset = r.pq.p.c.g.topic, r.pq.q, r.offset
+	if why != model.RRequest && why != model.RTimeout {
+		e.Count = int32(len(r.res.Messages))
+	}
+	return true
+}
 
 // newAck returns an ack request, reusing one the engine has served.
 func (s *sim) newAck(h *popHeld, req pop.AckRequest, lease model.LeaseID) *ackReq {
