@@ -114,3 +114,29 @@ func scan(msg string, id *model.MsgID) bool {
 	*id = model.MsgID(n)
 	return err == nil
 }
+
+// switchToPop decodes, and is checked where it is written.
+func TestSwitchToPopKeys(t *testing.T) {
+	s, err := Builtin("pull-to-pop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Config(1).Groups[0].SwitchToPop; got != (sim.SwitchToPop{At: 30 * clock.Second, PopShareQueueNum: 1}) {
+		t.Fatalf("switchToPop %+v: want at 30s, popShareQueueNum 1", got)
+	}
+	data, err := BuiltinText("pull-to-pop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{"{at: 30s, popShareQueueNum: 1}", "{at: soon}", "groups[0].switchToPop.at"},
+		{"{at: 30s, popShareQueueNum: 1}", "{at: 30s, share: 1}", "groups[0].switchToPop.share: unknown field"},
+		{"{at: 30s, popShareQueueNum: 1}", "{at: 90s}", "groups[0].switchToPop.at: 1m30s: want a time inside the safety phase"},
+		{"requestMode: pull", "requestMode: pop", `groups[0].switchToPop: group "workers" starts in POP mode`},
+	} {
+		text := strings.ReplaceAll(string(data), tc.from, tc.to)
+		if _, err := Load("x.yaml", []byte(text)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.to, err, tc.want)
+		}
+	}
+}
