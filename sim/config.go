@@ -242,8 +242,8 @@ type PopPushSettings struct {
 	// assigns. False is setClientRebalance(false): the consumer asks the
 	// broker for its queues (QUERY_ASSIGNMENT) at start, every 20 s and
 	// when the group's membership changes, and pops each assigned queue
-	// (assign.go); the group's request mode must then be POP. Orderly
-	// groups keep client rebalance, as upstream.
+	// (assign.go), and pulls each queue assigned in PULL mode (switch.go).
+	// Orderly groups keep client rebalance, as upstream.
 	ClientRebalance DefaultOn
 }
 
