@@ -89,18 +89,27 @@ func (c *Checker) pullCause(m *msgState, e *model.Event, i int) string {
 	return CauseUnexplained
 }
 
-func (c *Checker) onPullConsumed(e *model.Event) {
+// pullHeld is the message a Pull client's word is about, when the client
+// still holds its last delivery; nil for a late word about a message
+// forgotten meanwhile (another owner consumed it since): nothing to judge.
+func (c *Checker) pullHeld(e *model.Event) *msgState {
 	cl := c.clientOf(e)
 	if !cl.known {
-		return
+		return nil
 	}
-	// A late word about a message forgotten meanwhile (another owner
-	// consumed it since) has nothing to judge.
 	m, _ := c.groups[cl.group].msgs.get(uint64(e.Msg))
 	if m == nil || m.pull == nil || m.pull.client != e.Client {
-		return
+		return nil
 	}
 	m.note(e)
+	return m
+}
+
+func (c *Checker) onPullConsumed(e *model.Event) {
+	m := c.pullHeld(e)
+	if m == nil {
+		return
+	}
 	d := m.pull.dlv
 	if !e.Reason.Consumed() {
 		m.pull.failed = true
@@ -123,15 +132,10 @@ func (c *Checker) onPullConsumed(e *model.Event) {
 // unconsumed (expired-local r=dropped, no lease): the client holds it no
 // more; whoever reads the queue next owes it.
 func (c *Checker) onPullLetGo(e *model.Event) {
-	cl := c.clientOf(e)
-	if !cl.known {
+	m := c.pullHeld(e)
+	if m == nil {
 		return
 	}
-	m, _ := c.groups[cl.group].msgs.get(uint64(e.Msg))
-	if m == nil || m.pull == nil || m.pull.client != e.Client {
-		return
-	}
-	m.note(e)
 	m.pull.failed = false
 	c.release(m, m.pull.dlv)
 }
