@@ -86,6 +86,10 @@ const (
 	// itself); ack-cut-off, the revive round stopped at reviveScanTime
 	// before reading the ack message (the lease's revive follows at once).
 	EvLeaseReopened
+	// EvRequestMode: an admin set Group's request mode for Topic on every
+	// broker (SET_MESSAGE_REQUEST_MODE) during the run: Reason pop, with
+	// popShareQueueNum Count. Its consumers see it at their next rebalance.
+	EvRequestMode
 
 	evKinds // number of kinds
 )
@@ -101,6 +105,7 @@ var eventNames = [evKinds]string{
 	"dlq", "drop",
 	"crash", "restart", "pause", "resume", "broker-restart", "rebalance", "pull", "commit",
 	"lease-reopened",
+	"request-mode",
 }
 
 func (k EventKind) String() string {
@@ -214,6 +219,14 @@ const (
 	// it or without acking it, and the broker revives it. On EvRebalance:
 	// the client stopped popping Topic/Queue.
 	RDropped
+	// RPop (EvRequestMode): the group was switched to POP mode.
+	RPop
+	// RPull (EvRebalance): the broker assigned Client the queue in PULL
+	// mode (a push consumer that takes its queues from the broker), which
+	// it pulls from Offset until a rebalance drops it (r=dropped, Offset
+	// the offset it persisted). Members apply an assignment each at its
+	// own rebalance, so two of them may pull one queue for a while.
+	RPull
 
 	reasons // number of reasons
 )
@@ -234,6 +247,8 @@ var reasonNames = [reasons]string{
 	"not-done",
 	"no-match",
 	"dropped",
+	"pop",
+	"pull",
 }
 
 // Consumed reports whether an EvConsumeEnd reason is a successful

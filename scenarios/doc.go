@@ -53,6 +53,10 @@
 //	    consumeMessageOrderly: false  # orderly (FIFO): pop-push and simple consumers pop with order=true
 //	    requestMode: ""           # rocketmq: pop or pull, set on the broker before the run (SET_MESSAGE_REQUEST_MODE); "": none set
 //	    popShareQueueNum: 0       # with requestMode pop: each client also pops the next N clients' queues (any int)
+//	    switchToPop: {at: 30s, popShareQueueNum: 0}  # rocketmq: the admin switches the group from PULL to POP at
+//	                              #   that time (1ms..duration-1ms) on every broker; the group must start in PULL mode,
+//	                              #   its consumers pop-push with clientRebalance: false, not orderly; each moves at
+//	                              #   its next rebalance (docs/rocketmq/clients.md §4)
 //	producers:                    # at least one; each topic needs a consuming group (rocketmq: any number; others: one)
 //	  - topic: orders
 //	    arrivals: poisson(1000/s) # const(R), poisson(R), onoff(rate=,on=,off=), ramp(from=,to=,over=), backlog(N), limit(P,count=,for=)
@@ -83,8 +87,8 @@
 //	    suspendCurrentQueueTime: 1s  # orderly groups: a failed batch is suspended this long, 10ms..30s
 //	    consumeMessageBatchMaxSize: 1  # messages per listener call, 1..1024 (concurrent groups)
 //	    batchAck: false           # ack a call's success prefix in one BATCH_ACK_MESSAGE (rocketmq-rust)
-//	    clientRebalance: true     # false: take the queues from the broker (QUERY_ASSIGNMENT), one pop loop each;
-//	                              #   the group must be in POP mode (requestMode: pop or defaultMessageRequestMode: POP)
+//	    clientRebalance: true     # false: take the queues from the broker (QUERY_ASSIGNMENT): one pop loop per
+//	                              #   queue assigned in POP mode, a pull per queue assigned in PULL mode
 //	    # simple (sim.SimpleSettings): invisibleTime 10s..12h (60s), pollTime 5s..20s (20s),
 //	    #   autoRenew: false (the proxy renews leases while processing),
 //	    #   reentrant: false (send an attempt_id, reused after a timed-out receive)

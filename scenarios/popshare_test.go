@@ -73,7 +73,7 @@ func TestRequestModeKeys(t *testing.T) {
 	for _, tc := range []struct{ from, to, want string }{
 		{"clientRebalance: false", "clientRebalance: maybe", `consumers[0].clientRebalance: "maybe": want true or false`},
 		{"requestMode: pop", "requestMode: push", `groups[0].requestMode: "push": want pop or pull`},
-		{"requestMode: pop", "requestMode: pull", `consumers[0].clientRebalance: false with group "workers" in PULL mode`},
+		{"requestMode: pop", "requestMode: pull", `groups[0].popShareQueueNum: 1 without requestMode pop`},
 		{"popShareQueueNum: 1", "popShareQueueNum: 1.5", "groups[0].popShareQueueNum"},
 	} {
 		text := strings.ReplaceAll(string(data), tc.from, tc.to)

@@ -105,26 +105,18 @@ func (l *layout) checkRequestMode(v *validator, p string, g *GroupSpec) {
 	}
 }
 
-// checkClientRebalance: a pop-push consumer that takes its queues from
-// the broker needs its group in POP mode (in PULL mode the Java client
-// pulls, which kind: pull models). Orderly groups keep client rebalance.
-func (l *layout) checkClientRebalance(v *validator, p string, s *ConsumerSpec) {
-	set, ok := s.Settings.(*PopPushSettings)
-	if !ok || set.ClientRebalance.On() || l.groups[s.Group].ConsumeMessageOrderly {
-		return
-	}
+// startMode is the request mode the group's queries are answered with
+// at the start: its own, else the engine's default ("" on another
+// engine).
+func (l *layout) startMode(group string) pop.MessageRequestMode {
 	cfg, ok := l.cfg.Engine.Settings.(*pop.Config)
 	if !ok {
-		return // another engine: reported under kind
+		return ""
 	}
-	mode := cfg.DefaultMessageRequestMode
-	if g := groupSpec(l.cfg.Groups, s.Group); g != nil && g.RequestMode != "" {
-		mode = g.requestMode()
+	if g := groupSpec(l.cfg.Groups, group); g != nil && g.RequestMode != "" {
+		return g.requestMode()
 	}
-	if mode != pop.RequestModePop {
-		v.add(p+".clientRebalance", "the group's request mode POP (groups[].requestMode: pop, or engine.defaultMessageRequestMode: POP); in PULL mode the client pulls (kind: pull)",
-			"false with group %q in %s mode", s.Group, mode)
-	}
+	return cfg.DefaultMessageRequestMode
 }
 
 // setRequestMode is the admin setting the group's request mode for its
@@ -255,17 +247,22 @@ func liveClientIDs(g *group) []string {
 	return ids
 }
 
-// update is updateMessageQueueAssignment for the POP entries: drop the
-// loops of queues no longer assigned, then start one for each new queue.
-// PULL entries (a group switched to PULL) start nothing: the Pull side of
-// a push consumer is not modelled, and Validate keeps such groups out.
+// update is updateMessageQueueAssignment, in upstream's order: drop the
+// pull queues no longer assigned in PULL mode (their offsets persisted
+// first), drop the pop loops no longer assigned in POP mode, then take
+// the new pull queues and start a loop for each new pop queue, both
+// dispatched 500 ms later. PULL entries are the Pull side (switch.go).
 func (a *assigned) update(s *sim, as []pop.MessageQueueAssignment) {
 	want := make([]pop.MessageQueue, 0, len(as))
+	var pulls []pop.MessageQueue
 	for _, x := range as {
 		if x.Mode == pop.RequestModePop {
 			want = append(want, x.Queue)
+		} else {
+			pulls = append(pulls, x.Queue)
 		}
 	}
+	a.dropPulls(s, pulls)
 	kept := a.loops[:0]
 	for _, l := range a.loops {
 		if slices.Contains(want, l.mq) {
@@ -276,6 +273,7 @@ func (a *assigned) update(s *sim, as []pop.MessageQueueAssignment) {
 	}
 	clear(a.loops[len(kept):])
 	a.loops = kept
+	a.addPulls(s, pulls)
 	for _, mq := range want {
 		if !slices.ContainsFunc(a.loops, func(l *popLoop) bool { return l.mq == mq }) {
 			a.add(s, mq)

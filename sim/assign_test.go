@@ -133,8 +133,9 @@ func TestAssignedRebalanceOnCrash(t *testing.T) {
 	}
 }
 
-// The group's request mode and popShareQueueNum are checked, and a
-// consumer that takes its queues from the broker needs POP mode.
+// The group's request mode and popShareQueueNum are checked; a consumer
+// that takes its queues from the broker may be in either mode (PULL: it
+// pulls them, switch.go).
 func TestRequestModeValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -146,10 +147,8 @@ func TestRequestModeValidation(t *testing.T) {
 		{"unknown mode", func(c *Config) { c.Groups[0].RequestMode = "push" }, `groups[0].requestMode: "push": want pop or pull`},
 		{"share without pop", func(c *Config) { c.Groups[0].RequestMode = "" },
 			"groups[0].popShareQueueNum: 1 without requestMode pop: want requestMode: pop beside it"},
-		{"pull mode", func(c *Config) { c.Groups[0].RequestMode, c.Groups[0].PopShareQueueNum = "pull", 0 },
-			`consumers[0].clientRebalance: false with group "g" in PULL mode`},
-		{"no mode, broker default PULL", func(c *Config) { c.Groups = nil },
-			`consumers[0].clientRebalance: false with group "g" in PULL mode`},
+		{"pull mode", func(c *Config) { c.Groups[0].RequestMode, c.Groups[0].PopShareQueueNum = "pull", 0 }, ""},
+		{"no mode, broker default PULL", func(c *Config) { c.Groups = nil }, ""},
 		{"no mode, broker default POP", func(c *Config) {
 			c.Groups = nil
 			e := c.Engine.RocketMQ()

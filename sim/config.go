@@ -67,7 +67,24 @@ type GroupSpec struct {
 	// with clientRebalance false is assigned (assign.go).
 	RequestMode      string `json:",omitempty"`
 	PopShareQueueNum int32  `json:",omitempty"`
+	// SwitchToPop (rocketmq): an admin switches the group, consuming in
+	// PULL mode, to POP mode during the run (switch.go); its zero value
+	// (no at) is no switch.
+	SwitchToPop SwitchToPop `json:",omitzero"`
 }
+
+// SwitchToPop is an admin's live switch of a group from PULL to POP mode
+// (docs/rocketmq/clients.md §4): at At (virtual time from the start, in
+// the safety phase) SET_MESSAGE_REQUEST_MODE(POP, PopShareQueueNum) on
+// every broker. The group's consumers (pop-push, clientRebalance false)
+// see it at their next rebalance.
+type SwitchToPop struct {
+	At               clock.Duration
+	PopShareQueueNum int32 `json:",omitempty"`
+}
+
+// set reports whether the spec schedules a switch.
+func (w *SwitchToPop) set() bool { return *w != SwitchToPop{} }
 
 // ProducerSpec is Count identical open-loop producers on one topic.
 type ProducerSpec struct {
@@ -235,8 +252,8 @@ type PopPushSettings struct {
 	// assigns. False is setClientRebalance(false): the consumer asks the
 	// broker for its queues (QUERY_ASSIGNMENT) at start, every 20 s and
 	// when the group's membership changes, and pops each assigned queue
-	// (assign.go); the group's request mode must then be POP. Orderly
-	// groups keep client rebalance, as upstream.
+	// (assign.go), and pulls each queue assigned in PULL mode (switch.go).
+	// Orderly groups keep client rebalance, as upstream.
 	ClientRebalance DefaultOn
 }
 

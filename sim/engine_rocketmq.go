@@ -340,7 +340,21 @@ func (r *changeReq) lost(e *model.Event, why model.Reason) bool {
 	return true
 }
 
-func (*pullReq) lost(*model.Event, model.Reason) bool { return false }
+// lost: the Pull baseline traces no lost pull; the Pull side of a
+// broker-assigned push consumer traces it as a pull with the loss's
+// reason and the messages its answer carried (the broker read them and
+// moved the pull offset past them: the KV path's pops start there).
+func (r *pullReq) lost(e *model.Event, why model.Reason) bool {
+	if !r.pq.p.assigned {
+		return false
+	}
+	e.Kind, e.Reason = model.EvPull, why
+	e.Topic, e.Queue, e.Offset = r.pq.p.c.g.topic, r.pq.q, r.offset
+	if why != model.RRequest && why != model.RTimeout {
+		e.Count = int32(len(r.res.Messages))
+	}
+	return true
+}
 
 // newAck returns an ack request, reusing one the engine has served.
 func (s *sim) newAck(h *popHeld, req pop.AckRequest, lease model.LeaseID) *ackReq {
@@ -897,7 +911,10 @@ func (a *rocketMQ) inFlight() int { return a.b.InFlightCount() - a.b.PendingAckC
 
 // positions appends one group's positions on every queue of topic t: POP
 // groups read at the volatile pop offset (the commit offset when there is
-// none), the Pull baseline at its committed offset.
+// none), the Pull baseline at its committed offset. The checkpoint path
+// keeps no pull offset of its own: one there is a pull consumer's, left
+// behind by a group switched to POP, and its pops read from the commit
+// offset.
 func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 	for q := int32(0); ; q++ {
 		hi := a.b.MaxOffset(t, q)
@@ -906,7 +923,7 @@ func (a *rocketMQ) positions(g rmqGroup, t string, dst []Position) []Position {
 		}
 		o := a.b.ConsumerOffsets(g.name, t, q)
 		read := o.Commit
-		if !g.pull && o.Pull >= 0 {
+		if !g.pull && !a.ck && o.Pull >= 0 {
 			read = o.Pull
 		}
 		dst = append(dst, Position{Group: g.name, Topic: t, Queue: a.rt.global(a.idx, t, q), Max: hi, Consumed: read, Commit: o.Commit, Durable: o.Commit})

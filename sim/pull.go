@@ -35,6 +35,11 @@ type pullConsumer struct {
 	local  int          // messages held (waiting, running, retrying)
 	queues []*pullQueue // by queue id
 	commit pullCommit   // the commit clock's payload
+	// assigned: the Pull side of a push consumer whose queues the broker
+	// assigns (switch.go), not the baseline: a message its dropped queue
+	// lets go unconsumed is traced, and one the listener finished after
+	// the drop is measured (its consumption happened).
+	assigned bool
 }
 
 // pullCommit is the payload of the commit clock's task.
@@ -135,9 +140,7 @@ func (s *sim) rebalance(g *group) {
 	for _, p := range live {
 		for _, pq := range p.queues {
 			if pq != nil && pq.owned && !want[p.c.gpos][pq.q] {
-				p.commitQueue(s, pq)
-				pq.owned = false
-				pq.gen++
+				p.release(s, pq)
 			}
 		}
 	}
@@ -150,7 +153,19 @@ func (s *sim) rebalance(g *group) {
 	}
 }
 
-func (p *pullConsumer) gain(s *sim, q int32) {
+// release is removeUnnecessaryMessageQueue: the queue's offset is
+// persisted, then its process queue dropped (work of it is discarded).
+func (p *pullConsumer) release(s *sim, pq *pullQueue) {
+	p.commitQueue(s, pq)
+	pq.owned = false
+	pq.gen++
+}
+
+func (p *pullConsumer) gain(s *sim, q int32) { p.gainAfter(s, q, 0) }
+
+// gainAfter takes queue q over from the committed offset and sends its
+// first pull after d (dispatchPullRequest's delay).
+func (p *pullConsumer) gainAfter(s *sim, q int32, d clock.Duration) {
 	c := p.c
 	if p.queues == nil {
 		p.queues = make([]*pullQueue, c.g.queues)
@@ -172,8 +187,12 @@ func (p *pullConsumer) gain(s *sim, q int32) {
 	pq.gen++
 	pq.next, pq.base, pq.committed, pq.done, pq.cached = start, start, start, pq.done[:0], 0
 	s.cov.hit("rebalance")
-	s.emit(model.Event{Kind: model.EvRebalance, Client: c.idx, Topic: c.g.topic, Queue: q, Offset: start})
-	p.schedulePull(s, pq, 0)
+	e := model.Event{Kind: model.EvRebalance, Client: c.idx, Topic: c.g.topic, Queue: q, Offset: start}
+	if p.assigned {
+		e.Reason = model.RPull
+	}
+	s.emit(e)
+	p.schedulePull(s, pq, d)
 }
 
 func (p *pullConsumer) schedulePull(s *sim, pq *pullQueue, d clock.Duration) {
@@ -219,6 +238,9 @@ func (p *pullConsumer) reply(s *sim, x Request) {
 	pq := r.pq
 	pq.pulling = false
 	if r.gen != pq.gen || !pq.owned {
+		if p.assigned { // the answer to a pull its dropped queue had parked: read, then thrown away
+			s.emit(model.Event{Kind: model.EvPull, Client: p.c.idx, Topic: p.c.g.topic, Queue: pq.q, Offset: r.offset, Count: int32(len(r.res.Messages)), Reason: model.RDropped})
+		}
 		return
 	}
 	c := p.c
@@ -261,10 +283,13 @@ func (p *pullConsumer) reply(s *sim, x Request) {
 }
 
 // beforeConsume: a dropped process queue is not consumed.
-func (p *pullConsumer) beforeConsume(_ *sim, w work) bool {
+func (p *pullConsumer) beforeConsume(s *sim, w work) bool {
 	h := w.(*pullHeld)
 	if h.gen != h.pq.gen || !h.pq.owned {
 		p.local--
+		if p.assigned {
+			s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RDropped))
+		}
 		return false
 	}
 	return true
@@ -277,6 +302,9 @@ func (p *pullConsumer) consumed(s *sim, w work) {
 	pq := h.pq
 	if h.gen != pq.gen || !pq.owned {
 		p.local-- // the queue moved on: the new owner redelivers from the committed offset
+		if p.assigned && h.outcome.Succeeded() {
+			s.meter.acked(p.c.g, h.msg.ID, h.deliveredAt, s.q.now())
+		}
 		return
 	}
 	pq.cached--
@@ -309,6 +337,9 @@ func (p *pullConsumer) timer(s *sim, x payload) {
 func (p *pullConsumer) localRetry(s *sim, h *pullHeld) {
 	if h.gen != h.pq.gen || !h.pq.owned {
 		p.local--
+		if p.assigned {
+			s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RDropped))
+		}
 		return
 	}
 	h.deliveredAt = s.q.now()

@@ -49,6 +49,10 @@ type pushConsumer struct {
 	// asg: the queues the broker assigns (clientRebalance false), each
 	// with its own pop loop (assign.go); nil: the loops above.
 	asg *assigned
+	// pull is the Pull side of a broker-assigned consumer: the queues an
+	// assignment in PULL mode gives it, pulled as the Pull baseline pulls
+	// (switch.go); nil until it is assigned one.
+	pull *pullConsumer
 }
 
 func (p *pushConsumer) start(s *sim) {
@@ -60,9 +64,13 @@ func (p *pushConsumer) start(s *sim) {
 	}
 }
 
-func (p *pushConsumer) busy() bool { return p.waitAck > 0 }
+func (p *pushConsumer) busy() bool { return p.waitAck > 0 || p.pull != nil && p.pull.busy() }
 
-func (p *pushConsumer) crashed(*sim) {
+func (p *pushConsumer) crashed(s *sim) {
+	if p.pull != nil {
+		p.pull.crashed(s)
+		p.pull = nil
+	}
 	p.waitAck, p.asg = 0, nil
 	for _, l := range p.loops {
 		l.out, l.armed, l.waitAck = nil, false, 0
@@ -79,7 +87,13 @@ func (p *pushConsumer) defaultLoops(s *sim) {
 	}
 }
 
-func (p *pushConsumer) poll(s *sim, x payload) { x.(*popLoop).poll(s) }
+func (p *pushConsumer) poll(s *sim, x payload) {
+	if pq, ok := x.(*pullQueue); ok {
+		pq.p.poll(s, pq)
+		return
+	}
+	x.(*popLoop).poll(s)
+}
 
 // loopOf is the loop whose pop r is, its outstanding pop cleared.
 func (p *pushConsumer) loopOf(r *popReq) *popLoop {
@@ -116,10 +130,16 @@ func (p *pushConsumer) reply(s *sim, r Request) {
 		p.popResponse(s, r)
 	case *changeReq:
 		adoptRenewal(r)
+	case *pullReq:
+		r.pq.p.reply(s, r)
 	}
 }
 
 func (p *pushConsumer) timeout(s *sim, r Request) {
+	if x, ok := r.(*pullReq); ok {
+		x.pq.p.timeout(s, x)
+		return
+	}
 	if r, ok := r.(*popReq); ok {
 		s.traceLost(r, model.RTimeout)
 		p.loopOf(r).schedule(s, pullTimeDelayWhenException)
@@ -197,6 +217,12 @@ func (p *pushConsumer) timer(s *sim, x payload) {
 		s.faultRenew(p.c, x)
 	case *assigned:
 		x.tick(s)
+	case *pullHeld:
+		x.pq.p.timer(s, x)
+	case *pullCommit:
+		if p.pull != nil && x == &p.pull.commit {
+			p.pull.timer(s, x)
+		}
 	}
 }
 
@@ -232,6 +258,9 @@ func (p *pushConsumer) queueBatch(s *sim, hs []*popHeld) {
 // (the messages of one pop share popTime and invisibleTime) and skipped
 // whole.
 func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
+	if h, ok := w.(*pullHeld); ok {
+		return h.pq.p.beforeConsume(s, h)
+	}
 	if p.droppedWork(s, w) {
 		return false
 	}
@@ -290,6 +319,10 @@ func (p *pushConsumer) nextInQueue(s *sim, h *popHeld) {
 
 // consumed is processConsumeResult for one message.
 func (p *pushConsumer) consumed(s *sim, w work) {
+	if h, ok := w.(*pullHeld); ok {
+		h.pq.p.consumed(s, h)
+		return
+	}
 	if p.droppedWork(s, w) {
 		return
 	}

@@ -44,6 +44,7 @@ const (
 	tkScripted // tests: run a function at a virtual time
 	tkBrokerStop
 	tkBrokerDone // a request's service at the broker ends (the broker cost model)
+	tkAdmin      // an admin's scheduled action (a request mode switch)
 )
 
 // payload is what a task carries: a request, a message in hand, a

@@ -203,6 +203,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	}
 	s.setupClients()
 	s.schedulePeriodic()
+	s.scheduleSwitches()
 	for i := range opts.script {
 		st := &opts.script[i]
 		s.q.after(st.after, tkScripted, -1, 0, &scripted{f: st.f})
@@ -373,6 +374,8 @@ func (s *sim) dispatch(t *task) {
 		s.brks[-1-t.who].done(t.p.(*brokerJob))
 	case tkScripted:
 		t.p.(*scripted).f(s)
+	case tkAdmin:
+		t.p.(*modeSwitch).run(s)
 	default:
 		s.clientTask(t)
 	}

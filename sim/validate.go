@@ -131,6 +131,9 @@ func (c Config) layout() (*layout, error) {
 	l.checkBroker(v)
 	l.checkNetwork(v)
 	l.checkFaults(v)
+	for i := range l.cfg.Groups {
+		l.checkSwitch(v, fmt.Sprintf("groups[%d]", i), &l.cfg.Groups[i])
+	}
 	if len(v.errs) > 0 {
 		return nil, &ConfigError{Fields: v.errs}
 	}
@@ -258,7 +261,6 @@ func (l *layout) checkConsumers(v *validator) {
 		if _, ok := l.groups[s.Group]; !ok {
 			l.groups[s.Group] = pop.DefaultGroup(s.Group)
 		}
-		l.checkClientRebalance(v, p, s)
 		for range inRange(s.Count, 10000) {
 			l.consumers = append(l.consumers, s)
 		}

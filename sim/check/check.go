@@ -96,6 +96,11 @@ type Checker struct {
 	// at which a Pull consumer of the group last took it over: another
 	// group on the topic owns its queues on its own.
 	rebalances map[groupQueue]int64
+	// pullOwners are, per group, the owners of the queues a broker
+	// assigns in PULL mode (rebalance r=pull, until r=dropped or a
+	// crash), and when each queue last had two (pull.go).
+	pullOwners map[groupQueue]*owners
+	ownerList  []*owners // pullOwners' values in first-use order
 	wake       wakeup
 	hist       history
 	order      orderBook    // orderly groups' queues (order.go)
@@ -242,6 +247,8 @@ func (c *Checker) dispatch(e *model.Event) {
 		c.onLeaseReopened(e)
 	case model.EvRebalance:
 		c.onRebalance(e)
+	case model.EvRequestMode:
+		c.onRequestMode(e)
 	case model.EvCommit:
 		c.onCommit(e)
 	case model.EvPhase:

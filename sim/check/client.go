@@ -196,6 +196,9 @@ func dupCause(l *lease) string {
 			return o.cause
 		}
 	}
+	if p := m.pull; p != nil && p.cause != causeFirst && p.cause != CauseReconsumeLater {
+		return p.cause // a pull consumer read it again, before this success (a group switched to POP)
+	}
 	return CauseUnexplained
 }
 
@@ -203,6 +206,10 @@ func dupCause(l *lease) string {
 // consuming, it lets go of the message; before the deadline, its clock is
 // off.
 func (c *Checker) onExpiredLocal(e *model.Event) {
+	if e.Lease == 0 && e.Reason == model.RDropped {
+		c.onPullLetGo(e)
+		return
+	}
 	l, d := c.lookupDelivery(e)
 	if d == nil {
 		return
@@ -574,6 +581,7 @@ func (c *Checker) onReceiveAnswer(e *model.Event) {
 func (c *Checker) onCrash(e *model.Event) {
 	cl := c.clientOf(e)
 	cl.alive = false
+	c.crashOwner(e)
 	for _, l := range cl.pending {
 		if l.awaiting {
 			l.awaiting = false

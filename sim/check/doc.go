@@ -148,6 +148,17 @@
 //   - order_gap (orderly): acked while an earlier message of its queue was
 //     not, so the queue's commit offset stayed before it and the next
 //     answer, which reads from that earlier message, lends it again.
+//   - mode_switch: a group switched from PULL to POP (request-mode): a
+//     lease at a place a pull delivery took last (the checkpoint path's
+//     pops start at the commit offset), or a pull delivery at a place a
+//     lease took last (a pull owner not yet rebalanced reads what a pop
+//     took, on the KV path's pull offset). A lease forks a line.
+//   - rebalance (Pull) also covers two pull owners of one queue: members
+//     that take PULL queues from the broker apply an assignment each at
+//     its own rebalance (rebalance r=pull ... r=dropped), and while a
+//     queue has two owners each reads what the other read; tombstones
+//     stay while two readers share a queue (two owners, or a pull owner
+//     of a switched group).
 //   - broker_restart, revive_cut_off, rebalance (Pull), producer_retry,
 //     renew_after_revive:
 //     the fork's origin, for leases of an extra line and for a lease the

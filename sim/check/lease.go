@@ -186,6 +186,8 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 		c.checkReloadedCount(m, l, e)
 	} else if c.orderGap(m, l, p) {
 		l.line, l.cause = m.fork(CauseOrderGap), CauseOrderGap
+	} else if m.g.switched != 0 && m.pulledAt != 0 && m.pulledAt == m.leased[i] {
+		l.line, l.cause = m.fork(CauseModeSwitch), CauseModeSwitch
 	} else {
 		l.line, l.cause, poor = c.lineAt(m, i), CauseUnexplained, true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s again with nothing to explain it: no copy or release made it available there and no broker restart came since it was lent there at event #%d", l.id, m.id, p, m.leased[i]-1))

@@ -43,6 +43,9 @@ type group struct {
 	passable map[queueKey][]*msgState
 	unplaced []*msgState
 	counts   GroupReport // the group's share of the report
+	// switched is the trace position (Seq+1) of the group's switch to
+	// POP mode (request-mode), 0 if none.
+	switched int64
 }
 
 // msgState is one message as one group sees it.
@@ -65,6 +68,7 @@ type msgState struct {
 	held        int32       // deliveries a client still has in hand
 	kept        int32       // the delivery count an in-place engine last wrote for good (see keep); a broker restart reloads it
 	pull        *pullState
+	pulledAt    int64 // the trace position (Seq+1) of its last pull delivery (0 never)
 	seqs        seqRing
 
 	// Room for the common case (one place, one line, one token, two
@@ -172,6 +176,7 @@ type tomb struct {
 	msg       model.MsgID
 	topic     string // the produced topic
 	lastLease int64  // the trace position (Seq+1) of its last lease there
+	pulled    bool   // that last lease was a pull delivery
 }
 
 func (c *Checker) group(name string) *group {
@@ -254,6 +259,9 @@ func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgSt
 	if t, ok := g.tombs.get(p); ok && t.msg == id {
 		m.topic = t.topic
 		m.places, m.leased = append(m.places, p), append(m.leased, t.lastLease)
+		if t.pulled {
+			m.pulledAt = t.lastLease
+		}
 	} else if m.topic == "" {
 		m.topic = c.producedTopic(g, p.topic)
 	}
@@ -298,6 +306,9 @@ func (m *msgState) lookupPlace(p place) int {
 	if t, ok := m.g.tombs.get(p); ok && t.msg == m.id {
 		i := m.placeIndex(p, true)
 		m.leased[i] = t.lastLease
+		if t.pulled {
+			m.pulledAt = t.lastLease
+		}
 		return i
 	}
 	return -1
@@ -384,7 +395,7 @@ func (c *Checker) maybeForget(m *msgState) {
 	}
 	for i, p := range m.places {
 		if m.leased[i] != 0 {
-			m.g.tombs.put(p, tomb{msg: m.id, topic: m.topic, lastLease: m.leased[i]})
+			m.g.tombs.put(p, tomb{msg: m.id, topic: m.topic, lastLease: m.leased[i], pulled: m.pulledAt == m.leased[i]})
 		}
 	}
 	for _, l := range m.leases {
@@ -411,7 +422,15 @@ func (c *Checker) onCommit(e *model.Event) {
 		// it as it is), and the engine lends those places again.
 		return
 	}
-	g.tombs.dropBelow(queueKey{e.Topic, e.Queue}, e.Offset)
+	k := queueKey{e.Topic, e.Queue}
+	if o := c.pullOwners[groupQueue{g.idx, k}]; o != nil && (len(o.clients) > 1 || g.switched != 0 && len(o.clients) > 0) {
+		// Two readers of the queue, one behind the other (two pull owners
+		// during a rebalance, or a pull owner and the pops of a group
+		// switched to POP): the one behind reads places the other's commit
+		// passed, so their tombstones stay.
+		return
+	}
+	g.tombs.dropBelow(k, e.Offset)
 }
 
 // orderPassed settles, as acked, the unsettled messages of an orderly

@@ -40,6 +40,7 @@ const (
 	CausePopLost          = "pop_lost"           // the response lending the message never reached the consumer
 	CauseDuplicateCopy    = "duplicate_delivery" // SQS standard: a second copy of a message in flight was delivered (its first lease went stale)
 	CauseOrderGap         = "order_gap"          // orderly: acked while an earlier message of its queue was not, lent again behind it
+	CauseModeSwitch       = "mode_switch"        // RocketMQ: the group was switched from PULL to POP; a pop read what a pull consumer had taken, or the other way round
 	CauseUnexplained      = "unexplained"        // no cause: always also a violation
 )
 
