@@ -9,7 +9,7 @@ import (
 // A revive-topic message is read by every revive round from the revive
 // offset on, so a message whose CK is not due yet is read by many rounds.
 // Its body and properties never change once stored, so the first read
-// decodes them and keeps the result beside the message (queue.revive);
+// decodes them and keeps the result beside the message (logSlot.rev);
 // later reads use it. The cache is a pure function of the stored bytes:
 // it survives a restart exactly as the messages do, and a message written
 // by any other path (a client's Put to the revive topic) is decoded from
@@ -33,14 +33,11 @@ type reviveBody struct {
 // reviveBodyAt is the decoded form of q's message at offset o (which the
 // queue holds), decoding it on first use.
 func (b *Broker) reviveBodyAt(q *queue, o int64) *reviveBody {
-	i := int(o - q.min)
-	for len(q.revive) <= i {
-		q.revive = append(q.revive, nil)
+	sl := q.log.slot(int(o - q.min))
+	if sl.rev == nil {
+		sl.rev = b.decodeRevive(&sl.msg)
 	}
-	if q.revive[i] == nil {
-		q.revive[i] = b.decodeRevive(&q.msgs[i])
-	}
-	return q.revive[i]
+	return sl.rev
 }
 
 // decodeRevive decodes a revive-topic message as readRevive reads it.

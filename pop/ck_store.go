@@ -209,9 +209,9 @@ func delayLevel(d int64) int64 {
 
 // appendRevive stores msg in revive queue q, stamped at ms.
 func (b *Broker) appendRevive(q *queue, msg *model.Message, ms int64) {
-	q.msgs = append(q.msgs, *msg)
-	m := &q.msgs[len(q.msgs)-1]
-	m.QueueOffset = q.min + int64(len(q.msgs)-1)
+	m := &q.log.push().msg
+	*m = *msg
+	m.QueueOffset = q.maxOffset() - 1
 	m.StoreTimestamp = ms
 }
 
