@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"slices"
 	"strings"
 
 	"popsim/model"
@@ -14,6 +15,15 @@ import (
 // it survives a restart exactly as the messages do, and a message written
 // by any other path (a client's Put to the revive topic) is decoded from
 // its bytes like the rest.
+
+// The engine's own CK, ack and bAck messages are not decoded at all: the
+// engine has their typed form when it writes them, so it keeps that
+// (copied, as the body is a snapshot) beside the message instead
+// (revivePrefill). It is what decoding the body gives, field for field:
+// the JSON round trip is exact (model's encoders and decoders), the
+// revive offset, lease and deliver time are read from the stored message
+// as decodeRevive reads them, and the invariants build checks each one
+// against decodeRevive.
 
 // reviveBody is a stored revive-topic message, decoded.
 type reviveBody struct {
@@ -67,6 +77,45 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 		}
 		d.ack, d.offs = a, offs
 		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+	}
+	return d
+}
+
+// ckPrefill is the decoded body of the CK message putCk writes for ck,
+// but for what finishPrefill reads from the stored message. mkey is ck's
+// merge key, or "".
+func ckPrefill(ck *model.PopCheckPoint, mkey string) *reviveBody {
+	if ck.Topic == "" || ck.CID == "" {
+		return &reviveBody{skip: true}
+	}
+	if mkey == "" {
+		mkey = ck.MergeKey()
+	}
+	d := &reviveBody{ck: *ck, key: mkey}
+	d.ck.QueueOffsetDiff = slices.Clone(ck.QueueOffsetDiff)
+	return d
+}
+
+// ackPrefill is the decoded body of the ack or bAck message written for
+// a with acked offsets offs (the body's own list), but for the deliver
+// time.
+func (b *Broker) ackPrefill(a *model.AckMsg, offs []int64) *reviveBody {
+	bn := a.BrokerName
+	if strings.TrimSpace(bn) == "" {
+		bn = b.cfg.BrokerName
+	}
+	return &reviveBody{ack: *a, offs: offs, key: model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)}
+}
+
+// finishPrefill completes d from its message m as stored: the deliver
+// time, and a CK's revive offset and first lease.
+func (b *Broker) finishPrefill(d *reviveBody, m *model.Message) *reviveBody {
+	d.deliver = deliverTime(m)
+	if m.Tags == model.CkTag && !d.skip {
+		d.ck.ReviveOffset, d.lease = m.QueueOffset, ckLeaseOf(m)
+	}
+	if invariants {
+		assertPrefill(d, b.decodeRevive(m))
 	}
 	return d
 }

@@ -526,7 +526,7 @@ func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *Che
 		ck.InvisibleTime += 1000 * CkRewriteIntervalsSeconds[min(rp, len(CkRewriteIntervalsSeconds)-1)]
 	}
 	b.stats.CkRePuts++
-	if b.putCk(g, &ck, s.qid, b.lastLease+1, &res.Failures) != putOK {
+	if b.putCk(g, &ck, "", s.qid, b.lastLease+1, &res.Failures) != putOK {
 		rv.Outcome = ReviveDropped
 		b.stats.MayBeLost++
 		res.Revivals = append(res.Revivals, rv)
