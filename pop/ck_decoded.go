@@ -84,15 +84,28 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 // ckPrefill is the decoded body of the CK message putCk writes for ck,
 // but for what finishPrefill reads from the stored message. mkey is ck's
 // merge key, or "".
-func ckPrefill(ck *model.PopCheckPoint, mkey string) *reviveBody {
+func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string) *reviveBody {
+	d := b.newReviveBody()
 	if ck.Topic == "" || ck.CID == "" {
-		return &reviveBody{skip: true}
+		d.skip = true
+		return d
 	}
 	if mkey == "" {
 		mkey = ck.MergeKey()
 	}
-	d := &reviveBody{ck: *ck, key: mkey}
+	d.ck, d.key = *ck, mkey
 	d.ck.QueueOffsetDiff = slices.Clone(ck.QueueOffsetDiff)
+	return d
+}
+
+// newReviveBody returns a zero body, allocated with others: the engine
+// keeps one per revive message it writes, for as long as the message.
+func (b *Broker) newReviveBody() *reviveBody {
+	if len(b.bodies) == 0 {
+		b.bodies = make([]reviveBody, 256)
+	}
+	d := &b.bodies[0]
+	b.bodies = b.bodies[1:]
 	return d
 }
 
@@ -104,7 +117,9 @@ func (b *Broker) ackPrefill(a *model.AckMsg, offs []int64) *reviveBody {
 	if strings.TrimSpace(bn) == "" {
 		bn = b.cfg.BrokerName
 	}
-	return &reviveBody{ack: *a, offs: offs, key: model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)}
+	d := b.newReviveBody()
+	d.ack, d.offs, d.key = *a, offs, model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+	return d
 }
 
 // finishPrefill completes d from its message m as stored: the deliver

@@ -36,11 +36,31 @@ type timerMsg struct {
 }
 
 // timerStore holds the timer's messages by revive queue (queue ids index
-// the slice), each in (due, put order).
+// the slice), each in (due, put order). Delivered messages' holders are
+// reused (free).
 type timerStore struct {
 	queues []*btree.BTreeG[*timerMsg]
 	seq    uint64
 	n      int
+	free   []*timerMsg
+}
+
+// hold returns a holder for a message due at due, reusing a delivered
+// one's.
+func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timerMsg {
+	if k := len(t.free) - 1; k >= 0 {
+		m := t.free[k]
+		t.free = t.free[:k]
+		m.due, m.msg, m.rev = due, *msg, rev
+		return m
+	}
+	return &timerMsg{due: due, msg: *msg, rev: rev}
+}
+
+// release takes back the holder of a delivered message.
+func (t *timerStore) release(m *timerMsg) {
+	*m = timerMsg{}
+	t.free = append(t.free, m)
 }
 
 func timerLess(a, b *timerMsg) bool {
@@ -176,13 +196,13 @@ func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev
 		// #3787: a delay level from now, the revive service seeing that time
 		due := nowMs + delayLevel(deliverMs-nowMs)
 		_ = msg.SetProperty(model.PropertyTimerDeliverMs, itoa(due))
-		b.timer.add(&timerMsg{due: due, msg: *msg, rev: rev})
+		b.timer.add(b.timer.hold(due, msg, rev))
 		b.arrival = due
 		return putOK
 	}
 	if deliverMs > nowMs {
 		b.arrival = b.timerDue(deliverMs)
-		b.timer.add(&timerMsg{due: b.arrival, msg: *msg, rev: rev})
+		b.timer.add(b.timer.hold(b.arrival, msg, rev))
 		return putOK
 	}
 	b.appendRevive(q, msg, nowMs, rev)
@@ -234,6 +254,7 @@ func (b *Broker) advanceTimer(nowMs int64) {
 		b.timer.remove(t)
 		b.stats.TimerDeliveries++
 		b.appendRevive(b.reviveQueue(t.msg.QueueID), &t.msg, t.due, t.rev)
+		b.timer.release(t)
 	}
 }
 
@@ -277,7 +298,7 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 		_ = m.SetProperty(PropertyLease, strconv.FormatUint(uint64(first), 10))
 	}
 	b.stats.CkPuts++
-	return b.putRevive(nowMs, &m, deliver, ckPrefill(ck, mkey), fails)
+	return b.putRevive(nowMs, &m, deliver, b.ckPrefill(ck, mkey), fails)
 }
 
 // putAck writes an ack message with deliver time deliverMs.
