@@ -1,9 +1,6 @@
 package model
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // The checkpoint (FS) POP path's revive-topic payloads, with RocketMQ's
 // names: PopCheckPoint (the body of a "ck" message), AckMsg ("ack") and
@@ -109,8 +106,8 @@ func (c *PopCheckPoint) MergeKey() string {
 // MergeKey builds the concatenated merge key. popsim keeps a null broker
 // name as "", which Java's concatenation writes as "null".
 func MergeKey(topic, group string, qid int32, startOffset, popTime int64, brokerName string) string {
-	b := make([]byte, 0, len(topic)+len(group)+len(brokerName)+40)
-	b = append(b, topic...)
+	var buf [keyBuf]byte // on the stack: the string is the one allocation
+	b := append(buf[:0], topic...)
 	b = append(b, group...)
 	b = strconv.AppendInt(b, int64(qid), 10)
 	b = strconv.AppendInt(b, startOffset, 10)
@@ -124,7 +121,10 @@ func MergeKey(topic, group string, qid int32, startOffset, popTime int64, broker
 
 // UniqueID is genCkUniqueId: topic@queueId@startOffset@cid@popTime@brokerName@ck.
 func (c *PopCheckPoint) UniqueID() string {
-	return joinAt(c.Topic, itoa(int64(c.QueueID)), itoa(c.StartOffset), c.CID, itoa(c.PopTime), c.BrokerName, CkTag)
+	var buf [keyBuf]byte
+	b := appendAt(buf[:0], c.Topic, int64(c.QueueID), c.StartOffset, c.CID, c.PopTime)
+	b = append(append(b, c.BrokerName...), '@')
+	return string(append(b, CkTag...))
 }
 
 // AppendJSON appends the checkpoint's JSON (fastjson's sorted short keys).
@@ -220,7 +220,24 @@ func (a *AckMsg) MergeKey() string {
 
 // UniqueID is genAckUniqueId: topic@queueId@ackOffset@group@popTime@brokerName@ack.
 func (a *AckMsg) UniqueID() string {
-	return joinAt(a.Topic, itoa(int64(a.QueueID)), itoa(a.AckOffset), a.ConsumerGroup, itoa(a.PopTime), a.BrokerName, AckTag)
+	var buf [keyBuf]byte
+	b := appendAt(buf[:0], a.Topic, int64(a.QueueID), a.AckOffset, a.ConsumerGroup, a.PopTime)
+	b = append(append(b, a.BrokerName...), '@')
+	return string(append(b, AckTag...))
+}
+
+// keyBuf is room on the stack for the usual merge key or unique id, so
+// that building one allocates only the string.
+const keyBuf = 160
+
+// appendAt appends "topic@qid@offset@group@popTime@", the head that the
+// unique ids of CK and ack messages share.
+func appendAt(b []byte, topic string, qid, offset int64, group string, popTime int64) []byte {
+	b = append(append(b, topic...), '@')
+	b = append(strconv.AppendInt(b, qid, 10), '@')
+	b = append(strconv.AppendInt(b, offset, 10), '@')
+	b = append(append(b, group...), '@')
+	return append(strconv.AppendInt(b, popTime, 10), '@')
 }
 
 // AppendJSON appends the ack's JSON.
@@ -292,16 +309,18 @@ type BatchAckMsg struct {
 // UniqueID is genBatchAckUniqueId: topic@queueId@[offsets]@group@popTime@bAck
 // (no broker name; the list as Java's List.toString writes it).
 func (a *BatchAckMsg) UniqueID() string {
-	var l strings.Builder
-	l.WriteByte('[')
+	var buf [keyBuf]byte
+	b := append(append(buf[:0], a.Topic...), '@')
+	b = append(strconv.AppendInt(b, int64(a.QueueID), 10), '@', '[')
 	for i, o := range a.AckOffsetList {
 		if i > 0 {
-			l.WriteString(", ")
+			b = append(b, ',', ' ')
 		}
-		l.WriteString(itoa(o))
+		b = strconv.AppendInt(b, o, 10)
 	}
-	l.WriteByte(']')
-	return joinAt(a.Topic, itoa(int64(a.QueueID)), l.String(), a.ConsumerGroup, itoa(a.PopTime), BatchAckTag)
+	b = append(append(b, ']', '@'), a.ConsumerGroup...)
+	b = append(strconv.AppendInt(append(b, '@'), a.PopTime, 10), '@')
+	return string(append(b, BatchAckTag...))
 }
 
 // AppendJSON appends the batch ack's JSON.
@@ -336,10 +355,6 @@ func ParseBatchAckMsg(data []byte) (BatchAckMsg, error) {
 	})
 	return a, err
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
-
-func joinAt(parts ...string) string { return strings.Join(parts, "@") }
 
 func appendIntField(b []byte, key string, v int64) []byte {
 	b = append(b, ',', '"')

@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -142,4 +143,31 @@ func FuzzParseBatchAckMsg(f *testing.F) {
 			t.Fatalf("round trip of %q: %+v then %+v, %v", b, a, back, err)
 		}
 	})
+}
+
+// Merge keys and unique ids longer than the stack buffer are built whole,
+// and a short one costs a single allocation (the string).
+func TestKeysLongAndShort(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	ck := PopCheckPoint{Topic: long, CID: "g", QueueID: 2, StartOffset: 7, PopTime: 9, BrokerName: "b"}
+	if got, want := ck.MergeKey(), long+"g279b"; got != want {
+		t.Errorf("long MergeKey = %q", got)
+	}
+	if got, want := ck.UniqueID(), long+"@2@7@g@9@b@ck"; got != want {
+		t.Errorf("long UniqueID = %q", got)
+	}
+	a := BatchAckMsg{AckMsg: AckMsg{Topic: "t", ConsumerGroup: long, PopTime: 1}, AckOffsetList: []int64{1, 2}}
+	if got, want := a.UniqueID(), "t@0@[1, 2]@"+long+"@1@bAck"; got != want {
+		t.Errorf("long batch UniqueID = %q", got)
+	}
+	short := PopCheckPoint{Topic: "orders", CID: "billing", QueueID: 3, StartOffset: 12345, PopTime: 1700000000000, BrokerName: "broker-a"}
+	ack := AckMsg{Topic: "orders", ConsumerGroup: "billing", QueueID: 3, AckOffset: 12346, StartOffset: 12345, PopTime: 1700000000000}
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{{"MergeKey", func() { _ = short.MergeKey() }}, {"UniqueID", func() { _ = short.UniqueID() }}, {"ack UniqueID", func() { _ = ack.UniqueID() }}} {
+		if n := testing.AllocsPerRun(100, c.f); n != 1 {
+			t.Errorf("%s: %v allocations, want 1", c.name, n)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package pop
 
 import (
 	"fmt"
+	"reflect"
 
 	"popsim/clock"
 	"popsim/model"
@@ -45,4 +46,10 @@ func assertReplaced(replaced, by model.LeaseID) {
 // assertCacheSize: the cache never counts fewer than zero records.
 func (c *cache) assertSize() {
 	assertf(c.size >= 0, "cache size %d", c.size)
+}
+
+// assertPrefill: the body the engine kept for its own revive message is
+// the one decoding the stored message gives.
+func assertPrefill(kept, decoded *reviveBody) {
+	assertf(reflect.DeepEqual(kept, decoded), "revive message body kept as %+v, decodes as %+v", *kept, *decoded)
 }

@@ -82,6 +82,9 @@ type Broker struct {
 	volatile
 	stats   Stats
 	scratch popScratch
+	// bodies is storage for the decoded revive bodies the engine keeps
+	// (newReviveBody).
+	bodies []reviveBody
 	// retryRefs caches, by pair id, the pair's V1 and V2 retry topics.
 	retryRefs [][2]retryRef
 	// lastTopic is the topic found most recently by topicNamed.

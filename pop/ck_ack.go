@@ -164,10 +164,10 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	rq := h.ReviveQueueID
 	ck := model.PopCheckPoint{Num: 1, PopTime: nowMs, InvisibleTime: invisibleMs, StartOffset: offset, CID: group, Topic: topicName,
 		QueueID: qid, QueueOffsetDiff: []int32{0}, BrokerName: h.BrokerName}
-	b.freeMergeKey(&ck)
+	mkey := b.freeMergeKey(&ck)
 	pt := ck.PopTime
 	var res ChangeInvisibleTimeResult
-	if st := b.putCk(nowMs, &ck, rq, b.lease.last+1, &res.Failures); st != putOK {
+	if st := b.putCk(nowMs, &ck, mkey, rq, b.lease.last+1, &res.Failures); st != putOK {
 		res.Code, res.Remark = model.SystemError, "append checkpoint failed: the store refused the CK message"
 		if st == putFailed {
 			res.Remark = "append checkpoint failed: the CK message was not written"

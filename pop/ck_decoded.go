@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"slices"
 	"strings"
 
 	"popsim/model"
@@ -9,11 +10,20 @@ import (
 // A revive-topic message is read by every revive round from the revive
 // offset on, so a message whose CK is not due yet is read by many rounds.
 // Its body and properties never change once stored, so the first read
-// decodes them and keeps the result beside the message (queue.revive);
+// decodes them and keeps the result beside the message (logSlot.rev);
 // later reads use it. The cache is a pure function of the stored bytes:
 // it survives a restart exactly as the messages do, and a message written
 // by any other path (a client's Put to the revive topic) is decoded from
 // its bytes like the rest.
+
+// The engine's own CK, ack and bAck messages are not decoded at all: the
+// engine has their typed form when it writes them, so it keeps that
+// (copied, as the body is a snapshot) beside the message instead
+// (revivePrefill). It is what decoding the body gives, field for field:
+// the JSON round trip is exact (model's encoders and decoders), the
+// revive offset, lease and deliver time are read from the stored message
+// as decodeRevive reads them, and the invariants build checks each one
+// against decodeRevive.
 
 // reviveBody is a stored revive-topic message, decoded.
 type reviveBody struct {
@@ -33,14 +43,11 @@ type reviveBody struct {
 // reviveBodyAt is the decoded form of q's message at offset o (which the
 // queue holds), decoding it on first use.
 func (b *Broker) reviveBodyAt(q *queue, o int64) *reviveBody {
-	i := int(o - q.min)
-	for len(q.revive) <= i {
-		q.revive = append(q.revive, nil)
+	sl := q.log.slot(int(o - q.min))
+	if sl.rev == nil {
+		sl.rev = b.decodeRevive(&sl.msg)
 	}
-	if q.revive[i] == nil {
-		q.revive[i] = b.decodeRevive(&q.msgs[i])
-	}
-	return q.revive[i]
+	return sl.rev
 }
 
 // decodeRevive decodes a revive-topic message as readRevive reads it.
@@ -70,6 +77,60 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 		}
 		d.ack, d.offs = a, offs
 		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+	}
+	return d
+}
+
+// ckPrefill is the decoded body of the CK message putCk writes for ck,
+// but for what finishPrefill reads from the stored message. mkey is ck's
+// merge key, or "".
+func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string) *reviveBody {
+	d := b.newReviveBody()
+	if ck.Topic == "" || ck.CID == "" {
+		d.skip = true
+		return d
+	}
+	if mkey == "" {
+		mkey = ck.MergeKey()
+	}
+	d.ck, d.key = *ck, mkey
+	d.ck.QueueOffsetDiff = slices.Clone(ck.QueueOffsetDiff)
+	return d
+}
+
+// newReviveBody returns a zero body, allocated with others: the engine
+// keeps one per revive message it writes, for as long as the message.
+func (b *Broker) newReviveBody() *reviveBody {
+	if len(b.bodies) == 0 {
+		b.bodies = make([]reviveBody, 256)
+	}
+	d := &b.bodies[0]
+	b.bodies = b.bodies[1:]
+	return d
+}
+
+// ackPrefill is the decoded body of the ack or bAck message written for
+// a with acked offsets offs (the body's own list), but for the deliver
+// time.
+func (b *Broker) ackPrefill(a *model.AckMsg, offs []int64) *reviveBody {
+	bn := a.BrokerName
+	if strings.TrimSpace(bn) == "" {
+		bn = b.cfg.BrokerName
+	}
+	d := b.newReviveBody()
+	d.ack, d.offs, d.key = *a, offs, model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+	return d
+}
+
+// finishPrefill completes d from its message m as stored: the deliver
+// time, and a CK's revive offset and first lease.
+func (b *Broker) finishPrefill(d *reviveBody, m *model.Message) *reviveBody {
+	d.deliver = deliverTime(m)
+	if m.Tags == model.CkTag && !d.skip {
+		d.ck.ReviveOffset, d.lease = m.QueueOffset, ckLeaseOf(m)
+	}
+	if invariants {
+		assertPrefill(d, b.decodeRevive(m))
 	}
 	return d
 }

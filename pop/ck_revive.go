@@ -123,7 +123,7 @@ func (b *Broker) nextStep(s *reviveService) int64 {
 	case s.read < q.min:
 		return g
 	case s.read < q.maxOffset():
-		best = min(best, pullGrid(g, q.msgs[s.read-q.min].StoreTimestamp))
+		best = min(best, pullGrid(g, q.log.at(int(s.read-q.min)).StoreTimestamp))
 	default:
 		if d, ok := b.nextTimerDueFor(s.qid); ok {
 			best = min(best, pullGrid(g, d))
@@ -180,7 +180,7 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 			break
 		}
 		n := 0
-		for s.read+int64(n) < q.maxOffset() && n < RevivePullBatch && q.msgs[s.read+int64(n)-q.min].StoreTimestamp <= g {
+		for s.read+int64(n) < q.maxOffset() && n < RevivePullBatch && q.log.at(int(s.read-q.min)+n).StoreTimestamp <= g {
 			n++
 		}
 		if n == 0 {
@@ -221,7 +221,7 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 // the round).
 func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 	d := b.reviveBodyAt(q, o)
-	m := &q.msgs[o-q.min]
+	m := q.log.at(int(o - q.min))
 	switch {
 	case d.bad:
 		return false
@@ -526,7 +526,7 @@ func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *Che
 		ck.InvisibleTime += 1000 * CkRewriteIntervalsSeconds[min(rp, len(CkRewriteIntervalsSeconds)-1)]
 	}
 	b.stats.CkRePuts++
-	if b.putCk(g, &ck, s.qid, b.lease.last+1, &res.Failures) != putOK {
+	if b.putCk(g, &ck, "", s.qid, b.lease.last+1, &res.Failures) != putOK {
 		rv.Outcome = ReviveDropped
 		b.stats.MayBeLost++
 		res.Revivals = append(res.Revivals, rv)

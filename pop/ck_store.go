@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/tidwall/btree"
@@ -25,19 +26,41 @@ import (
 // overtakes a timer delivery that was due before it, and NextCheckpointTick
 // includes the next delivery.
 
-// timerMsg is a message held by the timer.
+// timerMsg is a message held by the timer, with its decoded body when the
+// engine wrote it (revivePrefill).
 type timerMsg struct {
 	due int64 // delivery time, ms
 	seq uint64
 	msg model.Message
+	rev *reviveBody
 }
 
 // timerStore holds the timer's messages by revive queue (queue ids index
-// the slice), each in (due, put order).
+// the slice), each in (due, put order). Delivered messages' holders are
+// reused (free).
 type timerStore struct {
 	queues []*btree.BTreeG[*timerMsg]
 	seq    uint64
 	n      int
+	free   []*timerMsg
+}
+
+// hold returns a holder for a message due at due, reusing a delivered
+// one's.
+func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timerMsg {
+	if k := len(t.free) - 1; k >= 0 {
+		m := t.free[k]
+		t.free = t.free[:k]
+		m.due, m.msg, m.rev = due, *msg, rev
+		return m
+	}
+	return &timerMsg{due: due, msg: *msg, rev: rev}
+}
+
+// release takes back the holder of a delivered message.
+func (t *timerStore) release(m *timerMsg) {
+	*m = timerMsg{}
+	t.free = append(t.free, m)
 }
 
 func timerLess(a, b *timerMsg) bool {
@@ -156,9 +179,9 @@ const (
 
 // putRevive writes msg (a CK, ack or bAck message for revive queue
 // msg.QueueID) with deliver time deliverMs: to the timer when it is
-// later than now, else to the revive queue at once. A failed write is
-// appended to fails.
-func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, fails *[]WriteFailure) putStatus {
+// later than now, else to the revive queue at once. rev is msg's body,
+// decoded (revivePrefill). A failed write is appended to fails.
+func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev *reviveBody, fails *[]WriteFailure) putStatus {
 	if b.timerRefuses(nowMs, deliverMs) || storeRefusesTopic(msg.Topic) {
 		return putRefused
 	}
@@ -173,16 +196,16 @@ func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, fai
 		// #3787: a delay level from now, the revive service seeing that time
 		due := nowMs + delayLevel(deliverMs-nowMs)
 		_ = msg.SetProperty(model.PropertyTimerDeliverMs, itoa(due))
-		b.timer.add(&timerMsg{due: due, msg: *msg})
+		b.timer.add(b.timer.hold(due, msg, rev))
 		b.arrival = due
 		return putOK
 	}
 	if deliverMs > nowMs {
 		b.arrival = b.timerDue(deliverMs)
-		b.timer.add(&timerMsg{due: b.arrival, msg: *msg})
+		b.timer.add(b.timer.hold(b.arrival, msg, rev))
 		return putOK
 	}
-	b.appendRevive(q, msg, nowMs)
+	b.appendRevive(q, msg, nowMs, rev)
 	b.arrival = nowMs
 	return putOK
 }
@@ -207,12 +230,17 @@ func delayLevel(d int64) int64 {
 	return DelayLevelsMs[len(DelayLevelsMs)-1]
 }
 
-// appendRevive stores msg in revive queue q, stamped at ms.
-func (b *Broker) appendRevive(q *queue, msg *model.Message, ms int64) {
-	q.msgs = append(q.msgs, *msg)
-	m := &q.msgs[len(q.msgs)-1]
-	m.QueueOffset = q.min + int64(len(q.msgs)-1)
+// appendRevive stores msg in revive queue q, stamped at ms, with its
+// decoded body rev when the engine wrote it (nil: decoded when read).
+func (b *Broker) appendRevive(q *queue, msg *model.Message, ms int64, rev *reviveBody) {
+	sl := q.log.push()
+	m := &sl.msg
+	*m = *msg
+	m.QueueOffset = q.maxOffset() - 1
 	m.StoreTimestamp = ms
+	if rev != nil {
+		sl.rev = b.finishPrefill(rev, m)
+	}
 }
 
 // advanceTimer delivers every timer message due at or before nowMs, in
@@ -225,7 +253,8 @@ func (b *Broker) advanceTimer(nowMs int64) {
 		}
 		b.timer.remove(t)
 		b.stats.TimerDeliveries++
-		b.appendRevive(b.reviveQueue(t.msg.QueueID), &t.msg, t.due)
+		b.appendRevive(b.reviveQueue(t.msg.QueueID), &t.msg, t.due, t.rev)
+		b.timer.release(t)
 	}
 }
 
@@ -257,8 +286,9 @@ func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []b
 }
 
 // putCk writes a CK message (buildCkMsg): deliver time reviveTime - 1000,
-// tagged with its first lease when it has leases.
-func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
+// tagged with its first lease when it has leases. mkey is ck's merge key
+// when the caller has it, else "".
+func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
 	deliver := ck.ReviveTime() - AckTimeInterval
 	if b.timerRefuses(nowMs, deliver) {
 		return putRefused
@@ -268,7 +298,7 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, rq int32, first mod
 		_ = m.SetProperty(PropertyLease, strconv.FormatUint(uint64(first), 10))
 	}
 	b.stats.CkPuts++
-	return b.putRevive(nowMs, &m, deliver, fails)
+	return b.putRevive(nowMs, &m, deliver, b.ckPrefill(ck, mkey), fails)
 }
 
 // putAck writes an ack message with deliver time deliverMs.
@@ -278,7 +308,7 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64,
 	}
 	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), a.AppendJSON(make([]byte, 0, jsonCap(0, a.Topic, a.ConsumerGroup, a.BrokerName))), deliverMs)
 	b.stats.AckPuts++
-	return b.putRevive(nowMs, &m, deliverMs, fails)
+	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(a, []int64{a.AckOffset}), fails)
 }
 
 // putBatchAck writes a bAck message with deliver time deliverMs.
@@ -288,7 +318,11 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, rq int32, delive
 	}
 	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, a.UniqueID(), a.AppendJSON(make([]byte, 0, jsonCap(len(a.AckOffsetList), a.Topic, a.ConsumerGroup, a.BrokerName))), deliverMs)
 	b.stats.BatchAckPuts++
-	return b.putRevive(nowMs, &m, deliverMs, fails)
+	offs := slices.Clone(a.AckOffsetList)
+	if offs == nil {
+		offs = []int64{} // the body says [], which decodes as empty, not null
+	}
+	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, offs), fails)
 }
 
 // jsonCap is room enough for the JSON of a CK or ack with n list entries

@@ -19,7 +19,8 @@ type CheckpointResult struct {
 	// Revivals are the leases the revive rounds settled, in order: acked
 	// (paired with an ack message), revived (a retry copy written),
 	// skipped (the message is gone), retried (re-put as a new lease),
-	// dropped or lost.
+	// dropped or lost. The broker reuses its storage: it is valid until
+	// the next CheckpointTick.
 	Revivals []Revival
 	// Woken are suspended pops the retry copies woke; PullWoken held pulls.
 	Woken     []Wakeup
@@ -76,6 +77,8 @@ func (b *Broker) CheckpointTick(now clock.Time) CheckpointResult {
 	if !b.fsRunning() {
 		return res
 	}
+	clear(b.scratch.revivals) // the previous tick's, no longer the caller's
+	res.Revivals = b.scratch.revivals[:0]
 	for {
 		ts, scan := b.nextScan()
 		s, tr := b.nextService()
@@ -86,6 +89,10 @@ func (b *Broker) CheckpointTick(now clock.Time) CheckpointResult {
 			b.stepService(s, tr, &res)
 		default:
 			b.settleEmptyPulls(nowMs)
+			b.scratch.revivals = res.Revivals
+			if len(res.Revivals) == 0 {
+				res.Revivals = nil
+			}
 			return res
 		}
 	}

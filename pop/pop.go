@@ -229,12 +229,14 @@ type popContext struct {
 }
 
 // popScratch holds the buffers a pop reuses from the previous one. Nothing
-// in them outlives a call.
+// in them outlives a call, but for revivals: CheckpointTick's result, the
+// caller's until the next tick.
 type popScratch struct {
-	records []rec
-	stages  []qkey
-	msgs    []*model.Message
-	offs    []int64
+	records  []rec
+	stages   []qkey
+	msgs     []*model.Message
+	offs     []int64
+	revivals []Revival
 }
 
 // keep takes the context's buffers back, cleared of references.

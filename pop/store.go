@@ -36,18 +36,14 @@ type topic struct {
 }
 
 // queue is one consume queue: messages at offsets [min, max), stored by
-// value. A pointer into msgs is valid only until the queue's next append:
-// hold one only within a call that does not write to the queue.
+// value. A pointer to a stored message is valid only until the queue's
+// next write: hold one only within a call that does not write to the queue.
 type queue struct {
-	min  int64
-	msgs []model.Message // msgs[i] has offset min+i
-	// revive (revive-topic queues only) holds msgs[i]'s decoded body at
-	// i once a revive round has read it (ck_decoded.go); shorter than
-	// msgs when the tail has not been read.
-	revive []*reviveBody
+	min int64
+	log msgLog // entry i has offset min+i
 }
 
-func (q *queue) maxOffset() int64 { return q.min + int64(len(q.msgs)) }
+func (q *queue) maxOffset() int64 { return q.min + int64(q.log.len()) }
 
 // getStatus is the message store's GetMessageStatus.
 type getStatus uint8
@@ -100,7 +96,7 @@ func (q *queue) get(offset int64, n int, asked int64, f *pfilter.Filter, dst []*
 	all := f.MatchesAll()
 	o, limit := offset, max(maxFilterScan, asked)
 	for ; o < r.max && o-offset < limit && len(r.msgs) < n; o++ {
-		if m := &q.msgs[o-q.min]; all || matchStored(f, m) {
+		if m := q.log.at(int(o - q.min)); all || matchStored(f, m) {
 			r.msgs = append(r.msgs, m)
 		}
 	}
@@ -143,7 +139,7 @@ func (q *queue) at(offset int64) *model.Message {
 	if offset < q.min || offset >= q.maxOffset() {
 		return nil
 	}
-	return &q.msgs[offset-q.min]
+	return q.log.at(int(offset - q.min))
 }
 
 // truncate drops messages below offset (retention).
@@ -155,12 +151,7 @@ func (q *queue) truncate(offset int64) int {
 	if n <= 0 {
 		return 0
 	}
-	clear(q.msgs[:n])
-	q.msgs = q.msgs[n:]
-	if k := min(n, len(q.revive)); k > 0 {
-		clear(q.revive[:k])
-		q.revive = q.revive[k:]
-	}
+	q.log.dropFront(n)
 	q.min = offset
 	return n
 }
@@ -238,14 +229,13 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.M
 	t := b.topicNamed(msg.Topic)
 	q := t.queues[msg.QueueID]
 	b.queueWritten(t, msg.QueueID)
-	q.msgs = append(q.msgs, model.Message{})
-	m := &q.msgs[len(q.msgs)-1]
+	m := &q.log.push().msg
 	if deep {
 		copyMessage(m, msg)
 	} else {
 		*m = *msg
 	}
-	m.QueueOffset = q.min + int64(len(q.msgs)-1)
+	m.QueueOffset = q.maxOffset() - 1
 	m.StoreTimestamp = now.Millis()
 	if invariants {
 		assertWrite(q, m)

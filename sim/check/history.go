@@ -4,39 +4,66 @@ import "popsim/model"
 
 // history keeps the most recent trace events, so that a violation can
 // print its message's story without the checker holding every event of
-// every message.
+// every message. It keeps them in their binary form (model's
+// AppendBinary), in blocks of histBlock events that it reuses once they
+// fall out of the window: no allocation once the blocks exist, and
+// nothing for the garbage collector to scan (the events themselves hold
+// strings).
 type history struct {
-	ring []model.Event // grows to size, then wraps
-	size int
-	n    int64 // events added
+	blocks []eventBlock // a ring: event i is in blocks[i/histBlock%len]
+	size   int          // events kept: the last size added
+	n      int64        // events added
 }
 
-// newHistory keeps the last size events; the ring grows as events come, so
-// that a short run (a property check) does not pay for a long one's.
+// eventBlock holds histBlock consecutive events: event j's sequence
+// number is seqs[j] and its encoding buf[ends[j-1]:ends[j]].
+type eventBlock struct {
+	seqs []int64
+	ends []int32
+	buf  []byte
+}
+
+const histBlock = 1024
+
+// newHistory keeps the last size events; blocks are made as events come,
+// so that a short run (a property check) does not pay for a long one's.
 func newHistory(size int) history {
-	return history{ring: make([]model.Event, 0, min(size, 1024)), size: size}
+	return history{size: size}
 }
 
 func (h *history) add(e *model.Event) {
-	if len(h.ring) < h.size {
-		h.ring = append(h.ring, *e) // n == len(ring) until it is full
-	} else {
-		h.ring[h.n%int64(h.size)] = *e
+	k := int(h.n / histBlock)
+	if nb := (h.size+histBlock-1)/histBlock + 1; k >= nb {
+		k %= nb
+	} else if k == len(h.blocks) {
+		h.blocks = append(h.blocks, eventBlock{seqs: make([]int64, 0, histBlock), ends: make([]int32, 0, histBlock)})
 	}
+	b := &h.blocks[k]
+	if h.n%histBlock == 0 {
+		b.seqs, b.ends, b.buf = b.seqs[:0], b.ends[:0], b.buf[:0]
+	}
+	b.buf = e.AppendBinary(b.buf)
+	b.seqs = append(b.seqs, e.Seq)
+	b.ends = append(b.ends, int32(len(b.buf)))
 	h.n++
 }
 
 // bySeq returns the event with sequence number seq if it is still kept.
-// Events arrive with growing Seq, so the ring is searched by position.
+// Events arrive with growing Seq, so the kept events are searched from the
+// newest back.
 func (h *history) bySeq(seq int64) (model.Event, bool) {
-	size := int64(len(h.ring))
-	lo := max(h.n-size, 0)
+	lo := max(h.n-int64(h.size), 0)
 	for i := h.n - 1; i >= lo; i-- {
-		e := &h.ring[i%size]
-		if e.Seq == seq {
-			return *e, true
-		}
-		if e.Seq < seq {
+		b := &h.blocks[int(i/histBlock)%len(h.blocks)]
+		j := int(i % histBlock)
+		if s := b.seqs[j]; s == seq {
+			from := int32(0)
+			if j > 0 {
+				from = b.ends[j-1]
+			}
+			e, _, err := model.DecodeEvent(b.buf[from:b.ends[j]])
+			return e, err == nil
+		} else if s < seq {
 			break
 		}
 	}
