@@ -165,16 +165,7 @@ func TestAssignJavaOrder(t *testing.T) {
 // TestQueryAssignmentModes: the stored mode, else the defaults; retry
 // topics PULL; the mode survives a restart.
 func TestQueryAssignmentModes(t *testing.T) {
-	b, err := New(DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 4, WriteQueueNums: 4}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CreateGroup(DefaultGroup("g")); err != nil {
-		t.Fatal(err)
-	}
+	b := testBroker(t, DefaultConfig(), 4)
 	req := QueryAssignmentRequest{Topic: "t", ConsumerGroup: "g", ClientID: "c0", ClientIDs: clients(4), StrategyName: StrategyAveragely, MessageModel: Clustering}
 	if r := b.QueryAssignment(&req); r.Mode.Mode != RequestModePull || len(r.Assignments) != 1 || r.Assignments[0].Queue.QueueID != 0 {
 		t.Fatalf("default: %+v, want PULL and queue 0", r)

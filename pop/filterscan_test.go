@@ -18,16 +18,7 @@ func TestFilteredReadScansAtMost800Entries(t *testing.T) {
 		if kv {
 			cfg = KVConfig()
 		}
-		b, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 1, WriteQueueNums: 1}); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.CreateGroup(DefaultGroup("g")); err != nil {
-			t.Fatal(err)
-		}
+		b := testBroker(t, cfg, 1)
 		now := clock.Epoch.Add(clock.Second)
 		for i := 0; i <= 1000; i++ {
 			tag := "B"

@@ -13,17 +13,7 @@ func TestShareLeaseIDs(t *testing.T) {
 	mk := func(name string) *Broker {
 		cfg := DefaultConfig()
 		cfg.BrokerName = name
-		b, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 1, WriteQueueNums: 1}); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.CreateGroup(DefaultGroup("g")); err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return testBroker(t, cfg, 1)
 	}
 	a, b := mk("broker-a"), mk("broker-b")
 	if err := b.ShareLeaseIDs(a); err != nil {
@@ -60,4 +50,21 @@ func TestShareLeaseIDs(t *testing.T) {
 	if err := a.ShareLeaseIDs(b); err == nil {
 		t.Fatal("ShareLeaseIDs after granting leases: no error")
 	}
+}
+
+// testBroker is a broker of cfg with topic t of the given queues and
+// group g with RocketMQ's defaults.
+func testBroker(t *testing.T, cfg Config, queues int32) *Broker {
+	t.Helper()
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: queues, WriteQueueNums: queues}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.CreateGroup(DefaultGroup("g")); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
