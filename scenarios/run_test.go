@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"testing"
 
 	"popsim/clock"
@@ -11,7 +12,13 @@ import (
 // tests: a short safety phase (at most 5 s) and the same drain budget.
 func shortened(s *Scenario) []Override {
 	d := min(s.Duration, 5*clock.Second)
-	return []Override{{Path: "duration", Value: text(d)}, {Path: "warmup", Value: text(d / 10)}}
+	over := []Override{{Path: "duration", Value: text(d)}, {Path: "warmup", Value: text(d / 10)}}
+	for i, g := range s.Groups {
+		if g.SwitchToPop.At >= d { // a scheduled switch stays inside the safety phase
+			over = append(over, Override{Path: fmt.Sprintf("groups[%d].switchToPop.at", i), Value: text(d / 2)})
+		}
+	}
+	return over
 }
 
 // TestBuiltinsRun runs every built-in scenario for its first seed with a
