@@ -36,25 +36,32 @@ type timerMsg struct {
 }
 
 // timerStore holds the timer's messages by revive queue (queue ids index
-// the slice), each in (due, put order). Delivered messages' holders are
-// reused (free).
+// the slice), each in (due, put order). Holders are allocated a block at
+// a time (slab) and reused once delivered (free).
 type timerStore struct {
 	queues []*btree.BTreeG[*timerMsg]
 	seq    uint64
 	n      int
 	free   []*timerMsg
+	slab   []timerMsg
 }
 
 // hold returns a holder for a message due at due, reusing a delivered
 // one's.
 func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timerMsg {
+	var m *timerMsg
 	if k := len(t.free) - 1; k >= 0 {
-		m := t.free[k]
+		m = t.free[k]
 		t.free = t.free[:k]
-		m.due, m.msg, m.rev = due, *msg, rev
-		return m
+	} else {
+		if len(t.slab) == 0 {
+			t.slab = make([]timerMsg, 128)
+		}
+		m = &t.slab[0]
+		t.slab = t.slab[1:]
 	}
-	return &timerMsg{due: due, msg: *msg, rev: rev}
+	m.due, m.msg, m.rev = due, *msg, rev
+	return m
 }
 
 // release takes back the holder of a delivered message.
@@ -280,8 +287,8 @@ func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
 // deliver time, born now.
 func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliverMs int64) model.Message {
 	m := model.Message{Topic: b.reviveTopicName(), QueueID: rq, Tags: tag, UniqKey: uniq, BornTimestamp: nowMs, Body: body}
-	m.Properties = make([]model.Property, 1, 2) // room for a CK's lease
-	m.Properties[0] = model.Property{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)}
+	m.Properties = append(b.arena.propList(2), // room for a CK's lease
+		model.Property{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)})
 	return m
 }
 
@@ -293,7 +300,9 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	if b.timerRefuses(nowMs, deliver) {
 		return putRefused
 	}
-	m := b.reviveMessage(nowMs, rq, model.CkTag, ck.UniqueID(), ck.AppendJSON(make([]byte, 0, jsonCap(len(ck.QueueOffsetDiff), ck.Topic, ck.CID, ck.BrokerName))), deliver)
+	body := ck.AppendJSON(b.arena.body(jsonCap(len(ck.QueueOffsetDiff), ck.Topic, ck.CID, ck.BrokerName)))
+	body = b.arena.used(body)
+	m := b.reviveMessage(nowMs, rq, model.CkTag, ck.UniqueID(), body, deliver)
 	if ck.Num > 0 {
 		_ = m.SetProperty(PropertyLease, strconv.FormatUint(uint64(first), 10))
 	}
@@ -306,7 +315,9 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64,
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
-	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), a.AppendJSON(make([]byte, 0, jsonCap(0, a.Topic, a.ConsumerGroup, a.BrokerName))), deliverMs)
+	body := a.AppendJSON(b.arena.body(jsonCap(0, a.Topic, a.ConsumerGroup, a.BrokerName)))
+	body = b.arena.used(body)
+	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), body, deliverMs)
 	b.stats.AckPuts++
 	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(a, []int64{a.AckOffset}), fails)
 }
@@ -316,7 +327,9 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, rq int32, delive
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
-	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, a.UniqueID(), a.AppendJSON(make([]byte, 0, jsonCap(len(a.AckOffsetList), a.Topic, a.ConsumerGroup, a.BrokerName))), deliverMs)
+	body := a.AppendJSON(b.arena.body(jsonCap(len(a.AckOffsetList), a.Topic, a.ConsumerGroup, a.BrokerName)))
+	body = b.arena.used(body)
+	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, a.UniqueID(), body, deliverMs)
 	b.stats.BatchAckPuts++
 	offs := slices.Clone(a.AckOffsetList)
 	if offs == nil {
@@ -326,7 +339,7 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, rq int32, delive
 }
 
 // jsonCap is room enough for the JSON of a CK or ack with n list entries
-// and these names, so the body is built in one allocation.
+// and these names, so the body is built in one window of the arena.
 func jsonCap(n int, names ...string) int {
 	c := 160 + 12*n
 	for _, s := range names {
