@@ -44,6 +44,10 @@ type timerStore struct {
 	n      int
 	free   []*timerMsg
 	slab   []timerMsg
+	// first is the next message over all queues when known (firstOK):
+	// min is asked at every engine call, the queues change less often.
+	first   *timerMsg
+	firstOK bool
 }
 
 // hold returns a holder for a message due at due, reusing a delivered
@@ -89,20 +93,25 @@ func (t *timerStore) add(m *timerMsg) {
 	m.seq = t.seq
 	t.queues[q].Set(m)
 	t.n++
+	if t.firstOK && (t.first == nil || timerLess(m, t.first)) {
+		t.first = m
+	}
 }
 
 // min is the next message to deliver over all queues.
 func (t *timerStore) min() (*timerMsg, bool) {
-	var best *timerMsg
-	for _, q := range t.queues {
-		if q == nil {
-			continue
-		}
-		if m, ok := q.Min(); ok && (best == nil || timerLess(m, best)) {
-			best = m
+	if !t.firstOK {
+		t.first, t.firstOK = nil, true
+		for _, q := range t.queues {
+			if q == nil {
+				continue
+			}
+			if m, ok := q.Min(); ok && (t.first == nil || timerLess(m, t.first)) {
+				t.first = m
+			}
 		}
 	}
-	return best, best != nil
+	return t.first, t.first != nil
 }
 
 // minFor is the next message for revive queue rq.
@@ -116,6 +125,9 @@ func (t *timerStore) minFor(rq int32) (*timerMsg, bool) {
 func (t *timerStore) remove(m *timerMsg) {
 	t.queues[m.msg.QueueID].Delete(m)
 	t.n--
+	if m == t.first {
+		t.firstOK = false
+	}
 }
 
 // each calls f for every held message, by queue then order.

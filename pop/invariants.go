@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"errors"
 	"fmt"
 	"popsim/model"
 	"slices"
@@ -407,6 +408,13 @@ func (b *Broker) checkTimer() error {
 	})
 	if err == nil && n != b.timer.n {
 		err = fmt.Errorf("pop: invariant: the timer holds %d messages, counts %d", n, b.timer.n)
+	}
+	if err == nil && b.timer.firstOK {
+		cached := b.timer.first
+		b.timer.firstOK = false
+		if m, _ := b.timer.min(); m != cached {
+			err = errors.New("pop: invariant: the timer's cached next message is not its next one")
+		}
 	}
 	return err
 }
