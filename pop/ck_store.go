@@ -322,8 +322,9 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	return b.putRevive(nowMs, &m, deliver, b.ckPrefill(ck, mkey), fails)
 }
 
-// putAck writes an ack message with deliver time deliverMs.
-func (b *Broker) putAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
+// putAck writes an ack message with deliver time deliverMs. key is
+// a.MergeKey() when the caller has it, else "".
+func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key string, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
@@ -331,11 +332,11 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64,
 	body = b.arena.used(body)
 	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), body, deliverMs)
 	b.stats.AckPuts++
-	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(a, []int64{a.AckOffset}), fails)
+	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(a, key, []int64{a.AckOffset}), fails)
 }
 
 // putBatchAck writes a bAck message with deliver time deliverMs.
-func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
+func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, key string, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
@@ -347,7 +348,7 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, rq int32, delive
 	if offs == nil {
 		offs = []int64{} // the body says [], which decodes as empty, not null
 	}
-	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, offs), fails)
+	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, key, offs), fails)
 }
 
 // jsonCap is room enough for the JSON of a CK or ack with n list entries
