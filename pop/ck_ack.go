@@ -212,7 +212,7 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) string {
 	if b.cfg.Bugs.SameMillisChangeInvisible {
 		return key
 	}
-	for len(b.ckl.byKey[key]) > 0 {
+	for b.ckl.byKey[key].len() > 0 {
 		ck.PopTime++
 		key = ck.MergeKey()
 	}

@@ -340,12 +340,12 @@ func (b *Broker) checkCkLeases() error {
 				}
 			}
 		}
-		if !slices.Contains(b.ckl.byKey[r.key], r) {
+		if !b.ckl.byKey[r.key].contains(r) {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d missing from its merge key's list", first)
 		}
 	}
 	for _, rs := range b.ckl.byKey {
-		keyed += len(rs)
+		keyed += rs.len()
 	}
 	if keyed != len(b.ckl.byFirst) || live != b.ckl.live || pending != b.ckl.pending {
 		return fmt.Errorf("pop: invariant: %d checkpoint refs by lease, %d by merge key; %d live leases counted as %d, %d with an ack pending counted as %d",
