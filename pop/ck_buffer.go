@@ -330,8 +330,7 @@ func (b *Broker) scanCommitOffset(res *CheckpointResult) {
 			n++
 		}
 		if n > 0 {
-			clear(cq.ws[:n])
-			cq.ws = cq.ws[n:]
+			cq.ws = dropFront(cq.ws, n)
 		}
 	}
 }
@@ -417,4 +416,19 @@ func scanGrid(t int64) int64 {
 		return t + BufferScanInterval - r
 	}
 	return t
+}
+
+// dropFront removes the first n of ws. It moves the rest to the front
+// when they are no more than what went, so that a queue that empties as
+// fast as it fills reuses its array instead of reallocating it (amortised:
+// each element moves at most once per removal of another).
+func dropFront(ws []*wrapper, n int) []*wrapper {
+	rest := len(ws) - n
+	if rest > n {
+		clear(ws[:n])
+		return ws[n:]
+	}
+	copy(ws, ws[n:])
+	clear(ws[rest:])
+	return ws[:rest]
 }
