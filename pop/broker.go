@@ -85,6 +85,7 @@ type Broker struct {
 	// bodies is storage for the decoded revive bodies the engine keeps
 	// (newReviveBody).
 	bodies []reviveBody
+	arena  reviveArena
 	// retryRefs caches, by pair id, the pair's V1 and V2 retry topics.
 	retryRefs [][2]retryRef
 	// lastTopic is the topic found most recently by topicNamed.

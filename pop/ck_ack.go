@@ -20,7 +20,8 @@ func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset i
 	res := AckResult{Code: model.Success}
 	k := qkey{b.names.pair(group, topicName), qid}
 	one := [1]int64{offset}
-	if m := b.addAk(nowMs, &a, one[:]); m.accepted {
+	key := a.MergeKey()
+	if m := b.addAk(nowMs, &a, key, one[:]); m.accepted {
 		b.inflightSub(k, h.PopTime, 1)
 		if len(m.ended) > 0 {
 			res.Removed = m.ended[0]
@@ -29,7 +30,7 @@ func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset i
 		}
 		return res
 	}
-	res.Pending = b.writeAck(nowMs, &a, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures)
+	res.Pending = b.writeAck(nowMs, &a, key, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures)
 	b.inflightSub(k, h.PopTime, 1)
 	if res.Pending == 0 {
 		b.stats.AckMisses++
@@ -41,11 +42,12 @@ func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset i
 // when revive pairs it (findAcked): 0 when it names none, the write
 // failed, or it reaches the revive queue before the lease's CK (a CK still
 // in the timer when a late ack goes in at once), where the round skips it.
-func (b *Broker) writeAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) model.LeaseID {
-	if b.putAck(nowMs, a, rq, deliverMs, fails) != putOK {
+// key is a.MergeKey().
+func (b *Broker) writeAck(nowMs int64, a *model.AckMsg, key string, rq int32, deliverMs int64, fails *[]WriteFailure) model.LeaseID {
+	if b.putAck(nowMs, a, key, rq, deliverMs, fails) != putOK {
 		return 0
 	}
-	ref, i := b.findAcked(a.MergeKey(), rq, a.AckOffset, b.arrival)
+	ref, i := b.findAcked(key, rq, a.AckOffset, b.arrival)
 	if ref == nil {
 		return 0
 	}
@@ -88,15 +90,15 @@ func (b *Broker) batchAckCK(nowMs int64, a *BatchAck, res *BatchAckResult) {
 		QueueID: a.QueueID, PopTime: a.PopTime, BrokerName: b.cfg.BrokerName}, AckOffsetList: offs}
 	k := qkey{b.names.pair(a.ConsumerGroup, topicName), a.QueueID}
 	defer b.inflightSub(k, a.PopTime, int64(len(offs)))
-	if mg := b.addAk(nowMs, &m.AckMsg, offs); mg.accepted {
+	key := m.MergeKey()
+	if mg := b.addAk(nowMs, &m.AckMsg, key, offs); mg.accepted {
 		b.markBatch(res, first, mg.ended, func(e *AckedOffset, l model.LeaseID) { e.Removed = l; res.Deleted++ })
 		return
 	}
-	if b.putBatchAck(nowMs, &m, a.ReviveQueueID, a.PopTime+a.InvisibleTime, &res.Failures) != putOK {
+	if b.putBatchAck(nowMs, &m, key, a.ReviveQueueID, a.PopTime+a.InvisibleTime, &res.Failures) != putOK {
 		b.stats.AckMisses += int64(len(offs))
 		return
 	}
-	key := m.MergeKey()
 	type hit struct {
 		ref *ckRef
 		i   int
@@ -180,12 +182,13 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	a := model.AckMsg{AckOffset: offset, StartOffset: h.CkQueueOffset, ConsumerGroup: group, Topic: topicName, QueueID: qid,
 		PopTime: h.PopTime, BrokerName: h.BrokerName}
 	one := [1]int64{offset}
-	if m := b.addAk(nowMs, &a, one[:]); m.accepted {
+	key := a.MergeKey()
+	if m := b.addAk(nowMs, &a, key, one[:]); m.accepted {
 		if len(m.ended) > 0 {
 			res.Removed = m.ended[0]
 		}
 	} else {
-		res.Pending = b.writeAck(nowMs, &a, rq, h.PopTime+h.InvisibleTime, &res.Failures)
+		res.Pending = b.writeAck(nowMs, &a, key, rq, h.PopTime+h.InvisibleTime, &res.Failures)
 	}
 	res.Code, res.PopTime, res.InvisibleTime = model.Success, clock.FromMillis(pt), clock.MillisDuration(invisibleMs)
 	res.Lease, res.Deadline, res.ReviveQid = ref.first, clock.FromMillis(ck.ReviveTime()), rq
@@ -209,7 +212,7 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) string {
 	if b.cfg.Bugs.SameMillisChangeInvisible {
 		return key
 	}
-	for len(b.ckl.byKey[key]) > 0 {
+	for b.ckl.byKey[key].len() > 0 {
 		ck.PopTime++
 		key = ck.MergeKey()
 	}

@@ -197,11 +197,11 @@ type ackMerge struct {
 // addAk is PopBufferMergeService.addAk: merge an ack (or a batch ack's
 // offsets) into the buffered CK of its merge key. A single ack whose
 // offset is not in the CK is accepted and dropped, as upstream.
-func (b *Broker) addAk(nowMs int64, a *model.AckMsg, offsets []int64) ackMerge {
+func (b *Broker) addAk(nowMs int64, a *model.AckMsg, key string, offsets []int64) ackMerge {
 	if !b.cfg.EnablePopBufferMerge {
 		return ackMerge{}
 	}
-	w := b.buf.byKey[a.MergeKey()]
+	w := b.buf.byKey[key]
 	switch {
 	case w == nil, w.justOffset,
 		w.ck.ReviveTime()-nowMs < b.cfg.PopCkStayBufferTimeOut+1500,
@@ -296,7 +296,7 @@ func (b *Broker) writeMergedAcks(nowMs int64, w *wrapper, res *CheckpointResult)
 				a.AckOffsetList = append(a.AckOffsetList, ck.AckOffsetByIndex(i))
 			}
 		}
-		if b.putBatchAck(nowMs, &a, w.rq, ck.ReviveTime(), &res.Failures) == putOK {
+		if b.putBatchAck(nowMs, &a, "", w.rq, ck.ReviveTime(), &res.Failures) == putOK {
 			w.stored |= todo
 		}
 		return
@@ -307,7 +307,7 @@ func (b *Broker) writeMergedAcks(nowMs int64, w *wrapper, res *CheckpointResult)
 		}
 		a := model.AckMsg{AckOffset: ck.AckOffsetByIndex(i), StartOffset: ck.StartOffset, ConsumerGroup: ck.CID, Topic: ck.Topic,
 			QueueID: ck.QueueID, PopTime: ck.PopTime, BrokerName: ck.BrokerName}
-		if b.putAck(nowMs, &a, w.rq, ck.ReviveTime(), &res.Failures) == putOK {
+		if b.putAck(nowMs, &a, w.mkey, w.rq, ck.ReviveTime(), &res.Failures) == putOK { // the ack's key is its CK's
 			w.stored |= 1 << uint(i)
 		}
 	}
@@ -330,8 +330,7 @@ func (b *Broker) scanCommitOffset(res *CheckpointResult) {
 			n++
 		}
 		if n > 0 {
-			clear(cq.ws[:n])
-			cq.ws = cq.ws[n:]
+			cq.ws = dropFront(cq.ws, n)
 		}
 	}
 }
@@ -417,4 +416,19 @@ func scanGrid(t int64) int64 {
 		return t + BufferScanInterval - r
 	}
 	return t
+}
+
+// dropFront removes the first n of ws. It moves the rest to the front
+// when they are no more than what went, so that a queue that empties as
+// fast as it fills reuses its array instead of reallocating it (amortised:
+// each element moves at most once per removal of another).
+func dropFront(ws []*wrapper, n int) []*wrapper {
+	rest := len(ws) - n
+	if rest > n {
+		clear(ws[:n])
+		return ws[n:]
+	}
+	copy(ws, ws[n:])
+	clear(ws[rest:])
+	return ws[:rest]
 }

@@ -111,14 +111,17 @@ func (b *Broker) newReviveBody() *reviveBody {
 
 // ackPrefill is the decoded body of the ack or bAck message written for
 // a with acked offsets offs (the body's own list), but for the deliver
-// time.
-func (b *Broker) ackPrefill(a *model.AckMsg, offs []int64) *reviveBody {
-	bn := a.BrokerName
-	if strings.TrimSpace(bn) == "" {
-		bn = b.cfg.BrokerName
+// time. key is a.MergeKey(), or "": the body's key is that, but for an
+// ack that names no broker, whose key takes this broker's name.
+func (b *Broker) ackPrefill(a *model.AckMsg, key string, offs []int64) *reviveBody {
+	if bn := a.BrokerName; key == "" || strings.TrimSpace(bn) == "" {
+		if strings.TrimSpace(bn) == "" {
+			bn = b.cfg.BrokerName
+		}
+		key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
 	}
 	d := b.newReviveBody()
-	d.ack, d.offs, d.key = *a, offs, model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+	d.ack, d.offs, d.key = *a, offs, key
 	return d
 }
 

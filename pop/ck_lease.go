@@ -45,13 +45,73 @@ func (r *ckRef) allEnded() bool { return r.ended == uint32(1)<<uint(r.ck.Num)-1 
 // ckLeases indexes the live ckRefs by first lease and by merge key.
 type ckLeases struct {
 	byFirst map[model.LeaseID]*ckRef
-	byKey   map[string][]*ckRef
+	byKey   map[string]refList
 	live    int // leases not yet ended, over all refs
 	pending int // live leases with an ack message pending
 }
 
 func newCkLeases() ckLeases {
-	return ckLeases{byFirst: map[model.LeaseID]*ckRef{}, byKey: map[string][]*ckRef{}}
+	return ckLeases{byFirst: map[model.LeaseID]*ckRef{}, byKey: map[string]refList{}}
+}
+
+// refList is the refs of one merge key, in the order they were made:
+// nearly always one, held without a slice of its own.
+type refList struct {
+	first *ckRef
+	rest  []*ckRef
+}
+
+func (l refList) len() int {
+	if l.first == nil {
+		return 0
+	}
+	return 1 + len(l.rest)
+}
+
+// at is the i-th ref, i in [0, len()).
+func (l refList) at(i int) *ckRef {
+	if i == 0 {
+		return l.first
+	}
+	return l.rest[i-1]
+}
+
+func (l *refList) add(r *ckRef) {
+	if l.first == nil {
+		l.first = r
+		return
+	}
+	l.rest = append(l.rest, r)
+}
+
+// remove takes r out, keeping the others' order.
+func (l *refList) remove(r *ckRef) {
+	if l.first == r {
+		if len(l.rest) == 0 {
+			l.first = nil
+			return
+		}
+		l.first = l.rest[0]
+		l.rest = append(l.rest[:0], l.rest[1:]...)
+		l.rest[len(l.rest):cap(l.rest)][0] = nil
+		return
+	}
+	for i, x := range l.rest {
+		if x == r {
+			l.rest = append(l.rest[:i], l.rest[i+1:]...)
+			l.rest[len(l.rest):cap(l.rest)][0] = nil
+			return
+		}
+	}
+}
+
+func (l refList) contains(r *ckRef) bool {
+	for i := range l.len() {
+		if l.at(i) == r {
+			return true
+		}
+	}
+	return false
 }
 
 // newRef makes the ckRef of a new CK, granting its leases.
@@ -65,7 +125,9 @@ func (b *Broker) newRefKeyed(ck *model.PopCheckPoint, rq int32, key string) *ckR
 	r.first = b.lease.last + 1
 	b.lease.last += model.LeaseID(ck.Num)
 	b.ckl.byFirst[r.first] = r
-	b.ckl.byKey[r.key] = append(b.ckl.byKey[r.key], r)
+	rs := b.ckl.byKey[r.key]
+	rs.add(r)
+	b.ckl.byKey[r.key] = rs
 	b.ckl.live += int(ck.Num)
 	return r
 }
@@ -94,13 +156,8 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 	}
 	delete(b.ckl.byFirst, r.first)
 	rs := b.ckl.byKey[r.key]
-	for i, x := range rs {
-		if x == r {
-			rs = append(rs[:i], rs[i+1:]...)
-			break
-		}
-	}
-	if len(rs) == 0 {
+	rs.remove(r)
+	if rs.len() == 0 {
 		delete(b.ckl.byKey, r.key)
 	} else {
 		b.ckl.byKey[r.key] = rs
@@ -123,8 +180,8 @@ func (b *Broker) findAcked(key string, rq int32, ackOffset, ackAt int64) (*ckRef
 	var best *ckRef
 	bi, bestAt := -1, int64(0)
 	rs := b.ckl.byKey[key]
-	for j := len(rs) - 1; j >= 0; j-- {
-		r := rs[j]
+	for j := rs.len() - 1; j >= 0; j-- {
+		r := rs.at(j)
 		if r.rq != rq {
 			continue
 		}

@@ -36,25 +36,36 @@ type timerMsg struct {
 }
 
 // timerStore holds the timer's messages by revive queue (queue ids index
-// the slice), each in (due, put order). Delivered messages' holders are
-// reused (free).
+// the slice), each in (due, put order). Holders are allocated a block at
+// a time (slab) and reused once delivered (free).
 type timerStore struct {
 	queues []*btree.BTreeG[*timerMsg]
 	seq    uint64
 	n      int
 	free   []*timerMsg
+	slab   []timerMsg
+	// first is the next message over all queues when known (firstOK):
+	// min is asked at every engine call, the queues change less often.
+	first   *timerMsg
+	firstOK bool
 }
 
 // hold returns a holder for a message due at due, reusing a delivered
 // one's.
 func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timerMsg {
+	var m *timerMsg
 	if k := len(t.free) - 1; k >= 0 {
-		m := t.free[k]
+		m = t.free[k]
 		t.free = t.free[:k]
-		m.due, m.msg, m.rev = due, *msg, rev
-		return m
+	} else {
+		if len(t.slab) == 0 {
+			t.slab = make([]timerMsg, 128)
+		}
+		m = &t.slab[0]
+		t.slab = t.slab[1:]
 	}
-	return &timerMsg{due: due, msg: *msg, rev: rev}
+	m.due, m.msg, m.rev = due, *msg, rev
+	return m
 }
 
 // release takes back the holder of a delivered message.
@@ -82,20 +93,25 @@ func (t *timerStore) add(m *timerMsg) {
 	m.seq = t.seq
 	t.queues[q].Set(m)
 	t.n++
+	if t.firstOK && (t.first == nil || timerLess(m, t.first)) {
+		t.first = m
+	}
 }
 
 // min is the next message to deliver over all queues.
 func (t *timerStore) min() (*timerMsg, bool) {
-	var best *timerMsg
-	for _, q := range t.queues {
-		if q == nil {
-			continue
-		}
-		if m, ok := q.Min(); ok && (best == nil || timerLess(m, best)) {
-			best = m
+	if !t.firstOK {
+		t.first, t.firstOK = nil, true
+		for _, q := range t.queues {
+			if q == nil {
+				continue
+			}
+			if m, ok := q.Min(); ok && (t.first == nil || timerLess(m, t.first)) {
+				t.first = m
+			}
 		}
 	}
-	return best, best != nil
+	return t.first, t.first != nil
 }
 
 // minFor is the next message for revive queue rq.
@@ -109,6 +125,9 @@ func (t *timerStore) minFor(rq int32) (*timerMsg, bool) {
 func (t *timerStore) remove(m *timerMsg) {
 	t.queues[m.msg.QueueID].Delete(m)
 	t.n--
+	if m == t.first {
+		t.firstOK = false
+	}
 }
 
 // each calls f for every held message, by queue then order.
@@ -280,8 +299,8 @@ func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
 // deliver time, born now.
 func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliverMs int64) model.Message {
 	m := model.Message{Topic: b.reviveTopicName(), QueueID: rq, Tags: tag, UniqKey: uniq, BornTimestamp: nowMs, Body: body}
-	m.Properties = make([]model.Property, 1, 2) // room for a CK's lease
-	m.Properties[0] = model.Property{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)}
+	m.Properties = append(b.arena.propList(2), // room for a CK's lease
+		model.Property{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)})
 	return m
 }
 
@@ -293,7 +312,9 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	if b.timerRefuses(nowMs, deliver) {
 		return putRefused
 	}
-	m := b.reviveMessage(nowMs, rq, model.CkTag, ck.UniqueID(), ck.AppendJSON(make([]byte, 0, jsonCap(len(ck.QueueOffsetDiff), ck.Topic, ck.CID, ck.BrokerName))), deliver)
+	body := ck.AppendJSON(b.arena.body(jsonCap(len(ck.QueueOffsetDiff), ck.Topic, ck.CID, ck.BrokerName)))
+	body = b.arena.used(body)
+	m := b.reviveMessage(nowMs, rq, model.CkTag, ck.UniqueID(), body, deliver)
 	if ck.Num > 0 {
 		_ = m.SetProperty(PropertyLease, strconv.FormatUint(uint64(first), 10))
 	}
@@ -301,32 +322,37 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	return b.putRevive(nowMs, &m, deliver, b.ckPrefill(ck, mkey), fails)
 }
 
-// putAck writes an ack message with deliver time deliverMs.
-func (b *Broker) putAck(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
+// putAck writes an ack message with deliver time deliverMs. key is
+// a.MergeKey() when the caller has it, else "".
+func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key string, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
-	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), a.AppendJSON(make([]byte, 0, jsonCap(0, a.Topic, a.ConsumerGroup, a.BrokerName))), deliverMs)
+	body := a.AppendJSON(b.arena.body(jsonCap(0, a.Topic, a.ConsumerGroup, a.BrokerName)))
+	body = b.arena.used(body)
+	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), body, deliverMs)
 	b.stats.AckPuts++
-	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(a, []int64{a.AckOffset}), fails)
+	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(a, key, []int64{a.AckOffset}), fails)
 }
 
 // putBatchAck writes a bAck message with deliver time deliverMs.
-func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
+func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, key string, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
-	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, a.UniqueID(), a.AppendJSON(make([]byte, 0, jsonCap(len(a.AckOffsetList), a.Topic, a.ConsumerGroup, a.BrokerName))), deliverMs)
+	body := a.AppendJSON(b.arena.body(jsonCap(len(a.AckOffsetList), a.Topic, a.ConsumerGroup, a.BrokerName)))
+	body = b.arena.used(body)
+	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, a.UniqueID(), body, deliverMs)
 	b.stats.BatchAckPuts++
 	offs := slices.Clone(a.AckOffsetList)
 	if offs == nil {
 		offs = []int64{} // the body says [], which decodes as empty, not null
 	}
-	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, offs), fails)
+	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, key, offs), fails)
 }
 
 // jsonCap is room enough for the JSON of a CK or ack with n list entries
-// and these names, so the body is built in one allocation.
+// and these names, so the body is built in one window of the arena.
 func jsonCap(n int, names ...string) int {
 	c := 160 + 12*n
 	for _, s := range names {

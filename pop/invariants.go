@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"popsim/model"
@@ -375,12 +376,12 @@ func (b *Broker) checkCkLeases() error {
 				}
 			}
 		}
-		if !slices.Contains(b.ckl.byKey[r.key], r) {
+		if !b.ckl.byKey[r.key].contains(r) {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d missing from its merge key's list", first)
 		}
 	}
 	for _, rs := range b.ckl.byKey {
-		keyed += len(rs)
+		keyed += rs.len()
 	}
 	if keyed != len(b.ckl.byFirst) || live != b.ckl.live || pending != b.ckl.pending {
 		return fmt.Errorf("pop: invariant: %d checkpoint refs by lease, %d by merge key; %d live leases counted as %d, %d with an ack pending counted as %d",
@@ -443,6 +444,13 @@ func (b *Broker) checkTimer() error {
 	})
 	if err == nil && n != b.timer.n {
 		err = fmt.Errorf("pop: invariant: the timer holds %d messages, counts %d", n, b.timer.n)
+	}
+	if err == nil && b.timer.firstOK {
+		cached := b.timer.first
+		b.timer.firstOK = false
+		if m, _ := b.timer.min(); m != cached {
+			err = errors.New("pop: invariant: the timer's cached next message is not its next one")
+		}
 	}
 	return err
 }

@@ -70,14 +70,26 @@ type task struct {
 // The tie-break shuffles simultaneous tasks deliberately, the sequence
 // number makes the order total, so the dispatch order does not depend on
 // how the heap arranges its array. It is a binary min-heap written out for
-// *task (container/heap's interface calls cost more than the comparisons);
-// each task knows its position (idx) so that it can be cancelled.
-type taskHeap []*task
+// tasks (container/heap's interface calls cost more than the comparisons)
+// whose entries carry the task's order key, so that comparing two does not
+// load the tasks; each task knows its position (idx) so that it can be
+// cancelled.
+type taskHeap []heapEntry
+
+// heapEntry is a task and its order key (a copy of its at, tie and seq).
+type heapEntry struct {
+	at  clock.Time
+	tie uint64
+	seq uint64
+	t   *task
+}
+
+func entryOf(t *task) heapEntry { return heapEntry{at: t.at, tie: t.tie, seq: t.seq, t: t} }
 
 func (h taskHeap) Len() int           { return len(h) }
-func (h taskHeap) Less(i, j int) bool { return taskLess(h[i], h[j]) }
+func (h taskHeap) Less(i, j int) bool { return entryLess(&h[i], &h[j]) }
 
-func taskLess(a, b *task) bool {
+func entryLess(a, b *heapEntry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
@@ -89,17 +101,17 @@ func taskLess(a, b *task) bool {
 
 // push adds e.
 func (h *taskHeap) push(e *task) {
-	*h = append(*h, e)
-	h.up(len(*h)-1, e)
+	*h = append(*h, heapEntry{})
+	h.up(len(*h)-1, entryOf(e))
 }
 
 // remove takes out the task at position i and returns it.
 func (h *taskHeap) remove(i int) *task {
 	old := *h
 	n := len(old) - 1
-	e := old[i]
+	e := old[i].t
 	last := old[n]
-	old[n] = nil
+	old[n] = heapEntry{}
 	*h = old[:n]
 	if i != n {
 		if !h.down(i, last) {
@@ -111,38 +123,39 @@ func (h *taskHeap) remove(i int) *task {
 }
 
 // up moves e, to be placed at hole j, towards the root.
-func (h taskHeap) up(j int, e *task) {
+func (h taskHeap) up(j int, e heapEntry) {
 	for j > 0 {
 		i := (j - 1) / 2
-		p := h[i]
-		if !taskLess(e, p) {
+		if !entryLess(&e, &h[i]) {
 			break
 		}
-		h[j], p.idx = p, j
+		h[j] = h[i]
+		h[j].t.idx = j
 		j = i
 	}
-	h[j], e.idx = e, j
+	h[j], e.t.idx = e, j
 }
 
 // down moves e, to be placed at hole i, towards the leaves; it reports
 // whether e went down.
-func (h taskHeap) down(i int, e *task) bool {
+func (h taskHeap) down(i int, e heapEntry) bool {
 	i0, n := i, len(h)
 	for {
 		c := 2*i + 1
 		if c >= n {
 			break
 		}
-		if r := c + 1; r < n && taskLess(h[r], h[c]) {
+		if r := c + 1; r < n && entryLess(&h[r], &h[c]) {
 			c = r
 		}
-		if !taskLess(h[c], e) {
+		if !entryLess(&h[c], &e) {
 			break
 		}
-		h[i], h[c].idx = h[c], i
+		h[i] = h[c]
+		h[i].t.idx = i
 		i = c
 	}
-	h[i], e.idx = e, i
+	h[i], e.t.idx = e, i
 	return i > i0
 }
 
@@ -207,7 +220,7 @@ func (s *scheduler) next() (*task, error) {
 	if len(s.h) == 0 {
 		return nil, nil
 	}
-	e := s.h[0]
+	e := s.h[0].t
 	if e.at > s.maxTime {
 		return nil, fmt.Errorf("%w: next task due at %v, after the limit %v", ErrTimeLimit, e.at, s.maxTime)
 	}

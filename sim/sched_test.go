@@ -49,7 +49,7 @@ func TestSchedulerEqualTieUsesSequence(t *testing.T) {
 	a := &task{at: 5, tie: 9, seq: 2}
 	b := &task{at: 5, tie: 9, seq: 1}
 	c := &task{at: 5, tie: 3, seq: 3}
-	h = append(h, a, b, c)
+	h = append(h, entryOf(a), entryOf(b), entryOf(c))
 	if !h.Less(1, 0) || h.Less(0, 1) {
 		t.Fatal("equal time and tie: the lower sequence number must come first")
 	}

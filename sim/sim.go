@@ -431,10 +431,11 @@ func (s *sim) clientTask(t *task) {
 }
 
 // observe hands every trace event to the meter (the latency breakdown)
-// and to the checker.
-func (s *sim) observe(e *model.Event) {
+// and to the checker, with its binary form (bin), which the checker's
+// history keeps.
+func (s *sim) observe(e *model.Event, bin []byte) {
 	s.meter.observe(e)
-	s.chk.Observe(e)
+	s.chk.ObserveEncoded(e, bin)
 }
 
 // emit stamps a trace event with the current time and records it. The

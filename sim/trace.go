@@ -28,8 +28,8 @@ type tracer struct {
 	werr    error
 	keep    bool
 	events  []model.Event
-	observe func(*model.Event)
-	cur     model.Event // scratch slot for the event being emitted
+	observe func(e *model.Event, bin []byte) // bin: e's binary form, valid during the call
+	cur     model.Event                      // scratch slot for the event being emitted
 
 	// Self-check support: the running hash every ckEvery events, and the
 	// text of events with Seq in [capLo, capHi).
@@ -39,7 +39,7 @@ type tracer struct {
 	captured     []string
 }
 
-func newTracer(w io.Writer, keep bool, observe func(*model.Event)) *tracer {
+func newTracer(w io.Writer, keep bool, observe func(e *model.Event, bin []byte)) *tracer {
 	t := &tracer{h: sha256.New(), keep: keep, observe: observe, bin: make([]byte, 0, hashChunk+512), text: make([]byte, 0, 256), capLo: -1, capHi: -1}
 	if w != nil {
 		t.w = bufio.NewWriterSize(w, 64<<10)
@@ -58,7 +58,9 @@ func (t *tracer) emitAt(now clock.Time, e model.Event) {
 func (t *tracer) emit(e *model.Event) {
 	e.Seq = t.seq
 	t.seq++
+	start := len(t.bin)
 	t.bin = e.AppendBinary(t.bin)
+	bin := t.bin[start:] // hashing keeps the bytes until the next event
 	if len(t.bin) >= hashChunk {
 		t.flushHash()
 	}
@@ -83,7 +85,7 @@ func (t *tracer) emit(e *model.Event) {
 		t.checkpoints = append(t.checkpoints, s)
 	}
 	if t.observe != nil {
-		t.observe(e)
+		t.observe(e, bin)
 	}
 }
 

@@ -163,13 +163,18 @@ func New(o Options) *Checker {
 
 // Observe takes every trace event, in order. Safety invariants are checked
 // here, at the event that breaks them. The checker copies what it keeps.
-func (c *Checker) Observe(e *model.Event) {
+func (c *Checker) Observe(e *model.Event) { c.ObserveEncoded(e, nil) }
+
+// ObserveEncoded is Observe for a caller that has the event's binary form
+// (model's AppendBinary) at hand: bin, or nil. The checker's history
+// keeps a copy instead of encoding the event again.
+func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	if c.done {
 		panic("check: Observe after Finish")
 	}
 	c.checkOrder(e)
 	if !receiveKind(e.Kind) {
-		c.hist.add(e)
+		c.hist.add(e, bin)
 	}
 	c.wake.expire(c, e.At)
 	c.cur = e

@@ -31,7 +31,8 @@ func newHistory(size int) history {
 	return history{size: size}
 }
 
-func (h *history) add(e *model.Event) {
+// add keeps e, whose binary form is bin (nil: encoded here).
+func (h *history) add(e *model.Event, bin []byte) {
 	k := int(h.n / histBlock)
 	if nb := (h.size+histBlock-1)/histBlock + 1; k >= nb {
 		k %= nb
@@ -42,7 +43,11 @@ func (h *history) add(e *model.Event) {
 	if h.n%histBlock == 0 {
 		b.seqs, b.ends, b.buf = b.seqs[:0], b.ends[:0], b.buf[:0]
 	}
-	b.buf = e.AppendBinary(b.buf)
+	if bin != nil {
+		b.buf = append(b.buf, bin...)
+	} else {
+		b.buf = e.AppendBinary(b.buf)
+	}
 	b.seqs = append(b.seqs, e.Seq)
 	b.ends = append(b.ends, int32(len(b.buf)))
 	h.n++

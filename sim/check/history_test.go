@@ -16,7 +16,11 @@ func TestHistoryWindow(t *testing.T) {
 		for i := range 5*histBlock + 17 {
 			e := model.Event{Seq: int64(3 * i), At: clock.Epoch + clock.Time(i), Kind: model.EvDeliver, Client: int32(i % 7),
 				Msg: model.MsgID(i), Topic: "t", Shown: "%RETRY%g_t", Offset: int64(i)}
-			h.add(&e)
+			if i%2 == 0 {
+				h.add(&e, nil)
+			} else {
+				h.add(&e, e.AppendBinary(nil))
+			}
 			added = append(added, e)
 			if i%97 != 0 && i < 5*histBlock {
 				continue

@@ -1,0 +1,54 @@
+package pop
+
+import "popsim/model"
+
+// reviveArena allocates what the engine's revive-topic messages are made
+// of many at a time: their property lists and their JSON bodies. A
+// revive-topic message is written once, never changes, and is kept as
+// long as its queue keeps it, so carving its parts out of shared blocks
+// costs no more memory than allocating them one by one, and saves the
+// allocator and the collector two objects per message. Each part gets its
+// own capacity-limited window: an append beyond it reallocates, as it
+// would have.
+type reviveArena struct {
+	props []model.Property
+	bytes []byte
+}
+
+const (
+	arenaProps = 512
+	arenaBytes = 32 << 10
+)
+
+// propList returns an empty property list with room for n.
+func (a *reviveArena) propList(n int) []model.Property {
+	if len(a.props) < n {
+		a.props = make([]model.Property, arenaProps)
+	}
+	p := a.props[:0:n]
+	a.props = a.props[n:]
+	return p
+}
+
+// body returns an empty byte slice with room for n, to be passed to used
+// once written, before the next body.
+func (a *reviveArena) body(n int) []byte {
+	if len(a.bytes) < n {
+		if n > arenaBytes/4 {
+			return make([]byte, 0, n)
+		}
+		a.bytes = make([]byte, arenaBytes)
+	}
+	return a.bytes[:0:n]
+}
+
+// used takes b, written into a window from body, as final: its bytes
+// leave the block, and it is returned with no room beyond them, so that
+// no append to it can write into the next body. A b that outgrew its
+// window lives elsewhere and takes nothing.
+func (a *reviveArena) used(b []byte) []byte {
+	if len(b) > 0 && len(a.bytes) > 0 && &b[0] == &a.bytes[0] {
+		a.bytes = a.bytes[len(b):]
+	}
+	return b[:len(b):len(b)]
+}
