@@ -230,6 +230,17 @@ func TestJudge(t *testing.T) {
 	if code := judge(&out, b, ms); code != 1 || !strings.Contains(out.String(), "OVER BUDGET") {
 		t.Fatalf("over budget: exit %d\n%s", code, out.String())
 	}
+	floor := budgets{Max: b.Max, Min: map[string]float64{"SimRun/default proc-cpu-events/s": 1000}}
+	ms = []measurement{{"SimRun/default proc-cpu-events/s", 1000, true}}
+	out.Reset()
+	if code := judge(&out, floor, ms); code != 0 || !strings.Contains(out.String(), ">= 1000") {
+		t.Fatalf("at its floor: exit %d\n%s", code, out.String())
+	}
+	ms[0].value = 999
+	out.Reset()
+	if code := judge(&out, floor, ms); code != 1 || !strings.Contains(out.String(), "UNDER FLOOR") {
+		t.Fatalf("under its floor: exit %d\n%s", code, out.String())
+	}
 }
 
 func TestBudgetsFile(t *testing.T) {
@@ -241,6 +252,10 @@ func TestBudgetsFile(t *testing.T) {
 	}
 	if _, err := parseBudgets("x", []byte(`{"max": {}}`)); err == nil {
 		t.Fatal("empty budgets accepted")
+	}
+	// a floor on a figure smoke gates by its largest value checks nothing
+	if _, err := parseBudgets("x", []byte(`{"max": {"SimRun/default lost": 0}, "min": {"SimRun/default lost": 1}}`)); err == nil || !strings.Contains(err.Error(), "under \"min\"") {
+		t.Fatalf("a floor on a max-gated figure: %v", err)
 	}
 }
 

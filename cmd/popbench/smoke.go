@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -23,11 +24,13 @@ import (
 //go:embed budgets.json
 var defaultBudgets []byte
 
-// budgets is budgets.json: the largest value each gated metric may take.
-// Keys are "<benchmark name> <unit>".
+// budgets is budgets.json: the largest value each gated metric may take
+// (max) and, for speed figures gated with a wide tolerance, the smallest
+// (min). Keys are "<benchmark name> <unit>".
 type budgets struct {
 	Comment []string           `json:"comment"`
 	Max     map[string]float64 `json:"max"`
+	Min     map[string]float64 `json:"min"`
 }
 
 func parseBudgets(name string, data []byte) (budgets, error) {
@@ -39,20 +42,43 @@ func parseBudgets(name string, data []byte) (budgets, error) {
 		return b, fmt.Errorf("%s: no budgets under \"max\"", name)
 	}
 	for _, k := range slices.Sorted(maps.Keys(b.Max)) {
-		if name, unit, ok := strings.Cut(k, " "); !ok || name == "" || unit == "" {
-			return b, fmt.Errorf("budget key %q: want \"<benchmark name> <unit>\"", k)
+		if err := checkBudgetKey(k, gatedKey); err != nil {
+			return b, err
 		}
-		if !gatedKey(k) {
-			return b, fmt.Errorf("budget key %q: smoke measures no such gated metric, so the budget would check nothing "+
-				"(gated: <case> allocs/msg for the cases of popbench run, PopAck32.pop/... and PopAck32.ack/... allocs/msg, and SimRun/default %s)",
-				k, strings.Join(simGated, ", "))
+	}
+	for _, k := range slices.Sorted(maps.Keys(b.Min)) {
+		if err := checkBudgetKey(k, floorKey); err != nil {
+			return b, fmt.Errorf("under \"min\": %v", err)
 		}
 	}
 	return b, nil
 }
 
-// simGated are the simulator figures smoke gates (simMeasure).
-var simGated = []string{"violations", "lost", "sim_events", "end_to_end_p99_us"}
+// checkBudgetKey refuses a malformed key or one smoke does not gate that way.
+func checkBudgetKey(k string, gated func(string) bool) error {
+	if name, unit, ok := strings.Cut(k, " "); !ok || name == "" || unit == "" {
+		return fmt.Errorf("budget key %q: want \"<benchmark name> <unit>\"", k)
+	}
+	if !gated(k) {
+		return fmt.Errorf("budget key %q: smoke measures no such gated metric, so the budget would check nothing "+
+			"(max: <case> allocs/msg for the cases of popbench run, PopAck32.pop/... and PopAck32.ack/... allocs/msg, and SimRun/default %s; "+
+			"min: SimRun/default %s)", k, strings.Join(simGated, ", "), strings.Join(simFloors, ", "))
+	}
+	return nil
+}
+
+// simGated are the simulator figures smoke gates with a largest value
+// (simMeasure); simFloors are those gated with a smallest value.
+var (
+	simGated  = []string{"violations", "lost", "sim_events", "end_to_end_p99_us", "allocs/event"}
+	simFloors = []string{"proc-cpu-events/s"}
+)
+
+// floorKey reports whether smoke measures key and gates it with a smallest value.
+func floorKey(key string) bool {
+	name, unit, _ := strings.Cut(key, " ")
+	return name == "SimRun/default" && slices.Contains(simFloors, unit)
+}
 
 var inflightRE = regexp.MustCompile(`inflight=([0-9]+[kM]?)`)
 
@@ -194,21 +220,33 @@ func smokeMeasure(cfg smokeConfig, progress io.Writer) ([]measurement, error) {
 // results are a deterministic function of the code, so they can be gated;
 // its speed is printed only.
 func simMeasure() ([]measurement, error) {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	cpu0, _, cpuKnown := processUsage()
 	start := time.Now()
 	r, err := sim.Run(sim.DefaultConfig(), sim.RunOptions{Scenario: "default"})
 	if err != nil {
 		return nil, fmt.Errorf("simulator default run: %v", err)
 	}
 	wall := time.Since(start).Seconds()
+	cpu1, _, _ := processUsage()
+	runtime.ReadMemStats(&after)
 	s := r.Summary
-	return []measurement{
+	events := float64(s.SimEvents)
+	ms := []measurement{
 		{"SimRun/default violations", float64(len(s.Violations)), true},
 		{"SimRun/default lost", float64(s.Lost), true},
-		{"SimRun/default sim_events", float64(s.SimEvents), true},
+		{"SimRun/default sim_events", events, true},
 		{"SimRun/default end_to_end_p99_us", float64(s.EndToEnd.P99), true},
-		{"SimRun/default events/s", float64(s.SimEvents) / wall, false},
+		{"SimRun/default allocs/event", float64(after.Mallocs-before.Mallocs) / events, true},
+		{"SimRun/default events/s", events / wall, false},
 		{"SimRun/default virtual-s/wall-s", s.SimSeconds / wall, false},
-	}, nil
+	}
+	if cpuKnown && cpu1 > cpu0 {
+		ms = append(ms, measurement{"SimRun/default proc-cpu-events/s", events / (cpu1 - cpu0), true})
+	}
+	return ms, nil
 }
 
 // judge prints every measurement with its budget and returns 1 when a
@@ -220,22 +258,15 @@ func judge(w io.Writer, b budgets, ms []measurement) int {
 	seen := map[string]bool{}
 	for _, m := range ms {
 		seen[m.key] = true
-		max, ok := b.Max[m.key]
-		verdict, budget := "printed only (wall clock)", "-"
-		switch {
-		case m.gated && ok && m.value <= max+1e-9:
-			verdict, budget = "ok", num(max)
-		case m.gated && ok:
-			verdict, budget = "OVER BUDGET", num(max)
+		verdict, budget := verdictOf(b, m)
+		if strings.HasPrefix(verdict, "OVER") || strings.HasPrefix(verdict, "UNDER") {
 			failed++
-		case m.gated:
-			verdict = "no budget"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.key, num(m.value), budget, verdict)
 	}
 	tw.Flush()
 	var unmeasured []string
-	for k := range b.Max {
+	for _, k := range slices.Concat(slices.Collect(maps.Keys(b.Max)), slices.Collect(maps.Keys(b.Min))) {
 		if !seen[k] {
 			unmeasured = append(unmeasured, k)
 		}
@@ -245,9 +276,29 @@ func judge(w io.Writer, b budgets, ms []measurement) int {
 		fmt.Fprintf(w, "not measured in this run (other sizes or -sim=false): %s\n", strings.Join(unmeasured, ", "))
 	}
 	if failed > 0 {
-		fmt.Fprintf(w, "\nFAIL: %d metric(s) over budget\n", failed)
+		fmt.Fprintf(w, "\nFAIL: %d metric(s) outside their budget\n", failed)
 		return 1
 	}
 	fmt.Fprintf(w, "\nok: every gated metric within budget\n")
 	return 0
+}
+
+// verdictOf judges one measurement against its largest or smallest value.
+func verdictOf(b budgets, m measurement) (verdict, budget string) {
+	if !m.gated {
+		return "printed only (wall clock)", "-"
+	}
+	if max, ok := b.Max[m.key]; ok {
+		if m.value <= max+1e-9 {
+			return "ok", num(max)
+		}
+		return "OVER BUDGET", num(max)
+	}
+	if min, ok := b.Min[m.key]; ok {
+		if m.value >= min-1e-9 {
+			return "ok", ">= " + num(min)
+		}
+		return "UNDER FLOOR", ">= " + num(min)
+	}
+	return "no budget", "-"
 }
