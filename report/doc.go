@@ -84,7 +84,10 @@
 //	report.md              a plan's question and answer first, then its
 //	                       decisions; what is missing if incomplete; every
 //	                       cell in a table ("p99 [lo, hi]"), a line with the
-//	                       intervals' level, seed count and methods, and
+//	                       intervals' level, seed count and methods; when
+//	                       a run had them, head-of-line blocking and an
+//	                       Acks table (ack and batch-ack requests per acked
+//	                       message, acked but not done); and
 //	                       every failing seed, each with its replay commands;
 //	                       failures are never filtered or summarised away
 //

@@ -242,7 +242,8 @@ const runGuide = `## How to read this
 // p50, p99 and p99.9, duplicates %, throughput, each with its interval over
 // the seeds; when any run measured them, the crash-to-redelivery p50 and
 // p99 and the engine limits hit; violations, failing seeds) and a line saying the intervals'
-// level, seed count and methods, then every failing run with its
+// level, seed count and methods, head-of-line blocking and acks (ack requests per acked
+// message, acked but not done) when any run had them, then every failing run with its
 // violations' distinct replay commands (never filtered), then the charts.
 func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
 	var b bytes.Buffer
@@ -265,6 +266,7 @@ func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
 	writeEvidence(&b, s)
 	writeSweepTable(&b, s)
 	writeSweepHeadOfLine(&b, s)
+	writeSweepAcks(&b, s)
 	writeFailing(&b, s)
 	writeCharts(&b, charts)
 	b.WriteString(sweepGuide)

@@ -43,6 +43,7 @@ func (e *env) cmdCheck(args []string) int {
 	if len(rep.DroppedByPolicy) > 0 {
 		fmt.Fprintf(w, "%-22s%s\n", "dropped by policy", counts(rep.DroppedByPolicy))
 	}
+	printNotDone(w, rep.AckedNotDone, rep.Produced)
 	fmt.Fprintln(w)
 	if len(rep.Violations) == 0 {
 		fmt.Fprintln(w, "PASS: every invariant held")

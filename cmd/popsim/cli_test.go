@@ -237,3 +237,22 @@ func TestVersionSaysHowToGetTheCommit(t *testing.T) {
 		t.Errorf("version without a stamped commit does not say how to get it: %s", out)
 	}
 }
+
+// A run and a check of its trace both print the messages acked and not
+// done when there are any, and neither prints the line without them.
+func TestAckedNotDoneLine(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.txt")
+	out, _ := wantCode(t, exitOK, "run", "-f", tiny, "-out", filepath.Join(dir, "run"), "-trace", trace,
+		"-set", "consumers[0].outcomes=outcomes(ack_then_fail=0.05)")
+	checked, _ := wantCode(t, exitOK, "check", trace)
+	for what, text := range map[string]string{"run": out, "check": checked} {
+		if !strings.Contains(text, "acked, not done") || !strings.Contains(text, "not a violation") {
+			t.Errorf("%s: no acked-not-done line:\n%s", what, text)
+		}
+	}
+	out, _ = wantCode(t, exitOK, "run", "-f", tiny, "-out", filepath.Join(dir, "plain"))
+	if strings.Contains(out, "acked, not done") {
+		t.Errorf("an acked-not-done line in a run without any:\n%s", out)
+	}
+}

@@ -161,6 +161,7 @@ func (e *env) printRun(o *sweep.Outcome) {
 	if len(s.DroppedByPolicy) > 0 {
 		fmt.Fprintf(w, "%-22s%s\n", "dropped by policy", counts(s.DroppedByPolicy))
 	}
+	printNotDone(w, s.AckedNotDone, s.Produced)
 	fmt.Fprintf(w, "%-22s %s\n", "end to end (ms)", latencyLine(s.EndToEnd))
 	within := s.Intervals.Level > 0
 	if within {
@@ -191,6 +192,16 @@ func (e *env) printRun(o *sweep.Outcome) {
 	fmt.Fprintf(w, "%-22s %d events, %.1f s virtual, %.2f s wall\n", "simulation", s.SimEvents, s.SimSeconds, s.WallSeconds)
 	if len(s.Coverage) > 0 {
 		fmt.Fprintf(w, "%-22s%s\n", "faults exercised", counts(s.Coverage))
+	}
+}
+
+// printNotDone prints the messages acked and then not done (the
+// application's commit failed after the ack), when there are any: the
+// application's side of at-least-once, never a violation.
+func printNotDone(w io.Writer, notDone, produced int64) {
+	if notDone > 0 {
+		fmt.Fprintf(w, "%-22s %d (%.3f%% of produced): the application's commit failed after the ack; no retry comes, "+
+			"the application owns them (not a violation)\n", "acked, not done", notDone, pct(notDone, produced))
 	}
 }
 
