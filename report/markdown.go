@@ -265,6 +265,7 @@ func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
 	writeEvidence(&b, s)
 	writeSweepTable(&b, s)
 	writeSweepHeadOfLine(&b, s)
+	writeSweepGroups(&b, s)
 	writeFailing(&b, s)
 	writeCharts(&b, charts)
 	b.WriteString(sweepGuide)
