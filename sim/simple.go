@@ -24,8 +24,9 @@ import (
 // the engine's time as its born time (the proxy's clock, which in local
 // mode is the broker's: a client's clock skew never reaches the broker's
 // "timeout too much" check), then the result filter's DLQ send-backs and
-// acks at the engine's time, as before. An auto-renewed consumer's InvisibleTime is its proxy's
-// defaultInvisibleTimeMills (the lease an auto-renewed receive gets).
+// acks at the engine's time, as before. An auto-renewed consumer's
+// InvisibleTime is its proxy's defaultInvisibleTimeMills (the lease an
+// auto-renewed receive gets).
 
 // simpleConsumer is the simple consumer's client model.
 type simpleConsumer struct {
