@@ -75,7 +75,9 @@
 //	                       with its interval over the seeds, its method and
 //	                       the per-seed values (model.PointStats); the level;
 //	                       totals of runs passed and failed; a plan's
-//	                       question, answer and decisions; missing runs
+//	                       question, answer and decisions; missing runs;
+//	                       with several consumer groups, each group's
+//	                       counts and latencies (SweepCell.Groups)
 //	sweep-latency.png/.svg every cell's end-to-end percentile curve overlaid
 //	sweep-p99-e2e.png/.svg p99 end-to-end latency (ms) against the swept
 //	sweep-duplicates.*     parameter X, duplicates % and throughput (acks/s),
@@ -89,7 +91,9 @@
 //	                       Acks table (ack and batch-ack requests per acked
 //	                       message, acked but not done); and
 //	                       every failing seed, each with its replay commands;
-//	                       failures are never filtered or summarised away
+//	                       failures are never filtered or summarised away;
+//	                       with several consumer groups, a "Consumer groups"
+//	                       table: one row per cell and group
 //
 // # Intervals across seeds
 //

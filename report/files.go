@@ -238,6 +238,9 @@ type sweepRow struct {
 	Stats            model.PointStats  `json:"stats"` // every metric with its interval over the seeds
 	// HeadOfLine: the cell's orderly groups' blocking (SweepCell.HeadOfLine).
 	HeadOfLine *model.HeadOfLine `json:"head_of_line,omitempty"`
+	// Groups: each consumer group's share, when the runs had several
+	// (SweepCell.Groups); absent with one.
+	Groups []model.GroupSummary `json:"groups,omitempty"`
 }
 
 // EncodeSweep renders sweep.json: one row per cell in Cells order.
@@ -251,7 +254,7 @@ func EncodeSweep(s *Sweep) ([]byte, error) {
 		}
 		rows = append(rows, sweepRow{Params: c.Params, Seeds: c.Seeds(), FailingSeeds: failing,
 			EndToEnd: lat, EndToEndExact: exact, DuplicatesPct: c.DuplicatesPct(),
-			ThroughputPerSec: c.Throughput(), Violations: c.Violations(), Stats: c.Stats(s.ConfidenceLevel()), HeadOfLine: c.HeadOfLine()})
+			ThroughputPerSec: c.Throughput(), Violations: c.Violations(), Stats: c.Stats(s.ConfidenceLevel()), HeadOfLine: c.HeadOfLine(), Groups: c.Groups()})
 	}
 	doc := struct {
 		Name     string         `json:"name"`

@@ -267,6 +267,7 @@ func RenderSweepMarkdown(s *Sweep, charts []*Chart) []byte {
 	writeSweepTable(&b, s)
 	writeSweepHeadOfLine(&b, s)
 	writeSweepAcks(&b, s)
+	writeSweepGroups(&b, s)
 	writeFailing(&b, s)
 	writeCharts(&b, charts)
 	b.WriteString(sweepGuide)

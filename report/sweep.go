@@ -220,15 +220,9 @@ func (c *SweepCell) EndToEnd() (lat model.Latency, exact bool) {
 	}
 	var weighted float64
 	for _, r := range c.Runs {
-		l := r.EndToEnd
-		lat.Count += l.Count
-		weighted += float64(l.Mean) * float64(l.Count)
-		lat.P50, lat.P90 = max(lat.P50, l.P50), max(lat.P90, l.P90)
-		lat.P99, lat.P999, lat.Max = max(lat.P99, l.P99), max(lat.P999, l.P999), max(lat.Max, l.Max)
+		weighted += worstInto(&lat, r.EndToEnd)
 	}
-	if lat.Count > 0 {
-		lat.Mean = int64(weighted/float64(lat.Count) + 0.5)
-	}
+	lat.Mean = weightedMean(weighted, lat.Count)
 	return lat, len(c.Runs) == 1
 }
 

@@ -282,3 +282,66 @@ func TestSweepChartTicksAndThreshold(t *testing.T) {
 		}
 	}
 }
+
+// groupsPoint is one run of a two-group scenario: billing and audit on
+// topic t, audit's p99 growing with the seed.
+func groupsPoint(rate string, seed uint64) SweepPoint {
+	g := func(name string, produced, dup, p99 int64) model.GroupSummary {
+		return model.GroupSummary{Group: name, Topic: "t", Produced: produced, Acked: produced - 1, Lost: 1, Deliveries: produced + dup,
+			Duplicates: dup, EndToEnd: model.Latency{Count: produced - 1, Mean: p99 / 2, P50: p99 / 4, P99: p99, P999: p99, Max: p99}}
+	}
+	s := model.Summary{Scenario: "fanout", Seed: seed, Produced: 30, Acked: 28, Lost: 2,
+		Groups: []model.GroupSummary{g("billing", 10, 1, 4000), g("audit", 20, 2, 1000*int64(seed))}}
+	return SweepPoint{Params: map[string]string{"rate": rate}, Summary: s}
+}
+
+// A sweep of runs with several groups has one row per cell and group, in
+// report.md and sweep.json, summed over the seeds with the worst seed's
+// percentiles; a sweep of one-group runs has neither.
+func TestSweepGroups(t *testing.T) {
+	sw := NewSweep("fanout", "rate", "")
+	for _, rate := range []string{"10", "20"} {
+		for seed := uint64(1); seed <= 2; seed++ {
+			if err := sw.Add(groupsPoint(rate, seed)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	gs := sw.Cells()[0].Groups()
+	want := []model.GroupSummary{
+		{Group: "billing", Topic: "t", Produced: 20, Acked: 18, Lost: 2, Deliveries: 22, Duplicates: 2,
+			EndToEnd: model.Latency{Count: 18, Mean: 2000, P50: 1000, P99: 4000, P999: 4000, Max: 4000}},
+		{Group: "audit", Topic: "t", Produced: 40, Acked: 38, Lost: 2, Deliveries: 44, Duplicates: 4,
+			EndToEnd: model.Latency{Count: 38, Mean: 750, P50: 500, P99: 2000, P999: 2000, Max: 2000}},
+	}
+	if diff := cmp.Diff(want, gs); diff != "" {
+		t.Errorf("cell 0's groups (-want +got):\n%s", diff)
+	}
+	md := string(RenderSweepMarkdown(sw, nil))
+	for _, row := range []string{
+		"## Consumer groups",
+		"| rate=10 | billing | t | 20 | 18 | 0 | 0 | 2 | 2 | 18 | 1.000 | 4.000 | 4.000 | 4.000 |",
+		"| rate=10 | audit | t | 40 | 38 | 0 | 0 | 2 | 4 | 38 | 0.500 | 2.000 | 2.000 | 2.000 |",
+		"| rate=20 | audit | t |",
+	} {
+		if !strings.Contains(md, row) {
+			t.Errorf("report.md lacks %q:\n%s", row, md)
+		}
+	}
+	js, err := EncodeSweep(sw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(js), `"group": "audit"`); n != 2 {
+		t.Errorf("sweep.json names group audit %d times, want once per cell:\n%s", n, js)
+	}
+
+	one := NewSweep("one", "consumers", "")
+	if err := one.Add(sweepPoint("pop", 1, 1, 50, false)); err != nil {
+		t.Fatal(err)
+	}
+	js, _ = EncodeSweep(one)
+	if md := string(RenderSweepMarkdown(one, nil)); strings.Contains(md, "Consumer groups") || strings.Contains(string(js), `"groups"`) {
+		t.Errorf("a one-group sweep shows per-group rows:\n%s\n%s", md, js)
+	}
+}

@@ -25,6 +25,9 @@ func TestBuiltinsLoad(t *testing.T) {
 		if s.Summary() == "" || len(s.Summary()) > 120 {
 			t.Errorf("%s: the first description line (popsim list) is %d characters: want 1..120", name, len(s.Summary()))
 		}
+		if !strings.HasSuffix(s.Summary(), ".") {
+			t.Errorf("%s: the first description line (popsim list) %q is not a sentence: want a one-line summary ending with a full stop", name, s.Summary())
+		}
 		if !strings.HasPrefix(string(s.Text), "#") {
 			t.Errorf("%s: the file does not start with a comment explaining it", name)
 		}

@@ -327,9 +327,21 @@ func lookup(fs []field, key string) (field, bool) {
 	return field{}, false
 }
 
+// refusedKeys are keys a reader may expect that popsim deliberately does
+// not model, by struct type name and key: each says why, rather than
+// suggesting the nearest key (which for switchToPull is its opposite).
+var refusedKeys = map[string]string{
+	"GroupSpec.switchToPull": "not modelled: a switch goes from PULL to POP only (switchToPop, on a group that starts in PULL mode); " +
+		"switching back to PULL needs the POP retry topic drained by pull (docs/rocketmq/clients.md §4.1.1)",
+}
+
 // unknownKey reports a key the struct does not have: a key of another
-// kind of a Variant section, or an unknown (perhaps misspelt) one.
+// kind of a Variant section, a key popsim refuses, or an unknown (perhaps
+// misspelt) one.
 func (d *decoder) unknownKey(k *yaml.Node, path string, t reflect.Type, variant sim.Variant, kind string, known []string) error {
+	if why, ok := refusedKeys[t.Name()+"."+k.Value]; ok {
+		return d.errorf(k, path, "%s", why)
+	}
 	if variant != nil {
 		var owners []string
 		byKind := sim.SettingsKeys(t)

@@ -56,7 +56,8 @@
 //	    switchToPop: {at: 30s, popShareQueueNum: 0}  # rocketmq: the admin switches the group from PULL to POP at
 //	                              #   that time (1ms..duration-1ms) on every broker; the group must start in PULL mode,
 //	                              #   its consumers pop-push with clientRebalance: false, not orderly; each moves at
-//	                              #   its next rebalance (docs/rocketmq/clients.md §4)
+//	                              #   its next rebalance (docs/rocketmq/clients.md §4); back to PULL is refused
+//	                              #   (switchToPull: not modelled, clients.md §4.1.1)
 //	producers:                    # at least one; each topic needs a consuming group (rocketmq: any number; others: one)
 //	  - topic: orders
 //	    arrivals: poisson(1000/s) # const(R), poisson(R), onoff(rate=,on=,off=), ramp(from=,to=,over=), backlog(N), limit(P,count=,for=)

@@ -132,7 +132,8 @@ func TestSwitchToPopKeys(t *testing.T) {
 		{"{at: 30s, popShareQueueNum: 1}", "{at: soon}", "groups[0].switchToPop.at"},
 		{"{at: 30s, popShareQueueNum: 1}", "{at: 30s, share: 1}", "groups[0].switchToPop.share: unknown field"},
 		{"{at: 30s, popShareQueueNum: 1}", "{at: 90s}", "groups[0].switchToPop.at: 1m30s: want a time inside the safety phase"},
-		{"requestMode: pull", "requestMode: pop", `groups[0].switchToPop: group "workers" starts in POP mode`},
+		{"requestMode: pull", "requestMode: pop", `groups[0].switchToPop: group "workers" starts in POP mode, and a switch goes from PULL to POP only: switching back to PULL is not modelled (docs/rocketmq/clients.md §4.1.1)`},
+		{"switchToPop: {at: 30s, popShareQueueNum: 1}", "switchToPull: {at: 30s}", "groups[0].switchToPull: not modelled: a switch goes from PULL to POP only"},
 	} {
 		text := strings.ReplaceAll(string(data), tc.from, tc.to)
 		if _, err := Load("x.yaml", []byte(text)); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -198,6 +198,7 @@ func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
 	case *popReq:
 		a.pop(now, r, out)
 	case *receiveReq:
+		r.pop.BornTime = now // the proxy's clock stamps it as it reaches the proxy (local mode: the broker's)
 		a.receive(now, r, out)
 	case *ackReq:
 		a.ack(now, r, out)

@@ -229,14 +229,17 @@ func TestPropFindsRetryTopicReencoding(t *testing.T) {
 // #10827: an orderly retry with the attemptId of a batch in flight that
 // finds the KV pop lock busy is answered empty instead of re-entering its
 // batch; the trigger is a lost receive response (the simple consumer
-// retries with the same attempt_id) while the lock is contended.
+// retries with the same attempt_id) while the lock is contended. (Seed 3:
+// seed 1's cases stopped finding it when the proxy's receives took the
+// broker's clock as their born time, which changes which parked receive a
+// wakeup serves; seed 3 finds it after 33 passing checks.)
 func TestPropFindsFifoRetryLockBusy(t *testing.T) {
 	huntBug(t, bugHunt{
 		bugs: pop.Bugs{FifoRetryLockBusy: true},
 		gen: hunt(genOpts{always: families(pfLosePop), kinds: []ConsumerKind{Simple}, orderly: true,
 			reentrant: ptr(true), lockBusy: []PPM{300_000, 600_000}, pollSlack: clock.Second}),
 		want:     check.InvFifoReentry,
-		maxSteps: 1, checks: 100, seed: "1",
+		maxSteps: 1, checks: 100, seed: "3",
 	})
 }
 

@@ -20,10 +20,13 @@ import (
 // client's side of the network and on the client's clock. Its handle
 // checks (an expired handle is rejected before anything is sent) and its
 // auto-renew timer run with the client (and pause and die with it); its
-// receive runs when the request reaches the engine: the pop, then the
-// result filter's DLQ send-backs and acks at the engine's time, as
-// before. An auto-renewed consumer's InvisibleTime is its proxy's
-// defaultInvisibleTimeMills (the lease an auto-renewed receive gets).
+// receive runs when the request reaches the engine: the pop, stamped with
+// the engine's time as its born time (the proxy's clock, which in local
+// mode is the broker's: a client's clock skew never reaches the broker's
+// "timeout too much" check), then the result filter's DLQ send-backs and
+// acks at the engine's time, as before. An auto-renewed consumer's
+// InvisibleTime is its proxy's defaultInvisibleTimeMills (the lease an
+// auto-renewed receive gets).
 
 // simpleConsumer is the simple consumer's client model.
 type simpleConsumer struct {
@@ -126,7 +129,9 @@ func (p *simpleConsumer) receive(s *sim) {
 			s.cov.hit("reentrant-retry")
 		}
 	}
-	req, st := p.px.PopRequest(c.now(s), &proxy.ReceiveRequest{
+	// No born time yet: the proxy stamps its own clock when the receive
+	// reaches it (rocketMQ.Serve), never the client's.
+	req, st := p.px.PopRequest(0, &proxy.ReceiveRequest{
 		ClientID: c.clientID, Group: c.g.name, Topic: c.g.topic, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, BatchSize: int32(n),
 		InvisibleTime: p.set.InvisibleTime, AutoRenew: p.set.AutoRenew,
 		LongPollingTimeout: p.set.PollTime, Timeout: timeout, RequestTimeout: s.cfg.Network.RequestTimeout,

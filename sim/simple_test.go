@@ -89,3 +89,44 @@ func TestSimpleAutoRenew(t *testing.T) {
 	}
 	noViolations(t, r)
 }
+
+// The proxy stamps a receive's born time with its own clock (local mode:
+// the broker's), never the client's. A client a minute behind would fail
+// the broker's "timeout too much" check (now − bornTime − pollTime >
+// 500 ms → POLLING_TIMEOUT) on every receive; a client a minute ahead
+// would park its receives a minute past their poll time. (The proxy's
+// handle checks still run on the client's clock: package sim's simple.go.)
+func TestSimpleBornTimeIsTheProxys(t *testing.T) {
+	for _, skew := range []clock.Duration{-clock.Minute, clock.Minute} {
+		cfg := tinyConfig(Simple)
+		cfg.Producers[0].Arrivals = arrivals("backlog(5)")
+		simpleSettings(&cfg.Consumers[0]).PollTime = 20 * clock.Second
+		r, err := RunScheduled(cfg, Schedule{{At: 0, Kind: FaultClockSkew, Consumer: 0, Skew: skew}}, RunOptions{KeepEvents: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent model.Event // one receive outstanding at a time: each answer follows its receive
+		for _, e := range only(r, model.EvReceive, model.EvReceived) {
+			if e.Kind == model.EvReceive {
+				sent = e
+			} else if e.Code == int32(model.PollingTimeout) && e.At.Sub(sent.At) < 10*clock.Second {
+				t.Fatalf("skew %v: %v: POLLING_TIMEOUT long before the poll time (sent at %v): the broker judged the born time by the client's clock", skew.Std(), &e, at(sent).Std())
+			}
+		}
+		if n := len(only(r, model.EvDeliver)); skew < 0 && n != 5 { // (ahead, its proxy's handle checks expire the leases: redeliveries)
+			t.Fatalf("skew %v: %d deliveries, want the 5 messages", skew.Std(), n)
+		}
+		parked := only(r, model.EvParked)
+		if len(parked) == 0 {
+			t.Fatalf("skew %v: no receive parked", skew.Std())
+		}
+		for _, e := range parked {
+			if d := e.Deadline.Sub(e.At); d != 20*clock.Second {
+				t.Fatalf("skew %v: %v: parked for %v, want the 20 s poll time from its arrival", skew.Std(), &e, d.Std())
+			}
+		}
+		if skew < 0 {
+			noViolations(t, r)
+		}
+	}
+}

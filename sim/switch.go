@@ -138,7 +138,12 @@ func (l *layout) checkSwitch(v *validator, p string, g *GroupSpec) {
 	if sw.At <= 0 || sw.At >= l.cfg.Duration {
 		v.add(p+".at", fmt.Sprintf("a time inside the safety phase, 1ms..%v", (l.cfg.Duration-clock.Millisecond).Std()), "%v", sw.At.Std())
 	}
-	if m := l.startMode(g.Name); m != pop.RequestModePull {
+	switch m := l.startMode(g.Name); m {
+	case pop.RequestModePull:
+	case pop.RequestModePop:
+		v.add(p, "the group in PULL mode at the start (requestMode: pull, or none with engine.defaultMessageRequestMode PULL)",
+			"group %q starts in POP mode, and a switch goes from PULL to POP only: switching back to PULL is not modelled (docs/rocketmq/clients.md §4.1.1)", g.Name)
+	default:
 		v.add(p, "the group in PULL mode at the start (requestMode: pull, or none with engine.defaultMessageRequestMode PULL)", "group %q starts in %s mode", g.Name, m)
 	}
 	if g.ConsumeMessageOrderly {
