@@ -21,7 +21,7 @@ type obsStore struct {
 	frozen  [][]byte     // frozen blocks' records, encoded (appendObs)
 	nFrozen int          // blocks [0, nFrozen) are frozen
 	late    map[model.MsgID]*meterObs
-	n       int // ids 1..n have a record
+	n       int        // ids 1..n have a record
 	scratch []meterObs // a block decoded (each)
 }
 
