@@ -9,7 +9,7 @@ import (
 // obsStore holds a meterObs per message id in blocks of obsBlock ids, so
 // that it grows without copying, and keeps a long run's memory small: once
 // every message of a block is closed (acked, in a DLQ or dropped) the meter
-// freezes it, encoding its records in varints (about 20 bytes a message
+// freezes it, encoding its records in varints (about 14 bytes a message
 // instead of 40; freeze). The records must outlive the run, since the
 // automatic warm-up cut is found in them only at its end (measure.go), and
 // with it everything measured after the cut: no aggregate kept as the run
@@ -120,9 +120,16 @@ func (st *obsStore) decodeBlock(b int) []meterObs {
 
 // appendObs encodes o after the previous record, whose storedMs is prev:
 // flags, successes, group, client+1 and the change of storedMs, then for a
-// measured message its latencies and parts, each a varint.
+// measured message its parts and, unless they are the parts' sums (as
+// they are for every attributed message: obsDerived), its latencies, each
+// a varint.
 func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
-	b = append(b, o.flags, o.successes)
+	flags := o.flags
+	derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
+	if derived {
+		flags |= obsDerived
+	}
+	b = append(b, flags, o.successes)
 	b = binary.AppendUvarint(b, uint64(o.group))
 	b = binary.AppendVarint(b, int64(o.client)+1)
 	b = binary.AppendVarint(b, int64(o.storedMs)-int64(*prev))
@@ -130,17 +137,37 @@ func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 	if o.flags&obsMeasured == 0 {
 		return b
 	}
-	b = binary.AppendUvarint(b, uint64(o.e2e))
-	b = binary.AppendUvarint(b, uint64(o.svc))
 	for _, p := range o.part {
 		b = binary.AppendUvarint(b, uint64(p))
+	}
+	if !derived {
+		b = binary.AppendUvarint(b, uint64(o.e2e))
+		b = binary.AppendUvarint(b, uint64(o.svc))
 	}
 	return b
 }
 
+// obsDerived marks an encoded record whose latencies are its parts' sums;
+// it is no flag of a meterObs.
+const obsDerived uint8 = 1 << 7
+
+// sumParts is the sum of parts [from, to), or 1<<32 (no uint32) when it
+// overflows.
+func sumParts(o *meterObs, from, to int) uint32 {
+	var s uint64
+	for _, p := range o.part[from:to] {
+		s += uint64(p)
+	}
+	if s >= 1<<32 {
+		return 0 // an e2e or svc of 0 with parts that large is impossible
+	}
+	return uint32(s)
+}
+
 // decodeObs decodes one record of appendObs into o and returns the rest.
 func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
-	*o = meterObs{flags: b[0], successes: b[1]}
+	*o = meterObs{flags: b[0] &^ obsDerived, successes: b[1]}
+	derived := b[0]&obsDerived != 0
 	b = b[2:]
 	g, n := binary.Uvarint(b)
 	b = b[n:]
@@ -154,13 +181,17 @@ func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 		return b
 	}
 	var v uint64
-	v, n = binary.Uvarint(b)
-	o.e2e, b = uint32(v), b[n:]
-	v, n = binary.Uvarint(b)
-	o.svc, b = uint32(v), b[n:]
 	for i := range o.part {
 		v, n = binary.Uvarint(b)
 		o.part[i], b = uint32(v), b[n:]
 	}
+	if derived {
+		o.e2e, o.svc = sumParts(o, partBroker, nParts), sumParts(o, partLocal, partAck+1)
+		return b
+	}
+	v, n = binary.Uvarint(b)
+	o.e2e, b = uint32(v), b[n:]
+	v, n = binary.Uvarint(b)
+	o.svc, b = uint32(v), b[n:]
 	return b
 }

@@ -23,6 +23,9 @@ func TestObsStoreFreeze(t *testing.T) {
 			for p := range o.part {
 				o.part[p] = uint32(rng.IntN(1 << (4 * p)))
 			}
+			if i%2 == 0 { // attributed: the latencies are the parts' sums
+				o.e2e, o.svc = sumParts(&o, partBroker, nParts), sumParts(&o, partLocal, partAck+1)
+			}
 		}
 		want[i] = o
 		*st.at(model.MsgID(i + 1)) = o
