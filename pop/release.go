@@ -1,6 +1,9 @@
 package pop
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Releasing consumed messages.
 //
@@ -93,22 +96,13 @@ func (b *Broker) releaseWatermarks(t *topic, pairs []uint32) []int64 {
 	}
 	if b.index.len() > 0 {
 		b.index.tree.Scan(func(r rec) bool {
-			if int(r.qid) < len(low) && hasPair(pairs, r.pair) {
+			if int(r.qid) < len(low) && slices.Contains(pairs, r.pair) {
 				low[r.qid] = min(low[r.qid], r.offset)
 			}
 			return true
 		})
 	}
 	return low
-}
-
-func hasPair(pairs []uint32, p uint32) bool {
-	for _, x := range pairs {
-		if x == p {
-			return true
-		}
-	}
-	return false
 }
 
 // release frees the chunks wholly below entry below (entries 0..below-1),

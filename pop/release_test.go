@@ -11,12 +11,7 @@ import (
 // oldest in-flight record, keeps the last chunk, changes no offset, and
 // leaves a broker whose pops, acks and revives answer as before.
 func TestReleaseConsumed(t *testing.T) {
-	b, err := New(KVConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 1, WriteQueueNums: 1}))
-	must(t, b.CreateGroup(DefaultGroup("g")))
+	b := testBroker(t, KVConfig(), 1)
 	now := clock.Epoch
 	if n := b.ReleaseConsumed("t", []string{"g"}); n != 0 {
 		t.Fatalf("released %d before the group popped", n)
@@ -88,12 +83,7 @@ func TestReleaseConsumed(t *testing.T) {
 
 // The checkpoint path releases nothing.
 func TestReleaseConsumedCheckpointPath(t *testing.T) {
-	b, err := New(DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 1, WriteQueueNums: 1}))
-	must(t, b.CreateGroup(DefaultGroup("g")))
+	b := testBroker(t, DefaultConfig(), 1)
 	if n := b.ReleaseConsumed("t", []string{"g"}); n != 0 {
 		t.Fatalf("released %d", n)
 	}

@@ -128,10 +128,14 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 // groups' commit offsets and in-flight records, so that the broker may free
 // what they consumed (pop.Broker.ReleaseConsumed): every consumer is a
 // simple (POP) consumer, no group consumes orderly or changes request mode,
-// and the broker never restarts or stops (a restart reloads older persisted
-// offsets and reads again from there). Anything else keeps every message,
-// as RocketMQ's commit log does until its retention time.
+// and the broker never restarts or stops, by its fault clocks or a fault
+// schedule (a restart reloads older persisted offsets and reads again from
+// there). Anything else keeps every message, as RocketMQ's commit log does
+// until its retention time.
 func (s *sim) releasable() bool {
+	if s.opts.restarts {
+		return false
+	}
 	for _, c := range s.cfg.Consumers {
 		if c.Kind != Simple {
 			return false

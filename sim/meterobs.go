@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/binary"
 
 	"popsim/model"
@@ -23,6 +24,7 @@ type obsStore struct {
 	late    map[model.MsgID]*meterObs
 	n       int        // ids 1..n have a record
 	scratch []meterObs // a block decoded (each)
+	enc     []byte     // a block being encoded (freeze)
 }
 
 const obsBlock = 4096
@@ -71,12 +73,12 @@ func (st *obsStore) grow(id model.MsgID) {
 // their records any more).
 func (st *obsStore) freeze(closed model.MsgID) {
 	for st.nFrozen < len(st.blocks) && (st.nFrozen+1)*obsBlock < int(closed) && (st.nFrozen+1)*obsBlock <= st.n {
-		var data []byte
-		prev := uint32(0)
+		data, prev := st.enc[:0], uint32(0)
 		for i := range st.blocks[st.nFrozen] {
 			data = appendObs(data, &st.blocks[st.nFrozen][i], &prev)
 		}
-		st.frozen = append(st.frozen, append([]byte(nil), data...))
+		st.enc = data
+		st.frozen = append(st.frozen, bytes.Clone(data))
 		st.blocks[st.nFrozen] = nil
 		st.nFrozen++
 	}

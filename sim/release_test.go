@@ -81,3 +81,26 @@ func TestReleasable(t *testing.T) {
 		t.Error("a simple-consumer run without restarts is not releasable")
 	}
 }
+
+// A fault schedule that restarts or stops the broker keeps every message
+// (a crash restores the commit offsets last flushed), one without does not.
+func TestReleaseScheduled(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Duration = 2 * clock.Second
+	cfg.Consumers[0].Kind = Simple
+	kv := pop.KVConfig()
+	cfg.Engine = EngineSpec{Kind: RocketMQ, Settings: &kv}
+	for _, c := range []struct {
+		kind    FaultKind
+		release bool
+	}{{FaultBrokerRestart, false}, {FaultBrokerStop, false}, {FaultCrash, true}} {
+		var releasing bool
+		look := scriptStep{after: clock.Second, f: func(s *sim) { releasing = s.eng.(*rocketMQ).release != nil }}
+		if _, err := RunScheduled(cfg, Schedule{{At: clock.Second, Kind: c.kind}}, RunOptions{script: []scriptStep{look}}); err != nil {
+			t.Fatal(err)
+		}
+		if releasing != c.release {
+			t.Errorf("schedule with %s: releasing %v, want %v", c.kind, releasing, c.release)
+		}
+	}
+}
