@@ -50,8 +50,9 @@ type rocketMQ struct {
 	ackRequests, batchAckRequests int64
 	// release: each topic's groups, whose consumed messages the KV revive
 	// pass frees (releasable); nil when the run may read old offsets.
-	release  []topicGroups
-	released int // messages released so far (tests)
+	release    []topicGroups
+	releasedAt clock.Time // the last release (one per ReviveIdleInterval)
+	released   int        // messages released so far (tests)
 }
 
 // topicGroups is a topic and every group consuming it.
@@ -781,10 +782,15 @@ func (a *rocketMQ) revive(now clock.Time, out *Outcome) {
 	a.traceRevivals(now, r.Revivals)
 	a.wake(now, r.Woken, out)
 	a.wakePulls(now, r.PullWoken, out)
-	for _, t := range a.release {
-		a.released += a.b.ReleaseConsumed(t.topic, t.groups)
-	}
 	next := clock.Duration(pop.ReviveIdleInterval) * clock.Millisecond
+	if a.release != nil && now >= a.releasedAt.Add(next) {
+		// At most once per idle interval: back-to-back rounds (full
+		// pages) would repeat its scan of the in-flight records.
+		a.releasedAt = now
+		for _, t := range a.release {
+			a.released += a.b.ReleaseConsumed(t.topic, t.groups)
+		}
+	}
 	if r.FullPage {
 		next = 0
 	}

@@ -19,11 +19,11 @@ const (
 // (quiescence). The verdict (lost, duplicates, violations) is the
 // checker's, from the trace.
 //
-// It keeps one small record per stored message for the whole run (obs,
-// 40 bytes while the message is open, about 13 once its block of 4096 is
-// closed and frozen: its latency, the parts of it, when it was stored,
-// how often it was consumed), so the warm-up can be cut after the run,
-// where the data says (measure.go). While a message is open it also follows the
+// It keeps one small record per stored message for the whole run (obs:
+// its latency, the parts of it, when it was stored, how often it was
+// consumed; 40 bytes, about 15 once its block of 4096 is closed and
+// frozen, meterobs.go), so the warm-up can be cut after the run, where the
+// data says (measure.go). While a message is open it also follows the
 // trace's engine-neutral events about it (observe) to split its latency:
 // when it was leased, delivered, consumed, made available again (state,
 // one slot per open message, reused).
