@@ -14,11 +14,7 @@ import (
 // and its trace and summary are exactly those of the same run keeping
 // every message.
 func TestReleaseKeepsTheRun(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Duration = 20 * clock.Second
-	cfg.Consumers[0].Kind = Simple
-	kv := pop.KVConfig()
-	cfg.Engine = EngineSpec{Kind: RocketMQ, Settings: &kv}
+	cfg := releasableConfig(20 * clock.Second)
 	run := func(release bool) (*Result, int) {
 		c, err := cfg.WithDefaults().layout()
 		if err != nil {
@@ -82,14 +78,21 @@ func TestReleasable(t *testing.T) {
 	}
 }
 
-// A fault schedule that restarts or stops the broker keeps every message
-// (a crash restores the commit offsets last flushed), one without does not.
-func TestReleaseScheduled(t *testing.T) {
+// releasableConfig is the default scenario, with its faults, for d on the
+// KV path with simple consumers: a run the broker may release in.
+func releasableConfig(d clock.Duration) Config {
 	cfg := DefaultConfig()
-	cfg.Duration = 2 * clock.Second
+	cfg.Duration = d
 	cfg.Consumers[0].Kind = Simple
 	kv := pop.KVConfig()
 	cfg.Engine = EngineSpec{Kind: RocketMQ, Settings: &kv}
+	return cfg
+}
+
+// A fault schedule that restarts or stops the broker keeps every message
+// (a crash restores the commit offsets last flushed), one without does not.
+func TestReleaseScheduled(t *testing.T) {
+	cfg := releasableConfig(2 * clock.Second)
 	for _, c := range []struct {
 		kind    FaultKind
 		release bool
