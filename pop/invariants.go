@@ -54,7 +54,7 @@ import (
 //     unacked messages only and are counted right, and a queue lapses
 //     exactly when it has live leases, at its batch's unblock time.
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkPending, b.checkIdle, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkPending, b.checkIdle, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder, b.checkReleased} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -462,4 +462,24 @@ func (b *Broker) checkRevivers() error {
 		}
 	}
 	return nil
+}
+
+// checkReleased: no in-flight record points at a released message (a
+// revive would read it; release.go).
+func (b *Broker) checkReleased() error {
+	var err error
+	visit := func(r rec) bool {
+		q := b.queue(b.names.pairs[r.pair].topic, r.qid)
+		if q != nil && r.offset >= q.min && r.offset < q.maxOffset() && q.log.released(int(r.offset-q.min)) {
+			err = fmt.Errorf("pop: invariant: in-flight record %s points at a released message", b.recString(&r))
+		}
+		return err == nil
+	}
+	b.index.tree.Scan(visit)
+	for _, cq := range b.cache.queues {
+		if err == nil {
+			cq.recs.Scan(func(_ int64, r rec) bool { return visit(r) })
+		}
+	}
+	return err
 }

@@ -13,6 +13,7 @@ type msgLog struct {
 	chunks [][]logSlot
 	head   int // entries dropped from the front of chunks[0]
 	n      int // entries held
+	rel    int // chunks[:rel] were released (nil; release.go)
 }
 
 // logSlot is one stored message and, in a revive-topic queue, its decoded
@@ -32,6 +33,9 @@ func (l *msgLog) len() int { return l.n }
 
 // slot is entry i (0 is the oldest held); i must be in [0, len()).
 func (l *msgLog) slot(i int) *logSlot {
+	if invariants {
+		assertf(!l.released(i), "read of a released message: queue entry %d of %d, chunks below %d released", i, l.n, l.rel)
+	}
 	i += l.head
 	return &l.chunks[i>>logChunkBits][i&(logChunk-1)]
 }
@@ -56,19 +60,26 @@ func (l *msgLog) push() *logSlot {
 }
 
 // dropFront forgets the n oldest entries (n <= len()), clearing them so
-// that what they reference can be collected.
+// that what they reference can be collected. A released chunk (nil) was
+// full: only the last chunk is ever short, and it is never released.
 func (l *msgLog) dropFront(n int) {
 	l.n -= n
 	for n > 0 {
-		c := l.chunks[0]
-		k := min(n, len(c)-l.head)
-		clear(c[l.head : l.head+k])
+		c, size := l.chunks[0], len(l.chunks[0])
+		if l.rel > 0 {
+			size = logChunk
+		}
+		k := min(n, size-l.head)
+		if c != nil {
+			clear(c[l.head : l.head+k])
+		}
 		l.head += k
 		n -= k
-		if l.head == logChunk || l.head == len(c) && len(l.chunks) > 1 {
+		if l.head == logChunk || l.head == size && len(l.chunks) > 1 {
 			l.chunks[0] = nil
 			l.chunks = l.chunks[1:]
 			l.head = 0
+			l.rel = max(l.rel-1, 0)
 		}
 	}
 }

@@ -237,6 +237,8 @@ type popScratch struct {
 	msgs     []*model.Message
 	offs     []int64
 	revivals []Revival
+	relPairs []uint32 // ReleaseConsumed's groups
+	relLow   []int64  // ReleaseConsumed's watermarks
 }
 
 // keep takes the context's buffers back, cleared of references.

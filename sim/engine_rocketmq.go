@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"popsim/clock"
@@ -47,6 +48,17 @@ type rocketMQ struct {
 	// ackRequests and batchAckRequests count the ACK_MESSAGE and
 	// BATCH_ACK_MESSAGE requests served (Counters).
 	ackRequests, batchAckRequests int64
+	// release: each topic's groups, whose consumed messages the KV revive
+	// pass frees (releasable); nil when the run may read old offsets.
+	release    []topicGroups
+	releasedAt clock.Time // the last release (one per ReviveIdleInterval)
+	released   int        // messages released so far (tests)
+}
+
+// topicGroups is a topic and every group consuming it.
+type topicGroups struct {
+	topic  string
+	groups []string
 }
 
 // rmqGroup is a consumer group as the adapter reports its positions.
@@ -107,7 +119,49 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 			}
 		}
 	}
+	if !a.ck && s.releasable() {
+		a.release = releaseList(a.groups)
+	}
 	return a, nil
+}
+
+// releasable reports whether nothing in the run reads a topic below its
+// groups' commit offsets and in-flight records, so that the broker may free
+// what they consumed (pop.Broker.ReleaseConsumed): every consumer is a
+// simple (POP) consumer, no group consumes orderly or changes request mode,
+// and the broker never restarts or stops, by its fault clocks or a fault
+// schedule (a restart reloads older persisted offsets and reads again from
+// there). Anything else keeps every message, as RocketMQ's commit log does
+// until its retention time.
+func (s *sim) releasable() bool {
+	if s.opts.restarts {
+		return false
+	}
+	for _, c := range s.cfg.Consumers {
+		if c.Kind != Simple {
+			return false
+		}
+	}
+	for _, g := range s.cfg.Groups {
+		if g.ConsumeMessageOrderly || g.RequestMode != "" || g.SwitchToPop.set() {
+			return false
+		}
+	}
+	f := &s.cfg.Faults
+	return f.BrokerRestart.Every == 0 && f.BrokerStop.Every == 0
+}
+
+// releaseList groups the adapter's groups by topic, in first-seen order.
+func releaseList(gs []rmqGroup) []topicGroups {
+	var out []topicGroups
+	for _, g := range gs {
+		i := slices.IndexFunc(out, func(t topicGroups) bool { return t.topic == g.topic })
+		if i < 0 {
+			out, i = append(out, topicGroups{topic: g.topic}), len(out)
+		}
+		out[i].groups = append(out[i].groups, g.name)
+	}
+	return out
 }
 
 // rocketMQ is the run's engine as the RocketMQ adapter: RocketMQ's client
@@ -730,6 +784,14 @@ func (a *rocketMQ) revive(now clock.Time, out *Outcome) {
 	a.wake(now, r.Woken, out)
 	a.wakePulls(now, r.PullWoken, out)
 	next := clock.Duration(pop.ReviveIdleInterval) * clock.Millisecond
+	if a.release != nil && now >= a.releasedAt.Add(next) {
+		// At most once per idle interval: back-to-back rounds (full
+		// pages) would repeat its scan of the in-flight records.
+		a.releasedAt = now
+		for _, t := range a.release {
+			a.released += a.b.ReleaseConsumed(t.topic, t.groups)
+		}
+	}
 	if r.FullPage {
 		next = 0
 	}

@@ -56,18 +56,17 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 	var r measurement
 	e2eS, warmS := stats.NewSeries(), stats.NewSeries()
 	var measured, warm int64
-	for i := range m.obs.n {
-		o := m.obs.at(model.MsgID(i + 1))
+	m.obs.each(func(id int64, o *meterObs) {
 		switch {
 		case o.flags&obsMeasured == 0:
 		case o.flags&obsWarm != 0:
 			warm++
 		default:
-			e2eS.Add(int64(i+1), float64(o.e2e))
-			warmS.Add(int64(i+1), math.Log1p(float64(o.e2e)/1000))
+			e2eS.Add(id, float64(o.e2e))
+			warmS.Add(id, math.Log1p(float64(o.e2e)/1000))
 			measured++
 		}
-	}
+	})
 	cut := int64(math.MinInt64) // the first message id measured
 	cutAt := m.warmEnd.Sub(m.start)
 	if m.fixed {
@@ -102,15 +101,13 @@ func (r *measurement) perGroup(m *meter, cut int64) {
 	for i := range r.groups {
 		r.groups[i] = groupHists{newHist(), newHist()}
 	}
-	for i := range m.obs.n {
-		id := int64(i + 1)
-		o := m.obs.at(model.MsgID(id))
+	m.obs.each(func(id int64, o *meterObs) {
 		if id < cut || o.flags&obsMeasured == 0 || o.flags&obsWarm != 0 || int(o.group) >= len(r.groups) {
-			continue
+			return
 		}
 		record(r.groups[o.group].e2e, int64(o.e2e))
 		record(r.groups[o.group].svc, int64(o.svc))
-	}
+	})
 }
 
 // measure fills the histograms and intervals from message cut on.
@@ -122,15 +119,13 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 		r.parts[i], partS[i] = newHist(), stats.NewSeries()
 	}
 	dups := stats.NewRatioSeries()
-	for i := range m.obs.n {
-		id := int64(i + 1)
-		o := m.obs.at(model.MsgID(id))
+	m.obs.each(func(id int64, o *meterObs) {
 		if o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
-			continue
+			return
 		}
 		dups.Add(id, float64(max(int(o.successes)-1, 0)), 1)
 		if o.flags&obsMeasured == 0 {
-			continue
+			return
 		}
 		svcS.Add(id, float64(o.svc))
 		attributed := o.flags&obsUnattributed == 0
@@ -140,18 +135,18 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 			}
 		}
 		if id < cut {
-			continue
+			return
 		}
 		record(r.e2e, int64(o.e2e))
 		record(r.svc, int64(o.svc))
 		if !attributed {
 			r.breakdown.Unattributed++
-			continue
+			return
 		}
 		for p := range nParts {
 			record(r.parts[p], int64(o.part[p]))
 		}
-	}
+	})
 	iv := &r.intervals
 	iv.Level = IntervalLevel
 	e2eQ, svcQ := m.quantiles(r.e2e, r.svc, cut)
@@ -191,17 +186,15 @@ func (m *meter) quantiles(e2e, svc *hdrhistogram.Histogram, cut int64) (e2eQ, sv
 		}
 		return 0
 	}
-	for i := range m.obs.n {
-		id := int64(i + 1)
-		o := m.obs.at(model.MsgID(id))
+	m.obs.each(func(id int64, o *meterObs) {
 		if id < cut || o.flags&obsMeasured == 0 || o.flags&obsWarm != 0 {
-			continue
+			return
 		}
 		for j := range intervalQuantiles {
 			ind[0][j].Add(id, below(o.e2e, est[0][j]))
 			ind[1][j].Add(id, below(o.svc, est[1][j]))
 		}
-	}
+	})
 	for j, q := range intervalQuantiles {
 		e2eQ[j] = stats.QuantileByProportion(q, est[0][j], ind[0][j].MeanCI(cut, IntervalLevel), quantileOf(e2e))
 		svcQ[j] = stats.QuantileByProportion(q, est[1][j], ind[1][j].MeanCI(cut, IntervalLevel), quantileOf(svc))

@@ -202,6 +202,7 @@ func RunScheduled(cfg Config, sc Schedule, opts RunOptions) (*Result, error) {
 	for _, i := range sc.order() {
 		f := sc[i]
 		opts.script = append(opts.script, scriptStep{after: f.At, f: func(s *sim) { w.apply(s, &f) }})
+		opts.restarts = opts.restarts || f.Kind == FaultBrokerRestart || f.Kind == FaultBrokerStop
 	}
 	r, err := Run(cfg, opts)
 	if err != nil {

@@ -33,6 +33,9 @@ type RunOptions struct {
 	capture *capture
 	// script runs functions at chosen virtual times (scripted tests).
 	script []scriptStep
+	// restarts: the script restarts or stops a broker, so the run may
+	// read below its commit offsets and keeps every message (releasable).
+	restarts bool
 }
 
 type scriptStep struct {

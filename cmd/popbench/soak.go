@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -26,6 +28,7 @@ type soakConfig struct {
 	out      string
 	name     string
 	every    time.Duration
+	memprof  string
 }
 
 func parseSoak(args []string, stderr io.Writer) (soakConfig, error) {
@@ -39,6 +42,7 @@ func parseSoak(args []string, stderr io.Writer) (soakConfig, error) {
 	fs.StringVar(&c.out, "out", "out/bench", "output directory (results/bench for the committed figures)")
 	fs.StringVar(&c.name, "name", "", "output file name without .json (default soak-<scenario>-<duration>)")
 	fs.DurationVar(&c.every, "sample", 100*time.Millisecond, "how often the memory is sampled (wall clock)")
+	fs.StringVar(&c.memprof, "memprofile", "", "write a heap profile (inuse_space) to this file at the run's peak heap")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -110,11 +114,15 @@ func cmdSoak(args []string, stdout, stderr io.Writer) int {
 		res.Overrides = append(res.Overrides, o.String())
 	}
 	fmt.Fprintf(stderr, "popbench soak: %s for %s of virtual time (%s)...\n", cfg.scenario, cfg.duration, res.Overrides)
-	mem := startMemSampler(cfg.every)
+	mem := startMemSampler(cfg.every, cfg.memprof)
 	cpu0, t0 := cpuSeconds(), time.Now()
 	r, err := sim.Run(s.Config(cfg.seed), sim.RunOptions{Scenario: cfg.scenario})
 	res.WallSeconds, res.CPUSeconds = time.Since(t0).Seconds(), cpuSeconds()-cpu0
 	res.PeakHeapBytes, res.PeakTotalBytes, res.Samples = mem.stop()
+	if mem.profErr != nil {
+		fmt.Fprintf(stderr, "popbench soak: -memprofile: %v\n", mem.profErr)
+		return 1
+	}
 	_, res.PeakRSSBytes, _ = processUsage()
 	if err != nil {
 		fmt.Fprintf(stderr, "popbench soak: the run failed: %v\n", err)
@@ -163,21 +171,29 @@ func cpuSeconds() float64 {
 }
 
 // memSampler records the peaks of the heap and of all mapped memory from a
-// goroutine of its own (the measuring command's, not the simulator's).
+// goroutine of its own (the measuring command's, not the simulator's). With
+// a profile path it also writes a heap profile (atomically) each time the
+// heap exceeds the last profiled heap by 10 %, so the file left describes
+// the run near its peak heap, while the simulator still holds its state.
 type memSampler struct {
-	done              chan struct{}
-	result            chan [3]uint64
-	peakHeap, peakAll uint64
+	done    chan struct{}
+	result  chan [3]uint64
+	profErr error // the first failure to write the profile
 }
 
-func startMemSampler(every time.Duration) *memSampler {
+func startMemSampler(every time.Duration, profile string) *memSampler {
 	m := &memSampler{done: make(chan struct{}), result: make(chan [3]uint64, 1)}
 	go func() {
 		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/total:bytes"}}
-		var heap, all, n uint64
+		var heap, all, n, profiled uint64
 		take := func() {
 			metrics.Read(s)
-			heap, all, n = max(heap, s[0].Value.Uint64()), max(all, s[1].Value.Uint64()), n+1
+			h := s[0].Value.Uint64()
+			heap, all, n = max(heap, h), max(all, s[1].Value.Uint64()), n+1
+			if profile != "" && m.profErr == nil && (profiled == 0 || h > profiled+profiled/10) {
+				profiled = h
+				m.profErr = writeHeapProfile(profile)
+			}
 		}
 		tick := time.NewTicker(every)
 		defer tick.Stop()
@@ -195,6 +211,17 @@ func startMemSampler(every time.Duration) *memSampler {
 	return m
 }
 
+// writeHeapProfile writes the heap profile (as of the last collection)
+// to path atomically.
+func writeHeapProfile(path string) error {
+	var b bytes.Buffer
+	if err := pprof.Lookup("heap").WriteTo(&b, 0); err != nil {
+		return err
+	}
+	return preport.WriteFileAtomic(path, b.Bytes())
+}
+
+// stop ends the sampling; profErr is readable after it returns.
 func (m *memSampler) stop() (heap, all uint64, samples int) {
 	close(m.done)
 	r := <-m.result

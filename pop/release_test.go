@@ -1,0 +1,107 @@
+package pop
+
+import (
+	"testing"
+
+	"popsim/clock"
+	"popsim/model"
+)
+
+// ReleaseConsumed frees whole chunks below the commit offset and the
+// oldest in-flight record, keeps the last chunk, changes no offset, and
+// leaves a broker whose pops, acks and revives answer as before.
+func TestReleaseConsumed(t *testing.T) {
+	b := testBroker(t, KVConfig(), 1)
+	now := clock.Epoch
+	if n := b.ReleaseConsumed("t", []string{"g"}); n != 0 {
+		t.Fatalf("released %d before the group popped", n)
+	}
+	const total = 5 * logChunk
+	for i := 0; i < total; i++ {
+		b.Put(now, &model.Message{Topic: "t", Body: []byte("x")})
+	}
+	var res PopResult
+	var held PoppedMessage // the first message of the second chunk stays in flight
+	for popped := 0; popped < total; {
+		b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}, &res)
+		if res.Code != model.Success {
+			t.Fatalf("pop after %d: %v", popped, res.Code)
+		}
+		for i := range res.Messages {
+			p := &res.Messages[i]
+			if p.Message.QueueOffset == logChunk {
+				held = *p
+				continue
+			}
+			ack := NewAckRequest("g", p.Message.Topic, &p.Handle)
+			if a := b.Ack(now, &ack); a.Code != model.Success {
+				t.Fatalf("ack %d: %v", p.Message.QueueOffset, a.Code)
+			}
+		}
+		popped += len(res.Messages)
+	}
+	if n := b.ReleaseConsumed("t", []string{"g"}); n != logChunk {
+		t.Fatalf("released %d, want the first chunk only (%d): offset %d is in flight", n, logChunk, logChunk)
+	}
+	if min, max := b.MinOffset("t", 0), b.MaxOffset("t", 0); min != 0 || max != total {
+		t.Fatalf("offsets [%d, %d) after release, want [0, %d)", min, max, total)
+	}
+	if err := b.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	ack := NewAckRequest("g", held.Message.Topic, &held.Handle)
+	if a := b.Ack(now, &ack); a.Code != model.Success {
+		t.Fatalf("ack of the held message: %v", a.Code)
+	}
+	// Everything but the last chunk goes; a second call frees nothing more.
+	if n := b.ReleaseConsumed("t", []string{"g"}); n != 3*logChunk {
+		t.Fatalf("released %d, want %d", n, 3*logChunk)
+	}
+	if n := b.ReleaseConsumed("t", []string{"g"}); n != 0 {
+		t.Fatalf("released %d again", n)
+	}
+	if m, ok := b.Message("t", 0, total-1); !ok || string(m.Body) != "x" {
+		t.Fatalf("the last chunk's message: %v %v", ok, m)
+	}
+	// A group that never popped the topic holds everything back.
+	must(t, b.CreateGroup(DefaultGroup("h")))
+	b.Put(now, &model.Message{Topic: "t", Body: []byte("x")})
+	if n := b.ReleaseConsumed("t", []string{"g", "h"}); n != 0 {
+		t.Fatalf("released %d with a group that never popped", n)
+	}
+	// Retention still drops released chunks.
+	if n, err := b.Truncate("t", 0, 3*logChunk); err != nil || n != 3*logChunk {
+		t.Fatalf("truncate: %d %v", n, err)
+	}
+	if min := b.MinOffset("t", 0); min != 3*logChunk {
+		t.Fatalf("min offset %d after truncate", min)
+	}
+	if err := b.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The checkpoint path releases nothing.
+func TestReleaseConsumedCheckpointPath(t *testing.T) {
+	b := testBroker(t, DefaultConfig(), 1)
+	if n := b.ReleaseConsumed("t", []string{"g"}); n != 0 {
+		t.Fatalf("released %d", n)
+	}
+}
+
+// Reading a released message is a bug that panics, never a wrong message.
+func TestReleasedReadPanics(t *testing.T) {
+	var l msgLog
+	for range 3 * logChunk {
+		l.push().msg.Body = []byte("x")
+	}
+	if n := l.release(2 * logChunk); n != 2*logChunk || !l.released(0) || l.released(2*logChunk) {
+		t.Fatalf("released %d", n)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a released entry was read")
+		}
+	}()
+	_ = l.at(logChunk + 1)
+}

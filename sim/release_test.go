@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"encoding/json"
+	"testing"
+
+	"popsim/clock"
+	"popsim/pop"
+)
+
+// A run the broker may release consumed messages in (KV path, simple
+// consumers, no broker restart) releases most of them, under the default
+// scenario's faults (crashes, pauses, lost acks, failed revive writes),
+// and its trace and summary are exactly those of the same run keeping
+// every message.
+func TestReleaseKeepsTheRun(t *testing.T) {
+	cfg := releasableConfig(20 * clock.Second)
+	run := func(release bool) (*Result, int) {
+		c, err := cfg.WithDefaults().layout()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.sha256 = cfg.SHA256()
+		s, err := newSim(c, RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := s.eng.(*rocketMQ)
+		if a.release == nil {
+			t.Fatal("the run is not releasable")
+		}
+		if !release {
+			a.release = nil
+		}
+		if err := s.loop(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, a.released
+	}
+	kept, _ := run(false)
+	freed, n := run(true)
+	if produced := freed.Summary.Produced; n < int(produced)/2 {
+		t.Fatalf("released %d of %d messages", n, produced)
+	}
+	a, _ := json.Marshal(kept.Summary)
+	b, _ := json.Marshal(freed.Summary)
+	if kept.Summary.TraceSHA256 != freed.Summary.TraceSHA256 || string(a) != string(b) {
+		t.Fatalf("releasing changed the run:\n%s\n%s", a, b)
+	}
+}
+
+// Runs that could read below the commit offsets keep every message.
+func TestReleasable(t *testing.T) {
+	for name, edit := range map[string]func(*Config){
+		"pop-push":       func(c *Config) { c.Consumers[0].Kind = PopPush },
+		"broker-restart": func(c *Config) { c.Faults.BrokerRestart.Every = clock.Minute },
+		"broker-stop":    func(c *Config) { c.Faults.BrokerStop.Every = clock.Minute },
+		"orderly": func(c *Config) {
+			c.Groups = []GroupSpec{{Name: c.Consumers[0].Group, ConsumeMessageOrderly: true}}
+		},
+	} {
+		cfg := DefaultConfig()
+		cfg.Consumers[0].Kind = Simple
+		edit(&cfg)
+		s := &sim{cfg: &cfg}
+		if s.releasable() {
+			t.Errorf("%s: releasable", name)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Consumers[0].Kind = Simple
+	if s := (&sim{cfg: &cfg}); !s.releasable() {
+		t.Error("a simple-consumer run without restarts is not releasable")
+	}
+}
+
+// releasableConfig is the default scenario, with its faults, for d on the
+// KV path with simple consumers: a run the broker may release in.
+func releasableConfig(d clock.Duration) Config {
+	cfg := DefaultConfig()
+	cfg.Duration = d
+	cfg.Consumers[0].Kind = Simple
+	kv := pop.KVConfig()
+	cfg.Engine = EngineSpec{Kind: RocketMQ, Settings: &kv}
+	return cfg
+}
+
+// A fault schedule that restarts or stops the broker keeps every message
+// (a crash restores the commit offsets last flushed), one without does not.
+func TestReleaseScheduled(t *testing.T) {
+	cfg := releasableConfig(2 * clock.Second)
+	for _, c := range []struct {
+		kind    FaultKind
+		release bool
+	}{{FaultBrokerRestart, false}, {FaultBrokerStop, false}, {FaultCrash, true}} {
+		var releasing bool
+		look := scriptStep{after: clock.Second, f: func(s *sim) { releasing = s.eng.(*rocketMQ).release != nil }}
+		if _, err := RunScheduled(cfg, Schedule{{At: clock.Second, Kind: c.kind}}, RunOptions{script: []scriptStep{look}}); err != nil {
+			t.Fatal(err)
+		}
+		if releasing != c.release {
+			t.Errorf("schedule with %s: releasing %v, want %v", c.kind, releasing, c.release)
+		}
+	}
+}
