@@ -85,10 +85,12 @@
 //     it asks the broker, in place (no network), and runs one loop per
 //     assigned queue. It acks each message with Ack (BatchAck: one
 //     BATCH_ACK_MESSAGE per listener batch).
-//   - Each simple consumer has its own proxy on its side of the network and
-//     on its clock: handle checks and auto-renew run with the client; its
-//     receive's pop and result filter (the DLQ send-back and ack) run when
-//     the request reaches the engine. An exception leaves the lease to run
+//   - Each simple consumer has its own proxy on its side of the network but
+//     on the broker's clock (the engine's time, never the client's skewed
+//     one): its handle checks and auto-renew timer run with the client
+//     process, judged and timed in engine time; its receive's pop (born
+//     time stamped then) and result filter (the DLQ send-back and ack) run
+//     when the request reaches the engine. An exception leaves the lease to run
 //     out; RECONSUME_LATER renews with the group's retry policy.
 //   - The Pull baseline retries failures locally instead of sending them
 //     back through %RETRY%group, commits only every CommitInterval (not on

@@ -17,14 +17,20 @@ import (
 // being processed.
 //
 // Where the proxy sits: each simple consumer has its own proxy, on the
-// client's side of the network and on the client's clock. Its handle
-// checks (an expired handle is rejected before anything is sent) and its
-// auto-renew timer run with the client (and pause and die with it); its
-// receive runs when the request reaches the engine: the pop, stamped with
-// the engine's time as its born time (the proxy's clock, which in local
-// mode is the broker's: a client's clock skew never reaches the broker's
-// "timeout too much" check), then the result filter's DLQ send-backs and
-// acks at the engine's time, as before. An auto-renewed consumer's
+// client's side of the network but on the broker's clock (the engine's
+// time: in local mode the proxy shares the broker's clock), so a client's
+// clock skew reaches none of its decisions. Its handle checks (an expired
+// handle is rejected before anything is sent) judge expiry by the
+// engine's time when the client hands it the ack or renewal; its
+// auto-renew timer fires at the engine's time of each due renewal (10 s
+// ahead of the lease's end on the broker) and registers a message's
+// receipt (RenewMaxTime) at the engine's time; the timer still pauses and
+// dies with the client. Its receive runs when the request reaches the
+// engine: the pop, stamped with the engine's time as its born time (a
+// skew never reaches the broker's "timeout too much" check), then the
+// result filter's DLQ send-backs and acks at the engine's time. The
+// client's own decisions (its processing, its timeouts) stay on its own
+// clock. An auto-renewed consumer's
 // InvisibleTime is its proxy's defaultInvisibleTimeMills (the lease an
 // auto-renewed receive gets).
 
@@ -175,7 +181,7 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 			c.buf = append(c.buf, h)
 		}
 		if p.set.AutoRenew {
-			p.px.Manage(c.now(s), c.clientID, c.g.name, m)
+			p.px.Manage(s.q.now(), c.clientID, c.g.name, m)
 			p.renewed[m.Message.UniqKey] = h
 		}
 		s.injectRenewals(c, h, clock.FromMillis(h.handle.NextVisibleTime()))
@@ -255,7 +261,7 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 // (normally the same lease, as the client follows its proxy's renewals).
 func (p *simpleConsumer) ack(s *sim, h *popHeld) {
 	c := p.c
-	req, t, st := p.px.Ack(c.now(s), &proxy.AckRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
+	req, t, st := p.px.Ack(s.q.now(), &proxy.AckRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
 		MessageID: h.msg.UniqKey, Handle: h.handle, Lease: h.lease})
 	if !st.IsOK() {
 		p.rejected(s, h, t.Lease, model.RAtAck)
@@ -270,7 +276,7 @@ func (p *simpleConsumer) ack(s *sim, h *popHeld) {
 // rejected it (traced).
 func (p *simpleConsumer) change(s *sim, h *popHeld, handle model.ReceiptHandle, lease model.LeaseID, invisible clock.Duration) (pop.ChangeInvisibleTimeRequest, proxy.Target, bool) {
 	c := p.c
-	req, t, st := p.px.Change(c.now(s), &proxy.ChangeRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
+	req, t, st := p.px.Change(s.q.now(), &proxy.ChangeRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
 		MessageID: h.msg.UniqKey, Handle: handle, Lease: lease, InvisibleTime: invisible})
 	if !st.IsOK() {
 		p.rejected(s, h, t.Lease, model.RAtRenew)
@@ -310,13 +316,13 @@ func (p *simpleConsumer) changeResponse(s *sim, r *changeReq) {
 }
 
 // armTick schedules the proxy's timer at its next due time (by the
-// client's clock), unless an earlier firing is armed.
+// proxy's clock, the engine's), unless an earlier firing is armed.
 func (p *simpleConsumer) armTick(s *sim) {
 	due, ok := p.px.NextDue()
 	if !ok || !p.c.alive {
 		return
 	}
-	at := max(p.c.virtual(due), s.q.now())
+	at := max(due, s.q.now())
 	if p.tick.armed && p.tick.at <= at {
 		return
 	}
@@ -340,7 +346,7 @@ func (p *simpleConsumer) timer(s *sim, x payload) {
 // renew sends the proxy's due renewals.
 func (p *simpleConsumer) renew(s *sim) {
 	c := p.c
-	s.renewals = p.px.Tick(c.now(s), s.renewals[:0])
+	s.renewals = p.px.Tick(s.q.now(), s.renewals[:0])
 	for i := range s.renewals {
 		rn := &s.renewals[i]
 		if rn.Expired {

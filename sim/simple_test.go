@@ -39,21 +39,27 @@ func TestSimpleDLQAfter17(t *testing.T) {
 	noViolations(t, r)
 }
 
-// The proxy rejects an ack whose handle expired by the client's clock: no
-// request reaches the broker.
+// The proxy rejects an ack whose handle expired by its own clock (the
+// broker's), however far behind the client's is: no request reaches the
+// broker.
 func TestSimpleRejectsExpiredHandle(t *testing.T) {
-	cfg := tinyConfig(Simple)
-	cfg.Consumers[0].Processing = dist("const(11s)")
-	simpleSettings(&cfg.Consumers[0]).InvisibleTime = 10 * clock.Second
-	cfg.Duration, cfg.Drain = 12*clock.Second, clock.Second
-	r := runKeep(t, cfg)
-	exp := only(r, model.EvExpiredLocal)
-	if len(exp) == 0 || exp[0].Reason != model.RAtAck {
-		t.Fatalf("expired-local events %v: want the first ack rejected", exp)
-	}
-	for _, e := range only(r, model.EvAck) {
-		if e.At <= exp[0].At {
-			t.Fatalf("%v: an ack was sent for the expired lease", &e)
+	for _, skew := range []clock.Duration{0, -clock.Minute} {
+		cfg := tinyConfig(Simple)
+		cfg.Consumers[0].Processing = dist("const(11s)")
+		simpleSettings(&cfg.Consumers[0]).InvisibleTime = 10 * clock.Second
+		cfg.Duration, cfg.Drain = 12*clock.Second, clock.Second
+		r, err := RunScheduled(cfg, Schedule{{At: 0, Kind: FaultClockSkew, Consumer: 0, Skew: skew}}, RunOptions{KeepEvents: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp := only(r, model.EvExpiredLocal)
+		if len(exp) == 0 || exp[0].Reason != model.RAtAck {
+			t.Fatalf("skew %v: expired-local events %v: want the first ack rejected", skew.Std(), exp)
+		}
+		for _, e := range only(r, model.EvAck) {
+			if e.At <= exp[0].At {
+				t.Fatalf("skew %v: %v: an ack was sent for the expired lease", skew.Std(), &e)
+			}
 		}
 	}
 }
@@ -94,8 +100,7 @@ func TestSimpleAutoRenew(t *testing.T) {
 // the broker's), never the client's. A client a minute behind would fail
 // the broker's "timeout too much" check (now − bornTime − pollTime >
 // 500 ms → POLLING_TIMEOUT) on every receive; a client a minute ahead
-// would park its receives a minute past their poll time. (The proxy's
-// handle checks still run on the client's clock: package sim's simple.go.)
+// would park its receives a minute past their poll time.
 func TestSimpleBornTimeIsTheProxys(t *testing.T) {
 	for _, skew := range []clock.Duration{-clock.Minute, clock.Minute} {
 		cfg := tinyConfig(Simple)
@@ -113,7 +118,7 @@ func TestSimpleBornTimeIsTheProxys(t *testing.T) {
 				t.Fatalf("skew %v: %v: POLLING_TIMEOUT long before the poll time (sent at %v): the broker judged the born time by the client's clock", skew.Std(), &e, at(sent).Std())
 			}
 		}
-		if n := len(only(r, model.EvDeliver)); skew < 0 && n != 5 { // (ahead, its proxy's handle checks expire the leases: redeliveries)
+		if n := len(only(r, model.EvDeliver)); n != 5 {
 			t.Fatalf("skew %v: %d deliveries, want the 5 messages", skew.Std(), n)
 		}
 		parked := only(r, model.EvParked)
@@ -125,7 +130,58 @@ func TestSimpleBornTimeIsTheProxys(t *testing.T) {
 				t.Fatalf("skew %v: %v: parked for %v, want the 20 s poll time from its arrival", skew.Std(), &e, d.Std())
 			}
 		}
-		if skew < 0 {
+		noViolations(t, r)
+	}
+}
+
+// The proxy judges receipt handles and times its auto-renewals by its own
+// clock (local mode: the broker's), never the client's. With a 60 s
+// invisible time, a client a minute ahead would have every ack and
+// renewal rejected as expired by its proxy (its messages come back until
+// they reach the DLQ); a client a minute behind would have its
+// auto-renewals sent 50 s after its leases ran out (they come back while
+// still being processed: duplicates). Either way: one delivery per
+// message, every ack accepted, nothing expired at the proxy.
+func TestSimpleHandleChecksAreTheProxys(t *testing.T) {
+	for _, renew := range []bool{false, true} {
+		for _, skew := range []clock.Duration{-clock.Minute, clock.Minute} {
+			cfg := tinyConfig(Simple)
+			cfg.Producers[0].Arrivals = arrivals("backlog(3)")
+			cfg.Consumers[0].Threads = 2
+			set := simpleSettings(&cfg.Consumers[0])
+			set.InvisibleTime = clock.Minute
+			if renew {
+				set.AutoRenew = true
+				cfg.Consumers[0].Processing = dist("const(150s)")
+			}
+			r, err := RunScheduled(cfg, Schedule{{At: 0, Kind: FaultClockSkew, Consumer: 0, Skew: skew}}, RunOptions{KeepEvents: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			what := "skew " + skew.Std().String()
+			if renew {
+				what += ", auto-renew"
+			}
+			if exp := only(r, model.EvExpiredLocal); len(exp) != 0 {
+				t.Fatalf("%s: %v: the proxy judged a handle by the client's clock", what, &exp[0])
+			}
+			if n := len(only(r, model.EvDeliver)); n != 3 {
+				t.Fatalf("%s: %d deliveries, want the 3 messages once each", what, n)
+			}
+			for _, e := range only(r, model.EvAcked, model.EvRenewed) {
+				if e.Code != 0 {
+					t.Fatalf("%s: %v: the broker refused it", what, &e)
+				}
+			}
+			if n := len(only(r, model.EvAcked)); n != 3 {
+				t.Fatalf("%s: %d acks answered, want 3", what, n)
+			}
+			if renew && len(only(r, model.EvRenewed)) == 0 {
+				t.Fatalf("%s: no auto-renewal", what)
+			}
+			if r.Summary.Duplicates != 0 {
+				t.Fatalf("%s: %d duplicates %v", what, r.Summary.Duplicates, r.Summary.DuplicatesByCause)
+			}
 			noViolations(t, r)
 		}
 	}
