@@ -229,7 +229,8 @@ type BufferScan struct {
 	// those of them whose CK was never written (acked in time: the point
 	// of the buffer).
 	Removed, Unwritten int
-	// Commits are the commit offsets it wrote, in order.
+	// Commits are the commit offsets it wrote, in order. The broker
+	// reuses its storage: it is valid until the next CheckpointTick.
 	Commits []OffsetState
 }
 

@@ -494,7 +494,7 @@ func (b *Broker) reviveCopy(s *reviveService, rc *roundCk, j int, orig *model.Me
 	b.stats.Revived++
 	b.inflightSub(qkey{b.names.pair(ck.CID, ck.Topic), ck.QueueID}, ck.PopTime, 1)
 	res.PullWoken = append(res.PullWoken, b.notifyPullArrival(g, stored)...)
-	res.Woken = append(res.Woken, b.notifyArrival(g, stored, ck.CID)...)
+	res.Woken = b.notifyArrival(res.Woken, g, stored, ck.CID)
 	return true
 }
 

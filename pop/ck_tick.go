@@ -79,6 +79,7 @@ func (b *Broker) CheckpointTick(now clock.Time) CheckpointResult {
 	}
 	clear(b.scratch.revivals) // the previous tick's, no longer the caller's
 	res.Revivals = b.scratch.revivals[:0]
+	res.Buffer.Commits = b.scratch.commits[:0]
 	for {
 		ts, scan := b.nextScan()
 		s, tr := b.nextService()
@@ -89,9 +90,12 @@ func (b *Broker) CheckpointTick(now clock.Time) CheckpointResult {
 			b.stepService(s, tr, &res)
 		default:
 			b.settleEmptyPulls(nowMs)
-			b.scratch.revivals = res.Revivals
+			b.scratch.revivals, b.scratch.commits = res.Revivals, res.Buffer.Commits
 			if len(res.Revivals) == 0 {
 				res.Revivals = nil
+			}
+			if len(res.Buffer.Commits) == 0 {
+				res.Buffer.Commits = nil
 			}
 			return res
 		}

@@ -72,7 +72,7 @@ func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
 	rv.CopyReconsumeTimes = stored.ReconsumeTimes
 	b.stats.Revived++
 	rv.pullWoken = b.notifyPullArrival(now.Millis(), stored)
-	rv.woken = b.notifyArrival(now.Millis(), stored, p.group)
+	rv.woken = b.notifyArrival(nil, now.Millis(), stored, p.group)
 	return rv
 }
 

@@ -273,24 +273,23 @@ func (b *Broker) Disconnect(clientID string) int {
 // notifyArrival is notifyMessageArrivingWithRetryTopic: map a retry topic to
 // its normal topic (V2 always; V1 unless the #9632 bug is on), then for each
 // group registered on that topic wake one request on the all-queue key and
-// one on the queue's key.
-func (b *Broker) notifyArrival(nowMs int64, msg *model.Message, retryGroup string) []Wakeup {
+// one on the queue's key. It appends the wakeups to woken and returns it.
+func (b *Broker) notifyArrival(woken []Wakeup, nowMs int64, msg *model.Message, retryGroup string) []Wakeup {
 	t := msg.Topic
 	switch {
 	case model.IsPopRetryTopicV2(t):
 		t = model.ParseNormalTopicV2(t)
 	case model.IsRetryTopic(t):
 		if b.cfg.Bugs.V1RetryNoPollWake || retryGroup == "" {
-			return nil
+			return woken
 		}
 		t = model.ParseNormalTopic(t, retryGroup)
 	}
 	gs := b.polls.topicGroups[t]
 	if len(gs) == 0 {
-		return nil
+		return woken
 	}
 	force := msg.QueueOffset%b.cfg.PopLongPollingForceNotifyInterval == 0
-	var woken []Wakeup
 	for _, g := range gs {
 		for _, qid := range [2]int32{-1, msg.QueueID} {
 			if w, ok := b.polls.notifyKey(qkey{g.pair, qid}, msg, force); ok {

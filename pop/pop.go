@@ -237,8 +237,9 @@ type popScratch struct {
 	msgs     []*model.Message
 	offs     []int64
 	revivals []Revival
-	relPairs []uint32 // ReleaseConsumed's groups
-	relLow   []int64  // ReleaseConsumed's watermarks
+	commits  []OffsetState // CheckpointTick's buffer commits
+	relPairs []uint32      // ReleaseConsumed's groups
+	relLow   []int64       // ReleaseConsumed's watermarks
 }
 
 // keep takes the context's buffers back, cleared of references.

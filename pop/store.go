@@ -190,6 +190,18 @@ type PutResult struct {
 // long-polling requests. The stored copy gets its queue offset and store
 // timestamp; PutResult.Offset is the offset.
 func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
+	return b.put(now, msg, nil)
+}
+
+// PutInto is Put writing its result into res, whose Woken storage it
+// reuses: a caller that keeps one result across puts allocates no wakeup
+// list per put. What it keeps of res past the next PutInto it must copy.
+func (b *Broker) PutInto(now clock.Time, msg *model.Message, res *PutResult) {
+	*res = b.put(now, msg, res.Woken[:0])
+}
+
+// put is Put, appending the wakeups to woken.
+func (b *Broker) put(now clock.Time, msg *model.Message, woken []Wakeup) PutResult {
 	b.touch(now.Millis())
 	t := b.topicNamed(msg.Topic)
 	switch {
@@ -210,7 +222,7 @@ func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
 	b.stats.Produced++
 	nowMs := now.Millis()
 	pulls := b.notifyPullArrival(nowMs, stored)
-	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(nowMs, stored, ""), PullWoken: pulls}
+	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(woken, nowMs, stored, ""), PullWoken: pulls}
 }
 
 // append writes a copy of msg to its queue, unless the store refuses its

@@ -53,6 +53,9 @@ type rocketMQ struct {
 	release    []topicGroups
 	releasedAt clock.Time // the last release (one per ReviveIdleInterval)
 	released   int        // messages released so far (tests)
+	// woken is Store's wakeup list, kept between puts so that a put
+	// allocates none; a Store holds it while it runs.
+	woken []pop.Wakeup
 }
 
 // topicGroups is a topic and every group consuming it.
@@ -230,7 +233,10 @@ func (a *rocketMQ) SettleTime() clock.Duration {
 
 // Store puts a produced message; arrivals wake parked pops and held pulls.
 func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *Outcome) bool {
-	res := a.b.Put(now, m)
+	res := pop.PutResult{Woken: a.woken}
+	a.woken = nil // a re-entrant Store must not reuse what this one reads
+	a.b.PutInto(now, m, &res)
+	defer func() { a.woken = res.Woken[:0] }()
 	if res.Code != model.Success {
 		a.emit(now, model.Event{Kind: model.EvProduceFailed, Client: producer, Msg: m.ID, Code: int32(res.Code)})
 		return false
