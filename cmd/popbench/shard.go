@@ -82,7 +82,7 @@ func shardConfigs(base sim.Config, seed uint64, n int, rate string) ([]sim.Confi
 		return nil, fmt.Errorf("%w: -shards %d: want a -rate to split (empty keeps the scenario's, which only -shards 1 runs)", errUsage, n)
 	}
 	if len(d.Producers) != 1 {
-		return nil, fmt.Errorf("%w: -shards %d: want a scenario with one producer entry, %s has %d; -shards 1 runs any scenario", errUsage, n, "this one", len(d.Producers))
+		return nil, fmt.Errorf("%w: -shards %d: want a scenario with one producer entry, it has %d; -shards 1 runs any scenario", errUsage, n, len(d.Producers))
 	}
 	g := 0
 	for _, t := range d.Topics {
