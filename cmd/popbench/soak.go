@@ -178,9 +178,9 @@ func cmdSoak(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "popbench soak: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: %.0f virtual s in %.1f wall s (%.1fx), %.1f CPU s (%.1fx); %d events, %.0f events per CPU s; peak heap %.0f MiB, peak mapped %.0f MiB, peak RSS %.0f MiB; produced %d, violations %d\nwrote %s\n",
+	fmt.Fprintf(stdout, "%s: %.0f virtual s in %.1f wall s (%.1fx), %.1f CPU s (%.1fx); %d events, %.0f events per CPU s; peak heap %.0f MiB, peak mapped %.0f MiB, peak RSS %.0f MiB; produced %d, violations %d\n",
 		cfg.scenario, res.VirtualSeconds, res.WallSeconds, res.VirtualPerWall, res.CPUSeconds, res.VirtualPerCPU, res.Events, res.EventsPerCPUS,
-		float64(res.PeakHeapBytes)/(1<<20), float64(res.PeakTotalBytes)/(1<<20), float64(res.PeakRSSBytes)/(1<<20), res.Produced, res.Violations, path)
+		float64(res.PeakHeapBytes)/(1<<20), float64(res.PeakTotalBytes)/(1<<20), float64(res.PeakRSSBytes)/(1<<20), res.Produced, res.Violations)
 	if res.Shards > 1 {
 		fmt.Fprintf(stdout, "%d shards (an approximation: independent sub-simulations); virtual/wall is the slowest shard's\n", res.Shards)
 	}
@@ -190,6 +190,7 @@ func cmdSoak(args []string, stdout, stderr io.Writer) int {
 	if res.Speedup > 0 {
 		fmt.Fprintf(stdout, "speedup %.2fx against %s\n", res.Speedup, res.Baseline)
 	}
+	fmt.Fprintf(stdout, "wrote %s\n", path)
 	return 0
 }
 
