@@ -93,7 +93,13 @@ func shardedSoak(t *testing.T) soakResult {
 	if code != 0 || !strings.Contains(stdout, "4 shards") {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "sharded.json"))
+	return readSoak(t, filepath.Join(dir, "sharded.json"))
+}
+
+// readSoak reads a soak record.
+func readSoak(t *testing.T, path string) soakResult {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
