@@ -83,34 +83,12 @@ func shardConfigs(base sim.Config, seed uint64, n int, rate string) ([]sim.Confi
 		return []sim.Config{base}, nil
 	}
 	d := base.WithDefaults()
-	if rate == "" {
-		return nil, fmt.Errorf("%w: -shards %d: want a -rate to split (empty keeps the scenario's, which only -shards 1 runs)", errUsage, n)
+	if err := checkSplit(d, n, rate); err != nil {
+		return nil, err
 	}
-	if len(d.Producers) != 1 {
-		return nil, fmt.Errorf("%w: -shards %d: want a scenario with one producer entry, it has %d; -shards 1 runs any scenario", errUsage, n, len(d.Producers))
-	}
-	g := 0
-	for _, t := range d.Topics {
-		g = gcd(g, int(t.Queues))
-	}
-	for _, c := range d.Consumers {
-		g = gcd(g, c.Count)
-	}
-	if g%n != 0 {
-		return nil, fmt.Errorf("%w: -shards %d must divide every topic's queue count and every consumer count (%s): want one of %s",
-			errUsage, n, splitCounts(d), joinInts(divisors(g)))
-	}
-	r, err := workload.ParseRate(rate)
+	arr, err := splitRate(rate, n)
 	if err != nil {
-		return nil, fmt.Errorf("%w: -rate: %v", errUsage, err)
-	}
-	if r.Per*clock.Duration(n) > clock.Hour {
-		return nil, fmt.Errorf("%w: -shards %d: -rate %s split %d ways is below the smallest rate (its period exceeds 1h); use a larger count per period", errUsage, n, rate, n)
-	}
-	r.Per *= clock.Duration(n)
-	var arr workload.ArrivalsSpec
-	if err := arr.UnmarshalText([]byte("poisson(" + r.String() + ")")); err != nil {
-		return nil, fmt.Errorf("%w: -shards %d: -rate %s split: %v", errUsage, n, rate, err)
+		return nil, err
 	}
 	out := make([]sim.Config, n)
 	for i := range out {
@@ -126,6 +104,53 @@ func shardConfigs(base sim.Config, seed uint64, n int, rate string) ([]sim.Confi
 		out[i] = c
 	}
 	return out, nil
+}
+
+// checkSplit says whether d (with defaults) splits n ways: one producer
+// entry whose -rate is given, and n dividing every queue and consumer
+// count.
+func checkSplit(d sim.Config, n int, rate string) error {
+	if rate == "" {
+		return fmt.Errorf("%w: -shards %d: want a -rate to split (empty keeps the scenario's, which only -shards 1 runs)", errUsage, n)
+	}
+	if len(d.Producers) != 1 {
+		return fmt.Errorf("%w: -shards %d: want a scenario with one producer entry, it has %d; -shards 1 runs any scenario", errUsage, n, len(d.Producers))
+	}
+	g := 0
+	for _, t := range d.Topics {
+		g = gcd(g, int(t.Queues))
+	}
+	for _, c := range d.Consumers {
+		g = gcd(g, c.Count)
+	}
+	if g%n != 0 {
+		return fmt.Errorf("%w: -shards %d must divide every topic's queue count and every consumer count (%s): want one of %s",
+			errUsage, n, splitCounts(d), joinInts(divisors(g)))
+	}
+	return nil
+}
+
+// splitRate is poisson arrivals at 1/n of rate, exactly: 1/n of the
+// count, or where that is not whole, the count over an n times longer
+// period.
+func splitRate(rate string, n int) (workload.ArrivalsSpec, error) {
+	var arr workload.ArrivalsSpec
+	r, err := workload.ParseRate(rate)
+	if err != nil {
+		return arr, fmt.Errorf("%w: -rate: %v", errUsage, err)
+	}
+	switch {
+	case r.Count%int64(n) == 0:
+		r.Count /= int64(n)
+	case r.Per*clock.Duration(n) <= clock.Hour:
+		r.Per *= clock.Duration(n)
+	default:
+		return arr, fmt.Errorf("%w: -shards %d: -rate %s split %d ways is not a rate (N per period of at most 1h); give a count divisible by %d", errUsage, n, rate, n, n)
+	}
+	if err := arr.UnmarshalText([]byte("poisson(" + r.String() + ")")); err != nil {
+		return arr, fmt.Errorf("%w: -shards %d: -rate %s split: %v", errUsage, n, rate, err)
+	}
+	return arr, nil
 }
 
 func splitCounts(c sim.Config) string {

@@ -23,6 +23,7 @@ func TestSoakShardsFlag(t *testing.T) {
 		{[]string{"-shards", "2", "-set-nothing"}, "flag provided but not defined"},
 		{[]string{"-shards", "2", "-rate", ""}, "want a -rate to split"},
 		{[]string{"-shards", "2", "-rate", "lots"}, `rate "lots"`},
+		{[]string{"-shards", "2", "-rate", "1/h"}, "give a count divisible by 2"},
 		{[]string{"-shards", "2", "-baseline", "/nonexistent/soak.json"}, "-baseline"},
 	} {
 		dir := t.TempDir()
@@ -64,8 +65,8 @@ func TestSoakShardedRun(t *testing.T) {
 	minVirtual := a.ShardRuns[0].VirtualSeconds
 	seeds := map[uint64]bool{}
 	for i, r := range a.ShardRuns {
-		if r.Index != i || r.Queues[0] != 125 || r.Consumers[0] != 125 || r.Rate != "poisson(2000/4s)" || r.Events == 0 || r.Produced == 0 || r.Violations != 0 {
-			t.Errorf("shard %d: %+v; want 125 queues, 125 consumers, poisson(2000/4s), events and no violations", i, r)
+		if r.Index != i || r.Queues[0] != 125 || r.Consumers[0] != 125 || r.Rate != "poisson(500/s)" || r.Events == 0 || r.Produced == 0 || r.Violations != 0 {
+			t.Errorf("shard %d: %+v; want 125 queues, 125 consumers, poisson(500/s), events and no violations", i, r)
 		}
 		if seeds[r.Seed] || r.Seed != shardSeed(1, i, 4) {
 			t.Errorf("shard %d: seed %d repeats or is not shardSeed(1, %d, 4)", i, r.Seed, i)
@@ -108,4 +109,19 @@ func readSoak(t *testing.T, path string) soakResult {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestSplitRate: a split keeps the rate exact, dividing the count where it
+// divides and stretching the period where it does not.
+func TestSplitRate(t *testing.T) {
+	for _, tc := range []struct {
+		rate string
+		n    int
+		want string
+	}{{"10000/s", 2, "poisson(5000/s)"}, {"10000/s", 4, "poisson(2500/s)"}, {"3/s", 2, "poisson(3/2s)"}, {"10/m", 4, "poisson(10/4m)"}} {
+		a, err := splitRate(tc.rate, tc.n)
+		if err != nil || a.String() != tc.want {
+			t.Errorf("splitRate(%q, %d) = %v, %v; want %s", tc.rate, tc.n, a, err, tc.want)
+		}
+	}
 }
