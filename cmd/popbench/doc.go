@@ -4,6 +4,7 @@
 //	popbench run [-count N] [-benchtime D] [-sizes 1k,100k,1M] [-run REGEXP] [-out out/bench] [-cpuprofile F]
 //	popbench compare [-threshold METRIC=LIMIT]... [-alpha 0.05] OLD NEW
 //	popbench smoke [-budgets FILE] [-sizes 1k,100k]
+//	popbench soak [-scenario S] [-duration D] [-rate R] [-shards N] [-baseline F] ...
 //
 // run executes every case -count times with testing.Benchmark, one case
 // after the other in each round, so engine and floor runs interleave. A
@@ -36,6 +37,14 @@
 // of the simulator's default seed. Wall-clock figures are printed, never
 // gated. A budget for a metric smoke does not measure at any size is bad
 // input (it would check nothing).
+//
+// soak is one long simulator run of a built-in scenario, measured for
+// virtual time per wall and CPU second and for its memory peaks. With
+// -shards N it splits the scenario into N independent sub-simulations
+// (1/N of the queues, consumers and rate each, seeds derived from the
+// run's) and runs them in goroutines of this command, each its own
+// single-threaded sim.Run: an approximation for capacity questions about
+// independent topics, not a parallel simulation of one queue set.
 //
 // Exit status: 0 success, 1 a regression or a broken budget (or a failed
 // benchmark), 2 bad usage or input: an unknown flag, metric, case or

@@ -359,13 +359,9 @@ func TestSoakRecordsARun(t *testing.T) {
 	if !strings.Contains(stdout, "virtual s in") || !strings.Contains(stdout, "short.json") {
 		t.Errorf("stdout %q", stdout)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "short.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r soakResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatal(err)
+	r := readSoak(t, filepath.Join(dir, "short.json"))
+	if r.Shards != 1 || r.ShardRuns != nil {
+		t.Errorf("shards %d, shard runs %v; want 1 and none recorded", r.Shards, r.ShardRuns)
 	}
 	want := []string{"duration=300ms", "eventBudget=10000000000", "producers[0].arrivals=poisson(2000/s)"}
 	if fmt.Sprint(r.Overrides) != fmt.Sprint(want) {

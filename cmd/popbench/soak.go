@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime/metrics"
 	"runtime/pprof"
@@ -14,7 +15,6 @@ import (
 
 	preport "popsim/report"
 	"popsim/scenarios"
-	"popsim/sim"
 )
 
 // soakConfig is `popbench soak`: one long simulator run of a built-in
@@ -29,6 +29,8 @@ type soakConfig struct {
 	name     string
 	every    time.Duration
 	memprof  string
+	shards   int
+	baseline string
 }
 
 func parseSoak(args []string, stderr io.Writer) (soakConfig, error) {
@@ -43,6 +45,8 @@ func parseSoak(args []string, stderr io.Writer) (soakConfig, error) {
 	fs.StringVar(&c.name, "name", "", "output file name without .json (default soak-<scenario>-<duration>)")
 	fs.DurationVar(&c.every, "sample", 100*time.Millisecond, "how often the memory is sampled (wall clock)")
 	fs.StringVar(&c.memprof, "memprofile", "", "write a heap profile (inuse_space) to this file at the run's peak heap")
+	fs.IntVar(&c.shards, "shards", 1, "split the scenario into N independent sub-simulations run concurrently (1..64; must divide the queue and consumer counts): an approximation, see README")
+	fs.StringVar(&c.baseline, "baseline", "", "a -shards 1 soak JSON of the same session: record the speedup of virtual/wall against it")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -52,8 +56,14 @@ func parseSoak(args []string, stderr io.Writer) (soakConfig, error) {
 	if c.every <= 0 {
 		return c, fmt.Errorf("%w: -sample %v: want a positive duration", errUsage, c.every)
 	}
+	if c.shards < 1 || c.shards > maxShards {
+		return c, fmt.Errorf("%w: -shards %d: want 1..%d", errUsage, c.shards, maxShards)
+	}
 	if c.name == "" {
 		c.name = "soak-" + c.scenario + "-" + c.duration
+		if c.shards > 1 {
+			c.name += fmt.Sprintf("-shards%d", c.shards)
+		}
 	}
 	return c, nil
 }
@@ -87,6 +97,23 @@ type soakResult struct {
 	// PeakRSSBytes is the process's peak resident set (getrusage, Linux
 	// only; 0 elsewhere), which includes the command's own start-up.
 	PeakRSSBytes uint64 `json:"peak_rss_bytes"`
+
+	// Shards is how many independent sub-simulations ran concurrently
+	// (-shards; 1 is the plain run). With more than one, the figures
+	// above are aggregates: events, produced, acked and violations are
+	// sums over ShardRuns, VirtualSeconds is the slowest shard's (the
+	// least simulated), so VirtualPerWall is that over the wall time of
+	// all of them. A sharded run is an approximation (README: soak).
+	Shards    int        `json:"shards"`
+	ShardRuns []shardRun `json:"shard_runs,omitempty"`
+	// Speedup is VirtualPerWall over the -baseline run's (0 without one).
+	// VirtualPerShardCPU is VirtualSeconds over the largest shard's
+	// thread CPU time: the virtual/wall the run would have with an idle
+	// core per shard and the collector's work elsewhere, which a shared
+	// machine's wall clock cannot show (0 where thread CPU is unknown).
+	VirtualPerShardCPU float64 `json:"virtual_per_shard_cpu,omitempty"`
+	Baseline           string  `json:"baseline,omitempty"`
+	Speedup            float64 `json:"speedup_vs_baseline,omitempty"`
 }
 
 func cmdSoak(args []string, stdout, stderr io.Writer) int {
@@ -103,20 +130,33 @@ func cmdSoak(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "popbench soak: %v\n", err)
 		return 2
 	}
+	cfgs, err := shardConfigs(s.Config(cfg.seed), cfg.seed, cfg.shards, cfg.rate)
+	if err != nil {
+		return flagExit(err, stderr)
+	}
+	base, err := readBaseline(cfg.baseline)
+	if err != nil {
+		fmt.Fprintf(stderr, "popbench soak: -baseline: %v\n", err)
+		return 2
+	}
 	if err := checkWritable(cfg.out); err != nil {
 		fmt.Fprintf(stderr, "popbench soak: -out: %v\n", err)
 		return 2
 	}
-	res := soakResult{Stamp: newStamp(1, cfg.duration), Scenario: cfg.scenario, Seed: cfg.seed,
+	res := soakResult{Stamp: newStamp(1, cfg.duration), Scenario: cfg.scenario, Seed: cfg.seed, Shards: cfg.shards,
 		Command: "popbench soak -scenario " + cfg.scenario + " -duration " + cfg.duration + " -rate " + strconv.Quote(cfg.rate)}
 	res.Stamp.Note = "one run; cpu_seconds is the whole process's; heap and mapped peaks are sampled every " + cfg.every.String()
+	if cfg.shards > 1 {
+		res.Command += fmt.Sprintf(" -shards %d", cfg.shards)
+		res.Stamp.Note += fmt.Sprintf("; %d independent shards run concurrently, an approximation of the scenario (README: soak)", cfg.shards)
+	}
 	for _, o := range over {
 		res.Overrides = append(res.Overrides, o.String())
 	}
-	fmt.Fprintf(stderr, "popbench soak: %s for %s of virtual time (%s)...\n", cfg.scenario, cfg.duration, res.Overrides)
+	fmt.Fprintf(stderr, "popbench soak: %s for %s of virtual time (%s), %d shard(s)...\n", cfg.scenario, cfg.duration, res.Overrides, cfg.shards)
 	mem := startMemSampler(cfg.every, cfg.memprof)
 	cpu0, t0 := cpuSeconds(), time.Now()
-	r, err := sim.Run(s.Config(cfg.seed), sim.RunOptions{Scenario: cfg.scenario})
+	runs, err := runShards(cfgs, cfg.scenario)
 	res.WallSeconds, res.CPUSeconds = time.Since(t0).Seconds(), cpuSeconds()-cpu0
 	res.PeakHeapBytes, res.PeakTotalBytes, res.Samples = mem.stop()
 	if mem.profErr != nil {
@@ -128,21 +168,74 @@ func cmdSoak(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "popbench soak: the run failed: %v\n", err)
 		return 1
 	}
-	sum := r.Summary
-	res.VirtualSeconds, res.Events, res.Produced, res.Acked, res.Violations = sum.SimSeconds, sum.SimEvents, sum.Produced, sum.Acked, len(sum.Violations)
-	res.VirtualPerWall = ratioOr0(sum.SimSeconds, res.WallSeconds)
-	res.VirtualPerCPU = ratioOr0(sum.SimSeconds, res.CPUSeconds)
-	res.EventsPerCPUS = ratioOr0(float64(sum.SimEvents), res.CPUSeconds)
+	res.aggregate(runs)
+	if base != nil {
+		res.Baseline, res.Speedup = cfg.baseline, ratioOr0(res.VirtualPerWall, base.VirtualPerWall)
+	}
 	data, _ := json.MarshalIndent(res, "", "  ")
 	path := filepath.Join(cfg.out, cfg.name+".json")
 	if err := preport.WriteFileAtomic(path, append(data, '\n')); err != nil {
 		fmt.Fprintf(stderr, "popbench soak: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s: %.0f virtual s in %.1f wall s (%.1fx), %.1f CPU s (%.1fx); %d events, %.0f events per CPU s; peak heap %.0f MiB, peak mapped %.0f MiB, peak RSS %.0f MiB; produced %d, violations %d\nwrote %s\n",
+	fmt.Fprintf(stdout, "%s: %.0f virtual s in %.1f wall s (%.1fx), %.1f CPU s (%.1fx); %d events, %.0f events per CPU s; peak heap %.0f MiB, peak mapped %.0f MiB, peak RSS %.0f MiB; produced %d, violations %d\n",
 		cfg.scenario, res.VirtualSeconds, res.WallSeconds, res.VirtualPerWall, res.CPUSeconds, res.VirtualPerCPU, res.Events, res.EventsPerCPUS,
-		float64(res.PeakHeapBytes)/(1<<20), float64(res.PeakTotalBytes)/(1<<20), float64(res.PeakRSSBytes)/(1<<20), res.Produced, res.Violations, path)
+		float64(res.PeakHeapBytes)/(1<<20), float64(res.PeakTotalBytes)/(1<<20), float64(res.PeakRSSBytes)/(1<<20), res.Produced, res.Violations)
+	if res.Shards > 1 {
+		fmt.Fprintf(stdout, "%d shards (an approximation: independent sub-simulations); virtual/wall is the slowest shard's\n", res.Shards)
+	}
+	if res.VirtualPerShardCPU > 0 {
+		fmt.Fprintf(stdout, "%.1f virtual s per CPU s of the busiest shard's thread (virtual/wall with an idle core per shard)\n", res.VirtualPerShardCPU)
+	}
+	if res.Speedup > 0 {
+		fmt.Fprintf(stdout, "speedup %.2fx against %s\n", res.Speedup, res.Baseline)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", path)
 	return 0
+}
+
+// aggregate fills the run's figures from its shards': sums of what they
+// counted, the slowest shard's virtual time.
+func (res *soakResult) aggregate(runs []shardRun) {
+	for i, r := range runs {
+		if i == 0 || r.VirtualSeconds < res.VirtualSeconds {
+			res.VirtualSeconds = r.VirtualSeconds
+		}
+		res.Events += r.Events
+		res.Produced += r.Produced
+		res.Acked += r.Acked
+		res.Violations += r.Violations
+	}
+	var slowest float64
+	for _, r := range runs {
+		slowest = max(slowest, r.ThreadCPUSeconds)
+	}
+	res.VirtualPerShardCPU = ratioOr0(res.VirtualSeconds, slowest)
+	if len(runs) > 1 {
+		res.ShardRuns = runs
+	}
+	res.VirtualPerWall = ratioOr0(res.VirtualSeconds, res.WallSeconds)
+	res.VirtualPerCPU = ratioOr0(res.VirtualSeconds, res.CPUSeconds)
+	res.EventsPerCPUS = ratioOr0(float64(res.Events), res.CPUSeconds)
+}
+
+// readBaseline reads a -shards 1 soak record (nil for no path).
+func readBaseline(path string) (*soakResult, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var b soakResult
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if b.Shards > 1 || b.VirtualPerWall <= 0 {
+		return nil, fmt.Errorf("%s: want a -shards 1 soak record with a virtual_per_wall, got shards %d, virtual_per_wall %v", path, b.Shards, b.VirtualPerWall)
+	}
+	return &b, nil
 }
 
 func ratioOr0(a, b float64) float64 {
