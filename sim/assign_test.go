@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"errors"
 	"slices"
-	"strings"
 	"testing"
 
 	"popsim/clock"
@@ -137,11 +135,7 @@ func TestAssignedRebalanceOnCrash(t *testing.T) {
 // that takes its queues from the broker may be in either mode (PULL: it
 // pulls them, switch.go).
 func TestRequestModeValidation(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		edit func(*Config)
-		want string // "" valid
-	}{
+	checkValidation(t, func() Config { return assignedConfig(2, 4, 1) }, []validationCase{
 		{"pop", func(*Config) {}, ""},
 		{"upper case", func(c *Config) { c.Groups[0].RequestMode = "POP" }, ""},
 		{"unknown mode", func(c *Config) { c.Groups[0].RequestMode = "push" }, `groups[0].requestMode: "push": want pop or pull`},
@@ -163,20 +157,7 @@ func TestRequestModeValidation(t *testing.T) {
 		{"orderly keeps client rebalance", func(c *Config) {
 			c.Groups[0].RequestMode, c.Groups[0].PopShareQueueNum, c.Groups[0].ConsumeMessageOrderly = "", 0, true
 		}, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := assignedConfig(2, 4, 1)
-			tc.edit(&cfg)
-			err := cfg.Validate()
-			var ce *ConfigError
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("%v: want valid", err)
-			case tc.want != "" && (!errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("%v: want %q", err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // clientRebalance false changes the configuration's hash; true, given or

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"popsim/clock"
@@ -114,3 +116,31 @@ func noViolations(t *testing.T, r *Result) {
 }
 
 func ms(e model.Event) int64 { return e.At.Millis() }
+
+// validationCase is one edit of a valid configuration and the error text
+// Validate must then give ("" for still valid).
+type validationCase struct {
+	name string
+	edit func(*Config)
+	want string
+}
+
+// checkValidation applies each case to a fresh base configuration and
+// checks Validate's verdict: valid, or a *ConfigError containing want.
+func checkValidation(t *testing.T, base func() Config, cases []validationCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := base()
+			tc.edit(&cfg)
+			err := cfg.Validate()
+			var ce *ConfigError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("%v: want valid", err)
+			case tc.want != "" && (!errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("%v: want %q", err, tc.want)
+			}
+		})
+	}
+}

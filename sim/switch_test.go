@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"errors"
 	"slices"
-	"strings"
 	"testing"
 
 	"popsim/clock"
@@ -149,11 +147,7 @@ func TestSwitchToPop(t *testing.T) {
 
 // The switch is checked where it is written.
 func TestSwitchValidation(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		edit func(*Config)
-		want string // "" valid
-	}{
+	checkValidation(t, func() Config { return switchConfig(false) }, []validationCase{
 		{"valid", func(*Config) {}, ""},
 		{"at zero share", func(c *Config) { c.Groups[0].SwitchToPop = SwitchToPop{PopShareQueueNum: 2} },
 			"groups[0].switchToPop.at: 0s: want a time inside the safety phase, 1ms..29.999s"},
@@ -172,18 +166,5 @@ func TestSwitchValidation(t *testing.T) {
 			c.Groups = append(c.Groups, GroupSpec{Name: "other", SwitchToPop: SwitchToPop{At: clock.Second}})
 		},
 			`groups[1].switchToPop: group "other" has none`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := switchConfig(false)
-			tc.edit(&cfg)
-			err := cfg.Validate()
-			var ce *ConfigError
-			switch {
-			case tc.want == "" && err != nil:
-				t.Fatalf("%v: want valid", err)
-			case tc.want != "" && (!errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want)):
-				t.Fatalf("%v: want %q", err, tc.want)
-			}
-		})
-	}
+	})
 }
