@@ -258,8 +258,8 @@ func judge(w io.Writer, b budgets, ms []measurement) int {
 	seen := map[string]bool{}
 	for _, m := range ms {
 		seen[m.key] = true
-		verdict, budget := verdictOf(b, m)
-		if strings.HasPrefix(verdict, "OVER") || strings.HasPrefix(verdict, "UNDER") {
+		verdict, budget, ok := verdictOf(b, m)
+		if !ok {
 			failed++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.key, num(m.value), budget, verdict)
@@ -283,22 +283,23 @@ func judge(w io.Writer, b budgets, ms []measurement) int {
 	return 0
 }
 
-// verdictOf judges one measurement against its largest or smallest value.
-func verdictOf(b budgets, m measurement) (verdict, budget string) {
+// verdictOf judges one measurement against its largest or smallest value;
+// ok is false when it is outside its budget.
+func verdictOf(b budgets, m measurement) (verdict, budget string, ok bool) {
 	if !m.gated {
-		return "printed only (wall clock)", "-"
+		return "printed only (wall clock)", "-", true
 	}
-	if max, ok := b.Max[m.key]; ok {
+	if max, found := b.Max[m.key]; found {
 		if m.value <= max+1e-9 {
-			return "ok", num(max)
+			return "ok", num(max), true
 		}
-		return "OVER BUDGET", num(max)
+		return "OVER BUDGET", num(max), false
 	}
-	if min, ok := b.Min[m.key]; ok {
+	if min, found := b.Min[m.key]; found {
 		if m.value >= min-1e-9 {
-			return "ok", ">= " + num(min)
+			return "ok", ">= " + num(min), true
 		}
-		return "UNDER FLOOR", ">= " + num(min)
+		return "UNDER FLOOR", ">= " + num(min), false
 	}
-	return "no budget", "-"
+	return "no budget", "-", true
 }
