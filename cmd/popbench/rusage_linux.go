@@ -11,17 +11,3 @@ func processUsage() (cpu float64, maxRSS uint64, ok bool) {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9, uint64(ru.Maxrss) * 1024, true // Maxrss is in KiB
 }
-
-// rusageThread is Linux's RUSAGE_THREAD (the syscall package does not
-// name it).
-const rusageThread = 1
-
-// threadCPU is the calling OS thread's CPU time (user+system, seconds),
-// and whether it is known; the caller locks its goroutine to the thread.
-func threadCPU() (float64, bool) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		return 0, false
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9, true
-}

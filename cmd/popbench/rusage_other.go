@@ -4,6 +4,3 @@ package main
 
 // processUsage is only known on Linux.
 func processUsage() (cpu float64, maxRSS uint64, ok bool) { return 0, 0, false }
-
-// threadCPU is only known on Linux.
-func threadCPU() (float64, bool) { return 0, false }

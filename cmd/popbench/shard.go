@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"popsim/clock"
+	"popsim/internal/bench"
 	"popsim/sim"
 	"popsim/workload"
 )
@@ -209,12 +210,12 @@ func runShard(i int, c sim.Config, scenario string) (shardRun, error) {
 	}
 	runtime.LockOSThread() // so the thread's CPU time is this shard's
 	defer runtime.UnlockOSThread()
-	cpu0, _ := threadCPU()
+	cpu0, _ := bench.ThreadCPU()
 	t0 := time.Now()
 	r, err := sim.Run(c, sim.RunOptions{Scenario: scenario})
 	s.WallSeconds = time.Since(t0).Seconds()
-	if cpu1, ok := threadCPU(); ok {
-		s.ThreadCPUSeconds = cpu1 - cpu0
+	if cpu1, ok := bench.ThreadCPU(); ok {
+		s.ThreadCPUSeconds = float64(cpu1-cpu0) / 1e9
 	}
 	if err != nil {
 		return s, err

@@ -2,11 +2,11 @@ package bench
 
 import "syscall"
 
-// threadCPU returns the CPU time (user+system, ns) the calling OS thread
+// ThreadCPU returns the CPU time (user+system, ns) the calling OS thread
 // has used, and whether it is known. The bodies lock their goroutine to
 // its thread, so on a shared machine this counts only the time the
 // benchmark really ran, not the time it waited for a core.
-func threadCPU() (int64, bool) {
+func ThreadCPU() (int64, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
 		return 0, false

@@ -32,14 +32,14 @@ func startMeter(b *testing.B) *meter {
 	m := &meter{b: b}
 	runtime.ReadMemStats(&m.ms)
 	m.startA, m.startB = m.ms.Mallocs, m.ms.TotalAlloc
-	m.cpu0, _ = threadCPU()
+	m.cpu0, _ = ThreadCPU()
 	return m
 }
 
 // pause stops the timer and the allocation count.
 func (m *meter) pause() {
 	m.b.StopTimer()
-	m.cpuPause, _ = threadCPU()
+	m.cpuPause, _ = ThreadCPU()
 	runtime.ReadMemStats(&m.ms)
 	m.pauseA, m.pauseB = m.ms.Mallocs, m.ms.TotalAlloc
 }
@@ -49,7 +49,7 @@ func (m *meter) resume() {
 	runtime.ReadMemStats(&m.ms)
 	m.offA += m.ms.Mallocs - m.pauseA
 	m.offB += m.ms.TotalAlloc - m.pauseB
-	c, _ := threadCPU()
+	c, _ := ThreadCPU()
 	m.cpuOff += c - m.cpuPause
 	m.b.StartTimer()
 }
@@ -60,7 +60,7 @@ func (m *meter) report(perOp int) { m.reportUnits(float64(m.b.N)*float64(perOp),
 // reportUnits reports per-unit figures for n units in all: ns/unit,
 // units/s, cpu-ns/unit, allocs/unit and B/unit.
 func (m *meter) reportUnits(n float64, unit string) {
-	cpu, cpuOK := threadCPU()
+	cpu, cpuOK := ThreadCPU()
 	runtime.UnlockOSThread()
 	runtime.ReadMemStats(&m.ms)
 	if n == 0 {
