@@ -188,14 +188,25 @@ func writeGroups(b *bytes.Buffer, gs []model.GroupSummary) {
 	b.WriteString("Each group consumes every message of its topic that it subscribes to, independently of the others: " +
 		"the counts and latencies above are over (group, message) pairs. A message a group does not subscribe to is " +
 		"dropped for that group by policy `no-match`. Latencies (ms) are end to end, after the warm-up.\n\n")
-	b.WriteString("| group | topic | produced | acked | DLQ | dropped | lost | duplicates | count | p50 | p99 | p99.9 | max |\n" +
-		"|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString(groupHeader + "\n" + groupRule + "\n")
 	for _, g := range gs {
-		l := g.EndToEnd
-		fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s |\n", mdText(g.Group), mdText(g.Topic),
-			g.Produced, g.Acked, g.DLQ, g.Dropped, g.Lost, g.Duplicates, l.Count, fmtMs(l.P50), fmtMs(l.P99), fmtMs(l.P999), fmtMs(l.Max))
+		writeGroupCells(b, g)
 	}
 	b.WriteString("\n")
+}
+
+// The Consumer groups table's columns, shared by the run and sweep
+// reports (a sweep puts its parameters in front).
+const (
+	groupHeader = "| group | topic | produced | acked | DLQ | dropped | lost | duplicates | count | p50 | p99 | p99.9 | max |"
+	groupRule   = "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+)
+
+// writeGroupCells writes one group's cells under groupHeader and ends the row.
+func writeGroupCells(b *bytes.Buffer, g model.GroupSummary) {
+	l := g.EndToEnd
+	fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s |\n", mdText(g.Group), mdText(g.Topic),
+		g.Produced, g.Acked, g.DLQ, g.Dropped, g.Lost, g.Duplicates, l.Count, fmtMs(l.P50), fmtMs(l.P99), fmtMs(l.P999), fmtMs(l.Max))
 }
 
 func writeCharts(b *bytes.Buffer, charts []*Chart) {

@@ -77,9 +77,11 @@ func weightedMean(sum float64, n int64) int64 {
 // cell's runs had several groups; nothing otherwise.
 func writeSweepGroups(b *bytes.Buffer, s *Sweep) {
 	cells := s.Cells()
+	groups := make([][]model.GroupSummary, len(cells))
 	any := false
-	for _, c := range cells {
-		any = any || len(c.Groups()) > 0
+	for i, c := range cells {
+		groups[i] = c.Groups()
+		any = any || len(groups[i]) > 0
 	}
 	if !any {
 		return
@@ -88,14 +90,11 @@ func writeSweepGroups(b *bytes.Buffer, s *Sweep) {
 	b.WriteString("Each group consumes every message of its topic that it subscribes to, independently of the others: " +
 		"the first table counts (group, message) pairs. Counts are summed over the seeds of each parameter set; " +
 		"latencies (ms, end to end, after the warm-up) are exact with one seed, otherwise the worst seed's percentiles.\n\n")
-	b.WriteString("| parameters | group | topic | produced | acked | DLQ | dropped | lost | duplicates | count | p50 | p99 | p99.9 | max |\n" +
-		"|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-	for _, c := range cells {
-		for _, g := range c.Groups() {
-			l := g.EndToEnd
-			fmt.Fprintf(b, "| %s | %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s |\n",
-				mdText(ParamsKey(c.Params)), mdText(g.Group), mdText(g.Topic),
-				g.Produced, g.Acked, g.DLQ, g.Dropped, g.Lost, g.Duplicates, l.Count, fmtMs(l.P50), fmtMs(l.P99), fmtMs(l.P999), fmtMs(l.Max))
+	b.WriteString("| parameters " + groupHeader + "\n|---" + groupRule + "\n")
+	for i, c := range cells {
+		for _, g := range groups[i] {
+			fmt.Fprintf(b, "| %s ", mdText(ParamsKey(c.Params)))
+			writeGroupCells(b, g)
 		}
 	}
 	b.WriteString("\n")
