@@ -393,7 +393,7 @@ func compareSame(l, r value) int {
 	case vDouble:
 		return javaDoubleCompare(l.f, r.f)
 	case vString:
-		return compareUTF16(l.s, r.s)
+		return CompareUTF16(l.s, r.s)
 	}
 	return 0
 }

@@ -35,8 +35,9 @@ func javaTrim(s string) string {
 	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
-// compareUTF16 orders strings by UTF-16 code unit, as String.compareTo.
-func compareUTF16(a, b string) int {
+// CompareUTF16 orders strings by UTF-16 code unit, as String.compareTo
+// (also pop's order of client ids and broker names).
+func CompareUTF16(a, b string) int {
 	for a != "" && b != "" {
 		ra, na := utf8.DecodeRuneInString(a)
 		rb, nb := utf8.DecodeRuneInString(b)

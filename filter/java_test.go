@@ -85,8 +85,8 @@ func TestCompareUTF16(t *testing.T) {
 		{"\U0001F600", "\U0001F601", -1}, // same high surrogate, low surrogates ordered
 		{"\U00010000", "\U0001F600", -1}, // D800 below D83D
 	} {
-		if got := compareUTF16(c.a, c.b); got != c.want {
-			t.Errorf("compareUTF16(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		if got := CompareUTF16(c.a, c.b); got != c.want {
+			t.Errorf("CompareUTF16(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
 }

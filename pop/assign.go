@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf16"
 
+	pfilter "popsim/filter"
 	"popsim/model"
 )
 
@@ -291,7 +291,7 @@ func Assign(in *AssignInput) (queues []MessageQueue, why string) {
 		return nil, "get consumer id list failed"
 	}
 	cidAll := slices.Clone(in.ClientIDs)
-	slices.SortStableFunc(cidAll, javaCompare)
+	slices.SortStableFunc(cidAll, pfilter.CompareUTF16)
 	alloc, ok := strategies[in.Strategy]
 	if !ok {
 		return nil, fmt.Sprintf("unsupported strategy [%s]", in.Strategy)
@@ -323,7 +323,7 @@ func routeQueues(topic string, route []RouteBroker) []MessageQueue {
 }
 
 func compareQueues(a, b MessageQueue) int {
-	if c := javaCompare(a.BrokerName, b.BrokerName); c != 0 {
+	if c := pfilter.CompareUTF16(a.BrokerName, b.BrokerName); c != 0 {
 		return c
 	}
 	return int(a.QueueID) - int(b.QueueID)
@@ -333,24 +333,6 @@ func compareQueues(a, b MessageQueue) int {
 func distinctSorted(mqs []MessageQueue) []MessageQueue {
 	slices.SortStableFunc(mqs, compareQueues)
 	return slices.Compact(mqs)
-}
-
-// javaCompare is Java's String.compareTo: UTF-16 code units in order,
-// which is byte order for ASCII.
-func javaCompare(a, b string) int {
-	if isASCII(a) && isASCII(b) {
-		return strings.Compare(a, b)
-	}
-	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 // allocator is an AllocateMessageQueueStrategy: the client's share of

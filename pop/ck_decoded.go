@@ -114,10 +114,11 @@ func (b *Broker) newReviveBody() *reviveBody {
 // time. key is a.MergeKey(), or "": the body's key is that, but for an
 // ack that names no broker, whose key takes this broker's name.
 func (b *Broker) ackPrefill(a *model.AckMsg, key string, offs []int64) *reviveBody {
-	if bn := a.BrokerName; key == "" || strings.TrimSpace(bn) == "" {
-		if strings.TrimSpace(bn) == "" {
-			bn = b.cfg.BrokerName
-		}
+	bn := a.BrokerName
+	if strings.TrimSpace(bn) == "" {
+		bn, key = b.cfg.BrokerName, "" // the caller's key names no broker
+	}
+	if key == "" {
 		key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
 	}
 	d := b.newReviveBody()

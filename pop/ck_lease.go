@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"slices"
 	"sort"
 
 	"popsim/model"
@@ -92,26 +93,16 @@ func (l *refList) remove(r *ckRef) {
 			return
 		}
 		l.first = l.rest[0]
-		l.rest = append(l.rest[:0], l.rest[1:]...)
-		l.rest[len(l.rest):cap(l.rest)][0] = nil
+		l.rest = slices.Delete(l.rest, 0, 1)
 		return
 	}
-	for i, x := range l.rest {
-		if x == r {
-			l.rest = append(l.rest[:i], l.rest[i+1:]...)
-			l.rest[len(l.rest):cap(l.rest)][0] = nil
-			return
-		}
+	if i := slices.Index(l.rest, r); i >= 0 {
+		l.rest = slices.Delete(l.rest, i, i+1) // clears the vacated tail entry
 	}
 }
 
 func (l refList) contains(r *ckRef) bool {
-	for i := range l.len() {
-		if l.at(i) == r {
-			return true
-		}
-	}
-	return false
+	return r != nil && (l.first == r || slices.Contains(l.rest, r))
 }
 
 // newRef makes the ckRef of a new CK, granting its leases.

@@ -63,20 +63,7 @@ func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, random
 		return
 	}
 	pair := b.names.pair(ctx.req.ConsumerGroup, name)
-	idle := b.idleBits(pair, t, n)
-	sc := b.newQueueScan(n, int64(randomQ))
-	for pos := int32(0); ; {
-		at, qid, ok := sc.next(idle, pos)
-		b.skipIdle(ctx, at-pos)
-		if !ok {
-			return
-		}
-		b.ckQueueStage(nowMs, ctx, name, t, qid, f)
-		if k := (qkey{pair, qid}); b.ckIdle(k, b.offsets.peek(k), t.queues[qid]) {
-			b.offsets.markIdle(k)
-		}
-		pos = at + 1
-	}
+	b.idleScan(ctx, t, pair, n, int64(randomQ), func(qid int32) { b.ckQueueStage(nowMs, ctx, name, t, qid, f) })
 }
 
 // ckQueueStage is popMsgFromQueue for queue qid of stageTopic (§3.1).

@@ -96,6 +96,37 @@ func (b *Broker) skipIdle(ctx *popContext, gap int32) {
 	}
 }
 
+// idleScan is an all-queue pop's visit of t's n readable queues, in the
+// scan order from rotation r, when it may skip idle ones (skipsIdle): it
+// runs stage on each queue pair's bitmap does not mark, does for the
+// skipped ones what their stages would have done (skipIdle), and marks a
+// queue it finds idle after its stage. Both pop paths share it.
+func (b *Broker) idleScan(ctx *popContext, t *topic, pair uint32, n int32, r int64, stage func(qid int32)) {
+	idle := b.idleBits(pair, t, n)
+	sc := b.newQueueScan(n, r)
+	for pos := int32(0); ; {
+		at, qid, ok := sc.next(idle, pos)
+		b.skipIdle(ctx, at-pos)
+		if !ok {
+			return
+		}
+		stage(qid)
+		if k := (qkey{pair, qid}); b.queueIdle(k, t.queues[qid]) {
+			b.offsets.markIdle(k)
+		}
+		pos = at + 1
+	}
+}
+
+// queueIdle reports whether queue k (q) is idle for the broker's pop
+// path: kvIdle on the KV path, ckIdle on the checkpoint path.
+func (b *Broker) queueIdle(k qkey, q *queue) bool {
+	if b.cfg.UsesKV() {
+		return b.kvIdle(k, b.offsets.peek(k), q)
+	}
+	return b.ckIdle(k, b.offsets.peek(k), q)
+}
+
 // kvIdle reports that a KV stage on queue q (key k, slot s) would only
 // count a read (caughtUp) while the batch is not full and add nothing to
 // restNum once it is: pull and commit offsets at the queue's end, no

@@ -225,12 +225,8 @@ func (b *Broker) checkIdleMark(k qkey) error {
 	if t := b.topics[b.names.pairs[k.pair].topic]; !slices.Contains(t.idlePairs, k.pair) {
 		return fmt.Errorf("pop: invariant: idle mark on %s, whose pair is not registered on the topic", b.describe(k))
 	}
-	idle, s := b.kvIdle, b.offsets.peek(k)
-	if !b.cfg.UsesKV() {
-		idle = b.ckIdle
-	}
-	if !idle(k, s, q) {
-		return fmt.Errorf("pop: invariant: %s is marked idle but is not (offsets %+v)", b.describe(k), s)
+	if !b.queueIdle(k, q) {
+		return fmt.Errorf("pop: invariant: %s is marked idle but is not (offsets %+v)", b.describe(k), b.offsets.peek(k))
 	}
 	return nil
 }

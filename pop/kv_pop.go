@@ -66,20 +66,7 @@ func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *
 		}
 		return
 	}
-	idle := b.idleBits(pair, t, rq)
-	sc := b.newQueueScan(rq, n)
-	for pos := int32(0); ; {
-		at, qid, ok := sc.next(idle, pos)
-		b.skipIdle(ctx, at-pos)
-		if !ok {
-			return
-		}
-		b.kvQueueStage(nowMs, ctx, t, pair, qid, row, inline, f)
-		if k := (qkey{pair, qid}); b.kvIdle(k, &row[qid], t.queues[qid]) {
-			b.offsets.markIdle(k)
-		}
-		pos = at + 1
-	}
+	b.idleScan(ctx, t, pair, rq, n, func(qid int32) { b.kvQueueStage(nowMs, ctx, t, pair, qid, row, inline, f) })
 }
 
 // kvQueueStage is popAllQueues' stage on queue qid (slots row).

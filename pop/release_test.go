@@ -81,9 +81,23 @@ func TestReleaseConsumed(t *testing.T) {
 	}
 }
 
-// The checkpoint path releases nothing.
+// The checkpoint path releases nothing, even below a group's commit
+// offset (a group that never popped would hold everything back anyway).
 func TestReleaseConsumedCheckpointPath(t *testing.T) {
 	b := testBroker(t, DefaultConfig(), 1)
+	now := clock.Epoch
+	for range 3 * logChunk {
+		b.Put(now, &model.Message{Topic: "t", Body: []byte("x")})
+	}
+	var res PopResult
+	b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 1, InvisibleTime: 60 * clock.Second}, &res)
+	if res.Code != model.Success {
+		t.Fatalf("pop: %v", res.Code)
+	}
+	u := b.UpdateConsumerOffset(&UpdateConsumerOffsetRequest{ConsumerGroup: "g", Topic: "t", CommitOffset: 3 * logChunk})
+	if u.Code != model.Success {
+		t.Fatalf("update consumer offset: %v", u.Code)
+	}
 	if n := b.ReleaseConsumed("t", []string{"g"}); n != 0 {
 		t.Fatalf("released %d", n)
 	}
