@@ -161,10 +161,10 @@ func (*assigned) payload() {}
 type popLoop struct {
 	p       *pushConsumer
 	mq      pop.MessageQueue
-	broker  int32   // mq's broker in the route
-	out     *popReq // the outstanding pop
-	armed   bool    // a tkPoll is armed for it
-	waitAck int     // its PopProcessQueue's waitAckCount
+	broker  int32    // mq's broker in the route
+	out     *popReq  // the outstanding pop
+	next    nextPoll // its next pop (a tkPoll armed)
+	waitAck int      // its PopProcessQueue's waitAckCount
 	dropped bool
 }
 
@@ -319,21 +319,14 @@ func (a *assigned) answered(r *popReq) *popLoop {
 // schedule arms the loop's next pop after d (0: at once). A dropped loop
 // pops no more (popMessage returns at once for a dropped process queue).
 func (l *popLoop) schedule(s *sim, d clock.Duration) {
-	c := l.p.c
-	if l.dropped || l.armed || !c.alive {
-		return
-	}
-	if d == 0 {
+	if !l.dropped && l.next.sendNowWith(s, l.p.c, d, l) {
 		l.pop(s)
-		return
 	}
-	l.armed = true
-	s.q.after(d, tkPoll, c.idx, c.epoch, l)
 }
 
 // poll is the loop's tkPoll.
 func (l *popLoop) poll(s *sim) {
-	l.armed = false
+	l.next.armed = false
 	if !l.dropped {
 		l.pop(s)
 	}

@@ -465,8 +465,11 @@ func (s *sim) brokersBusy() bool {
 // several the cluster's (cores, threads, busy time and latencies added up
 // over the brokers) with each broker's own in Brokers.
 func (s *sim) brokerUsage() *model.BrokerUsage {
-	if len(s.brks) < 2 {
-		return s.brk.usage()
+	switch len(s.brks) {
+	case 0:
+		return nil
+	case 1:
+		return s.brks[0].usage()
 	}
 	var all broker
 	all.s = s

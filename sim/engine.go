@@ -185,7 +185,7 @@ func (s *sim) engineTick(id int32, at clock.Time) {
 	}
 	tm.armed = false
 	var brk *broker
-	if s.brk != nil {
+	if len(s.brks) > 0 {
 		brk = s.brks[id/rmqTimers%int32(len(s.brks))] // the cluster's broker-b timers are b×rmqTimers+k
 		brk.snapshot()
 	}

@@ -112,7 +112,13 @@ func (c *rocketCluster) CheckInvariants() error {
 }
 
 // SettleTime is the longest of the brokers'.
-func (c *rocketCluster) SettleTime() clock.Duration { return c.bs[0].SettleTime() }
+func (c *rocketCluster) SettleTime() clock.Duration {
+	var d clock.Duration
+	for _, a := range c.bs {
+		d = max(d, a.SettleTime())
+	}
+	return d
+}
 
 // Counters add up the brokers' counters.
 func (c *rocketCluster) Counters() map[string]int64 {

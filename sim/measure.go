@@ -86,31 +86,19 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 			r.warmup.AtMs = cutAt.Millis()
 		}
 	}
+	if m.nGroups > 1 {
+		r.groups = make([]groupHists, m.nGroups)
+		for i := range r.groups {
+			r.groups[i] = groupHists{newHist(), newHist()}
+		}
+	}
 	r.measure(m, e2eS, cut)
 	r.throughput(m.series, cutAt, safety)
-	if m.nGroups > 1 {
-		r.perGroup(m, cut)
-	}
 	return r
 }
 
-// perGroup fills each group's histograms from unit cut on, with the
-// messages the run's histograms hold.
-func (r *measurement) perGroup(m *meter, cut int64) {
-	r.groups = make([]groupHists, m.nGroups)
-	for i := range r.groups {
-		r.groups[i] = groupHists{newHist(), newHist()}
-	}
-	m.obs.each(func(id int64, o *meterObs) {
-		if id < cut || o.flags&obsMeasured == 0 || o.flags&obsWarm != 0 || int(o.group) >= len(r.groups) {
-			return
-		}
-		record(r.groups[o.group].e2e, int64(o.e2e))
-		record(r.groups[o.group].svc, int64(o.svc))
-	})
-}
-
-// measure fills the histograms and intervals from message cut on.
+// measure fills the histograms (each group's too, when r.groups has
+// them) and intervals from message cut on.
 func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 	r.e2e, r.svc = newHist(), newHist()
 	svcS := stats.NewSeries()
@@ -139,6 +127,10 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 		}
 		record(r.e2e, int64(o.e2e))
 		record(r.svc, int64(o.svc))
+		if int(o.group) < len(r.groups) { // each group's too, with several
+			record(r.groups[o.group].e2e, int64(o.e2e))
+			record(r.groups[o.group].svc, int64(o.svc))
+		}
 		if !attributed {
 			r.breakdown.Unattributed++
 			return

@@ -153,8 +153,9 @@ func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 // it is no flag of a meterObs.
 const obsDerived uint8 = 1 << 7
 
-// sumParts is the sum of parts [from, to), or 1<<32 (no uint32) when it
-// overflows.
+// sumParts is the sum of parts [from, to), or 0 when it overflows a
+// uint32 (no measured latency is 0 with parts that large, so such a
+// record is never taken for a derived one).
 func sumParts(o *meterObs, from, to int) uint32 {
 	var s uint64
 	for _, p := range o.part[from:to] {

@@ -75,7 +75,7 @@ func (s *sim) atEngine(r Request) {
 		s.traceLost(r, model.RClientGone)
 	case s.lost(b.loss, false):
 		s.traceLost(r, model.RRequest)
-	case s.brk != nil:
+	case len(s.brks) > 0:
 		s.brks[r.base().broker].request(r) // it waits for a thread and a core; the broker recycles it
 		return
 	default:

@@ -88,7 +88,7 @@ func (s *sim) newPutReq(p *producer, m *model.Message, intended clock.Time) *put
 // put stores a message at the engine, which wakes long-polling pops and
 // held pulls. Only its tkPut task referred to r: it is recycled.
 func (s *sim) put(r *putReq) {
-	if s.brk != nil {
+	if len(s.brks) > 0 {
 		b, _ := s.rt.split(r.msg.Topic, r.msg.QueueID)
 		s.brks[b].putMessage(r) // it waits for a thread and a core
 		return

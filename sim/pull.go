@@ -146,7 +146,7 @@ func (s *sim) rebalance(g *group) {
 	}
 	for _, p := range live {
 		for q, w := range want[p.c.gpos] {
-			if w && (p.queues == nil || p.queues[q] == nil || !p.queues[q].owned) {
+			if w && !p.owns(int32(q)) {
 				p.gain(s, int32(q))
 			}
 		}
@@ -159,6 +159,11 @@ func (p *pullConsumer) release(s *sim, pq *pullQueue) {
 	p.commitQueue(s, pq)
 	pq.owned = false
 	pq.gen++
+}
+
+// owns reports whether the consumer holds queue q.
+func (p *pullConsumer) owns(q int32) bool {
+	return p.queues != nil && p.queues[q] != nil && p.queues[q].owned
 }
 
 func (p *pullConsumer) gain(s *sim, q int32) { p.gainAfter(s, q, 0) }

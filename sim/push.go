@@ -73,7 +73,7 @@ func (p *pushConsumer) crashed(s *sim) {
 	}
 	p.waitAck, p.asg = 0, nil
 	for _, l := range p.loops {
-		l.out, l.armed, l.waitAck = nil, false, 0
+		l.out, l.next.armed, l.waitAck = nil, false, 0
 	}
 	if p.ord != nil {
 		p.ord.clear()

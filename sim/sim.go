@@ -97,8 +97,7 @@ type sim struct {
 	q      *scheduler
 	eng    Engine
 	rt     *route        // the brokers and their queue numbering
-	brk    *broker       // the broker cost model (nil: none); broker 0's with several
-	brks   []*broker     // every broker's cost model (nil: none)
+	brks   []*broker     // every broker's cost model (none: no cost model)
 	out    Outcome       // the effects of the engine call being carried out
 	timers []engineTimer // the engine's timers, by id
 	tr     *tracer
@@ -243,10 +242,7 @@ func (s *sim) setupEngine() error {
 		}
 		s.brks = append(s.brks, brk)
 	}
-	if len(s.brks) > 0 {
-		s.brk = s.brks[0]
-	}
-	s.meter.atBroker = s.brk != nil
+	s.meter.atBroker = len(s.brks) > 0
 	s.faultSeed = s.faults.rng[famPutFailure].Uint64()
 	s.syncFaults()
 	return nil

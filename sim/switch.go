@@ -82,7 +82,7 @@ func (a *assigned) addPulls(s *sim, pulls []pop.MessageQueue) {
 	for _, mq := range pulls {
 		pc := a.pullSide(s)
 		q := s.rt.global(s.rt.brokerOf(mq.BrokerName), mq.Topic, mq.QueueID)
-		if pc.queues == nil || pc.queues[q] == nil || !pc.queues[q].owned {
+		if !pc.owns(q) {
 			pc.gainAfter(s, q, popDispatchDelay)
 		}
 	}

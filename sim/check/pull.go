@@ -75,10 +75,11 @@ func (c *Checker) onPullDeliver(e *model.Event) {
 // was last delivered.
 func (c *Checker) pullCause(m *msgState, e *model.Event, i int) string {
 	p, last := m.pull, m.leased[i]
+	k := groupQueue{m.g.idx, queueKey{e.Topic, e.Queue}}
 	switch {
 	case p != nil && p.client == e.Client && p.failed:
 		return CauseReconsumeLater
-	case c.rebalances[groupQueue{m.g.idx, queueKey{e.Topic, e.Queue}}] > last, c.pullOwners[groupQueue{m.g.idx, queueKey{e.Topic, e.Queue}}].sharedSince(last):
+	case c.rebalances[k] > last, c.pullOwners[k].sharedSince(last):
 		return CauseRebalance
 	case c.restartSince(last):
 		return CauseBrokerRestart
