@@ -17,6 +17,9 @@ import (
 
 func BenchmarkPopAck32(b *testing.B) { bench.RunSub(b, "PopAck32", bench.DefaultSizes) }
 
+// BenchmarkPopAck32Batch is PopAck32 with the 32 acks sent as one batch ack.
+func BenchmarkPopAck32Batch(b *testing.B) { bench.RunSub(b, "PopAck32Batch", bench.DefaultSizes) }
+
 func BenchmarkFloorPopAck32(b *testing.B) { bench.RunSub(b, "FloorPopAck32", bench.DefaultSizes) }
 
 func BenchmarkChangeInvisibleTime(b *testing.B) {

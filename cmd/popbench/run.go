@@ -353,7 +353,7 @@ func printTable(w io.Writer, rep report) {
 				num(c.Summary["events/s"].Median), num(c.Summary["proc-cpu-events/s"].Median), num(c.Summary["virtual-s/wall-s"].Median), c.Summary["events/s"].N)
 		}
 	}
-	fmt.Fprintln(w, "x floor: engine median / floor median at the same in-flight size (PopAck32: FloorPopAck32; ChangeInvisibleTime: FloorChangeInvisibleTime);")
+	fmt.Fprintln(w, "x floor: engine median / floor median at the same in-flight size (PopAck32, PopAck32Batch: FloorPopAck32; ChangeInvisibleTime: FloorChangeInvisibleTime);")
 	fmt.Fprintln(w, "PopAckQueues: median / the same path's median at the fewest queues (1.00x: the cost does not grow with empty queues)")
 }
 

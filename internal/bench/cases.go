@@ -41,7 +41,7 @@ func (c Case) FloorName() string {
 }
 
 // Ops lists the operations in the order they run.
-var Ops = []string{"PopAck32", "FloorPopAck32", "ChangeInvisibleTime", "FloorChangeInvisibleTime", "Revive", "LongPollWake", "PopAckQueues", "SimRun"}
+var Ops = []string{"PopAck32", "PopAck32Batch", "FloorPopAck32", "ChangeInvisibleTime", "FloorChangeInvisibleTime", "Revive", "LongPollWake", "PopAckQueues", "SimRun"}
 
 // Cases returns every case at the given sizes, engine and floor of one size
 // next to each other, so runs of the two interleave, then the queue-count
@@ -71,6 +71,8 @@ func sizeCases(n int) []Case {
 		out = append(out,
 			Case{Op: "PopAck32", Sub: sub, Size: n, Cache: cache, PerOp: Batch, FloorOp: "FloorPopAck32",
 				Run: func(b *testing.B, l *Latency) { q := p; q.Latency = l; PopAck32(b, q) }},
+			Case{Op: "PopAck32Batch", Sub: sub, Size: n, Cache: cache, PerOp: Batch, FloorOp: "FloorPopAck32",
+				Run: func(b *testing.B, l *Latency) { q := p; q.Latency = l; PopAck32Batch(b, q) }},
 			Case{Op: "ChangeInvisibleTime", Sub: sub, Size: n, Cache: cache, PerOp: Batch, FloorOp: "FloorChangeInvisibleTime",
 				Run: func(b *testing.B, l *Latency) { q := p; q.Latency = l; ChangeInvisibleTime(b, q) }},
 			Case{Op: "LongPollWake", Sub: sub, Size: n, Cache: cache, PerOp: Batch,

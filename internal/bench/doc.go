@@ -20,6 +20,11 @@
 //     writes into one result buffer the fixture lends every time; each ack
 //     is built from the decoded handle the pop returned (pop.NewAckRequest),
 //     so no receipt-handle text is rendered or parsed.
+//   - PopAck32Batch: PopAck32's pop, its 32 messages then acked with one
+//     batch ack (BATCH_ACK_MESSAGE, Broker.BatchAckMessages): an entry per
+//     queue the batch came from, a bit per offset, entries and result
+//     reused by every round. Its floor is FloorPopAck32's, which does the
+//     same inserts and deletes.
 //   - ChangeInvisibleTime: 32 renewals, each of the oldest in-flight record
 //     (so the in-flight set is a FIFO of leases), per message.
 //   - Revive: a pass over 4096 expired records. cache=off is Revive (the

@@ -28,6 +28,10 @@ type fixture struct {
 	now clock.Time
 	req pop.PopRequest
 	res pop.PopResult // the pop result buffer every pop reuses
+	// acks and bres are the batch ack's request entries and result,
+	// reused by every round (PopAck32Batch).
+	acks []pop.BatchAck
+	bres pop.BatchAckResult
 	buf []byte        // receipt-handle text, reused
 	// prefixOf is the handle (queue offset zeroed) whose text up to
 	// buf[:prefix] is in buf, when prefixOK.
