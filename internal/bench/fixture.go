@@ -32,7 +32,7 @@ type fixture struct {
 	// reused by every round (PopAck32Batch).
 	acks []pop.BatchAck
 	bres pop.BatchAckResult
-	buf []byte        // receipt-handle text, reused
+	buf  []byte // receipt-handle text, reused
 	// prefixOf is the handle (queue offset zeroed) whose text up to
 	// buf[:prefix] is in buf, when prefixOK.
 	prefixOf model.ReceiptHandle
