@@ -32,7 +32,16 @@ type putReq struct {
 	p        *producer
 	msg      *model.Message
 	intended clock.Time
+	// own holds msg when the engine stores a copy of what it is given
+	// (copyingStore): the message then needs no allocation of its own and
+	// is recycled with its putReq.
+	own model.Message
 }
+
+// copyingStore is an engine whose Store keeps a copy of the message it is
+// given, never the pointer, so the caller may reuse the message after the
+// call.
+type copyingStore interface{ storesCopies() bool }
 
 func (*putReq) payload() {}
 
@@ -63,25 +72,34 @@ func (s *sim) produce(p *producer) {
 		p.next = p.rng.Int32N(p.queues)
 	}
 	p.key = strconv.AppendInt(append(p.key[:0], p.prefix...), p.seq, 10)
-	m := &model.Message{
+	r := s.newPutReq(p, now)
+	*r.msg = model.Message{
 		Topic: p.topic, QueueID: p.next, BornTimestamp: now.Millis(),
 		UniqKey: string(p.key), Tags: p.tags.Pick(p.rng), Properties: p.props.Pick(p.rng),
 	}
 	p.seq++
 	p.next = (p.next + 1) % p.queues
-	s.q.after(s.reqLat.Sample(s.netRng), tkPut, p.idx, 0, s.newPutReq(p, m, now))
+	s.q.after(s.reqLat.Sample(s.netRng), tkPut, p.idx, 0, r)
 	s.scheduleArrival(p)
 }
 
-// newPutReq returns a putReq, reusing one that put has finished with.
-func (s *sim) newPutReq(p *producer, m *model.Message, intended clock.Time) *putReq {
-	n := len(s.freePuts)
-	if n == 0 {
-		return &putReq{p: p, msg: m, intended: intended}
+// newPutReq returns a putReq with room for its message, reusing one that
+// put has finished with. The message is the putReq's own when the engine
+// stores copies (copyingStore), else a new one the engine may keep.
+func (s *sim) newPutReq(p *producer, intended clock.Time) *putReq {
+	var r *putReq
+	if n := len(s.freePuts); n > 0 {
+		r = s.freePuts[n-1]
+		s.freePuts = s.freePuts[:n-1]
+	} else {
+		r = new(putReq)
 	}
-	r := s.freePuts[n-1]
-	s.freePuts = s.freePuts[:n-1]
-	*r = putReq{p: p, msg: m, intended: intended}
+	*r = putReq{p: p, intended: intended}
+	if s.engCopies {
+		r.msg = &r.own
+	} else {
+		r.msg = new(model.Message)
+	}
 	return r
 }
 
