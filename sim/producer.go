@@ -25,6 +25,35 @@ type producer struct {
 	random bool  // pick queues uniformly at random instead
 	prefix string
 	key    []byte // scratch for building UNIQ_KEYs
+	// keys holds the UNIQ_KEYs of the next keyBlock messages, concatenated
+	// (keyEnds: where each ends; keyAt: the next one's index), so that a
+	// message's key is a substring of it: one string per keyBlock
+	// messages instead of one per message.
+	keys    string
+	keyEnds [keyBlock]int32
+	keyAt   int
+}
+
+// keyBlock is how many UNIQ_KEYs a producer builds at once.
+const keyBlock = 64
+
+// nextKey returns the UNIQ_KEY of message p.seq: p<producer>-<seq>.
+func (p *producer) nextKey() string {
+	if p.keyAt == 0 || p.keyAt == keyBlock {
+		p.key = p.key[:0]
+		for i := range int64(keyBlock) {
+			p.key = strconv.AppendInt(append(p.key, p.prefix...), p.seq+i, 10)
+			p.keyEnds[i] = int32(len(p.key))
+		}
+		p.keys, p.keyAt = string(p.key), 0
+	}
+	from := int32(0)
+	if p.keyAt > 0 {
+		from = p.keyEnds[p.keyAt-1]
+	}
+	k := p.keys[from:p.keyEnds[p.keyAt]]
+	p.keyAt++
+	return k
 }
 
 // putReq is a message on its way to the engine.
@@ -71,11 +100,10 @@ func (s *sim) produce(p *producer) {
 	if p.random {
 		p.next = p.rng.Int32N(p.queues)
 	}
-	p.key = strconv.AppendInt(append(p.key[:0], p.prefix...), p.seq, 10)
 	r := s.newPutReq(p, now)
 	*r.msg = model.Message{
 		Topic: p.topic, QueueID: p.next, BornTimestamp: now.Millis(),
-		UniqKey: string(p.key), Tags: p.tags.Pick(p.rng), Properties: p.props.Pick(p.rng),
+		UniqKey: p.nextKey(), Tags: p.tags.Pick(p.rng), Properties: p.props.Pick(p.rng),
 	}
 	p.seq++
 	p.next = (p.next + 1) % p.queues
