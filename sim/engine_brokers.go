@@ -43,6 +43,9 @@ func (c *rocketCluster) Start(now clock.Time, out *Outcome) {
 }
 
 // Store puts the message on the broker of its queue, at its queue there.
+// storesCopies: every broker stores copies (rocketMQ.storesCopies).
+func (*rocketCluster) storesCopies() bool { return true }
+
 func (c *rocketCluster) Store(now clock.Time, producer int32, m *model.Message, out *Outcome) bool {
 	b, q := c.bs[0].rt.split(m.Topic, m.QueueID)
 	m.QueueID = q

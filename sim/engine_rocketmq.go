@@ -232,6 +232,10 @@ func (a *rocketMQ) SettleTime() clock.Duration {
 }
 
 // Store puts a produced message; arrivals wake parked pops and held pulls.
+// storesCopies: the broker writes a deep copy of a put message into its
+// log (pop.Broker.PutInto), never the pointer.
+func (*rocketMQ) storesCopies() bool { return true }
+
 func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *Outcome) bool {
 	res := pop.PutResult{Woken: a.woken}
 	a.woken = nil // a re-entrant Store must not reuse what this one reads
@@ -291,6 +295,24 @@ type popReq struct {
 	req    pop.PopRequest
 	res    pop.PopResult
 	parked bool // the broker parked it at least once (traced once)
+	// Room for the common answer, one message: the engine writes it in
+	// place (res.Messages starts on msgRoom) and the client holds it in
+	// heldRoom (heldTaken once it does), so such a pop costs one
+	// allocation instead of three. A held message pins its popReq, as its
+	// msg (a copy in the response) did already.
+	msgRoom   [1]pop.PoppedMessage
+	heldRoom  popHeld
+	heldTaken bool
+}
+
+// heldSlot is the room for the client's first held message of r's answer,
+// or nil once taken.
+func (r *popReq) heldSlot() *popHeld {
+	if r.heldTaken {
+		return nil
+	}
+	r.heldTaken = true
+	return &r.heldRoom
 }
 
 // receiveReq is the simple consumer's receive, through its proxy.

@@ -17,9 +17,13 @@ type popHeld struct {
 }
 
 // deliverPopped traces a popped message reaching client c and returns it
-// held.
-func (s *sim) deliverPopped(c *consumer, m *pop.PoppedMessage) *popHeld {
-	h := &popHeld{held: held{
+// held: in h when h is not nil (room its request has for it), else in a
+// new popHeld.
+func (s *sim) deliverPopped(c *consumer, m *pop.PoppedMessage, h *popHeld) *popHeld {
+	if h == nil {
+		h = new(popHeld)
+	}
+	*h = popHeld{held: held{
 		c: c, epoch: c.epoch, msg: &m.Message, lease: m.Lease, topic: livesIn(m, c.g.name),
 		queue: m.Handle.QueueID, broker: s.rt.brokerOf(m.Handle.BrokerName), offset: m.Handle.QueueOffset, deliveredAt: s.q.now(),
 	}, handle: m.Handle}

@@ -25,6 +25,35 @@ type producer struct {
 	random bool  // pick queues uniformly at random instead
 	prefix string
 	key    []byte // scratch for building UNIQ_KEYs
+	// keys holds the UNIQ_KEYs of the next keyBlock messages, concatenated
+	// (keyEnds: where each ends; keyAt: the next one's index), so that a
+	// message's key is a substring of it: one string per keyBlock
+	// messages instead of one per message.
+	keys    string
+	keyEnds [keyBlock]int32
+	keyAt   int
+}
+
+// keyBlock is how many UNIQ_KEYs a producer builds at once.
+const keyBlock = 64
+
+// nextKey returns the UNIQ_KEY of message p.seq: p<producer>-<seq>.
+func (p *producer) nextKey() string {
+	if p.keyAt == 0 || p.keyAt == keyBlock {
+		p.key = p.key[:0]
+		for i := range int64(keyBlock) {
+			p.key = strconv.AppendInt(append(p.key, p.prefix...), p.seq+i, 10)
+			p.keyEnds[i] = int32(len(p.key))
+		}
+		p.keys, p.keyAt = string(p.key), 0
+	}
+	from := int32(0)
+	if p.keyAt > 0 {
+		from = p.keyEnds[p.keyAt-1]
+	}
+	k := p.keys[from:p.keyEnds[p.keyAt]]
+	p.keyAt++
+	return k
 }
 
 // putReq is a message on its way to the engine.
@@ -32,7 +61,16 @@ type putReq struct {
 	p        *producer
 	msg      *model.Message
 	intended clock.Time
+	// own holds msg when the engine stores a copy of what it is given
+	// (copyingStore): the message then needs no allocation of its own and
+	// is recycled with its putReq.
+	own model.Message
 }
+
+// copyingStore is an engine whose Store keeps a copy of the message it is
+// given, never the pointer, so the caller may reuse the message after the
+// call.
+type copyingStore interface{ storesCopies() bool }
 
 func (*putReq) payload() {}
 
@@ -62,26 +100,34 @@ func (s *sim) produce(p *producer) {
 	if p.random {
 		p.next = p.rng.Int32N(p.queues)
 	}
-	p.key = strconv.AppendInt(append(p.key[:0], p.prefix...), p.seq, 10)
-	m := &model.Message{
+	r := s.newPutReq(p, now)
+	*r.msg = model.Message{
 		Topic: p.topic, QueueID: p.next, BornTimestamp: now.Millis(),
-		UniqKey: string(p.key), Tags: p.tags.Pick(p.rng), Properties: p.props.Pick(p.rng),
+		UniqKey: p.nextKey(), Tags: p.tags.Pick(p.rng), Properties: p.props.Pick(p.rng),
 	}
 	p.seq++
 	p.next = (p.next + 1) % p.queues
-	s.q.after(s.reqLat.Sample(s.netRng), tkPut, p.idx, 0, s.newPutReq(p, m, now))
+	s.q.after(s.reqLat.Sample(s.netRng), tkPut, p.idx, 0, r)
 	s.scheduleArrival(p)
 }
 
-// newPutReq returns a putReq, reusing one that put has finished with.
-func (s *sim) newPutReq(p *producer, m *model.Message, intended clock.Time) *putReq {
-	n := len(s.freePuts)
-	if n == 0 {
-		return &putReq{p: p, msg: m, intended: intended}
+// newPutReq returns a putReq with room for its message, reusing one that
+// put has finished with. The message is the putReq's own when the engine
+// stores copies (copyingStore), else a new one the engine may keep.
+func (s *sim) newPutReq(p *producer, intended clock.Time) *putReq {
+	var r *putReq
+	if n := len(s.freePuts); n > 0 {
+		r = s.freePuts[n-1]
+		s.freePuts = s.freePuts[:n-1]
+	} else {
+		r = new(putReq)
 	}
-	r := s.freePuts[n-1]
-	s.freePuts = s.freePuts[:n-1]
-	*r = putReq{p: p, msg: m, intended: intended}
+	*r = putReq{p: p, intended: intended}
+	if s.engCopies {
+		r.msg = &r.own
+	} else {
+		r.msg = new(model.Message)
+	}
 	return r
 }
 

@@ -118,6 +118,7 @@ func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 		InitMode: pop.InitModeMin, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, Order: p.ord != nil,
 	}}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
+	r.res.Messages = r.msgRoom[:0]
 	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: s.rt.global(l.broker, c.g.topic, queue), Count: c.spec.Batch, Span: p.set.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
@@ -154,7 +155,11 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
 	var chunk []*popHeld // the listener batch being filled (consumeMessageBatchMaxSize > 1)
 	for i := range res.Messages {
-		h := s.deliverPopped(c, &res.Messages[i])
+		var into *popHeld
+		if i == 0 {
+			into = r.heldSlot()
+		}
+		h := s.deliverPopped(c, &res.Messages[i], into)
 		if !c.g.sub.MatchTags(h.msg.Tags) {
 			// processPopResult: a tag the subscription does not name
 			// exactly (the broker compares hash codes) is acked.

@@ -118,6 +118,7 @@ type sim struct {
 	nextMsg   model.MsgID     // the next stored message's id
 	freeAcks  []*ackReq       // served acks, for reuse (newAck)
 	freePuts  []*putReq       // finished putReqs, for reuse (newPutReq)
+	engCopies bool            // the engine's Store copies the message (copyingStore)
 	renewals  []proxy.Renewal // scratch for a proxy's due renewals
 	positions []Position      // scratch for the engine's positions
 	commits   map[commitKey]int64
@@ -227,6 +228,9 @@ func (s *sim) setupEngine() error {
 	}
 	if s.eng == nil {
 		return fmt.Errorf("sim: engine kind %q has no adapter", s.cfg.Engine.Kind)
+	}
+	if c, ok := s.eng.(copyingStore); ok {
+		s.engCopies = c.storesCopies()
 	}
 	for b := range s.rt.n {
 		eng := s.eng

@@ -173,7 +173,7 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
 	for i := range res.Messages {
 		m := &res.Messages[i]
-		h := s.deliverPopped(c, m)
+		h := s.deliverPopped(c, m, nil)
 		p.local++
 		if p.ord != nil {
 			p.ord.take(c, h)

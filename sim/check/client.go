@@ -49,7 +49,7 @@ func (c *Checker) onDeliver(e *model.Event) {
 	if e.Shown != m.topic {
 		c.violate(InvPresentedTopic, e.Seq, m, fmt.Sprintf("client %d was shown topic %q for message %d, produced on %q", e.Client, e.Shown, m.id, m.topic))
 	}
-	d := &delivery{client: e.Client, held: true, m: m, lastLease: l}
+	d := m.newDelivery(delivery{client: e.Client, held: true, m: m, lastLease: l})
 	l.awaiting = false
 	for n := l; n != nil; n = n.next {
 		n.dlv = d
@@ -482,7 +482,7 @@ func (c *Checker) renewForgotten(e *model.Event) {
 	if at < 0 {
 		at = m.placeIndex(placeOf(e), true)
 	}
-	n := &lease{id: e.Next, m: m, at: at, client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true}
+	n := m.newLease(lease{id: e.Next, m: m, at: at, client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true})
 	n.line, n.cause = m.fork(CauseRenewAfterRevive), CauseRenewAfterRevive
 	c.leases.put(n)
 	m.leases = append(m.leases, n)
@@ -516,7 +516,7 @@ func (c *Checker) onPolicy(e *model.Event) {
 		if l.dlv == nil && l.client == e.Client {
 			// The client's proxy took the lease itself (a DLQ on receipt):
 			// no delivery to count, but the proxy acks it next.
-			l.dlv = &delivery{client: e.Client, m: m, lastLease: l}
+			l.dlv = m.newDelivery(delivery{client: e.Client, m: m, lastLease: l})
 			l.awaiting = false
 		}
 	} else {

@@ -78,6 +78,36 @@ type msgState struct {
 	lineBuf   [1]line
 	tokenBuf  [1]token
 	leaseBuf  [2]*lease
+	// Room for its first lease and its first delivery (newLease,
+	// newDelivery): they live as long as the message does anyway (each
+	// points back at it).
+	leaseRoom, dlvRoom bool // taken
+	firstLease         lease
+	firstDlv           delivery
+}
+
+// newLease returns a lease of m holding l, in m's own room when that is
+// free.
+func (m *msgState) newLease(l lease) *lease {
+	if !m.leaseRoom {
+		m.leaseRoom, m.firstLease = true, l
+		return &m.firstLease
+	}
+	x := new(lease)
+	*x = l
+	return x
+}
+
+// newDelivery returns a delivery of m holding d, in m's own room when
+// that is free.
+func (m *msgState) newDelivery(d delivery) *delivery {
+	if !m.dlvRoom {
+		m.dlvRoom, m.firstDlv = true, d
+		return &m.firstDlv
+	}
+	x := new(delivery)
+	*x = d
+	return x
 }
 
 // commitState is what became of the application's commits after a

@@ -69,18 +69,45 @@ type obligation struct {
 
 type wakeup struct {
 	slack  clock.Duration
-	last   map[int32]pollReq   // the latest receive per client
-	rid    map[int32]uint64    // receives per client so far
-	polls  map[int32][]pollReq // parked receives per client, oldest first
-	group  map[int32]int32     // each client's group (set at its first receive)
-	paused map[int32]bool
+	cls    []waitClient          // by client index
+	neg    map[int32]*waitClient // clients below 0 (a malformed trace)
 	topics map[waitKey]*topicWait
 	obls   []obligation
 	head   int
 }
 
+// waitClient is what the wakeup check knows of one client.
+type waitClient struct {
+	last    pollReq // the latest receive (hasLast)
+	hasLast bool
+	rid     uint64    // receives so far
+	polls   []pollReq // parked receives, oldest first
+	group   int32     // the client's group (set at its first receive)
+	paused  bool
+}
+
 func newWakeup(slack clock.Duration) wakeup {
-	return wakeup{slack: slack, last: map[int32]pollReq{}, rid: map[int32]uint64{}, polls: map[int32][]pollReq{}, group: map[int32]int32{}, paused: map[int32]bool{}, topics: map[waitKey]*topicWait{}}
+	return wakeup{slack: slack, topics: map[waitKey]*topicWait{}}
+}
+
+// client is the client's entry, growing the table as needed. The pointer
+// is good until the next call for a client not seen yet.
+func (w *wakeup) client(client int32) *waitClient {
+	if client < 0 {
+		x := w.neg[client]
+		if x == nil {
+			if w.neg == nil {
+				w.neg = map[int32]*waitClient{}
+			}
+			x = &waitClient{}
+			w.neg[client] = x
+		}
+		return x
+	}
+	for int(client) >= len(w.cls) {
+		w.cls = append(w.cls, waitClient{})
+	}
+	return &w.cls[client]
 }
 
 func (w *wakeup) wait(k waitKey) *topicWait {
@@ -93,7 +120,7 @@ func (w *wakeup) wait(k waitKey) *topicWait {
 }
 
 func (w *wakeup) key(client int32, topic string) waitKey {
-	return waitKey{group: w.group[client], topic: topic}
+	return waitKey{group: w.client(client).group, topic: topic}
 }
 
 func (w *wakeup) add(client int32, r pollReq, d int) {
@@ -108,27 +135,30 @@ func (w *wakeup) add(client int32, r pollReq, d int) {
 func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 	switch e.Kind {
 	case model.EvReceive:
-		if cl := c.clientOf(e); cl.known {
-			w.group[e.Client] = cl.group
+		cl := c.clientOf(e)
+		x := w.client(e.Client)
+		if cl.known {
+			x.group = cl.group
 		}
-		w.rid[e.Client]++
-		w.last[e.Client] = pollReq{topic: e.Topic, queue: e.Queue, rid: w.rid[e.Client]}
+		x.rid++
+		x.last, x.hasLast = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}, true
 	case model.EvParked:
+		x := w.client(e.Client)
 		if e.Reason == model.RLockBusy {
 			// A concurrent request held the engine's lock: it serves the
 			// group (a lock-busy fault), and a re-run parks again.
-			if r, ok := w.last[e.Client]; ok {
-				w.served(w.key(e.Client, r.topic))
+			if x.hasLast {
+				w.served(w.key(e.Client, x.last.topic))
 			}
-			if len(w.polls[e.Client]) > 0 {
+			if len(x.polls) > 0 {
 				return
 			}
 		}
-		r, ok := w.last[e.Client]
-		if !ok || e.Topic != "" {
-			r = pollReq{topic: e.Topic, queue: e.Queue, rid: w.rid[e.Client]}
+		r := x.last
+		if !x.hasLast || e.Topic != "" {
+			r = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}
 		}
-		w.polls[e.Client] = append(w.polls[e.Client], r)
+		x.polls = append(x.polls, r)
 		w.hold(e.Client, r, 1)
 	case model.EvReceived, model.EvReceiveLost:
 		w.answer(e)
@@ -138,7 +168,7 @@ func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 // hold counts (d = 1) or uncounts (-1) a parked receive of client, as
 // waiting or, while the client is paused, as paused.
 func (w *wakeup) hold(client int32, r pollReq, d int) {
-	if w.paused[client] {
+	if w.client(client).paused {
 		w.wait(w.key(client, r.topic)).paused += d
 		return
 	}
@@ -148,18 +178,15 @@ func (w *wakeup) hold(client int32, r pollReq, d int) {
 // pause moves a client's parked receives between waiting and paused.
 // Pausing serves their topics: an arrival may already have woken one.
 func (w *wakeup) pause(client int32, on bool) {
-	if w.paused[client] == on {
+	x := w.client(client)
+	if x.paused == on {
 		return
 	}
-	for _, r := range w.polls[client] {
+	for _, r := range x.polls {
 		w.hold(client, r, -1)
 	}
-	if on {
-		w.paused[client] = true
-	} else {
-		delete(w.paused, client)
-	}
-	for _, r := range w.polls[client] {
+	x.paused = on
+	for _, r := range x.polls {
 		w.hold(client, r, 1)
 		if on {
 			w.wait(w.key(client, r.topic)).gen++
@@ -170,7 +197,8 @@ func (w *wakeup) pause(client int32, on bool) {
 // answer removes the client's parked receive (the oldest, on each queue
 // it parked on) and marks its topic served.
 func (w *wakeup) answer(e *model.Event) {
-	ps := w.polls[e.Client]
+	x := w.client(e.Client)
+	ps := x.polls
 	if len(ps) == 0 {
 		return
 	}
@@ -183,9 +211,9 @@ func (w *wakeup) answer(e *model.Event) {
 		w.served(w.key(e.Client, r.topic))
 	}
 	if len(ps) == n {
-		w.polls[e.Client] = ps[:0] // keep the storage for the next parked receive
+		x.polls = ps[:0] // keep the storage for the next parked receive
 	} else {
-		w.polls[e.Client] = ps[n:]
+		x.polls = ps[n:]
 	}
 }
 
@@ -200,13 +228,14 @@ func (w *wakeup) served(k waitKey) {
 // nobody waiting has no obligation any more.
 func (w *wakeup) forgetClient(client int32) {
 	w.pause(client, false)
-	for _, r := range w.polls[client] {
+	x := w.client(client)
+	for _, r := range x.polls {
 		w.add(client, r, -1)
 		if t := w.wait(w.key(client, r.topic)); t.count() == 0 {
 			t.gen++
 		}
 	}
-	delete(w.polls, client)
+	x.polls = nil
 }
 
 // reset: a broker restart loses every parked receive.
@@ -215,7 +244,12 @@ func (w *wakeup) reset() {
 		t.all, t.byQueue, t.paused = 0, map[int32]int{}, 0
 		t.gen++
 	}
-	clear(w.polls)
+	for i := range w.cls {
+		w.cls[i].polls = nil
+	}
+	for _, x := range w.neg { // independent updates: order does not matter
+		x.polls = nil
+	}
 }
 
 // arrival: message m became visible to its group at place p
@@ -259,13 +293,19 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 
 func (w *wakeup) parkedOn(k waitKey) string {
 	var cs []int32
-	for cl, ps := range w.polls { // collected, then sorted
-		for _, r := range ps {
-			if w.key(cl, r.topic) == k {
+	parked := func(cl int32, x *waitClient) {
+		for _, r := range x.polls {
+			if x.group == k.group && r.topic == k.topic {
 				cs = append(cs, cl)
 				break
 			}
 		}
+	}
+	for i := range w.cls {
+		parked(int32(i), &w.cls[i])
+	}
+	for cl, x := range w.neg { // collected, then sorted
+		parked(cl, x)
 	}
 	if len(cs) == 0 {
 		return "none"
