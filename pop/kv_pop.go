@@ -23,13 +23,16 @@ func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 		return
 	}
 	b.locks[pair] = nowMs
+	for int(pair) >= len(b.requestCount) {
+		b.requestCount = append(b.requestCount, 0)
+	}
 	n := b.requestCount[pair]
 	b.requestCount[pair] = n + 1
 	if req.Order {
 		b.kvOrderStages(nowMs, ctx, t, n, f)
 		return
 	}
-	preferRetry, rotation := b.kvRetryChoice(t, b.groups[req.ConsumerGroup], n)
+	preferRetry, rotation := b.kvRetryChoice(t, ctx.group, n)
 	if preferRetry {
 		b.popRetryStages(nowMs, req, ctx, pair, f)
 	}
