@@ -164,17 +164,20 @@ func (p *simpleConsumer) newReceive(req pop.PopRequest, maxAttempts int32) *rece
 		return &receiveReq{pop: req, px: p.px, maxAttempts: maxAttempts}
 	}
 	p.spare = nil
-	old := &r.res.Pop
+	// Field by field: one copy of each part instead of building the whole
+	// request and copying it.
+	r.reqBase, r.px, r.maxAttempts, r.pop, r.parked = reqBase{}, p.px, maxAttempts, req, false
+	res := &r.res.Pop
 	// Nothing may alias the held copies of the messages (deliverOwned):
 	// the next pop must not write into their Body and Properties.
-	clear(old.Messages[:cap(old.Messages)])
+	clear(res.Messages[:cap(res.Messages)])
 	clear(r.res.Forwarded[:cap(r.res.Forwarded)])
-	res := proxy.ReceiveResult{Pop: pop.PopResult{
-		StartOffsetInfo: old.StartOffsetInfo[:0], MsgOffsetInfo: old.MsgOffsetInfo[:0], OrderCountInfo: old.OrderCountInfo[:0],
-		Messages: old.Messages[:0], Woken: old.Woken[:0], Replaced: old.Replaced[:0], Failures: old.Failures[:0],
-		Lapsed: old.Lapsed[:0], Cleared: old.Cleared[:0],
-	}, Forwarded: r.res.Forwarded[:0]}
-	*r = receiveReq{pop: req, px: p.px, maxAttempts: maxAttempts, res: res}
+	*res = pop.PopResult{
+		StartOffsetInfo: res.StartOffsetInfo[:0], MsgOffsetInfo: res.MsgOffsetInfo[:0], OrderCountInfo: res.OrderCountInfo[:0],
+		Messages: res.Messages[:0], Woken: res.Woken[:0], Replaced: res.Replaced[:0], Failures: res.Failures[:0],
+		Lapsed: res.Lapsed[:0], Cleared: res.Cleared[:0],
+	}
+	r.res.Forwarded, r.res.Status = r.res.Forwarded[:0], proxy.Status{}
 	return r
 }
 
