@@ -111,7 +111,7 @@ func (b *Broker) topicNamed(name string) *topic {
 // volatile is everything a broker restart loses, besides the pull offsets
 // and pending commits kept in offsets (offsets.dropVolatile).
 type volatile struct {
-	requestCount map[uint32]int64 // per group@topic
+	requestCount []int64          // per group@topic pair id (KV pops served)
 	locks        map[uint32]int64 // PopConsumerLockService: group@topic -> lockTime
 	lastLockScan int64
 	reviveCursor int64
@@ -191,7 +191,6 @@ func (b *Broker) resetVolatile() {
 		holdIDs = b.holds.nextID
 	}
 	b.volatile = volatile{
-		requestCount: map[uint32]int64{},
 		locks:        map[uint32]int64{},
 		reviveCursor: reviveLookBack,
 		cache:        newCache(),

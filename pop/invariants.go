@@ -261,7 +261,7 @@ func (b *Broker) checkPolls() error {
 	sum := 0
 	var err error
 	p.byTime.Scan(func(s *suspended) bool {
-		set := p.byKey[s.qk]
+		set := p.set(s.qk)
 		if len(set) == 0 || set[0].key != s.key {
 			err = fmt.Errorf("pop: invariant: suspended request %d missing from its key's set %v", s.id, s.key)
 			return false

@@ -23,13 +23,16 @@ func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 		return
 	}
 	b.locks[pair] = nowMs
+	for int(pair) >= len(b.requestCount) {
+		b.requestCount = append(b.requestCount, 0)
+	}
 	n := b.requestCount[pair]
 	b.requestCount[pair] = n + 1
 	if req.Order {
 		b.kvOrderStages(nowMs, ctx, t, n, f)
 		return
 	}
-	preferRetry, rotation := b.kvRetryChoice(t, b.groups[req.ConsumerGroup], n)
+	preferRetry, rotation := b.kvRetryChoice(t, ctx.group, n)
 	if preferRetry {
 		b.popRetryStages(nowMs, req, ctx, pair, f)
 	}
@@ -115,9 +118,15 @@ func (b *Broker) popRetryStages(nowMs int64, req *PopRequest, ctx *popContext, p
 // retryRef is a pair's retry topic (V1 or V2) and its pair id, known once
 // the topic exists. Topics are never removed or replaced and pair ids are
 // permanent, so a filled retryRef never goes stale (restarts included).
+//
+// Until the topic exists, missing remembers the broker's topic count at the
+// last lookup (plus one; 0: never looked up): topics are only ever added,
+// so while the count is the same the topic is still missing and the pop
+// skips the lookup by name.
 type retryRef struct {
-	t    *topic
-	pair uint32
+	t       *topic
+	pair    uint32
+	missing int
 }
 
 // popRetryStage reads queue 0 of pair's retry topic v (0: V1, 1: V2),
@@ -128,7 +137,12 @@ func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pa
 	}
 	r := b.retryRefs[pair][v]
 	if r.t == nil {
+		n := len(b.topicOrder) + 1
+		if r.missing == n {
+			return
+		}
 		if r.t = b.topicNamed(retryTopic); r.t == nil {
+			b.retryRefs[pair][v].missing = n
 			return
 		}
 		r.pair = b.names.pair(req.ConsumerGroup, retryTopic)

@@ -55,7 +55,7 @@ type groupRef struct {
 // polling is PopLongPollingService: suspended requests per key, ordered by
 // (expired, sequence), with a per-key cap and a global cap.
 type polling struct {
-	byKey  map[qkey][]*suspended // each sorted by (expired, id)
+	byKey  map[qkey]*pollSet // each sorted by (expired, id)
 	byTime *btree.BTreeG[*suspended]
 	count  int
 	nextID uint64
@@ -68,10 +68,74 @@ type polling struct {
 
 func newPolling() *polling {
 	return &polling{
-		byKey:       map[qkey][]*suspended{},
+		byKey:       map[qkey]*pollSet{},
 		byTime:      btree.NewBTreeGOptions(suspendedLess, btree.Options{NoLocks: true}),
 		topicGroups: map[string][]groupRef{},
 	}
+}
+
+// pollSet is one key's suspended requests, sorted by (expired, id): the
+// live ones are items[head:]. A woken request is almost always the
+// earliest of its key (notifyKey wakes the head; expire takes the earliest
+// of all), so removing the head only advances head instead of shifting a
+// set that holds every parked consumer of a busy group; a new request
+// almost always expires last and is appended. An empty set stays in
+// byKey, its storage reused.
+type pollSet struct {
+	items []*suspended
+	head  int
+}
+
+// live returns the set's requests in order.
+func (ps *pollSet) live() []*suspended { return ps.items[ps.head:] }
+
+// insert files s at its place in the order (after every request not
+// after it).
+func (ps *pollSet) insert(s *suspended) {
+	live := ps.live()
+	i := len(live)
+	if i > 0 && suspendedLess(s, live[i-1]) {
+		i = sort.Search(len(live), func(i int) bool { return suspendedLess(s, live[i]) })
+	}
+	if ps.head > 0 && len(ps.items) == cap(ps.items) {
+		// full: move the live requests down instead of growing
+		n := copy(ps.items, live)
+		clear(ps.items[n:])
+		ps.items, ps.head = ps.items[:n], 0
+	}
+	i += ps.head
+	ps.items = append(ps.items, nil)
+	copy(ps.items[i+1:], ps.items[i:])
+	ps.items[i] = s
+}
+
+// remove takes s out of the set; s must be in it.
+func (ps *pollSet) remove(s *suspended) {
+	switch {
+	case ps.items[ps.head] == s:
+		ps.items[ps.head] = nil
+		ps.head++
+	default:
+		for i := ps.head; i < len(ps.items); i++ {
+			if ps.items[i] == s {
+				copy(ps.items[i:], ps.items[i+1:])
+				ps.items[len(ps.items)-1] = nil
+				ps.items = ps.items[:len(ps.items)-1]
+				break
+			}
+		}
+	}
+	if ps.head == len(ps.items) {
+		ps.items, ps.head = ps.items[:0], 0
+	}
+}
+
+// set returns key k's suspended requests in order (nil: none).
+func (p *polling) set(k qkey) []*suspended {
+	if ps := p.byKey[k]; ps != nil {
+		return ps.live()
+	}
+	return nil
 }
 
 func suspendedLess(a, b *suspended) bool {
@@ -117,19 +181,19 @@ func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, 
 		return pollingTimeout, 0
 	}
 	k := qkey{pair, req.QueueID}
-	set := p.byKey[k]
-	if len(set) > b.cfg.PopPollingSize {
+	ps := p.byKey[k]
+	if ps == nil {
+		ps = &pollSet{}
+		p.byKey[k] = ps
+	}
+	if len(ps.live()) > b.cfg.PopPollingSize {
 		return pollingFull, 0
 	}
 	p.nextID++
 	s := p.alloc()
 	*s = suspended{id: p.nextID, expired: expired, key: pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, qk: k, req: *req, ff: ff}
-	i := sort.Search(len(set), func(i int) bool { return suspendedLess(s, set[i]) })
-	set = append(set, nil)
-	copy(set[i+1:], set[i:])
-	set[i] = s
-	p.byKey[k] = set
-	p.byTime.Set(s)
+	ps.insert(s)
+	p.byTime.Load(s) // appends when s expires last, as it almost always does
 	p.count++
 	return pollingSuc, s.id
 }
@@ -154,19 +218,12 @@ func (p *polling) release(s *suspended) {
 }
 
 func (p *polling) remove(s *suspended) {
-	set := p.byKey[s.qk]
-	for i, x := range set {
-		if x == s {
-			set = append(set[:i], set[i+1:]...)
-			break
-		}
-	}
-	if len(set) == 0 {
-		delete(p.byKey, s.qk)
+	p.byKey[s.qk].remove(s)
+	if m, ok := p.byTime.Min(); ok && m == s {
+		p.byTime.PopMin()
 	} else {
-		p.byKey[s.qk] = set
+		p.byTime.Delete(s)
 	}
-	p.byTime.Delete(s)
 	p.count--
 }
 
@@ -174,7 +231,7 @@ func (p *polling) remove(s *suspended) {
 // if its filter accepts the arrival msg (or force is set; msg may then be
 // nil).
 func (p *polling) notifyKey(k qkey, msg *model.Message, force bool) (Wakeup, bool) {
-	set := p.byKey[k]
+	set := p.set(k)
 	if len(set) == 0 {
 		return Wakeup{}, false
 	}

@@ -148,10 +148,11 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	nowMs := ctx.popTime
 	b.touch(nowMs)
 	res.Lapsed = b.settleLapses(nowMs, res.Lapsed)
-	t, ok := b.validatePop(nowMs, r, res)
+	t, g, ok := b.validatePop(nowMs, r, res)
 	if !ok {
 		return
 	}
+	ctx.group = g
 	ff, err := pfilter.ParsePop(r.ExpressionType, r.Expression)
 	if err != nil {
 		res.fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed")
@@ -182,9 +183,9 @@ const faqSuggestion = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ
 
 // validatePop applies the checks of docs/rocketmq/kv-path.md §3 in RocketMQ's order and
 // returns the request's topic when they pass (the subscription, checked
-// last, is compiled by the caller for its path); otherwise it writes the
-// answer into res.
-func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*topic, bool) {
+// last, is compiled by the caller for its path), and its group; otherwise
+// it writes the answer into res.
+func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*topic, *GroupConfig, bool) {
 	t := b.topicNamed(req.Topic)
 	g := b.groups[req.ConsumerGroup]
 	ip := b.cfg.BrokerIP1
@@ -208,18 +209,19 @@ func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*top
 	case !g.ConsumeEnable:
 		res.fail(model.NoPermission, "subscription group no permission, %s", req.ConsumerGroup)
 	default:
-		return t, true
+		return t, g, true
 	}
-	return nil, false
+	return nil, nil, false
 }
 
 // popContext is PopConsumerContext: one pop's state, building its answer
 // in res.
 type popContext struct {
-	req       PopRequest // the broker's copy, normalised
-	pair      uint32     // the request's group@topic
-	popTime   int64      // ms
-	invisible int64      // ms
+	req       PopRequest   // the broker's copy, normalised
+	group     *GroupConfig // the request's group
+	pair      uint32       // the request's group@topic
+	popTime   int64        // ms
+	invisible int64        // ms
 	found     int32
 	restCount int64
 	reviveQid int32 // FS: the request's revive queue (round-robin)

@@ -25,6 +25,18 @@ type Proxy struct {
 	// (FilterAPI.build: a TAG expression's tags; nil for SQL92 and for
 	// everything), for the result filter's tag check. Lookup only.
 	subs map[string]*filter.Filter
+	// last is the latest receive's subscription: its group, expression and
+	// what subscription built from it, which subs holds for the group. A
+	// client sends the same settings every time, so the common receive
+	// neither rebuilds nor re-stores it.
+	last lastSub
+}
+
+// lastSub is the latest receive's subscription (Proxy.last).
+type lastSub struct {
+	group, exprType, expr string
+	sub                   *filter.Filter
+	built                 bool
 }
 
 // New returns a proxy in front of b. The configuration must be valid
@@ -122,11 +134,19 @@ func (p *Proxy) PopRequest(now clock.Time, req *ReceiveRequest) (pop.PopRequest,
 	if !st.IsOK() {
 		return pop.PopRequest{}, st
 	}
-	sub, st := subscription(req)
-	if !st.IsOK() {
-		return pop.PopRequest{}, st
+	l := &p.last
+	if !l.built || req.ExpressionType != l.exprType || req.Expression != l.expr {
+		sub, st := subscription(req)
+		if !st.IsOK() {
+			return pop.PopRequest{}, st
+		}
+		l.exprType, l.expr, l.sub, l.built = req.ExpressionType, req.Expression, sub, false
 	}
-	p.subs[req.Group] = sub
+	if !l.built || req.Group != l.group {
+		// a built filter is read only: groups may share it
+		p.subs[req.Group] = l.sub
+		l.group, l.built = req.Group, true
+	}
 	g, _ := p.b.Group(req.Group)
 	return pop.PopRequest{
 		ClientID: req.ClientID, ConsumerGroup: req.Group, Topic: req.Topic, QueueID: -1,
@@ -264,7 +284,10 @@ func (p *Proxy) Filter(now clock.Time, group string, maxAttempts int32, res *Rec
 	r := &res.Pop
 	if r.Status == pop.PopFound {
 		kept := r.Messages[:0]
-		sub := p.subs[group]
+		sub := p.last.sub
+		if !p.last.built || group != p.last.group {
+			sub = p.subs[group]
+		}
 		for i := range r.Messages {
 			m := &r.Messages[i]
 			if !sub.MatchTags(m.Message.Tags) {

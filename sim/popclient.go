@@ -23,12 +23,34 @@ func (s *sim) deliverPopped(c *consumer, m *pop.PoppedMessage, h *popHeld) *popH
 	if h == nil {
 		h = new(popHeld)
 	}
+	s.deliverAs(h, c, m, &m.Message)
+	return h
+}
+
+// ownedHeld is a popHeld with its own copy of the message, for a client
+// that reuses the result it was popped into (the simple consumer).
+type ownedHeld struct {
+	popHeld
+	m model.Message
+}
+
+// deliverOwned is deliverPopped for a client that reuses the result m is
+// in: the held message is a copy (its Body and Properties shared with m
+// until the client clears the result's storage before reusing it).
+func (s *sim) deliverOwned(c *consumer, m *pop.PoppedMessage) *popHeld {
+	o := &ownedHeld{m: m.Message}
+	s.deliverAs(&o.popHeld, c, m, &o.m)
+	return &o.popHeld
+}
+
+// deliverAs fills h for popped message m, held as msg, and traces its
+// delivery.
+func (s *sim) deliverAs(h *popHeld, c *consumer, m *pop.PoppedMessage, msg *model.Message) {
 	*h = popHeld{held: held{
-		c: c, epoch: c.epoch, msg: &m.Message, lease: m.Lease, topic: livesIn(m, c.g.name),
+		c: c, epoch: c.epoch, msg: msg, lease: m.Lease, topic: livesIn(m, c.g.name),
 		queue: m.Handle.QueueID, broker: s.rt.brokerOf(m.Handle.BrokerName), offset: m.Handle.QueueOffset, deliveredAt: s.q.now(),
 	}, handle: m.Handle}
 	s.deliver(&h.held, m.Message.ReconsumeTimes, m.Message.Topic)
-	return h
 }
 
 // expired is the client's view of its lease: nextVisibleTime <= now by its

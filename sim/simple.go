@@ -42,6 +42,7 @@ type simpleConsumer struct {
 	// local counts messages held (waiting, running) for capacity.
 	local    int
 	popOut   *receiveReq // the outstanding receive
+	spare    *receiveReq // the last receive answered, for the next (newReceive)
 	next     nextPoll    // the next receive (a tkPoll armed)
 	wantPoll bool        // a receive waits for local capacity
 	tick     proxyTick   // the proxy's auto-renew timer
@@ -146,12 +147,38 @@ func (p *simpleConsumer) receive(s *sim) {
 	if !st.IsOK() {
 		panic("sim: the proxy refused a validated receive: " + st.String())
 	}
-	r := &receiveReq{pop: req, px: p.px, maxAttempts: c.g.cfg.RetryMaxTimes + 1}
+	r := p.newReceive(req, c.g.cfg.RetryMaxTimes+1)
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: p.rr % s.rt.n}
 	p.rr++
 	p.popOut = r
 	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: int32(n), Span: req.InvisibleTime, Reason: why})
 	s.send(r, timeout)
+}
+
+// newReceive returns a receive request for pop, reusing the spare (the
+// last receive answered) with its result's storage: a fresh request but
+// for the capacity of the result's slices.
+func (p *simpleConsumer) newReceive(req pop.PopRequest, maxAttempts int32) *receiveReq {
+	r := p.spare
+	if r == nil {
+		return &receiveReq{pop: req, px: p.px, maxAttempts: maxAttempts}
+	}
+	p.spare = nil
+	// Field by field: one copy of each part instead of building the whole
+	// request and copying it.
+	r.reqBase, r.px, r.maxAttempts, r.pop, r.parked = reqBase{}, p.px, maxAttempts, req, false
+	res := &r.res.Pop
+	// Nothing may alias the held copies of the messages (deliverOwned):
+	// the next pop must not write into their Body and Properties.
+	clear(res.Messages[:cap(res.Messages)])
+	clear(r.res.Forwarded[:cap(r.res.Forwarded)])
+	*res = pop.PopResult{
+		StartOffsetInfo: res.StartOffsetInfo[:0], MsgOffsetInfo: res.MsgOffsetInfo[:0], OrderCountInfo: res.OrderCountInfo[:0],
+		Messages: res.Messages[:0], Woken: res.Woken[:0], Replaced: res.Replaced[:0], Failures: res.Failures[:0],
+		Lapsed: res.Lapsed[:0], Cleared: res.Cleared[:0],
+	}
+	r.res.Forwarded, r.res.Status = r.res.Forwarded[:0], proxy.Status{}
+	return r
 }
 
 func (p *simpleConsumer) reply(s *sim, r Request) {
@@ -173,7 +200,7 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
 	for i := range res.Messages {
 		m := &res.Messages[i]
-		h := s.deliverPopped(c, m, nil)
+		h := s.deliverOwned(c, m)
 		p.local++
 		if p.ord != nil {
 			p.ord.take(c, h)
@@ -188,7 +215,11 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 	}
 	s.startWork(c)
 	p.armTick(s)
-	p.schedulePoll(s, repopDelay(res.Code))
+	d := repopDelay(res.Code)
+	// r is answered and its timeout cancelled: nothing refers to it any
+	// more (its held messages are copies), so the next receive reuses it.
+	p.spare = r
+	p.schedulePoll(s, d)
 }
 
 func (p *simpleConsumer) timeout(s *sim, r Request) {
