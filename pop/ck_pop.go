@@ -179,7 +179,7 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 	req := &ctx.req
 	ck := model.PopCheckPoint{Num: int8(len(r.msgs)), PopTime: ctx.popTime, InvisibleTime: ctx.invisible, StartOffset: start,
 		CID: req.ConsumerGroup, Topic: stageTopic, QueueID: k.qid, BrokerName: b.cfg.BrokerName}
-	ck.QueueOffsetDiff = make([]int32, len(r.msgs))
+	ck.QueueOffsetDiff = b.arena.int32s(len(r.msgs))
 	for i, m := range r.msgs {
 		ck.QueueOffsetDiff[i] = int32(m.QueueOffset - start)
 	}
