@@ -126,16 +126,16 @@ func (f *ckBuffer) clearQueue(k qkey) {
 }
 
 // newWrapper builds a wrapper for ck (with its lease ref) on revive queue
-// rq; mkey is ck.MergeKey(), which the caller has already built.
-func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, ref *ckRef, rq int32, next int64, justOffset bool) *wrapper {
+// rq; mkey is ck.MergeKey() and lock ck's queue key (group and topic
+// ck.CID and ck.Topic, queue ck.QueueID), which the caller has already.
+func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, ref *ckRef, rq int32, next int64, justOffset bool) *wrapper {
 	w := &wrapper{}
-	b.initWrapper(w, ck, mkey, ref, rq, next, justOffset)
+	initWrapper(w, ck, mkey, lock, ref, rq, next, justOffset)
 	return w
 }
 
-func (b *Broker) initWrapper(w *wrapper, ck *model.PopCheckPoint, mkey string, ref *ckRef, rq int32, next int64, justOffset bool) {
-	*w = wrapper{rq: rq, ck: *ck, ref: ref, mkey: mkey, lock: qkey{b.names.pair(ck.CID, ck.Topic), ck.QueueID},
-		next: next, justOffset: justOffset}
+func initWrapper(w *wrapper, ck *model.PopCheckPoint, mkey string, lock qkey, ref *ckRef, rq int32, next int64, justOffset bool) {
+	*w = wrapper{rq: rq, ck: *ck, ref: ref, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
 }
 
 // wrapperRef is a wrapper and the ckRef of its CK, allocated together
@@ -147,15 +147,16 @@ type wrapperRef struct {
 
 // newWrapperRef is newWrapper for a wrapper whose ref is made next
 // (newRefKeyed into ref).
-func (b *Broker) newWrapperRef(ck *model.PopCheckPoint, mkey string, rq int32, next int64, justOffset bool) (w *wrapper, ref *ckRef) {
+func (b *Broker) newWrapperRef(ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, justOffset bool) (w *wrapper, ref *ckRef) {
 	p := &wrapperRef{}
-	b.initWrapper(&p.w, ck, mkey, nil, rq, next, justOffset)
+	initWrapper(&p.w, ck, mkey, lock, nil, rq, next, justOffset)
 	return &p.w, &p.r
 }
 
 // addCk is PopBufferMergeService.addCk: buffer the CK without writing it.
-// It returns the CK's lease ref, nil when it refused.
-func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int32, next int64) *ckRef {
+// It returns the CK's lease ref, nil when it refused. lock is ck's queue
+// key.
+func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64) *ckRef {
 	f := b.buf
 	switch {
 	case !b.cfg.EnablePopBufferMerge,
@@ -163,7 +164,7 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 		f.counter > b.cfg.PopCkMaxBufferSize:
 		return nil
 	}
-	w, ref := b.newWrapperRef(ck, mkey, rq, next, false)
+	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, false)
 	// A key conflict is possible only with SameMillisChangeInvisible: the
 	// fixed engine's freeMergeKey has already moved ck off every live key.
 	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.byKey[w.mkey] != nil {
@@ -178,8 +179,8 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 // addCkJustOffset writes the CK now and keeps its wrapper for the commit
 // offset; it refuses (nil) only a merge-key conflict. With buffer merge
 // off every pop takes this path.
-func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int32, next int64, fails *[]WriteFailure) *ckRef {
-	w, ref := b.newWrapperRef(ck, mkey, rq, next, true)
+func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, fails *[]WriteFailure) *ckRef {
+	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, true)
 	if b.buf.byKey[w.mkey] != nil {
 		return nil
 	}
@@ -192,8 +193,8 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 
 // addCkMock queues an offset-only wrapper: a pop that found nothing to
 // return still moves the commit offset past what it read.
-func (b *Broker) addCkMock(ck *model.PopCheckPoint, rq int32, next int64) {
-	w := b.newWrapper(ck, ck.MergeKey(), nil, rq, next, true)
+func (b *Broker) addCkMock(ck *model.PopCheckPoint, lock qkey, rq int32, next int64) {
+	w := b.newWrapper(ck, ck.MergeKey(), lock, nil, rq, next, true)
 	w.ckStored = true
 	b.buf.enqueue(w)
 }
