@@ -107,7 +107,12 @@ func (c *PopCheckPoint) MergeKey() string {
 // name as "", which Java's concatenation writes as "null".
 func MergeKey(topic, group string, qid int32, startOffset, popTime int64, brokerName string) string {
 	var buf [keyBuf]byte // on the stack: the string is the one allocation
-	b := append(buf[:0], topic...)
+	return string(AppendMergeKey(buf[:0], topic, group, qid, startOffset, popTime, brokerName))
+}
+
+// AppendMergeKey appends the merge key MergeKey returns to b.
+func AppendMergeKey(b []byte, topic, group string, qid int32, startOffset, popTime int64, brokerName string) []byte {
+	b = append(b, topic...)
 	b = append(b, group...)
 	b = strconv.AppendInt(b, int64(qid), 10)
 	b = strconv.AppendInt(b, startOffset, 10)
@@ -115,16 +120,20 @@ func MergeKey(topic, group string, qid int32, startOffset, popTime int64, broker
 	if brokerName == "" {
 		brokerName = "null"
 	}
-	b = append(b, brokerName...)
-	return string(b)
+	return append(b, brokerName...)
 }
 
 // UniqueID is genCkUniqueId: topic@queueId@startOffset@cid@popTime@brokerName@ck.
 func (c *PopCheckPoint) UniqueID() string {
 	var buf [keyBuf]byte
-	b := appendAt(buf[:0], c.Topic, int64(c.QueueID), c.StartOffset, c.CID, c.PopTime)
+	return string(c.AppendUniqueID(buf[:0]))
+}
+
+// AppendUniqueID appends the id UniqueID returns to b.
+func (c *PopCheckPoint) AppendUniqueID(b []byte) []byte {
+	b = appendAt(b, c.Topic, int64(c.QueueID), c.StartOffset, c.CID, c.PopTime)
 	b = append(append(b, c.BrokerName...), '@')
-	return string(append(b, CkTag...))
+	return append(b, CkTag...)
 }
 
 // AppendJSON appends the checkpoint's JSON (fastjson's sorted short keys).
@@ -218,12 +227,22 @@ func (a *AckMsg) MergeKey() string {
 	return MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, a.BrokerName)
 }
 
+// AppendMergeKey appends the merge key MergeKey returns to b.
+func (a *AckMsg) AppendMergeKey(b []byte) []byte {
+	return AppendMergeKey(b, a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, a.BrokerName)
+}
+
 // UniqueID is genAckUniqueId: topic@queueId@ackOffset@group@popTime@brokerName@ack.
 func (a *AckMsg) UniqueID() string {
 	var buf [keyBuf]byte
-	b := appendAt(buf[:0], a.Topic, int64(a.QueueID), a.AckOffset, a.ConsumerGroup, a.PopTime)
+	return string(a.AppendUniqueID(buf[:0]))
+}
+
+// AppendUniqueID appends the id UniqueID returns to b.
+func (a *AckMsg) AppendUniqueID(b []byte) []byte {
+	b = appendAt(b, a.Topic, int64(a.QueueID), a.AckOffset, a.ConsumerGroup, a.PopTime)
 	b = append(append(b, a.BrokerName...), '@')
-	return string(append(b, AckTag...))
+	return append(b, AckTag...)
 }
 
 // keyBuf is room on the stack for the usual merge key or unique id, so
@@ -310,7 +329,12 @@ type BatchAckMsg struct {
 // (no broker name; the list as Java's List.toString writes it).
 func (a *BatchAckMsg) UniqueID() string {
 	var buf [keyBuf]byte
-	b := append(append(buf[:0], a.Topic...), '@')
+	return string(a.AppendUniqueID(buf[:0]))
+}
+
+// AppendUniqueID appends the id UniqueID returns to b.
+func (a *BatchAckMsg) AppendUniqueID(b []byte) []byte {
+	b = append(append(b, a.Topic...), '@')
 	b = append(strconv.AppendInt(b, int64(a.QueueID), 10), '@', '[')
 	for i, o := range a.AckOffsetList {
 		if i > 0 {
@@ -320,7 +344,7 @@ func (a *BatchAckMsg) UniqueID() string {
 	}
 	b = append(append(b, ']', '@'), a.ConsumerGroup...)
 	b = append(strconv.AppendInt(append(b, '@'), a.PopTime, 10), '@')
-	return string(append(b, BatchAckTag...))
+	return append(b, BatchAckTag...)
 }
 
 // AppendJSON appends the batch ack's JSON.

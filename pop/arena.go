@@ -13,12 +13,28 @@ import "popsim/model"
 type reviveArena struct {
 	props []model.Property
 	bytes []byte
+	diffs []int32 // CKs' QueueOffsetDiff, kept as long as their CK message
 }
 
 const (
 	arenaProps = 512
 	arenaBytes = 32 << 10
+	arenaDiffs = 1024
 )
+
+// int32s returns a zeroed list of n (a CK's QueueOffsetDiff), with no
+// room beyond it.
+func (a *reviveArena) int32s(n int) []int32 {
+	if n > arenaDiffs/8 {
+		return make([]int32, n)
+	}
+	if len(a.diffs) < n {
+		a.diffs = make([]int32, arenaDiffs)
+	}
+	d := a.diffs[:n:n]
+	a.diffs = a.diffs[n:]
+	return d
+}
 
 // propList returns an empty property list with room for n.
 func (a *reviveArena) propList(n int) []model.Property {

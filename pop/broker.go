@@ -37,8 +37,11 @@ type Broker struct {
 	// + clusterName), built once: the checkpoint path names it on every
 	// CK, ack and revive read.
 	reviveTopic string
-	topics      map[string]*topic
-	groups      map[string]*GroupConfig
+	// reviveT is the revive topic once created (topics are never
+	// removed): the revive services look at its queues at every call.
+	reviveT *topic
+	topics  map[string]*topic
+	groups  map[string]*GroupConfig
 	// topicOrder and groupOrder keep creation order for deterministic walks.
 	topicOrder []string
 	names      *names
@@ -234,6 +237,9 @@ func (b *Broker) createTopic(c TopicConfig) {
 		t = &topic{}
 		b.topics[c.Name] = t
 		b.topicOrder = append(b.topicOrder, c.Name)
+		if c.Name == b.reviveTopic {
+			b.reviveT = t
+		}
 	}
 	t.cfg = c
 	n := max(c.ReadQueueNums, c.WriteQueueNums)

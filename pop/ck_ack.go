@@ -20,7 +20,8 @@ func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset i
 	res := AckResult{Code: model.Success}
 	k := qkey{b.names.pair(group, topicName), qid}
 	one := [1]int64{offset}
-	key := a.MergeKey()
+	var kb [keyBuf]byte
+	key := a.AppendMergeKey(kb[:0])
 	if m := b.addAk(nowMs, &a, key, one[:]); m.accepted {
 		b.inflightSub(k, h.PopTime, 1)
 		if len(m.ended) > 0 {
@@ -43,7 +44,7 @@ func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset i
 // failed, or it reaches the revive queue before the lease's CK (a CK still
 // in the timer when a late ack goes in at once), where the round skips it.
 // key is a.MergeKey().
-func (b *Broker) writeAck(nowMs int64, a *model.AckMsg, key string, rq int32, deliverMs int64, fails *[]WriteFailure) model.LeaseID {
+func (b *Broker) writeAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, deliverMs int64, fails *[]WriteFailure) model.LeaseID {
 	if b.putAck(nowMs, a, key, rq, deliverMs, fails) != putOK {
 		return 0
 	}
@@ -90,7 +91,8 @@ func (b *Broker) batchAckCK(nowMs int64, a *BatchAck, res *BatchAckResult) {
 		QueueID: a.QueueID, PopTime: a.PopTime, BrokerName: b.cfg.BrokerName}, AckOffsetList: offs}
 	k := qkey{b.names.pair(a.ConsumerGroup, topicName), a.QueueID}
 	defer b.inflightSub(k, a.PopTime, int64(len(offs)))
-	key := m.MergeKey()
+	var kb [keyBuf]byte
+	key := m.AppendMergeKey(kb[:0])
 	if mg := b.addAk(nowMs, &m.AckMsg, key, offs); mg.accepted {
 		b.markBatch(res, first, mg.ended, func(e *AckedOffset, l model.LeaseID) { e.Removed = l; res.Deleted++ })
 		return
@@ -182,7 +184,8 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	a := model.AckMsg{AckOffset: offset, StartOffset: h.CkQueueOffset, ConsumerGroup: group, Topic: topicName, QueueID: qid,
 		PopTime: h.PopTime, BrokerName: h.BrokerName}
 	one := [1]int64{offset}
-	key := a.MergeKey()
+	var kb [keyBuf]byte
+	key := a.AppendMergeKey(kb[:0])
 	if m := b.addAk(nowMs, &a, key, one[:]); m.accepted {
 		if len(m.ended) > 0 {
 			res.Removed = m.ended[0]

@@ -126,15 +126,37 @@ func (f *ckBuffer) clearQueue(k qkey) {
 }
 
 // newWrapper builds a wrapper for ck (with its lease ref) on revive queue
-// rq; mkey is ck.MergeKey(), which the caller has already built.
-func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, ref *ckRef, rq int32, next int64, justOffset bool) *wrapper {
-	return &wrapper{rq: rq, ck: *ck, ref: ref, mkey: mkey, lock: qkey{b.names.pair(ck.CID, ck.Topic), ck.QueueID},
-		next: next, justOffset: justOffset}
+// rq; mkey is ck.MergeKey() and lock ck's queue key (group and topic
+// ck.CID and ck.Topic, queue ck.QueueID), which the caller has already.
+func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, ref *ckRef, rq int32, next int64, justOffset bool) *wrapper {
+	w := &wrapper{}
+	initWrapper(w, ck, mkey, lock, ref, rq, next, justOffset)
+	return w
+}
+
+func initWrapper(w *wrapper, ck *model.PopCheckPoint, mkey string, lock qkey, ref *ckRef, rq int32, next int64, justOffset bool) {
+	*w = wrapper{rq: rq, ck: *ck, ref: ref, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
+}
+
+// wrapperRef is a wrapper and the ckRef of its CK, allocated together
+// (one object instead of two; the wrapper's memory goes with the ref's).
+type wrapperRef struct {
+	w wrapper
+	r ckRef
+}
+
+// newWrapperRef is newWrapper for a wrapper whose ref is made next
+// (newRefKeyed into ref).
+func (b *Broker) newWrapperRef(ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, justOffset bool) (w *wrapper, ref *ckRef) {
+	p := &wrapperRef{}
+	initWrapper(&p.w, ck, mkey, lock, nil, rq, next, justOffset)
+	return &p.w, &p.r
 }
 
 // addCk is PopBufferMergeService.addCk: buffer the CK without writing it.
-// It returns the CK's lease ref, nil when it refused.
-func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int32, next int64) *ckRef {
+// It returns the CK's lease ref, nil when it refused. lock is ck's queue
+// key.
+func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64) *ckRef {
 	f := b.buf
 	switch {
 	case !b.cfg.EnablePopBufferMerge,
@@ -142,13 +164,13 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 		f.counter > b.cfg.PopCkMaxBufferSize:
 		return nil
 	}
-	w := b.newWrapper(ck, mkey, nil, rq, next, false)
+	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, false)
 	// A key conflict is possible only with SameMillisChangeInvisible: the
 	// fixed engine's freeMergeKey has already moved ck off every live key.
 	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.byKey[w.mkey] != nil {
 		return nil
 	}
-	w.ref = b.newRefKeyed(ck, rq, w.mkey)
+	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
 	f.enqueue(w)
 	f.add(w)
 	return w.ref
@@ -157,12 +179,12 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 // addCkJustOffset writes the CK now and keeps its wrapper for the commit
 // offset; it refuses (nil) only a merge-key conflict. With buffer merge
 // off every pop takes this path.
-func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int32, next int64, fails *[]WriteFailure) *ckRef {
-	w := b.newWrapper(ck, mkey, nil, rq, next, true)
+func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, fails *[]WriteFailure) *ckRef {
+	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, true)
 	if b.buf.byKey[w.mkey] != nil {
 		return nil
 	}
-	w.ref = b.newRefKeyed(ck, rq, w.mkey)
+	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
 	b.storeWrapper(nowMs, w, fails)
 	b.buf.enqueue(w)
 	b.buf.add(w)
@@ -171,8 +193,8 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 
 // addCkMock queues an offset-only wrapper: a pop that found nothing to
 // return still moves the commit offset past what it read.
-func (b *Broker) addCkMock(ck *model.PopCheckPoint, rq int32, next int64) {
-	w := b.newWrapper(ck, ck.MergeKey(), nil, rq, next, true)
+func (b *Broker) addCkMock(ck *model.PopCheckPoint, lock qkey, rq int32, next int64) {
+	w := b.newWrapper(ck, ck.MergeKey(), lock, nil, rq, next, true)
 	w.ckStored = true
 	b.buf.enqueue(w)
 }
@@ -197,11 +219,11 @@ type ackMerge struct {
 // addAk is PopBufferMergeService.addAk: merge an ack (or a batch ack's
 // offsets) into the buffered CK of its merge key. A single ack whose
 // offset is not in the CK is accepted and dropped, as upstream.
-func (b *Broker) addAk(nowMs int64, a *model.AckMsg, key string, offsets []int64) ackMerge {
+func (b *Broker) addAk(nowMs int64, a *model.AckMsg, key []byte, offsets []int64) ackMerge {
 	if !b.cfg.EnablePopBufferMerge {
 		return ackMerge{}
 	}
-	w := b.buf.byKey[key]
+	w := b.buf.byKey[string(key)]
 	switch {
 	case w == nil, w.justOffset,
 		w.ck.ReviveTime()-nowMs < b.cfg.PopCkStayBufferTimeOut+1500,
@@ -297,18 +319,20 @@ func (b *Broker) writeMergedAcks(nowMs int64, w *wrapper, res *CheckpointResult)
 				a.AckOffsetList = append(a.AckOffsetList, ck.AckOffsetByIndex(i))
 			}
 		}
-		if b.putBatchAck(nowMs, &a, "", w.rq, ck.ReviveTime(), &res.Failures) == putOK {
+		if b.putBatchAck(nowMs, &a, nil, w.rq, ck.ReviveTime(), &res.Failures) == putOK {
 			w.stored |= todo
 		}
 		return
 	}
+	var kb [keyBuf]byte
+	key := append(kb[:0], w.mkey...) // the ack's key is its CK's
 	for i := 0; i < int(ck.Num); i++ {
 		if todo&(1<<uint(i)) == 0 {
 			continue
 		}
 		a := model.AckMsg{AckOffset: ck.AckOffsetByIndex(i), StartOffset: ck.StartOffset, ConsumerGroup: ck.CID, Topic: ck.Topic,
 			QueueID: ck.QueueID, PopTime: ck.PopTime, BrokerName: ck.BrokerName}
-		if b.putAck(nowMs, &a, w.mkey, w.rq, ck.ReviveTime(), &res.Failures) == putOK { // the ack's key is its CK's
+		if b.putAck(nowMs, &a, key, w.rq, ck.ReviveTime(), &res.Failures) == putOK {
 			w.stored |= 1 << uint(i)
 		}
 	}

@@ -1,7 +1,6 @@
 package pop
 
 import (
-	"slices"
 	"strings"
 
 	"popsim/model"
@@ -20,10 +19,10 @@ import (
 // engine has their typed form when it writes them, so it keeps that
 // (copied, as the body is a snapshot) beside the message instead
 // (revivePrefill). It is what decoding the body gives, field for field:
-// the JSON round trip is exact (model's encoders and decoders), the
-// revive offset, lease and deliver time are read from the stored message
-// as decodeRevive reads them, and the invariants build checks each one
-// against decodeRevive.
+// the JSON round trip is exact (model's encoders and decoders), the lease
+// and deliver time are the values the engine wrote into the message's
+// properties, the revive offset is read from the stored message, and the
+// invariants build checks each one against decodeRevive.
 
 // reviveBody is a stored revive-topic message, decoded.
 type reviveBody struct {
@@ -38,6 +37,7 @@ type reviveBody struct {
 	// own name when the ack names none
 	ack  model.AckMsg
 	offs []int64
+	one  [1]int64 // offs of a single ack
 }
 
 // reviveBodyAt is the decoded form of q's message at offset o (which the
@@ -76,6 +76,10 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 			bn = b.cfg.BrokerName
 		}
 		d.ack, d.offs = a, offs
+		if m.Tags == model.AckTag {
+			d.one[0] = a.AckOffset
+			d.offs = d.one[:]
+		}
 		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
 	}
 	return d
@@ -93,8 +97,7 @@ func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string) *reviveBody {
 	if mkey == "" {
 		mkey = ck.MergeKey()
 	}
-	d.ck, d.key = *ck, mkey
-	d.ck.QueueOffsetDiff = slices.Clone(ck.QueueOffsetDiff)
+	d.ck, d.key = *ck, mkey // the engine never writes into a CK's QueueOffsetDiff: shared
 	return d
 }
 
@@ -126,12 +129,12 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, offs []int64) *reviveBo
 	return d
 }
 
-// finishPrefill completes d from its message m as stored: the deliver
-// time, and a CK's revive offset and first lease.
+// finishPrefill completes d from its message m as stored: a CK's revive
+// offset. (The deliver time and a CK's first lease, which the message's
+// properties hold, were set by putRevive and putCk, which wrote them.)
 func (b *Broker) finishPrefill(d *reviveBody, m *model.Message) *reviveBody {
-	d.deliver = deliverTime(m)
 	if m.Tags == model.CkTag && !d.skip {
-		d.ck.ReviveOffset, d.lease = m.QueueOffset, ckLeaseOf(m)
+		d.ck.ReviveOffset = m.QueueOffset
 	}
 	if invariants {
 		assertPrefill(d, b.decodeRevive(m))

@@ -112,7 +112,12 @@ func (b *Broker) newRef(ck *model.PopCheckPoint, rq int32) *ckRef {
 
 // newRefKeyed is newRef for a caller that has ck's merge key already.
 func (b *Broker) newRefKeyed(ck *model.PopCheckPoint, rq int32, key string) *ckRef {
-	r := &ckRef{ck: *ck, key: key, rq: rq}
+	return b.newRefInto(&ckRef{}, ck, rq, key)
+}
+
+// newRefInto is newRefKeyed into r, a zero ckRef the caller allocated.
+func (b *Broker) newRefInto(r *ckRef, ck *model.PopCheckPoint, rq int32, key string) *ckRef {
+	*r = ckRef{ck: *ck, key: key, rq: rq}
 	r.first = b.lease.last + 1
 	b.lease.last += model.LeaseID(ck.Num)
 	b.ckl.byFirst[r.first] = r
@@ -167,10 +172,10 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 // its revive time. Keys collide when a renewal comes in its pop's
 // millisecond: the renewal's CK is newer, but it reaches the queue, and is
 // revived, before the ack of the pop's CK arrives (ck_change.txt).
-func (b *Broker) findAcked(key string, rq int32, ackOffset, ackAt int64) (*ckRef, int) {
+func (b *Broker) findAcked(key []byte, rq int32, ackOffset, ackAt int64) (*ckRef, int) {
 	var best *ckRef
 	bi, bestAt := -1, int64(0)
-	rs := b.ckl.byKey[key]
+	rs := b.ckl.byKey[string(key)]
 	for j := rs.len() - 1; j >= 0; j-- {
 		r := rs.at(j)
 		if r.rq != rq {

@@ -40,7 +40,7 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	if req.QueueID < 0 {
 		b.ckTopicStages(nowMs, ctx, req.Topic, randomQ, f)
 	} else {
-		b.ckQueueStage(nowMs, ctx, req.Topic, t, req.QueueID, f)
+		b.ckQueueStage(nowMs, ctx, req.Topic, ctx.pair, t, req.QueueID, f)
 	}
 	if !needRetry && ctx.found < req.MaxMsgNums {
 		b.ckTopicStages(nowMs, ctx, retryTopic, randomQ, f)
@@ -56,24 +56,25 @@ func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, random
 		return
 	}
 	n := t.cfg.ReadQueueNums
+	pair := b.names.pair(ctx.req.ConsumerGroup, name)
 	if !b.skipsIdle(t) {
 		for i := int32(0); i < n; i++ {
-			b.ckQueueStage(nowMs, ctx, name, t, b.scanQueue(n, int64(randomQ), i), f)
+			b.ckQueueStage(nowMs, ctx, name, pair, t, b.scanQueue(n, int64(randomQ), i), f)
 		}
 		return
 	}
-	pair := b.names.pair(ctx.req.ConsumerGroup, name)
-	b.idleScan(ctx, t, pair, n, int64(randomQ), func(qid int32) { b.ckQueueStage(nowMs, ctx, name, t, qid, f) })
+	b.idleScan(ctx, t, pair, n, int64(randomQ), func(qid int32) { b.ckQueueStage(nowMs, ctx, name, pair, t, qid, f) })
 }
 
-// ckQueueStage is popMsgFromQueue for queue qid of stageTopic (§3.1).
-func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, t *topic, qid int32, f *pfilter.Filter) {
+// ckQueueStage is popMsgFromQueue for queue qid of stageTopic (§3.1);
+// pair is the request's group with stageTopic.
+func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, pair uint32, t *topic, qid int32, f *pfilter.Filter) {
 	if int(qid) >= len(t.queues) {
 		return
 	}
 	req := &ctx.req
 	q := t.queues[qid]
-	k := qkey{b.names.pair(req.ConsumerGroup, stageTopic), qid}
+	k := qkey{pair, qid}
 	offset := b.ckPopOffset(k, q, stageTopic, req.InitMode, false)
 	// QueueLockManager.tryLock(topic@group@qid) always succeeds (the
 	// broker is single-threaded and no pop holds a lock across calls)
@@ -106,7 +107,7 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, t
 		if r.nextBegin > -1 {
 			ck := model.PopCheckPoint{PopTime: ctx.popTime, InvisibleTime: ctx.invisible, StartOffset: final, CID: req.ConsumerGroup,
 				Topic: stageTopic, QueueID: qid, BrokerName: b.cfg.BrokerName}
-			b.addCkMock(&ck, ctx.reviveQid, r.nextBegin)
+			b.addCkMock(&ck, k, ctx.reviveQid, r.nextBegin)
 		}
 	}
 	ctx.restCount += r.max - r.nextBegin
@@ -179,14 +180,14 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 	req := &ctx.req
 	ck := model.PopCheckPoint{Num: int8(len(r.msgs)), PopTime: ctx.popTime, InvisibleTime: ctx.invisible, StartOffset: start,
 		CID: req.ConsumerGroup, Topic: stageTopic, QueueID: k.qid, BrokerName: b.cfg.BrokerName}
-	ck.QueueOffsetDiff = make([]int32, len(r.msgs))
+	ck.QueueOffsetDiff = b.arena.int32s(len(r.msgs))
 	for i, m := range r.msgs {
 		ck.QueueOffsetDiff[i] = int32(m.QueueOffset - start)
 	}
 	key := b.freeMergeKey(&ck)
-	ref := b.addCk(nowMs, &ck, key, ctx.reviveQid, r.nextBegin)
+	ref := b.addCk(nowMs, &ck, key, k, ctx.reviveQid, r.nextBegin)
 	if ref == nil {
-		ref = b.addCkJustOffset(nowMs, &ck, key, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
+		ref = b.addCkJustOffset(nowMs, &ck, key, k, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
 	}
 	if ref == nil {
 		return false

@@ -1,7 +1,8 @@
 package pop
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"popsim/clock"
 	"popsim/model"
@@ -43,8 +44,9 @@ type reviveService struct {
 	cut              bool // reviveScanTime ended the round before a pull it made
 	// slab holds the round's roundCks, list the merge's order: both (and
 	// the maps and slices above) are reused round after round.
-	slab []roundCk
-	list []*roundCk
+	slab     []roundCk
+	list     []*roundCk
+	mockList []*roundCk
 }
 
 // newRoundCk is a zeroed roundCk of this round. The slab grows by new
@@ -306,12 +308,7 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		}
 		s.cks[key] = s.mocks[key]
 	}
-	list := s.list[:0]
-	for _, rc := range s.cks { // sorted below: the map's order does not matter
-		list = append(list, rc)
-	}
-	s.list = list
-	sort.Slice(list, func(i, j int) bool { return list[i].ck.ReviveOffset < list[j].ck.ReviveOffset })
+	list := s.mergeList()
 	newOffset := s.old
 	for _, rc := range list {
 		if s.endTime-rc.ck.ReviveTime() <= ReviveGrace {
@@ -346,6 +343,41 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		s.due = g + b.cfg.ReviveInterval
 	}
 	s.resetRound()
+}
+
+// mergeList is the round's map (s.cks, the mocks put in) as a list sorted
+// by revive offset, built without walking the map: the CKs the map holds
+// are those of s.all no other took the place of, read in revive offset
+// order, and the mocks are few.
+func (s *reviveService) mergeList() []*roundCk {
+	mocks := s.mockList[:0]
+	for _, key := range s.mockOrder {
+		mocks = append(mocks, s.mocks[key])
+	}
+	slices.SortFunc(mocks, func(a, b *roundCk) int { return cmp.Compare(a.ck.ReviveOffset, b.ck.ReviveOffset) })
+	list := s.list[:0]
+	j := 0
+	for _, rc := range s.all {
+		if rc.replaced {
+			continue
+		}
+		for ; j < len(mocks) && mocks[j].ck.ReviveOffset < rc.ck.ReviveOffset; j++ {
+			list = append(list, mocks[j])
+		}
+		list = append(list, rc)
+	}
+	list = append(list, mocks[j:]...)
+	clear(mocks)
+	s.list, s.mockList = list, mocks
+	if invariants {
+		var want []*roundCk
+		for _, rc := range s.cks {
+			want = append(want, rc)
+		}
+		slices.SortFunc(want, func(a, b *roundCk) int { return cmp.Compare(a.ck.ReviveOffset, b.ck.ReviveOffset) })
+		assertf(slices.Equal(list, want), "revive round: merged list of %d is not the map's %d sorted", len(list), len(want))
+	}
+	return list
 }
 
 // ckTopicAlive: the CK's normal topic and its group still exist.

@@ -40,6 +40,10 @@ type timerMsg struct {
 // a time (slab) and reused once delivered (free).
 type timerStore struct {
 	queues []*btree.BTreeG[*timerMsg]
+	// mins[q] is queue q's next message when known (minsOK[q]): the revive
+	// services ask for it at every engine call (NextCheckpointTick).
+	mins   []*timerMsg
+	minsOK []bool
 	seq    uint64
 	n      int
 	free   []*timerMsg
@@ -84,7 +88,7 @@ func timerLess(a, b *timerMsg) bool {
 func (t *timerStore) add(m *timerMsg) {
 	q := int(m.msg.QueueID)
 	for len(t.queues) <= q {
-		t.queues = append(t.queues, nil)
+		t.queues, t.mins, t.minsOK = append(t.queues, nil), append(t.mins, nil), append(t.minsOK, false)
 	}
 	if t.queues[q] == nil {
 		t.queues[q] = btree.NewBTreeGOptions(timerLess, btree.Options{NoLocks: true})
@@ -93,6 +97,9 @@ func (t *timerStore) add(m *timerMsg) {
 	m.seq = t.seq
 	t.queues[q].Set(m)
 	t.n++
+	if t.minsOK[q] && (t.mins[q] == nil || timerLess(m, t.mins[q])) {
+		t.mins[q] = m
+	}
 	if t.firstOK && (t.first == nil || timerLess(m, t.first)) {
 		t.first = m
 	}
@@ -102,11 +109,8 @@ func (t *timerStore) add(m *timerMsg) {
 func (t *timerStore) min() (*timerMsg, bool) {
 	if !t.firstOK {
 		t.first, t.firstOK = nil, true
-		for _, q := range t.queues {
-			if q == nil {
-				continue
-			}
-			if m, ok := q.Min(); ok && (t.first == nil || timerLess(m, t.first)) {
+		for q := range t.queues {
+			if m, ok := t.minFor(int32(q)); ok && (t.first == nil || timerLess(m, t.first)) {
 				t.first = m
 			}
 		}
@@ -116,15 +120,25 @@ func (t *timerStore) min() (*timerMsg, bool) {
 
 // minFor is the next message for revive queue rq.
 func (t *timerStore) minFor(rq int32) (*timerMsg, bool) {
-	if int(rq) >= len(t.queues) || t.queues[rq] == nil {
+	if rq < 0 || int(rq) >= len(t.queues) || t.queues[rq] == nil {
 		return nil, false
 	}
-	return t.queues[rq].Min()
+	if !t.minsOK[rq] {
+		t.mins[rq], _ = t.queues[rq].Min()
+		t.minsOK[rq] = true
+	}
+	return t.mins[rq], t.mins[rq] != nil
 }
 
-func (t *timerStore) remove(m *timerMsg) {
-	t.queues[m.msg.QueueID].Delete(m)
+// removeMin removes m, the next message of its queue (min).
+func (t *timerStore) removeMin(m *timerMsg) {
+	q := m.msg.QueueID
+	x, _ := t.queues[q].PopMin()
+	if invariants {
+		assertf(x == m, "timer: removeMin of a message that is not its queue's next")
+	}
 	t.n--
+	t.mins[q], t.minsOK[q] = nil, false
 	if m == t.first {
 		t.firstOK = false
 	}
@@ -163,7 +177,7 @@ func (b *Broker) reviveQueue(rq int32) *queue {
 		return nil
 	}
 	name := b.reviveTopicName()
-	t := b.topics[name]
+	t := b.reviveT
 	n := max(b.cfg.ReviveQueueNum, rq+1)
 	if t == nil || int32(len(t.queues)) < n {
 		c := TopicConfig{Name: name, ReadQueueNums: n, WriteQueueNums: n, Perm: PermRead | PermWrite}
@@ -171,7 +185,7 @@ func (b *Broker) reviveQueue(rq int32) *queue {
 			c.ReadQueueNums, c.WriteQueueNums = max(n, t.cfg.ReadQueueNums), max(n, t.cfg.WriteQueueNums)
 		}
 		b.createTopic(c)
-		t = b.topics[name]
+		t = b.reviveT
 	}
 	return t.queues[rq]
 }
@@ -179,7 +193,7 @@ func (b *Broker) reviveQueue(rq int32) *queue {
 // reviveQueuePeek is revive queue rq without creating anything: an empty
 // queue when the revive topic or the queue does not exist yet.
 func (b *Broker) reviveQueuePeek(rq int32) *queue {
-	if t := b.topics[b.reviveTopicName()]; t != nil && rq >= 0 && int(rq) < len(t.queues) {
+	if t := b.reviveT; t != nil && rq >= 0 && int(rq) < len(t.queues) {
 		return t.queues[rq]
 	}
 	return &emptyQueue
@@ -199,7 +213,8 @@ const (
 // putRevive writes msg (a CK, ack or bAck message for revive queue
 // msg.QueueID) with deliver time deliverMs: to the timer when it is
 // later than now, else to the revive queue at once. rev is msg's body,
-// decoded (revivePrefill). A failed write is appended to fails.
+// decoded (revivePrefill), but for its deliver time, which putRevive
+// sets. A failed write is appended to fails.
 func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev *reviveBody, fails *[]WriteFailure) putStatus {
 	if b.timerRefuses(nowMs, deliverMs) || storeRefusesTopic(msg.Topic) {
 		return putRefused
@@ -215,10 +230,12 @@ func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev
 		// #3787: a delay level from now, the revive service seeing that time
 		due := nowMs + delayLevel(deliverMs-nowMs)
 		_ = msg.SetProperty(model.PropertyTimerDeliverMs, itoa(due))
+		rev.deliver = due
 		b.timer.add(b.timer.hold(due, msg, rev))
 		b.arrival = due
 		return putOK
 	}
+	rev.deliver = deliverMs // the message's TIMER_DELIVER_MS
 	if deliverMs > nowMs {
 		b.arrival = b.timerDue(deliverMs)
 		b.timer.add(b.timer.hold(b.arrival, msg, rev))
@@ -270,7 +287,7 @@ func (b *Broker) advanceTimer(nowMs int64) {
 		if !ok || t.due > nowMs {
 			return
 		}
-		b.timer.remove(t)
+		b.timer.removeMin(t)
 		b.stats.TimerDeliveries++
 		b.appendRevive(b.reviveQueue(t.msg.QueueID), &t.msg, t.due, t.rev)
 		b.timer.release(t)
@@ -296,12 +313,35 @@ func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
 }
 
 // reviveMessage builds a revive-topic message: tag, body, uniq key and
-// deliver time, born now.
-func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliverMs int64) model.Message {
+// deliver time (its decimal text), born now.
+func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliver string) model.Message {
 	m := model.Message{Topic: b.reviveTopicName(), QueueID: rq, Tags: tag, UniqKey: uniq, BornTimestamp: nowMs, Body: body}
 	m.Properties = append(b.arena.propList(2), // room for a CK's lease
-		model.Property{Key: model.PropertyTimerDeliverMs, Value: strconv.FormatInt(deliverMs, 10)})
+		model.Property{Key: model.PropertyTimerDeliverMs, Value: deliver})
 	return m
+}
+
+// The strings of one revive-topic message (its unique id, deliver time,
+// lease, and the merge key the engine keeps beside it) are built side by
+// side on the stack and made into one string, which they share: one
+// allocation instead of one each. They live as long as the message.
+
+// revBuf is room on the stack for them.
+const revBuf = 320
+
+// ackStrings appends to b, after the unique id it holds (b[:u]), the
+// deliver time and the merge key (key, or a's when key is nil), and
+// returns the three strings.
+func ackStrings(b []byte, u int, a *model.AckMsg, key []byte, deliverMs int64) (uniq, deliver, mkey string) {
+	b = strconv.AppendInt(b, deliverMs, 10)
+	d := len(b)
+	if key == nil {
+		b = a.AppendMergeKey(b)
+	} else {
+		b = append(b, key...)
+	}
+	all := string(b)
+	return all[:u], all[u:d], all[d:]
 }
 
 // putCk writes a CK message (buildCkMsg): deliver time reviveTime - 1000,
@@ -314,41 +354,65 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	}
 	body := ck.AppendJSON(b.arena.body(jsonCap(len(ck.QueueOffsetDiff), ck.Topic, ck.CID, ck.BrokerName)))
 	body = b.arena.used(body)
-	m := b.reviveMessage(nowMs, rq, model.CkTag, ck.UniqueID(), body, deliver)
+	var buf [revBuf]byte
+	sb := ck.AppendUniqueID(buf[:0])
+	u := len(sb)
+	sb = strconv.AppendInt(sb, deliver, 10)
+	dl := len(sb)
 	if ck.Num > 0 {
-		_ = m.SetProperty(PropertyLease, strconv.FormatUint(uint64(first), 10))
+		sb = strconv.AppendUint(sb, uint64(first), 10)
+	}
+	all := string(sb)
+	strs := [3]string{all[:u], all[u:dl], all[dl:]}
+	m := b.reviveMessage(nowMs, rq, model.CkTag, strs[0], body, strs[1])
+	if ck.Num > 0 {
+		_ = m.SetProperty(PropertyLease, strs[2])
 	}
 	b.stats.CkPuts++
-	return b.putRevive(nowMs, &m, deliver, b.ckPrefill(ck, mkey), fails)
+	d := b.ckPrefill(ck, mkey)
+	if ck.Num > 0 && !d.skip {
+		d.lease = first // the message's POPSIM_LEASE
+	}
+	return b.putRevive(nowMs, &m, deliver, d, fails)
 }
 
 // putAck writes an ack message with deliver time deliverMs. key is
-// a.MergeKey() when the caller has it, else "".
-func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key string, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
+// a.MergeKey() when the caller has it, else nil.
+func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
 	body := a.AppendJSON(b.arena.body(jsonCap(0, a.Topic, a.ConsumerGroup, a.BrokerName)))
 	body = b.arena.used(body)
-	m := b.reviveMessage(nowMs, rq, model.AckTag, a.UniqueID(), body, deliverMs)
+	var buf [revBuf]byte
+	sb := a.AppendUniqueID(buf[:0])
+	uniq, deliver, mkey := ackStrings(sb, len(sb), a, key, deliverMs)
+	m := b.reviveMessage(nowMs, rq, model.AckTag, uniq, body, deliver)
 	b.stats.AckPuts++
-	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(a, key, []int64{a.AckOffset}), fails)
+	d := b.ackPrefill(a, mkey, nil)
+	d.one[0] = a.AckOffset
+	d.offs = d.one[:]
+	return b.putRevive(nowMs, &m, deliverMs, d, fails)
 }
 
-// putBatchAck writes a bAck message with deliver time deliverMs.
-func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, key string, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
+// putBatchAck writes a bAck message with deliver time deliverMs. key is
+// a.MergeKey() when the caller has it, else nil.
+func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, key []byte, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
 	body := a.AppendJSON(b.arena.body(jsonCap(len(a.AckOffsetList), a.Topic, a.ConsumerGroup, a.BrokerName)))
 	body = b.arena.used(body)
-	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, a.UniqueID(), body, deliverMs)
+	var buf [revBuf]byte
+	sb := a.AppendUniqueID(buf[:0])
+	uniq, deliver, mkey := ackStrings(sb, len(sb), &a.AckMsg, key, deliverMs)
+	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, uniq, body, deliver)
 	b.stats.BatchAckPuts++
 	offs := slices.Clone(a.AckOffsetList)
 	if offs == nil {
 		offs = []int64{} // the body says [], which decodes as empty, not null
 	}
-	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, key, offs), fails)
+	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, mkey, offs), fails)
 }
 
 // jsonCap is room enough for the JSON of a CK or ack with n list entries
@@ -387,3 +451,6 @@ func ckLeaseOf(m *model.Message) model.LeaseID {
 	}
 	return model.LeaseID(n)
 }
+
+// keyBuf is room on the stack for a usual merge key.
+const keyBuf = 160

@@ -441,6 +441,13 @@ func (b *Broker) checkTimer() error {
 	if err == nil && n != b.timer.n {
 		err = fmt.Errorf("pop: invariant: the timer holds %d messages, counts %d", n, b.timer.n)
 	}
+	for q, tr := range b.timer.queues {
+		if err == nil && tr != nil && b.timer.minsOK[q] {
+			if m, _ := tr.Min(); m != b.timer.mins[q] {
+				err = fmt.Errorf("pop: invariant: the timer's cached next message of revive queue %d is not its next one", q)
+			}
+		}
+	}
 	if err == nil && b.timer.firstOK {
 		cached := b.timer.first
 		b.timer.firstOK = false
