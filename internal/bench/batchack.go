@@ -13,36 +13,7 @@ import (
 // of 32 ACK_MESSAGEs: one entry per queue the batch came from, a bit per
 // acked offset, as a client that acks a whole pop batch at once sends it.
 func PopAck32Batch(b *testing.B, p Params) {
-	f := steadyFixture(b, p)
-	if err := f.stock(refillRounds * Batch / Queues * 2); err != nil {
-		fatalf(b, "%v", err)
-	}
-	p.Latency.setRound(Batch)
-	m := startMeter(b)
-	for i := 1; b.Loop(); i++ {
-		t0, s := p.Latency.begin()
-		res, err := f.popBatch()
-		if err == nil {
-			err = f.batchAck(res)
-		}
-		if err != nil {
-			fatalf(b, "%v", err)
-		}
-		f.tick()
-		p.Latency.end(t0, s)
-		if i%refillRounds == 0 {
-			m.pause()
-			f.dropConsumed()
-			if err := f.stock(refillRounds * Batch / Queues * 2); err != nil {
-				fatalf(b, "%v", err)
-			}
-			m.resume()
-		}
-	}
-	m.report(Batch)
-	if n := f.b.InFlightCount(); n != p.InFlight {
-		fatalf(b, "in flight after the run: %d, want %d", n, p.InFlight)
-	}
+	popAckLoop(b, p, (*fixture).batchAck)
 }
 
 // batchAck acks every message of res with one batch ack. Its entries and

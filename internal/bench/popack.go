@@ -24,6 +24,13 @@ const refillRounds = 1024
 // PopAck32 measures one pop of 32 messages and 32 single acks in pop order
 // per round, with p.InFlight other records in flight.
 func PopAck32(b *testing.B, p Params) {
+	popAckLoop(b, p, (*fixture).ackBatch)
+}
+
+// popAckLoop runs PopAck32's rounds, each a pop of Batch messages then
+// ack acking them, with untimed refills, and checks the in-flight count
+// is back to p.InFlight at the end.
+func popAckLoop(b *testing.B, p Params, ack func(*fixture, *pop.PopResult) error) {
 	f := steadyFixture(b, p)
 	if err := f.stock(refillRounds * Batch / Queues * 2); err != nil {
 		fatalf(b, "%v", err)
@@ -32,7 +39,14 @@ func PopAck32(b *testing.B, p Params) {
 	m := startMeter(b)
 	for i := 1; b.Loop(); i++ {
 		t0, s := p.Latency.begin()
-		f.popAckRound(b)
+		res, err := f.popBatch()
+		if err == nil {
+			err = ack(f, res)
+		}
+		if err != nil {
+			fatalf(b, "%v", err)
+		}
+		f.tick()
 		p.Latency.end(t0, s)
 		if i%refillRounds == 0 {
 			m.pause()
@@ -47,17 +61,6 @@ func PopAck32(b *testing.B, p Params) {
 	if n := f.b.InFlightCount(); n != p.InFlight {
 		fatalf(b, "in flight after the run: %d, want %d", n, p.InFlight)
 	}
-}
-
-func (f *fixture) popAckRound(b *testing.B) {
-	res, err := f.popBatch()
-	if err == nil {
-		err = f.ackBatch(res)
-	}
-	if err != nil {
-		fatalf(b, "%v", err)
-	}
-	f.tick()
 }
 
 // popBatch pops one batch of Batch messages into the fixture's reused

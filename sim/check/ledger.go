@@ -88,25 +88,21 @@ type msgState struct {
 
 // newLease returns a lease of m holding l, in m's own room when that is
 // free.
-func (m *msgState) newLease(l lease) *lease {
-	if !m.leaseRoom {
-		m.leaseRoom, m.firstLease = true, l
-		return &m.firstLease
-	}
-	x := new(lease)
-	*x = l
-	return x
-}
+func (m *msgState) newLease(l lease) *lease { return inRoom(&m.leaseRoom, &m.firstLease, l) }
 
 // newDelivery returns a delivery of m holding d, in m's own room when
 // that is free.
-func (m *msgState) newDelivery(d delivery) *delivery {
-	if !m.dlvRoom {
-		m.dlvRoom, m.firstDlv = true, d
-		return &m.firstDlv
+func (m *msgState) newDelivery(d delivery) *delivery { return inRoom(&m.dlvRoom, &m.firstDlv, d) }
+
+// inRoom returns v placed in room, marking it taken, or in a new
+// allocation when room is taken already.
+func inRoom[T any](taken *bool, room *T, v T) *T {
+	if !*taken {
+		*taken, *room = true, v
+		return room
 	}
-	x := new(delivery)
-	*x = d
+	x := new(T)
+	*x = v
 	return x
 }
 
