@@ -214,6 +214,18 @@ const (
 	bugDrain        = 5 * clock.Minute
 )
 
+// shortSchedules caps a hunt's drawn schedule at 4 steps beside its
+// trigger: fewer draws for rapid to shrink through. Only for the hunts
+// whose cases still find their bug with it (with every hunt capped,
+// CacheCleanupIgnoresReviveFailure and FifoRetryLockBusy no longer found
+// theirs in 100 checks, RePutCkLosesBrokerName shrank to 2 steps only, and
+// ReviveReadFailureLosesRetry needed more runs; CommitOffsetLag took 325
+// runs instead of 456 but of larger cases, no clear gain).
+func shortSchedules(g genOpts) genOpts {
+	g.maxSteps = 4
+	return g
+}
+
 // hunt is genOpts with the hunts' workload bounds.
 func hunt(g genOpts) genOpts {
 	g.maxMessages, g.maxReconsume, g.drain = bugMessages, bugMaxReconsume, bugDrain
@@ -225,8 +237,8 @@ func hunt(g genOpts) genOpts {
 func TestPropFindsSameDeadlineChangeInvisible(t *testing.T) {
 	huntBug(t, bugHunt{
 		bugs: pop.Bugs{SameDeadlineChangeInvisible: true},
-		gen: hunt(genOpts{always: families(pfRenewSameDeadline), cache: ptr(false),
-			processing: []string{"exp(20ms)", "mix(0.9:const(5ms),0.1:exp(10s))"}}),
+		gen: shortSchedules(hunt(genOpts{always: families(pfRenewSameDeadline), cache: ptr(false),
+			processing: []string{"exp(20ms)", "mix(0.9:const(5ms),0.1:exp(10s))"}})),
 		want:     check.InvLost,
 		maxSteps: 1, checks: 100, seed: "1",
 	})
