@@ -135,6 +135,7 @@ type genOpts struct {
 	processing   []string       // processing-time menu
 	maxMessages  int            // default 300
 	drain        clock.Duration // default propDrain
+	maxSteps     int            // drawn schedule steps beyond the always ones (default propMaxSteps)
 	// orderly: the group consumes orderly (FIFO); drawn only then (so
 	// that the other properties draw as before): the simple consumer's
 	// attempt_id re-entrancy (forced by reentrant) and the pop lock's
@@ -264,7 +265,7 @@ func drawStep(rt *rapid.T, fam propFamily, g *genOpts) drawnStep {
 }
 
 // drawSchedule draws exactly one step of each family the generator always
-// turns on (a bug's trigger), then up to propMaxSteps steps of the other
+// turns on (a bug's trigger), then up to maxSteps (propMaxSteps) steps of the other
 // families on.
 func drawSchedule(rt *rapid.T, g *genOpts, mask familySet) []drawnStep {
 	var steps []drawnStep
@@ -276,7 +277,7 @@ func drawSchedule(rt *rapid.T, g *genOpts, mask familySet) []drawnStep {
 	if mask &^= g.always; mask == 0 {
 		return steps
 	}
-	return append(steps, rapid.SliceOfN(stepGen(mask, g), 0, propMaxSteps).Draw(rt, "schedule")...)
+	return append(steps, rapid.SliceOfN(stepGen(mask, g), 0, cmp.Or(g.maxSteps, propMaxSteps)).Draw(rt, "schedule")...)
 }
 
 // propKnobs is the workload of one check.
