@@ -114,8 +114,9 @@ type PopResult struct {
 	Cleared []model.LeaseID
 }
 
-// reset clears r for a new pop, keeping the slices' storage.
-func (r *PopResult) reset() {
+// Reset clears r for a new pop, keeping the slices' storage (Pop does it
+// first; a caller that reuses a result may too).
+func (r *PopResult) Reset() {
 	*r = PopResult{
 		StartOffsetInfo: r.StartOffsetInfo[:0], MsgOffsetInfo: r.MsgOffsetInfo[:0], OrderCountInfo: r.OrderCountInfo[:0],
 		Messages: r.Messages[:0], Woken: r.Woken[:0], Replaced: r.Replaced[:0], Failures: r.Failures[:0],
@@ -136,7 +137,7 @@ func (r *PopResult) fail(code model.ResponseCode, format string, args ...any) {
 // Revive, CleanupCache or PollTick as a Wakeup carrying the broker's own
 // copy of it (with the born time it defaulted). req is only read.
 func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
-	res.reset()
+	res.Reset()
 	ctx := popContext{req: *req, popTime: now.Millis(), res: res}
 	r := &ctx.req
 	if r.BornTime == 0 {

@@ -172,11 +172,7 @@ func (p *simpleConsumer) newReceive(req pop.PopRequest, maxAttempts int32) *rece
 	// the next pop must not write into their Body and Properties.
 	clear(res.Messages[:cap(res.Messages)])
 	clear(r.res.Forwarded[:cap(r.res.Forwarded)])
-	*res = pop.PopResult{
-		StartOffsetInfo: res.StartOffsetInfo[:0], MsgOffsetInfo: res.MsgOffsetInfo[:0], OrderCountInfo: res.OrderCountInfo[:0],
-		Messages: res.Messages[:0], Woken: res.Woken[:0], Replaced: res.Replaced[:0], Failures: res.Failures[:0],
-		Lapsed: res.Lapsed[:0], Cleared: res.Cleared[:0],
-	}
+	res.Reset()
 	r.res.Forwarded, r.res.Status = r.res.Forwarded[:0], proxy.Status{}
 	return r
 }
