@@ -122,9 +122,13 @@ type held struct {
 	deliveredAt clock.Time
 	outcome     workload.Outcome
 	finished    bool
-	holdUntil   clock.Time // an injected fault stretches processing to here
-	endTask     *task      // the end of its consumption, while running
-	endSeq      uint64
+	// pinned: something other than the client's own lists refers to it
+	// (an injected renewal's task), so a client that recycles what it
+	// held (the simple consumer) must not reuse it.
+	pinned    bool
+	holdUntil clock.Time // an injected fault stretches processing to here
+	endTask   *task      // the end of its consumption, while running
+	endSeq    uint64
 }
 
 // work is a message in a consumer's hands, of whatever kind.
