@@ -230,7 +230,8 @@ func (s *sim) startWork(c *consumer) {
 		h := w.base()
 		var d clock.Duration
 		hold := h.holdUntil
-		if b, ok := w.(batch); ok {
+		b, isBatch := w.(batch)
+		if isBatch {
 			for _, m := range b.members() {
 				s.emit(heldEvent(model.EvConsumeStart, m, model.RNone))
 				d += c.proc.Sample(c.rng)
@@ -245,7 +246,7 @@ func (s *sim) startWork(c *consumer) {
 			d *= clock.Duration(s.cfg.Faults.Slow.Factor)
 		}
 		d = max(d, hold.Sub(s.q.now()))
-		if _, ok := w.(batch); !ok {
+		if !isBatch {
 			h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
 		}
 		h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, w)
