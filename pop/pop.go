@@ -191,7 +191,7 @@ const faqSuggestion = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ
 // it writes the answer into res.
 func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*topic, *GroupConfig, bool) {
 	t := b.topicNamed(req.Topic)
-	g := b.groups[req.ConsumerGroup]
+	g := b.groupNamed(req.ConsumerGroup)
 	ip := b.cfg.BrokerIP1
 	switch {
 	case nowMs-req.BornTime.Millis()-req.PollTime.Millis() > bornTimeTolerance:
