@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -319,5 +320,20 @@ func TestMessageProperties(t *testing.T) {
 	}
 	if (&Message{Topic: "bad topic"}).Validate() == nil {
 		t.Fatal("Validate accepted a bad topic")
+	}
+}
+
+// TestAppendDecMatchesStrconv: the offset infos' integer formatting is
+// strconv's, at the edges of each digit count and of int64.
+func TestAppendDecMatchesStrconv(t *testing.T) {
+	vs := []int64{0, 1, 9, 10, 11, 99, 100, 499, 999, 1000, 65535, 1<<31 - 1, 1 << 40, 9223372036854775807, -1, -9, -10, -12345, -9223372036854775808}
+	for p := int64(1); p > 0 && p < 1e18; p *= 10 {
+		vs = append(vs, p-1, p, p+1)
+	}
+	for _, v := range vs {
+		got, want := string(appendDec([]byte("x"), v)), "x"+strconv.FormatInt(v, 10)
+		if got != want {
+			t.Errorf("appendDec(%d) = %q, want %q", v, got, want)
+		}
 	}
 }

@@ -94,6 +94,10 @@ type Broker struct {
 	// lastTopic is the topic found most recently by topicNamed.
 	lastTopicName string
 	lastTopic     *topic
+	// lastGroup is the group found most recently by groupNamed (nil after
+	// CreateGroup, which may replace it).
+	lastGroupName string
+	lastGroup     *GroupConfig
 }
 
 // topicNamed is b.topics[name], remembering the last hit: acks, renewals,
@@ -114,8 +118,8 @@ func (b *Broker) topicNamed(name string) *topic {
 // volatile is everything a broker restart loses, besides the pull offsets
 // and pending commits kept in offsets (offsets.dropVolatile).
 type volatile struct {
-	requestCount []int64          // per group@topic pair id (KV pops served)
-	locks        map[uint32]int64 // PopConsumerLockService: group@topic -> lockTime
+	requestCount []int64   // per group@topic pair id (KV pops served)
+	locks        []popLock // PopConsumerLockService: group@topic (pair id) -> lockTime
 	lastLockScan int64
 	reviveCursor int64
 	cache        *cache
@@ -194,7 +198,6 @@ func (b *Broker) resetVolatile() {
 		holdIDs = b.holds.nextID
 	}
 	b.volatile = volatile{
-		locks:        map[uint32]int64{},
 		reviveCursor: reviveLookBack,
 		cache:        newCache(),
 		polls:        newPolling(),
@@ -260,14 +263,29 @@ func (b *Broker) CreateGroup(g GroupConfig) error {
 		return fmt.Errorf("pop: group %s: priority.factor %d: want 0..100", g.Name, g.PriorityFactor)
 	}
 	b.groups[g.Name] = &g
+	b.lastGroup = nil
 	return nil
+}
+
+// groupNamed is b.groups[name], remembering the last hit as topicNamed
+// does: every pop names its group. CreateGroup forgets it, since it may
+// replace the group.
+func (b *Broker) groupNamed(name string) *GroupConfig {
+	if b.lastGroup != nil && b.lastGroupName == name {
+		return b.lastGroup
+	}
+	g := b.groups[name]
+	if g != nil {
+		b.lastGroupName, b.lastGroup = name, g
+	}
+	return g
 }
 
 // Group is a subscription group's configuration, false when it does not
 // exist (what the proxy's metadata service reads).
 func (b *Broker) Group(name string) (GroupConfig, bool) {
-	g, ok := b.groups[name]
-	if !ok {
+	g := b.groupNamed(name)
+	if g == nil {
 		return GroupConfig{}, false
 	}
 	return *g, true

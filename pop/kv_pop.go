@@ -22,7 +22,7 @@ func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 		b.stats.LockBusy++
 		return
 	}
-	b.locks[pair] = nowMs
+	b.setLock(pair, nowMs)
 	for int(pair) >= len(b.requestCount) {
 		b.requestCount = append(b.requestCount, 0)
 	}

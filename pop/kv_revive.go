@@ -105,15 +105,33 @@ func (b *Broker) lockTimedOut(group, topicName string, nowMs int64) bool {
 	if !ok {
 		return true
 	}
-	t, ok := b.locks[id]
-	return !ok || nowMs-t > b.cfg.PopConsumerLockTimeout
+	if int(id) >= len(b.locks) || !b.locks[id].held {
+		return true
+	}
+	return nowMs-b.locks[id].at > b.cfg.PopConsumerLockTimeout
 }
 
 func (b *Broker) removeTimeoutLocks(nowMs int64) {
 	b.lastLockScan = nowMs
-	for id, t := range b.locks { // deletion only: order does not matter
-		if nowMs-t > b.cfg.PopConsumerLockTimeout {
-			delete(b.locks, id)
+	for i := range b.locks {
+		if l := &b.locks[i]; l.held && nowMs-l.at > b.cfg.PopConsumerLockTimeout {
+			*l = popLock{}
 		}
 	}
+}
+
+// popLock is a group@topic pair's entry in PopConsumerLockService's
+// table (held: present) with its lockTime, in a slice by pair id: a pop
+// sets it, so a map would cost a hashed write per pop.
+type popLock struct {
+	at   int64
+	held bool
+}
+
+// setLock writes pair's lock entry at nowMs.
+func (b *Broker) setLock(pair uint32, nowMs int64) {
+	for int(pair) >= len(b.locks) {
+		b.locks = append(b.locks, popLock{})
+	}
+	b.locks[pair] = popLock{at: nowMs, held: true}
 }

@@ -64,6 +64,22 @@ type polling struct {
 	stopped     bool
 	topicGroups map[string][]groupRef // topicCidMap, groups in registration order
 	free        []*suspended          // removed and released requests, for reuse
+	// lastTopic and lastGroups remember the last lookup of topicGroups
+	// (groupsOf): every park and every arrival looks its topic up, nearly
+	// always the same one. register refreshes it when it adds a group.
+	lastTopic  string
+	lastGroups []groupRef
+	lastValid  bool
+}
+
+// groupsOf is topicGroups[topic], remembering the last lookup.
+func (p *polling) groupsOf(topic string) []groupRef {
+	if p.lastValid && p.lastTopic == topic {
+		return p.lastGroups
+	}
+	gs := p.topicGroups[topic]
+	p.lastTopic, p.lastGroups, p.lastValid = topic, gs, true
+	return gs
 }
 
 func newPolling() *polling {
@@ -146,13 +162,15 @@ func suspendedLess(a, b *suspended) bool {
 }
 
 func (p *polling) register(topic, group string, pair uint32) {
-	gs := p.topicGroups[topic]
+	gs := p.groupsOf(topic)
 	for _, g := range gs {
 		if g.group == group {
 			return
 		}
 	}
-	p.topicGroups[topic] = append(gs, groupRef{group, pair})
+	gs = append(gs, groupRef{group, pair})
+	p.topicGroups[topic] = gs
+	p.lastTopic, p.lastGroups, p.lastValid = topic, gs, true
 }
 
 // pollResult is what polling() decides for a request that found nothing.
@@ -342,7 +360,7 @@ func (b *Broker) notifyArrival(woken []Wakeup, nowMs int64, msg *model.Message, 
 		}
 		t = model.ParseNormalTopic(t, retryGroup)
 	}
-	gs := b.polls.topicGroups[t]
+	gs := b.polls.groupsOf(t)
 	if len(gs) == 0 {
 		return woken
 	}

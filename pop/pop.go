@@ -117,11 +117,14 @@ type PopResult struct {
 // Reset clears r for a new pop, keeping the slices' storage (Pop does it
 // first; a caller that reuses a result may too).
 func (r *PopResult) Reset() {
-	*r = PopResult{
-		StartOffsetInfo: r.StartOffsetInfo[:0], MsgOffsetInfo: r.MsgOffsetInfo[:0], OrderCountInfo: r.OrderCountInfo[:0],
-		Messages: r.Messages[:0], Woken: r.Woken[:0], Replaced: r.Replaced[:0], Failures: r.Failures[:0],
-		Lapsed: r.Lapsed[:0], Cleared: r.Cleared[:0],
-	}
+	// Field by field: reslicing a field to itself only stores its length,
+	// where a composite literal rewrites every slice header (with write
+	// barriers) on each of the two resets a simple consumer's receive makes.
+	r.Code, r.Remark, r.Status, r.PollID = 0, "", 0, 0
+	r.PopTime, r.InvisibleTime, r.ReviveQid, r.RestNum = 0, 0, 0, 0
+	r.StartOffsetInfo, r.MsgOffsetInfo, r.OrderCountInfo = r.StartOffsetInfo[:0], r.MsgOffsetInfo[:0], r.OrderCountInfo[:0]
+	r.Messages, r.Woken, r.Replaced, r.Failures = r.Messages[:0], r.Woken[:0], r.Replaced[:0], r.Failures[:0]
+	r.Lapsed, r.Cleared = r.Lapsed[:0], r.Cleared[:0]
 }
 
 // fail sets an error answer.
@@ -188,7 +191,7 @@ const faqSuggestion = "\nSee https://rocketmq.apache.org/docs/bestPractice/06FAQ
 // it writes the answer into res.
 func (b *Broker) validatePop(nowMs int64, req *PopRequest, res *PopResult) (*topic, *GroupConfig, bool) {
 	t := b.topicNamed(req.Topic)
-	g := b.groups[req.ConsumerGroup]
+	g := b.groupNamed(req.ConsumerGroup)
 	ip := b.cfg.BrokerIP1
 	switch {
 	case nowMs-req.BornTime.Millis()-req.PollTime.Millis() > bornTimeTolerance:

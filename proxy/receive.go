@@ -283,7 +283,7 @@ func (p *Proxy) Filter(now clock.Time, group string, maxAttempts int32, res *Rec
 	res.Forwarded = res.Forwarded[:0]
 	r := &res.Pop
 	if r.Status == pop.PopFound {
-		kept := r.Messages[:0]
+		n := 0 // r.Messages[:n] are kept
 		sub := p.last.sub
 		if !p.last.built || group != p.last.group {
 			sub = p.subs[group]
@@ -298,9 +298,12 @@ func (p *Proxy) Filter(now clock.Time, group string, maxAttempts int32, res *Rec
 				res.Forwarded = append(res.Forwarded, p.forward(now, group, m))
 				continue
 			}
-			kept = append(kept, *m)
+			if n != i { // a message kept in place is not copied onto itself
+				r.Messages[n] = *m
+			}
+			n++
 		}
-		r.Messages = kept
+		r.Messages = r.Messages[:n]
 	}
 	res.Status = popStatus(r)
 }

@@ -122,9 +122,13 @@ type held struct {
 	deliveredAt clock.Time
 	outcome     workload.Outcome
 	finished    bool
-	holdUntil   clock.Time // an injected fault stretches processing to here
-	endTask     *task      // the end of its consumption, while running
-	endSeq      uint64
+	// pinned: something other than the client's own lists refers to it
+	// (an injected renewal's task), so a client that recycles what it
+	// held (the simple consumer) must not reuse it.
+	pinned    bool
+	holdUntil clock.Time // an injected fault stretches processing to here
+	endTask   *task      // the end of its consumption, while running
+	endSeq    uint64
 }
 
 // work is a message in a consumer's hands, of whatever kind.
@@ -226,7 +230,8 @@ func (s *sim) startWork(c *consumer) {
 		h := w.base()
 		var d clock.Duration
 		hold := h.holdUntil
-		if b, ok := w.(batch); ok {
+		b, isBatch := w.(batch)
+		if isBatch {
 			for _, m := range b.members() {
 				s.emit(heldEvent(model.EvConsumeStart, m, model.RNone))
 				d += c.proc.Sample(c.rng)
@@ -241,7 +246,7 @@ func (s *sim) startWork(c *consumer) {
 			d *= clock.Duration(s.cfg.Faults.Slow.Factor)
 		}
 		d = max(d, hold.Sub(s.q.now()))
-		if _, ok := w.(batch); !ok {
+		if !isBatch {
 			h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
 		}
 		h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, w)

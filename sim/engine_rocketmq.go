@@ -36,7 +36,7 @@ type rocketMQ struct {
 	ck     bool   // the checkpoint path (popConsumerKVServiceEnable off)
 	cache  bool   // KV with enablePopBufferMerge: CleanupCache runs
 	groups []rmqGroup
-	polls  map[uint64]Request  // parked pops and receives, by poll id
+	polls  pollTable           // parked pops and receives, by poll id
 	holds  map[uint64]*pullReq // held pulls, by hold id
 	// selfEnded: checkpoint-path leases a renewal made and ended at once,
 	// its ack of the old checkpoint pairing with its own new one (a
@@ -101,7 +101,7 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &rocketMQ{b: b, s: s, idx: idx, rt: s.rt, tbase: idx * rmqTimers, ck: !cfg.UsesKV(), polls: map[uint64]Request{}, holds: map[uint64]*pullReq{}}
+	a := &rocketMQ{b: b, s: s, idx: idx, rt: s.rt, tbase: idx * rmqTimers, ck: !cfg.UsesKV(), holds: map[uint64]*pullReq{}}
 	a.cache = !a.ck && cfg.EnablePopBufferMerge
 	for _, t := range s.cfg.Topics {
 		if err := b.CreateTopic(pop.TopicConfig{Name: t.Name, ReadQueueNums: t.Queues, WriteQueueNums: t.Queues}); err != nil {
@@ -498,7 +498,7 @@ func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *p
 	if res.Status != pop.PopSuspended {
 		return false
 	}
-	a.polls[res.PollID] = r
+	a.polls.put(res.PollID, r)
 	a.armPollTick(out)
 	if !*traced || lockBusy { // a lock-busy park is traced every time: a concurrent request held the lock
 		*traced = true
@@ -625,11 +625,11 @@ func (a *rocketMQ) armOrder(out *Outcome) {
 func (a *rocketMQ) wake(now clock.Time, ws []pop.Wakeup, out *Outcome) {
 	for i := range ws {
 		w := &ws[i]
-		r := a.polls[w.ID]
+		r := a.polls.get(w.ID)
 		if r == nil {
 			continue // dropped by a crash (Disconnect) or a broker restart
 		}
-		delete(a.polls, w.ID)
+		a.polls.del(w.ID)
 		switch r := r.(type) {
 		case *popReq:
 			r.req = w.Request
@@ -894,11 +894,7 @@ func (a *rocketMQ) tracePutFailures(now clock.Time, fs []pop.WriteFailure) {
 // Disconnect drops a crashed client's parked pops; its held pulls stay
 // (upstream re-runs them; only the answer is lost).
 func (a *rocketMQ) Disconnect(now clock.Time, c *consumer, out *Outcome) {
-	for id, r := range a.polls { // deletion only
-		if r.base().c == c {
-			delete(a.polls, id)
-		}
-	}
+	a.polls.deleteIf(func(r Request) bool { return r.base().c == c })
 	a.b.Disconnect(c.clientID)
 }
 
@@ -937,7 +933,7 @@ func (a *rocketMQ) restart(now clock.Time, out *Outcome) {
 	}
 	a.traceReopened(now, r.ReopenedLeases)
 	for _, w := range r.DroppedPolls {
-		delete(a.polls, w.ID)
+		a.polls.del(w.ID)
 		a.s.cov.hit("dropped-polls")
 	}
 	for _, w := range r.DroppedPulls {

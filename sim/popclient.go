@@ -36,11 +36,20 @@ type ownedHeld struct {
 
 // deliverOwned is deliverPopped for a client that reuses the result m is
 // in: the held message is a copy (its Body and Properties shared with m
-// until the client clears the result's storage before reusing it).
-func (s *sim) deliverOwned(c *consumer, m *pop.PoppedMessage) *popHeld {
-	o := &ownedHeld{m: m.Message}
-	s.deliverAs(&o.popHeld, c, m, &o.m)
-	return &o.popHeld
+// until the client clears the result's storage before reusing it). It
+// reuses h when h is not nil: an ownedHeld's popHeld the client is done
+// with, whose msg is that ownedHeld's own copy (deliverOwned made it so,
+// and nothing moves an owned held's msg).
+func (s *sim) deliverOwned(c *consumer, m *pop.PoppedMessage, h *popHeld) *popHeld {
+	if h == nil {
+		o := &ownedHeld{m: m.Message}
+		s.deliverAs(&o.popHeld, c, m, &o.m)
+		return &o.popHeld
+	}
+	msg := h.msg
+	*msg = m.Message
+	s.deliverAs(h, c, m, msg)
+	return h
 }
 
 // deliverAs fills h for popped message m, held as msg, and traces its

@@ -39,6 +39,7 @@ func (s *sim) injectRenewals(c *consumer, w work, dl clock.Time) {
 		if !st.on || !chance(r, st.ppm) {
 			continue
 		}
+		h.pinned = true // the fault's task refers to w
 		f := &renewFault{w: w, edge: e, lease: h.lease, dl: dl}
 		if ph, ok := w.(*popHeld); ok {
 			f.handle = ph.handle

@@ -60,6 +60,9 @@ type simpleConsumer struct {
 	// broker of the route in turn (the client's round robin over its
 	// route's queues, the proxy's selector popping that broker's queues).
 	rr int32
+	// free are held messages (deliverOwned's) the client is done with and
+	// nothing else refers to, for its next deliveries (recycle).
+	free []*popHeld
 }
 
 // proxyTick is the payload of the proxy's timer task: armed for at (the
@@ -196,7 +199,7 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
 	for i := range res.Messages {
 		m := &res.Messages[i]
-		h := s.deliverOwned(c, m)
+		h := s.deliverOwned(c, m, p.reuse())
 		p.local++
 		if p.ord != nil {
 			p.ord.take(c, h)
@@ -276,10 +279,37 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 			}
 		}
 	}
+	p.recycle(h)
 	if p.wantPoll {
 		p.wantPoll = false
 		p.schedulePoll(s, 0)
 	}
+}
+
+// recycle keeps h, which the client is done with, for a later delivery
+// when nothing can refer to it any more: its ack (or the proxy's
+// rejection) copied what it needed, an exception left the lease to run
+// out, and no renewal of it is in flight or due. A renewal
+// (RECONSUME_LATER's, the proxy's auto-renew, an injected one: pinned) or
+// an orderly group's lists keep h referenced, so those are left to the
+// collector.
+func (p *simpleConsumer) recycle(h *popHeld) {
+	if h.pinned || p.ord != nil || p.set.AutoRenew || h.outcome == workload.ReconsumeLater {
+		return
+	}
+	p.free = append(p.free, h)
+}
+
+// reuse is a held message to deliver into (recycle), nil when none.
+func (p *simpleConsumer) reuse() *popHeld {
+	n := len(p.free)
+	if n == 0 {
+		return nil
+	}
+	h := p.free[n-1]
+	p.free[n-1] = nil
+	p.free = p.free[:n-1]
+	return h
 }
 
 // ack acks h through the proxy, which takes its managed handle and
