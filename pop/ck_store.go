@@ -104,7 +104,11 @@ func (t *timerStore) add(m *timerMsg) {
 	if m.msg.Tags != model.CkTag {
 		kind = 1
 	}
-	t.queues[q].SetHint(m, &t.hints[q][kind])
+	if last, ok := t.queues[q].Max(); ok && timerLess(last, m) {
+		t.queues[q].Load(m) // after every held message, as a CK usually is
+	} else {
+		t.queues[q].SetHint(m, &t.hints[q][kind])
+	}
 	t.n++
 	if t.minsOK[q] && (t.mins[q] == nil || timerLess(m, t.mins[q])) {
 		t.mins[q] = m
