@@ -141,9 +141,9 @@ func (c *PopCheckPoint) AppendJSON(b []byte) []byte {
 	b = append(b, `{"bm":`...)
 	b = strconv.AppendInt(b, int64(c.BitMap), 10)
 	if c.BrokerName != "" { // null: fastjson omits it
-		b = appendStrField(b, "bn", c.BrokerName)
+		b = appendStrField(b, `,"bn":`, c.BrokerName)
 	}
-	b = appendStrField(b, "c", c.CID)
+	b = appendStrField(b, `,"c":`, c.CID)
 	if c.QueueOffsetDiff != nil {
 		b = append(b, `,"d":[`...)
 		for i, d := range c.QueueOffsetDiff {
@@ -154,16 +154,16 @@ func (c *PopCheckPoint) AppendJSON(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
-	b = appendIntField(b, "it", c.InvisibleTime)
-	b = appendIntField(b, "n", int64(c.Num))
-	b = appendIntField(b, "pt", c.PopTime)
-	b = appendIntField(b, "q", int64(c.QueueID))
-	b = appendIntField(b, "ro", c.ReviveOffset)
+	b = appendIntField(b, `,"it":`, c.InvisibleTime)
+	b = appendIntField(b, `,"n":`, int64(c.Num))
+	b = appendIntField(b, `,"pt":`, c.PopTime)
+	b = appendIntField(b, `,"q":`, int64(c.QueueID))
+	b = appendIntField(b, `,"ro":`, c.ReviveOffset)
 	if c.HasRePutTimes {
-		b = appendStrField(b, "rp", c.RePutTimes)
+		b = appendStrField(b, `,"rp":`, c.RePutTimes)
 	}
-	b = appendIntField(b, "so", c.StartOffset)
-	b = appendStrField(b, "t", c.Topic)
+	b = appendIntField(b, `,"so":`, c.StartOffset)
+	b = appendStrField(b, `,"t":`, c.Topic)
 	return append(b, '}')
 }
 
@@ -269,13 +269,13 @@ func (a *AckMsg) AppendJSON(b []byte) []byte {
 
 func (a *AckMsg) appendRest(b []byte) []byte {
 	if a.BrokerName != "" { // null (a batch ack's): fastjson omits it
-		b = appendStrField(b, "bn", a.BrokerName)
+		b = appendStrField(b, `,"bn":`, a.BrokerName)
 	}
-	b = appendStrField(b, "c", a.ConsumerGroup)
-	b = appendIntField(b, "pt", a.PopTime)
-	b = appendIntField(b, "q", int64(a.QueueID))
-	b = appendIntField(b, "so", a.StartOffset)
-	b = appendStrField(b, "t", a.Topic)
+	b = appendStrField(b, `,"c":`, a.ConsumerGroup)
+	b = appendIntField(b, `,"pt":`, a.PopTime)
+	b = appendIntField(b, `,"q":`, int64(a.QueueID))
+	b = appendIntField(b, `,"so":`, a.StartOffset)
+	b = appendStrField(b, `,"t":`, a.Topic)
 	return b
 }
 
@@ -380,16 +380,13 @@ func ParseBatchAckMsg(data []byte) (BatchAckMsg, error) {
 	return a, err
 }
 
-func appendIntField(b []byte, key string, v int64) []byte {
-	b = append(b, ',', '"')
-	b = append(b, key...)
-	b = append(b, '"', ':')
-	return strconv.AppendInt(b, v, 10)
+// appendIntField appends a field: its prefix (the separator and the
+// quoted key with its colon, as `,"k":`) and v.
+func appendIntField(b []byte, prefix string, v int64) []byte {
+	return strconv.AppendInt(append(b, prefix...), v, 10)
 }
 
-func appendStrField(b []byte, key, v string) []byte {
-	b = append(b, ',', '"')
-	b = append(b, key...)
-	b = append(b, '"', ':')
-	return appendJSONString(b, v)
+// appendStrField appends a field: its prefix (`,"k":`) and v, quoted.
+func appendStrField(b []byte, prefix, v string) []byte {
+	return appendJSONString(append(b, prefix...), v)
 }

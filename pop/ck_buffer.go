@@ -110,7 +110,8 @@ func (f *ckBuffer) remove(w *wrapper) {
 	f.counter--
 }
 
-// clearQueue is clearOffsetQueue (an admin reset taken by a pop).
+// clearQueue is clearOffsetQueue (an admin reset taken by a pop, which
+// has cleared the queue's idle mark: offsets.at).
 func (f *ckBuffer) clearQueue(k qkey) {
 	cq := f.commits[k]
 	if cq == nil {
@@ -171,7 +172,7 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 		return nil
 	}
 	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
-	f.enqueue(w)
+	b.enqueueCk(w)
 	f.add(w)
 	return w.ref
 }
@@ -186,7 +187,7 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 	}
 	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
 	b.storeWrapper(nowMs, w, fails)
-	b.buf.enqueue(w)
+	b.enqueueCk(w)
 	b.buf.add(w)
 	return w.ref
 }
@@ -196,6 +197,13 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 func (b *Broker) addCkMock(ck *model.PopCheckPoint, lock qkey, rq int32, next int64) {
 	w := b.newWrapper(ck, ck.MergeKey(), lock, nil, rq, next, true)
 	w.ckStored = true
+	b.enqueueCk(w)
+}
+
+// enqueueCk is putOffsetQueue: the queue's pop offset may move with it
+// (ckIdle).
+func (b *Broker) enqueueCk(w *wrapper) {
+	b.offsets.touch(w.lock)
 	b.buf.enqueue(w)
 }
 
@@ -356,6 +364,7 @@ func (b *Broker) scanCommitOffset(res *CheckpointResult) {
 		}
 		if n > 0 {
 			cq.ws = dropFront(cq.ws, n)
+			b.offsets.touch(cq.key) // the newest wrapper may be gone (ckIdle)
 		}
 	}
 }
@@ -370,6 +379,7 @@ func (b *Broker) scanGarbage(nowMs int64) {
 		_, group := b.groups[p.group]
 		if b.topics[p.topic] == nil || !group || nowMs-cq.time > CommitQueueIdle {
 			delete(f.commits, cq.key)
+			b.offsets.touch(cq.key) // its wrappers no longer set the pop offset (ckIdle)
 			continue
 		}
 		keep = append(keep, cq)

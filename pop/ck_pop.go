@@ -28,35 +28,39 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	}
 	ctx.reviveQid = int32(b.ckMessageNumber % int64(b.cfg.ReviveQueueNum))
 	b.ckMessageNumber++
-	needRetry, rotation := b.ckRetryChoice(t, b.groups[req.ConsumerGroup], randomQ)
-	v1, retryTopic := b.names.retryTopics(ctx.pair) // built once per pair
+	needRetry, rotation := b.ckRetryChoice(t, ctx.group, randomQ)
+	v := retryV2 // the retry topic's version
 	if !b.cfg.EnableRetryTopicV2 || b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
-		retryTopic = v1
+		v = retryV1
 	}
 	randomQ = rotation // priority mode resets it, after the V1 choice
 	if needRetry {
-		b.ckTopicStages(nowMs, ctx, retryTopic, randomQ, f)
+		b.ckRetryStages(nowMs, ctx, v, randomQ, f)
 	}
 	if req.QueueID < 0 {
-		b.ckTopicStages(nowMs, ctx, req.Topic, randomQ, f)
+		b.ckTopicStages(nowMs, ctx, req.Topic, t, ctx.pair, randomQ, f)
 	} else {
 		b.ckQueueStage(nowMs, ctx, req.Topic, ctx.pair, t, req.QueueID, f)
 	}
 	if !needRetry && ctx.found < req.MaxMsgNums {
-		b.ckTopicStages(nowMs, ctx, retryTopic, randomQ, f)
+		b.ckRetryStages(nowMs, ctx, v, randomQ, f)
 	}
 }
 
-// ckTopicStages reads every readable queue of a topic in the scan order
-// from randomQ (popMsgFromTopic); a retry topic that does not exist yet
-// has none. Queues marked idle are skipped as popAllQueues skips them.
-func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, randomQ int32, f *pfilter.Filter) {
-	t := b.topicNamed(name)
-	if t == nil {
-		return
+// ckRetryStages is ckTopicStages on the request's retry topic of version
+// v; one that does not exist yet has no queues.
+func (b *Broker) ckRetryStages(nowMs int64, ctx *popContext, v int, randomQ int32, f *pfilter.Filter) {
+	if name, t, pair := b.retryTopic(ctx.pair, v); t != nil {
+		b.ckTopicStages(nowMs, ctx, name, t, pair, randomQ, f)
 	}
+}
+
+// ckTopicStages reads every readable queue of topic t (named name; pair
+// is the request's group with it) in the scan order from randomQ
+// (popMsgFromTopic). Queues marked idle are skipped as popAllQueues skips
+// them.
+func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, t *topic, pair uint32, randomQ int32, f *pfilter.Filter) {
 	n := t.cfg.ReadQueueNums
-	pair := b.names.pair(ctx.req.ConsumerGroup, name)
 	if !b.skipsIdle(t) {
 		for i := int32(0); i < n; i++ {
 			b.ckQueueStage(nowMs, ctx, name, pair, t, b.scanQueue(n, int64(randomQ), i), f)
@@ -75,20 +79,22 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, p
 	req := &ctx.req
 	q := t.queues[qid]
 	k := qkey{pair, qid}
-	offset := b.ckPopOffset(k, q, stageTopic, req.InitMode, false)
 	// QueueLockManager.tryLock(topic@group@qid) always succeeds (the
 	// broker is single-threaded and no pop holds a lock across calls)
-	// unless the faults say a concurrent request holds it.
+	// unless the faults say a concurrent request holds it. The offset
+	// read before it (getPopOffset without init) only counts restNum when
+	// the stage stops there: neither the lock's draw nor the in-flight
+	// count reads what it reads, so it is taken only then.
 	if b.lockBusy() {
 		b.stats.LockBusy++
-		ctx.restCount += q.maxOffset() - offset
+		ctx.restCount += q.maxOffset() - b.ckPopOffset(k, q, stageTopic, req.InitMode, false)
 		return
 	}
 	if b.cfg.EnablePopMessageThreshold && b.inflight[k] > b.cfg.PopInflightMessageThreshold {
-		ctx.restCount += q.maxOffset() - offset
+		ctx.restCount += q.maxOffset() - b.ckPopOffset(k, q, stageTopic, req.InitMode, false)
 		return
 	}
-	offset = b.ckPopOffset(k, q, stageTopic, req.InitMode, true)
+	offset := b.ckPopOffset(k, q, stageTopic, req.InitMode, true)
 	if ctx.found >= req.MaxMsgNums {
 		ctx.restCount += q.maxOffset() - offset
 		return

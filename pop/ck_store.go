@@ -40,6 +40,10 @@ type timerMsg struct {
 // a time (slab) and reused once delivered (free).
 type timerStore struct {
 	queues []*btree.BTreeG[*timerMsg]
+	// hints[q] are queue q's path hints: where its last CK and its last
+	// other message went in. Each kind is put in (nearly) deliver-time
+	// order, so the next one of a kind lands beside the last.
+	hints [][2]btree.PathHint
 	// mins[q] is queue q's next message when known (minsOK[q]): the revive
 	// services ask for it at every engine call (NextCheckpointTick).
 	mins   []*timerMsg
@@ -89,13 +93,22 @@ func (t *timerStore) add(m *timerMsg) {
 	q := int(m.msg.QueueID)
 	for len(t.queues) <= q {
 		t.queues, t.mins, t.minsOK = append(t.queues, nil), append(t.mins, nil), append(t.minsOK, false)
+		t.hints = append(t.hints, [2]btree.PathHint{})
 	}
 	if t.queues[q] == nil {
 		t.queues[q] = btree.NewBTreeGOptions(timerLess, btree.Options{NoLocks: true})
 	}
 	t.seq++
 	m.seq = t.seq
-	t.queues[q].Set(m)
+	kind := 0
+	if m.msg.Tags != model.CkTag {
+		kind = 1
+	}
+	if last, ok := t.queues[q].Max(); ok && timerLess(last, m) {
+		t.queues[q].Load(m) // after every held message, as a CK usually is
+	} else {
+		t.queues[q].SetHint(m, &t.hints[q][kind])
+	}
 	t.n++
 	if t.minsOK[q] && (t.mins[q] == nil || timerLess(m, t.mins[q])) {
 		t.mins[q] = m
@@ -366,7 +379,14 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	strs := [3]string{all[:u], all[u:dl], all[dl:]}
 	m := b.reviveMessage(nowMs, rq, model.CkTag, strs[0], body, strs[1])
 	if ck.Num > 0 {
-		_ = m.SetProperty(PropertyLease, strs[2])
+		// SetProperty(PropertyLease, lease) on a message whose only
+		// property is its deliver time: the two in key order
+		lease := model.Property{Key: PropertyLease, Value: strs[2]}
+		if PropertyLease < model.PropertyTimerDeliverMs {
+			m.Properties = append(m.Properties[:0], lease, m.Properties[0])
+		} else {
+			m.Properties = append(m.Properties, lease)
+		}
 	}
 	b.stats.CkPuts++
 	d := b.ckPrefill(ck, mkey)

@@ -18,7 +18,8 @@ import "math/bits"
 // it stop being idle: a write access to its offsets slot (offsets.at and
 // row, a restart's crash and dropVolatile), a message written to or
 // truncated from the queue (queueWritten, for every pair registered on the
-// topic), a record cached for it (KV) and an in-flight count added (FS).
+// topic), a record cached for it (KV), an in-flight count added and a
+// change of its commit queue in the CK buffer (FS).
 // Whatever else changes (acks, revive, the buffer's commits, which go
 // through offsets.at) cannot make an idle queue busy. CheckInvariants
 // verifies every mark.
@@ -144,14 +145,23 @@ func (b *Broker) kvIdle(k qkey, s *slot, q *queue) bool {
 	return b.cfg.Bugs.CommitOffsetLag || s.has&hasPending != 0 && s.pending == m
 }
 
-// ckIdle reports the same of a checkpoint-path stage (ckQueueStage): the
-// commit offset at the queue's end, no pending reset, no buffered wrapper
-// beyond it, and an in-flight count the threshold lets through. Its read
-// is then OFFSET_OVERFLOW_ONE (NO_MESSAGE_IN_QUEUE for a queue never
-// written): no offset correction, no mock CK, nothing to restNum.
+// ckIdle reports the same of a checkpoint-path stage (ckQueueStage): a
+// commit offset and no pending reset, the pop offset (the commit offset,
+// or the newest wrapper's nextBeginOffset when further: getPopOffset) at
+// the queue's end, neither of them beyond it, and an in-flight count the
+// threshold lets through. Its read is then OFFSET_OVERFLOW_ONE
+// (NO_MESSAGE_IN_QUEUE for a queue never written): no offset correction,
+// no mock CK, nothing to restNum. The commit offset usually trails the
+// newest wrapper until the buffer's next scan commits it, so a queue is
+// idle as soon as a pop has read it to its end. What moves the newest
+// wrapper (a wrapper enqueued, wrappers leaving the commit queue, a commit
+// queue dropped) clears the queue's mark.
 func (b *Broker) ckIdle(k qkey, s *slot, q *queue) bool {
 	m := q.maxOffset()
-	if s == nil || s.has&(hasReset|hasCommit) != hasCommit || s.commit != m || b.buf.latest(k) > m {
+	if s == nil || s.has&(hasReset|hasCommit) != hasCommit || s.commit > m {
+		return false
+	}
+	if l := b.buf.latest(k); l > m || max(l, s.commit) != m {
 		return false
 	}
 	return !b.cfg.EnablePopMessageThreshold || b.inflight[k] <= b.cfg.PopInflightMessageThreshold

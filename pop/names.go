@@ -25,7 +25,23 @@ type pairInfo struct {
 	// retryV1 and retryV2 are the pair's retry topic names, built on first
 	// use (retryTopics) so a pop does not build them again.
 	retryV1, retryV2 string
+	// retry holds, by version (retryV1, retryV2), the retry topic once it
+	// exists and the pair of the group with it (retryTopic), so that a
+	// pop finds them without hashing the names.
+	retry [2]retryPair
 }
+
+// retryPair is a retry topic and the pair id of a group with it.
+type retryPair struct {
+	t    *topic
+	pair uint32
+}
+
+// Retry topic versions, indexing pairInfo.retry.
+const (
+	retryV1 = 0
+	retryV2 = 1
+)
 
 func newNames() *names {
 	return &names{pairID: map[[2]string]uint32{}, pairs: []pairInfo{{}}, rank: []int32{-1}}
@@ -82,4 +98,26 @@ func (n *names) rerank() {
 func (n *names) keyString(id uint32) string {
 	p := n.pairs[id]
 	return p.group + "@" + p.topic + "@"
+}
+
+// retryTopic returns the retry topic of version v (retryV1, retryV2) of
+// pair id: its name, the topic (nil while it does not exist) and the pair
+// of id's group with it, which it interns the first time it finds the
+// topic. It is topicNamed and names.pair on the name, remembered: topics
+// are never removed or replaced, and pair ids are stable.
+func (b *Broker) retryTopic(id uint32, v int) (name string, t *topic, pair uint32) {
+	v1, v2 := b.names.retryTopics(id)
+	name = v2
+	if v == retryV1 {
+		name = v1
+	}
+	if r := b.names.pairs[id].retry[v]; r.t != nil {
+		return name, r.t, r.pair
+	}
+	if t = b.topicNamed(name); t == nil {
+		return name, nil, 0
+	}
+	pair = b.names.pair(b.names.pairs[id].group, name) // may grow pairs
+	b.names.pairs[id].retry[v] = retryPair{t: t, pair: pair}
+	return name, t, pair
 }

@@ -303,7 +303,17 @@ type popReq struct {
 	msgRoom   [1]pop.PoppedMessage
 	heldRoom  popHeld
 	heldTaken bool
+	// infoRoom is room for the answer's startOffsetInfo and msgOffsetInfo
+	// headers (res starts them on it), so that the common answer's
+	// headers cost no allocation of their own.
+	infoRoom [2][infoRoom]byte
 }
+
+// infoRoom is the room for an offset-info header in a popReq: one
+// "retryFlag queueId offset" entry of a usual length (a pop that finds
+// messages in one queue). More room would move popReq up an allocation
+// size class.
+const infoRoom = 16
 
 // heldSlot is the room for the client's first held message of r's answer,
 // or nil once taken.

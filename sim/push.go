@@ -119,6 +119,7 @@ func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 	}}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
 	r.res.Messages = r.msgRoom[:0]
+	r.res.StartOffsetInfo, r.res.MsgOffsetInfo = r.infoRoom[0][:0], r.infoRoom[1][:0]
 	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: s.rt.global(l.broker, c.g.topic, queue), Count: c.spec.Batch, Span: p.set.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
