@@ -345,9 +345,12 @@ func TestPropFindsDecrementDeliveryCountOnSessionRelease(t *testing.T) {
 		lastRes *Result
 		runErr  error
 	)
+	runs := caseRuns{}
 	prop := func(rt *rapid.T) {
 		c := drawPeerCase(rt, []EngineKind{KafkaShare}, bugs, families(pfCrash))
-		r, err := c.run("go test ./sim -run '^" + t.Name() + "$' -v")
+		r, err := runs.get(c.key()+fmt.Sprintf(" %#v", c.peer), func() (*Result, error) {
+			return c.run("go test ./sim -run '^" + t.Name() + "$' -v")
+		})
 		last, lastRes, runErr = c, r, err
 		if err != nil {
 			rt.Fatalf("the run failed: %v", err)
@@ -358,6 +361,7 @@ func TestPropFindsDecrementDeliveryCountOnSessionRelease(t *testing.T) {
 	}
 	rec := &recordingTB{name: t.Name()}
 	rapid.Check(rec, prop)
+	t.Logf("%d distinct cases simulated (caseRuns)", len(runs))
 	switch {
 	case !rec.failed:
 		t.Fatalf("rapid did not find the bug in %d checks", checks)

@@ -106,18 +106,16 @@ func huntBug(t *testing.T, h bugHunt) {
 		lastRes *Result
 		runErr  error
 	)
+	runs := caseRuns{}
 	prop := func(rt *rapid.T) {
 		c := drawCase(rt, &h.gen)
 		replay := "go test ./sim -run '^" + t.Name() + "$' -v"
-		var (
-			r   *Result
-			err error
-		)
-		if h.stopEarly {
-			r, err = c.runUntil(h.want, replay)
-		} else {
-			r, err = c.run(replay)
-		}
+		r, err := runs.get(c.key(), func() (*Result, error) {
+			if h.stopEarly {
+				return c.runUntil(h.want, replay)
+			}
+			return c.run(replay)
+		})
 		last, lastRes, runErr = c, r, err
 		if err != nil {
 			rt.Fatalf("the run failed: %v", err)
@@ -130,6 +128,7 @@ func huntBug(t *testing.T, h bugHunt) {
 	rec := &recordingTB{name: t.Name()}
 	rapid.Check(rec, prop)
 	t.Log(stats.String())
+	t.Logf("%d distinct cases simulated", len(runs))
 	switch {
 	case !rec.failed:
 		t.Fatalf("rapid did not find the bug in %d checks: the property passed with %+v", h.checks, h.bugs)
@@ -151,6 +150,39 @@ func huntBug(t *testing.T, h bugHunt) {
 	if len(r.Summary.Violations) > 0 {
 		t.Errorf("the shrunk case fails with the switch off too (%s):\n%s", strings.Join(invariantsOf(r), ", "), verdict(r))
 	}
+}
+
+// caseRuns keeps a hunt's run of each distinct case. Shrinking draws the
+// same case again and again (RePutCkLosesBrokerName: 3766 runs of 156
+// distinct cases), and a run is a function of its case (one seed, one
+// trace), so each case is simulated once and its result reused: rapid sees
+// exactly what it saw when every draw was simulated. Within a hunt the
+// generator and the run options are fixed, so the key is the case's
+// inputs (propCase.key). The hunts read only a run's summary, so only the
+// summary is kept (not the histograms), for every call alike.
+type caseRuns map[string]caseRun
+
+type caseRun struct {
+	r   *Result
+	err error
+}
+
+func (m caseRuns) get(key string, run func() (*Result, error)) (*Result, error) {
+	if cr, ok := m[key]; ok {
+		return cr.r, cr.err
+	}
+	r, err := run()
+	if r != nil {
+		r = &Result{Summary: r.Summary}
+	}
+	m[key] = caseRun{r, err}
+	return r, err
+}
+
+// key is everything the case's run depends on: knobs, schedule and bugs
+// (the mask only chose the schedule), every field printed.
+func (c *propCase) key() string {
+	return fmt.Sprintf("%#v %#v %#v", c.knobs, c.sched, c.bugs)
 }
 
 // huntStops are the virtual times (from the start) at which a hunt's run
