@@ -24,6 +24,7 @@ const p99Messages = 100_000
 // cut, the histograms and intervals after it, and where the time went.
 type measurement struct {
 	e2e, svc  *hdrhistogram.Histogram
+	e2eLat    model.Latency // latency(e2e), which the summary and its notes both read
 	parts     [nParts]*hdrhistogram.Histogram
 	warmup    model.WarmupCut
 	intervals model.RunIntervals
@@ -139,6 +140,7 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 			record(r.parts[p], int64(o.part[p]))
 		}
 	})
+	r.e2eLat = latency(r.e2e)
 	iv := &r.intervals
 	iv.Level = IntervalLevel
 	e2eQ, svcQ := m.quantiles(r.e2e, r.svc, cut)
@@ -226,7 +228,7 @@ func (r *measurement) throughput(series []model.SeriesPoint, cutAt, safety clock
 // and what its local buffer cost, messages whose parts were not seen.
 func (s *sim) notes(r *measurement) []string {
 	var out []string
-	e2e := latency(r.e2e)
+	e2e := r.e2eLat
 	if e2e.Count > 0 && e2e.Count < p99Messages {
 		out = append(out, fmt.Sprintf("p99 from %d messages after the warm-up: runs this short read their p99 low on average (the validation "+
 			"scenarios' 60 s runs, 28 000 messages: 1.3-2.1 %% low; 200 s runs within 0.4 %%), a bias more seeds do not cure; run longer "+
