@@ -24,8 +24,8 @@ const p99Messages = 100_000
 // cut, the histograms and intervals after it, and where the time went.
 type measurement struct {
 	e2e, svc  *hdrhistogram.Histogram
-	e2eLat    model.Latency // latency(e2e), which the summary and its notes both read
-	parts     [nParts]*hdrhistogram.Histogram
+	e2eLat    model.Latency                   // latency(e2e), which the summary and its notes both read
+	parts     [nParts]*hdrhistogram.Histogram // the reported parts' (partOrder); nil for the others
 	warmup    model.WarmupCut
 	intervals model.RunIntervals
 	breakdown model.Breakdown
@@ -99,12 +99,14 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 }
 
 // measure fills the histograms (each group's too, when r.groups has
-// them) and intervals from message cut on.
+// them) and intervals from message cut on. Only the parts the run reports
+// (partOrder) get a histogram and a series; the others stay nil.
 func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 	r.e2e, r.svc = newHist(), newHist()
 	svcS := stats.NewSeries()
 	var partS [nParts]*stats.Series
-	for i := range r.parts {
+	parts := m.partOrder()
+	for _, i := range parts {
 		r.parts[i], partS[i] = newHist(), stats.NewSeries()
 	}
 	dups := stats.NewRatioSeries()
@@ -119,7 +121,7 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 		svcS.Add(id, float64(o.svc))
 		attributed := o.flags&obsUnattributed == 0
 		if attributed {
-			for p := range nParts {
+			for _, p := range parts {
 				partS[p].Add(id, float64(o.part[p]))
 			}
 		}
@@ -136,7 +138,7 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 			r.breakdown.Unattributed++
 			return
 		}
-		for p := range nParts {
+		for _, p := range parts {
 			record(r.parts[p], int64(o.part[p]))
 		}
 	})
@@ -147,7 +149,7 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 	iv.EndToEnd = latencyIntervals(e2eS, e2eQ, cut)
 	iv.ServiceTime = latencyIntervals(svcS, svcQ, cut)
 	iv.DuplicatesPct = scaled(toInterval(dups.CI(cut, IntervalLevel)), 100)
-	for _, p := range m.partOrder() {
+	for _, p := range parts {
 		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: latency(r.parts[p]),
 			MeanInterval: toInterval(partS[p].MeanCI(cut, IntervalLevel))})
 	}
