@@ -24,7 +24,8 @@ const p99Messages = 100_000
 // cut, the histograms and intervals after it, and where the time went.
 type measurement struct {
 	e2e, svc  *hdrhistogram.Histogram
-	parts     [nParts]*hdrhistogram.Histogram
+	e2eLat    model.Latency                   // latency(e2e), which the summary and its notes both read
+	parts     [nParts]*hdrhistogram.Histogram // the reported parts' (partOrder); nil for the others
 	warmup    model.WarmupCut
 	intervals model.RunIntervals
 	breakdown model.Breakdown
@@ -98,12 +99,14 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 }
 
 // measure fills the histograms (each group's too, when r.groups has
-// them) and intervals from message cut on.
+// them) and intervals from message cut on. Only the parts the run reports
+// (partOrder) get a histogram and a series; the others stay nil.
 func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 	r.e2e, r.svc = newHist(), newHist()
 	svcS := stats.NewSeries()
 	var partS [nParts]*stats.Series
-	for i := range r.parts {
+	parts := m.partOrder()
+	for _, i := range parts {
 		r.parts[i], partS[i] = newHist(), stats.NewSeries()
 	}
 	dups := stats.NewRatioSeries()
@@ -118,7 +121,7 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 		svcS.Add(id, float64(o.svc))
 		attributed := o.flags&obsUnattributed == 0
 		if attributed {
-			for p := range nParts {
+			for _, p := range parts {
 				partS[p].Add(id, float64(o.part[p]))
 			}
 		}
@@ -135,17 +138,18 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 			r.breakdown.Unattributed++
 			return
 		}
-		for p := range nParts {
+		for _, p := range parts {
 			record(r.parts[p], int64(o.part[p]))
 		}
 	})
+	r.e2eLat = latency(r.e2e)
 	iv := &r.intervals
 	iv.Level = IntervalLevel
 	e2eQ, svcQ := m.quantiles(r.e2e, r.svc, cut)
 	iv.EndToEnd = latencyIntervals(e2eS, e2eQ, cut)
 	iv.ServiceTime = latencyIntervals(svcS, svcQ, cut)
 	iv.DuplicatesPct = scaled(toInterval(dups.CI(cut, IntervalLevel)), 100)
-	for _, p := range m.partOrder() {
+	for _, p := range parts {
 		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: latency(r.parts[p]),
 			MeanInterval: toInterval(partS[p].MeanCI(cut, IntervalLevel))})
 	}
@@ -226,7 +230,7 @@ func (r *measurement) throughput(series []model.SeriesPoint, cutAt, safety clock
 // and what its local buffer cost, messages whose parts were not seen.
 func (s *sim) notes(r *measurement) []string {
 	var out []string
-	e2e := latency(r.e2e)
+	e2e := r.e2eLat
 	if e2e.Count > 0 && e2e.Count < p99Messages {
 		out = append(out, fmt.Sprintf("p99 from %d messages after the warm-up: runs this short read their p99 low on average (the validation "+
 			"scenarios' 60 s runs, 28 000 messages: 1.3-2.1 %% low; 200 s runs within 0.4 %%), a bias more seeds do not cure; run longer "+

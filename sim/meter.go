@@ -630,7 +630,7 @@ func latency(h *hdrhistogram.Histogram) model.Latency {
 	return model.Latency{
 		Count: h.TotalCount(), Mean: int64(h.Mean() + 0.5),
 		P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99),
-		P999: h.ValueAtQuantile(99.9), Max: h.Max(),
+		P999: h.ValueAtQuantile(99.9), Max: histMaxOf(h),
 	}
 }
 

@@ -52,7 +52,7 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
 		AckedNotDone: rep.AckedNotDone,
-		EndToEnd:     latency(ms.e2e), ServiceTime: latency(ms.svc), ReviveLag: latency(s.meter.reviveLag),
+		EndToEnd:     ms.e2eLat, ServiceTime: latency(ms.svc), ReviveLag: latency(s.meter.reviveLag),
 		Warmup: ms.warmup, Intervals: ms.intervals, Breakdown: ms.breakdown, Notes: s.notes(ms), Broker: s.brokerUsage(),
 		SimEvents: s.q.dispatched, SimSeconds: s.q.now().Sub(s.start).Seconds(),
 		Coverage: s.cov.snapshot(), Series: s.meter.series,

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"popsim/clock"
@@ -139,6 +140,62 @@ func TestStreamsAreIndependent(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		if c.Uint64() != d.Uint64() {
 			t.Fatal("one stream of one seed is not reproducible")
+		}
+	}
+}
+
+// TestSchedulerMatchesReference drives the scheduler with random
+// schedules, cancellations and dispatches and checks every dispatch
+// against a plain list of the pending tasks: the earliest by (time,
+// tie-break, sequence) comes out, whatever shape the heap has, and every
+// pending task knows its position in the heap.
+func TestSchedulerMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for round := 0; round < 20; round++ {
+		s := newScheduler(clock.Epoch, newStream(uint64(round), streamTie), 1<<30, clock.Epoch.Add(clock.Hour))
+		type ref struct {
+			e   *task
+			seq uint64
+		}
+		var pending []ref
+		for step := 0; step < 3000; step++ {
+			switch op := r.IntN(10); {
+			case op < 5 || len(pending) == 0: // schedule, often at the same instant as others
+				d := clock.Duration(r.IntN(4)) * clock.Millisecond
+				if r.IntN(4) == 0 {
+					d = clock.Duration(r.Int64N(int64(clock.Second)))
+				}
+				e := s.after(d, tkScripted, int32(step), 0, nil)
+				pending = append(pending, ref{e, e.seq})
+			case op < 7: // cancel a pending task (and, harmlessly, a stale one)
+				k := r.IntN(len(pending))
+				s.cancel(pending[k].e, pending[k].seq)
+				s.cancel(pending[k].e, pending[k].seq)
+				pending = append(pending[:k], pending[k+1:]...)
+			default:
+				best := 0
+				for k := range pending {
+					a, b := pending[k].e, pending[best].e
+					if entryLess(&heapEntry{at: a.at, tie: a.tie, seq: a.seq}, &heapEntry{at: b.at, tie: b.tie, seq: b.seq}) {
+						best = k
+					}
+				}
+				want := pending[best].e
+				got, err := s.next()
+				if err != nil || got != want {
+					t.Fatalf("round %d step %d: next() = %p (%v), want %p", round, step, got, err, want)
+				}
+				pending = append(pending[:best], pending[best+1:]...)
+				s.release(got)
+			}
+			if len(s.h) != len(pending) {
+				t.Fatalf("round %d step %d: heap holds %d tasks, %d pending", round, step, len(s.h), len(pending))
+			}
+			for i := range s.h {
+				if s.h[i].t.idx != i || (i > 0 && entryLess(&s.h[i], &s.h[(i-1)/2])) {
+					t.Fatalf("round %d step %d: heap position %d is out of order or misplaced", round, step, i)
+				}
+			}
 		}
 	}
 }

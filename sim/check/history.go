@@ -1,6 +1,10 @@
 package check
 
-import "popsim/model"
+import (
+	"math"
+
+	"popsim/model"
+)
 
 // history keeps the most recent trace events, so that a violation can
 // print its message's story without the checker holding every event of
@@ -25,6 +29,11 @@ type eventBlock struct {
 
 const histBlock = 1024
 
+// histBlockBytes is a block's first room for its events' binary forms:
+// a simulator's event takes 30 to 60 bytes, so that the block seldom
+// grows (copying what it holds) as it fills.
+const histBlockBytes = 64 * histBlock
+
 // newHistory keeps the last size events; blocks are made as events come,
 // so that a short run (a property check) does not pay for a long one's.
 func newHistory(size int) history {
@@ -37,7 +46,7 @@ func (h *history) add(e *model.Event, bin []byte) {
 	if nb := (h.size+histBlock-1)/histBlock + 1; k >= nb {
 		k %= nb
 	} else if k == len(h.blocks) {
-		h.blocks = append(h.blocks, eventBlock{seqs: make([]int64, 0, histBlock), ends: make([]int32, 0, histBlock)})
+		h.blocks = append(h.blocks, eventBlock{seqs: make([]int64, 0, histBlock), ends: make([]int32, 0, histBlock), buf: make([]byte, 0, histBlockBytes)})
 	}
 	b := &h.blocks[k]
 	if h.n%histBlock == 0 {
@@ -76,36 +85,73 @@ func (h *history) bySeq(seq int64) (model.Event, bool) {
 }
 
 // seqRing is a message's first event and its most recent ones, by Seq.
+// The recent ones are kept as their distance from the first in 32 bits
+// (every message has one: 96 bytes instead of 192), until one is not
+// within 2^32 events after the first; then all of them move to wide.
 type seqRing struct {
 	first int64
-	last  [histPerMsg]int64
+	last  [histPerMsg]uint32 // Seq - first, by position n % histPerMsg, while wide is nil
 	n     int
+	wide  *[histPerMsg]int64 // Seq by position, once a distance did not fit
 }
 
 const histPerMsg = 24
 
-// note records that e concerns the message.
-func (m *msgState) note(e *model.Event) {
-	r := &m.seqs
-	if r.n == 0 {
-		r.first = e.Seq
-	} else if r.last[(r.n-1)%histPerMsg] == e.Seq {
-		return
+// at is the Seq of the i-th event noted (i within the last histPerMsg).
+func (r *seqRing) at(i int) int64 {
+	if r.wide != nil {
+		return r.wide[i%histPerMsg]
 	}
-	r.last[r.n%histPerMsg] = e.Seq
-	r.n++
+	return r.first + int64(r.last[i%histPerMsg])
 }
 
-// lines returns the message's remembered events as text.
-func (c *Checker) historyOf(m *msgState) []string {
-	r := &m.seqs
+// add notes seq as the next event.
+func (r *seqRing) add(seq int64) {
+	if r.n == 0 {
+		r.first = seq
+	}
+	k := r.n % histPerMsg
+	r.n++
+	if r.wide == nil {
+		if d := seq - r.first; d >= 0 && d <= math.MaxUint32 {
+			r.last[k] = uint32(d)
+			return
+		}
+		w := new([histPerMsg]int64)
+		for j, d := range r.last {
+			w[j] = r.first + int64(d)
+		}
+		r.wide = w
+	}
+	r.wide[k] = seq
+}
+
+// seqList is the first event's Seq when it left the ring, then the
+// ring's, oldest first.
+func (r *seqRing) seqList() []int64 {
 	var seqs []int64
 	if r.n > histPerMsg {
 		seqs = append(seqs, r.first)
 	}
 	for i := max(r.n-histPerMsg, 0); i < r.n; i++ {
-		seqs = append(seqs, r.last[i%histPerMsg])
+		seqs = append(seqs, r.at(i))
 	}
+	return seqs
+}
+
+// note records that e concerns the message.
+func (m *msgState) note(e *model.Event) {
+	r := &m.seqs
+	if r.n > 0 && r.at(r.n-1) == e.Seq {
+		return
+	}
+	r.add(e.Seq)
+}
+
+// lines returns the message's remembered events as text.
+func (c *Checker) historyOf(m *msgState) []string {
+	r := &m.seqs
+	seqs := r.seqList()
 	var out []string
 	for i, s := range seqs {
 		if i == 1 && r.n > histPerMsg {

@@ -1,6 +1,8 @@
 package check
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"popsim/clock"
@@ -39,6 +41,38 @@ func TestHistoryWindow(t *testing.T) {
 		}
 		if len(h.blocks) > (size+histBlock-1)/histBlock+1 {
 			t.Fatalf("size %d: %d blocks held", size, len(h.blocks))
+		}
+	}
+}
+
+// A message's remembered events are its first and its last histPerMsg,
+// exactly, whatever the distances between them: within 32 bits of the
+// first, far beyond (a message that lives for billions of events), or
+// going back (a trace out of order, which the checker reports).
+func TestSeqRingKeepsFirstAndLast(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for round := 0; round < 500; round++ {
+		var ring seqRing
+		var all []int64
+		seq := r.Int64N(1 << 40)
+		for i, n := 0, 1+r.IntN(80); i < n; i++ {
+			switch r.IntN(20) {
+			case 0:
+				seq += 1<<32 + r.Int64N(1<<33)
+			case 1:
+				seq -= r.Int64N(100)
+			default:
+				seq += 1 + r.Int64N(1000)
+			}
+			ring.add(seq)
+			all = append(all, seq)
+		}
+		want := all[max(len(all)-histPerMsg, 0):]
+		if len(all) > histPerMsg {
+			want = append([]int64{all[0]}, want...)
+		}
+		if got := ring.seqList(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: seqList = %v, want %v", round, got, want)
 		}
 	}
 }

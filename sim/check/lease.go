@@ -17,7 +17,6 @@ type lease struct {
 	cause    string // why it was granted: first, or the redelivery's cause
 	granted  clock.Time
 	deadline clock.Time
-	attempt  int32     // the engine's delivery count of this lease
 	dlv      *delivery // the client's handling; nil until delivered
 	next     *lease    // what replaced it: a renewal's lease, a failed revive's retry
 
@@ -44,6 +43,9 @@ type lease struct {
 	// lease (its answer to a release at the limit then makes nothing
 	// available).
 	deadLettered bool
+	// attempt is the engine's delivery count of this lease (here, beside
+	// the flags, it fills what would be padding).
+	attempt int32
 	// batch numbers the engine answer that lent it (orderly groups; a
 	// renewal's lease has a batch of its own, -id).
 	batch int64

@@ -50,7 +50,6 @@ type group struct {
 
 // msgState is one message as one group sees it.
 type msgState struct {
-	id    model.MsgID
 	g     *group
 	topic string // the produced topic: what clients must be shown
 
@@ -60,16 +59,21 @@ type msgState struct {
 	leases []*lease // every lease of this message, in grant order
 	lines  []line   // lines[0] is the main line
 
-	settled     settleKind
+	// The small fields side by side (no padding between them).
+	id          model.MsgID
 	successes   int32
 	firstOKLine int32
+	held        int32 // deliveries a client still has in hand
+	kept        int32 // the delivery count an in-place engine last wrote for good (see keep); a broker restart reloads it
+	settled     settleKind
 	delivered   bool
 	commit      commitState // the application's commits of its successful consumptions
-	held        int32       // deliveries a client still has in hand
-	kept        int32       // the delivery count an in-place engine last wrote for good (see keep); a broker restart reloads it
-	pull        *pullState
-	pulledAt    int64 // the trace position (Seq+1) of its last pull delivery (0 never)
-	seqs        seqRing
+	// leaseRoom, dlvRoom: firstLease, firstDlv are taken (below).
+	leaseRoom, dlvRoom bool
+
+	pull     *pullState
+	pulledAt int64 // the trace position (Seq+1) of its last pull delivery (0 never)
+	seqs     seqRing
 
 	// Room for the common case (one place, one line, one token, two
 	// leases), so that a message costs one allocation.
@@ -81,9 +85,8 @@ type msgState struct {
 	// Room for its first lease and its first delivery (newLease,
 	// newDelivery): they live as long as the message does anyway (each
 	// points back at it).
-	leaseRoom, dlvRoom bool // taken
-	firstLease         lease
-	firstDlv           delivery
+	firstLease lease
+	firstDlv   delivery
 }
 
 // newLease returns a lease of m holding l, in m's own room when that is
@@ -116,9 +119,11 @@ const (
 	commitDone                      // one committed
 )
 
-// newMsgState returns a message with its slices on its own buffers.
-func newMsgState(m msgState) *msgState {
-	x := &m
+// newMsgState returns message id of group g, produced on topic, with its
+// slices on its own buffers. It is built where it lives: the struct is
+// large, and a value passed in would be copied twice more.
+func newMsgState(id model.MsgID, g *group, topic string) *msgState {
+	x := &msgState{id: id, g: g, topic: topic}
 	x.places, x.leased, x.tokens, x.leases = x.placeBuf[:0], x.leasedBuf[:0], x.tokenBuf[:0], x.leaseBuf[:0]
 	x.lines = append(x.lineBuf[:0], line{origin: causeFirst})
 	return x
@@ -267,7 +272,8 @@ func (c *Checker) onProduce(e *model.Event) {
 }
 
 func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
-	m := newMsgState(msgState{id: id, g: g, topic: topic, firstOKLine: -1})
+	m := newMsgState(id, g, topic)
+	m.firstOKLine = -1
 	g.msgs.put(uint64(id), m)
 	c.tracked++
 	c.rep.Produced++
@@ -281,7 +287,8 @@ func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
 func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgState {
 	// Its commit is taken as done: a message forgotten as acked but not
 	// done stays counted once.
-	m := newMsgState(msgState{id: id, g: g, topic: topic, settled: settledAck, successes: 1, firstOKLine: 0, delivered: true, commit: commitDone})
+	m := newMsgState(id, g, topic)
+	m.settled, m.successes, m.firstOKLine, m.delivered, m.commit = settledAck, 1, 0, true, commitDone
 	if t, ok := g.tombs.get(p); ok && t.msg == id {
 		m.topic = t.topic
 		m.places, m.leased = append(m.places, p), append(m.leased, t.lastLease)
