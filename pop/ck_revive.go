@@ -231,7 +231,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 		return true // skipped without moving endTime
 	case m.Tags == model.CkTag:
 		rc := s.newRoundCk()
-		rc.ck, rc.ref = d.ck, b.ckl.byFirst[d.lease]
+		rc.ck, rc.ref = d.ck, b.ckRefOf(d)
 		if old := s.cks[d.key]; old != nil {
 			old.replaced = true
 		}

@@ -372,6 +372,7 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	d := b.ckPrefill(ck, mkey)
 	if ck.Num > 0 && !d.skip {
 		d.lease = first // the message's POPSIM_LEASE
+		b.bindCkBody(d, first)
 	}
 	return b.putRevive(nowMs, &m, deliver, d, fails)
 }

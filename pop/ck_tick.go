@@ -56,7 +56,8 @@ func (b *Broker) touch(nowMs int64) {
 // startMs.
 func (b *Broker) startServices(startMs int64) {
 	b.shouldStartTime = startMs - 1 // disappearTimeAfterStart -1
-	b.buf = newCkBuffer()
+	b.buf.forget()
+	b.buf = newCkBuffer(&b.ckl.keys)
 	b.buf.lastScan = startMs - BufferScanInterval
 	b.revivers = b.newReviveServices(startMs)
 	b.inflight = map[qkey]int64{}
