@@ -232,6 +232,7 @@ func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev
 		_ = msg.SetProperty(model.PropertyTimerDeliverMs, itoa(due))
 		rev.deliver = due
 		b.timer.add(b.timer.hold(due, msg, rev))
+		b.reviveChanged(msg.QueueID)
 		b.arrival = due
 		return putOK
 	}
@@ -239,6 +240,7 @@ func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev
 	if deliverMs > nowMs {
 		b.arrival = b.timerDue(deliverMs)
 		b.timer.add(b.timer.hold(b.arrival, msg, rev))
+		b.reviveChanged(msg.QueueID)
 		return putOK
 	}
 	b.appendRevive(q, msg, nowMs, rev)
@@ -270,6 +272,7 @@ func delayLevel(d int64) int64 {
 // decoded body rev when the engine wrote it (nil: decoded when read).
 func (b *Broker) appendRevive(q *queue, msg *model.Message, ms int64, rev *reviveBody) {
 	sl := q.log.push()
+	b.reviveChanged(msg.QueueID)
 	m := &sl.msg
 	*m = *msg
 	m.QueueOffset = q.maxOffset() - 1
@@ -288,6 +291,7 @@ func (b *Broker) advanceTimer(nowMs int64) {
 			return
 		}
 		b.timer.removeMin(t)
+		b.reviveChanged(t.msg.QueueID)
 		b.stats.TimerDeliveries++
 		b.appendRevive(b.reviveQueue(t.msg.QueueID), &t.msg, t.due, t.rev)
 		b.timer.release(t)
