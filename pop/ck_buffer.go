@@ -411,7 +411,8 @@ func (b *Broker) scanGarbage(nowMs int64) {
 }
 
 // nextBufferWork is the earliest time at or after nowMs at which a scan
-// has something to do, false when the buffer is idle.
+// has something to do, false when the buffer is idle. It stops at the
+// first work due by nowMs: nothing can come earlier.
 func (b *Broker) nextBufferWork(nowMs int64) (int64, bool) {
 	f := b.buf
 	best, ok := int64(0), false
@@ -444,10 +445,13 @@ func (b *Broker) nextBufferWork(nowMs int64) (int64, bool) {
 			}
 			at(t)
 		}
+		if best <= nowMs && ok {
+			return scanGrid(nowMs), true
+		}
 	}
 	for _, cq := range f.corder {
 		if len(cq.ws) > 0 && cq.ws[0].done() {
-			at(nowMs)
+			return scanGrid(nowMs), true
 		}
 		// an idle queue is dropped by the first garbage scan past the idle time
 		at(garbageGrid(max(cq.time+CommitQueueIdle+1, nowMs)))
