@@ -313,7 +313,12 @@ func (p *jsonParser) number() error {
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
+	i := 0 // the plain prefix (usually all of s) is appended at once
+	for i < len(s) && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\' {
+		i++
+	}
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '"' || c == '\\':
 			b = append(b, '\\', c)
