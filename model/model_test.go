@@ -337,3 +337,23 @@ func TestAppendDecMatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+// appendJSONString copies a plain prefix at once, then escapes byte by
+// byte: every position of an escape must come out the same.
+func TestAppendJSONStringEscapes(t *testing.T) {
+	cases := map[string]string{
+		"":             `""`,
+		"orders":       `"orders"`,
+		`a"b`:          `"a\"b"`,
+		`\x`:           `"\\x"`,
+		"x\ny":         `"x\u000ay"`,
+		"\x1f":         `"\u001f"`,
+		"é/<>&" + "\"": `"é/<>&\""`,
+		"ab\tc\"d\\e":  `"ab\u0009c\"d\\e"`,
+	}
+	for in, want := range cases {
+		if got := string(appendJSONString([]byte("k:"), in)); got != "k:"+want {
+			t.Errorf("appendJSONString(%q) = %s, want k:%s", in, got, want)
+		}
+	}
+}

@@ -197,12 +197,15 @@ func (b *Broker) resetVolatile() {
 	if b.holds != nil {
 		holdIDs = b.holds.nextID
 	}
+	if b.buf != nil {
+		b.buf.forget()
+	}
 	b.volatile = volatile{
 		reviveCursor: reviveLookBack,
 		cache:        newCache(),
 		polls:        newPolling(),
 		holds:        newHolds(),
-		buf:          newCkBuffer(),
+		buf:          newCkBuffer(&b.ckl.keys),
 		inflight:     map[qkey]int64{},
 	}
 	b.holds.nextID = holdIDs

@@ -215,7 +215,7 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) string {
 	if b.cfg.Bugs.SameMillisChangeInvisible {
 		return key
 	}
-	for b.ckl.byKey[key].len() > 0 {
+	for e := b.ckl.keys.find(key); e != nil && e.refs.len() > 0; e = b.ckl.keys.find(key) {
 		ck.PopTime++
 		key = ck.MergeKey()
 	}

@@ -50,8 +50,10 @@ type commitQueue struct {
 	time int64
 }
 
+// ckBuffer is the buffer. Its wrappers are indexed by merge key in the
+// broker's merge-key table (mkEntry.w), beside the refs of the key.
 type ckBuffer struct {
-	byKey   map[string]*wrapper
+	keys    *mkTable
 	order   []*wrapper // buffered wrappers, in insertion order
 	commits map[qkey]*commitQueue
 	corder  []*commitQueue // commit queues in creation order
@@ -60,8 +62,32 @@ type ckBuffer struct {
 	lastScan int64
 }
 
-func newCkBuffer() *ckBuffer {
-	return &ckBuffer{byKey: map[string]*wrapper{}, commits: map[qkey]*commitQueue{}}
+func newCkBuffer(keys *mkTable) *ckBuffer {
+	return &ckBuffer{keys: keys, commits: map[qkey]*commitQueue{}}
+}
+
+// buffered reports that the buffer holds a wrapper with merge key mkey.
+func (f *ckBuffer) buffered(mkey string) bool {
+	e := f.keys.find(mkey)
+	return e != nil && e.w != nil
+}
+
+// lookup is the buffered wrapper with merge key key, nil when none.
+func (f *ckBuffer) lookup(key []byte) *wrapper {
+	if e := f.keys.findBytes(key); e != nil {
+		return e.w
+	}
+	return nil
+}
+
+// forget takes every wrapper out of the merge-key table: the buffer is
+// being replaced by an empty one (a restart).
+func (f *ckBuffer) forget() {
+	for _, w := range f.order {
+		e := w.ref.e
+		e.w = nil
+		f.keys.release(e)
+	}
 }
 
 // latest is getLatestOffset: the nextBeginOffset of the newest wrapper of
@@ -93,14 +119,20 @@ func (f *ckBuffer) enqueue(w *wrapper) {
 	cq.ws = append(cq.ws, w)
 }
 
+// add buffers w, whose ref holds its merge key's entry.
 func (f *ckBuffer) add(w *wrapper) {
-	f.byKey[w.mkey] = w
+	w.ref.e.w = w
 	f.order = append(f.order, w)
 	f.counter++
 }
 
 func (f *ckBuffer) remove(w *wrapper) {
-	delete(f.byKey, w.mkey)
+	e := w.ref.e
+	if invariants {
+		assertf(e.w == w, "buffer: removing wrapper %q, which its key's entry does not hold", w.mkey)
+	}
+	e.w = nil
+	f.keys.release(e)
 	for i, x := range f.order {
 		if x == w {
 			f.order = append(f.order[:i], f.order[i+1:]...)
@@ -168,7 +200,7 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, false)
 	// A key conflict is possible only with SameMillisChangeInvisible: the
 	// fixed engine's freeMergeKey has already moved ck off every live key.
-	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.byKey[w.mkey] != nil {
+	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.buffered(w.mkey) {
 		return nil
 	}
 	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
@@ -182,7 +214,7 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 // off every pop takes this path.
 func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, fails *[]WriteFailure) *ckRef {
 	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, true)
-	if b.buf.byKey[w.mkey] != nil {
+	if b.buf.buffered(w.mkey) {
 		return nil
 	}
 	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
@@ -231,7 +263,7 @@ func (b *Broker) addAk(nowMs int64, a *model.AckMsg, key []byte, offsets []int64
 	if !b.cfg.EnablePopBufferMerge {
 		return ackMerge{}
 	}
-	w := b.buf.byKey[string(key)]
+	w := b.buf.lookup(key)
 	switch {
 	case w == nil, w.justOffset,
 		w.ck.ReviveTime()-nowMs < b.cfg.PopCkStayBufferTimeOut+1500,
@@ -389,7 +421,8 @@ func (b *Broker) scanGarbage(nowMs int64) {
 }
 
 // nextBufferWork is the earliest time at or after nowMs at which a scan
-// has something to do, false when the buffer is idle.
+// has something to do, false when the buffer is idle. It stops at the
+// first work due by nowMs: nothing can come earlier.
 func (b *Broker) nextBufferWork(nowMs int64) (int64, bool) {
 	f := b.buf
 	best, ok := int64(0), false
@@ -422,10 +455,13 @@ func (b *Broker) nextBufferWork(nowMs int64) (int64, bool) {
 			}
 			at(t)
 		}
+		if best <= nowMs && ok {
+			return scanGrid(nowMs), true
+		}
 	}
 	for _, cq := range f.corder {
 		if len(cq.ws) > 0 && cq.ws[0].done() {
-			at(nowMs)
+			return scanGrid(nowMs), true
 		}
 		// an idle queue is dropped by the first garbage scan past the idle time
 		at(garbageGrid(max(cq.time+CommitQueueIdle+1, nowMs)))

@@ -33,6 +33,12 @@ type reviveBody struct {
 	// a CK: ck (ReviveOffset set) and its first lease
 	ck    model.PopCheckPoint
 	lease model.LeaseID
+	// bound: the engine keeps this body for its own CK message and ref
+	// is the live ckRef of lease (nil once dropped): what byFirst holds
+	// under lease, kept here so a round reading the message need not look
+	// it up (ckRefOf). Not part of the decoding (assertPrefill).
+	ref   *ckRef
+	bound bool
 	// an ack or bAck: its fields and acked offsets; key uses the broker's
 	// own name when the ack names none
 	ack  model.AckMsg

@@ -23,6 +23,7 @@ const PropertyLease = "POPSIM_LEASE"
 type ckRef struct {
 	ck    model.PopCheckPoint // as made: bitmap 0, reviveOffset 0
 	key   string              // its merge key
+	e     *mkEntry            // its merge key's entry
 	first model.LeaseID
 	rq    int32 // its revive queue
 	// ended: bit i set once lease first+i ended (an ack merged in the
@@ -35,6 +36,10 @@ type ckRef struct {
 	// pending ack messages does.
 	stored    bool
 	at, ackAt int64
+	// dropped: drop forgot it. body is the decoded body the engine kept
+	// for its CK message (bound), nil when none.
+	dropped bool
+	body    *reviveBody
 }
 
 func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
@@ -46,13 +51,82 @@ func (r *ckRef) allEnded() bool { return r.ended == uint32(1)<<uint(r.ck.Num)-1 
 // ckLeases indexes the live ckRefs by first lease and by merge key.
 type ckLeases struct {
 	byFirst map[model.LeaseID]*ckRef
-	byKey   map[string]refList
+	keys    mkTable
 	live    int // leases not yet ended, over all refs
 	pending int // live leases with an ack message pending
+	// lastRef is the ref newRefInto made last, and ckBody the body putCk
+	// kept last for a lease no ref holds yet: the two are bound to each
+	// other (bindCkBody) whichever comes second.
+	lastRef *ckRef
+	ckBody  *reviveBody
 }
 
 func newCkLeases() ckLeases {
-	return ckLeases{byFirst: map[model.LeaseID]*ckRef{}, byKey: map[string]refList{}}
+	return ckLeases{byFirst: map[model.LeaseID]*ckRef{}, keys: mkTable{m: map[string]*mkEntry{}}}
+}
+
+// mkEntry is what the engine holds under one merge key: the live ckRefs
+// of its CKs and the buffer's wrapper, if any. One table serves both, so
+// an operation looks its key up once and then holds the entry; the refs
+// and the wrapper hold theirs. An entry leaves the table once it holds
+// neither (dead), and a later CK with its key gets a new one.
+type mkEntry struct {
+	key  string
+	refs refList
+	w    *wrapper // the buffered wrapper of the key (ckBuffer), nil when none
+	dead bool
+}
+
+// mkTable maps merge keys (the strings themselves: keys collide exactly
+// as upstream's concatenations do) to their entries. It remembers its
+// last lookup by string: a new CK's key is looked up by freeMergeKey and
+// again, the same string, by the buffer and newRefInto right after.
+type mkTable struct {
+	m       map[string]*mkEntry
+	lastKey string
+	last    *mkEntry // nil: lastKey has no entry
+	lastOK  bool
+}
+
+// find is the entry of key, nil when there is none.
+func (t *mkTable) find(key string) *mkEntry {
+	if t.lastOK && t.lastKey == key {
+		return t.last
+	}
+	e := t.m[key]
+	t.lastKey, t.last, t.lastOK = key, e, true
+	return e
+}
+
+// findBytes is find for a key held as bytes.
+func (t *mkTable) findBytes(key []byte) *mkEntry {
+	if t.lastOK && t.lastKey == string(key) {
+		return t.last
+	}
+	return t.m[string(key)]
+}
+
+// get is the entry of key, made when there is none.
+func (t *mkTable) get(key string) *mkEntry {
+	if e := t.find(key); e != nil {
+		return e
+	}
+	e := &mkEntry{key: key}
+	t.m[key] = e
+	t.last = e // find has just set lastKey to key
+	return e
+}
+
+// release takes e out of the table once it holds nothing.
+func (t *mkTable) release(e *mkEntry) {
+	if e.dead || e.refs.len() > 0 || e.w != nil {
+		return
+	}
+	e.dead = true
+	delete(t.m, e.key)
+	if t.last == e {
+		t.last, t.lastOK = nil, false
+	}
 }
 
 // refList is the refs of one merge key, in the order they were made:
@@ -117,15 +191,50 @@ func (b *Broker) newRefKeyed(ck *model.PopCheckPoint, rq int32, key string) *ckR
 
 // newRefInto is newRefKeyed into r, a zero ckRef the caller allocated.
 func (b *Broker) newRefInto(r *ckRef, ck *model.PopCheckPoint, rq int32, key string) *ckRef {
-	*r = ckRef{ck: *ck, key: key, rq: rq}
+	e := b.ckl.keys.get(key)
+	*r = ckRef{ck: *ck, key: key, e: e, rq: rq}
 	r.first = b.lease.last + 1
 	b.lease.last += model.LeaseID(ck.Num)
 	b.ckl.byFirst[r.first] = r
-	rs := b.ckl.byKey[r.key]
-	rs.add(r)
-	b.ckl.byKey[r.key] = rs
+	e.refs.add(r)
 	b.ckl.live += int(ck.Num)
+	if d := b.ckl.ckBody; d != nil && d.lease == r.first {
+		r.bindBody(d)
+	}
+	b.ckl.lastRef, b.ckl.ckBody = r, nil
 	return r
+}
+
+// bindCkBody binds d, the body putCk keeps for a CK message of lease
+// first, to the ref of that lease: the one newRefInto made last, or the
+// one it makes next (a renewal's and a re-put's CK are written before
+// their ref is made).
+func (b *Broker) bindCkBody(d *reviveBody, first model.LeaseID) {
+	if r := b.ckl.lastRef; r != nil && r.first == first && !r.dropped {
+		r.bindBody(d)
+		return
+	}
+	b.ckl.ckBody = d
+}
+
+// bindBody records that d, r's CK message's body, names r: a revive
+// round reading the message takes r from it instead of from byFirst.
+// drop unbinds it (the body then names no ref, as byFirst does).
+func (r *ckRef) bindBody(d *reviveBody) {
+	d.ref, d.bound = r, true
+	r.body = d
+}
+
+// ckRefOf is the live ckRef of a CK message's first lease (d.lease), nil
+// when none.
+func (b *Broker) ckRefOf(d *reviveBody) *ckRef {
+	if !d.bound {
+		return b.ckl.byFirst[d.lease]
+	}
+	if invariants {
+		assertf(b.ckl.byFirst[d.lease] == d.ref, "CK body of lease %d bound to the wrong ref", d.lease)
+	}
+	return d.ref
 }
 
 // end ends lease i of r and returns it, 0 when it had already ended.
@@ -151,13 +260,12 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 		}
 	}
 	delete(b.ckl.byFirst, r.first)
-	rs := b.ckl.byKey[r.key]
-	rs.remove(r)
-	if rs.len() == 0 {
-		delete(b.ckl.byKey, r.key)
-	} else {
-		b.ckl.byKey[r.key] = rs
+	r.dropped = true
+	if r.body != nil {
+		r.body.ref, r.body = nil, nil
 	}
+	r.e.refs.remove(r)
+	b.ckl.keys.release(r.e)
 	return out
 }
 
@@ -175,7 +283,11 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 func (b *Broker) findAcked(key []byte, rq int32, ackOffset, ackAt int64) (*ckRef, int) {
 	var best *ckRef
 	bi, bestAt := -1, int64(0)
-	rs := b.ckl.byKey[string(key)]
+	e := b.ckl.keys.findBytes(key)
+	if e == nil {
+		return nil, -1
+	}
+	rs := e.refs
 	for j := rs.len() - 1; j >= 0; j-- {
 		r := rs.at(j)
 		if r.rq != rq {

@@ -47,6 +47,11 @@ type reviveService struct {
 	slab     []roundCk
 	list     []*roundCk
 	mockList []*roundCk
+	// next is nextStep's answer while nextOK: it changes only with the
+	// service's state, its revive queue and its queue's timer messages,
+	// each of which clears nextOK (reviveChanged) when it changes.
+	next   int64
+	nextOK bool
 }
 
 // newRoundCk is a zeroed roundCk of this round. The slab grows by new
@@ -113,6 +118,25 @@ func (b *Broker) reviveCommitted(rq int32) int64 {
 	return -1
 }
 
+// nextStepOf is nextStep(s), remembered until s, its revive queue or its
+// timer messages change.
+func (b *Broker) nextStepOf(s *reviveService) int64 {
+	if !s.nextOK {
+		s.next, s.nextOK = b.nextStep(s), true
+	} else if invariants {
+		assertf(s.next == b.nextStep(s), "revive service %d: remembered next step %d, now %d", s.qid, s.next, b.nextStep(s))
+	}
+	return s.next
+}
+
+// reviveChanged forgets the next step of the service of revive queue rq:
+// a message was written to the queue or to its timer, or left either.
+func (b *Broker) reviveChanged(rq int32) {
+	if rq >= 0 && int(rq) < len(b.revivers) {
+		b.revivers[rq].nextOK = false
+	}
+}
+
 // nextStep is when service s next changes anything.
 func (b *Broker) nextStep(s *reviveService) int64 {
 	if !s.pulling || s.ending {
@@ -149,6 +173,7 @@ func pullGrid(g, t int64) int64 {
 // stepService brings service s to time t (= nextStep(s)) and takes the
 // step there.
 func (b *Broker) stepService(s *reviveService, t int64, res *CheckpointResult) {
+	s.nextOK = false
 	switch {
 	case s.ending:
 		b.finishRound(s, t, res)
@@ -231,7 +256,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 		return true // skipped without moving endTime
 	case m.Tags == model.CkTag:
 		rc := s.newRoundCk()
-		rc.ck, rc.ref = d.ck, b.ckl.byFirst[d.lease]
+		rc.ck, rc.ref = d.ck, b.ckRefOf(d)
 		if old := s.cks[d.key]; old != nil {
 			old.replaced = true
 		}

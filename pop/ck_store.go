@@ -245,6 +245,7 @@ func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev
 		_ = msg.SetProperty(model.PropertyTimerDeliverMs, itoa(due))
 		rev.deliver = due
 		b.timer.add(b.timer.hold(due, msg, rev))
+		b.reviveChanged(msg.QueueID)
 		b.arrival = due
 		return putOK
 	}
@@ -252,6 +253,7 @@ func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev
 	if deliverMs > nowMs {
 		b.arrival = b.timerDue(deliverMs)
 		b.timer.add(b.timer.hold(b.arrival, msg, rev))
+		b.reviveChanged(msg.QueueID)
 		return putOK
 	}
 	b.appendRevive(q, msg, nowMs, rev)
@@ -283,6 +285,7 @@ func delayLevel(d int64) int64 {
 // decoded body rev when the engine wrote it (nil: decoded when read).
 func (b *Broker) appendRevive(q *queue, msg *model.Message, ms int64, rev *reviveBody) {
 	sl := q.log.push()
+	b.reviveChanged(msg.QueueID)
 	m := &sl.msg
 	*m = *msg
 	m.QueueOffset = q.maxOffset() - 1
@@ -301,6 +304,7 @@ func (b *Broker) advanceTimer(nowMs int64) {
 			return
 		}
 		b.timer.removeMin(t)
+		b.reviveChanged(t.msg.QueueID)
 		b.stats.TimerDeliveries++
 		b.appendRevive(b.reviveQueue(t.msg.QueueID), &t.msg, t.due, t.rev)
 		b.timer.release(t)
@@ -392,6 +396,7 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	d := b.ckPrefill(ck, mkey)
 	if ck.Num > 0 && !d.skip {
 		d.lease = first // the message's POPSIM_LEASE
+		b.bindCkBody(d, first)
 	}
 	return b.putRevive(nowMs, &m, deliver, d, fails)
 }

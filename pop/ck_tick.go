@@ -56,7 +56,8 @@ func (b *Broker) touch(nowMs int64) {
 // startMs.
 func (b *Broker) startServices(startMs int64) {
 	b.shouldStartTime = startMs - 1 // disappearTimeAfterStart -1
-	b.buf = newCkBuffer()
+	b.buf.forget()
+	b.buf = newCkBuffer(&b.ckl.keys)
 	b.buf.lastScan = startMs - BufferScanInterval
 	b.revivers = b.newReviveServices(startMs)
 	b.inflight = map[qkey]int64{}
@@ -109,6 +110,7 @@ func (b *Broker) CheckpointTick(now clock.Time) CheckpointResult {
 func (b *Broker) settleEmptyPulls(nowMs int64) {
 	for _, s := range b.revivers {
 		if s.pulling && !s.ending && s.due <= nowMs {
+			s.nextOK = false
 			k := (nowMs-s.due)/ReviveEmptySleep + 1
 			s.noMsg += k
 			s.due += k * ReviveEmptySleep
@@ -149,7 +151,7 @@ func (b *Broker) nextService() (*reviveService, int64) {
 	var best *reviveService
 	var t int64
 	for _, s := range b.revivers {
-		if n := b.nextStep(s); best == nil || n < t {
+		if n := b.nextStepOf(s); best == nil || n < t {
 			best, t = s, n
 		}
 	}

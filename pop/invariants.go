@@ -372,12 +372,21 @@ func (b *Broker) checkCkLeases() error {
 				}
 			}
 		}
-		if !b.ckl.byKey[r.key].contains(r) {
+		if e := b.ckl.keys.m[r.key]; e == nil || r.e != e || !e.refs.contains(r) || r.dropped {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d missing from its merge key's list", first)
 		}
+		if d := r.body; d != nil && (d.ref != r || !d.bound || d.lease != r.first) {
+			return fmt.Errorf("pop: invariant: checkpoint ref %d bound to a body of lease %d that names another ref", first, d.lease)
+		}
 	}
-	for _, rs := range b.ckl.byKey {
-		keyed += rs.len()
+	for key, e := range b.ckl.keys.m {
+		if e.key != key || e.dead || e.refs.len() == 0 && e.w == nil {
+			return fmt.Errorf("pop: invariant: merge key %q has an entry for %q (dead %v) holding %d refs and wrapper %v", key, e.key, e.dead, e.refs.len(), e.w != nil)
+		}
+		keyed += e.refs.len()
+	}
+	if t := &b.ckl.keys; t.lastOK && t.m[t.lastKey] != t.last {
+		return fmt.Errorf("pop: invariant: merge-key table remembers a stale lookup of %q", t.lastKey)
 	}
 	if keyed != len(b.ckl.byFirst) || live != b.ckl.live || pending != b.ckl.pending {
 		return fmt.Errorf("pop: invariant: %d checkpoint refs by lease, %d by merge key; %d live leases counted as %d, %d with an ack pending counted as %d",
@@ -388,14 +397,20 @@ func (b *Broker) checkCkLeases() error {
 
 func (b *Broker) checkBuffer() error {
 	f := b.buf
-	if len(f.byKey) != len(f.order) || f.counter != int64(len(f.order)) {
-		return fmt.Errorf("pop: invariant: buffer maps %d wrappers, lists %d, counts %d", len(f.byKey), len(f.order), f.counter)
+	mapped := 0
+	for _, e := range f.keys.m {
+		if e.w != nil {
+			mapped++
+		}
+	}
+	if mapped != len(f.order) || f.counter != int64(len(f.order)) {
+		return fmt.Errorf("pop: invariant: buffer maps %d wrappers, lists %d, counts %d", mapped, len(f.order), f.counter)
 	}
 	for _, w := range f.order {
 		switch {
-		case f.byKey[w.mkey] != w || w.mkey != w.ck.MergeKey():
+		case w.ref == nil || f.keys.m[w.mkey] != w.ref.e || w.ref.e.w != w || w.mkey != w.ck.MergeKey():
 			return fmt.Errorf("pop: invariant: buffered wrapper %q is not under its merge key", w.mkey)
-		case w.ref == nil || b.ckl.byFirst[w.ref.first] != w.ref && !w.ckStored:
+		case b.ckl.byFirst[w.ref.first] != w.ref && !w.ckStored:
 			return fmt.Errorf("pop: invariant: buffered wrapper %q without the lease ref of its CK", w.mkey)
 		case w.stored&^w.bits != 0 || w.bits&^w.numMask() != 0:
 			return fmt.Errorf("pop: invariant: buffered wrapper %q: bits %b, written %b, over %d", w.mkey, w.bits, w.stored, w.ck.Num)

@@ -242,6 +242,9 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.M
 	q := t.queues[msg.QueueID]
 	b.queueWritten(t, msg.QueueID)
 	m := &q.log.push().msg
+	if t == b.reviveT {
+		b.reviveChanged(msg.QueueID) // a client's write to the revive topic
+	}
 	if deep {
 		copyMessage(m, msg)
 	} else {
@@ -262,6 +265,10 @@ func (b *Broker) Truncate(topicName string, qid int32, offset int64) (int, error
 	if q == nil {
 		return 0, fmt.Errorf("pop: truncate %s/%d: no such queue", topicName, qid)
 	}
-	b.queueWritten(b.topicNamed(topicName), qid)
+	t := b.topicNamed(topicName)
+	b.queueWritten(t, qid)
+	if t == b.reviveT {
+		b.reviveChanged(qid)
+	}
 	return q.truncate(offset), nil
 }
