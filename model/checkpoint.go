@@ -114,9 +114,9 @@ func MergeKey(topic, group string, qid int32, startOffset, popTime int64, broker
 func AppendMergeKey(b []byte, topic, group string, qid int32, startOffset, popTime int64, brokerName string) []byte {
 	b = append(b, topic...)
 	b = append(b, group...)
-	b = strconv.AppendInt(b, int64(qid), 10)
-	b = strconv.AppendInt(b, startOffset, 10)
-	b = strconv.AppendInt(b, popTime, 10)
+	b = appendDec(b, int64(qid))
+	b = appendDec(b, startOffset)
+	b = appendDec(b, popTime)
 	if brokerName == "" {
 		brokerName = "null"
 	}
@@ -139,7 +139,7 @@ func (c *PopCheckPoint) AppendUniqueID(b []byte) []byte {
 // AppendJSON appends the checkpoint's JSON (fastjson's sorted short keys).
 func (c *PopCheckPoint) AppendJSON(b []byte) []byte {
 	b = append(b, `{"bm":`...)
-	b = strconv.AppendInt(b, int64(c.BitMap), 10)
+	b = appendDec(b, int64(c.BitMap))
 	if c.BrokerName != "" { // null: fastjson omits it
 		b = appendStrField(b, `,"bn":`, c.BrokerName)
 	}
@@ -150,7 +150,7 @@ func (c *PopCheckPoint) AppendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = strconv.AppendInt(b, int64(d), 10)
+			b = appendDec(b, int64(d))
 		}
 		b = append(b, ']')
 	}
@@ -253,16 +253,16 @@ const keyBuf = 160
 // unique ids of CK and ack messages share.
 func appendAt(b []byte, topic string, qid, offset int64, group string, popTime int64) []byte {
 	b = append(append(b, topic...), '@')
-	b = append(strconv.AppendInt(b, qid, 10), '@')
-	b = append(strconv.AppendInt(b, offset, 10), '@')
+	b = append(appendDec(b, qid), '@')
+	b = append(appendDec(b, offset), '@')
 	b = append(append(b, group...), '@')
-	return append(strconv.AppendInt(b, popTime, 10), '@')
+	return append(appendDec(b, popTime), '@')
 }
 
 // AppendJSON appends the ack's JSON.
 func (a *AckMsg) AppendJSON(b []byte) []byte {
 	b = append(b, `{"ao":`...)
-	b = strconv.AppendInt(b, a.AckOffset, 10)
+	b = appendDec(b, a.AckOffset)
 	b = a.appendRest(b)
 	return append(b, '}')
 }
@@ -335,28 +335,28 @@ func (a *BatchAckMsg) UniqueID() string {
 // AppendUniqueID appends the id UniqueID returns to b.
 func (a *BatchAckMsg) AppendUniqueID(b []byte) []byte {
 	b = append(append(b, a.Topic...), '@')
-	b = append(strconv.AppendInt(b, int64(a.QueueID), 10), '@', '[')
+	b = append(appendDec(b, int64(a.QueueID)), '@', '[')
 	for i, o := range a.AckOffsetList {
 		if i > 0 {
 			b = append(b, ',', ' ')
 		}
-		b = strconv.AppendInt(b, o, 10)
+		b = appendDec(b, o)
 	}
 	b = append(append(b, ']', '@'), a.ConsumerGroup...)
-	b = append(strconv.AppendInt(append(b, '@'), a.PopTime, 10), '@')
+	b = append(appendDec(append(b, '@'), a.PopTime), '@')
 	return append(b, BatchAckTag...)
 }
 
 // AppendJSON appends the batch ack's JSON.
 func (a *BatchAckMsg) AppendJSON(b []byte) []byte {
 	b = append(b, `{"ao":`...)
-	b = strconv.AppendInt(b, a.AckOffset, 10)
+	b = appendDec(b, a.AckOffset)
 	b = append(b, `,"aol":[`...)
 	for i, o := range a.AckOffsetList {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(b, o, 10)
+		b = appendDec(b, o)
 	}
 	b = append(b, ']')
 	b = a.appendRest(b)
@@ -383,7 +383,7 @@ func ParseBatchAckMsg(data []byte) (BatchAckMsg, error) {
 // appendIntField appends a field: its prefix (the separator and the
 // quoted key with its colon, as `,"k":`) and v.
 func appendIntField(b []byte, prefix string, v int64) []byte {
-	return strconv.AppendInt(append(b, prefix...), v, 10)
+	return appendDec(append(b, prefix...), v)
 }
 
 // appendStrField appends a field: its prefix (`,"k":`) and v, quoted.

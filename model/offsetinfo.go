@@ -43,29 +43,6 @@ func AppendOffsetInfo(dst []byte, e OffsetInfo) []byte {
 	return dst
 }
 
-// appendDec is strconv.AppendInt(dst, v, 10), inlined for the small
-// non-negative numbers of a pop's every answer (a retry flag, a queue id,
-// offsets).
-func appendDec(dst []byte, v int64) []byte {
-	if uint64(v) < 10 {
-		return append(dst, byte('0'+v))
-	}
-	if v < 0 {
-		return strconv.AppendInt(dst, v, 10)
-	}
-	var b [20]byte
-	i := len(b)
-	for u := uint64(v); ; {
-		q := u / 10
-		i--
-		b[i] = byte('0' + u - q*10)
-		if u = q; u == 0 {
-			break
-		}
-	}
-	return append(dst, b[i:]...)
-}
-
 // ParseStartOffsetInfo parses a startOffsetInfo header: each entry must have
 // exactly one offset.
 func ParseStartOffsetInfo(s string) ([]OffsetInfo, error) { return parseOffsetInfo(s, true) }

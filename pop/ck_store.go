@@ -350,7 +350,7 @@ const revBuf = 320
 // deliver time and the merge key (key, or a's when key is nil), and
 // returns the three strings.
 func ackStrings(b []byte, u int, a *model.AckMsg, key []byte, deliverMs int64) (uniq, deliver, mkey string) {
-	b = strconv.AppendInt(b, deliverMs, 10)
+	b = model.AppendDec(b, deliverMs)
 	d := len(b)
 	if key == nil {
 		b = a.AppendMergeKey(b)
@@ -374,10 +374,10 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	var buf [revBuf]byte
 	sb := ck.AppendUniqueID(buf[:0])
 	u := len(sb)
-	sb = strconv.AppendInt(sb, deliver, 10)
+	sb = model.AppendDec(sb, deliver)
 	dl := len(sb)
 	if ck.Num > 0 {
-		sb = strconv.AppendUint(sb, uint64(first), 10)
+		sb = model.AppendUdec(sb, uint64(first))
 	}
 	all := string(sb)
 	strs := [3]string{all[:u], all[u:dl], all[dl:]}

@@ -1,0 +1,90 @@
+package model
+
+import (
+	"math/bits"
+	"strconv"
+)
+
+// Decimal integers as strconv.AppendInt(dst, v, 10) writes them, for the
+// numbers every revive-topic message and pop answer carries (CK and ack
+// bodies, unique ids, merge keys, offset infos): the digits are counted
+// first and written in pairs straight into dst's spare room, without
+// strconv's buffer and copy.
+
+// AppendDec is strconv.AppendInt(dst, v, 10).
+func AppendDec(dst []byte, v int64) []byte {
+	if uint64(v) < 10 {
+		return append(dst, byte('0'+v))
+	}
+	if v < 0 {
+		return strconv.AppendInt(dst, v, 10)
+	}
+	return AppendUdec(dst, uint64(v))
+}
+
+// appendDec is AppendDec.
+func appendDec(dst []byte, v int64) []byte { return AppendDec(dst, v) }
+
+// decPairs[i] is i's two digits ("00" to "99") as a little-endian uint16.
+var decPairs = func() (t [100]uint16) {
+	for i := range t {
+		t[i] = uint16('0'+i/10) | uint16('0'+i%10)<<8
+	}
+	return t
+}()
+
+// decPow10[i] is 10**i.
+var decPow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
+
+// decDigits is the number of decimal digits of u (1 for 0).
+func decDigits(u uint64) int {
+	// bits.Len64(u)*1233>>12 is floor(log10(2**len)): the count, or one
+	// less when u is below that power of ten
+	n := uint(bits.Len64(u)*1233) >> 12 // at most 19
+	if u >= decPow10[n%20] {
+		n++
+	}
+	return int(max(n, 1))
+}
+
+// AppendUdec is strconv.AppendUint(dst, u, 10).
+func AppendUdec(dst []byte, u uint64) []byte {
+	n := decDigits(u)
+	l := len(dst)
+	if cap(dst)-l < n {
+		dst = append(dst, make([]byte, n)...)
+	} else {
+		dst = dst[:l+n]
+	}
+	b := dst[l:]
+	i := uint(n)
+	for u >= 1e8 { // eight digits at a time in 32 bits
+		q := u / 1e8
+		lo := uint32(u - q*1e8)
+		u = q
+		for range 4 {
+			i -= 2
+			p := decPairs[lo%100]
+			lo /= 100
+			_ = b[i+1]
+			b[i], b[i+1] = byte(p), byte(p>>8)
+		}
+	}
+	lo := uint32(u)
+	for lo >= 100 {
+		i -= 2
+		p := decPairs[lo%100]
+		lo /= 100
+		_ = b[i+1]
+		b[i], b[i+1] = byte(p), byte(p>>8)
+	}
+	if lo >= 10 { // i is 2
+		p := decPairs[lo]
+		_ = b[1]
+		b[0], b[1] = byte(p), byte(p>>8)
+	} else {
+		b[0] = byte('0' + lo) // i is 1
+	}
+	return dst
+}
