@@ -30,6 +30,7 @@ type reviveBody struct {
 	skip    bool  // a CK without topic or group: skipped, endTime unmoved
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	key     string
+	hash    uint64 // mkHash(key)
 	// a CK: ck (ReviveOffset set) and its first lease
 	ck    model.PopCheckPoint
 	lease model.LeaseID
@@ -70,6 +71,7 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 		default:
 			ck.ReviveOffset = m.QueueOffset
 			d.ck, d.lease, d.key = ck, ckLeaseOf(m), ck.MergeKey()
+			d.hash = mkHash(d.key)
 		}
 	case model.AckTag, model.BatchAckTag:
 		a, offs, err := decodeAck(m)
@@ -87,6 +89,7 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 			d.offs = d.one[:]
 		}
 		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+		d.hash = mkHash(d.key)
 	}
 	return d
 }
@@ -104,6 +107,7 @@ func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string) *reviveBody {
 		mkey = ck.MergeKey()
 	}
 	d.ck, d.key = *ck, mkey // the engine never writes into a CK's QueueOffsetDiff: shared
+	d.hash = mkHash(mkey)
 	return d
 }
 
@@ -132,6 +136,7 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, offs []int64) *reviveBo
 	}
 	d := b.newReviveBody()
 	d.ack, d.offs, d.key = *a, offs, key
+	d.hash = mkHash(key)
 	return d
 }
 

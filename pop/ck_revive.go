@@ -36,7 +36,7 @@ type reviveService struct {
 	start, old, read int64
 	endTime, firstRt int64
 	noMsg            int64
-	cks              map[string]*roundCk
+	cks              roundTable // the round's map, by merge key
 	all              []*roundCk // every CK read this round, replaced ones too
 	mocks            map[string]*roundCk
 	mockOrder        []string
@@ -66,10 +66,10 @@ func (s *reviveService) newRoundCk() *roundCk {
 
 // resetRound empties the round's state, keeping its storage.
 func (s *reviveService) resetRound() {
-	if s.cks == nil {
-		s.cks, s.mocks = map[string]*roundCk{}, map[string]*roundCk{}
+	if s.mocks == nil {
+		s.mocks = map[string]*roundCk{}
 	}
-	clear(s.cks)
+	s.cks.reset()
 	clear(s.mocks)
 	clear(s.all)
 	clear(s.slab)
@@ -257,16 +257,15 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 	case m.Tags == model.CkTag:
 		rc := s.newRoundCk()
 		rc.ck, rc.ref = d.ck, b.ckRefOf(d)
-		if old := s.cks[d.key]; old != nil {
+		if old := s.cks.put(d.key, d.hash, rc); old != nil {
 			old.replaced = true
 		}
-		s.cks[d.key] = rc
 		s.all = append(s.all, rc)
 		if s.firstRt == 0 {
 			s.firstRt = d.ck.ReviveTime()
 		}
 	case m.Tags == model.AckTag || m.Tags == model.BatchAckTag:
-		rc := s.cks[d.key]
+		rc := s.cks.get(d.key, d.hash)
 		if rc == nil {
 			if !b.cfg.EnableSkipLongAwaitingAck {
 				return true // the ack waits for its CK (#5408); endTime unmoved
@@ -328,10 +327,9 @@ func (b *Broker) abortRound(s *reviveService, g int64) {
 // wait before the next round.
 func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 	for _, key := range s.mockOrder { // map.putAll(mockPointMap)
-		if old := s.cks[key]; old != nil {
+		if old := s.cks.put(key, mkHash(key), s.mocks[key]); old != nil {
 			old.replaced = true
 		}
-		s.cks[key] = s.mocks[key]
 	}
 	list := s.mergeList()
 	newOffset := s.old
@@ -396,9 +394,7 @@ func (s *reviveService) mergeList() []*roundCk {
 	s.list, s.mockList = list, mocks
 	if invariants {
 		var want []*roundCk
-		for _, rc := range s.cks {
-			want = append(want, rc)
-		}
+		s.cks.each(func(rc *roundCk) { want = append(want, rc) })
 		slices.SortFunc(want, func(a, b *roundCk) int { return cmp.Compare(a.ck.ReviveOffset, b.ck.ReviveOffset) })
 		assertf(slices.Equal(list, want), "revive round: merged list of %d is not the map's %d sorted", len(list), len(want))
 	}

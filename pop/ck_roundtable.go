@@ -1,0 +1,118 @@
+package pop
+
+// A revive round pairs the acks it reads with the CKs it read by merge
+// key (upstream's HashMap<String, PopCheckPoint>): a CK message is looked
+// up and put, an ack looked up, and each message is read again by every
+// round until the revive offset passes it. A Go map would hash the key
+// (some 60 to 100 bytes) at each of those. The key's hash is a pure
+// function of the stored message, so its decoded body keeps it
+// (reviveBody.hash, set with the key), and the round's table is an open
+// addressing table over those hashes: a lookup compares hashes, and the
+// strings only when the hashes are equal. Keys are the strings
+// themselves: they collide exactly as upstream's do, never by hash.
+
+// mkHash is the hash of merge key s: 8 bytes at a time, multiplied and
+// folded, the same on every run (nothing iterates the table in hash
+// order; the hash only decides where a key sits).
+func mkHash(s string) uint64 {
+	const m = 0x9e3779b97f4a7c15
+	h := uint64(len(s)) * m
+	for ; len(s) >= 8; s = s[8:] {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		h = (h ^ w) * m
+		h ^= h >> 29
+	}
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * m
+	}
+	h ^= h >> 32
+	return h * m
+}
+
+// roundTable maps a round's merge keys to its CKs. Slots of an earlier
+// round (gen) count as empty, so a new round starts without clearing.
+type roundTable struct {
+	slots []roundSlot // a power of two long, at most half full
+	gen   uint32
+	n     int
+}
+
+type roundSlot struct {
+	gen  uint32
+	hash uint64
+	key  string
+	rc   *roundCk
+}
+
+// reset empties the table, keeping its storage.
+func (t *roundTable) reset() {
+	t.gen++
+	t.n = 0
+	if t.gen == 0 { // wrapped: old stamps could read as live
+		clear(t.slots)
+		t.gen = 1
+	}
+}
+
+// slot is key's slot: the one holding it, or the empty one where it goes.
+func (t *roundTable) slot(key string, h uint64) *roundSlot {
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.gen != t.gen || s.hash == h && s.key == key {
+			return s
+		}
+	}
+}
+
+// get is the CK under key (hash h), nil when none.
+func (t *roundTable) get(key string, h uint64) *roundCk {
+	if t.n == 0 {
+		return nil
+	}
+	if s := t.slot(key, h); s.gen == t.gen {
+		return s.rc
+	}
+	return nil
+}
+
+// put sets the CK under key (hash h) and returns the one it replaced,
+// nil when none.
+func (t *roundTable) put(key string, h uint64, rc *roundCk) *roundCk {
+	if t.gen == 0 { // a zero table: its zero slots are not this round's
+		t.reset()
+	}
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	s := t.slot(key, h)
+	if s.gen == t.gen {
+		old := s.rc
+		s.rc = rc
+		return old
+	}
+	*s = roundSlot{gen: t.gen, hash: h, key: key, rc: rc}
+	t.n++
+	return nil
+}
+
+// grow doubles the table, moving this round's entries.
+func (t *roundTable) grow() {
+	old := t.slots
+	t.slots = make([]roundSlot, max(64, 2*len(old)))
+	for i := range old {
+		if s := &old[i]; s.gen == t.gen {
+			*t.slot(s.key, s.hash) = *s
+		}
+	}
+}
+
+// each calls f for every CK the table holds, in no particular order.
+func (t *roundTable) each(f func(*roundCk)) {
+	for i := range t.slots {
+		if s := &t.slots[i]; s.gen == t.gen {
+			f(s.rc)
+		}
+	}
+}
