@@ -456,11 +456,9 @@ func (b *Broker) checkTimer() error {
 	if err == nil && n != b.timer.n {
 		err = fmt.Errorf("pop: invariant: the timer holds %d messages, counts %d", n, b.timer.n)
 	}
-	for q, tr := range b.timer.queues {
-		if err == nil && tr != nil && b.timer.minsOK[q] {
-			if m, _ := tr.Min(); m != b.timer.mins[q] {
-				err = fmt.Errorf("pop: invariant: the timer's cached next message of revive queue %d is not its next one", q)
-			}
+	for q := range b.timer.queues {
+		if err == nil {
+			err = checkTimerQueue(int32(q), &b.timer.queues[q])
 		}
 	}
 	if err == nil && b.timer.firstOK {
@@ -471,6 +469,25 @@ func (b *Broker) checkTimer() error {
 		}
 	}
 	return err
+}
+
+// checkTimerQueue: revive queue q's slots are in strictly increasing
+// delivery time, none empty, and each holds messages of q due at its time
+// in put order.
+func checkTimerQueue(q int32, tq *timerQueue) error {
+	var last *timerSlot
+	for _, s := range tq.slots[tq.head:] {
+		if s.head >= len(s.msgs) || last != nil && last.due >= s.due {
+			return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d is empty or out of order", q, s.due)
+		}
+		for i, m := range s.msgs[s.head:] {
+			if m.due != s.due || m.msg.QueueID != q || i > 0 && s.msgs[s.head+i-1].seq >= m.seq {
+				return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d holds %s due at %d out of place", q, s.due, m.msg.String(), m.due)
+			}
+		}
+		last = s
+	}
+	return nil
 }
 
 func (b *Broker) checkRevivers() error {

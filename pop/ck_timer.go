@@ -1,0 +1,194 @@
+package pop
+
+import (
+	"slices"
+
+	"popsim/model"
+)
+
+// timerStore holds the timer's messages by revive queue (queue ids index
+// the slice), each in (due, put order). A queue keeps one FIFO slot per
+// delivery time, the slots sorted by it: a message joins the end of its
+// delivery time's slot, since every message held was put before it. With
+// timerPrecisionMs slots the delivery times are few (a CK's and its acks'
+// land in the same few slots) and most puts join the last slot or one
+// near it. Holders are allocated a block at a time (slab) and reused once
+// delivered (free); so are slots (freeSlots).
+type timerStore struct {
+	queues    []timerQueue
+	seq       uint64
+	n         int
+	free      []*timerMsg
+	slab      []timerMsg
+	freeSlots []*timerSlot
+	// first is the next message over all queues when known (firstOK):
+	// min is asked at every engine call, the queues change less often.
+	first   *timerMsg
+	firstOK bool
+}
+
+// timerQueue is one revive queue's messages: slots[head:] in delivery
+// time order, none empty.
+type timerQueue struct {
+	slots []*timerSlot
+	head  int
+}
+
+// timerSlot is the messages of one delivery time, msgs[head:] in put
+// order.
+type timerSlot struct {
+	due  int64
+	msgs []*timerMsg
+	head int
+}
+
+// hold returns a holder for a message due at due, reusing a delivered
+// one's.
+func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timerMsg {
+	var m *timerMsg
+	if k := len(t.free) - 1; k >= 0 {
+		m = t.free[k]
+		t.free = t.free[:k]
+	} else {
+		if len(t.slab) == 0 {
+			t.slab = make([]timerMsg, 128)
+		}
+		m = &t.slab[0]
+		t.slab = t.slab[1:]
+	}
+	m.due, m.msg, m.rev = due, *msg, rev
+	return m
+}
+
+// release takes back the holder of a delivered message.
+func (t *timerStore) release(m *timerMsg) {
+	*m = timerMsg{}
+	t.free = append(t.free, m)
+}
+
+func timerLess(a, b *timerMsg) bool {
+	if a.due != b.due {
+		return a.due < b.due
+	}
+	return a.seq < b.seq
+}
+
+// newSlot is an empty slot for delivery time due.
+func (t *timerStore) newSlot(due int64) *timerSlot {
+	if k := len(t.freeSlots) - 1; k >= 0 {
+		s := t.freeSlots[k]
+		t.freeSlots = t.freeSlots[:k]
+		s.due = due
+		return s
+	}
+	return &timerSlot{due: due}
+}
+
+func (t *timerStore) add(m *timerMsg) {
+	q := int(m.msg.QueueID)
+	for len(t.queues) <= q {
+		t.queues = append(t.queues, timerQueue{})
+	}
+	t.seq++
+	m.seq = t.seq
+	tq := &t.queues[q]
+	live := tq.slots[tq.head:]
+	var s *timerSlot
+	switch i := len(live) - 1; {
+	case i < 0 || live[i].due < m.due: // after every held message, as a CK usually is
+		s = t.newSlot(m.due)
+		tq.slots = append(tq.slots, s)
+	case live[i].due == m.due:
+		s = live[i]
+	default:
+		j, found := slices.BinarySearchFunc(live, m.due, func(s *timerSlot, due int64) int { return cmpInt64(s.due, due) })
+		if found {
+			s = live[j]
+		} else {
+			s = t.newSlot(m.due)
+			tq.slots = slices.Insert(tq.slots, tq.head+j, s)
+		}
+	}
+	s.msgs = append(s.msgs, m)
+	t.n++
+	if t.firstOK && (t.first == nil || timerLess(m, t.first)) {
+		t.first = m
+	}
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// min is the next message to deliver over all queues.
+func (t *timerStore) min() (*timerMsg, bool) {
+	if !t.firstOK {
+		t.first, t.firstOK = nil, true
+		for q := range t.queues {
+			if m, ok := t.minFor(int32(q)); ok && (t.first == nil || timerLess(m, t.first)) {
+				t.first = m
+			}
+		}
+	}
+	return t.first, t.first != nil
+}
+
+// minFor is the next message for revive queue rq.
+func (t *timerStore) minFor(rq int32) (*timerMsg, bool) {
+	if rq < 0 || int(rq) >= len(t.queues) {
+		return nil, false
+	}
+	tq := &t.queues[rq]
+	if tq.head == len(tq.slots) {
+		return nil, false
+	}
+	s := tq.slots[tq.head]
+	return s.msgs[s.head], true
+}
+
+// removeMin removes m, the next message of its queue (min).
+func (t *timerStore) removeMin(m *timerMsg) {
+	tq := &t.queues[m.msg.QueueID]
+	s := tq.slots[tq.head]
+	if invariants {
+		assertf(s.msgs[s.head] == m, "timer: removeMin of a message that is not its queue's next")
+	}
+	s.msgs[s.head] = nil
+	s.head++
+	if s.head == len(s.msgs) { // the slot is done: reused
+		clear(s.msgs)
+		s.msgs, s.head = s.msgs[:0], 0
+		t.freeSlots = append(t.freeSlots, s)
+		tq.slots[tq.head] = nil
+		tq.head++
+		if tq.head == len(tq.slots) {
+			tq.slots, tq.head = tq.slots[:0], 0
+		} else if tq.head >= 32 && 2*tq.head >= len(tq.slots) { // move the live slots to the front
+			n := copy(tq.slots, tq.slots[tq.head:])
+			clear(tq.slots[n:])
+			tq.slots, tq.head = tq.slots[:n], 0
+		}
+	}
+	t.n--
+	if m == t.first {
+		t.firstOK = false
+	}
+}
+
+// each calls f for every held message, by queue then order.
+func (t *timerStore) each(f func(m *timerMsg)) {
+	for q := range t.queues {
+		tq := &t.queues[q]
+		for _, s := range tq.slots[tq.head:] {
+			for _, m := range s.msgs[s.head:] {
+				f(m)
+			}
+		}
+	}
+}

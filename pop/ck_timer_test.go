@@ -1,0 +1,128 @@
+package pop
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"popsim/model"
+)
+
+// timerRef is the timer's order by definition: every held message, the
+// next being the least (due, put order), over all queues or one.
+type timerRef struct {
+	held []*timerMsg
+	seq  uint64
+}
+
+func (r *timerRef) minOf(q int32) *timerMsg {
+	var best *timerMsg
+	for _, m := range r.held {
+		if (q < 0 || m.msg.QueueID == q) && (best == nil || timerLess(m, best)) {
+			best = m
+		}
+	}
+	return best
+}
+
+// TestTimerMatchesOrder puts and delivers at random against timerRef:
+// delivery times in slots of a precision, mostly at or near the latest
+// (as CKs and acks come), sometimes far before it or beyond it, on a few
+// revive queues, with deliveries interleaved; min, minFor, each and n
+// must agree with the reference after every step, and deliveries
+// between two puts must come in (due, put) order.
+func TestTimerMatchesOrder(t *testing.T) {
+	for _, prec := range []int64{1, 1000} {
+		for seed := uint64(1); seed <= 4; seed++ {
+			t.Run(fmt.Sprintf("prec=%d/seed=%d", prec, seed), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(seed, uint64(prec)))
+				var tm timerStore
+				var ref timerRef
+				now := int64(1_000_000)
+				var lastDelivered *timerMsg
+				for step := 0; step < 20000; step++ {
+					switch x := r.IntN(100); {
+					case x < 55: // a put
+						now += r.Int64N(3 * prec)
+						var d int64
+						switch y := r.IntN(10); {
+						case y < 6:
+							d = now + 60*prec // a CK's or ack's revive time
+						case y < 9:
+							d = now + r.Int64N(70*prec) // a late ack, a renewal
+						default:
+							d = now + r.Int64N(2000*prec) // far ahead
+						}
+						d = (d + prec - 1) / prec * prec
+						msg := model.Message{QueueID: int32(r.IntN(4)), BornTimestamp: now}
+						m := tm.hold(d, &msg, nil)
+						tm.add(m)
+						ref.seq++
+						if m.seq != ref.seq {
+							t.Fatalf("step %d: seq %d, want %d", step, m.seq, ref.seq)
+						}
+						ref.held = append(ref.held, m)
+						lastDelivered = nil // it may come before the last delivered
+					case x < 95: // deliver the next
+						want := ref.minOf(-1)
+						got, ok := tm.min()
+						if got != want || ok != (want != nil) {
+							t.Fatalf("step %d: min %v, want %v", step, got, want)
+						}
+						if got == nil {
+							continue
+						}
+						if lastDelivered != nil && timerLess(got, lastDelivered) {
+							t.Fatalf("step %d: delivered out of order", step)
+						}
+						tm.removeMin(got)
+						ref.held = slices.DeleteFunc(ref.held, func(m *timerMsg) bool { return m == got })
+						cp := *got
+						lastDelivered = &cp
+						tm.release(got)
+					default: // deliver one queue's next
+						q := int32(r.IntN(5))
+						want := ref.minOf(q)
+						got, ok := tm.minFor(q)
+						if got != want || ok != (want != nil) {
+							t.Fatalf("step %d: minFor(%d) %v, want %v", step, q, got, want)
+						}
+						if got != nil {
+							tm.removeMin(got)
+							ref.held = slices.DeleteFunc(ref.held, func(m *timerMsg) bool { return m == got })
+							tm.release(got)
+							lastDelivered = nil // a queue's next may precede the last global one
+						}
+					}
+					if tm.n != len(ref.held) {
+						t.Fatalf("step %d: n %d, want %d", step, tm.n, len(ref.held))
+					}
+					if step%500 == 0 {
+						var got []*timerMsg
+						tm.each(func(m *timerMsg) { got = append(got, m) })
+						want := slices.Clone(ref.held)
+						slices.SortFunc(want, func(a, b *timerMsg) int {
+							if c := cmp.Compare(a.msg.QueueID, b.msg.QueueID); c != 0 {
+								return c
+							}
+							if timerLess(a, b) {
+								return -1
+							}
+							return 1
+						})
+						if !slices.Equal(got, want) {
+							t.Fatalf("step %d: each gives %d messages out of (queue, due, put) order", step, len(got))
+						}
+						for q := range tm.queues {
+							if err := checkTimerQueue(int32(q), &tm.queues[q]); err != nil {
+								t.Fatal(err)
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
