@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"strconv"
 )
@@ -24,6 +25,21 @@ func AppendDec(dst []byte, v int64) []byte {
 
 // appendDec is AppendDec.
 func appendDec(dst []byte, v int64) []byte { return AppendDec(dst, v) }
+
+// dec8 is x's eight digits (x < 1e8, leading zeros included) as the
+// little-endian uint64 of their bytes, computed in lanes of one word:
+// x splits into two 4-digit halves (32-bit lanes, the high half first in
+// memory), each into two 2-digit parts (16-bit lanes), each into its two
+// digits (bytes). The multiplications by 10486/2**20 and 103/2**10 divide
+// by 100 and 10 exactly in the lanes' ranges (below 10000 and 100).
+func dec8(x uint64) uint64 {
+	v := x/10000 | x%10000<<32
+	h := (v * 10486 >> 20) & 0x0000007f0000007f
+	v = h | (v-h*100)<<16
+	t := (v * 103 >> 10) & 0x000f000f000f000f
+	v = t | (v-t*10)<<8
+	return v | 0x3030303030303030
+}
 
 // decPairs[i] is i's two digits ("00" to "99") as a little-endian uint16.
 var decPairs = func() (t [100]uint16) {
@@ -59,17 +75,11 @@ func AppendUdec(dst []byte, u uint64) []byte {
 	}
 	b := dst[l:]
 	i := uint(n)
-	for u >= 1e8 { // eight digits at a time in 32 bits
+	for u >= 1e8 { // the last eight digits at once
 		q := u / 1e8
-		lo := uint32(u - q*1e8)
+		i -= 8
+		binary.LittleEndian.PutUint64(b[i:], dec8(u-q*1e8))
 		u = q
-		for range 4 {
-			i -= 2
-			p := decPairs[lo%100]
-			lo /= 100
-			_ = b[i+1]
-			b[i], b[i+1] = byte(p), byte(p>>8)
-		}
 	}
 	lo := uint32(u)
 	for lo >= 100 {

@@ -65,3 +65,32 @@ func TestDecDigits(t *testing.T) {
 		t.Fatalf("decDigits(MaxUint64) = %d, want 20", n)
 	}
 }
+
+// TestDec8: the eight-digit lanes against digit by digit division, on
+// every value below 1e5, a stride through the rest, and each digit
+// position's edges.
+func TestDec8(t *testing.T) {
+	check := func(x uint64) {
+		got := dec8(x)
+		y := x
+		for k := 7; k >= 0; k-- {
+			if d := byte(got >> (8 * k)); d != byte('0'+y%10) {
+				t.Fatalf("dec8(%d) = %#x: byte %d is %q, want %q", x, got, k, d, byte('0'+y%10))
+			}
+			y /= 10
+		}
+	}
+	for x := uint64(0); x < 1e5; x++ {
+		check(x)
+	}
+	for x := uint64(1e5); x < 1e8; x += 13 {
+		check(x)
+	}
+	for p := uint64(1); p < 1e8; p *= 10 {
+		for _, x := range []uint64{p - 1, p, p + 1, 9 * p, 10*p - 1} {
+			if x < 1e8 {
+				check(x)
+			}
+		}
+	}
+}
