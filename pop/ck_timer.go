@@ -100,9 +100,15 @@ func (t *timerStore) add(m *timerMsg) {
 		tq.slots = append(tq.slots, s)
 	case live[i].due == m.due:
 		s = live[i]
-	default:
-		j, found := slices.BinarySearchFunc(live, m.due, func(s *timerSlot, due int64) int { return cmpInt64(s.due, due) })
-		if found {
+	default: // before the last slot: an ack's, usually in one of the last few
+		j := i
+		for ; j > 0 && j > i-4 && live[j-1].due >= m.due; j-- {
+		}
+		if j > 0 && live[j-1].due >= m.due { // further back: searched
+			j, _ = slices.BinarySearchFunc(live[:j], m.due, func(s *timerSlot, due int64) int { return cmpInt64(s.due, due) })
+		}
+		// live[j] is the first slot due at or after m
+		if live[j].due == m.due {
 			s = live[j]
 		} else {
 			s = t.newSlot(m.due)
