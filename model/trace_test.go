@@ -1,6 +1,8 @@
 package model
 
 import (
+	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -126,6 +128,99 @@ func FuzzParseEvent(f *testing.F) {
 			t.Fatalf("%q parsed to %+v, whose text %q parses to %+v, %v", line, e, e.String(), again, err)
 		}
 	})
+}
+
+// appendBinaryRef is the binary form written field by field with
+// encoding/binary's appenders: the format's definition, which the trace
+// hashes of every golden run were taken over. AppendBinary must write
+// exactly these bytes.
+func appendBinaryRef(e *Event, b []byte) []byte {
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	b = binary.AppendVarint(b, e.Seq)
+	b = binary.AppendVarint(b, int64(e.At))
+	b = append(b, byte(e.Kind))
+	b = binary.AppendVarint(b, int64(e.Client))
+	b = str(b, e.Group)
+	b = binary.AppendUvarint(b, uint64(e.Msg))
+	b = binary.AppendUvarint(b, uint64(e.Lease))
+	b = binary.AppendUvarint(b, uint64(e.Ended))
+	b = binary.AppendUvarint(b, uint64(e.Next))
+	b = str(b, e.Topic)
+	b = binary.AppendVarint(b, int64(e.Queue))
+	b = binary.AppendVarint(b, e.Offset)
+	b = binary.AppendVarint(b, int64(e.Attempt))
+	b = binary.AppendVarint(b, int64(e.Deadline))
+	b = binary.AppendVarint(b, int64(e.Span))
+	b = binary.AppendVarint(b, int64(e.Code))
+	b = binary.AppendVarint(b, int64(e.Count))
+	b = append(b, byte(e.Reason))
+	return str(b, e.Shown)
+}
+
+// TestEventBinaryMatchesReference: random events, events at the integer
+// extremes (the longest varints) and long strings encode to the
+// reference's bytes, appended to buffers with and without room to spare.
+func TestEventBinaryMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	long := strings.Repeat("x", 300)
+	extreme := func(r *rand.Rand) Event {
+		i64 := []int64{math.MinInt64, math.MaxInt64, -1, 0, 1, 63, 64, -64, -65, 127, 128, 1 << 62}
+		i32 := []int32{math.MinInt32, math.MaxInt32, -1, 0, 1, 63, 64, -65}
+		u64 := []uint64{0, 1, 1<<63 - 1, 1 << 63, math.MaxUint64}
+		for k := 7; k < 64; k += 7 { // every varint length's bounds
+			u64 = append(u64, 1<<k-1, 1<<k, 1<<k+1)
+			i64 = append(i64, 1<<(k-1)-1, 1<<(k-1), -1<<(k-1), -1<<(k-1)-1)
+		}
+		pick64 := func() int64 { return i64[r.IntN(len(i64))] }
+		pick32 := func() int32 { return i32[r.IntN(len(i32))] }
+		pickU := func() uint64 { return u64[r.IntN(len(u64))] }
+		names := []string{"", "a", long}
+		return Event{Seq: pick64(), At: clock.Time(pick64()), Kind: EventKind(r.Uint32()), Client: pick32(),
+			Group: names[r.IntN(3)], Msg: MsgID(pickU()), Lease: LeaseID(pickU()), Ended: LeaseID(pickU()), Next: LeaseID(pickU()),
+			Topic: names[r.IntN(3)], Queue: pick32(), Offset: pick64(), Attempt: pick32(), Deadline: clock.Time(pick64()),
+			Span: clock.Duration(pick64()), Code: pick32(), Count: pick32(), Reason: Reason(r.Uint32()), Shown: names[r.IntN(3)]}
+	}
+	var got, want []byte
+	for i := 0; i < 20000; i++ {
+		e := randomEvent(r)
+		switch i % 3 {
+		case 1:
+			e = extreme(r)
+		case 2: // most fields zero, as most events' are (AppendBinary writes runs of zeros at once)
+			z := func(f func()) {
+				if r.IntN(4) != 0 {
+					f()
+				}
+			}
+			z(func() { e.Client = 0 })
+			z(func() { e.Msg = 0 })
+			z(func() { e.Lease = 0 })
+			z(func() { e.Ended = 0 })
+			z(func() { e.Next = 0 })
+			z(func() { e.Queue = 0 })
+			z(func() { e.Offset = 0 })
+			z(func() { e.Attempt = 0 })
+			z(func() { e.Deadline = 0 })
+			z(func() { e.Span = 0 })
+			z(func() { e.Code = 0 })
+			z(func() { e.Count = 0 })
+			z(func() { e.Reason = 0 })
+			if r.IntN(2) == 0 {
+				e.Lease, e.Ended, e.Next = 0, 0, 0
+			}
+			if r.IntN(2) == 0 {
+				e.Queue, e.Offset, e.Attempt, e.Deadline, e.Span, e.Code, e.Count = 0, 0, 0, 0, 0, 0, 0
+			}
+		}
+		if i%7 == 0 { // fresh buffers with little room: AppendBinary must grow them
+			tail := want[len(want)-min(len(want), 3):]
+			got, want = append([]byte(nil), tail...), append([]byte(nil), tail...)
+		}
+		got, want = e.AppendBinary(got), appendBinaryRef(&e, want)
+		if string(got) != string(want) {
+			t.Fatalf("event %d %+v:\n got %x\nwant %x", i, e, got, want)
+		}
+	}
 }
 
 func FuzzDecodeEvent(f *testing.F) {

@@ -8,34 +8,99 @@ import (
 )
 
 // AppendBinary appends the event's compact binary form: every field in a
-// fixed order, integers as varints, strings length-prefixed. Two events
-// are equal exactly when their encodings are, which is what the trace hash
-// covers; it is several times shorter and cheaper to produce than the text.
+// fixed order, integers as varints (signed ones zig-zag encoded, as
+// encoding/binary's), strings length-prefixed. Two events are equal
+// exactly when their encodings are, which is what the trace hash covers;
+// it is several times shorter and cheaper to produce than the text.
+//
+// The trace's hot path: it grows b once for the longest form the event can
+// take and writes the varints in place, instead of appending byte by byte.
 func (e *Event) AppendBinary(b []byte) []byte {
-	b = binary.AppendVarint(b, e.Seq)
-	b = binary.AppendVarint(b, int64(e.At))
-	b = append(b, byte(e.Kind))
-	b = binary.AppendVarint(b, int64(e.Client))
-	b = appendBinStr(b, e.Group)
-	b = binary.AppendUvarint(b, uint64(e.Msg))
-	b = binary.AppendUvarint(b, uint64(e.Lease))
-	b = binary.AppendUvarint(b, uint64(e.Ended))
-	b = binary.AppendUvarint(b, uint64(e.Next))
-	b = appendBinStr(b, e.Topic)
-	b = binary.AppendVarint(b, int64(e.Queue))
-	b = binary.AppendVarint(b, e.Offset)
-	b = binary.AppendVarint(b, int64(e.Attempt))
-	b = binary.AppendVarint(b, int64(e.Deadline))
-	b = binary.AppendVarint(b, int64(e.Span))
-	b = binary.AppendVarint(b, int64(e.Code))
-	b = binary.AppendVarint(b, int64(e.Count))
-	b = append(b, byte(e.Reason))
-	return appendBinStr(b, e.Shown)
+	n := len(b)
+	need := maxFixedBinary + len(e.Group) + len(e.Topic) + len(e.Shown)
+	if cap(b)-n < need {
+		b = append(b[:cap(b)], make([]byte, need)...)
+	}
+	w := b[n : n+need]
+	i := putUvarint(w, 0, zigzag(e.Seq))
+	i = putUvarint(w, i, zigzag(int64(e.At)))
+	w[i] = byte(e.Kind)
+	i = putUvarint(w, i+1, zigzag(int64(e.Client)))
+	if w[i] = 0; e.Group == "" { // the common case, inline
+		i++
+	} else {
+		i = putBinStr(w, i, e.Group)
+	}
+	i = putUvarint(w, i, uint64(e.Msg))
+	if e.Lease|e.Ended|e.Next == 0 { // most events' (three zero bytes)
+		w[i], w[i+1], w[i+2] = 0, 0, 0
+		i += 3
+	} else {
+		i = putUvarint(w, i, uint64(e.Lease))
+		i = putUvarint(w, i, uint64(e.Ended))
+		i = putUvarint(w, i, uint64(e.Next))
+	}
+	if w[i] = 0; e.Topic == "" { // the common case, inline
+		i++
+	} else {
+		i = putBinStr(w, i, e.Topic)
+	}
+	if uint64(e.Queue)|uint64(e.Offset)|uint64(e.Attempt)|uint64(e.Deadline)|uint64(e.Span)|uint64(e.Code)|uint64(e.Count) == 0 {
+		binary.LittleEndian.PutUint64(w[i:], 0) // seven zero bytes, and one the next field overwrites
+		i += 7
+	} else {
+		i = putUvarint(w, i, zigzag(int64(e.Queue)))
+		i = putUvarint(w, i, zigzag(e.Offset))
+		i = putUvarint(w, i, zigzag(int64(e.Attempt)))
+		i = putUvarint(w, i, zigzag(int64(e.Deadline)))
+		i = putUvarint(w, i, zigzag(int64(e.Span)))
+		i = putUvarint(w, i, zigzag(int64(e.Code)))
+		i = putUvarint(w, i, zigzag(int64(e.Count)))
+	}
+	w[i] = byte(e.Reason)
+	if i++; e.Shown == "" {
+		w[i] = 0
+		i++
+	} else {
+		i = putBinStr(w, i, e.Shown)
+	}
+	return b[:n+i]
 }
 
-func appendBinStr(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+// maxFixedBinary bounds an event's binary form without its strings'
+// bytes: 14 integers and 3 string lengths of at most 10 bytes each, and
+// the kind and reason bytes.
+const maxFixedBinary = 17*binary.MaxVarintLen64 + 2
+
+// zigzag maps a signed integer to the unsigned one encoding/binary's
+// AppendVarint encodes.
+func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+// putUvarint writes v at b[i:] as encoding/binary's AppendUvarint does and
+// returns the index after it. Most of an event's integers are small (a
+// zero field, a client, a queue) and take the inlined single-byte path.
+func putUvarint(b []byte, i int, v uint64) int {
+	if v < 0x80 {
+		b[i] = byte(v)
+		return i + 1
+	}
+	return putUvarintLong(b, i, v)
+}
+
+// putUvarintLong is putUvarint for v of two bytes or more.
+func putUvarintLong(b []byte, i int, v uint64) int {
+	for v >= 0x80 {
+		b[i] = byte(v) | 0x80
+		v >>= 7
+		i++
+	}
+	b[i] = byte(v)
+	return i + 1
+}
+
+func putBinStr(b []byte, i int, s string) int {
+	i = putUvarint(b, i, uint64(len(s)))
+	return i + copy(b[i:], s)
 }
 
 var errShortEvent = errors.New("model: truncated or malformed binary event")

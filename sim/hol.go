@@ -24,7 +24,7 @@ type holMeter struct {
 	qlist   []*holQueue             // queues in the order they were first seen
 	msgs    map[model.MsgID]*holMsg // open units of orderly queues
 	now     clock.Time              // the latest event's time
-	lengths *hdrhistogram.Histogram // episode lengths, µs
+	lengths *hdrhistogram.Histogram // episode lengths, µs; nil until the first ends (a histogram is 188 KB)
 	total   clock.Duration
 	backlog int64
 }
@@ -59,8 +59,7 @@ type holMsg struct {
 
 func newHolMeter() *holMeter {
 	return &holMeter{queues: map[holKey]*holQueue{}, msgs: map[model.MsgID]*holMsg{},
-		lengths: hdrhistogram.New(histMin, histMax, histSigFig),
-		unit:    func(id model.MsgID, _ int32) model.MsgID { return id }}
+		unit: func(id model.MsgID, _ int32) model.MsgID { return id }}
 }
 
 // observe follows one trace event; u is the unit it is about (the
@@ -150,6 +149,9 @@ func (h *holMeter) settled(id model.MsgID) {
 func (h *holMeter) end(q *holQueue, at clock.Time) {
 	d := at.Sub(q.since)
 	h.total += d
+	if h.lengths == nil {
+		h.lengths = newHist()
+	}
 	record(h.lengths, int64(clampUs(d)))
 }
 
@@ -193,6 +195,9 @@ func (h *holMeter) summary(end clock.Time) *model.HeadOfLine {
 		return nil
 	}
 	lengths, total := h.lengths, h.total
+	if lengths == nil { // no episode ended: a fresh one, which the open ones may go into
+		lengths = newHist()
+	}
 	s := &model.HeadOfLine{MaxBacklog: h.backlog}
 	for _, q := range h.qlist {
 		if q.episodes > 0 {

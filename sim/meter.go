@@ -66,8 +66,8 @@ type meter struct {
 	// crash's time, until the message's next delivery; redeliver is the
 	// time from the crash to that delivery.
 	crashed   map[model.MsgID]clock.Time
-	redeliver *hdrhistogram.Histogram
-	hol       *holMeter // head-of-line blocking of orderly groups
+	redeliver *hdrhistogram.Histogram // nil until a crashed message is delivered again (a histogram is 188 KB)
+	hol       *holMeter               // head-of-line blocking of orderly groups
 	// k is the most groups consuming one topic (1 until groups is called);
 	// posOf is each client's group's position on its topic, posByName
 	// each group's; nGroups is how many groups the run has.
@@ -169,7 +169,7 @@ var partNames = [nParts]string{model.PartBrokerWait, model.PartRedeliveryWait, m
 
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	m := &meter{base: 1, start: start, warmEnd: start, safeEnd: safeEnd,
-		crashed: map[model.MsgID]clock.Time{}, redeliver: hdrhistogram.New(histMin, histMax, histSigFig),
+		crashed:   map[model.MsgID]clock.Time{},
 		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig), hol: newHolMeter(), k: 1}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
@@ -289,6 +289,9 @@ func (m *meter) delivered(g *group, id model.MsgID, now clock.Time) {
 	m.nDeliveries++
 	if t, ok := m.crashed[id]; ok {
 		delete(m.crashed, id)
+		if m.redeliver == nil {
+			m.redeliver = newHist()
+		}
 		record(m.redeliver, int64(clampUs(now.Sub(t))))
 	}
 	x := m.get(id)
@@ -628,7 +631,7 @@ func latency(h *hdrhistogram.Histogram) model.Latency {
 		return model.Latency{}
 	}
 	return model.Latency{
-		Count: h.TotalCount(), Mean: int64(h.Mean() + 0.5),
+		Count: h.TotalCount(), Mean: int64(histMeanOf(h) + 0.5),
 		P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99),
 		P999: h.ValueAtQuantile(99.9), Max: histMaxOf(h),
 	}

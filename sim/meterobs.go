@@ -22,6 +22,7 @@ type obsStore struct {
 	frozen  [][]byte     // frozen blocks' records, encoded (appendObs)
 	nFrozen int          // blocks [0, nFrozen) are frozen
 	late    map[model.MsgID]*meterObs
+	nLate   []int32    // by frozen block: how many of its records are in late
 	n       int        // ids 1..n have a record
 	scratch []meterObs // a block decoded (each)
 	enc     []byte     // a block being encoded (freeze)
@@ -57,6 +58,10 @@ func (st *obsStore) thaw(id model.MsgID, b int) *meterObs {
 	}
 	decodeObs(data, o, &prev)
 	st.late[id] = o
+	for len(st.nLate) <= b {
+		st.nLate = append(st.nLate, 0)
+	}
+	st.nLate[b]++
 	return o
 }
 
@@ -93,12 +98,13 @@ func (st *obsStore) each(f func(id int64, o *meterObs)) {
 		if b < st.nFrozen {
 			recs = st.decodeBlock(b)
 		}
+		late := b < len(st.nLate) && st.nLate[b] > 0
 		for i := range recs {
 			if id++; id > int64(st.n) {
 				return
 			}
 			o := &recs[i]
-			if b < st.nFrozen {
+			if late {
 				if x := st.late[model.MsgID(id)]; x != nil {
 					o = x
 				}
@@ -168,15 +174,17 @@ func sumParts(o *meterObs, from, to int) uint32 {
 }
 
 // decodeObs decodes one record of appendObs into o and returns the rest.
+// The end of a run decodes every frozen record three times (measure.go),
+// so the varints are read by readUvarint, whose one-byte case is inline.
 func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 	*o = meterObs{flags: b[0] &^ obsDerived, successes: b[1]}
 	derived := b[0]&obsDerived != 0
 	b = b[2:]
-	g, n := binary.Uvarint(b)
+	g, n := readUvarint(b)
 	b = b[n:]
-	c, n := binary.Varint(b)
+	c, n := readVarint(b)
 	b = b[n:]
-	d, n := binary.Varint(b)
+	d, n := readVarint(b)
 	b = b[n:]
 	o.group, o.client, o.storedMs = uint16(g), int32(c-1), uint32(int64(*prev)+d)
 	*prev = o.storedMs
@@ -185,16 +193,36 @@ func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 	}
 	var v uint64
 	for i := range o.part {
-		v, n = binary.Uvarint(b)
+		v, n = readUvarint(b)
 		o.part[i], b = uint32(v), b[n:]
 	}
 	if derived {
 		o.e2e, o.svc = sumParts(o, partBroker, nParts), sumParts(o, partLocal, partAck+1)
 		return b
 	}
-	v, n = binary.Uvarint(b)
+	v, n = readUvarint(b)
 	o.e2e, b = uint32(v), b[n:]
-	v, n = binary.Uvarint(b)
+	v, n = readUvarint(b)
 	o.svc, b = uint32(v), b[n:]
 	return b
+}
+
+// readUvarint reads a varint of binary.AppendUvarint, small enough to be
+// inlined: it trusts its input (the store's own encoding) to hold a whole
+// varint that fits 64 bits, where binary.Uvarint checks.
+func readUvarint(b []byte) (uint64, int) {
+	var x uint64
+	for i, c := range b {
+		if c < 0x80 {
+			return x | uint64(c)<<(7*i), i + 1
+		}
+		x |= uint64(c&0x7f) << (7 * i)
+	}
+	return 0, 0
+}
+
+// readVarint reads a varint of binary.AppendVarint (as readUvarint).
+func readVarint(b []byte) (int64, int) {
+	u, n := readUvarint(b)
+	return int64(u>>1) ^ -int64(u&1), n
 }

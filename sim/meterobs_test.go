@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -52,5 +54,27 @@ func TestObsStoreFreeze(t *testing.T) {
 	})
 	if seen != n {
 		t.Fatalf("each visited %d of %d", seen, n)
+	}
+}
+
+// readUvarint and readVarint read what encoding/binary writes, at every
+// length's bounds, and leave the bytes after the varint alone.
+func TestReadVarintIsBinarys(t *testing.T) {
+	var us []uint64
+	for k := 0; k < 64; k++ {
+		us = append(us, 1<<k-1, 1<<k, 1<<k+1)
+	}
+	us = append(us, math.MaxUint64)
+	for _, u := range us {
+		b := append(binary.AppendUvarint(nil, u), 0x85, 0x01)
+		if got, n := readUvarint(b); got != u || n != len(b)-2 {
+			t.Fatalf("readUvarint(%x) = %d, %d; want %d, %d", b, got, n, u, len(b)-2)
+		}
+		for _, v := range []int64{int64(u), -int64(u), int64(u >> 1), -int64(u >> 1)} {
+			b := append(binary.AppendVarint(nil, v), 0x85, 0x01)
+			if got, n := readVarint(b); got != v || n != len(b)-2 {
+				t.Fatalf("readVarint(%x) = %d, %d; want %d, %d", b, got, n, v, len(b)-2)
+			}
+		}
 	}
 }

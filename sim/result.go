@@ -63,7 +63,7 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 	if sum.Violations == nil {
 		sum.Violations = []model.Violation{}
 	}
-	if s.meter.redeliver.TotalCount() > 0 {
+	if s.meter.redeliver != nil && s.meter.redeliver.TotalCount() > 0 {
 		l := latency(s.meter.redeliver)
 		sum.RedeliverAfterCrash = &l
 	}

@@ -69,12 +69,18 @@ type task struct {
 // taskHeap orders tasks by (virtual time, seeded tie-break, sequence).
 // The tie-break shuffles simultaneous tasks deliberately, the sequence
 // number makes the order total, so the dispatch order does not depend on
-// how the heap arranges its array. It is a binary min-heap written out for
+// how the heap arranges its array. It is a 4-ary min-heap written out for
 // tasks (container/heap's interface calls cost more than the comparisons)
 // whose entries carry the task's order key, so that comparing two does not
 // load the tasks; each task knows its position (idx) so that it can be
-// cancelled.
+// cancelled. Four children a node halve the depth of a binary heap's, and
+// with it the entries a push or a removal moves (each move writes the
+// moved task's idx, a load from memory the heap's array does not share).
 type taskHeap []heapEntry
+
+// heapArity is the number of children of a taskHeap node: the children of
+// i are heapArity*i+1 ... heapArity*i+heapArity, its parent (i-1)/heapArity.
+const heapArity = 4
 
 // heapEntry is a task and its order key (a copy of its at, tie and seq).
 type heapEntry struct {
@@ -105,7 +111,11 @@ func (h *taskHeap) push(e *task) {
 	h.up(len(*h)-1, entryOf(e))
 }
 
-// remove takes out the task at position i and returns it.
+// remove takes out the task at position i and returns it. The hole it
+// leaves sinks to a leaf along its least children, one comparison among
+// them a level and none against the entry that fills it, the heap's last,
+// which then rises from there: it came from the bottom and seldom rises
+// far (Floyd's removal; a sift down from i compares it at every level).
 func (h *taskHeap) remove(i int) *task {
 	old := *h
 	n := len(old) - 1
@@ -114,18 +124,52 @@ func (h *taskHeap) remove(i int) *task {
 	old[n] = heapEntry{}
 	*h = old[:n]
 	if i != n {
-		if !h.down(i, last) {
-			h.up(i, last)
-		}
+		h.up(h.sink(i), last)
 	}
 	e.idx = -1
 	return e
 }
 
+// sink moves the hole at i down to a leaf, filling it from its least
+// child at every level, and returns the leaf's position.
+func (h taskHeap) sink(i int) int {
+	n := len(h)
+	for {
+		c := heapArity*i + 1
+		if c >= n {
+			return i
+		}
+		m := c
+		if c+3 < n { // all four children: a tournament of two pairs
+			k := h[c : c+4 : c+4]
+			a, b := 0, 2
+			if entryLess(&k[1], &k[0]) {
+				a = 1
+			}
+			if entryLess(&k[3], &k[2]) {
+				b = 3
+			}
+			if entryLess(&k[b], &k[a]) {
+				a = b
+			}
+			m += a
+		} else {
+			for k := c + 1; k < n; k++ {
+				if entryLess(&h[k], &h[m]) {
+					m = k
+				}
+			}
+		}
+		h[i] = h[m]
+		h[i].t.idx = i
+		i = m
+	}
+}
+
 // up moves e, to be placed at hole j, towards the root.
 func (h taskHeap) up(j int, e heapEntry) {
 	for j > 0 {
-		i := (j - 1) / 2
+		i := (j - 1) / heapArity
 		if !entryLess(&e, &h[i]) {
 			break
 		}
@@ -134,29 +178,6 @@ func (h taskHeap) up(j int, e heapEntry) {
 		j = i
 	}
 	h[j], e.t.idx = e, j
-}
-
-// down moves e, to be placed at hole i, towards the leaves; it reports
-// whether e went down.
-func (h taskHeap) down(i int, e heapEntry) bool {
-	i0, n := i, len(h)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && entryLess(&h[r], &h[c]) {
-			c = r
-		}
-		if !entryLess(&h[c], &e) {
-			break
-		}
-		h[i] = h[c]
-		h[i].t.idx = i
-		i = c
-	}
-	h[i], e.t.idx = e, i
-	return i > i0
 }
 
 // scheduler is the simulator's only loop state: the task queue and the

@@ -192,7 +192,7 @@ func TestSchedulerMatchesReference(t *testing.T) {
 				t.Fatalf("round %d step %d: heap holds %d tasks, %d pending", round, step, len(s.h), len(pending))
 			}
 			for i := range s.h {
-				if s.h[i].t.idx != i || (i > 0 && entryLess(&s.h[i], &s.h[(i-1)/2])) {
+				if s.h[i].t.idx != i || (i > 0 && entryLess(&s.h[i], &s.h[(i-1)/heapArity])) {
 					t.Fatalf("round %d step %d: heap position %d is out of order or misplaced", round, step, i)
 				}
 			}
