@@ -631,7 +631,7 @@ func latency(h *hdrhistogram.Histogram) model.Latency {
 		return model.Latency{}
 	}
 	return model.Latency{
-		Count: h.TotalCount(), Mean: int64(histMeanOf(h) + 0.5),
+		Count: h.TotalCount(), Mean: int64(h.Mean() + 0.5),
 		P50: h.ValueAtQuantile(50), P90: h.ValueAtQuantile(90), P99: h.ValueAtQuantile(99),
 		P999: h.ValueAtQuantile(99.9), Max: histMaxOf(h),
 	}
