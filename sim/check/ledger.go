@@ -164,57 +164,11 @@ type line struct {
 	since  string // the latest cause, other than a retry, that lent the message after its first success
 }
 
-// tombstones holds, per queue, what remains of the forgotten messages that
-// were lent there, by offset.
-type tombstones struct {
-	byQueue map[queueKey]map[int64]tomb
-	n       int
-}
-
-func (t *tombstones) get(p place) (tomb, bool) {
-	x, ok := t.byQueue[queueKey{p.topic, p.queue}][p.offset]
-	return x, ok
-}
-
-func (t *tombstones) put(p place, x tomb) {
-	k := queueKey{p.topic, p.queue}
-	q := t.byQueue[k]
-	if q == nil {
-		q = map[int64]tomb{}
-		t.byQueue[k] = q
-	}
-	if _, ok := q[p.offset]; !ok {
-		t.n++
-	}
-	q[p.offset] = x
-}
-
-// dropBelow forgets the queue's tombstones below offset.
-func (t *tombstones) dropBelow(k queueKey, offset int64) {
-	q := t.byQueue[k]
-	for o := range q { // deletion only: order does not matter
-		if o < offset {
-			delete(q, o)
-			t.n--
-		}
-	}
-}
-
-func (t *tombstones) len() int { return t.n }
-
-// tomb is what remains of a forgotten message at one of its places.
-type tomb struct {
-	msg       model.MsgID
-	topic     string // the produced topic
-	lastLease int64  // the trace position (Seq+1) of its last lease there
-	pulled    bool   // that last lease was a pull delivery
-}
-
 func (c *Checker) group(name string) *group {
 	if i, ok := c.byName[name]; ok {
 		return c.groups[i]
 	}
-	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](), tombs: tombstones{byQueue: map[queueKey]map[int64]tomb{}},
+	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](), tombs: tombstones{byQueue: map[queueKey]*tombQueue{}},
 		counts: GroupReport{Group: name}}
 	c.groups = append(c.groups, g)
 	c.byName[name] = g.idx

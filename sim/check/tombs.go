@@ -1,0 +1,180 @@
+package check
+
+import "popsim/model"
+
+// tombstones holds, per queue, what remains of the forgotten messages that
+// were lent there, by offset.
+//
+// A queue's messages are forgotten roughly in offset order and its commits
+// drop them in offset order, so each queue keeps its tombstones in a
+// window of slots indexed by offset (tombQueue): no hashing, no map growth,
+// and no pointers for the garbage collector to follow (a tombstone names
+// its topic by an index into the queue's few topics). An offset far from
+// the window goes to the queue's map instead (far), so that a stray offset
+// never makes the window large.
+type tombstones struct {
+	byQueue map[queueKey]*tombQueue
+	n       int
+}
+
+// tomb is what remains of a forgotten message at one of its places.
+type tomb struct {
+	msg       model.MsgID
+	topic     string // the produced topic
+	lastLease int64  // the trace position (Seq+1) of its last lease there
+	pulled    bool   // that last lease was a pull delivery
+}
+
+// tombQueue is one queue's tombstones: offset lo+i is in slots[head+i]
+// when that slot is used, else in far, else absent. An offset is never in
+// both (put looks in far first).
+type tombQueue struct {
+	lo     int64
+	slots  []tombSlot
+	head   int
+	far    map[int64]tombSlot
+	topics []string // the produced topics its tombstones name, by index
+}
+
+// tombSlot is a tomb without pointers; used marks a slot that holds one.
+type tombSlot struct {
+	msg       model.MsgID
+	lastLease int64
+	topic     int32 // index into tombQueue.topics
+	pulled    bool
+	used      bool
+}
+
+// tombGap is how far past its end (or before its start) the window grows
+// to take an offset; farther ones go to far.
+const tombGap = 4096
+
+func (t *tombstones) get(p place) (tomb, bool) {
+	q := t.byQueue[queueKey{p.topic, p.queue}]
+	if q == nil {
+		return tomb{}, false
+	}
+	s, ok := q.get(p.offset)
+	if !ok {
+		return tomb{}, false
+	}
+	return tomb{msg: s.msg, topic: q.topics[s.topic], lastLease: s.lastLease, pulled: s.pulled}, true
+}
+
+func (t *tombstones) put(p place, x tomb) {
+	k := queueKey{p.topic, p.queue}
+	q := t.byQueue[k]
+	if q == nil {
+		q = &tombQueue{}
+		t.byQueue[k] = q
+	}
+	if q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: q.topicIndex(x.topic), pulled: x.pulled, used: true}) {
+		t.n++
+	}
+}
+
+// dropBelow forgets the queue's tombstones below offset.
+func (t *tombstones) dropBelow(k queueKey, offset int64) {
+	if q := t.byQueue[k]; q != nil {
+		t.n -= q.dropBelow(offset)
+	}
+}
+
+func (t *tombstones) len() int { return t.n }
+
+// topicIndex is topic's index in q.topics, added if new. A queue's
+// tombstones name one topic or very few: a linear search is enough.
+func (q *tombQueue) topicIndex(topic string) int32 {
+	for i, s := range q.topics {
+		if s == topic {
+			return int32(i)
+		}
+	}
+	q.topics = append(q.topics, topic)
+	return int32(len(q.topics) - 1)
+}
+
+func (q *tombQueue) get(o int64) (tombSlot, bool) {
+	if q.far != nil {
+		if s, ok := q.far[o]; ok {
+			return s, true
+		}
+	}
+	if o < q.lo || o-q.lo >= int64(len(q.slots)-q.head) {
+		return tombSlot{}, false
+	}
+	s := q.slots[q.head+int(o-q.lo)]
+	return s, s.used
+}
+
+// put stores s at offset o and reports whether o was new.
+func (q *tombQueue) put(o int64, s tombSlot) bool {
+	if q.far != nil {
+		if _, ok := q.far[o]; ok {
+			q.far[o] = s
+			return false
+		}
+	}
+	n := int64(len(q.slots) - q.head)
+	switch {
+	case n == 0:
+		q.slots, q.head, q.lo = append(q.slots[:0], s), 0, o
+		return true
+	case o >= q.lo && o-q.lo < n:
+		x := &q.slots[q.head+int(o-q.lo)]
+		added := !x.used
+		*x = s
+		return added
+	case o >= q.lo+n && o-(q.lo+n) < tombGap:
+		for q.lo+int64(len(q.slots)-q.head) < o {
+			q.slots = append(q.slots, tombSlot{})
+		}
+		q.slots = append(q.slots, s)
+		return true
+	case o < q.lo && q.lo-o < tombGap:
+		d := int(q.lo - o)
+		if d <= q.head {
+			q.head -= d
+		} else {
+			grown := make([]tombSlot, d+int(n), max(2*(d+int(n)), 64))
+			copy(grown[d:], q.slots[q.head:])
+			q.slots, q.head = grown, 0
+		}
+		q.slots[q.head] = s
+		q.lo = o
+		return true
+	}
+	if q.far == nil {
+		q.far = map[int64]tombSlot{}
+	}
+	q.far[o] = s
+	return true
+}
+
+// dropBelow forgets the tombstones below offset and returns how many.
+func (q *tombQueue) dropBelow(offset int64) int {
+	gone := 0
+	for o := range q.far { // deletion only: order does not matter
+		if o < offset {
+			delete(q.far, o)
+			gone++
+		}
+	}
+	for q.head < len(q.slots) && q.lo < offset {
+		if q.slots[q.head].used {
+			gone++
+		}
+		q.slots[q.head] = tombSlot{}
+		q.head++
+		q.lo++
+	}
+	switch {
+	case q.head == len(q.slots):
+		q.slots, q.head = q.slots[:0], 0
+	case q.head >= 1024 && 2*q.head >= len(q.slots):
+		n := copy(q.slots, q.slots[q.head:])
+		clear(q.slots[n:])
+		q.slots, q.head = q.slots[:n], 0
+	}
+	return gone
+}
