@@ -168,7 +168,7 @@ func (c *Checker) group(name string) *group {
 	if i, ok := c.byName[name]; ok {
 		return c.groups[i]
 	}
-	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](), tombs: tombstones{byQueue: map[queueKey]*tombQueue{}},
+	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](),
 		counts: GroupReport{Group: name}}
 	c.groups = append(c.groups, g)
 	c.byName[name] = g.idx
@@ -199,13 +199,32 @@ func (c *Checker) onSubscribe(e *model.Event) {
 		}
 	}
 	c.topics[e.Topic] = append(c.topics[e.Topic], g.idx)
+	c.lastTopic = topicGroups{} // c.topics changed
+}
+
+// groupsOf is c.topics[topic], through the last topic asked for (a run
+// mostly produces on one topic, or a few).
+func (c *Checker) groupsOf(topic string) []int32 {
+	if c.lastTopic.ok && c.lastTopic.topic == topic {
+		return c.lastTopic.groups
+	}
+	gis := c.topics[topic]
+	c.lastTopic = topicGroups{topic: topic, groups: gis, ok: true}
+	return gis
+}
+
+// topicGroups is a topic's groups as c.topics had them (ok: filled).
+type topicGroups struct {
+	topic  string
+	groups []int32
+	ok     bool
 }
 
 // onProduce opens the message in every group consuming its topic; a
 // message stored again (a producer's retry) gets an extra line.
 func (c *Checker) onProduce(e *model.Event) {
 	c.topMsg = max(c.topMsg, e.Msg)
-	for _, gi := range c.topics[e.Topic] {
+	for _, gi := range c.groupsOf(e.Topic) {
 		g := c.groups[gi]
 		m, forgotten := g.msgs.get(uint64(e.Msg))
 		switch {

@@ -9,13 +9,25 @@ import "popsim/model"
 // drop them in offset order, so each queue keeps its tombstones in a
 // window of slots indexed by offset (tombQueue): no hashing, no map growth,
 // and no pointers for the garbage collector to follow (a tombstone names
-// its topic by an index into the queue's few topics). An offset far from
+// its topic by an index into the group's few topics). An offset far from
 // the window goes to the queue's map instead (far), so that a stray offset
-// never makes the window large.
+// never makes the window large. Queues are found without hashing: by
+// topic in a short list, then by queue number.
 type tombstones struct {
-	byQueue map[queueKey]*tombQueue
+	byTopic []tombTopic
+	names   []string // the produced topics the tombstones name, by index
 	n       int
 }
+
+// tombTopic is one topic's queues: queues[q] for 0 <= q < tombQueues,
+// far for the others (a malformed trace).
+type tombTopic struct {
+	topic  string
+	queues []*tombQueue
+	far    map[int32]*tombQueue
+}
+
+const tombQueues = 1 << 14
 
 // tomb is what remains of a forgotten message at one of its places.
 type tomb struct {
@@ -29,18 +41,17 @@ type tomb struct {
 // when that slot is used, else in far, else absent. An offset is never in
 // both (put looks in far first).
 type tombQueue struct {
-	lo     int64
-	slots  []tombSlot
-	head   int
-	far    map[int64]tombSlot
-	topics []string // the produced topics its tombstones name, by index
+	lo    int64
+	slots []tombSlot
+	head  int
+	far   map[int64]tombSlot
 }
 
 // tombSlot is a tomb without pointers; used marks a slot that holds one.
 type tombSlot struct {
 	msg       model.MsgID
 	lastLease int64
-	topic     int32 // index into tombQueue.topics
+	topic     int32 // index into tombstones.names
 	pulled    bool
 	used      bool
 }
@@ -49,8 +60,50 @@ type tombSlot struct {
 // to take an offset; farther ones go to far.
 const tombGap = 4096
 
+// queue is the tombQueue of topic and queue, made if asked, else nil
+// when there is none.
+func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
+	var tt *tombTopic
+	for i := range t.byTopic {
+		if t.byTopic[i].topic == topic {
+			tt = &t.byTopic[i]
+			break
+		}
+	}
+	if tt == nil {
+		if !add {
+			return nil
+		}
+		t.byTopic = append(t.byTopic, tombTopic{topic: topic})
+		tt = &t.byTopic[len(t.byTopic)-1]
+	}
+	if queue < 0 || queue >= tombQueues {
+		q := tt.far[queue]
+		if q == nil && add {
+			if tt.far == nil {
+				tt.far = map[int32]*tombQueue{}
+			}
+			q = &tombQueue{}
+			tt.far[queue] = q
+		}
+		return q
+	}
+	if int(queue) >= len(tt.queues) {
+		if !add {
+			return nil
+		}
+		tt.queues = append(tt.queues, make([]*tombQueue, int(queue)+1-len(tt.queues))...)
+	}
+	q := tt.queues[queue]
+	if q == nil && add {
+		q = &tombQueue{}
+		tt.queues[queue] = q
+	}
+	return q
+}
+
 func (t *tombstones) get(p place) (tomb, bool) {
-	q := t.byQueue[queueKey{p.topic, p.queue}]
+	q := t.queue(p.topic, p.queue, false)
 	if q == nil {
 		return tomb{}, false
 	}
@@ -58,40 +111,35 @@ func (t *tombstones) get(p place) (tomb, bool) {
 	if !ok {
 		return tomb{}, false
 	}
-	return tomb{msg: s.msg, topic: q.topics[s.topic], lastLease: s.lastLease, pulled: s.pulled}, true
+	return tomb{msg: s.msg, topic: t.names[s.topic], lastLease: s.lastLease, pulled: s.pulled}, true
 }
 
 func (t *tombstones) put(p place, x tomb) {
-	k := queueKey{p.topic, p.queue}
-	q := t.byQueue[k]
-	if q == nil {
-		q = &tombQueue{}
-		t.byQueue[k] = q
-	}
-	if q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: q.topicIndex(x.topic), pulled: x.pulled, used: true}) {
+	q := t.queue(p.topic, p.queue, true)
+	if q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: t.nameIndex(x.topic), pulled: x.pulled, used: true}) {
 		t.n++
 	}
 }
 
 // dropBelow forgets the queue's tombstones below offset.
 func (t *tombstones) dropBelow(k queueKey, offset int64) {
-	if q := t.byQueue[k]; q != nil {
+	if q := t.queue(k.topic, k.queue, false); q != nil {
 		t.n -= q.dropBelow(offset)
 	}
 }
 
 func (t *tombstones) len() int { return t.n }
 
-// topicIndex is topic's index in q.topics, added if new. A queue's
+// nameIndex is topic's index in t.names, added if new. A group's
 // tombstones name one topic or very few: a linear search is enough.
-func (q *tombQueue) topicIndex(topic string) int32 {
-	for i, s := range q.topics {
+func (t *tombstones) nameIndex(topic string) int32 {
+	for i, s := range t.names {
 		if s == topic {
 			return int32(i)
 		}
 	}
-	q.topics = append(q.topics, topic)
-	return int32(len(q.topics) - 1)
+	t.names = append(t.names, topic)
+	return int32(len(t.names) - 1)
 }
 
 func (q *tombQueue) get(o int64) (tombSlot, bool) {

@@ -14,9 +14,9 @@ import (
 func TestTombstonesMatchMap(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		r := rand.New(rand.NewPCG(seed, 99))
-		ts := tombstones{byQueue: map[queueKey]*tombQueue{}}
+		ts := tombstones{}
 		ref := map[queueKey]map[int64]tomb{}
-		keys := []queueKey{{"t", 0}, {"t", 1}, {"%RETRY%g_t", 0}}
+		keys := []queueKey{{"t", 0}, {"t", 1}, {"t", 7}, {"%RETRY%g_t", 0}, {"t", -1}, {"t", tombQueues}}
 		topics := []string{"t", "u", "t2"}
 		next := map[queueKey]int64{}
 		n := 0 // entries in ref
@@ -90,7 +90,7 @@ func TestTombstonesMatchMap(t *testing.T) {
 // A queue whose tombstones come in order and are dropped by its commits
 // keeps a window as large as what is between them, not what passed.
 func TestTombstonesWindowStaysSmall(t *testing.T) {
-	ts := tombstones{byQueue: map[queueKey]*tombQueue{}}
+	ts := tombstones{}
 	k := queueKey{"t", 0}
 	for o := int64(0); o < 1_000_000; o++ {
 		ts.put(place{"t", 0, o}, tomb{msg: model.MsgID(o + 1), topic: "t", lastLease: o + 1})
@@ -98,7 +98,7 @@ func TestTombstonesWindowStaysSmall(t *testing.T) {
 			ts.dropBelow(k, o-500)
 		}
 	}
-	q := ts.byQueue[k]
+	q := ts.queue(k.topic, k.queue, false)
 	if ts.len() > 1500 || cap(q.slots) > 8192 || len(q.far) != 0 {
 		t.Fatalf("len %d, slots cap %d, far %d", ts.len(), cap(q.slots), len(q.far))
 	}
