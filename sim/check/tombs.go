@@ -184,9 +184,12 @@ func (q *tombQueue) put(o int64, s tombSlot) bool {
 		if d <= q.head {
 			q.head -= d
 		} else {
-			grown := make([]tombSlot, d+int(n), max(2*(d+int(n)), 64))
-			copy(grown[d:], q.slots[q.head:])
-			q.slots, q.head = grown, 0
+			// Room in front too: stragglers behind the window come one
+			// at a time.
+			front := max(d, int(n), 32)
+			grown := make([]tombSlot, front+int(n), front+2*int(n))
+			copy(grown[front:], q.slots[q.head:])
+			q.slots, q.head = grown, front-d
 		}
 		q.slots[q.head] = s
 		q.lo = o
@@ -208,13 +211,16 @@ func (q *tombQueue) dropBelow(offset int64) int {
 			gone++
 		}
 	}
-	for q.head < len(q.slots) && q.lo < offset {
-		if q.slots[q.head].used {
-			gone++
+	if offset > q.lo {
+		below := q.slots[q.head : q.head+int(min(offset-q.lo, int64(len(q.slots)-q.head)))]
+		for i := range below {
+			if below[i].used {
+				gone++
+			}
 		}
-		q.slots[q.head] = tombSlot{}
-		q.head++
-		q.lo++
+		clear(below)
+		q.head += len(below)
+		q.lo += int64(len(below))
 	}
 	switch {
 	case q.head == len(q.slots):
