@@ -166,7 +166,10 @@ func (q *tombQueue) put(o int64, s tombSlot) bool {
 	n := int64(len(q.slots) - q.head)
 	switch {
 	case n == 0:
-		q.slots, q.head, q.lo = append(q.slots[:0], s), 0, o
+		// Room in front, within the slice it has, for stragglers.
+		h := min(cap(q.slots)/4, 256)
+		clear(q.slots[:h])
+		q.slots, q.head, q.lo = append(q.slots[:h], s), h, o
 		return true
 	case o >= q.lo && o-q.lo < n:
 		x := &q.slots[q.head+int(o-q.lo)]
@@ -174,6 +177,9 @@ func (q *tombQueue) put(o int64, s tombSlot) bool {
 		*x = s
 		return added
 	case o >= q.lo+n && o-(q.lo+n) < tombGap:
+		if need := len(q.slots) + int(o-(q.lo+n)) + 1; need > cap(q.slots) && 2*q.head >= len(q.slots) {
+			q.compact()
+		}
 		for q.lo+int64(len(q.slots)-q.head) < o {
 			q.slots = append(q.slots, tombSlot{})
 		}
@@ -187,9 +193,16 @@ func (q *tombQueue) put(o int64, s tombSlot) bool {
 			// Room in front too: stragglers behind the window come one
 			// at a time.
 			front := max(d, int(n), 32)
-			grown := make([]tombSlot, front+int(n), front+2*int(n))
-			copy(grown[front:], q.slots[q.head:])
-			q.slots, q.head = grown, front-d
+			if front+int(n) <= cap(q.slots) { // move it up in the slice it has
+				up := q.slots[:front+int(n)]
+				copy(up[front:], q.slots[q.head:q.head+int(n)])
+				clear(up[:front])
+				q.slots, q.head = up, front-d
+			} else {
+				grown := make([]tombSlot, front+int(n), front+2*int(n))
+				copy(grown[front:], q.slots[q.head:])
+				q.slots, q.head = grown, front-d
+			}
 		}
 		q.slots[q.head] = s
 		q.lo = o
@@ -222,13 +235,20 @@ func (q *tombQueue) dropBelow(offset int64) int {
 		q.head += len(below)
 		q.lo += int64(len(below))
 	}
-	switch {
-	case q.head == len(q.slots):
+	if q.head == len(q.slots) {
 		q.slots, q.head = q.slots[:0], 0
-	case q.head >= 1024 && 2*q.head >= len(q.slots):
-		n := copy(q.slots, q.slots[q.head:])
-		clear(q.slots[n:])
-		q.slots, q.head = q.slots[:n], 0
 	}
 	return gone
+}
+
+// compact moves the window down to the start of its slice, leaving a
+// little room in front for stragglers, when it is to grow at its end and
+// the dropped slots in front are at least half the slice. (Compacting at
+// every drop instead took away the room in front that a straggler's
+// growth had just made, and the next straggler grew the window again.)
+func (q *tombQueue) compact() {
+	keep := min(q.head, 64) // slots below head are empty
+	n := copy(q.slots[keep:], q.slots[q.head:])
+	clear(q.slots[keep+n:])
+	q.slots, q.head = q.slots[:keep+n], keep
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"popsim/model"
@@ -101,5 +102,28 @@ func TestTombstonesWindowStaysSmall(t *testing.T) {
 	q := ts.queue(k.topic, k.queue, false)
 	if ts.len() > 1500 || cap(q.slots) > 8192 || len(q.far) != 0 {
 		t.Fatalf("len %d, slots cap %d, far %d", ts.len(), cap(q.slots), len(q.far))
+	}
+}
+
+// Stragglers just behind a queue's window after each of its commits (as
+// when messages settle out of order) cost no new window each time.
+func TestTombstonesStragglersDoNotRegrow(t *testing.T) {
+	ts := tombstones{}
+	k := queueKey{"t", 0}
+	put := func(o int64) { ts.put(place{"t", 0, o}, tomb{msg: model.MsgID(o + 1), topic: "t", lastLease: o + 1}) }
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for o := int64(100); o < 1_000_000; o++ {
+		put(o)
+		if o%500 == 0 {
+			ts.dropBelow(k, o-2000)
+			put(o - 2001) // behind the window: a straggler settled late
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// The window holds about 2 000 slots of 24 bytes; growing it a few
+	// times is well under 4 MB, once per commit would be about 300 MB.
+	if b := after.TotalAlloc - before.TotalAlloc; b > 4<<20 {
+		t.Fatalf("the tombstones allocated %d bytes for a window of about %d", b, ts.len())
 	}
 }
