@@ -224,7 +224,7 @@ func (c *Checker) onExpiredLocal(e *model.Event) {
 		return
 	}
 	if e.At < l.deadline {
-		d.skew = true
+		d.marks |= dlvSkew
 	}
 	if e.Reason == model.RBefore {
 		c.release(l.m, d)
@@ -239,7 +239,7 @@ func (c *Checker) onClientSettle(e *model.Event) {
 		return
 	}
 	if l.ended && l.endedBy == model.EvRenewed && e.Kind != model.EvRenewLost && e.Kind != model.EvAckLost {
-		d.staleAck = true // a renewal had replaced the lease the client names
+		d.marks |= dlvStaleAck // a renewal had replaced the lease the client names
 	}
 	switch e.Kind {
 	case model.EvAck:

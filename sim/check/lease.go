@@ -71,13 +71,22 @@ type delivery struct {
 	// ackLate: the client sent its ack at or after the lease's deadline;
 	// the engine's refusal of it is the expiry's doing, not a cause of its
 	// own (a Kafka poll's acks held back past the lock by a slow record).
-	ackLate   bool
-	staleAck  bool // the client acked or renewed a lease that a renewal had replaced
-	skew      bool // the client judged the lease expired before its deadline
+	ackLate bool
+	// marks: dlvStaleAck, dlvSkew (two flags in one byte keep a delivery,
+	// and the message record that holds one, in their allocation class).
+	marks     dlvMarks
 	dropped   bool // a rebalance dropped the queue it was popped for: the client let it go unacked
 	acked     bool // an ack of it was accepted
 	lastLease *lease
 }
+
+// dlvMarks are rarer flags of a delivery.
+type dlvMarks uint8
+
+const (
+	dlvStaleAck dlvMarks = 1 << iota // the client acked or renewed a lease that a renewal had replaced
+	dlvSkew                          // the client judged the lease expired before its deadline
+)
 
 // leaseTable holds the leases of messages still held.
 type leaseTable struct {
@@ -302,9 +311,9 @@ func (c *Checker) story(l *lease) string {
 		return CauseAckLost
 	case d.ackBad:
 		return CauseAckRejected
-	case d.staleAck:
+	case d.marks&dlvStaleAck != 0:
 		return CauseStaleHandle
-	case d.skew:
+	case d.marks&dlvSkew != 0:
 		return CauseClockSkew
 	case d.ackSent && !d.ackDone:
 		return CauseAckLost

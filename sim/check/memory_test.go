@@ -71,9 +71,10 @@ func TestViolationHistory(t *testing.T) {
 
 // A message's record fits the 576-byte allocation class: every produced
 // message costs one, and the bytes drive the garbage collector's cycles.
-// (The next class up is 640 bytes.)
+// An object over 512 bytes with pointers carries an 8-byte header, so the
+// record may take 568 bytes. (The next class up is 640 bytes.)
 func TestMsgStateSize(t *testing.T) {
-	if n := unsafe.Sizeof(msgState{}); n > 576 {
-		t.Fatalf("msgState is %d bytes, want at most 576", n)
+	if n := unsafe.Sizeof(msgState{}); n > 576-8 {
+		t.Fatalf("msgState is %d bytes, want at most 568", n)
 	}
 }
