@@ -83,10 +83,12 @@ type Checker struct {
 	opt Options
 	rep Report
 
-	groups  []*group           // by index, in subscribe order
-	byName  map[string]int32   // group name -> index (lookup only)
-	topics  map[string][]int32 // topic -> the groups consuming it, in subscribe order
-	clients []client           // by client index
+	groups []*group           // by index, in subscribe order
+	byName map[string]int32   // group name -> index (lookup only)
+	topics map[string][]int32 // topic -> the groups consuming it, in subscribe order
+	// lastTopic is the last topic groupsOf looked up, and its groups.
+	lastTopic topicGroups
+	clients   []client // by client index
 
 	leases leaseTable
 	// restarts are the broker restarts' trace positions (Seq+1), ascending.

@@ -43,8 +43,8 @@ func (c *Checker) onDeliver(e *model.Event) {
 		c.violate(InvTraceForm, e.Seq, m, fmt.Sprintf("lease %d delivered twice", l.id))
 		return
 	}
-	if p := placeOf(e); p != m.places[l.at] {
-		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d was delivered message %d at %s but lease %d lent it at %s", e.Client, m.id, p, l.id, m.places[l.at]))
+	if p := placeOf(e); p != m.places[l.at].place {
+		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d was delivered message %d at %s but lease %d lent it at %s", e.Client, m.id, p, l.id, m.places[l.at].place))
 	}
 	if e.Shown != m.topic {
 		c.violate(InvPresentedTopic, e.Seq, m, fmt.Sprintf("client %d was shown topic %q for message %d, produced on %q", e.Client, e.Shown, m.id, m.topic))
@@ -224,7 +224,7 @@ func (c *Checker) onExpiredLocal(e *model.Event) {
 		return
 	}
 	if e.At < l.deadline {
-		d.skew = true
+		d.marks |= dlvSkew
 	}
 	if e.Reason == model.RBefore {
 		c.release(l.m, d)
@@ -239,7 +239,7 @@ func (c *Checker) onClientSettle(e *model.Event) {
 		return
 	}
 	if l.ended && l.endedBy == model.EvRenewed && e.Kind != model.EvRenewLost && e.Kind != model.EvAckLost {
-		d.staleAck = true // a renewal had replaced the lease the client names
+		d.marks |= dlvStaleAck // a renewal had replaced the lease the client names
 	}
 	switch e.Kind {
 	case model.EvAck:
@@ -337,10 +337,10 @@ func (c *Checker) onSettled(e *model.Event) {
 		}
 	case model.EvReleased:
 		if x := c.leases.get(e.Ended); x != nil && !x.deadLettered {
-			t := m.addToken(m.places[x.at], x.line, x, CauseReconsumeLater)
+			t := m.addToken(m.places[x.at].place, x.line, x, CauseReconsumeLater)
 			t.inPlace, t.restarts = true, int32(len(c.restarts))
 			keep(m, x)
-			c.wake.arrival(c, e, m, m.places[x.at])
+			c.wake.arrival(c, e, m, m.places[x.at].place)
 		}
 	case model.EvRejected:
 		c.settle(m, settledDrop, model.RRejectPolicy.String())

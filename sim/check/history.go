@@ -17,6 +17,7 @@ type history struct {
 	blocks []eventBlock // a ring: event i is in blocks[i/histBlock%len]
 	size   int          // events kept: the last size added
 	n      int64        // events added
+	cur    *eventBlock  // the block event n goes to (set when n%histBlock == 0)
 }
 
 // eventBlock holds histBlock consecutive events: event j's sequence
@@ -42,16 +43,10 @@ func newHistory(size int) history {
 
 // add keeps e, whose binary form is bin (nil: encoded here).
 func (h *history) add(e *model.Event, bin []byte) {
-	k := int(h.n / histBlock)
-	if nb := (h.size+histBlock-1)/histBlock + 1; k >= nb {
-		k %= nb
-	} else if k == len(h.blocks) {
-		h.blocks = append(h.blocks, eventBlock{seqs: make([]int64, 0, histBlock), ends: make([]int32, 0, histBlock), buf: make([]byte, 0, histBlockBytes)})
-	}
-	b := &h.blocks[k]
 	if h.n%histBlock == 0 {
-		b.seqs, b.ends, b.buf = b.seqs[:0], b.ends[:0], b.buf[:0]
+		h.next()
 	}
+	b := h.cur
 	if bin != nil {
 		b.buf = append(b.buf, bin...)
 	} else {
@@ -60,6 +55,20 @@ func (h *history) add(e *model.Event, bin []byte) {
 	b.seqs = append(b.seqs, e.Seq)
 	b.ends = append(b.ends, int32(len(b.buf)))
 	h.n++
+}
+
+// next starts the block of event n (a multiple of histBlock), emptying
+// the one it reuses.
+func (h *history) next() {
+	k := int(h.n / histBlock)
+	if nb := (h.size+histBlock-1)/histBlock + 1; k >= nb {
+		k %= nb
+	} else if k == len(h.blocks) {
+		h.blocks = append(h.blocks, eventBlock{seqs: make([]int64, 0, histBlock), ends: make([]int32, 0, histBlock), buf: make([]byte, 0, histBlockBytes)})
+	}
+	b := &h.blocks[k]
+	b.seqs, b.ends, b.buf = b.seqs[:0], b.ends[:0], b.buf[:0]
+	h.cur = b
 }
 
 // bySeq returns the event with sequence number seq if it is still kept.

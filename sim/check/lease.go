@@ -71,13 +71,22 @@ type delivery struct {
 	// ackLate: the client sent its ack at or after the lease's deadline;
 	// the engine's refusal of it is the expiry's doing, not a cause of its
 	// own (a Kafka poll's acks held back past the lock by a slow record).
-	ackLate   bool
-	staleAck  bool // the client acked or renewed a lease that a renewal had replaced
-	skew      bool // the client judged the lease expired before its deadline
+	ackLate bool
+	// marks: dlvStaleAck, dlvSkew (two flags in one byte keep a delivery,
+	// and the message record that holds one, in their allocation class).
+	marks     dlvMarks
 	dropped   bool // a rebalance dropped the queue it was popped for: the client let it go unacked
 	acked     bool // an ack of it was accepted
 	lastLease *lease
 }
+
+// dlvMarks are rarer flags of a delivery.
+type dlvMarks uint8
+
+const (
+	dlvStaleAck dlvMarks = 1 << iota // the client acked or renewed a lease that a renewal had replaced
+	dlvSkew                          // the client judged the lease expired before its deadline
+)
 
 // leaseTable holds the leases of messages still held.
 type leaseTable struct {
@@ -143,7 +152,7 @@ func (c *Checker) onLease(e *model.Event) {
 // which never received it (SQS FIFO's ReceiveRequestAttemptId retry
 // returns the same lease with a new deadline). The lease goes on.
 func (c *Checker) relent(x *lease, cl *client, e *model.Event) bool {
-	if x.client != e.Client || x.ended || x.dlv != nil || x.m.id != e.Msg || placeOf(e) != x.m.places[x.at] {
+	if x.client != e.Client || x.ended || x.dlv != nil || x.m.id != e.Msg || placeOf(e) != x.m.places[x.at].place {
 		return false
 	}
 	x.m.note(e)
@@ -163,7 +172,7 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s, where it never lived (it lives at %s)", l.id, m.id, p, m.placeList()))
 		i = m.placeIndex(p, true)
 		l.at, l.cause, poor = i, CauseUnexplained, true
-		m.leased[i] = e.Seq + 1
+		m.places[i].leased = e.Seq + 1
 		c.checkConcurrent(m, l, e)
 		return
 	}
@@ -183,18 +192,18 @@ func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
 		if p := t.prev; t.inPlace && !m.g.orderly && p != nil && p.attempt > 0 {
 			c.checkCount(m, l, p, t, e)
 		}
-	} else if c.restartSince(m.leased[i]) {
+	} else if c.restartSince(m.places[i].leased) {
 		l.line, l.cause = m.fork(CauseBrokerRestart), CauseBrokerRestart
 		c.checkReloadedCount(m, l, e)
 	} else if c.orderGap(m, l, p) {
 		l.line, l.cause = m.fork(CauseOrderGap), CauseOrderGap
-	} else if m.g.switched != 0 && m.pulledAt != 0 && m.pulledAt == m.leased[i] {
+	} else if m.g.switched != 0 && m.pulledAt != 0 && m.pulledAt == m.places[i].leased {
 		l.line, l.cause = m.fork(CauseModeSwitch), CauseModeSwitch
 	} else {
 		l.line, l.cause, poor = c.lineAt(m, i), CauseUnexplained, true
-		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s again with nothing to explain it: no copy or release made it available there and no broker restart came since it was lent there at event #%d", l.id, m.id, p, m.leased[i]-1))
+		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s again with nothing to explain it: no copy or release made it available there and no broker restart came since it was lent there at event #%d", l.id, m.id, p, m.places[i].leased-1))
 	}
-	m.leased[i] = e.Seq + 1
+	m.places[i].leased = e.Seq + 1
 	concurrent := c.checkConcurrent(m, l, e)
 	if l.cause == CauseUnexplained && !poor && !concurrent {
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("lease %d lends message %d again, but the lease it came back from had been settled: %s", l.id, m.id, c.unexplainedWhy(m)))
@@ -302,9 +311,9 @@ func (c *Checker) story(l *lease) string {
 		return CauseAckLost
 	case d.ackBad:
 		return CauseAckRejected
-	case d.staleAck:
+	case d.marks&dlvStaleAck != 0:
 		return CauseStaleHandle
-	case d.skew:
+	case d.marks&dlvSkew != 0:
 		return CauseClockSkew
 	case d.ackSent && !d.ackDone:
 		return CauseAckLost
@@ -350,19 +359,19 @@ func (c *Checker) onLeaseRanOut(e *model.Event) {
 		if e.Reason == model.RSessionClosed {
 			l.settledByClient = true // its holder is gone: nothing is promised
 		}
-		t := m.addToken(m.places[l.at], l.line, l, "")
+		t := m.addToken(m.places[l.at].place, l.line, l, "")
 		t.poor, t.inPlace, t.restarts = poor, true, int32(len(c.restarts))
 		if e.Reason != model.RUnpersisted {
 			keep(m, l)
 		}
-		c.wake.arrival(c, e, m, m.places[l.at])
+		c.wake.arrival(c, e, m, m.places[l.at].place)
 	case model.EvLeaseLost:
 		if e.Reason == model.RSuperseded {
 			// SQS delivers the message again while the lease is in flight
 			// (a copy on a server that missed the receive): a second copy
 			// by design, on a line of its own.
 			ln := m.fork(CauseDuplicateCopy)
-			m.addToken(m.places[l.at], ln, nil, CauseDuplicateCopy)
+			m.addToken(m.places[l.at].place, ln, nil, CauseDuplicateCopy)
 		}
 	case model.EvReviveRetried:
 		c.successor(l, e, l.nack)
@@ -420,7 +429,7 @@ func (c *Checker) end(l *lease, by model.EventKind) {
 	}
 	l.ended, l.endedBy = true, by
 	if g := l.m.g; g.ordered {
-		p := l.m.places[l.at]
+		p := l.m.places[l.at].place
 		g.busy[queueKey{p.topic, p.queue}]--
 	}
 	c.orderEnd(l, by, c.cur)

@@ -53,11 +53,10 @@ type msgState struct {
 	g     *group
 	topic string // the produced topic: what clients must be shown
 
-	places []place  // where it lives: the produced place, then copies
-	leased []int64  // per place: the trace position (Seq+1) of its last lease there (0 never)
-	tokens []token  // what an engine may lend next
-	leases []*lease // every lease of this message, in grant order
-	lines  []line   // lines[0] is the main line
+	places []placeRec // where it lives: the produced place, then copies
+	tokens []token    // what an engine may lend next
+	leases []*lease   // every lease of this message, in grant order
+	lines  []line     // lines[0] is the main line
 
 	// The small fields side by side (no padding between them).
 	id          model.MsgID
@@ -77,11 +76,10 @@ type msgState struct {
 
 	// Room for the common case (one place, one line, one token, two
 	// leases), so that a message costs one allocation.
-	placeBuf  [1]place
-	leasedBuf [1]int64
-	lineBuf   [1]line
-	tokenBuf  [1]token
-	leaseBuf  [2]*lease
+	placeBuf [1]placeRec
+	lineBuf  [1]line
+	tokenBuf [1]token
+	leaseBuf [2]*lease
 	// Room for its first lease and its first delivery (newLease,
 	// newDelivery): they live as long as the message does anyway (each
 	// points back at it).
@@ -124,7 +122,7 @@ const (
 // large, and a value passed in would be copied twice more.
 func newMsgState(id model.MsgID, g *group, topic string) *msgState {
 	x := &msgState{id: id, g: g, topic: topic}
-	x.places, x.leased, x.tokens, x.leases = x.placeBuf[:0], x.leasedBuf[:0], x.tokenBuf[:0], x.leaseBuf[:0]
+	x.places, x.tokens, x.leases = x.placeBuf[:0], x.tokenBuf[:0], x.leaseBuf[:0]
 	x.lines = append(x.lineBuf[:0], line{origin: causeFirst})
 	return x
 }
@@ -140,20 +138,27 @@ func placeOf(e *model.Event) place { return place{e.Topic, e.Queue, e.Offset} }
 
 func (p place) String() string { return fmt.Sprintf("%s/%d@%d", p.topic, p.queue, p.offset) }
 
+// placeRec is a place a message lives and the trace position (Seq+1) of
+// its last lease there (0 never).
+type placeRec struct {
+	place
+	leased int64
+}
+
 // token is one chance for the message to be lent at a place: its produce,
 // a copy, a lease that ran out in place. prev is the lease whose end made
 // it (nil for a produce); the cause of the next lease is decided when it
 // is taken, from prev's story as known then.
 type token struct {
-	at       int // index into places
+	at       int32 // index into places
 	line     int32
 	restarts int32 // broker restarts the trace had told when it was made
-	prev     *lease
-	cause    string // fixed causes (first, producer_retry); "" = from prev
-	poor     bool   // the event that made it was already a violation
+	poor     bool  // the event that made it was already a violation
 	// inPlace: prev ran out (or was released) where the message lives, so
 	// the next lease there counts one more delivery.
 	inPlace bool
+	prev    *lease
+	cause   string // fixed causes (first, producer_retry); "" = from prev
 }
 
 // line is a chain of leases of which at most one may be promised at a
@@ -164,57 +169,11 @@ type line struct {
 	since  string // the latest cause, other than a retry, that lent the message after its first success
 }
 
-// tombstones holds, per queue, what remains of the forgotten messages that
-// were lent there, by offset.
-type tombstones struct {
-	byQueue map[queueKey]map[int64]tomb
-	n       int
-}
-
-func (t *tombstones) get(p place) (tomb, bool) {
-	x, ok := t.byQueue[queueKey{p.topic, p.queue}][p.offset]
-	return x, ok
-}
-
-func (t *tombstones) put(p place, x tomb) {
-	k := queueKey{p.topic, p.queue}
-	q := t.byQueue[k]
-	if q == nil {
-		q = map[int64]tomb{}
-		t.byQueue[k] = q
-	}
-	if _, ok := q[p.offset]; !ok {
-		t.n++
-	}
-	q[p.offset] = x
-}
-
-// dropBelow forgets the queue's tombstones below offset.
-func (t *tombstones) dropBelow(k queueKey, offset int64) {
-	q := t.byQueue[k]
-	for o := range q { // deletion only: order does not matter
-		if o < offset {
-			delete(q, o)
-			t.n--
-		}
-	}
-}
-
-func (t *tombstones) len() int { return t.n }
-
-// tomb is what remains of a forgotten message at one of its places.
-type tomb struct {
-	msg       model.MsgID
-	topic     string // the produced topic
-	lastLease int64  // the trace position (Seq+1) of its last lease there
-	pulled    bool   // that last lease was a pull delivery
-}
-
 func (c *Checker) group(name string) *group {
 	if i, ok := c.byName[name]; ok {
 		return c.groups[i]
 	}
-	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](), tombs: tombstones{byQueue: map[queueKey]map[int64]tomb{}},
+	g := &group{name: name, idx: int32(len(c.groups)), msgs: newWindow[msgState](),
 		counts: GroupReport{Group: name}}
 	c.groups = append(c.groups, g)
 	c.byName[name] = g.idx
@@ -245,13 +204,32 @@ func (c *Checker) onSubscribe(e *model.Event) {
 		}
 	}
 	c.topics[e.Topic] = append(c.topics[e.Topic], g.idx)
+	c.lastTopic = topicGroups{} // c.topics changed
+}
+
+// groupsOf is c.topics[topic], through the last topic asked for (a run
+// mostly produces on one topic, or a few).
+func (c *Checker) groupsOf(topic string) []int32 {
+	if c.lastTopic.ok && c.lastTopic.topic == topic {
+		return c.lastTopic.groups
+	}
+	gis := c.topics[topic]
+	c.lastTopic = topicGroups{topic: topic, groups: gis, ok: true}
+	return gis
+}
+
+// topicGroups is a topic's groups as c.topics had them (ok: filled).
+type topicGroups struct {
+	topic  string
+	groups []int32
+	ok     bool
 }
 
 // onProduce opens the message in every group consuming its topic; a
 // message stored again (a producer's retry) gets an extra line.
 func (c *Checker) onProduce(e *model.Event) {
 	c.topMsg = max(c.topMsg, e.Msg)
-	for _, gi := range c.topics[e.Topic] {
+	for _, gi := range c.groupsOf(e.Topic) {
 		g := c.groups[gi]
 		m, forgotten := g.msgs.get(uint64(e.Msg))
 		switch {
@@ -291,7 +269,7 @@ func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgSt
 	m.settled, m.successes, m.firstOKLine, m.delivered, m.commit = settledAck, 1, 0, true, commitDone
 	if t, ok := g.tombs.get(p); ok && t.msg == id {
 		m.topic = t.topic
-		m.places, m.leased = append(m.places, p), append(m.leased, t.lastLease)
+		m.places = append(m.places, placeRec{p, t.lastLease})
 		if t.pulled {
 			m.pulledAt = t.lastLease
 		}
@@ -338,7 +316,7 @@ func (m *msgState) lookupPlace(p place) int {
 	}
 	if t, ok := m.g.tombs.get(p); ok && t.msg == m.id {
 		i := m.placeIndex(p, true)
-		m.leased[i] = t.lastLease
+		m.places[i].leased = t.lastLease
 		if t.pulled {
 			m.pulledAt = t.lastLease
 		}
@@ -350,27 +328,26 @@ func (m *msgState) lookupPlace(p place) int {
 // placeIndex returns the index of p in m.places, adding it if asked.
 func (m *msgState) placeIndex(p place, add bool) int {
 	for i := range m.places {
-		if m.places[i] == p {
+		if m.places[i].place == p {
 			return i
 		}
 	}
 	if !add {
 		return -1
 	}
-	m.places = append(m.places, p)
-	m.leased = append(m.leased, 0)
+	m.places = append(m.places, placeRec{place: p})
 	return len(m.places) - 1
 }
 
 func (m *msgState) addToken(p place, ln int32, prev *lease, cause string) *token {
-	m.tokens = append(m.tokens, token{at: m.placeIndex(p, true), line: ln, prev: prev, cause: cause})
+	m.tokens = append(m.tokens, token{at: int32(m.placeIndex(p, true)), line: ln, prev: prev, cause: cause})
 	return &m.tokens[len(m.tokens)-1]
 }
 
 // takeToken removes and returns the token at place index i (the oldest).
 func (m *msgState) takeToken(i int) (token, bool) {
 	for k, t := range m.tokens {
-		if t.at == i {
+		if int(t.at) == i {
 			m.tokens = append(m.tokens[:k], m.tokens[k+1:]...)
 			return t, true
 		}
@@ -426,9 +403,9 @@ func (c *Checker) maybeForget(m *msgState) {
 			return
 		}
 	}
-	for i, p := range m.places {
-		if m.leased[i] != 0 {
-			m.g.tombs.put(p, tomb{msg: m.id, topic: m.topic, lastLease: m.leased[i], pulled: m.pulledAt == m.leased[i]})
+	for i := range m.places {
+		if p := &m.places[i]; p.leased != 0 {
+			m.g.tombs.put(p.place, tomb{msg: m.id, topic: m.topic, lastLease: p.leased, pulled: m.pulledAt == p.leased})
 		}
 	}
 	for _, l := range m.leases {
@@ -539,7 +516,7 @@ func (m *msgState) whereabouts() string {
 	case live > 0:
 		return fmt.Sprintf("%d lease(s) still in flight at the end", live)
 	case len(m.tokens) > 0:
-		return fmt.Sprintf("available at %s but never lent again", m.places[m.tokens[0].at])
+		return fmt.Sprintf("available at %s but never lent again", m.places[m.tokens[0].at].place)
 	case m.held > 0:
 		return "a consumer still holds it"
 	}

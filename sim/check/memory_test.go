@@ -2,6 +2,7 @@ package check
 
 import (
 	"testing"
+	"unsafe"
 
 	"popsim/clock"
 	"popsim/model"
@@ -65,5 +66,15 @@ func TestViolationHistory(t *testing.T) {
 	want := []string{"1 0.000000 produce c=0 m=1 t=t q=0 o=0", "2 0.500000 lease c=0 m=1 l=1 t=t q=0 o=0 dl=1.000000"}
 	if v.Invariant != InvLost || v.Seed != 7 || v.Replay != "popsim run -seed 7" || v.Msg != "group g message 1" || len(v.History) != 2 || v.History[0] != want[0] || v.History[1] != want[1] {
 		t.Fatalf("violation %+v", v)
+	}
+}
+
+// A message's record fits the 576-byte allocation class: every produced
+// message costs one, and the bytes drive the garbage collector's cycles.
+// An object over 512 bytes with pointers carries an 8-byte header, so the
+// record may take 568 bytes. (The next class up is 640 bytes.)
+func TestMsgStateSize(t *testing.T) {
+	if n := unsafe.Sizeof(msgState{}); n > 576-8 {
+		t.Fatalf("msgState is %d bytes, want at most 568", n)
 	}
 }

@@ -86,8 +86,8 @@ func (b *orderBook) queue(g *group, p place) *orderQueue {
 // orderly leases lend it at. ok is false for a message not (yet) known
 // there.
 func orderPlace(m *msgState) (place, bool) {
-	for _, p := range m.places {
-		if p.topic == m.topic {
+	for i := range m.places {
+		if p := m.places[i].place; p.topic == m.topic {
 			return p, true
 		}
 	}
@@ -130,7 +130,7 @@ func (c *Checker) orderGap(m *msgState, l *lease, p place) bool {
 
 // orderLease checks and records a lease of an orderly group.
 func (c *Checker) orderLease(m *msgState, l *lease, e *model.Event) {
-	p := m.places[l.at]
+	p := m.places[l.at].place
 	if !m.g.orderly || p.topic != m.topic {
 		return
 	}
@@ -153,7 +153,7 @@ func (c *Checker) orderLease(m *msgState, l *lease, e *model.Event) {
 		if c.liveAt(q, o, l.batch) {
 			continue
 		}
-		if op, ok := orderPlace(o); ok && c.restartSince(o.leased[o.lookupPlace(op)]) {
+		if op, ok := orderPlace(o); ok && c.restartSince(o.places[o.lookupPlace(op)].leased) {
 			continue
 		}
 		c.violate(InvFifoOrder, e.Seq, m, fmt.Sprintf("lease %d lends %s while the earlier offset %d (message %d, owed an ack) was not lent again first",
@@ -197,11 +197,11 @@ func (c *Checker) orderAdd(q *orderQueue, l *lease) {
 // orderSuccessor: a renewal's lease replaces its predecessor at the queue.
 func (c *Checker) orderSuccessor(n *lease) {
 	m := n.m
-	if !m.g.orderly || n.at >= len(m.places) || m.places[n.at].topic != m.topic {
+	if !m.g.orderly || n.at >= len(m.places) || m.places[n.at].place.topic != m.topic {
 		return
 	}
 	n.batch = -int64(n.id) // a batch of its own: it lends nothing new
-	c.orderAdd(c.order.queue(m.g, m.places[n.at]), n)
+	c.orderAdd(c.order.queue(m.g, m.places[n.at].place), n)
 }
 
 // orderEnd takes an ended lease out of its queue; a lapse more than the
@@ -210,10 +210,10 @@ func (c *Checker) orderSuccessor(n *lease) {
 // messages produced behind it makes them visible (a wakeup is owed).
 func (c *Checker) orderEnd(l *lease, by model.EventKind, e *model.Event) {
 	m := l.m
-	if !m.g.orderly || l.at >= len(m.places) || m.places[l.at].topic != m.topic {
+	if !m.g.orderly || l.at >= len(m.places) || m.places[l.at].place.topic != m.topic {
 		return
 	}
-	p := m.places[l.at]
+	p := m.places[l.at].place
 	q := c.order.queue(m.g, p)
 	i := -1
 	for k, x := range q.live {

@@ -55,7 +55,7 @@ func (c *Checker) onPullDeliver(e *model.Event) {
 	if _, ok := m.takeToken(i); !ok {
 		cause = c.pullCause(m, e, i)
 	}
-	m.leased[i] = e.Seq + 1
+	m.places[i].leased = e.Seq + 1
 	m.pulledAt = e.Seq + 1
 	if m.successes > 0 && cause != CauseReconsumeLater && cause != causeFirst {
 		m.lines[0].since = cause
@@ -74,7 +74,7 @@ func (c *Checker) onPullDeliver(e *model.Event) {
 // same client's failure, or a rebalance or broker restart since the place
 // was last delivered.
 func (c *Checker) pullCause(m *msgState, e *model.Event, i int) string {
-	p, last := m.pull, m.leased[i]
+	p, last := m.pull, m.places[i].leased
 	k := groupQueue{m.g.idx, queueKey{e.Topic, e.Queue}}
 	switch {
 	case p != nil && p.client == e.Client && p.failed:

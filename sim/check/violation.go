@@ -34,7 +34,7 @@ func (m *msgState) placeList() string {
 		if i > 0 {
 			s += ", "
 		}
-		s += p.String()
+		s += p.place.String()
 	}
 	return s
 }

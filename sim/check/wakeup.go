@@ -21,6 +21,10 @@ type pollReq struct {
 	topic string
 	queue int32
 	rid   uint64
+	// t is the topicWait of (grp, topic), looked up when the receive
+	// parked; used while the client's group is still grp (waitOf).
+	t   *topicWait
+	grp int32
 }
 
 // waitKey is one group's waiting on one topic.
@@ -72,8 +76,18 @@ type wakeup struct {
 	cls    []waitClient          // by client index
 	neg    map[int32]*waitClient // clients below 0 (a malformed trace)
 	topics map[waitKey]*topicWait
-	obls   []obligation
-	head   int
+	// last is, by group index, the topicWait the group last found in
+	// topics (find): a group mostly waits on one topic, and its entry,
+	// once made, stays in topics.
+	last []lastWait
+	obls []obligation
+	head int
+}
+
+// lastWait is a group's last topicWait found, and its topic.
+type lastWait struct {
+	topic string
+	t     *topicWait
 }
 
 // waitClient is what the wakeup check knows of one client.
@@ -111,7 +125,7 @@ func (w *wakeup) client(client int32) *waitClient {
 }
 
 func (w *wakeup) wait(k waitKey) *topicWait {
-	t := w.topics[k]
+	t := w.find(k)
 	if t == nil {
 		t = &topicWait{byQueue: map[int32]int{}}
 		w.topics[k] = t
@@ -119,12 +133,39 @@ func (w *wakeup) wait(k waitKey) *topicWait {
 	return t
 }
 
+// find is w.topics[k], through the group's last entry found when that is
+// k's (entries are never removed, so the one remembered stays k's).
+func (w *wakeup) find(k waitKey) *topicWait {
+	g := int(k.group)
+	if g >= 0 && g < len(w.last) && w.last[g].t != nil && w.last[g].topic == k.topic {
+		return w.last[g].t
+	}
+	t := w.topics[k]
+	if t != nil && g >= 0 {
+		for g >= len(w.last) {
+			w.last = append(w.last, lastWait{})
+		}
+		w.last[g] = lastWait{topic: k.topic, t: t}
+	}
+	return t
+}
+
+// waitOf is the topicWait a parked receive r of client counts in: the
+// one of the client's group and r's topic.
+func (w *wakeup) waitOf(client int32, r *pollReq) *topicWait {
+	g := w.client(client).group
+	if r.t != nil && r.grp == g {
+		return r.t
+	}
+	return w.wait(waitKey{group: g, topic: r.topic})
+}
+
 func (w *wakeup) key(client int32, topic string) waitKey {
 	return waitKey{group: w.client(client).group, topic: topic}
 }
 
-func (w *wakeup) add(client int32, r pollReq, d int) {
-	t := w.wait(w.key(client, r.topic))
+func (w *wakeup) add(client int32, r *pollReq, d int) {
+	t := w.waitOf(client, r)
 	if r.queue < 0 {
 		t.all += d
 	} else {
@@ -158,8 +199,9 @@ func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 		if !x.hasLast || e.Topic != "" {
 			r = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}
 		}
+		r.t, r.grp = w.wait(waitKey{group: x.group, topic: r.topic}), x.group
 		x.polls = append(x.polls, r)
-		w.hold(e.Client, r, 1)
+		w.hold(e.Client, &r, 1)
 	case model.EvReceived, model.EvReceiveLost:
 		w.answer(e)
 	}
@@ -167,9 +209,9 @@ func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 
 // hold counts (d = 1) or uncounts (-1) a parked receive of client, as
 // waiting or, while the client is paused, as paused.
-func (w *wakeup) hold(client int32, r pollReq, d int) {
+func (w *wakeup) hold(client int32, r *pollReq, d int) {
 	if w.client(client).paused {
-		w.wait(w.key(client, r.topic)).paused += d
+		w.waitOf(client, r).paused += d
 		return
 	}
 	w.add(client, r, d)
@@ -182,14 +224,14 @@ func (w *wakeup) pause(client int32, on bool) {
 	if x.paused == on {
 		return
 	}
-	for _, r := range x.polls {
-		w.hold(client, r, -1)
+	for i := range x.polls {
+		w.hold(client, &x.polls[i], -1)
 	}
 	x.paused = on
-	for _, r := range x.polls {
-		w.hold(client, r, 1)
+	for i := range x.polls {
+		w.hold(client, &x.polls[i], 1)
 		if on {
-			w.wait(w.key(client, r.topic)).gen++
+			w.waitOf(client, &x.polls[i]).gen++
 		}
 	}
 }
@@ -206,9 +248,9 @@ func (w *wakeup) answer(e *model.Event) {
 	for n < len(ps) && ps[n].rid == ps[0].rid {
 		n++
 	}
-	for _, r := range ps[:n] {
-		w.hold(e.Client, r, -1)
-		w.served(w.key(e.Client, r.topic))
+	for i := range ps[:n] {
+		w.hold(e.Client, &ps[i], -1)
+		w.waitOf(e.Client, &ps[i]).gen++ // served
 	}
 	if len(ps) == n {
 		x.polls = ps[:0] // keep the storage for the next parked receive
@@ -219,7 +261,7 @@ func (w *wakeup) answer(e *model.Event) {
 
 // served marks a group's topic served.
 func (w *wakeup) served(k waitKey) {
-	if t := w.topics[k]; t != nil {
+	if t := w.find(k); t != nil {
 		t.gen++
 	}
 }
@@ -229,9 +271,9 @@ func (w *wakeup) served(k waitKey) {
 func (w *wakeup) forgetClient(client int32) {
 	w.pause(client, false)
 	x := w.client(client)
-	for _, r := range x.polls {
-		w.add(client, r, -1)
-		if t := w.wait(w.key(client, r.topic)); t.count() == 0 {
+	for i := range x.polls {
+		w.add(client, &x.polls[i], -1)
+		if t := w.waitOf(client, &x.polls[i]); t.count() == 0 {
 			t.gen++
 		}
 	}
@@ -258,7 +300,7 @@ func (w *wakeup) reset() {
 // queue-specific receive reads the retry topic on some requests only.
 func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	k := waitKey{group: m.g.idx, topic: m.topic}
-	t := w.topics[k]
+	t := w.find(k)
 	copyElsewhere := p.topic != m.topic
 	if g := m.g; g.ordered && g.busy[queueKey{p.topic, p.queue}] > 0 {
 		return // its queue (message group) is held by a lease in flight

@@ -1,0 +1,254 @@
+package check
+
+import "popsim/model"
+
+// tombstones holds, per queue, what remains of the forgotten messages that
+// were lent there, by offset.
+//
+// A queue's messages are forgotten roughly in offset order and its commits
+// drop them in offset order, so each queue keeps its tombstones in a
+// window of slots indexed by offset (tombQueue): no hashing, no map growth,
+// and no pointers for the garbage collector to follow (a tombstone names
+// its topic by an index into the group's few topics). An offset far from
+// the window goes to the queue's map instead (far), so that a stray offset
+// never makes the window large. Queues are found without hashing: by
+// topic in a short list, then by queue number.
+type tombstones struct {
+	byTopic []tombTopic
+	names   []string // the produced topics the tombstones name, by index
+	n       int
+}
+
+// tombTopic is one topic's queues: queues[q] for 0 <= q < tombQueues,
+// far for the others (a malformed trace).
+type tombTopic struct {
+	topic  string
+	queues []*tombQueue
+	far    map[int32]*tombQueue
+}
+
+const tombQueues = 1 << 14
+
+// tomb is what remains of a forgotten message at one of its places.
+type tomb struct {
+	msg       model.MsgID
+	topic     string // the produced topic
+	lastLease int64  // the trace position (Seq+1) of its last lease there
+	pulled    bool   // that last lease was a pull delivery
+}
+
+// tombQueue is one queue's tombstones: offset lo+i is in slots[head+i]
+// when that slot is used, else in far, else absent. An offset is never in
+// both (put looks in far first).
+type tombQueue struct {
+	lo    int64
+	slots []tombSlot
+	head  int
+	far   map[int64]tombSlot
+}
+
+// tombSlot is a tomb without pointers; used marks a slot that holds one.
+type tombSlot struct {
+	msg       model.MsgID
+	lastLease int64
+	topic     int32 // index into tombstones.names
+	pulled    bool
+	used      bool
+}
+
+// tombGap is how far past its end (or before its start) the window grows
+// to take an offset; farther ones go to far.
+const tombGap = 4096
+
+// queue is the tombQueue of topic and queue, made if asked, else nil
+// when there is none.
+func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
+	var tt *tombTopic
+	for i := range t.byTopic {
+		if t.byTopic[i].topic == topic {
+			tt = &t.byTopic[i]
+			break
+		}
+	}
+	if tt == nil {
+		if !add {
+			return nil
+		}
+		t.byTopic = append(t.byTopic, tombTopic{topic: topic})
+		tt = &t.byTopic[len(t.byTopic)-1]
+	}
+	if queue < 0 || queue >= tombQueues {
+		q := tt.far[queue]
+		if q == nil && add {
+			if tt.far == nil {
+				tt.far = map[int32]*tombQueue{}
+			}
+			q = &tombQueue{}
+			tt.far[queue] = q
+		}
+		return q
+	}
+	if int(queue) >= len(tt.queues) {
+		if !add {
+			return nil
+		}
+		tt.queues = append(tt.queues, make([]*tombQueue, int(queue)+1-len(tt.queues))...)
+	}
+	q := tt.queues[queue]
+	if q == nil && add {
+		q = &tombQueue{}
+		tt.queues[queue] = q
+	}
+	return q
+}
+
+func (t *tombstones) get(p place) (tomb, bool) {
+	q := t.queue(p.topic, p.queue, false)
+	if q == nil {
+		return tomb{}, false
+	}
+	s, ok := q.get(p.offset)
+	if !ok {
+		return tomb{}, false
+	}
+	return tomb{msg: s.msg, topic: t.names[s.topic], lastLease: s.lastLease, pulled: s.pulled}, true
+}
+
+func (t *tombstones) put(p place, x tomb) {
+	q := t.queue(p.topic, p.queue, true)
+	if q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: t.nameIndex(x.topic), pulled: x.pulled, used: true}) {
+		t.n++
+	}
+}
+
+// dropBelow forgets the queue's tombstones below offset.
+func (t *tombstones) dropBelow(k queueKey, offset int64) {
+	if q := t.queue(k.topic, k.queue, false); q != nil {
+		t.n -= q.dropBelow(offset)
+	}
+}
+
+func (t *tombstones) len() int { return t.n }
+
+// nameIndex is topic's index in t.names, added if new. A group's
+// tombstones name one topic or very few: a linear search is enough.
+func (t *tombstones) nameIndex(topic string) int32 {
+	for i, s := range t.names {
+		if s == topic {
+			return int32(i)
+		}
+	}
+	t.names = append(t.names, topic)
+	return int32(len(t.names) - 1)
+}
+
+func (q *tombQueue) get(o int64) (tombSlot, bool) {
+	if q.far != nil {
+		if s, ok := q.far[o]; ok {
+			return s, true
+		}
+	}
+	if o < q.lo || o-q.lo >= int64(len(q.slots)-q.head) {
+		return tombSlot{}, false
+	}
+	s := q.slots[q.head+int(o-q.lo)]
+	return s, s.used
+}
+
+// put stores s at offset o and reports whether o was new.
+func (q *tombQueue) put(o int64, s tombSlot) bool {
+	if q.far != nil {
+		if _, ok := q.far[o]; ok {
+			q.far[o] = s
+			return false
+		}
+	}
+	n := int64(len(q.slots) - q.head)
+	switch {
+	case n == 0:
+		// Room in front, within the slice it has, for stragglers.
+		h := min(cap(q.slots)/4, 256)
+		clear(q.slots[:h])
+		q.slots, q.head, q.lo = append(q.slots[:h], s), h, o
+		return true
+	case o >= q.lo && o-q.lo < n:
+		x := &q.slots[q.head+int(o-q.lo)]
+		added := !x.used
+		*x = s
+		return added
+	case o >= q.lo+n && o-(q.lo+n) < tombGap:
+		if need := len(q.slots) + int(o-(q.lo+n)) + 1; need > cap(q.slots) && 2*q.head >= len(q.slots) {
+			q.compact()
+		}
+		for q.lo+int64(len(q.slots)-q.head) < o {
+			q.slots = append(q.slots, tombSlot{})
+		}
+		q.slots = append(q.slots, s)
+		return true
+	case o < q.lo && q.lo-o < tombGap:
+		d := int(q.lo - o)
+		if d <= q.head {
+			q.head -= d
+		} else {
+			// Room in front too: stragglers behind the window come one
+			// at a time.
+			front := max(d, int(n), 32)
+			if front+int(n) <= cap(q.slots) { // move it up in the slice it has
+				up := q.slots[:front+int(n)]
+				copy(up[front:], q.slots[q.head:q.head+int(n)])
+				clear(up[:front])
+				q.slots, q.head = up, front-d
+			} else {
+				grown := make([]tombSlot, front+int(n), front+2*int(n))
+				copy(grown[front:], q.slots[q.head:])
+				q.slots, q.head = grown, front-d
+			}
+		}
+		q.slots[q.head] = s
+		q.lo = o
+		return true
+	}
+	if q.far == nil {
+		q.far = map[int64]tombSlot{}
+	}
+	q.far[o] = s
+	return true
+}
+
+// dropBelow forgets the tombstones below offset and returns how many.
+func (q *tombQueue) dropBelow(offset int64) int {
+	gone := 0
+	for o := range q.far { // deletion only: order does not matter
+		if o < offset {
+			delete(q.far, o)
+			gone++
+		}
+	}
+	if offset > q.lo {
+		below := q.slots[q.head : q.head+int(min(offset-q.lo, int64(len(q.slots)-q.head)))]
+		for i := range below {
+			if below[i].used {
+				gone++
+			}
+		}
+		clear(below)
+		q.head += len(below)
+		q.lo += int64(len(below))
+	}
+	if q.head == len(q.slots) {
+		q.slots, q.head = q.slots[:0], 0
+	}
+	return gone
+}
+
+// compact moves the window down to the start of its slice, leaving a
+// little room in front for stragglers, when it is to grow at its end and
+// the dropped slots in front are at least half the slice. (Compacting at
+// every drop instead took away the room in front that a straggler's
+// growth had just made, and the next straggler grew the window again.)
+func (q *tombQueue) compact() {
+	keep := min(q.head, 64) // slots below head are empty
+	n := copy(q.slots[keep:], q.slots[q.head:])
+	clear(q.slots[keep+n:])
+	q.slots, q.head = q.slots[:keep+n], keep
+}

@@ -1,0 +1,129 @@
+package check
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"popsim/model"
+)
+
+// tombstones must behave as the map of maps it replaces: the same
+// tombstone back for every place, the same count, whatever the order of
+// the offsets (mostly growing, with stragglers behind, jumps far ahead or
+// behind, drops below the commit offset).
+func TestTombstonesMatchMap(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		r := rand.New(rand.NewPCG(seed, 99))
+		ts := tombstones{}
+		ref := map[queueKey]map[int64]tomb{}
+		keys := []queueKey{{"t", 0}, {"t", 1}, {"t", 7}, {"%RETRY%g_t", 0}, {"t", -1}, {"t", tombQueues}}
+		topics := []string{"t", "u", "t2"}
+		next := map[queueKey]int64{}
+		n := 0 // entries in ref
+		commit := map[queueKey]int64{}
+		for step := 0; step < 20000; step++ {
+			k := keys[r.IntN(len(keys))]
+			var o int64
+			switch x := r.IntN(100); {
+			case x < 60: // the common case: just past the last
+				next[k] += 1 + int64(r.IntN(3))
+				o = next[k]
+			case x < 75: // a straggler behind
+				o = next[k] - int64(r.IntN(50))
+			case x < 80: // far ahead
+				o = next[k] + tombGap + int64(r.IntN(3*tombGap))
+			case x < 85: // far behind, perhaps below the commit offset
+				o = next[k] - tombGap - int64(r.IntN(3*tombGap))
+			case x < 90: // ahead, within the gap
+				o = next[k] + int64(r.IntN(tombGap))
+			default:
+				o = commit[k] + int64(r.IntN(200)) - 100
+			}
+			p := place{topic: k.topic, queue: k.queue, offset: o}
+			switch x := r.IntN(100); {
+			case x < 55:
+				v := tomb{msg: model.MsgID(r.Int64N(1 << 40)), topic: topics[r.IntN(len(topics))], lastLease: r.Int64N(1 << 40), pulled: r.IntN(2) == 0}
+				ts.put(p, v)
+				if ref[k] == nil {
+					ref[k] = map[int64]tomb{}
+				}
+				if _, ok := ref[k][o]; !ok {
+					n++
+				}
+				ref[k][o] = v
+			case x < 60:
+				c := commit[k] + int64(r.IntN(400))
+				if r.IntN(10) == 0 {
+					c = next[k] + 1 // everything goes
+				}
+				commit[k] = c
+				ts.dropBelow(k, c)
+				for off := range ref[k] {
+					if off < c {
+						delete(ref[k], off)
+						n--
+					}
+				}
+			}
+			got, ok := ts.get(p)
+			want, wok := ref[k][o]
+			if ok != wok || got != want {
+				t.Fatalf("seed %d step %d: get %v = %+v %v, want %+v %v", seed, step, p, got, ok, want, wok)
+			}
+			if ts.len() != n {
+				t.Fatalf("seed %d step %d: len %d, want %d", seed, step, ts.len(), n)
+			}
+		}
+		// Every place agrees at the end, present or not.
+		for _, k := range keys {
+			for o := next[k] - 5*tombGap; o <= next[k]+5*tombGap; o++ {
+				got, ok := ts.get(place{k.topic, k.queue, o})
+				want, wok := ref[k][o]
+				if ok != wok || got != want {
+					t.Fatalf("seed %d: end: get %v@%d = %+v %v, want %+v %v", seed, k, o, got, ok, want, wok)
+				}
+			}
+		}
+	}
+}
+
+// A queue whose tombstones come in order and are dropped by its commits
+// keeps a window as large as what is between them, not what passed.
+func TestTombstonesWindowStaysSmall(t *testing.T) {
+	ts := tombstones{}
+	k := queueKey{"t", 0}
+	for o := int64(0); o < 1_000_000; o++ {
+		ts.put(place{"t", 0, o}, tomb{msg: model.MsgID(o + 1), topic: "t", lastLease: o + 1})
+		if o%1000 == 999 {
+			ts.dropBelow(k, o-500)
+		}
+	}
+	q := ts.queue(k.topic, k.queue, false)
+	if ts.len() > 1500 || cap(q.slots) > 8192 || len(q.far) != 0 {
+		t.Fatalf("len %d, slots cap %d, far %d", ts.len(), cap(q.slots), len(q.far))
+	}
+}
+
+// Stragglers just behind a queue's window after each of its commits (as
+// when messages settle out of order) cost no new window each time.
+func TestTombstonesStragglersDoNotRegrow(t *testing.T) {
+	ts := tombstones{}
+	k := queueKey{"t", 0}
+	put := func(o int64) { ts.put(place{"t", 0, o}, tomb{msg: model.MsgID(o + 1), topic: "t", lastLease: o + 1}) }
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for o := int64(100); o < 1_000_000; o++ {
+		put(o)
+		if o%500 == 0 {
+			ts.dropBelow(k, o-2000)
+			put(o - 2001) // behind the window: a straggler settled late
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// The window holds about 2 000 slots of 24 bytes; growing it a few
+	// times is well under 4 MB, once per commit would be about 300 MB.
+	if b := after.TotalAlloc - before.TotalAlloc; b > 4<<20 {
+		t.Fatalf("the tombstones allocated %d bytes for a window of about %d", b, ts.len())
+	}
+}
