@@ -148,12 +148,18 @@ func (q *tombQueue) get(o int64) (tombSlot, bool) {
 			return s, true
 		}
 	}
-	if o < q.lo || o-q.lo >= int64(len(q.slots)-q.head) {
+	d, ok := above(o, q.lo)
+	if !ok || d >= uint64(len(q.slots)-q.head) {
 		return tombSlot{}, false
 	}
-	s := q.slots[q.head+int(o-q.lo)]
+	s := q.slots[q.head+int(d)]
 	return s, s.used
 }
+
+// above is how far o is above lo, and whether o >= lo. It is computed in
+// uint64, so that offsets of a malformed trace far apart (MinInt64 and
+// MaxInt64) do not overflow into a small distance.
+func above(o, lo int64) (uint64, bool) { return uint64(o) - uint64(lo), o >= lo }
 
 // put stores s at offset o and reports whether o was new.
 func (q *tombQueue) put(o int64, s tombSlot) bool {
@@ -163,7 +169,9 @@ func (q *tombQueue) put(o int64, s tombSlot) bool {
 			return false
 		}
 	}
-	n := int64(len(q.slots) - q.head)
+	n := len(q.slots) - q.head
+	d, after := above(o, q.lo)
+	b, _ := above(q.lo, o)
 	switch {
 	case n == 0:
 		// Room in front, within the slice it has, for stragglers.
@@ -171,35 +179,35 @@ func (q *tombQueue) put(o int64, s tombSlot) bool {
 		clear(q.slots[:h])
 		q.slots, q.head, q.lo = append(q.slots[:h], s), h, o
 		return true
-	case o >= q.lo && o-q.lo < n:
-		x := &q.slots[q.head+int(o-q.lo)]
+	case after && d < uint64(n):
+		x := &q.slots[q.head+int(d)]
 		added := !x.used
 		*x = s
 		return added
-	case o >= q.lo+n && o-(q.lo+n) < tombGap:
-		if need := len(q.slots) + int(o-(q.lo+n)) + 1; need > cap(q.slots) && 2*q.head >= len(q.slots) {
+	case after && d-uint64(n) < tombGap:
+		if need := len(q.slots) + int(d) - n + 1; need > cap(q.slots) && 2*q.head >= len(q.slots) {
 			q.compact()
 		}
-		for q.lo+int64(len(q.slots)-q.head) < o {
+		for uint64(len(q.slots)-q.head) < d {
 			q.slots = append(q.slots, tombSlot{})
 		}
 		q.slots = append(q.slots, s)
 		return true
-	case o < q.lo && q.lo-o < tombGap:
-		d := int(q.lo - o)
+	case !after && b < tombGap:
+		d := int(b)
 		if d <= q.head {
 			q.head -= d
 		} else {
 			// Room in front too: stragglers behind the window come one
 			// at a time.
-			front := max(d, int(n), 32)
-			if front+int(n) <= cap(q.slots) { // move it up in the slice it has
-				up := q.slots[:front+int(n)]
-				copy(up[front:], q.slots[q.head:q.head+int(n)])
+			front := max(d, n, 32)
+			if front+n <= cap(q.slots) { // move it up in the slice it has
+				up := q.slots[:front+n]
+				copy(up[front:], q.slots[q.head:q.head+n])
 				clear(up[:front])
 				q.slots, q.head = up, front-d
 			} else {
-				grown := make([]tombSlot, front+int(n), front+2*int(n))
+				grown := make([]tombSlot, front+n, front+2*n)
 				copy(grown[front:], q.slots[q.head:])
 				q.slots, q.head = grown, front-d
 			}
@@ -224,8 +232,8 @@ func (q *tombQueue) dropBelow(offset int64) int {
 			gone++
 		}
 	}
-	if offset > q.lo {
-		below := q.slots[q.head : q.head+int(min(offset-q.lo, int64(len(q.slots)-q.head)))]
+	if d, ok := above(offset, q.lo); ok && d > 0 {
+		below := q.slots[q.head : q.head+int(min(d, uint64(len(q.slots)-q.head)))]
 		for i := range below {
 			if below[i].used {
 				gone++

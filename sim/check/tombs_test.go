@@ -1,6 +1,7 @@
 package check
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -125,5 +126,44 @@ func TestTombstonesStragglersDoNotRegrow(t *testing.T) {
 	// times is well under 4 MB, once per commit would be about 300 MB.
 	if b := after.TotalAlloc - before.TotalAlloc; b > 4<<20 {
 		t.Fatalf("the tombstones allocated %d bytes for a window of about %d", b, ts.len())
+	}
+}
+
+// Offsets at the ends of int64 (a malformed trace can carry any) are
+// kept and found like any other, without the window's distances
+// overflowing: each sequence once panicked or lost a tombstone.
+func TestTombstonesExtremeOffsets(t *testing.T) {
+	const lo, hi = math.MinInt64, math.MaxInt64
+	for i, offsets := range [][]int64{
+		{-1, hi}, {5, lo}, {-5, hi, hi - 1}, {hi - 1, hi, lo + 3}, {lo, lo + 1, hi, hi - 1, 0},
+		{hi - 10, hi}, {lo + 10, lo}, {0, hi, lo, 1, -1},
+	} {
+		ts := tombstones{}
+		ref := map[int64]tomb{}
+		k := queueKey{"t", 0}
+		for j, o := range offsets {
+			v := tomb{msg: model.MsgID(j + 1), topic: "t", lastLease: int64(j)}
+			ts.put(place{topic: k.topic, queue: k.queue, offset: o}, v)
+			ref[o] = v
+		}
+		for _, o := range offsets {
+			if got, ok := ts.get(place{topic: k.topic, queue: k.queue, offset: o}); !ok || got != ref[o] {
+				t.Fatalf("case %d: get(%d) = %+v %v, want %+v", i, o, got, ok, ref[o])
+			}
+		}
+		for _, o := range []int64{hi, 0, lo + 1} { // drops, from the top of the range down
+			ts.dropBelow(k, o)
+			for off := range ref {
+				if off < o {
+					delete(ref, off)
+				}
+			}
+			if ts.len() != len(ref) {
+				t.Fatalf("case %d: after dropBelow(%d) len %d, want %d", i, o, ts.len(), len(ref))
+			}
+		}
+		if _, ok := ts.get(place{topic: k.topic, queue: k.queue, offset: hi}); ok != (len(ref) == 1) {
+			t.Fatalf("case %d: the tombstone at MaxInt64 is %v after the drops, want %v", i, ok, len(ref) == 1)
+		}
 	}
 }
