@@ -55,8 +55,8 @@ var decPow10 = [20]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 
 
 // decDigits is the number of decimal digits of u (1 for 0).
 func decDigits(u uint64) int {
-	// bits.Len64(u)*1233>>12 is floor(log10(2**len)): the count, or one
-	// less when u is below that power of ten
+	// bits.Len64(u)*1233>>12 is floor(log10(2**len)): the count when u
+	// is below 10**n, one less (n++ below) when u is at or above it
 	n := uint(bits.Len64(u)*1233) >> 12 // at most 19
 	if u >= decPow10[n%20] {
 		n++

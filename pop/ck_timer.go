@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"cmp"
 	"slices"
 
 	"popsim/model"
@@ -105,7 +106,7 @@ func (t *timerStore) add(m *timerMsg) {
 		for ; j > 0 && j > i-4 && live[j-1].due >= m.due; j-- {
 		}
 		if j > 0 && live[j-1].due >= m.due { // further back: searched
-			j, _ = slices.BinarySearchFunc(live[:j], m.due, func(s *timerSlot, due int64) int { return cmpInt64(s.due, due) })
+			j, _ = slices.BinarySearchFunc(live[:j], m.due, func(s *timerSlot, due int64) int { return cmp.Compare(s.due, due) })
 		}
 		// live[j] is the first slot due at or after m
 		if live[j].due == m.due {
@@ -120,16 +121,6 @@ func (t *timerStore) add(m *timerMsg) {
 	if t.firstOK && (t.first == nil || timerLess(m, t.first)) {
 		t.first = m
 	}
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // min is the next message to deliver over all queues.
