@@ -486,6 +486,12 @@ func (c *Checker) renewForgotten(e *model.Event) {
 	n.line, n.cause = m.fork(CauseRenewAfterRevive), CauseRenewAfterRevive
 	c.leases.put(n)
 	m.leases = append(m.leases, n)
+	// Orderly: the lease blocks its queue like any other until it lapses
+	// (RocketMQ's changeInvisibleTime moves the offset's next-visible time
+	// in the OrderInfo whatever its ack bit, and a restart that reloaded
+	// an older OrderInfo forgot the ack), so its deadline counts towards
+	// the queue's fifo-stall limit.
+	c.orderSuccessor(n)
 }
 
 // onPolicy: a message sent to a DLQ or dropped by the client, its proxy or

@@ -113,7 +113,9 @@
 //   - fifo-stall (liveness, orderly groups): in the liveness phase a queue
 //     unblocked (its leases lapsed) later than the latest deadline of its
 //     leases since it was last free plus the group's slack (subscribe
-//     Span), or is still blocked past that at the end.
+//     Span), or is still blocked past that at the end. A late renewal's
+//     lease counts even when its message was settled and forgotten: after
+//     a restart lost the ack, the engine blocks the queue for it.
 //   - no-drain, commit-offset-lag: liveness, from Final.
 //   - trace-order: Seq did not grow or time went back. trace-form: an event
 //     that names something never introduced (a lease granted twice, a

@@ -194,7 +194,9 @@ func (c *Checker) orderAdd(q *orderQueue, l *lease) {
 	}
 }
 
-// orderSuccessor: a renewal's lease replaces its predecessor at the queue.
+// orderSuccessor: a renewal's lease replaces its predecessor at the queue
+// (a late renewal of a forgotten message's lease has none: it joins the
+// queue's live leases all the same).
 func (c *Checker) orderSuccessor(n *lease) {
 	m := n.m
 	if !m.g.orderly || n.at >= len(m.places) || m.places[n.at].place.topic != m.topic {
