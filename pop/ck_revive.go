@@ -604,25 +604,8 @@ func (b *Broker) reviveReadFails() bool {
 // commitRevive commits the revive group's offset of revive queue rq.
 func (b *Broker) commitRevive(rq int32, v int64) { b.commitOffset(b.reviveKey(rq), v) }
 
+// itoa is strconv.FormatInt(v, 10), with model.AppendDec's digits.
 func itoa(v int64) string {
 	var buf [20]byte
-	i := len(buf)
-	neg := v < 0
-	u := uint64(v)
-	if neg {
-		u = uint64(-v)
-	}
-	for {
-		i--
-		buf[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			break
-		}
-	}
-	if neg {
-		i--
-		buf[i] = '-'
-	}
-	return string(buf[i:])
+	return string(model.AppendDec(buf[:0], v))
 }
