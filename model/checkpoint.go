@@ -103,6 +103,11 @@ func (c *PopCheckPoint) MergeKey() string {
 	return MergeKey(c.Topic, c.CID, c.QueueID, c.StartOffset, c.PopTime, c.BrokerName)
 }
 
+// AppendMergeKey appends the merge key MergeKey returns to b.
+func (c *PopCheckPoint) AppendMergeKey(b []byte) []byte {
+	return AppendMergeKey(b, c.Topic, c.CID, c.QueueID, c.StartOffset, c.PopTime, c.BrokerName)
+}
+
 // MergeKey builds the concatenated merge key. popsim keeps a null broker
 // name as "", which Java's concatenation writes as "null".
 func MergeKey(topic, group string, qid int32, startOffset, popTime int64, brokerName string) string {

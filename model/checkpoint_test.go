@@ -54,6 +54,9 @@ func TestPopCheckPointArithmetic(t *testing.T) {
 	if k := ck.MergeKey(); k != "tg110042b" {
 		t.Errorf("MergeKey = %q", k)
 	}
+	if k := ck.AppendMergeKey([]byte("pre:")); string(k) != "pre:tg110042b" {
+		t.Errorf("AppendMergeKey = %q", k)
+	}
 	if k := MergeKey("t", "g", 1, 100, 42, ""); k != "tg110042null" {
 		t.Errorf("MergeKey with a null broker name = %q", k)
 	}

@@ -1,6 +1,10 @@
 package pop
 
-import "popsim/model"
+import (
+	"strings"
+
+	"popsim/model"
+)
 
 // reviveArena allocates what the engine's revive-topic messages are made
 // of many at a time: their property lists and their JSON bodies. A
@@ -14,12 +18,14 @@ type reviveArena struct {
 	props []model.Property
 	bytes []byte
 	diffs []int32 // CKs' QueueOffsetDiff, kept as long as their CK message
+	strs  strArena
 }
 
 const (
 	arenaProps = 512
 	arenaBytes = 32 << 10
 	arenaDiffs = 1024
+	arenaStrs  = 16 << 10
 )
 
 // int32s returns a zeroed list of n (a CK's QueueOffsetDiff), with no
@@ -67,4 +73,34 @@ func (a *reviveArena) used(b []byte) []byte {
 		a.bytes = a.bytes[len(b):]
 	}
 	return b[:len(b):len(b)]
+}
+
+// strArena makes strings side by side in shared blocks of bytes: the
+// strings of a revive-topic message (its unique id, deliver time and
+// lease) and the merge keys the engine keeps beside its CKs and acks,
+// which live about as long as one another and are never written to. A
+// block is a strings.Builder that is only ever appended to within the
+// room it was grown to: the strings cut from it stay as they were made
+// while later ones are written after them. A block holds no pointers, so
+// the collector does not scan it, and it goes once none of its strings
+// is referenced.
+type strArena struct {
+	sb strings.Builder
+}
+
+// str returns b as a string carved from the current block.
+func (a *strArena) str(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if a.sb.Cap()-a.sb.Len() < len(b) {
+		if len(b) > arenaStrs/8 {
+			return string(b)
+		}
+		a.sb.Reset() // the old block stays with the strings made from it
+		a.sb.Grow(arenaStrs)
+	}
+	n := a.sb.Len()
+	a.sb.Write(b)
+	return a.sb.String()[n:]
 }

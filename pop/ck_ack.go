@@ -210,14 +210,23 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 // of an offset that a stale handle's renewal wrote a CK for in that
 // millisecond.
 // It returns the merge key it settled on, for the caller's wrapper.
+// The key is built on the stack and looked up from there; only the one
+// settled on is made a string (in the arena's blocks), and the table
+// remembers the lookup for the caller's next, by that string.
 func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) string {
-	key := ck.MergeKey()
+	var kb [keyBuf]byte
+	kbs := ck.AppendMergeKey(kb[:0])
 	if b.cfg.Bugs.SameMillisChangeInvisible {
-		return key
+		return b.arena.strs.str(kbs)
 	}
-	for e := b.ckl.keys.find(key); e != nil && e.refs.len() > 0; e = b.ckl.keys.find(key) {
+	t := &b.ckl.keys
+	e := t.findBytes(kbs)
+	for e != nil && e.refs.len() > 0 {
 		ck.PopTime++
-		key = ck.MergeKey()
+		kbs = ck.AppendMergeKey(kb[:0])
+		e = t.findBytes(kbs)
 	}
+	key := b.arena.strs.str(kbs)
+	t.remember(key, e)
 	return key
 }

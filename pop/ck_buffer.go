@@ -16,8 +16,10 @@ import (
 
 // wrapper is PopCheckPointWrapper.
 type wrapper struct {
-	rq     int32
-	ck     model.PopCheckPoint
+	rq int32
+	// ck is the CK, kept beside the wrapper (wrapperRef); never written
+	// to.
+	ck     *model.PopCheckPoint
 	ref    *ckRef // nil for a mock
 	mkey   string // merge key
 	lock   qkey   // the lock key topic@group@qid as a queue key
@@ -158,31 +160,30 @@ func (f *ckBuffer) clearQueue(k qkey) {
 	}
 }
 
-// newWrapper builds a wrapper for ck (with its lease ref) on revive queue
-// rq; mkey is ck.MergeKey() and lock ck's queue key (group and topic
-// ck.CID and ck.Topic, queue ck.QueueID), which the caller has already.
-func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, ref *ckRef, rq int32, next int64, justOffset bool) *wrapper {
-	w := &wrapper{}
-	initWrapper(w, ck, mkey, lock, ref, rq, next, justOffset)
-	return w
-}
-
-func initWrapper(w *wrapper, ck *model.PopCheckPoint, mkey string, lock qkey, ref *ckRef, rq int32, next int64, justOffset bool) {
-	*w = wrapper{rq: rq, ck: *ck, ref: ref, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
-}
-
-// wrapperRef is a wrapper and the ckRef of its CK, allocated together
-// (one object instead of two; the wrapper's memory goes with the ref's).
+// wrapperRef is a wrapper and the ckRef of its CK, allocated together,
+// a block of them at a time (wrapperSlab), from which they are never
+// reused: a block goes once none of its wrappers and refs is referenced.
+// The wrapper's CK is the ref's (the two were one copy of the same CK);
+// a mock's wrapper, which has no ref, keeps its CK there all the same.
 type wrapperRef struct {
 	w wrapper
 	r ckRef
 }
 
-// newWrapperRef is newWrapper for a wrapper whose ref is made next
-// (newRefKeyed into ref).
+const wrapperSlab = 64
+
+// newWrapperRef builds a wrapper for ck on revive queue rq, and a zero
+// ref but for ck, for the caller to make (newRefInto) or leave unused (a
+// mock). mkey is ck.MergeKey() and lock ck's queue key (group and topic
+// ck.CID and ck.Topic, queue ck.QueueID), which the caller has already.
 func (b *Broker) newWrapperRef(ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, justOffset bool) (w *wrapper, ref *ckRef) {
-	p := &wrapperRef{}
-	initWrapper(&p.w, ck, mkey, lock, nil, rq, next, justOffset)
+	if len(b.ckl.wslab) == 0 {
+		b.ckl.wslab = make([]wrapperRef, wrapperSlab)
+	}
+	p := &b.ckl.wslab[0]
+	b.ckl.wslab = b.ckl.wslab[1:]
+	p.r.ck = *ck // newRefInto writes the same again
+	p.w = wrapper{rq: rq, ck: &p.r.ck, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
 	return &p.w, &p.r
 }
 
@@ -197,12 +198,12 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 		f.counter > b.cfg.PopCkMaxBufferSize:
 		return nil
 	}
-	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, false)
 	// A key conflict is possible only with SameMillisChangeInvisible: the
 	// fixed engine's freeMergeKey has already moved ck off every live key.
-	if f.queueLen(w.lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.buffered(w.mkey) {
+	if f.queueLen(lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.buffered(mkey) {
 		return nil
 	}
+	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, false)
 	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
 	b.enqueueCk(w)
 	f.add(w)
@@ -213,10 +214,10 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 // offset; it refuses (nil) only a merge-key conflict. With buffer merge
 // off every pop takes this path.
 func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, fails *[]WriteFailure) *ckRef {
-	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, true)
-	if b.buf.buffered(w.mkey) {
+	if b.buf.buffered(mkey) {
 		return nil
 	}
+	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, true)
 	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
 	b.storeWrapper(nowMs, w, fails)
 	b.enqueueCk(w)
@@ -227,7 +228,8 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 // addCkMock queues an offset-only wrapper: a pop that found nothing to
 // return still moves the commit offset past what it read.
 func (b *Broker) addCkMock(ck *model.PopCheckPoint, lock qkey, rq int32, next int64) {
-	w := b.newWrapper(ck, ck.MergeKey(), lock, nil, rq, next, true)
+	var kb [keyBuf]byte
+	w, _ := b.newWrapperRef(ck, b.arena.strs.str(ck.AppendMergeKey(kb[:0])), lock, rq, next, true)
 	w.ckStored = true
 	b.enqueueCk(w)
 }
@@ -244,7 +246,7 @@ func (b *Broker) storeWrapper(nowMs int64, w *wrapper, fails *[]WriteFailure) {
 	if w.ckStored {
 		return
 	}
-	if b.putCk(nowMs, &w.ck, w.mkey, w.rq, w.ref.first, fails) == putOK {
+	if b.putCk(nowMs, w.ck, w.mkey, w.rq, w.ref.first, fails) == putOK {
 		w.ckStored = true
 		w.ref.stored, w.ref.at = true, b.arrival
 	}
@@ -350,7 +352,7 @@ func (b *Broker) writeMergedAcks(nowMs int64, w *wrapper, res *CheckpointResult)
 	if todo == 0 {
 		return
 	}
-	ck := &w.ck
+	ck := w.ck
 	if b.cfg.EnablePopBatchAck {
 		a := model.BatchAckMsg{AckMsg: model.AckMsg{AckOffset: 0, StartOffset: ck.StartOffset, ConsumerGroup: ck.CID, Topic: ck.Topic,
 			QueueID: ck.QueueID, PopTime: ck.PopTime}}

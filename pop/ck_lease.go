@@ -59,6 +59,7 @@ type ckLeases struct {
 	// other (bindCkBody) whichever comes second.
 	lastRef *ckRef
 	ckBody  *reviveBody
+	wslab   []wrapperRef // newWrapperRef's current block
 }
 
 func newCkLeases() ckLeases {
@@ -86,7 +87,10 @@ type mkTable struct {
 	lastKey string
 	last    *mkEntry // nil: lastKey has no entry
 	lastOK  bool
+	slab    []mkEntry // new entries are carved from it, a block at a time
 }
+
+const mkSlab = 128
 
 // find is the entry of key, nil when there is none.
 func (t *mkTable) find(key string) *mkEntry {
@@ -106,12 +110,23 @@ func (t *mkTable) findBytes(key []byte) *mkEntry {
 	return t.m[string(key)]
 }
 
+// remember records a lookup of key that found e (nil: none), made by
+// the caller from key's bytes (findBytes).
+func (t *mkTable) remember(key string, e *mkEntry) {
+	t.lastKey, t.last, t.lastOK = key, e, true
+}
+
 // get is the entry of key, made when there is none.
 func (t *mkTable) get(key string) *mkEntry {
 	if e := t.find(key); e != nil {
 		return e
 	}
-	e := &mkEntry{key: key}
+	if len(t.slab) == 0 {
+		t.slab = make([]mkEntry, mkSlab)
+	}
+	e := &t.slab[0]
+	t.slab = t.slab[1:]
+	e.key = key
 	t.m[key] = e
 	t.last = e // find has just set lastKey to key
 	return e

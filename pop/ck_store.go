@@ -207,8 +207,9 @@ func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []b
 
 // The strings of one revive-topic message (its unique id, deliver time,
 // lease, and the merge key the engine keeps beside it) are built side by
-// side on the stack and made into one string, which they share: one
-// allocation instead of one each. They live as long as the message.
+// side on the stack and made into one string, which they share, carved
+// from the arena's string blocks (strArena): they live as long as the
+// message, as do the strings of the messages written around it.
 
 // revBuf is room on the stack for them.
 const revBuf = 320
@@ -216,7 +217,7 @@ const revBuf = 320
 // ackStrings appends to b, after the unique id it holds (b[:u]), the
 // deliver time and the merge key (key, or a's when key is nil), and
 // returns the three strings.
-func ackStrings(b []byte, u int, a *model.AckMsg, key []byte, deliverMs int64) (uniq, deliver, mkey string) {
+func (sa *strArena) ackStrings(b []byte, u int, a *model.AckMsg, key []byte, deliverMs int64) (uniq, deliver, mkey string) {
 	b = model.AppendDec(b, deliverMs)
 	d := len(b)
 	if key == nil {
@@ -224,7 +225,7 @@ func ackStrings(b []byte, u int, a *model.AckMsg, key []byte, deliverMs int64) (
 	} else {
 		b = append(b, key...)
 	}
-	all := string(b)
+	all := sa.str(b)
 	return all[:u], all[u:d], all[d:]
 }
 
@@ -246,7 +247,7 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	if ck.Num > 0 {
 		sb = model.AppendUdec(sb, uint64(first))
 	}
-	all := string(sb)
+	all := b.arena.strs.str(sb)
 	strs := [3]string{all[:u], all[u:dl], all[dl:]}
 	m := b.reviveMessage(nowMs, rq, model.CkTag, strs[0], body, strs[1])
 	if ck.Num > 0 {
@@ -278,7 +279,7 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, deli
 	body = b.arena.used(body)
 	var buf [revBuf]byte
 	sb := a.AppendUniqueID(buf[:0])
-	uniq, deliver, mkey := ackStrings(sb, len(sb), a, key, deliverMs)
+	uniq, deliver, mkey := b.arena.strs.ackStrings(sb, len(sb), a, key, deliverMs)
 	m := b.reviveMessage(nowMs, rq, model.AckTag, uniq, body, deliver)
 	b.stats.AckPuts++
 	d := b.ackPrefill(a, mkey, nil)
@@ -297,7 +298,7 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, key []byte, rq i
 	body = b.arena.used(body)
 	var buf [revBuf]byte
 	sb := a.AppendUniqueID(buf[:0])
-	uniq, deliver, mkey := ackStrings(sb, len(sb), &a.AckMsg, key, deliverMs)
+	uniq, deliver, mkey := b.arena.strs.ackStrings(sb, len(sb), &a.AckMsg, key, deliverMs)
 	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, uniq, body, deliver)
 	b.stats.BatchAckPuts++
 	offs := slices.Clone(a.AckOffsetList)
