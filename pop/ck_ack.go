@@ -147,13 +147,8 @@ func (b *Broker) markBatch(res *BatchAckResult, first int, ended []model.LeaseID
 
 // refOf finds the ckRef holding lease l and its index.
 func (b *Broker) refOf(l model.LeaseID) (*ckRef, int) {
-	for first := l; first > 0; first-- {
-		if r := b.ckl.byFirst[first]; r != nil && l < r.first+model.LeaseID(r.ck.Num) {
-			return r, int(l - r.first)
-		}
-		if l-first >= 32 {
-			break
-		}
+	if r := b.ckl.byFirst.holding(l); r != nil {
+		return r, int(l - r.first)
 	}
 	panic("pop: internal: lease without its checkpoint")
 }
@@ -220,13 +215,13 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) string {
 		return b.arena.strs.str(kbs)
 	}
 	t := &b.ckl.keys
-	e := t.findBytes(kbs)
+	e, h := t.findBytes(kbs)
 	for e != nil && e.refs.len() > 0 {
 		ck.PopTime++
 		kbs = ck.AppendMergeKey(kb[:0])
-		e = t.findBytes(kbs)
+		e, h = t.findBytes(kbs)
 	}
 	key := b.arena.strs.str(kbs)
-	t.remember(key, e)
+	t.remember(key, h, e)
 	return key
 }

@@ -76,7 +76,7 @@ func (f *ckBuffer) buffered(mkey string) bool {
 
 // lookup is the buffered wrapper with merge key key, nil when none.
 func (f *ckBuffer) lookup(key []byte) *wrapper {
-	if e := f.keys.findBytes(key); e != nil {
+	if e, _ := f.keys.findBytes(key); e != nil {
 		return e.w
 	}
 	return nil

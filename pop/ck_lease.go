@@ -50,7 +50,7 @@ func (r *ckRef) allEnded() bool { return r.ended == uint32(1)<<uint(r.ck.Num)-1 
 
 // ckLeases indexes the live ckRefs by first lease and by merge key.
 type ckLeases struct {
-	byFirst map[model.LeaseID]*ckRef
+	byFirst refIndex
 	keys    mkTable
 	live    int // leases not yet ended, over all refs
 	pending int // live leases with an ack message pending
@@ -62,9 +62,7 @@ type ckLeases struct {
 	wslab   []wrapperRef // newWrapperRef's current block
 }
 
-func newCkLeases() ckLeases {
-	return ckLeases{byFirst: map[model.LeaseID]*ckRef{}, keys: mkTable{m: map[string]*mkEntry{}}}
-}
+func newCkLeases() ckLeases { return ckLeases{} }
 
 // mkEntry is what the engine holds under one merge key: the live ckRefs
 // of its CKs and the buffer's wrapper, if any. One table serves both, so
@@ -73,75 +71,10 @@ func newCkLeases() ckLeases {
 // neither (dead), and a later CK with its key gets a new one.
 type mkEntry struct {
 	key  string
+	hash uint64 // mkHash(key)
 	refs refList
 	w    *wrapper // the buffered wrapper of the key (ckBuffer), nil when none
 	dead bool
-}
-
-// mkTable maps merge keys (the strings themselves: keys collide exactly
-// as upstream's concatenations do) to their entries. It remembers its
-// last lookup by string: a new CK's key is looked up by freeMergeKey and
-// again, the same string, by the buffer and newRefInto right after.
-type mkTable struct {
-	m       map[string]*mkEntry
-	lastKey string
-	last    *mkEntry // nil: lastKey has no entry
-	lastOK  bool
-	slab    []mkEntry // new entries are carved from it, a block at a time
-}
-
-const mkSlab = 128
-
-// find is the entry of key, nil when there is none.
-func (t *mkTable) find(key string) *mkEntry {
-	if t.lastOK && t.lastKey == key {
-		return t.last
-	}
-	e := t.m[key]
-	t.lastKey, t.last, t.lastOK = key, e, true
-	return e
-}
-
-// findBytes is find for a key held as bytes.
-func (t *mkTable) findBytes(key []byte) *mkEntry {
-	if t.lastOK && t.lastKey == string(key) {
-		return t.last
-	}
-	return t.m[string(key)]
-}
-
-// remember records a lookup of key that found e (nil: none), made by
-// the caller from key's bytes (findBytes).
-func (t *mkTable) remember(key string, e *mkEntry) {
-	t.lastKey, t.last, t.lastOK = key, e, true
-}
-
-// get is the entry of key, made when there is none.
-func (t *mkTable) get(key string) *mkEntry {
-	if e := t.find(key); e != nil {
-		return e
-	}
-	if len(t.slab) == 0 {
-		t.slab = make([]mkEntry, mkSlab)
-	}
-	e := &t.slab[0]
-	t.slab = t.slab[1:]
-	e.key = key
-	t.m[key] = e
-	t.last = e // find has just set lastKey to key
-	return e
-}
-
-// release takes e out of the table once it holds nothing.
-func (t *mkTable) release(e *mkEntry) {
-	if e.dead || e.refs.len() > 0 || e.w != nil {
-		return
-	}
-	e.dead = true
-	delete(t.m, e.key)
-	if t.last == e {
-		t.last, t.lastOK = nil, false
-	}
 }
 
 // refList is the refs of one merge key, in the order they were made:
@@ -210,7 +143,7 @@ func (b *Broker) newRefInto(r *ckRef, ck *model.PopCheckPoint, rq int32, key str
 	*r = ckRef{ck: *ck, key: key, e: e, rq: rq}
 	r.first = b.lease.last + 1
 	b.lease.last += model.LeaseID(ck.Num)
-	b.ckl.byFirst[r.first] = r
+	b.ckl.byFirst.add(r)
 	e.refs.add(r)
 	b.ckl.live += int(ck.Num)
 	if d := b.ckl.ckBody; d != nil && d.lease == r.first {
@@ -244,10 +177,10 @@ func (r *ckRef) bindBody(d *reviveBody) {
 // when none.
 func (b *Broker) ckRefOf(d *reviveBody) *ckRef {
 	if !d.bound {
-		return b.ckl.byFirst[d.lease]
+		return b.ckl.byFirst.get(d.lease)
 	}
 	if invariants {
-		assertf(b.ckl.byFirst[d.lease] == d.ref, "CK body of lease %d bound to the wrong ref", d.lease)
+		assertf(b.ckl.byFirst.get(d.lease) == d.ref, "CK body of lease %d bound to the wrong ref", d.lease)
 	}
 	return d.ref
 }
@@ -274,8 +207,8 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 			out = append(out, l)
 		}
 	}
-	delete(b.ckl.byFirst, r.first)
 	r.dropped = true
+	b.ckl.byFirst.remove(r)
 	if r.body != nil {
 		r.body.ref, r.body = nil, nil
 	}
@@ -298,7 +231,7 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 func (b *Broker) findAcked(key []byte, rq int32, ackOffset, ackAt int64) (*ckRef, int) {
 	var best *ckRef
 	bi, bestAt := -1, int64(0)
-	e := b.ckl.keys.findBytes(key)
+	e, _ := b.ckl.keys.findBytes(key)
 	if e == nil {
 		return nil, -1
 	}
@@ -355,7 +288,10 @@ type CkLease struct {
 // ckLeasesState lists the live leases in lease order.
 func (b *Broker) ckLeasesState() []CkLease {
 	var out []CkLease
-	for _, r := range b.ckl.byFirst {
+	for _, r := range b.ckl.byFirst.refs {
+		if r.dropped {
+			continue
+		}
 		for i := 0; i < int(r.ck.Num); i++ {
 			if !r.live(i) {
 				continue

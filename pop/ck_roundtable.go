@@ -11,10 +11,10 @@ package pop
 // strings only when the hashes are equal. Keys are the strings
 // themselves: they collide exactly as upstream's do, never by hash.
 
-// mkHash is the hash of merge key s: 8 bytes at a time, multiplied and
+// mkHash is the hash of merge key s (a string, or its bytes): 8 bytes at a time, multiplied and
 // folded, the same on every run (nothing iterates the table in hash
 // order; the hash only decides where a key sits).
-func mkHash(s string) uint64 {
+func mkHash[K ~string | ~[]byte](s K) uint64 {
 	const m = 0x9e3779b97f4a7c15
 	h := uint64(len(s)) * m
 	for ; len(s) >= 8; s = s[8:] {

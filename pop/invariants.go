@@ -356,9 +356,17 @@ func (b *Broker) checkCheckpoint() error {
 }
 
 func (b *Broker) checkCkLeases() error {
-	live, keyed, pending := 0, 0, 0
-	for first, r := range b.ckl.byFirst {
-		if r.first != first || r.first == 0 || r.first+model.LeaseID(r.ck.Num)-1 > b.lease.last || r.ck.Num <= 0 {
+	live, keyed, pending, indexed := 0, 0, 0, 0
+	for j, r := range b.ckl.byFirst.refs {
+		if j > 0 && b.ckl.byFirst.refs[j-1].first >= r.first {
+			return fmt.Errorf("pop: invariant: checkpoint refs by lease out of order: %d after %d", r.first, b.ckl.byFirst.refs[j-1].first)
+		}
+		if r.dropped {
+			continue
+		}
+		indexed++
+		first := r.first
+		if b.ckl.byFirst.get(first) != r || r.first == 0 || r.first+model.LeaseID(r.ck.Num)-1 > b.lease.last || r.ck.Num <= 0 {
 			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck.Num)-1, b.lease.last)
 		}
 		if r.key != r.ck.MergeKey() || r.ended>>uint(r.ck.Num) != 0 || r.pending>>uint(r.ck.Num) != 0 {
@@ -372,25 +380,32 @@ func (b *Broker) checkCkLeases() error {
 				}
 			}
 		}
-		if e := b.ckl.keys.m[r.key]; e == nil || r.e != e || !e.refs.contains(r) || r.dropped {
+		if e := b.ckl.keys.peek(r.key); e == nil || r.e != e || !e.refs.contains(r) || r.dropped {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d missing from its merge key's list", first)
 		}
 		if d := r.body; d != nil && (d.ref != r || !d.bound || d.lease != r.first) {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d bound to a body of lease %d that names another ref", first, d.lease)
 		}
 	}
-	for key, e := range b.ckl.keys.m {
-		if e.key != key || e.dead || e.refs.len() == 0 && e.w == nil {
-			return fmt.Errorf("pop: invariant: merge key %q has an entry for %q (dead %v) holding %d refs and wrapper %v", key, e.key, e.dead, e.refs.len(), e.w != nil)
+	var bad error
+	entries := 0
+	b.ckl.keys.each(func(e *mkEntry, hash uint64) {
+		entries++
+		if bad == nil && (hash != mkHash(e.key) || e.hash != hash || b.ckl.keys.peek(e.key) != e || e.dead || e.refs.len() == 0 && e.w == nil) {
+			bad = fmt.Errorf("pop: invariant: merge key %q (hash %x, slot's %x, found %v) has an entry (dead %v) holding %d refs and wrapper %v",
+				e.key, e.hash, hash, b.ckl.keys.peek(e.key) == e, e.dead, e.refs.len(), e.w != nil)
 		}
 		keyed += e.refs.len()
+	})
+	if bad != nil {
+		return bad
 	}
-	if t := &b.ckl.keys; t.lastOK && t.m[t.lastKey] != t.last {
-		return fmt.Errorf("pop: invariant: merge-key table remembers a stale lookup of %q", t.lastKey)
+	if t := &b.ckl.keys; entries != t.n || t.lastOK && (t.peek(t.lastKey) != t.last || t.lastHash != mkHash(t.lastKey)) {
+		return fmt.Errorf("pop: invariant: merge-key table of %d entries counts %d, or remembers a stale lookup of %q", entries, t.n, t.lastKey)
 	}
-	if keyed != len(b.ckl.byFirst) || live != b.ckl.live || pending != b.ckl.pending {
+	if keyed != b.ckl.byFirst.len() || indexed != b.ckl.byFirst.len() || live != b.ckl.live || pending != b.ckl.pending {
 		return fmt.Errorf("pop: invariant: %d checkpoint refs by lease, %d by merge key; %d live leases counted as %d, %d with an ack pending counted as %d",
-			len(b.ckl.byFirst), keyed, live, b.ckl.live, pending, b.ckl.pending)
+			b.ckl.byFirst.len(), keyed, live, b.ckl.live, pending, b.ckl.pending)
 	}
 	return nil
 }
@@ -398,19 +413,19 @@ func (b *Broker) checkCkLeases() error {
 func (b *Broker) checkBuffer() error {
 	f := b.buf
 	mapped := 0
-	for _, e := range f.keys.m {
+	f.keys.each(func(e *mkEntry, _ uint64) {
 		if e.w != nil {
 			mapped++
 		}
-	}
+	})
 	if mapped != len(f.order) || f.counter != int64(len(f.order)) {
 		return fmt.Errorf("pop: invariant: buffer maps %d wrappers, lists %d, counts %d", mapped, len(f.order), f.counter)
 	}
 	for _, w := range f.order {
 		switch {
-		case w.ref == nil || f.keys.m[w.mkey] != w.ref.e || w.ref.e.w != w || w.mkey != w.ck.MergeKey():
+		case w.ref == nil || f.keys.peek(w.mkey) != w.ref.e || w.ref.e.w != w || w.mkey != w.ck.MergeKey():
 			return fmt.Errorf("pop: invariant: buffered wrapper %q is not under its merge key", w.mkey)
-		case b.ckl.byFirst[w.ref.first] != w.ref && !w.ckStored:
+		case b.ckl.byFirst.get(w.ref.first) != w.ref && !w.ckStored:
 			return fmt.Errorf("pop: invariant: buffered wrapper %q without the lease ref of its CK", w.mkey)
 		case w.stored&^w.bits != 0 || w.bits&^w.numMask() != 0:
 			return fmt.Errorf("pop: invariant: buffered wrapper %q: bits %b, written %b, over %d", w.mkey, w.bits, w.stored, w.ck.Num)

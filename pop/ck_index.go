@@ -1,0 +1,282 @@
+package pop
+
+import (
+	"slices"
+
+	"popsim/model"
+)
+
+// The checkpoint path's two indexes of its CKs: the live ckRefs by first
+// lease, and the merge-key table. Every CK goes into both and, once its
+// leases are settled, out of both again, so they see an insert and a
+// delete per CK and few lookups; a Go map pays for that churn with
+// tombstones and rehashes. Neither is ever walked in an order that
+// decides anything (the invariants build walks them to check them).
+
+// refIndex is the live ckRefs by first lease (byFirst). Refs are made in
+// lease order (a CK's first lease is one past the last lease granted), so
+// it is a list sorted by first lease that new refs join at the end. A ref
+// that drop forgets is marked dropped and stays until the list is
+// compacted: at once from the front, where CKs settle most, and all of it
+// once the dropped are most of the list.
+type refIndex struct {
+	refs []*ckRef
+	n    int // live (not dropped) refs in refs
+}
+
+// add appends r, the newest ref.
+func (x *refIndex) add(r *ckRef) {
+	if invariants {
+		assertf(len(x.refs) == 0 || x.refs[len(x.refs)-1].first < r.first, "checkpoint ref of lease %d made after lease %d's", r.first, x.refs[len(x.refs)-1].first)
+	}
+	x.refs = append(x.refs, r)
+	x.n++
+}
+
+// remove takes out r, which drop has just marked dropped.
+func (x *refIndex) remove(r *ckRef) {
+	x.n--
+	i := 0
+	for i < len(x.refs) && x.refs[i].dropped {
+		i++
+	}
+	switch {
+	case i == len(x.refs):
+		clear(x.refs)
+		x.refs = x.refs[:0]
+	case i > 0:
+		clear(x.refs[:i])
+		x.refs = x.refs[i:]
+	case len(x.refs) >= 64 && 2*x.n < len(x.refs):
+		keep := x.refs[:0]
+		for _, r := range x.refs {
+			if !r.dropped {
+				keep = append(keep, r)
+			}
+		}
+		clear(x.refs[len(keep):])
+		x.refs = keep
+	}
+}
+
+// len is the number of live refs.
+func (x *refIndex) len() int { return x.n }
+
+// at is the index in refs of the last ref whose first lease is at or
+// before l, -1 when none.
+func (x *refIndex) at(l model.LeaseID) int {
+	i, found := slices.BinarySearchFunc(x.refs, l, func(r *ckRef, l model.LeaseID) int {
+		switch {
+		case r.first < l:
+			return -1
+		case r.first > l:
+			return 1
+		}
+		return 0
+	})
+	if found {
+		return i
+	}
+	return i - 1
+}
+
+// get is the live ref whose first lease is l, nil when none.
+func (x *refIndex) get(l model.LeaseID) *ckRef {
+	if i := x.at(l); i >= 0 {
+		if r := x.refs[i]; r.first == l && !r.dropped {
+			return r
+		}
+	}
+	return nil
+}
+
+// holding is the live ref that holds lease l, nil when none. Refs hold
+// disjoint runs of leases in the order of their first, so only the last
+// one starting at or before l can, and a CK holds at most 32: its first
+// is no more than 32 before l.
+func (x *refIndex) holding(l model.LeaseID) *ckRef {
+	if i := x.at(l); i >= 0 {
+		if r := x.refs[i]; !r.dropped && l-r.first <= 32 && l < r.first+model.LeaseID(r.ck.Num) {
+			return r
+		}
+	}
+	return nil
+}
+
+// mkTable maps merge keys (the strings themselves: keys collide exactly
+// as upstream's concatenations do) to their entries: an open addressing
+// table with linear probing over the keys' hashes (mkHash, kept in the
+// entry), where a lookup compares strings only when the hashes are equal
+// and a delete moves the entries after it back (no tombstones). It
+// remembers its last lookup by string: a new CK's key is looked up by
+// freeMergeKey and again, the same string, by the buffer and newRefInto
+// right after.
+type mkTable struct {
+	slots    []mkSlot // a power of two long, at most half full
+	n        int
+	lastKey  string
+	lastHash uint64
+	last     *mkEntry // nil: lastKey has no entry
+	lastOK   bool
+	slab     []mkEntry // new entries are carved from it, a block at a time
+}
+
+// mkSlot is one slot of the table: an entry and its key's hash, or empty
+// (e nil).
+type mkSlot struct {
+	hash uint64
+	e    *mkEntry
+}
+
+const mkSlab = 128
+
+// probe is the entry of key (hash h), nil when there is none.
+func (t *mkTable) probe(key string, h uint64) *mkEntry {
+	if t.n == 0 {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.e == nil {
+			return nil
+		}
+		if s.hash == h && s.e.key == key {
+			return s.e
+		}
+	}
+}
+
+// probeBytes is probe for a key held as bytes.
+func (t *mkTable) probeBytes(key []byte, h uint64) *mkEntry {
+	if t.n == 0 {
+		return nil
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.e == nil {
+			return nil
+		}
+		if s.hash == h && s.e.key == string(key) {
+			return s.e
+		}
+	}
+}
+
+// find is the entry of key, nil when there is none.
+func (t *mkTable) find(key string) *mkEntry {
+	if t.lastOK && t.lastKey == key {
+		return t.last
+	}
+	h := mkHash(key)
+	e := t.probe(key, h)
+	t.lastKey, t.lastHash, t.last, t.lastOK = key, h, e, true
+	return e
+}
+
+// findBytes is find for a key held as bytes, and the key's hash. It
+// does not remember the lookup (remember does, once the caller has made
+// the key a string).
+func (t *mkTable) findBytes(key []byte) (*mkEntry, uint64) {
+	if t.lastOK && t.lastKey == string(key) {
+		return t.last, t.lastHash
+	}
+	h := mkHash(key)
+	return t.probeBytes(key, h), h
+}
+
+// remember records a lookup of key (hash h) that found e (nil: none),
+// made by the caller from key's bytes (findBytes).
+func (t *mkTable) remember(key string, h uint64, e *mkEntry) {
+	t.lastKey, t.lastHash, t.last, t.lastOK = key, h, e, true
+}
+
+// peek is the entry of key, nil when none, without the remembered
+// lookup (the invariants build's checks).
+func (t *mkTable) peek(key string) *mkEntry { return t.probe(key, mkHash(key)) }
+
+// get is the entry of key, made when there is none.
+func (t *mkTable) get(key string) *mkEntry {
+	if e := t.find(key); e != nil {
+		return e
+	}
+	if len(t.slab) == 0 {
+		t.slab = make([]mkEntry, mkSlab)
+	}
+	e := &t.slab[0]
+	t.slab = t.slab[1:]
+	e.key, e.hash = key, t.lastHash // find has just set lastKey to key
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	t.insert(e)
+	t.n++
+	t.last = e
+	return e
+}
+
+// insert puts e, whose key the table does not hold, in its first free
+// slot.
+func (t *mkTable) insert(e *mkEntry) {
+	mask := uint64(len(t.slots) - 1)
+	i := e.hash & mask
+	for t.slots[i].e != nil {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = mkSlot{hash: e.hash, e: e}
+}
+
+// grow doubles the table, moving its entries.
+func (t *mkTable) grow() {
+	old := t.slots
+	t.slots = make([]mkSlot, max(64, 2*len(old)))
+	for _, s := range old {
+		if s.e != nil {
+			t.insert(s.e)
+		}
+	}
+}
+
+// release takes e out of the table once it holds nothing.
+func (t *mkTable) release(e *mkEntry) {
+	if e.dead || e.refs.len() > 0 || e.w != nil {
+		return
+	}
+	e.dead = true
+	t.delete(e)
+	if t.last == e {
+		t.last, t.lastOK = nil, false
+	}
+}
+
+// delete removes e's slot and moves back every entry after it, up to the
+// next empty slot, that can go nearer its key's home slot: every entry
+// is then still reached from its home slot without passing an empty one.
+func (t *mkTable) delete(e *mkEntry) {
+	mask := uint64(len(t.slots) - 1)
+	i := e.hash & mask
+	for t.slots[i].e != e {
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; t.slots[j].e != nil; j = (j + 1) & mask {
+		// the entry at j stays when its home slot is cyclically in (i, j]
+		home := t.slots[j].hash & mask
+		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
+			continue
+		}
+		t.slots[i] = t.slots[j]
+		i = j
+	}
+	t.slots[i] = mkSlot{}
+	t.n--
+}
+
+// each calls f for every entry, in no particular order.
+func (t *mkTable) each(f func(e *mkEntry, hash uint64)) {
+	for _, s := range t.slots {
+		if s.e != nil {
+			f(s.e, s.hash)
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package pop
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"popsim/model"
+)
+
+// The merge-key table under churn agrees with a map: entries put in with
+// hashes crowded onto a few home slots (at the table's end, so that runs
+// wrap around) are found after any sequence of deletes, which move the
+// entries behind them back.
+func TestMkTableChurn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var tab mkTable
+	model := map[string]*mkEntry{}
+	var keys []string
+	for i := range 400 {
+		keys = append(keys, fmt.Sprintf("k%d", i))
+	}
+	hashOf := func(k string) uint64 {
+		// home slots 60..63 and 0..1 of the first 64-slot table; still
+		// crowded after it grows
+		return uint64(len(k))*0x100000000 + uint64(60+rng.IntN(6))%64
+	}
+	hashes := map[string]uint64{}
+	for _, k := range keys {
+		hashes[k] = hashOf(k)
+	}
+	for step := range 20000 {
+		k := keys[rng.IntN(len(keys))]
+		if e := model[k]; e != nil {
+			tab.delete(e)
+			delete(model, k)
+		} else {
+			e := &mkEntry{key: k, hash: hashes[k]}
+			if 2*(tab.n+1) > len(tab.slots) {
+				tab.grow()
+			}
+			tab.insert(e)
+			tab.n++
+			model[k] = e
+		}
+		if step%97 != 0 {
+			continue
+		}
+		for _, k := range keys {
+			if got := tab.probe(k, hashes[k]); got != model[k] {
+				t.Fatalf("step %d: key %s found as %v, want %v", step, k, got, model[k])
+			}
+		}
+		if tab.n != len(model) {
+			t.Fatalf("step %d: table counts %d, holds %d", step, tab.n, len(model))
+		}
+	}
+}
+
+// Through its API the table makes one entry per key, finds it by string
+// and by bytes, and releases it only once it holds nothing.
+func TestMkTableAPI(t *testing.T) {
+	var tab mkTable
+	var es []*mkEntry
+	for i := range 200 {
+		k := fmt.Sprintf("topic%dgroup%d", i%7, i)
+		e := tab.get(k)
+		if e.key != k || e.hash != mkHash(k) || tab.get(k) != e || tab.find(k) != e {
+			t.Fatalf("key %s: entry %q, made twice or not found", k, e.key)
+		}
+		if got, h := tab.findBytes([]byte(k)); got != e || h != e.hash {
+			t.Fatalf("key %s not found by its bytes", k)
+		}
+		es = append(es, e)
+	}
+	held := es[3]
+	held.refs.add(&ckRef{})
+	for _, e := range es {
+		tab.release(e)
+	}
+	if tab.n != 1 || tab.find(held.key) != held || tab.peek(es[4].key) != nil {
+		t.Fatalf("after releasing all but a held entry: %d left", tab.n)
+	}
+	if e, _ := tab.findBytes([]byte(es[5].key)); e != nil {
+		t.Fatal("a released key is still found by its bytes")
+	}
+	if e := tab.get(es[4].key); e == es[4] || e.dead {
+		t.Fatal("a released key's next entry is the dead one")
+	}
+}
+
+// The ref index finds, by first lease and by any lease it holds, exactly
+// the refs not dropped, whatever order they are dropped in.
+func TestRefIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var x refIndex
+	var all []*ckRef
+	next := model.LeaseID(1)
+	for range 3000 {
+		if rng.IntN(3) > 0 || x.len() == 0 {
+			r := &ckRef{first: next}
+			r.ck.Num = int8(1 + rng.IntN(32))
+			next += model.LeaseID(r.ck.Num)
+			x.add(r)
+			all = append(all, r)
+		} else {
+			// mostly the oldest live ones, as CKs settle
+			var r *ckRef
+			for _, c := range all {
+				if !c.dropped && (r == nil || rng.IntN(4) == 0) {
+					r = c
+					if rng.IntN(2) == 0 {
+						break
+					}
+				}
+			}
+			r.dropped = true
+			x.remove(r)
+		}
+		if rng.IntN(20) > 0 {
+			continue
+		}
+		live := 0
+		for _, r := range all {
+			want := r
+			if r.dropped {
+				want = nil
+			} else {
+				live++
+			}
+			if got := x.get(r.first); got != want {
+				t.Fatalf("get(%d) = %v, want %v", r.first, got, want)
+			}
+			for i := range int(r.ck.Num) {
+				if got := x.holding(r.first + model.LeaseID(i)); got != want {
+					t.Fatalf("holding(%d) = %v, want %v", r.first+model.LeaseID(i), got, want)
+				}
+			}
+		}
+		if x.len() != live || x.get(next) != nil || x.holding(next) != nil || x.holding(0) != nil {
+			t.Fatalf("index counts %d of %d live refs, or finds an ungranted lease", x.len(), live)
+		}
+	}
+	if len(x.refs) > 2*x.len()+64 {
+		t.Fatalf("index keeps %d refs for %d live", len(x.refs), x.len())
+	}
+}
