@@ -162,7 +162,7 @@ func (b *Broker) refOf(l model.LeaseID) (*ckRef, int) {
 func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle, invisibleMs int64) ChangeInvisibleTimeResult {
 	rq := h.ReviveQueueID
 	ck := model.PopCheckPoint{Num: 1, PopTime: nowMs, InvisibleTime: invisibleMs, StartOffset: offset, CID: group, Topic: topicName,
-		QueueID: qid, QueueOffsetDiff: []int32{0}, BrokerName: h.BrokerName}
+		QueueID: qid, QueueOffsetDiff: b.arena.int32s(1), BrokerName: h.BrokerName}
 	mkey := b.freeMergeKey(&ck)
 	pt := ck.PopTime
 	var res ChangeInvisibleTimeResult

@@ -62,6 +62,9 @@ type ckBuffer struct {
 	counter int64          // buffered CKs (recomputed from the buffer every minute upstream; exact here)
 	// lastScan is the last scan's time.
 	lastScan int64
+	// scan is the scan's copy of order (which the scan changes), kept
+	// for the next scan's.
+	scan []*wrapper
 }
 
 func newCkBuffer(keys *mkTable) *ckBuffer {
@@ -305,9 +308,12 @@ type BufferScan struct {
 func (b *Broker) scanBuffer(nowMs int64, res *CheckpointResult) {
 	f := b.buf
 	f.lastScan = nowMs
-	for _, w := range append([]*wrapper(nil), f.order...) {
+	ws := append(f.scan[:0], f.order...)
+	for _, w := range ws {
 		b.scanWrapper(nowMs, w, res)
 	}
+	clear(ws)
+	f.scan = ws[:0]
 	b.scanCommitOffset(res)
 	if nowMs%BufferGarbageInterval == 0 {
 		b.scanGarbage(nowMs)

@@ -570,7 +570,7 @@ func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *Che
 	}
 	off := old.AckOffsetByIndex(j)
 	ck := model.PopCheckPoint{Num: 1, PopTime: old.PopTime, InvisibleTime: old.InvisibleTime, StartOffset: off, CID: old.CID,
-		Topic: old.Topic, QueueID: old.QueueID, BrokerName: old.BrokerName, QueueOffsetDiff: []int32{0},
+		Topic: old.Topic, QueueID: old.QueueID, BrokerName: old.BrokerName, QueueOffsetDiff: b.arena.int32s(1),
 		RePutTimes: itoa(int64(rp + 1)), HasRePutTimes: true}
 	if b.cfg.Bugs.RePutCkLosesBrokerName {
 		ck.BrokerName = "" // #7412
