@@ -31,7 +31,9 @@ type reviveBody struct {
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	key     string
 	hash    uint64 // mkHash(key)
-	// a CK: ck (ReviveOffset set) and its first lease
+	// a CK: ck (ReviveOffset set) and its first lease. An ack or bAck:
+	// in ck, the fields of the CK it names, which are those of the mock
+	// CK a round makes for it (ackCk); the rest of ck is zero.
 	ck    model.PopCheckPoint
 	lease model.LeaseID
 	// bound: the engine keeps this body for its own CK message and ref
@@ -40,9 +42,8 @@ type reviveBody struct {
 	// it up (ckRefOf). Not part of the decoding (assertPrefill).
 	ref   *ckRef
 	bound bool
-	// an ack or bAck: its fields and acked offsets; key uses the broker's
-	// own name when the ack names none
-	ack  model.AckMsg
+	// an ack or bAck: its acked offsets; key uses the broker's own name
+	// when the ack names none
 	offs []int64
 	one  [1]int64 // offs of a single ack
 }
@@ -83,7 +84,7 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 		if strings.TrimSpace(bn) == "" {
 			bn = b.cfg.BrokerName
 		}
-		d.ack, d.offs = a, offs
+		d.ck, d.offs = ackCk(&a), offs
 		if m.Tags == model.AckTag {
 			d.one[0] = a.AckOffset
 			d.offs = d.one[:]
@@ -135,9 +136,16 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, offs []int64) *reviveBo
 		key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
 	}
 	d := b.newReviveBody()
-	d.ack, d.offs, d.key = *a, offs, key
+	d.ck, d.offs, d.key = ackCk(a), offs, key
 	d.hash = mkHash(key)
 	return d
+}
+
+// ackCk is what a revive round reads of an ack's or bAck's fields: the
+// CK it names, as mockForAck makes it (its revive offset aside).
+func ackCk(a *model.AckMsg) model.PopCheckPoint {
+	return model.PopCheckPoint{StartOffset: a.StartOffset, PopTime: a.PopTime, QueueID: a.QueueID, CID: a.ConsumerGroup, Topic: a.Topic,
+		BrokerName: a.BrokerName}
 }
 
 // finishPrefill completes d from its message m as stored: a CK's revive

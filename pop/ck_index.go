@@ -26,8 +26,9 @@ type refIndex struct {
 
 // add appends r, the newest ref.
 func (x *refIndex) add(r *ckRef) {
-	if invariants {
-		assertf(len(x.refs) == 0 || x.refs[len(x.refs)-1].first < r.first, "checkpoint ref of lease %d made after lease %d's", r.first, x.refs[len(x.refs)-1].first)
+	if invariants && len(x.refs) > 0 {
+		last := x.refs[len(x.refs)-1].first
+		assertf(last < r.first, "checkpoint ref of lease %d made after lease %d's", r.first, last)
 	}
 	x.refs = append(x.refs, r)
 	x.n++

@@ -270,7 +270,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 			if !b.cfg.EnableSkipLongAwaitingAck {
 				return true // the ack waits for its CK (#5408); endTime unmoved
 			}
-			b.mockForAck(s, g, m, &d.ack, d.key)
+			b.mockForAck(s, g, m, &d.ck, d.key)
 		} else {
 			for _, o := range d.offs {
 				if i := rc.ck.IndexOfAck(o); i > -1 {
@@ -297,13 +297,14 @@ func decodeAck(m *model.Message) (model.AckMsg, []int64, error) {
 
 // mockForAck is mockCkForAck: an ack whose CK has not been found for
 // reviveAckWaitMs gets a mock CK (no messages) at the ack's offset, so the
-// revive offset can pass it.
-func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, a *model.AckMsg, key string) {
+// revive offset can pass it. ack is the ack's fields as its decoded body
+// keeps them (ackCk).
+func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, ack *model.PopCheckPoint, key string) {
 	if g-deliverTime(m) <= b.cfg.ReviveAckWaitMs {
 		return
 	}
-	ck := model.PopCheckPoint{StartOffset: a.StartOffset, PopTime: a.PopTime, QueueID: a.QueueID, CID: a.ConsumerGroup, Topic: a.Topic,
-		ReviveOffset: m.QueueOffset, BrokerName: a.BrokerName}
+	ck := *ack
+	ck.ReviveOffset = m.QueueOffset
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)
 	}

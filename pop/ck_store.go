@@ -29,8 +29,33 @@ import (
 type timerMsg struct {
 	due int64 // delivery time, ms
 	seq uint64
-	msg model.Message
+	msg timerBody
 	rev *reviveBody
+}
+
+// timerBody is a revive-topic message the timer holds, by the fields in
+// which the engine's revive messages (reviveMessage) differ: every other
+// field is zero but the topic, the revive topic's. It is half the size
+// of the message, and the timer holds most of the CK and ack messages
+// written.
+type timerBody struct {
+	QueueID       int32
+	BornTimestamp int64
+	Tags, UniqKey string
+	Body          []byte
+	Properties    []model.Property
+}
+
+// timerBodyOf is msg's timerBody.
+func timerBodyOf(msg *model.Message) timerBody {
+	return timerBody{QueueID: msg.QueueID, BornTimestamp: msg.BornTimestamp, Tags: msg.Tags, UniqKey: msg.UniqKey, Body: msg.Body,
+		Properties: msg.Properties}
+}
+
+// message is the message again, in topic.
+func (t *timerBody) message(topic string) model.Message {
+	return model.Message{Topic: topic, QueueID: t.QueueID, BornTimestamp: t.BornTimestamp, Tags: t.Tags, UniqKey: t.UniqKey, Body: t.Body,
+		Properties: t.Properties}
 }
 
 // timerDue is the delivery time of a timer message with deliver time x.
@@ -98,6 +123,9 @@ const (
 func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev *reviveBody, fails *[]WriteFailure) putStatus {
 	if b.timerRefuses(nowMs, deliverMs) || storeRefusesTopic(msg.Topic) {
 		return putRefused
+	}
+	if invariants {
+		assertf(msg.Topic == b.reviveTopicName(), "revive message for topic %s", msg.Topic)
 	}
 	q := b.reviveQueue(msg.QueueID)
 	ord, fail := b.writeFails(msg)
@@ -173,7 +201,8 @@ func (b *Broker) advanceTimer(nowMs int64) {
 		b.timer.removeMin(t)
 		b.reviveChanged(t.msg.QueueID)
 		b.stats.TimerDeliveries++
-		b.appendRevive(b.reviveQueue(t.msg.QueueID), &t.msg, t.due, t.rev)
+		msg := t.msg.message(b.reviveTopicName())
+		b.appendRevive(b.reviveQueue(t.msg.QueueID), &msg, t.due, t.rev)
 		b.timer.release(t)
 	}
 }

@@ -2,6 +2,7 @@ package pop
 
 import (
 	"cmp"
+	"reflect"
 	"slices"
 
 	"popsim/model"
@@ -57,7 +58,11 @@ func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timer
 		m = &t.slab[0]
 		t.slab = t.slab[1:]
 	}
-	m.due, m.msg, m.rev = due, *msg, rev
+	m.due, m.msg, m.rev = due, timerBodyOf(msg), rev
+	if invariants {
+		back := m.msg.message(msg.Topic)
+		assertf(reflect.DeepEqual(&back, msg), "timer: message %s held as %+v", msg.UniqKey, m.msg)
+	}
 	return m
 }
 
