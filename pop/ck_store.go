@@ -31,6 +31,8 @@ type timerMsg struct {
 	seq uint64
 	msg timerBody
 	rev *reviveBody
+	// next links the holder in the store's free list once delivered
+	next *timerMsg
 }
 
 // timerBody is a revive-topic message the timer holds, by the fields in
@@ -226,11 +228,11 @@ func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
 }
 
 // reviveMessage builds a revive-topic message: tag, body, uniq key and
-// deliver time (its decimal text), born now.
-func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliver string) model.Message {
+// deliver time (its decimal text), born now, with room for props
+// properties (a CK's lease besides the deliver time).
+func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliver string, props int) model.Message {
 	m := model.Message{Topic: b.reviveTopicName(), QueueID: rq, Tags: tag, UniqKey: uniq, BornTimestamp: nowMs, Body: body}
-	m.Properties = append(b.arena.propList(2), // room for a CK's lease
-		model.Property{Key: model.PropertyTimerDeliverMs, Value: deliver})
+	m.Properties = append(b.arena.propList(props), model.Property{Key: model.PropertyTimerDeliverMs, Value: deliver})
 	return m
 }
 
@@ -278,7 +280,7 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 	}
 	all := b.arena.strs.str(sb)
 	strs := [3]string{all[:u], all[u:dl], all[dl:]}
-	m := b.reviveMessage(nowMs, rq, model.CkTag, strs[0], body, strs[1])
+	m := b.reviveMessage(nowMs, rq, model.CkTag, strs[0], body, strs[1], 2)
 	if ck.Num > 0 {
 		// SetProperty(PropertyLease, lease) on a message whose only
 		// property is its deliver time: the two in key order
@@ -309,7 +311,7 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, deli
 	var buf [revBuf]byte
 	sb := a.AppendUniqueID(buf[:0])
 	uniq, deliver, mkey := b.arena.strs.ackStrings(sb, len(sb), a, key, deliverMs)
-	m := b.reviveMessage(nowMs, rq, model.AckTag, uniq, body, deliver)
+	m := b.reviveMessage(nowMs, rq, model.AckTag, uniq, body, deliver, 1)
 	b.stats.AckPuts++
 	d := b.ackPrefill(a, mkey, nil)
 	d.one[0] = a.AckOffset
@@ -328,7 +330,7 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, key []byte, rq i
 	var buf [revBuf]byte
 	sb := a.AppendUniqueID(buf[:0])
 	uniq, deliver, mkey := b.arena.strs.ackStrings(sb, len(sb), &a.AckMsg, key, deliverMs)
-	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, uniq, body, deliver)
+	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, uniq, body, deliver, 1)
 	b.stats.BatchAckPuts++
 	offs := slices.Clone(a.AckOffsetList)
 	if offs == nil {

@@ -20,7 +20,7 @@ type timerStore struct {
 	queues    []timerQueue
 	seq       uint64
 	n         int
-	free      []*timerMsg
+	free      *timerMsg // delivered holders, linked by next
 	slab      []timerMsg
 	freeSlots []*timerSlot
 	// first is the next message over all queues when known (firstOK):
@@ -47,10 +47,9 @@ type timerSlot struct {
 // hold returns a holder for a message due at due, reusing a delivered
 // one's.
 func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timerMsg {
-	var m *timerMsg
-	if k := len(t.free) - 1; k >= 0 {
-		m = t.free[k]
-		t.free = t.free[:k]
+	m := t.free
+	if m != nil {
+		t.free, m.next = m.next, nil
 	} else {
 		if len(t.slab) == 0 {
 			t.slab = make([]timerMsg, 128)
@@ -68,8 +67,8 @@ func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timer
 
 // release takes back the holder of a delivered message.
 func (t *timerStore) release(m *timerMsg) {
-	*m = timerMsg{}
-	t.free = append(t.free, m)
+	*m = timerMsg{next: t.free}
+	t.free = m
 }
 
 func timerLess(a, b *timerMsg) bool {
