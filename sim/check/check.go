@@ -111,6 +111,12 @@ type Checker struct {
 	viol   []model.Violation
 	perInv map[string]int
 
+	// forgotten are the records of the messages forgotten during the
+	// current event; at its end they join free, to be reused for the
+	// next messages (recycle). made counts the records ever allocated.
+	forgotten, free []*msgState
+	made            int
+
 	tracked int         // messages held now
 	topMsg  model.MsgID // the largest message id produced so far
 	lastSeq int64
@@ -182,6 +188,9 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	c.cur = e
 	c.dispatch(e)
 	c.cur = nil
+	if len(c.forgotten) > 0 {
+		c.recycle()
+	}
 	c.lastSeq, c.lastAt, c.seen = e.Seq, e.At, true
 	if c.tracked > c.rep.PeakTracked {
 		c.rep.PeakTracked = c.tracked

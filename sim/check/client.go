@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 
 	"popsim/model"
 )
@@ -67,6 +68,20 @@ func (c *Checker) hold(m *msgState, d *delivery) {
 		cl.held = pruneHeld(cl.held)
 	}
 	cl.held = append(cl.held, d)
+}
+
+// dropHeld takes a released pull delivery, which nothing can bring back
+// into play (no lease), out of its client's list now: only the message's
+// last pull delivery is known to it, and the list must not keep a
+// delivery of a forgotten message (recycle.go).
+func (c *Checker) dropHeld(d *delivery) {
+	if d.held || d.lastLease != nil {
+		return
+	}
+	cl := &c.clients[d.client]
+	if i := slices.Index(cl.held, d); i >= 0 {
+		cl.held = slices.Delete(cl.held, i, i+1)
+	}
 }
 
 func pruneHeld(ds []*delivery) []*delivery {

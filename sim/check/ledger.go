@@ -118,13 +118,36 @@ const (
 )
 
 // newMsgState returns message id of group g, produced on topic, with its
-// slices on its own buffers. It is built where it lives: the struct is
-// large, and a value passed in would be copied twice more.
-func newMsgState(id model.MsgID, g *group, topic string) *msgState {
+// slices on its own buffers: a record the checker forgot (recycle), else
+// a new one. It is built where it lives: the struct is large, and a value
+// passed in would be copied twice more.
+func (c *Checker) newMsgState(id model.MsgID, g *group, topic string) *msgState {
+	if n := len(c.free); n > 0 {
+		x := c.free[n-1]
+		c.free[n-1] = nil
+		c.free = c.free[:n-1]
+		x.reuse(id, g, topic)
+		return x
+	}
+	c.made++
 	x := &msgState{id: id, g: g, topic: topic}
 	x.places, x.tokens, x.leases = x.placeBuf[:0], x.tokenBuf[:0], x.leaseBuf[:0]
 	x.lines = append(x.lineBuf[:0], line{origin: causeFirst})
 	return x
+}
+
+// reuse makes a recycled record message id of group g, as new. The
+// slices keep their storage (their own buffers, or what they grew to),
+// emptied: a message that needed more room passes it on.
+func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
+	places, tokens, leases, lines := m.places, m.tokens, m.leases, m.lines
+	clear(places[:cap(places)])
+	clear(tokens[:cap(tokens)])
+	clear(leases[:cap(leases)])
+	clear(lines[:cap(lines)])
+	*m = msgState{id: id, g: g, topic: topic}
+	m.places, m.tokens, m.leases = places[:0], tokens[:0], leases[:0]
+	m.lines = append(lines[:0], line{origin: causeFirst})
 }
 
 // place is a location: topic, queue, offset.
@@ -250,7 +273,7 @@ func (c *Checker) onProduce(e *model.Event) {
 }
 
 func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
-	m := newMsgState(id, g, topic)
+	m := c.newMsgState(id, g, topic)
 	m.firstOKLine = -1
 	g.msgs.put(uint64(id), m)
 	c.tracked++
@@ -265,7 +288,7 @@ func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
 func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgState {
 	// Its commit is taken as done: a message forgotten as acked but not
 	// done stays counted once.
-	m := newMsgState(id, g, topic)
+	m := c.newMsgState(id, g, topic)
 	m.settled, m.successes, m.firstOKLine, m.delivered, m.commit = settledAck, 1, 0, true, commitDone
 	if t, ok := g.tombs.get(p); ok && t.msg == id {
 		m.topic = t.topic
@@ -413,6 +436,12 @@ func (c *Checker) maybeForget(m *msgState) {
 	}
 	m.g.msgs.forget(uint64(m.id), uint64(c.topMsg))
 	c.tracked--
+	if !m.g.orderly {
+		// An orderly group's queues keep the messages owed an ack, and
+		// its passable index the settled ones until their next visit:
+		// its records are never reused.
+		c.forgotten = append(c.forgotten, m)
+	}
 }
 
 // onCommit drops the tombstones below a group's commit offset: the engine

@@ -66,6 +66,7 @@ func (c *Checker) onPullDeliver(e *model.Event) {
 	c.hold(m, d) // before the old one goes, so the message is not forgotten in between
 	if prev != nil {
 		c.release(m, prev.dlv)
+		c.dropHeld(prev.dlv)
 	}
 	c.countDelivery(m, cause)
 }
