@@ -131,8 +131,9 @@ type client struct {
 	group int32
 	alive bool
 	// held lists the deliveries the client may still be working on; it is
-	// pruned as they finish.
-	held []*delivery
+	// pruned as they finish. An entry whose message's record was reused
+	// since (heldRef.gen) is no longer the client's: it is passed over.
+	held []heldRef
 	// pending lists leases lent to the client whose answer has not reached
 	// it yet (awaiting): their message is not forgotten meanwhile.
 	pending []*lease
@@ -141,6 +142,17 @@ type client struct {
 	lostBatch []*lease
 	retrying  bool
 }
+
+// heldRef is a delivery in a client's hands, and the generation of its
+// message's record when it was put there (msgState.gen).
+type heldRef struct {
+	d   *delivery
+	gen uint32
+}
+
+// live reports whether the entry is still about the message it was made
+// for: the record was not reused since.
+func (r heldRef) live() bool { return r.gen == r.d.m.gen }
 
 // New returns a Checker.
 func New(o Options) *Checker {

@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"slices"
 
 	"popsim/model"
 )
@@ -67,28 +66,14 @@ func (c *Checker) hold(m *msgState, d *delivery) {
 	if len(cl.held) >= 64 && len(cl.held) == cap(cl.held) {
 		cl.held = pruneHeld(cl.held)
 	}
-	cl.held = append(cl.held, d)
+	cl.held = append(cl.held, heldRef{d, m.gen})
 }
 
-// dropHeld takes a released pull delivery, which nothing can bring back
-// into play (no lease), out of its client's list now: only the message's
-// last pull delivery is known to it, and the list must not keep a
-// delivery of a forgotten message (recycle.go).
-func (c *Checker) dropHeld(d *delivery) {
-	if d.held || d.lastLease != nil {
-		return
-	}
-	cl := &c.clients[d.client]
-	if i := slices.Index(cl.held, d); i >= 0 {
-		cl.held = slices.Delete(cl.held, i, i+1)
-	}
-}
-
-func pruneHeld(ds []*delivery) []*delivery {
+func pruneHeld(ds []heldRef) []heldRef {
 	out := ds[:0]
-	for _, d := range ds {
-		if d.held || !d.ackSent && d.lastLease != nil && !d.lastLease.ended {
-			out = append(out, d)
+	for _, r := range ds {
+		if d := r.d; r.live() && (d.held || !d.ackSent && d.lastLease != nil && !d.lastLease.ended) {
+			out = append(out, r)
 		}
 	}
 	clear(ds[len(out):])
@@ -611,7 +596,11 @@ func (c *Checker) onCrash(e *model.Event) {
 	}
 	clear(cl.pending)
 	cl.pending = cl.pending[:0]
-	for _, d := range cl.held {
+	for _, r := range cl.held {
+		if !r.live() {
+			continue // a delivery of a message forgotten since
+		}
+		d := r.d
 		if d.held || !d.ackSent && d.lastLease != nil && !d.lastLease.ended {
 			d.crashed = true
 		}

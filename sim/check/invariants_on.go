@@ -10,18 +10,19 @@ import (
 
 // With the invariants build tag, a record about to be reused is first
 // looked for in everything the checker keeps: a pointer to it, or to a
-// lease or delivery of its message, panics. Then it is poisoned until its
+// lease or delivery of its message, panics (a client's held delivery is
+// allowed once its generation tag is stale). Then it is poisoned until its
 // reuse, so that a use through a pointer the search missed dereferences
-// nil, and reads an id no message has.
+// nil (its group), and reads ids no message or lease has.
 func checkRecycled(c *Checker, m *msgState) {
 	where := func(what string) {
 		panic(fmt.Sprintf("check: the record of message %d (group %s), forgotten, is still referred to by %s", m.id, m.g.name, what))
 	}
 	for k := range c.clients {
 		cl := &c.clients[k]
-		for _, d := range cl.held {
-			if d.m == m {
-				where(fmt.Sprintf("client %d's held deliveries", k))
+		for _, r := range cl.held {
+			if r.d.m == m && r.live() {
+				where(fmt.Sprintf("client %d's held deliveries (as live)", k))
 			}
 		}
 		for _, l := range cl.pending {
@@ -94,7 +95,7 @@ func checkRecycled(c *Checker, m *msgState) {
 
 func poison(m *msgState) {
 	m.g, m.id, m.topic = nil, ^model.MsgID(0), "(recycled)"
-	m.firstLease = lease{id: ^model.LeaseID(0)}
-	m.firstDlv = delivery{client: -1 << 30}
+	m.firstLease = lease{id: ^model.LeaseID(0), m: m}
+	m.firstDlv = delivery{client: -1 << 30, m: m}
 	m.pull = nil
 }

@@ -69,6 +69,10 @@ type msgState struct {
 	commit      commitState // the application's commits of its successful consumptions
 	// leaseRoom, dlvRoom: firstLease, firstDlv are taken (below).
 	leaseRoom, dlvRoom bool
+	// freed: the record is in the checker's free list; gen counts its
+	// reuses (recycle.go).
+	freed bool
+	gen   uint32
 
 	pull     *pullState
 	pulledAt int64 // the trace position (Seq+1) of its last pull delivery (0 never)
@@ -140,12 +144,15 @@ func (c *Checker) newMsgState(id model.MsgID, g *group, topic string) *msgState 
 // slices keep their storage (their own buffers, or what they grew to),
 // emptied: a message that needed more room passes it on.
 func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
-	places, tokens, leases, lines := m.places, m.tokens, m.leases, m.lines
+	places, tokens, leases, lines, gen := m.places, m.tokens, m.leases, m.lines, m.gen
 	clear(places[:cap(places)])
 	clear(tokens[:cap(tokens)])
 	clear(leases[:cap(leases)])
 	clear(lines[:cap(lines)])
-	*m = msgState{id: id, g: g, topic: topic}
+	*m = msgState{id: id, g: g, topic: topic, gen: gen}
+	// The rooms' back pointers stay: a client's stale held entry reads its
+	// delivery's record generation through them (heldRef).
+	m.firstLease.m, m.firstDlv.m = m, m
 	m.places, m.tokens, m.leases = places[:0], tokens[:0], leases[:0]
 	m.lines = append(lines[:0], line{origin: causeFirst})
 }

@@ -66,7 +66,6 @@ func (c *Checker) onPullDeliver(e *model.Event) {
 	c.hold(m, d) // before the old one goes, so the message is not forgotten in between
 	if prev != nil {
 		c.release(m, prev.dlv)
-		c.dropHeld(prev.dlv)
 	}
 	c.countDelivery(m, cause)
 }

@@ -8,10 +8,12 @@ import "slices"
 // A record is forgotten when its message is settled with nothing left in
 // flight (maybeForget), but the event that forgot it may still be at work
 // on it (a crash releasing its client's deliveries one by one), so its
-// record joins the free list only when the event ends. Before that, every
-// pointer into it is taken out of the clients' lists, which keep
-// deliveries and leases past their message's end (all of them inert by
-// then: released, ended, no longer awaited). Nothing else refers to a
+// record joins the free list only when the event ends. The clients' lists
+// keep deliveries and leases past their message's end (all of them inert
+// by then: released, ended, no longer awaited): a held delivery is
+// tagged with its record's generation, which moves when the record is
+// freed, and is passed over once stale; the short lists of leases are
+// rid of the message's leases when it is freed. Nothing else refers to a
 // forgotten message: the group's window and the lease table forgot it,
 // wakeup obligations name messages by id, and the orderly structures that
 // do keep settled messages (orderQueue.owed, group.passable) belong to
@@ -22,46 +24,32 @@ import "slices"
 func (c *Checker) recycle() {
 	for i, m := range c.forgotten {
 		c.forgotten[i] = nil
-		if slices.Contains(c.free, m) {
-			// Forgotten twice in one event: it is in the list once.
-			continue
+		if m.freed {
+			continue // forgotten twice in one event: in the list once
 		}
 		c.scrub(m)
+		m.freed = true
+		m.gen++ // the clients' held entries of it are stale from now on
 		checkRecycled(c, m)
 		c.free = append(c.free, m)
 	}
 	c.forgotten = c.forgotten[:0]
 }
 
-// scrub takes the pointers into m's record, and to leases and deliveries
-// of m, out of the lists of the clients it was lent or delivered to.
+// scrub takes the leases of m out of the pending and lost-batch lists of
+// the clients they were lent to.
 func (c *Checker) scrub(m *msgState) {
 	last := int32(-1)
 	for _, l := range m.leases {
-		if l.client != last {
-			c.unrefClient(l.client, m)
-			last = l.client
+		if k := l.client; k != last && k >= 0 && int(k) < len(c.clients) {
+			last = k
+			cl := &c.clients[k]
+			if len(cl.pending) > 0 {
+				cl.pending = slices.DeleteFunc(cl.pending, func(l *lease) bool { return l.m == m })
+			}
+			if len(cl.lostBatch) > 0 {
+				cl.lostBatch = slices.DeleteFunc(cl.lostBatch, func(l *lease) bool { return l.m == m })
+			}
 		}
-		if d := l.dlv; d != nil && d.client != last {
-			c.unrefClient(d.client, m)
-			last = d.client
-		}
 	}
-	if m.dlvRoom && m.firstDlv.client != last {
-		c.unrefClient(m.firstDlv.client, m)
-	}
-	if p := m.pull; p != nil && p.dlv != nil && p.dlv.client != last {
-		c.unrefClient(p.dlv.client, m)
-	}
-}
-
-// unrefClient drops client k's deliveries and leases of m.
-func (c *Checker) unrefClient(k int32, m *msgState) {
-	if k < 0 || int(k) >= len(c.clients) {
-		return
-	}
-	cl := &c.clients[k]
-	cl.held = slices.DeleteFunc(cl.held, func(d *delivery) bool { return d.m == m })
-	cl.pending = slices.DeleteFunc(cl.pending, func(l *lease) bool { return l.m == m })
-	cl.lostBatch = slices.DeleteFunc(cl.lostBatch, func(l *lease) bool { return l.m == m })
 }
