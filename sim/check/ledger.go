@@ -140,16 +140,35 @@ func (c *Checker) newMsgState(id model.MsgID, g *group, topic string) *msgState 
 	return x
 }
 
-// reuse makes a recycled record message id of group g, as new. The
-// slices keep their storage (their own buffers, or what they grew to),
-// emptied: a message that needed more room passes it on.
+// reuse makes a recycled record message id of group g, as new. A slice
+// that outgrew the record's own buffer keeps its storage, emptied: a
+// message that needed more room passes it on.
 func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 	places, tokens, leases, lines, gen := m.places, m.tokens, m.leases, m.lines, m.gen
-	clear(places[:cap(places)])
-	clear(tokens[:cap(tokens)])
-	clear(leases[:cap(leases)])
-	clear(lines[:cap(lines)])
-	*m = msgState{id: id, g: g, topic: topic, gen: gen}
+	// The record's own buffers are cleared with it (below); storage grown
+	// off it is cleared here.
+	if cap(places) > len(m.placeBuf) {
+		clear(places[:cap(places)])
+	} else {
+		places = m.placeBuf[:0]
+	}
+	if cap(tokens) > len(m.tokenBuf) {
+		clear(tokens[:cap(tokens)])
+	} else {
+		tokens = m.tokenBuf[:0]
+	}
+	if cap(leases) > len(m.leaseBuf) {
+		clear(leases[:cap(leases)])
+	} else {
+		leases = m.leaseBuf[:0]
+	}
+	if cap(lines) > len(m.lineBuf) {
+		clear(lines[:cap(lines)])
+	} else {
+		lines = m.lineBuf[:0]
+	}
+	*m = msgState{} // one bulk clear; a literal with fields is built field by field
+	m.id, m.g, m.topic, m.gen = id, g, topic, gen
 	// The rooms' back pointers stay: a client's stale held entry reads its
 	// delivery's record generation through them (heldRef).
 	m.firstLease.m, m.firstDlv.m = m, m

@@ -1,7 +1,5 @@
 package check
 
-import "slices"
-
 // Records of forgotten messages are reused: a long run allocates about as
 // many as it holds at once, instead of one per message and group.
 //
@@ -44,12 +42,26 @@ func (c *Checker) scrub(m *msgState) {
 		if k := l.client; k != last && k >= 0 && int(k) < len(c.clients) {
 			last = k
 			cl := &c.clients[k]
-			if len(cl.pending) > 0 {
-				cl.pending = slices.DeleteFunc(cl.pending, func(l *lease) bool { return l.m == m })
-			}
-			if len(cl.lostBatch) > 0 {
-				cl.lostBatch = slices.DeleteFunc(cl.lostBatch, func(l *lease) bool { return l.m == m })
-			}
+			cl.pending = dropLeasesOf(cl.pending, m)
+			cl.lostBatch = dropLeasesOf(cl.lostBatch, m)
 		}
 	}
+}
+
+// dropLeasesOf removes the leases of m from ls, in place.
+func dropLeasesOf(ls []*lease, m *msgState) []*lease {
+	for i, l := range ls {
+		if l.m != m {
+			continue
+		}
+		out := ls[:i]
+		for _, x := range ls[i+1:] {
+			if x.m != m {
+				out = append(out, x)
+			}
+		}
+		clear(ls[len(out):])
+		return out
+	}
+	return ls
 }
