@@ -111,6 +111,12 @@ type Checker struct {
 	viol   []model.Violation
 	perInv map[string]int
 
+	// forgotten are the records of the messages forgotten during the
+	// current event; at its end they join free, to be reused for the
+	// next messages (recycle). made counts the records ever allocated.
+	forgotten, free []*msgState
+	made            int
+
 	tracked int         // messages held now
 	topMsg  model.MsgID // the largest message id produced so far
 	lastSeq int64
@@ -125,8 +131,9 @@ type client struct {
 	group int32
 	alive bool
 	// held lists the deliveries the client may still be working on; it is
-	// pruned as they finish.
-	held []*delivery
+	// pruned as they finish. An entry whose message's record was reused
+	// since (heldRef.gen) is no longer the client's: it is passed over.
+	held []heldRef
 	// pending lists leases lent to the client whose answer has not reached
 	// it yet (awaiting): their message is not forgotten meanwhile.
 	pending []*lease
@@ -135,6 +142,17 @@ type client struct {
 	lostBatch []*lease
 	retrying  bool
 }
+
+// heldRef is a delivery in a client's hands, and the generation of its
+// message's record when it was put there (msgState.gen).
+type heldRef struct {
+	d   *delivery
+	gen uint32
+}
+
+// live reports whether the entry is still about the message it was made
+// for: the record was not reused since.
+func (r heldRef) live() bool { return r.gen == r.d.m.gen }
 
 // New returns a Checker.
 func New(o Options) *Checker {
@@ -178,10 +196,15 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	if !receiveKind(e.Kind) {
 		c.hist.add(e, bin)
 	}
-	c.wake.expire(c, e.At)
+	if w := &c.wake; w.head < len(w.obls) && w.obls[w.head].deadline < e.At {
+		w.expire(c, e.At) // mostly nothing is due: the call is skipped
+	}
 	c.cur = e
 	c.dispatch(e)
 	c.cur = nil
+	if len(c.forgotten) > 0 {
+		c.recycle()
+	}
 	c.lastSeq, c.lastAt, c.seen = e.Seq, e.At, true
 	if c.tracked > c.rep.PeakTracked {
 		c.rep.PeakTracked = c.tracked

@@ -66,14 +66,14 @@ func (c *Checker) hold(m *msgState, d *delivery) {
 	if len(cl.held) >= 64 && len(cl.held) == cap(cl.held) {
 		cl.held = pruneHeld(cl.held)
 	}
-	cl.held = append(cl.held, d)
+	cl.held = append(cl.held, heldRef{d, m.gen})
 }
 
-func pruneHeld(ds []*delivery) []*delivery {
+func pruneHeld(ds []heldRef) []heldRef {
 	out := ds[:0]
-	for _, d := range ds {
-		if d.held || !d.ackSent && d.lastLease != nil && !d.lastLease.ended {
-			out = append(out, d)
+	for _, r := range ds {
+		if d := r.d; r.live() && (d.held || !d.ackSent && d.lastLease != nil && !d.lastLease.ended) {
+			out = append(out, r)
 		}
 	}
 	clear(ds[len(out):])
@@ -596,7 +596,11 @@ func (c *Checker) onCrash(e *model.Event) {
 	}
 	clear(cl.pending)
 	cl.pending = cl.pending[:0]
-	for _, d := range cl.held {
+	for _, r := range cl.held {
+		if !r.live() {
+			continue // a delivery of a message forgotten since
+		}
+		d := r.d
 		if d.held || !d.ackSent && d.lastLease != nil && !d.lastLease.ended {
 			d.crashed = true
 		}

@@ -14,17 +14,17 @@ import (
 // nothing for the garbage collector to scan (the events themselves hold
 // strings).
 type history struct {
-	blocks []eventBlock // a ring: event i is in blocks[i/histBlock%len]
-	size   int          // events kept: the last size added
-	n      int64        // events added
-	cur    *eventBlock  // the block event n goes to (set when n%histBlock == 0)
+	blocks []*eventBlock // a ring: event i is in blocks[i/histBlock%len]
+	size   int           // events kept: the last size added
+	n      int64         // events added
+	cur    *eventBlock   // the block event n goes to (set when n%histBlock == 0)
 }
 
 // eventBlock holds histBlock consecutive events: event j's sequence
 // number is seqs[j] and its encoding buf[ends[j-1]:ends[j]].
 type eventBlock struct {
-	seqs []int64
-	ends []int32
+	seqs [histBlock]int64
+	ends [histBlock]int32
 	buf  []byte
 }
 
@@ -43,7 +43,8 @@ func newHistory(size int) history {
 
 // add keeps e, whose binary form is bin (nil: encoded here).
 func (h *history) add(e *model.Event, bin []byte) {
-	if h.n%histBlock == 0 {
+	j := uint64(h.n) % histBlock
+	if j == 0 {
 		h.next()
 	}
 	b := h.cur
@@ -52,8 +53,8 @@ func (h *history) add(e *model.Event, bin []byte) {
 	} else {
 		b.buf = e.AppendBinary(b.buf)
 	}
-	b.seqs = append(b.seqs, e.Seq)
-	b.ends = append(b.ends, int32(len(b.buf)))
+	b.seqs[j] = e.Seq
+	b.ends[j] = int32(len(b.buf))
 	h.n++
 }
 
@@ -64,10 +65,10 @@ func (h *history) next() {
 	if nb := (h.size+histBlock-1)/histBlock + 1; k >= nb {
 		k %= nb
 	} else if k == len(h.blocks) {
-		h.blocks = append(h.blocks, eventBlock{seqs: make([]int64, 0, histBlock), ends: make([]int32, 0, histBlock), buf: make([]byte, 0, histBlockBytes)})
+		h.blocks = append(h.blocks, &eventBlock{buf: make([]byte, 0, histBlockBytes)})
 	}
-	b := &h.blocks[k]
-	b.seqs, b.ends, b.buf = b.seqs[:0], b.ends[:0], b.buf[:0]
+	b := h.blocks[k]
+	b.buf = b.buf[:0]
 	h.cur = b
 }
 
@@ -77,7 +78,7 @@ func (h *history) next() {
 func (h *history) bySeq(seq int64) (model.Event, bool) {
 	lo := max(h.n-int64(h.size), 0)
 	for i := h.n - 1; i >= lo; i-- {
-		b := &h.blocks[int(i/histBlock)%len(h.blocks)]
+		b := h.blocks[int(i/histBlock)%len(h.blocks)]
 		j := int(i % histBlock)
 		if s := b.seqs[j]; s == seq {
 			from := int32(0)
@@ -109,9 +110,9 @@ const histPerMsg = 24
 // at is the Seq of the i-th event noted (i within the last histPerMsg).
 func (r *seqRing) at(i int) int64 {
 	if r.wide != nil {
-		return r.wide[i%histPerMsg]
+		return r.wide[uint(i)%histPerMsg]
 	}
-	return r.first + int64(r.last[i%histPerMsg])
+	return r.first + int64(r.last[uint(i)%histPerMsg])
 }
 
 // add notes seq as the next event.
@@ -119,7 +120,7 @@ func (r *seqRing) add(seq int64) {
 	if r.n == 0 {
 		r.first = seq
 	}
-	k := r.n % histPerMsg
+	k := uint(r.n) % histPerMsg // n >= 0: the unsigned remainder is cheaper
 	r.n++
 	if r.wide == nil {
 		if d := seq - r.first; d >= 0 && d <= math.MaxUint32 {

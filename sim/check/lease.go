@@ -94,7 +94,7 @@ type leaseTable struct {
 }
 
 func (t *leaseTable) get(id model.LeaseID) *lease {
-	if t.w.slots == nil && t.w.gone == nil {
+	if t.w.gone == nil {
 		t.w = newWindow[lease]()
 	}
 	l, _ := t.w.get(uint64(id))

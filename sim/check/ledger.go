@@ -69,6 +69,10 @@ type msgState struct {
 	commit      commitState // the application's commits of its successful consumptions
 	// leaseRoom, dlvRoom: firstLease, firstDlv are taken (below).
 	leaseRoom, dlvRoom bool
+	// freed: the record is in the checker's free list; gen counts its
+	// reuses (recycle.go).
+	freed bool
+	gen   uint32
 
 	pull     *pullState
 	pulledAt int64 // the trace position (Seq+1) of its last pull delivery (0 never)
@@ -118,13 +122,58 @@ const (
 )
 
 // newMsgState returns message id of group g, produced on topic, with its
-// slices on its own buffers. It is built where it lives: the struct is
-// large, and a value passed in would be copied twice more.
-func newMsgState(id model.MsgID, g *group, topic string) *msgState {
+// slices on its own buffers: a record the checker forgot (recycle), else
+// a new one. It is built where it lives: the struct is large, and a value
+// passed in would be copied twice more.
+func (c *Checker) newMsgState(id model.MsgID, g *group, topic string) *msgState {
+	if n := len(c.free); n > 0 {
+		x := c.free[n-1]
+		c.free[n-1] = nil
+		c.free = c.free[:n-1]
+		x.reuse(id, g, topic)
+		return x
+	}
+	c.made++
 	x := &msgState{id: id, g: g, topic: topic}
 	x.places, x.tokens, x.leases = x.placeBuf[:0], x.tokenBuf[:0], x.leaseBuf[:0]
 	x.lines = append(x.lineBuf[:0], line{origin: causeFirst})
 	return x
+}
+
+// reuse makes a recycled record message id of group g, as new. A slice
+// that outgrew the record's own buffer keeps its storage, emptied: a
+// message that needed more room passes it on.
+func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
+	places, tokens, leases, lines, gen := m.places, m.tokens, m.leases, m.lines, m.gen
+	// The record's own buffers are cleared with it (below); storage grown
+	// off it is cleared here.
+	if cap(places) > len(m.placeBuf) {
+		clear(places[:cap(places)])
+	} else {
+		places = m.placeBuf[:0]
+	}
+	if cap(tokens) > len(m.tokenBuf) {
+		clear(tokens[:cap(tokens)])
+	} else {
+		tokens = m.tokenBuf[:0]
+	}
+	if cap(leases) > len(m.leaseBuf) {
+		clear(leases[:cap(leases)])
+	} else {
+		leases = m.leaseBuf[:0]
+	}
+	if cap(lines) > len(m.lineBuf) {
+		clear(lines[:cap(lines)])
+	} else {
+		lines = m.lineBuf[:0]
+	}
+	*m = msgState{} // one bulk clear; a literal with fields is built field by field
+	m.id, m.g, m.topic, m.gen = id, g, topic, gen
+	// The rooms' back pointers stay: a client's stale held entry reads its
+	// delivery's record generation through them (heldRef).
+	m.firstLease.m, m.firstDlv.m = m, m
+	m.places, m.tokens, m.leases = places[:0], tokens[:0], leases[:0]
+	m.lines = append(lines[:0], line{origin: causeFirst})
 }
 
 // place is a location: topic, queue, offset.
@@ -250,7 +299,7 @@ func (c *Checker) onProduce(e *model.Event) {
 }
 
 func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
-	m := newMsgState(id, g, topic)
+	m := c.newMsgState(id, g, topic)
 	m.firstOKLine = -1
 	g.msgs.put(uint64(id), m)
 	c.tracked++
@@ -265,7 +314,7 @@ func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
 func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgState {
 	// Its commit is taken as done: a message forgotten as acked but not
 	// done stays counted once.
-	m := newMsgState(id, g, topic)
+	m := c.newMsgState(id, g, topic)
 	m.settled, m.successes, m.firstOKLine, m.delivered, m.commit = settledAck, 1, 0, true, commitDone
 	if t, ok := g.tombs.get(p); ok && t.msg == id {
 		m.topic = t.topic
@@ -413,6 +462,12 @@ func (c *Checker) maybeForget(m *msgState) {
 	}
 	m.g.msgs.forget(uint64(m.id), uint64(c.topMsg))
 	c.tracked--
+	if !m.g.orderly {
+		// An orderly group's queues keep the messages owed an ack, and
+		// its passable index the settled ones until their next visit:
+		// its records are never reused.
+		c.forgotten = append(c.forgotten, m)
+	}
 }
 
 // onCommit drops the tombstones below a group's commit offset: the engine

@@ -312,7 +312,8 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 }
 
 // expire judges the obligations whose deadline is before now. Deadlines
-// grow with the trace, so the queue is checked from its head.
+// grow with the trace, so the queue is checked from its head. (The
+// caller calls it only when the head is due.)
 func (w *wakeup) expire(c *Checker, now clock.Time) {
 	for w.head < len(w.obls) && w.obls[w.head].deadline < now {
 		o := &w.obls[w.head]

@@ -3,21 +3,49 @@ package check
 import "slices"
 
 // window maps dense ids (message ids, lease ids) to entries. Ids are
-// handed out in increasing order, so the entries live in a slice from
-// the oldest id still held; forgetting a prefix releases its memory. A
+// handed out in increasing order, so the entries live in slots from the
+// oldest id still held; forgetting a prefix releases its memory. A
 // forgotten id reads as gone (different from never seen).
+//
+// The slots are kept in pages of winPage. One entry held for long (a
+// message lost until the end of a run) keeps every id after it in the
+// window; the pages in between whose every slot was forgotten share one
+// page of gone markers (allGone) instead of holding their own, so the
+// window's memory follows what it holds, not its span.
 type window[T any] struct {
-	base  uint64 // the id of slots[head]
-	slots []*T
-	head  int
-	gone  *T // the marker of a forgotten entry
-	top   uint64
+	base uint64 // the id of slot head
+	// pages[k] holds slots k*winPage to (k+1)*winPage-1; slot head
+	// (head < winPage) is the first in the window, slot n-1 the last.
+	pages   []*winPageOf[T]
+	head, n int
+	gone    *T // the marker of a forgotten entry
+	top     uint64
 	// back holds entries that came back after their id's slot was released
 	// (rare: a forgotten message a broker restart lends again).
 	back map[uint64]*T
+	// allGone is the shared page of a page whose slots were all forgotten
+	// (made when first needed; never written); spare are released pages,
+	// emptied, for the next ones needed.
+	allGone *winPageOf[T]
+	spare   []*winPageOf[T]
+}
+
+const (
+	winShift = 10
+	winPage  = 1 << winShift
+	winMask  = winPage - 1
+)
+
+// winPageOf is a page of slots; gone counts those holding the gone marker.
+type winPageOf[T any] struct {
+	slots [winPage]*T
+	gone  int
 }
 
 func newWindow[T any]() window[T] { return window[T]{base: 1, gone: new(T)} }
+
+// span is the number of slots in the window.
+func (w *window[T]) span() int { return w.n - w.head }
 
 // get returns the entry, and whether the id was forgotten.
 func (w *window[T]) get(id uint64) (v *T, forgotten bool) {
@@ -28,10 +56,10 @@ func (w *window[T]) get(id uint64) (v *T, forgotten bool) {
 		return nil, id != 0
 	}
 	i := int(id-w.base) + w.head
-	if i >= len(w.slots) {
+	if i >= w.n {
 		return nil, false
 	}
-	if v = w.slots[i]; v == w.gone {
+	if v = w.pages[i>>winShift].slots[i&winMask]; v == w.gone {
 		return nil, true
 	}
 	return v, false
@@ -47,11 +75,70 @@ func (w *window[T]) put(id uint64, v *T) {
 		return
 	}
 	i := int(id-w.base) + w.head
-	for i >= len(w.slots) {
-		w.slots = append(w.slots, nil)
+	for i>>winShift >= len(w.pages) {
+		w.pages = append(w.pages, w.newPage())
 	}
-	w.slots[i] = v
+	w.n = max(w.n, i+1)
+	w.set(i, v)
 	w.top = max(w.top, id)
+}
+
+// newPage is an empty page: a spare one, else a new one.
+func (w *window[T]) newPage() *winPageOf[T] {
+	if k := len(w.spare); k > 0 {
+		p := w.spare[k-1]
+		w.spare[k-1] = nil
+		w.spare = w.spare[:k-1]
+		return p
+	}
+	return new(winPageOf[T])
+}
+
+// release returns page p, which the window no longer uses, to the spares.
+func (w *window[T]) release(p *winPageOf[T]) {
+	if p == w.allGone {
+		return
+	}
+	clear(p.slots[:])
+	p.gone = 0
+	w.spare = append(w.spare, p)
+}
+
+// set writes slot i, keeping its page's count of gone markers; a page
+// that becomes all gone is released for the shared one.
+func (w *window[T]) set(i int, v *T) {
+	k := i >> winShift
+	p := w.pages[k]
+	if p == w.allGone {
+		if v == w.gone {
+			return
+		}
+		p = w.newPage()
+		for j := range p.slots {
+			p.slots[j] = w.gone
+		}
+		p.gone = winPage
+		w.pages[k] = p
+	}
+	x := &p.slots[i&winMask]
+	if *x == w.gone {
+		p.gone--
+	}
+	if v == w.gone {
+		p.gone++
+	}
+	*x = v
+	if p.gone == winPage {
+		if w.allGone == nil {
+			w.allGone = new(winPageOf[T])
+			for j := range w.allGone.slots {
+				w.allGone.slots[j] = w.gone
+			}
+			w.allGone.gone = winPage
+		}
+		w.pages[k] = w.allGone
+		w.release(p)
+	}
 }
 
 // forget marks id gone and releases the prefix of forgotten entries and of
@@ -61,21 +148,41 @@ func (w *window[T]) forget(id uint64, seen uint64) {
 		delete(w.back, id)
 		return
 	}
-	i := int(id-w.base) + w.head
-	if i < len(w.slots) {
-		w.slots[i] = w.gone
+	if i := int(id-w.base) + w.head; i < w.n {
+		w.set(i, w.gone)
 	}
-	for w.head < len(w.slots) && (w.slots[w.head] == w.gone || w.slots[w.head] == nil && w.base < seen) {
-		w.slots[w.head] = nil
-		w.head++
-		w.base++
+	for w.head < w.n {
+		p := w.pages[0]
+		if p == w.allGone {
+			// Every slot of the page is gone (and the page lies wholly
+			// below n): pass it at once.
+			w.base += uint64(winPage - w.head)
+			w.head = winPage
+		} else {
+			x := &p.slots[w.head]
+			if *x == w.gone {
+				p.gone--
+			} else if *x != nil || w.base >= seen {
+				break
+			}
+			*x = nil
+			w.head++
+			w.base++
+		}
+		if w.head == winPage {
+			w.release(p)
+			copy(w.pages, w.pages[1:])
+			w.pages[len(w.pages)-1] = nil
+			w.pages = w.pages[:len(w.pages)-1]
+			w.head, w.n = 0, w.n-winPage
+		}
 	}
-	if w.head == len(w.slots) {
-		w.slots, w.head = w.slots[:0], 0
-	} else if w.head >= 1024 && 2*w.head >= len(w.slots) {
-		n := copy(w.slots, w.slots[w.head:])
-		clear(w.slots[n:])
-		w.slots, w.head = w.slots[:n], 0
+	if w.head == w.n && len(w.pages) > 0 {
+		for _, p := range w.pages {
+			w.release(p)
+		}
+		clear(w.pages)
+		w.pages, w.head, w.n = w.pages[:0], 0, 0
 	}
 }
 
@@ -91,8 +198,8 @@ func (w *window[T]) each(f func(id uint64, v *T)) {
 			f(id, w.back[id])
 		}
 	}
-	for i := w.head; i < len(w.slots); i++ {
-		if v := w.slots[i]; v != nil && v != w.gone {
+	for i := w.head; i < w.n; i++ {
+		if v := w.pages[i>>winShift].slots[i&winMask]; v != nil && v != w.gone {
 			f(w.base+uint64(i-w.head), v)
 		}
 	}
