@@ -298,6 +298,9 @@ type popReq struct {
 	req    pop.PopRequest
 	res    pop.PopResult
 	parked bool // the broker parked it at least once (traced once)
+	// used is the most messages an answer of it held: how far its
+	// answer's message slots were written (recyclePop clears them).
+	used int
 	// freed: the client recycled it. With the invariants build tag a
 	// recycled pop is never reused and any later use of it panics
 	// (livePop), so a premature recycle shows.
@@ -473,6 +476,7 @@ func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 	res := &r.res
 	busy := a.b.Stats().LockBusy
 	a.b.Pop(now, &r.req, res)
+	r.used = max(r.used, len(res.Messages)) // a call only appends to its answer's messages
 	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.req.ConsumerGroup, res)
 	a.wake(now, res.Woken, out)

@@ -160,17 +160,17 @@ func (p *pushConsumer) newPop() *popReq {
 // and the messages it brought are held as copies (deliverOwned). A pop
 // that timed out, was lost or whose client crashed is never recycled: the
 // network or the engine may still hold it. Its
-// answer's storage is kept, emptied: the messages' slots are cleared, so
-// that the next pop does not write into the Body and Properties the held
-// copies share.
+// answer's storage is kept, emptied: the message slots its answers wrote
+// are cleared, so that the next pop does not write into the Body and
+// Properties the held copies share.
 func (p *pushConsumer) recyclePop(r *popReq) {
 	if !reuseRequests || r.timer != nil {
 		return
 	}
 	res := &r.res
-	clear(res.Messages[:cap(res.Messages)])
+	clear(res.Messages[:r.used])
 	res.Reset()
-	r.reqBase, r.parked, r.freed = reqBase{}, false, true
+	r.reqBase, r.parked, r.used, r.freed = reqBase{}, false, 0, true
 	p.recycledPops++
 	if invariantsOn {
 		return // quarantined: any later use panics (livePop)
