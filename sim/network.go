@@ -89,13 +89,18 @@ func (s *sim) atEngine(r Request) {
 }
 
 // liveReq panics, with the invariants build tag, when r is a request its
-// client recycled (a push consumer's pop: livePop).
+// client recycled (a push consumer's pop, livePop, or batch ack).
 func liveReq(r Request, where string) {
 	if !invariantsOn {
 		return
 	}
-	if p, ok := r.(*popReq); ok {
-		livePop(p, where)
+	switch r := r.(type) {
+	case *popReq:
+		livePop(r, where)
+	case *batchAckReq:
+		if r.freed {
+			panic("sim: a recycled batch ack used by " + where)
+		}
 	}
 }
 

@@ -56,8 +56,9 @@ type pushConsumer struct {
 	// freePops are answered pops nothing refers to any more (recyclePop)
 	// and freeHeld held messages the client is done with (recycleHeld),
 	// for the next pops and deliveries to reuse.
-	freePops []*popReq
-	freeHeld []*popHeld
+	freePops      []*popReq
+	freeHeld      []*popHeld
+	freeBatchAcks []*batchAckReq // served batch acks (batchAckReq.recycle)
 	// recycledPops and recycledHeld count what was recycled (tests).
 	recycledPops, recycledHeld int
 }
@@ -182,8 +183,8 @@ func (p *pushConsumer) recyclePop(r *popReq) {
 // recycleHeld keeps h, which the client is done with (acked, dropped or
 // expired, and out of its consume threads' hands), for a later delivery
 // when nothing else can refer to it: an injected renewal's task does
-// (pinned), and so do an orderly group's lists, a renewal in flight (a
-// nack) and a listener batch, whose messages are never recycled. Its ack
+// (pinned), and so do an orderly group's lists and a renewal in flight (a
+// nack), whose messages are never recycled. Its ack
 // copied what it needed. With the invariants build tag h is poisoned
 // instead (no client, no message) and never reused, so a later use fails.
 func (p *pushConsumer) recycleHeld(h *popHeld) {
@@ -363,6 +364,7 @@ func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
 		for _, h := range b.hs {
 			p.expireBefore(s, h)
 		}
+		p.recycleBatch(b.hs)
 		return false
 	}
 	h := w.(*popHeld)
@@ -458,6 +460,7 @@ func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
 		for _, h := range b.hs {
 			p.expireAfter(s, h)
 		}
+		p.recycleBatch(b.hs)
 		return
 	}
 	k := 0
@@ -473,6 +476,16 @@ func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
 	}
 	for _, h := range b.hs[k:] {
 		p.retry(s, h)
+	}
+	p.recycleBatch(b.hs[:k])
+}
+
+// recycleBatch recycles a listener batch's messages that were acked or
+// expired: the batch, its only other holder, is done with too. A
+// retried one stays out (its nack refers to it).
+func (p *pushConsumer) recycleBatch(hs []*popHeld) {
+	for _, h := range hs {
+		p.recycleHeld(h)
 	}
 }
 

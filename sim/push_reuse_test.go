@@ -93,7 +93,7 @@ func TestPushReuseKeepsTraces(t *testing.T) {
 			if pops == 0 {
 				t.Fatal("no pop was recycled")
 			}
-			if helds == 0 && tc.name != "orderly" && tc.name != "batches" {
+			if helds == 0 && tc.name != "orderly" {
 				t.Fatal("no held message was recycled")
 			}
 		})
