@@ -64,8 +64,8 @@ type pushConsumer struct {
 }
 
 // reuseRequests: clients reuse their answered requests and the messages
-// they are done with (the push consumer's pops and held messages). Tests
-// turn it off to show that reuse changes no trace.
+// they are done with (the push consumer's pops, batch acks and held
+// messages). Tests turn it off to show that reuse changes no trace.
 var reuseRequests = true
 
 func (p *pushConsumer) start(s *sim) {
@@ -160,10 +160,10 @@ func (p *pushConsumer) newPop() *popReq {
 // not be, and still refers to r: such a pop is left to the collector),
 // and the messages it brought are held as copies (deliverOwned). A pop
 // that timed out, was lost or whose client crashed is never recycled: the
-// network or the engine may still hold it. Its
-// answer's storage is kept, emptied: the message slots its answers wrote
-// are cleared, so that the next pop does not write into the Body and
-// Properties the held copies share.
+// network or the engine may still hold it. Its answer's storage is kept,
+// emptied: the message slots its answers wrote are cleared, so that the
+// next pop does not write into the Body and Properties the held copies
+// share.
 func (p *pushConsumer) recyclePop(r *popReq) {
 	if !reuseRequests || r.timer != nil {
 		return
@@ -182,11 +182,11 @@ func (p *pushConsumer) recyclePop(r *popReq) {
 
 // recycleHeld keeps h, which the client is done with (acked, dropped or
 // expired, and out of its consume threads' hands), for a later delivery
-// when nothing else can refer to it: an injected renewal's task does
-// (pinned), and so do an orderly group's lists and a renewal in flight (a
-// nack), whose messages are never recycled. Its ack
-// copied what it needed. With the invariants build tag h is poisoned
-// instead (no client, no message) and never reused, so a later use fails.
+// when nothing else can refer to it; its ack copied what it needed. An
+// injected renewal's task refers to it (pinned), and so do an orderly
+// group's lists and a renewal in flight (a nack): those are never
+// recycled. With the invariants build tag h is poisoned instead (no
+// client, no message) and never reused, so a later use fails.
 func (p *pushConsumer) recycleHeld(h *popHeld) {
 	if !reuseRequests || h.pinned || p.ord != nil {
 		return

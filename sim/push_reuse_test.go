@@ -39,7 +39,8 @@ func runReuse(t *testing.T, cfg Config, reuse bool) (trace string, violations, p
 }
 
 // TestPushReuseKeepsTraces: a push consumer reuses a pop once its answer
-// is taken and a held message once it is done with it. Reusing either
+// is taken, a batch ack once it is served and a held message once it is
+// done with it. Reusing either
 // while something still refers to it (a parked or late answer, a timeout,
 // a renewal, a crash's leftovers) would change what that reference sees,
 // so every run must trace the same with reuse on and off, over every
@@ -71,7 +72,9 @@ func TestPushReuseKeepsTraces(t *testing.T) {
 		}},
 		{"late answers", func(c *Config) {
 			// Pops time out 1.1 s after they are sent; many answers come
-			// later (late-response), after the client gave up on them.
+			// later (late-response), after the client gave up on them. The
+			// checker's verdicts (this shape breaks some rules) must match
+			// too.
 			pushSettings(&c.Consumers[0]).PollTime = clock.Second
 			c.Network.PollTimeoutSlack = 100 * clock.Millisecond
 			c.Network.ResponseLatency = dist("uniform(0s,2s)")
