@@ -260,6 +260,7 @@ func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
 	defer a.armOrder(out)
 	switch r := r.(type) {
 	case *popReq:
+		livePop(r, "the engine")
 		a.pop(now, r, out)
 	case *receiveReq:
 		r.pop.BornTime = now // the proxy's clock stamps it as it reaches the proxy (local mode: the broker's)
@@ -289,40 +290,40 @@ func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
 // Requests of RocketMQ's clients. Each carries the broker's request and
 // the broker's answer.
 
-// popReq is the push consumer's pop.
+// popReq is the push consumer's pop. The client reuses it once it has
+// taken its answer (pushConsumer.recyclePop): the messages it holds are
+// copies, so nothing refers to an answered pop any more.
 type popReq struct {
 	reqBase
 	req    pop.PopRequest
 	res    pop.PopResult
 	parked bool // the broker parked it at least once (traced once)
-	// Room for the common answer, one message: the engine writes it in
-	// place (res.Messages starts on msgRoom) and the client holds it in
-	// heldRoom (heldTaken once it does), so such a pop costs one
-	// allocation instead of three. A held message pins its popReq, as its
-	// msg (a copy in the response) did already.
-	msgRoom   [1]pop.PoppedMessage
-	heldRoom  popHeld
-	heldTaken bool
-	// infoRoom is room for the answer's startOffsetInfo and msgOffsetInfo
-	// headers (res starts them on it), so that the common answer's
-	// headers cost no allocation of their own.
+	// used is the most messages an answer of it held: how far its
+	// answer's message slots were written (recyclePop clears them).
+	used int
+	// freed: the client recycled it. With the invariants build tag a
+	// recycled pop is never reused and any later use of it panics
+	// (livePop), so a premature recycle shows.
+	freed bool
+	// Room for the common answer, one message, and for its
+	// startOffsetInfo and msgOffsetInfo headers (res starts them on it),
+	// so that a new pop's first answer costs no allocation of its own; a
+	// reused pop keeps whatever storage its earlier answers grew.
+	msgRoom  [1]pop.PoppedMessage
 	infoRoom [2][infoRoom]byte
 }
 
 // infoRoom is the room for an offset-info header in a popReq: one
 // "retryFlag queueId offset" entry of a usual length (a pop that finds
-// messages in one queue). More room would move popReq up an allocation
-// size class.
+// messages in one queue).
 const infoRoom = 16
 
-// heldSlot is the room for the client's first held message of r's answer,
-// or nil once taken.
-func (r *popReq) heldSlot() *popHeld {
-	if r.heldTaken {
-		return nil
+// livePop panics, with the invariants build tag, when r was recycled:
+// something still used it after its client let it go.
+func livePop(r *popReq, where string) {
+	if invariantsOn && r.freed {
+		panic("sim: a recycled pop request used by " + where)
 	}
-	r.heldTaken = true
-	return &r.heldRoom
 }
 
 // receiveReq is the simple consumer's receive, through its proxy.
@@ -400,6 +401,7 @@ type syncReq struct{ reqBase }
 func (*syncReq) lost(*model.Event, model.Reason) bool { return false }
 
 func (r *popReq) lost(e *model.Event, why model.Reason) bool {
+	livePop(r, "a loss")
 	lostReceive(e, why, len(r.res.Messages))
 	return true
 }
@@ -474,6 +476,7 @@ func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 	res := &r.res
 	busy := a.b.Stats().LockBusy
 	a.b.Pop(now, &r.req, res)
+	r.used = max(r.used, len(res.Messages)) // a call only appends to its answer's messages
 	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.req.ConsumerGroup, res)
 	a.wake(now, res.Woken, out)
@@ -642,6 +645,7 @@ func (a *rocketMQ) wake(now clock.Time, ws []pop.Wakeup, out *Outcome) {
 		a.polls.del(w.ID)
 		switch r := r.(type) {
 		case *popReq:
+			livePop(r, "a wakeup")
 			r.req = w.Request
 			a.pop(now, r, out)
 		case *receiveReq:

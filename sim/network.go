@@ -69,6 +69,7 @@ func (s *sim) lost(k lossKind, response bool) bool {
 // incarnation that has crashed meanwhile arrives on a closed connection and
 // is dropped: a broker does not serve (or park) a dead channel.
 func (s *sim) atEngine(r Request) {
+	liveReq(r, "the network")
 	b := r.base()
 	switch {
 	case b.epoch != b.c.epoch:
@@ -84,6 +85,22 @@ func (s *sim) atEngine(r Request) {
 	}
 	if f, ok := r.(recyclable); ok {
 		f.recycle(s) // nothing refers to it once it was served
+	}
+}
+
+// liveReq panics, with the invariants build tag, when r is a request its
+// client recycled (a push consumer's pop, livePop, or batch ack).
+func liveReq(r Request, where string) {
+	if !invariantsOn {
+		return
+	}
+	switch r := r.(type) {
+	case *popReq:
+		livePop(r, where)
+	case *batchAckReq:
+		if r.freed {
+			panic("sim: a recycled batch ack used by " + where)
+		}
 	}
 }
 
@@ -118,6 +135,7 @@ type carrier interface {
 // respond sends the engine's answer back: it is lost, or it reaches the
 // client after a response latency (when the client waits for it).
 func (s *sim) respond(r Request) {
+	liveReq(r, "an answer")
 	b := r.base()
 	if s.lost(b.loss, true) {
 		s.traceLost(r, model.RResponse)
@@ -131,6 +149,7 @@ func (s *sim) respond(r Request) {
 // atClient is an answer arriving at its client.
 func (s *sim) atClient(t *task) {
 	r := t.p.(Request)
+	liveReq(r, "an answer's arrival")
 	b := r.base()
 	c := b.c
 	if b.epoch != c.epoch || !c.alive {
@@ -146,7 +165,16 @@ func (s *sim) atClient(t *task) {
 		return
 	}
 	b.done = true
-	s.q.cancel(b.timer, b.timerSeq)
+	// A timeout task still pending is cancelled and forgotten (timer
+	// nil). One a pause moved (clientTask re-schedules a client's tasks
+	// at the pause's end) is no longer the one timer names and cannot be
+	// cancelled: it fires, finds r done and does nothing, but it still
+	// refers to r, so timer stays set and r must not be reused
+	// (recyclePop).
+	if t := b.timer; t != nil && t.seq == b.timerSeq && t.idx >= 0 {
+		s.q.cancel(t, b.timerSeq)
+		b.timer = nil
+	}
 	c.cl.reply(s, r)
 }
 
@@ -161,6 +189,7 @@ func (s *sim) lateAnswer(r Request) {
 
 // timeout is the client giving up on a request it has no answer for.
 func (s *sim) timeout(c *consumer, r Request) {
+	liveReq(r, "a timeout")
 	b := r.base()
 	if b.done {
 		return

@@ -16,30 +16,21 @@ type popHeld struct {
 	loop   *popLoop // the push consumer's pop loop it came from (broker-assigned queues; assign.go)
 }
 
-// deliverPopped traces a popped message reaching client c and returns it
-// held: in h when h is not nil (room its request has for it), else in a
-// new popHeld.
-func (s *sim) deliverPopped(c *consumer, m *pop.PoppedMessage, h *popHeld) *popHeld {
-	if h == nil {
-		h = new(popHeld)
-	}
-	s.deliverAs(h, c, m, &m.Message)
-	return h
-}
-
 // ownedHeld is a popHeld with its own copy of the message, for a client
-// that reuses the result it was popped into (the simple consumer).
+// that reuses the result it was popped into (the simple consumer's
+// receives, the push consumer's pops).
 type ownedHeld struct {
 	popHeld
 	m model.Message
 }
 
-// deliverOwned is deliverPopped for a client that reuses the result m is
-// in: the held message is a copy (its Body and Properties shared with m
-// until the client clears the result's storage before reusing it). It
-// reuses h when h is not nil: an ownedHeld's popHeld the client is done
-// with, whose msg is that ownedHeld's own copy (deliverOwned made it so,
-// and nothing moves an owned held's msg).
+// deliverOwned traces a popped message reaching client c and returns it
+// held, for a client that reuses the result m is in: the held message is
+// a copy (its Body and Properties shared with m until the client clears
+// the result's storage before reusing it). It reuses h when h is not nil:
+// an ownedHeld's popHeld the client is done with, whose msg is that
+// ownedHeld's own copy (deliverOwned made it so, and nothing moves an
+// owned held's msg).
 func (s *sim) deliverOwned(c *consumer, m *pop.PoppedMessage, h *popHeld) *popHeld {
 	if h == nil {
 		o := &ownedHeld{m: m.Message}

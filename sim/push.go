@@ -53,7 +53,20 @@ type pushConsumer struct {
 	// assignment in PULL mode gives it, pulled as the Pull baseline pulls
 	// (switch.go); nil until it is assigned one.
 	pull *pullConsumer
+	// freePops are answered pops nothing refers to any more (recyclePop)
+	// and freeHeld held messages the client is done with (recycleHeld),
+	// for the next pops and deliveries to reuse.
+	freePops      []*popReq
+	freeHeld      []*popHeld
+	freeBatchAcks []*batchAckReq // served batch acks (batchAckReq.recycle)
+	// recycledPops and recycledHeld count what was recycled (tests).
+	recycledPops, recycledHeld int
 }
+
+// reuseRequests: clients reuse their answered requests and the messages
+// they are done with (the push consumer's pops, batch acks and held
+// messages). Tests turn it off to show that reuse changes no trace.
+var reuseRequests = true
 
 func (p *pushConsumer) start(s *sim) {
 	if p.startAssigned(s) {
@@ -112,18 +125,91 @@ func (p *pushConsumer) loopOf(r *popReq) *popLoop {
 func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 	c := p.c
 	queue := l.mq.QueueID
-	r := &popReq{req: pop.PopRequest{
+	r := p.newPop()
+	r.req = pop.PopRequest{
 		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: queue, MaxMsgNums: c.spec.Batch,
 		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
 		InitMode: pop.InitModeMin, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, Order: p.ord != nil,
-	}}
+	}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
-	r.res.Messages = r.msgRoom[:0]
-	r.res.StartOffsetInfo, r.res.MsgOffsetInfo = r.infoRoom[0][:0], r.infoRoom[1][:0]
 	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: s.rt.global(l.broker, c.g.topic, queue), Count: c.spec.Batch, Span: p.set.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
 	return r
+}
+
+// newPop is a pop request with an empty answer: one recyclePop kept, or
+// a new one whose answer starts on its own room.
+func (p *pushConsumer) newPop() *popReq {
+	if n := len(p.freePops); n > 0 {
+		r := p.freePops[n-1]
+		p.freePops[n-1] = nil
+		p.freePops = p.freePops[:n-1]
+		return r
+	}
+	r := new(popReq)
+	r.res.Messages = r.msgRoom[:0]
+	r.res.StartOffsetInfo, r.res.MsgOffsetInfo = r.infoRoom[0][:0], r.infoRoom[1][:0]
+	return r
+}
+
+// recyclePop keeps r, whose answer the client has just taken, for a later
+// pop. Nothing can refer to it any more: its answer arrived (the engine
+// answers a pop once, after taking it out of its parked pops), its timeout
+// task was cancelled (atClient clears timer; a task a pause moved could
+// not be, and still refers to r: such a pop is left to the collector),
+// and the messages it brought are held as copies (deliverOwned). A pop
+// that timed out, was lost or whose client crashed is never recycled: the
+// network or the engine may still hold it. Its answer's storage is kept,
+// emptied: the message slots its answers wrote are cleared, so that the
+// next pop does not write into the Body and Properties the held copies
+// share.
+func (p *pushConsumer) recyclePop(r *popReq) {
+	if !reuseRequests || r.timer != nil {
+		return
+	}
+	res := &r.res
+	clear(res.Messages[:r.used])
+	res.Reset()
+	r.reqBase, r.parked, r.used, r.freed = reqBase{}, false, 0, true
+	p.recycledPops++
+	if invariantsOn {
+		return // quarantined: any later use panics (livePop)
+	}
+	r.freed = false
+	p.freePops = append(p.freePops, r)
+}
+
+// recycleHeld keeps h, which the client is done with (acked, dropped or
+// expired, and out of its consume threads' hands), for a later delivery
+// when nothing else can refer to it; its ack copied what it needed. An
+// injected renewal's task refers to it (pinned), and so do an orderly
+// group's lists and a renewal in flight (a nack): those are never
+// recycled. With the invariants build tag h is poisoned instead (no
+// client, no message) and never reused, so a later use fails.
+func (p *pushConsumer) recycleHeld(h *popHeld) {
+	if !reuseRequests || h.pinned || p.ord != nil {
+		return
+	}
+	p.recycledHeld++
+	if invariantsOn {
+		h.c, h.msg, h.loop = nil, nil, nil
+		return
+	}
+	p.freeHeld = append(p.freeHeld, h)
+}
+
+// reuseHeld is a held message to deliver into (recycleHeld), nil when
+// none.
+func (p *pushConsumer) reuseHeld() *popHeld {
+	n := len(p.freeHeld)
+	if n == 0 {
+		return nil
+	}
+	h := p.freeHeld[n-1]
+	p.freeHeld[n-1] = nil
+	p.freeHeld = p.freeHeld[:n-1]
+	return h
 }
 
 func (p *pushConsumer) reply(s *sim, r Request) {
@@ -148,7 +234,8 @@ func (p *pushConsumer) timeout(s *sim, r Request) {
 	}
 }
 
-// popResponse is a pop's answer reaching the consumer.
+// popResponse is a pop's answer reaching the consumer. The messages are
+// held as copies (deliverOwned), so r is recycled once they are.
 func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 	l := p.loopOf(r)
 	res := &r.res
@@ -156,21 +243,19 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
 	var chunk []*popHeld // the listener batch being filled (consumeMessageBatchMaxSize > 1)
 	for i := range res.Messages {
-		var into *popHeld
-		if i == 0 {
-			into = r.heldSlot()
-		}
-		h := s.deliverPopped(c, &res.Messages[i], into)
+		h := s.deliverOwned(c, &res.Messages[i], p.reuseHeld())
 		if !c.g.sub.MatchTags(h.msg.Tags) {
 			// processPopResult: a tag the subscription does not name
 			// exactly (the broker compares hash codes) is acked.
 			p.drop(s, h, model.RNoMatch)
+			p.recycleHeld(h)
 			continue
 		}
 		if h.msg.ReconsumeTimes > p.set.MaxReconsumeTimes {
 			// processPopResult: reconsumeTimes > maxReconsumeTimes is acked
 			// and dropped on receipt.
 			p.drop(s, h, model.RPushMaxReconsume)
+			p.recycleHeld(h)
 			continue
 		}
 		p.waitAck++
@@ -193,7 +278,9 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 		p.queueBatch(s, chunk)
 	}
 	s.startWork(c)
-	l.schedule(s, repopDelay(res.Code))
+	d := repopDelay(res.Code)
+	p.recyclePop(r)
+	l.schedule(s, d)
 }
 
 // repopDelay is a POP consumer's delay before the next pop, by response
@@ -277,11 +364,13 @@ func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
 		for _, h := range b.hs {
 			p.expireBefore(s, h)
 		}
+		p.recycleBatch(b.hs)
 		return false
 	}
 	h := w.(*popHeld)
 	if h.expired(s) {
 		p.expireBefore(s, h)
+		p.recycleHeld(h)
 		return false
 	}
 	return true
@@ -340,11 +429,13 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 	p.unwait(h)
 	if h.expired(s) {
 		p.expireAfter(s, h)
+		p.recycleHeld(h)
 		return
 	}
 	if h.outcome.Succeeded() {
 		p.ack(s, h)
 		p.nextInQueue(s, h)
+		p.recycleHeld(h)
 		return
 	}
 	if p.ord != nil {
@@ -369,6 +460,7 @@ func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
 		for _, h := range b.hs {
 			p.expireAfter(s, h)
 		}
+		p.recycleBatch(b.hs)
 		return
 	}
 	k := 0
@@ -384,6 +476,16 @@ func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
 	}
 	for _, h := range b.hs[k:] {
 		p.retry(s, h)
+	}
+	p.recycleBatch(b.hs[:k])
+}
+
+// recycleBatch recycles a listener batch's messages that were acked or
+// expired: the batch, its only other holder, is done with too. A
+// retried one stays out (its nack refers to it).
+func (p *pushConsumer) recycleBatch(hs []*popHeld) {
+	for _, h := range hs {
+		p.recycleHeld(h)
 	}
 }
 
