@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"popsim/clock"
 	"popsim/model"
 )
 
@@ -76,5 +77,90 @@ func TestReadVarintIsBinarys(t *testing.T) {
 				t.Fatalf("readVarint(%x) = %d, %d; want %d, %d", b, got, n, v, len(b)-2)
 			}
 		}
+	}
+}
+
+// A frozen record read alone (thaw, which starts at the nearest mark
+// before it) is the record written, wherever it sits in its block, and
+// a new block reuses the records of the last one frozen, zeroed.
+func TestObsStoreThawEveryPosition(t *testing.T) {
+	var st obsStore
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 2*obsBlock + 1
+	st.grow(model.MsgID(n))
+	want := make([]meterObs, n)
+	for i := range want {
+		o := meterObs{flags: obsStored | uint8(rng.IntN(2))*obsMeasured, successes: uint8(rng.IntN(2)),
+			client: int32(rng.IntN(9)) - 1, storedMs: uint32(1000 + i - rng.IntN(50))}
+		if o.flags&obsMeasured != 0 {
+			for p := range o.part {
+				o.part[p] = uint32(rng.Uint64N(1 << (8 * (1 + rng.IntN(4)))))
+			}
+			o.e2e, o.svc = sumParts(&o, partBroker, nParts), sumParts(&o, partLocal, partAck+1)
+			if rng.IntN(3) == 0 {
+				o.e2e, o.svc = rng.Uint32(), uint32(rng.IntN(300))
+			}
+		}
+		want[i] = o
+		*st.at(model.MsgID(i + 1)) = o
+	}
+	spare := &st.blocks[1][0] // the last block frozen
+	st.freeze(model.MsgID(n + 1))
+	if st.nFrozen != 2 {
+		t.Fatalf("frozen %d blocks", st.nFrozen)
+	}
+	st.grow(model.MsgID(3*obsBlock + 1))
+	if &st.blocks[3][0] != spare || st.blocks[3][5] != (meterObs{}) {
+		t.Fatal("the new block is not the last frozen one's records, zeroed")
+	}
+	for id := 1; id <= 2*obsBlock; id++ {
+		if got := *st.at(model.MsgID(id)); got != want[id-1] {
+			t.Fatalf("record %d: %+v, want %+v", id, got, want[id-1])
+		}
+	}
+}
+
+// The meter's window of open messages: whatever order messages close in
+// (one held open across many chunks, bursts that close all), get finds
+// exactly the open ones with their send time, and closed chunks are
+// reused rather than grown.
+func TestMeterWindowChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	m := newMeter(0, WarmupAuto, 1<<40)
+	g := &group{}
+	open := map[model.MsgID]bool{}
+	next := model.MsgID(1)
+	for step := range 60000 {
+		if rng.IntN(2) == 0 || len(open) == 0 {
+			m.produced(g, next, clock.Time(next), clock.Time(step))
+			open[next] = true
+			next++
+		} else {
+			id := next - 1 - model.MsgID(rng.IntN(min(int(next-1), 300)))
+			if id == 1 || step == 50000 {
+				id = 1 // message 1 stays open until late: the window spans it all
+				if step < 50000 {
+					id = 2
+				}
+			}
+			if open[id] {
+				m.finish(g, id)
+				delete(open, id)
+			}
+		}
+		if step%997 == 0 || step > 59900 {
+			for id := model.MsgID(1); id < next; id++ {
+				x := m.get(id)
+				if (x != nil) != open[id] || x != nil && x.intended != clock.Time(id) {
+					t.Fatalf("step %d: message %d: get %+v, open %v", step, id, x, open[id])
+				}
+			}
+		}
+	}
+	if m.outstanding() != int64(len(open)) {
+		t.Fatalf("outstanding %d, want %d", m.outstanding(), len(open))
+	}
+	if max := int(next)/msgChunk + 2; len(m.msgs.chunks)+len(m.msgs.spare) > max {
+		t.Fatalf("%d chunks for %d messages", len(m.msgs.chunks)+len(m.msgs.spare), next)
 	}
 }
