@@ -54,6 +54,7 @@ type meter struct {
 	nAcked, nWarmAcks         int64
 	nDeliveries, nRedelivered int64
 	obs                       obsStore                  // every stored message
+	agg                       obsAgg                    // what the end makes of obs, fed as its blocks freeze
 	state                     []msgState                // open messages' breakdown state, by meterMsg.slot
 	free                      []int32                   // unused slots of state
 	more                      map[model.MsgID][]attempt // older attempts of open messages that may still be acked
@@ -172,6 +173,7 @@ func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
+	m.agg.m, m.obs.agg = m, &m.agg
 	return m
 }
 

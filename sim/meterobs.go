@@ -28,6 +28,7 @@ type obsStore struct {
 	scratch []meterObs // a block decoded (each)
 	enc     []byte     // a block being encoded (freeze)
 	spare   []meterObs // a frozen block's live records, zeroed for the next block (grow)
+	agg     *obsAgg    // gets every block's records as it freezes (nil: none)
 }
 
 const obsBlock = 4096
@@ -97,6 +98,11 @@ func (st *obsStore) grow(id model.MsgID) {
 // their records any more).
 func (st *obsStore) freeze(closed model.MsgID) {
 	for st.nFrozen < len(st.blocks) && (st.nFrozen+1)*obsBlock < int(closed) && (st.nFrozen+1)*obsBlock <= st.n {
+		if st.agg != nil {
+			for i := range st.blocks[st.nFrozen] {
+				st.agg.add(int64(st.nFrozen*obsBlock+i+1), &st.blocks[st.nFrozen][i])
+			}
+		}
 		data, prev := st.enc[:0], uint32(0)
 		var marks [obsBlock / obsMarkEvery]obsMark
 		for i := range st.blocks[st.nFrozen] {
@@ -112,6 +118,18 @@ func (st *obsStore) freeze(closed model.MsgID) {
 		st.marks = append(st.marks, marks)
 		st.spare, st.blocks[st.nFrozen] = st.blocks[st.nFrozen], nil
 		st.nFrozen++
+	}
+}
+
+// feedRest adds to a the records from a.next on, which are in live
+// blocks: a frozen block's were added as it froze.
+func (st *obsStore) feedRest(a *obsAgg) {
+	for id := max(a.next, 1); id <= int64(st.n); id++ {
+		i := int(id - 1)
+		if i/obsBlock < st.nFrozen {
+			panic("sim: a frozen record did not reach the meter's aggregate")
+		}
+		a.add(id, &st.blocks[i/obsBlock][i%obsBlock])
 	}
 }
 

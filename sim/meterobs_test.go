@@ -8,6 +8,7 @@ import (
 
 	"popsim/clock"
 	"popsim/model"
+	"popsim/stats"
 )
 
 // Frozen blocks read back exactly as they were written, through each and
@@ -162,5 +163,58 @@ func TestMeterWindowChunks(t *testing.T) {
 	}
 	if max := int(next)/msgChunk + 2; len(m.msgs.chunks)+len(m.msgs.spare) > max {
 		t.Fatalf("%d chunks for %d messages", len(m.msgs.chunks)+len(m.msgs.spare), next)
+	}
+}
+
+// The aggregate the store feeds as blocks freeze (and the end of the run
+// the rest) holds exactly the series a pass over every record in id order
+// builds, whatever blocks froze during the run and whatever late events
+// changed after.
+func TestObsAggFedAsBlocksFreeze(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	m := newMeter(0, WarmupAuto, 1<<40)
+	st := &m.obs
+	n := 5*obsBlock + 123
+	for id := 1; id <= n; id++ {
+		st.grow(model.MsgID(id))
+		o := st.at(model.MsgID(id))
+		o.flags = obsStored
+		if rng.IntN(10) == 0 {
+			o.flags |= obsWarm
+		}
+		if rng.IntN(8) != 0 {
+			o.flags |= obsMeasured
+			if rng.IntN(20) == 0 {
+				o.flags |= obsUnattributed
+			}
+			for p := range o.part {
+				o.part[p] = uint32(rng.IntN(1 << (3 + 2*p)))
+			}
+			o.e2e, o.svc = sumParts(o, partBroker, nParts), sumParts(o, partLocal, partAck+1)
+		}
+		if id%obsBlock == 0 && id/obsBlock%2 == 1 {
+			st.freeze(model.MsgID(id + 1)) // blocks freeze as the run goes, some late
+		}
+	}
+	st.at(3).successes += 2 // a late consumption of a frozen record
+	st.feedRest(&m.agg)
+	want := obsAgg{m: m}
+	want.begin()
+	want.next = 1
+	st.each(func(id int64, o *meterObs) { want.add(id, o) })
+	got := &m.agg
+	if got.next != int64(n+1) || got.measured != want.measured || got.warmN != want.warmN {
+		t.Fatalf("fed up to %d (of %d), %d measured and %d warm, want %d and %d", got.next-1, n, got.measured, got.warmN, want.measured, want.warmN)
+	}
+	same := func(name string, a, b *stats.Series) {
+		if a.Count() != b.Count() || a.MeanCI(math.MinInt64, 0.95) != b.MeanCI(math.MinInt64, 0.95) || a.Warmup() != b.Warmup() {
+			t.Fatalf("%s: %d observations, %+v; want %d, %+v", name, a.Count(), a.MeanCI(math.MinInt64, 0.95), b.Count(), b.MeanCI(math.MinInt64, 0.95))
+		}
+	}
+	same("e2e", got.e2e, want.e2e)
+	same("warm", got.warm, want.warm)
+	same("svc", got.svc, want.svc)
+	for _, p := range m.partOrder() {
+		same(partNames[p], got.parts[p], want.parts[p])
 	}
 }
