@@ -23,12 +23,12 @@ type obsStore struct {
 	marks   [][obsBlock / obsMarkEvery]obsMark // by frozen block: where every obsMarkEvery-th record starts
 	nFrozen int                                // blocks [0, nFrozen) are frozen
 	late    map[model.MsgID]*meterObs
-	nLate   []int32    // by frozen block: how many of its records are in late
-	n       int        // ids 1..n have a record
-	scratch []meterObs // a block decoded (each)
-	enc     []byte     // a block being encoded (freeze)
-	spare   []meterObs // a frozen block's live records, zeroed for the next block (grow)
-	agg     *obsAgg    // gets every block's records as it freezes (nil: none)
+	lateIDs [][]model.MsgID // by frozen block: its records in late
+	n       int             // ids 1..n have a record
+	scratch []meterObs      // a block decoded (each)
+	enc     []byte          // a block being encoded (freeze)
+	spare   []meterObs      // a frozen block's live records, zeroed for the next block (grow)
+	agg     *obsAgg         // gets every block's records as it freezes (nil: none)
 }
 
 const obsBlock = 4096
@@ -71,10 +71,10 @@ func (st *obsStore) thaw(id model.MsgID, b int) *meterObs {
 	}
 	decodeObs(data, o, &prev)
 	st.late[id] = o
-	for len(st.nLate) <= b {
-		st.nLate = append(st.nLate, 0)
+	for len(st.lateIDs) <= b {
+		st.lateIDs = append(st.lateIDs, nil)
 	}
-	st.nLate[b]++
+	st.lateIDs[b] = append(st.lateIDs[b], id)
 	return o
 }
 
@@ -141,19 +141,17 @@ func (st *obsStore) each(f func(id int64, o *meterObs)) {
 		recs := st.blocks[b]
 		if b < st.nFrozen {
 			recs = st.decodeBlock(b)
+			if b < len(st.lateIDs) {
+				for _, id := range st.lateIDs[b] {
+					recs[int(id-1)%obsBlock] = *st.late[id]
+				}
+			}
 		}
-		late := b < len(st.nLate) && st.nLate[b] > 0
 		for i := range recs {
 			if id++; id > int64(st.n) {
 				return
 			}
-			o := &recs[i]
-			if late {
-				if x := st.late[model.MsgID(id)]; x != nil {
-					o = x
-				}
-			}
-			f(id, o)
+			f(id, &recs[i])
 		}
 	}
 }
@@ -232,8 +230,8 @@ var (
 )
 
 // obsPad is how many zero bytes follow a frozen block's records, so that
-// the decoder may load 4 bytes at its last value.
-const obsPad = 4
+// the decoder may take obsMeasuredMax+4 bytes from the last one's tag.
+const obsPad = obsMeasuredMax + 4
 
 // obsDerived marks an encoded record whose latencies are its parts' sums;
 // it is no flag of a meterObs.
@@ -272,24 +270,32 @@ func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 	if o.flags&obsMeasured == 0 {
 		return b
 	}
-	tag := uint(binary.LittleEndian.Uint16(b))
-	i := 2
+	// The tag and values take at most obsMeasuredMax bytes, and obsPad
+	// more follow the block's last record: one bounds check for all.
+	w := (*[obsMeasuredMax + 4]byte)(b)
+	tag := uint(w[0]) | uint(w[1])<<8
+	i := uint(2)
 	for p := range o.part {
 		k := tag >> (2 * p) & 3
-		o.part[p] = binary.LittleEndian.Uint32(b[i:]) & obsMask[k]
-		i += int(obsLen[k])
+		o.part[p] = binary.LittleEndian.Uint32(w[i&31:]) & obsMask[k]
+		i += uint(obsLen[k])
 	}
 	if derived {
 		o.e2e, o.svc = sumParts(o, partBroker, nParts), sumParts(o, partLocal, partAck+1)
 		return b[i:]
 	}
 	k := tag >> (2 * nParts) & 3
-	o.e2e = binary.LittleEndian.Uint32(b[i:]) & obsMask[k]
-	i += int(obsLen[k])
+	o.e2e = binary.LittleEndian.Uint32(w[i&31:]) & obsMask[k]
+	i += uint(obsLen[k])
 	k = tag >> (2*nParts + 2) & 3
-	o.svc = binary.LittleEndian.Uint32(b[i:]) & obsMask[k]
-	return b[i+int(obsLen[k]):]
+	o.svc = binary.LittleEndian.Uint32(w[i&31:]) & obsMask[k]
+	return b[i+uint(obsLen[k]):]
 }
+
+// obsMeasuredMax is the most bytes a measured record's tag and values
+// take: the tag's 2 and 4 for each value. A value starts within 31 bytes
+// of the tag (decodeObs masks its offset with 31 to drop bounds checks).
+const obsMeasuredMax = 2 + 4*(nParts+2)
 
 // readUvarint reads a varint of binary.AppendUvarint, small enough to be
 // inlined: it trusts its input (the store's own encoding) to hold a whole
