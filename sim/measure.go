@@ -55,19 +55,10 @@ type groupHists struct{ e2e, svc *hdrhistogram.Histogram }
 // start-up transient (a backlog, queues filling) plain to see.
 func (m *meter) analyze(safety clock.Duration) measurement {
 	var r measurement
-	e2eS, warmS := stats.NewSeries(), stats.NewSeries()
-	var measured, warm int64
-	m.obs.each(func(id int64, o *meterObs) {
-		switch {
-		case o.flags&obsMeasured == 0:
-		case o.flags&obsWarm != 0:
-			warm++
-		default:
-			e2eS.Add(id, float64(o.e2e))
-			warmS.Add(id, math.Log1p(float64(o.e2e)/1000))
-			measured++
-		}
-	})
+	a := &m.agg
+	m.obs.feedRest(a)
+	a.begin()
+	warmS, measured, warm := a.warm, a.measured, a.warmN
 	cut := int64(math.MinInt64) // the first message id measured
 	cutAt := m.warmEnd.Sub(m.start)
 	if m.fixed {
@@ -93,21 +84,78 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 			r.groups[i] = groupHists{newHist(), newHist()}
 		}
 	}
-	r.measure(m, e2eS, cut)
+	r.measure(m, a, cut)
 	r.throughput(m.series, cutAt, safety)
 	return r
+}
+
+// obsAgg is what the end of a run makes of the records that does not
+// depend on the warm-up cut: the series of the measured messages'
+// end-to-end and service latencies and of their parts, and the series
+// MSER-5 finds the cut in. The store feeds it each block's records in id
+// order as it freezes them (obsStore.freeze), when they are final (a late
+// event changes only a frozen record's successes and client, which it
+// does not read), and the end of the run the rest (feedRest); so the
+// frozen records are decoded twice at the end (measure, quantiles), not
+// three times.
+type obsAgg struct {
+	m               *meter
+	e2e, warm, svc  *stats.Series
+	parts           [nParts]*stats.Series // the reported parts' (partOrder); nil for the others
+	order           []int                 // m.partOrder()
+	measured, warmN int64
+	next            int64 // the next id to add
+}
+
+// begin makes the series, once: at the first record, when the meter
+// knows whether the run has a broker cost model (partOrder).
+func (a *obsAgg) begin() {
+	if a.e2e != nil {
+		return
+	}
+	a.e2e, a.warm, a.svc, a.order = stats.NewSeries(), stats.NewSeries(), stats.NewSeries(), a.m.partOrder()
+	for _, p := range a.order {
+		a.parts[p] = stats.NewSeries()
+	}
+	a.next = 1
+}
+
+// add adds record id, the next one.
+func (a *obsAgg) add(id int64, o *meterObs) {
+	if a.begin(); id != a.next {
+		panic("sim: the meter's records reached its aggregate out of order")
+	}
+	a.next++
+	switch {
+	case o.flags&obsMeasured == 0:
+		return
+	case o.flags&obsWarm != 0:
+		a.warmN++
+	default:
+		a.e2e.Add(id, float64(o.e2e))
+		a.warm.Add(id, math.Log1p(float64(o.e2e)/1000))
+		a.measured++
+	}
+	if o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
+		return
+	}
+	a.svc.Add(id, float64(o.svc))
+	if o.flags&obsUnattributed == 0 {
+		for _, p := range a.order {
+			a.parts[p].Add(id, float64(o.part[p]))
+		}
+	}
 }
 
 // measure fills the histograms (each group's too, when r.groups has
 // them) and intervals from message cut on. Only the parts the run reports
 // (partOrder) get a histogram and a series; the others stay nil.
-func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
+func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
 	r.e2e, r.svc = newHist(), newHist()
-	svcS := stats.NewSeries()
-	var partS [nParts]*stats.Series
+	e2eS, svcS, partS := a.e2e, a.svc, &a.parts
 	parts := m.partOrder()
 	for _, i := range parts {
-		r.parts[i], partS[i] = newHist(), stats.NewSeries()
+		r.parts[i] = newHist()
 	}
 	dups := stats.NewRatioSeries()
 	m.obs.each(func(id int64, o *meterObs) {
@@ -115,17 +163,7 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 			return
 		}
 		dups.Add(id, float64(max(int(o.successes)-1, 0)), 1)
-		if o.flags&obsMeasured == 0 {
-			return
-		}
-		svcS.Add(id, float64(o.svc))
-		attributed := o.flags&obsUnattributed == 0
-		if attributed {
-			for _, p := range parts {
-				partS[p].Add(id, float64(o.part[p]))
-			}
-		}
-		if id < cut {
+		if o.flags&obsMeasured == 0 || id < cut {
 			return
 		}
 		record(r.e2e, int64(o.e2e))
@@ -134,7 +172,7 @@ func (r *measurement) measure(m *meter, e2eS *stats.Series, cut int64) {
 			record(r.groups[o.group].e2e, int64(o.e2e))
 			record(r.groups[o.group].svc, int64(o.svc))
 		}
-		if !attributed {
+		if o.flags&obsUnattributed != 0 {
 			r.breakdown.Unattributed++
 			return
 		}

@@ -43,11 +43,9 @@ type meter struct {
 	call       brokerCall
 	callLeases []model.LeaseID
 	callMsgs   []model.MsgID
-	// msgs holds the messages from id base on; those below head, and all
-	// ids below base, are closed.
-	msgs []meterMsg
-	base model.MsgID
-	head int
+	// msgs holds the messages from id msgs.base on; those below
+	// msgs.base+msgs.head are closed.
+	msgs msgWindow
 	open int64
 
 	start, warmEnd, safeEnd   clock.Time
@@ -56,6 +54,7 @@ type meter struct {
 	nAcked, nWarmAcks         int64
 	nDeliveries, nRedelivered int64
 	obs                       obsStore                  // every stored message
+	agg                       obsAgg                    // what the end makes of obs, fed as its blocks freeze
 	state                     []msgState                // open messages' breakdown state, by meterMsg.slot
 	free                      []int32                   // unused slots of state
 	more                      map[model.MsgID][]attempt // older attempts of open messages that may still be acked
@@ -168,12 +167,13 @@ func (m *meter) partOrder() []int {
 var partNames = [nParts]string{model.PartBrokerWait, model.PartRedeliveryWait, model.PartLocalBuffer, model.PartProcessing, model.PartAck, model.PartAtBroker}
 
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
-	m := &meter{base: 1, start: start, warmEnd: start, safeEnd: safeEnd,
+	m := &meter{msgs: msgWindow{base: 1}, start: start, warmEnd: start, safeEnd: safeEnd,
 		crashed:   map[model.MsgID]clock.Time{},
 		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig), hol: newHolMeter(), k: 1}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
+	m.agg.m, m.obs.agg = m, &m.agg
 	return m
 }
 
@@ -235,10 +235,11 @@ func (m *meter) crash(g *group, id model.MsgID, now clock.Time) {
 
 // get returns message id, nil when it is closed (or never produced).
 func (m *meter) get(id model.MsgID) *meterMsg {
-	if id < m.base || int(id-m.base) < m.head || int(id-m.base) >= len(m.msgs) {
+	w := &m.msgs
+	if id < w.base || int(id-w.base) < w.head || int(id-w.base) >= w.end {
 		return nil
 	}
-	x := &m.msgs[id-m.base]
+	x := w.at(int(id - w.base))
 	if !x.open {
 		return nil
 	}
@@ -264,19 +265,18 @@ func (m *meter) produced(g *group, id model.MsgID, intended, now clock.Time) {
 	if m.fixed && intended < m.warmEnd {
 		o.flags |= obsWarm
 	}
-	if id < m.base || int(id-m.base) < m.head {
+	w := &m.msgs
+	if id < w.base || int(id-w.base) < w.head {
 		return
 	}
-	for int(id-m.base) >= len(m.msgs) {
-		m.msgs = append(m.msgs, meterMsg{})
-	}
+	w.extend(int(id - w.base))
 	slot := int32(len(m.state))
 	if n := len(m.free); n > 0 {
 		slot, m.free = m.free[n-1], m.free[:n-1]
 	} else {
 		m.state = append(m.state, msgState{})
 	}
-	m.msgs[id-m.base] = meterMsg{intended: intended, slot: slot, open: true}
+	*w.at(int(id - w.base)) = meterMsg{intended: intended, slot: slot, open: true}
 	m.state[slot] = msgState{id: id, since: intended}
 	m.open++
 }
@@ -402,23 +402,74 @@ func (m *meter) close(id model.MsgID) {
 	if m.hol.orderly != nil {
 		m.hol.settled(id)
 	}
-	x := &m.msgs[id-m.base]
+	w := &m.msgs
+	x := w.at(int(id - w.base))
 	if st := &m.state[x.slot]; st.more {
 		delete(m.more, id)
 	}
 	m.free = append(m.free, x.slot)
 	*x = meterMsg{}
 	m.open--
-	for m.head < len(m.msgs) && !m.msgs[m.head].open {
-		m.head++
+	w.advance()
+	m.obs.freeze(w.base + model.MsgID(w.head))
+}
+
+// msgWindow is the meter's window of messages, in chunks of msgChunk
+// that it reuses once every message of one is closed: a window that
+// spans most of a run (a message open from its start to its end) is
+// allocated once, not grown by copying.
+type msgWindow struct {
+	chunks [][]meterMsg // chunks[0][0] is message base
+	spare  [][]meterMsg // chunks to reuse, zeroed when taken
+	base   model.MsgID
+	head   int // the first message that may be open, from base
+	end    int // the window's length, from base
+}
+
+const msgChunk = 1024
+
+// at returns the message i after base (i < end).
+func (w *msgWindow) at(i int) *meterMsg { return &w.chunks[i/msgChunk][i%msgChunk] }
+
+// extend makes the window reach message i after base, new messages closed.
+func (w *msgWindow) extend(i int) {
+	for i >= len(w.chunks)*msgChunk {
+		var c []meterMsg
+		if n := len(w.spare); n > 0 {
+			c, w.spare = w.spare[n-1], w.spare[:n-1]
+			clear(c)
+		} else {
+			c = make([]meterMsg, msgChunk)
+		}
+		w.chunks = append(w.chunks, c)
 	}
-	if m.head == len(m.msgs) {
-		m.msgs, m.base, m.head = m.msgs[:0], m.base+model.MsgID(m.head), 0
-	} else if m.head >= 1024 && 2*m.head >= len(m.msgs) {
-		k := copy(m.msgs, m.msgs[m.head:])
-		m.msgs, m.base, m.head = m.msgs[:k], m.base+model.MsgID(m.head), 0
+	w.end = max(w.end, i+1)
+}
+
+// advance moves head past the closed messages at the front and drops the
+// chunks it left.
+func (w *msgWindow) advance() {
+	for w.head < w.end && !w.at(w.head).open {
+		w.head++
 	}
-	m.obs.freeze(m.base + model.MsgID(m.head))
+	k := w.head / msgChunk
+	if w.head == w.end {
+		k = len(w.chunks) // all closed: start afresh at head
+	}
+	if k == 0 {
+		return
+	}
+	w.spare = append(w.spare, w.chunks[:k]...)
+	n := copy(w.chunks, w.chunks[k:])
+	clear(w.chunks[n:])
+	w.chunks = w.chunks[:n]
+	if w.head == w.end {
+		w.base, w.head, w.end = w.base+model.MsgID(w.head), 0, 0
+		return
+	}
+	w.base += model.MsgID(k * msgChunk)
+	w.head -= k * msgChunk
+	w.end -= k * msgChunk
 }
 
 func (m *meter) outstanding() int64 { return m.open }

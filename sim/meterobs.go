@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"encoding/binary"
 
 	"popsim/model"
@@ -10,25 +9,37 @@ import (
 // obsStore holds a meterObs per message id in blocks of obsBlock ids, so
 // that it grows without copying, and keeps a long run's memory small: once
 // every message of a block is closed (acked, in a DLQ or dropped) the meter
-// freezes it, encoding its records in varints (about 14 bytes a message
-// instead of 40; freeze). The records must outlive the run, since the
+// freezes it, encoding its records compactly (appendObs: about 14 bytes a
+// message instead of 40, 13.7 in the default run; freeze). The records must outlive the run, since the
 // automatic warm-up cut is found in them only at its end (measure.go), and
 // with it everything measured after the cut: no aggregate kept as the run
 // goes could give the same numbers. A frozen record that the trace touches
 // again (a late delivery or consumption of a closed message, rare) is
-// decoded once into late, which then stands for it.
+// decoded once into late, which then stands for it (thaw, which decodes
+// from the nearest of the block's marks).
 type obsStore struct {
-	blocks  [][]meterObs // live blocks; nil once frozen
-	frozen  [][]byte     // frozen blocks' records, encoded (appendObs)
-	nFrozen int          // blocks [0, nFrozen) are frozen
+	blocks  [][]meterObs                       // live blocks; nil once frozen
+	frozen  [][]byte                           // frozen blocks' records, encoded (appendObs), then obsPad zero bytes
+	marks   [][obsBlock / obsMarkEvery]obsMark // by frozen block: where every obsMarkEvery-th record starts
+	nFrozen int                                // blocks [0, nFrozen) are frozen
 	late    map[model.MsgID]*meterObs
-	nLate   []int32    // by frozen block: how many of its records are in late
-	n       int        // ids 1..n have a record
-	scratch []meterObs // a block decoded (each)
-	enc     []byte     // a block being encoded (freeze)
+	lateIDs [][]model.MsgID // by frozen block: its records in late
+	n       int             // ids 1..n have a record
+	scratch []meterObs      // a block decoded (each)
+	enc     []byte          // a block being encoded (freeze)
+	spare   []meterObs      // a frozen block's live records, zeroed for the next block (grow)
+	agg     *obsAgg         // gets every block's records as it freezes (nil: none)
 }
 
 const obsBlock = 4096
+
+// obsMarkEvery is how many records apart thaw may start decoding a frozen
+// block: it decodes at most that many to reach one.
+const obsMarkEvery = 128
+
+// obsMark is where a frozen record starts in its block's data, and the
+// storedMs of the record before it (the base of its delta).
+type obsMark struct{ off, prev uint32 }
 
 // at returns message id's record, nil when it has none. The pointer is
 // valid until the next freeze.
@@ -52,23 +63,32 @@ func (st *obsStore) thaw(id model.MsgID, b int) *meterObs {
 		st.late = map[model.MsgID]*meterObs{}
 	}
 	o := new(meterObs)
-	data, prev := st.frozen[b], uint32(0)
-	for range int(id-1) % obsBlock {
+	k := int(id-1) % obsBlock
+	mk := st.marks[b][k/obsMarkEvery]
+	data, prev := st.frozen[b][mk.off:], mk.prev
+	for range k % obsMarkEvery {
 		data = decodeObs(data, o, &prev)
 	}
 	decodeObs(data, o, &prev)
 	st.late[id] = o
-	for len(st.nLate) <= b {
-		st.nLate = append(st.nLate, 0)
+	for len(st.lateIDs) <= b {
+		st.lateIDs = append(st.lateIDs, nil)
 	}
-	st.nLate[b]++
+	st.lateIDs[b] = append(st.lateIDs[b], id)
 	return o
 }
 
-// grow gives ids up to id a record.
+// grow gives ids up to id a record. A new block reuses the live records
+// of the last block frozen.
 func (st *obsStore) grow(id model.MsgID) {
 	for int(id) > len(st.blocks)*obsBlock {
-		st.blocks = append(st.blocks, make([]meterObs, obsBlock))
+		blk := st.spare
+		if st.spare = nil; blk == nil {
+			blk = make([]meterObs, obsBlock)
+		} else {
+			clear(blk)
+		}
+		st.blocks = append(st.blocks, blk)
 	}
 	st.n = max(st.n, int(id))
 }
@@ -78,14 +98,38 @@ func (st *obsStore) grow(id model.MsgID) {
 // their records any more).
 func (st *obsStore) freeze(closed model.MsgID) {
 	for st.nFrozen < len(st.blocks) && (st.nFrozen+1)*obsBlock < int(closed) && (st.nFrozen+1)*obsBlock <= st.n {
+		if st.agg != nil {
+			for i := range st.blocks[st.nFrozen] {
+				st.agg.add(int64(st.nFrozen*obsBlock+i+1), &st.blocks[st.nFrozen][i])
+			}
+		}
 		data, prev := st.enc[:0], uint32(0)
+		var marks [obsBlock / obsMarkEvery]obsMark
 		for i := range st.blocks[st.nFrozen] {
+			if i%obsMarkEvery == 0 {
+				marks[i/obsMarkEvery] = obsMark{off: uint32(len(data)), prev: prev}
+			}
 			data = appendObs(data, &st.blocks[st.nFrozen][i], &prev)
 		}
 		st.enc = data
-		st.frozen = append(st.frozen, bytes.Clone(data))
-		st.blocks[st.nFrozen] = nil
+		enc := make([]byte, len(data)+obsPad)
+		copy(enc, data)
+		st.frozen = append(st.frozen, enc)
+		st.marks = append(st.marks, marks)
+		st.spare, st.blocks[st.nFrozen] = st.blocks[st.nFrozen], nil
 		st.nFrozen++
+	}
+}
+
+// feedRest adds to a the records from a.next on, which are in live
+// blocks: a frozen block's were added as it froze.
+func (st *obsStore) feedRest(a *obsAgg) {
+	for id := max(a.next, 1); id <= int64(st.n); id++ {
+		i := int(id - 1)
+		if i/obsBlock < st.nFrozen {
+			panic("sim: a frozen record did not reach the meter's aggregate")
+		}
+		a.add(id, &st.blocks[i/obsBlock][i%obsBlock])
 	}
 }
 
@@ -97,19 +141,17 @@ func (st *obsStore) each(f func(id int64, o *meterObs)) {
 		recs := st.blocks[b]
 		if b < st.nFrozen {
 			recs = st.decodeBlock(b)
+			if b < len(st.lateIDs) {
+				for _, id := range st.lateIDs[b] {
+					recs[int(id-1)%obsBlock] = *st.late[id]
+				}
+			}
 		}
-		late := b < len(st.nLate) && st.nLate[b] > 0
 		for i := range recs {
 			if id++; id > int64(st.n) {
 				return
 			}
-			o := &recs[i]
-			if late {
-				if x := st.late[model.MsgID(id)]; x != nil {
-					o = x
-				}
-			}
-			f(id, o)
+			f(id, &recs[i])
 		}
 	}
 }
@@ -127,10 +169,14 @@ func (st *obsStore) decodeBlock(b int) []meterObs {
 }
 
 // appendObs encodes o after the previous record, whose storedMs is prev:
-// flags, successes, group, client+1 and the change of storedMs, then for a
-// measured message its parts and, unless they are the parts' sums (as
-// they are for every attributed message: obsDerived), its latencies, each
-// a varint.
+// flags, successes, then group, client+1 and the change of storedMs as
+// varints; for a measured message then a 16-bit tag and its parts and,
+// unless they are the parts' sums (as they are for every attributed
+// message: obsDerived), its latencies, each in the fewest little-endian
+// bytes (none for 0, then 1, 2 or 4) that hold it, whose code the tag holds in two
+// bits (obsCode; the parts' from bit 0, then e2e's and svc's). Decoding
+// such a value is a 4-byte load and a mask, without the branch per byte a
+// varint takes (the end of a run decodes every record twice).
 func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 	flags := o.flags
 	derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
@@ -145,15 +191,47 @@ func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 	if o.flags&obsMeasured == 0 {
 		return b
 	}
-	for _, p := range o.part {
-		b = binary.AppendUvarint(b, uint64(p))
-	}
+	vals := [nParts + 2]uint32{}
+	copy(vals[:], o.part[:])
+	nv := nParts
 	if !derived {
-		b = binary.AppendUvarint(b, uint64(o.e2e))
-		b = binary.AppendUvarint(b, uint64(o.svc))
+		vals[nParts], vals[nParts+1], nv = o.e2e, o.svc, nParts+2
+	}
+	var tag uint16
+	for i, v := range vals[:nv] {
+		tag |= uint16(obsCode(v)) << (2 * i)
+	}
+	b = binary.LittleEndian.AppendUint16(b, tag)
+	for _, v := range vals[:nv] {
+		b = binary.LittleEndian.AppendUint32(b, v)[:len(b)+int(obsLen[obsCode(v)])]
 	}
 	return b
 }
+
+// obsCode is the tag's code of v: 0 for 0 (no bytes), 1, 2 or 3 for a
+// value of 1, 2 or 4 bytes.
+func obsCode(v uint32) uint {
+	switch {
+	case v == 0:
+		return 0
+	case v < 1<<8:
+		return 1
+	case v < 1<<16:
+		return 2
+	}
+	return 3
+}
+
+// obsLen and obsMask are the bytes a value of each code takes, and the
+// mask that keeps them of a 4-byte load.
+var (
+	obsLen  = [4]uint8{0, 1, 2, 4}
+	obsMask = [4]uint32{0, 0xff, 0xffff, 0xffffffff}
+)
+
+// obsPad is how many zero bytes follow a frozen block's records, so that
+// the decoder may take obsMeasuredMax+4 bytes from the last one's tag.
+const obsPad = obsMeasuredMax + 4
 
 // obsDerived marks an encoded record whose latencies are its parts' sums;
 // it is no flag of a meterObs.
@@ -174,8 +252,9 @@ func sumParts(o *meterObs, from, to int) uint32 {
 }
 
 // decodeObs decodes one record of appendObs into o and returns the rest.
-// The end of a run decodes every frozen record three times (measure.go),
-// so the varints are read by readUvarint, whose one-byte case is inline.
+// The end of a run decodes every frozen record twice (measure.go):
+// the varints are read by readUvarint, whose one-byte case is inline, and
+// the latencies by a load and a mask each.
 func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 	*o = meterObs{flags: b[0] &^ obsDerived, successes: b[1]}
 	derived := b[0]&obsDerived != 0
@@ -191,21 +270,32 @@ func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 	if o.flags&obsMeasured == 0 {
 		return b
 	}
-	var v uint64
-	for i := range o.part {
-		v, n = readUvarint(b)
-		o.part[i], b = uint32(v), b[n:]
+	// The tag and values take at most obsMeasuredMax bytes, and obsPad
+	// more follow the block's last record: one bounds check for all.
+	w := (*[obsMeasuredMax + 4]byte)(b)
+	tag := uint(w[0]) | uint(w[1])<<8
+	i := uint(2)
+	for p := range o.part {
+		k := tag >> (2 * p) & 3
+		o.part[p] = binary.LittleEndian.Uint32(w[i&31:]) & obsMask[k]
+		i += uint(obsLen[k])
 	}
 	if derived {
 		o.e2e, o.svc = sumParts(o, partBroker, nParts), sumParts(o, partLocal, partAck+1)
-		return b
+		return b[i:]
 	}
-	v, n = readUvarint(b)
-	o.e2e, b = uint32(v), b[n:]
-	v, n = readUvarint(b)
-	o.svc, b = uint32(v), b[n:]
-	return b
+	k := tag >> (2 * nParts) & 3
+	o.e2e = binary.LittleEndian.Uint32(w[i&31:]) & obsMask[k]
+	i += uint(obsLen[k])
+	k = tag >> (2*nParts + 2) & 3
+	o.svc = binary.LittleEndian.Uint32(w[i&31:]) & obsMask[k]
+	return b[i+uint(obsLen[k]):]
 }
+
+// obsMeasuredMax is the most bytes a measured record's tag and values
+// take: the tag's 2 and 4 for each value. A value starts within 31 bytes
+// of the tag (decodeObs masks its offset with 31 to drop bounds checks).
+const obsMeasuredMax = 2 + 4*(nParts+2)
 
 // readUvarint reads a varint of binary.AppendUvarint, small enough to be
 // inlined: it trusts its input (the store's own encoding) to hold a whole

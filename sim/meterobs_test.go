@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"popsim/clock"
 	"popsim/model"
+	"popsim/stats"
 )
 
 // Frozen blocks read back exactly as they were written, through each and
@@ -76,5 +78,143 @@ func TestReadVarintIsBinarys(t *testing.T) {
 				t.Fatalf("readVarint(%x) = %d, %d; want %d, %d", b, got, n, v, len(b)-2)
 			}
 		}
+	}
+}
+
+// A frozen record read alone (thaw, which starts at the nearest mark
+// before it) is the record written, wherever it sits in its block, and
+// a new block reuses the records of the last one frozen, zeroed.
+func TestObsStoreThawEveryPosition(t *testing.T) {
+	var st obsStore
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 2*obsBlock + 1
+	st.grow(model.MsgID(n))
+	want := make([]meterObs, n)
+	for i := range want {
+		o := meterObs{flags: obsStored | uint8(rng.IntN(2))*obsMeasured, successes: uint8(rng.IntN(2)),
+			client: int32(rng.IntN(9)) - 1, storedMs: uint32(1000 + i - rng.IntN(50))}
+		if o.flags&obsMeasured != 0 {
+			for p := range o.part {
+				o.part[p] = uint32(rng.Uint64N(1 << (8 * (1 + rng.IntN(4)))))
+			}
+			o.e2e, o.svc = sumParts(&o, partBroker, nParts), sumParts(&o, partLocal, partAck+1)
+			if rng.IntN(3) == 0 {
+				o.e2e, o.svc = rng.Uint32(), uint32(rng.IntN(300))
+			}
+		}
+		want[i] = o
+		*st.at(model.MsgID(i + 1)) = o
+	}
+	spare := &st.blocks[1][0] // the last block frozen
+	st.freeze(model.MsgID(n + 1))
+	if st.nFrozen != 2 {
+		t.Fatalf("frozen %d blocks", st.nFrozen)
+	}
+	st.grow(model.MsgID(3*obsBlock + 1))
+	if &st.blocks[3][0] != spare || st.blocks[3][5] != (meterObs{}) {
+		t.Fatal("the new block is not the last frozen one's records, zeroed")
+	}
+	for id := 1; id <= 2*obsBlock; id++ {
+		if got := *st.at(model.MsgID(id)); got != want[id-1] {
+			t.Fatalf("record %d: %+v, want %+v", id, got, want[id-1])
+		}
+	}
+}
+
+// The meter's window of open messages: whatever order messages close in
+// (one held open across many chunks, bursts that close all), get finds
+// exactly the open ones with their send time, and closed chunks are
+// reused rather than grown.
+func TestMeterWindowChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	m := newMeter(0, WarmupAuto, 1<<40)
+	g := &group{}
+	open := map[model.MsgID]bool{}
+	next := model.MsgID(1)
+	for step := range 60000 {
+		if rng.IntN(2) == 0 || len(open) == 0 {
+			m.produced(g, next, clock.Time(next), clock.Time(step))
+			open[next] = true
+			next++
+		} else {
+			id := next - 1 - model.MsgID(rng.IntN(min(int(next-1), 300)))
+			if id == 1 || step == 50000 {
+				id = 1 // message 1 stays open until late: the window spans it all
+				if step < 50000 {
+					id = 2
+				}
+			}
+			if open[id] {
+				m.finish(g, id)
+				delete(open, id)
+			}
+		}
+		if step%997 == 0 || step > 59900 {
+			for id := model.MsgID(1); id < next; id++ {
+				x := m.get(id)
+				if (x != nil) != open[id] || x != nil && x.intended != clock.Time(id) {
+					t.Fatalf("step %d: message %d: get %+v, open %v", step, id, x, open[id])
+				}
+			}
+		}
+	}
+	if m.outstanding() != int64(len(open)) {
+		t.Fatalf("outstanding %d, want %d", m.outstanding(), len(open))
+	}
+	if max := int(next)/msgChunk + 2; len(m.msgs.chunks)+len(m.msgs.spare) > max {
+		t.Fatalf("%d chunks for %d messages", len(m.msgs.chunks)+len(m.msgs.spare), next)
+	}
+}
+
+// The aggregate the store feeds as blocks freeze (and the end of the run
+// the rest) holds exactly the series a pass over every record in id order
+// builds, whatever blocks froze during the run and whatever late events
+// changed after.
+func TestObsAggFedAsBlocksFreeze(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	m := newMeter(0, WarmupAuto, 1<<40)
+	st := &m.obs
+	n := 5*obsBlock + 123
+	for id := 1; id <= n; id++ {
+		st.grow(model.MsgID(id))
+		o := st.at(model.MsgID(id))
+		o.flags = obsStored
+		if rng.IntN(10) == 0 {
+			o.flags |= obsWarm
+		}
+		if rng.IntN(8) != 0 {
+			o.flags |= obsMeasured
+			if rng.IntN(20) == 0 {
+				o.flags |= obsUnattributed
+			}
+			for p := range o.part {
+				o.part[p] = uint32(rng.IntN(1 << (3 + 2*p)))
+			}
+			o.e2e, o.svc = sumParts(o, partBroker, nParts), sumParts(o, partLocal, partAck+1)
+		}
+		if id%obsBlock == 0 && id/obsBlock%2 == 1 {
+			st.freeze(model.MsgID(id + 1)) // blocks freeze as the run goes, some late
+		}
+	}
+	st.at(3).successes += 2 // a late consumption of a frozen record
+	st.feedRest(&m.agg)
+	want := obsAgg{m: m}
+	want.begin()
+	want.next = 1
+	st.each(func(id int64, o *meterObs) { want.add(id, o) })
+	got := &m.agg
+	if got.next != int64(n+1) || got.measured != want.measured || got.warmN != want.warmN {
+		t.Fatalf("fed up to %d (of %d), %d measured and %d warm, want %d and %d", got.next-1, n, got.measured, got.warmN, want.measured, want.warmN)
+	}
+	same := func(name string, a, b *stats.Series) {
+		if a.Count() != b.Count() || a.MeanCI(math.MinInt64, 0.95) != b.MeanCI(math.MinInt64, 0.95) || a.Warmup() != b.Warmup() {
+			t.Fatalf("%s: %d observations, %+v; want %d, %+v", name, a.Count(), a.MeanCI(math.MinInt64, 0.95), b.Count(), b.MeanCI(math.MinInt64, 0.95))
+		}
+	}
+	same("e2e", got.e2e, want.e2e)
+	same("warm", got.warm, want.warm)
+	same("svc", got.svc, want.svc)
+	for _, p := range m.partOrder() {
+		same(partNames[p], got.parts[p], want.parts[p])
 	}
 }

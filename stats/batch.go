@@ -306,27 +306,38 @@ func lag1(xs, ys []float64) float64 {
 // 1/512 of the run off) and the newest observations, those of an
 // unfinished group, are left out.
 type Series struct {
-	g       groups // units: batches of 5 observations
-	b5      float64
-	n5      int
-	at5     int64
-	ref     float64 // the first batch average: squares are taken about it
-	n, last int64
+	g    groups // units: batches of 5 observations
+	b5   float64
+	n5   int
+	at5  int64
+	ref  float64 // the first batch average: squares are taken about it
+	last int64   // the latest key
 }
 
 // NewSeries returns an empty Series.
 func NewSeries() *Series { return &Series{g: newGroups(defaultGroups, mserBatch, false, true)} }
 
-// Add records observation x with key at (keys must not decrease).
+// Add records observation x with key at (keys must not decrease). It is
+// small enough to be inlined: the observations inside a batch of 5 only
+// add to it; the first and the last of a batch take add.
 func (s *Series) Add(at int64, x float64) {
-	checkKey(s.n, s.last, at)
+	if uint(s.n5-1) < mserBatch-2 && at >= s.last { // 0 < n5 < 4
+		s.last = at
+		s.b5 += x
+		s.n5++
+		return
+	}
+	s.add(at, x)
+}
+
+func (s *Series) add(at int64, x float64) {
+	checkKey(s.Count(), s.last, at)
 	s.last = at
 	if s.n5 == 0 {
 		s.at5 = at
 	}
 	s.b5 += x
 	s.n5++
-	s.n++
 	if s.n5 < mserBatch {
 		return
 	}
@@ -340,7 +351,7 @@ func (s *Series) Add(at int64, x float64) {
 }
 
 // Count returns how many observations were added.
-func (s *Series) Count() int64 { return s.n }
+func (s *Series) Count() int64 { return s.g.n*mserBatch + int64(s.n5) }
 
 // MeanCI returns the batch-means interval for the mean of the observations
 // whose group starts at key from or later (pass Warmup().At, or

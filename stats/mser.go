@@ -89,7 +89,7 @@ func MSER5(xs []float64) Warmup {
 // is short and at most 1/512 of it once groups have merged (Step).
 func (s *Series) Warmup() Warmup {
 	g := &s.g
-	w := Warmup{N: s.n, Step: mserBatch * g.size, At: math.MinInt64}
+	w := Warmup{N: s.Count(), Step: mserBatch * g.size, At: math.MinInt64}
 	if len(g.at) > 0 {
 		w.At = g.at[0]
 	}
