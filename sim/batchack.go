@@ -97,10 +97,7 @@ func (r *batchAckReq) addAck(a pop.BatchAck) {
 // newBatchAck is an empty batch ack request: one the engine served
 // (recycle), or a new one.
 func (p *pushConsumer) newBatchAck() *batchAckReq {
-	if n := len(p.freeBatchAcks); n > 0 {
-		r := p.freeBatchAcks[n-1]
-		p.freeBatchAcks[n-1] = nil
-		p.freeBatchAcks = p.freeBatchAcks[:n-1]
+	if r := takeFree(&p.freeBatchAcks); r != nil {
 		return r
 	}
 	return new(batchAckReq)

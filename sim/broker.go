@@ -171,9 +171,7 @@ func opOf(r Request) brokerOp {
 }
 
 func (b *broker) job() *brokerJob {
-	if n := len(b.free); n > 0 {
-		j := b.free[n-1]
-		b.free = b.free[:n-1]
+	if j := takeFree(&b.free); j != nil {
 		return j
 	}
 	return new(brokerJob)

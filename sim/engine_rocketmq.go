@@ -453,12 +453,8 @@ func (r *pullReq) lost(e *model.Event, why model.Reason) bool {
 
 // newAck returns an ack request, reusing one the engine has served.
 func (s *sim) newAck(h *popHeld, req pop.AckRequest, lease model.LeaseID) *ackReq {
-	var r *ackReq
-	if n := len(s.freeAcks); n > 0 {
-		r = s.freeAcks[n-1]
-		s.freeAcks[n-1] = nil
-		s.freeAcks = s.freeAcks[:n-1]
-	} else {
+	r := takeFree(&s.freeAcks)
+	if r == nil {
 		r = new(ackReq)
 	}
 	*r = ackReq{req: req, msg: h.msg.ID, lease: lease, deliveredAt: h.deliveredAt}

@@ -115,11 +115,8 @@ func (s *sim) produce(p *producer) {
 // put has finished with. The message is the putReq's own when the engine
 // stores copies (copyingStore), else a new one the engine may keep.
 func (s *sim) newPutReq(p *producer, intended clock.Time) *putReq {
-	var r *putReq
-	if n := len(s.freePuts); n > 0 {
-		r = s.freePuts[n-1]
-		s.freePuts = s.freePuts[:n-1]
-	} else {
+	r := takeFree(&s.freePuts)
+	if r == nil {
 		r = new(putReq)
 	}
 	*r = putReq{p: p, intended: intended}

@@ -141,10 +141,7 @@ func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 // newPop is a pop request with an empty answer: one recyclePop kept, or
 // a new one whose answer starts on its own room.
 func (p *pushConsumer) newPop() *popReq {
-	if n := len(p.freePops); n > 0 {
-		r := p.freePops[n-1]
-		p.freePops[n-1] = nil
-		p.freePops = p.freePops[:n-1]
+	if r := takeFree(&p.freePops); r != nil {
 		return r
 	}
 	r := new(popReq)
@@ -201,16 +198,7 @@ func (p *pushConsumer) recycleHeld(h *popHeld) {
 
 // reuseHeld is a held message to deliver into (recycleHeld), nil when
 // none.
-func (p *pushConsumer) reuseHeld() *popHeld {
-	n := len(p.freeHeld)
-	if n == 0 {
-		return nil
-	}
-	h := p.freeHeld[n-1]
-	p.freeHeld[n-1] = nil
-	p.freeHeld = p.freeHeld[:n-1]
-	return h
-}
+func (p *pushConsumer) reuseHeld() *popHeld { return takeFree(&p.freeHeld) }
 
 func (p *pushConsumer) reply(s *sim, r Request) {
 	switch r := r.(type) {

@@ -205,11 +205,8 @@ func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payl
 	if t < s.clk.Now() {
 		panic(fmt.Sprintf("sim: task %d scheduled at %v, before now %v", k, t, s.clk.Now()))
 	}
-	var e *task
-	if n := len(s.free); n > 0 {
-		e = s.free[n-1]
-		s.free = s.free[:n-1]
-	} else {
+	e := takeFree(&s.free)
+	if e == nil {
 		e = new(task)
 	}
 	s.seq++

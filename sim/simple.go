@@ -301,16 +301,7 @@ func (p *simpleConsumer) recycle(h *popHeld) {
 }
 
 // reuse is a held message to deliver into (recycle), nil when none.
-func (p *simpleConsumer) reuse() *popHeld {
-	n := len(p.free)
-	if n == 0 {
-		return nil
-	}
-	h := p.free[n-1]
-	p.free[n-1] = nil
-	p.free = p.free[:n-1]
-	return h
-}
+func (p *simpleConsumer) reuse() *popHeld { return takeFree(&p.free) }
 
 // ack acks h through the proxy, which takes its managed handle and
 // rejects an expired one. The trace names the lease the handle it used
