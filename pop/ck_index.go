@@ -132,24 +132,14 @@ type mkSlot struct {
 const mkSlab = 128
 
 // probe is the entry of key (hash h), nil when there is none.
-func (t *mkTable) probe(key string, h uint64) *mkEntry {
-	if t.n == 0 {
-		return nil
-	}
-	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.e == nil {
-			return nil
-		}
-		if s.hash == h && s.e.key == key {
-			return s.e
-		}
-	}
-}
+func (t *mkTable) probe(key string, h uint64) *mkEntry { return probeKey(t, key, h) }
 
 // probeBytes is probe for a key held as bytes.
-func (t *mkTable) probeBytes(key []byte, h uint64) *mkEntry {
+func (t *mkTable) probeBytes(key []byte, h uint64) *mkEntry { return probeKey(t, key, h) }
+
+// probeKey is the linear probe behind probe and probeBytes; comparing
+// string(key) does not copy the bytes.
+func probeKey[K string | []byte](t *mkTable, key K, h uint64) *mkEntry {
 	if t.n == 0 {
 		return nil
 	}
