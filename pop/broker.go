@@ -89,6 +89,8 @@ type Broker struct {
 	// (newReviveBody).
 	bodies []reviveBody
 	arena  reviveArena
+	// logPool is the queues' released log chunks, for reuse (chunkPool).
+	logPool chunkPool
 	// retryRefs caches, by pair id, the pair's V1 and V2 retry topics.
 	retryRefs [][2]retryRef
 	// lastTopic is the topic found most recently by topicNamed.

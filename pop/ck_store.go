@@ -181,7 +181,7 @@ func delayLevel(d int64) int64 {
 // appendRevive stores msg in revive queue q, stamped at ms, with its
 // decoded body rev when the engine wrote it (nil: decoded when read).
 func (b *Broker) appendRevive(q *queue, msg *model.Message, ms int64, rev *reviveBody) {
-	sl := q.log.push()
+	sl := q.log.push(&b.logPool)
 	b.reviveChanged(msg.QueueID)
 	m := &sl.msg
 	*m = *msg

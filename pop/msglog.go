@@ -1,6 +1,10 @@
 package pop
 
-import "popsim/model"
+import (
+	"reflect"
+
+	"popsim/model"
+)
 
 // msgLog is a queue's stored messages in fixed-size chunks, so that an
 // append never copies what is stored already (a growing slice of 200-byte
@@ -8,7 +12,8 @@ import "popsim/model"
 // of a long simulation) and retention frees whole chunks. The first chunk
 // grows as a slice does, up to logChunk entries, so a queue that holds a
 // few messages does not pay for a full chunk; every later chunk is
-// allocated full size. Every chunk but the last holds logChunk entries.
+// allocated full size, from the broker's pool of released chunks when it
+// has one (chunkPool). Every chunk but the last holds logChunk entries.
 type msgLog struct {
 	chunks [][]logSlot
 	head   int // entries dropped from the front of chunks[0]
@@ -44,25 +49,130 @@ func (l *msgLog) slot(i int) *logSlot {
 func (l *msgLog) at(i int) *model.Message { return &l.slot(i).msg }
 
 // push appends a zero entry and returns it.
-func (l *msgLog) push() *logSlot {
+func (l *msgLog) push(pool *chunkPool) *logSlot {
 	k := len(l.chunks) - 1
-	if k < 0 || len(l.chunks[k]) == logChunk {
-		c := logChunk
-		if k < 0 {
-			c = logFirstCap
-		}
-		l.chunks = append(l.chunks, make([]logSlot, 0, c))
-		k++
+	var c []logSlot
+	if k >= 0 {
+		c = l.chunks[k]
 	}
-	l.chunks[k] = append(l.chunks[k], logSlot{})
+	if len(c) == cap(c) {
+		k, c = l.grow(pool)
+	}
+	n := len(c)
+	c = c[:n+1]
+	l.chunks[k] = c
 	l.n++
-	return &l.chunks[k][len(l.chunks[k])-1]
+	if invariants {
+		assertf(reflect.ValueOf(&c[n]).Elem().IsZero(), "log entry %d pushed not zero", l.n-1)
+	}
+	return &c[n] // zero: a chunk's room beyond its entries is never written
+}
+
+// grow makes room for an entry in a log whose last chunk is full (or that
+// has none) and returns the index of the chunk to append to and the
+// chunk: a new one from pool after a full-size one, else the first chunk
+// grown, doubled as append would, into a pooled chunk when it grows to
+// half of logChunk or more and pool has one (a queue that holds a few
+// messages keeps a small chunk).
+func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
+	k := len(l.chunks) - 1
+	if k < 0 {
+		l.chunks = append(l.chunks, make([]logSlot, 0, logFirstCap))
+		return 0, l.chunks[0]
+	}
+	c := l.chunks[k]
+	if len(c) == logChunk {
+		l.chunks = append(l.chunks, pool.take())
+		return k + 1, l.chunks[k+1]
+	}
+	var d []logSlot
+	if n := min(2*len(c), logChunk); n >= logChunk/2 && len(pool.free) > 0 {
+		d = pool.take()[:len(c)]
+	} else {
+		d = make([]logSlot, len(c), n)
+		if n == logChunk {
+			pool.held++
+		}
+	}
+	copy(d, c)
+	l.chunks[k] = d
+	return k, d
+}
+
+// chunkPool is a broker's full-size log chunks that no queue holds any
+// more (released, or dropped from a log's front), cleared, for any of its
+// queues' push to reuse instead of allocating: a long run that releases
+// what it consumed (release.go) writes new messages into the chunks of
+// the consumed ones. No entry of a pooled chunk is read or written: every
+// read of a log entry goes through msgLog.slot, which never reaches a
+// released or dropped chunk (the queue's chunks slot holds nil, or the
+// chunk left chunks), and nothing keeps a pointer into a log past the call
+// that took it (getResult's msgs are cleared after each pop). With the
+// invariants build tag a pooled chunk is filled with poison, which take
+// checks is intact before clearing it.
+type chunkPool struct {
+	free [][]logSlot
+	held int // full-size chunks the logs hold
+}
+
+// The pool keeps at most as many chunks as the logs hold, or
+// chunkPoolMin: what it keeps at most doubles the logs' memory, as a
+// collection cycle's garbage may, and a run that has released most of
+// what it stored (a drain) lets the rest go to the collector.
+const chunkPoolMin = 64
+
+// take returns an empty chunk with room for logChunk entries: a pooled
+// one, or a new one.
+func (p *chunkPool) take() []logSlot {
+	p.held++
+	k := len(p.free) - 1
+	if k < 0 {
+		return make([]logSlot, 0, logChunk)
+	}
+	c := p.free[k]
+	p.free[k] = nil
+	p.free = p.free[:k]
+	if invariants {
+		for i := range c {
+			assertf(reflect.DeepEqual(c[i], poisonSlot), "pooled log chunk written to: entry %d is %+v", i, c[i].msg)
+		}
+		clear(c)
+	}
+	return c[:0]
+}
+
+// poisonSlot fills the entries of a pooled chunk in the invariants build:
+// a stale read of one gets a message no queue holds.
+var poisonSlot = logSlot{msg: model.Message{Topic: "\x00pooled log chunk", QueueID: -1, QueueOffset: -1, Body: []byte("pooled")}}
+
+// put takes back c, a chunk no log holds any more, whose entries are
+// zero; the pool keeps it unless it is full (or c is a first chunk short
+// of full size), and then the collector takes it.
+func (p *chunkPool) put(c []logSlot) {
+	if cap(c) != logChunk {
+		return // a first chunk short of full size
+	}
+	p.held--
+	if len(p.free) >= max(p.held, chunkPoolMin) {
+		return
+	}
+	c = c[:logChunk]
+	if invariants {
+		for i := range c {
+			assertf(reflect.ValueOf(&c[i]).Elem().IsZero(), "log chunk pooled with entry %d not cleared", i)
+		}
+		for i := range c {
+			c[i] = poisonSlot
+		}
+	}
+	p.free = append(p.free, c)
 }
 
 // dropFront forgets the n oldest entries (n <= len()), clearing them so
 // that what they reference can be collected. A released chunk (nil) was
 // full: only the last chunk is ever short, and it is never released.
-func (l *msgLog) dropFront(n int) {
+// A dropped chunk goes to pool.
+func (l *msgLog) dropFront(n int, pool *chunkPool) {
 	l.n -= n
 	for n > 0 {
 		c, size := l.chunks[0], len(l.chunks[0])
@@ -76,6 +186,9 @@ func (l *msgLog) dropFront(n int) {
 		l.head += k
 		n -= k
 		if l.head == logChunk || l.head == size && len(l.chunks) > 1 {
+			if c != nil {
+				pool.put(c)
+			}
 			l.chunks[0] = nil
 			l.chunks = l.chunks[1:]
 			l.head = 0

@@ -11,17 +11,18 @@ import (
 // message in a full chunk.
 func TestMsgLog(t *testing.T) {
 	var l msgLog
+	var pool chunkPool
 	var want []model.MsgID
 	next := model.MsgID(1)
 	push := func(k int) {
 		for range k {
-			l.push().msg.ID = next
+			l.push(&pool).msg.ID = next
 			want = append(want, next)
 			next++
 		}
 	}
 	drop := func(k int) {
-		l.dropFront(k)
+		l.dropFront(k, &pool)
 		want = want[k:]
 	}
 	check := func(step string) {
@@ -59,4 +60,42 @@ func TestMsgLog(t *testing.T) {
 	drop(5)
 	push(1)
 	check("mixed")
+}
+
+// TestMsgLogPool: chunks that leave one log (dropped from its front or
+// released) are reused by another's appends, which see them empty, and the
+// first log's remaining entries are untouched.
+func TestMsgLogPool(t *testing.T) {
+	var a, b msgLog
+	var pool chunkPool
+	for i := range 4 * logChunk {
+		a.push(&pool).msg.ID = model.MsgID(i + 1)
+	}
+	a.dropFront(logChunk+3, &pool) // the first chunk (grown: pooled too)
+	if len(pool.free) != 1 {
+		t.Fatalf("%d chunks pooled after a drop, want 1", len(pool.free))
+	}
+	if n := a.release(2*logChunk-3, &pool); n != 2*logChunk-3 || len(pool.free) != 3 {
+		t.Fatalf("released %d, %d chunks pooled", n, len(pool.free))
+	}
+	for i := range 3 * logChunk { // the first chunk moves to a pooled one at logFirstCap
+		s := b.push(&pool)
+		if s.msg.ID != 0 || s.rev != nil || s.msg.Topic != "" {
+			t.Fatalf("entry %d of a reused chunk is not zero: %+v", i, s.msg)
+		}
+		s.msg.ID = model.MsgID(-i - 1)
+	}
+	if len(pool.free) != 0 {
+		t.Fatalf("%d chunks left pooled", len(pool.free))
+	}
+	for i := range logChunk {
+		if got, want := a.at(2*logChunk-3+i).ID, model.MsgID(3*logChunk+i+1); got != want {
+			t.Fatalf("entry %d of the first log is %d, want %d", i, got, want)
+		}
+	}
+	for i := range 3 * logChunk {
+		if got := b.at(i).ID; got != model.MsgID(-i-1) {
+			t.Fatalf("entry %d of the second log is %d", i, got)
+		}
+	}
 }

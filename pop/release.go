@@ -61,7 +61,7 @@ func (b *Broker) ReleaseConsumed(topic string, groups []string) int {
 	n := 0
 	for qid, q := range t.queues {
 		if w := low[qid]; w > q.min {
-			n += q.log.release(int(min(w, q.maxOffset()) - q.min))
+			n += q.log.release(int(min(w, q.maxOffset())-q.min), &b.logPool)
 		}
 	}
 	return n
@@ -107,8 +107,9 @@ func (b *Broker) releaseWatermarks(t *topic, pairs []uint32) []int64 {
 
 // release frees the chunks wholly below entry below (entries 0..below-1),
 // never the last chunk (appends go there), and returns how many entries it
-// freed. A freed chunk stays in chunks as nil, so entry numbering holds.
-func (l *msgLog) release(below int) int {
+// freed. A freed chunk stays in chunks as nil, so entry numbering holds,
+// and goes to pool, cleared.
+func (l *msgLog) release(below int, pool *chunkPool) int {
 	n := 0
 	for k := l.rel; k < len(l.chunks)-1; k++ {
 		end := (k+1)*logChunk - l.head // entries before the end of chunk k
@@ -116,6 +117,8 @@ func (l *msgLog) release(below int) int {
 			break
 		}
 		n += len(l.chunks[k]) - max(l.head-k*logChunk, 0)
+		clear(l.chunks[k])
+		pool.put(l.chunks[k])
 		l.chunks[k] = nil
 		l.rel = k + 1
 	}

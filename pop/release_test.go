@@ -63,6 +63,37 @@ func TestReleaseConsumed(t *testing.T) {
 	if m, ok := b.Message("t", 0, total-1); !ok || string(m.Body) != "x" {
 		t.Fatalf("the last chunk's message: %v %v", ok, m)
 	}
+	// The released chunks are pooled, and new messages are written into
+	// them (the invariants build checks they were left alone meanwhile).
+	if n := len(b.logPool.free); n != 4 {
+		t.Fatalf("%d chunks pooled, want the 4 released", n)
+	}
+	for i := range 2 * logChunk {
+		b.Put(now, &model.Message{Topic: "t", Body: []byte{byte(i)}})
+	}
+	if n := len(b.logPool.free); n != 2 {
+		t.Fatalf("%d chunks pooled after two chunks' puts, want 2", n)
+	}
+	for i := range 2 * logChunk {
+		if m, ok := b.Message("t", 0, total+int64(i)); !ok || len(m.Body) != 1 || m.Body[0] != byte(i) || m.QueueOffset != total+int64(i) {
+			t.Fatalf("message %d written into a pooled chunk: %v %+v", total+i, ok, m)
+		}
+	}
+	for popped := 0; popped < 2*logChunk; {
+		b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}, &res)
+		if res.Code != model.Success {
+			t.Fatalf("pop of the new messages after %d: %v", popped, res.Code)
+		}
+		for i := range res.Messages {
+			if m := &res.Messages[i].Message; m.QueueOffset != total+int64(popped+i) || m.Body[0] != byte(popped+i) {
+				t.Fatalf("popped %d (body %v), want %d", m.QueueOffset, m.Body, total+popped+i)
+			}
+		}
+		popped += len(res.Messages)
+	}
+	if err := b.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
 	// A group that never popped the topic holds everything back.
 	must(t, b.CreateGroup(DefaultGroup("h")))
 	b.Put(now, &model.Message{Topic: "t", Body: []byte("x")})
@@ -106,10 +137,11 @@ func TestReleaseConsumedCheckpointPath(t *testing.T) {
 // Reading a released message is a bug that panics, never a wrong message.
 func TestReleasedReadPanics(t *testing.T) {
 	var l msgLog
+	var pool chunkPool
 	for range 3 * logChunk {
-		l.push().msg.Body = []byte("x")
+		l.push(&pool).msg.Body = []byte("x")
 	}
-	if n := l.release(2 * logChunk); n != 2*logChunk || !l.released(0) || l.released(2*logChunk) {
+	if n := l.release(2*logChunk, &pool); n != 2*logChunk || !l.released(0) || l.released(2*logChunk) {
 		t.Fatalf("released %d", n)
 	}
 	defer func() {

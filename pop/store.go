@@ -143,7 +143,7 @@ func (q *queue) at(offset int64) *model.Message {
 }
 
 // truncate drops messages below offset (retention).
-func (q *queue) truncate(offset int64) int {
+func (q *queue) truncate(offset int64, pool *chunkPool) int {
 	if offset > q.maxOffset() {
 		offset = q.maxOffset()
 	}
@@ -151,7 +151,7 @@ func (q *queue) truncate(offset int64) int {
 	if n <= 0 {
 		return 0
 	}
-	q.log.dropFront(n)
+	q.log.dropFront(n, pool)
 	q.min = offset
 	return n
 }
@@ -241,7 +241,7 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.M
 	t := b.topicNamed(msg.Topic)
 	q := t.queues[msg.QueueID]
 	b.queueWritten(t, msg.QueueID)
-	m := &q.log.push().msg
+	m := &q.log.push(&b.logPool).msg
 	if t == b.reviveT {
 		b.reviveChanged(msg.QueueID) // a client's write to the revive topic
 	}
@@ -270,5 +270,5 @@ func (b *Broker) Truncate(topicName string, qid int32, offset int64) (int, error
 	if t == b.reviveT {
 		b.reviveChanged(qid)
 	}
-	return q.truncate(offset), nil
+	return q.truncate(offset, &b.logPool), nil
 }
