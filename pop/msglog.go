@@ -153,6 +153,9 @@ func (p *chunkPool) put(c []logSlot) {
 		return // a first chunk short of full size
 	}
 	p.held--
+	if invariants {
+		assertf(p.held >= 0, "log chunk pool: %d full-size chunks held", p.held)
+	}
 	if len(p.free) >= max(p.held, chunkPoolMin) {
 		return
 	}
