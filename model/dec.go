@@ -74,6 +74,13 @@ func AppendUdec(dst []byte, u uint64) []byte {
 		dst = dst[:l+n]
 	}
 	b := dst[l:]
+	if n > 8 && n <= 16 { // a time in ms, an id: two words of eight digits
+		q := u / 1e8
+		k := n - 8 // q's digits: dec8's, less its 8-k leading zeros (its low bytes)
+		binary.LittleEndian.PutUint64(b[:8], dec8(q)>>(8*(8-k)))
+		binary.LittleEndian.PutUint64(b[k:n], dec8(u-q*1e8))
+		return dst
+	}
 	i := uint(n)
 	for u >= 1e8 { // the last eight digits at once
 		q := u / 1e8

@@ -196,9 +196,9 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.faults = drawFaultSites(cfg.Seed, cfg)
 	s.meter = newMeter(s.start, cfg.Warmup, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
-	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s.observe)
+	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s)
 	if cp := opts.capture; cp != nil {
-		s.tr.ckEvery, s.tr.capLo, s.tr.capHi = cp.every, cp.lo, cp.hi
+		s.tr.selfCheck(cp.every, cp.lo, cp.hi)
 	}
 	s.rt = newRoute(cfg.Broker.brokers(), cfg.Topics)
 	if err := s.setupEngine(); err != nil {

@@ -20,16 +20,20 @@ const hashChunk = 64 << 10
 // never holds the whole trace unless KeepEvents is set, and it writes text
 // only when a writer is given or SelfCheck captures a window.
 type tracer struct {
-	seq     int64
-	h       hash.Hash
-	bin     []byte // binary events not hashed yet
-	text    []byte // scratch for one event's text
-	w       *bufio.Writer
-	werr    error
-	keep    bool
-	events  []model.Event
-	observe func(e *model.Event, bin []byte) // bin: e's binary form, valid during the call
-	cur     model.Event                      // scratch slot for the event being emitted
+	seq    int64
+	h      hash.Hash
+	bin    []byte // binary events not hashed yet
+	text   []byte // scratch for one event's text
+	w      *bufio.Writer
+	werr   error
+	keep   bool
+	events []model.Event
+	obs    *sim        // gets every event and its binary form (sim.observe); nil: none
+	cur    model.Event // scratch slot for the event being emitted
+	// extra: some event needs more than hashing and observing (a writer,
+	// KeepEvents, a self-check's checkpoints or capture window), so emit
+	// looks at each (emitExtra); a plain run skips them with one test.
+	extra bool
 
 	// Self-check support: the running hash every ckEvery events, and the
 	// text of events with Seq in [capLo, capHi).
@@ -39,12 +43,20 @@ type tracer struct {
 	captured     []string
 }
 
-func newTracer(w io.Writer, keep bool, observe func(e *model.Event, bin []byte)) *tracer {
-	t := &tracer{h: sha256.New(), keep: keep, observe: observe, bin: make([]byte, 0, hashChunk+512), text: make([]byte, 0, 256), capLo: -1, capHi: -1}
+func newTracer(w io.Writer, keep bool, obs *sim) *tracer {
+	t := &tracer{h: sha256.New(), keep: keep, obs: obs, bin: make([]byte, 0, hashChunk+512), text: make([]byte, 0, 256), capLo: -1, capHi: -1}
 	if w != nil {
 		t.w = bufio.NewWriterSize(w, 64<<10)
 	}
+	t.extra = t.w != nil || keep
 	return t
+}
+
+// selfCheck makes the tracer keep the running hash every ckEvery events
+// and the text of events with Seq in [capLo, capHi).
+func (t *tracer) selfCheck(every, lo, hi int64) {
+	t.ckEvery, t.capLo, t.capHi = every, lo, hi
+	t.extra = t.extra || every > 0 || lo < hi
 }
 
 // emitAt stamps e with now and records it.
@@ -64,6 +76,17 @@ func (t *tracer) emit(e *model.Event) {
 	if len(t.bin) >= hashChunk {
 		t.flushHash()
 	}
+	if t.extra {
+		t.emitExtra(e)
+	}
+	if t.obs != nil {
+		t.obs.observe(e, bin)
+	}
+}
+
+// emitExtra writes e's text, captures it, keeps it and takes a hash
+// checkpoint, as asked.
+func (t *tracer) emitExtra(e *model.Event) {
 	captured := e.Seq >= t.capLo && e.Seq < t.capHi
 	if t.w != nil && t.werr == nil || captured {
 		t.text = e.AppendText(t.text[:0])
@@ -83,9 +106,6 @@ func (t *tracer) emit(e *model.Event) {
 		var s [sha256.Size]byte
 		t.h.Sum(s[:0])
 		t.checkpoints = append(t.checkpoints, s)
-	}
-	if t.observe != nil {
-		t.observe(e, bin)
 	}
 }
 

@@ -192,7 +192,9 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	if c.done {
 		panic("check: Observe after Finish")
 	}
-	c.checkOrder(e)
+	if c.seen && (e.Seq <= c.lastSeq || e.At < c.lastAt) {
+		c.orderBroken(e)
+	}
 	if !receiveKind(e.Kind) {
 		c.hist.add(e, bin)
 	}
@@ -211,10 +213,10 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	}
 }
 
-func (c *Checker) checkOrder(e *model.Event) {
-	if c.seen && (e.Seq <= c.lastSeq || e.At < c.lastAt) {
-		c.violate(InvTraceOrder, e.Seq, nil, fmt.Sprintf("event #%d at %v follows event #%d at %v: sequence numbers must grow and time must not go back", e.Seq, e.At, c.lastSeq, c.lastAt))
-	}
+// orderBroken reports e, which follows the last event with a lower or
+// equal sequence number or at an earlier time (ObserveEncoded tests it).
+func (c *Checker) orderBroken(e *model.Event) {
+	c.violate(InvTraceOrder, e.Seq, nil, fmt.Sprintf("event #%d at %v follows event #%d at %v: sequence numbers must grow and time must not go back", e.Seq, e.At, c.lastSeq, c.lastAt))
 }
 
 // receiveKind: a client's receive and its answer, which no message's story
