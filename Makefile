@@ -10,7 +10,7 @@ CATCH_SEEDS ?= 20
 SOAK ?= 1h
 
 .DEFAULT_GOAL := help
-.PHONY: help build test interop check ci bench bench-smoke bench-compare bench-hour prop swarm catch fuzz results validate run
+.PHONY: help build test interop check ci bench bench-smoke bench-compare trace-compare bench-hour prop swarm catch fuzz results validate run
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ bench-smoke: ## the CI benchmark gate (allocations and simulated-time metrics)
 
 bench-compare: ## compare BASE (a git ref) with the working tree: make bench-compare BASE=main
 	bash scripts/bench-compare.sh $(BASE)
+
+trace-compare: ## every built-in scenario's trace on both POP paths, BASE (a git ref) against the working tree: make trace-compare BASE=main
+	bash scripts/trace-compare.sh $(BASE)
 
 bench-hour: ## hot-topic-500x500 at 10 000 msg/s for SOAK=1h of virtual time: speed and peak memory to results/bench/
 	$(GO) run ./cmd/popbench soak -scenario hot-topic-500x500 -rate 10000/s -duration $(SOAK) -out results/bench
