@@ -10,14 +10,8 @@ set -euo pipefail
 base=${1:?usage: bench-compare.sh BASE [ROUNDS] [popbench run flags]}
 rounds=${2:-5}
 shift $(( $# >= 2 ? 2 : 1 ))
-top=$(git rev-parse --show-toplevel)
-work=$(mktemp -d)
-trap 'git -C "$top" worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-
-git -C "$top" rev-parse --verify --quiet "$base^{commit}" >/dev/null || { echo "bench-compare: unknown git ref $base" >&2; exit 2; }
-git -C "$top" worktree add --detach "$work/base" "$base" >/dev/null
-(cd "$work/base" && go build -o "$work/popbench-base" ./cmd/popbench)
-(cd "$top" && go build -o "$work/popbench-head" ./cmd/popbench)
+. "$(dirname "$0")/base-and-head.sh"
+build_base_and_head bench-compare "$base" popbench
 
 for i in $(seq 1 "$rounds"); do
   echo "== round $i/$rounds: base ($base)"

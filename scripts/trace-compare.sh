@@ -12,14 +12,8 @@
 set -euo pipefail
 base=${1:?usage: trace-compare.sh BASE [SCENARIO...]}
 shift
-top=$(git rev-parse --show-toplevel)
-work=$(mktemp -d)
-trap 'git -C "$top" worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-
-git -C "$top" rev-parse --verify --quiet "$base^{commit}" >/dev/null || { echo "trace-compare: unknown git ref $base" >&2; exit 2; }
-git -C "$top" worktree add --detach "$work/base" "$base" >/dev/null
-(cd "$work/base" && go build -o "$work/popsim-base" ./cmd/popsim)
-(cd "$top" && go build -o "$work/popsim-head" ./cmd/popsim)
+. "$(dirname "$0")/base-and-head.sh"
+build_base_and_head trace-compare "$base" popsim
 
 scenarios=("$@")
 [ ${#scenarios[@]} -gt 0 ] || mapfile -t scenarios < <("$work/popsim-head" list | awk '/^[a-z0-9-]+ /{print $1}')
