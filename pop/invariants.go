@@ -54,7 +54,7 @@ import (
 //     unacked messages only and are counted right, and a queue lapses
 //     exactly when it has live leases, at its batch's unblock time.
 func (b *Broker) CheckInvariants() error {
-	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkPending, b.checkIdle, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder, b.checkReleased} {
+	for _, check := range []func() error{b.checkNames, b.checkStore, b.checkCache, b.checkBookkeeping, b.checkLeases, b.checkOffsets, b.checkPending, b.checkIdle, b.checkPolls, b.checkHolds, b.checkCheckpoint, b.checkOrder, b.checkReleased, b.checkLogPool} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -533,4 +533,37 @@ func (b *Broker) checkReleased() error {
 		}
 	}
 	return err
+}
+
+// checkLogPool: the log chunk pool counts exactly the full-size chunks
+// the queues' logs hold, and none of its chunks is one a log still holds
+// (a pooled chunk a log could read would be overwritten by another
+// queue's appends).
+func (b *Broker) checkLogPool() error {
+	p := &b.logPool
+	pooled := make(map[*logSlot]bool, len(p.free))
+	for i, c := range p.free {
+		if cap(c) != logChunk {
+			return fmt.Errorf("pop: invariant: pooled log chunk %d has room for %d entries, want %d", i, cap(c), logChunk)
+		}
+		pooled[&c[:1][0]] = true
+	}
+	held := 0
+	for _, name := range b.topicOrder {
+		for qid, q := range b.topics[name].queues {
+			for k, c := range q.log.chunks {
+				if c == nil || cap(c) != logChunk {
+					continue
+				}
+				held++
+				if pooled[&c[:1][0]] {
+					return fmt.Errorf("pop: invariant: chunk %d of %s queue %d's log is also in the chunk pool", k, name, qid)
+				}
+			}
+		}
+	}
+	if held != p.held {
+		return fmt.Errorf("pop: invariant: the logs hold %d full-size chunks, the chunk pool counts %d", held, p.held)
+	}
+	return nil
 }

@@ -151,3 +151,28 @@ func TestReleasedReadPanics(t *testing.T) {
 	}()
 	_ = l.at(logChunk + 1)
 }
+
+// TestCheckLogPool: CheckInvariants finds a pool that miscounts the chunks
+// the logs hold, and a chunk both pooled and held by a log.
+func TestCheckLogPool(t *testing.T) {
+	b := testBroker(t, KVConfig(), 1)
+	for range 3 * logChunk {
+		b.Put(clock.Epoch, &model.Message{Topic: "t", Body: []byte("x")})
+	}
+	if err := b.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	if b.logPool.held != 3 {
+		t.Fatalf("the pool counts %d full-size chunks held, want 3", b.logPool.held)
+	}
+	b.logPool.held++
+	if err := b.CheckInvariants(); err == nil {
+		t.Fatal("a miscounted pool passed")
+	}
+	b.logPool.held--
+	log := &b.topics["t"].queues[0].log
+	b.logPool.free = append(b.logPool.free, log.chunks[1][:logChunk])
+	if err := b.CheckInvariants(); err == nil {
+		t.Fatal("a chunk both pooled and held by a log passed")
+	}
+}
