@@ -21,6 +21,7 @@ fail=0
 for s in "${scenarios[@]}"; do
   dur=20s; [ "$s" = pull-to-pop ] && dur=40s
   for kv in false true; do
+    path=checkpoint; [ "$kv" = true ] && path=kv
     for v in base head; do
       rc=0
       "$work/popsim-$v" run -scenario "$s" -seed 2 -set duration=$dur -set engine.popConsumerKVServiceEnable=$kv \
@@ -29,9 +30,9 @@ for s in "${scenarios[@]}"; do
       [ "$rc" -le 1 ] || { echo "trace-compare: $v binary: popsim run -scenario $s exited $rc: $(head -c 300 "$work/$v.err")" >&2; exit 2; }
     done
     if cmp -s "$work/base.trace" "$work/head.trace" && cmp -s "$work/base.rc" "$work/head.rc"; then
-      echo "same $s path=$([ $kv = true ] && echo kv || echo checkpoint) $(sha256sum <"$work/head.trace" | cut -c1-16)"
+      echo "same $s path=$path $(sha256sum <"$work/head.trace" | cut -c1-16)"
     else
-      echo "DIFF $s path=$([ $kv = true ] && echo kv || echo checkpoint)"; fail=1
+      echo "DIFF $s path=$path"; fail=1
     fi
     rm -rf "$work"/run-* "$work"/*.trace
   done
