@@ -324,7 +324,7 @@ func TestCompareIgnoresAmortisedAllocNoise(t *testing.T) {
 // A budget for a benchmark smoke does not measure would never be checked:
 // refused (it printed "ok").
 func TestBudgetForNoSuchBenchmark(t *testing.T) {
-	for _, key := range []string{"NoSuchBench/inflight=1k allocs/msg", "PopAck32/inflight=1k/cache=maybe allocs/msg", "PopAck32/inflight=1k/cache=off ns/msg", "SimRun/default wall_seconds"} {
+	for _, key := range []string{"NoSuchBench/inflight=1k allocs/msg", "PopAck32/inflight=1k/cache=maybe allocs/msg", "PopAck32/inflight=1k/cache=off ns/msg", "SimRun/default wall_seconds", "SimRun/hot-topic-500x500 lost", "SimRun/default-scenario wall_seconds"} {
 		p := filepath.Join(t.TempDir(), "budgets.json")
 		os.WriteFile(p, []byte(`{"max": {"`+key+`": 1}}`), 0o644)
 		code, _, stderr := runMain("smoke", "-budgets", p)
@@ -332,9 +332,14 @@ func TestBudgetForNoSuchBenchmark(t *testing.T) {
 			t.Errorf("budget %q: exit %d, stderr %q; want 2", key, code, stderr)
 		}
 	}
-	for _, key := range []string{"PopAck32.pop/inflight=10k/cache=on allocs/msg", "Revive/inflight=1M/cache=off/write=copy allocs/msg", "SimRun/default lost"} {
+	for _, key := range []string{"PopAck32.pop/inflight=10k/cache=on allocs/msg", "Revive/inflight=1M/cache=off/write=copy allocs/msg", "SimRun/default lost", "SimRun/default-scenario allocs/event"} {
 		if !gatedKey(key) {
 			t.Errorf("%q is gated by smoke but refused", key)
+		}
+	}
+	for _, key := range []string{"SimRun/default proc-cpu-events/s", "SimRun/default-scenario proc-cpu-events/s"} {
+		if !floorKey(key) {
+			t.Errorf("%q is floored by smoke but refused", key)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"popsim/internal/bench"
+	"popsim/scenarios"
 	"popsim/sim"
 )
 
@@ -61,8 +62,8 @@ func checkBudgetKey(k string, gated func(string) bool) error {
 	}
 	if !gated(k) {
 		return fmt.Errorf("budget key %q: smoke measures no such gated metric, so the budget would check nothing "+
-			"(max: <case> allocs/msg for the cases of popbench run, PopAck32.pop/... and PopAck32.ack/... allocs/msg, and SimRun/default %s; "+
-			"min: SimRun/default %s)", k, strings.Join(simGated, ", "), strings.Join(simFloors, ", "))
+			"(max: <case> allocs/msg for the cases of popbench run, PopAck32.pop/... and PopAck32.ack/... allocs/msg, and SimRun/default or SimRun/default-scenario %s; "+
+			"min: SimRun/default or SimRun/default-scenario %s)", k, strings.Join(simGated, ", "), strings.Join(simFloors, ", "))
 	}
 	return nil
 }
@@ -77,7 +78,7 @@ var (
 // floorKey reports whether smoke measures key and gates it with a smallest value.
 func floorKey(key string) bool {
 	name, unit, _ := strings.Cut(key, " ")
-	return name == "SimRun/default" && slices.Contains(simFloors, unit)
+	return simRunNamed(name) && slices.Contains(simFloors, unit)
 }
 
 var inflightRE = regexp.MustCompile(`inflight=([0-9]+[kM]?)`)
@@ -87,7 +88,7 @@ var inflightRE = regexp.MustCompile(`inflight=([0-9]+[kM]?)`)
 // ack half of PopAck32), or a gated simulator figure.
 func gatedKey(key string) bool {
 	name, unit, _ := strings.Cut(key, " ")
-	if sim, ok := strings.CutPrefix(name, "SimRun/default"); ok && sim == "" {
+	if simRunNamed(name) {
 		return slices.Contains(simGated, unit)
 	}
 	if unit != "allocs/msg" {
@@ -207,7 +208,7 @@ func smokeMeasure(cfg smokeConfig, progress io.Writer) ([]measurement, error) {
 			measurement{c.Name() + " ns/msg", r.Extra["ns/msg"], false}, measurement{c.Name() + " cpu-ns/msg", r.Extra["cpu-ns/msg"], false})
 	}
 	if cfg.sim {
-		sm, err := simMeasure()
+		sm, err := simMeasureAll()
 		if err != nil {
 			return nil, err
 		}
@@ -216,18 +217,61 @@ func smokeMeasure(cfg smokeConfig, progress io.Writer) ([]measurement, error) {
 	return ms, nil
 }
 
-// simMeasure runs the simulator's default configuration (fixed seed): its
-// results are a deterministic function of the code, so they can be gated;
-// its speed is printed only.
-func simMeasure() ([]measurement, error) {
+// simRuns are the simulator runs smoke measures, by the name of their
+// popbench run case: sim.DefaultConfig (the checkpoint path, 60 s) and the
+// built-in default scenario (default.yaml: the KV path, 30 s), which is
+// what `popsim run` runs.
+var simRuns = []simRun{
+	{"SimRun/default", func() (sim.Config, error) { return sim.DefaultConfig(), nil }},
+	{"SimRun/default-scenario", func() (sim.Config, error) {
+		s, err := scenarios.Builtin("default")
+		if err != nil {
+			return sim.Config{}, err
+		}
+		return s.Config(1), nil
+	}},
+}
+
+// simRun is one run smoke measures: its case name and its configuration.
+type simRun struct {
+	name   string
+	config func() (sim.Config, error)
+}
+
+// simRunNamed reports whether name is one of simRuns.
+func simRunNamed(name string) bool {
+	return slices.ContainsFunc(simRuns, func(r simRun) bool { return r.name == name })
+}
+
+// simMeasureAll measures every run of simRuns.
+func simMeasureAll() ([]measurement, error) {
+	var ms []measurement
+	for _, r := range simRuns {
+		cfg, err := r.config()
+		if err != nil {
+			return nil, fmt.Errorf("simulator run %s: %v", r.name, err)
+		}
+		m, err := simMeasure(r.name, cfg)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m...)
+	}
+	return ms, nil
+}
+
+// simMeasure runs one simulator configuration (fixed seed): its results
+// are a deterministic function of the code, so they can be gated; its
+// speed is printed only, but for the floor on events per CPU second.
+func simMeasure(name string, cfg sim.Config) ([]measurement, error) {
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	cpu0, _, cpuKnown := processUsage()
 	start := time.Now()
-	r, err := sim.Run(sim.DefaultConfig(), sim.RunOptions{Scenario: "default"})
+	r, err := sim.Run(cfg, sim.RunOptions{Scenario: "default"})
 	if err != nil {
-		return nil, fmt.Errorf("simulator default run: %v", err)
+		return nil, fmt.Errorf("simulator run %s: %v", name, err)
 	}
 	wall := time.Since(start).Seconds()
 	cpu1, _, _ := processUsage()
@@ -235,16 +279,16 @@ func simMeasure() ([]measurement, error) {
 	s := r.Summary
 	events := float64(s.SimEvents)
 	ms := []measurement{
-		{"SimRun/default violations", float64(len(s.Violations)), true},
-		{"SimRun/default lost", float64(s.Lost), true},
-		{"SimRun/default sim_events", events, true},
-		{"SimRun/default end_to_end_p99_us", float64(s.EndToEnd.P99), true},
-		{"SimRun/default allocs/event", float64(after.Mallocs-before.Mallocs) / events, true},
-		{"SimRun/default events/s", events / wall, false},
-		{"SimRun/default virtual-s/wall-s", s.SimSeconds / wall, false},
+		{name + " violations", float64(len(s.Violations)), true},
+		{name + " lost", float64(s.Lost), true},
+		{name + " sim_events", events, true},
+		{name + " end_to_end_p99_us", float64(s.EndToEnd.P99), true},
+		{name + " allocs/event", float64(after.Mallocs-before.Mallocs) / events, true},
+		{name + " events/s", events / wall, false},
+		{name + " virtual-s/wall-s", s.SimSeconds / wall, false},
 	}
 	if cpuKnown && cpu1 > cpu0 {
-		ms = append(ms, measurement{"SimRun/default proc-cpu-events/s", events / (cpu1 - cpu0), true})
+		ms = append(ms, measurement{name + " proc-cpu-events/s", events / (cpu1 - cpu0), true})
 	}
 	return ms, nil
 }

@@ -53,6 +53,7 @@ func Cases(sizes []int) []Case {
 	}
 	out = append(out, queueCases()...)
 	out = append(out, Case{Op: "SimRun", Sub: "default", PerOp: 1, Unit: "event", Run: SimRun},
+		Case{Op: "SimRun", Sub: "default-scenario", PerOp: 1, Unit: "event", Run: SimRunDefaultScenario},
 		Case{Op: "SimRun", Sub: "hot-topic-500x500", PerOp: 1, Unit: "event", Run: SimRunHotTopic})
 	for i := range out {
 		if out[i].Unit == "" {

@@ -17,6 +17,12 @@ import (
 // latency round is one run.
 func SimRun(b *testing.B, lat *Latency) { simRun(b, lat, sim.DefaultConfig()) }
 
+// SimRunDefaultScenario runs the built-in default scenario at seed 1:
+// what `popsim run` runs with no flags (default.yaml: the KV path, 30
+// virtual seconds). SimRun's sim.DefaultConfig is the checkpoint path
+// for 60 s, a different workload.
+func SimRunDefaultScenario(b *testing.B, lat *Latency) { SimRunBuiltin(b, lat, "default") }
+
 // SimRunHotTopic runs the built-in hot-topic-500x500 scenario (500 queues,
 // 500 POP consumers) at seed 1: the simulator at the scale of the
 // motivating capacity question.
