@@ -30,10 +30,11 @@ import (
 //     offsets), no orderly consumption. The simulator calls it only for
 //     runs that have none of these (sim's rocketMQ adapter).
 //
-// Only the KV path releases: the checkpoint path's references to original
-// messages (checkpoints in the buffer, in the revive topic and in the
-// timer wheel, ack messages not yet paired) are not indexed by queue, and it
-// returns 0 there.
+// Only the KV path releases topics' messages: the checkpoint path's
+// references to original messages (checkpoints in the buffer, in the
+// revive topic and in the timer wheel, ack messages not yet paired) are not
+// indexed by queue, and it returns 0 there. What the checkpoint path
+// releases is its revive topic's consumed messages (ReleaseRevive).
 //
 // A read of a released message is a bug: with the invariants build tag it
 // panics naming the queue entry (msgLog.slot) and CheckInvariants checks
@@ -61,6 +62,35 @@ func (b *Broker) ReleaseConsumed(topic string, groups []string) int {
 	n := 0
 	for qid, q := range t.queues {
 		if w := low[qid]; w > q.min {
+			n += q.log.release(int(min(w, q.maxOffset())-q.min), &b.logPool)
+		}
+	}
+	return n
+}
+
+// ReleaseRevive frees the contents of the revive topic's messages (CKs,
+// acks and bAcks) that every revive round has consumed for good, and
+// returns how many it freed: on the checkpoint path, a revive queue's
+// messages at or below both its revive service's in-memory reviveOffset
+// and the revive group's committed offset, in whole chunks. A round reads
+// from the higher of the two on (startRound), so nothing reads them again
+// while the broker runs: the revive topic has no other reader, a CK or
+// ack the engine keeps (a ckRef's body) is held by pointer, not by offset,
+// and min and max offsets stay as they were. The caller promises no
+// restart or stop follows: a restart resumes from the persisted revive
+// offset, which may be older. It changes no state a request can observe.
+func (b *Broker) ReleaseRevive() int {
+	t := b.reviveT
+	if t == nil || b.cfg.UsesKV() {
+		return 0
+	}
+	n := 0
+	for _, s := range b.revivers {
+		if int(s.qid) >= len(t.queues) {
+			continue
+		}
+		q := t.queues[s.qid]
+		if w := min(s.offset, b.reviveCommitted(s.qid)) + 1; w > q.min {
 			n += q.log.release(int(min(w, q.maxOffset())-q.min), &b.logPool)
 		}
 	}

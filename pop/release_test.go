@@ -176,3 +176,92 @@ func TestCheckLogPool(t *testing.T) {
 		t.Fatal("a chunk both pooled and held by a log passed")
 	}
 }
+
+// ReleaseRevive frees the revive topic's CK and ack messages once the
+// revive rounds have consumed and committed past them, keeps the last
+// chunk and every offset, frees nothing more on a second call, and leaves
+// a broker whose later pops, acks and rounds work as before.
+func TestReleaseRevive(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ReviveQueueNum = 1
+	b := testBroker(t, cfg, 1)
+	now := clock.Epoch
+	rt := model.ReviveTopic(cfg.ClusterName)
+	popAckAll := func(n int) {
+		for range n {
+			b.Put(now, &model.Message{Topic: "t", Body: []byte("x")})
+		}
+		var res PopResult
+		for popped := 0; popped < n; popped += len(res.Messages) {
+			b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}, &res)
+			if res.Code != model.Success {
+				t.Fatalf("pop after %d: %v", popped, res.Code)
+			}
+			for i := range res.Messages {
+				p := &res.Messages[i]
+				ack := NewAckRequest("g", p.Message.Topic, &p.Handle)
+				if a := b.Ack(now, &ack); a.Code != model.Success {
+					t.Fatalf("ack %d: %v", p.Message.QueueOffset, a.Code)
+				}
+			}
+			now = now.Add(clock.Second) // a pop a second, as the rounds see them
+			b.CheckpointTick(now)
+		}
+	}
+	// release checks that a release frees nothing the rounds may read:
+	// nothing above both the in-memory and the committed revive offset.
+	release := func() int {
+		rv := b.State().Checkpoint.Revive[0]
+		n := b.ReleaseRevive()
+		if w := min(rv.Offset, rv.Committed) + 1; int64(n) > w {
+			t.Fatalf("released %d revive-topic messages, the rounds consumed %d", n, w)
+		}
+		return n
+	}
+	tick := func(d clock.Duration) {
+		for end := now.Add(d); now < end; now = now.Add(clock.Second) {
+			b.CheckpointTick(now)
+		}
+	}
+	popAckAll(4 * logChunk)
+	if n := release(); n != 0 {
+		t.Fatalf("released %d before any round", n)
+	}
+	tick(3 * clock.Minute) // the timer delivers every CK and ack, and the rounds commit past them
+	written := b.MaxOffset(rt, 0)
+	// Either offset holds the release back: here the in-memory one, set
+	// back to half the queue.
+	s := b.revivers[0]
+	at := s.offset
+	s.offset = written / 2
+	half := release()
+	if int64(half) < written/2-2*logChunk {
+		t.Fatalf("released %d of the %d revive-topic messages below offset %d", half, written/2, written/2)
+	}
+	s.offset = at
+	n := half + release()
+	if n < 3*logChunk || int64(n) >= written {
+		t.Fatalf("released %d of %d revive-topic messages, want all but the last chunk's", n, written)
+	}
+	if min, max := b.MinOffset(rt, 0), b.MaxOffset(rt, 0); min != 0 || max != written {
+		t.Fatalf("revive queue offsets [%d, %d) after release, want [0, %d)", min, max, written)
+	}
+	if m := release(); m != 0 {
+		t.Fatalf("a second call released %d more", m)
+	}
+	if err := b.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	acked := b.Stats().Acked
+	popAckAll(logChunk)
+	tick(3 * clock.Minute)
+	if got := b.Stats().Acked - acked; got != logChunk {
+		t.Fatalf("acked %d after the release, want %d", got, logChunk)
+	}
+	if m := release(); m == 0 {
+		t.Fatal("the rounds after the release committed nothing more to free")
+	}
+	if err := b.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
