@@ -50,9 +50,12 @@ type rocketMQ struct {
 	ackRequests, batchAckRequests int64
 	// release: each topic's groups, whose consumed messages the KV revive
 	// pass frees (releasable); nil when the run may read old offsets.
-	release    []topicGroups
-	releasedAt clock.Time // the last release (one per ReviveIdleInterval)
-	released   int        // messages released so far (tests)
+	release []topicGroups
+	// releaseRevive: the checkpoint tick frees the revive topic's consumed
+	// messages (neverRestarts).
+	releaseRevive bool
+	releasedAt    clock.Time // the last release (one per ReviveIdleInterval)
+	released      int        // messages released so far (tests)
 	// woken is Store's wakeup list, kept between puts so that a put
 	// allocates none; a Store holds it while it runs.
 	woken []pop.Wakeup
@@ -125,6 +128,7 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 	if !a.ck && s.releasable() {
 		a.release = releaseList(a.groups)
 	}
+	a.releaseRevive = a.ck && s.neverRestarts()
 	return a, nil
 }
 
@@ -137,7 +141,7 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 // there). Anything else keeps every message, as RocketMQ's commit log does
 // until its retention time.
 func (s *sim) releasable() bool {
-	if s.opts.restarts {
+	if !s.neverRestarts() {
 		return false
 	}
 	for _, c := range s.cfg.Consumers {
@@ -150,8 +154,17 @@ func (s *sim) releasable() bool {
 			return false
 		}
 	}
+	return true
+}
+
+// neverRestarts reports that the broker never restarts or stops, by its
+// fault clocks, a fault schedule or a script: what the checkpoint path's
+// revive topic needs to be freed below its revive offsets
+// (pop.Broker.ReleaseRevive), as a restart resumes from the persisted
+// ones.
+func (s *sim) neverRestarts() bool {
 	f := &s.cfg.Faults
-	return f.BrokerRestart.Every == 0 && f.BrokerStop.Every == 0
+	return !s.opts.restarts && f.BrokerRestart.Every == 0 && f.BrokerStop.Every == 0
 }
 
 // releaseList groups the adapter's groups by topic, in first-seen order.
@@ -810,6 +823,10 @@ func (a *rocketMQ) checkpoint(now clock.Time, out *Outcome) {
 	a.traceRevivals(now, r.Revivals)
 	a.wake(now, r.Woken, out)
 	a.wakePulls(now, r.PullWoken, out)
+	if a.releaseRevive && now >= a.releasedAt.Add(clock.Duration(pop.ReviveIdleInterval)*clock.Millisecond) {
+		a.releasedAt = now // at most once per ReviveIdleInterval, as on the KV path
+		a.released += a.b.ReleaseRevive()
+	}
 	a.armCheckpoint(out)
 }
 

@@ -15,37 +15,62 @@ import (
 // every message.
 func TestReleaseKeepsTheRun(t *testing.T) {
 	cfg := releasableConfig(20 * clock.Second)
-	run := func(release bool) (*Result, int) {
-		c, err := cfg.WithDefaults().layout()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.sha256 = cfg.SHA256()
-		s, err := newSim(c, RunOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := s.eng.(*rocketMQ)
-		if a.release == nil {
-			t.Fatal("the run is not releasable")
-		}
-		if !release {
-			a.release = nil
-		}
-		if err := s.loop(); err != nil {
-			t.Fatal(err)
-		}
-		r, err := s.result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r, a.released
-	}
-	kept, _ := run(false)
-	freed, n := run(true)
+	releasing := func(a *rocketMQ) bool { return a.release != nil }
+	kept, _ := runReleasing(t, cfg, releasing, func(a *rocketMQ) { a.release = nil })
+	freed, n := runReleasing(t, cfg, releasing, func(*rocketMQ) {})
 	if produced := freed.Summary.Produced; n < int(produced)/2 {
 		t.Fatalf("released %d of %d messages", n, produced)
 	}
+	sameRun(t, kept, freed)
+}
+
+// On the checkpoint path, a run without broker restarts frees the revive
+// topic's consumed CK and ack messages (at least one ack message per
+// message acked), under the default configuration's faults, and its
+// trace and summary are exactly those of the same run keeping them.
+func TestReleaseReviveKeepsTheRun(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Duration = 20 * clock.Second
+	releasing := func(a *rocketMQ) bool { return a.releaseRevive }
+	kept, _ := runReleasing(t, cfg, releasing, func(a *rocketMQ) { a.releaseRevive = false })
+	freed, n := runReleasing(t, cfg, releasing, func(*rocketMQ) {})
+	if produced := freed.Summary.Produced; n < int(produced)/2 {
+		t.Fatalf("released %d revive-topic messages, %d messages produced", n, produced)
+	}
+	sameRun(t, kept, freed)
+}
+
+// runReleasing runs cfg, which releasing must report releasable, after
+// edit, and returns its result and how many messages it released.
+func runReleasing(t *testing.T, cfg Config, releasing func(*rocketMQ) bool, edit func(*rocketMQ)) (*Result, int) {
+	t.Helper()
+	c, err := cfg.WithDefaults().layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.sha256 = cfg.SHA256()
+	s, err := newSim(c, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.eng.(*rocketMQ)
+	if !releasing(a) {
+		t.Fatal("the run is not releasable")
+	}
+	edit(a)
+	if err := s.loop(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, a.released
+}
+
+// sameRun fails unless the two runs' traces and summaries are the same.
+func sameRun(t *testing.T, kept, freed *Result) {
+	t.Helper()
 	a, _ := json.Marshal(kept.Summary)
 	b, _ := json.Marshal(freed.Summary)
 	if kept.Summary.TraceSHA256 != freed.Summary.TraceSHA256 || string(a) != string(b) {
@@ -69,6 +94,9 @@ func TestReleasable(t *testing.T) {
 		s := &sim{cfg: &cfg}
 		if s.releasable() {
 			t.Errorf("%s: releasable", name)
+		}
+		if restarts := name == "broker-restart" || name == "broker-stop"; s.neverRestarts() == restarts {
+			t.Errorf("%s: neverRestarts %v", name, !restarts)
 		}
 	}
 	cfg := DefaultConfig()
@@ -97,13 +125,20 @@ func TestReleaseScheduled(t *testing.T) {
 		kind    FaultKind
 		release bool
 	}{{FaultBrokerRestart, false}, {FaultBrokerStop, false}, {FaultCrash, true}} {
-		var releasing bool
+		var releasing, revive bool
 		look := scriptStep{after: clock.Second, f: func(s *sim) { releasing = s.eng.(*rocketMQ).release != nil }}
 		if _, err := RunScheduled(cfg, Schedule{{At: clock.Second, Kind: c.kind}}, RunOptions{script: []scriptStep{look}}); err != nil {
 			t.Fatal(err)
 		}
-		if releasing != c.release {
-			t.Errorf("schedule with %s: releasing %v, want %v", c.kind, releasing, c.release)
+		ck := cfg
+		ck.Engine = EngineSpec{}
+		ck.Consumers = DefaultConfig().Consumers
+		lookCK := scriptStep{after: clock.Second, f: func(s *sim) { revive = s.eng.(*rocketMQ).releaseRevive }}
+		if _, err := RunScheduled(ck, Schedule{{At: clock.Second, Kind: c.kind}}, RunOptions{script: []scriptStep{lookCK}}); err != nil {
+			t.Fatal(err)
+		}
+		if releasing != c.release || revive != c.release {
+			t.Errorf("schedule with %s: releasing %v, revive topic %v, want %v", c.kind, releasing, revive, c.release)
 		}
 	}
 }
