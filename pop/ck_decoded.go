@@ -97,18 +97,18 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 
 // ckPrefill is the decoded body of the CK message putCk writes for ck,
 // but for what finishPrefill reads from the stored message. mkey is ck's
-// merge key, or "".
-func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string) *reviveBody {
+// merge key and mh its hash.
+func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string, mh uint64) *reviveBody {
 	d := b.newReviveBody()
 	if ck.Topic == "" || ck.CID == "" {
 		d.skip = true
 		return d
 	}
-	if mkey == "" {
-		mkey = ck.MergeKey()
+	if invariants {
+		assertf(mkey == ck.MergeKey() && mh == mkHash(mkey), "CK body keyed %q (hash %x), not by its merge key", mkey, mh)
 	}
 	d.ck, d.key = *ck, mkey // the engine never writes into a CK's QueueOffsetDiff: shared
-	d.hash = mkHash(mkey)
+	d.hash = mh
 	return d
 }
 
@@ -125,19 +125,21 @@ func (b *Broker) newReviveBody() *reviveBody {
 
 // ackPrefill is the decoded body of the ack or bAck message written for
 // a with acked offsets offs (the body's own list), but for the deliver
-// time. key is a.MergeKey(), or "": the body's key is that, but for an
-// ack that names no broker, whose key takes this broker's name.
-func (b *Broker) ackPrefill(a *model.AckMsg, key string, offs []int64) *reviveBody {
+// time. key is a.MergeKey() and h its hash (ackKey), or "": the body's
+// key is that, but for an ack that names no broker, whose key takes this
+// broker's name.
+func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64) *reviveBody {
 	bn := a.BrokerName
 	if strings.TrimSpace(bn) == "" {
 		bn, key = b.cfg.BrokerName, "" // the caller's key names no broker
 	}
 	if key == "" {
 		key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+		h = mkHash(key)
 	}
 	d := b.newReviveBody()
 	d.ck, d.offs, d.key = ackCk(a), offs, key
-	d.hash = mkHash(key)
+	d.hash = h
 	return d
 }
 

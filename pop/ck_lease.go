@@ -127,12 +127,8 @@ func (l refList) contains(r *ckRef) bool {
 	return r != nil && (l.first == r || slices.Contains(l.rest, r))
 }
 
-// newRef makes the ckRef of a new CK, granting its leases.
-func (b *Broker) newRef(ck *model.PopCheckPoint, rq int32) *ckRef {
-	return b.newRefKeyed(ck, rq, ck.MergeKey())
-}
-
-// newRefKeyed is newRef for a caller that has ck's merge key already.
+// newRefKeyed makes the ckRef of a new CK, whose merge key is key,
+// granting its leases.
 func (b *Broker) newRefKeyed(ck *model.PopCheckPoint, rq int32, key string) *ckRef {
 	return b.newRefInto(&ckRef{}, ck, rq, key)
 }

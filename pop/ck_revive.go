@@ -580,13 +580,15 @@ func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *Che
 		ck.InvisibleTime += 1000 * CkRewriteIntervalsSeconds[min(rp, len(CkRewriteIntervalsSeconds)-1)]
 	}
 	b.stats.CkRePuts++
-	if b.putCk(g, &ck, "", s.qid, b.lease.last+1, &res.Failures) != putOK {
+	var kb [keyBuf]byte
+	mkey, mh := b.internKey(ck.AppendMergeKey(kb[:0]))
+	if b.putCk(g, &ck, mkey, mh, s.qid, b.lease.last+1, &res.Failures) != putOK {
 		rv.Outcome = ReviveDropped
 		b.stats.MayBeLost++
 		res.Revivals = append(res.Revivals, rv)
 		return
 	}
-	nr := b.newRef(&ck, s.qid)
+	nr := b.newRefKeyed(&ck, s.qid, mkey)
 	nr.stored, nr.at = true, b.arrival
 	rv.Outcome, rv.NewLease, rv.NextDeadline = ReviveRetried, nr.first, clock.FromMillis(ck.ReviveTime())
 	res.Revivals = append(res.Revivals, rv)
