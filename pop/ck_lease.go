@@ -135,8 +135,14 @@ func (b *Broker) newRefKeyed(ck *model.PopCheckPoint, rq int32, key string) *ckR
 
 // newRefInto is newRefKeyed into r, a zero ckRef the caller allocated.
 func (b *Broker) newRefInto(r *ckRef, ck *model.PopCheckPoint, rq int32, key string) *ckRef {
+	if invariants {
+		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped && r.body == nil,
+			"checkpoint ref made into a ref in use (lease %d)", r.first)
+	}
 	e := b.ckl.keys.get(key)
-	*r = ckRef{ck: *ck, key: key, e: e, rq: rq}
+	// r is zero: only what is not is written (a whole-struct store would
+	// build it aside and copy it in)
+	r.ck, r.key, r.e, r.rq = *ck, key, e, rq
 	r.first = b.lease.last + 1
 	b.lease.last += model.LeaseID(ck.Num)
 	b.ckl.byFirst.add(r)
