@@ -334,11 +334,12 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 	}
 	list := s.mergeList()
 	newOffset := s.old
+	var alive aliveMemo
 	for _, rc := range list {
 		if s.endTime-rc.ck.ReviveTime() <= ReviveGrace {
 			break
 		}
-		if !b.ckTopicAlive(&rc.ck) {
+		if !alive.of(b, &rc.ck) {
 			b.loseCk(s, rc, g, res)
 		} else {
 			b.reviveCk(s, rc, g, res)
@@ -400,6 +401,29 @@ func (s *reviveService) mergeList() []*roundCk {
 		assertf(slices.Equal(list, want), "revive round: merged list of %d is not the map's %d sorted", len(list), len(want))
 	}
 	return list
+}
+
+// aliveMemo is ckTopicAlive for the CKs of one merge, which come mostly
+// of one group and topic: the last answer is kept and given again for
+// the same group and topic, while it can still be right. A merge creates
+// topics (retry topics, for the copies it writes) and deletes no topic
+// or group: a CK found alive stays alive, one found dead only until a
+// topic is created.
+type aliveMemo struct {
+	cid, topic string
+	topics     int // len(b.topics) when asked
+	alive, ok  bool
+}
+
+func (m *aliveMemo) of(b *Broker, ck *model.PopCheckPoint) bool {
+	if m.ok && ck.CID == m.cid && ck.Topic == m.topic && (m.alive || len(b.topics) == m.topics) {
+		if invariants {
+			assertf(m.alive == b.ckTopicAlive(ck), "revive merge: CK of %s/%s remembered alive=%v", ck.CID, ck.Topic, m.alive)
+		}
+		return m.alive
+	}
+	*m = aliveMemo{cid: ck.CID, topic: ck.Topic, topics: len(b.topics), alive: b.ckTopicAlive(ck), ok: true}
+	return m.alive
 }
 
 // ckTopicAlive: the CK's normal topic and its group still exist.
