@@ -45,6 +45,7 @@ type reviveService struct {
 	// slab holds the round's roundCks, list the merge's order: both (and
 	// the maps and slices above) are reused round after round.
 	slab     []roundCk
+	mockCks  []model.PopCheckPoint
 	list     []*roundCk
 	mockList []*roundCk
 	// next is nextStep's answer while nextOK: it changes only with the
@@ -64,6 +65,16 @@ func (s *reviveService) newRoundCk() *roundCk {
 	return &s.slab[len(s.slab)-1]
 }
 
+// newMockCk is a zeroed CK for a mock of this round, from a slab that,
+// as the roundCks', grows by new chunks.
+func (s *reviveService) newMockCk() *model.PopCheckPoint {
+	if len(s.mockCks) == cap(s.mockCks) {
+		s.mockCks = make([]model.PopCheckPoint, 0, max(4, 2*cap(s.mockCks)))
+	}
+	s.mockCks = s.mockCks[:len(s.mockCks)+1]
+	return &s.mockCks[len(s.mockCks)-1]
+}
+
 // resetRound empties the round's state, keeping its storage.
 func (s *reviveService) resetRound() {
 	if s.mocks == nil {
@@ -74,13 +85,18 @@ func (s *reviveService) resetRound() {
 	clear(s.all)
 	clear(s.slab)
 	clear(s.list)
-	s.all, s.mockOrder, s.slab, s.list = s.all[:0], s.mockOrder[:0], s.slab[:0], s.list[:0]
+	clear(s.mockCks)
+	s.all, s.mockOrder, s.slab, s.list, s.mockCks = s.all[:0], s.mockOrder[:0], s.slab[:0], s.list[:0], s.mockCks[:0]
 }
 
-// roundCk is a CK read by a round, with the leases it carries.
+// roundCk is a CK read by a round, with the leases it carries. ck is
+// the CK as its message's decoded body keeps it (which nothing writes
+// to), or a mock's, made by the round (newMockCk); bits is its bitmap,
+// with the indexes the round's acks acked set.
 type roundCk struct {
-	ck       model.PopCheckPoint
+	ck       *model.PopCheckPoint
 	ref      *ckRef
+	bits     int32
 	mock     bool
 	replaced bool // another CK with its merge key replaced it in the map
 }
@@ -256,7 +272,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 		return true // skipped without moving endTime
 	case m.Tags == model.CkTag:
 		rc := s.newRoundCk()
-		rc.ck, rc.ref = d.ck, b.ckRefOf(d)
+		rc.ck, rc.bits, rc.ref = &d.ck, d.ck.BitMap, b.ckRefOf(d)
 		if old := s.cks.put(d.key, d.hash, rc); old != nil {
 			old.replaced = true
 		}
@@ -274,7 +290,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 		} else {
 			for _, o := range d.offs {
 				if i := rc.ck.IndexOfAck(o); i > -1 {
-					rc.ck.BitMap |= 1 << uint(i)
+					rc.bits |= 1 << uint(i)
 				}
 			}
 		}
@@ -309,7 +325,8 @@ func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, ack *mo
 		s.mockOrder = append(s.mockOrder, key)
 	}
 	rc := s.newRoundCk()
-	rc.ck, rc.mock = ck, true
+	rc.ck, rc.bits, rc.mock = s.newMockCk(), ck.BitMap, true
+	*rc.ck = ck
 	s.mocks[key] = rc
 	if s.firstRt == 0 {
 		s.firstRt = ck.ReviveTime()
@@ -339,7 +356,7 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		if s.endTime-rc.ck.ReviveTime() <= ReviveGrace {
 			break
 		}
-		if !alive.of(b, &rc.ck) {
+		if !alive.of(b, rc.ck) {
 			b.loseCk(s, rc, g, res)
 		} else {
 			b.reviveCk(s, rc, g, res)
@@ -451,7 +468,7 @@ func (b *Broker) loseCk(s *reviveService, rc *roundCk, g int64, res *CheckpointR
 
 // revival describes lease l, index i of rc's CK.
 func (b *Broker) revival(rc *roundCk, i int, l model.LeaseID) Revival {
-	ck := &rc.ck
+	ck := rc.ck
 	return Revival{Lease: l, Deadline: clock.FromMillis(ck.ReviveTime()),
 		Record: model.PopConsumerRecord{PopTime: ck.PopTime, GroupID: ck.CID, TopicID: ck.Topic, QueueID: ck.QueueID,
 			RetryFlag: model.RetryFlagOf(ck.Topic), InvisibleTime: ck.InvisibleTime, Offset: ck.AckOffsetByIndex(i),
@@ -463,12 +480,12 @@ func (b *Broker) revival(rc *roundCk, i int, l model.LeaseID) Revival {
 // (rePutCK). The reads are local and complete at once, so the in-flight
 // map and its throttle never hold anything back.
 func (b *Broker) reviveCk(s *reviveService, rc *roundCk, g int64, res *CheckpointResult) {
-	ck := &rc.ck
+	ck := rc.ck
 	var failed []int // failed indexes; readFailed[k] tells a read that threw from a failed copy
 	var readFailed []bool
 	for j := 0; j < int(ck.Num); j++ {
 		l := rc.ref.leaseOr0(j)
-		if ck.BitMap&(1<<uint(j)) != 0 {
+		if rc.bits&(1<<uint(j)) != 0 {
 			if b.end(rc.ref, j) != 0 {
 				rv := b.revival(rc, j, l)
 				rv.Outcome = ReviveAcked
@@ -556,7 +573,7 @@ func (r *ckRef) leaseOr0(i int) model.LeaseID {
 // reviveCopy is reviveRetry: the retry copy (the KV path's copy rules),
 // counted as done only when it was written.
 func (b *Broker) reviveCopy(s *reviveService, rc *roundCk, j int, orig *model.Message, g int64, rv *Revival, res *CheckpointResult) bool {
-	ck := &rc.ck
+	ck := rc.ck
 	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
 	cp := b.retryCopy(orig, ck.CID, ck.Topic, ck.PopTime)
 	b.stats.RetryPuts++
@@ -582,7 +599,7 @@ func (b *Broker) reviveCopy(s *reviveService, rc *roundCk, j int, orig *model.Me
 // 17 re-puts it is dropped when skipWhenCKRePutReachMaxTimes; a re-put
 // whose write fails is lost (upstream ignores the put's result).
 func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *CheckpointResult) {
-	old := &rc.ck
+	old := rc.ck
 	rv := b.revival(rc, j, rc.ref.leaseOr0(j))
 	rv.Unpaired = b.unpaired(s, rc, j, g)
 	b.end(rc.ref, j)
