@@ -26,8 +26,14 @@ import (
 
 // reviveBody is a stored revive-topic message, decoded.
 type reviveBody struct {
-	bad     bool  // the body does not decode: a read aborts the round
-	skip    bool  // a CK without topic or group: skipped, endTime unmoved
+	bad  bool // the body does not decode: a read aborts the round
+	skip bool // a CK without topic or group: skipped, endTime unmoved
+	// bound: the engine keeps this body for its own CK message and ref
+	// is the live ckRef of lease (nil once dropped): what byFirst holds
+	// under lease, kept here so a round reading the message need not look
+	// it up (ckRefOf). Not part of the decoding (assertPrefill). (Beside
+	// the other flags: one word for the three.)
+	bound   bool
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	key     string
 	hash    uint64 // mkHash(key)
@@ -36,12 +42,7 @@ type reviveBody struct {
 	// CK a round makes for it (ackCk); the rest of ck is zero.
 	ck    model.PopCheckPoint
 	lease model.LeaseID
-	// bound: the engine keeps this body for its own CK message and ref
-	// is the live ckRef of lease (nil once dropped): what byFirst holds
-	// under lease, kept here so a round reading the message need not look
-	// it up (ckRefOf). Not part of the decoding (assertPrefill).
-	ref   *ckRef
-	bound bool
+	ref   *ckRef // see bound
 	// an ack or bAck: its acked offsets; key uses the broker's own name
 	// when the ack names none
 	offs []int64
@@ -116,7 +117,9 @@ func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string, mh uint64) *rev
 // keeps one per revive message it writes, for as long as the message.
 func (b *Broker) newReviveBody() *reviveBody {
 	if len(b.bodies) == 0 {
-		b.bodies = make([]reviveBody, 256)
+		// 282 bodies of 232 bytes: just under 64 KiB, the 8 pages a block
+		// of 256 takes anyway
+		b.bodies = make([]reviveBody, 282)
 	}
 	d := &b.bodies[0]
 	b.bodies = b.bodies[1:]

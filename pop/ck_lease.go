@@ -33,13 +33,13 @@ type ckRef struct {
 	// stored: the CK message was written (to the timer or the revive
 	// queue); buffered CKs are not stored until the buffer writes them.
 	// at is when it reaches its revive queue; ackAt when the last of its
-	// pending ack messages does.
-	stored    bool
-	at, ackAt int64
-	// dropped: drop forgot it. body is the decoded body the engine kept
-	// for its CK message (bound), nil when none.
-	dropped bool
-	body    *reviveBody
+	// pending ack messages does. dropped: drop forgot it. (The flags sit
+	// in the word rq and the bits leave room in.)
+	stored, dropped bool
+	at, ackAt       int64
+	// body is the decoded body the engine kept for its CK message
+	// (bound), nil when none.
+	body *reviveBody
 }
 
 func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
