@@ -163,17 +163,17 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	rq := h.ReviveQueueID
 	ck := model.PopCheckPoint{Num: 1, PopTime: nowMs, InvisibleTime: invisibleMs, StartOffset: offset, CID: group, Topic: topicName,
 		QueueID: qid, QueueOffsetDiff: b.arena.int32s(1), BrokerName: h.BrokerName}
-	mkey := b.freeMergeKey(&ck)
+	mkey, mh := b.freeMergeKey(&ck)
 	pt := ck.PopTime
 	var res ChangeInvisibleTimeResult
-	if st := b.putCk(nowMs, &ck, mkey, rq, b.lease.last+1, &res.Failures); st != putOK {
+	if st := b.putCk(nowMs, &ck, mkey, mh, rq, b.lease.last+1, &res.Failures); st != putOK {
 		res.Code, res.Remark = model.SystemError, "append checkpoint failed: the store refused the CK message"
 		if st == putFailed {
 			res.Remark = "append checkpoint failed: the CK message was not written"
 		}
 		return res
 	}
-	ref := b.newRef(&ck, rq)
+	ref := b.newRefKeyed(&ck, rq, mkey)
 	ref.stored, ref.at = true, b.arrival
 	b.stats.Changed++
 	a := model.AckMsg{AckOffset: offset, StartOffset: h.CkQueueOffset, ConsumerGroup: group, Topic: topicName, QueueID: qid,
@@ -204,15 +204,15 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 // millisecond makes a CK with its key, and so does a pop, after a restart,
 // of an offset that a stale handle's renewal wrote a CK for in that
 // millisecond.
-// It returns the merge key it settled on, for the caller's wrapper.
-// The key is built on the stack and looked up from there; only the one
-// settled on is made a string (in the arena's blocks), and the table
+// It returns the merge key it settled on, for the caller's wrapper, and
+// its hash. The key is built on the stack and looked up from there; only
+// the one settled on is made a string (internKey), and the table
 // remembers the lookup for the caller's next, by that string.
-func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) string {
+func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) (string, uint64) {
 	var kb [keyBuf]byte
 	kbs := ck.AppendMergeKey(kb[:0])
 	if b.cfg.Bugs.SameMillisChangeInvisible {
-		return b.arena.strs.str(kbs)
+		return b.arena.strs.str(kbs), mkHash(kbs)
 	}
 	t := &b.ckl.keys
 	e, h := t.findBytes(kbs)
@@ -222,6 +222,9 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) string {
 		e, h = t.findBytes(kbs)
 	}
 	key := b.arena.strs.str(kbs)
+	if e != nil {
+		key = e.key // a buffered CK's key (the buggy engine's conflict): the same string
+	}
 	t.remember(key, h, e)
-	return key
+	return key, h
 }

@@ -175,17 +175,17 @@ type wrapperRef struct {
 
 const wrapperSlab = 64
 
-// newWrapperRef builds a wrapper for ck on revive queue rq, and a zero
-// ref but for ck, for the caller to make (newRefInto) or leave unused (a
-// mock). mkey is ck.MergeKey() and lock ck's queue key (group and topic
+// newWrapperRef builds a wrapper on revive queue rq for the CK the ref
+// beside it will hold, and that zero ref, for the caller to make
+// (newRefInto, which copies the CK in) or to give the CK alone (a mock).
+// mkey is the CK's merge key and lock its queue key (group and topic
 // ck.CID and ck.Topic, queue ck.QueueID), which the caller has already.
-func (b *Broker) newWrapperRef(ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, justOffset bool) (w *wrapper, ref *ckRef) {
+func (b *Broker) newWrapperRef(mkey string, lock qkey, rq int32, next int64, justOffset bool) (w *wrapper, ref *ckRef) {
 	if len(b.ckl.wslab) == 0 {
 		b.ckl.wslab = make([]wrapperRef, wrapperSlab)
 	}
 	p := &b.ckl.wslab[0]
 	b.ckl.wslab = b.ckl.wslab[1:]
-	p.r.ck = *ck // newRefInto writes the same again
 	p.w = wrapper{rq: rq, ck: &p.r.ck, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
 	return &p.w, &p.r
 }
@@ -206,7 +206,7 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 	if f.queueLen(lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.buffered(mkey) {
 		return nil
 	}
-	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, false)
+	w, ref := b.newWrapperRef(mkey, lock, rq, next, false)
 	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
 	b.enqueueCk(w)
 	f.add(w)
@@ -220,7 +220,7 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 	if b.buf.buffered(mkey) {
 		return nil
 	}
-	w, ref := b.newWrapperRef(ck, mkey, lock, rq, next, true)
+	w, ref := b.newWrapperRef(mkey, lock, rq, next, true)
 	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
 	b.storeWrapper(nowMs, w, fails)
 	b.enqueueCk(w)
@@ -232,7 +232,8 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 // return still moves the commit offset past what it read.
 func (b *Broker) addCkMock(ck *model.PopCheckPoint, lock qkey, rq int32, next int64) {
 	var kb [keyBuf]byte
-	w, _ := b.newWrapperRef(ck, b.arena.strs.str(ck.AppendMergeKey(kb[:0])), lock, rq, next, true)
+	w, ref := b.newWrapperRef(b.arena.strs.str(ck.AppendMergeKey(kb[:0])), lock, rq, next, true)
+	ref.ck = *ck // the wrapper's CK; the ref stays unused
 	w.ckStored = true
 	b.enqueueCk(w)
 }
@@ -249,7 +250,7 @@ func (b *Broker) storeWrapper(nowMs int64, w *wrapper, fails *[]WriteFailure) {
 	if w.ckStored {
 		return
 	}
-	if b.putCk(nowMs, w.ck, w.mkey, w.rq, w.ref.first, fails) == putOK {
+	if b.putCk(nowMs, w.ck, w.mkey, w.ref.e.hash, w.rq, w.ref.first, fails) == putOK {
 		w.ckStored = true
 		w.ref.stored, w.ref.at = true, b.arrival
 	}

@@ -26,8 +26,14 @@ import (
 
 // reviveBody is a stored revive-topic message, decoded.
 type reviveBody struct {
-	bad     bool  // the body does not decode: a read aborts the round
-	skip    bool  // a CK without topic or group: skipped, endTime unmoved
+	bad  bool // the body does not decode: a read aborts the round
+	skip bool // a CK without topic or group: skipped, endTime unmoved
+	// bound: the engine keeps this body for its own CK message and ref
+	// is the live ckRef of lease (nil once dropped): what byFirst holds
+	// under lease, kept here so a round reading the message need not look
+	// it up (ckRefOf). Not part of the decoding (assertPrefill). (Beside
+	// the other flags: one word for the three.)
+	bound   bool
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	key     string
 	hash    uint64 // mkHash(key)
@@ -36,12 +42,7 @@ type reviveBody struct {
 	// CK a round makes for it (ackCk); the rest of ck is zero.
 	ck    model.PopCheckPoint
 	lease model.LeaseID
-	// bound: the engine keeps this body for its own CK message and ref
-	// is the live ckRef of lease (nil once dropped): what byFirst holds
-	// under lease, kept here so a round reading the message need not look
-	// it up (ckRefOf). Not part of the decoding (assertPrefill).
-	ref   *ckRef
-	bound bool
+	ref   *ckRef // see bound
 	// an ack or bAck: its acked offsets; key uses the broker's own name
 	// when the ack names none
 	offs []int64
@@ -97,18 +98,18 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 
 // ckPrefill is the decoded body of the CK message putCk writes for ck,
 // but for what finishPrefill reads from the stored message. mkey is ck's
-// merge key, or "".
-func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string) *reviveBody {
+// merge key and mh its hash.
+func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string, mh uint64) *reviveBody {
 	d := b.newReviveBody()
 	if ck.Topic == "" || ck.CID == "" {
 		d.skip = true
 		return d
 	}
-	if mkey == "" {
-		mkey = ck.MergeKey()
+	if invariants {
+		assertf(mkey == ck.MergeKey() && mh == mkHash(mkey), "CK body keyed %q (hash %x), not by its merge key", mkey, mh)
 	}
 	d.ck, d.key = *ck, mkey // the engine never writes into a CK's QueueOffsetDiff: shared
-	d.hash = mkHash(mkey)
+	d.hash = mh
 	return d
 }
 
@@ -116,7 +117,9 @@ func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string) *reviveBody {
 // keeps one per revive message it writes, for as long as the message.
 func (b *Broker) newReviveBody() *reviveBody {
 	if len(b.bodies) == 0 {
-		b.bodies = make([]reviveBody, 256)
+		// 282 bodies of 232 bytes: just under 64 KiB, the 8 pages a block
+		// of 256 takes anyway
+		b.bodies = make([]reviveBody, 282)
 	}
 	d := &b.bodies[0]
 	b.bodies = b.bodies[1:]
@@ -125,19 +128,21 @@ func (b *Broker) newReviveBody() *reviveBody {
 
 // ackPrefill is the decoded body of the ack or bAck message written for
 // a with acked offsets offs (the body's own list), but for the deliver
-// time. key is a.MergeKey(), or "": the body's key is that, but for an
-// ack that names no broker, whose key takes this broker's name.
-func (b *Broker) ackPrefill(a *model.AckMsg, key string, offs []int64) *reviveBody {
+// time. key is a.MergeKey() and h its hash (ackKey), or "": the body's
+// key is that, but for an ack that names no broker, whose key takes this
+// broker's name.
+func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64) *reviveBody {
 	bn := a.BrokerName
 	if strings.TrimSpace(bn) == "" {
 		bn, key = b.cfg.BrokerName, "" // the caller's key names no broker
 	}
 	if key == "" {
 		key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+		h = mkHash(key)
 	}
 	d := b.newReviveBody()
 	d.ck, d.offs, d.key = ackCk(a), offs, key
-	d.hash = mkHash(key)
+	d.hash = h
 	return d
 }
 

@@ -33,13 +33,13 @@ type ckRef struct {
 	// stored: the CK message was written (to the timer or the revive
 	// queue); buffered CKs are not stored until the buffer writes them.
 	// at is when it reaches its revive queue; ackAt when the last of its
-	// pending ack messages does.
-	stored    bool
-	at, ackAt int64
-	// dropped: drop forgot it. body is the decoded body the engine kept
-	// for its CK message (bound), nil when none.
-	dropped bool
-	body    *reviveBody
+	// pending ack messages does. dropped: drop forgot it. (The flags sit
+	// in the word rq and the bits leave room in.)
+	stored, dropped bool
+	at, ackAt       int64
+	// body is the decoded body the engine kept for its CK message
+	// (bound), nil when none.
+	body *reviveBody
 }
 
 func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
@@ -127,20 +127,22 @@ func (l refList) contains(r *ckRef) bool {
 	return r != nil && (l.first == r || slices.Contains(l.rest, r))
 }
 
-// newRef makes the ckRef of a new CK, granting its leases.
-func (b *Broker) newRef(ck *model.PopCheckPoint, rq int32) *ckRef {
-	return b.newRefKeyed(ck, rq, ck.MergeKey())
-}
-
-// newRefKeyed is newRef for a caller that has ck's merge key already.
+// newRefKeyed makes the ckRef of a new CK, whose merge key is key,
+// granting its leases.
 func (b *Broker) newRefKeyed(ck *model.PopCheckPoint, rq int32, key string) *ckRef {
 	return b.newRefInto(&ckRef{}, ck, rq, key)
 }
 
 // newRefInto is newRefKeyed into r, a zero ckRef the caller allocated.
 func (b *Broker) newRefInto(r *ckRef, ck *model.PopCheckPoint, rq int32, key string) *ckRef {
+	if invariants {
+		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped && r.body == nil,
+			"checkpoint ref made into a ref in use (lease %d)", r.first)
+	}
 	e := b.ckl.keys.get(key)
-	*r = ckRef{ck: *ck, key: key, e: e, rq: rq}
+	// r is zero: only what is not is written (a whole-struct store would
+	// build it aside and copy it in)
+	r.ck, r.key, r.e, r.rq = *ck, key, e, rq
 	r.first = b.lease.last + 1
 	b.lease.last += model.LeaseID(ck.Num)
 	b.ckl.byFirst.add(r)

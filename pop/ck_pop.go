@@ -190,7 +190,7 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 	for i, m := range r.msgs {
 		ck.QueueOffsetDiff[i] = int32(m.QueueOffset - start)
 	}
-	key := b.freeMergeKey(&ck)
+	key, _ := b.freeMergeKey(&ck)
 	ref := b.addCk(nowMs, &ck, key, k, ctx.reviveQid, r.nextBegin)
 	if ref == nil {
 		ref = b.addCkJustOffset(nowMs, &ck, key, k, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)

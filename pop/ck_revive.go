@@ -45,6 +45,7 @@ type reviveService struct {
 	// slab holds the round's roundCks, list the merge's order: both (and
 	// the maps and slices above) are reused round after round.
 	slab     []roundCk
+	mockCks  []model.PopCheckPoint
 	list     []*roundCk
 	mockList []*roundCk
 	// next is nextStep's answer while nextOK: it changes only with the
@@ -64,6 +65,16 @@ func (s *reviveService) newRoundCk() *roundCk {
 	return &s.slab[len(s.slab)-1]
 }
 
+// newMockCk is a zeroed CK for a mock of this round, from a slab that,
+// as the roundCks', grows by new chunks.
+func (s *reviveService) newMockCk() *model.PopCheckPoint {
+	if len(s.mockCks) == cap(s.mockCks) {
+		s.mockCks = make([]model.PopCheckPoint, 0, max(4, 2*cap(s.mockCks)))
+	}
+	s.mockCks = s.mockCks[:len(s.mockCks)+1]
+	return &s.mockCks[len(s.mockCks)-1]
+}
+
 // resetRound empties the round's state, keeping its storage.
 func (s *reviveService) resetRound() {
 	if s.mocks == nil {
@@ -74,13 +85,18 @@ func (s *reviveService) resetRound() {
 	clear(s.all)
 	clear(s.slab)
 	clear(s.list)
-	s.all, s.mockOrder, s.slab, s.list = s.all[:0], s.mockOrder[:0], s.slab[:0], s.list[:0]
+	clear(s.mockCks)
+	s.all, s.mockOrder, s.slab, s.list, s.mockCks = s.all[:0], s.mockOrder[:0], s.slab[:0], s.list[:0], s.mockCks[:0]
 }
 
-// roundCk is a CK read by a round, with the leases it carries.
+// roundCk is a CK read by a round, with the leases it carries. ck is
+// the CK as its message's decoded body keeps it (which nothing writes
+// to), or a mock's, made by the round (newMockCk); bits is its bitmap,
+// with the indexes the round's acks acked set.
 type roundCk struct {
-	ck       model.PopCheckPoint
+	ck       *model.PopCheckPoint
 	ref      *ckRef
+	bits     int32
 	mock     bool
 	replaced bool // another CK with its merge key replaced it in the map
 }
@@ -256,7 +272,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 		return true // skipped without moving endTime
 	case m.Tags == model.CkTag:
 		rc := s.newRoundCk()
-		rc.ck, rc.ref = d.ck, b.ckRefOf(d)
+		rc.ck, rc.bits, rc.ref = &d.ck, d.ck.BitMap, b.ckRefOf(d)
 		if old := s.cks.put(d.key, d.hash, rc); old != nil {
 			old.replaced = true
 		}
@@ -274,7 +290,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 		} else {
 			for _, o := range d.offs {
 				if i := rc.ck.IndexOfAck(o); i > -1 {
-					rc.ck.BitMap |= 1 << uint(i)
+					rc.bits |= 1 << uint(i)
 				}
 			}
 		}
@@ -309,7 +325,8 @@ func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, ack *mo
 		s.mockOrder = append(s.mockOrder, key)
 	}
 	rc := s.newRoundCk()
-	rc.ck, rc.mock = ck, true
+	rc.ck, rc.bits, rc.mock = s.newMockCk(), ck.BitMap, true
+	*rc.ck = ck
 	s.mocks[key] = rc
 	if s.firstRt == 0 {
 		s.firstRt = ck.ReviveTime()
@@ -334,11 +351,12 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 	}
 	list := s.mergeList()
 	newOffset := s.old
+	var alive aliveMemo
 	for _, rc := range list {
 		if s.endTime-rc.ck.ReviveTime() <= ReviveGrace {
 			break
 		}
-		if !b.ckTopicAlive(&rc.ck) {
+		if !alive.of(b, rc.ck) {
 			b.loseCk(s, rc, g, res)
 		} else {
 			b.reviveCk(s, rc, g, res)
@@ -402,6 +420,29 @@ func (s *reviveService) mergeList() []*roundCk {
 	return list
 }
 
+// aliveMemo is ckTopicAlive for the CKs of one merge, which come mostly
+// of one group and topic: the last answer is kept and given again for
+// the same group and topic, while it can still be right. A merge creates
+// topics (retry topics, for the copies it writes) and deletes no topic
+// or group: a CK found alive stays alive, one found dead only until a
+// topic is created.
+type aliveMemo struct {
+	cid, topic string
+	topics     int // len(b.topics) when asked
+	alive, ok  bool
+}
+
+func (m *aliveMemo) of(b *Broker, ck *model.PopCheckPoint) bool {
+	if m.ok && ck.CID == m.cid && ck.Topic == m.topic && (m.alive || len(b.topics) == m.topics) {
+		if invariants {
+			assertf(m.alive == b.ckTopicAlive(ck), "revive merge: CK of %s/%s remembered alive=%v", ck.CID, ck.Topic, m.alive)
+		}
+		return m.alive
+	}
+	*m = aliveMemo{cid: ck.CID, topic: ck.Topic, topics: len(b.topics), alive: b.ckTopicAlive(ck), ok: true}
+	return m.alive
+}
+
 // ckTopicAlive: the CK's normal topic and its group still exist.
 func (b *Broker) ckTopicAlive(ck *model.PopCheckPoint) bool {
 	_, g := b.groups[ck.CID]
@@ -427,7 +468,7 @@ func (b *Broker) loseCk(s *reviveService, rc *roundCk, g int64, res *CheckpointR
 
 // revival describes lease l, index i of rc's CK.
 func (b *Broker) revival(rc *roundCk, i int, l model.LeaseID) Revival {
-	ck := &rc.ck
+	ck := rc.ck
 	return Revival{Lease: l, Deadline: clock.FromMillis(ck.ReviveTime()),
 		Record: model.PopConsumerRecord{PopTime: ck.PopTime, GroupID: ck.CID, TopicID: ck.Topic, QueueID: ck.QueueID,
 			RetryFlag: model.RetryFlagOf(ck.Topic), InvisibleTime: ck.InvisibleTime, Offset: ck.AckOffsetByIndex(i),
@@ -439,12 +480,12 @@ func (b *Broker) revival(rc *roundCk, i int, l model.LeaseID) Revival {
 // (rePutCK). The reads are local and complete at once, so the in-flight
 // map and its throttle never hold anything back.
 func (b *Broker) reviveCk(s *reviveService, rc *roundCk, g int64, res *CheckpointResult) {
-	ck := &rc.ck
+	ck := rc.ck
 	var failed []int // failed indexes; readFailed[k] tells a read that threw from a failed copy
 	var readFailed []bool
 	for j := 0; j < int(ck.Num); j++ {
 		l := rc.ref.leaseOr0(j)
-		if ck.BitMap&(1<<uint(j)) != 0 {
+		if rc.bits&(1<<uint(j)) != 0 {
 			if b.end(rc.ref, j) != 0 {
 				rv := b.revival(rc, j, l)
 				rv.Outcome = ReviveAcked
@@ -532,7 +573,7 @@ func (r *ckRef) leaseOr0(i int) model.LeaseID {
 // reviveCopy is reviveRetry: the retry copy (the KV path's copy rules),
 // counted as done only when it was written.
 func (b *Broker) reviveCopy(s *reviveService, rc *roundCk, j int, orig *model.Message, g int64, rv *Revival, res *CheckpointResult) bool {
-	ck := &rc.ck
+	ck := rc.ck
 	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
 	cp := b.retryCopy(orig, ck.CID, ck.Topic, ck.PopTime)
 	b.stats.RetryPuts++
@@ -558,7 +599,7 @@ func (b *Broker) reviveCopy(s *reviveService, rc *roundCk, j int, orig *model.Me
 // 17 re-puts it is dropped when skipWhenCKRePutReachMaxTimes; a re-put
 // whose write fails is lost (upstream ignores the put's result).
 func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *CheckpointResult) {
-	old := &rc.ck
+	old := rc.ck
 	rv := b.revival(rc, j, rc.ref.leaseOr0(j))
 	rv.Unpaired = b.unpaired(s, rc, j, g)
 	b.end(rc.ref, j)
@@ -580,13 +621,15 @@ func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *Che
 		ck.InvisibleTime += 1000 * CkRewriteIntervalsSeconds[min(rp, len(CkRewriteIntervalsSeconds)-1)]
 	}
 	b.stats.CkRePuts++
-	if b.putCk(g, &ck, "", s.qid, b.lease.last+1, &res.Failures) != putOK {
+	var kb [keyBuf]byte
+	mkey, mh := b.internKey(ck.AppendMergeKey(kb[:0]))
+	if b.putCk(g, &ck, mkey, mh, s.qid, b.lease.last+1, &res.Failures) != putOK {
 		rv.Outcome = ReviveDropped
 		b.stats.MayBeLost++
 		res.Revivals = append(res.Revivals, rv)
 		return
 	}
-	nr := b.newRef(&ck, s.qid)
+	nr := b.newRefKeyed(&ck, s.qid, mkey)
 	nr.stored, nr.at = true, b.arrival
 	rv.Outcome, rv.NewLease, rv.NextDeadline = ReviveRetried, nr.first, clock.FromMillis(ck.ReviveTime())
 	res.Revivals = append(res.Revivals, rv)

@@ -3,6 +3,7 @@ package pop
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"popsim/model"
 )
@@ -246,24 +247,51 @@ func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []b
 const revBuf = 320
 
 // ackStrings appends to b, after the unique id it holds (b[:u]), the
-// deliver time and the merge key (key, or a's when key is nil), and
-// returns the three strings.
-func (sa *strArena) ackStrings(b []byte, u int, a *model.AckMsg, key []byte, deliverMs int64) (uniq, deliver, mkey string) {
+// deliver time, and returns the two strings.
+func (sa *strArena) ackStrings(b []byte, u int, deliverMs int64) (uniq, deliver string) {
 	b = model.AppendDec(b, deliverMs)
-	d := len(b)
-	if key == nil {
-		b = a.AppendMergeKey(b)
-	} else {
-		b = append(b, key...)
-	}
 	all := sa.str(b)
-	return all[:u], all[u:d], all[d:]
+	return all[:u], all[u:]
+}
+
+// ackKey is the merge key the decoded body of an ack or bAck message
+// for a keeps, and its hash: a's merge key (key, or built from a when key
+// is nil) as internKey keeps it, or "" when a names no broker (the body's
+// key then names this broker: ackPrefill builds it).
+func (b *Broker) ackKey(a *model.AckMsg, key []byte) (string, uint64) {
+	if strings.TrimSpace(a.BrokerName) == "" {
+		return "", 0
+	}
+	var kb [keyBuf]byte
+	if key == nil {
+		key = a.AppendMergeKey(kb[:0])
+	}
+	return b.internKey(key)
+}
+
+// internKey is merge key key as a string the engine keeps, and its hash:
+// the string of key's entry in the merge-key table when it has one (the
+// string its CKs' bodies keep, so that a revive round pairing an ack
+// with its CK compares one pointer, not the bytes), else a copy carved
+// from the arena. The table remembers the lookup, for the caller's next
+// by the same key (findAcked, newRefInto).
+func (b *Broker) internKey(key []byte) (string, uint64) {
+	t := &b.ckl.keys
+	e, h := t.findBytes(key)
+	var s string
+	if e != nil {
+		s = e.key
+	} else {
+		s = b.arena.strs.str(key)
+	}
+	t.remember(s, h, e)
+	return s, h
 }
 
 // putCk writes a CK message (buildCkMsg): deliver time reviveTime - 1000,
 // tagged with its first lease when it has leases. mkey is ck's merge key
-// when the caller has it, else "".
-func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
+// and mh its hash.
+func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, mh uint64, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
 	deliver := ck.ReviveTime() - AckTimeInterval
 	if b.timerRefuses(nowMs, deliver) {
 		return putRefused
@@ -292,7 +320,7 @@ func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, rq int
 		}
 	}
 	b.stats.CkPuts++
-	d := b.ckPrefill(ck, mkey)
+	d := b.ckPrefill(ck, mkey, mh)
 	if ck.Num > 0 && !d.skip {
 		d.lease = first // the message's POPSIM_LEASE
 		b.bindCkBody(d, first)
@@ -310,10 +338,11 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, deli
 	body = b.arena.used(body)
 	var buf [revBuf]byte
 	sb := a.AppendUniqueID(buf[:0])
-	uniq, deliver, mkey := b.arena.strs.ackStrings(sb, len(sb), a, key, deliverMs)
+	uniq, deliver := b.arena.strs.ackStrings(sb, len(sb), deliverMs)
 	m := b.reviveMessage(nowMs, rq, model.AckTag, uniq, body, deliver, 1)
 	b.stats.AckPuts++
-	d := b.ackPrefill(a, mkey, nil)
+	mkey, mh := b.ackKey(a, key)
+	d := b.ackPrefill(a, mkey, mh, nil)
 	d.one[0] = a.AckOffset
 	d.offs = d.one[:]
 	return b.putRevive(nowMs, &m, deliverMs, d, fails)
@@ -329,14 +358,15 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, key []byte, rq i
 	body = b.arena.used(body)
 	var buf [revBuf]byte
 	sb := a.AppendUniqueID(buf[:0])
-	uniq, deliver, mkey := b.arena.strs.ackStrings(sb, len(sb), &a.AckMsg, key, deliverMs)
+	uniq, deliver := b.arena.strs.ackStrings(sb, len(sb), deliverMs)
 	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, uniq, body, deliver, 1)
 	b.stats.BatchAckPuts++
 	offs := slices.Clone(a.AckOffsetList)
 	if offs == nil {
 		offs = []int64{} // the body says [], which decodes as empty, not null
 	}
-	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, mkey, offs), fails)
+	mkey, mh := b.ackKey(&a.AckMsg, key)
+	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, mkey, mh, offs), fails)
 }
 
 // jsonCap is room enough for the JSON of a CK or ack with n list entries

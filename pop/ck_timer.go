@@ -30,10 +30,26 @@ type timerStore struct {
 }
 
 // timerQueue is one revive queue's messages: slots[head:] in delivery
-// time order, none empty.
+// time order, none empty. next is the first of them (nil when none), and
+// due and seq are its own, kept here so that min compares the queues
+// without reaching into their slots and messages.
 type timerQueue struct {
 	slots []*timerSlot
 	head  int
+	next  *timerMsg
+	due   int64
+	seq   uint64
+}
+
+// refresh sets next (and due, seq) from the slots, after a change.
+func (tq *timerQueue) refresh() {
+	if tq.head == len(tq.slots) {
+		tq.next, tq.due, tq.seq = nil, 0, 0
+		return
+	}
+	s := tq.slots[tq.head]
+	m := s.msgs[s.head]
+	tq.next, tq.due, tq.seq = m, m.due, m.seq
 }
 
 // timerSlot is the messages of one delivery time, msgs[head:] in put
@@ -121,6 +137,9 @@ func (t *timerStore) add(m *timerMsg) {
 		}
 	}
 	s.msgs = append(s.msgs, m)
+	if tq.next == nil || timerLess(m, tq.next) {
+		tq.refresh() // m is the queue's next: its slot is the first
+	}
 	t.n++
 	if t.firstOK && (t.first == nil || timerLess(m, t.first)) {
 		t.first = m
@@ -131,13 +150,31 @@ func (t *timerStore) add(m *timerMsg) {
 func (t *timerStore) min() (*timerMsg, bool) {
 	if !t.firstOK {
 		t.first, t.firstOK = nil, true
+		var due int64
+		var seq uint64
 		for q := range t.queues {
-			if m, ok := t.minFor(int32(q)); ok && (t.first == nil || timerLess(m, t.first)) {
-				t.first = m
+			tq := &t.queues[q]
+			if tq.next != nil && (t.first == nil || tq.due < due || tq.due == due && tq.seq < seq) {
+				t.first, due, seq = tq.next, tq.due, tq.seq
+			}
+		}
+		if invariants {
+			for q := range t.queues {
+				t.queues[q].check(int32(q))
 			}
 		}
 	}
 	return t.first, t.first != nil
+}
+
+// check asserts that next, due and seq are the queue's first message's.
+func (tq *timerQueue) check(q int32) {
+	var m *timerMsg
+	if tq.head < len(tq.slots) {
+		s := tq.slots[tq.head]
+		m = s.msgs[s.head]
+	}
+	assertf(tq.next == m && (m == nil || tq.due == m.due && tq.seq == m.seq), "timer: revive queue %d's next message kept out of date", q)
 }
 
 // minFor is the next message for revive queue rq.
@@ -146,11 +183,10 @@ func (t *timerStore) minFor(rq int32) (*timerMsg, bool) {
 		return nil, false
 	}
 	tq := &t.queues[rq]
-	if tq.head == len(tq.slots) {
-		return nil, false
+	if invariants {
+		tq.check(rq)
 	}
-	s := tq.slots[tq.head]
-	return s.msgs[s.head], true
+	return tq.next, tq.next != nil
 }
 
 // removeMin removes m, the next message of its queue (min).
@@ -176,6 +212,7 @@ func (t *timerStore) removeMin(m *timerMsg) {
 			tq.slots, tq.head = tq.slots[:n], 0
 		}
 	}
+	tq.refresh()
 	t.n--
 	if m == t.first {
 		t.firstOK = false
