@@ -59,6 +59,11 @@ type rocketMQ struct {
 	// woken is Store's wakeup list, kept between puts so that a put
 	// allocates none; a Store holds it while it runs.
 	woken []pop.Wakeup
+	// lockFaults: the broker's faults may find its pop lock busy
+	// (LockBusyPPM, SetFaults). Without them its LockBusy count cannot
+	// grow (pop.Stats), and a pop does not read it: Stats copies the
+	// broker's whole counter block, twice a pop.
+	lockFaults bool
 }
 
 // topicGroups is a topic and every group consuming it.
@@ -230,6 +235,16 @@ func (a *rocketMQ) SetFaults(f EngineFaults) {
 	if err := a.b.SetFaults(pop.Faults{Seed: f.Seed + uint64(a.idx), RetryWritePPM: f.RedeliveryWritePPM, ReviveReadPPM: f.RedeliveryReadPPM, LockBusyPPM: f.LockBusyPPM}); err != nil {
 		panic("sim: setting the broker's faults: " + err.Error())
 	}
+	a.lockFaults = f.LockBusyPPM > 0
+}
+
+// lockBusy is the broker's count of pops that found their lock busy, 0
+// while no fault can make it grow (lockFaults).
+func (a *rocketMQ) lockBusy() int64 {
+	if !a.lockFaults {
+		return 0
+	}
+	return a.b.Stats().LockBusy
 }
 
 func (a *rocketMQ) CheckInvariants() error { return a.b.CheckInvariants() }
@@ -483,13 +498,13 @@ func (r *ackReq) recycle(s *sim) {
 // pop serves a push consumer's pop (or re-runs it after a wakeup).
 func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 	res := &r.res
-	busy := a.b.Stats().LockBusy
+	busy := a.lockBusy()
 	a.b.Pop(now, &r.req, res)
 	r.used = max(r.used, len(res.Messages)) // a call only appends to its answer's messages
 	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.req.ConsumerGroup, res)
 	a.wake(now, res.Woken, out)
-	if a.parked(now, r, &r.req, res, &r.parked, a.b.Stats().LockBusy > busy, out) {
+	if a.parked(now, r, &r.req, res, &r.parked, a.lockBusy() > busy, out) {
 		return
 	}
 	out.answered(r)
@@ -499,12 +514,12 @@ func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 // wakes, then the proxy's result filter.
 func (a *rocketMQ) receive(now clock.Time, r *receiveReq, out *Outcome) {
 	res := &r.res.Pop
-	busy := a.b.Stats().LockBusy
+	busy := a.lockBusy()
 	a.b.Pop(now, &r.pop, res)
 	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.pop.ConsumerGroup, res)
 	a.wake(now, res.Woken, out)
-	if a.parked(now, r, &r.pop, res, &r.parked, a.b.Stats().LockBusy > busy, out) {
+	if a.parked(now, r, &r.pop, res, &r.parked, a.lockBusy() > busy, out) {
 		return
 	}
 	r.px.Filter(now, r.pop.ConsumerGroup, r.maxAttempts, &r.res)

@@ -71,8 +71,8 @@ type task struct {
 // number makes the order total, so the dispatch order does not depend on
 // how the heap arranges its array. It is a 4-ary min-heap written out for
 // tasks (container/heap's interface calls cost more than the comparisons)
-// whose entries carry the task's order key, so that comparing two does not
-// load the tasks; each task knows its position (idx) so that it can be
+// whose entries carry the task's time, so that comparing two seldom loads
+// the tasks (heapEntry); each task knows its position (idx) so that it can be
 // cancelled. Four children a node halve the depth of a binary heap's, and
 // with it the entries a push or a removal moves (each move writes the
 // moved task's idx, a load from memory the heap's array does not share).
@@ -82,15 +82,18 @@ type taskHeap []heapEntry
 // i are heapArity*i+1 ... heapArity*i+heapArity, its parent (i-1)/heapArity.
 const heapArity = 4
 
-// heapEntry is a task and its order key (a copy of its at, tie and seq).
+// heapEntry is a task and a copy of its time, the part of its order key
+// that nearly always decides: two tasks seldom share an instant, and only
+// then does a comparison load the tasks' tie-breaks and sequence numbers.
+// Sixteen bytes an entry, so that the moves a push or a removal makes copy
+// half of what a copy of the whole key would, and a node's four children
+// span one cache line's worth.
 type heapEntry struct {
-	at  clock.Time
-	tie uint64
-	seq uint64
-	t   *task
+	at clock.Time
+	t  *task
 }
 
-func entryOf(t *task) heapEntry { return heapEntry{at: t.at, tie: t.tie, seq: t.seq, t: t} }
+func entryOf(t *task) heapEntry { return heapEntry{at: t.at, t: t} }
 
 func (h taskHeap) Len() int           { return len(h) }
 func (h taskHeap) Less(i, j int) bool { return entryLess(&h[i], &h[j]) }
@@ -99,6 +102,12 @@ func entryLess(a, b *heapEntry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
+	return tieLess(a.t, b.t)
+}
+
+// tieLess orders two tasks due at the same instant: by tie-break, then
+// by sequence number.
+func tieLess(a, b *task) bool {
 	if a.tie != b.tie {
 		return a.tie < b.tie
 	}

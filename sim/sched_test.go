@@ -176,7 +176,7 @@ func TestSchedulerMatchesReference(t *testing.T) {
 				best := 0
 				for k := range pending {
 					a, b := pending[k].e, pending[best].e
-					if entryLess(&heapEntry{at: a.at, tie: a.tie, seq: a.seq}, &heapEntry{at: b.at, tie: b.tie, seq: b.seq}) {
+					if entryLess(&heapEntry{at: a.at, t: a}, &heapEntry{at: b.at, t: b}) {
 						best = k
 					}
 				}
