@@ -17,7 +17,7 @@ import (
 //   - the store: keys strictly increasing in the tree, every record on an
 //     interned pair, attemptTimes within popReviveMaxAttemptTimes;
 //   - the cache: its size equals the sum of its queues, its queue list and
-//     map agree, every record sits under its own queue key and offset, and
+//     its rows agree, every record sits under its own queue key and offset, and
 //     each queue's slice is in strictly increasing offset order, starts at
 //     a live record and counts its live ones right;
 //   - bookkeeping: in-flight records never outnumber the records ever
@@ -114,12 +114,20 @@ func (b *Broker) recString(r *rec) string {
 
 func (b *Broker) checkCache() error {
 	c := b.cache
-	if len(c.queues) != len(c.byKey) {
-		return fmt.Errorf("pop: invariant: cache lists %d queues but maps %d", len(c.queues), len(c.byKey))
+	filed := 0
+	for _, r := range c.rows {
+		for _, cq := range r {
+			if cq != nil {
+				filed++
+			}
+		}
+	}
+	if len(c.queues) != filed {
+		return fmt.Errorf("pop: invariant: cache lists %d queues but its rows file %d", len(c.queues), filed)
 	}
 	var sum int64
 	for _, cq := range c.queues {
-		if c.byKey[cq.key] != cq {
+		if c.get(cq.key) != cq {
 			return fmt.Errorf("pop: invariant: cached queue %v is not the one its key maps to", cq.key)
 		}
 		sum += int64(cq.recs.Len())
