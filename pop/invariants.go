@@ -33,6 +33,8 @@ import (
 //     existing queues; with the CommitOffsetLag bug none exists;
 //   - idle marks (idle.go): every queue an all-queue pop would skip is
 //     idle (kvIdle or ckIdle holds), on a topic its pair is registered on;
+//     every idle queue is marked quiet too, and every other quiet one is
+//     caught up (kvQuiet);
 //   - long polling: the count equals the sum of the per-key sets and the
 //     time-ordered tree's size, every set is non-empty, sorted by
 //     (expired, id) and holds only its own key, and each request in it is
@@ -210,10 +212,20 @@ func (b *Broker) checkOffsets() error {
 	return err
 }
 
-// checkIdle verifies every idle mark (idle.go).
+// checkIdle verifies every idle and quiet mark (idle.go).
 func (b *Broker) checkIdle() error {
-	for p, w := range b.offsets.idle {
+	o := &b.offsets
+	if len(o.quiet) != len(o.idle) {
+		return fmt.Errorf("pop: invariant: quiet bitmaps for %d pairs, idle ones for %d", len(o.quiet), len(o.idle))
+	}
+	for p, w := range o.idle {
+		if len(o.quiet[p]) != len(w) {
+			return fmt.Errorf("pop: invariant: pair %d's quiet bitmap has %d words, its idle one %d", p, len(o.quiet[p]), len(w))
+		}
 		for i, word := range w {
+			if word&^o.quiet[p][i] != 0 {
+				return fmt.Errorf("pop: invariant: pair %d: queues marked idle but not quiet in word %d: %#x", p, i, word&^o.quiet[p][i])
+			}
 			for ; word != 0; word &= word - 1 {
 				k := qkey{uint32(p), int32(i*64 + bits.TrailingZeros64(word))}
 				if err := b.checkIdleMark(k); err != nil {
@@ -221,6 +233,29 @@ func (b *Broker) checkIdle() error {
 				}
 			}
 		}
+		for i, word := range o.quiet[p] {
+			for word &^= w[i]; word != 0; word &= word - 1 {
+				k := qkey{uint32(p), int32(i*64 + bits.TrailingZeros64(word))}
+				if err := b.checkQuietMark(k); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkQuietMark verifies the quiet mark of a queue not marked idle.
+func (b *Broker) checkQuietMark(k qkey) error {
+	q := b.queueOf(k)
+	if q == nil {
+		return fmt.Errorf("pop: invariant: quiet mark on %s", b.describe(k))
+	}
+	if t := b.topics[b.names.pairs[k.pair].topic]; !slices.Contains(t.idlePairs, k.pair) {
+		return fmt.Errorf("pop: invariant: quiet mark on %s, whose pair is not registered on the topic", b.describe(k))
+	}
+	if !b.kvQuiet(k, q) {
+		return fmt.Errorf("pop: invariant: %s is marked quiet but is not caught up (offsets %+v, smallest cached offset %d)", b.describe(k), b.offsets.peek(k), b.cache.minOffset(k))
 	}
 	return nil
 }

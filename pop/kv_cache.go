@@ -18,6 +18,10 @@ type cache struct {
 	// rest of the check. Rows grow on demand and are never shrunk.
 	rows [][]*cacheQueue
 	size int64
+	// marks are the offsets whose idle and quiet marks (idle.go) a change
+	// of a queue's cached records clears: the smallest cached offset is
+	// part of caughtUp, and an idle queue has no cached record.
+	marks *offsets
 }
 
 type cacheQueue struct {
@@ -141,7 +145,7 @@ func (q *offsetRecs) Values() []rec {
 	return out
 }
 
-func newCache() *cache { return &cache{} }
+func newCache(marks *offsets) *cache { return &cache{marks: marks} }
 
 // get returns k's cached queue, nil when the cache holds none.
 func (c *cache) get(k qkey) *cacheQueue {
@@ -164,6 +168,7 @@ func (c *cache) add(r rec) model.LeaseID {
 		c.queues = append(c.queues, cq)
 	}
 	prev, replaced := cq.recs.Set(r)
+	c.marks.touch(k)
 	if !replaced {
 		c.size++
 		return 0
@@ -180,6 +185,7 @@ func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
 		return 0
 	}
 	if r, ok := cq.recs.Delete(offset); ok {
+		c.marks.touch(k)
 		c.size--
 		if invariants {
 			c.assertSize()
@@ -213,6 +219,7 @@ func (c *cache) take(k qkey) []rec {
 		return nil
 	}
 	out := cq.recs.Values()
+	c.marks.touch(k)
 	c.size -= int64(len(out))
 	if invariants {
 		c.assertSize()
@@ -327,6 +334,9 @@ func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) 
 		if rv.failure.failed() {
 			res.Failures = append(res.Failures, rv.failure)
 		}
+	}
+	if len(staged) > 0 {
+		b.offsets.touch(cq.key) // its cached records changed (idle.go)
 	}
 	b.cleanupCommit(cq.key)
 }
