@@ -128,7 +128,9 @@ func (b *Broker) skipIdle(ctx *popContext, gap int32) {
 // scan order from rotation r, when it may skip idle ones (skipsIdle): it
 // runs stage on each queue pair's bitmap does not mark, does for the
 // skipped ones what their stages would have done (skipIdle), and marks a
-// queue it finds idle after its stage. Both pop paths share it.
+// queue it finds idle (or quiet) after its stage. The checkpoint path
+// uses it; the KV path's popAllQueues runs the same loop with its stage
+// inline.
 func (b *Broker) idleScan(ctx *popContext, t *topic, pair uint32, n int32, r int64, stage func(qid int32)) {
 	idle, quiet := b.idleBits(pair, t, n)
 	sc := b.newQueueScan(n, r)
