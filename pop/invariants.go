@@ -36,9 +36,10 @@ import (
 //     every idle queue is marked quiet too, and every other quiet one is
 //     caught up (kvQuiet);
 //   - long polling: the count equals the sum of the per-key sets and the
-//     time-ordered tree's size, every set is non-empty, sorted by
-//     (expired, id) and holds only its own key, and each request in it is
-//     the one the tree holds;
+//     time-ordered heap's size, the heap is in (expired, id) order and
+//     every request in it knows its index, every set is non-empty, sorted
+//     by (expired, id) and holds only its own key, and each request in it
+//     is the one the heap holds;
 //   - pull holds: every held pull is in its key's list once and in the
 //     due-ordered tree, due no later than its expiry, and due before it
 //     once its queue grew past its offset (a filtered-out arrival);
@@ -300,6 +301,9 @@ func (b *Broker) checkPolls() error {
 	p := b.polls
 	if p.byTime.Len() != p.count {
 		return fmt.Errorf("pop: invariant: %d suspended requests counted, %d in the time order", p.count, p.byTime.Len())
+	}
+	if err := p.byTime.check(); err != nil {
+		return err
 	}
 	sum := 0
 	var err error
