@@ -121,6 +121,10 @@ func (ps *pollSet) insert(s *suspended) {
 		clear(ps.items[n:])
 		ps.items, ps.head = ps.items[:n], 0
 	}
+	if i == len(live) {
+		ps.items = append(ps.items, s)
+		return
+	}
 	i += ps.head
 	ps.items = append(ps.items, nil)
 	copy(ps.items[i+1:], ps.items[i:])
@@ -385,18 +389,40 @@ func (p *polling) remove(s *suspended) {
 // if its filter accepts the arrival msg (or force is set; msg may then be
 // nil).
 func (p *polling) notifyKey(k qkey, msg *model.Message, force bool) (Wakeup, bool) {
-	set := p.set(k)
-	if len(set) == 0 {
+	s := p.wake(k, msg, force)
+	if s == nil {
 		return Wakeup{}, false
 	}
-	s := set[0]
-	if !force && !s.matches(msg) {
-		return Wakeup{}, false
-	}
-	p.remove(s)
 	w := Wakeup{ID: s.id, Request: s.req}
 	p.release(s)
 	return w, true
+}
+
+// appendWoken is notifyKey appending the wakeup, if any, to woken: no
+// Wakeup, a large struct, is copied on the way.
+func (p *polling) appendWoken(woken []Wakeup, k qkey, msg *model.Message, force bool) []Wakeup {
+	if s := p.wake(k, msg, force); s != nil {
+		woken = append(woken, Wakeup{})
+		w := &woken[len(woken)-1]
+		w.ID, w.Request = s.id, s.req
+		p.release(s)
+	}
+	return woken
+}
+
+// wake removes and returns the request notifyKey wakes, nil when none;
+// the caller releases it.
+func (p *polling) wake(k qkey, msg *model.Message, force bool) *suspended {
+	ps := p.setOf(k)
+	if ps == nil || ps.head == len(ps.items) {
+		return nil
+	}
+	s := ps.items[ps.head]
+	if !force && !s.matches(msg) {
+		return nil
+	}
+	p.remove(s)
+	return s
 }
 
 // expire removes and returns requests that timed out (now > expired - 50),
@@ -502,11 +528,8 @@ func (b *Broker) notifyArrival(woken []Wakeup, nowMs int64, msg *model.Message, 
 	}
 	force := msg.QueueOffset%b.cfg.PopLongPollingForceNotifyInterval == 0
 	for _, g := range gs {
-		for _, qid := range [2]int32{-1, msg.QueueID} {
-			if w, ok := b.polls.notifyKey(qkey{g.pair, qid}, msg, force); ok {
-				woken = append(woken, w)
-			}
-		}
+		woken = b.polls.appendWoken(woken, qkey{g.pair, -1}, msg, force)
+		woken = b.polls.appendWoken(woken, qkey{g.pair, msg.QueueID}, msg, force)
 	}
 	return woken
 }
