@@ -204,7 +204,7 @@ func (b *Broker) resetVolatile() {
 	}
 	b.volatile = volatile{
 		reviveCursor: reviveLookBack,
-		cache:        newCache(),
+		cache:        newCache(&b.offsets),
 		polls:        newPolling(),
 		holds:        newHolds(),
 		buf:          newCkBuffer(&b.ckl.keys),

@@ -23,18 +23,41 @@ import "math/bits"
 // Whatever else changes (acks, revive, the buffer's commits, which go
 // through offsets.at) cannot make an idle queue busy. CheckInvariants
 // verifies every mark.
+//
+// Quiet queues: on the KV path with enablePopBufferMerge a queue whose
+// records wait in the cache for their acks is caught up (caughtUp: its
+// stage only counts a read while the batch is not full) but not idle: its
+// commit offset is held at the smallest cached offset, so a full batch's
+// stage adds the queue's backlog to restNum. offsets.quiet marks the
+// queues whose stage only counts a read while the batch is not full: every
+// idle queue, and on the KV path without the in-flight threshold (where
+// the stage is readOnlyStage) every caught-up one. Until the batch is full
+// the scan skips quiet queues, then only idle ones. A quiet mark is set
+// with the idle one, and cleared with it (touch) by the same events, and
+// also by any change of the queue's cached records (the cache touches the
+// queue on add, removeOffset and take, cleanupQueue after its deletions):
+// the smallest cached offset is part of caughtUp. A raised commit offset
+// (commitPending) keeps a caught-up queue caught up.
 
-// touch clears k's idle mark.
+// touch clears k's idle and quiet marks.
 func (o *offsets) touch(k qkey) {
 	if int(k.pair) < len(o.idle) {
-		if w := o.idle[k.pair]; k.qid >= 0 && int(k.qid>>6) < len(w) {
+		if w, q := o.idle[k.pair], o.quiet[k.pair]; k.qid >= 0 && int(k.qid>>6) < len(w) {
 			w[k.qid>>6] &^= 1 << (k.qid & 63)
+			q[k.qid>>6] &^= 1 << (k.qid & 63)
 		}
 	}
 }
 
-// markIdle sets k's idle mark; the pair's bitmap covers k (idleBits).
-func (o *offsets) markIdle(k qkey) { o.idle[k.pair][k.qid>>6] |= 1 << (k.qid & 63) }
+// markIdle sets k's idle and quiet marks; the pair's bitmaps cover k
+// (idleBits).
+func (o *offsets) markIdle(k qkey) {
+	o.idle[k.pair][k.qid>>6] |= 1 << (k.qid & 63)
+	o.quiet[k.pair][k.qid>>6] |= 1 << (k.qid & 63)
+}
+
+// markQuiet sets k's quiet mark; the pair's bitmap covers k (idleBits).
+func (o *offsets) markQuiet(k qkey) { o.quiet[k.pair][k.qid>>6] |= 1 << (k.qid & 63) }
 
 // isIdle reports k's idle mark.
 func (o *offsets) isIdle(k qkey) bool {
@@ -50,26 +73,30 @@ func (o *offsets) clearIdle() {
 	for _, w := range o.idle {
 		clear(w)
 	}
+	for _, w := range o.quiet {
+		clear(w)
+	}
 }
 
-// idleBits returns pair's idle bitmap on topic t, covering n queues. The
-// first call for a pair registers it on t, so that writes to t's queues
-// clear its marks.
-func (b *Broker) idleBits(pair uint32, t *topic, n int32) []uint64 {
+// idleBits returns pair's idle and quiet bitmaps on topic t, covering n
+// queues (both the same length). The first call for a pair registers it
+// on t, so that writes to t's queues clear its marks.
+func (b *Broker) idleBits(pair uint32, t *topic, n int32) (idle, quiet []uint64) {
 	o := &b.offsets
 	for int(pair) >= len(o.idle) {
 		o.idle = append(o.idle, nil)
+		o.quiet = append(o.quiet, nil)
 	}
-	w := o.idle[pair]
+	w, q := o.idle[pair], o.quiet[pair]
 	if w == nil {
-		w = []uint64{}
+		w, q = []uint64{}, []uint64{}
 		t.idlePairs = append(t.idlePairs, pair)
 	}
 	for len(w) < int(n+63)>>6 {
-		w = append(w, 0)
+		w, q = append(w, 0), append(q, 0)
 	}
-	o.idle[pair] = w
-	return w
+	o.idle[pair], o.quiet[pair] = w, q
+	return w, q
 }
 
 // queueWritten clears queue qid's idle mark for every pair registered on
@@ -101,22 +128,50 @@ func (b *Broker) skipIdle(ctx *popContext, gap int32) {
 // scan order from rotation r, when it may skip idle ones (skipsIdle): it
 // runs stage on each queue pair's bitmap does not mark, does for the
 // skipped ones what their stages would have done (skipIdle), and marks a
-// queue it finds idle after its stage. Both pop paths share it.
+// queue it finds idle (or quiet) after its stage. The checkpoint path
+// uses it; the KV path's popAllQueues runs the same loop with its stage
+// inline.
 func (b *Broker) idleScan(ctx *popContext, t *topic, pair uint32, n int32, r int64, stage func(qid int32)) {
-	idle := b.idleBits(pair, t, n)
+	idle, quiet := b.idleBits(pair, t, n)
 	sc := b.newQueueScan(n, r)
 	for pos := int32(0); ; {
-		at, qid, ok := sc.next(idle, pos)
+		marks := idle
+		if ctx.found < ctx.req.MaxMsgNums {
+			marks = quiet
+		}
+		at, qid, ok := sc.next(marks, pos)
 		b.skipIdle(ctx, at-pos)
 		if !ok {
 			return
 		}
 		stage(qid)
-		if k := (qkey{pair, qid}); b.queueIdle(k, t.queues[qid]) {
+		switch k := (qkey{pair, qid}); b.queueMarks(k, t.queues[qid]) {
+		case markedIdle:
 			b.offsets.markIdle(k)
+		case markedQuiet:
+			b.offsets.markQuiet(k)
 		}
 		pos = at + 1
 	}
+}
+
+// The marks queueMarks finds a queue deserves.
+const (
+	markedNone = iota
+	markedQuiet
+	markedIdle
+)
+
+// queueMarks reports whether queue k (q) is idle or else quiet for the
+// broker's pop path (the idle.go note).
+func (b *Broker) queueMarks(k qkey, q *queue) int {
+	if b.queueIdle(k, q) {
+		return markedIdle
+	}
+	if b.kvQuiet(k, q) {
+		return markedQuiet
+	}
+	return markedNone
 }
 
 // queueIdle reports whether queue k (q) is idle for the broker's pop
@@ -126,6 +181,17 @@ func (b *Broker) queueIdle(k qkey, q *queue) bool {
 		return b.kvIdle(k, b.offsets.peek(k), q)
 	}
 	return b.ckIdle(k, b.offsets.peek(k), q)
+}
+
+// kvQuiet reports that a KV all-queue stage on queue k (q) is
+// readOnlyStage's (no in-flight threshold) and, while the batch is not
+// full, only counts a read: the queue is caught up.
+func (b *Broker) kvQuiet(k qkey, q *queue) bool {
+	if !b.cfg.UsesKV() || b.inflightThreshold() {
+		return false
+	}
+	s := b.offsets.peek(k)
+	return s != nil && b.caughtUp(k, s, q)
 }
 
 // kvIdle reports that a KV stage on queue q (key k, slot s) would only

@@ -129,3 +129,70 @@ func TestIdleQueuesSkipped(t *testing.T) {
 		})
 	}
 }
+
+// isQuiet reports k's quiet mark.
+func (o *offsets) isQuiet(k qkey) bool {
+	if int(k.pair) >= len(o.quiet) {
+		return false
+	}
+	w := o.quiet[k.pair]
+	return k.qid >= 0 && int(k.qid>>6) < len(w) && w[k.qid>>6]&(1<<(k.qid&63)) != 0
+}
+
+// TestQuietQueuesSkipped checks the quiet marks of the KV path with the
+// cache (enablePopBufferMerge): a queue whose popped record waits in the
+// cache is caught up but not idle, so an empty all-queue pop marks it
+// quiet only, still counts one read for it, and the ack that removes the
+// record from the cache clears the mark.
+func TestQuietQueuesSkipped(t *testing.T) {
+	cfg := KVConfig()
+	cfg.EnablePopBufferMerge = true
+	b, err := New(cfg)
+	must(t, err)
+	const n = 70 // two bitmap words
+	must(t, b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: n, WriteQueueNums: n}))
+	must(t, b.CreateGroup(DefaultGroup("g")))
+	now := clock.Epoch
+	req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}
+	var res PopResult
+	pop := func() {
+		t.Helper()
+		reads := b.stats.ReadCalls
+		b.Pop(now, &req, &res)
+		must(t, b.CheckInvariants())
+		if got := b.stats.ReadCalls - reads; res.Status != PopFound && got < n {
+			t.Fatalf("an empty pop counted %d reads, want at least one per queue (%d)", got, n)
+		}
+		now = now.Add(clock.Millisecond)
+	}
+	pop()
+	b.Put(now, &model.Message{Topic: "t", QueueID: 66})
+	pop()
+	if len(res.Messages) != 1 {
+		t.Fatalf("pop after the put: %v with %d messages, want 1", res.Status, len(res.Messages))
+	}
+	h := res.Messages[0].Handle
+	pop()
+	pop()
+	pair, _ := b.names.lookup("g", "t")
+	k := qkey{pair, 66}
+	if b.offsets.isIdle(k) || !b.offsets.isQuiet(k) {
+		t.Fatalf("a queue with a cached record: idle %v quiet %v, want quiet only", b.offsets.isIdle(k), b.offsets.isQuiet(k))
+	}
+	if o := (qkey{pair, 3}); !b.offsets.isIdle(o) || !b.offsets.isQuiet(o) {
+		t.Fatalf("an empty queue: idle %v quiet %v, want both", b.offsets.isIdle(o), b.offsets.isQuiet(o))
+	}
+	ack := NewAckRequest("g", "t", &h)
+	if r := b.Ack(now, &ack); r.Code != model.Success {
+		t.Fatalf("ack: %+v", r)
+	}
+	if b.offsets.isQuiet(k) {
+		t.Fatalf("the ack that emptied the queue's cache left it marked quiet")
+	}
+	must(t, b.CheckInvariants())
+	pop()
+	pop()
+	if !b.offsets.isIdle(k) {
+		t.Fatalf("the acked queue is not idle after two empty pops")
+	}
+}

@@ -17,7 +17,7 @@ import (
 //   - the store: keys strictly increasing in the tree, every record on an
 //     interned pair, attemptTimes within popReviveMaxAttemptTimes;
 //   - the cache: its size equals the sum of its queues, its queue list and
-//     map agree, every record sits under its own queue key and offset, and
+//     its rows agree, every record sits under its own queue key and offset, and
 //     each queue's slice is in strictly increasing offset order, starts at
 //     a live record and counts its live ones right;
 //   - bookkeeping: in-flight records never outnumber the records ever
@@ -33,10 +33,13 @@ import (
 //     existing queues; with the CommitOffsetLag bug none exists;
 //   - idle marks (idle.go): every queue an all-queue pop would skip is
 //     idle (kvIdle or ckIdle holds), on a topic its pair is registered on;
+//     every idle queue is marked quiet too, and every other quiet one is
+//     caught up (kvQuiet);
 //   - long polling: the count equals the sum of the per-key sets and the
-//     time-ordered tree's size, every set is non-empty, sorted by
-//     (expired, id) and holds only its own key, and each request in it is
-//     the one the tree holds;
+//     time-ordered heap's size, the heap is in (expired, id) order and
+//     every request in it knows its index, every set is non-empty, sorted
+//     by (expired, id) and holds only its own key, and each request in it
+//     is the one the heap holds;
 //   - pull holds: every held pull is in its key's list once and in the
 //     due-ordered tree, due no later than its expiry, and due before it
 //     once its queue grew past its offset (a filtered-out arrival);
@@ -114,12 +117,20 @@ func (b *Broker) recString(r *rec) string {
 
 func (b *Broker) checkCache() error {
 	c := b.cache
-	if len(c.queues) != len(c.byKey) {
-		return fmt.Errorf("pop: invariant: cache lists %d queues but maps %d", len(c.queues), len(c.byKey))
+	filed := 0
+	for _, r := range c.rows {
+		for _, cq := range r {
+			if cq != nil {
+				filed++
+			}
+		}
+	}
+	if len(c.queues) != filed {
+		return fmt.Errorf("pop: invariant: cache lists %d queues but its rows file %d", len(c.queues), filed)
 	}
 	var sum int64
 	for _, cq := range c.queues {
-		if c.byKey[cq.key] != cq {
+		if c.get(cq.key) != cq {
 			return fmt.Errorf("pop: invariant: cached queue %v is not the one its key maps to", cq.key)
 		}
 		sum += int64(cq.recs.Len())
@@ -202,10 +213,20 @@ func (b *Broker) checkOffsets() error {
 	return err
 }
 
-// checkIdle verifies every idle mark (idle.go).
+// checkIdle verifies every idle and quiet mark (idle.go).
 func (b *Broker) checkIdle() error {
-	for p, w := range b.offsets.idle {
+	o := &b.offsets
+	if len(o.quiet) != len(o.idle) {
+		return fmt.Errorf("pop: invariant: quiet bitmaps for %d pairs, idle ones for %d", len(o.quiet), len(o.idle))
+	}
+	for p, w := range o.idle {
+		if len(o.quiet[p]) != len(w) {
+			return fmt.Errorf("pop: invariant: pair %d's quiet bitmap has %d words, its idle one %d", p, len(o.quiet[p]), len(w))
+		}
 		for i, word := range w {
+			if word&^o.quiet[p][i] != 0 {
+				return fmt.Errorf("pop: invariant: pair %d: queues marked idle but not quiet in word %d: %#x", p, i, word&^o.quiet[p][i])
+			}
 			for ; word != 0; word &= word - 1 {
 				k := qkey{uint32(p), int32(i*64 + bits.TrailingZeros64(word))}
 				if err := b.checkIdleMark(k); err != nil {
@@ -213,6 +234,29 @@ func (b *Broker) checkIdle() error {
 				}
 			}
 		}
+		for i, word := range o.quiet[p] {
+			for word &^= w[i]; word != 0; word &= word - 1 {
+				k := qkey{uint32(p), int32(i*64 + bits.TrailingZeros64(word))}
+				if err := b.checkQuietMark(k); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkQuietMark verifies the quiet mark of a queue not marked idle.
+func (b *Broker) checkQuietMark(k qkey) error {
+	q := b.queueOf(k)
+	if q == nil {
+		return fmt.Errorf("pop: invariant: quiet mark on %s", b.describe(k))
+	}
+	if t := b.topics[b.names.pairs[k.pair].topic]; !slices.Contains(t.idlePairs, k.pair) {
+		return fmt.Errorf("pop: invariant: quiet mark on %s, whose pair is not registered on the topic", b.describe(k))
+	}
+	if !b.kvQuiet(k, q) {
+		return fmt.Errorf("pop: invariant: %s is marked quiet but is not caught up (offsets %+v, smallest cached offset %d)", b.describe(k), b.offsets.peek(k), b.cache.minOffset(k))
 	}
 	return nil
 }
@@ -257,6 +301,9 @@ func (b *Broker) checkPolls() error {
 	p := b.polls
 	if p.byTime.Len() != p.count {
 		return fmt.Errorf("pop: invariant: %d suspended requests counted, %d in the time order", p.count, p.byTime.Len())
+	}
+	if err := p.byTime.check(); err != nil {
+		return err
 	}
 	sum := 0
 	var err error

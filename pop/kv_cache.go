@@ -11,8 +11,17 @@ import (
 // cleanup walks them deterministically.
 type cache struct {
 	queues []*cacheQueue
-	byKey  map[qkey]*cacheQueue
-	size   int64
+	// rows[pair][qid] is the queue's cacheQueue, nil when the cache holds
+	// none: a dense index like the offsets' slot rows, because every stage
+	// of an all-queue pop asks for its queue's smallest cached offset
+	// (caughtUp), where a map lookup per visited queue cost more than the
+	// rest of the check. Rows grow on demand and are never shrunk.
+	rows [][]*cacheQueue
+	size int64
+	// marks are the offsets whose idle and quiet marks (idle.go) a change
+	// of a queue's cached records clears: the smallest cached offset is
+	// part of caughtUp, and an idle queue has no cached record.
+	marks *offsets
 }
 
 type cacheQueue struct {
@@ -136,19 +145,30 @@ func (q *offsetRecs) Values() []rec {
 	return out
 }
 
-func newCache() *cache { return &cache{byKey: map[qkey]*cacheQueue{}} }
+func newCache(marks *offsets) *cache { return &cache{marks: marks} }
+
+// get returns k's cached queue, nil when the cache holds none.
+func (c *cache) get(k qkey) *cacheQueue {
+	if int(k.pair) < len(c.rows) {
+		if r := c.rows[k.pair]; k.qid >= 0 && int(k.qid) < len(r) {
+			return r[k.qid]
+		}
+	}
+	return nil
+}
 
 // add caches r; a record at the same queue and offset is replaced, and add
 // returns its lease (0 when none).
 func (c *cache) add(r rec) model.LeaseID {
 	k := qkey{r.pair, r.qid}
-	cq := c.byKey[k]
+	cq := c.get(k)
 	if cq == nil {
 		cq = &cacheQueue{key: k}
-		c.byKey[k] = cq
+		c.put(k, cq)
 		c.queues = append(c.queues, cq)
 	}
 	prev, replaced := cq.recs.Set(r)
+	c.marks.touch(k)
 	if !replaced {
 		c.size++
 		return 0
@@ -160,11 +180,12 @@ func (c *cache) add(r rec) model.LeaseID {
 // and returns the lease of the record it removed (0 when none): not
 // necessarily the one the caller's handle names.
 func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
-	cq := c.byKey[k]
+	cq := c.get(k)
 	if cq == nil {
 		return 0
 	}
 	if r, ok := cq.recs.Delete(offset); ok {
+		c.marks.touch(k)
 		c.size--
 		if invariants {
 			c.assertSize()
@@ -175,7 +196,7 @@ func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
 }
 
 func (c *cache) count(k qkey) int {
-	if cq := c.byKey[k]; cq != nil {
+	if cq := c.get(k); cq != nil {
 		return cq.recs.Len()
 	}
 	return 0
@@ -183,7 +204,7 @@ func (c *cache) count(k qkey) int {
 
 // minOffset is getMinOffsetInBuffer, -1 when the queue has no records.
 func (c *cache) minOffset(k qkey) int64 {
-	if cq := c.byKey[k]; cq != nil {
+	if cq := c.get(k); cq != nil {
 		if o, ok := cq.recs.Min(); ok {
 			return o
 		}
@@ -193,16 +214,17 @@ func (c *cache) minOffset(k qkey) int64 {
 
 // take removes a queue entirely and returns its records in offset order.
 func (c *cache) take(k qkey) []rec {
-	cq := c.byKey[k]
+	cq := c.get(k)
 	if cq == nil {
 		return nil
 	}
 	out := cq.recs.Values()
+	c.marks.touch(k)
 	c.size -= int64(len(out))
 	if invariants {
 		c.assertSize()
 	}
-	delete(c.byKey, k)
+	c.rows[k.pair][k.qid] = nil
 	for i, q := range c.queues {
 		if q == cq {
 			c.queues = append(c.queues[:i], c.queues[i+1:]...)
@@ -210,6 +232,19 @@ func (c *cache) take(k qkey) []rec {
 		}
 	}
 	return out
+}
+
+// put files cq as k's cached queue, growing the rows as needed.
+func (c *cache) put(k qkey, cq *cacheQueue) {
+	for int(k.pair) >= len(c.rows) {
+		c.rows = append(c.rows, nil)
+	}
+	r := c.rows[k.pair]
+	for int(k.qid) >= len(r) {
+		r = append(r, nil)
+	}
+	r[k.qid] = cq
+	c.rows[k.pair] = r
 }
 
 func (c *cache) full(limit int64) bool { return c.size > limit }
@@ -299,6 +334,9 @@ func (b *Broker) cleanupQueue(now clock.Time, cq *cacheQueue, res *CacheResult) 
 		if rv.failure.failed() {
 			res.Failures = append(res.Failures, rv.failure)
 		}
+	}
+	if len(staged) > 0 {
+		b.offsets.touch(cq.key) // its cached records changed (idle.go)
 	}
 	b.cleanupCommit(cq.key)
 }

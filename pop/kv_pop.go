@@ -57,27 +57,63 @@ func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 // threshold, a stage that only reads is done here: past a full batch it
 // adds the queue's backlog to restNum, and a caught-up queue is skipped.
 //
-// Queues marked idle (idle.go) are skipped, with what their stages would
-// have done done in bulk; a queue found idle after its stage is marked.
+// Queues marked idle, or quiet while the batch is not full (idle.go), are
+// skipped, with what their stages would have done done in bulk; a queue
+// found idle or quiet after its stage is marked.
 func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *topic, pair uint32, n int64, f *pfilter.Filter) {
 	rq := t.cfg.ReadQueueNums
 	row := b.offsets.slots(pair, rq) // stages touch only slots of this row below rq: it does not move
 	inline := !b.inflightThreshold()
 	if !b.skipsIdle(t) {
 		for i := range rq {
-			b.kvQueueStage(nowMs, ctx, t, pair, b.scanQueue(rq, n, i), row, inline, f)
+			qid := b.scanQueue(rq, n, i)
+			if !inline || !b.readOnlyStage(ctx, req, qkey{pair, qid}, &row[qid], t.queues[qid]) {
+				b.popStage(nowMs, req, ctx, req.Topic, t, pair, qid, f)
+			}
 		}
 		return
 	}
-	b.idleScan(ctx, t, pair, rq, n, func(qid int32) { b.kvQueueStage(nowMs, ctx, t, pair, qid, row, inline, f) })
+	// idleScan's loop, with the stage and the marks it leaves inline
+	idle, quiet := b.idleBits(pair, t, rq)
+	sc := b.newQueueScan(rq, n)
+	for pos := int32(0); ; {
+		marks := idle
+		if ctx.found < req.MaxMsgNums {
+			marks = quiet
+		}
+		at, qid, ok := sc.next(marks, pos)
+		b.skipIdle(ctx, at-pos)
+		if !ok {
+			return
+		}
+		switch k := (qkey{pair, qid}); b.kvQueueStage(nowMs, ctx, t, k, row, inline, f) {
+		case markedIdle:
+			b.offsets.markIdle(k)
+		case markedQuiet:
+			b.offsets.markQuiet(k)
+		}
+		pos = at + 1
+	}
 }
 
-// kvQueueStage is popAllQueues' stage on queue qid (slots row).
-func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, pair uint32, qid int32, row []slot, inline bool, f *pfilter.Filter) {
-	req := &ctx.req
-	if !inline || !b.readOnlyStage(ctx, req, qkey{pair, qid}, &row[qid], t.queues[qid]) {
-		b.popStage(nowMs, req, ctx, req.Topic, t, pair, qid, f)
+// kvQueueStage is popAllQueues' stage on queue k (slots row), and returns
+// the marks the queue deserves after it (queueMarks).
+func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, row []slot, inline bool, f *pfilter.Filter) int {
+	req, q, s := &ctx.req, t.queues[k.qid], &row[k.qid]
+	if inline && ctx.found < req.MaxMsgNums && b.caughtUp(k, s, q) {
+		// readOnlyStage on a caught-up queue, which it leaves quiet;
+		// kvIdle's further conditions given caughtUp and no in-flight
+		// threshold: the commit offset at the end, no cached record
+		b.stats.ReadCalls++ // the read upstream makes finds nothing
+		if s.commit == q.maxOffset() && (!b.cfg.EnablePopBufferMerge || b.cache.count(k) == 0) {
+			return markedIdle
+		}
+		return markedQuiet
 	}
+	if !inline || !b.readOnlyStage(ctx, req, k, s, q) {
+		b.popStage(nowMs, req, ctx, req.Topic, t, k.pair, k.qid, f)
+	}
+	return b.queueMarks(k, q)
 }
 
 // inflightThreshold reports that popStage may skip a queue for its cached
@@ -159,8 +195,7 @@ func (b *Broker) storeRecords(ctx *popContext) {
 	for i := range recs {
 		var l model.LeaseID
 		if toCache {
-			l = b.cache.add(recs[i])
-			b.offsets.touch(qkey{recs[i].pair, recs[i].qid})
+			l = b.cache.add(recs[i]) // which clears the queue's idle marks
 		} else {
 			l = b.index.putRef(&recs[i])
 			b.stats.RecordPuts++

@@ -43,6 +43,9 @@ type offsets struct {
 	// (idle.go): bit qid set means queue qid is idle. Every write access
 	// to a slot (at, row) clears its mark.
 	idle [][]uint64
+	// quiet[pair] marks the pair's quiet queues (idle.go), every idle one
+	// among them; same lengths as idle, cleared with it.
+	quiet [][]uint64
 }
 
 func newOffsets() offsets { return offsets{} }
@@ -84,6 +87,7 @@ func (o *offsets) slotFor(k qkey) *slot {
 func (o *offsets) row(pair uint32, n int32) []slot {
 	if int(pair) < len(o.idle) {
 		clear(o.idle[pair])
+		clear(o.quiet[pair])
 	}
 	return o.slots(pair, n)
 }

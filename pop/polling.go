@@ -1,9 +1,9 @@
 package pop
 
 import (
+	"fmt"
+	"slices"
 	"sort"
-
-	"github.com/tidwall/btree"
 
 	"popsim/clock"
 	pfilter "popsim/filter"
@@ -38,6 +38,7 @@ type suspended struct {
 	qk      qkey // key's pair and qid
 	req     PopRequest
 	ff      *pfilter.Filter // the request's subscription
+	at      int             // its index in polling.byTime's heap
 }
 
 // matches is the polling service's filter check of an arrival: the
@@ -55,8 +56,11 @@ type groupRef struct {
 // polling is PopLongPollingService: suspended requests per key, ordered by
 // (expired, sequence), with a per-key cap and a global cap.
 type polling struct {
-	byKey  map[qkey]*pollSet // each sorted by (expired, id)
-	byTime *btree.BTreeG[*suspended]
+	// sets[pair][qid+1] is key (pair, qid)'s set (qid -1: the all-queue
+	// key), sorted by (expired, id); nil until a request parks on it. Dense
+	// rows like the offsets', because every arrival looks up two keys.
+	sets   [][]*pollSet
+	byTime pollHeap
 	count  int
 	nextID uint64
 	// stopped: the service has been shut down (StopPolling); nothing is
@@ -84,8 +88,6 @@ func (p *polling) groupsOf(topic string) []groupRef {
 
 func newPolling() *polling {
 	return &polling{
-		byKey:       map[qkey]*pollSet{},
-		byTime:      btree.NewBTreeGOptions(suspendedLess, btree.Options{NoLocks: true}),
 		topicGroups: map[string][]groupRef{},
 	}
 }
@@ -96,7 +98,7 @@ func newPolling() *polling {
 // of all), so removing the head only advances head instead of shifting a
 // set that holds every parked consumer of a busy group; a new request
 // almost always expires last and is appended. An empty set stays in
-// byKey, its storage reused.
+// sets, its storage reused.
 type pollSet struct {
 	items []*suspended
 	head  int
@@ -118,6 +120,10 @@ func (ps *pollSet) insert(s *suspended) {
 		n := copy(ps.items, live)
 		clear(ps.items[n:])
 		ps.items, ps.head = ps.items[:n], 0
+	}
+	if i == len(live) {
+		ps.items = append(ps.items, s)
+		return
 	}
 	i += ps.head
 	ps.items = append(ps.items, nil)
@@ -148,8 +154,150 @@ func (ps *pollSet) remove(s *suspended) {
 
 // set returns key k's suspended requests in order (nil: none).
 func (p *polling) set(k qkey) []*suspended {
-	if ps := p.byKey[k]; ps != nil {
+	if ps := p.setOf(k); ps != nil {
 		return ps.live()
+	}
+	return nil
+}
+
+// setOf returns key k's set, nil when none was made.
+func (p *polling) setOf(k qkey) *pollSet {
+	if int(k.pair) < len(p.sets) {
+		if r, i := p.sets[k.pair], int(k.qid)+1; i >= 0 && i < len(r) {
+			return r[i]
+		}
+	}
+	return nil
+}
+
+// makeSet returns key k's set, making it if needed.
+func (p *polling) makeSet(k qkey) *pollSet {
+	if ps := p.setOf(k); ps != nil {
+		return ps
+	}
+	for int(k.pair) >= len(p.sets) {
+		p.sets = append(p.sets, nil)
+	}
+	r := p.sets[k.pair]
+	for int(k.qid)+1 >= len(r) {
+		r = append(r, nil)
+	}
+	ps := &pollSet{}
+	r[k.qid+1] = ps
+	p.sets[k.pair] = r
+	return ps
+}
+
+// pollHeap holds the suspended requests by (expired, id) (suspendedLess):
+// a binary min-heap in which each request knows its index (suspended.at),
+// so the earliest is at hand (expire, NextPollExpiry) and a woken request
+// leaves in O(log n). It used to be a B-tree, whose insert cost more than
+// the rest of a park; the ordered walks (drain, Disconnect,
+// CheckInvariants) are rare and sort a copy.
+type pollHeap struct{ items []*suspended }
+
+// Len is the number of requests.
+func (h *pollHeap) Len() int { return len(h.items) }
+
+// Min returns the earliest request.
+func (h *pollHeap) Min() (*suspended, bool) {
+	if len(h.items) == 0 {
+		return nil, false
+	}
+	return h.items[0], true
+}
+
+// Get returns s when the heap holds it.
+func (h *pollHeap) Get(s *suspended) (*suspended, bool) {
+	if s.at < 0 || s.at >= len(h.items) || h.items[s.at] != s {
+		return nil, false
+	}
+	return s, true
+}
+
+// Scan calls iter with every request in (expired, id) order while it
+// returns true; iter may remove requests.
+func (h *pollHeap) Scan(iter func(*suspended) bool) {
+	sorted := slices.Clone(h.items)
+	slices.SortFunc(sorted, func(a, b *suspended) int {
+		if suspendedLess(a, b) {
+			return -1
+		}
+		return 1 // ids are unique: no two requests are equal
+	})
+	for _, s := range sorted {
+		if !iter(s) {
+			return
+		}
+	}
+}
+
+// push adds s.
+func (h *pollHeap) push(s *suspended) {
+	h.items = append(h.items, s)
+	h.up(s, len(h.items)-1)
+}
+
+// remove takes s out; the heap must hold it.
+func (h *pollHeap) remove(s *suspended) {
+	i, n := s.at, len(h.items)-1
+	last := h.items[n]
+	h.items[n] = nil
+	h.items = h.items[:n]
+	if i < n {
+		if i > 0 && suspendedLess(last, h.items[(i-1)/2]) {
+			h.up(last, i)
+		} else {
+			h.down(last, i)
+		}
+	}
+	s.at = -1
+}
+
+// up files s at index i or above it.
+func (h *pollHeap) up(s *suspended, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !suspendedLess(s, h.items[p]) {
+			break
+		}
+		h.items[i] = h.items[p]
+		h.items[i].at = i
+		i = p
+	}
+	h.items[i], s.at = s, i
+}
+
+// down files s at index i or below it.
+func (h *pollHeap) down(s *suspended, i int) {
+	n := len(h.items)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && suspendedLess(h.items[r], h.items[c]) {
+			c = r
+		}
+		if !suspendedLess(h.items[c], s) {
+			break
+		}
+		h.items[i] = h.items[c]
+		h.items[i].at = i
+		i = c
+	}
+	h.items[i], s.at = s, i
+}
+
+// check verifies the heap order and every request's index.
+func (h *pollHeap) check() error {
+	for i, s := range h.items {
+		if s.at != i {
+			return fmt.Errorf("pop: invariant: suspended request %d at heap index %d thinks it is at %d", s.id, i, s.at)
+		}
+		if i > 0 && suspendedLess(s, h.items[(i-1)/2]) {
+			return fmt.Errorf("pop: invariant: suspended request %d expires before its heap parent", s.id)
+		}
 	}
 	return nil
 }
@@ -199,11 +347,7 @@ func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, 
 		return pollingTimeout, 0
 	}
 	k := qkey{pair, req.QueueID}
-	ps := p.byKey[k]
-	if ps == nil {
-		ps = &pollSet{}
-		p.byKey[k] = ps
-	}
+	ps := p.makeSet(k)
 	if len(ps.live()) > b.cfg.PopPollingSize {
 		return pollingFull, 0
 	}
@@ -211,7 +355,7 @@ func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, 
 	s := p.alloc()
 	*s = suspended{id: p.nextID, expired: expired, key: pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, qk: k, req: *req, ff: ff}
 	ps.insert(s)
-	p.byTime.Load(s) // appends when s expires last, as it almost always does
+	p.byTime.push(s)
 	p.count++
 	return pollingSuc, s.id
 }
@@ -236,12 +380,8 @@ func (p *polling) release(s *suspended) {
 }
 
 func (p *polling) remove(s *suspended) {
-	p.byKey[s.qk].remove(s)
-	if m, ok := p.byTime.Min(); ok && m == s {
-		p.byTime.PopMin()
-	} else {
-		p.byTime.Delete(s)
-	}
+	p.setOf(s.qk).remove(s)
+	p.byTime.remove(s)
 	p.count--
 }
 
@@ -249,18 +389,40 @@ func (p *polling) remove(s *suspended) {
 // if its filter accepts the arrival msg (or force is set; msg may then be
 // nil).
 func (p *polling) notifyKey(k qkey, msg *model.Message, force bool) (Wakeup, bool) {
-	set := p.set(k)
-	if len(set) == 0 {
+	s := p.wake(k, msg, force)
+	if s == nil {
 		return Wakeup{}, false
 	}
-	s := set[0]
-	if !force && !s.matches(msg) {
-		return Wakeup{}, false
-	}
-	p.remove(s)
 	w := Wakeup{ID: s.id, Request: s.req}
 	p.release(s)
 	return w, true
+}
+
+// appendWoken is notifyKey appending the wakeup, if any, to woken: no
+// Wakeup, a large struct, is copied on the way.
+func (p *polling) appendWoken(woken []Wakeup, k qkey, msg *model.Message, force bool) []Wakeup {
+	if s := p.wake(k, msg, force); s != nil {
+		woken = append(woken, Wakeup{})
+		w := &woken[len(woken)-1]
+		w.ID, w.Request = s.id, s.req
+		p.release(s)
+	}
+	return woken
+}
+
+// wake removes and returns the request notifyKey wakes, nil when none;
+// the caller releases it.
+func (p *polling) wake(k qkey, msg *model.Message, force bool) *suspended {
+	ps := p.setOf(k)
+	if ps == nil || ps.head == len(ps.items) {
+		return nil
+	}
+	s := ps.items[ps.head]
+	if !force && !s.matches(msg) {
+		return nil
+	}
+	p.remove(s)
+	return s
 }
 
 // expire removes and returns requests that timed out (now > expired - 50),
@@ -366,11 +528,8 @@ func (b *Broker) notifyArrival(woken []Wakeup, nowMs int64, msg *model.Message, 
 	}
 	force := msg.QueueOffset%b.cfg.PopLongPollingForceNotifyInterval == 0
 	for _, g := range gs {
-		for _, qid := range [2]int32{-1, msg.QueueID} {
-			if w, ok := b.polls.notifyKey(qkey{g.pair, qid}, msg, force); ok {
-				woken = append(woken, w)
-			}
-		}
+		woken = b.polls.appendWoken(woken, qkey{g.pair, -1}, msg, force)
+		woken = b.polls.appendWoken(woken, qkey{g.pair, msg.QueueID}, msg, force)
 	}
 	return woken
 }

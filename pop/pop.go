@@ -273,9 +273,7 @@ func (r *PopResult) addMessage(m *model.Message, shown string) *PoppedMessage {
 // (restNum > 0: "all-queue pops cannot notify specific-queue pops and the
 // reverse").
 func (b *Broker) notifyOwnKey(ctx *popContext) {
-	if w, ok := b.polls.notifyKey(qkey{ctx.pair, ctx.req.QueueID}, nil, true); ok {
-		ctx.res.Woken = append(ctx.res.Woken, w)
-	}
+	ctx.res.Woken = b.polls.appendWoken(ctx.res.Woken, qkey{ctx.pair, ctx.req.QueueID}, nil, true)
 }
 
 // initOffset is getInitOffset.
