@@ -73,24 +73,11 @@ func TestIdleQueuesSkipped(t *testing.T) {
 			if kv {
 				cfg = KVConfig()
 			}
-			b, err := New(cfg)
-			must(t, err)
 			const n = 200
-			must(t, b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: n, WriteQueueNums: n}))
-			must(t, b.CreateGroup(DefaultGroup("g")))
+			b := queuesBroker(t, cfg, n)
 			now := clock.Epoch
-			req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}
 			var res PopResult
-			pop := func() {
-				t.Helper()
-				reads := b.stats.ReadCalls
-				b.Pop(now, &req, &res)
-				must(t, b.CheckInvariants())
-				if got := b.stats.ReadCalls - reads; res.Status != PopFound && got < n {
-					t.Fatalf("an empty pop counted %d reads, want at least one per queue (%d)", got, n)
-				}
-				now = now.Add(clock.Millisecond)
-			}
+			pop := allQueuePopper(t, b, n, &now, &res)
 			pop()
 			pop()
 			pair, _ := b.names.lookup("g", "t")
@@ -115,7 +102,7 @@ func TestIdleQueuesSkipped(t *testing.T) {
 			if len(res.Messages) != 1 || res.Messages[0].Message.QueueID != 7 {
 				t.Fatalf("pop after the put: %v with %d messages, want the message of queue 7", res.Status, len(res.Messages))
 			}
-			_, err = b.ResetOffset("g", "t", 9, 0)
+			_, err := b.ResetOffset("g", "t", 9, 0)
 			must(t, err)
 			if b.offsets.isIdle(qkey{pair, 9}) {
 				t.Fatalf("a reset left its queue marked idle")
@@ -147,24 +134,11 @@ func (o *offsets) isQuiet(k qkey) bool {
 func TestQuietQueuesSkipped(t *testing.T) {
 	cfg := KVConfig()
 	cfg.EnablePopBufferMerge = true
-	b, err := New(cfg)
-	must(t, err)
 	const n = 70 // two bitmap words
-	must(t, b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: n, WriteQueueNums: n}))
-	must(t, b.CreateGroup(DefaultGroup("g")))
+	b := queuesBroker(t, cfg, n)
 	now := clock.Epoch
-	req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}
 	var res PopResult
-	pop := func() {
-		t.Helper()
-		reads := b.stats.ReadCalls
-		b.Pop(now, &req, &res)
-		must(t, b.CheckInvariants())
-		if got := b.stats.ReadCalls - reads; res.Status != PopFound && got < n {
-			t.Fatalf("an empty pop counted %d reads, want at least one per queue (%d)", got, n)
-		}
-		now = now.Add(clock.Millisecond)
-	}
+	pop := allQueuePopper(t, b, n, &now, &res)
 	pop()
 	b.Put(now, &model.Message{Topic: "t", QueueID: 66})
 	pop()
@@ -195,4 +169,30 @@ func TestQuietQueuesSkipped(t *testing.T) {
 	if !b.offsets.isIdle(k) {
 		t.Fatalf("the acked queue is not idle after two empty pops")
 	}
+}
+
+// allQueuePopper returns a pop of g on all n queues of t into res at *now,
+// which checks the invariants and that an empty pop counted a read per
+// queue, then moves *now on by a millisecond.
+func allQueuePopper(t *testing.T, b *Broker, n int32, now *clock.Time, res *PopResult) func() {
+	req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}
+	return func() {
+		t.Helper()
+		reads := b.stats.ReadCalls
+		b.Pop(*now, &req, res)
+		must(t, b.CheckInvariants())
+		if got := b.stats.ReadCalls - reads; res.Status != PopFound && got < int64(n) {
+			t.Fatalf("an empty pop counted %d reads, want at least one per queue (%d)", got, n)
+		}
+		*now = now.Add(clock.Millisecond)
+	}
+}
+
+// queuesBroker is a broker of cfg with topic t of n queues and group g.
+func queuesBroker(t *testing.T, cfg Config, n int32) *Broker {
+	b, err := New(cfg)
+	must(t, err)
+	must(t, b.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: n, WriteQueueNums: n}))
+	must(t, b.CreateGroup(DefaultGroup("g")))
+	return b
 }

@@ -248,29 +248,27 @@ func (b *Broker) checkIdle() error {
 
 // checkQuietMark verifies the quiet mark of a queue not marked idle.
 func (b *Broker) checkQuietMark(k qkey) error {
-	q := b.queueOf(k)
-	if q == nil {
-		return fmt.Errorf("pop: invariant: quiet mark on %s", b.describe(k))
-	}
-	if t := b.topics[b.names.pairs[k.pair].topic]; !slices.Contains(t.idlePairs, k.pair) {
-		return fmt.Errorf("pop: invariant: quiet mark on %s, whose pair is not registered on the topic", b.describe(k))
-	}
-	if !b.kvQuiet(k, q) {
-		return fmt.Errorf("pop: invariant: %s is marked quiet but is not caught up (offsets %+v, smallest cached offset %d)", b.describe(k), b.offsets.peek(k), b.cache.minOffset(k))
-	}
-	return nil
+	return b.checkMark(k, "quiet", b.kvQuiet, func() string {
+		return fmt.Sprintf("caught up (offsets %+v, smallest cached offset %d)", b.offsets.peek(k), b.cache.minOffset(k))
+	})
 }
 
 func (b *Broker) checkIdleMark(k qkey) error {
+	return b.checkMark(k, "idle", b.queueIdle, func() string { return fmt.Sprintf("idle (offsets %+v)", b.offsets.peek(k)) })
+}
+
+// checkMark verifies that queue k, marked as kind, exists, is registered
+// on its topic and is what holds says; want describes what it is not.
+func (b *Broker) checkMark(k qkey, kind string, holds func(qkey, *queue) bool, want func() string) error {
 	q := b.queueOf(k)
 	if q == nil {
-		return fmt.Errorf("pop: invariant: idle mark on %s", b.describe(k))
+		return fmt.Errorf("pop: invariant: %s mark on %s", kind, b.describe(k))
 	}
 	if t := b.topics[b.names.pairs[k.pair].topic]; !slices.Contains(t.idlePairs, k.pair) {
-		return fmt.Errorf("pop: invariant: idle mark on %s, whose pair is not registered on the topic", b.describe(k))
+		return fmt.Errorf("pop: invariant: %s mark on %s, whose pair is not registered on the topic", kind, b.describe(k))
 	}
-	if !b.queueIdle(k, q) {
-		return fmt.Errorf("pop: invariant: %s is marked idle but is not (offsets %+v)", b.describe(k), b.offsets.peek(k))
+	if !holds(k, q) {
+		return fmt.Errorf("pop: invariant: %s is marked %s but is not %s", b.describe(k), kind, want())
 	}
 	return nil
 }

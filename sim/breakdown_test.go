@@ -14,6 +14,14 @@ import (
 // result, so tests can read the meter's records.
 func runFinished(t *testing.T, cfg Config, opts RunOptions) (*sim, *Result) {
 	t.Helper()
+	s := newTestSim(t, cfg, opts)
+	return s, finishTestSim(t, s)
+}
+
+// newTestSim builds the simulator Run would build for cfg, not yet run,
+// so tests can change it first.
+func newTestSim(t *testing.T, cfg Config, opts RunOptions) *sim {
+	t.Helper()
 	c, err := cfg.WithDefaults().layout()
 	if err != nil {
 		t.Fatal(err)
@@ -23,6 +31,12 @@ func runFinished(t *testing.T, cfg Config, opts RunOptions) (*sim, *Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// finishTestSim runs s to its end and returns its result.
+func finishTestSim(t *testing.T, s *sim) *Result {
+	t.Helper()
 	if err := s.loop(); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +44,7 @@ func runFinished(t *testing.T, cfg Config, opts RunOptions) (*sim, *Result) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, r
+	return r
 }
 
 // Every measured message's parts add up to its end-to-end latency, its

@@ -13,15 +13,7 @@ func runReuse(t *testing.T, cfg Config, reuse bool) (trace string, violations, p
 	t.Helper()
 	defer func(old bool) { reuseRequests = old }(reuseRequests)
 	reuseRequests = reuse
-	c, err := cfg.WithDefaults().layout()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.sha256 = cfg.SHA256()
-	s, err := newSim(c, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestSim(t, cfg, RunOptions{})
 	if err := s.loop(); err != nil {
 		t.Fatal(err)
 	}

@@ -44,28 +44,13 @@ func TestReleaseReviveKeepsTheRun(t *testing.T) {
 // edit, and returns its result and how many messages it released.
 func runReleasing(t *testing.T, cfg Config, releasing func(*rocketMQ) bool, edit func(*rocketMQ)) (*Result, int) {
 	t.Helper()
-	c, err := cfg.WithDefaults().layout()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.sha256 = cfg.SHA256()
-	s, err := newSim(c, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestSim(t, cfg, RunOptions{})
 	a := s.eng.(*rocketMQ)
 	if !releasing(a) {
 		t.Fatal("the run is not releasable")
 	}
 	edit(a)
-	if err := s.loop(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, a.released
+	return finishTestSim(t, s), a.released
 }
 
 // sameRun fails unless the two runs' traces and summaries are the same.
