@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -220,10 +221,7 @@ func (h *pollHeap) Get(s *suspended) (*suspended, bool) {
 func (h *pollHeap) Scan(iter func(*suspended) bool) {
 	sorted := slices.Clone(h.items)
 	slices.SortFunc(sorted, func(a, b *suspended) int {
-		if suspendedLess(a, b) {
-			return -1
-		}
-		return 1 // ids are unique: no two requests are equal
+		return cmp.Or(cmp.Compare(a.expired, b.expired), cmp.Compare(a.id, b.id))
 	})
 	for _, s := range sorted {
 		if !iter(s) {
