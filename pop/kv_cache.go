@@ -235,17 +235,7 @@ func (c *cache) take(k qkey) []rec {
 }
 
 // put files cq as k's cached queue, growing the rows as needed.
-func (c *cache) put(k qkey, cq *cacheQueue) {
-	for int(k.pair) >= len(c.rows) {
-		c.rows = append(c.rows, nil)
-	}
-	r := c.rows[k.pair]
-	for int(k.qid) >= len(r) {
-		r = append(r, nil)
-	}
-	r[k.qid] = cq
-	c.rows[k.pair] = r
-}
+func (c *cache) put(k qkey, cq *cacheQueue) { *rowCell(&c.rows, k.pair, int(k.qid)) = cq }
 
 func (c *cache) full(limit int64) bool { return c.size > limit }
 

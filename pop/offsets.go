@@ -71,15 +71,7 @@ func (o *offsets) slotFor(k qkey) *slot {
 	if s := o.peek(k); s != nil {
 		return s
 	}
-	for int(k.pair) >= len(o.rows) {
-		o.rows = append(o.rows, nil)
-	}
-	r := o.rows[k.pair]
-	for int(k.qid) >= len(r) {
-		r = append(r, slot{})
-	}
-	o.rows[k.pair] = r
-	return &r[k.qid]
+	return rowCell(&o.rows, k.pair, int(k.qid))
 }
 
 // row returns pair's slots, at least n of them, for writing: none of the

@@ -176,16 +176,8 @@ func (p *polling) makeSet(k qkey) *pollSet {
 	if ps := p.setOf(k); ps != nil {
 		return ps
 	}
-	for int(k.pair) >= len(p.sets) {
-		p.sets = append(p.sets, nil)
-	}
-	r := p.sets[k.pair]
-	for int(k.qid)+1 >= len(r) {
-		r = append(r, nil)
-	}
 	ps := &pollSet{}
-	r[k.qid+1] = ps
-	p.sets[k.pair] = r
+	*rowCell(&p.sets, k.pair, int(k.qid)+1) = ps
 	return ps
 }
 
