@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"popsim/internal/bench"
-	"popsim/scenarios"
 	"popsim/sim"
 )
 
@@ -223,13 +222,7 @@ func smokeMeasure(cfg smokeConfig, progress io.Writer) ([]measurement, error) {
 // what `popsim run` runs.
 var simRuns = []simRun{
 	{"SimRun/default", func() (sim.Config, error) { return sim.DefaultConfig(), nil }},
-	{"SimRun/default-scenario", func() (sim.Config, error) {
-		s, err := scenarios.Builtin("default")
-		if err != nil {
-			return sim.Config{}, err
-		}
-		return s.Config(1), nil
-	}},
+	{"SimRun/default-scenario", func() (sim.Config, error) { return bench.BuiltinConfig("default") }},
 }
 
 // simRun is one run smoke measures: its case name and its configuration.

@@ -31,11 +31,21 @@ func SimRunHotTopic(b *testing.B, lat *Latency) { SimRunBuiltin(b, lat, "hot-top
 // SimRunBuiltin measures a built-in scenario at seed 1, with overrides
 // (tests shorten the run).
 func SimRunBuiltin(b *testing.B, lat *Latency, name string, overrides ...scenarios.Override) {
-	s, err := scenarios.Builtin(name, overrides...)
+	cfg, err := BuiltinConfig(name, overrides...)
 	if err != nil {
 		fatalf(b, "%v", err)
 	}
-	simRun(b, lat, s.Config(1))
+	simRun(b, lat, cfg)
+}
+
+// BuiltinConfig is the configuration the SimRun cases run for built-in
+// scenario name: its seed 1, with overrides.
+func BuiltinConfig(name string, overrides ...scenarios.Override) (sim.Config, error) {
+	s, err := scenarios.Builtin(name, overrides...)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	return s.Config(1), nil
 }
 
 func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
