@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 
 	"popsim/clock"
 	"popsim/model"
@@ -123,6 +124,10 @@ type Checker struct {
 	lastAt  clock.Time
 	seen    bool
 	done    bool
+	// floorSeq is the Seq an event must pass for ObserveEncoded to skip
+	// outOfOrder: the last event's, MinInt64 before the first, MaxInt64
+	// once finished.
+	floorSeq int64
 }
 
 // client is what the checker knows of one consumer.
@@ -166,12 +171,14 @@ func New(o Options) *Checker {
 		o.HistoryEvents = DefaultHistory
 	}
 	return &Checker{
-		opt:    o,
-		byName: map[string]int32{},
-		topics: map[string][]int32{},
-		wake:   newWakeup(o.WakeupSlack),
-		hist:   newHistory(o.HistoryEvents),
-		perInv: map[string]int{},
+		floorSeq: math.MinInt64,
+		leases:   leaseTable{w: newWindow[lease]()},
+		opt:      o,
+		byName:   map[string]int32{},
+		topics:   map[string][]int32{},
+		wake:     newWakeup(o.WakeupSlack),
+		hist:     newHistory(o.HistoryEvents),
+		perInv:   map[string]int{},
 		rep: Report{
 			DuplicatesByCause:   map[string]int64{},
 			DroppedByPolicy:     map[string]int64{},
@@ -189,17 +196,14 @@ func (c *Checker) Observe(e *model.Event) { c.ObserveEncoded(e, nil) }
 // (model's AppendBinary) at hand: bin, or nil. The checker's history
 // keeps a copy instead of encoding the event again.
 func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
-	if c.done {
-		panic("check: Observe after Finish")
-	}
-	if c.seen && (e.Seq <= c.lastSeq || e.At < c.lastAt) {
-		c.orderBroken(e)
+	if e.Seq <= c.floorSeq || e.At < c.lastAt {
+		c.outOfOrder(e) // the first event, one after Finish, or one out of order
 	}
 	if !receiveKind(e.Kind) {
 		c.hist.add(e, bin)
 	}
-	if w := &c.wake; w.head < len(w.obls) && w.obls[w.head].deadline < e.At {
-		w.expire(c, e.At) // mostly nothing is due: the call is skipped
+	if c.wake.due < e.At {
+		c.wake.expire(c, e.At) // mostly nothing is due: the call is skipped
 	}
 	c.cur = e
 	c.dispatch(e)
@@ -207,9 +211,22 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	if len(c.forgotten) > 0 {
 		c.recycle()
 	}
-	c.lastSeq, c.lastAt, c.seen = e.Seq, e.At, true
+	c.lastSeq, c.lastAt, c.seen, c.floorSeq = e.Seq, e.At, true, e.Seq
 	if c.tracked > c.rep.PeakTracked {
 		c.rep.PeakTracked = c.tracked
+	}
+}
+
+// outOfOrder is ObserveEncoded's check of e against the events before
+// it, reached when e's Seq or time fails the fast test there (floorSeq,
+// lastAt): a checker that has finished takes no more events, and e must
+// follow the last event observed.
+func (c *Checker) outOfOrder(e *model.Event) {
+	if c.done {
+		panic("check: Observe after Finish")
+	}
+	if c.seen && (e.Seq <= c.lastSeq || e.At < c.lastAt) {
+		c.orderBroken(e)
 	}
 }
 
@@ -315,7 +332,7 @@ func (c *Checker) Finish(f Final) Report {
 	if c.done {
 		panic("check: Finish called twice")
 	}
-	c.done = true
+	c.done, c.floorSeq = true, math.MaxInt64
 	if !f.Drained {
 		c.violate(InvNoDrain, c.lastSeq, nil, fmt.Sprintf("the simulator did not reach quiescence within its drain budget (trace ends at %v, event #%d)", c.lastAt, c.lastSeq))
 	}

@@ -100,19 +100,21 @@ func (h *history) bySeq(seq int64) (model.Event, bool) {
 // within 2^32 events after the first; then all of them move to wide.
 type seqRing struct {
 	first int64
-	last  [histPerMsg]uint32 // Seq - first, by position n % histPerMsg, while wide is nil
-	n     int
-	wide  *[histPerMsg]int64 // Seq by position, once a distance did not fit
+	last  [histPerMsg]uint32 // Seq - first, by slot, while wide is nil
+	// n counts the events noted, up to histPerMsg+1 (then the first has
+	// left the ring); pos is the slot of the next one.
+	n, pos int32
+	wide   *[histPerMsg]int64 // Seq by slot, once a distance did not fit
 }
 
 const histPerMsg = 24
 
-// at is the Seq of the i-th event noted (i within the last histPerMsg).
-func (r *seqRing) at(i int) int64 {
+// at is the Seq in slot k.
+func (r *seqRing) at(k int32) int64 {
 	if r.wide != nil {
-		return r.wide[uint(i)%histPerMsg]
+		return r.wide[k]
 	}
-	return r.first + int64(r.last[uint(i)%histPerMsg])
+	return r.first + int64(r.last[k])
 }
 
 // add notes seq as the next event.
@@ -120,10 +122,10 @@ func (r *seqRing) add(seq int64) {
 	if r.n == 0 {
 		r.first = seq
 	}
-	k := uint(r.n) % histPerMsg // n >= 0: the unsigned remainder is cheaper
-	r.n++
+	k := r.pos
+	r.step()
 	if r.wide == nil {
-		if d := seq - r.first; d >= 0 && d <= math.MaxUint32 {
+		if d := seq - r.first; uint64(d) <= math.MaxUint32 {
 			r.last[k] = uint32(d)
 			return
 		}
@@ -136,6 +138,24 @@ func (r *seqRing) add(seq int64) {
 	r.wide[k] = seq
 }
 
+// step moves to the next slot and counts the event there.
+func (r *seqRing) step() {
+	if r.pos++; r.pos == histPerMsg {
+		r.pos = 0
+	}
+	if r.n <= histPerMsg {
+		r.n++
+	}
+}
+
+// prev is the slot of the latest event (the ring holds one).
+func (r *seqRing) prev() int32 {
+	if r.pos == 0 {
+		return histPerMsg - 1
+	}
+	return r.pos - 1
+}
+
 // seqList is the first event's Seq when it left the ring, then the
 // ring's, oldest first.
 func (r *seqRing) seqList() []int64 {
@@ -143,19 +163,34 @@ func (r *seqRing) seqList() []int64 {
 	if r.n > histPerMsg {
 		seqs = append(seqs, r.first)
 	}
-	for i := max(r.n-histPerMsg, 0); i < r.n; i++ {
-		seqs = append(seqs, r.at(i))
+	kept := min(r.n, histPerMsg)
+	k := (r.pos - kept + histPerMsg) % histPerMsg
+	for range kept {
+		seqs = append(seqs, r.at(k))
+		if k++; k == histPerMsg {
+			k = 0
+		}
 	}
 	return seqs
 }
 
-// note records that e concerns the message.
+// note records that e concerns the message, once: an event that names it
+// twice is noted at its first mention. The common case (a distance from
+// the first that fits in 32 bits) is done here without a call.
 func (m *msgState) note(e *model.Event) {
 	r := &m.seqs
-	if r.n > 0 && r.at(r.n-1) == e.Seq {
+	d := e.Seq - r.first
+	if r.n == 0 || r.wide != nil || uint64(d) > math.MaxUint32 {
+		if r.n == 0 || r.at(r.prev()) != e.Seq {
+			r.add(e.Seq)
+		}
 		return
 	}
-	r.add(e.Seq)
+	if r.last[r.prev()] == uint32(d) {
+		return
+	}
+	r.last[r.pos] = uint32(d)
+	r.step()
 }
 
 // lines returns the message's remembered events as text.

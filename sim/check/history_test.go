@@ -76,3 +76,37 @@ func TestSeqRingKeepsFirstAndLast(t *testing.T) {
 		}
 	}
 }
+
+// note keeps an event once however often it names the message in a row,
+// and otherwise keeps what add keeps, on both of the ring's forms.
+func TestNoteSkipsRepeats(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for round := 0; round < 500; round++ {
+		var m msgState
+		var all []int64
+		seq := r.Int64N(1 << 40)
+		for i, n := 0, 1+r.IntN(80); i < n; i++ {
+			switch r.IntN(20) {
+			case 0:
+				seq += 1<<32 + r.Int64N(1<<33)
+			case 1:
+				seq -= r.Int64N(100)
+			case 2, 3, 4:
+				// the same event again
+			default:
+				seq += 1 + r.Int64N(1000)
+			}
+			m.note(&model.Event{Seq: seq})
+			if len(all) == 0 || all[len(all)-1] != seq {
+				all = append(all, seq)
+			}
+		}
+		want := all[max(len(all)-histPerMsg, 0):]
+		if len(all) > histPerMsg {
+			want = append([]int64{all[0]}, want...)
+		}
+		if got := m.seqs.seqList(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: seqList = %v, want %v", round, got, want)
+		}
+	}
+}

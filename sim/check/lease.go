@@ -93,20 +93,13 @@ type leaseTable struct {
 	w window[lease]
 }
 
+// get is the lease id if it is held (New makes the table's window).
 func (t *leaseTable) get(id model.LeaseID) *lease {
-	if t.w.gone == nil {
-		t.w = newWindow[lease]()
-	}
 	l, _ := t.w.get(uint64(id))
 	return l
 }
 
-func (t *leaseTable) put(l *lease) {
-	if t.w.gone == nil {
-		t.w = newWindow[lease]()
-	}
-	t.w.put(uint64(l.id), l)
-}
+func (t *leaseTable) put(l *lease) { t.w.put(uint64(l.id), l) }
 
 func (t *leaseTable) forget(l *lease) { t.w.forget(uint64(l.id), t.w.top) }
 

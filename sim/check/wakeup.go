@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -82,6 +83,9 @@ type wakeup struct {
 	last []lastWait
 	obls []obligation
 	head int
+	// due is the deadline of obls[head], the first to be judged; the
+	// latest time when none is queued.
+	due clock.Time
 }
 
 // lastWait is a group's last topicWait found, and its topic.
@@ -101,7 +105,7 @@ type waitClient struct {
 }
 
 func newWakeup(slack clock.Duration) wakeup {
-	return wakeup{slack: slack, topics: map[waitKey]*topicWait{}}
+	return wakeup{slack: slack, topics: map[waitKey]*topicWait{}, due: math.MaxInt64}
 }
 
 // client is the client's entry, growing the table as needed. The pointer
@@ -308,6 +312,9 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	if t == nil || t.paused > 0 || !(t.all > 0 || !copyElsewhere && t.byQueue[p.queue] > 0) {
 		return
 	}
+	if w.head == len(w.obls) {
+		w.due = e.At.Add(w.slack)
+	}
 	w.obls = append(w.obls, obligation{w: t, gen: t.gen, key: k, msg: m.id, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack), oq: c.orderQueueOf(m, e)})
 }
 
@@ -331,6 +338,10 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 	if w.head > 1024 && w.head*2 > len(w.obls) {
 		w.obls = append(w.obls[:0], w.obls[w.head:]...)
 		w.head = 0
+	}
+	w.due = math.MaxInt64
+	if w.head < len(w.obls) {
+		w.due = w.obls[w.head].deadline
 	}
 }
 
