@@ -106,8 +106,7 @@ type Checker struct {
 	ownerList  []*owners // pullOwners' values in first-use order
 	wake       wakeup
 	hist       history
-	order      orderBook    // orderly groups' queues (order.go)
-	cur        *model.Event // the event being dispatched
+	order      orderBook // orderly groups' queues (order.go)
 
 	viol   []model.Violation
 	perInv map[string]int
@@ -205,9 +204,7 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	if c.wake.due < e.At {
 		c.wake.expire(c, e.At) // mostly nothing is due: the call is skipped
 	}
-	c.cur = e
 	c.dispatch(e)
-	c.cur = nil
 	if len(c.forgotten) > 0 {
 		c.recycle()
 	}

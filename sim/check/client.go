@@ -274,7 +274,7 @@ func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 		if e.Code == 0 && e.Ended != 0 {
 			if x := c.leases.get(e.Ended); x != nil && x.m == l.m && !x.ended {
 				x.settledByClient = true
-				c.end(x, e.Kind)
+				c.end(x, e)
 				c.maybeForget(x.m)
 			}
 		}
@@ -297,7 +297,7 @@ func (c *Checker) removedByForgotten(e *model.Event) {
 	if x := c.leases.get(e.Ended); x != nil && !x.ended {
 		x.m.note(e)
 		x.settledByClient = true
-		c.end(x, e.Kind)
+		c.end(x, e)
 		c.maybeForget(x.m)
 	}
 }
@@ -387,7 +387,7 @@ func (c *Checker) removed(l *lease, e *model.Event) {
 		l.settledByClient = true
 	}
 	x.settledByClient = true
-	c.end(x, e.Kind)
+	c.end(x, e)
 }
 
 // onRenewed: the engine answered a renewal with a new lease (Next) and the
@@ -551,7 +551,7 @@ func (c *Checker) onPolicy(e *model.Event) {
 		m.tokens = m.tokens[:0]
 		if l != nil {
 			l.deadLettered = true
-			c.end(l, e.Kind)
+			c.end(l, e)
 		}
 	}
 	c.maybeForget(m)
@@ -562,6 +562,9 @@ func (c *Checker) onPolicy(e *model.Event) {
 // still on its way to it.
 func (c *Checker) onReceiveAnswer(e *model.Event) {
 	cl := c.clientOf(e)
+	if len(cl.pending) == 0 {
+		return
+	}
 	for _, l := range cl.pending {
 		if l.awaiting && e.Kind == model.EvReceiveLost {
 			l.awaiting = false
@@ -579,7 +582,9 @@ func (c *Checker) onReceiveAnswer(e *model.Event) {
 			out = append(out, l) // delivered right after this event
 		}
 	}
-	clear(cl.pending[len(out):])
+	if len(out) < len(cl.pending) {
+		clear(cl.pending[len(out):])
+	}
 	cl.pending = out
 }
 

@@ -147,8 +147,10 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 	places, tokens, leases, lines, gen := m.places, m.tokens, m.leases, m.lines, m.gen
 	// The record's own buffers are cleared with it (below); storage grown
 	// off it is cleared here.
+	// Places, leases and lines only grow while a record is in use, so
+	// what lies past their length was cleared before; tokens also shrink.
 	if cap(places) > len(m.placeBuf) {
-		clear(places[:cap(places)])
+		clear(places)
 	} else {
 		places = m.placeBuf[:0]
 	}
@@ -158,12 +160,12 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 		tokens = m.tokenBuf[:0]
 	}
 	if cap(leases) > len(m.leaseBuf) {
-		clear(leases[:cap(leases)])
+		clear(leases)
 	} else {
 		leases = m.leaseBuf[:0]
 	}
 	if cap(lines) > len(m.lineBuf) {
-		clear(lines[:cap(lines)])
+		clear(lines)
 	} else {
 		lines = m.lineBuf[:0]
 	}
@@ -395,6 +397,11 @@ func (m *msgState) addToken(p place, ln int32, prev *lease, cause string) *token
 
 // takeToken removes and returns the token at place index i (the oldest).
 func (m *msgState) takeToken(i int) (token, bool) {
+	if len(m.tokens) == 1 && int(m.tokens[0].at) == i { // the common case: no copy down
+		t := m.tokens[0]
+		m.tokens = m.tokens[:0]
+		return t, true
+	}
 	for k, t := range m.tokens {
 		if int(t.at) == i {
 			m.tokens = append(m.tokens[:k], m.tokens[k+1:]...)
