@@ -150,7 +150,7 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 	// Places, leases and lines only grow while a record is in use, so
 	// what lies past their length was cleared before; tokens also shrink.
 	if cap(places) > len(m.placeBuf) {
-		clear(places)
+		clearFew(places)
 	} else {
 		places = m.placeBuf[:0]
 	}
@@ -160,12 +160,12 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 		tokens = m.tokenBuf[:0]
 	}
 	if cap(leases) > len(m.leaseBuf) {
-		clear(leases)
+		clearFew(leases)
 	} else {
 		leases = m.leaseBuf[:0]
 	}
 	if cap(lines) > len(m.lineBuf) {
-		clear(lines)
+		clearFew(lines)
 	} else {
 		lines = m.lineBuf[:0]
 	}
@@ -176,6 +176,15 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 	m.firstLease.m, m.firstDlv.m = m, m
 	m.places, m.tokens, m.leases = places[:0], tokens[:0], leases[:0]
 	m.lines = append(lines[:0], line{origin: causeFirst})
+}
+
+// clearFew zeroes s, which holds an element or two: element by element,
+// cheaper for so few than the runtime's bulk clear that clear calls.
+func clearFew[T any](s []T) {
+	var zero T
+	for i := 0; i < len(s); i++ {
+		s[i] = zero
+	}
 }
 
 // place is a location: topic, queue, offset.
