@@ -41,8 +41,28 @@ func newHistory(size int) history {
 	return history{size: size}
 }
 
-// add keeps e, whose binary form is bin (nil: encoded here).
+// add keeps e, whose binary form is bin (nil: encoded here). The common
+// case (bin given, room in the current block) is done here; the rest in
+// addSlow, kept out of line so that this stays short.
 func (h *history) add(e *model.Event, bin []byte) {
+	j := uint64(h.n) % histBlock
+	b := h.cur
+	if j == 0 || bin == nil || len(bin) > cap(b.buf)-len(b.buf) {
+		h.addSlow(e, bin)
+		return
+	}
+	n := len(b.buf)
+	b.buf = b.buf[:n+len(bin)]
+	copy(b.buf[n:], bin)
+	b.seqs[j] = e.Seq
+	b.ends[j] = int32(len(b.buf))
+	h.n++
+}
+
+// addSlow is add starting a block, encoding e, or growing the block.
+//
+//go:noinline
+func (h *history) addSlow(e *model.Event, bin []byte) {
 	j := uint64(h.n) % histBlock
 	if j == 0 {
 		h.next()
