@@ -198,7 +198,9 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	if e.Seq <= c.floorSeq || e.At < c.lastAt {
 		c.outOfOrder(e) // the first event, one after Finish, or one out of order
 	}
-	if !receiveKind(e.Kind) {
+	if c.hist.peek != nil {
+		c.hist.addShared(e, bin)
+	} else if !receiveKind(e.Kind) {
 		c.hist.add(e, bin)
 	}
 	if c.wake.due < e.At {
@@ -225,6 +227,37 @@ func (c *Checker) outOfOrder(e *model.Event) {
 	if c.seen && (e.Seq <= c.lastSeq || e.At < c.lastAt) {
 		c.orderBroken(e)
 	}
+}
+
+// ShareBuffer tells the checker that its caller writes the binary form
+// of every event it observes (ObserveEncoded's bin) into a buffer of its
+// own, back to back in the order observed, and does not reuse the buffer
+// before handing it over (Seal): the history then keeps no copy. open
+// returns that buffer as it is now. Call it before the first event.
+func (c *Checker) ShareBuffer(open func() []byte) {
+	if c.seen {
+		panic("check: ShareBuffer after the first event")
+	}
+	c.hist.peek = open
+}
+
+// Seal takes buf, the shared buffer (ShareBuffer), which the caller is
+// done with, for the history, and returns the empty buffer, with room
+// for at least room bytes, that the caller writes the next events' binary
+// forms into: one the history no longer needs, or a new one. An empty buf
+// is returned as it is.
+func (c *Checker) Seal(buf []byte, room int) []byte {
+	if c.hist.peek == nil {
+		panic("check: Seal of a checker that shares no buffer")
+	}
+	if len(buf) == 0 {
+		return buf
+	}
+	if len(c.hist.chunks) == 0 {
+		c.hist.start()
+	}
+	c.hist.seal(buf)
+	return c.hist.fresh(room)
 }
 
 // orderBroken reports e, which follows the last event with a lower or
