@@ -583,7 +583,7 @@ func (c *Checker) onReceiveAnswer(e *model.Event) {
 		}
 	}
 	if len(out) < len(cl.pending) {
-		clear(cl.pending[len(out):])
+		clearFew(cl.pending[len(out):])
 	}
 	cl.pending = out
 }

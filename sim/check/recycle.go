@@ -64,7 +64,7 @@ func dropLeasesOf(ls []*lease, m *msgState) []*lease {
 				out = append(out, x)
 			}
 		}
-		clear(ls[len(out):])
+		clearFew(ls[len(out):]) // one lease, mostly
 		return out
 	}
 	return ls
