@@ -108,6 +108,12 @@ func (c *Checker) lookupDelivery(e *model.Event) (*lease, *delivery) {
 	if l == nil {
 		return nil, nil
 	}
+	return c.delivered(l, e)
+}
+
+// delivered is the delivery of l, the lease client event e names and was
+// given (clientLease).
+func (c *Checker) delivered(l *lease, e *model.Event) (*lease, *delivery) {
 	if l.dlv == nil {
 		c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s of lease %d, which it was never delivered", e.Client, e.Kind, l.id))
 		return nil, nil
@@ -126,15 +132,17 @@ func (c *Checker) onConsumeEnd(e *model.Event) {
 	if d == nil {
 		return
 	}
-	defer c.release(l.m, d)
+	m := l.m
 	if !e.Reason.Consumed() {
 		d.failed = true
+		c.release(m, d)
 		return
 	}
 	d.ok = true
 	cur := d.lastLease // the client's consumption follows its renewals
-	c.success(l.m, cur.line, dupCause(cur))
-	c.commit(l.m, e.Reason)
+	c.success(m, cur.line, dupCause(cur))
+	c.commit(m, e.Reason)
+	c.release(m, d) // last: it may forget the message
 }
 
 // commit records whether a successful consumption's application commit
@@ -263,8 +271,9 @@ func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 		c.removedByForgotten(e)
 		return c.lookupDelivery(e)
 	}
-	if l.client == e.Client {
-		return c.lookupDelivery(e)
+	if l.client == e.Client { // lookupDelivery, with l found already
+		l.m.note(e)
+		return c.delivered(l, e)
 	}
 	l.m.note(e)
 	if l.reopened != "" && l.client < 0 {
@@ -376,7 +385,10 @@ func (c *Checker) removed(l *lease, e *model.Event) {
 		}
 		return
 	}
-	x := c.leases.get(e.Ended)
+	x := l // l is held: it was found for this event
+	if e.Ended != l.id {
+		x = c.leases.get(e.Ended)
+	}
 	if x == nil || x.m != l.m {
 		c.violate(InvTraceForm, e.Seq, l.m, fmt.Sprintf("%s of lease %d removed lease %d, which is not a lease of message %d", e.Kind, l.id, e.Ended, l.m.id))
 		return
