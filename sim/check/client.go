@@ -115,10 +115,16 @@ func (c *Checker) lookupDelivery(e *model.Event) (*lease, *delivery) {
 // given (clientLease).
 func (c *Checker) delivered(l *lease, e *model.Event) (*lease, *delivery) {
 	if l.dlv == nil {
-		c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s of lease %d, which it was never delivered", e.Client, e.Kind, l.id))
+		c.neverDelivered(l, e)
 		return nil, nil
 	}
 	return l, l.dlv
+}
+
+// neverDelivered reports client event e on lease l, which its client was
+// lent and never given.
+func (c *Checker) neverDelivered(l *lease, e *model.Event) {
+	c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s of lease %d, which it was never delivered", e.Client, e.Kind, l.id))
 }
 
 // onConsumeEnd counts a success, and a duplicate when the group had
