@@ -10,6 +10,16 @@ import (
 // it; anything else is an ack-location violation.
 func (c *Checker) clientLease(e *model.Event) *lease {
 	l := c.leases.get(e.Lease)
+	if l == nil || l.client != e.Client {
+		return c.otherLease(l, e)
+	}
+	l.m.note(e)
+	return l
+}
+
+// otherLease is clientLease when the lease e names, l, is not held (nil)
+// or was lent to another client.
+func (c *Checker) otherLease(l *lease, e *model.Event) *lease {
 	if l == nil {
 		if _, forgotten := c.leases.w.get(uint64(e.Lease)); forgotten {
 			return nil // a late word about a settled message: nothing to judge
@@ -18,14 +28,11 @@ func (c *Checker) clientLease(e *model.Event) *lease {
 		return nil
 	}
 	l.m.note(e)
-	if l.client != e.Client {
-		if l.reopened != "" && l.client < 0 {
-			return nil // a late word about a lease a restart reopened after the checker forgot it
-		}
-		c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
-		return nil
+	if l.reopened != "" && l.client < 0 {
+		return nil // a late word about a lease a restart reopened after the checker forgot it
 	}
-	return l
+	c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
+	return nil
 }
 
 // onDeliver: the client has the message. Pull deliveries carry no lease.
