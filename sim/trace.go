@@ -11,9 +11,14 @@ import (
 	"popsim/model"
 )
 
-// hashChunk is how many bytes of binary trace the tracer buffers before it
-// hashes them.
-const hashChunk = 64 << 10
+// hashChunk is the room of the tracer's buffer of binary trace: it
+// hashes the buffer once fewer than hashSlack bytes are left (an event
+// takes 30 to 60). A whole number of pages: the checker's history keeps
+// the buffers (flushHash).
+const (
+	hashChunk = 64 << 10
+	hashSlack = 512
+)
 
 // tracer numbers trace events, hashes their binary form and hands them to
 // the checker and, when asked, to a writer (as text) and to memory. It
@@ -44,7 +49,7 @@ type tracer struct {
 }
 
 func newTracer(w io.Writer, keep bool, obs *sim) *tracer {
-	t := &tracer{h: sha256.New(), keep: keep, obs: obs, bin: make([]byte, 0, hashChunk+512), text: make([]byte, 0, 256), capLo: -1, capHi: -1}
+	t := &tracer{h: sha256.New(), keep: keep, obs: obs, bin: make([]byte, 0, hashChunk), text: make([]byte, 0, 256), capLo: -1, capHi: -1}
 	if w != nil {
 		t.w = bufio.NewWriterSize(w, 64<<10)
 	}
@@ -73,7 +78,7 @@ func (t *tracer) emit(e *model.Event) {
 	start := len(t.bin)
 	t.bin = e.AppendBinary(t.bin)
 	bin := t.bin[start:] // hashing keeps the bytes until the next event
-	if len(t.bin) >= hashChunk {
+	if len(t.bin) >= hashChunk-hashSlack {
 		t.flushHash()
 	}
 	if t.extra {
@@ -109,8 +114,15 @@ func (t *tracer) emitExtra(e *model.Event) {
 	}
 }
 
+// flushHash hashes the buffered events. The checker's history shares
+// the buffer (check.Checker.ShareBuffer): it takes the hashed events over
+// and hands back a buffer it no longer needs.
 func (t *tracer) flushHash() {
 	t.h.Write(t.bin)
+	if t.obs != nil {
+		t.bin = t.obs.chk.Seal(t.bin, hashChunk)
+		return
+	}
 	t.bin = t.bin[:0]
 }
 

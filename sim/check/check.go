@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 
 	"popsim/clock"
 	"popsim/model"
@@ -105,8 +106,7 @@ type Checker struct {
 	ownerList  []*owners // pullOwners' values in first-use order
 	wake       wakeup
 	hist       history
-	order      orderBook    // orderly groups' queues (order.go)
-	cur        *model.Event // the event being dispatched
+	order      orderBook // orderly groups' queues (order.go)
 
 	viol   []model.Violation
 	perInv map[string]int
@@ -123,6 +123,10 @@ type Checker struct {
 	lastAt  clock.Time
 	seen    bool
 	done    bool
+	// floorSeq is the Seq an event must pass for ObserveEncoded to skip
+	// outOfOrder: the last event's, MinInt64 before the first, MaxInt64
+	// once finished.
+	floorSeq int64
 }
 
 // client is what the checker knows of one consumer.
@@ -166,12 +170,14 @@ func New(o Options) *Checker {
 		o.HistoryEvents = DefaultHistory
 	}
 	return &Checker{
-		opt:    o,
-		byName: map[string]int32{},
-		topics: map[string][]int32{},
-		wake:   newWakeup(o.WakeupSlack),
-		hist:   newHistory(o.HistoryEvents),
-		perInv: map[string]int{},
+		floorSeq: math.MinInt64,
+		leases:   leaseTable{w: newWindow[lease]()},
+		opt:      o,
+		byName:   map[string]int32{},
+		topics:   map[string][]int32{},
+		wake:     newWakeup(o.WakeupSlack),
+		hist:     newHistory(o.HistoryEvents),
+		perInv:   map[string]int{},
 		rep: Report{
 			DuplicatesByCause:   map[string]int64{},
 			DroppedByPolicy:     map[string]int64{},
@@ -189,28 +195,69 @@ func (c *Checker) Observe(e *model.Event) { c.ObserveEncoded(e, nil) }
 // (model's AppendBinary) at hand: bin, or nil. The checker's history
 // keeps a copy instead of encoding the event again.
 func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
+	if e.Seq <= c.floorSeq || e.At < c.lastAt {
+		c.outOfOrder(e) // the first event, one after Finish, or one out of order
+	}
+	if c.hist.peek != nil {
+		c.hist.addShared(e, bin)
+	} else if !receiveKind(e.Kind) {
+		c.hist.add(e, bin)
+	}
+	if c.wake.due < e.At {
+		c.wake.expire(c, e.At) // mostly nothing is due: the call is skipped
+	}
+	c.dispatch(e)
+	if len(c.forgotten) > 0 {
+		c.recycle()
+	}
+	c.lastSeq, c.lastAt, c.seen, c.floorSeq = e.Seq, e.At, true, e.Seq
+	if c.tracked > c.rep.PeakTracked {
+		c.rep.PeakTracked = c.tracked
+	}
+}
+
+// outOfOrder is ObserveEncoded's check of e against the events before
+// it, reached when e's Seq or time fails the fast test there (floorSeq,
+// lastAt): a checker that has finished takes no more events, and e must
+// follow the last event observed.
+func (c *Checker) outOfOrder(e *model.Event) {
 	if c.done {
 		panic("check: Observe after Finish")
 	}
 	if c.seen && (e.Seq <= c.lastSeq || e.At < c.lastAt) {
 		c.orderBroken(e)
 	}
-	if !receiveKind(e.Kind) {
-		c.hist.add(e, bin)
+}
+
+// ShareBuffer tells the checker that its caller writes the binary form
+// of every event it observes (ObserveEncoded's bin) into a buffer of its
+// own, back to back in the order observed, and does not reuse the buffer
+// before handing it over (Seal): the history then keeps no copy. open
+// returns that buffer as it is now. Call it before the first event.
+func (c *Checker) ShareBuffer(open func() []byte) {
+	if c.seen {
+		panic("check: ShareBuffer after the first event")
 	}
-	if w := &c.wake; w.head < len(w.obls) && w.obls[w.head].deadline < e.At {
-		w.expire(c, e.At) // mostly nothing is due: the call is skipped
+	c.hist.peek = open
+}
+
+// Seal takes buf, the shared buffer (ShareBuffer), which the caller is
+// done with, for the history, and returns the empty buffer, with room
+// for at least room bytes, that the caller writes the next events' binary
+// forms into: one the history no longer needs, or a new one. An empty buf
+// is returned as it is.
+func (c *Checker) Seal(buf []byte, room int) []byte {
+	if c.hist.peek == nil {
+		panic("check: Seal of a checker that shares no buffer")
 	}
-	c.cur = e
-	c.dispatch(e)
-	c.cur = nil
-	if len(c.forgotten) > 0 {
-		c.recycle()
+	if len(buf) == 0 {
+		return buf
 	}
-	c.lastSeq, c.lastAt, c.seen = e.Seq, e.At, true
-	if c.tracked > c.rep.PeakTracked {
-		c.rep.PeakTracked = c.tracked
+	if len(c.hist.chunks) == 0 {
+		c.hist.start()
 	}
+	c.hist.seal(buf)
+	return c.hist.fresh(room)
 }
 
 // orderBroken reports e, which follows the last event with a lower or
@@ -315,7 +362,7 @@ func (c *Checker) Finish(f Final) Report {
 	if c.done {
 		panic("check: Finish called twice")
 	}
-	c.done = true
+	c.done, c.floorSeq = true, math.MaxInt64
 	if !f.Drained {
 		c.violate(InvNoDrain, c.lastSeq, nil, fmt.Sprintf("the simulator did not reach quiescence within its drain budget (trace ends at %v, event #%d)", c.lastAt, c.lastSeq))
 	}

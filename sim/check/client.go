@@ -10,6 +10,16 @@ import (
 // it; anything else is an ack-location violation.
 func (c *Checker) clientLease(e *model.Event) *lease {
 	l := c.leases.get(e.Lease)
+	if l == nil || l.client != e.Client {
+		return c.otherLease(l, e)
+	}
+	l.m.note(e)
+	return l
+}
+
+// otherLease is clientLease when the lease e names, l, is not held (nil)
+// or was lent to another client.
+func (c *Checker) otherLease(l *lease, e *model.Event) *lease {
 	if l == nil {
 		if _, forgotten := c.leases.w.get(uint64(e.Lease)); forgotten {
 			return nil // a late word about a settled message: nothing to judge
@@ -18,14 +28,11 @@ func (c *Checker) clientLease(e *model.Event) *lease {
 		return nil
 	}
 	l.m.note(e)
-	if l.client != e.Client {
-		if l.reopened != "" && l.client < 0 {
-			return nil // a late word about a lease a restart reopened after the checker forgot it
-		}
-		c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
-		return nil
+	if l.reopened != "" && l.client < 0 {
+		return nil // a late word about a lease a restart reopened after the checker forgot it
 	}
-	return l
+	c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s names lease %d, which was lent to client %d", e.Client, e.Kind, l.id, l.client))
+	return nil
 }
 
 // onDeliver: the client has the message. Pull deliveries carry no lease.
@@ -108,11 +115,23 @@ func (c *Checker) lookupDelivery(e *model.Event) (*lease, *delivery) {
 	if l == nil {
 		return nil, nil
 	}
+	return c.delivered(l, e)
+}
+
+// delivered is the delivery of l, the lease client event e names and was
+// given (clientLease).
+func (c *Checker) delivered(l *lease, e *model.Event) (*lease, *delivery) {
 	if l.dlv == nil {
-		c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s of lease %d, which it was never delivered", e.Client, e.Kind, l.id))
+		c.neverDelivered(l, e)
 		return nil, nil
 	}
 	return l, l.dlv
+}
+
+// neverDelivered reports client event e on lease l, which its client was
+// lent and never given.
+func (c *Checker) neverDelivered(l *lease, e *model.Event) {
+	c.violate(InvAckLocation, e.Seq, l.m, fmt.Sprintf("client %d: %s of lease %d, which it was never delivered", e.Client, e.Kind, l.id))
 }
 
 // onConsumeEnd counts a success, and a duplicate when the group had
@@ -126,15 +145,17 @@ func (c *Checker) onConsumeEnd(e *model.Event) {
 	if d == nil {
 		return
 	}
-	defer c.release(l.m, d)
+	m := l.m
 	if !e.Reason.Consumed() {
 		d.failed = true
+		c.release(m, d)
 		return
 	}
 	d.ok = true
 	cur := d.lastLease // the client's consumption follows its renewals
-	c.success(l.m, cur.line, dupCause(cur))
-	c.commit(l.m, e.Reason)
+	c.success(m, cur.line, dupCause(cur))
+	c.commit(m, e.Reason)
+	c.release(m, d) // last: it may forget the message
 }
 
 // commit records whether a successful consumption's application commit
@@ -263,8 +284,9 @@ func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 		c.removedByForgotten(e)
 		return c.lookupDelivery(e)
 	}
-	if l.client == e.Client {
-		return c.lookupDelivery(e)
+	if l.client == e.Client { // lookupDelivery, with l found already
+		l.m.note(e)
+		return c.delivered(l, e)
 	}
 	l.m.note(e)
 	if l.reopened != "" && l.client < 0 {
@@ -274,7 +296,7 @@ func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 		if e.Code == 0 && e.Ended != 0 {
 			if x := c.leases.get(e.Ended); x != nil && x.m == l.m && !x.ended {
 				x.settledByClient = true
-				c.end(x, e.Kind)
+				c.end(x, e)
 				c.maybeForget(x.m)
 			}
 		}
@@ -297,7 +319,7 @@ func (c *Checker) removedByForgotten(e *model.Event) {
 	if x := c.leases.get(e.Ended); x != nil && !x.ended {
 		x.m.note(e)
 		x.settledByClient = true
-		c.end(x, e.Kind)
+		c.end(x, e)
 		c.maybeForget(x.m)
 	}
 }
@@ -376,7 +398,10 @@ func (c *Checker) removed(l *lease, e *model.Event) {
 		}
 		return
 	}
-	x := c.leases.get(e.Ended)
+	x := l // l is held: it was found for this event
+	if e.Ended != l.id {
+		x = c.leases.get(e.Ended)
+	}
 	if x == nil || x.m != l.m {
 		c.violate(InvTraceForm, e.Seq, l.m, fmt.Sprintf("%s of lease %d removed lease %d, which is not a lease of message %d", e.Kind, l.id, e.Ended, l.m.id))
 		return
@@ -387,7 +412,7 @@ func (c *Checker) removed(l *lease, e *model.Event) {
 		l.settledByClient = true
 	}
 	x.settledByClient = true
-	c.end(x, e.Kind)
+	c.end(x, e)
 }
 
 // onRenewed: the engine answered a renewal with a new lease (Next) and the
@@ -551,7 +576,7 @@ func (c *Checker) onPolicy(e *model.Event) {
 		m.tokens = m.tokens[:0]
 		if l != nil {
 			l.deadLettered = true
-			c.end(l, e.Kind)
+			c.end(l, e)
 		}
 	}
 	c.maybeForget(m)
@@ -562,6 +587,9 @@ func (c *Checker) onPolicy(e *model.Event) {
 // still on its way to it.
 func (c *Checker) onReceiveAnswer(e *model.Event) {
 	cl := c.clientOf(e)
+	if len(cl.pending) == 0 {
+		return
+	}
 	for _, l := range cl.pending {
 		if l.awaiting && e.Kind == model.EvReceiveLost {
 			l.awaiting = false
@@ -579,7 +607,9 @@ func (c *Checker) onReceiveAnswer(e *model.Event) {
 			out = append(out, l) // delivered right after this event
 		}
 	}
-	clear(cl.pending[len(out):])
+	if len(out) < len(cl.pending) {
+		clearFew(cl.pending[len(out):])
+	}
 	cl.pending = out
 }
 

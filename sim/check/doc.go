@@ -202,5 +202,8 @@
 // commit offset (EvCommit) passes the place. Leases are forgotten with
 // their message. Message and lease ids are dense, so both live in slices
 // from the oldest id still held. Violations print a message's history from
-// a ring of the most recent events (Options.HistoryEvents).
+// a ring of the most recent events (Options.HistoryEvents), kept in their
+// binary form: copied, or, for a caller that writes every event's binary
+// form into a buffer of its own (the simulator's tracer), read where it
+// wrote them (Checker.ShareBuffer, Checker.Seal).
 package check

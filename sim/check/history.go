@@ -9,67 +9,232 @@ import (
 // history keeps the most recent trace events, so that a violation can
 // print its message's story without the checker holding every event of
 // every message. It keeps them in their binary form (model's
-// AppendBinary), in blocks of histBlock events that it reuses once they
-// fall out of the window: no allocation once the blocks exist, and
+// AppendBinary), back to back in chunks of bytes, and indexes the last
+// size events it was given (seqs, starts: a ring). Chunks no kept event lies in
+// are reused: no allocation once the ring and the chunks exist, and
 // nothing for the garbage collector to scan (the events themselves hold
 // strings).
+//
+// The chunks are filled in one of two ways. By default the history
+// copies each event's binary form (or encodes the event) into a chunk of
+// its own. A caller that writes every event's binary form into a buffer
+// of its own anyway (the simulator's tracer, which hashes them) shares
+// that buffer instead (Checker.ShareBuffer): the history copies nothing
+// and counts the bytes of every event it is given, its receives
+// included, to know where each event lies in the buffer; the caller
+// hands the buffer over (Checker.Seal) before it would reuse it.
 type history struct {
-	blocks []*eventBlock // a ring: event i is in blocks[i/histBlock%len]
-	size   int           // events kept: the last size added
-	n      int64         // events added
-	cur    *eventBlock   // the block event n goes to (set when n%histBlock == 0)
+	size int   // events kept: the last size indexed
+	n    int64 // events indexed
+	// seqs and starts are a ring of the last size events indexed: each
+	// one's Seq and the offset of its binary form in its chunk. They grow
+	// as events come (past pos: room).
+	seqs   []int64
+	starts []int32
+	pos    int           // where the next event goes in the ring
+	own    []byte        // the open chunk, when the history fills its own
+	peek   func() []byte // the open chunk, when the caller's is shared (nil: not shared)
+	// chunks are the chunks the kept events lie in, oldest first; the
+	// last one is open (being filled). Events being given lie in
+	// chunks[cur], from offset used: a chunk sealed with events the
+	// caller has not given yet (cur is then before the last).
+	chunks []histChunk
+	cur    int
+	used   int
+	spare  [][]byte // chunks no kept event lies in, emptied
+	// limit is where chunks[cur] ends when sealed (the largest int while
+	// it is open; 0 before the first chunk); dropAt is the count of
+	// events indexed at which chunks[0] holds no kept event any more
+	// (chunks[1].first + size; the largest int64 while cur is 0).
+	limit  int
+	dropAt int64
 }
 
-// eventBlock holds histBlock consecutive events: event j's sequence
-// number is seqs[j] and its encoding buf[ends[j-1]:ends[j]].
-type eventBlock struct {
-	seqs [histBlock]int64
-	ends [histBlock]int32
-	buf  []byte
+// histChunk is a chunk: its bytes once sealed (nil while open) and the
+// index of its first event (-1 until events are given in it).
+type histChunk struct {
+	buf   []byte
+	first int64
 }
 
-const histBlock = 1024
+// histChunkBytes is the size at which the history seals a chunk of its
+// own: a simulator's event takes 30 to 60 bytes, so that a chunk holds
+// about a thousand.
+const histChunkBytes = 64 << 10
 
-// histBlockBytes is a block's first room for its events' binary forms:
-// a simulator's event takes 30 to 60 bytes, so that the block seldom
-// grows (copying what it holds) as it fills.
-const histBlockBytes = 64 * histBlock
-
-// newHistory keeps the last size events; blocks are made as events come,
+// newHistory keeps the last size events; chunks are made as events come,
 // so that a short run (a property check) does not pay for a long one's.
 func newHistory(size int) history {
 	return history{size: size}
 }
 
-// add keeps e, whose binary form is bin (nil: encoded here).
-func (h *history) add(e *model.Event, bin []byte) {
-	j := uint64(h.n) % histBlock
-	if j == 0 {
-		h.next()
+// start opens the first chunk.
+func (h *history) start() {
+	h.chunks = append(h.chunks, histChunk{first: 0})
+	h.limit, h.dropAt = math.MaxInt, math.MaxInt64
+	if h.peek == nil {
+		h.own = make([]byte, 0, histChunkBytes+512)
 	}
-	b := h.cur
-	if bin != nil {
-		b.buf = append(b.buf, bin...)
-	} else {
-		b.buf = e.AppendBinary(b.buf)
-	}
-	b.seqs[j] = e.Seq
-	b.ends[j] = int32(len(b.buf))
-	h.n++
 }
 
-// next starts the block of event n (a multiple of histBlock), emptying
-// the one it reuses.
-func (h *history) next() {
-	k := int(h.n / histBlock)
-	if nb := (h.size+histBlock-1)/histBlock + 1; k >= nb {
-		k %= nb
-	} else if k == len(h.blocks) {
-		h.blocks = append(h.blocks, &eventBlock{buf: make([]byte, 0, histBlockBytes)})
+// add keeps e, whose binary form is bin (nil: encoded here), copying it
+// into the history's own chunk.
+func (h *history) add(e *model.Event, bin []byte) {
+	if len(h.chunks) == 0 {
+		h.start()
+	} else if len(h.own) >= histChunkBytes {
+		h.seal(h.own)
+		h.own = h.fresh(histChunkBytes + 512)
 	}
-	b := h.blocks[k]
-	b.buf = b.buf[:0]
-	h.cur = b
+	from := len(h.own)
+	if bin != nil {
+		h.own = append(h.own, bin...)
+	} else {
+		h.own = e.AppendBinary(h.own)
+	}
+	h.used = len(h.own)
+	h.index(e.Seq, from)
+}
+
+// addShared notes that the caller's shared buffer holds bin, the binary
+// form of e, next; the history keeps e unless it is a receive. The
+// common case (e within the open chunk) is done here; the rest in
+// sharedSlow.
+func (h *history) addShared(e *model.Event, bin []byte) {
+	to := h.used + len(bin)
+	if to >= h.limit || bin == nil || h.pos >= len(h.seqs) {
+		h.sharedSlow(e, bin)
+		return
+	}
+	if !receiveKind(e.Kind) {
+		h.seqs[h.pos], h.starts[h.pos] = e.Seq, int32(h.used)
+		if h.pos++; h.pos == h.size {
+			h.pos = 0
+		}
+		if h.n++; h.n >= h.dropAt {
+			h.drop()
+		}
+	}
+	h.used = to
+}
+
+// sharedSlow is addShared for the first event, an event given without
+// its binary form, and the last event of a sealed chunk.
+func (h *history) sharedSlow(e *model.Event, bin []byte) {
+	if bin == nil {
+		panic("check: an event without its binary form, given to a checker that shares its caller's buffer")
+	}
+	if len(h.chunks) == 0 {
+		h.start()
+	}
+	from := h.used
+	h.used += len(bin)
+	if !receiveKind(e.Kind) {
+		h.index(e.Seq, from)
+	}
+	if h.used >= h.limit {
+		h.advance()
+	}
+}
+
+// index adds the entry of an event in chunks[cur], forgetting the oldest
+// beyond size and the chunks only they lay in.
+func (h *history) index(seq int64, from int) {
+	if h.pos >= len(h.seqs) {
+		h.grow()
+	}
+	h.seqs[h.pos], h.starts[h.pos] = seq, int32(from)
+	if h.pos++; h.pos == h.size {
+		h.pos = 0
+	}
+	h.n++
+	if h.n >= h.dropAt {
+		h.drop()
+	}
+}
+
+// grow doubles the ring's room, up to size entries (addShared writes the
+// entries up to its length itself).
+func (h *history) grow() {
+	n := min(max(2*len(h.seqs), 1024), h.size)
+	seqs, starts := make([]int64, n), make([]int32, n)
+	copy(seqs, h.seqs)
+	copy(starts, h.starts)
+	h.seqs, h.starts = seqs, starts
+}
+
+// drop forgets chunks[0] (no kept event lies in it) and those after it
+// that have no kept event either, keeping their bytes for reuse.
+func (h *history) drop() {
+	lo := h.n - int64(h.size)
+	k := 0
+	for k < h.cur && h.chunks[k+1].first <= lo {
+		if b := h.chunks[k].buf; b != nil {
+			h.spare = append(h.spare, b[:0])
+		}
+		k++
+	}
+	n := copy(h.chunks, h.chunks[k:])
+	clear(h.chunks[n:])
+	h.chunks, h.cur = h.chunks[:n], h.cur-k
+	h.bounds()
+}
+
+// bounds sets limit and dropAt from the chunks.
+func (h *history) bounds() {
+	h.limit, h.dropAt = math.MaxInt, math.MaxInt64
+	if b := h.chunks[h.cur].buf; b != nil {
+		h.limit = len(b)
+	}
+	if h.cur > 0 {
+		h.dropAt = h.chunks[1].first + int64(h.size)
+	}
+}
+
+// advance moves the events being given to the chunk after cur.
+func (h *history) advance() {
+	h.cur++
+	h.used = 0
+	h.chunks[h.cur].first = h.n
+	h.bounds()
+}
+
+// seal closes the open chunk, whose bytes are buf, and opens the next.
+// The events of buf not given yet stay in it (cur stays on it).
+func (h *history) seal(buf []byte) {
+	h.chunks[len(h.chunks)-1].buf = buf
+	h.chunks = append(h.chunks, histChunk{first: -1})
+	if h.cur == len(h.chunks)-2 && h.used >= len(buf) {
+		h.advance()
+	} else {
+		h.bounds()
+	}
+}
+
+// fresh is an empty chunk of at least room bytes: a spare one, else a new
+// one.
+func (h *history) fresh(room int) []byte {
+	for len(h.spare) > 0 {
+		b := h.spare[len(h.spare)-1]
+		h.spare[len(h.spare)-1] = nil
+		h.spare = h.spare[:len(h.spare)-1]
+		if cap(b) >= room {
+			return b
+		}
+	}
+	return make([]byte, 0, room)
+}
+
+// chunkBytes is the bytes of chunks[k]: the open one's are the history's
+// own or the caller's.
+func (h *history) chunkBytes(k int) []byte {
+	switch {
+	case h.chunks[k].buf != nil:
+		return h.chunks[k].buf
+	case h.peek != nil:
+		return h.peek()
+	}
+	return h.own
 }
 
 // bySeq returns the event with sequence number seq if it is still kept.
@@ -77,15 +242,17 @@ func (h *history) next() {
 // newest back.
 func (h *history) bySeq(seq int64) (model.Event, bool) {
 	lo := max(h.n-int64(h.size), 0)
+	k := h.cur
 	for i := h.n - 1; i >= lo; i-- {
-		b := h.blocks[int(i/histBlock)%len(h.blocks)]
-		j := int(i % histBlock)
-		if s := b.seqs[j]; s == seq {
-			from := int32(0)
-			if j > 0 {
-				from = b.ends[j-1]
+		j := h.pos - int(h.n-i) // entry i's place in the ring
+		if j < 0 {
+			j += h.size
+		}
+		if s := h.seqs[j]; s == seq {
+			for h.chunks[k].first > i || h.chunks[k].first < 0 {
+				k--
 			}
-			e, _, err := model.DecodeEvent(b.buf[from:b.ends[j]])
+			e, _, err := model.DecodeEvent(h.chunkBytes(k)[h.starts[j]:])
 			return e, err == nil
 		} else if s < seq {
 			break
@@ -100,19 +267,21 @@ func (h *history) bySeq(seq int64) (model.Event, bool) {
 // within 2^32 events after the first; then all of them move to wide.
 type seqRing struct {
 	first int64
-	last  [histPerMsg]uint32 // Seq - first, by position n % histPerMsg, while wide is nil
-	n     int
-	wide  *[histPerMsg]int64 // Seq by position, once a distance did not fit
+	last  [histPerMsg]uint32 // Seq - first, by slot, while wide is nil
+	// n counts the events noted, up to histPerMsg+1 (then the first has
+	// left the ring); pos is the slot of the next one.
+	n, pos int32
+	wide   *[histPerMsg]int64 // Seq by slot, once a distance did not fit
 }
 
 const histPerMsg = 24
 
-// at is the Seq of the i-th event noted (i within the last histPerMsg).
-func (r *seqRing) at(i int) int64 {
+// at is the Seq in slot k.
+func (r *seqRing) at(k int32) int64 {
 	if r.wide != nil {
-		return r.wide[uint(i)%histPerMsg]
+		return r.wide[k]
 	}
-	return r.first + int64(r.last[uint(i)%histPerMsg])
+	return r.first + int64(r.last[k])
 }
 
 // add notes seq as the next event.
@@ -120,10 +289,10 @@ func (r *seqRing) add(seq int64) {
 	if r.n == 0 {
 		r.first = seq
 	}
-	k := uint(r.n) % histPerMsg // n >= 0: the unsigned remainder is cheaper
-	r.n++
+	k := r.pos
+	r.step()
 	if r.wide == nil {
-		if d := seq - r.first; d >= 0 && d <= math.MaxUint32 {
+		if d := seq - r.first; uint64(d) <= math.MaxUint32 {
 			r.last[k] = uint32(d)
 			return
 		}
@@ -136,6 +305,24 @@ func (r *seqRing) add(seq int64) {
 	r.wide[k] = seq
 }
 
+// step moves to the next slot and counts the event there.
+func (r *seqRing) step() {
+	if r.pos++; r.pos == histPerMsg {
+		r.pos = 0
+	}
+	if r.n <= histPerMsg {
+		r.n++
+	}
+}
+
+// prev is the slot of the latest event (the ring holds one).
+func (r *seqRing) prev() int32 {
+	if r.pos == 0 {
+		return histPerMsg - 1
+	}
+	return r.pos - 1
+}
+
 // seqList is the first event's Seq when it left the ring, then the
 // ring's, oldest first.
 func (r *seqRing) seqList() []int64 {
@@ -143,19 +330,34 @@ func (r *seqRing) seqList() []int64 {
 	if r.n > histPerMsg {
 		seqs = append(seqs, r.first)
 	}
-	for i := max(r.n-histPerMsg, 0); i < r.n; i++ {
-		seqs = append(seqs, r.at(i))
+	kept := min(r.n, histPerMsg)
+	k := (r.pos - kept + histPerMsg) % histPerMsg
+	for range kept {
+		seqs = append(seqs, r.at(k))
+		if k++; k == histPerMsg {
+			k = 0
+		}
 	}
 	return seqs
 }
 
-// note records that e concerns the message.
+// note records that e concerns the message, once: an event that names it
+// twice is noted at its first mention. The common case (a distance from
+// the first that fits in 32 bits) is done here without a call.
 func (m *msgState) note(e *model.Event) {
 	r := &m.seqs
-	if r.n > 0 && r.at(r.n-1) == e.Seq {
+	d := e.Seq - r.first
+	if r.n == 0 || r.wide != nil || uint64(d) > math.MaxUint32 {
+		if r.n == 0 || r.at(r.prev()) != e.Seq {
+			r.add(e.Seq)
+		}
 		return
 	}
-	r.add(e.Seq)
+	if r.last[r.prev()] == uint32(d) {
+		return
+	}
+	r.last[r.pos] = uint32(d)
+	r.step()
 }
 
 // lines returns the message's remembered events as text.

@@ -3,6 +3,7 @@ package check
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"popsim/clock"
@@ -10,39 +11,123 @@ import (
 )
 
 // The history keeps exactly the last size events, whole, across its
-// blocks' reuse, for window sizes on and off a block boundary.
+// chunks' reuse, for window sizes on and off a chunk boundary, and holds
+// no more chunks than its window needs.
 func TestHistoryWindow(t *testing.T) {
-	for _, size := range []int{1, 5, histBlock, histBlock + 3, 3 * histBlock} {
+	for _, size := range []int{1, 5, 1000, 1003, 3000} {
 		h := newHistory(size)
 		var added []model.Event
-		for i := range 5*histBlock + 17 {
-			e := model.Event{Seq: int64(3 * i), At: clock.Epoch + clock.Time(i), Kind: model.EvDeliver, Client: int32(i % 7),
-				Msg: model.MsgID(i), Topic: "t", Shown: "%RETRY%g_t", Offset: int64(i)}
+		for i := range 5*1024 + 17 {
+			e := histTestEvent(i)
 			if i%2 == 0 {
 				h.add(&e, nil)
 			} else {
 				h.add(&e, e.AppendBinary(nil))
 			}
 			added = append(added, e)
-			if i%97 != 0 && i < 5*histBlock {
-				continue
-			}
-			for k := max(len(added)-size-3, 0); k < len(added); k += 1 + k%37 {
-				want := added[k]
-				got, ok := h.bySeq(want.Seq)
-				kept := k >= len(added)-size
-				if ok != kept || ok && got != want {
-					t.Fatalf("size %d after %d events: event #%d found %v (%+v), want kept %v (%+v)", size, len(added), want.Seq, ok, got, kept, want)
-				}
-				if _, ok := h.bySeq(want.Seq + 1); ok {
-					t.Fatalf("size %d: found event #%d, which was never added", size, want.Seq+1)
-				}
-			}
+			checkKept(t, &h, added, size, i%97 == 0 || i >= 5*1024)
 		}
-		if len(h.blocks) > (size+histBlock-1)/histBlock+1 {
-			t.Fatalf("size %d: %d blocks held", size, len(h.blocks))
+		if held := heldBytes(&h); held > size*100+2*histChunkBytes+1024 {
+			t.Fatalf("size %d: %d bytes of chunks held", size, held)
 		}
 	}
+}
+
+// A history that shares its caller's buffer finds the same events as one
+// that copies them, whatever the caller's buffers (sealed between events,
+// with events it has not given yet, or empty) and however many of the
+// events given are receives, which it does not keep; it hands back the
+// buffers it no longer needs.
+func TestHistorySharedBuffer(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	for _, size := range []int{1, 7, 300, 2000} {
+		c := New(Options{HistoryEvents: size})
+		var buf []byte
+		c.ShareBuffer(func() []byte { return buf })
+		var kept []model.Event
+		arrays := map[*byte]bool{} // the buffers Seal handed out, by their first byte
+		peak := 0                  // the most chunks held at once, spare ones included
+		seal := func() {
+			buf = c.Seal(buf, 4096)
+			if cap(buf) > 0 {
+				arrays[&buf[:1][0]] = true
+			}
+		}
+		for i := range 20000 {
+			e := histTestEvent(i)
+			receive := r.IntN(3) == 0
+			if receive {
+				e.Kind = model.EvReceive
+			}
+			from := len(buf)
+			buf = e.AppendBinary(buf)
+			bin := buf[from:]
+			switch x := r.IntN(200); {
+			case x == 0 || len(buf) >= 3000: // sealed before the event is given
+				seal()
+			case x == 1:
+				seal()
+				seal() // an empty one
+			}
+			c.hist.addShared(&e, bin)
+			if !receive {
+				kept = append(kept, e)
+			}
+			if r.IntN(300) == 0 {
+				seal() // sealed after the event
+			}
+			checkKept(t, &c.hist, kept, size, i%89 == 0 || i >= 19900)
+			peak = max(peak, len(c.hist.chunks)+len(c.hist.spare))
+		}
+		if held := heldBytes(&c.hist); held > size*200+4*4096 {
+			t.Fatalf("size %d: %d bytes of chunks held", size, held)
+		}
+		if n := len(arrays); n > peak+2 {
+			t.Fatalf("size %d: Seal handed out %d buffers: the spare ones were not handed back", size, n)
+		}
+	}
+}
+
+func histTestEvent(i int) model.Event {
+	return model.Event{Seq: int64(3 * i), At: clock.Epoch + clock.Time(i), Kind: model.EvDeliver, Client: int32(i % 7),
+		Msg: model.MsgID(i), Topic: "t", Shown: "%RETRY%g_t", Offset: int64(i), Group: strings.Repeat("g", i%13)}
+}
+
+// checkKept checks, when asked (check), that h finds the last size events
+// of added and none before.
+func checkKept(t *testing.T, h *history, added []model.Event, size int, check bool) {
+	t.Helper()
+	if !check {
+		return
+	}
+	edge := len(added) - size // the oldest kept: every event around it is checked
+	for k := max(edge-3, 0); k < len(added); k += 1 + k%37*b2i(k > edge+3) {
+		want := added[k]
+		got, ok := h.bySeq(want.Seq)
+		kept := k >= len(added)-size
+		if ok != kept || ok && got != want {
+			t.Fatalf("size %d after %d events: event #%d found %v (%+v), want kept %v (%+v)", size, len(added), want.Seq, ok, got, kept, want)
+		}
+		if _, ok := h.bySeq(want.Seq + 1); ok {
+			t.Fatalf("size %d: found event #%d, which was never added", size, want.Seq+1)
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// heldBytes is the room of the chunks h holds.
+func heldBytes(h *history) int {
+	n := cap(h.own)
+	for _, c := range h.chunks {
+		n += cap(c.buf)
+	}
+	return n
 }
 
 // A message's remembered events are its first and its last histPerMsg,
@@ -72,6 +157,40 @@ func TestSeqRingKeepsFirstAndLast(t *testing.T) {
 			want = append([]int64{all[0]}, want...)
 		}
 		if got := ring.seqList(); !slices.Equal(got, want) {
+			t.Fatalf("round %d: seqList = %v, want %v", round, got, want)
+		}
+	}
+}
+
+// note keeps an event once however often it names the message in a row,
+// and otherwise keeps what add keeps, on both of the ring's forms.
+func TestNoteSkipsRepeats(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for round := 0; round < 500; round++ {
+		var m msgState
+		var all []int64
+		seq := r.Int64N(1 << 40)
+		for i, n := 0, 1+r.IntN(80); i < n; i++ {
+			switch r.IntN(20) {
+			case 0:
+				seq += 1<<32 + r.Int64N(1<<33)
+			case 1:
+				seq -= r.Int64N(100)
+			case 2, 3, 4:
+				// the same event again
+			default:
+				seq += 1 + r.Int64N(1000)
+			}
+			m.note(&model.Event{Seq: seq})
+			if len(all) == 0 || all[len(all)-1] != seq {
+				all = append(all, seq)
+			}
+		}
+		want := all[max(len(all)-histPerMsg, 0):]
+		if len(all) > histPerMsg {
+			want = append([]int64{all[0]}, want...)
+		}
+		if got := m.seqs.seqList(); !slices.Equal(got, want) {
 			t.Fatalf("round %d: seqList = %v, want %v", round, got, want)
 		}
 	}

@@ -93,20 +93,13 @@ type leaseTable struct {
 	w window[lease]
 }
 
+// get is the lease id if it is held (New makes the table's window).
 func (t *leaseTable) get(id model.LeaseID) *lease {
-	if t.w.gone == nil {
-		t.w = newWindow[lease]()
-	}
 	l, _ := t.w.get(uint64(id))
 	return l
 }
 
-func (t *leaseTable) put(l *lease) {
-	if t.w.gone == nil {
-		t.w = newWindow[lease]()
-	}
-	t.w.put(uint64(l.id), l)
-}
+func (t *leaseTable) put(l *lease) { t.w.put(uint64(l.id), l) }
 
 func (t *leaseTable) forget(l *lease) { t.w.forget(uint64(l.id), t.w.top) }
 
@@ -125,8 +118,7 @@ func (c *Checker) onLease(e *model.Event) {
 	}
 	if x := c.leases.get(e.Lease); x != nil && c.relent(x, cl, e) {
 		return
-	}
-	if e.Lease == 0 || c.leases.get(e.Lease) != nil {
+	} else if e.Lease == 0 || x != nil {
 		c.violate(InvTraceForm, e.Seq, nil, fmt.Sprintf("lease %d granted twice or without an id", e.Lease))
 		return
 	}
@@ -349,7 +341,7 @@ func (c *Checker) onLeaseRanOut(e *model.Event) {
 		poor = true
 		c.violate(InvUnexplained, e.Seq, m, fmt.Sprintf("%s of lease %d at %v, before its deadline %v", e.Kind, l.id, e.At, l.deadline))
 	}
-	c.end(l, e.Kind)
+	c.end(l, e)
 	switch e.Kind {
 	case model.EvRevive:
 		t := m.addToken(placeOf(e), l.line, l, "")
@@ -422,17 +414,17 @@ func (c *Checker) groupsAt(topic string) []*group {
 	return nil
 }
 
-// end closes a lease.
-func (c *Checker) end(l *lease, by model.EventKind) {
+// end closes a lease, by event e.
+func (c *Checker) end(l *lease, e *model.Event) {
 	if l.ended {
 		return
 	}
-	l.ended, l.endedBy = true, by
+	l.ended, l.endedBy = true, e.Kind
 	if g := l.m.g; g.ordered {
 		p := l.m.places[l.at].place
 		g.busy[queueKey{p.topic, p.queue}]--
 	}
-	c.orderEnd(l, by, c.cur)
+	c.orderEnd(l, e.Kind, e)
 }
 
 // successor makes the lease that replaces l (a renewal's, a failed

@@ -147,8 +147,10 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 	places, tokens, leases, lines, gen := m.places, m.tokens, m.leases, m.lines, m.gen
 	// The record's own buffers are cleared with it (below); storage grown
 	// off it is cleared here.
+	// Places, leases and lines only grow while a record is in use, so
+	// what lies past their length was cleared before; tokens also shrink.
 	if cap(places) > len(m.placeBuf) {
-		clear(places[:cap(places)])
+		clearFew(places)
 	} else {
 		places = m.placeBuf[:0]
 	}
@@ -158,12 +160,12 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 		tokens = m.tokenBuf[:0]
 	}
 	if cap(leases) > len(m.leaseBuf) {
-		clear(leases[:cap(leases)])
+		clearFew(leases)
 	} else {
 		leases = m.leaseBuf[:0]
 	}
 	if cap(lines) > len(m.lineBuf) {
-		clear(lines[:cap(lines)])
+		clearFew(lines)
 	} else {
 		lines = m.lineBuf[:0]
 	}
@@ -174,6 +176,15 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 	m.firstLease.m, m.firstDlv.m = m, m
 	m.places, m.tokens, m.leases = places[:0], tokens[:0], leases[:0]
 	m.lines = append(lines[:0], line{origin: causeFirst})
+}
+
+// clearFew zeroes s, which holds an element or two: element by element,
+// cheaper for so few than the runtime's bulk clear that clear calls.
+func clearFew[T any](s []T) {
+	var zero T
+	for i := 0; i < len(s); i++ {
+		s[i] = zero
+	}
 }
 
 // place is a location: topic, queue, offset.
@@ -395,6 +406,11 @@ func (m *msgState) addToken(p place, ln int32, prev *lease, cause string) *token
 
 // takeToken removes and returns the token at place index i (the oldest).
 func (m *msgState) takeToken(i int) (token, bool) {
+	if len(m.tokens) == 1 && int(m.tokens[0].at) == i { // the common case: no copy down
+		t := m.tokens[0]
+		m.tokens = m.tokens[:0]
+		return t, true
+	}
 	for k, t := range m.tokens {
 		if int(t.at) == i {
 			m.tokens = append(m.tokens[:k], m.tokens[k+1:]...)

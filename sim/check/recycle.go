@@ -42,8 +42,12 @@ func (c *Checker) scrub(m *msgState) {
 		if k := l.client; k != last && k >= 0 && int(k) < len(c.clients) {
 			last = k
 			cl := &c.clients[k]
-			cl.pending = dropLeasesOf(cl.pending, m)
-			cl.lostBatch = dropLeasesOf(cl.lostBatch, m)
+			if len(cl.pending) > 0 {
+				cl.pending = dropLeasesOf(cl.pending, m)
+			}
+			if len(cl.lostBatch) > 0 {
+				cl.lostBatch = dropLeasesOf(cl.lostBatch, m)
+			}
 		}
 	}
 }
@@ -60,7 +64,7 @@ func dropLeasesOf(ls []*lease, m *msgState) []*lease {
 				out = append(out, x)
 			}
 		}
-		clear(ls[len(out):])
+		clearFew(ls[len(out):]) // one lease, mostly
 		return out
 	}
 	return ls

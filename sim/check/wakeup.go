@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -46,7 +47,7 @@ type topicWait struct {
 	gen    uint64
 }
 
-func (w *topicWait) count() int {
+func (w *topicWait) waiting() int {
 	n := w.all
 	for _, k := range w.byQueue { // counting only
 		n += k
@@ -82,6 +83,9 @@ type wakeup struct {
 	last []lastWait
 	obls []obligation
 	head int
+	// due is the deadline of obls[head], the first to be judged; the
+	// latest time when none is queued.
+	due clock.Time
 }
 
 // lastWait is a group's last topicWait found, and its topic.
@@ -101,7 +105,7 @@ type waitClient struct {
 }
 
 func newWakeup(slack clock.Duration) wakeup {
-	return wakeup{slack: slack, topics: map[waitKey]*topicWait{}}
+	return wakeup{slack: slack, topics: map[waitKey]*topicWait{}, due: math.MaxInt64}
 }
 
 // client is the client's entry, growing the table as needed. The pointer
@@ -164,15 +168,6 @@ func (w *wakeup) key(client int32, topic string) waitKey {
 	return waitKey{group: w.client(client).group, topic: topic}
 }
 
-func (w *wakeup) add(client int32, r *pollReq, d int) {
-	t := w.waitOf(client, r)
-	if r.queue < 0 {
-		t.all += d
-	} else {
-		t.byQueue[r.queue] += d
-	}
-}
-
 func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 	switch e.Kind {
 	case model.EvReceive:
@@ -201,7 +196,7 @@ func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 		}
 		r.t, r.grp = w.wait(waitKey{group: x.group, topic: r.topic}), x.group
 		x.polls = append(x.polls, r)
-		w.hold(e.Client, &r, 1)
+		r.t.count(&r, x.paused, 1)
 	case model.EvReceived, model.EvReceiveLost:
 		w.answer(e)
 	}
@@ -210,11 +205,20 @@ func (w *wakeup) onReceive(c *Checker, e *model.Event) {
 // hold counts (d = 1) or uncounts (-1) a parked receive of client, as
 // waiting or, while the client is paused, as paused.
 func (w *wakeup) hold(client int32, r *pollReq, d int) {
-	if w.client(client).paused {
-		w.waitOf(client, r).paused += d
-		return
+	w.waitOf(client, r).count(r, w.client(client).paused, d)
+}
+
+// count counts (d = 1) or uncounts (-1) parked receive r here, as
+// waiting or, for a paused client, as paused.
+func (t *topicWait) count(r *pollReq, paused bool, d int) {
+	switch {
+	case paused:
+		t.paused += d
+	case r.queue < 0:
+		t.all += d
+	default:
+		t.byQueue[r.queue] += d
 	}
-	w.add(client, r, d)
 }
 
 // pause moves a client's parked receives between waiting and paused.
@@ -248,9 +252,11 @@ func (w *wakeup) answer(e *model.Event) {
 	for n < len(ps) && ps[n].rid == ps[0].rid {
 		n++
 	}
+	paused := x.paused
 	for i := range ps[:n] {
-		w.hold(e.Client, &ps[i], -1)
-		w.waitOf(e.Client, &ps[i]).gen++ // served
+		t := w.waitOf(e.Client, &ps[i])
+		t.count(&ps[i], paused, -1)
+		t.gen++ // served
 	}
 	if len(ps) == n {
 		x.polls = ps[:0] // keep the storage for the next parked receive
@@ -272,8 +278,9 @@ func (w *wakeup) forgetClient(client int32) {
 	w.pause(client, false)
 	x := w.client(client)
 	for i := range x.polls {
-		w.add(client, &x.polls[i], -1)
-		if t := w.waitOf(client, &x.polls[i]); t.count() == 0 {
+		t := w.waitOf(client, &x.polls[i])
+		t.count(&x.polls[i], false, -1) // unpaused above
+		if t.waiting() == 0 {
 			t.gen++
 		}
 	}
@@ -308,6 +315,9 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	if t == nil || t.paused > 0 || !(t.all > 0 || !copyElsewhere && t.byQueue[p.queue] > 0) {
 		return
 	}
+	if w.head == len(w.obls) {
+		w.due = e.At.Add(w.slack)
+	}
 	w.obls = append(w.obls, obligation{w: t, gen: t.gen, key: k, msg: m.id, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack), oq: c.orderQueueOf(m, e)})
 }
 
@@ -331,6 +341,10 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 	if w.head > 1024 && w.head*2 > len(w.obls) {
 		w.obls = append(w.obls[:0], w.obls[w.head:]...)
 		w.head = 0
+	}
+	w.due = math.MaxInt64
+	if w.head < len(w.obls) {
+		w.due = w.obls[w.head].deadline
 	}
 }
 

@@ -50,10 +50,7 @@ func (w *window[T]) span() int { return w.n - w.head }
 // get returns the entry, and whether the id was forgotten.
 func (w *window[T]) get(id uint64) (v *T, forgotten bool) {
 	if id < w.base {
-		if v = w.back[id]; v != nil {
-			return v, false
-		}
-		return nil, id != 0
+		return w.below(id)
 	}
 	i := int(id-w.base) + w.head
 	if i >= w.n {
@@ -63,6 +60,15 @@ func (w *window[T]) get(id uint64) (v *T, forgotten bool) {
 		return nil, true
 	}
 	return v, false
+}
+
+// below is get for an id below the window: one that came back, else
+// forgotten (0 is never an id).
+func (w *window[T]) below(id uint64) (v *T, forgotten bool) {
+	if v = w.back[id]; v != nil {
+		return v, false
+	}
+	return nil, id != 0
 }
 
 // put stores v under id, which must not be below the window.
