@@ -23,9 +23,9 @@ const p99Messages = 100_000
 // measurement is what the meter makes of a run at its end: the warm-up
 // cut, the histograms and intervals after it, and where the time went.
 type measurement struct {
-	e2e, svc  *hdrhistogram.Histogram
-	e2eLat    model.Latency                   // latency(e2e), which the summary and its notes both read
-	parts     [nParts]*hdrhistogram.Histogram // the reported parts' (partOrder); nil for the others
+	e2e, svc  *hist
+	e2eLat    model.Latency // e2e.latency(), which the summary and its notes both read
+	parts     [nParts]*hist // the reported parts' (partOrder); nil for the others
 	warmup    model.WarmupCut
 	intervals model.RunIntervals
 	breakdown model.Breakdown
@@ -35,7 +35,7 @@ type measurement struct {
 	groups []groupHists
 }
 
-type groupHists struct{ e2e, svc *hdrhistogram.Histogram }
+type groupHists struct{ e2e, svc *hist }
 
 // analyze cuts the warm-up and measures what follows it.
 //
@@ -81,7 +81,7 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 	if m.nGroups > 1 {
 		r.groups = make([]groupHists, m.nGroups)
 		for i := range r.groups {
-			r.groups[i] = groupHists{newHist(), newHist()}
+			r.groups[i] = groupHists{new(hist), new(hist)}
 		}
 	}
 	r.measure(m, a, cut)
@@ -151,11 +151,11 @@ func (a *obsAgg) add(id int64, o *meterObs) {
 // them) and intervals from message cut on. Only the parts the run reports
 // (partOrder) get a histogram and a series; the others stay nil.
 func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
-	r.e2e, r.svc = newHist(), newHist()
+	r.e2e, r.svc = new(hist), new(hist)
 	e2eS, svcS, partS := a.e2e, a.svc, &a.parts
 	parts := m.partOrder()
 	for _, i := range parts {
-		r.parts[i] = newHist()
+		r.parts[i] = new(hist)
 	}
 	dups := stats.NewRatioSeries()
 	m.obs.each(func(id int64, o *meterObs) {
@@ -166,21 +166,21 @@ func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
 		if o.flags&obsMeasured == 0 || id < cut {
 			return
 		}
-		record(r.e2e, int64(o.e2e))
-		record(r.svc, int64(o.svc))
+		r.e2e.record(int64(o.e2e))
+		r.svc.record(int64(o.svc))
 		if int(o.group) < len(r.groups) { // each group's too, with several
-			record(r.groups[o.group].e2e, int64(o.e2e))
-			record(r.groups[o.group].svc, int64(o.svc))
+			r.groups[o.group].e2e.record(int64(o.e2e))
+			r.groups[o.group].svc.record(int64(o.svc))
 		}
 		if o.flags&obsUnattributed != 0 {
 			r.breakdown.Unattributed++
 			return
 		}
 		for _, p := range parts {
-			record(r.parts[p], int64(o.part[p]))
+			r.parts[p].record(int64(o.part[p]))
 		}
 	})
-	r.e2eLat = latency(r.e2e)
+	r.e2eLat = r.e2e.latency()
 	iv := &r.intervals
 	iv.Level = IntervalLevel
 	e2eQ, svcQ := m.quantiles(r.e2e, r.svc, cut)
@@ -188,7 +188,7 @@ func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
 	iv.ServiceTime = latencyIntervals(svcS, svcQ, cut)
 	iv.DuplicatesPct = scaled(toInterval(dups.CI(cut, IntervalLevel)), 100)
 	for _, p := range parts {
-		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: latency(r.parts[p]),
+		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: r.parts[p].latency(),
 			MeanInterval: toInterval(partS[p].MeanCI(cut, IntervalLevel))})
 	}
 }
@@ -207,11 +207,11 @@ var intervalQuantiles = [3]float64{0.5, 0.9, 0.99}
 // service p50, p90 and p99 of the messages from cut on: the histogram's
 // percentile, and the batch-means interval of the proportion of messages
 // at or below it inverted through the histogram (stats.QuantileByProportion).
-func (m *meter) quantiles(e2e, svc *hdrhistogram.Histogram, cut int64) (e2eQ, svcQ [3]stats.Interval) {
+func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interval) {
 	var est [2][3]float64
 	var ind [2][3]*stats.Series
 	for j, q := range intervalQuantiles {
-		est[0][j], est[1][j] = float64(e2e.ValueAtQuantile(100*q)), float64(svc.ValueAtQuantile(100*q))
+		est[0][j], est[1][j] = float64(e2e.valueAt(100*q)), float64(svc.valueAt(100*q))
 		ind[0][j], ind[1][j] = stats.NewSeries(), stats.NewSeries()
 	}
 	below := func(v uint32, x float64) float64 {
@@ -237,8 +237,8 @@ func (m *meter) quantiles(e2e, svc *hdrhistogram.Histogram, cut int64) (e2eQ, sv
 }
 
 // quantileOf is a histogram's quantile function (p from 0 to 1).
-func quantileOf(h *hdrhistogram.Histogram) func(float64) float64 {
-	return func(p float64) float64 { return float64(h.ValueAtQuantile(100 * p)) }
+func quantileOf(h *hist) func(float64) float64 {
+	return func(p float64) float64 { return float64(h.valueAt(100 * p)) }
 }
 
 // throughput is acks per second over the sample intervals of the safety

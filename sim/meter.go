@@ -58,15 +58,15 @@ type meter struct {
 	state                     []msgState                // open messages' breakdown state, by meterMsg.slot
 	free                      []int32                   // unused slots of state
 	more                      map[model.MsgID][]attempt // older attempts of open messages that may still be acked
-	reviveLag                 *hdrhistogram.Histogram   // a lease's deadline to its revive (a copy written)
+	reviveLag                 hist                      // a lease's deadline to its revive (a copy written)
 	last                      model.SeriesPoint         // cumulative counters at the previous sample
 	series                    []model.SeriesPoint
 	// crashed holds, for each message a consumer held when it crashed, the
 	// crash's time, until the message's next delivery; redeliver is the
 	// time from the crash to that delivery.
 	crashed   map[model.MsgID]clock.Time
-	redeliver *hdrhistogram.Histogram // nil until a crashed message is delivered again (a histogram is 188 KB)
-	hol       *holMeter               // head-of-line blocking of orderly groups
+	redeliver hist
+	hol       *holMeter // head-of-line blocking of orderly groups
 	// k is the most groups consuming one topic (1 until groups is called);
 	// posOf is each client's group's position on its topic, posByName
 	// each group's; nGroups is how many groups the run has.
@@ -168,8 +168,8 @@ var partNames = [nParts]string{model.PartBrokerWait, model.PartRedeliveryWait, m
 
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	m := &meter{msgs: msgWindow{base: 1}, start: start, warmEnd: start, safeEnd: safeEnd,
-		crashed:   map[model.MsgID]clock.Time{},
-		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig), hol: newHolMeter(), k: 1}
+		crashed: map[model.MsgID]clock.Time{},
+		hol:     newHolMeter(), k: 1}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
@@ -289,10 +289,7 @@ func (m *meter) delivered(g *group, id model.MsgID, now clock.Time) {
 	m.nDeliveries++
 	if t, ok := m.crashed[id]; ok {
 		delete(m.crashed, id)
-		if m.redeliver == nil {
-			m.redeliver = newHist()
-		}
-		record(m.redeliver, int64(clampUs(now.Sub(t))))
+		m.redeliver.record(int64(clampUs(now.Sub(t))))
 	}
 	x := m.get(id)
 	if x == nil || x.seen {
@@ -381,7 +378,7 @@ func (m *meter) attemptAt(x *msgState, deliveredAt clock.Time) *attempt {
 // are left out (an automatic warm-up is found after the run: all count).
 func (m *meter) revived(lag clock.Duration, deadline clock.Time) {
 	if deadline >= m.warmEnd {
-		record(m.reviveLag, int64(lag))
+		m.reviveLag.record(int64(lag))
 	}
 }
 
