@@ -78,26 +78,22 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 			r.warmup.AtMs = cutAt.Millis()
 		}
 	}
-	if m.nGroups > 1 {
-		r.groups = make([]groupHists, m.nGroups)
-		for i := range r.groups {
-			r.groups[i] = groupHists{new(hist), new(hist)}
-		}
-	}
 	r.measure(m, a, cut)
 	r.throughput(m.series, cutAt, safety)
 	return r
 }
 
-// obsAgg is what the end of a run makes of the records that does not
-// depend on the warm-up cut: the series of the measured messages'
-// end-to-end and service latencies and of their parts, and the series
-// MSER-5 finds the cut in. The store feeds it each block's records in id
-// order as it freezes them (obsStore.freeze), when they are final (a late
-// event changes only a frozen record's successes and client, which it
-// does not read), and the end of the run the rest (feedRest); so the
-// frozen records are decoded twice at the end (measure, quantiles), not
-// three times.
+// obsAgg is what the end of a run makes of the records as they become
+// final: the series of the measured messages' end-to-end and service
+// latencies and of their parts, the series MSER-5 finds the cut in, and
+// the histograms of the same latencies. The store feeds it each block's
+// records in id order as it freezes them (obsStore.freeze), when they are
+// final (a late event changes only a frozen record's successes and client,
+// which it does not read), and the end of the run the rest (feedRest).
+// The series do not depend on the cut (their intervals start at a key);
+// the histograms count every message, and the end of the run takes away
+// those before the cut (uncount), few as a rule, so that it decodes the
+// frozen records once more, not twice (measure).
 type obsAgg struct {
 	m               *meter
 	e2e, warm, svc  *stats.Series
@@ -105,17 +101,32 @@ type obsAgg struct {
 	order           []int                 // m.partOrder()
 	measured, warmN int64
 	next            int64 // the next id to add
+	// The histograms of the messages measured: end to end, service, the
+	// reported parts' (nil for the others), each group's when the run has
+	// more than one; unattributed counts the messages without parts.
+	e2eH, svcH   *hist
+	partH        [nParts]*hist
+	groups       []groupHists
+	unattributed int64
 }
 
-// begin makes the series, once: at the first record, when the meter
-// knows whether the run has a broker cost model (partOrder).
+// begin makes the series and histograms, once: at the first record, when
+// the meter knows whether the run has a broker cost model (partOrder) and
+// its groups.
 func (a *obsAgg) begin() {
 	if a.e2e != nil {
 		return
 	}
 	a.e2e, a.warm, a.svc, a.order = stats.NewSeries(), stats.NewSeries(), stats.NewSeries(), a.m.partOrder()
+	a.e2eH, a.svcH = new(hist), new(hist)
 	for _, p := range a.order {
-		a.parts[p] = stats.NewSeries()
+		a.parts[p], a.partH[p] = stats.NewSeries(), new(hist)
+	}
+	if a.m.nGroups > 1 {
+		a.groups = make([]groupHists, a.m.nGroups)
+		for i := range a.groups {
+			a.groups[i] = groupHists{new(hist), new(hist)}
+		}
 	}
 	a.next = 1
 }
@@ -140,6 +151,7 @@ func (a *obsAgg) add(id int64, o *meterObs) {
 		return
 	}
 	a.svc.Add(id, float64(o.svc))
+	a.count(o, 1)
 	if o.flags&obsUnattributed == 0 {
 		for _, p := range a.order {
 			a.parts[p].Add(id, float64(o.part[p]))
@@ -147,49 +159,51 @@ func (a *obsAgg) add(id int64, o *meterObs) {
 	}
 }
 
-// measure fills the histograms (each group's too, when r.groups has
-// them) and intervals from message cut on. Only the parts the run reports
-// (partOrder) get a histogram and a series; the others stay nil.
-func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
-	r.e2e, r.svc = new(hist), new(hist)
-	e2eS, svcS, partS := a.e2e, a.svc, &a.parts
-	parts := m.partOrder()
-	for _, i := range parts {
-		r.parts[i] = new(hist)
+// count adds n of measured message o to the histograms (n = -1 takes it
+// away again).
+func (a *obsAgg) count(o *meterObs, n int64) {
+	a.e2eH.add(int64(o.e2e), n)
+	a.svcH.add(int64(o.svc), n)
+	if int(o.group) < len(a.groups) { // each group's too, with several
+		a.groups[o.group].e2e.add(int64(o.e2e), n)
+		a.groups[o.group].svc.add(int64(o.svc), n)
 	}
-	dups := stats.NewRatioSeries()
-	m.obs.each(func(id int64, o *meterObs) {
-		if o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
-			return
-		}
-		dups.Add(id, float64(max(int(o.successes)-1, 0)), 1)
-		if o.flags&obsMeasured == 0 || id < cut {
-			return
-		}
-		r.e2e.record(int64(o.e2e))
-		r.svc.record(int64(o.svc))
-		if int(o.group) < len(r.groups) { // each group's too, with several
-			r.groups[o.group].e2e.record(int64(o.e2e))
-			r.groups[o.group].svc.record(int64(o.svc))
-		}
-		if o.flags&obsUnattributed != 0 {
-			r.breakdown.Unattributed++
-			return
-		}
-		for _, p := range parts {
-			r.parts[p].record(int64(o.part[p]))
+	if o.flags&obsUnattributed != 0 {
+		a.unattributed += n
+		return
+	}
+	for _, p := range a.order {
+		a.partH[p].add(int64(o.part[p]), n)
+	}
+}
+
+// uncount takes the messages before cut out of the histograms, once every
+// record is in: what add counted of them.
+func (a *obsAgg) uncount(st *obsStore, cut int64) {
+	st.eachBelow(cut, func(id int64, o *meterObs) {
+		if o.flags&obsMeasured != 0 && o.flags&obsStored != 0 && o.flags&obsWarm == 0 {
+			a.count(o, -1)
 		}
 	})
+}
+
+// measure fills the histograms (each group's too, when the run has
+// several) and intervals from message cut on. Only the parts the run
+// reports (partOrder) get a histogram and a series; the others stay nil.
+func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
+	a.uncount(&m.obs, cut)
+	r.e2e, r.svc, r.parts, r.groups = a.e2eH, a.svcH, a.partH, a.groups
+	r.breakdown.Unattributed = a.unattributed
 	r.e2eLat = r.e2e.latency()
 	iv := &r.intervals
 	iv.Level = IntervalLevel
-	e2eQ, svcQ := m.quantiles(r.e2e, r.svc, cut)
-	iv.EndToEnd = latencyIntervals(e2eS, e2eQ, cut)
-	iv.ServiceTime = latencyIntervals(svcS, svcQ, cut)
+	e2eQ, svcQ, dups := m.quantiles(r.e2e, r.svc, cut)
+	iv.EndToEnd = latencyIntervals(a.e2e, e2eQ, cut)
+	iv.ServiceTime = latencyIntervals(a.svc, svcQ, cut)
 	iv.DuplicatesPct = scaled(toInterval(dups.CI(cut, IntervalLevel)), 100)
-	for _, p := range parts {
+	for _, p := range a.order {
 		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: r.parts[p].latency(),
-			MeanInterval: toInterval(partS[p].MeanCI(cut, IntervalLevel))})
+			MeanInterval: toInterval(a.parts[p].MeanCI(cut, IntervalLevel))})
 	}
 }
 
@@ -207,7 +221,10 @@ var intervalQuantiles = [3]float64{0.5, 0.9, 0.99}
 // service p50, p90 and p99 of the messages from cut on: the histogram's
 // percentile, and the batch-means interval of the proportion of messages
 // at or below it inverted through the histogram (stats.QuantileByProportion).
-func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interval) {
+// The same pass over the records fills dups, the series of duplicate
+// consumptions per stored message (a late event may have changed them
+// after the record froze, so they are read here, at the end).
+func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interval, dups *stats.RatioSeries) {
 	var est [2][3]float64
 	var ind [2][3]*stats.Series
 	for j, q := range intervalQuantiles {
@@ -220,8 +237,15 @@ func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interv
 		}
 		return 0
 	}
+	dups = stats.NewRatioSeries()
 	m.obs.each(func(id int64, o *meterObs) {
-		if id < cut || o.flags&obsMeasured == 0 || o.flags&obsWarm != 0 {
+		if o.flags&obsWarm != 0 {
+			return
+		}
+		if o.flags&obsStored != 0 {
+			dups.Add(id, float64(max(int(o.successes)-1, 0)), 1)
+		}
+		if id < cut || o.flags&obsMeasured == 0 {
 			return
 		}
 		for j := range intervalQuantiles {
@@ -233,7 +257,7 @@ func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interv
 		e2eQ[j] = stats.QuantileByProportion(q, est[0][j], ind[0][j].MeanCI(cut, IntervalLevel), quantileOf(e2e))
 		svcQ[j] = stats.QuantileByProportion(q, est[1][j], ind[1][j].MeanCI(cut, IntervalLevel), quantileOf(svc))
 	}
-	return e2eQ, svcQ
+	return e2eQ, svcQ, dups
 }
 
 // quantileOf is a histogram's quantile function (p from 0 to 1).

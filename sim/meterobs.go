@@ -135,9 +135,13 @@ func (st *obsStore) feedRest(a *obsAgg) {
 
 // each calls f with every record in id order; o is valid only during the
 // call.
-func (st *obsStore) each(f func(id int64, o *meterObs)) {
+func (st *obsStore) each(f func(id int64, o *meterObs)) { st.eachBelow(int64(st.n)+1, f) }
+
+// eachBelow calls f with every record below id end in id order, as each.
+func (st *obsStore) eachBelow(end int64, f func(id int64, o *meterObs)) {
+	end = min(end, int64(st.n)+1)
 	id := int64(0)
-	for b := range st.blocks {
+	for b := 0; b < len(st.blocks) && int64(b*obsBlock)+1 < end; b++ {
 		recs := st.blocks[b]
 		if b < st.nFrozen {
 			recs = st.decodeBlock(b)
@@ -148,7 +152,7 @@ func (st *obsStore) each(f func(id int64, o *meterObs)) {
 			}
 		}
 		for i := range recs {
-			if id++; id > int64(st.n) {
+			if id++; id >= end {
 				return
 			}
 			f(id, &recs[i])
