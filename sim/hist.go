@@ -74,21 +74,24 @@ func histSpan(i int) int64 {
 // its last slot) panics.
 func (h *hist) record(v int64) { h.add(v, 1) }
 
-// add counts n more of value v (n < 0 takes them away again).
+// add counts n more of value v (n < 0 takes them away again); a value
+// past the slots so far (a negative one among them) takes grow.
 func (h *hist) add(v, n int64) {
 	i := histSlot(v)
-	if v < 0 || i >= histSlots {
-		panic("sim: a histogram value out of its range")
-	}
-	if i >= len(h.counts) {
-		h.grow(i)
+	if uint(i) >= uint(len(h.counts)) {
+		h.grow(v)
 	}
 	h.counts[i] += n
 	h.total += n
 }
 
-// grow makes counts reach slot i, doubling.
-func (h *hist) grow(i int) {
+// grow makes counts reach value v's slot, doubling; a value the library
+// would reject panics.
+func (h *hist) grow(v int64) {
+	i := histSlot(v)
+	if v < 0 || i >= histSlots {
+		panic("sim: a histogram value out of its range")
+	}
 	n := min(max(i+1, 2*len(h.counts), 256), histSlots)
 	c := make([]int64, n)
 	copy(c, h.counts)
