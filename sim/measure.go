@@ -95,12 +95,15 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 // those before the cut (uncount), few as a rule, so that it decodes the
 // frozen records once more, not twice (measure).
 type obsAgg struct {
-	m               *meter
-	e2e, warm, svc  *stats.Series
-	parts           [nParts]*stats.Series // the reported parts' (partOrder); nil for the others
-	order           []int                 // m.partOrder()
-	measured, warmN int64
-	next            int64 // the next id to add
+	m              *meter
+	e2e, warm, svc *stats.Series
+	parts          [nParts]*stats.Series // the reported parts' (partOrder); nil for the others
+	order          []int                 // m.partOrder()
+	// The series are fed five observations at a time: e2e and warm by
+	// main, svc by svcB, the parts by partB (their sets differ).
+	main, svcB, partB batch5
+	measured, warmN   int64
+	next              int64 // the next id to add
 	// The histograms of the messages measured: end to end, service, the
 	// reported parts' (nil for the others), each group's when the run has
 	// more than one; unattributed counts the messages without parts.
@@ -118,9 +121,11 @@ func (a *obsAgg) begin() {
 		return
 	}
 	a.e2e, a.warm, a.svc, a.order = stats.NewSeries(), stats.NewSeries(), stats.NewSeries(), a.m.partOrder()
+	a.main.series, a.svcB.series = []*stats.Series{a.e2e, a.warm}, []*stats.Series{a.svc}
 	a.e2eH, a.svcH = new(hist), new(hist)
 	for _, p := range a.order {
 		a.parts[p], a.partH[p] = stats.NewSeries(), new(hist)
+		a.partB.series = append(a.partB.series, a.parts[p])
 	}
 	if a.m.nGroups > 1 {
 		a.groups = make([]groupHists, a.m.nGroups)
@@ -143,20 +148,72 @@ func (a *obsAgg) add(id int64, o *meterObs) {
 	case o.flags&obsWarm != 0:
 		a.warmN++
 	default:
-		a.e2e.Add(id, float64(o.e2e))
-		a.warm.Add(id, math.Log1p(float64(o.e2e)/1000))
+		sum := a.main.next(id)
+		sum[0] += float64(o.e2e)
+		sum[1] += math.Log1p(float64(o.e2e) / 1000)
+		a.main.done()
 		a.measured++
 	}
 	if o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
 		return
 	}
-	a.svc.Add(id, float64(o.svc))
+	a.svcB.next(id)[0] += float64(o.svc)
+	a.svcB.done()
 	a.count(o, 1)
 	if o.flags&obsUnattributed == 0 {
-		for _, p := range a.order {
-			a.parts[p].Add(id, float64(o.part[p]))
+		sum := a.partB.next(id)
+		for i, p := range a.order {
+			sum[i] += float64(o.part[p])
 		}
+		a.partB.done()
 	}
+}
+
+// flush hands the series the observations of their unfinished batches,
+// once every record is in.
+func (a *obsAgg) flush() {
+	a.main.flush()
+	a.svcB.flush()
+	a.partB.flush()
+}
+
+// batch5 feeds series their observations five at a time, one AddBatch per
+// series and batch where Add takes a call and a key check per observation:
+// for each observation, next gives the sums to add its values to, in the
+// order of series, and done ends it. The sums start at 0 and add the
+// values in order, as a Series' own do.
+type batch5 struct {
+	series      []*stats.Series
+	n           int
+	first, last int64
+	sum         [8]float64
+}
+
+// next begins an observation with key at.
+func (b *batch5) next(at int64) *[8]float64 {
+	if b.n == 0 {
+		b.first = at
+	}
+	b.last = at
+	return &b.sum
+}
+
+// done ends the observation next began.
+func (b *batch5) done() {
+	if b.n++; b.n == 5 {
+		b.flush()
+	}
+}
+
+// flush hands the batch so far to the series.
+func (b *batch5) flush() {
+	if b.n == 0 {
+		return
+	}
+	for i, s := range b.series {
+		s.AddBatch(b.first, b.last, b.sum[i], b.n)
+	}
+	b.n, b.sum = 0, [8]float64{}
 }
 
 // count adds n of measured message o to the histograms (n = -1 takes it
@@ -227,10 +284,12 @@ var intervalQuantiles = [3]float64{0.5, 0.9, 0.99}
 func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interval, dups *stats.RatioSeries) {
 	var est [2][3]float64
 	var ind [2][3]*stats.Series
+	var b batch5 // feeds ind[0][0..2], then ind[1][0..2]
 	for j, q := range intervalQuantiles {
 		est[0][j], est[1][j] = float64(e2e.valueAt(100*q)), float64(svc.valueAt(100*q))
 		ind[0][j], ind[1][j] = stats.NewSeries(), stats.NewSeries()
 	}
+	b.series = append(ind[0][:], ind[1][:]...)
 	below := func(v uint32, x float64) float64 {
 		if float64(v) <= x {
 			return 1
@@ -248,11 +307,14 @@ func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interv
 		if id < cut || o.flags&obsMeasured == 0 {
 			return
 		}
+		sum := b.next(id)
 		for j := range intervalQuantiles {
-			ind[0][j].Add(id, below(o.e2e, est[0][j]))
-			ind[1][j].Add(id, below(o.svc, est[1][j]))
+			sum[j] += below(o.e2e, est[0][j])
+			sum[3+j] += below(o.svc, est[1][j])
 		}
+		b.done()
 	})
+	b.flush()
 	for j, q := range intervalQuantiles {
 		e2eQ[j] = stats.QuantileByProportion(q, est[0][j], ind[0][j].MeanCI(cut, IntervalLevel), quantileOf(e2e))
 		svcQ[j] = stats.QuantileByProportion(q, est[1][j], ind[1][j].MeanCI(cut, IntervalLevel), quantileOf(svc))

@@ -122,7 +122,8 @@ func (st *obsStore) freeze(closed model.MsgID) {
 }
 
 // feedRest adds to a the records from a.next on, which are in live
-// blocks: a frozen block's were added as it froze.
+// blocks (a frozen block's were added as it froze), and ends its batches:
+// every record is in.
 func (st *obsStore) feedRest(a *obsAgg) {
 	for id := max(a.next, 1); id <= int64(st.n); id++ {
 		i := int(id - 1)
@@ -131,6 +132,7 @@ func (st *obsStore) feedRest(a *obsAgg) {
 		}
 		a.add(id, &st.blocks[i/obsBlock][i%obsBlock])
 	}
+	a.flush()
 }
 
 // each calls f with every record in id order; o is valid only during the

@@ -202,6 +202,7 @@ func TestObsAggFedAsBlocksFreeze(t *testing.T) {
 	want.begin()
 	want.next = 1
 	st.each(func(id int64, o *meterObs) { want.add(id, o) })
+	want.flush()
 	got := &m.agg
 	if got.next != int64(n+1) || got.measured != want.measured || got.warmN != want.warmN {
 		t.Fatalf("fed up to %d (of %d), %d measured and %d warm, want %d and %d", got.next-1, n, got.measured, got.warmN, want.measured, want.warmN)
