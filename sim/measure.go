@@ -122,15 +122,15 @@ func (a *obsAgg) begin() {
 	}
 	a.e2e, a.warm, a.svc, a.order = stats.NewSeries(), stats.NewSeries(), stats.NewSeries(), a.m.partOrder()
 	a.main.series, a.svcB.series = []*stats.Series{a.e2e, a.warm}, []*stats.Series{a.svc}
-	a.e2eH, a.svcH = new(hist), new(hist)
+	a.e2eH, a.svcH = newHistCounts(), newHistCounts()
 	for _, p := range a.order {
-		a.parts[p], a.partH[p] = stats.NewSeries(), new(hist)
+		a.parts[p], a.partH[p] = stats.NewSeries(), newHistCounts()
 		a.partB.series = append(a.partB.series, a.parts[p])
 	}
 	if a.m.nGroups > 1 {
 		a.groups = make([]groupHists, a.m.nGroups)
 		for i := range a.groups {
-			a.groups[i] = groupHists{new(hist), new(hist)}
+			a.groups[i] = groupHists{newHistCounts(), newHistCounts()}
 		}
 	}
 	a.next = 1
@@ -159,7 +159,7 @@ func (a *obsAgg) add(id int64, o *meterObs) {
 	}
 	a.svcB.next(id)[0] += float64(o.svc)
 	a.svcB.done()
-	a.count(o, 1)
+	a.count(o)
 	if o.flags&obsUnattributed == 0 {
 		sum := a.partB.next(id)
 		for i, p := range a.order {
@@ -216,30 +216,42 @@ func (b *batch5) flush() {
 	b.n, b.sum = 0, [8]float64{}
 }
 
-// count adds n of measured message o to the histograms (n = -1 takes it
-// away again).
-func (a *obsAgg) count(o *meterObs, n int64) {
-	a.e2eH.add(int64(o.e2e), n)
-	a.svcH.add(int64(o.svc), n)
+// count adds measured message o to the histograms.
+func (a *obsAgg) count(o *meterObs) {
+	a.e2eH.record(int64(o.e2e))
+	a.svcH.record(int64(o.svc))
 	if int(o.group) < len(a.groups) { // each group's too, with several
-		a.groups[o.group].e2e.add(int64(o.e2e), n)
-		a.groups[o.group].svc.add(int64(o.svc), n)
+		a.groups[o.group].e2e.record(int64(o.e2e))
+		a.groups[o.group].svc.record(int64(o.svc))
 	}
 	if o.flags&obsUnattributed != 0 {
-		a.unattributed += n
+		a.unattributed++
 		return
 	}
 	for _, p := range a.order {
-		a.partH[p].add(int64(o.part[p]), n)
+		a.partH[p].record(int64(o.part[p]))
 	}
 }
 
 // uncount takes the messages before cut out of the histograms, once every
-// record is in: what add counted of them.
+// record is in: what count counted of them.
 func (a *obsAgg) uncount(st *obsStore, cut int64) {
 	st.eachBelow(cut, func(id int64, o *meterObs) {
-		if o.flags&obsMeasured != 0 && o.flags&obsStored != 0 && o.flags&obsWarm == 0 {
-			a.count(o, -1)
+		if o.flags&obsMeasured == 0 || o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
+			return
+		}
+		a.e2eH.take(int64(o.e2e))
+		a.svcH.take(int64(o.svc))
+		if int(o.group) < len(a.groups) {
+			a.groups[o.group].e2e.take(int64(o.e2e))
+			a.groups[o.group].svc.take(int64(o.svc))
+		}
+		if o.flags&obsUnattributed != 0 {
+			a.unattributed--
+			return
+		}
+		for _, p := range a.order {
+			a.partH[p].take(int64(o.part[p]))
 		}
 	})
 }

@@ -152,10 +152,10 @@ func refMeasurement(m *meter, safety clock.Duration) measurement {
 
 // fromLib is a hist of the library histogram's counts.
 func fromLib(h *hdrhistogram.Histogram) *hist {
-	out := new(hist)
+	out := newHistCounts()
 	for i, c := range h.Export().Counts {
-		if c != 0 {
-			out.add(histLowest(i), c)
+		for range c {
+			out.record(histLowest(i))
 		}
 	}
 	return out
@@ -246,5 +246,29 @@ func TestAnalyzeIsTheReference(t *testing.T) {
 			}
 		}
 		t.Logf("seed %d: %d records, cut %+v", seed, n, got.warmup)
+	}
+}
+
+// The kinds observe passes by without an orderly group (those not in
+// meterKinds) change nothing observeEvent keeps about a message, whatever
+// the event says of it: meterKinds holds every kind it reads.
+func TestMeterKindsHoldWhatTheMeterReads(t *testing.T) {
+	for k := range 256 {
+		kind := model.EventKind(k)
+		if meterKinds[kind] || kind == model.EvCommit { // commits: read with an orderly group only
+			continue
+		}
+		m := newMeter(0, WarmupAuto, 1<<40)
+		g := &group{}
+		m.produced(g, 1, 0, 0)
+		m.observeEvent(&model.Event{Kind: model.EvLease, Msg: 1, Client: 0, Lease: 7, At: 1})
+		m.observeEvent(&model.Event{Kind: model.EvDeliver, Msg: 1, Client: 0, Lease: 7, At: 2})
+		state, obs := append([]msgState(nil), m.state...), *m.obs.at(1)
+		for _, reason := range []model.Reason{0, model.RSuccess} {
+			m.observeEvent(&model.Event{Kind: kind, Msg: 1, Client: 0, Lease: 7, Next: 8, Ended: 7, At: 5, Reason: reason})
+		}
+		if !reflect.DeepEqual(m.state, state) || *m.obs.at(1) != obs || m.more != nil {
+			t.Errorf("%v: observeEvent changed the message (%+v, %+v), which observe would not have let it see", kind, m.state, *m.obs.at(1))
+		}
 	}
 }

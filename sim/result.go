@@ -63,7 +63,7 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 	if sum.Violations == nil {
 		sum.Violations = []model.Violation{}
 	}
-	if s.meter.redeliver.total > 0 {
+	if s.meter.redeliver != nil && s.meter.redeliver.total > 0 {
 		l := s.meter.redeliver.latency()
 		sum.RedeliverAfterCrash = &l
 	}
