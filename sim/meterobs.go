@@ -182,7 +182,8 @@ func (st *obsStore) decodeBlock(b int) []meterObs {
 // bytes (none for 0, then 1, 2 or 4) that hold it, whose code the tag holds in two
 // bits (obsCode; the parts' from bit 0, then e2e's and svc's). Decoding
 // such a value is a 4-byte load and a mask, without the branch per byte a
-// varint takes (the end of a run decodes every record twice).
+// varint takes (the end of a run decodes every record once, and those
+// before the cut twice).
 func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 	flags := o.flags
 	derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
@@ -258,8 +259,8 @@ func sumParts(o *meterObs, from, to int) uint32 {
 }
 
 // decodeObs decodes one record of appendObs into o and returns the rest.
-// The end of a run decodes every frozen record twice (measure.go):
-// the varints are read by readUvarint, whose one-byte case is inline, and
+// The end of a run decodes every frozen record once, and those before the
+// cut twice (measure.go): the varints are read by readUvarint, whose one-byte case is inline, and
 // the latencies by a load and a mask each.
 func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 	*o = meterObs{flags: b[0] &^ obsDerived, successes: b[1]}
