@@ -1,6 +1,13 @@
 package sim
 
-import "github.com/HdrHistogram/hdrhistogram-go"
+import (
+	"math"
+	"math/bits"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"popsim/model"
+)
 
 // histMaxOf is h.Max(): the highest value equivalent to the largest value
 // recorded. It is the 100th percentile, which the library finds scanning
@@ -12,4 +19,171 @@ func histMaxOf(h *hdrhistogram.Histogram) int64 {
 		return h.Max()
 	}
 	return h.ValueAtQuantile(100)
+}
+
+// The geometry of newHist's histograms (histMin 1, histSigFig 3): values
+// below 2048 count one apiece; above, bucket b >= 1 holds 1024 slots of
+// 2^b values each, from 1024<<b. A value's slot is its index in the
+// library's counts (its "flat index"), the order its Mean and percentiles
+// walk them in.
+const (
+	histHalfBits = 10                  // log2 of the slots of a bucket above the first
+	histHalf     = 1 << histHalfBits   // 1024
+	histHalfMask = histHalf - 1        // a slot's offset in its bucket
+	histSubBits  = histHalfBits + 1    // log2 of bucket 0's values
+	histSubMask  = 2*histHalf - 1      // the values of bucket 0
+	histSlots    = (22 + 1) * histHalf // the library's counts for histMax: 22 buckets
+)
+
+// hist counts latencies as an hdrhistogram.Histogram of newHist's geometry
+// does, slot for slot, and reads them back as the library would (its
+// mean, percentiles, max: latency): recording a value is an index and an
+// increment, inlined (the library's RecordValue checks and converts on
+// every call), and the mean adds the slots' counts instead of walking
+// every sub-bucket (the library's Mean, most of the end of a run). A slot
+// counts in 32 bits, half the library's 188 KB: a histogram that counted
+// 2^31 values panics when read (a run measures that many messages only
+// after its records took 30 GB). hdr builds the library's histogram where
+// a Result hands one out.
+type hist struct {
+	counts *[histSlots]int32 // by slot
+	total  int64
+}
+
+// newHistCounts returns an empty hist.
+func newHistCounts() *hist { return &hist{counts: new([histSlots]int32)} }
+
+// histSlot is value v's slot, the library's counts index for it.
+func histSlot(v int64) int {
+	b := 64 - bits.LeadingZeros64(uint64(v)|histSubMask) - histSubBits
+	return (b+1)<<histHalfBits + int(v>>b) - histHalf
+}
+
+// histLowest is the lowest value of slot i, and histSpan how many values
+// it holds.
+func histLowest(i int) int64 {
+	if i < 2*histHalf {
+		return int64(i)
+	}
+	b := i>>histHalfBits - 1
+	return int64(i&histHalfMask+histHalf) << b
+}
+
+func histSpan(i int) int64 {
+	if i < 2*histHalf {
+		return 1
+	}
+	return 1 << (i>>histHalfBits - 1)
+}
+
+// record counts value v; one the library would reject (negative, past
+// its last slot) panics, out of the slots' range.
+func (h *hist) record(v int64) {
+	h.counts[histSlot(v)]++
+	h.total++
+}
+
+// take takes value v, recorded before, away again.
+func (h *hist) take(v int64) {
+	h.check()
+	h.counts[histSlot(v)]--
+	h.total--
+}
+
+// check panics when the slots may have wrapped: h counted 2^31 values or
+// more (its total is at its highest when read or first taken from).
+func (h *hist) check() {
+	if h.total > math.MaxInt32 {
+		panic("sim: a histogram counted 2^31 values or more, past its 32-bit slots")
+	}
+}
+
+// valueAt is the library's ValueAtPercentile (p from 0 to 100): the
+// highest value of the slot where the count reaches p's rank (the lowest
+// for p = 0).
+func (h *hist) valueAt(p float64) int64 {
+	if h.check(); h.total == 0 {
+		return 0
+	}
+	p = min(max(p, 0), 100)
+	rank := histRank(p, h.total)
+	var sum int64
+	i := histSlots - 1
+	for j, c := range h.counts {
+		if sum += int64(c); sum >= rank {
+			i = j
+			break
+		}
+	}
+	if p == 0 {
+		return histLowest(i)
+	}
+	return histLowest(i) + histSpan(i) - 1
+}
+
+// histRank is the library's rank of percentile p among total values:
+// from 1 to total.
+func histRank(p float64, total int64) int64 {
+	rank := (p/100)*float64(total) + 0.5
+	switch {
+	case !(rank >= 1):
+		return 1
+	case rank >= float64(total):
+		return total
+	}
+	return int64(rank)
+}
+
+// latencyPercentiles are the percentiles of a model.Latency, in its order.
+var latencyPercentiles = [...]float64{50, 90, 99, 99.9, 100}
+
+// latency is the summary of h's values, as latency of the library's
+// histogram would be.
+func (h *hist) latency() model.Latency {
+	if h.check(); h.total == 0 {
+		return model.Latency{}
+	}
+	mean, at := h.walk()
+	return model.Latency{Count: h.total, Mean: int64(mean + 0.5), P50: at[0], P90: at[1], P99: at[2], P999: at[3], Max: at[4]}
+}
+
+// walk returns the library's Mean of a non-empty h (each slot's count
+// times its median value, over the total, summed in slot order) and its
+// latencyPercentiles (valueAt), in one walk of the slots that stops at the
+// last value.
+func (h *hist) walk() (mean float64, at [len(latencyPercentiles)]int64) {
+	var ranks [len(latencyPercentiles)]int64
+	for k, p := range latencyPercentiles {
+		ranks[k] = histRank(p, h.total)
+	}
+	total := float64(h.total)
+	var sum int64
+	k := 0
+	for i, c := range h.counts {
+		if c == 0 {
+			continue
+		}
+		mean += float64(c) * float64(histLowest(i)+histSpan(i)>>1) / total
+		for sum += int64(c); k < len(ranks) && sum >= ranks[k]; k++ {
+			at[k] = histLowest(i) + histSpan(i) - 1
+		}
+		if sum == h.total {
+			break
+		}
+	}
+	return mean, at
+}
+
+// hdr is the library's histogram of the same counts.
+func (h *hist) hdr() *hdrhistogram.Histogram {
+	h.check()
+	out := newHist()
+	for i, c := range h.counts {
+		if c != 0 {
+			if err := out.RecordValues(histLowest(i), int64(c)); err != nil {
+				panic("sim: histogram rejected a count in its range: " + err.Error())
+			}
+		}
+	}
+	return out
 }

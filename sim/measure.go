@@ -23,9 +23,9 @@ const p99Messages = 100_000
 // measurement is what the meter makes of a run at its end: the warm-up
 // cut, the histograms and intervals after it, and where the time went.
 type measurement struct {
-	e2e, svc  *hdrhistogram.Histogram
-	e2eLat    model.Latency                   // latency(e2e), which the summary and its notes both read
-	parts     [nParts]*hdrhistogram.Histogram // the reported parts' (partOrder); nil for the others
+	e2e, svc  *hist
+	e2eLat    model.Latency // e2e.latency(), which the summary and its notes both read
+	parts     [nParts]*hist // the reported parts' (partOrder); nil for the others
 	warmup    model.WarmupCut
 	intervals model.RunIntervals
 	breakdown model.Breakdown
@@ -35,7 +35,7 @@ type measurement struct {
 	groups []groupHists
 }
 
-type groupHists struct{ e2e, svc *hdrhistogram.Histogram }
+type groupHists struct{ e2e, svc *hist }
 
 // analyze cuts the warm-up and measures what follows it.
 //
@@ -78,51 +78,70 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 			r.warmup.AtMs = cutAt.Millis()
 		}
 	}
-	if m.nGroups > 1 {
-		r.groups = make([]groupHists, m.nGroups)
-		for i := range r.groups {
-			r.groups[i] = groupHists{newHist(), newHist()}
-		}
-	}
 	r.measure(m, a, cut)
 	r.throughput(m.series, cutAt, safety)
 	return r
 }
 
-// obsAgg is what the end of a run makes of the records that does not
-// depend on the warm-up cut: the series of the measured messages'
-// end-to-end and service latencies and of their parts, and the series
-// MSER-5 finds the cut in. The store feeds it each block's records in id
-// order as it freezes them (obsStore.freeze), when they are final (a late
-// event changes only a frozen record's successes and client, which it
-// does not read), and the end of the run the rest (feedRest); so the
-// frozen records are decoded twice at the end (measure, quantiles), not
-// three times.
+// obsAgg is what the end of a run makes of the records as they become
+// final: the series of the measured messages' end-to-end and service
+// latencies and of their parts, the series MSER-5 finds the cut in, and
+// the histograms of the same latencies. The store feeds it each block's
+// records in id order as it freezes them (obsStore.freeze), when they are
+// final (a late event changes only a frozen record's successes and client,
+// which it does not read), and the end of the run the rest (feedRest).
+// The series do not depend on the cut (their intervals start at a key);
+// the histograms count every message, and the end of the run takes away
+// those before the cut (uncount), few as a rule, so that it decodes the
+// frozen records once more, not twice (measure).
 type obsAgg struct {
-	m               *meter
-	e2e, warm, svc  *stats.Series
-	parts           [nParts]*stats.Series // the reported parts' (partOrder); nil for the others
-	order           []int                 // m.partOrder()
-	measured, warmN int64
-	next            int64 // the next id to add
+	m              *meter
+	e2e, warm, svc *stats.Series
+	parts          [nParts]*stats.Series // the reported parts' (partOrder); nil for the others
+	order          []int                 // m.partOrder()
+	// The series are fed five observations at a time: e2e and warm by
+	// main, svc by svcB, the parts by partB (their sets differ).
+	main, svcB, partB batch5
+	measured, warmN   int64
+	next              int64 // the next id to add
+	// The histograms of the messages measured: end to end, service, the
+	// reported parts' (nil for the others), each group's when the run has
+	// more than one; unattributed counts the messages without parts.
+	e2eH, svcH   *hist
+	partH        [nParts]*hist
+	groups       []groupHists
+	unattributed int64
 }
 
-// begin makes the series, once: at the first record, when the meter
-// knows whether the run has a broker cost model (partOrder).
+// begin makes the series and histograms, once: at the first record, when
+// the meter knows whether the run has a broker cost model (partOrder) and
+// its groups.
 func (a *obsAgg) begin() {
 	if a.e2e != nil {
 		return
 	}
 	a.e2e, a.warm, a.svc, a.order = stats.NewSeries(), stats.NewSeries(), stats.NewSeries(), a.m.partOrder()
+	a.main.series, a.svcB.series = []*stats.Series{a.e2e, a.warm}, []*stats.Series{a.svc}
+	a.e2eH, a.svcH = newHistCounts(), newHistCounts()
 	for _, p := range a.order {
-		a.parts[p] = stats.NewSeries()
+		a.parts[p], a.partH[p] = stats.NewSeries(), newHistCounts()
+		a.partB.series = append(a.partB.series, a.parts[p])
+	}
+	if a.m.nGroups > 1 {
+		a.groups = make([]groupHists, a.m.nGroups)
+		for i := range a.groups {
+			a.groups[i] = groupHists{newHistCounts(), newHistCounts()}
+		}
 	}
 	a.next = 1
 }
 
 // add adds record id, the next one.
 func (a *obsAgg) add(id int64, o *meterObs) {
-	if a.begin(); id != a.next {
+	if a.e2eH == nil {
+		a.begin()
+	}
+	if id != a.next {
 		panic("sim: the meter's records reached its aggregate out of order")
 	}
 	a.next++
@@ -132,64 +151,131 @@ func (a *obsAgg) add(id int64, o *meterObs) {
 	case o.flags&obsWarm != 0:
 		a.warmN++
 	default:
-		a.e2e.Add(id, float64(o.e2e))
-		a.warm.Add(id, math.Log1p(float64(o.e2e)/1000))
+		sum := a.main.next(id)
+		sum[0] += float64(o.e2e)
+		sum[1] += math.Log1p(float64(o.e2e) / 1000)
+		a.main.done()
 		a.measured++
 	}
 	if o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
 		return
 	}
-	a.svc.Add(id, float64(o.svc))
+	a.svcB.next(id)[0] += float64(o.svc)
+	a.svcB.done()
+	a.count(o)
 	if o.flags&obsUnattributed == 0 {
-		for _, p := range a.order {
-			a.parts[p].Add(id, float64(o.part[p]))
+		sum := a.partB.next(id)
+		for i, p := range a.order {
+			sum[i] += float64(o.part[p])
 		}
+		a.partB.done()
 	}
 }
 
-// measure fills the histograms (each group's too, when r.groups has
-// them) and intervals from message cut on. Only the parts the run reports
-// (partOrder) get a histogram and a series; the others stay nil.
-func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
-	r.e2e, r.svc = newHist(), newHist()
-	e2eS, svcS, partS := a.e2e, a.svc, &a.parts
-	parts := m.partOrder()
-	for _, i := range parts {
-		r.parts[i] = newHist()
+// flush hands the series the observations of their unfinished batches,
+// once every record is in.
+func (a *obsAgg) flush() {
+	a.main.flush()
+	a.svcB.flush()
+	a.partB.flush()
+}
+
+// batch5 feeds series their observations five at a time, one AddBatch per
+// series and batch where Add takes a call and a key check per observation:
+// for each observation, next gives the sums to add its values to, in the
+// order of series, and done ends it. The sums start at 0 and add the
+// values in order, as a Series' own do.
+type batch5 struct {
+	series      []*stats.Series
+	n           int
+	first, last int64
+	sum         [8]float64
+}
+
+// next begins an observation with key at.
+func (b *batch5) next(at int64) *[8]float64 {
+	if b.n == 0 {
+		b.first = at
 	}
-	dups := stats.NewRatioSeries()
-	m.obs.each(func(id int64, o *meterObs) {
-		if o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
+	b.last = at
+	return &b.sum
+}
+
+// done ends the observation next began.
+func (b *batch5) done() {
+	if b.n++; b.n == 5 {
+		b.flush()
+	}
+}
+
+// flush hands the batch so far to the series.
+func (b *batch5) flush() {
+	if b.n == 0 {
+		return
+	}
+	for i, s := range b.series {
+		s.AddBatch(b.first, b.last, b.sum[i], b.n)
+	}
+	b.n, b.sum = 0, [8]float64{}
+}
+
+// count adds measured message o to the histograms.
+func (a *obsAgg) count(o *meterObs) {
+	a.e2eH.record(int64(o.e2e))
+	a.svcH.record(int64(o.svc))
+	if int(o.group) < len(a.groups) { // each group's too, with several
+		a.groups[o.group].e2e.record(int64(o.e2e))
+		a.groups[o.group].svc.record(int64(o.svc))
+	}
+	if o.flags&obsUnattributed != 0 {
+		a.unattributed++
+		return
+	}
+	for _, p := range a.order {
+		a.partH[p].record(int64(o.part[p]))
+	}
+}
+
+// uncount takes the messages before cut out of the histograms, once every
+// record is in: what count counted of them.
+func (a *obsAgg) uncount(st *obsStore, cut int64) {
+	st.eachBelow(cut, func(id int64, o *meterObs) {
+		if o.flags&obsMeasured == 0 || o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
 			return
 		}
-		dups.Add(id, float64(max(int(o.successes)-1, 0)), 1)
-		if o.flags&obsMeasured == 0 || id < cut {
-			return
-		}
-		record(r.e2e, int64(o.e2e))
-		record(r.svc, int64(o.svc))
-		if int(o.group) < len(r.groups) { // each group's too, with several
-			record(r.groups[o.group].e2e, int64(o.e2e))
-			record(r.groups[o.group].svc, int64(o.svc))
+		a.e2eH.take(int64(o.e2e))
+		a.svcH.take(int64(o.svc))
+		if int(o.group) < len(a.groups) {
+			a.groups[o.group].e2e.take(int64(o.e2e))
+			a.groups[o.group].svc.take(int64(o.svc))
 		}
 		if o.flags&obsUnattributed != 0 {
-			r.breakdown.Unattributed++
+			a.unattributed--
 			return
 		}
-		for _, p := range parts {
-			record(r.parts[p], int64(o.part[p]))
+		for _, p := range a.order {
+			a.partH[p].take(int64(o.part[p]))
 		}
 	})
-	r.e2eLat = latency(r.e2e)
+}
+
+// measure fills the histograms (each group's too, when the run has
+// several) and intervals from message cut on. Only the parts the run
+// reports (partOrder) get a histogram and a series; the others stay nil.
+func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
+	a.uncount(&m.obs, cut)
+	r.e2e, r.svc, r.parts, r.groups = a.e2eH, a.svcH, a.partH, a.groups
+	r.breakdown.Unattributed = a.unattributed
+	r.e2eLat = r.e2e.latency()
 	iv := &r.intervals
 	iv.Level = IntervalLevel
-	e2eQ, svcQ := m.quantiles(r.e2e, r.svc, cut)
-	iv.EndToEnd = latencyIntervals(e2eS, e2eQ, cut)
-	iv.ServiceTime = latencyIntervals(svcS, svcQ, cut)
+	e2eQ, svcQ, dups := m.quantiles(r.e2e, r.svc, cut)
+	iv.EndToEnd = latencyIntervals(a.e2e, e2eQ, cut)
+	iv.ServiceTime = latencyIntervals(a.svc, svcQ, cut)
 	iv.DuplicatesPct = scaled(toInterval(dups.CI(cut, IntervalLevel)), 100)
-	for _, p := range parts {
-		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: latency(r.parts[p]),
-			MeanInterval: toInterval(partS[p].MeanCI(cut, IntervalLevel))})
+	for _, p := range a.order {
+		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: r.parts[p].latency(),
+			MeanInterval: toInterval(a.parts[p].MeanCI(cut, IntervalLevel))})
 	}
 }
 
@@ -207,38 +293,53 @@ var intervalQuantiles = [3]float64{0.5, 0.9, 0.99}
 // service p50, p90 and p99 of the messages from cut on: the histogram's
 // percentile, and the batch-means interval of the proportion of messages
 // at or below it inverted through the histogram (stats.QuantileByProportion).
-func (m *meter) quantiles(e2e, svc *hdrhistogram.Histogram, cut int64) (e2eQ, svcQ [3]stats.Interval) {
+// The same pass over the records fills dups, the series of duplicate
+// consumptions per stored message (a late event may have changed them
+// after the record froze, so they are read here, at the end).
+func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interval, dups *stats.RatioSeries) {
 	var est [2][3]float64
 	var ind [2][3]*stats.Series
+	var b batch5 // feeds ind[0][0..2], then ind[1][0..2]
 	for j, q := range intervalQuantiles {
-		est[0][j], est[1][j] = float64(e2e.ValueAtQuantile(100*q)), float64(svc.ValueAtQuantile(100*q))
+		est[0][j], est[1][j] = float64(e2e.valueAt(100*q)), float64(svc.valueAt(100*q))
 		ind[0][j], ind[1][j] = stats.NewSeries(), stats.NewSeries()
 	}
+	b.series = append(ind[0][:], ind[1][:]...)
 	below := func(v uint32, x float64) float64 {
 		if float64(v) <= x {
 			return 1
 		}
 		return 0
 	}
+	dups = stats.NewRatioSeries()
 	m.obs.each(func(id int64, o *meterObs) {
-		if id < cut || o.flags&obsMeasured == 0 || o.flags&obsWarm != 0 {
+		if o.flags&obsWarm != 0 {
 			return
 		}
-		for j := range intervalQuantiles {
-			ind[0][j].Add(id, below(o.e2e, est[0][j]))
-			ind[1][j].Add(id, below(o.svc, est[1][j]))
+		if o.flags&obsStored != 0 {
+			dups.Add(id, float64(max(int(o.successes)-1, 0)), 1)
 		}
+		if id < cut || o.flags&obsMeasured == 0 {
+			return
+		}
+		sum := b.next(id)
+		for j := range intervalQuantiles {
+			sum[j] += below(o.e2e, est[0][j])
+			sum[3+j] += below(o.svc, est[1][j])
+		}
+		b.done()
 	})
+	b.flush()
 	for j, q := range intervalQuantiles {
 		e2eQ[j] = stats.QuantileByProportion(q, est[0][j], ind[0][j].MeanCI(cut, IntervalLevel), quantileOf(e2e))
 		svcQ[j] = stats.QuantileByProportion(q, est[1][j], ind[1][j].MeanCI(cut, IntervalLevel), quantileOf(svc))
 	}
-	return e2eQ, svcQ
+	return e2eQ, svcQ, dups
 }
 
 // quantileOf is a histogram's quantile function (p from 0 to 1).
-func quantileOf(h *hdrhistogram.Histogram) func(float64) float64 {
-	return func(p float64) float64 { return float64(h.ValueAtQuantile(100 * p)) }
+func quantileOf(h *hist) func(float64) float64 {
+	return func(p float64) float64 { return float64(h.valueAt(100 * p)) }
 }
 
 // throughput is acks per second over the sample intervals of the safety

@@ -58,15 +58,15 @@ type meter struct {
 	state                     []msgState                // open messages' breakdown state, by meterMsg.slot
 	free                      []int32                   // unused slots of state
 	more                      map[model.MsgID][]attempt // older attempts of open messages that may still be acked
-	reviveLag                 *hdrhistogram.Histogram   // a lease's deadline to its revive (a copy written)
+	reviveLag                 *hist                     // a lease's deadline to its revive (a copy written)
 	last                      model.SeriesPoint         // cumulative counters at the previous sample
 	series                    []model.SeriesPoint
 	// crashed holds, for each message a consumer held when it crashed, the
 	// crash's time, until the message's next delivery; redeliver is the
 	// time from the crash to that delivery.
 	crashed   map[model.MsgID]clock.Time
-	redeliver *hdrhistogram.Histogram // nil until a crashed message is delivered again (a histogram is 188 KB)
-	hol       *holMeter               // head-of-line blocking of orderly groups
+	redeliver *hist     // nil until a crashed message is delivered again
+	hol       *holMeter // head-of-line blocking of orderly groups
 	// k is the most groups consuming one topic (1 until groups is called);
 	// posOf is each client's group's position on its topic, posByName
 	// each group's; nGroups is how many groups the run has.
@@ -169,7 +169,7 @@ var partNames = [nParts]string{model.PartBrokerWait, model.PartRedeliveryWait, m
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	m := &meter{msgs: msgWindow{base: 1}, start: start, warmEnd: start, safeEnd: safeEnd,
 		crashed:   map[model.MsgID]clock.Time{},
-		reviveLag: hdrhistogram.New(histMin, histMax, histSigFig), hol: newHolMeter(), k: 1}
+		reviveLag: newHistCounts(), hol: newHolMeter(), k: 1}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
@@ -290,9 +290,9 @@ func (m *meter) delivered(g *group, id model.MsgID, now clock.Time) {
 	if t, ok := m.crashed[id]; ok {
 		delete(m.crashed, id)
 		if m.redeliver == nil {
-			m.redeliver = newHist()
+			m.redeliver = newHistCounts()
 		}
-		record(m.redeliver, int64(clampUs(now.Sub(t))))
+		m.redeliver.record(int64(clampUs(now.Sub(t))))
 	}
 	x := m.get(id)
 	if x == nil || x.seen {
@@ -381,7 +381,7 @@ func (m *meter) attemptAt(x *msgState, deliveredAt clock.Time) *attempt {
 // are left out (an automatic warm-up is found after the run: all count).
 func (m *meter) revived(lag clock.Duration, deadline clock.Time) {
 	if deadline >= m.warmEnd {
-		record(m.reviveLag, int64(lag))
+		m.reviveLag.record(int64(lag))
 	}
 }
 
@@ -475,8 +475,28 @@ func (w *msgWindow) advance() {
 func (m *meter) outstanding() int64 { return m.open }
 
 // observe follows the trace for the latency breakdown: only the events
-// every engine and client emit (docs/trace.md), so it works for any.
+// every engine and client emit (docs/trace.md), so it works for any. It is
+// small enough to be inlined: most events are of no kind the meter reads
+// (meterKinds), and with no orderly group it passes them by.
 func (m *meter) observe(e *model.Event) {
+	if meterKinds[e.Kind] || m.hol.orderly != nil {
+		m.observeEvent(e)
+	}
+}
+
+// meterKinds are the kinds of event observeEvent reads without an orderly
+// group (with one, the head-of-line meter reads every kind).
+var meterKinds = func() (k [256]bool) {
+	for _, kind := range []model.EventKind{model.EvSubscribe, model.EvLease, model.EvDeliver, model.EvConsumeStart,
+		model.EvConsumeEnd, model.EvExpiredLocal, model.EvRenewed, model.EvReviveRetried, model.EvLeaseLost,
+		model.EvRevive, model.EvLapse, model.EvReleased} {
+		k[kind] = true
+	}
+	return k
+}()
+
+// observeEvent is observe of an event the meter may read.
+func (m *meter) observeEvent(e *model.Event) {
 	if m.hol.orderly != nil || e.Kind == model.EvSubscribe {
 		u := e.Msg
 		if k := e.Kind; k == model.EvConsumeEnd || k == model.EvExpiredLocal || k == model.EvLapse {
@@ -561,7 +581,9 @@ func (m *meter) onDeliver(e *model.Event) {
 		return
 	}
 	var a *attempt
-	if e.Lease != 0 {
+	if l := &x.att; e.Lease != 0 && l.stage == stageLeased && l.lease == e.Lease {
+		a = l // the latest lease, as a rule (search would find it first)
+	} else if e.Lease != 0 {
 		a = m.search(x, func(a *attempt) bool { return a.stage == stageLeased && a.lease == e.Lease })
 	}
 	if a == nil {
@@ -603,6 +625,9 @@ func (m *meter) find(e *model.Event, lo, hi uint8) *attempt {
 	x := m.stateOf(m.unitOf(e))
 	if x == nil {
 		return nil
+	}
+	if a := &x.att; a.client == e.Client && a.stage >= lo && a.stage <= hi && a.lease == e.Lease {
+		return a // the latest attempt, as a rule (the first search would find it first)
 	}
 	in := func(a *attempt) bool { return a.client == e.Client && a.stage >= lo && a.stage <= hi }
 	if a := m.search(x, func(a *attempt) bool { return in(a) && a.lease == e.Lease }); a != nil {

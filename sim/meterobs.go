@@ -122,7 +122,8 @@ func (st *obsStore) freeze(closed model.MsgID) {
 }
 
 // feedRest adds to a the records from a.next on, which are in live
-// blocks: a frozen block's were added as it froze.
+// blocks (a frozen block's were added as it froze), and ends its batches:
+// every record is in.
 func (st *obsStore) feedRest(a *obsAgg) {
 	for id := max(a.next, 1); id <= int64(st.n); id++ {
 		i := int(id - 1)
@@ -131,13 +132,18 @@ func (st *obsStore) feedRest(a *obsAgg) {
 		}
 		a.add(id, &st.blocks[i/obsBlock][i%obsBlock])
 	}
+	a.flush()
 }
 
 // each calls f with every record in id order; o is valid only during the
 // call.
-func (st *obsStore) each(f func(id int64, o *meterObs)) {
+func (st *obsStore) each(f func(id int64, o *meterObs)) { st.eachBelow(int64(st.n)+1, f) }
+
+// eachBelow calls f with every record below id end in id order, as each.
+func (st *obsStore) eachBelow(end int64, f func(id int64, o *meterObs)) {
+	end = min(end, int64(st.n)+1)
 	id := int64(0)
-	for b := range st.blocks {
+	for b := 0; b < len(st.blocks) && int64(b*obsBlock)+1 < end; b++ {
 		recs := st.blocks[b]
 		if b < st.nFrozen {
 			recs = st.decodeBlock(b)
@@ -148,7 +154,7 @@ func (st *obsStore) each(f func(id int64, o *meterObs)) {
 			}
 		}
 		for i := range recs {
-			if id++; id > int64(st.n) {
+			if id++; id >= end {
 				return
 			}
 			f(id, &recs[i])
@@ -176,7 +182,8 @@ func (st *obsStore) decodeBlock(b int) []meterObs {
 // bytes (none for 0, then 1, 2 or 4) that hold it, whose code the tag holds in two
 // bits (obsCode; the parts' from bit 0, then e2e's and svc's). Decoding
 // such a value is a 4-byte load and a mask, without the branch per byte a
-// varint takes (the end of a run decodes every record twice).
+// varint takes (the end of a run decodes every record once, and those
+// before the cut twice).
 func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 	flags := o.flags
 	derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
@@ -252,8 +259,8 @@ func sumParts(o *meterObs, from, to int) uint32 {
 }
 
 // decodeObs decodes one record of appendObs into o and returns the rest.
-// The end of a run decodes every frozen record twice (measure.go):
-// the varints are read by readUvarint, whose one-byte case is inline, and
+// The end of a run decodes every frozen record once, and those before the
+// cut twice (measure.go): the varints are read by readUvarint, whose one-byte case is inline, and
 // the latencies by a load and a mask each.
 func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 	*o = meterObs{flags: b[0] &^ obsDerived, successes: b[1]}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -202,6 +203,7 @@ func TestObsAggFedAsBlocksFreeze(t *testing.T) {
 	want.begin()
 	want.next = 1
 	st.each(func(id int64, o *meterObs) { want.add(id, o) })
+	want.flush()
 	got := &m.agg
 	if got.next != int64(n+1) || got.measured != want.measured || got.warmN != want.warmN {
 		t.Fatalf("fed up to %d (of %d), %d measured and %d warm, want %d and %d", got.next-1, n, got.measured, got.warmN, want.measured, want.warmN)
@@ -216,5 +218,75 @@ func TestObsAggFedAsBlocksFreeze(t *testing.T) {
 	same("svc", got.svc, want.svc)
 	for _, p := range m.partOrder() {
 		same(partNames[p], got.parts[p], want.parts[p])
+	}
+}
+
+// appendObs writes, byte for byte, what the plain encoder of its format
+// (appending each value's kept bytes) writes, and obsCode is the
+// format's code of every value: 0 for 0, then 1, 2 or 4 bytes.
+func TestAppendObsIsItsFormat(t *testing.T) {
+	code := func(v uint32) uint {
+		switch {
+		case v == 0:
+			return 0
+		case v < 1<<8:
+			return 1
+		case v < 1<<16:
+			return 2
+		}
+		return 3
+	}
+	for b := range 33 {
+		for _, v := range []uint64{1<<b - 1, 1 << b, 1<<b + 1} {
+			if v <= math.MaxUint32 && obsCode(uint32(v)) != code(uint32(v)) {
+				t.Fatalf("obsCode(%d) = %d, want %d", v, obsCode(uint32(v)), code(uint32(v)))
+			}
+		}
+	}
+	plain := func(b []byte, o *meterObs, prev *uint32) []byte {
+		flags := o.flags
+		derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
+		if derived {
+			flags |= obsDerived
+		}
+		b = append(b, flags, o.successes)
+		b = binary.AppendUvarint(b, uint64(o.group))
+		b = binary.AppendVarint(b, int64(o.client)+1)
+		b = binary.AppendVarint(b, int64(o.storedMs)-int64(*prev))
+		*prev = o.storedMs
+		if o.flags&obsMeasured == 0 {
+			return b
+		}
+		vals := append([]uint32(nil), o.part[:]...)
+		if !derived {
+			vals = append(vals, o.e2e, o.svc)
+		}
+		var tag uint16
+		for i, v := range vals {
+			tag |= uint16(code(v)) << (2 * i)
+		}
+		b = binary.LittleEndian.AppendUint16(b, tag)
+		for _, v := range vals {
+			b = append(b, binary.LittleEndian.AppendUint32(nil, v)[:obsLen[code(v)]]...)
+		}
+		return b
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	var got, want []byte
+	var pg, pw uint32
+	for range 20000 {
+		o := meterObs{flags: uint8(rng.IntN(16)), successes: uint8(rng.IntN(256)), group: uint16(rng.IntN(3)),
+			client: int32(rng.IntN(100)) - 1, storedMs: pg + uint32(rng.IntN(1000))}
+		for p := range o.part {
+			o.part[p] = uint32(rng.Int64N(1 << rng.IntN(33)))
+		}
+		o.e2e, o.svc = sumParts(&o, partBroker, nParts), sumParts(&o, partLocal, partAck+1)
+		if rng.IntN(4) == 0 {
+			o.e2e, o.svc = rng.Uint32(), uint32(rng.Int64N(1<<rng.IntN(33)))
+		}
+		got, want = appendObs(got, &o, &pg), plain(want, &o, &pw)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("appendObs wrote other bytes than its format's plain encoder")
 	}
 }

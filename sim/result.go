@@ -34,10 +34,10 @@ func (s *sim) result() (*Result, error) {
 		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatched = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
 	}
 	ms := s.meter.analyze(s.cfg.Duration)
-	r := &Result{EndToEnd: ms.e2e, ServiceTime: ms.svc, Parts: map[string]*hdrhistogram.Histogram{}, ReviveLag: s.meter.reviveLag,
+	r := &Result{EndToEnd: ms.e2e.hdr(), ServiceTime: ms.svc.hdr(), Parts: map[string]*hdrhistogram.Histogram{}, ReviveLag: s.meter.reviveLag.hdr(),
 		Events: s.tr.events, Header: s.headerLines(), traceEvents: s.tr.seq}
 	for _, i := range s.meter.partOrder() {
-		r.Parts[partNames[i]] = ms.parts[i]
+		r.Parts[partNames[i]] = ms.parts[i].hdr()
 	}
 	r.Summary = s.summary(rep, sum, &ms)
 	return r, nil
@@ -52,7 +52,7 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,
 		AckedNotDone: rep.AckedNotDone,
-		EndToEnd:     ms.e2eLat, ServiceTime: latency(ms.svc), ReviveLag: latency(s.meter.reviveLag),
+		EndToEnd:     ms.e2eLat, ServiceTime: ms.svc.latency(), ReviveLag: s.meter.reviveLag.latency(),
 		Warmup: ms.warmup, Intervals: ms.intervals, Breakdown: ms.breakdown, Notes: s.notes(ms), Broker: s.brokerUsage(),
 		SimEvents: s.q.dispatched, SimSeconds: s.q.now().Sub(s.start).Seconds(),
 		Coverage: s.cov.snapshot(), Series: s.meter.series,
@@ -63,8 +63,8 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 	if sum.Violations == nil {
 		sum.Violations = []model.Violation{}
 	}
-	if s.meter.redeliver != nil && s.meter.redeliver.TotalCount() > 0 {
-		l := latency(s.meter.redeliver)
+	if s.meter.redeliver != nil && s.meter.redeliver.total > 0 {
+		l := s.meter.redeliver.latency()
 		sum.RedeliverAfterCrash = &l
 	}
 	sum.HeadOfLine = s.meter.hol.summary(s.q.now())
@@ -88,7 +88,7 @@ func (s *sim) groupSummaries(rep check.Report, ms *measurement) []model.GroupSum
 	out := make([]model.GroupSummary, len(s.groups))
 	for i, g := range s.groups {
 		out[i] = model.GroupSummary{Group: g.name, Topic: g.topic,
-			EndToEnd: latency(ms.groups[i].e2e), ServiceTime: latency(ms.groups[i].svc)}
+			EndToEnd: ms.groups[i].e2e.latency(), ServiceTime: ms.groups[i].svc.latency()}
 	}
 	for _, gr := range rep.Groups {
 		if g := s.byName[gr.Group]; g != nil {

@@ -75,6 +75,11 @@ func (g *groups) add(at int64, x, y, q float64) {
 	if g.curN < g.size {
 		return
 	}
+	g.complete()
+}
+
+// complete stores the current group, which add just filled.
+func (g *groups) complete() {
 	if len(g.x) == g.capacity {
 		// Full: merge pairs and double the size; the group just completed
 		// becomes the first half of the next, larger one.
@@ -93,10 +98,15 @@ func (g *groups) add(at int64, x, y, q float64) {
 }
 
 // checkKey panics when a key decreases: the caller broke the contract.
+// It is small enough to be inlined where every observation takes it.
 func checkKey(n, last, at int64) {
 	if n > 0 && at < last {
-		panic("stats: Add with key " + strconv.FormatInt(at, 10) + " after " + strconv.FormatInt(last, 10) + ": keys must not decrease")
+		keyDecreased(last, at)
 	}
+}
+
+func keyDecreased(last, at int64) {
+	panic("stats: Add with key " + strconv.FormatInt(at, 10) + " after " + strconv.FormatInt(last, 10) + ": keys must not decrease")
 }
 
 func (g *groups) mergePairs() {
@@ -337,10 +347,15 @@ func (s *Series) add(at int64, x float64) {
 		s.at5 = at
 	}
 	s.b5 += x
-	s.n5++
-	if s.n5 < mserBatch {
+	if s.n5++; s.n5 < mserBatch {
 		return
 	}
+	s.finish()
+}
+
+// finish closes the batch of 5 whose last observation is in: its sum and
+// the square of its average's distance from ref go to the groups.
+func (s *Series) finish() {
 	avg := s.b5 / mserBatch
 	if s.g.n == 0 {
 		s.ref = avg
@@ -348,6 +363,24 @@ func (s *Series) add(at int64, x float64) {
 	d := avg - s.ref
 	s.g.add(s.at5, s.b5, 0, d*d)
 	s.b5, s.n5 = 0, 0
+}
+
+// AddBatch records n observations (1 to 5) at once from the start of a
+// batch of 5 (the Series holds a multiple of 5 observations): keys first
+// to last, sum their sum as Add forms it, 0 + x1 + x2 + ... from the left.
+// It leaves the Series as the n calls of Add would: for a caller that
+// sums its observations more cheaply than Add can (several series' at
+// once), with n < 5 only for the last observations.
+func (s *Series) AddBatch(first, last int64, sum float64, n int) {
+	if s.n5 != 0 || n < 1 || n > mserBatch {
+		panic("stats: AddBatch of " + strconv.Itoa(n) + " observations after " + strconv.Itoa(s.n5) + " of a batch")
+	}
+	checkKey(s.Count(), s.last, first)
+	checkKey(1, first, last)
+	s.last, s.at5, s.b5, s.n5 = last, first, sum, n
+	if n == mserBatch {
+		s.finish()
+	}
 }
 
 // Count returns how many observations were added.

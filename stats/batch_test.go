@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -260,5 +261,73 @@ func TestQuantileByProportion(t *testing.T) {
 	}
 	if iv := QuantileByProportion(1, 90, p, quantile); iv.OK || !strings.Contains(iv.Note, "out of range") {
 		t.Fatalf("got %+v, want q=1 refused", iv)
+	}
+}
+
+// AddBatch leaves a Series as the Adds of the same observations do: count,
+// interval, warm-up and every later Add alike, for whole batches and a
+// partial last one, integer and fractional values; misuse panics.
+func TestSeriesAddBatchIsAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for round := range 200 {
+		a, b := NewSeries(), NewSeries()
+		n := r.IntN(20000)
+		at := int64(r.IntN(10))
+		for i := 0; i < n; {
+			k := min(n-i, mserBatch)
+			first, sum := at, 0.0
+			for j := range k {
+				x := float64(r.IntN(1 << r.IntN(30)))
+				if round%2 == 1 {
+					x = math.Log1p(x / 1000)
+				}
+				sum += x
+				a.Add(at, x)
+				if j < k-1 {
+					at += int64(r.IntN(3))
+				}
+			}
+			b.AddBatch(first, at, sum, k)
+			i += k
+			at += int64(r.IntN(3))
+		}
+		same := func(what string) {
+			if a.Count() != b.Count() || a.MeanCI(math.MinInt64, 0.95) != b.MeanCI(math.MinInt64, 0.95) || a.Warmup() != b.Warmup() {
+				t.Fatalf("round %d, %s: AddBatch %d, %+v, %+v; Add %d, %+v, %+v", round, what, b.Count(), b.MeanCI(math.MinInt64, 0.95),
+					b.Warmup(), a.Count(), a.MeanCI(math.MinInt64, 0.95), a.Warmup())
+			}
+			if w := a.Warmup(); a.MeanCI(w.At, 0.9) != b.MeanCI(w.At, 0.9) {
+				t.Fatalf("round %d, %s: the intervals after the cut differ", round, what)
+			}
+		}
+		same("batches")
+		for range 7 {
+			a.Add(at+1, 3)
+			b.Add(at+1, 3)
+		}
+		same("Adds after the batches")
+	}
+	for _, bad := range []func(s *Series){
+		func(s *Series) { s.AddBatch(0, 0, 0, 0) },
+		func(s *Series) { s.AddBatch(0, 0, 0, mserBatch+1) },
+		func(s *Series) { s.Add(0, 1); s.AddBatch(0, 0, 0, 1) },
+		func(s *Series) { s.AddBatch(5, 4, 0, 2) },
+		func(s *Series) {
+			s.Add(5, 1)
+			s.Add(5, 1)
+			s.Add(5, 1)
+			s.Add(5, 1)
+			s.Add(5, 1)
+			s.AddBatch(4, 6, 0, 5)
+		},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("a misused AddBatch did not panic")
+				}
+			}()
+			bad(NewSeries())
+		}()
 	}
 }
