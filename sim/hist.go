@@ -41,14 +41,20 @@ const (
 // increment, inlined (the library's RecordValue checks and converts on
 // every call), and the mean adds the slots' counts instead of walking
 // every sub-bucket (the library's Mean, most of the end of a run). A slot
-// counts in 32 bits, half the library's 188 KB: a histogram that counted
-// 2^31 values panics when read (a run measures that many messages only
-// after its records took 30 GB). hdr builds the library's histogram where
-// a Result hands one out.
+// counts in 32 bits, half the library's 188 KB; after histSpillAt changes
+// the 32-bit counts are added into 64-bit ones (wide, made then) and start
+// again from zero, so no count wraps however long the run. hdr builds the
+// library's histogram where a Result hands one out.
 type hist struct {
-	counts *[histSlots]int32 // by slot
+	counts *[histSlots]int32 // by slot, the changes since the last spill
+	wide   *[histSlots]int64 // by slot, up to the last spill; nil before the first
 	total  int64
+	narrow int32 // values recorded or taken since the last spill
 }
+
+// histSpillAt is how many changes counts takes before spill: no 32-bit
+// slot can wrap before it.
+const histSpillAt = math.MaxInt32
 
 // newHistCounts returns an empty hist.
 func newHistCounts() *hist { return &hist{counts: new([histSlots]int32)} }
@@ -81,36 +87,54 @@ func histSpan(i int) int64 {
 func (h *hist) record(v int64) {
 	h.counts[histSlot(v)]++
 	h.total++
+	if h.narrow++; h.narrow == histSpillAt {
+		h.spill()
+	}
 }
 
 // take takes value v, recorded before, away again.
 func (h *hist) take(v int64) {
-	h.check()
 	h.counts[histSlot(v)]--
 	h.total--
+	if h.narrow++; h.narrow == histSpillAt {
+		h.spill()
+	}
 }
 
-// check panics when the slots may have wrapped: h counted 2^31 values or
-// more (its total is at its highest when read or first taken from).
-func (h *hist) check() {
-	if h.total > math.MaxInt32 {
-		panic("sim: a histogram counted 2^31 values or more, past its 32-bit slots")
+// spill adds the 32-bit counts into the 64-bit ones and empties them.
+func (h *hist) spill() {
+	if h.wide == nil {
+		h.wide = new([histSlots]int64)
 	}
+	for i, c := range h.counts {
+		h.wide[i] += int64(c)
+	}
+	clear(h.counts[:])
+	h.narrow = 0
+}
+
+// count is slot i's count.
+func (h *hist) count(i int) int64 {
+	c := int64(h.counts[i])
+	if h.wide != nil {
+		c += h.wide[i]
+	}
+	return c
 }
 
 // valueAt is the library's ValueAtPercentile (p from 0 to 100): the
 // highest value of the slot where the count reaches p's rank (the lowest
 // for p = 0).
 func (h *hist) valueAt(p float64) int64 {
-	if h.check(); h.total == 0 {
+	if h.total == 0 {
 		return 0
 	}
 	p = min(max(p, 0), 100)
 	rank := histRank(p, h.total)
 	var sum int64
 	i := histSlots - 1
-	for j, c := range h.counts {
-		if sum += int64(c); sum >= rank {
+	for j := range h.counts {
+		if sum += h.count(j); sum >= rank {
 			i = j
 			break
 		}
@@ -140,7 +164,7 @@ var latencyPercentiles = [...]float64{50, 90, 99, 99.9, 100}
 // latency is the summary of h's values, as latency of the library's
 // histogram would be.
 func (h *hist) latency() model.Latency {
-	if h.check(); h.total == 0 {
+	if h.total == 0 {
 		return model.Latency{}
 	}
 	mean, at := h.walk()
@@ -159,12 +183,13 @@ func (h *hist) walk() (mean float64, at [len(latencyPercentiles)]int64) {
 	total := float64(h.total)
 	var sum int64
 	k := 0
-	for i, c := range h.counts {
+	for i := range h.counts {
+		c := h.count(i)
 		if c == 0 {
 			continue
 		}
 		mean += float64(c) * float64(histLowest(i)+histSpan(i)>>1) / total
-		for sum += int64(c); k < len(ranks) && sum >= ranks[k]; k++ {
+		for sum += c; k < len(ranks) && sum >= ranks[k]; k++ {
 			at[k] = histLowest(i) + histSpan(i) - 1
 		}
 		if sum == h.total {
@@ -176,11 +201,10 @@ func (h *hist) walk() (mean float64, at [len(latencyPercentiles)]int64) {
 
 // hdr is the library's histogram of the same counts.
 func (h *hist) hdr() *hdrhistogram.Histogram {
-	h.check()
 	out := newHist()
-	for i, c := range h.counts {
-		if c != 0 {
-			if err := out.RecordValues(histLowest(i), int64(c)); err != nil {
+	for i := range h.counts {
+		if c := h.count(i); c != 0 {
+			if err := out.RecordValues(histLowest(i), c); err != nil {
 				panic("sim: histogram rejected a count in its range: " + err.Error())
 			}
 		}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -171,26 +172,68 @@ func TestHistRangeIsTheLibrarys(t *testing.T) {
 	}
 }
 
-// A hist that counted 2^31 values, which its 32-bit slots cannot hold,
-// panics when read or taken from; one value fewer reads.
-func TestHistRefusesWhatItsSlotsCannotHold(t *testing.T) {
-	for _, read := range []func(h *hist){
-		func(h *hist) { h.latency() },
-		func(h *hist) { h.hdr() },
-		func(h *hist) { h.take(5) },
-	} {
-		h := newHistCounts()
-		h.record(5)
-		h.total = math.MaxInt32
-		read(h) // at the bound: fine
-		h.total = math.MaxInt32 + 1
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Error("a hist past 2^31 values was read")
-				}
-			}()
-			read(h)
-		}()
+// A hist whose 32-bit counts spill into 64-bit ones, at any point and
+// any number of times, counts and reads what one that never spilled does;
+// a slot past 2^31 values counts on (it would wrap in 32 bits).
+func TestHistSpillKeepsCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	edges := histEdges()
+	for round := range 100 {
+		h, ref := newHistCounts(), newHistCounts()
+		var kept []int64
+		for range 1 + r.IntN(2000) {
+			v := edges[r.IntN(len(edges))]
+			if len(kept) > 0 && r.IntN(5) == 0 { // take one recorded before
+				k := r.IntN(len(kept))
+				v, kept[k] = kept[k], kept[len(kept)-1]
+				kept = kept[:len(kept)-1]
+				h.take(v)
+				ref.take(v)
+			} else {
+				kept = append(kept, v)
+				h.record(v)
+				ref.record(v)
+			}
+			if r.IntN(300) == 0 {
+				h.spill()
+			}
+		}
+		if round%2 == 0 {
+			h.spill()
+		}
+		sameHist(t, h, ref, fmt.Sprintf("round %d", round))
+	}
+	// the spill at histSpillAt changes, and a slot counting past 2^31
+	h := newHistCounts()
+	h.counts[histSlot(7)], h.total, h.narrow = math.MaxInt32-1, math.MaxInt32-1, histSpillAt-1
+	h.record(7)
+	if h.wide == nil || h.narrow != 0 || h.counts[histSlot(7)] != 0 {
+		t.Fatalf("no spill at %d changes: narrow %d, wide %v", histSpillAt, h.narrow, h.wide != nil)
+	}
+	h.narrow = histSpillAt - 1
+	h.counts[histSlot(7)] = math.MaxInt32 - 1
+	h.total += math.MaxInt32 - 1
+	h.record(7)
+	if got, want := h.count(histSlot(7)), int64(2*math.MaxInt32); got != want || h.total != want {
+		t.Fatalf("slot past 2^31: count %d, total %d, want %d", got, h.total, want)
+	}
+	if l := h.latency(); l.Count != 2*math.MaxInt32 || l.Max != 7 || l.P50 != 7 || l.Mean != 7 {
+		t.Fatalf("latency of 2^32-2 sevens: %+v", l)
+	}
+}
+
+// sameHist fails unless h and ref count and read the same.
+func sameHist(t *testing.T, h, ref *hist, what string) {
+	t.Helper()
+	for i := range h.counts {
+		if a, b := h.count(i), ref.count(i); a != b {
+			t.Fatalf("%s: slot %d counts %d, want %d", what, i, a, b)
+		}
+	}
+	if a, b := h.latency(), ref.latency(); a != b || h.total != ref.total {
+		t.Fatalf("%s: latency %+v, want %+v", what, a, b)
+	}
+	if a, b := h.hdr(), ref.hdr(); !a.Equals(b) {
+		t.Fatalf("%s: the library's histograms differ", what)
 	}
 }
