@@ -444,7 +444,10 @@ func (s *sim) observe(e *model.Event, bin []byte) {
 // emit stamps a trace event with the current time and records it. The
 // event is built in the tracer's scratch slot, so emitting allocates
 // nothing; observers must copy what they keep.
-func (s *sim) emit(e model.Event) { s.tr.emitAt(s.q.now(), e) }
+func (s *sim) emit(e model.Event) {
+	s.tr.cur = e // see emitCur
+	s.tr.emitCur(s.q.now())
+}
 
 // serveNow serves a request that reaches the engine without the network
 // (an offset query or commit, a send-back) and carries out what it did.
