@@ -194,7 +194,7 @@ func (h taskHeap) up(j int, e heapEntry) {
 type scheduler struct {
 	clk        *clock.Virtual
 	q          taskQueue
-	tie        *rand.Rand
+	tie        *rand.PCG
 	seq        uint64
 	dispatched int64
 	maxTasks   int64
@@ -202,7 +202,7 @@ type scheduler struct {
 	free       []*task
 }
 
-func newScheduler(start clock.Time, tie *rand.Rand, maxTasks int64, maxTime clock.Time) *scheduler {
+func newScheduler(start clock.Time, tie *rand.PCG, maxTasks int64, maxTime clock.Time) *scheduler {
 	return &scheduler{clk: clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
 }
 

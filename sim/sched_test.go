@@ -10,7 +10,7 @@ import (
 )
 
 func TestSchedulerOrdersByTimeThenTieThenSeq(t *testing.T) {
-	s := newScheduler(clock.Epoch, newStream(7, streamTie), 1000, clock.Epoch.Add(clock.Hour))
+	s := newScheduler(clock.Epoch, newPCG(7, streamTie), 1000, clock.Epoch.Add(clock.Hour))
 	for i := 0; i < 50; i++ {
 		s.after(clock.Duration(i%5)*clock.Millisecond, tkScripted, int32(i), 0, nil)
 	}
@@ -62,7 +62,7 @@ func TestSchedulerEqualTieUsesSequence(t *testing.T) {
 
 func TestSchedulerSameSeedSameOrder(t *testing.T) {
 	order := func(seed uint64) []int32 {
-		s := newScheduler(clock.Epoch, newStream(seed, streamTie), 1000, clock.Epoch.Add(clock.Hour))
+		s := newScheduler(clock.Epoch, newPCG(seed, streamTie), 1000, clock.Epoch.Add(clock.Hour))
 		for i := 0; i < 20; i++ {
 			s.after(clock.Millisecond, tkScripted, int32(i), 0, nil)
 		}
@@ -90,7 +90,7 @@ func TestSchedulerSameSeedSameOrder(t *testing.T) {
 }
 
 func TestSchedulerTaskBudget(t *testing.T) {
-	s := newScheduler(clock.Epoch, newStream(1, streamTie), 3, clock.Epoch.Add(clock.Hour))
+	s := newScheduler(clock.Epoch, newPCG(1, streamTie), 3, clock.Epoch.Add(clock.Hour))
 	for i := 0; i < 5; i++ {
 		s.after(clock.Duration(i), tkScripted, 0, 0, nil)
 	}
@@ -106,7 +106,7 @@ func TestSchedulerTaskBudget(t *testing.T) {
 }
 
 func TestSchedulerTimeLimit(t *testing.T) {
-	s := newScheduler(clock.Epoch, newStream(1, streamTie), 100, clock.Epoch.Add(clock.Second))
+	s := newScheduler(clock.Epoch, newPCG(1, streamTie), 100, clock.Epoch.Add(clock.Second))
 	s.after(2*clock.Second, tkScripted, 0, 0, nil)
 	if _, err := s.next(); !errors.Is(err, ErrTimeLimit) {
 		t.Fatalf("task past the limit: err = %v, want ErrTimeLimit", err)
@@ -114,7 +114,7 @@ func TestSchedulerTimeLimit(t *testing.T) {
 }
 
 func TestSchedulerCancel(t *testing.T) {
-	s := newScheduler(clock.Epoch, newStream(1, streamTie), 100, clock.Epoch.Add(clock.Hour))
+	s := newScheduler(clock.Epoch, newPCG(1, streamTie), 100, clock.Epoch.Add(clock.Hour))
 	a := s.after(clock.Second, tkScripted, 1, 0, nil)
 	aSeq := a.seq
 	s.after(2*clock.Second, tkScripted, 2, 0, nil)
@@ -153,7 +153,7 @@ func TestStreamsAreIndependent(t *testing.T) {
 func TestSchedulerMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for round := 0; round < 20; round++ {
-		s := newScheduler(clock.Epoch, newStream(uint64(round), streamTie), 1<<30, clock.Epoch.Add(clock.Hour))
+		s := newScheduler(clock.Epoch, newPCG(uint64(round), streamTie), 1<<30, clock.Epoch.Add(clock.Hour))
 		type ref struct {
 			e   *task
 			seq uint64

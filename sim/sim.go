@@ -192,7 +192,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.safetyEnd = s.start.Add(cfg.Duration)
 	s.drainEnd = s.safetyEnd.Add(cfg.Drain)
 	s.chainEnd = s.safetyEnd.Add(cfg.DrainBudget())
-	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
+	s.q = newScheduler(s.start, newPCG(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
 	s.faults = drawFaultSites(cfg.Seed, cfg)
 	s.meter = newMeter(s.start, cfg.Warmup, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
