@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 
 	"popsim/clock"
 )
@@ -13,58 +14,128 @@ import (
 // exactly when their encodings are, which is what the trace hash covers;
 // it is several times shorter and cheaper to produce than the text.
 //
-// The trace's hot path: it grows b once for the longest form the event can
-// take and writes the varints in place, instead of appending byte by byte.
+// The trace's hot path: an event whose strings are short (every event
+// of a run's) is written through one binSpan, most of its integers with
+// one store each (binSpan.uvarint), and the events most of a trace's are
+// (bare) skip the fields they leave zero in two stores.
 func (e *Event) AppendBinary(b []byte) []byte {
+	if len(e.Group)+len(e.Topic)+len(e.Shown) > maxSpanStrings {
+		return e.appendBinaryLong(b)
+	}
 	n := len(b)
-	need := maxFixedBinary + len(e.Group) + len(e.Topic) + len(e.Shown)
-	if cap(b)-n < need {
-		b = append(b[:cap(b)], make([]byte, need)...)
+	if cap(b)-n < binSpanLen {
+		b = append(b[:cap(b)], make([]byte, binSpanLen)...)
 	}
-	w := b[n : n+need]
-	i := putUvarint(w, 0, zigzag(e.Seq))
-	i = putUvarint(w, i, zigzag(int64(e.At)))
-	w[i] = byte(e.Kind)
-	i = putUvarint(w, i+1, zigzag(int64(e.Client)))
-	if w[i] = 0; e.Group == "" { // the common case, inline
-		i++
+	s := (*binSpan)(b[n : n+binSpanLen])
+	i := 0
+	if z := zigzag(e.Seq); z < 1<<28 {
+		i = s.uvarint28(i, z)
 	} else {
-		i = putBinStr(w, i, e.Group)
+		i = s.uvarintLong(i, z)
 	}
-	i = putUvarint(w, i, uint64(e.Msg))
+	if z := zigzag(int64(e.At)); isVarint8(z) {
+		i = s.uvarint8(i, z)
+	} else {
+		i = s.uvarintLong(i, z)
+	}
+	s[i&spanMask] = byte(e.Kind)
+	i = s.uvarint(i+1, zigzag(int64(e.Client)))
+	if e.bare() {
+		return b[:n+s.bareTail(i, e)]
+	}
+	i = s.str(i, e.Group)
+	if e.Msg < 1<<28 {
+		i = s.uvarint28(i, uint64(e.Msg))
+	} else {
+		i = s.uvarintLong(i, uint64(e.Msg))
+	}
 	if e.Lease|e.Ended|e.Next == 0 { // most events' (three zero bytes)
-		w[i], w[i+1], w[i+2] = 0, 0, 0
-		i += 3
+		i = s.zeros(i, 3)
 	} else {
-		i = putUvarint(w, i, uint64(e.Lease))
-		i = putUvarint(w, i, uint64(e.Ended))
-		i = putUvarint(w, i, uint64(e.Next))
+		if e.Lease < 1<<28 {
+			i = s.uvarint28(i, uint64(e.Lease))
+		} else {
+			i = s.uvarintLong(i, uint64(e.Lease))
+		}
+		i = s.uvarint(i, uint64(e.Ended))
+		i = s.uvarint(i, uint64(e.Next))
 	}
-	if w[i] = 0; e.Topic == "" { // the common case, inline
-		i++
+	i = s.str(i, e.Topic)
+	i = s.uvarint(i, zigzag(int64(e.Queue)))
+	i = s.uvarint(i, zigzag(e.Offset))
+	if uint64(e.Attempt)|uint64(e.Deadline)|uint64(e.Span)|uint64(e.Code)|uint64(e.Count) == 0 {
+		i = s.zeros(i, 5) // a message's place alone: a produce, a delivery
 	} else {
-		i = putBinStr(w, i, e.Topic)
+		i = s.uvarint(i, zigzag(int64(e.Attempt)))
+		if z := zigzag(int64(e.Deadline)); isVarint8(z) {
+			i = s.uvarint8(i, z)
+		} else {
+			i = s.uvarint(i, z)
+		}
+		i = s.uvarint(i, zigzag(int64(e.Span)))
+		i = s.uvarint(i, zigzag(int64(e.Code)))
+		i = s.uvarint(i, zigzag(int64(e.Count)))
 	}
-	if uint64(e.Queue)|uint64(e.Offset)|uint64(e.Attempt)|uint64(e.Deadline)|uint64(e.Span)|uint64(e.Code)|uint64(e.Count) == 0 {
-		binary.LittleEndian.PutUint64(w[i:], 0) // seven zero bytes, and one the next field overwrites
-		i += 7
+	s[i&spanMask] = byte(e.Reason)
+	return b[:n+s.str(i+1, e.Shown)]
+}
+
+// appendBinaryLong is AppendBinary for an event with long strings, field
+// by field with encoding/binary's appenders.
+func (e *Event) appendBinaryLong(b []byte) []byte {
+	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
+	b = binary.AppendVarint(b, e.Seq)
+	b = binary.AppendVarint(b, int64(e.At))
+	b = append(b, byte(e.Kind))
+	b = binary.AppendVarint(b, int64(e.Client))
+	b = str(b, e.Group)
+	b = binary.AppendUvarint(b, uint64(e.Msg))
+	b = binary.AppendUvarint(b, uint64(e.Lease))
+	b = binary.AppendUvarint(b, uint64(e.Ended))
+	b = binary.AppendUvarint(b, uint64(e.Next))
+	b = str(b, e.Topic)
+	b = binary.AppendVarint(b, int64(e.Queue))
+	b = binary.AppendVarint(b, e.Offset)
+	b = binary.AppendVarint(b, int64(e.Attempt))
+	b = binary.AppendVarint(b, int64(e.Deadline))
+	b = binary.AppendVarint(b, int64(e.Span))
+	b = binary.AppendVarint(b, int64(e.Code))
+	b = binary.AppendVarint(b, int64(e.Count))
+	b = append(b, byte(e.Reason))
+	return str(b, e.Shown)
+}
+
+// bare reports whether the event is of the shape most of a trace's are
+// (a consumption's start and end, an ack and its answer): no strings,
+// and of the integers after Client only Msg, Lease and Ended (and
+// Reason, a byte) may be set.
+func (e *Event) bare() bool {
+	return len(e.Group)|len(e.Topic)|len(e.Shown) == 0 &&
+		uint64(e.Next)|uint64(e.Queue)|uint64(e.Offset)|uint64(e.Attempt)|uint64(e.Deadline)|uint64(e.Span)|uint64(e.Code)|uint64(e.Count) == 0
+}
+
+// bareTail writes a bare event's fields after Client at i and returns
+// the index after them: the Group's empty length, Msg, Lease and Ended,
+// and the zeros and Reason of the rest in two stores.
+func (s *binSpan) bareTail(i int, e *Event) int {
+	s[i&spanMask] = 0
+	i++
+	if e.Msg < 1<<28 {
+		i = s.uvarint28(i, uint64(e.Msg))
 	} else {
-		i = putUvarint(w, i, zigzag(int64(e.Queue)))
-		i = putUvarint(w, i, zigzag(e.Offset))
-		i = putUvarint(w, i, zigzag(int64(e.Attempt)))
-		i = putUvarint(w, i, zigzag(int64(e.Deadline)))
-		i = putUvarint(w, i, zigzag(int64(e.Span)))
-		i = putUvarint(w, i, zigzag(int64(e.Code)))
-		i = putUvarint(w, i, zigzag(int64(e.Count)))
+		i = s.uvarintLong(i, uint64(e.Msg))
 	}
-	w[i] = byte(e.Reason)
-	if i++; e.Shown == "" {
-		w[i] = 0
-		i++
+	if e.Lease < 1<<28 {
+		i = s.uvarint28(i, uint64(e.Lease))
 	} else {
-		i = putBinStr(w, i, e.Shown)
+		i = s.uvarintLong(i, uint64(e.Lease))
 	}
-	return b[:n+i]
+	i = s.uvarint(i, uint64(e.Ended))
+	// Next, the Topic's length, Queue ... Span and Code: 8 zero bytes;
+	// Count, then Reason and the Shown's length.
+	binary.LittleEndian.PutUint64(s[i&spanMask:], 0)
+	binary.LittleEndian.PutUint32(s[(i+8)&spanMask:], uint32(e.Reason)<<8)
+	return i + 11
 }
 
 // maxFixedBinary bounds an event's binary form without its strings'
@@ -72,35 +143,170 @@ func (e *Event) AppendBinary(b []byte) []byte {
 // the kind and reason bytes.
 const maxFixedBinary = 17*binary.MaxVarintLen64 + 2
 
+// binSpan is the room AppendBinary writes an event with short strings
+// into: the indices of its bytes are masked with spanMask, so the
+// compiler can tell that every store, of up to 8 bytes, is in the array
+// and omits the bounds checks. An event's form takes at most
+// maxFixedBinary bytes and its strings maxSpanStrings, so the mask never
+// wraps an index; it is there to be seen, not to wrap.
+type binSpan [binSpanLen]byte
+
+const (
+	spanMask       = 255
+	binSpanLen     = spanMask + 1 + 8
+	maxSpanStrings = spanMask + 1 - maxFixedBinary
+)
+
+// zeros writes k <= 8 zero bytes at i.
+func (s *binSpan) zeros(i, k int) int {
+	binary.LittleEndian.PutUint64(s[i&spanMask:], 0)
+	return i + k
+}
+
+// str writes v, length-prefixed, at i: inlined for an empty v.
+func (s *binSpan) str(i int, v string) int {
+	if v == "" {
+		s[i&spanMask] = 0
+		return i + 1
+	}
+	return s.strLong(i, v)
+}
+
+// strLong is str for a v that is not empty. A v of 4 to 16 bytes (a
+// topic's or group's name) is copied in two loads and stores of 4 or 8
+// bytes each, overlapping in the middle, instead of by memmove.
+func (s *binSpan) strLong(i int, v string) int {
+	n := len(v)
+	i = s.uvarint(i, uint64(n))
+	switch {
+	case n >= 8 && n <= 16:
+		binary.LittleEndian.PutUint64(s[i&spanMask:], load64(v))
+		binary.LittleEndian.PutUint64(s[(i+n-8)&spanMask:], load64(v[n-8:]))
+	case n >= 4 && n < 8:
+		binary.LittleEndian.PutUint32(s[i&spanMask:], load32(v))
+		binary.LittleEndian.PutUint32(s[(i+n-4)&spanMask:], load32(v[n-4:]))
+	default:
+		copy(s[i&spanMask:], v)
+	}
+	return i + n
+}
+
+// load64 and load32 read the first 8 and 4 bytes of v, little-endian
+// (the compiler makes each one load).
+func load64(v string) uint64 {
+	_ = v[7]
+	return uint64(v[0]) | uint64(v[1])<<8 | uint64(v[2])<<16 | uint64(v[3])<<24 |
+		uint64(v[4])<<32 | uint64(v[5])<<40 | uint64(v[6])<<48 | uint64(v[7])<<56
+}
+
+func load32(v string) uint32 {
+	_ = v[3]
+	return uint32(v[0]) | uint32(v[1])<<8 | uint32(v[2])<<16 | uint32(v[3])<<24
+}
+
 // zigzag maps a signed integer to the unsigned one encoding/binary's
 // AppendVarint encodes.
 func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
-// putUvarint writes v at b[i:] as encoding/binary's AppendUvarint does and
+// uvarint writes v at i as encoding/binary's AppendUvarint does and
 // returns the index after it. Most of an event's integers are small (a
 // zero field, a client, a queue) and take the inlined single-byte path.
-func putUvarint(b []byte, i int, v uint64) int {
+func (s *binSpan) uvarint(i int, v uint64) int {
 	if v < 0x80 {
-		b[i] = byte(v)
+		s[i&spanMask] = byte(v)
 		return i + 1
 	}
-	return putUvarintLong(b, i, v)
+	return s.uvarintLong(i, v)
 }
 
-// putUvarintLong is putUvarint for v of two bytes or more.
-func putUvarintLong(b []byte, i int, v uint64) int {
+// uvarint28 is uvarint for v < 1<<28, of one to four bytes (sequence
+// numbers, message and lease ids), inlined; see uvarint28Word.
+func (s *binSpan) uvarint28(i int, v uint64) int {
+	w, k := uvarint28Word(uint32(v))
+	binary.LittleEndian.PutUint32(s[i&spanMask:], w)
+	return i + k
+}
+
+// isVarint8 reports whether v's varint takes eight bytes, as a time's
+// does (µs since 1970, zig-zag encoded, 1978 to 3111).
+func isVarint8(v uint64) bool { return v>>49-1 < 0x7f }
+
+// uvarint8 is uvarint for v whose varint takes eight bytes, inlined.
+func (s *binSpan) uvarint8(i int, v uint64) int {
+	binary.LittleEndian.PutUint64(s[i&spanMask:], spread56(v)|0x0080_8080_8080_8080)
+	return i + 8
+}
+
+// uvarintLong is uvarint for any v: one store for v below 1<<56, byte by
+// byte above.
+func (s *binSpan) uvarintLong(i int, v uint64) int {
+	if v < 1<<28 {
+		w, k := uvarint28Word(uint32(v))
+		binary.LittleEndian.PutUint32(s[i&spanMask:], w)
+		return i + k
+	}
+	if v < 1<<56 {
+		t := varint56[bits.Len64(v)]
+		binary.LittleEndian.PutUint64(s[i&spanMask:], spread56(v)|t&^0x7f)
+		return i + int(t&0x7f)
+	}
 	for v >= 0x80 {
-		b[i] = byte(v) | 0x80
+		s[i&spanMask] = byte(v) | 0x80
 		v >>= 7
 		i++
 	}
-	b[i] = byte(v)
+	s[i&spanMask] = byte(v)
 	return i + 1
 }
 
-func putBinStr(b []byte, i int, s string) int {
-	i = putUvarint(b, i, uint64(len(s)))
-	return i + copy(b[i:], s)
+// uvarint28Word is the varint of v < 1<<28 in the low bytes of a word,
+// and its length: v's 7-bit groups spread over the word's bytes, and the
+// continuation bits of all but the varint's last byte from a table
+// indexed by v's bit length. The word's bytes past the varint are zeros,
+// which the next field overwrites.
+func uvarint28Word(v uint32) (uint32, int) {
+	t := varint28[bits.Len32(v)]
+	return spread28(v) | uint32(t), int(t >> 32)
+}
+
+// spread28 moves the four 7-bit groups of v < 1<<28 to the low bits of
+// its four bytes (what x86's PDEP would do with mask 0x7f7f7f7f), in
+// two halvings: 14-bit halves to 16-bit ones, then 7-bit quarters to
+// bytes.
+func spread28(v uint32) uint32 {
+	v = v&0x3fff | v&0x0fff_c000<<2
+	return v&0x007f_007f | v&0x3f80_3f80<<1
+}
+
+// spread56 is spread28 for the eight 7-bit groups of v < 1<<56, in three
+// halvings.
+func spread56(v uint64) uint64 {
+	v = v&0x0fff_ffff | v&0x00ff_ffff_f000_0000<<4
+	v = v&0x0000_3fff_0000_3fff | v&0x0fff_c000_0fff_c000<<2
+	return v&0x007f_007f_007f_007f | v&0x3f80_3f80_3f80_3f80<<1
+}
+
+// varint28 and varint56 hold, for a value of bit length l (the index),
+// the continuation bits of its varint (0x80 in each byte but the last)
+// and the varint's length in bytes: varint28 in its upper half, varint56
+// in the low seven bits (of the first byte, whose continuation bit is
+// the eighth). varint28 covers every index bits.Len32 returns, varint56
+// every one of bits.Len64, so that looking one up takes no bounds check.
+var varint28, varint56 = varintTables()
+
+func varintTables() (t28 [33]uint64, t56 [65]uint64) {
+	for l := range len(t56) {
+		n := max(1, (l+6)/7)
+		cont := uint64(0)
+		for k := range min(n-1, 7) {
+			cont |= 0x80 << (8 * k)
+		}
+		if l < len(t28) {
+			t28[l] = cont | uint64(n)<<32
+		}
+		t56[l] = cont | uint64(n)
+	}
+	return t28, t56
 }
 
 var errShortEvent = errors.New("model: truncated or malformed binary event")

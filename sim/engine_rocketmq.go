@@ -199,8 +199,10 @@ func (s *sim) rocketMQ(b int32) *rocketMQ {
 
 // emit traces an engine event at now, its queue in the cluster's numbers.
 func (a *rocketMQ) emit(now clock.Time, e model.Event) {
-	a.rt.traced(a.idx, &e)
-	a.s.tr.emitAt(now, e)
+	t := a.s.tr
+	t.cur = e // see emitCur
+	a.rt.traced(a.idx, &t.cur)
+	t.emitCur(now)
 }
 
 // arm asks for one of the broker's timers.

@@ -93,7 +93,7 @@ func (s *sim) freeze(c *consumer, d clock.Duration) {
 	// Frozen threads make no progress: running consumptions end d later.
 	for _, w := range c.running {
 		h := w.base()
-		if h.endTask.seq != h.endSeq || h.endTask.idx < 0 {
+		if h.endTask.seq != h.endSeq || !h.endTask.queued() {
 			panic("sim: a running consumption has no pending end task")
 		}
 		at := h.endTask.at.Add(d)

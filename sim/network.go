@@ -171,7 +171,7 @@ func (s *sim) atClient(t *task) {
 	// cancelled: it fires, finds r done and does nothing, but it still
 	// refers to r, so timer stays set and r must not be reused
 	// (recyclePop).
-	if t := b.timer; t != nil && t.seq == b.timerSeq && t.idx >= 0 {
+	if t := b.timer; t != nil && t.seq == b.timerSeq && t.queued() {
 		s.q.cancel(t, b.timerSeq)
 		b.timer = nil
 	}

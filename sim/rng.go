@@ -20,10 +20,15 @@ const (
 // newStream returns the PCG stream id of the run seed. Both PCG words are
 // derived with splitmix64 so that nearby seeds and ids give unrelated
 // streams.
-func newStream(seed, id uint64) *rand.Rand {
+func newStream(seed, id uint64) *rand.Rand { return rand.New(newPCG(seed, id)) }
+
+// newPCG is newStream's source, for a user of raw 64-bit draws alone (the
+// scheduler's tie-breaks), who calls it directly instead of through
+// rand.Rand's Source interface; the draws are the same.
+func newPCG(seed, id uint64) *rand.PCG {
 	a := splitmix64(seed ^ splitmix64(id))
 	b := splitmix64(a ^ id<<1 ^ 0x5851f42d4c957f2d)
-	return rand.New(rand.NewPCG(a, b))
+	return rand.NewPCG(a, b)
 }
 
 func splitmix64(x uint64) uint64 {

@@ -63,7 +63,7 @@ type task struct {
 	who   int32
 	epoch uint32
 	p     payload
-	idx   int // position in the heap, -1 once dispatched or cancelled
+	idx   int // where it waits: a position in taskQueue.near, farIdx(a position in far), or -1 once dispatched or cancelled
 }
 
 // taskHeap orders tasks by (virtual time, seeded tie-break, sequence).
@@ -193,8 +193,8 @@ func (h taskHeap) up(j int, e heapEntry) {
 // virtual clock, which nothing else advances.
 type scheduler struct {
 	clk        *clock.Virtual
-	h          taskHeap
-	tie        *rand.Rand
+	q          taskQueue
+	tie        *rand.PCG
 	seq        uint64
 	dispatched int64
 	maxTasks   int64
@@ -202,8 +202,8 @@ type scheduler struct {
 	free       []*task
 }
 
-func newScheduler(start clock.Time, tie *rand.Rand, maxTasks int64, maxTime clock.Time) *scheduler {
-	return &scheduler{clk: clock.NewVirtual(start), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
+func newScheduler(start clock.Time, tie *rand.PCG, maxTasks int64, maxTime clock.Time) *scheduler {
+	return &scheduler{clk: clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
 }
 
 func (s *scheduler) now() clock.Time { return s.clk.Now() }
@@ -220,7 +220,7 @@ func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payl
 	}
 	s.seq++
 	*e = task{at: t, tie: s.tie.Uint64(), seq: s.seq, kind: k, who: who, epoch: epoch, p: p}
-	s.h.push(e)
+	s.q.push(e)
 	return e
 }
 
@@ -233,10 +233,10 @@ func (s *scheduler) after(d clock.Duration, k taskKind, who int32, epoch uint32,
 // when it was scheduled: tasks are recycled, so a stale pointer whose
 // task already fired (or was reused) is recognised and left alone.
 func (s *scheduler) cancel(e *task, seq uint64) {
-	if e == nil || e.seq != seq || e.idx < 0 {
+	if e == nil || e.seq != seq || !e.queued() {
 		return
 	}
-	s.h.remove(e.idx)
+	s.q.remove(e)
 	s.release(e)
 }
 
@@ -244,17 +244,17 @@ func (s *scheduler) cancel(e *task, seq uint64) {
 // naming the bound, when the task budget (EventBudget) or the time limit is exceeded,
 // and returns nil when the queue is empty.
 func (s *scheduler) next() (*task, error) {
-	if len(s.h) == 0 {
+	e := s.q.peek()
+	if e == nil {
 		return nil, nil
 	}
-	e := s.h[0].t
 	if e.at > s.maxTime {
 		return nil, fmt.Errorf("%w: next task due at %v, after the limit %v", ErrTimeLimit, e.at, s.maxTime)
 	}
 	if s.dispatched >= s.maxTasks {
 		return nil, fmt.Errorf("%w: %d tasks dispatched by %v (EventBudget = %d); raise it or shorten the run", ErrEventBudget, s.dispatched, s.clk.Now(), s.maxTasks)
 	}
-	s.h.remove(0)
+	s.q.pop()
 	s.clk.AdvanceTo(e.at)
 	s.dispatched++
 	return e, nil

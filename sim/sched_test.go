@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -9,7 +10,7 @@ import (
 )
 
 func TestSchedulerOrdersByTimeThenTieThenSeq(t *testing.T) {
-	s := newScheduler(clock.Epoch, newStream(7, streamTie), 1000, clock.Epoch.Add(clock.Hour))
+	s := newScheduler(clock.Epoch, newPCG(7, streamTie), 1000, clock.Epoch.Add(clock.Hour))
 	for i := 0; i < 50; i++ {
 		s.after(clock.Duration(i%5)*clock.Millisecond, tkScripted, int32(i), 0, nil)
 	}
@@ -61,7 +62,7 @@ func TestSchedulerEqualTieUsesSequence(t *testing.T) {
 
 func TestSchedulerSameSeedSameOrder(t *testing.T) {
 	order := func(seed uint64) []int32 {
-		s := newScheduler(clock.Epoch, newStream(seed, streamTie), 1000, clock.Epoch.Add(clock.Hour))
+		s := newScheduler(clock.Epoch, newPCG(seed, streamTie), 1000, clock.Epoch.Add(clock.Hour))
 		for i := 0; i < 20; i++ {
 			s.after(clock.Millisecond, tkScripted, int32(i), 0, nil)
 		}
@@ -89,7 +90,7 @@ func TestSchedulerSameSeedSameOrder(t *testing.T) {
 }
 
 func TestSchedulerTaskBudget(t *testing.T) {
-	s := newScheduler(clock.Epoch, newStream(1, streamTie), 3, clock.Epoch.Add(clock.Hour))
+	s := newScheduler(clock.Epoch, newPCG(1, streamTie), 3, clock.Epoch.Add(clock.Hour))
 	for i := 0; i < 5; i++ {
 		s.after(clock.Duration(i), tkScripted, 0, 0, nil)
 	}
@@ -105,7 +106,7 @@ func TestSchedulerTaskBudget(t *testing.T) {
 }
 
 func TestSchedulerTimeLimit(t *testing.T) {
-	s := newScheduler(clock.Epoch, newStream(1, streamTie), 100, clock.Epoch.Add(clock.Second))
+	s := newScheduler(clock.Epoch, newPCG(1, streamTie), 100, clock.Epoch.Add(clock.Second))
 	s.after(2*clock.Second, tkScripted, 0, 0, nil)
 	if _, err := s.next(); !errors.Is(err, ErrTimeLimit) {
 		t.Fatalf("task past the limit: err = %v, want ErrTimeLimit", err)
@@ -113,7 +114,7 @@ func TestSchedulerTimeLimit(t *testing.T) {
 }
 
 func TestSchedulerCancel(t *testing.T) {
-	s := newScheduler(clock.Epoch, newStream(1, streamTie), 100, clock.Epoch.Add(clock.Hour))
+	s := newScheduler(clock.Epoch, newPCG(1, streamTie), 100, clock.Epoch.Add(clock.Hour))
 	a := s.after(clock.Second, tkScripted, 1, 0, nil)
 	aSeq := a.seq
 	s.after(2*clock.Second, tkScripted, 2, 0, nil)
@@ -147,12 +148,12 @@ func TestStreamsAreIndependent(t *testing.T) {
 // TestSchedulerMatchesReference drives the scheduler with random
 // schedules, cancellations and dispatches and checks every dispatch
 // against a plain list of the pending tasks: the earliest by (time,
-// tie-break, sequence) comes out, whatever shape the heap has, and every
-// pending task knows its position in the heap.
+// tie-break, sequence) comes out, whatever shape the queue has, and the
+// queue keeps its order (checkQueue).
 func TestSchedulerMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for round := 0; round < 20; round++ {
-		s := newScheduler(clock.Epoch, newStream(uint64(round), streamTie), 1<<30, clock.Epoch.Add(clock.Hour))
+		s := newScheduler(clock.Epoch, newPCG(uint64(round), streamTie), 1<<30, clock.Epoch.Add(clock.Hour))
 		type ref struct {
 			e   *task
 			seq uint64
@@ -188,14 +189,97 @@ func TestSchedulerMatchesReference(t *testing.T) {
 				pending = append(pending[:best], pending[best+1:]...)
 				s.release(got)
 			}
-			if len(s.h) != len(pending) {
-				t.Fatalf("round %d step %d: heap holds %d tasks, %d pending", round, step, len(s.h), len(pending))
+			if s.q.len() != len(pending) {
+				t.Fatalf("round %d step %d: the queue holds %d tasks, %d pending", round, step, s.q.len(), len(pending))
 			}
-			for i := range s.h {
-				if s.h[i].t.idx != i || (i > 0 && entryLess(&s.h[i], &s.h[(i-1)/heapArity])) {
-					t.Fatalf("round %d step %d: heap position %d is out of order or misplaced", round, step, i)
+			if err := checkQueue(&s.q); err != nil {
+				t.Fatalf("round %d step %d: %v", round, step, err)
+			}
+		}
+	}
+}
+
+// checkQueue reports where q breaks its invariants: near a heap whose
+// tasks know their positions and are due before the horizon, far's tasks
+// due at or after it and knowing their positions.
+func checkQueue(q *taskQueue) error {
+	for i := range q.near {
+		x := &q.near[i]
+		if x.t.idx != i || x.at != x.t.at || (i > 0 && entryLess(x, &q.near[(i-1)/heapArity])) {
+			return fmt.Errorf("near position %d is out of order or misplaced", i)
+		}
+		if x.at >= q.horizon {
+			return fmt.Errorf("near holds a task due at %v, not before the horizon %v", x.at, q.horizon)
+		}
+	}
+	for i, e := range q.far {
+		if e.idx != farIdx(i) || e.at < q.horizon {
+			return fmt.Errorf("far position %d holds a task marked %d, due at %v (horizon %v)", i, e.idx, e.at, q.horizon)
+		}
+	}
+	return nil
+}
+
+// TestTaskQueueMatchesReference drives task queues with windows of a few
+// sizes (a window of 1 moves the horizon at nearly every step) through
+// random pushes, removals and pops, and checks every pop against a plain
+// list of the waiting tasks and the queue's invariants after each step.
+func TestTaskQueueMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, window := range []clock.Duration{1, 3, 50, 1000} {
+		q := newTaskQueue(0, window)
+		var waiting []*task
+		seq := uint64(0)
+		now := clock.Time(0)
+		for step := 0; step < 20000; step++ {
+			switch op := r.IntN(10); {
+			case op < 5 || len(waiting) == 0:
+				seq++
+				e := &task{at: now + clock.Time(r.IntN(200)), tie: uint64(r.IntN(3)), seq: seq}
+				if r.IntN(8) == 0 { // a task due much later, as a timeout is
+					e.at += 10_000
 				}
+				q.push(e)
+				waiting = append(waiting, e)
+			case op < 7:
+				k := r.IntN(len(waiting))
+				q.remove(waiting[k])
+				if waiting[k].queued() {
+					t.Fatalf("window %d step %d: a removed task is still marked queued", window, step)
+				}
+				waiting = append(waiting[:k], waiting[k+1:]...)
+			default:
+				best := 0
+				for k := range waiting {
+					if entryLess(&heapEntry{at: waiting[k].at, t: waiting[k]}, &heapEntry{at: waiting[best].at, t: waiting[best]}) {
+						best = k
+					}
+				}
+				if got := q.peek(); got != waiting[best] {
+					t.Fatalf("window %d step %d: peek() = %+v, want %+v", window, step, got, waiting[best])
+				}
+				if got := q.pop(); got != waiting[best] || got.queued() {
+					t.Fatalf("window %d step %d: pop() = %+v, want %+v, not queued", window, step, got, waiting[best])
+				}
+				now = waiting[best].at
+				waiting = append(waiting[:best], waiting[best+1:]...)
 			}
+			if q.len() != len(waiting) {
+				t.Fatalf("window %d step %d: the queue holds %d tasks, want %d", window, step, q.len(), len(waiting))
+			}
+			if err := checkQueue(&q); err != nil {
+				t.Fatalf("window %d step %d: %v", window, step, err)
+			}
+		}
+		for len(waiting) > 0 { // drain: pops across horizon moves
+			waiting = waiting[:len(waiting)-1]
+			if q.peek() == nil {
+				t.Fatalf("window %d: the queue ran empty with %d tasks waiting", window, len(waiting)+1)
+			}
+			q.pop()
+		}
+		if q.peek() != nil {
+			t.Fatalf("window %d: the queue holds a task after all were taken", window)
 		}
 	}
 }

@@ -192,7 +192,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.safetyEnd = s.start.Add(cfg.Duration)
 	s.drainEnd = s.safetyEnd.Add(cfg.Drain)
 	s.chainEnd = s.safetyEnd.Add(cfg.DrainBudget())
-	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
+	s.q = newScheduler(s.start, newPCG(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
 	s.faults = drawFaultSites(cfg.Seed, cfg)
 	s.meter = newMeter(s.start, cfg.Warmup, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
@@ -445,7 +445,10 @@ func (s *sim) observe(e *model.Event, bin []byte) {
 // emit stamps a trace event with the current time and records it. The
 // event is built in the tracer's scratch slot, so emitting allocates
 // nothing; observers must copy what they keep.
-func (s *sim) emit(e model.Event) { s.tr.emitAt(s.q.now(), e) }
+func (s *sim) emit(e model.Event) {
+	s.tr.cur = e // see emitCur
+	s.tr.emitCur(s.q.now())
+}
 
 // serveNow serves a request that reaches the engine without the network
 // (an offset query or commit, a send-back) and carries out what it did.

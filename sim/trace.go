@@ -67,6 +67,15 @@ func (t *tracer) selfCheck(every, lo, hi int64) {
 // emitAt stamps e with now and records it.
 func (t *tracer) emitAt(now clock.Time, e model.Event) {
 	t.cur = e
+	t.emitCur(now)
+}
+
+// emitCur stamps the event in the scratch slot with now and records it.
+// The hot callers copy their event argument into the slot themselves
+// (t.cur = e) instead of calling emitAt: an inlined emitAt copies the
+// 160-byte event twice, first into its parameter, and not inlined it
+// copies it into its arguments.
+func (t *tracer) emitCur(now clock.Time) {
 	t.cur.At = now
 	t.emit(&t.cur)
 }
