@@ -81,7 +81,9 @@ func (e *Event) AppendBinary(b []byte) []byte {
 }
 
 // appendBinaryLong is AppendBinary for an event with long strings, field
-// by field with encoding/binary's appenders.
+// by field with encoding/binary's appenders: the format's definition, which
+// the trace hashes of every golden run were taken over. The fast paths
+// must write exactly its bytes (the tests compare them with it).
 func (e *Event) appendBinaryLong(b []byte) []byte {
 	str := func(b []byte, s string) []byte { return append(binary.AppendUvarint(b, uint64(len(s))), s...) }
 	b = binary.AppendVarint(b, e.Seq)

@@ -47,7 +47,7 @@ func TestEventBinaryShapes(t *testing.T) {
 			e.At, e.Deadline = clock.Time(r.Int64N(1<<20)-1<<19), clock.Time(r.Int64()>>r.IntN(64))
 			e.Seq, e.Msg, e.Lease = r.Int64()>>r.IntN(64), MsgID(r.Uint64()>>r.IntN(64)), LeaseID(r.Uint64()>>r.IntN(64))
 		}
-		want := appendBinaryRef(&e, nil)
+		want := e.appendBinaryLong(nil)
 		for _, pre := range []int{0, 1, 7, 100} {
 			b := make([]byte, pre, pre) // full: AppendBinary must grow it
 			got := e.AppendBinary(b)
@@ -71,7 +71,7 @@ func TestEventBinaryLongest(t *testing.T) {
 				Next: math.MaxUint64, Topic: strings.Repeat("t", lens[1]), Queue: math.MinInt32, Offset: math.MinInt64,
 				Attempt: math.MinInt32, Deadline: math.MinInt64, Span: math.MinInt64, Code: math.MinInt32, Count: math.MinInt32,
 				Reason: reasons - 1, Shown: strings.Repeat("s", lens[2])}
-			if got, want := e.AppendBinary(nil), appendBinaryRef(&e, nil); string(got) != string(want) {
+			if got, want := e.AppendBinary(nil), e.appendBinaryLong(nil); string(got) != string(want) {
 				t.Fatalf("strings of %v bytes:\n got %x\nwant %x", lens, got, want)
 			}
 		}
@@ -140,7 +140,7 @@ func FuzzEventBinary(f *testing.F) {
 			Msg: MsgID(msg), Lease: LeaseID(lease), Ended: LeaseID(ended), Next: LeaseID(next), Topic: topic, Queue: queue,
 			Offset: offset, Attempt: attempt, Deadline: clock.Time(deadline), Span: clock.Duration(span), Code: code,
 			Count: count, Reason: Reason(reason % uint8(reasons)), Shown: shown}
-		got, want := e.AppendBinary([]byte{1}), appendBinaryRef(&e, []byte{1})
+		got, want := e.AppendBinary([]byte{1}), e.appendBinaryLong([]byte{1})
 		if string(got) != string(want) {
 			t.Fatalf("%+v:\n got %x\nwant %x", e, got, want)
 		}

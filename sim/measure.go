@@ -58,29 +58,38 @@ func (m *meter) analyze(safety clock.Duration) measurement {
 	a := &m.agg
 	m.obs.feedRest(a)
 	a.begin()
-	warmS, measured, warm := a.warm, a.measured, a.warmN
-	cut := int64(math.MinInt64) // the first message id measured
-	cutAt := m.warmEnd.Sub(m.start)
-	if m.fixed {
-		r.warmup = model.WarmupCut{Rule: "fixed", AtMs: cutAt.Millis(), Messages: warm, Of: warm + measured}
-	} else {
-		w := warmS.Warmup()
-		cut = w.At
-		r.warmup = model.WarmupCut{Rule: "MSER-5", Messages: w.Truncate, Of: w.N, Failed: w.Failed, Note: w.Note}
-		if w.Failed {
-			// MSER-5 assumes one transient at the start; faults that strike
-			// later, or a backlog that keeps growing, fail it the same way.
-			r.warmup.Note += "; or its latency never settles (faults late in the run, a backlog that keeps growing): " +
-				"read its numbers as an average over the run, not a steady state"
-		}
-		if w.Truncate > 0 {
-			cutAt = clock.MillisDuration(int64(m.obs.at(model.MsgID(cut)).storedMs))
-			r.warmup.AtMs = cutAt.Millis()
-		}
-	}
+	cut, cutAt := m.warmupCut(&r, a.warm, a.warmN, a.measured)
 	r.measure(m, a, cut)
 	r.throughput(m.series, cutAt, safety)
 	return r
+}
+
+// warmupCut sets r.warmup and returns the first message id measured
+// (math.MinInt64: every one) and the time of the cut from the run's start:
+// a fixed warm-up's end, or where MSER-5 cuts warmS, the log latencies of
+// the measured messages in id order; warm and measured are the messages
+// acked before and after a fixed warm-up's end.
+func (m *meter) warmupCut(r *measurement, warmS *stats.Series, warm, measured int64) (cut int64, cutAt clock.Duration) {
+	cut = math.MinInt64
+	cutAt = m.warmEnd.Sub(m.start)
+	if m.fixed {
+		r.warmup = model.WarmupCut{Rule: "fixed", AtMs: cutAt.Millis(), Messages: warm, Of: warm + measured}
+		return cut, cutAt
+	}
+	w := warmS.Warmup()
+	cut = w.At
+	r.warmup = model.WarmupCut{Rule: "MSER-5", Messages: w.Truncate, Of: w.N, Failed: w.Failed, Note: w.Note}
+	if w.Failed {
+		// MSER-5 assumes one transient at the start; faults that strike
+		// later, or a backlog that keeps growing, fail it the same way.
+		r.warmup.Note += "; or its latency never settles (faults late in the run, a backlog that keeps growing): " +
+			"read its numbers as an average over the run, not a steady state"
+	}
+	if w.Truncate > 0 {
+		cutAt = clock.MillisDuration(int64(m.obs.at(model.MsgID(cut)).storedMs))
+		r.warmup.AtMs = cutAt.Millis()
+	}
+	return cut, cutAt
 }
 
 // obsAgg is what the end of a run makes of the records as they become

@@ -48,23 +48,7 @@ func refMeasurement(m *meter, safety clock.Duration) measurement {
 			}
 		}
 	})
-	cut := int64(math.MinInt64)
-	cutAt := m.warmEnd.Sub(m.start)
-	if m.fixed {
-		r.warmup = model.WarmupCut{Rule: "fixed", AtMs: cutAt.Millis(), Messages: warm, Of: warm + measured}
-	} else {
-		w := warmS.Warmup()
-		cut = w.At
-		r.warmup = model.WarmupCut{Rule: "MSER-5", Messages: w.Truncate, Of: w.N, Failed: w.Failed, Note: w.Note}
-		if w.Failed {
-			r.warmup.Note += "; or its latency never settles (faults late in the run, a backlog that keeps growing): " +
-				"read its numbers as an average over the run, not a steady state"
-		}
-		if w.Truncate > 0 {
-			cutAt = clock.MillisDuration(int64(m.obs.at(model.MsgID(cut)).storedMs))
-			r.warmup.AtMs = cutAt.Millis()
-		}
-	}
+	cut, cutAt := m.warmupCut(&r, warmS, warm, measured)
 	lib := func() *hdrhistogram.Histogram { return newHist() }
 	e2e, svc := lib(), lib()
 	var partH [nParts]*hdrhistogram.Histogram

@@ -185,16 +185,7 @@ func (st *obsStore) decodeBlock(b int) []meterObs {
 // varint takes (the end of a run decodes every record once, and those
 // before the cut twice).
 func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
-	flags := o.flags
-	derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
-	if derived {
-		flags |= obsDerived
-	}
-	b = append(b, flags, o.successes)
-	b = binary.AppendUvarint(b, uint64(o.group))
-	b = binary.AppendVarint(b, int64(o.client)+1)
-	b = binary.AppendVarint(b, int64(o.storedMs)-int64(*prev))
-	*prev = o.storedMs
+	b, derived := appendObsHead(b, o, prev)
 	if o.flags&obsMeasured == 0 {
 		return b
 	}
@@ -213,6 +204,24 @@ func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 		b = binary.LittleEndian.AppendUint32(b, v)[:len(b)+int(obsLen[obsCode(v)])]
 	}
 	return b
+}
+
+// appendObsHead appends what every record has: its flags (obsDerived
+// added when its e2e and svc are its parts' sums), successes, group,
+// client and stored time (from *prev, which it moves on), and reports
+// whether the record is derived.
+func appendObsHead(b []byte, o *meterObs, prev *uint32) ([]byte, bool) {
+	flags := o.flags
+	derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
+	if derived {
+		flags |= obsDerived
+	}
+	b = append(b, flags, o.successes)
+	b = binary.AppendUvarint(b, uint64(o.group))
+	b = binary.AppendVarint(b, int64(o.client)+1)
+	b = binary.AppendVarint(b, int64(o.storedMs)-int64(*prev))
+	*prev = o.storedMs
+	return b, derived
 }
 
 // obsCode is the tag's code of v: 0 for 0 (no bytes), 1, 2 or 3 for a

@@ -244,16 +244,7 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 		}
 	}
 	plain := func(b []byte, o *meterObs, prev *uint32) []byte {
-		flags := o.flags
-		derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
-		if derived {
-			flags |= obsDerived
-		}
-		b = append(b, flags, o.successes)
-		b = binary.AppendUvarint(b, uint64(o.group))
-		b = binary.AppendVarint(b, int64(o.client)+1)
-		b = binary.AppendVarint(b, int64(o.storedMs)-int64(*prev))
-		*prev = o.storedMs
+		b, derived := appendObsHead(b, o, prev)
 		if o.flags&obsMeasured == 0 {
 			return b
 		}

@@ -141,24 +141,11 @@ func TestSeqRingKeepsFirstAndLast(t *testing.T) {
 		var all []int64
 		seq := r.Int64N(1 << 40)
 		for i, n := 0, 1+r.IntN(80); i < n; i++ {
-			switch r.IntN(20) {
-			case 0:
-				seq += 1<<32 + r.Int64N(1<<33)
-			case 1:
-				seq -= r.Int64N(100)
-			default:
-				seq += 1 + r.Int64N(1000)
-			}
+			seq = nextSeq(r, seq, false)
 			ring.add(seq)
 			all = append(all, seq)
 		}
-		want := all[max(len(all)-histPerMsg, 0):]
-		if len(all) > histPerMsg {
-			want = append([]int64{all[0]}, want...)
-		}
-		if got := ring.seqList(); !slices.Equal(got, want) {
-			t.Fatalf("round %d: seqList = %v, want %v", round, got, want)
-		}
+		sameFirstAndLast(t, round, ring.seqList(), all)
 	}
 }
 
@@ -171,27 +158,40 @@ func TestNoteSkipsRepeats(t *testing.T) {
 		var all []int64
 		seq := r.Int64N(1 << 40)
 		for i, n := 0, 1+r.IntN(80); i < n; i++ {
-			switch r.IntN(20) {
-			case 0:
-				seq += 1<<32 + r.Int64N(1<<33)
-			case 1:
-				seq -= r.Int64N(100)
-			case 2, 3, 4:
-				// the same event again
-			default:
-				seq += 1 + r.Int64N(1000)
-			}
+			seq = nextSeq(r, seq, true)
 			m.note(&model.Event{Seq: seq})
 			if len(all) == 0 || all[len(all)-1] != seq {
 				all = append(all, seq)
 			}
 		}
-		want := all[max(len(all)-histPerMsg, 0):]
-		if len(all) > histPerMsg {
-			want = append([]int64{all[0]}, want...)
-		}
-		if got := m.seqs.seqList(); !slices.Equal(got, want) {
-			t.Fatalf("round %d: seqList = %v, want %v", round, got, want)
-		}
+		sameFirstAndLast(t, round, m.seqs.seqList(), all)
+	}
+}
+
+// nextSeq is a random next sequence number after seq: mostly a step
+// forward, sometimes past 32 bits away or back (a trace out of order),
+// and with repeats, sometimes seq again.
+func nextSeq(r *rand.Rand, seq int64, repeats bool) int64 {
+	switch k := r.IntN(20); {
+	case k == 0:
+		return seq + 1<<32 + r.Int64N(1<<33)
+	case k == 1:
+		return seq - r.Int64N(100)
+	case repeats && k <= 4:
+		return seq
+	}
+	return seq + 1 + r.Int64N(1000)
+}
+
+// sameFirstAndLast fails unless got is all's first and its last
+// histPerMsg, as a message's ring keeps them.
+func sameFirstAndLast(t *testing.T, round int, got, all []int64) {
+	t.Helper()
+	want := all[max(len(all)-histPerMsg, 0):]
+	if len(all) > histPerMsg {
+		want = append([]int64{all[0]}, want...)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("round %d: seqList = %v, want %v", round, got, want)
 	}
 }
