@@ -225,16 +225,12 @@ func TestObsAggFedAsBlocksFreeze(t *testing.T) {
 // (appending each value's kept bytes) writes, and obsCode is the
 // format's code of every value: 0 for 0, then 1, 2 or 4 bytes.
 func TestAppendObsIsItsFormat(t *testing.T) {
-	code := func(v uint32) uint {
-		switch {
-		case v == 0:
-			return 0
-		case v < 1<<8:
-			return 1
-		case v < 1<<16:
-			return 2
+	code := func(v uint32) uint { // the fewest of obsLen's bytes that hold v
+		c := uint(0)
+		for uint64(v) >= 1<<(8*uint(obsLen[c])) {
+			c++
 		}
-		return 3
+		return c
 	}
 	for b := range 33 {
 		for _, v := range []uint64{1<<b - 1, 1 << b, 1<<b + 1} {
