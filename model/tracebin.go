@@ -222,7 +222,10 @@ func (s *binSpan) uvarint(i int, v uint64) int {
 }
 
 // uvarint28 is uvarint for v < 1<<28, of one to four bytes (sequence
-// numbers, message and lease ids), inlined; see uvarint28Word.
+// numbers, message and lease ids), inlined; see uvarint28Word. Its
+// callers test v < 1<<28 themselves and call uvarintLong otherwise: a
+// wrapper doing both is over the compiler's inlining budget, and the
+// call would cost more than the store.
 func (s *binSpan) uvarint28(i int, v uint64) int {
 	w, k := uvarint28Word(uint32(v))
 	binary.LittleEndian.PutUint32(s[i&spanMask:], w)

@@ -195,14 +195,14 @@ func (a *obsAgg) flush() {
 // order of series, and done ends it. The sums start at 0 and add the
 // values in order, as a Series' own do.
 type batch5 struct {
-	series      []*stats.Series
+	series      []*stats.Series // at most nParts (the parts' batch has the most)
 	n           int
 	first, last int64
-	sum         [8]float64
+	sum         [nParts]float64
 }
 
 // next begins an observation with key at.
-func (b *batch5) next(at int64) *[8]float64 {
+func (b *batch5) next(at int64) *[nParts]float64 {
 	if b.n == 0 {
 		b.first = at
 	}
@@ -225,7 +225,7 @@ func (b *batch5) flush() {
 	for i, s := range b.series {
 		s.AddBatch(b.first, b.last, b.sum[i], b.n)
 	}
-	b.n, b.sum = 0, [8]float64{}
+	b.n, b.sum = 0, [nParts]float64{}
 }
 
 // count adds measured message o to the histograms.

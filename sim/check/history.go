@@ -98,8 +98,9 @@ func (h *history) add(e *model.Event, bin []byte) {
 
 // addShared notes that the caller's shared buffer holds bin, the binary
 // form of e, next; the history keeps e unless it is a receive. The
-// common case (e within the open chunk) is done here; the rest in
-// sharedSlow.
+// common case (e within the open chunk, room in the ring) is done here,
+// index's ring update written out: a call to a helper for it (over the
+// inlining budget) cost more than the copy saved; the rest in sharedSlow.
 func (h *history) addShared(e *model.Event, bin []byte) {
 	to := h.used + len(bin)
 	if to >= h.limit || bin == nil || h.pos >= len(h.seqs) {
