@@ -37,9 +37,9 @@ const (
 
 // hist counts latencies as an hdrhistogram.Histogram of newHist's geometry
 // does, slot for slot, and reads them back as the library would (its
-// mean, percentiles, max: latency): recording a value is an index and an
-// increment, inlined (the library's RecordValue checks and converts on
-// every call), and the mean adds the slots' counts instead of walking
+// mean, percentiles, max: latency): recording a value is an index, an
+// increment and a test for spill (the library's RecordValue checks and
+// converts on every call), and the mean adds the slots' counts instead of walking
 // every sub-bucket (the library's Mean, most of the end of a run). A slot
 // counts in 32 bits, half the library's 188 KB; after histSpillAt changes
 // the 32-bit counts are added into 64-bit ones (wide, made then) and start
