@@ -86,6 +86,9 @@ func (g *groups) complete() {
 		g.mergePairs()
 		return
 	}
+	if len(g.x) == cap(g.x) {
+		g.grow()
+	}
 	g.x = append(g.x, g.curX)
 	if g.withY {
 		g.y = append(g.y, g.curY)
@@ -95,6 +98,46 @@ func (g *groups) complete() {
 	}
 	g.at = append(g.at, g.curAt)
 	g.curX, g.curY, g.curQ, g.curN = 0, 0, 0, 0
+}
+
+// firstGroups is the room a store takes at its first group: a short
+// series (a run's throughput samples) stays small.
+const firstGroups = 64
+
+// grow gives the store room for more groups, in two steps: firstGroups,
+// then all of capacity, each one block of sums (x, y, q) and one of keys.
+// Growing by append would take a dozen allocations a slice on the way to
+// capacity, four slices a store (the end of a run makes a dozen stores).
+func (g *groups) grow() {
+	n := firstGroups
+	if cap(g.x) >= firstGroups {
+		n = g.capacity
+	}
+	n = min(n, g.capacity)
+	k := 1
+	if g.withY {
+		k++
+	}
+	if g.withQ {
+		k++
+	}
+	sums := make([]float64, k*n)
+	take := func(old []float64) []float64 {
+		s := sums[:len(old):n]
+		copy(s, old)
+		sums = sums[n:]
+		return s
+	}
+	g.x = take(g.x)
+	if g.withY {
+		g.y = take(g.y)
+	}
+	if g.withQ {
+		g.q = take(g.q)
+	}
+	at := make([]int64, len(g.at), n)
+	copy(at, g.at)
+	g.at = at
 }
 
 // checkKey panics when a key decreases: the caller broke the contract.

@@ -331,3 +331,36 @@ func TestSeriesAddBatchIsAdd(t *testing.T) {
 		}()
 	}
 }
+
+// grow lays x, y and q out in one block: whatever sums a store keeps,
+// each keeps its own values (no slice runs into the next), and the store
+// takes a handful of allocations, not a dozen a slice.
+func TestGroupsGrowKeepsSumsApart(t *testing.T) {
+	for _, with := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
+		g := newGroups(1024, 1, with[0], with[1])
+		for n := 1; n <= 1024; n++ {
+			g.add(int64(n), float64(n), float64(2*n), float64(3*n))
+		}
+		for i := range g.x {
+			n := float64(i + 1)
+			if g.x[i] != n || with[0] && g.y[i] != 2*n || with[1] && g.q[i] != 3*n || g.at[i] != int64(i+1) {
+				t.Fatalf("with %v group %d: x %v y %v q %v at %d", with, i, g.x[i], g.y, g.q, g.at[i])
+			}
+		}
+		if !with[0] && g.y != nil || !with[1] && g.q != nil {
+			t.Fatalf("with %v: a sum it does not keep has room", with)
+		}
+		if cap(g.x) != 1024 || cap(g.at) != 1024 {
+			t.Fatalf("with %v: room for %d groups, want the capacity", with, cap(g.x))
+		}
+	}
+	allocs := testing.AllocsPerRun(5, func() {
+		g := newGroups(1024, 1, true, true)
+		for n := range 3000 {
+			g.add(int64(n), 1, 1, 1)
+		}
+	})
+	if allocs > 4 {
+		t.Fatalf("%v allocations for a store of 1024 groups, want 4", allocs)
+	}
+}
