@@ -33,7 +33,7 @@ type tracer struct {
 	werr   error
 	keep   bool
 	events []model.Event
-	obs    *sim        // gets every event and its binary form (sim.observe); nil: none
+	obs    *sim        // its meter and checker get every event, the checker with its binary form (emit); nil: none
 	cur    model.Event // scratch slot for the event being emitted
 	// extra: some event needs more than hashing and observing (a writer,
 	// KeepEvents, a self-check's checkpoints or capture window), so emit
@@ -70,18 +70,17 @@ func (t *tracer) emitAt(now clock.Time, e model.Event) {
 	t.emitCur(now)
 }
 
-// emitCur stamps the event in the scratch slot with now and records it.
-// The hot callers copy their event argument into the slot themselves
-// (t.cur = e) instead of calling emitAt: an inlined emitAt copies the
-// 160-byte event twice, first into its parameter, and not inlined it
-// copies it into its arguments.
+// emitCur stamps the event in the scratch slot with now and the next
+// sequence number and records it: hashes it, and hands it to the meter
+// (the latency breakdown) and to the checker, with its binary form, which
+// the checker's history keeps. The hot callers copy their event argument
+// into the slot themselves (t.cur = e) instead of calling emitAt: an
+// inlined emitAt copies the 160-byte event twice, first into its
+// parameter, and not inlined it copies it into its arguments. It is one
+// call, not a small one inlined around a call (sim.emit inlines it).
 func (t *tracer) emitCur(now clock.Time) {
-	t.cur.At = now
-	t.emit(&t.cur)
-}
-
-// emit stamps e with the next sequence number and records it.
-func (t *tracer) emit(e *model.Event) {
+	e := &t.cur
+	e.At = now
 	e.Seq = t.seq
 	t.seq++
 	start := len(t.bin)
@@ -93,8 +92,9 @@ func (t *tracer) emit(e *model.Event) {
 	if t.extra {
 		t.emitExtra(e)
 	}
-	if t.obs != nil {
-		t.obs.observe(e, bin)
+	if s := t.obs; s != nil { // sim.observe written out: a call fewer an event
+		s.meter.observe(e)
+		s.chk.ObserveEncoded(e, bin)
 	}
 }
 
