@@ -157,7 +157,9 @@ func (s *sim) settle(out *Outcome) {
 		}
 		s.armEngineTimer(f.timer, f.at)
 	}
-	clear(out.fx)
+	for i := range out.fx {
+		out.fx[i].r = nil // an effect's only pointer: one store, where clear calls the runtime (memclrHasPointers, ~50 instructions a settle)
+	}
 	out.fx = out.fx[:0]
 }
 
