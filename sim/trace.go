@@ -84,9 +84,10 @@ func (t *tracer) emitCur(now clock.Time) {
 	e.Seq = t.seq
 	t.seq++
 	start := len(t.bin)
-	t.bin = e.AppendBinary(t.bin)
-	bin := t.bin[start:] // hashing keeps the bytes until the next event
-	if len(t.bin) >= hashChunk-hashSlack {
+	b := e.AppendBinary(t.bin)
+	t.bin = b
+	bin := b[start:len(b):len(b)] // hashing keeps the bytes until the next event
+	if len(b) >= hashChunk-hashSlack {
 		t.flushHash()
 	}
 	if t.extra {
