@@ -428,8 +428,10 @@ type msgWindow struct {
 
 const msgChunk = 1024
 
-// at returns the message i after base (i < end).
-func (w *msgWindow) at(i int) *meterMsg { return &w.chunks[i/msgChunk][i%msgChunk] }
+// at returns the message i after base (0 <= i < end). It divides i as
+// unsigned: a shift and a mask, where a signed division by a power of two
+// adds a sign correction to each.
+func (w *msgWindow) at(i int) *meterMsg { return &w.chunks[uint(i)/msgChunk][uint(i)%msgChunk] }
 
 // extend makes the window reach message i after base, new messages closed.
 func (w *msgWindow) extend(i int) {
