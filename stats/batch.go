@@ -399,13 +399,34 @@ func (s *Series) add(at int64, x float64) {
 // finish closes the batch of 5 whose last observation is in: its sum and
 // the square of its average's distance from ref go to the groups.
 func (s *Series) finish() {
-	avg := s.b5 / mserBatch
-	if s.g.n == 0 {
+	s.unit(s.at5, s.b5)
+	s.b5, s.n5 = 0, 0
+}
+
+// unit adds a batch of 5 observations with key at and sum sum to the
+// groups: its sum, and the square of its average's distance from ref.
+// It is groups.add written out for a Series, which keeps no y (its
+// curY stays 0) and has checked the key against its own latest, which is
+// at least the groups' (Add, AddBatch).
+func (s *Series) unit(at int64, sum float64) {
+	avg := sum / mserBatch
+	g := &s.g
+	if g.n == 0 {
 		s.ref = avg
 	}
 	d := avg - s.ref
-	s.g.add(s.at5, s.b5, 0, d*d)
-	s.b5, s.n5 = 0, 0
+	g.lastAt = at
+	if g.curN == 0 {
+		g.curAt = at
+	}
+	g.curX += sum
+	g.curQ += d * d
+	g.curN++
+	g.n++
+	if g.curN < g.size {
+		return
+	}
+	g.complete()
 }
 
 // AddBatch records n observations (1 to 5) at once from the start of a
@@ -420,10 +441,12 @@ func (s *Series) AddBatch(first, last int64, sum float64, n int) {
 	}
 	checkKey(s.Count(), s.last, first)
 	checkKey(1, first, last)
-	s.last, s.at5, s.b5, s.n5 = last, first, sum, n
-	if n == mserBatch {
-		s.finish()
+	s.last = last
+	if n < mserBatch {
+		s.at5, s.b5, s.n5 = first, sum, n
+		return
 	}
+	s.unit(first, sum) // a whole batch: straight to the groups (finish)
 }
 
 // Count returns how many observations were added.

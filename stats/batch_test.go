@@ -364,3 +364,40 @@ func TestGroupsGrowKeepsSumsApart(t *testing.T) {
 		t.Fatalf("%v allocations for a store of 1024 groups, want 4", allocs)
 	}
 }
+
+// A Series' batches of 5 reach its groups (Series.unit) exactly as
+// groups.add, the general store's, would put them: the sum and the square
+// of the batch average's distance from the first one, keyed by the
+// batch's first key.
+func TestSeriesUnitIsGroupsAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for round := range 20 {
+		s, ref := NewSeries(), newGroups(defaultGroups, mserBatch, false, true)
+		var first int64
+		var sum, avg0 float64
+		at := int64(0)
+		for i := range r.IntN(30000) {
+			x := float64(r.IntN(1 << r.IntN(30)))
+			if i%mserBatch == 0 {
+				first, sum = at, 0
+			}
+			sum += x
+			s.Add(at, x)
+			if i%mserBatch == mserBatch-1 {
+				avg := sum / mserBatch
+				if ref.n == 0 {
+					avg0 = avg
+				}
+				d := avg - avg0
+				ref.add(first, sum, 0, d*d)
+			}
+			at += int64(r.IntN(3))
+		}
+		g := s.g
+		if g.n != ref.n || g.size != ref.size || g.curN != ref.curN || g.curX != ref.curX || g.curQ != ref.curQ || g.curY != 0 ||
+			g.lastAt != ref.lastAt || g.curN > 0 && g.curAt != ref.curAt ||
+			!slices.Equal(g.x, ref.x) || !slices.Equal(g.q, ref.q) || !slices.Equal(g.at, ref.at) {
+			t.Fatalf("round %d: the Series' groups differ from groups.add's", round)
+		}
+	}
+}
