@@ -369,7 +369,7 @@ func (s *sim) dispatch(t *task) {
 	case tkEngine:
 		s.engineTick(t.who, t.at)
 	case tkNetRequest:
-		s.atEngine(t.p.(Request))
+		s.atEngine(request(t.p))
 	case tkBrokerRestart:
 		s.brokerRestart(-1)
 	case tkBrokerStop:
@@ -383,6 +383,26 @@ func (s *sim) dispatch(t *task) {
 	default:
 		s.clientTask(t)
 	}
+}
+
+// request is p, a request's payload, as a Request. The requests most
+// tasks carry are told apart by their concrete type, one comparison each:
+// asserting an interface to another interface goes through the runtime's
+// cache of the dynamic types each site has seen (runtime.typeAssert),
+// which at this site, the one every request reaching an engine passes,
+// missed for 51 000 of the default scenario's 60 000 requests in one run
+// and far fewer in another (it replaces its entries at random): 1 to 4 M
+// instructions, varying from run to run.
+func request(p payload) Request {
+	switch r := p.(type) {
+	case *popReq:
+		return r
+	case *ackReq:
+		return r
+	case *changeReq:
+		return r
+	}
+	return p.(Request)
 }
 
 // clientTask is a task inside a consumer process. Tasks of an older
