@@ -17,8 +17,32 @@ import (
 // The trace's hot path: an event whose strings are short (every event
 // of a run's) is written through one binSpan, most of its integers with
 // one store each (binSpan.uvarint), and the events most of a trace's are
-// (bare) skip the fields they leave zero in two stores.
+// (bare) skip the fields they leave zero in two stores. It is a fresh
+// BinaryEncoder's Append: a trace's tracer keeps one for the whole
+// stream.
 func (e *Event) AppendBinary(b []byte) []byte {
+	var c BinaryEncoder
+	return c.Append(b, e)
+}
+
+// BinaryEncoder appends the binary forms of a stream of events, as
+// AppendBinary does, and keeps the varints of the last sequence number
+// and time it wrote: the next event's sequence number, one more, takes
+// its varint from the last one's with an addition (but when its low
+// seven bits carry, once in 64 events), and a time the last event had
+// too (half a run's events share their instant with the one before) is
+// copied. The zero value is ready to use.
+type BinaryEncoder struct {
+	seqZ  uint64 // the last sequence number, zig-zag encoded
+	seqW  uint32 // its varint (uvarint28Word), when seqZ < 1<<28
+	seqK1 int    // its varint's length less one: the zero value is the varint of 0
+	at    clock.Time
+	atW   uint64 // at's eight-byte varint, when atOK
+	atOK  bool
+}
+
+// Append appends e's binary form (AppendBinary) to b.
+func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 	if len(e.Group)+len(e.Topic)+len(e.Shown) > maxSpanStrings {
 		return e.appendBinaryLong(b)
 	}
@@ -28,13 +52,28 @@ func (e *Event) AppendBinary(b []byte) []byte {
 	}
 	s := (*binSpan)(b[n : n+binSpanLen])
 	i := 0
-	if z := zigzag(e.Seq); z < 1<<28 {
-		i = s.uvarint28(i, z)
+	if z := zigzag(e.Seq); z == c.seqZ+2 && c.seqZ&0x7f < 0x7e && c.seqZ < 1<<28 {
+		// The low 7-bit group takes the 2 without a carry: the varint's
+		// first byte alone changes, and its length does not.
+		c.seqZ, c.seqW = z, c.seqW+2
+		binary.LittleEndian.PutUint32(s[0:], c.seqW)
+		i = c.seqK1 + 1
+	} else if z < 1<<28 {
+		w, k := uvarint28Word(uint32(z))
+		c.seqZ, c.seqW, c.seqK1 = z, w, k-1
+		binary.LittleEndian.PutUint32(s[0:], w)
+		i = k
 	} else {
+		c.seqZ = z // not below 1<<28: never extended (seqZ < 1<<28 above)
 		i = s.uvarintLong(i, z)
 	}
-	if z := zigzag(int64(e.At)); isVarint8(z) {
-		i = s.uvarint8(i, z)
+	if c.atOK && e.At == c.at {
+		binary.LittleEndian.PutUint64(s[i&spanMask:], c.atW)
+		i += 8
+	} else if z := zigzag(int64(e.At)); isVarint8(z) {
+		c.at, c.atW, c.atOK = e.At, spread56(z)|0x0080_8080_8080_8080, true
+		binary.LittleEndian.PutUint64(s[i&spanMask:], c.atW)
+		i += 8
 	} else {
 		i = s.uvarintLong(i, z)
 	}

@@ -148,5 +148,55 @@ func FuzzEventBinary(f *testing.F) {
 		if err != nil || n != len(got)-1 || back != e {
 			t.Fatalf("%+v decodes to %+v, %d of %d bytes, %v", e, back, n, len(got)-1, err)
 		}
+		var c BinaryEncoder // a stream's next event, at the same time: from the encoder's varints
+		c.Append(nil, &e)
+		succ := e
+		succ.Seq++
+		if got, want := c.Append(nil, &succ), succ.appendBinaryLong(nil); string(got) != string(want) {
+			t.Fatalf("%+v after its predecessor:\n got %x\nwant %x", succ, got, want)
+		}
 	})
+}
+
+// A BinaryEncoder writes a stream's events as AppendBinary writes each
+// alone, the format's definition (appendBinaryLong): through runs of
+// consecutive sequence numbers across every carry of their low seven
+// bits and every change of their varint's length (up, and down when the
+// numbers are negative), times repeated or not, of eight bytes or not,
+// and long events between, whose numbers the encoder does not see; and
+// fresh encoders, whose first time may be 0.
+func TestBinaryEncoderIsAppendBinary(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var c BinaryEncoder
+	var got, want []byte
+	seq, at := int64(0), clock.Time(1_700_000_000_000_000)
+	for i := range 200000 {
+		e := randomEvent(r)
+		switch r.IntN(50) {
+		case 0: // a jump: to around a varint length's bound, or negative, or anywhere
+			seq = []int64{1<<6 - 3, 1<<13 - 5, 1<<20 - 7, 1<<27 - 9, -1 << 13, r.Int64() >> r.IntN(64)}[r.IntN(6)]
+		case 1: // a small time, or a long event
+			at = clock.Time(r.Int64N(1 << 20))
+		case 2:
+			e.Topic = strings.Repeat("x", maxSpanStrings+1)
+		}
+		if r.IntN(2) == 0 {
+			at += clock.Time(r.Int64N(1000))
+		}
+		if r.IntN(100) == 0 {
+			at = clock.Time(1_700_000_000_000_000 + r.Int64N(1<<40))
+		}
+		e.Seq, e.At = seq, at
+		seq++
+		if i%1000 == 0 { // a fresh encoder too, at times for a stream that starts at time 0
+			got, want, c = got[:0], want[:0], BinaryEncoder{}
+			if i%2000 == 0 {
+				e.At, at = 0, 1
+			}
+		}
+		got, want = c.Append(got, &e), e.appendBinaryLong(want)
+		if string(got) != string(want) {
+			t.Fatalf("event %d %+v:\n got %x\nwant %x", i, e, got, want)
+		}
+	}
 }

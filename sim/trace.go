@@ -28,6 +28,7 @@ type tracer struct {
 	seq    int64
 	h      hash.Hash
 	bin    []byte // binary events not hashed yet
+	enc    model.BinaryEncoder
 	text   []byte // scratch for one event's text
 	w      *bufio.Writer
 	werr   error
@@ -84,7 +85,7 @@ func (t *tracer) emitCur(now clock.Time) {
 	e.Seq = t.seq
 	t.seq++
 	start := len(t.bin)
-	b := e.AppendBinary(t.bin)
+	b := t.enc.Append(t.bin, e)
 	t.bin = b
 	bin := b[start:len(b):len(b)] // hashing keeps the bytes until the next event
 	if len(b) >= hashChunk-hashSlack {
