@@ -163,6 +163,7 @@ func TestAnalyzeIsTheReference(t *testing.T) {
 			m.nGroups = 3
 		}
 		st := &m.obs
+		st.keep = []int{0, 1, 3, obsKeepLive}[seed/4%4] // blocks frozen as they close, all but the newest few, none
 		n := 1 + rng.IntN(7*obsBlock)
 		transient := rng.IntN(n/2 + 1)
 		for id := 1; id <= n; id++ {

@@ -22,7 +22,7 @@ const (
 // It keeps one small record per stored message for the whole run (obs:
 // its latency, the parts of it, when it was stored, how often it was
 // consumed; 40 bytes, about 15 once its block of 4096 is closed and
-// frozen, meterobs.go), so the warm-up can be cut after the run, where the
+// frozen, which the newest obsKeepLive blocks are not, meterobs.go), so the warm-up can be cut after the run, where the
 // data says (measure.go). While a message is open it also follows the
 // trace's engine-neutral events about it (observe) to split its latency:
 // when it was leased, delivered, consumed, made available again (state,
@@ -173,7 +173,7 @@ func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
-	m.agg.m, m.obs.agg = m, &m.agg
+	m.agg.m, m.obs.agg, m.obs.keep = m, &m.agg, obsKeepLive
 	return m
 }
 

@@ -9,8 +9,8 @@ import (
 // obsStore holds a meterObs per message id in blocks of obsBlock ids, so
 // that it grows without copying, and keeps a long run's memory small: once
 // every message of a block is closed (acked, in a DLQ or dropped) the meter
-// freezes it, encoding its records compactly (appendObs: about 14 bytes a
-// message instead of 40, 13.7 in the default run; freeze). The records must outlive the run, since the
+// freezes it, unless it is among the newest keep, encoding its records
+// compactly (appendObs: about 14 bytes a message instead of 40; freeze). The records must outlive the run, since the
 // automatic warm-up cut is found in them only at its end (measure.go), and
 // with it everything measured after the cut: no aggregate kept as the run
 // goes could give the same numbers. A frozen record that the trace touches
@@ -29,9 +29,17 @@ type obsStore struct {
 	enc     []byte          // a block being encoded (freeze)
 	spare   []meterObs      // a frozen block's live records, zeroed for the next block (grow)
 	agg     *obsAgg         // gets every block's records as it freezes (nil: none)
+	keep    int             // how many of the newest blocks freeze leaves live (the meter's: obsKeepLive)
 }
 
 const obsBlock = 4096
+
+// obsKeepLive is how many of the newest blocks the meter's store keeps
+// live, unfrozen: a run of up to that many blocks of messages (65 536;
+// the default scenario has 30 000) never encodes a record nor decodes
+// one at its end (each about 400 instructions), and a longer one keeps at
+// most 2.6 MB of records at 40 bytes instead of about 14.
+const obsKeepLive = 16
 
 // obsMarkEvery is how many records apart thaw may start decoding a frozen
 // block: it decodes at most that many to reach one.
@@ -95,9 +103,9 @@ func (st *obsStore) grow(id model.MsgID) {
 
 // freeze encodes every whole block whose ids are all below closed (the
 // meter's oldest open message: nothing but a late trace event changes
-// their records any more).
+// their records any more), but the newest st.keep blocks.
 func (st *obsStore) freeze(closed model.MsgID) {
-	for st.nFrozen < len(st.blocks) && (st.nFrozen+1)*obsBlock < int(closed) && (st.nFrozen+1)*obsBlock <= st.n {
+	for st.nFrozen < len(st.blocks)-st.keep && (st.nFrozen+1)*obsBlock < int(closed) && (st.nFrozen+1)*obsBlock <= st.n {
 		if st.agg != nil {
 			for i := range st.blocks[st.nFrozen] {
 				st.agg.add(int64(st.nFrozen*obsBlock+i+1), &st.blocks[st.nFrozen][i])

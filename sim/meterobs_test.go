@@ -175,6 +175,7 @@ func TestObsAggFedAsBlocksFreeze(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	m := newMeter(0, WarmupAuto, 1<<40)
 	st := &m.obs
+	st.keep = 1 // blocks freeze as they close, but the newest
 	n := 5*obsBlock + 123
 	for id := 1; id <= n; id++ {
 		st.grow(model.MsgID(id))
