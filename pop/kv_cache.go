@@ -43,9 +43,27 @@ type offsetRecs struct {
 }
 
 // find returns where offset is, or would be, and whether an entry (live or
-// a tombstone) holds it.
+// a tombstone) holds it. The entries' offsets increase by at least one
+// each, so offset is at most its distance from head's offset past head:
+// entries mostly hold consecutive offsets (a pop caches a run of a queue;
+// acks leave tombstones in place), where that is its place, and an ack,
+// mostly near the front, searches a few entries. The end, where a pop
+// appends, is checked first.
 func (q *offsetRecs) find(offset int64) (int, bool) {
 	lo, hi := q.head, len(q.recs)
+	if lo == hi || q.recs[hi-1].offset < offset {
+		return hi, false
+	}
+	d := offset - q.recs[lo].offset
+	if d <= 0 {
+		return lo, d == 0
+	}
+	if d < int64(hi-lo) {
+		if q.recs[lo+int(d)].offset == offset {
+			return lo + int(d), true
+		}
+		hi = lo + int(d)
+	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if q.recs[m].offset < offset {

@@ -344,9 +344,7 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 	res := ctx.res
 	vt := ctx.popTime + ctx.invisible
 	shown := b.presentedTopic(stageTopic, req.Topic, flag)
-	offs := b.scratch.offs[:0]
 	for _, m := range r.msgs {
-		offs = append(offs, m.QueueOffset)
 		lease := b.newLease()
 		ctx.records = append(ctx.records, rec{
 			recKey: recKey{vt: vt, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
@@ -361,11 +359,39 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 		p.Deadline = clock.FromMillis(vt)
 	}
 	ctx.found += int32(len(r.msgs))
-	offs = append(offs, start) // the start info's one offset, after the batch's
-	n := len(offs) - 1
-	res.StartOffsetInfo = model.AppendOffsetInfo(res.StartOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[n:]})
-	res.MsgOffsetInfo = model.AppendOffsetInfo(res.MsgOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[:n]})
-	b.scratch.offs = offs[:0]
+	res.appendOffsetInfos(flag, k.qid, start, r.msgs)
+}
+
+// appendOffsetInfos appends a stage's entries to the answer's
+// startOffsetInfo (its start offset) and msgOffsetInfo (the offsets it
+// read: msgs' queue offsets), as model.AppendOffsetInfo writes them, with their common
+// "retryFlag queueId " prefix written once for both: two entries from one
+// prefix cost half the decimal writes, where an answer is mostly one
+// message.
+func (r *PopResult) appendOffsetInfos(flag model.RetryType, qid int32, start int64, msgs []*model.Message) {
+	var buf [24]byte // two int32's digits and signs and two spaces
+	p := model.AppendDec(buf[:0], int64(flag))
+	p = append(p, ' ')
+	p = model.AppendDec(p, int64(qid))
+	p = append(p, ' ')
+	r.StartOffsetInfo = model.AppendDec(appendEntryHead(r.StartOffsetInfo, p), start)
+	dst := appendEntryHead(r.MsgOffsetInfo, p)
+	for i, m := range msgs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = model.AppendDec(dst, m.QueueOffset)
+	}
+	r.MsgOffsetInfo = dst
+}
+
+// appendEntryHead starts an offset-info entry with prefix p: after a ';'
+// when dst holds entries already.
+func appendEntryHead(dst, p []byte) []byte {
+	if len(dst) > 0 {
+		dst = append(dst, ';')
+	}
+	return append(dst, p...)
 }
 
 // presentedTopic is the topic a client is shown for a message read from

@@ -342,15 +342,17 @@ func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, 
 		return pollingFull, 0
 	}
 	p.nextID++
-	s := p.alloc()
-	*s = suspended{id: p.nextID, expired: expired, key: pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, qk: k, req: *req, ff: ff}
+	s := p.alloc() // zero: field by field, without a literal's temporary and its copy
+	s.id, s.expired, s.qk, s.ff = p.nextID, expired, k, ff
+	s.key = pollKey{req.Topic, req.ConsumerGroup, req.QueueID}
+	s.req = *req
 	ps.insert(s)
 	p.byTime.push(s)
 	p.count++
 	return pollingSuc, s.id
 }
 
-// alloc returns a released suspended, or a new one.
+// alloc returns a released suspended, or a new one: zero either way.
 func (p *polling) alloc() *suspended {
 	n := len(p.free)
 	if n == 0 {
@@ -359,6 +361,9 @@ func (p *polling) alloc() *suspended {
 	s := p.free[n-1]
 	p.free[n-1] = nil
 	p.free = p.free[:n-1]
+	if invariants {
+		assertf(*s == suspended{}, "released poll %d reused not cleared", s.id)
+	}
 	return s
 }
 

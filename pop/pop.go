@@ -141,7 +141,10 @@ func (r *PopResult) fail(code model.ResponseCode, format string, args ...any) {
 // copy of it (with the born time it defaulted). req is only read.
 func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	res.Reset()
-	ctx := popContext{req: *req, popTime: now.Millis(), res: res}
+	// Field by field: a composite literal is built in a temporary and
+	// copied into ctx, twice the 240 bytes.
+	var ctx popContext
+	ctx.req, ctx.popTime, ctx.res = *req, now.Millis(), res
 	r := &ctx.req
 	if r.BornTime == 0 {
 		r.BornTime = now

@@ -205,6 +205,24 @@ func (a *rocketMQ) emit(now clock.Time, e model.Event) {
 	t.emitCur(now)
 }
 
+// event clears the tracer's scratch slot for an event of kind k and
+// returns it, for the four events of nearly every request (produce, lease,
+// acked, parked) to be written in place and traced by emitEvent: emit's
+// 160-byte argument costs a copy into the call and another into the slot.
+// Nothing may be traced between the two calls.
+func (a *rocketMQ) event(k model.EventKind) *model.Event {
+	e := &a.s.tr.cur
+	*e = model.Event{Kind: k}
+	return e
+}
+
+// emitEvent traces the event written in place (event) at now, as emit.
+func (a *rocketMQ) emitEvent(now clock.Time) {
+	t := a.s.tr
+	a.rt.traced(a.idx, &t.cur)
+	t.emitCur(now)
+}
+
 // arm asks for one of the broker's timers.
 func (a *rocketMQ) arm(out *Outcome, timer int32, t clock.Time) { out.arm(a.tbase+timer, t) }
 
@@ -270,12 +288,14 @@ func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *
 	res := pop.PutResult{Woken: a.woken}
 	a.woken = nil // a re-entrant Store must not reuse what this one reads
 	a.b.PutInto(now, m, &res)
-	defer func() { a.woken = res.Woken[:0] }()
 	if res.Code != model.Success {
+		a.woken = res.Woken[:0]
 		a.emit(now, model.Event{Kind: model.EvProduceFailed, Client: producer, Msg: m.ID, Code: int32(res.Code)})
 		return false
 	}
-	a.emit(now, model.Event{Kind: model.EvProduce, Client: producer, Msg: m.ID, Topic: m.Topic, Queue: m.QueueID, Offset: res.Offset})
+	e := a.event(model.EvProduce)
+	e.Client, e.Msg, e.Topic, e.Queue, e.Offset = producer, m.ID, m.Topic, m.QueueID, res.Offset
+	a.emitEvent(now)
 	a.armOrder(out)
 	a.wake(now, res.Woken, out)
 	a.wakePulls(now, res.PullWoken, out)
@@ -283,11 +303,11 @@ func (a *rocketMQ) Store(now clock.Time, producer int32, m *model.Message, out *
 		a.armHoldCheck(out) // a message no hold's filter matched makes holds due at the next check
 	}
 	a.armCheckpoint(out)
+	a.woken = res.Woken[:0] // its own list again, once nothing reads it (no defer: a panic ends the run)
 	return true
 }
 
 func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
-	defer a.armOrder(out)
 	switch r := r.(type) {
 	case *popReq:
 		livePop(r, "the engine")
@@ -315,6 +335,7 @@ func (a *rocketMQ) Serve(now clock.Time, r Request, out *Outcome) {
 		panic("sim: a request the RocketMQ engine does not serve")
 	}
 	a.armCheckpoint(out)
+	a.armOrder(out) // after every request; not deferred, which cost more than the call (a panic ends the run)
 }
 
 // Requests of RocketMQ's clients. Each carries the broker's request and
@@ -487,7 +508,9 @@ func (s *sim) newAck(h *popHeld, req pop.AckRequest, lease model.LeaseID) *ackRe
 	if r == nil {
 		r = new(ackReq)
 	}
-	*r = ackReq{req: req, msg: h.msg.ID, lease: lease, deliveredAt: h.deliveredAt}
+	// every field set one by one, without a literal's temporary and its
+	// 150-byte copy
+	r.req, r.msg, r.lease, r.deliveredAt = req, h.msg.ID, lease, h.deliveredAt
 	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(req.Handle.BrokerName)}
 	return r
 }
@@ -541,24 +564,28 @@ func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *p
 	a.armPollTick(out)
 	if !*traced || lockBusy { // a lock-busy park is traced every time: a concurrent request held the lock
 		*traced = true
-		e := model.Event{Kind: model.EvParked, Client: r.base().c.idx, Topic: req.Topic, Queue: req.QueueID, Deadline: req.BornTime.Add(req.PollTime)}
-		if lockBusy {
-			e.Reason = model.RLockBusy
-		}
-		a.traceParked(now, e, req.QueueID)
+		a.traceParked(now, r.base().c.idx, req, lockBusy)
 	}
 	return true
 }
 
-// traceParked traces a parked pop. With several brokers an all-queue pop
-// waits on its broker's queues only, so it is traced as parked on each of
-// them (one receive parked on several queues, as a Kafka share fetch on
-// its partitions): an arrival on another broker owes it nothing.
-func (a *rocketMQ) traceParked(now clock.Time, e model.Event, queue int32) {
-	if !a.rt.multi() || queue >= 0 {
-		a.emit(now, e)
+// traceParked traces a parked pop of client c. With several brokers an
+// all-queue pop waits on its broker's queues only, so it is traced as
+// parked on each of them (one receive parked on several queues, as a Kafka
+// share fetch on its partitions): an arrival on another broker owes it
+// nothing.
+func (a *rocketMQ) traceParked(now clock.Time, c int32, req *pop.PopRequest, lockBusy bool) {
+	var why model.Reason
+	if lockBusy {
+		why = model.RLockBusy
+	}
+	if !a.rt.multi() || req.QueueID >= 0 {
+		e := a.event(model.EvParked)
+		e.Client, e.Topic, e.Queue, e.Deadline, e.Reason = c, req.Topic, req.QueueID, req.BornTime.Add(req.PollTime), why
+		a.emitEvent(now)
 		return
 	}
+	e := model.Event{Kind: model.EvParked, Client: c, Topic: req.Topic, Deadline: req.BornTime.Add(req.PollTime), Reason: why}
 	for q := range a.rt.per[e.Topic] {
 		e.Queue = q
 		a.emit(now, e)
@@ -570,9 +597,11 @@ func (a *rocketMQ) traceParked(now clock.Time, e model.Event, queue int32) {
 func (a *rocketMQ) traceLeases(now clock.Time, c *consumer, group string, res *pop.PopResult) {
 	for i := range res.Messages {
 		m := &res.Messages[i]
-		a.emit(now, model.Event{Kind: model.EvLease, Client: c.idx, Msg: m.Message.ID, Lease: m.Lease,
-			Topic: livesIn(m, group), Queue: m.Handle.QueueID, Offset: m.Handle.QueueOffset,
-			Attempt: m.Message.ReconsumeTimes, Deadline: m.Deadline})
+		e := a.event(model.EvLease)
+		e.Client, e.Msg, e.Lease = c.idx, m.Message.ID, m.Lease
+		e.Topic, e.Queue, e.Offset = livesIn(m, group), m.Handle.QueueID, m.Handle.QueueOffset
+		e.Attempt, e.Deadline = m.Message.ReconsumeTimes, m.Deadline
+		a.emitEvent(now)
 	}
 	for _, l := range res.Replaced {
 		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Lease: l, Reason: model.RReplaced})
@@ -714,7 +743,9 @@ func (a *rocketMQ) ack(now clock.Time, r *ackReq, out *Outcome) {
 	res := a.b.Ack(now, &r.req)
 	a.traceLapses(now, res.Lapsed, 0)
 	ended := ackEnded(&res)
-	a.emit(now, model.Event{Kind: model.EvAcked, Client: r.c.idx, Msg: r.msg, Lease: r.lease, Ended: ended, Code: int32(res.Code)})
+	e := a.event(model.EvAcked)
+	e.Client, e.Msg, e.Lease, e.Ended, e.Code = r.c.idx, r.msg, r.lease, ended, int32(res.Code)
+	a.emitEvent(now)
 	if _, self := a.selfEnded[r.lease]; self && res.Code == model.Success {
 		delete(a.selfEnded, r.lease)
 		ended = r.lease
