@@ -269,16 +269,20 @@ func (h *history) bySeq(seq int64) (model.Event, bool) {
 type seqRing struct {
 	first int64
 	last  [histPerMsg]uint32 // Seq - first, by slot, while wide is nil
+	// latest is the latest event's distance (last's latest slot), kept so that
+	// note tests a repeat without finding the slot (while wide is nil and
+	// n > 0).
+	latest uint32
 	// n counts the events noted, up to histPerMsg+1 (then the first has
 	// left the ring); pos is the slot of the next one.
-	n, pos int32
+	n, pos int16
 	wide   *[histPerMsg]int64 // Seq by slot, once a distance did not fit
 }
 
 const histPerMsg = 24
 
 // at is the Seq in slot k.
-func (r *seqRing) at(k int32) int64 {
+func (r *seqRing) at(k int16) int64 {
 	if r.wide != nil {
 		return r.wide[k]
 	}
@@ -294,7 +298,7 @@ func (r *seqRing) add(seq int64) {
 	r.step()
 	if r.wide == nil {
 		if d := seq - r.first; uint64(d) <= math.MaxUint32 {
-			r.last[k] = uint32(d)
+			r.last[k], r.latest = uint32(d), uint32(d)
 			return
 		}
 		w := new([histPerMsg]int64)
@@ -317,7 +321,7 @@ func (r *seqRing) step() {
 }
 
 // prev is the slot of the latest event (the ring holds one).
-func (r *seqRing) prev() int32 {
+func (r *seqRing) prev() int16 {
 	if r.pos == 0 {
 		return histPerMsg - 1
 	}
@@ -354,10 +358,10 @@ func (m *msgState) note(e *model.Event) {
 		}
 		return
 	}
-	if r.last[r.prev()] == uint32(d) {
+	if r.latest == uint32(d) {
 		return
 	}
-	r.last[r.pos] = uint32(d)
+	r.last[r.pos], r.latest = uint32(d), uint32(d)
 	r.step()
 }
 
