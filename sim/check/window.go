@@ -155,7 +155,15 @@ func (w *window[T]) forget(id uint64, seen uint64) {
 		return
 	}
 	if i := int(id-w.base) + w.head; i < w.n {
-		w.set(i, w.gone)
+		// Mostly a live slot on a page that keeps others: marked here,
+		// without set's cases.
+		p := w.pages[i>>winShift]
+		if x := &p.slots[i&winMask]; p != w.allGone && *x != w.gone && p.gone < winPage-1 {
+			*x = w.gone
+			p.gone++
+		} else {
+			w.set(i, w.gone)
+		}
 	}
 	for w.head < w.n {
 		p := w.pages[0]
