@@ -198,10 +198,21 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	if e.Seq <= c.floorSeq || e.At < c.lastAt {
 		c.outOfOrder(e) // the first event, one after Finish, or one out of order
 	}
-	if c.hist.peek != nil {
-		c.hist.addShared(e, bin)
-	} else if !receiveKind(e.Kind) {
-		c.hist.add(e, bin)
+	if h := &c.hist; h.peek == nil {
+		if !receiveKind(e.Kind) {
+			h.add(e, bin)
+		}
+	} else if to := h.used + len(bin); h.fastShared(to, bin) && !receiveKind(e.Kind) {
+		// addShared's common case, written out (history.addShared says
+		// why): e is kept in the open chunk, at the ring's next slot.
+		h.seqs[h.pos], h.starts[h.pos] = e.Seq, int32(h.used)
+		h.pos++
+		h.used = to
+		if h.n++; h.n >= h.dropAt {
+			h.drop()
+		}
+	} else {
+		h.addShared(e, bin)
 	}
 	if c.wake.due < e.At {
 		c.wake.expire(c, e.At) // mostly nothing is due: the call is skipped
