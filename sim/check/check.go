@@ -202,7 +202,11 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 		if !receiveKind(e.Kind) {
 			h.add(e, bin)
 		}
-	} else if to := h.used + len(bin); h.fastShared(to, bin) && !receiveKind(e.Kind) {
+	} else if to := h.used + len(bin); !h.fastShared(to, bin) {
+		h.addShared(e, bin)
+	} else if receiveKind(e.Kind) {
+		h.used = to // in the open chunk, not kept
+	} else {
 		// addShared's common case, written out (history.addShared says
 		// why): e is kept in the open chunk, at the ring's next slot.
 		h.seqs[h.pos], h.starts[h.pos] = e.Seq, int32(h.used)
@@ -211,8 +215,6 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 		if h.n++; h.n >= h.dropAt {
 			h.drop()
 		}
-	} else {
-		h.addShared(e, bin)
 	}
 	if c.wake.due < e.At {
 		c.wake.expire(c, e.At) // mostly nothing is due: the call is skipped
@@ -281,12 +283,11 @@ func (c *Checker) orderBroken(e *model.Event) {
 // lists (none is noted by a message), so the history does not keep them:
 // a short-polling SQS consumer sends tens of thousands of empty receives.
 func receiveKind(k model.EventKind) bool {
-	switch k {
-	case model.EvReceive, model.EvReceived, model.EvReceiveLost, model.EvParked:
-		return true
-	}
-	return false
+	return k < 64 && receiveKinds>>k&1 != 0
 }
+
+// receiveKinds has bit k set for each kind k that receiveKind names.
+const receiveKinds = 1<<model.EvReceive | 1<<model.EvReceived | 1<<model.EvReceiveLost | 1<<model.EvParked
 
 // dispatch is the one switch over event kinds.
 func (c *Checker) dispatch(e *model.Event) {

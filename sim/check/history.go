@@ -101,7 +101,8 @@ func (h *history) add(e *model.Event, bin []byte) {
 // common case of a kept event (within the open chunk, room in the ring)
 // is written out in ObserveEncoded, index's ring update with it: a call
 // to a helper for it (over the inlining budget) cost more than the copy
-// saved; here a receive within the open chunk, the rest in sharedSlow.
+// saved, and a receive within the open chunk is written out there too;
+// the rest is in sharedSlow.
 func (h *history) addShared(e *model.Event, bin []byte) {
 	to := h.used + len(bin)
 	if to >= h.limit || bin == nil || !receiveKind(e.Kind) {
