@@ -85,7 +85,17 @@ func (w *window[T]) put(id uint64, v *T) {
 		w.pages = append(w.pages, w.newPage())
 	}
 	w.n = max(w.n, i+1)
-	w.set(i, v)
+	if p := w.pages[i>>winShift]; p != w.allGone && v != w.gone {
+		// Mostly: an entry on a page of its own, written here without
+		// set's cases (an entry makes no page all gone).
+		x := &p.slots[i&winMask]
+		if *x == w.gone {
+			p.gone--
+		}
+		*x = v
+	} else {
+		w.set(i, v)
+	}
 	w.top = max(w.top, id)
 }
 
