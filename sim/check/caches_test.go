@@ -3,8 +3,8 @@ package check
 import "testing"
 
 // The wakeup check's remembered lookups give what a fresh lookup gives:
-// a group waiting on two topics finds each one's count (find remembers
-// the group's last topic), and a receive parked before its client moved
+// a group waiting on two topics finds each one's count (find and findMsg
+// each remember the group's last topic), and a receive parked before its client moved
 // to another group counts in the new group's (waitOf remembers the
 // group the receive parked in).
 func TestWakeupLookupsFollowTopicAndGroup(t *testing.T) {
@@ -17,6 +17,9 @@ func TestWakeupLookupsFollowTopicAndGroup(t *testing.T) {
 		want := map[string]*topicWait{"a": a, "b": b}[topic]
 		if got := w.find(waitKey{group: 0, topic: topic}); got != want {
 			t.Fatalf("find(group 0, %s) is another topic's count", topic)
+		}
+		if got := w.findMsg(waitKey{group: 0, topic: topic}); got != want {
+			t.Fatalf("findMsg(group 0, %s) is another topic's count", topic)
 		}
 	}
 	w.client(3).group = 0

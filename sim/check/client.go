@@ -153,7 +153,7 @@ func (c *Checker) onConsumeEnd(e *model.Event) {
 	}
 	d.ok = true
 	cur := d.lastLease // the client's consumption follows its renewals
-	c.success(m, cur.line, dupCause(cur))
+	c.success(m, cur.line, cur, "")
 	c.commit(m, e.Reason)
 	c.release(m, d) // last: it may forget the message
 }
@@ -178,13 +178,18 @@ func (c *Checker) commit(m *msgState, r model.Reason) {
 }
 
 // success records one successful consumption on a line; cause is what a
-// duplicate would be blamed on, in case it is one.
-func (c *Checker) success(m *msgState, ln int32, cause string) {
+// duplicate would be blamed on, in case it is one: dupCause(l) when the
+// consumption was of lease l (worked out only then: a message's first
+// success is no duplicate).
+func (c *Checker) success(m *msgState, ln int32, l *lease, cause string) {
 	m.successes++
 	if m.successes == 1 {
 		m.firstOKLine = ln
 		m.g.indexPassable(m)
 		return
+	}
+	if l != nil {
+		cause = dupCause(l)
 	}
 	if ln != m.firstOKLine {
 		// Two lines consumed it: blame the fork (the later one when both

@@ -31,7 +31,7 @@ type history struct {
 	// as events come (past pos: room).
 	seqs   []int64
 	starts []int32
-	pos    int           // where the next event goes in the ring
+	pos    int           // where the next event goes in the ring (size: at 0, once written)
 	own    []byte        // the open chunk, when the history fills its own
 	peek   func() []byte // the open chunk, when the caller's is shared (nil: not shared)
 	// chunks are the chunks the kept events lie in, oldest first; the
@@ -98,25 +98,27 @@ func (h *history) add(e *model.Event, bin []byte) {
 
 // addShared notes that the caller's shared buffer holds bin, the binary
 // form of e, next; the history keeps e unless it is a receive. The
-// common case (e within the open chunk, room in the ring) is done here,
-// index's ring update written out: a call to a helper for it (over the
-// inlining budget) cost more than the copy saved; the rest in sharedSlow.
+// common case of a kept event (within the open chunk, room in the ring)
+// is written out in ObserveEncoded, index's ring update with it: a call
+// to a helper for it (over the inlining budget) cost more than the copy
+// saved, and a receive within the open chunk is written out there too;
+// the rest is in sharedSlow.
 func (h *history) addShared(e *model.Event, bin []byte) {
 	to := h.used + len(bin)
-	if to >= h.limit || bin == nil || h.pos >= len(h.seqs) {
+	if to >= h.limit || bin == nil || !receiveKind(e.Kind) {
 		h.sharedSlow(e, bin)
 		return
 	}
-	if !receiveKind(e.Kind) {
-		h.seqs[h.pos], h.starts[h.pos] = e.Seq, int32(h.used)
-		if h.pos++; h.pos == h.size {
-			h.pos = 0
-		}
-		if h.n++; h.n >= h.dropAt {
-			h.drop()
-		}
-	}
 	h.used = to
+}
+
+// fastShared reports whether the event whose binary form is bin, kept,
+// goes into the shared buffer's open chunk and the ring's room without
+// index's cases (ObserveEncoded's written-out common case of addShared).
+// The ring's next slot is pos, unless pos is at its end (then the ring
+// wraps or grows: index).
+func (h *history) fastShared(to int, bin []byte) bool {
+	return to < h.limit && bin != nil && h.pos < len(h.seqs)
 }
 
 // sharedSlow is addShared for the first event, an event given without
@@ -141,13 +143,14 @@ func (h *history) sharedSlow(e *model.Event, bin []byte) {
 // index adds the entry of an event in chunks[cur], forgetting the oldest
 // beyond size and the chunks only they lay in.
 func (h *history) index(seq int64, from int) {
+	if h.pos == h.size {
+		h.pos = 0 // the ring wraps when an entry is written past its end
+	}
 	if h.pos >= len(h.seqs) {
 		h.grow()
 	}
 	h.seqs[h.pos], h.starts[h.pos] = seq, int32(from)
-	if h.pos++; h.pos == h.size {
-		h.pos = 0
-	}
+	h.pos++
 	h.n++
 	if h.n >= h.dropAt {
 		h.drop()
@@ -269,16 +272,20 @@ func (h *history) bySeq(seq int64) (model.Event, bool) {
 type seqRing struct {
 	first int64
 	last  [histPerMsg]uint32 // Seq - first, by slot, while wide is nil
+	// latest is the latest event's distance (last's latest slot), kept so that
+	// note tests a repeat without finding the slot (while wide is nil and
+	// n > 0).
+	latest uint32
 	// n counts the events noted, up to histPerMsg+1 (then the first has
 	// left the ring); pos is the slot of the next one.
-	n, pos int32
+	n, pos int16
 	wide   *[histPerMsg]int64 // Seq by slot, once a distance did not fit
 }
 
 const histPerMsg = 24
 
 // at is the Seq in slot k.
-func (r *seqRing) at(k int32) int64 {
+func (r *seqRing) at(k int16) int64 {
 	if r.wide != nil {
 		return r.wide[k]
 	}
@@ -294,7 +301,7 @@ func (r *seqRing) add(seq int64) {
 	r.step()
 	if r.wide == nil {
 		if d := seq - r.first; uint64(d) <= math.MaxUint32 {
-			r.last[k] = uint32(d)
+			r.last[k], r.latest = uint32(d), uint32(d)
 			return
 		}
 		w := new([histPerMsg]int64)
@@ -317,7 +324,7 @@ func (r *seqRing) step() {
 }
 
 // prev is the slot of the latest event (the ring holds one).
-func (r *seqRing) prev() int32 {
+func (r *seqRing) prev() int16 {
 	if r.pos == 0 {
 		return histPerMsg - 1
 	}
@@ -354,10 +361,10 @@ func (m *msgState) note(e *model.Event) {
 		}
 		return
 	}
-	if r.last[r.prev()] == uint32(d) {
+	if r.latest == uint32(d) {
 		return
 	}
-	r.last[r.pos] = uint32(d)
+	r.last[r.pos], r.latest = uint32(d), uint32(d)
 	r.step()
 }
 

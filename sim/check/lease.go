@@ -128,7 +128,7 @@ func (c *Checker) onLease(e *model.Event) {
 		return
 	}
 	m.note(e)
-	c.wake.served(waitKey{group: g.idx, topic: m.topic})
+	c.wake.servedMsg(waitKey{group: g.idx, topic: m.topic})
 	l := m.newLease(lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true, batch: c.leaseBatch(e)})
 	c.grant(m, l, placeOf(e), e)
 	if g.ordered {
@@ -149,7 +149,7 @@ func (c *Checker) relent(x *lease, cl *client, e *model.Event) bool {
 	}
 	x.m.note(e)
 	x.deadline, x.awaiting = e.Deadline, true
-	c.wake.served(waitKey{group: x.m.g.idx, topic: x.m.topic})
+	c.wake.servedMsg(waitKey{group: x.m.g.idx, topic: x.m.topic})
 	cl.pending = append(cl.pending, x)
 	return true
 }

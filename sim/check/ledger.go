@@ -50,6 +50,25 @@ type group struct {
 
 // msgState is one message as one group sees it.
 type msgState struct {
+	msgHead
+	seqs seqRing
+
+	// Room for the common case (one place, one line, one token, two
+	// leases), so that a message costs one allocation.
+	placeBuf [1]placeRec
+	lineBuf  [1]line
+	tokenBuf [1]token
+	leaseBuf [2]*lease
+	// Room for its first lease and its first delivery (newLease,
+	// newDelivery): they live as long as the message does anyway (each
+	// points back at it).
+	firstLease lease
+	firstDlv   delivery
+}
+
+// msgHead is what a record's reuse clears (reuse): the rest of a
+// msgState is written before it is read.
+type msgHead struct {
 	g     *group
 	topic string // the produced topic: what clients must be shown
 
@@ -76,19 +95,6 @@ type msgState struct {
 
 	pull     *pullState
 	pulledAt int64 // the trace position (Seq+1) of its last pull delivery (0 never)
-	seqs     seqRing
-
-	// Room for the common case (one place, one line, one token, two
-	// leases), so that a message costs one allocation.
-	placeBuf [1]placeRec
-	lineBuf  [1]line
-	tokenBuf [1]token
-	leaseBuf [2]*lease
-	// Room for its first lease and its first delivery (newLease,
-	// newDelivery): they live as long as the message does anyway (each
-	// points back at it).
-	firstLease lease
-	firstDlv   delivery
 }
 
 // newLease returns a lease of m holding l, in m's own room when that is
@@ -134,7 +140,7 @@ func (c *Checker) newMsgState(id model.MsgID, g *group, topic string) *msgState 
 		return x
 	}
 	c.made++
-	x := &msgState{id: id, g: g, topic: topic}
+	x := &msgState{msgHead: msgHead{id: id, g: g, topic: topic}}
 	x.places, x.tokens, x.leases = x.placeBuf[:0], x.tokenBuf[:0], x.leaseBuf[:0]
 	x.lines = append(x.lineBuf[:0], line{origin: causeFirst})
 	return x
@@ -169,7 +175,15 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 	} else {
 		lines = m.lineBuf[:0]
 	}
-	*m = msgState{} // one bulk clear; a literal with fields is built field by field
+	// One bulk clear of the head (a literal with fields is built field by
+	// field). The rest is written before it is read: the ring's slots
+	// past its count, the rooms for a first lease and delivery (taken
+	// whole, newLease and newDelivery), the buffers past the slices'
+	// lengths. What they still point at (the previous message's leases,
+	// deliveries, strings) stays reachable until written over: a few
+	// small objects a record at most.
+	m.msgHead = msgHead{}
+	m.seqs.n, m.seqs.pos, m.seqs.wide = 0, 0, nil
 	m.id, m.g, m.topic, m.gen = id, g, topic, gen
 	// The rooms' back pointers stay: a client's stale held entry reads its
 	// delivery's record generation through them (heldRef).

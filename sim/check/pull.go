@@ -123,7 +123,7 @@ func (c *Checker) onPullConsumed(e *model.Event) {
 	if cause == "" {
 		cause = m.pull.cause
 	}
-	c.success(m, 0, cause)
+	c.success(m, 0, nil, cause)
 	c.commit(m, e.Reason)
 	c.settle(m, settledAck, "")
 	c.release(m, d)

@@ -20,10 +20,13 @@ type tombstones struct {
 }
 
 // tombTopic is one topic's queues: queues[q] for 0 <= q < tombQueues,
-// far for the others (a malformed trace).
+// far for the others (a malformed trace). The queues are held by value:
+// a hot topic's hundreds of queues are reached without a pointer each
+// (a forgotten message's queue is mostly not the last one's, so each
+// step to it is a cache miss natively).
 type tombTopic struct {
 	topic  string
-	queues []*tombQueue
+	queues []tombQueue
 	far    map[int32]*tombQueue
 }
 
@@ -61,7 +64,8 @@ type tombSlot struct {
 const tombGap = 4096
 
 // queue is the tombQueue of topic and queue, made if asked, else nil
-// when there is none.
+// when there is none (an empty one may be returned for a queue never
+// used below the topic's highest).
 func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
 	var tt *tombTopic
 	for i := range t.byTopic {
@@ -92,14 +96,9 @@ func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
 		if !add {
 			return nil
 		}
-		tt.queues = append(tt.queues, make([]*tombQueue, int(queue)+1-len(tt.queues))...)
+		tt.queues = append(tt.queues, make([]tombQueue, int(queue)+1-len(tt.queues))...)
 	}
-	q := tt.queues[queue]
-	if q == nil && add {
-		q = &tombQueue{}
-		tt.queues[queue] = q
-	}
-	return q
+	return &tt.queues[queue] // good until the next queue added
 }
 
 func (t *tombstones) get(p place) (tomb, bool) {

@@ -79,10 +79,14 @@ type wakeup struct {
 	topics map[waitKey]*topicWait
 	// last is, by group index, the topicWait the group last found in
 	// topics (find): a group mostly waits on one topic, and its entry,
-	// once made, stays in topics.
-	last []lastWait
-	obls []obligation
-	head int
+	// once made, stays in topics. lastMsg is the same for the lookups by
+	// a message's topic (arrival, a lease: findMsg): the producers' topic
+	// strings are not the consumers', and comparing two copies of a name
+	// costs a byte-wise comparison where one string compared with itself
+	// does not.
+	last, lastMsg []lastWait
+	obls          []obligation
+	head          int
 	// due is the deadline of obls[head], the first to be judged; the
 	// latest time when none is queued.
 	due clock.Time
@@ -139,17 +143,25 @@ func (w *wakeup) wait(k waitKey) *topicWait {
 
 // find is w.topics[k], through the group's last entry found when that is
 // k's (entries are never removed, so the one remembered stays k's).
-func (w *wakeup) find(k waitKey) *topicWait {
+func (w *wakeup) find(k waitKey) *topicWait { return w.findIn(&w.last, k) }
+
+// findMsg is find for a key made of a message's group and produced topic.
+func (w *wakeup) findMsg(k waitKey) *topicWait { return w.findIn(&w.lastMsg, k) }
+
+// findIn is w.topics[k], through the group's entry in last when that is
+// k's (entries are never removed from topics, so one remembered stays
+// k's).
+func (w *wakeup) findIn(last *[]lastWait, k waitKey) *topicWait {
 	g := int(k.group)
-	if g >= 0 && g < len(w.last) && w.last[g].t != nil && w.last[g].topic == k.topic {
-		return w.last[g].t
+	if ls := *last; g >= 0 && g < len(ls) && ls[g].t != nil && ls[g].topic == k.topic {
+		return ls[g].t
 	}
 	t := w.topics[k]
 	if t != nil && g >= 0 {
-		for g >= len(w.last) {
-			w.last = append(w.last, lastWait{})
+		for g >= len(*last) {
+			*last = append(*last, lastWait{})
 		}
-		w.last[g] = lastWait{topic: k.topic, t: t}
+		(*last)[g] = lastWait{topic: k.topic, t: t}
 	}
 	return t
 }
@@ -272,6 +284,14 @@ func (w *wakeup) served(k waitKey) {
 	}
 }
 
+// servedMsg is served for a key made of a message's group and produced
+// topic (findMsg).
+func (w *wakeup) servedMsg(k waitKey) {
+	if t := w.findMsg(k); t != nil {
+		t.gen++
+	}
+}
+
 // forgetClient drops a crashed client's parked receives; a topic left with
 // nobody waiting has no obligation any more.
 func (w *wakeup) forgetClient(client int32) {
@@ -307,7 +327,7 @@ func (w *wakeup) reset() {
 // queue-specific receive reads the retry topic on some requests only.
 func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	k := waitKey{group: m.g.idx, topic: m.topic}
-	t := w.find(k)
+	t := w.findMsg(k)
 	copyElsewhere := p.topic != m.topic
 	if g := m.g; g.ordered && g.busy[queueKey{p.topic, p.queue}] > 0 {
 		return // its queue (message group) is held by a lease in flight

@@ -85,7 +85,17 @@ func (w *window[T]) put(id uint64, v *T) {
 		w.pages = append(w.pages, w.newPage())
 	}
 	w.n = max(w.n, i+1)
-	w.set(i, v)
+	if p := w.pages[i>>winShift]; p != w.allGone && v != w.gone {
+		// Mostly: an entry on a page of its own, written here without
+		// set's cases (an entry makes no page all gone).
+		x := &p.slots[i&winMask]
+		if *x == w.gone {
+			p.gone--
+		}
+		*x = v
+	} else {
+		w.set(i, v)
+	}
 	w.top = max(w.top, id)
 }
 
@@ -155,7 +165,15 @@ func (w *window[T]) forget(id uint64, seen uint64) {
 		return
 	}
 	if i := int(id-w.base) + w.head; i < w.n {
-		w.set(i, w.gone)
+		// Mostly a live slot on a page that keeps others: marked here,
+		// without set's cases.
+		p := w.pages[i>>winShift]
+		if x := &p.slots[i&winMask]; p != w.allGone && *x != w.gone && p.gone < winPage-1 {
+			*x = w.gone
+			p.gone++
+		} else {
+			w.set(i, w.gone)
+		}
 	}
 	for w.head < w.n {
 		p := w.pages[0]
