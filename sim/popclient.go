@@ -56,6 +56,20 @@ func (s *sim) deliverAs(h *popHeld, c *consumer, m *pop.PoppedMessage, msg *mode
 	s.deliver(x, m.Message.ReconsumeTimes, m.Message.Topic)
 }
 
+// unshare drops the Body and Properties storage of answer slots ms (a
+// reused pop's or receive's), so that the next answer written into them
+// does not write into what the held copies of the earlier messages share
+// (the broker appends a message's body and properties onto its slot's own,
+// pop.copyMessage). Only those two need it: every answer overwrites a
+// slot's other fields whole (the message, its handle, lease and deadline),
+// so clearing the whole slot would be wasted.
+func unshare(ms []pop.PoppedMessage) {
+	for i := range ms {
+		m := &ms[i].Message
+		m.Body, m.Properties = nil, nil
+	}
+}
+
 // expired is the client's view of its lease: nextVisibleTime <= now by its
 // own clock.
 func (h *popHeld) expired(s *sim) bool {

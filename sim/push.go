@@ -176,15 +176,15 @@ func (p *pushConsumer) newPop() *popReq {
 // and the messages it brought are held as copies (deliverOwned). A pop
 // that timed out, was lost or whose client crashed is never recycled: the
 // network or the engine may still hold it. Its answer's storage is kept,
-// emptied: the message slots its answers wrote are cleared, so that the
-// next pop does not write into the Body and Properties the held copies
-// share.
+// emptied: the message slots its answers wrote give up their Body and
+// Properties (unshare), so that the next pop does not write into the
+// ones the held copies share.
 func (p *pushConsumer) recyclePop(r *popReq) {
 	if !reuseRequests || r.timer != nil {
 		return
 	}
 	res := &r.res
-	clear(res.Messages[:r.used])
+	unshare(res.Messages[:r.used])
 	res.Reset()
 	r.reqBase, r.parked, r.used, r.freed = reqBase{}, false, 0, true
 	p.recycledPops++

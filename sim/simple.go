@@ -173,7 +173,7 @@ func (p *simpleConsumer) newReceive(req pop.PopRequest, maxAttempts int32) *rece
 	res := &r.res.Pop
 	// Nothing may alias the held copies of the messages (deliverOwned):
 	// the next pop must not write into their Body and Properties.
-	clear(res.Messages[:cap(res.Messages)])
+	unshare(res.Messages[:cap(res.Messages)])
 	clear(r.res.Forwarded[:cap(r.res.Forwarded)])
 	res.Reset()
 	r.res.Forwarded, r.res.Status = r.res.Forwarded[:0], proxy.Status{}
