@@ -230,7 +230,7 @@ func (s *sim) startWork(c *consumer) {
 		h := w.base()
 		var d clock.Duration
 		hold := h.holdUntil
-		b, isBatch := w.(batch)
+		b, isBatch := batchOf(w)
 		if isBatch {
 			for _, m := range b.members() {
 				s.emit(heldEvent(model.EvConsumeStart, m, model.RNone))
@@ -266,7 +266,7 @@ var outcomeReasons = [...]model.Reason{workload.Success: model.RSuccess, workloa
 
 func (s *sim) consumeEnd(c *consumer, w work) {
 	c.running = removeWork(c.running, w)
-	if b, ok := w.(batch); ok {
+	if b, ok := batchOf(w); ok {
 		for _, h := range b.members() {
 			s.emit(heldEvent(model.EvConsumeEnd, h, outcomeReasons[h.outcome]))
 		}
@@ -278,17 +278,50 @@ func (s *sim) consumeEnd(c *consumer, w work) {
 	s.startWork(c)
 }
 
-// removeWork removes w from running; w must be there.
+// batchOf is w as a batch. A POP client's single message, the usual
+// work, is told apart by its concrete type first: that is one comparison,
+// where asserting the batch interface looks its method table up.
+func batchOf(w work) (batch, bool) {
+	if _, ok := w.(*popHeld); ok {
+		return nil, false
+	}
+	b, ok := w.(batch)
+	return b, ok
+}
+
+// removeWork removes w from running, keeping the others' order (a pause
+// re-arms their ends in it); w must be there. A POP client's single
+// message is found by pointer: comparing two interfaces calls the
+// runtime.
 func removeWork(running []work, w work) []work {
+	i := indexWork(running, w)
+	if i < 0 {
+		panic("sim: a consumption ended that was not running")
+	}
+	n := len(running) - 1
+	for ; i < n; i++ {
+		running[i] = running[i+1]
+	}
+	running[n] = nil
+	return running[:n]
+}
+
+// indexWork is where w is in running, -1 when it is not there.
+func indexWork(running []work, w work) int {
+	if h, ok := w.(*popHeld); ok {
+		for i, r := range running {
+			if x, ok := r.(*popHeld); ok && x == h {
+				return i
+			}
+		}
+		return -1
+	}
 	for i, r := range running {
 		if r == w {
-			n := len(running) - 1
-			copy(running[i:], running[i+1:])
-			running[n] = nil
-			return running[:n]
+			return i
 		}
 	}
-	panic("sim: a consumption ended that was not running")
+	return -1
 }
 
 // nextPoll is a client's next receive: at most one tkPoll armed at a time.

@@ -46,11 +46,28 @@ func (s *sim) deliverOwned(c *consumer, m *pop.PoppedMessage, h *popHeld) *popHe
 // deliverAs fills h for popped message m, held as msg, and traces its
 // delivery.
 func (s *sim) deliverAs(h *popHeld, c *consumer, m *pop.PoppedMessage, msg *model.Message) {
-	*h = popHeld{held: held{
-		c: c, epoch: c.epoch, msg: msg, lease: m.Lease, topic: livesIn(m, c.g.name),
-		queue: m.Handle.QueueID, broker: s.rt.brokerOf(m.Handle.BrokerName), offset: m.Handle.QueueOffset, deliveredAt: s.q.now(),
-	}, handle: m.Handle}
-	s.deliver(&h.held, m.Message.ReconsumeTimes, m.Message.Topic)
+	// Cleared, then field by field: a composite literal is built aside
+	// and copied over.
+	*h = popHeld{}
+	x := &h.held
+	x.c, x.epoch, x.msg, x.lease, x.topic = c, c.epoch, msg, m.Lease, livesIn(m, c.g.name)
+	x.queue, x.broker, x.offset, x.deliveredAt = m.Handle.QueueID, s.rt.brokerOf(m.Handle.BrokerName), m.Handle.QueueOffset, s.q.now()
+	h.handle = m.Handle
+	s.deliver(x, m.Message.ReconsumeTimes, m.Message.Topic)
+}
+
+// unshare drops the Body and Properties storage of answer slots ms (a
+// reused pop's or receive's), so that the next answer written into them
+// does not write into what the held copies of the earlier messages share
+// (the broker appends a message's body and properties onto its slot's own,
+// pop.copyMessage). Only those two need it: every answer overwrites a
+// slot's other fields whole (the message, its handle, lease and deadline),
+// so clearing the whole slot would be wasted.
+func unshare(ms []pop.PoppedMessage) {
+	for i := range ms {
+		m := &ms[i].Message
+		m.Body, m.Properties = nil, nil
+	}
 }
 
 // expired is the client's view of its lease: nextVisibleTime <= now by its
@@ -75,8 +92,8 @@ func adoptRenewal(r *changeReq) {
 	}
 }
 
-// sendAck acks a held message (fire and forget) with the request given,
-// naming lease.
+// sendAckReq acks a held message (fire and forget) with the request
+// given, naming lease.
 func (s *sim) sendAckReq(h *popHeld, req pop.AckRequest, lease model.LeaseID) {
 	h.finished = true
 	r := s.newAck(h, req, lease)

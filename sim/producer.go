@@ -101,25 +101,29 @@ func (s *sim) produce(p *producer) {
 		p.next = p.rng.Int32N(p.queues)
 	}
 	r := s.newPutReq(p, now)
-	*r.msg = model.Message{
-		Topic: p.topic, QueueID: p.next, BornTimestamp: now.Millis(),
-		UniqKey: p.nextKey(), Tags: p.tags.Pick(p.rng), Properties: p.props.Pick(p.rng),
-	}
+	m := r.msg // empty: set field by field, not built aside and copied
+	m.Topic, m.QueueID, m.BornTimestamp = p.topic, p.next, now.Millis()
+	m.UniqKey = p.nextKey()
+	m.Tags = p.tags.Pick(p.rng)
+	m.Properties = p.props.Pick(p.rng)
 	p.seq++
 	p.next = (p.next + 1) % p.queues
 	s.q.after(s.reqLat.Sample(s.netRng), tkPut, p.idx, 0, r)
 	s.scheduleArrival(p)
 }
 
-// newPutReq returns a putReq with room for its message, reusing one that
-// put has finished with. The message is the putReq's own when the engine
-// stores copies (copyingStore), else a new one the engine may keep.
+// newPutReq returns a putReq with room for its message, an empty one,
+// reusing one that put has finished with (recyclePut cleared it). The
+// message is the putReq's own when the engine stores copies
+// (copyingStore), else a new one the engine may keep.
 func (s *sim) newPutReq(p *producer, intended clock.Time) *putReq {
 	r := takeFree(&s.freePuts)
 	if r == nil {
 		r = new(putReq)
 	}
-	*r = putReq{p: p, intended: intended}
+	// Its fields one by one: produce writes the whole message next, so
+	// clearing the putReq (its own message with it) first is wasted.
+	r.p, r.intended = p, intended
 	if s.engCopies {
 		r.msg = &r.own
 	} else {
@@ -140,6 +144,8 @@ func (s *sim) put(r *putReq) {
 	s.recyclePut(r)
 }
 
+// recyclePut keeps r, cleared, for newPutReq (which takes its message
+// as empty).
 func (s *sim) recyclePut(r *putReq) {
 	*r = putReq{}
 	s.freePuts = append(s.freePuts, r)

@@ -126,16 +126,34 @@ func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 	c := p.c
 	queue := l.mq.QueueID
 	r := p.newPop()
-	r.req = pop.PopRequest{
-		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: queue, MaxMsgNums: c.spec.Batch,
-		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
-		InitMode: pop.InitModeMin, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, Order: p.ord != nil,
-	}
+	p.fillRequest(s, &r.req, queue)
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
 	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: s.rt.global(l.broker, c.g.topic, queue), Count: c.spec.Batch, Span: p.set.InvisibleTime})
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
 	return r
+}
+
+// fillRequest makes req the consumer's pop of queue (-1: every queue),
+// born now. A request this incarnation built before (a recycled pop's,
+// which the engine only read: its ClientID names the incarnation) differs
+// from it in those two fields only; any other is built whole.
+func (p *pushConsumer) fillRequest(s *sim, req *pop.PopRequest, queue int32) {
+	if req.ClientID == p.c.clientID {
+		req.QueueID, req.BornTime = queue, p.c.now(s)
+		return
+	}
+	*req = p.popRequest(s, queue)
+}
+
+// popRequest is the consumer's pop of queue, born now.
+func (p *pushConsumer) popRequest(s *sim, queue int32) pop.PopRequest {
+	c := p.c
+	return pop.PopRequest{
+		ClientID: c.clientID, ConsumerGroup: c.g.name, Topic: c.g.topic, QueueID: queue, MaxMsgNums: c.spec.Batch,
+		InvisibleTime: p.set.InvisibleTime, PollTime: p.set.PollTime, BornTime: c.now(s),
+		InitMode: pop.InitModeMin, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, Order: p.ord != nil,
+	}
 }
 
 // newPop is a pop request with an empty answer: one recyclePop kept, or
@@ -158,15 +176,15 @@ func (p *pushConsumer) newPop() *popReq {
 // and the messages it brought are held as copies (deliverOwned). A pop
 // that timed out, was lost or whose client crashed is never recycled: the
 // network or the engine may still hold it. Its answer's storage is kept,
-// emptied: the message slots its answers wrote are cleared, so that the
-// next pop does not write into the Body and Properties the held copies
-// share.
+// emptied: the message slots its answers wrote give up their Body and
+// Properties (unshare), so that the next pop does not write into the
+// ones the held copies share.
 func (p *pushConsumer) recyclePop(r *popReq) {
 	if !reuseRequests || r.timer != nil {
 		return
 	}
 	res := &r.res
-	clear(res.Messages[:r.used])
+	unshare(res.Messages[:r.used])
 	res.Reset()
 	r.reqBase, r.parked, r.used, r.freed = reqBase{}, false, 0, true
 	p.recycledPops++
@@ -339,29 +357,33 @@ func (p *pushConsumer) queueBatch(s *sim, hs []*popHeld) {
 // (the messages of one pop share popTime and invisibleTime) and skipped
 // whole.
 func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
-	if h, ok := w.(*pullHeld); ok {
-		return h.pq.p.beforeConsume(s, h)
-	}
-	if p.droppedWork(s, w) {
-		return false
-	}
-	if b, ok := w.(*pushBatch); ok {
-		if !b.hs[0].expired(s) {
+	switch w := w.(type) {
+	case *popHeld: // the usual work: tested first
+		if p.asg != nil && p.droppedWork(s, w) {
+			return false
+		}
+		if w.expired(s) {
+			p.expireBefore(s, w)
+			p.recycleHeld(w)
+			return false
+		}
+		return true
+	case *pushBatch:
+		if p.asg != nil && p.droppedWork(s, w) {
+			return false
+		}
+		if !w.hs[0].expired(s) {
 			return true
 		}
-		for _, h := range b.hs {
+		for _, h := range w.hs {
 			p.expireBefore(s, h)
 		}
-		p.recycleBatch(b.hs)
+		p.recycleBatch(w.hs)
 		return false
+	case *pullHeld:
+		return w.pq.p.beforeConsume(s, w)
 	}
-	h := w.(*popHeld)
-	if h.expired(s) {
-		p.expireBefore(s, h)
-		p.recycleHeld(h)
-		return false
-	}
-	return true
+	panic("sim: a push consumer's work of an unknown kind")
 }
 
 // expireBefore gives up h before its consumption: its lease ran out.
@@ -402,18 +424,14 @@ func (p *pushConsumer) nextInQueue(s *sim, h *popHeld) {
 
 // consumed is processConsumeResult for one message.
 func (p *pushConsumer) consumed(s *sim, w work) {
-	if h, ok := w.(*pullHeld); ok {
-		h.pq.p.consumed(s, h)
+	h, ok := w.(*popHeld) // the usual work: tested first
+	if !ok {
+		p.consumedOther(s, w)
 		return
 	}
-	if p.droppedWork(s, w) {
+	if p.asg != nil && p.droppedWork(s, h) {
 		return
 	}
-	if b, ok := w.(*pushBatch); ok {
-		p.consumedBatch(s, b)
-		return
-	}
-	h := w.(*popHeld)
 	p.unwait(h)
 	if h.expired(s) {
 		p.expireAfter(s, h)
@@ -431,6 +449,19 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 		return
 	}
 	p.retry(s, h)
+}
+
+// consumedOther is consumed for work other than one POP message: a
+// listener batch, or a pulled message of the Pull side.
+func (p *pushConsumer) consumedOther(s *sim, w work) {
+	if h, ok := w.(*pullHeld); ok {
+		h.pq.p.consumed(s, h)
+		return
+	}
+	if p.asg != nil && p.droppedWork(s, w) {
+		return
+	}
+	p.consumedBatch(s, w.(*pushBatch))
 }
 
 // consumedBatch is processConsumeResult for a listener batch. The

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"popsim/clock"
+	"popsim/pop"
 )
 
 // runReuse runs cfg to its end with the push consumers' reuse of answered
@@ -92,5 +93,54 @@ func TestPushReuseKeepsTraces(t *testing.T) {
 				t.Fatal("no held message was recycled")
 			}
 		})
+	}
+}
+
+// TestPushFillRequestIsFresh: sendPop fills a recycled pop's request by
+// its queue and born time only when the same incarnation built it
+// (fillRequest); it must then equal a request built whole, and one left
+// by an earlier incarnation (a crash renames the client) or a new pop's
+// must be rebuilt. Checked on the pops out at the end of a run with
+// crashes that recycled pops, and on requests made up to take each
+// branch.
+func TestPushFillRequestIsFresh(t *testing.T) {
+	cfg := allFaultFamilies(1)
+	cfg.Duration = 10 * clock.Second
+	s := newTestSim(t, cfg, RunOptions{})
+	if err := s.loop(); err != nil {
+		t.Fatal(err)
+	}
+	out, recycled := 0, 0
+	for _, c := range s.cons {
+		p, ok := c.cl.(*pushConsumer)
+		if !ok {
+			continue
+		}
+		recycled += p.recycledPops
+		for _, l := range p.loops {
+			if r := l.out; r != nil {
+				want := p.popRequest(s, l.mq.QueueID)
+				want.BornTime = r.req.BornTime
+				if r.req != want {
+					t.Fatalf("consumer %d: sent %+v, built %+v", c.idx, r.req, want)
+				}
+				out++
+			}
+		}
+		stale := p.popRequest(s, 5)
+		stale.BornTime -= clock.Time(clock.Second)
+		old := stale
+		old.ClientID += "-old"
+		for _, q := range []int32{-1, 3} {
+			for _, req := range []pop.PopRequest{{}, stale, old} {
+				p.fillRequest(s, &req, q)
+				if want := p.popRequest(s, q); req != want {
+					t.Fatalf("consumer %d, queue %d: filled %+v, built %+v", c.idx, q, req, want)
+				}
+			}
+		}
+	}
+	if out == 0 || recycled == 0 {
+		t.Fatalf("%d pops out, %d recycled: nothing checked", out, recycled)
 	}
 }

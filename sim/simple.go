@@ -139,9 +139,11 @@ func (p *simpleConsumer) receive(s *sim) {
 			s.cov.hit("reentrant-retry")
 		}
 	}
+	r := p.newReceive(c.g.cfg.RetryMaxTimes + 1)
+	var st proxy.Status
 	// No born time yet: the proxy stamps its own clock when the receive
 	// reaches it (rocketMQ.Serve), never the client's.
-	req, st := p.px.PopRequest(0, &proxy.ReceiveRequest{
+	r.pop, st = p.px.PopRequest(0, &proxy.ReceiveRequest{
 		ClientID: c.clientID, Group: c.g.name, Topic: c.g.topic, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, BatchSize: int32(n),
 		InvisibleTime: p.set.InvisibleTime, AutoRenew: p.set.AutoRenew,
 		LongPollingTimeout: p.set.PollTime, Timeout: timeout, RequestTimeout: s.cfg.Network.RequestTimeout,
@@ -150,30 +152,30 @@ func (p *simpleConsumer) receive(s *sim) {
 	if !st.IsOK() {
 		panic("sim: the proxy refused a validated receive: " + st.String())
 	}
-	r := p.newReceive(req, c.g.cfg.RetryMaxTimes+1)
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: p.rr % s.rt.n}
 	p.rr++
 	p.popOut = r
-	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: int32(n), Span: req.InvisibleTime, Reason: why})
+	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: int32(n), Span: r.pop.InvisibleTime, Reason: why})
 	s.send(r, timeout)
 }
 
-// newReceive returns a receive request for pop, reusing the spare (the
-// last receive answered) with its result's storage: a fresh request but
-// for the capacity of the result's slices.
-func (p *simpleConsumer) newReceive(req pop.PopRequest, maxAttempts int32) *receiveReq {
+// newReceive returns a receive request, reusing the spare (the last
+// receive answered) with its result's storage: a fresh request but for
+// the capacity of the result's slices, and its pop, which the caller
+// writes (the proxy's answer goes there at once, not through copies).
+func (p *simpleConsumer) newReceive(maxAttempts int32) *receiveReq {
 	r := p.spare
 	if r == nil {
-		return &receiveReq{pop: req, px: p.px, maxAttempts: maxAttempts}
+		return &receiveReq{px: p.px, maxAttempts: maxAttempts}
 	}
 	p.spare = nil
 	// Field by field: one copy of each part instead of building the whole
 	// request and copying it.
-	r.reqBase, r.px, r.maxAttempts, r.pop, r.parked = reqBase{}, p.px, maxAttempts, req, false
+	r.reqBase, r.px, r.maxAttempts, r.parked = reqBase{}, p.px, maxAttempts, false
 	res := &r.res.Pop
 	// Nothing may alias the held copies of the messages (deliverOwned):
 	// the next pop must not write into their Body and Properties.
-	clear(res.Messages[:cap(res.Messages)])
+	unshare(res.Messages[:cap(res.Messages)])
 	clear(r.res.Forwarded[:cap(r.res.Forwarded)])
 	res.Reset()
 	r.res.Forwarded, r.res.Status = r.res.Forwarded[:0], proxy.Status{}

@@ -41,7 +41,8 @@ func TestSimpleReceiveReuseKeepsHeldCopies(t *testing.T) {
 	var held []model.Message
 	for i, body := range []string{"first body", "second"} {
 		put(string(rune('a'+i)), body, body+"-prop")
-		r := p.newReceive(req, 17)
+		r := p.newReceive(17)
+		r.pop = req
 		if len(r.res.Pop.Messages) != 0 || r.maxAttempts != 17 || r.done || r.parked {
 			t.Fatalf("receive %d is not fresh: %d messages, %+v", i, len(r.res.Pop.Messages), r.reqBase)
 		}
