@@ -138,36 +138,46 @@ func heldBytes(h *history) int {
 // first, far beyond (a message that lives for billions of events), or
 // going back (a trace out of order, which the checker reports).
 func TestSeqRingKeepsFirstAndLast(t *testing.T) {
-	r := rand.New(rand.NewPCG(31, 32))
-	for round := 0; round < 500; round++ {
+	ringRounds(t, 31, false, func(seqs []int64) []int64 {
 		var ring seqRing
-		var all []int64
-		seq := r.Int64N(1 << 40)
-		for i, n := 0, 1+r.IntN(80); i < n; i++ {
-			seq = nextSeq(r, seq, false)
+		for _, seq := range seqs {
 			ring.add(seq)
-			all = append(all, seq)
 		}
-		sameFirstAndLast(t, round, ring.seqList(), all)
-	}
+		return ring.seqList()
+	})
 }
 
 // note keeps an event once however often it names the message in a row,
 // and otherwise keeps what add keeps, on both of the ring's forms.
 func TestNoteSkipsRepeats(t *testing.T) {
-	r := rand.New(rand.NewPCG(33, 34))
-	for round := 0; round < 500; round++ {
+	ringRounds(t, 33, true, func(seqs []int64) []int64 {
 		var m msgState
-		var all []int64
+		for _, seq := range seqs {
+			m.note(&model.Event{Seq: seq})
+		}
+		return m.seqs.seqList()
+	})
+}
+
+// ringRounds runs 500 rounds of up to 80 sequence numbers (nextSeq, with
+// repeats in a row when asked, from a PCG seeded seed, seed+1) through
+// keep, and checks that what keep returns is the first and last
+// histPerMsg of them; with repeats, a repeat in a row counted once (note's
+// rule; add keeps every one, and nextSeq can repeat a number by chance).
+func ringRounds(t *testing.T, seed uint64, repeats bool, keep func(seqs []int64) []int64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	for round := 0; round < 500; round++ {
+		var seqs, all []int64
 		seq := r.Int64N(1 << 40)
 		for i, n := 0, 1+r.IntN(80); i < n; i++ {
-			seq = nextSeq(r, seq, true)
-			m.note(&model.Event{Seq: seq})
-			if len(all) == 0 || all[len(all)-1] != seq {
+			seq = nextSeq(r, seq, repeats)
+			seqs = append(seqs, seq)
+			if !repeats || len(all) == 0 || all[len(all)-1] != seq {
 				all = append(all, seq)
 			}
 		}
-		sameFirstAndLast(t, round, m.seqs.seqList(), all)
+		sameFirstAndLast(t, round, keep(seqs), all)
 	}
 }
 
