@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"popsim/clock"
 )
@@ -56,14 +55,15 @@ type payload interface{ payload() }
 // task is one scheduled occurrence. who is a consumer, producer or timer
 // index, epoch the consumer incarnation it was scheduled for.
 type task struct {
-	at    clock.Time
-	tie   uint64
-	seq   uint64
-	kind  taskKind
-	who   int32
-	epoch uint32
-	p     payload
-	idx   int // where it waits: a position in taskQueue.near, farIdx(a position in far), or -1 once dispatched or cancelled
+	at     clock.Time
+	tie    uint64 // the tie-break, once tieSet (taskHeap.tieOf draws it on first need)
+	seq    uint64
+	kind   taskKind
+	tieSet bool
+	who    int32
+	epoch  uint32
+	p      payload
+	idx    int // where it waits: a position in taskQueue.near, farIdx(a position in far), or -1 once dispatched or cancelled
 }
 
 // taskHeap orders tasks by (virtual time, seeded tie-break, sequence).
@@ -76,7 +76,21 @@ type task struct {
 // cancelled. Four children a node halve the depth of a binary heap's, and
 // with it the entries a push or a removal moves (each move writes the
 // moved task's idx, a load from memory the heap's array does not share).
-type taskHeap []heapEntry
+//
+// Two things wait for their first need. pop leaves the top's slot open
+// (taken), and the next push fills it and sinks from there: the loop
+// takes a task and its handler mostly schedules the next (two pops in
+// three in the default scenario), and one pass down the heap does what
+// closing the hole and then pushing took. And a task's tie-break is drawn
+// only when it meets another task due at the same instant (tieOf; 1 520
+// of the default scenario's 210 000 tasks): the draw is the one the
+// stream would have made for it when it was scheduled (pcgSeed.draw), so
+// the order is the same as if every task drew its own.
+type taskHeap struct {
+	e     []heapEntry
+	taken bool    // e[0] is the open slot of the task pop took
+	ties  pcgSeed // the tie-break stream: task seq's tie is its draw seq
+}
 
 // heapArity is the number of children of a taskHeap node: the children of
 // i are heapArity*i+1 ... heapArity*i+heapArity, its parent (i-1)/heapArity.
@@ -95,98 +109,154 @@ type heapEntry struct {
 
 func entryOf(t *task) heapEntry { return heapEntry{at: t.at, t: t} }
 
-func (h taskHeap) Len() int           { return len(h) }
-func (h taskHeap) Less(i, j int) bool { return entryLess(&h[i], &h[j]) }
+// len is the number of tasks in the heap.
+func (h *taskHeap) len() int {
+	if h.taken {
+		return len(h.e) - 1
+	}
+	return len(h.e)
+}
 
-func entryLess(a, b *heapEntry) bool {
+// less orders two entries: by time, then (tieLess) by tie-break and
+// sequence number.
+func (h *taskHeap) less(a, b *heapEntry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
-	return tieLess(a.t, b.t)
+	return h.tieLess(a.t, b.t)
 }
 
 // tieLess orders two tasks due at the same instant: by tie-break, then
 // by sequence number.
-func tieLess(a, b *task) bool {
-	if a.tie != b.tie {
-		return a.tie < b.tie
+func (h *taskHeap) tieLess(a, b *task) bool {
+	if ta, tb := h.tieOf(a), h.tieOf(b); ta != tb {
+		return ta < tb
 	}
 	return a.seq < b.seq
 }
 
-// push adds e.
-func (h *taskHeap) push(e *task) {
-	*h = append(*h, heapEntry{})
-	h.up(len(*h)-1, entryOf(e))
-}
-
-// remove takes out the task at position i and returns it. The hole it
-// leaves sinks to a leaf along its least children, one comparison among
-// them a level and none against the entry that fills it, the heap's last,
-// which then rises from there: it came from the bottom and seldom rises
-// far (Floyd's removal; a sift down from i compares it at every level).
-func (h *taskHeap) remove(i int) *task {
-	old := *h
-	n := len(old) - 1
-	e := old[i].t
-	last := old[n]
-	old[n] = heapEntry{}
-	*h = old[:n]
-	if i != n {
-		h.up(h.sink(i), last)
+// tieOf returns t's tie-break, drawing it on first need: draw number
+// t.seq of the tie stream, the one at made when it scheduled t.
+func (h *taskHeap) tieOf(t *task) uint64 {
+	if !t.tieSet {
+		t.tie, t.tieSet = h.ties.draw(t.seq), true
 	}
-	e.idx = -1
-	return e
+	return t.tie
 }
 
-// sink moves the hole at i down to a leaf, filling it from its least
-// child at every level, and returns the leaf's position.
-func (h taskHeap) sink(i int) int {
-	n := len(h)
+// push adds t: into the slot pop left open, sinking from the top, or as
+// a new leaf rising from the bottom.
+func (h *taskHeap) push(t *task) {
+	if h.taken {
+		h.taken = false
+		h.down(0, entryOf(t))
+		return
+	}
+	h.e = append(h.e, heapEntry{})
+	h.up(len(h.e)-1, entryOf(t))
+}
+
+// first returns the earliest task without taking it out, or nil when the
+// heap is empty. It closes a slot pop left open.
+func (h *taskHeap) first() *task {
+	if h.taken {
+		h.taken = false
+		h.cut(0)
+	}
+	if len(h.e) == 0 {
+		return nil
+	}
+	return h.e[0].t
+}
+
+// pop takes out the earliest task, which first returned, and leaves its
+// slot open for the next push (or first, or remove) to fill.
+func (h *taskHeap) pop() *task {
+	t := h.e[0].t
+	t.idx = -1
+	h.taken = true
+	return t
+}
+
+// remove takes out the waiting task t.
+func (h *taskHeap) remove(t *task) {
+	if h.taken { // positions move as the open slot closes: read t.idx after
+		h.taken = false
+		h.cut(0)
+	}
+	h.cut(t.idx)
+	t.idx = -1
+}
+
+// cut closes position i, without reading the entry there (an open slot's
+// task may already be scheduled anew): the heap's last entry fills it,
+// sinking from there or, if it does not sink, rising.
+func (h *taskHeap) cut(i int) {
+	n := len(h.e) - 1
+	last := h.e[n]
+	h.e[n] = heapEntry{}
+	h.e = h.e[:n]
+	if i != n && h.down(i, last) == i {
+		h.up(i, last)
+	}
+}
+
+// down places x, to be placed at hole i, below the entries that precede
+// it: it moves the hole down while the least of its children precedes x,
+// and returns where x lands. The least of four children is found by a
+// tournament of two pairs.
+func (h *taskHeap) down(i int, x heapEntry) int {
+	e := h.e
 	for {
 		c := heapArity*i + 1
-		if c >= n {
-			return i
+		if c >= len(e) {
+			break
 		}
 		m := c
-		if c+3 < n { // all four children: a tournament of two pairs
-			k := h[c : c+4 : c+4]
+		if c+3 < len(e) {
+			k := e[c : c+4 : c+4]
 			a, b := 0, 2
-			if entryLess(&k[1], &k[0]) {
+			if h.less(&k[1], &k[0]) {
 				a = 1
 			}
-			if entryLess(&k[3], &k[2]) {
+			if h.less(&k[3], &k[2]) {
 				b = 3
 			}
-			if entryLess(&k[b], &k[a]) {
+			if h.less(&k[b], &k[a]) {
 				a = b
 			}
 			m += a
 		} else {
-			for k := c + 1; k < n; k++ {
-				if entryLess(&h[k], &h[m]) {
+			for k := c + 1; k < len(e); k++ {
+				if h.less(&e[k], &e[m]) {
 					m = k
 				}
 			}
 		}
-		h[i] = h[m]
-		h[i].t.idx = i
-		i = m
-	}
-}
-
-// up moves e, to be placed at hole j, towards the root.
-func (h taskHeap) up(j int, e heapEntry) {
-	for j > 0 {
-		i := (j - 1) / heapArity
-		if !entryLess(&e, &h[i]) {
+		if !h.less(&e[m], &x) {
 			break
 		}
-		h[j] = h[i]
-		h[j].t.idx = j
+		e[i] = e[m]
+		e[i].t.idx = i
+		i = m
+	}
+	e[i], x.t.idx = x, i
+	return i
+}
+
+// up moves x, to be placed at hole j, towards the root.
+func (h *taskHeap) up(j int, x heapEntry) {
+	e := h.e
+	for j > 0 {
+		i := (j - 1) / heapArity
+		if !h.less(&x, &e[i]) {
+			break
+		}
+		e[j] = e[i]
+		e[j].t.idx = j
 		j = i
 	}
-	h[j], e.t.idx = e, j
+	e[j], x.t.idx = x, j
 }
 
 // scheduler is the simulator's only loop state: the task queue and the
@@ -194,7 +264,6 @@ func (h taskHeap) up(j int, e heapEntry) {
 type scheduler struct {
 	clk        *clock.Virtual
 	q          taskQueue
-	tie        *rand.PCG
 	seq        uint64
 	dispatched int64
 	maxTasks   int64
@@ -202,8 +271,8 @@ type scheduler struct {
 	free       []*task
 }
 
-func newScheduler(start clock.Time, tie *rand.PCG, maxTasks int64, maxTime clock.Time) *scheduler {
-	return &scheduler{clk: clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
+func newScheduler(start clock.Time, tie pcgSeed, maxTasks int64, maxTime clock.Time) *scheduler {
+	return &scheduler{clk: clock.NewVirtual(start), q: newTaskQueue(start, farWindow, tie), maxTasks: maxTasks, maxTime: maxTime}
 }
 
 func (s *scheduler) now() clock.Time { return s.clk.Now() }
@@ -219,7 +288,7 @@ func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payl
 		e = new(task)
 	}
 	s.seq++
-	*e = task{at: t, tie: s.tie.Uint64(), seq: s.seq, kind: k, who: who, epoch: epoch, p: p}
+	*e = task{at: t, seq: s.seq, kind: k, who: who, epoch: epoch, p: p} // its tie-break is draw s.seq, made on need
 	s.q.push(e)
 	return e
 }

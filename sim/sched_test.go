@@ -29,8 +29,8 @@ func TestSchedulerOrdersByTimeThenTieThenSeq(t *testing.T) {
 			if e.at < prev.at {
 				t.Fatalf("task at %v dispatched after one at %v", e.at, prev.at)
 			}
-			if e.at == prev.at && e.tie < prev.tie {
-				t.Fatalf("same-time tasks out of tie-break order: %d after %d", e.tie, prev.tie)
+			if tie, prevTie := s.q.near.tieOf(e), s.q.near.tieOf(prev); e.at == prev.at && tie < prevTie {
+				t.Fatalf("same-time tasks out of tie-break order: %d after %d", tie, prevTie)
 			}
 		}
 		if s.now() != e.at {
@@ -47,15 +47,14 @@ func TestSchedulerOrdersByTimeThenTieThenSeq(t *testing.T) {
 
 // With equal tie-breaks the sequence number decides: scheduling order.
 func TestSchedulerEqualTieUsesSequence(t *testing.T) {
-	h := taskHeap{}
-	a := &task{at: 5, tie: 9, seq: 2}
-	b := &task{at: 5, tie: 9, seq: 1}
-	c := &task{at: 5, tie: 3, seq: 3}
-	h = append(h, entryOf(a), entryOf(b), entryOf(c))
-	if !h.Less(1, 0) || h.Less(0, 1) {
+	var h taskHeap
+	a := entryOf(&task{at: 5, tie: 9, tieSet: true, seq: 2})
+	b := entryOf(&task{at: 5, tie: 9, tieSet: true, seq: 1})
+	c := entryOf(&task{at: 5, tie: 3, tieSet: true, seq: 3})
+	if !h.less(&b, &a) || h.less(&a, &b) {
 		t.Fatal("equal time and tie: the lower sequence number must come first")
 	}
-	if !h.Less(2, 1) {
+	if !h.less(&c, &b) {
 		t.Fatal("equal time: the lower tie-break must come first, whatever the sequence")
 	}
 }
@@ -149,14 +148,18 @@ func TestStreamsAreIndependent(t *testing.T) {
 // schedules, cancellations and dispatches and checks every dispatch
 // against a plain list of the pending tasks: the earliest by (time,
 // tie-break, sequence) comes out, whatever shape the queue has, and the
-// queue keeps its order (checkQueue).
+// queue keeps its order (checkQueue). The list's tie-breaks are the draws
+// of the tie stream's math/rand/v2 PCG in scheduling order, which the
+// scheduler makes only on need.
 func TestSchedulerMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for round := 0; round < 20; round++ {
 		s := newScheduler(clock.Epoch, newPCG(uint64(round), streamTie), 1<<30, clock.Epoch.Add(clock.Hour))
+		ties := newPCG(uint64(round), streamTie).source()
 		type ref struct {
 			e   *task
 			seq uint64
+			key task // at, tie and seq
 		}
 		var pending []ref
 		for step := 0; step < 3000; step++ {
@@ -167,7 +170,7 @@ func TestSchedulerMatchesReference(t *testing.T) {
 					d = clock.Duration(r.Int64N(int64(clock.Second)))
 				}
 				e := s.after(d, tkScripted, int32(step), 0, nil)
-				pending = append(pending, ref{e, e.seq})
+				pending = append(pending, ref{e, e.seq, task{at: e.at, tie: ties.Uint64(), seq: e.seq}})
 			case op < 7: // cancel a pending task (and, harmlessly, a stale one)
 				k := r.IntN(len(pending))
 				s.cancel(pending[k].e, pending[k].seq)
@@ -176,8 +179,7 @@ func TestSchedulerMatchesReference(t *testing.T) {
 			default:
 				best := 0
 				for k := range pending {
-					a, b := pending[k].e, pending[best].e
-					if entryLess(&heapEntry{at: a.at, t: a}, &heapEntry{at: b.at, t: b}) {
+					if refLess(&pending[k].key, &pending[best].key) {
 						best = k
 					}
 				}
@@ -203,9 +205,14 @@ func TestSchedulerMatchesReference(t *testing.T) {
 // tasks know their positions and are due before the horizon, far's tasks
 // due at or after it and knowing their positions.
 func checkQueue(q *taskQueue) error {
-	for i := range q.near {
-		x := &q.near[i]
-		if x.t.idx != i || x.at != x.t.at || (i > 0 && entryLess(x, &q.near[(i-1)/heapArity])) {
+	h := &q.near
+	for i := range h.e {
+		if i == 0 && h.taken {
+			continue // the open slot pop left: its task may be scheduled anew
+		}
+		x := &h.e[i]
+		parent := (i - 1) / heapArity
+		if x.t.idx != i || x.at != x.t.at || (i > 0 && !(parent == 0 && h.taken) && h.less(x, &h.e[parent])) {
 			return fmt.Errorf("near position %d is out of order or misplaced", i)
 		}
 		if x.at >= q.horizon {
@@ -227,7 +234,7 @@ func checkQueue(q *taskQueue) error {
 func TestTaskQueueMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, window := range []clock.Duration{1, 3, 50, 1000} {
-		q := newTaskQueue(0, window)
+		q := newTaskQueue(0, window, pcgSeed{})
 		var waiting []*task
 		seq := uint64(0)
 		now := clock.Time(0)
@@ -235,7 +242,7 @@ func TestTaskQueueMatchesReference(t *testing.T) {
 			switch op := r.IntN(10); {
 			case op < 5 || len(waiting) == 0:
 				seq++
-				e := &task{at: now + clock.Time(r.IntN(200)), tie: uint64(r.IntN(3)), seq: seq}
+				e := &task{at: now + clock.Time(r.IntN(200)), tie: uint64(r.IntN(3)), tieSet: true, seq: seq}
 				if r.IntN(8) == 0 { // a task due much later, as a timeout is
 					e.at += 10_000
 				}
@@ -251,7 +258,7 @@ func TestTaskQueueMatchesReference(t *testing.T) {
 			default:
 				best := 0
 				for k := range waiting {
-					if entryLess(&heapEntry{at: waiting[k].at, t: waiting[k]}, &heapEntry{at: waiting[best].at, t: waiting[best]}) {
+					if refLess(waiting[k], waiting[best]) {
 						best = k
 					}
 				}
@@ -282,4 +289,16 @@ func TestTaskQueueMatchesReference(t *testing.T) {
 			t.Fatalf("window %d: the queue holds a task after all were taken", window)
 		}
 	}
+}
+
+// refLess is the reference order of tasks whose tie-breaks are set: by
+// time, tie-break, sequence number.
+func refLess(a, b *task) bool {
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.tie != b.tie {
+		return a.tie < b.tie
+	}
+	return a.seq < b.seq
 }

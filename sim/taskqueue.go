@@ -29,15 +29,15 @@ type taskQueue struct {
 // and short against a request's timeout (seconds).
 const farWindow = clock.Second
 
-func newTaskQueue(start clock.Time, window clock.Duration) taskQueue {
-	return taskQueue{horizon: start.Add(window), window: window}
+func newTaskQueue(start clock.Time, window clock.Duration, ties pcgSeed) taskQueue {
+	return taskQueue{near: taskHeap{ties: ties}, horizon: start.Add(window), window: window}
 }
 
 // farIdx is the idx of a task at position i of far (-2, -3, ...), and
 // its own inverse.
 func farIdx(i int) int { return -2 - i }
 
-func (q *taskQueue) len() int { return len(q.near) + len(q.far) }
+func (q *taskQueue) len() int { return q.near.len() + len(q.far) }
 
 // queued reports whether the task waits in a scheduler's queue.
 func (e *task) queued() bool { return e.idx != -1 }
@@ -55,13 +55,14 @@ func (q *taskQueue) push(e *task) {
 // peek returns the earliest task without taking it out, or nil when the
 // queue is empty.
 func (q *taskQueue) peek() *task {
-	if len(q.near) == 0 {
-		if len(q.far) == 0 {
-			return nil
-		}
-		q.advance()
+	if e := q.near.first(); e != nil {
+		return e
 	}
-	return q.near[0].t
+	if len(q.far) == 0 {
+		return nil
+	}
+	q.advance()
+	return q.near.first()
 }
 
 // advance moves the horizon of an empty near to window past far's
@@ -86,12 +87,12 @@ func (q *taskQueue) advance() {
 }
 
 // pop takes out the earliest task, which peek returned.
-func (q *taskQueue) pop() *task { return q.near.remove(0) }
+func (q *taskQueue) pop() *task { return q.near.pop() }
 
 // remove takes out the waiting task e.
 func (q *taskQueue) remove(e *task) {
 	if e.idx >= 0 {
-		q.near.remove(e.idx)
+		q.near.remove(e)
 		return
 	}
 	i, n := farIdx(e.idx), len(q.far)-1
