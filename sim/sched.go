@@ -152,6 +152,11 @@ func (h *taskHeap) push(t *task) {
 		h.down(0, entryOf(t))
 		return
 	}
+	h.grow(t)
+}
+
+// grow adds t as a new leaf, rising from the bottom.
+func (h *taskHeap) grow(t *task) {
 	h.e = append(h.e, heapEntry{})
 	h.up(len(h.e)-1, entryOf(t))
 }
@@ -160,8 +165,7 @@ func (h *taskHeap) push(t *task) {
 // heap is empty. It closes a slot pop left open.
 func (h *taskHeap) first() *task {
 	if h.taken {
-		h.taken = false
-		h.cut(0)
+		h.close()
 	}
 	if len(h.e) == 0 {
 		return nil
@@ -181,11 +185,23 @@ func (h *taskHeap) pop() *task {
 // remove takes out the waiting task t.
 func (h *taskHeap) remove(t *task) {
 	if h.taken { // positions move as the open slot closes: read t.idx after
-		h.taken = false
-		h.cut(0)
+		h.close()
 	}
 	h.cut(t.idx)
 	t.idx = -1
+}
+
+// close closes the slot pop left open: the heap's last entry fills it,
+// sinking from the top (cut(0), written out so that first inlines).
+func (h *taskHeap) close() {
+	h.taken = false
+	n := len(h.e) - 1
+	last := h.e[n]
+	h.e[n] = heapEntry{}
+	h.e = h.e[:n]
+	if n > 0 {
+		h.down(0, last)
+	}
 }
 
 // cut closes position i, without reading the entry there (an open slot's
@@ -288,8 +304,14 @@ func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payl
 		e = new(task)
 	}
 	s.seq++
-	*e = task{at: t, seq: s.seq, kind: k, who: who, epoch: epoch, p: p} // its tie-break is draw s.seq, made on need
-	s.q.push(e)
+	// Field by field: tie waits for tieSet (its tie-break is draw s.seq,
+	// made on need), idx for the queue.
+	e.at, e.seq, e.kind, e.tieSet, e.who, e.epoch, e.p = t, s.seq, k, false, who, epoch, p
+	if t < s.q.horizon { // s.q.push(e), written out to save a call a task
+		s.q.near.push(e)
+	} else {
+		s.q.pushFar(e)
+	}
 	return e
 }
 

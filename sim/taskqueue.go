@@ -48,6 +48,11 @@ func (q *taskQueue) push(e *task) {
 		q.near.push(e)
 		return
 	}
+	q.pushFar(e)
+}
+
+// pushFar adds e, due at or after the horizon, to far.
+func (q *taskQueue) pushFar(e *task) {
 	e.idx = farIdx(len(q.far))
 	q.far = append(q.far, e)
 }
