@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 
 	"popsim/clock"
 )
@@ -55,15 +56,14 @@ type payload interface{ payload() }
 // task is one scheduled occurrence. who is a consumer, producer or timer
 // index, epoch the consumer incarnation it was scheduled for.
 type task struct {
-	at     clock.Time
-	tie    uint64 // the tie-break, once tieSet (taskHeap.tieOf draws it on first need)
-	seq    uint64
-	kind   taskKind
-	tieSet bool
-	who    int32
-	epoch  uint32
-	p      payload
-	idx    int // where it waits: a position in taskQueue.near, farIdx(a position in far), or -1 once dispatched or cancelled
+	at    clock.Time
+	tie   uint64
+	seq   uint64
+	kind  taskKind
+	who   int32
+	epoch uint32
+	p     payload
+	idx   int // where it waits: a position in taskQueue.near, farIdx(a position in far), or -1 once dispatched or cancelled
 }
 
 // taskHeap orders tasks by (virtual time, seeded tie-break, sequence).
@@ -77,19 +77,14 @@ type task struct {
 // with it the entries a push or a removal moves (each move writes the
 // moved task's idx, a load from memory the heap's array does not share).
 //
-// Two things wait for their first need. pop leaves the top's slot open
-// (taken), and the next push fills it and sinks from there: the loop
-// takes a task and its handler mostly schedules the next (two pops in
-// three in the default scenario), and one pass down the heap does what
-// closing the hole and then pushing took. And a task's tie-break is drawn
-// only when it meets another task due at the same instant (tieOf; 1 520
-// of the default scenario's 210 000 tasks): the draw is the one the
-// stream would have made for it when it was scheduled (pcgSeed.draw), so
-// the order is the same as if every task drew its own.
+// pop leaves the top's slot open (taken), and the next push fills it and
+// sinks from there: the loop takes a task and its handler mostly
+// schedules the next (two pops in three in the default scenario and the
+// hot topic), and one pass down the heap does what closing the hole and
+// then pushing took.
 type taskHeap struct {
 	e     []heapEntry
-	taken bool    // e[0] is the open slot of the task pop took
-	ties  pcgSeed // the tie-break stream: task seq's tie is its draw seq
+	taken bool // e[0] is the open slot of the task pop took
 }
 
 // heapArity is the number of children of a taskHeap node: the children of
@@ -123,25 +118,16 @@ func (h *taskHeap) less(a, b *heapEntry) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
-	return h.tieLess(a.t, b.t)
+	return tieLess(a.t, b.t)
 }
 
 // tieLess orders two tasks due at the same instant: by tie-break, then
 // by sequence number.
-func (h *taskHeap) tieLess(a, b *task) bool {
-	if ta, tb := h.tieOf(a), h.tieOf(b); ta != tb {
-		return ta < tb
+func tieLess(a, b *task) bool {
+	if a.tie != b.tie {
+		return a.tie < b.tie
 	}
 	return a.seq < b.seq
-}
-
-// tieOf returns t's tie-break, drawing it on first need: draw number
-// t.seq of the tie stream, the one at made when it scheduled t.
-func (h *taskHeap) tieOf(t *task) uint64 {
-	if !t.tieSet {
-		t.tie, t.tieSet = h.ties.draw(t.seq), true
-	}
-	return t.tie
 }
 
 // push adds t: into the slot pop left open, sinking from the top, or as
@@ -280,6 +266,7 @@ func (h *taskHeap) up(j int, x heapEntry) {
 type scheduler struct {
 	clk        *clock.Virtual
 	q          taskQueue
+	tie        *rand.PCG
 	seq        uint64
 	dispatched int64
 	maxTasks   int64
@@ -287,8 +274,8 @@ type scheduler struct {
 	free       []*task
 }
 
-func newScheduler(start clock.Time, tie pcgSeed, maxTasks int64, maxTime clock.Time) *scheduler {
-	return &scheduler{clk: clock.NewVirtual(start), q: newTaskQueue(start, farWindow, tie), maxTasks: maxTasks, maxTime: maxTime}
+func newScheduler(start clock.Time, tie *rand.PCG, maxTasks int64, maxTime clock.Time) *scheduler {
+	return &scheduler{clk: clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
 }
 
 func (s *scheduler) now() clock.Time { return s.clk.Now() }
@@ -304,9 +291,8 @@ func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payl
 		e = new(task)
 	}
 	s.seq++
-	// Field by field: tie waits for tieSet (its tie-break is draw s.seq,
-	// made on need), idx for the queue.
-	e.at, e.seq, e.kind, e.tieSet, e.who, e.epoch, e.p = t, s.seq, k, false, who, epoch, p
+	// Field by field: idx is the queue's to set.
+	e.at, e.tie, e.seq, e.kind, e.who, e.epoch, e.p = t, s.tie.Uint64(), s.seq, k, who, epoch, p
 	if t < s.q.horizon { // s.q.push(e), written out to save a call a task
 		s.q.near.push(e)
 	} else {

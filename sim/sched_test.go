@@ -29,8 +29,8 @@ func TestSchedulerOrdersByTimeThenTieThenSeq(t *testing.T) {
 			if e.at < prev.at {
 				t.Fatalf("task at %v dispatched after one at %v", e.at, prev.at)
 			}
-			if tie, prevTie := s.q.near.tieOf(e), s.q.near.tieOf(prev); e.at == prev.at && tie < prevTie {
-				t.Fatalf("same-time tasks out of tie-break order: %d after %d", tie, prevTie)
+			if e.at == prev.at && e.tie < prev.tie {
+				t.Fatalf("same-time tasks out of tie-break order: %d after %d", e.tie, prev.tie)
 			}
 		}
 		if s.now() != e.at {
@@ -48,9 +48,9 @@ func TestSchedulerOrdersByTimeThenTieThenSeq(t *testing.T) {
 // With equal tie-breaks the sequence number decides: scheduling order.
 func TestSchedulerEqualTieUsesSequence(t *testing.T) {
 	var h taskHeap
-	a := entryOf(&task{at: 5, tie: 9, tieSet: true, seq: 2})
-	b := entryOf(&task{at: 5, tie: 9, tieSet: true, seq: 1})
-	c := entryOf(&task{at: 5, tie: 3, tieSet: true, seq: 3})
+	a := entryOf(&task{at: 5, tie: 9, seq: 2})
+	b := entryOf(&task{at: 5, tie: 9, seq: 1})
+	c := entryOf(&task{at: 5, tie: 3, seq: 3})
 	if !h.less(&b, &a) || h.less(&a, &b) {
 		t.Fatal("equal time and tie: the lower sequence number must come first")
 	}
@@ -149,13 +149,12 @@ func TestStreamsAreIndependent(t *testing.T) {
 // against a plain list of the pending tasks: the earliest by (time,
 // tie-break, sequence) comes out, whatever shape the queue has, and the
 // queue keeps its order (checkQueue). The list's tie-breaks are the draws
-// of the tie stream's math/rand/v2 PCG in scheduling order, which the
-// scheduler makes only on need.
+// of a second copy of the tie stream in scheduling order.
 func TestSchedulerMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for round := 0; round < 20; round++ {
 		s := newScheduler(clock.Epoch, newPCG(uint64(round), streamTie), 1<<30, clock.Epoch.Add(clock.Hour))
-		ties := newPCG(uint64(round), streamTie).source()
+		ties := newPCG(uint64(round), streamTie)
 		type ref struct {
 			e   *task
 			seq uint64
@@ -234,7 +233,7 @@ func checkQueue(q *taskQueue) error {
 func TestTaskQueueMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, window := range []clock.Duration{1, 3, 50, 1000} {
-		q := newTaskQueue(0, window, pcgSeed{})
+		q := newTaskQueue(0, window)
 		var waiting []*task
 		seq := uint64(0)
 		now := clock.Time(0)
@@ -242,7 +241,7 @@ func TestTaskQueueMatchesReference(t *testing.T) {
 			switch op := r.IntN(10); {
 			case op < 5 || len(waiting) == 0:
 				seq++
-				e := &task{at: now + clock.Time(r.IntN(200)), tie: uint64(r.IntN(3)), tieSet: true, seq: seq}
+				e := &task{at: now + clock.Time(r.IntN(200)), tie: uint64(r.IntN(3)), seq: seq}
 				if r.IntN(8) == 0 { // a task due much later, as a timeout is
 					e.at += 10_000
 				}

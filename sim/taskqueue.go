@@ -29,8 +29,8 @@ type taskQueue struct {
 // and short against a request's timeout (seconds).
 const farWindow = clock.Second
 
-func newTaskQueue(start clock.Time, window clock.Duration, ties pcgSeed) taskQueue {
-	return taskQueue{near: taskHeap{ties: ties}, horizon: start.Add(window), window: window}
+func newTaskQueue(start clock.Time, window clock.Duration) taskQueue {
+	return taskQueue{horizon: start.Add(window), window: window}
 }
 
 // farIdx is the idx of a task at position i of far (-2, -3, ...), and
