@@ -83,7 +83,10 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		return b[:n+s.bareTail(i, e)]
 	}
 	i = s.str(i, e.Group)
-	if e.Msg < 1<<28 {
+	if e.Msg == 0 { // a request's, its answer's, a park's
+		s[i&spanMask] = 0
+		i++
+	} else if e.Msg < 1<<28 {
 		i = s.uvarint28(i, uint64(e.Msg))
 	} else {
 		i = s.uvarintLong(i, uint64(e.Msg))
@@ -171,7 +174,14 @@ func (s *binSpan) bareTail(i int, e *Event) int {
 	} else {
 		i = s.uvarintLong(i, uint64(e.Lease))
 	}
-	i = s.uvarint(i, uint64(e.Ended))
+	if e.Ended < 0x80 {
+		s[i&spanMask] = byte(e.Ended)
+		i++
+	} else if e.Ended < 1<<28 { // an ack's answer's: the lease's id
+		i = s.uvarint28(i, uint64(e.Ended))
+	} else {
+		i = s.uvarintLong(i, uint64(e.Ended))
+	}
 	// Next, the Topic's length, Queue ... Span and Code: 8 zero bytes;
 	// Count, then Reason and the Shown's length.
 	binary.LittleEndian.PutUint64(s[i&spanMask:], 0)
@@ -214,22 +224,25 @@ func (s *binSpan) str(i int, v string) int {
 }
 
 // strLong is str for a v that is not empty. A v of 4 to 16 bytes (a
-// topic's or group's name) is copied in two loads and stores of 4 or 8
-// bytes each, overlapping in the middle, instead of by memmove.
+// topic's or group's name) is copied in two loads of 4 or 8 bytes each,
+// overlapping in the middle, instead of by memmove; one of 4 to 7 bytes
+// is stored with its length in one word.
 func (s *binSpan) strLong(i int, v string) int {
 	n := len(v)
-	i = s.uvarint(i, uint64(n))
 	switch {
 	case n >= 8 && n <= 16:
-		binary.LittleEndian.PutUint64(s[i&spanMask:], load64(v))
-		binary.LittleEndian.PutUint64(s[(i+n-8)&spanMask:], load64(v[n-8:]))
-	case n >= 4 && n < 8:
-		binary.LittleEndian.PutUint32(s[i&spanMask:], load32(v))
-		binary.LittleEndian.PutUint32(s[(i+n-4)&spanMask:], load32(v[n-4:]))
+		s[i&spanMask] = byte(n)
+		binary.LittleEndian.PutUint64(s[(i+1)&spanMask:], load64(v))
+		binary.LittleEndian.PutUint64(s[(i+n-7)&spanMask:], load64(v[n-8:]))
+	case n >= 4 && n < 8: // the length and the bytes in one store
+		w := uint64(load32(v)) | uint64(load32(v[n-4:]))<<(8*(n-4))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
 	default:
+		i = s.uvarint(i, uint64(n))
 		copy(s[i&spanMask:], v)
+		return i + n
 	}
-	return i + n
+	return i + 1 + n
 }
 
 // load64 and load32 read the first 8 and 4 bytes of v, little-endian
