@@ -47,11 +47,14 @@ func TestEventBinaryShapes(t *testing.T) {
 			e.Attempt, e.Deadline, e.Span, e.Code, e.Count = 0, 0, 0, 0, 0
 		case 2: // strings of every length
 			e.Group, e.Topic, e.Shown = name(), name(), name()
-		case 3: // small or zero times, sequence numbers and ids of every length
+		case 3: // small or zero times, sequence numbers, ids and offsets of every length
 			e.At, e.Deadline = clock.Time(r.Int64N(1<<20)-1<<19), clock.Time(r.Int64()>>r.IntN(64))
 			e.Seq, e.Msg, e.Lease = r.Int64()>>r.IntN(64), MsgID(r.Uint64()>>r.IntN(64)), LeaseID(r.Uint64()>>r.IntN(64))
 			if r.IntN(4) == 0 { // a request's, its answer's, a park's
 				e.Msg = 0
+			}
+			if e.Topic != "" { // offsets of every length
+				e.Offset = r.Int64() >> r.IntN(64)
 			}
 		}
 		want := e.appendBinaryLong(nil)
