@@ -117,9 +117,15 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		} else {
 			i = s.uvarint(i, z)
 		}
-		i = s.uvarint(i, zigzag(int64(e.Span)))
-		i = s.uvarint(i, zigzag(int64(e.Code)))
-		i = s.uvarint(i, zigzag(int64(e.Count)))
+		if zs, zc, zn := zigzag(int64(e.Span)), zigzag(int64(e.Code)), zigzag(int64(e.Count)); zs|zc|zn < 0x80 {
+			// a lease's, a park's, an answer's: one store
+			binary.LittleEndian.PutUint32(s[i&spanMask:], uint32(zs|zc<<8|zn<<16))
+			i += 3
+		} else {
+			i = s.uvarint(i, zs)
+			i = s.uvarint(i, zc)
+			i = s.uvarint(i, zn)
+		}
 	}
 	s[i&spanMask] = byte(e.Reason)
 	return b[:n+s.str(i+1, e.Shown)]
