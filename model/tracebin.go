@@ -26,19 +26,21 @@ func (e *Event) AppendBinary(b []byte) []byte {
 }
 
 // BinaryEncoder appends the binary forms of a stream of events, as
-// AppendBinary does, and keeps the varints of the last sequence number
-// and time it wrote: the next event's sequence number, one more, takes
-// its varint from the last one's with an addition (but when its low
-// seven bits carry, once in 64 events), and a time the last event had
-// too (half a run's events share their instant with the one before) is
-// copied. The zero value is ready to use.
+// AppendBinary does, and keeps the varint of the next sequence number
+// and of the last time it wrote: the next event's sequence number, one
+// more than the last, is stored as kept, and its successor's varint is
+// the kept one plus 2 (zig-zag) until its low seven bits would carry
+// (seqRoom counts the steps left: a carry comes once in 64 events); a
+// time the last event had too (half a run's events share their instant
+// with the one before) is copied. The zero value is ready to use.
 type BinaryEncoder struct {
-	seqZ  uint64 // the last sequence number, zig-zag encoded
-	seqW  uint32 // its varint (uvarint28Word), when seqZ < 1<<28
-	seqK1 int    // its varint's length less one: the zero value is the varint of 0
-	at    clock.Time
-	atW   uint64 // at's eight-byte varint, when atOK
-	atOK  bool
+	seqNext int64  // the sequence number seqW encodes
+	seqW    uint32 // seqNext's varint (uvarint28Word), when seqRoom > 0
+	seqK    int    // its length
+	seqRoom int    // how many more successors seqW may take by adding 2
+	at      clock.Time
+	atW     uint64 // at's eight-byte varint, when atOK
+	atOK    bool
 }
 
 // Append appends e's binary form (AppendBinary) to b.
@@ -51,21 +53,15 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		b = append(b[:cap(b)], make([]byte, binSpanLen)...)
 	}
 	s := (*binSpan)(b[n : n+binSpanLen])
-	i := 0
-	if z := zigzag(e.Seq); z == c.seqZ+2 && c.seqZ&0x7f < 0x7e && c.seqZ < 1<<28 {
-		// The low 7-bit group takes the 2 without a carry: the varint's
-		// first byte alone changes, and its length does not.
-		c.seqZ, c.seqW = z, c.seqW+2
+	var i int
+	if e.Seq == c.seqNext && c.seqRoom > 0 {
 		binary.LittleEndian.PutUint32(s[0:], c.seqW)
-		i = c.seqK1 + 1
-	} else if z < 1<<28 {
-		w, k := uvarint28Word(uint32(z))
-		c.seqZ, c.seqW, c.seqK1 = z, w, k-1
-		binary.LittleEndian.PutUint32(s[0:], w)
-		i = k
+		i = c.seqK
+		c.seqNext++
+		c.seqW += 2 // the varint's first byte alone changes, and its length does not
+		c.seqRoom--
 	} else {
-		c.seqZ = z // not below 1<<28: never extended (seqZ < 1<<28 above)
-		i = s.uvarintLong(i, z)
+		i = c.seq(s, e.Seq)
 	}
 	if c.atOK && e.At == c.at {
 		binary.LittleEndian.PutUint64(s[i&spanMask:], c.atW)
@@ -83,7 +79,10 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		return b[:n+s.bareTail(i, e)]
 	}
 	i = s.str(i, e.Group)
-	if e.Msg < 1<<28 {
+	if e.Msg == 0 { // a request's, its answer's, a park's
+		s[i&spanMask] = 0
+		i++
+	} else if e.Msg < 1<<28 {
 		i = s.uvarint28(i, uint64(e.Msg))
 	} else {
 		i = s.uvarintLong(i, uint64(e.Msg))
@@ -101,7 +100,14 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 	}
 	i = s.str(i, e.Topic)
 	i = s.uvarint(i, zigzag(int64(e.Queue)))
-	i = s.uvarint(i, zigzag(e.Offset))
+	if z := zigzag(e.Offset); z < 0x80 {
+		s[i&spanMask] = byte(z)
+		i++
+	} else if z < 1<<28 { // a message's offset
+		i = s.uvarint28(i, z)
+	} else {
+		i = s.uvarintLong(i, z)
+	}
 	if uint64(e.Attempt)|uint64(e.Deadline)|uint64(e.Span)|uint64(e.Code)|uint64(e.Count) == 0 {
 		i = s.zeros(i, 5) // a message's place alone: a produce, a delivery
 	} else {
@@ -111,12 +117,37 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		} else {
 			i = s.uvarint(i, z)
 		}
-		i = s.uvarint(i, zigzag(int64(e.Span)))
-		i = s.uvarint(i, zigzag(int64(e.Code)))
-		i = s.uvarint(i, zigzag(int64(e.Count)))
+		if zs, zc, zn := zigzag(int64(e.Span)), zigzag(int64(e.Code)), zigzag(int64(e.Count)); zs|zc|zn < 0x80 {
+			// a lease's, a park's, an answer's: one store
+			binary.LittleEndian.PutUint32(s[i&spanMask:], uint32(zs|zc<<8|zn<<16))
+			i += 3
+		} else {
+			i = s.uvarint(i, zs)
+			i = s.uvarint(i, zc)
+			i = s.uvarint(i, zn)
+		}
 	}
 	s[i&spanMask] = byte(e.Reason)
 	return b[:n+s.str(i+1, e.Shown)]
+}
+
+// seq writes v at the front of s and returns its length, and keeps the
+// varint of v+1 for the next event when v is not negative and below
+// 1<<27: its zig-zag form's low seven bits, even, take up to
+// (0x7e-low)/2 additions of 2 before they carry.
+func (c *BinaryEncoder) seq(s *binSpan, v int64) int {
+	z := zigzag(v)
+	if z >= 1<<28 {
+		c.seqRoom = 0
+		return s.uvarintLong(0, z)
+	}
+	w, k := uvarint28Word(uint32(z))
+	binary.LittleEndian.PutUint32(s[0:], w)
+	c.seqNext, c.seqW, c.seqK, c.seqRoom = v+1, w+2, k, 0
+	if v >= 0 {
+		c.seqRoom = int(0x7e-z&0x7f) / 2
+	}
+	return k
 }
 
 // appendBinaryLong is AppendBinary for an event with long strings, field
@@ -171,7 +202,14 @@ func (s *binSpan) bareTail(i int, e *Event) int {
 	} else {
 		i = s.uvarintLong(i, uint64(e.Lease))
 	}
-	i = s.uvarint(i, uint64(e.Ended))
+	if e.Ended < 0x80 {
+		s[i&spanMask] = byte(e.Ended)
+		i++
+	} else if e.Ended < 1<<28 { // an ack's answer's: the lease's id
+		i = s.uvarint28(i, uint64(e.Ended))
+	} else {
+		i = s.uvarintLong(i, uint64(e.Ended))
+	}
 	// Next, the Topic's length, Queue ... Span and Code: 8 zero bytes;
 	// Count, then Reason and the Shown's length.
 	binary.LittleEndian.PutUint64(s[i&spanMask:], 0)
@@ -214,22 +252,25 @@ func (s *binSpan) str(i int, v string) int {
 }
 
 // strLong is str for a v that is not empty. A v of 4 to 16 bytes (a
-// topic's or group's name) is copied in two loads and stores of 4 or 8
-// bytes each, overlapping in the middle, instead of by memmove.
+// topic's or group's name) is copied in two loads of 4 or 8 bytes each,
+// overlapping in the middle, instead of by memmove; one of 4 to 7 bytes
+// is stored with its length in one word.
 func (s *binSpan) strLong(i int, v string) int {
 	n := len(v)
-	i = s.uvarint(i, uint64(n))
 	switch {
 	case n >= 8 && n <= 16:
-		binary.LittleEndian.PutUint64(s[i&spanMask:], load64(v))
-		binary.LittleEndian.PutUint64(s[(i+n-8)&spanMask:], load64(v[n-8:]))
-	case n >= 4 && n < 8:
-		binary.LittleEndian.PutUint32(s[i&spanMask:], load32(v))
-		binary.LittleEndian.PutUint32(s[(i+n-4)&spanMask:], load32(v[n-4:]))
+		s[i&spanMask] = byte(n)
+		binary.LittleEndian.PutUint64(s[(i+1)&spanMask:], load64(v))
+		binary.LittleEndian.PutUint64(s[(i+n-7)&spanMask:], load64(v[n-8:]))
+	case n >= 4 && n < 8: // the length and the bytes in one store
+		w := uint64(load32(v)) | uint64(load32(v[n-4:]))<<(8*(n-4))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
 	default:
+		i = s.uvarint(i, uint64(n))
 		copy(s[i&spanMask:], v)
+		return i + n
 	}
-	return i + n
+	return i + 1 + n
 }
 
 // load64 and load32 read the first 8 and 4 bytes of v, little-endian

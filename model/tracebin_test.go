@@ -12,7 +12,8 @@ import (
 )
 
 // TestEventBinaryShapes: the shapes AppendBinary writes on paths of
-// their own (bare events, a message's place alone, strings of every
+// their own (bare events with no, a small or a lease's Ended, events
+// without a message, a message's place alone, strings of every
 // length around the word copies' bounds and past maxSpanStrings, times
 // of eight bytes and not) encode to the reference's bytes, at every
 // offset in a buffer that is full to its capacity, so that each append
@@ -36,16 +37,25 @@ func TestEventBinaryShapes(t *testing.T) {
 		switch i % 4 {
 		case 0: // bare: a consumption's or an ack's
 			e = Event{Seq: e.Seq, At: e.At, Kind: e.Kind, Client: e.Client, Msg: e.Msg, Lease: e.Lease, Reason: e.Reason}
-			if r.IntN(2) == 0 {
+			switch r.IntN(3) { // Ended: none, small, an ack's answer's (the lease)
+			case 1:
+				e.Ended = LeaseID(r.IntN(0x100))
+			case 2:
 				e.Ended = e.Lease
 			}
 		case 1: // a message's place alone: a produce's, a delivery's
 			e.Attempt, e.Deadline, e.Span, e.Code, e.Count = 0, 0, 0, 0, 0
 		case 2: // strings of every length
 			e.Group, e.Topic, e.Shown = name(), name(), name()
-		case 3: // small or zero times, sequence numbers and ids of every length
+		case 3: // small or zero times, sequence numbers, ids and offsets of every length
 			e.At, e.Deadline = clock.Time(r.Int64N(1<<20)-1<<19), clock.Time(r.Int64()>>r.IntN(64))
 			e.Seq, e.Msg, e.Lease = r.Int64()>>r.IntN(64), MsgID(r.Uint64()>>r.IntN(64)), LeaseID(r.Uint64()>>r.IntN(64))
+			if r.IntN(4) == 0 { // a request's, its answer's, a park's
+				e.Msg = 0
+			}
+			if e.Topic != "" { // offsets of every length
+				e.Offset = r.Int64() >> r.IntN(64)
+			}
 		}
 		want := e.appendBinaryLong(nil)
 		for _, pre := range []int{0, 1, 7, 100} {
@@ -134,6 +144,10 @@ func FuzzEventBinary(f *testing.F) {
 		"orders", int32(2), int64(881), int32(0), int64(clock.Epoch+30), int64(0), int32(0), int32(0), uint8(0), "")
 	f.Add(int64(-1), int64(-1), uint8(EvAcked), int32(-1), "billing", uint64(math.MaxUint32), uint64(1<<56), uint64(1<<28), uint64(127),
 		"%DLQ%billing", int32(-1), int64(math.MinInt64), int32(math.MaxInt32), int64(1<<48), int64(-1<<55), int32(-300), int32(16), uint8(RReplaced), "orders")
+	f.Add(int64(30), int64(clock.Epoch), uint8(EvReceived), int32(0), "", uint64(0), uint64(0), uint64(0), uint64(0),
+		"", int32(0), int64(0), int32(0), int64(0), int64(0), int32(0), int32(1), uint8(0), "")
+	f.Add(int64(31), int64(clock.Epoch), uint8(EvAcked), int32(5), "", uint64(1), uint64(200), uint64(200), uint64(0),
+		"", int32(0), int64(0), int32(0), int64(0), int64(0), int32(0), int32(0), uint8(0), "")
 	f.Fuzz(func(t *testing.T, seq, at int64, kind uint8, client int32, group string, msg, lease, ended, next uint64,
 		topic string, queue int32, offset int64, attempt int32, deadline, span int64, code, count int32, reason uint8, shown string) {
 		e := Event{Seq: seq, At: clock.Time(at), Kind: EventKind(kind % uint8(evKinds)), Client: client, Group: group,

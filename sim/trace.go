@@ -86,7 +86,11 @@ func (t *tracer) emitCur(now clock.Time) {
 	t.seq++
 	start := len(t.bin)
 	b := t.enc.Append(t.bin, e)
-	t.bin = b
+	if cap(b) == cap(t.bin) { // not grown (the room is hashChunk's): the length alone, without a write barrier
+		t.bin = t.bin[:len(b)]
+	} else {
+		t.bin = b
+	}
 	bin := b[start:len(b):len(b)] // hashing keeps the bytes until the next event
 	if len(b) >= hashChunk-hashSlack {
 		t.flushHash()
