@@ -367,20 +367,28 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 // read: msgs' queue offsets), as model.AppendOffsetInfo writes them, with their common
 // "retryFlag queueId " prefix written once for both: two entries from one
 // prefix cost half the decimal writes, where an answer is mostly one
-// message.
+// message. The first message's offset, mostly the start offset (nothing
+// before it filtered out), is copied from startOffsetInfo's digits.
 func (r *PopResult) appendOffsetInfos(flag model.RetryType, qid int32, start int64, msgs []*model.Message) {
 	var buf [24]byte // two int32's digits and signs and two spaces
 	p := model.AppendDec(buf[:0], int64(flag))
 	p = append(p, ' ')
 	p = model.AppendDec(p, int64(qid))
 	p = append(p, ' ')
-	r.StartOffsetInfo = model.AppendDec(appendEntryHead(r.StartOffsetInfo, p), start)
+	si := appendEntryHead(r.StartOffsetInfo, p)
+	digits := len(si)
+	r.StartOffsetInfo = model.AppendDec(si, start)
 	dst := appendEntryHead(r.MsgOffsetInfo, p)
 	for i, m := range msgs {
-		if i > 0 {
+		switch {
+		case i > 0:
 			dst = append(dst, ',')
+			fallthrough
+		case m.QueueOffset != start:
+			dst = model.AppendDec(dst, m.QueueOffset)
+		default: // the stage's first message is at its start offset: its digits again
+			dst = append(dst, r.StartOffsetInfo[digits:]...)
 		}
-		dst = model.AppendDec(dst, m.QueueOffset)
 	}
 	r.MsgOffsetInfo = dst
 }

@@ -36,6 +36,9 @@ func TestAppendOffsetInfosIsModels(t *testing.T) {
 				offs[j] = pick()
 				msgs[j] = &model.Message{QueueOffset: offs[j]}
 			}
+			if len(msgs) > 0 && rng.IntN(2) == 0 { // the common case: the first message at the start offset
+				offs[0], msgs[0].QueueOffset = start, start
+			}
 			got.appendOffsetInfos(flag, qid, start, msgs)
 			want.StartOffsetInfo = model.AppendOffsetInfo(want.StartOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: qid, Offsets: []int64{start}})
 			want.MsgOffsetInfo = model.AppendOffsetInfo(want.MsgOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: qid, Offsets: offs})
