@@ -242,8 +242,7 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	}
 	s.pull, s.has = r.nextBegin, s.has|hasPull
 	b.stageCommit(ctx, k, s, consume, r.nextBegin, r.status == getFound, reset)
-	clear(r.msgs)
-	b.scratch.msgs = r.msgs[:0]
+	b.scratch.dropMsgs(r.msgs)
 }
 
 // backlog is a full batch's restNum share for queue q read from offset o:

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"popsim/clock"
 	"popsim/model"
 )
 
@@ -45,6 +46,42 @@ func TestAppendOffsetInfosIsModels(t *testing.T) {
 		}
 		if string(got.StartOffsetInfo) != string(want.StartOffsetInfo) || string(got.MsgOffsetInfo) != string(want.MsgOffsetInfo) {
 			t.Fatalf("case %d: got start %q msg %q, want start %q msg %q", i, got.StartOffsetInfo, got.MsgOffsetInfo, want.StartOffsetInfo, want.MsgOffsetInfo)
+		}
+	}
+}
+
+// TestPopScratchHoldsNoReferences checks that a pop hands its buffers back
+// to the scratch without references, on both paths: no message pointer in
+// the read buffer and no attempt id in the records, up to their capacity.
+func TestPopScratchHoldsNoReferences(t *testing.T) {
+	for _, cfg := range []Config{KVConfig(), DefaultConfig()} {
+		const n = 4
+		b := queuesBroker(t, cfg, n)
+		now := clock.Epoch
+		for i := range 10 {
+			b.Put(now, &model.Message{Topic: "t", QueueID: int32(i % n)})
+		}
+		req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 3, InvisibleTime: 60 * clock.Second, AttemptID: "attempt"}
+		var res PopResult
+		for range 3 {
+			now = now.Add(clock.Millisecond)
+			b.Pop(now, &req, &res)
+			if res.Status != PopFound {
+				t.Fatalf("UsesKV %v: pop %v, want FOUND", cfg.UsesKV(), res.Status)
+			}
+			for i, m := range b.scratch.msgs[:cap(b.scratch.msgs)] {
+				if m != nil {
+					t.Fatalf("UsesKV %v: the read buffer keeps a message at %d", cfg.UsesKV(), i)
+				}
+			}
+			for i, r := range b.scratch.records[:cap(b.scratch.records)] {
+				if r.attemptID != "" {
+					t.Fatalf("UsesKV %v: the records keep an attempt id at %d", cfg.UsesKV(), i)
+				}
+			}
+		}
+		if cfg.UsesKV() && cap(b.scratch.records) == 0 || cap(b.scratch.msgs) == 0 {
+			t.Fatalf("UsesKV %v: the pops left no buffers to check", cfg.UsesKV())
 		}
 	}
 }

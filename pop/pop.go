@@ -251,10 +251,25 @@ type popScratch struct {
 	relLow   []int64       // ReleaseConsumed's watermarks
 }
 
-// keep takes the context's buffers back, cleared of references.
+// keep takes the context's buffers back, cleared of references (a
+// record's only one is its attempt id).
 func (s *popScratch) keep(ctx *popContext) {
-	clear(ctx.records)
+	for i := len(ctx.records) - 1; i >= 0; i-- {
+		ctx.records[i].attemptID = ""
+	}
 	s.records, s.stages = ctx.records[:0], ctx.stages[:0]
+}
+
+// dropMsgs nils the read's message pointers one by one and hands the
+// buffer back to the scratch: a pop reads a message or a few, where
+// clear (or the range loop the compiler turns into it) calls
+// runtime.memclrHasPointers, a bulk write barrier and a memclr, ~45
+// instructions a call.
+func (s *popScratch) dropMsgs(msgs []*model.Message) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		msgs[i] = nil
+	}
+	s.msgs = msgs[:0]
 }
 
 // addMessage appends a copy of m, presented under topic shown, to the
