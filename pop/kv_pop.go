@@ -100,7 +100,12 @@ func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *
 // the marks the queue deserves after it (queueMarks).
 func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, row []slot, inline bool, f *pfilter.Filter) int {
 	req, q, s := &ctx.req, t.queues[k.qid], &row[k.qid]
-	if inline && ctx.found < req.MaxMsgNums && b.caughtUp(k, s, q) {
+	switch {
+	case !inline:
+		b.popStage(nowMs, req, ctx, req.Topic, t, k.pair, k.qid, f)
+	case ctx.found >= req.MaxMsgNums:
+		ctx.restCount += backlog(q, s.queryOffset(b.cfg.UseServerSideResetOffset)) // readOnlyStage's
+	case b.caughtUp(k, s, q):
 		// readOnlyStage on a caught-up queue, which it leaves quiet;
 		// kvIdle's further conditions given caughtUp and no in-flight
 		// threshold: the commit offset at the end, no cached record
@@ -109,9 +114,11 @@ func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, ro
 			return markedIdle
 		}
 		return markedQuiet
-	}
-	if !inline || !b.readOnlyStage(ctx, req, k, s, q) {
-		b.popStage(nowMs, req, ctx, req.Topic, t, k.pair, k.qid, f)
+	default:
+		// popStage, whose checks the cases above made (inline: no
+		// in-flight threshold), but for its slot's write: the read
+		b.offsets.touch(k)
+		b.readStage(req, ctx, req.Topic, q, k, s, f)
 	}
 	return b.queueMarks(k, q)
 }
@@ -227,6 +234,13 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 		b.stats.ReadCalls++ // the read upstream makes finds nothing
 		return
 	}
+	b.readStage(req, ctx, stageTopic, q, k, s, f)
+}
+
+// readStage is the rest of popStage on queue q (key k, slot s) once its
+// checks let it read: a batch not full, a queue not caught up.
+func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, q *queue, k qkey, s *slot, f *pfilter.Filter) {
+	remain := int(req.MaxMsgNums - ctx.found)
 	consume, reset := b.getPopOffset(ctx, k, s, q, stageTopic)
 	r := q.get(consume, remain, int64(remain), f, b.scratch.msgs)
 	b.countRead(&r)
