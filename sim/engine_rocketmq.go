@@ -76,6 +76,9 @@ type topicGroups struct {
 type rmqGroup struct {
 	name, topic string
 	pull        bool // positions by the committed offset (the Pull baseline)
+	// retry are the group's POP retry topics (V1, V2), built once for
+	// status rather than on every call.
+	retry [2]string
 }
 
 // The adapter's timers.
@@ -122,7 +125,8 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 		}
 		for _, cs := range s.c.consumers {
 			if cs.Group == name {
-				a.groups = append(a.groups, rmqGroup{name: name, topic: cs.Topic, pull: cs.Kind == Pull})
+				a.groups = append(a.groups, rmqGroup{name: name, topic: cs.Topic, pull: cs.Kind == Pull,
+					retry: [2]string{model.BuildPopRetryTopicV1(cs.Topic, name), model.BuildPopRetryTopicV2(cs.Topic, name)}})
 				if err := a.setRequestMode(name, cs.Topic); err != nil {
 					return nil, err
 				}
@@ -1060,7 +1064,7 @@ func (a *rocketMQ) status(positions bool, dst []Position) (int, []Position) {
 		if g.pull {
 			continue
 		}
-		for _, t := range [...]string{model.BuildPopRetryTopicV1(g.topic, g.name), model.BuildPopRetryTopicV2(g.topic, g.name)} {
+		for _, t := range g.retry {
 			if a.b.MaxOffset(t, 0) >= 0 {
 				dst = a.positions(g, t, dst)
 			}
