@@ -120,7 +120,20 @@ func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, ro
 		b.offsets.touch(k)
 		b.readStage(req, ctx, req.Topic, q, k, s, f)
 	}
-	return b.queueMarks(k, q)
+	return b.kvMarks(k, s, q, inline)
+}
+
+// kvMarks is queueMarks on the KV path for queue k (q) with its slot s,
+// which kvQueueStage holds: kvIdle, else kvQuiet (inline: no in-flight
+// threshold) without looking the slot up again.
+func (b *Broker) kvMarks(k qkey, s *slot, q *queue, inline bool) int {
+	switch {
+	case b.kvIdle(k, s, q):
+		return markedIdle
+	case inline && b.caughtUp(k, s, q):
+		return markedQuiet
+	}
+	return markedNone
 }
 
 // inflightThreshold reports that popStage may skip a queue for its cached
