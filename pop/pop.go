@@ -66,6 +66,11 @@ type PoppedMessage struct {
 	// visibility timeout.
 	Lease    model.LeaseID
 	Deadline clock.Time
+	// RealTopic is the topic the message lives in, the stored message's
+	// (ReceiptHandle.getRealTopic of the topic it is shown under: its retry
+	// topic for a retry message, the shown topic itself when the #11195 bug
+	// leaks a retry topic's name), so that a caller need not build it.
+	RealTopic string
 }
 
 // PopResult is the pop response. The caller owns it: Pop overwrites every
@@ -180,7 +185,7 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 	}
 	b.scratch.keep(&ctx)
 	if invariants {
-		b.assertPopResult(res, before)
+		b.assertPopResult(res, before, r.ConsumerGroup)
 	}
 }
 
@@ -283,7 +288,7 @@ func (r *PopResult) addMessage(m *model.Message, shown string) *PoppedMessage {
 	}
 	p := &r.Messages[n]
 	copyMessage(&p.Message, m)
-	p.Message.Topic = shown
+	p.Message.Topic, p.RealTopic = shown, m.Topic
 	return p
 }
 

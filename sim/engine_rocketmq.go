@@ -615,8 +615,12 @@ func (a *rocketMQ) traceLeases(now clock.Time, c *consumer, group string, res *p
 // livesIn is the topic a popped message lives in: the retry topic its
 // handle names for a retry message shown under its original topic, the
 // topic it was shown under otherwise (a retry topic's own name too, when
-// the #11195 bug leaks it).
+// the #11195 bug leaks it): the broker's RealTopic, built only for a
+// message the broker did not fill it in (a test's).
 func livesIn(m *pop.PoppedMessage, group string) string {
+	if m.RealTopic != "" {
+		return m.RealTopic
+	}
 	if model.IsRetryTopic(m.Message.Topic) {
 		return m.Message.Topic
 	}
