@@ -298,7 +298,9 @@ func (b *Broker) caughtUp(k qkey, s *slot, q *queue) bool {
 	if b.cfg.Bugs.CommitOffsetLag {
 		return s.commit == b.lagCommit(k, s.pull)
 	}
-	return s.has&hasPending != 0 && s.pending == s.pull && s.commit >= b.pendingTarget(k, s.pending)
+	// pendingTarget(p) is at most p: a commit offset at the pending commit
+	// or past it needs no look at the cache
+	return s.has&hasPending != 0 && s.pending == s.pull && (s.commit >= s.pending || s.commit >= b.pendingTarget(k, s.pending))
 }
 
 // stageCommit is what a stage does to the commit offset (docs/rocketmq/
