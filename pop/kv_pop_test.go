@@ -85,3 +85,37 @@ func TestPopScratchHoldsNoReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestReviveScratchHoldsNoReferences checks that Revive keeps its page of
+// expired records for the next call without their attempt ids, and that
+// a second Revive on the kept storage revives its own page.
+func TestReviveScratchHoldsNoReferences(t *testing.T) {
+	const n = 4
+	b := queuesBroker(t, KVConfig(), n)
+	now := clock.Epoch
+	for i := range 8 {
+		b.Put(now, &model.Message{Topic: "t", QueueID: int32(i % n)})
+	}
+	req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 4, InvisibleTime: 10 * clock.Second, AttemptID: "attempt"}
+	var res PopResult
+	for round := range 2 {
+		now = now.Add(clock.Millisecond)
+		b.Pop(now, &req, &res)
+		if len(res.Messages) != 4 {
+			t.Fatalf("round %d: pop found %d messages, want 4", round, len(res.Messages))
+		}
+		now = now.Add(20 * clock.Second) // past the leases and revive's slack
+		r := b.Revive(now)
+		if len(r.Revivals) != 4 {
+			t.Fatalf("round %d: revive revived %d records, want 4", round, len(r.Revivals))
+		}
+		for i, rc := range b.scratch.expired[:cap(b.scratch.expired)] {
+			if rc.attemptID != "" {
+				t.Fatalf("round %d: the kept page holds an attempt id at %d", round, i)
+			}
+		}
+		if cap(b.scratch.expired) == 0 {
+			t.Fatalf("round %d: revive kept no page", round)
+		}
+	}
+}

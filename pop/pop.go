@@ -254,6 +254,7 @@ type popScratch struct {
 	commits  []OffsetState // CheckpointTick's buffer commits
 	relPairs []uint32      // ReleaseConsumed's groups
 	relLow   []int64       // ReleaseConsumed's watermarks
+	expired  []rec         // Revive's page of expired records
 }
 
 // keep takes the context's buffers back, cleared of references (a
