@@ -20,12 +20,18 @@ func assertf(cond bool, format string, args ...any) {
 }
 
 // assertPopResult: a found pop's messages each carry a fresh lease, newer
-// than every lease granted before the call, in grant order, and the
-// deadline its handle names.
-func (b *Broker) assertPopResult(res *PopResult, before model.LeaseID) {
+// than every lease granted before the call, in grant order, the
+// deadline its handle names and the real topic its handle and shown topic
+// name (getRealTopic) for the request's group.
+func (b *Broker) assertPopResult(res *PopResult, before model.LeaseID, group string) {
 	last := before
 	for i := range res.Messages {
 		m := &res.Messages[i]
+		real := m.Message.Topic // getRealTopic; a leaked retry topic name is its own
+		if !model.IsRetryTopic(real) {
+			real = m.Handle.RealTopic(real, group)
+		}
+		assertf(m.RealTopic == real, "pop result message %d: real topic %q, its handle and shown topic %q say %q", i, m.RealTopic, m.Message.Topic, real)
 		assertf(m.Lease > last && m.Lease <= b.lease.last, "pop result message %d has lease %d, want one granted by this pop (after %d, up to %d)", i, m.Lease, last, b.lease.last)
 		assertf(m.Deadline == clock.FromMillis(m.Handle.NextVisibleTime()), "pop result message %d: deadline %v but its handle says %d ms", i, m.Deadline, m.Handle.NextVisibleTime())
 		last = m.Lease

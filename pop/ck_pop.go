@@ -145,10 +145,7 @@ func (b *Broker) countRead(r *getResult) {
 	b.stats.ReadMessages += int64(len(r.msgs))
 }
 
-func (b *Broker) releaseRead(r *getResult) {
-	clear(r.msgs)
-	b.scratch.msgs = r.msgs[:0]
-}
+func (b *Broker) releaseRead(r *getResult) { b.scratch.dropMsgs(r.msgs) }
 
 // ckPopOffset is getPopOffset (§3.4): the commit offset (or a pending
 // reset), else the initial offset (committed when init); with init, a

@@ -196,3 +196,50 @@ func queuesBroker(t *testing.T, cfg Config, n int32) *Broker {
 	must(t, b.CreateGroup(DefaultGroup("g")))
 	return b
 }
+
+// TestKVMarksIsQueueMarks checks kvMarks, kvQueueStage's marks from the
+// slot it holds, against queueMarks on every queue of a KV broker (with
+// and without the cache, and with the in-flight threshold) through random
+// puts, all-queue pops and acks.
+func TestKVMarksIsQueueMarks(t *testing.T) {
+	for i, cfg := range []Config{KVConfig(), KVConfig(), KVConfig()} {
+		cfg.EnablePopBufferMerge = i > 0
+		cfg.EnablePopMessageThreshold = i == 2
+		const n = 5
+		b := queuesBroker(t, cfg, n)
+		rng := rand.New(rand.NewPCG(uint64(i), 7))
+		now := clock.Epoch
+		var res PopResult
+		pop := allQueuePopper(t, b, n, &now, &res)
+		var handles []model.ReceiptHandle
+		for step := range 300 {
+			switch rng.IntN(3) {
+			case 0:
+				b.Put(now, &model.Message{Topic: "t", QueueID: rng.Int32N(n)})
+			case 1:
+				pop()
+				for _, m := range res.Messages {
+					handles = append(handles, m.Handle)
+				}
+			default:
+				if len(handles) > 0 {
+					j := rng.IntN(len(handles))
+					ack := NewAckRequest("g", "t", &handles[j])
+					b.Ack(now, &ack)
+					handles = append(handles[:j], handles[j+1:]...)
+				}
+			}
+			pair, ok := b.names.lookup("g", "t")
+			if !ok {
+				continue
+			}
+			row := b.offsets.slots(pair, n)
+			for qid := range int32(n) {
+				k := qkey{pair, qid}
+				if got, want := b.kvMarks(k, &row[qid], b.topicNamed("t").queues[qid], !b.inflightThreshold()), b.queueMarks(k, b.topicNamed("t").queues[qid]); got != want {
+					t.Fatalf("config %d step %d queue %d: kvMarks %d, queueMarks %d", i, step, qid, got, want)
+				}
+			}
+		}
+	}
+}

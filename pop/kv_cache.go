@@ -48,7 +48,7 @@ type offsetRecs struct {
 // entries mostly hold consecutive offsets (a pop caches a run of a queue;
 // acks leave tombstones in place), where that is its place, and an ack,
 // mostly near the front, searches a few entries. The end, where a pop
-// appends, is checked first.
+// appends, is checked first; the search runs between both bounds.
 func (q *offsetRecs) find(offset int64) (int, bool) {
 	lo, hi := q.head, len(q.recs)
 	if lo == hi || q.recs[hi-1].offset < offset {
@@ -63,6 +63,17 @@ func (q *offsetRecs) find(offset int64) (int, bool) {
 			return lo + int(d), true
 		}
 		hi = lo + int(d)
+	}
+	// It is also at least its distance from the last entry's offset before
+	// the last entry, and that entry's offset is at most offset: where the
+	// gaps lie before offset (records a cleanup moved to the store, a
+	// squeeze), it is offset's place.
+	last := len(q.recs) - 1
+	if b := last - int(q.recs[last].offset-offset); b > lo {
+		if q.recs[b].offset == offset {
+			return b, true
+		}
+		lo = b + 1
 	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)

@@ -100,7 +100,12 @@ func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *
 // the marks the queue deserves after it (queueMarks).
 func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, row []slot, inline bool, f *pfilter.Filter) int {
 	req, q, s := &ctx.req, t.queues[k.qid], &row[k.qid]
-	if inline && ctx.found < req.MaxMsgNums && b.caughtUp(k, s, q) {
+	switch {
+	case !inline:
+		b.popStage(nowMs, req, ctx, req.Topic, t, k.pair, k.qid, f)
+	case ctx.found >= req.MaxMsgNums:
+		ctx.restCount += backlog(q, s.queryOffset(b.cfg.UseServerSideResetOffset)) // readOnlyStage's
+	case b.caughtUp(k, s, q):
 		// readOnlyStage on a caught-up queue, which it leaves quiet;
 		// kvIdle's further conditions given caughtUp and no in-flight
 		// threshold: the commit offset at the end, no cached record
@@ -109,11 +114,26 @@ func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, ro
 			return markedIdle
 		}
 		return markedQuiet
+	default:
+		// popStage, whose checks the cases above made (inline: no
+		// in-flight threshold), but for its slot's write: the read
+		b.offsets.touch(k)
+		b.readStage(req, ctx, req.Topic, q, k, s, f)
 	}
-	if !inline || !b.readOnlyStage(ctx, req, k, s, q) {
-		b.popStage(nowMs, req, ctx, req.Topic, t, k.pair, k.qid, f)
+	return b.kvMarks(k, s, q, inline)
+}
+
+// kvMarks is queueMarks on the KV path for queue k (q) with its slot s,
+// which kvQueueStage holds: kvIdle, else kvQuiet (inline: no in-flight
+// threshold) without looking the slot up again.
+func (b *Broker) kvMarks(k qkey, s *slot, q *queue, inline bool) int {
+	switch {
+	case b.kvIdle(k, s, q):
+		return markedIdle
+	case inline && b.caughtUp(k, s, q):
+		return markedQuiet
 	}
-	return b.queueMarks(k, q)
+	return markedNone
 }
 
 // inflightThreshold reports that popStage may skip a queue for its cached
@@ -227,6 +247,13 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 		b.stats.ReadCalls++ // the read upstream makes finds nothing
 		return
 	}
+	b.readStage(req, ctx, stageTopic, q, k, s, f)
+}
+
+// readStage is the rest of popStage on queue q (key k, slot s) once its
+// checks let it read: a batch not full, a queue not caught up.
+func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, q *queue, k qkey, s *slot, f *pfilter.Filter) {
+	remain := int(req.MaxMsgNums - ctx.found)
 	consume, reset := b.getPopOffset(ctx, k, s, q, stageTopic)
 	r := q.get(consume, remain, int64(remain), f, b.scratch.msgs)
 	b.countRead(&r)
@@ -242,8 +269,7 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 	}
 	s.pull, s.has = r.nextBegin, s.has|hasPull
 	b.stageCommit(ctx, k, s, consume, r.nextBegin, r.status == getFound, reset)
-	clear(r.msgs)
-	b.scratch.msgs = r.msgs[:0]
+	b.scratch.dropMsgs(r.msgs)
 }
 
 // backlog is a full batch's restNum share for queue q read from offset o:
@@ -272,7 +298,9 @@ func (b *Broker) caughtUp(k qkey, s *slot, q *queue) bool {
 	if b.cfg.Bugs.CommitOffsetLag {
 		return s.commit == b.lagCommit(k, s.pull)
 	}
-	return s.has&hasPending != 0 && s.pending == s.pull && s.commit >= b.pendingTarget(k, s.pending)
+	// pendingTarget(p) is at most p: a commit offset at the pending commit
+	// or past it needs no look at the cache
+	return s.has&hasPending != 0 && s.pending == s.pull && (s.commit >= s.pending || s.commit >= b.pendingTarget(k, s.pending))
 }
 
 // stageCommit is what a stage does to the commit offset (docs/rocketmq/
@@ -367,20 +395,28 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 // read: msgs' queue offsets), as model.AppendOffsetInfo writes them, with their common
 // "retryFlag queueId " prefix written once for both: two entries from one
 // prefix cost half the decimal writes, where an answer is mostly one
-// message.
+// message. The first message's offset, mostly the start offset (nothing
+// before it filtered out), is copied from startOffsetInfo's digits.
 func (r *PopResult) appendOffsetInfos(flag model.RetryType, qid int32, start int64, msgs []*model.Message) {
 	var buf [24]byte // two int32's digits and signs and two spaces
 	p := model.AppendDec(buf[:0], int64(flag))
 	p = append(p, ' ')
 	p = model.AppendDec(p, int64(qid))
 	p = append(p, ' ')
-	r.StartOffsetInfo = model.AppendDec(appendEntryHead(r.StartOffsetInfo, p), start)
+	si := appendEntryHead(r.StartOffsetInfo, p)
+	digits := len(si)
+	r.StartOffsetInfo = model.AppendDec(si, start)
 	dst := appendEntryHead(r.MsgOffsetInfo, p)
 	for i, m := range msgs {
-		if i > 0 {
+		switch {
+		case i > 0:
 			dst = append(dst, ',')
+			fallthrough
+		case m.QueueOffset != start:
+			dst = model.AppendDec(dst, m.QueueOffset)
+		default: // the stage's first message is at its start offset: its digits again
+			dst = append(dst, r.StartOffsetInfo[digits:]...)
 		}
-		dst = model.AppendDec(dst, m.QueueOffset)
 	}
 	r.MsgOffsetInfo = dst
 }

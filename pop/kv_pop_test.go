@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"popsim/clock"
 	"popsim/model"
 )
 
@@ -36,12 +37,85 @@ func TestAppendOffsetInfosIsModels(t *testing.T) {
 				offs[j] = pick()
 				msgs[j] = &model.Message{QueueOffset: offs[j]}
 			}
+			if len(msgs) > 0 && rng.IntN(2) == 0 { // the common case: the first message at the start offset
+				offs[0], msgs[0].QueueOffset = start, start
+			}
 			got.appendOffsetInfos(flag, qid, start, msgs)
 			want.StartOffsetInfo = model.AppendOffsetInfo(want.StartOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: qid, Offsets: []int64{start}})
 			want.MsgOffsetInfo = model.AppendOffsetInfo(want.MsgOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: qid, Offsets: offs})
 		}
 		if string(got.StartOffsetInfo) != string(want.StartOffsetInfo) || string(got.MsgOffsetInfo) != string(want.MsgOffsetInfo) {
 			t.Fatalf("case %d: got start %q msg %q, want start %q msg %q", i, got.StartOffsetInfo, got.MsgOffsetInfo, want.StartOffsetInfo, want.MsgOffsetInfo)
+		}
+	}
+}
+
+// TestPopScratchHoldsNoReferences checks that a pop hands its buffers back
+// to the scratch without references, on both paths: no message pointer in
+// the read buffer and no attempt id in the records, up to their capacity.
+func TestPopScratchHoldsNoReferences(t *testing.T) {
+	for _, cfg := range []Config{KVConfig(), DefaultConfig()} {
+		const n = 4
+		b := queuesBroker(t, cfg, n)
+		now := clock.Epoch
+		for i := range 10 {
+			b.Put(now, &model.Message{Topic: "t", QueueID: int32(i % n)})
+		}
+		req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 3, InvisibleTime: 60 * clock.Second, AttemptID: "attempt"}
+		var res PopResult
+		for range 3 {
+			now = now.Add(clock.Millisecond)
+			b.Pop(now, &req, &res)
+			if res.Status != PopFound {
+				t.Fatalf("UsesKV %v: pop %v, want FOUND", cfg.UsesKV(), res.Status)
+			}
+			for i, m := range b.scratch.msgs[:cap(b.scratch.msgs)] {
+				if m != nil {
+					t.Fatalf("UsesKV %v: the read buffer keeps a message at %d", cfg.UsesKV(), i)
+				}
+			}
+			for i, r := range b.scratch.records[:cap(b.scratch.records)] {
+				if r.attemptID != "" {
+					t.Fatalf("UsesKV %v: the records keep an attempt id at %d", cfg.UsesKV(), i)
+				}
+			}
+		}
+		if cfg.UsesKV() && cap(b.scratch.records) == 0 || cap(b.scratch.msgs) == 0 {
+			t.Fatalf("UsesKV %v: the pops left no buffers to check", cfg.UsesKV())
+		}
+	}
+}
+
+// TestReviveScratchHoldsNoReferences checks that Revive keeps its page of
+// expired records for the next call without their attempt ids, and that
+// a second Revive on the kept storage revives its own page.
+func TestReviveScratchHoldsNoReferences(t *testing.T) {
+	const n = 4
+	b := queuesBroker(t, KVConfig(), n)
+	now := clock.Epoch
+	for i := range 8 {
+		b.Put(now, &model.Message{Topic: "t", QueueID: int32(i % n)})
+	}
+	req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 4, InvisibleTime: 10 * clock.Second, AttemptID: "attempt"}
+	var res PopResult
+	for round := range 2 {
+		now = now.Add(clock.Millisecond)
+		b.Pop(now, &req, &res)
+		if len(res.Messages) != 4 {
+			t.Fatalf("round %d: pop found %d messages, want 4", round, len(res.Messages))
+		}
+		now = now.Add(20 * clock.Second) // past the leases and revive's slack
+		r := b.Revive(now)
+		if len(r.Revivals) != 4 {
+			t.Fatalf("round %d: revive revived %d records, want 4", round, len(r.Revivals))
+		}
+		for i, rc := range b.scratch.expired[:cap(b.scratch.expired)] {
+			if rc.attemptID != "" {
+				t.Fatalf("round %d: the kept page holds an attempt id at %d", round, i)
+			}
+		}
+		if cap(b.scratch.expired) == 0 {
+			t.Fatalf("round %d: revive kept no page", round)
 		}
 	}
 }

@@ -21,7 +21,7 @@ func (b *Broker) Revive(now clock.Time) ReviveResult {
 	lower, upper := b.reviveCursor-reviveLookBack, nowMs-reviveUpperSlack
 	res := ReviveResult{Lower: clock.FromMillis(lower), Upper: clock.FromMillis(upper)}
 	page := b.cfg.PopReviveMaxReturnSizePerRead
-	recs := b.index.scanExpired(lower, upper, page, nil)
+	recs := b.index.scanExpired(lower, upper, page, b.scratch.expired[:0])
 	b.stats.RecordReads += int64(len(recs))
 	b.stats.RecordDeletes += int64(len(recs)) // deleteRecords of the batch
 	res.FullPage = len(recs) >= page
@@ -38,6 +38,12 @@ func (b *Broker) Revive(now clock.Time) ReviveResult {
 	if len(recs) > 0 {
 		b.reviveCursor = recs[len(recs)-1].vt
 	}
+	// the page's storage is the next Revive's, without references (a
+	// record's only one is its attempt id)
+	for i := len(recs) - 1; i >= 0; i-- {
+		recs[i].attemptID = ""
+	}
+	b.scratch.expired = recs[:0]
 	if nowMs-b.lastLockScan >= LockCleanInterval {
 		b.removeTimeoutLocks(nowMs)
 	}

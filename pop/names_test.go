@@ -116,3 +116,23 @@ func TestNameLimits(t *testing.T) {
 	}
 	must(t, b.CheckInvariants())
 }
+
+// TestRetryTopicNameIsModels checks retryTopicName against
+// model.BuildPopRetryTopic with either retry topic version, for an interned
+// pair (the kept name) and one never interned (built).
+func TestRetryTopicNameIsModels(t *testing.T) {
+	for _, v2 := range []bool{false, true} {
+		b, err := New(KVConfig())
+		must(t, err)
+		b.cfg.EnableRetryTopicV2 = v2
+		b.names.pair("g", "t")
+		for _, p := range [][2]string{{"g", "t"}, {"g", "u"}, {"h", "t"}, {"g", "t"}} {
+			if got, want := b.retryTopicName(p[0], p[1]), model.BuildPopRetryTopic(p[1], p[0], v2); got != want {
+				t.Fatalf("v2 %v: retryTopicName(%q, %q) = %q, want %q", v2, p[0], p[1], got, want)
+			}
+		}
+		if _, ok := b.names.lookup("g", "u"); ok {
+			t.Fatalf("retryTopicName interned a pair")
+		}
+	}
+}

@@ -125,7 +125,7 @@ func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime 
 	}
 	cp.Topic = recTopic
 	if !model.IsRetryTopic(recTopic) {
-		cp.Topic = model.BuildPopRetryTopic(recTopic, group, b.cfg.EnableRetryTopicV2)
+		cp.Topic = b.retryTopicName(group, recTopic)
 	}
 	cp.QueueID = 0
 	if orig.ReconsumeTimes == 0 || orig.FirstPopTime == 0 {
@@ -134,6 +134,22 @@ func (b *Broker) retryCopy(orig *model.Message, group, recTopic string, popTime 
 	cp.ReconsumeTimes = orig.ReconsumeTimes + 1
 	b.ensureRetryTopic(cp.Topic, group)
 	return cp
+}
+
+// retryTopicName is model.BuildPopRetryTopic(topic, group,
+// EnableRetryTopicV2): the name names keeps for the pair when it is
+// interned (a revived record's always is), so that a revival does not
+// build the string again.
+func (b *Broker) retryTopicName(group, topic string) string {
+	id, ok := b.names.lookup(group, topic)
+	if !ok {
+		return model.BuildPopRetryTopic(topic, group, b.cfg.EnableRetryTopicV2)
+	}
+	v1, v2 := b.names.retryTopics(id)
+	if b.cfg.EnableRetryTopicV2 {
+		return v2
+	}
+	return v1
 }
 
 // ensureRetryTopic auto-creates a retry topic (1 read / 1 write queue, RW)

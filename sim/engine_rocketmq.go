@@ -76,6 +76,9 @@ type topicGroups struct {
 type rmqGroup struct {
 	name, topic string
 	pull        bool // positions by the committed offset (the Pull baseline)
+	// retry are the group's POP retry topics (V1, V2), built once for
+	// status rather than on every call.
+	retry [2]string
 }
 
 // The adapter's timers.
@@ -122,7 +125,8 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 		}
 		for _, cs := range s.c.consumers {
 			if cs.Group == name {
-				a.groups = append(a.groups, rmqGroup{name: name, topic: cs.Topic, pull: cs.Kind == Pull})
+				a.groups = append(a.groups, rmqGroup{name: name, topic: cs.Topic, pull: cs.Kind == Pull,
+					retry: [2]string{model.BuildPopRetryTopicV1(cs.Topic, name), model.BuildPopRetryTopicV2(cs.Topic, name)}})
 				if err := a.setRequestMode(name, cs.Topic); err != nil {
 					return nil, err
 				}
@@ -611,8 +615,12 @@ func (a *rocketMQ) traceLeases(now clock.Time, c *consumer, group string, res *p
 // livesIn is the topic a popped message lives in: the retry topic its
 // handle names for a retry message shown under its original topic, the
 // topic it was shown under otherwise (a retry topic's own name too, when
-// the #11195 bug leaks it).
+// the #11195 bug leaks it): the broker's RealTopic, built only for a
+// message the broker did not fill it in (a test's).
 func livesIn(m *pop.PoppedMessage, group string) string {
+	if m.RealTopic != "" {
+		return m.RealTopic
+	}
 	if model.IsRetryTopic(m.Message.Topic) {
 		return m.Message.Topic
 	}
@@ -1060,7 +1068,7 @@ func (a *rocketMQ) status(positions bool, dst []Position) (int, []Position) {
 		if g.pull {
 			continue
 		}
-		for _, t := range [...]string{model.BuildPopRetryTopicV1(g.topic, g.name), model.BuildPopRetryTopicV2(g.topic, g.name)} {
+		for _, t := range g.retry {
 			if a.b.MaxOffset(t, 0) >= 0 {
 				dst = a.positions(g, t, dst)
 			}

@@ -560,7 +560,7 @@ func (b *Broker) fsCollect(req *pop.PopRequest, p *popping, k qk, start, popTime
 		offs = append(offs, m.QueueOffset)
 		shown := deepCopy(m)
 		shown.Topic = req.Topic
-		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, Lease: ref.lease(i), Deadline: clock.FromMillis(popTime + p.invisible),
+		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, RealTopic: m.Topic, Lease: ref.lease(i), Deadline: clock.FromMillis(popTime + p.invisible),
 			Handle: model.ReceiptHandle{CkQueueOffset: start, PopTime: popTime, InvisibleTime: p.invisible, ReviveQueueID: rq,
 				RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}})
 	}

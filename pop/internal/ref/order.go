@@ -241,7 +241,7 @@ func (b *Broker) orderUpdate(nowMs int64, req *pop.PopRequest, p *popping, k qk,
 		if c := countOf(&q.info, m.QueueOffset); c > 0 {
 			shown.ReconsumeTimes = c
 		}
-		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, Lease: q.leases[i], Deadline: clock.FromMillis(p.popTime + p.invisible),
+		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, RealTopic: m.Topic, Lease: q.leases[i], Deadline: clock.FromMillis(p.popTime + p.invisible),
 			Handle: model.ReceiptHandle{CkQueueOffset: start, PopTime: p.popTime, InvisibleTime: p.invisible, ReviveQueueID: model.PopOrderReviveQueue,
 				RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}})
 	}

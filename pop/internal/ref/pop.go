@@ -274,7 +274,7 @@ func (b *Broker) collect(req *pop.PopRequest, p *popping, k qk, start int64, q *
 		if flag.IsRetry() && !b.cfg.Bugs.RetryTopicReencoding {
 			shown.Topic = req.Topic
 		}
-		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, Lease: r.Lease, Deadline: clock.FromMillis(p.popTime + p.invisible),
+		p.msgs = append(p.msgs, pop.PoppedMessage{Message: shown, RealTopic: m.Topic, Lease: r.Lease, Deadline: clock.FromMillis(p.popTime + p.invisible),
 			Handle: model.ReceiptHandle{CkQueueOffset: start, PopTime: p.popTime, InvisibleTime: p.invisible,
 				RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}})
 	}
