@@ -207,8 +207,10 @@ func (c *consumer) virtual(t clock.Time) clock.Time { return t.Add(-c.skew) }
 // deliver traces a message reaching its client: where it lives, its lease
 // and attempt, the topic the client was shown.
 func (s *sim) deliver(h *held, attempt int32, shown string) {
-	s.emit(model.Event{Kind: model.EvDeliver, Client: h.c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: h.topic, Queue: s.rt.global(h.broker, h.topic, h.queue), Offset: h.offset,
-		Attempt: attempt, Shown: shown})
+	e := s.event(model.EvDeliver)
+	e.Client, e.Msg, e.Lease, e.Topic, e.Queue, e.Offset = h.c.idx, h.msg.ID, h.lease, h.topic, s.rt.global(h.broker, h.topic, h.queue), h.offset
+	e.Attempt, e.Shown = attempt, shown
+	s.emitSlot()
 	s.meter.delivered(h.c.g, h.msg.ID, s.q.now())
 }
 
@@ -233,13 +235,13 @@ func (s *sim) startWork(c *consumer) {
 		b, isBatch := batchOf(w)
 		if isBatch {
 			for _, m := range b.members() {
-				s.emit(heldEvent(model.EvConsumeStart, m, model.RNone))
+				s.emitHeld(model.EvConsumeStart, m, model.RNone)
 				d += c.proc.Sample(c.rng)
 				m.outcome = c.outcomes.SampleFor(c.rng, uint64(m.msg.ID))
 				hold = max(hold, m.holdUntil)
 			}
 		} else {
-			s.emit(heldEvent(model.EvConsumeStart, h, model.RNone))
+			s.emitHeld(model.EvConsumeStart, h, model.RNone)
 			d = c.proc.Sample(c.rng)
 		}
 		if s.q.now() < c.slowUntil {
@@ -268,11 +270,11 @@ func (s *sim) consumeEnd(c *consumer, w work) {
 	c.running = removeWork(c.running, w)
 	if b, ok := batchOf(w); ok {
 		for _, h := range b.members() {
-			s.emit(heldEvent(model.EvConsumeEnd, h, outcomeReasons[h.outcome]))
+			s.emitHeld(model.EvConsumeEnd, h, outcomeReasons[h.outcome])
 		}
 	} else {
 		h := w.base()
-		s.emit(heldEvent(model.EvConsumeEnd, h, outcomeReasons[h.outcome]))
+		s.emitHeld(model.EvConsumeEnd, h, outcomeReasons[h.outcome])
 	}
 	c.cl.consumed(s, w)
 	s.startWork(c)

@@ -463,6 +463,28 @@ func (s *sim) emit(e model.Event) {
 	s.tr.emitCur(s.q.now())
 }
 
+// event clears the tracer's scratch slot for an event of kind k and
+// returns it, for the client events of every message (receive, deliver,
+// consume start and end, ack) to be written in place and traced by
+// emitSlot: emit's 160-byte argument is built aside and copied into the
+// slot. Nothing may be traced between the two calls.
+func (s *sim) event(k model.EventKind) *model.Event {
+	e := &s.tr.cur
+	*e = model.Event{Kind: k}
+	return e
+}
+
+// emitSlot traces the event written in place (event), as emit.
+func (s *sim) emitSlot() { s.tr.emitCur(s.q.now()) }
+
+// emitHeld traces an event of kind k about held message h (heldEvent),
+// written in place.
+func (s *sim) emitHeld(k model.EventKind, h *held, why model.Reason) {
+	e := s.event(k)
+	e.Client, e.Msg, e.Lease, e.Reason = h.c.idx, h.msg.ID, h.lease, why
+	s.emitSlot()
+}
+
 // serveNow serves a request that reaches the engine without the network
 // (an offset query or commit, a send-back) and carries out what it did.
 func (s *sim) serveNow(r Request) {

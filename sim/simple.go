@@ -317,7 +317,7 @@ func (p *simpleConsumer) ack(s *sim, h *popHeld) {
 		p.rejected(s, h, t.Lease, model.RAtAck)
 		return
 	}
-	s.sendAckReq(h, req, t.Lease)
+	s.sendAckReq(h, &req, t.Lease)
 }
 
 // change checks a renewal of h (with handle and its lease) at the proxy:
