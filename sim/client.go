@@ -229,7 +229,7 @@ func (s *sim) startWork(c *consumer) {
 		if !c.cl.beforeConsume(s, w) {
 			continue
 		}
-		h := w.base()
+		h := baseOf(w)
 		var d clock.Duration
 		hold := h.holdUntil
 		b, isBatch := batchOf(w)
@@ -251,7 +251,7 @@ func (s *sim) startWork(c *consumer) {
 		if !isBatch {
 			h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
 		}
-		h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, w)
+		h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, workPayload(w))
 		h.endSeq = h.endTask.seq
 		c.running = append(c.running, w)
 	}
@@ -289,6 +289,35 @@ func batchOf(w work) (batch, bool) {
 	}
 	b, ok := w.(batch)
 	return b, ok
+}
+
+// baseOf is w's base: a POP client's single message, the usual work, by
+// its concrete type, without a call through the interface.
+func baseOf(w work) *held {
+	if h, ok := w.(*popHeld); ok {
+		return &h.held
+	}
+	return w.base()
+}
+
+// workPayload is w as the payload of its consumption's end task: a POP
+// client's single message converted from its concrete type (a static
+// method table), where converting the work interface looks the table up
+// in the runtime's per-site cache.
+func workPayload(w work) payload {
+	if h, ok := w.(*popHeld); ok {
+		return h
+	}
+	return w
+}
+
+// workOf is p, a consumption's end task's payload, as work: a POP
+// client's single message by its concrete type first, as workPayload.
+func workOf(p payload) work {
+	if h, ok := p.(*popHeld); ok {
+		return h
+	}
+	return p.(work)
 }
 
 // removeWork removes w from running, keeping the others' order (a pause

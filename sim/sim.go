@@ -370,6 +370,8 @@ func (s *sim) dispatch(t *task) {
 		s.engineTick(t.who, t.at)
 	case tkNetRequest:
 		s.atEngine(request(t.p))
+	case tkNetResponse: // a client's task, without clientTask's look-up: atClient finds the client in the request
+		s.atClient(t)
 	case tkBrokerRestart:
 		s.brokerRestart(-1)
 	case tkBrokerStop:
@@ -407,7 +409,8 @@ func request(p payload) Request {
 
 // clientTask is a task inside a consumer process. Tasks of an older
 // incarnation are dropped; tasks that fall inside a pause wait for its
-// end.
+// end. A response reaching its client (tkNetResponse) is dispatched to
+// atClient directly, which makes the same checks by its request.
 func (s *sim) clientTask(t *task) {
 	c := s.cons[t.who]
 	switch t.kind {
@@ -422,9 +425,6 @@ func (s *sim) clientTask(t *task) {
 		return
 	case tkSlow:
 		s.slow(c)
-		return
-	case tkNetResponse:
-		s.atClient(t)
 		return
 	}
 	if t.epoch != c.epoch || !c.alive {
@@ -442,7 +442,7 @@ func (s *sim) clientTask(t *task) {
 	case tkPoll:
 		c.cl.poll(s, t.p)
 	case tkConsumeEnd:
-		s.consumeEnd(c, t.p.(work))
+		s.consumeEnd(c, workOf(t.p))
 	case tkTimeout:
 		s.timeout(c, t.p.(Request))
 	case tkClient:
