@@ -279,6 +279,7 @@ func (s *sim) setupClients() {
 	}
 	s.subscribe()
 	for _, p := range s.prods {
+		p.groups = s.onTopic[p.topic]
 		s.scheduleArrival(p)
 	}
 	for _, c := range s.cons {
