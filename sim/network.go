@@ -99,12 +99,15 @@ func (s *sim) atEngine(r Request) {
 		s.eng.Serve(s.q.now(), r, &s.out)
 		s.settle(&s.out)
 	}
-	// nothing refers to it once it was served; an ack, the usual one, is
-	// told by its concrete type (asserting recyclable looks it up)
-	if a, ok := r.(*ackReq); ok {
-		a.recycle(s)
-	} else if f, ok := r.(recyclable); ok {
-		f.recycle(s)
+	// nothing refers to it once it was served; the usual requests, an ack
+	// and a pop (its client recycles it), are told by their concrete type
+	// (asserting recyclable looks it up in the runtime's per-site cache)
+	switch r := r.(type) {
+	case *ackReq:
+		r.recycle(s)
+	case *popReq:
+	case recyclable:
+		r.recycle(s)
 	}
 }
 
