@@ -404,6 +404,8 @@ func request(p payload) Request {
 		return r
 	case *changeReq:
 		return r
+	case *receiveReq:
+		return r
 	}
 	return p.(Request)
 }
