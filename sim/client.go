@@ -207,8 +207,10 @@ func (c *consumer) virtual(t clock.Time) clock.Time { return t.Add(-c.skew) }
 // deliver traces a message reaching its client: where it lives, its lease
 // and attempt, the topic the client was shown.
 func (s *sim) deliver(h *held, attempt int32, shown string) {
-	s.emit(model.Event{Kind: model.EvDeliver, Client: h.c.idx, Msg: h.msg.ID, Lease: h.lease, Topic: h.topic, Queue: s.rt.global(h.broker, h.topic, h.queue), Offset: h.offset,
-		Attempt: attempt, Shown: shown})
+	e := s.event(model.EvDeliver)
+	e.Client, e.Msg, e.Lease, e.Topic, e.Queue, e.Offset = h.c.idx, h.msg.ID, h.lease, h.topic, s.rt.global(h.broker, h.topic, h.queue), h.offset
+	e.Attempt, e.Shown = attempt, shown
+	s.emitSlot()
 	s.meter.delivered(h.c.g, h.msg.ID, s.q.now())
 }
 
@@ -227,19 +229,19 @@ func (s *sim) startWork(c *consumer) {
 		if !c.cl.beforeConsume(s, w) {
 			continue
 		}
-		h := w.base()
+		h := baseOf(w)
 		var d clock.Duration
 		hold := h.holdUntil
 		b, isBatch := batchOf(w)
 		if isBatch {
 			for _, m := range b.members() {
-				s.emit(heldEvent(model.EvConsumeStart, m, model.RNone))
+				s.emitHeld(model.EvConsumeStart, m, model.RNone)
 				d += c.proc.Sample(c.rng)
 				m.outcome = c.outcomes.SampleFor(c.rng, uint64(m.msg.ID))
 				hold = max(hold, m.holdUntil)
 			}
 		} else {
-			s.emit(heldEvent(model.EvConsumeStart, h, model.RNone))
+			s.emitHeld(model.EvConsumeStart, h, model.RNone)
 			d = c.proc.Sample(c.rng)
 		}
 		if s.q.now() < c.slowUntil {
@@ -249,7 +251,7 @@ func (s *sim) startWork(c *consumer) {
 		if !isBatch {
 			h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
 		}
-		h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, w)
+		h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, workPayload(w))
 		h.endSeq = h.endTask.seq
 		c.running = append(c.running, w)
 	}
@@ -268,11 +270,11 @@ func (s *sim) consumeEnd(c *consumer, w work) {
 	c.running = removeWork(c.running, w)
 	if b, ok := batchOf(w); ok {
 		for _, h := range b.members() {
-			s.emit(heldEvent(model.EvConsumeEnd, h, outcomeReasons[h.outcome]))
+			s.emitHeld(model.EvConsumeEnd, h, outcomeReasons[h.outcome])
 		}
 	} else {
 		h := w.base()
-		s.emit(heldEvent(model.EvConsumeEnd, h, outcomeReasons[h.outcome]))
+		s.emitHeld(model.EvConsumeEnd, h, outcomeReasons[h.outcome])
 	}
 	c.cl.consumed(s, w)
 	s.startWork(c)
@@ -287,6 +289,35 @@ func batchOf(w work) (batch, bool) {
 	}
 	b, ok := w.(batch)
 	return b, ok
+}
+
+// baseOf is w's base: a POP client's single message, the usual work, by
+// its concrete type, without a call through the interface.
+func baseOf(w work) *held {
+	if h, ok := w.(*popHeld); ok {
+		return &h.held
+	}
+	return w.base()
+}
+
+// workPayload is w as the payload of its consumption's end task: a POP
+// client's single message converted from its concrete type (a static
+// method table), where converting the work interface looks the table up
+// in the runtime's per-site cache.
+func workPayload(w work) payload {
+	if h, ok := w.(*popHeld); ok {
+		return h
+	}
+	return w
+}
+
+// workOf is p, a consumption's end task's payload, as work: a POP
+// client's single message by its concrete type first, as workPayload.
+func workOf(p payload) work {
+	if h, ok := p.(*popHeld); ok {
+		return h
+	}
+	return p.(work)
 }
 
 // removeWork removes w from running, keeping the others' order (a pause

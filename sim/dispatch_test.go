@@ -13,3 +13,19 @@ func TestRequestIsTheAssertion(t *testing.T) {
 		}
 	}
 }
+
+// wire gives every request type back as its payload and its own common
+// part: the types it tells apart by their concrete type and those it
+// leaves to the interface.
+func TestWireIsTheInterface(t *testing.T) {
+	for _, r := range []Request{&popReq{}, &ackReq{}, &changeReq{}, &receiveReq{}, &pullReq{}, &batchAckReq{},
+		&shareFetchReq{}, &sqsReceiveReq{}, &sqsDeleteReq{}, &sqsChangeReq{}} {
+		p, b := wire(r)
+		if p != payload(r) {
+			t.Fatalf("wire(%T) payload = %T %p, want the request itself, %p", r, p, p, r)
+		}
+		if b != r.base() {
+			t.Fatalf("wire(%T) base = %p, want %p", r, b, r.base())
+		}
+	}
+}

@@ -507,14 +507,14 @@ func (r *pullReq) lost(e *model.Event, why model.Reason) bool {
 }
 
 // newAck returns an ack request, reusing one the engine has served.
-func (s *sim) newAck(h *popHeld, req pop.AckRequest, lease model.LeaseID) *ackReq {
+func (s *sim) newAck(h *popHeld, req *pop.AckRequest, lease model.LeaseID) *ackReq {
 	r := takeFree(&s.freeAcks)
 	if r == nil {
 		r = new(ackReq)
 	}
 	// every field set one by one, without a literal's temporary and its
 	// 150-byte copy
-	r.req, r.msg, r.lease, r.deliveredAt = req, h.msg.ID, lease, h.deliveredAt
+	r.req, r.msg, r.lease, r.deliveredAt = *req, h.msg.ID, lease, h.deliveredAt
 	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(req.Handle.BrokerName)}
 	return r
 }

@@ -93,17 +93,21 @@ func adoptRenewal(r *changeReq) {
 }
 
 // sendAckReq acks a held message (fire and forget) with the request
-// given, naming lease.
-func (s *sim) sendAckReq(h *popHeld, req pop.AckRequest, lease model.LeaseID) {
+// given, naming lease. The request is copied once, into the recycled ack
+// (newAck); by value it was copied into each call on the way.
+func (s *sim) sendAckReq(h *popHeld, req *pop.AckRequest, lease model.LeaseID) {
 	h.finished = true
 	r := s.newAck(h, req, lease)
-	s.emit(model.Event{Kind: model.EvAck, Client: h.c.idx, Msg: h.msg.ID, Lease: lease})
+	e := s.event(model.EvAck)
+	e.Client, e.Msg, e.Lease = h.c.idx, h.msg.ID, lease
+	s.emitSlot()
 	s.send(r, 0)
 }
 
 // sendAck acks a held message with its own handle.
 func (s *sim) sendAck(h *popHeld) {
-	s.sendAckReq(h, pop.NewAckRequest(h.c.g.name, h.msg.Topic, &h.handle), h.lease)
+	req := pop.NewAckRequest(h.c.g.name, h.msg.Topic, &h.handle)
+	s.sendAckReq(h, &req, h.lease)
 }
 
 // changePurpose says why a renewal (changeInvisibleTime) was sent, which

@@ -32,6 +32,9 @@ type producer struct {
 	keys    string
 	keyEnds [keyBlock]int32
 	keyAt   int
+	// groups are the groups consuming its topic (s.onTopic's entry, set
+	// once subscribe placed them), for the messages it stores.
+	groups []*group
 }
 
 // keyBlock is how many UNIQ_KEYs a producer builds at once.
@@ -163,8 +166,18 @@ func (s *sim) storeOnly(p *producer, m *model.Message, intended clock.Time) {
 	m.ID = s.nextMsg
 	s.nextMsg++
 	if s.eng.Store(s.q.now(), p.idx, m, &s.out) {
-		s.stored(m, intended)
+		s.stored(s.groupsOf(p, m), m, intended)
 	}
+}
+
+// groupsOf is the groups consuming m's topic: for a message on p's topic,
+// all p produces, the ones p keeps, without looking the topic's name up
+// in s.onTopic (a string-keyed map: ~130 instructions a message).
+func (s *sim) groupsOf(p *producer, m *model.Message) []*group {
+	if m.Topic == p.topic {
+		return p.groups
+	}
+	return s.onTopic[m.Topic]
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

@@ -1,8 +1,12 @@
 package sim
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
+
+	"popsim/model"
 )
 
 // A producer's keys come in blocks; each is still p<producer>-<seq>,
@@ -15,5 +19,37 @@ func TestProducerKeysAcrossBlocks(t *testing.T) {
 			t.Fatalf("key of message %d: got %q, want %q", p.seq, got, want)
 		}
 		p.seq++
+	}
+}
+
+// TestGroupsOfIsOnTopic: after setup, the groups a producer keeps for its
+// messages are s.onTopic's for its topic, and a message on another topic
+// gets that topic's (the map's look-up, which groupsOf skips).
+func TestGroupsOfIsOnTopic(t *testing.T) {
+	cfg := sharedTopic(4, "tags(TagA:1)",
+		ConsumerSpec{Kind: PopPush, Group: "g1", Topic: "t", Threads: 1, Processing: dist("const(5ms)")},
+		ConsumerSpec{Kind: PopPush, Group: "g2", Topic: "t", Threads: 1, Processing: dist("const(5ms)")},
+		ConsumerSpec{Kind: PopPush, Group: "h", Topic: "u", Threads: 1, Processing: dist("const(5ms)")})
+	cfg.Topics = append(cfg.Topics, TopicSpec{Name: "u", Queues: 1})
+	cfg.Producers = append(cfg.Producers, ProducerSpec{Topic: "u", Arrivals: arrivals("backlog(1)")})
+	c, err := cfg.WithDefaults().layout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSim(c, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range s.prods {
+		for _, topic := range []string{"t", "u"} {
+			want := s.onTopic[topic]
+			if len(want) == 0 {
+				t.Fatalf("no group consumes %s: the test shows nothing", topic)
+			}
+			m := &model.Message{Topic: strings.Clone(topic)} // another copy of the name, as a message's may be
+			if got := s.groupsOf(p, m); !slices.Equal(got, want) {
+				t.Fatalf("producer on %s: groupsOf(%s) = %v, want %v", p.topic, topic, got, want)
+			}
+		}
 	}
 }

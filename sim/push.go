@@ -128,7 +128,9 @@ func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 	r := p.newPop()
 	p.fillRequest(s, &r.req, queue)
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
-	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: s.rt.global(l.broker, c.g.topic, queue), Count: c.spec.Batch, Span: p.set.InvisibleTime})
+	e := s.event(model.EvReceive)
+	e.Client, e.Topic, e.Queue, e.Count, e.Span = c.idx, c.g.topic, s.rt.global(l.broker, c.g.topic, queue), c.spec.Batch, p.set.InvisibleTime
+	s.emitSlot()
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
 	return r
@@ -246,7 +248,9 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 	l := p.loopOf(r)
 	res := &r.res
 	c := p.c
-	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
+	e := s.event(model.EvReceived)
+	e.Client, e.Code, e.Count = c.idx, int32(res.Code), int32(len(res.Messages))
+	s.emitSlot()
 	var chunk []*popHeld // the listener batch being filled (consumeMessageBatchMaxSize > 1)
 	for i := range res.Messages {
 		h := s.deliverOwned(c, &res.Messages[i], p.reuseHeld())
@@ -305,7 +309,7 @@ func repopDelay(code model.ResponseCode) clock.Duration {
 // drop acks a message and drops it under a named client policy.
 func (p *pushConsumer) drop(s *sim, h *popHeld, policy model.Reason) {
 	s.cov.hit("drop-" + policy.String())
-	s.emit(heldEvent(model.EvDrop, &h.held, policy))
+	s.emitHeld(model.EvDrop, &h.held, policy)
 	s.meter.finish(p.c.g, h.msg.ID)
 	s.sendAck(h)
 }
@@ -391,7 +395,7 @@ func (p *pushConsumer) expireBefore(s *sim, h *popHeld) {
 	p.unwait(h)
 	h.finished = true
 	s.cov.hit("expired-before-consume")
-	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RBefore))
+	s.emitHeld(model.EvExpiredLocal, &h.held, model.RBefore)
 	p.endQueue(s, h)
 }
 
@@ -399,7 +403,7 @@ func (p *pushConsumer) expireBefore(s *sim, h *popHeld) {
 func (p *pushConsumer) expireAfter(s *sim, h *popHeld) {
 	h.finished = true
 	s.cov.hit("expired-after-consume")
-	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RAfter))
+	s.emitHeld(model.EvExpiredLocal, &h.held, model.RAfter)
 	p.endQueue(s, h)
 }
 

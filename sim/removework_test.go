@@ -49,3 +49,22 @@ func isBatch(w work) bool {
 	_, ok := w.(batch)
 	return ok
 }
+
+// TestWorkFastPathsAreTheInterface: baseOf, workPayload and workOf, which
+// tell a POP client's single message by its concrete type, give what the
+// work interface gives for every kind of work.
+func TestWorkFastPathsAreTheInterface(t *testing.T) {
+	h := new(popHeld)
+	for _, w := range []work{new(popHeld), &pushBatch{hs: []*popHeld{h}, ms: []*held{&h.held}}, new(pullHeld), new(held)} {
+		if got := baseOf(w); got != w.base() {
+			t.Fatalf("baseOf(%T) = %p, want %p", w, got, w.base())
+		}
+		p := workPayload(w)
+		if p != payload(w) {
+			t.Fatalf("workPayload(%T) = %T %p, want the work itself", w, p, p)
+		}
+		if got := workOf(p); got != w {
+			t.Fatalf("workOf(%T) = %T %p, want the work itself", w, got, got)
+		}
+	}
+}

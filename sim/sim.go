@@ -279,6 +279,7 @@ func (s *sim) setupClients() {
 	}
 	s.subscribe()
 	for _, p := range s.prods {
+		p.groups = s.onTopic[p.topic]
 		s.scheduleArrival(p)
 	}
 	for _, c := range s.cons {
@@ -370,6 +371,8 @@ func (s *sim) dispatch(t *task) {
 		s.engineTick(t.who, t.at)
 	case tkNetRequest:
 		s.atEngine(request(t.p))
+	case tkNetResponse: // a client's task, without clientTask's look-up: atClient finds the client in the request
+		s.atClient(t)
 	case tkBrokerRestart:
 		s.brokerRestart(-1)
 	case tkBrokerStop:
@@ -401,13 +404,16 @@ func request(p payload) Request {
 		return r
 	case *changeReq:
 		return r
+	case *receiveReq:
+		return r
 	}
 	return p.(Request)
 }
 
 // clientTask is a task inside a consumer process. Tasks of an older
 // incarnation are dropped; tasks that fall inside a pause wait for its
-// end.
+// end. A response reaching its client (tkNetResponse) is dispatched to
+// atClient directly, which makes the same checks by its request.
 func (s *sim) clientTask(t *task) {
 	c := s.cons[t.who]
 	switch t.kind {
@@ -422,9 +428,6 @@ func (s *sim) clientTask(t *task) {
 		return
 	case tkSlow:
 		s.slow(c)
-		return
-	case tkNetResponse:
-		s.atClient(t)
 		return
 	}
 	if t.epoch != c.epoch || !c.alive {
@@ -442,7 +445,7 @@ func (s *sim) clientTask(t *task) {
 	case tkPoll:
 		c.cl.poll(s, t.p)
 	case tkConsumeEnd:
-		s.consumeEnd(c, t.p.(work))
+		s.consumeEnd(c, workOf(t.p))
 	case tkTimeout:
 		s.timeout(c, t.p.(Request))
 	case tkClient:
@@ -461,6 +464,28 @@ func (s *sim) clientTask(t *task) {
 func (s *sim) emit(e model.Event) {
 	s.tr.cur = e // see emitCur
 	s.tr.emitCur(s.q.now())
+}
+
+// event clears the tracer's scratch slot for an event of kind k and
+// returns it, for the client events of every message (receive, deliver,
+// consume start and end, ack) to be written in place and traced by
+// emitSlot: emit's 160-byte argument is built aside and copied into the
+// slot. Nothing may be traced between the two calls.
+func (s *sim) event(k model.EventKind) *model.Event {
+	e := &s.tr.cur
+	*e = model.Event{Kind: k}
+	return e
+}
+
+// emitSlot traces the event written in place (event), as emit.
+func (s *sim) emitSlot() { s.tr.emitCur(s.q.now()) }
+
+// emitHeld traces an event of kind k about held message h (heldEvent),
+// written in place.
+func (s *sim) emitHeld(k model.EventKind, h *held, why model.Reason) {
+	e := s.event(k)
+	e.Client, e.Msg, e.Lease, e.Reason = h.c.idx, h.msg.ID, h.lease, why
+	s.emitSlot()
 }
 
 // serveNow serves a request that reaches the engine without the network

@@ -139,7 +139,7 @@ func (p *simpleConsumer) receive(s *sim) {
 			s.cov.hit("reentrant-retry")
 		}
 	}
-	r := p.newReceive(c.g.cfg.RetryMaxTimes + 1)
+	r := p.newReceive(c.g.cfg.RetryMaxTimes+1, p.rr%s.rt.n)
 	var st proxy.Status
 	// No born time yet: the proxy stamps its own clock when the receive
 	// reaches it (rocketMQ.Serve), never the client's.
@@ -152,26 +152,30 @@ func (p *simpleConsumer) receive(s *sim) {
 	if !st.IsOK() {
 		panic("sim: the proxy refused a validated receive: " + st.String())
 	}
-	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: p.rr % s.rt.n}
 	p.rr++
 	p.popOut = r
-	s.emit(model.Event{Kind: model.EvReceive, Client: c.idx, Topic: c.g.topic, Queue: -1, Count: int32(n), Span: r.pop.InvisibleTime, Reason: why})
+	e := s.event(model.EvReceive)
+	e.Client, e.Topic, e.Queue, e.Count, e.Span, e.Reason = c.idx, c.g.topic, -1, int32(n), r.pop.InvisibleTime, why
+	s.emitSlot()
 	s.send(r, timeout)
 }
 
-// newReceive returns a receive request, reusing the spare (the last
-// receive answered) with its result's storage: a fresh request but for
-// the capacity of the result's slices, and its pop, which the caller
-// writes (the proxy's answer goes there at once, not through copies).
-func (p *simpleConsumer) newReceive(maxAttempts int32) *receiveReq {
+// newReceive returns the client's receive to broker, reusing the spare
+// (the last receive answered) with its result's storage: a fresh request
+// but for the capacity of the result's slices, and its pop, which the
+// caller writes (the proxy's answer goes there at once, not through
+// copies).
+func (p *simpleConsumer) newReceive(maxAttempts, broker int32) *receiveReq {
+	c := p.c
+	base := reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: broker}
 	r := p.spare
 	if r == nil {
-		return &receiveReq{px: p.px, maxAttempts: maxAttempts}
+		return &receiveReq{reqBase: base, px: p.px, maxAttempts: maxAttempts}
 	}
 	p.spare = nil
 	// Field by field: one copy of each part instead of building the whole
 	// request and copying it.
-	r.reqBase, r.px, r.maxAttempts, r.parked = reqBase{}, p.px, maxAttempts, false
+	r.reqBase, r.px, r.maxAttempts, r.parked = base, p.px, maxAttempts, false
 	res := &r.res.Pop
 	// Nothing may alias the held copies of the messages (deliverOwned):
 	// the next pop must not write into their Body and Properties.
@@ -198,7 +202,9 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 	p.attempt = "" // an answer, empty or not: the next receive is a new attempt
 	c := p.c
 	res := &r.res.Pop
-	s.emit(model.Event{Kind: model.EvReceived, Client: c.idx, Code: int32(res.Code), Count: int32(len(res.Messages))})
+	e := s.event(model.EvReceived)
+	e.Client, e.Code, e.Count = c.idx, int32(res.Code), int32(len(res.Messages))
+	s.emitSlot()
 	for i := range res.Messages {
 		m := &res.Messages[i]
 		h := s.deliverOwned(c, m, p.reuse())
@@ -317,7 +323,7 @@ func (p *simpleConsumer) ack(s *sim, h *popHeld) {
 		p.rejected(s, h, t.Lease, model.RAtAck)
 		return
 	}
-	s.sendAckReq(h, req, t.Lease)
+	s.sendAckReq(h, &req, t.Lease)
 }
 
 // change checks a renewal of h (with handle and its lease) at the proxy:

@@ -36,14 +36,14 @@ func TestSimpleReceiveReuseKeepsHeldCopies(t *testing.T) {
 			t.Fatalf("put: %+v", r)
 		}
 	}
-	p := &simpleConsumer{px: proxy.New(b, proxy.DefaultConfig())}
+	p := &simpleConsumer{c: &consumer{epoch: 3}, px: proxy.New(b, proxy.DefaultConfig())}
 	req := pop.PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 1, InvisibleTime: 60 * clock.Second, InitMode: pop.InitModeMin}
 	var held []model.Message
 	for i, body := range []string{"first body", "second"} {
 		put(string(rune('a'+i)), body, body+"-prop")
-		r := p.newReceive(17)
+		r := p.newReceive(17, 0)
 		r.pop = req
-		if len(r.res.Pop.Messages) != 0 || r.maxAttempts != 17 || r.done || r.parked {
+		if len(r.res.Pop.Messages) != 0 || r.maxAttempts != 17 || r.done || r.parked || r.c != p.c || r.epoch != 3 || !r.reply || r.loss != lossPop {
 			t.Fatalf("receive %d is not fresh: %d messages, %+v", i, len(r.res.Pop.Messages), r.reqBase)
 		}
 		b.Pop(now, &r.pop, &r.res.Pop)

@@ -51,13 +51,12 @@ func (s *sim) noMatch(now clock.Time, c *consumer, id model.MsgID, lease model.L
 }
 
 // stored opens a message the engine stored, meant to be sent at intended,
-// in the meter for every group consuming its topic, then settles it for
+// in the meter for every group consuming its topic (gs), then settles it for
 // each group that does not subscribe to it: the broker's filter never
 // hands it out to that group, so it is owed to no one there (a drop
 // r=no-match naming the group, which the checker settles) and the meter
 // closes it for that group.
-func (s *sim) stored(m *model.Message, intended clock.Time) {
-	gs := s.onTopic[m.Topic]
+func (s *sim) stored(gs []*group, m *model.Message, intended clock.Time) {
 	for _, g := range gs {
 		s.meter.produced(g, m.ID, intended, s.q.now())
 	}
