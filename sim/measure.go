@@ -281,7 +281,7 @@ func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
 	e2eQ, svcQ, dups := m.quantiles(r.e2e, r.svc, cut)
 	iv.EndToEnd = latencyIntervals(a.e2e, e2eQ, cut)
 	iv.ServiceTime = latencyIntervals(a.svc, svcQ, cut)
-	iv.DuplicatesPct = scaled(toInterval(dups.CI(cut, IntervalLevel)), 100)
+	iv.DuplicatesPct = scaled(toInterval(dups.CI(0, cut, IntervalLevel)), 100)
 	for _, p := range a.order {
 		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: r.parts[p].latency(),
 			MeanInterval: toInterval(a.parts[p].MeanCI(cut, IntervalLevel))})
@@ -304,46 +304,45 @@ var intervalQuantiles = [3]float64{0.5, 0.9, 0.99}
 // at or below it inverted through the histogram (stats.QuantileByProportion).
 // The same pass over the records fills dups, the series of duplicate
 // consumptions per stored message (a late event may have changed them
-// after the record froze, so they are read here, at the end).
-func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interval, dups *stats.RatioSeries) {
-	var est [2][3]float64
-	var ind [2][3]*stats.Series
-	var b batch5 // feeds ind[0][0..2], then ind[1][0..2]
+// after the record froze, so they are read here, at the end). Both count
+// whole numbers (stats.CountSeries: the intervals of a Series and a
+// RatioSeries of the same, for an increment an observation).
+func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interval, dups *stats.CountSeries) {
+	var est [2][3]int64
 	for j, q := range intervalQuantiles {
-		est[0][j], est[1][j] = float64(e2e.valueAt(100*q)), float64(svc.valueAt(100*q))
-		ind[0][j], ind[1][j] = stats.NewSeries(), stats.NewSeries()
+		est[0][j], est[1][j] = e2e.valueAt(100*q), svc.valueAt(100*q)
 	}
-	b.series = append(ind[0][:], ind[1][:]...)
-	below := func(v uint32, x float64) float64 {
-		if float64(v) <= x {
-			return 1
+	ind := stats.NewCountSeries(6) // e2e's p50, p90, p99, then svc's
+	dups = stats.NewCountRatioSeries(1)
+	m.obs.eachBlock(func(first int64, recs []meterObs) {
+		for i := range recs {
+			o, id := &recs[i], first+int64(i)
+			if o.flags&obsWarm != 0 {
+				continue
+			}
+			if o.flags&obsStored != 0 {
+				dups.Add(id, int64(max(o.successes, 1)-1))
+			}
+			if id < cut || o.flags&obsMeasured == 0 {
+				continue
+			}
+			ind.Add(id, atMost(o.e2e, est[0][0]), atMost(o.e2e, est[0][1]), atMost(o.e2e, est[0][2]),
+				atMost(o.svc, est[1][0]), atMost(o.svc, est[1][1]), atMost(o.svc, est[1][2]))
 		}
-		return 0
-	}
-	dups = stats.NewRatioSeries()
-	m.obs.each(func(id int64, o *meterObs) {
-		if o.flags&obsWarm != 0 {
-			return
-		}
-		if o.flags&obsStored != 0 {
-			dups.Add(id, float64(max(int(o.successes)-1, 0)), 1)
-		}
-		if id < cut || o.flags&obsMeasured == 0 {
-			return
-		}
-		sum := b.next(id)
-		for j := range intervalQuantiles {
-			sum[j] += below(o.e2e, est[0][j])
-			sum[3+j] += below(o.svc, est[1][j])
-		}
-		b.done()
 	})
-	b.flush()
 	for j, q := range intervalQuantiles {
-		e2eQ[j] = stats.QuantileByProportion(q, est[0][j], ind[0][j].MeanCI(cut, IntervalLevel), quantileOf(e2e))
-		svcQ[j] = stats.QuantileByProportion(q, est[1][j], ind[1][j].MeanCI(cut, IntervalLevel), quantileOf(svc))
+		e2eQ[j] = stats.QuantileByProportion(q, float64(est[0][j]), ind.CI(j, cut, IntervalLevel), quantileOf(e2e))
+		svcQ[j] = stats.QuantileByProportion(q, float64(est[1][j]), ind.CI(3+j, cut, IntervalLevel), quantileOf(svc))
 	}
 	return e2eQ, svcQ, dups
+}
+
+// atMost is 1 when v <= x, else 0.
+func atMost(v uint32, x int64) int64 {
+	if int64(v) <= x {
+		return 1
+	}
+	return 0
 }
 
 // quantileOf is a histogram's quantile function (p from 0 to 1).
