@@ -120,6 +120,7 @@ type obsAgg struct {
 	partH        [nParts]*hist
 	groups       []groupHists
 	unattributed int64
+	changes      int32 // messages counted or taken away since the histograms' last spill, at most histSpillAt (counted)
 }
 
 // begin makes the series and histograms, once: at the first record, when
@@ -230,18 +231,19 @@ func (b *batch5) flush() {
 
 // count adds measured message o to the histograms.
 func (a *obsAgg) count(o *meterObs) {
-	a.e2eH.record(int64(o.e2e))
-	a.svcH.record(int64(o.svc))
+	a.counted()
+	a.e2eH.add(int64(o.e2e))
+	a.svcH.add(int64(o.svc))
 	if int(o.group) < len(a.groups) { // each group's too, with several
-		a.groups[o.group].e2e.record(int64(o.e2e))
-		a.groups[o.group].svc.record(int64(o.svc))
+		a.groups[o.group].e2e.add(int64(o.e2e))
+		a.groups[o.group].svc.add(int64(o.svc))
 	}
 	if o.flags&obsUnattributed != 0 {
 		a.unattributed++
 		return
 	}
 	for _, p := range a.order {
-		a.partH[p].record(int64(o.part[p]))
+		a.partH[p].add(int64(o.part[p]))
 	}
 }
 
@@ -252,20 +254,46 @@ func (a *obsAgg) uncount(st *obsStore, cut int64) {
 		if o.flags&obsMeasured == 0 || o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
 			return
 		}
-		a.e2eH.take(int64(o.e2e))
-		a.svcH.take(int64(o.svc))
+		a.counted()
+		a.e2eH.sub(int64(o.e2e))
+		a.svcH.sub(int64(o.svc))
 		if int(o.group) < len(a.groups) {
-			a.groups[o.group].e2e.take(int64(o.e2e))
-			a.groups[o.group].svc.take(int64(o.svc))
+			a.groups[o.group].e2e.sub(int64(o.e2e))
+			a.groups[o.group].svc.sub(int64(o.svc))
 		}
 		if o.flags&obsUnattributed != 0 {
 			a.unattributed--
 			return
 		}
 		for _, p := range a.order {
-			a.partH[p].take(int64(o.part[p]))
+			a.partH[p].sub(int64(o.part[p]))
 		}
 	})
+}
+
+// counted notes that a message is about to change the histograms, each
+// by one count at most: after histSpillAt of them it spills them all
+// first (hist.add). It is small enough to be inlined.
+func (a *obsAgg) counted() {
+	if a.changes == histSpillAt {
+		a.spill()
+	}
+	a.changes++
+}
+
+// spill spills every histogram of a's (counted).
+func (a *obsAgg) spill() {
+	a.changes = 0
+	hs := []*hist{a.e2eH, a.svcH}
+	for _, p := range a.order {
+		hs = append(hs, a.partH[p])
+	}
+	for _, g := range a.groups {
+		hs = append(hs, g.e2e, g.svc)
+	}
+	for _, h := range hs {
+		h.spill()
+	}
 }
 
 // measure fills the histograms (each group's too, when the run has
