@@ -585,7 +585,7 @@ func (m *meter) onDeliver(e *model.Event) {
 	var a *attempt
 	if l := &x.att; e.Lease != 0 && l.stage == stageLeased && l.lease == e.Lease {
 		a = l // the latest lease, as a rule (search would find it first)
-	} else if e.Lease != 0 {
+	} else if e.Lease != 0 && (x.att.stage != 0 || x.more) { // else no attempt yet: an engine that traces no lease
 		a = m.search(x, func(a *attempt) bool { return a.stage == stageLeased && a.lease == e.Lease })
 	}
 	if a == nil {
