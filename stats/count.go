@@ -45,11 +45,12 @@ func newCountSeries(cols int, per int64, ratio bool) *CountSeries {
 // (keys must not decrease): as Series.Add(at, float64(xs[j])), or
 // RatioSeries.Add(at, float64(xs[j]), 1), of each column's.
 func (s *CountSeries) Add(at int64, xs ...int64) {
-	if len(xs) != len(s.sum) {
-		panic("stats: CountSeries.Add of " + strconv.Itoa(len(xs)) + " values to " + strconv.Itoa(len(s.sum)) + " columns")
+	sum := s.sum
+	if len(xs) != len(sum) {
+		panic("stats: CountSeries.Add of " + strconv.Itoa(len(xs)) + " values to " + strconv.Itoa(len(sum)) + " columns")
 	}
 	for j, x := range xs {
-		s.sum[j] += x
+		sum[j] += x // no bounds check: len(sum) is len(xs)
 	}
 	if s.room--; s.room >= 0 && at >= s.last { // neither a push's first nor its last
 		s.last = at
