@@ -101,6 +101,21 @@ func (h *hist) take(v int64) {
 	}
 }
 
+// add counts value v as record does but for the spill, small enough to
+// be inlined: for a caller that spills the hist itself (spill) before
+// histSpillAt changes (obsAgg, for its histograms together). A hist takes
+// either add and sub or record and take.
+func (h *hist) add(v int64) {
+	h.counts[histSlot(v)]++
+	h.total++
+}
+
+// sub takes value v, added before, away again, as add.
+func (h *hist) sub(v int64) {
+	h.counts[histSlot(v)]--
+	h.total--
+}
+
 // spill adds the 32-bit counts into the 64-bit ones and empties them.
 func (h *hist) spill() {
 	if h.wide == nil {

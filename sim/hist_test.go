@@ -237,3 +237,62 @@ func sameHist(t *testing.T, h, ref *hist, what string) {
 		t.Fatalf("%s: the library's histograms differ", what)
 	}
 }
+
+// add and sub count what record and take do; the meter's aggregate,
+// which adds without the spill check, spills all its histograms at
+// histSpillAt messages, a slot counting on past 2^31.
+func TestHistAddIsRecord(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	edges := histEdges()
+	h, ref := newHistCounts(), newHistCounts()
+	var kept []int64
+	for range 5000 {
+		v := edges[r.IntN(len(edges))]
+		if len(kept) > 0 && r.IntN(4) == 0 {
+			v = kept[len(kept)-1]
+			kept = kept[:len(kept)-1]
+			h.sub(v)
+			ref.take(v)
+			continue
+		}
+		kept = append(kept, v)
+		h.add(v)
+		ref.record(v)
+	}
+	sameHist(t, h, ref, "add and sub")
+
+	m := newMeter(0, WarmupAuto, 1<<40)
+	m.atBroker, m.nGroups = true, 2
+	a := &m.agg
+	a.begin()
+	hs := []*hist{a.e2eH, a.svcH, a.groups[0].e2e, a.groups[0].svc, a.groups[1].e2e, a.groups[1].svc}
+	for _, p := range a.order {
+		hs = append(hs, a.partH[p])
+	}
+	for _, h := range hs {
+		h.counts[histSlot(7)], h.total = math.MaxInt32-1, math.MaxInt32-1
+	}
+	a.changes = histSpillAt
+	o := &meterObs{e2e: 7, svc: 7, flags: obsStored | obsMeasured, group: 1}
+	for i := range o.part {
+		o.part[i] = 7
+	}
+	a.count(o)
+	if a.changes != 1 {
+		t.Fatalf("%d changes after the spill and the message", a.changes)
+	}
+	for i, h := range hs {
+		want, narrow := int64(math.MaxInt32), int32(1)
+		if i == 2 || i == 3 { // group 0's: not counted, spilled all the same
+			want, narrow = want-1, 0
+		}
+		if h.wide == nil || h.counts[histSlot(7)] != narrow || h.count(histSlot(7)) != want || h.total != want {
+			t.Fatalf("histogram %d: wide %v, narrow count %d, count %d, total %d, want %d", i, h.wide != nil, h.counts[histSlot(7)],
+				h.count(histSlot(7)), h.total, want)
+		}
+	}
+	a.count(o)
+	if got := a.e2eH.count(histSlot(7)); got != math.MaxInt32+1 {
+		t.Fatalf("past 2^31: count %d", got)
+	}
+}

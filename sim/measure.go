@@ -120,6 +120,7 @@ type obsAgg struct {
 	partH        [nParts]*hist
 	groups       []groupHists
 	unattributed int64
+	changes      int32 // messages counted or taken away since the histograms' last spill, at most histSpillAt (counted)
 }
 
 // begin makes the series and histograms, once: at the first record, when
@@ -230,18 +231,19 @@ func (b *batch5) flush() {
 
 // count adds measured message o to the histograms.
 func (a *obsAgg) count(o *meterObs) {
-	a.e2eH.record(int64(o.e2e))
-	a.svcH.record(int64(o.svc))
+	a.counted()
+	a.e2eH.add(int64(o.e2e))
+	a.svcH.add(int64(o.svc))
 	if int(o.group) < len(a.groups) { // each group's too, with several
-		a.groups[o.group].e2e.record(int64(o.e2e))
-		a.groups[o.group].svc.record(int64(o.svc))
+		a.groups[o.group].e2e.add(int64(o.e2e))
+		a.groups[o.group].svc.add(int64(o.svc))
 	}
 	if o.flags&obsUnattributed != 0 {
 		a.unattributed++
 		return
 	}
 	for _, p := range a.order {
-		a.partH[p].record(int64(o.part[p]))
+		a.partH[p].add(int64(o.part[p]))
 	}
 }
 
@@ -252,20 +254,46 @@ func (a *obsAgg) uncount(st *obsStore, cut int64) {
 		if o.flags&obsMeasured == 0 || o.flags&obsStored == 0 || o.flags&obsWarm != 0 {
 			return
 		}
-		a.e2eH.take(int64(o.e2e))
-		a.svcH.take(int64(o.svc))
+		a.counted()
+		a.e2eH.sub(int64(o.e2e))
+		a.svcH.sub(int64(o.svc))
 		if int(o.group) < len(a.groups) {
-			a.groups[o.group].e2e.take(int64(o.e2e))
-			a.groups[o.group].svc.take(int64(o.svc))
+			a.groups[o.group].e2e.sub(int64(o.e2e))
+			a.groups[o.group].svc.sub(int64(o.svc))
 		}
 		if o.flags&obsUnattributed != 0 {
 			a.unattributed--
 			return
 		}
 		for _, p := range a.order {
-			a.partH[p].take(int64(o.part[p]))
+			a.partH[p].sub(int64(o.part[p]))
 		}
 	})
+}
+
+// counted notes that a message is about to change the histograms, each
+// by one count at most: after histSpillAt of them it spills them all
+// first (hist.add). It is small enough to be inlined.
+func (a *obsAgg) counted() {
+	if a.changes == histSpillAt {
+		a.spill()
+	}
+	a.changes++
+}
+
+// spill spills every histogram of a's (counted).
+func (a *obsAgg) spill() {
+	a.changes = 0
+	hs := []*hist{a.e2eH, a.svcH}
+	for _, p := range a.order {
+		hs = append(hs, a.partH[p])
+	}
+	for _, g := range a.groups {
+		hs = append(hs, g.e2e, g.svc)
+	}
+	for _, h := range hs {
+		h.spill()
+	}
 }
 
 // measure fills the histograms (each group's too, when the run has
@@ -281,7 +309,7 @@ func (r *measurement) measure(m *meter, a *obsAgg, cut int64) {
 	e2eQ, svcQ, dups := m.quantiles(r.e2e, r.svc, cut)
 	iv.EndToEnd = latencyIntervals(a.e2e, e2eQ, cut)
 	iv.ServiceTime = latencyIntervals(a.svc, svcQ, cut)
-	iv.DuplicatesPct = scaled(toInterval(dups.CI(cut, IntervalLevel)), 100)
+	iv.DuplicatesPct = scaled(toInterval(dups.CI(0, cut, IntervalLevel)), 100)
 	for _, p := range a.order {
 		r.breakdown.Parts = append(r.breakdown.Parts, model.LatencyPart{Name: partNames[p], Latency: r.parts[p].latency(),
 			MeanInterval: toInterval(a.parts[p].MeanCI(cut, IntervalLevel))})
@@ -304,46 +332,45 @@ var intervalQuantiles = [3]float64{0.5, 0.9, 0.99}
 // at or below it inverted through the histogram (stats.QuantileByProportion).
 // The same pass over the records fills dups, the series of duplicate
 // consumptions per stored message (a late event may have changed them
-// after the record froze, so they are read here, at the end).
-func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interval, dups *stats.RatioSeries) {
-	var est [2][3]float64
-	var ind [2][3]*stats.Series
-	var b batch5 // feeds ind[0][0..2], then ind[1][0..2]
+// after the record froze, so they are read here, at the end). Both count
+// whole numbers (stats.CountSeries: the intervals of a Series and a
+// RatioSeries of the same, for an increment an observation).
+func (m *meter) quantiles(e2e, svc *hist, cut int64) (e2eQ, svcQ [3]stats.Interval, dups *stats.CountSeries) {
+	var est [2][3]int64
 	for j, q := range intervalQuantiles {
-		est[0][j], est[1][j] = float64(e2e.valueAt(100*q)), float64(svc.valueAt(100*q))
-		ind[0][j], ind[1][j] = stats.NewSeries(), stats.NewSeries()
+		est[0][j], est[1][j] = e2e.valueAt(100*q), svc.valueAt(100*q)
 	}
-	b.series = append(ind[0][:], ind[1][:]...)
-	below := func(v uint32, x float64) float64 {
-		if float64(v) <= x {
-			return 1
+	ind := stats.NewCountSeries(6) // e2e's p50, p90, p99, then svc's
+	dups = stats.NewCountRatioSeries(1)
+	m.obs.eachBlock(func(first int64, recs []meterObs) {
+		for i := range recs {
+			o, id := &recs[i], first+int64(i)
+			if o.flags&obsWarm != 0 {
+				continue
+			}
+			if o.flags&obsStored != 0 {
+				dups.Add(id, int64(max(o.successes, 1)-1))
+			}
+			if id < cut || o.flags&obsMeasured == 0 {
+				continue
+			}
+			ind.Add(id, atMost(o.e2e, est[0][0]), atMost(o.e2e, est[0][1]), atMost(o.e2e, est[0][2]),
+				atMost(o.svc, est[1][0]), atMost(o.svc, est[1][1]), atMost(o.svc, est[1][2]))
 		}
-		return 0
-	}
-	dups = stats.NewRatioSeries()
-	m.obs.each(func(id int64, o *meterObs) {
-		if o.flags&obsWarm != 0 {
-			return
-		}
-		if o.flags&obsStored != 0 {
-			dups.Add(id, float64(max(int(o.successes)-1, 0)), 1)
-		}
-		if id < cut || o.flags&obsMeasured == 0 {
-			return
-		}
-		sum := b.next(id)
-		for j := range intervalQuantiles {
-			sum[j] += below(o.e2e, est[0][j])
-			sum[3+j] += below(o.svc, est[1][j])
-		}
-		b.done()
 	})
-	b.flush()
 	for j, q := range intervalQuantiles {
-		e2eQ[j] = stats.QuantileByProportion(q, est[0][j], ind[0][j].MeanCI(cut, IntervalLevel), quantileOf(e2e))
-		svcQ[j] = stats.QuantileByProportion(q, est[1][j], ind[1][j].MeanCI(cut, IntervalLevel), quantileOf(svc))
+		e2eQ[j] = stats.QuantileByProportion(q, float64(est[0][j]), ind.CI(j, cut, IntervalLevel), quantileOf(e2e))
+		svcQ[j] = stats.QuantileByProportion(q, float64(est[1][j]), ind.CI(3+j, cut, IntervalLevel), quantileOf(svc))
 	}
 	return e2eQ, svcQ, dups
+}
+
+// atMost is 1 when v <= x, else 0.
+func atMost(v uint32, x int64) int64 {
+	if int64(v) <= x {
+		return 1
+	}
+	return 0
 }
 
 // quantileOf is a histogram's quantile function (p from 0 to 1).

@@ -207,9 +207,15 @@ func (m *meter) unitAt(id model.MsgID, pos int32) model.MsgID {
 // an engine's event the open unit of its message that holds its lease
 // (lease ids are unique across groups); 0 when none.
 func (m *meter) unitOf(e *model.Event) model.MsgID {
-	switch {
-	case m.k <= 1:
+	if m.k <= 1 {
 		return e.Msg
+	}
+	return m.unitOfGroup(e)
+}
+
+// unitOfGroup is unitOf when topics have several groups.
+func (m *meter) unitOfGroup(e *model.Event) model.MsgID {
+	switch {
 	case e.Client >= 0 && int(e.Client) < len(m.posOf):
 		return m.unitAt(e.Msg, m.posOf[e.Client])
 	case e.Lease == 0:
@@ -236,10 +242,11 @@ func (m *meter) crash(g *group, id model.MsgID, now clock.Time) {
 // get returns message id, nil when it is closed (or never produced).
 func (m *meter) get(id model.MsgID) *meterMsg {
 	w := &m.msgs
-	if id < w.base || int(id-w.base) < w.head || int(id-w.base) >= w.end {
-		return nil
+	i := uint(id - w.base) // below base: past the window, as unsigned
+	if i-uint(w.head) >= uint(w.end-w.head) {
+		return nil // before head, or at end or later
 	}
-	x := w.at(int(id - w.base))
+	x := &w.chunks[i/msgChunk][i%msgChunk] // w.at(i)
 	if !x.open {
 		return nil
 	}
@@ -398,7 +405,9 @@ func (m *meter) finishUnit(id model.MsgID) {
 
 // close closes an open message and forgets the closed ones at the front.
 func (m *meter) close(id model.MsgID) {
-	delete(m.crashed, id)
+	if len(m.crashed) > 0 {
+		delete(m.crashed, id)
+	}
 	if m.hol.orderly != nil {
 		m.hol.settled(id)
 	}
@@ -585,7 +594,7 @@ func (m *meter) onDeliver(e *model.Event) {
 	var a *attempt
 	if l := &x.att; e.Lease != 0 && l.stage == stageLeased && l.lease == e.Lease {
 		a = l // the latest lease, as a rule (search would find it first)
-	} else if e.Lease != 0 {
+	} else if e.Lease != 0 && (x.att.stage != 0 || x.more) { // else no attempt yet: an engine that traces no lease
 		a = m.search(x, func(a *attempt) bool { return a.stage == stageLeased && a.lease == e.Lease })
 	}
 	if a == nil {

@@ -149,8 +149,20 @@ func (st *obsStore) each(f func(id int64, o *meterObs)) { st.eachBelow(int64(st.
 
 // eachBelow calls f with every record below id end in id order, as each.
 func (st *obsStore) eachBelow(end int64, f func(id int64, o *meterObs)) {
+	st.blocksBelow(end, func(first int64, recs []meterObs) {
+		for i := range recs {
+			f(first+int64(i), &recs[i])
+		}
+	})
+}
+
+// eachBlock calls f with every record in id order, a block at a time: recs
+// are ids first on, valid only during the call.
+func (st *obsStore) eachBlock(f func(first int64, recs []meterObs)) { st.blocksBelow(int64(st.n)+1, f) }
+
+// blocksBelow calls f with every record below id end, as eachBlock.
+func (st *obsStore) blocksBelow(end int64, f func(first int64, recs []meterObs)) {
 	end = min(end, int64(st.n)+1)
-	id := int64(0)
 	for b := 0; b < len(st.blocks) && int64(b*obsBlock)+1 < end; b++ {
 		recs := st.blocks[b]
 		if b < st.nFrozen {
@@ -161,12 +173,8 @@ func (st *obsStore) eachBelow(end int64, f func(id int64, o *meterObs)) {
 				}
 			}
 		}
-		for i := range recs {
-			if id++; id >= end {
-				return
-			}
-			f(id, &recs[i])
-		}
+		first := int64(b*obsBlock) + 1
+		f(first, recs[:min(int64(len(recs)), end-first)])
 	}
 }
 
