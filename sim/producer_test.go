@@ -32,14 +32,7 @@ func TestGroupsOfIsOnTopic(t *testing.T) {
 		ConsumerSpec{Kind: PopPush, Group: "h", Topic: "u", Threads: 1, Processing: dist("const(5ms)")})
 	cfg.Topics = append(cfg.Topics, TopicSpec{Name: "u", Queues: 1})
 	cfg.Producers = append(cfg.Producers, ProducerSpec{Topic: "u", Arrivals: arrivals("backlog(1)")})
-	c, err := cfg.WithDefaults().layout()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newSim(c, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestSim(t, cfg, RunOptions{})
 	for _, p := range s.prods {
 		for _, topic := range []string{"t", "u"} {
 			want := s.onTopic[topic]

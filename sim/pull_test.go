@@ -91,14 +91,7 @@ func TestPullFaultFree(t *testing.T) {
 // runSim runs cfg and returns the simulator, for tests that look inside.
 func runSim(t *testing.T, cfg Config) *sim {
 	t.Helper()
-	c, err := cfg.WithDefaults().layout()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newSim(c, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newTestSim(t, cfg, RunOptions{})
 	if err := s.loop(); err != nil {
 		t.Fatal(err)
 	}
