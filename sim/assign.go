@@ -386,7 +386,7 @@ func (p *pushConsumer) droppedWork(s *sim, w work) bool {
 func (p *pushConsumer) letGoDropped(s *sim, h *popHeld) {
 	p.unwait(h)
 	h.finished = true
-	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RDropped))
+	s.emitHeld(model.EvExpiredLocal, &h.held, model.RDropped)
 }
 
 // queryAssignment answers QUERY_ASSIGNMENT. With several brokers the

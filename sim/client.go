@@ -214,12 +214,6 @@ func (s *sim) deliver(h *held, attempt int32, shown string) {
 	s.meter.delivered(h.c.g, h.msg.ID, s.q.now())
 }
 
-// heldEvent is a trace event about a held message: its client, message and
-// lease.
-func heldEvent(k model.EventKind, h *held, why model.Reason) model.Event {
-	return model.Event{Kind: k, Client: h.c.idx, Msg: h.msg.ID, Lease: h.lease, Reason: why}
-}
-
 // startWork hands waiting messages to free consume threads.
 func (s *sim) startWork(c *consumer) {
 	for len(c.running) < c.spec.Threads && c.head < len(c.buf) {

@@ -7,10 +7,11 @@ import (
 	"popsim/model"
 )
 
-// TestEmitHeldIsHeldEvent: an event written in the tracer's slot
-// (emitHeld, through event) is the event heldEvent builds and emit
-// copies in, whatever the slot held before (event clears it).
-func TestEmitHeldIsHeldEvent(t *testing.T) {
+// TestEmitHeld: an event about a held message written in the tracer's
+// slot (emitHeld, through heldSlot and event) holds its kind, client,
+// message, lease and reason and nothing of what the slot held before
+// (event clears it), as the same event emitted whole.
+func TestEmitHeld(t *testing.T) {
 	s := &sim{q: newScheduler(clock.Time(5000), newPCG(1, 1), 100, clock.Time(1<<40)), tr: newTracer(nil, true, nil)}
 	c := &consumer{idx: 3}
 	h := &held{c: c, msg: &model.Message{ID: 42}, lease: 7}
@@ -21,7 +22,7 @@ func TestEmitHeldIsHeldEvent(t *testing.T) {
 		s.tr.cur = stale
 		s.emitHeld(k, h, model.RAfter)
 		s.tr.cur = stale
-		s.emit(heldEvent(k, h, model.RAfter))
+		s.emit(model.Event{Kind: k, Client: 3, Msg: 42, Lease: 7, Reason: model.RAfter})
 		got, want := s.tr.events[0], s.tr.events[1]
 		got.Seq = want.Seq
 		if got != want {

@@ -412,7 +412,7 @@ func (p *kafkaShareConsumer) consumed(s *sim, w work) {
 	case h.outcome.Succeeded():
 	case !p.explicit():
 		s.cov.hit("drop-implicit-accept")
-		s.emit(heldEvent(model.EvDrop, &h.held, model.RImplicitAccept))
+		s.emitHeld(model.EvDrop, &h.held, model.RImplicitAccept)
 		s.meter.finish(p.c.g, h.msg.ID)
 	case h.outcome == workload.ReconsumeLater || p.set.ExceptionAck == "release":
 		k.typ = share.AckRelease

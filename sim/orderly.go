@@ -86,7 +86,7 @@ func (o *orderly) clear() {
 // (or expired): traced, and the client is done with it.
 func (s *sim) skip(h *popHeld) {
 	h.finished = true
-	s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RSkipped))
+	s.emitHeld(model.EvExpiredLocal, &h.held, model.RSkipped)
 }
 
 // orderSlack is how late after the latest deadline of its live leases an

@@ -293,7 +293,7 @@ func (p *pullConsumer) beforeConsume(s *sim, w work) bool {
 	if h.gen != h.pq.gen || !h.pq.owned {
 		p.local--
 		if p.assigned {
-			s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RDropped))
+			s.emitHeld(model.EvExpiredLocal, &h.held, model.RDropped)
 		}
 		return false
 	}
@@ -343,7 +343,7 @@ func (p *pullConsumer) localRetry(s *sim, h *pullHeld) {
 	if h.gen != h.pq.gen || !h.pq.owned {
 		p.local--
 		if p.assigned {
-			s.emit(heldEvent(model.EvExpiredLocal, &h.held, model.RDropped))
+			s.emitHeld(model.EvExpiredLocal, &h.held, model.RDropped)
 		}
 		return
 	}

@@ -190,9 +190,9 @@ func (h *taskHeap) close() {
 	}
 }
 
-// cut closes position i, without reading the entry there (an open slot's
-// task may already be scheduled anew): the heap's last entry fills it,
-// sinking from there or, if it does not sink, rising.
+// cut closes position i of a heap with no open slot (remove closes it
+// first): the heap's last entry fills it, sinking from there or, if it
+// does not sink, rising.
 func (h *taskHeap) cut(i int) {
 	n := len(h.e) - 1
 	last := h.e[n]

@@ -480,12 +480,20 @@ func (s *sim) event(k model.EventKind) *model.Event {
 // emitSlot traces the event written in place (event), as emit.
 func (s *sim) emitSlot() { s.tr.emitCur(s.q.now()) }
 
-// emitHeld traces an event of kind k about held message h (heldEvent),
-// written in place.
+// emitHeld traces an event of kind k about held message h: its client,
+// message and lease, and why.
 func (s *sim) emitHeld(k model.EventKind, h *held, why model.Reason) {
+	s.heldSlot(k, h, why)
+	s.emitSlot()
+}
+
+// heldSlot is event for an event of kind k about held message h, with
+// its client, message, lease and why written, for a caller to finish
+// and trace with emitSlot.
+func (s *sim) heldSlot(k model.EventKind, h *held, why model.Reason) *model.Event {
 	e := s.event(k)
 	e.Client, e.Msg, e.Lease, e.Reason = h.c.idx, h.msg.ID, h.lease, why
-	s.emitSlot()
+	return e
 }
 
 // serveNow serves a request that reaches the engine without the network

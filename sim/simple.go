@@ -344,9 +344,9 @@ func (p *simpleConsumer) change(s *sim, h *popHeld, handle model.ReceiptHandle, 
 // rejected traces the proxy rejecting an expired handle.
 func (p *simpleConsumer) rejected(s *sim, h *popHeld, lease model.LeaseID, why model.Reason) {
 	s.cov.hit("expired-handle-rejected")
-	e := heldEvent(model.EvExpiredLocal, &h.held, why)
+	e := s.heldSlot(model.EvExpiredLocal, &h.held, why)
 	e.Lease = lease
-	s.emit(e)
+	s.emitSlot()
 }
 
 // changeResponse is a renewal's answer: the proxy's auto-renew takes the
