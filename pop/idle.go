@@ -14,9 +14,11 @@ import "math/bits"
 // them; only the cost stops growing with the number of idle queues.
 //
 // A mark is set only by the scan, right after it visited the queue and
-// found it idle (kvIdle, ckIdle), and cleared by anything that could make
-// it stop being idle: a write access to its offsets slot (offsets.at and
-// row, a restart's crash and dropVolatile), a message written to or
+// found it idle (kvIdle, ckIdle), or on the KV path, for a queue whose
+// stage left a pending commit, by the pop once it made that commit
+// (markStage), and cleared by anything that could make it stop being
+// idle: a write access to its offsets slot (offsets.at and row, a
+// restart's crash and dropVolatile), a message written to or
 // truncated from the queue (queueWritten, for every pair registered on the
 // topic), a record cached for it (KV), an in-flight count added and a
 // change of its commit queue in the CK buffer (FS).

@@ -243,3 +243,62 @@ func TestKVMarksIsQueueMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestAllQueuePopLeavesEveryQueueMarked checks that after an all-queue KV
+// pop (no in-flight threshold, with and without the cache) every queue of
+// the topic carries the marks queueMarks finds: the queues its stages read
+// are marked once the pop's records are cached and its commits made
+// (markStage), so the next pop skips a queue it read to its end. Acks in
+// random order take records above a queue's smallest cached offset too.
+func TestAllQueuePopLeavesEveryQueueMarked(t *testing.T) {
+	for i, cfg := range []Config{KVConfig(), KVConfig()} {
+		cfg.EnablePopBufferMerge = i > 0
+		const n = 4
+		b := queuesBroker(t, cfg, n)
+		rng := rand.New(rand.NewPCG(uint64(i), 11))
+		now := clock.Epoch
+		var res PopResult
+		pop := allQueuePopper(t, b, n, &now, &res)
+		var handles []model.ReceiptHandle
+		marked := 0
+		for step := range 400 {
+			switch rng.IntN(3) {
+			case 0:
+				b.Put(now, &model.Message{Topic: "t", QueueID: rng.Int32N(n)})
+				continue
+			case 1:
+				if len(handles) > 0 {
+					j := rng.IntN(len(handles))
+					ack := NewAckRequest("g", "t", &handles[j])
+					b.Ack(now, &ack)
+					handles = append(handles[:j], handles[j+1:]...)
+				}
+				continue
+			}
+			pop()
+			for _, m := range res.Messages {
+				handles = append(handles, m.Handle)
+			}
+			pair, _ := b.names.lookup("g", "t")
+			for qid := range int32(n) {
+				k := qkey{pair, qid}
+				want := b.queueMarks(k, b.topicNamed("t").queues[qid])
+				got := markedNone
+				if b.offsets.isIdle(k) {
+					got = markedIdle
+				} else if b.offsets.quiet[pair][0]&(1<<qid) != 0 {
+					got = markedQuiet
+				}
+				if got != want {
+					t.Fatalf("config %d step %d queue %d: marked %d after the pop, queueMarks %d", i, step, qid, got, want)
+				}
+				if got != markedNone {
+					marked++
+				}
+			}
+		}
+		if marked == 0 {
+			t.Fatalf("config %d: no queue was ever marked", i)
+		}
+	}
+}

@@ -48,7 +48,37 @@ func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 		b.storeRecords(ctx)
 	}
 	for _, k := range ctx.stages {
-		b.commitPending(k)
+		s := b.commitPending(k)
+		if ctx.markStages && k.pair == ctx.pair { // not a retry topic's stage
+			b.markStage(k, s, t.queues[k.qid])
+		}
+	}
+}
+
+// markStage marks queue k (q, slot s) of an all-queue pop whose stage read
+// it and left a pending commit (kvQueueStage leaves its marks to popKV),
+// once the pop's records are cached and commitPending committed it: a
+// queue read to its end is then caught up, so the next pop skips it,
+// where before those commits the stage found it neither idle nor quiet.
+// It is kvMarks (inline: no in-flight threshold) given a stage's pending
+// commit just committed as far as the cache allows: caughtUp's commit
+// condition holds.
+func (b *Broker) markStage(k qkey, s *slot, q *queue) {
+	m := markedNone
+	if s.has&(hasPull|hasReset|hasCommit|hasPending) == hasPull|hasCommit|hasPending && s.pull == q.maxOffset() && s.pending == s.pull {
+		m = markedQuiet
+		if s.commit == s.pull && (!b.cfg.EnablePopBufferMerge || b.cache.count(k) == 0) {
+			m = markedIdle // kvIdle's further conditions, as in kvQueueStage
+		}
+	}
+	if invariants {
+		assertf(m == b.kvMarks(k, s, q, true), "pop: markStage of %v: %d, kvMarks %d", k, m, b.kvMarks(k, s, q, true))
+	}
+	switch m {
+	case markedIdle:
+		b.offsets.markIdle(k)
+	case markedQuiet:
+		b.offsets.markQuiet(k)
 	}
 }
 
@@ -118,7 +148,12 @@ func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, ro
 		// popStage, whose checks the cases above made (inline: no
 		// in-flight threshold), but for its slot's write: the read
 		b.offsets.touch(k)
+		n := len(ctx.stages)
 		b.readStage(req, ctx, req.Topic, q, k, s, f)
+		if len(ctx.stages) > n { // a pending commit: popKV marks the queue after it (markStage)
+			ctx.markStages = true
+			return markedNone
+		}
 	}
 	return b.kvMarks(k, s, q, inline)
 }
@@ -353,15 +388,17 @@ func (b *Broker) pendingTarget(k qkey, p int64) int64 {
 }
 
 // commitPending commits queue k's pending commit (fixed behaviour), as far
-// as the cache allows and never backwards.
-func (b *Broker) commitPending(k qkey) {
+// as the cache allows and never backwards, and returns k's slot (nil when
+// it has none).
+func (b *Broker) commitPending(k qkey) *slot {
 	s := b.offsets.peek(k)
 	if s == nil || s.has&hasPending == 0 {
-		return
+		return s
 	}
 	if v := b.pendingTarget(k, s.pending); s.has&hasCommit == 0 || v > s.commit {
 		s.setCommit(v)
 	}
+	return s
 }
 
 // addResult is PopConsumerContext.addGetMessageResult plus the handle the

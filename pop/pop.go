@@ -239,7 +239,10 @@ type popContext struct {
 	reviveQid int32 // FS: the request's revive queue (round-robin)
 	records   []rec
 	stages    []qkey // KV: queues whose stage left a pending commit
-	res       *PopResult
+	// markStages: KV, popAllQueues left the marks of its stages' queues
+	// to popKV (markStage)
+	markStages bool
+	res        *PopResult
 }
 
 // popScratch holds the buffers a pop reuses from the previous one. Nothing
