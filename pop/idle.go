@@ -36,10 +36,12 @@ import "math/bits"
 // the stage is readOnlyStage) every caught-up one. Until the batch is full
 // the scan skips quiet queues, then only idle ones. A quiet mark is set
 // with the idle one, and cleared with it (touch) by the same events, and
-// also by any change of the queue's cached records (the cache touches the
-// queue on add, removeOffset and take, cleanupQueue after its deletions):
-// the smallest cached offset is part of caughtUp. A raised commit offset
-// (commitPending) keeps a caught-up queue caught up.
+// also by any change of the queue's smallest cached offset, part of
+// caughtUp, or of whether it has cached records at all (the cache touches
+// the queue on add, take, removeOffset of its smallest offset, cleanupQueue
+// after its deletions): removing a record above the smallest one changes
+// neither. A raised commit offset (commitPending) keeps a caught-up queue
+// caught up.
 
 // touch clears k's idle and quiet marks.
 func (o *offsets) touch(k qkey) {

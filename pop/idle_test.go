@@ -302,3 +302,35 @@ func TestAllQueuePopLeavesEveryQueueMarked(t *testing.T) {
 		}
 	}
 }
+
+// TestAckAboveSmallestCachedKeepsMarks checks that an ack of a cached
+// record above its queue's smallest cached offset leaves the queue's quiet
+// mark (the smallest cached offset, all caughtUp reads of the cache, is
+// unchanged), and that an ack of the smallest one clears it.
+func TestAckAboveSmallestCachedKeepsMarks(t *testing.T) {
+	cfg := KVConfig()
+	cfg.EnablePopBufferMerge = true
+	b := queuesBroker(t, cfg, 1)
+	now := clock.Epoch
+	for range 3 {
+		b.Put(now, &model.Message{Topic: "t", QueueID: 0})
+	}
+	var res PopResult
+	allQueuePopper(t, b, 1, &now, &res)()
+	if len(res.Messages) != 3 {
+		t.Fatalf("popped %d messages, want 3", len(res.Messages))
+	}
+	pair, _ := b.names.lookup("g", "t")
+	quiet := func() bool { return b.offsets.quiet[pair][0]&1 != 0 }
+	if !quiet() {
+		t.Fatal("a queue read to its end is not marked quiet after the pop")
+	}
+	for i, want := range []bool{true, false} { // the middle record, then the first
+		ack := NewAckRequest("g", "t", &res.Messages[1-i].Handle)
+		b.Ack(now, &ack)
+		must(t, b.CheckInvariants())
+		if quiet() != want {
+			t.Fatalf("ack %d: quiet %v, want %v", i, quiet(), want)
+		}
+	}
+}

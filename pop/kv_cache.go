@@ -213,8 +213,13 @@ func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
 	if cq == nil {
 		return 0
 	}
+	low, _ := cq.recs.Min()
 	if r, ok := cq.recs.Delete(offset); ok {
-		c.marks.touch(k)
+		if offset == low {
+			// the smallest cached offset moved (or no record is left):
+			// a record above it changes no mark (idle.go)
+			c.marks.touch(k)
+		}
 		c.size--
 		if invariants {
 			c.assertSize()
