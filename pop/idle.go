@@ -87,6 +87,11 @@ func (o *offsets) clearIdle() {
 // on t, so that writes to t's queues clear its marks.
 func (b *Broker) idleBits(pair uint32, t *topic, n int32) (idle, quiet []uint64) {
 	o := &b.offsets
+	if int(pair) < len(o.idle) {
+		if w := o.idle[pair]; w != nil && len(w) >= int(n+63)>>6 {
+			return w, o.quiet[pair] // every pop after the pair's first
+		}
+	}
 	for int(pair) >= len(o.idle) {
 		o.idle = append(o.idle, nil)
 		o.quiet = append(o.quiet, nil)

@@ -334,3 +334,24 @@ func TestAckAboveSmallestCachedKeepsMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestSlotsAndIdleBitsGrowOnlyWhenShort checks offsets.slots and idleBits
+// hand back a pair's row as it is when it covers the queues asked for (the
+// fast path of every pop after the pair's first), and grow it when not.
+func TestSlotsAndIdleBitsGrowOnlyWhenShort(t *testing.T) {
+	b := queuesBroker(t, KVConfig(), 1)
+	tp := b.topicNamed("t")
+	for _, n := range []int32{3, 1, 3, 70, 2, 130} {
+		row := b.offsets.slots(1, n)
+		if len(row) < int(n) || &row[0] != &b.offsets.rows[1][0] {
+			t.Fatalf("slots(1, %d): %d slots, or not the pair's row", n, len(row))
+		}
+		idle, quiet := b.idleBits(1, tp, n)
+		if w := int(n+63) >> 6; len(idle) < w || len(quiet) != len(idle) || &idle[0] != &b.offsets.idle[1][0] || &quiet[0] != &b.offsets.quiet[1][0] {
+			t.Fatalf("idleBits(1, %d): %d and %d words, want at least %d, the pair's own", n, len(idle), len(quiet), w)
+		}
+	}
+	if len(tp.idlePairs) != 1 {
+		t.Fatalf("pair registered %d times on the topic, want once", len(tp.idlePairs))
+	}
+}

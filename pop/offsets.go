@@ -86,6 +86,9 @@ func (o *offsets) row(pair uint32, n int32) []slot {
 
 // slots returns pair's slots, at least n of them, for reading.
 func (o *offsets) slots(pair uint32, n int32) []slot {
+	if int(pair) < len(o.rows) && int(n) <= len(o.rows[pair]) {
+		return o.rows[pair] // every pop after the pair's first
+	}
 	if n > 0 {
 		o.slotFor(qkey{pair, n - 1})
 	}
