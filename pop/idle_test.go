@@ -355,3 +355,32 @@ func TestSlotsAndIdleBitsGrowOnlyWhenShort(t *testing.T) {
 		t.Fatalf("pair registered %d times on the topic, want once", len(tp.idlePairs))
 	}
 }
+
+// TestCaughtUpStageKeepsMarks checks that a single-queue stage on a
+// caught-up queue (popStage: a retry topic's, or a pop of one queue), which
+// only reads the queue's slot, leaves its marks, and that one which reads
+// the queue clears them.
+func TestCaughtUpStageKeepsMarks(t *testing.T) {
+	b := queuesBroker(t, KVConfig(), 1)
+	now := clock.Epoch
+	b.Put(now, &model.Message{Topic: "t", QueueID: 0})
+	var res PopResult
+	allQueuePopper(t, b, 1, &now, &res)()
+	pair, _ := b.names.lookup("g", "t")
+	quiet := func() bool { return b.offsets.quiet[pair][0]&1 != 0 }
+	if !quiet() {
+		t.Fatal("a queue read to its end is not marked quiet after the pop")
+	}
+	one := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: 0, MaxMsgNums: 4, InvisibleTime: 60 * clock.Second}
+	for i, want := range []bool{true, false} { // caught up; then a message to read
+		if i == 1 {
+			b.Put(now, &model.Message{Topic: "t", QueueID: 0})
+		}
+		reads := b.stats.ReadCalls
+		b.Pop(now, &one, &res)
+		must(t, b.CheckInvariants())
+		if quiet() != want || b.stats.ReadCalls != reads+1 {
+			t.Fatalf("pop %d of queue 0: quiet %v, want %v; %d reads, want 1", i, quiet(), want, b.stats.ReadCalls-reads)
+		}
+	}
+}

@@ -277,12 +277,13 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 		ctx.restCount += backlog(q, b.queryOffset(k))
 		return
 	}
-	s := b.offsets.at(k)
-	if b.caughtUp(k, s, q) {
-		b.stats.ReadCalls++ // the read upstream makes finds nothing
+	if s := b.offsets.peek(k); s != nil && b.caughtUp(k, s, q) {
+		// the read upstream makes finds nothing; the slot is only read, so
+		// the queue keeps its marks (offsets.at would clear them)
+		b.stats.ReadCalls++
 		return
 	}
-	b.readStage(req, ctx, stageTopic, q, k, s, f)
+	b.readStage(req, ctx, stageTopic, q, k, b.offsets.at(k), f)
 }
 
 // readStage is the rest of popStage on queue q (key k, slot s) once its
