@@ -317,7 +317,7 @@ func (c *Checker) onProduce(e *model.Event) {
 			m.addToken(placeOf(e), m.fork(CauseProducerRetry), nil, CauseProducerRetry)
 		}
 		m.note(e)
-		if !c.orderProduce(g, placeOf(e)) { // a blocked orderly queue hides it
+		if !g.orderly || !c.orderProduce(g, placeOf(e)) { // a blocked orderly queue hides it
 			c.wake.arrival(c, e, m, placeOf(e))
 		}
 	}

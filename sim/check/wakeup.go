@@ -346,15 +346,8 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 // caller calls it only when the head is due.)
 func (w *wakeup) expire(c *Checker, now clock.Time) {
 	for w.head < len(w.obls) && w.obls[w.head].deadline < now {
-		o := &w.obls[w.head]
-		g := c.groups[o.key.group]
-		m, _ := g.msgs.get(uint64(o.msg))
-		// A message the engine dead-lettered before anyone could take it
-		// (SQS moves it to the DLQ at the receive that reaches it) is no
-		// longer available: nothing was promised. An orderly queue owes
-		// nothing while a lease of it lives.
-		if o.gen == o.w.gen && m != nil && len(m.tokens) > 0 && (o.oq == nil || len(o.oq.live) == 0 && m.settled == unsettled) {
-			c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
+		if o := &w.obls[w.head]; o.gen == o.w.gen { // else served since
+			c.missedWakeup(o)
 		}
 		w.head++
 	}
@@ -365,6 +358,21 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 	w.due = math.MaxInt64
 	if w.head < len(w.obls) {
 		w.due = w.obls[w.head].deadline
+	}
+}
+
+// missedWakeup judges obligation o, whose group was not served on its
+// topic since it was made: a violation if its message is still available.
+func (c *Checker) missedWakeup(o *obligation) {
+	w := &c.wake
+	g := c.groups[o.key.group]
+	m, _ := g.msgs.get(uint64(o.msg))
+	// A message the engine dead-lettered before anyone could take it
+	// (SQS moves it to the DLQ at the receive that reaches it) is no
+	// longer available: nothing was promised. An orderly queue owes
+	// nothing while a lease of it lives.
+	if m != nil && len(m.tokens) > 0 && (o.oq == nil || len(o.oq.live) == 0 && m.settled == unsettled) {
+		c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
 	}
 }
 
