@@ -160,8 +160,27 @@ func (q *tombQueue) get(o int64) (tombSlot, bool) {
 // MaxInt64) do not overflow into a small distance.
 func above(o, lo int64) (uint64, bool) { return uint64(o) - uint64(lo), o >= lo }
 
-// put stores s at offset o and reports whether o was new.
+// put stores s at offset o and reports whether o was new. Mostly o is
+// in the window or just past its end, with room in the slice: written
+// here, the rest is putSlow's.
 func (q *tombQueue) put(o int64, s tombSlot) bool {
+	if d, n := uint64(o)-uint64(q.lo), len(q.slots)-q.head; q.far == nil && o >= q.lo && n > 0 {
+		switch {
+		case d < uint64(n):
+			x := &q.slots[q.head+int(d)]
+			added := !x.used
+			*x = s
+			return added
+		case d == uint64(n) && len(q.slots) < cap(q.slots):
+			q.slots = append(q.slots, s)
+			return true
+		}
+	}
+	return q.putSlow(o, s)
+}
+
+// putSlow is put's general case.
+func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
 	if q.far != nil {
 		if _, ok := q.far[o]; ok {
 			q.far[o] = s

@@ -180,38 +180,38 @@ func (w *wakeup) key(client int32, topic string) waitKey {
 	return waitKey{group: w.client(client).group, topic: topic}
 }
 
-func (w *wakeup) onReceive(c *Checker, e *model.Event) {
-	switch e.Kind {
-	case model.EvReceive:
-		cl := c.clientOf(e)
-		x := w.client(e.Client)
-		if cl.known {
-			x.group = cl.group
-		}
-		x.rid++
-		x.last, x.hasLast = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}, true
-	case model.EvParked:
-		x := w.client(e.Client)
-		if e.Reason == model.RLockBusy {
-			// A concurrent request held the engine's lock: it serves the
-			// group (a lock-busy fault), and a re-run parks again.
-			if x.hasLast {
-				w.served(w.key(e.Client, x.last.topic))
-			}
-			if len(x.polls) > 0 {
-				return
-			}
-		}
-		r := x.last
-		if !x.hasLast || e.Topic != "" {
-			r = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}
-		}
-		r.t, r.grp = w.wait(waitKey{group: x.group, topic: r.topic}), x.group
-		x.polls = append(x.polls, r)
-		r.t.count(&r, x.paused, 1)
-	case model.EvReceived, model.EvReceiveLost:
-		w.answer(e)
+// receive notes a client's receive (EvReceive), which may park next.
+// ObserveEncoded calls receive, parked and answer by the event's kind.
+func (w *wakeup) receive(c *Checker, e *model.Event) {
+	cl := c.clientOf(e)
+	x := w.client(e.Client)
+	if cl.known {
+		x.group = cl.group
 	}
+	x.rid++
+	x.last, x.hasLast = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}, true
+}
+
+// parked notes that a client's receive parked (EvParked).
+func (w *wakeup) parked(e *model.Event) {
+	x := w.client(e.Client)
+	if e.Reason == model.RLockBusy {
+		// A concurrent request held the engine's lock: it serves the
+		// group (a lock-busy fault), and a re-run parks again.
+		if x.hasLast {
+			w.served(w.key(e.Client, x.last.topic))
+		}
+		if len(x.polls) > 0 {
+			return
+		}
+	}
+	r := x.last
+	if !x.hasLast || e.Topic != "" {
+		r = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}
+	}
+	r.t, r.grp = w.wait(waitKey{group: x.group, topic: r.topic}), x.group
+	x.polls = append(x.polls, r)
+	r.t.count(&r, x.paused, 1)
 }
 
 // hold counts (d = 1) or uncounts (-1) a parked receive of client, as
@@ -252,7 +252,7 @@ func (w *wakeup) pause(client int32, on bool) {
 	}
 }
 
-// answer removes the client's parked receive (the oldest, on each queue
+// answer (EvReceived, EvReceiveLost) removes the client's parked receive (the oldest, on each queue
 // it parked on) and marks its topic served.
 func (w *wakeup) answer(e *model.Event) {
 	x := w.client(e.Client)
