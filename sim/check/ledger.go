@@ -284,7 +284,7 @@ func (c *Checker) onSubscribe(e *model.Event) {
 // groupsOf is c.topics[topic], through the last topic asked for (a run
 // mostly produces on one topic, or a few).
 func (c *Checker) groupsOf(topic string) []int32 {
-	if c.lastTopic.ok && c.lastTopic.topic == topic {
+	if c.lastTopic.ok && sameName(c.lastTopic.topic, topic) {
 		return c.lastTopic.groups
 	}
 	gis := c.topics[topic]
@@ -402,7 +402,7 @@ func (m *msgState) lookupPlace(p place) int {
 // placeIndex returns the index of p in m.places, adding it if asked.
 func (m *msgState) placeIndex(p place, add bool) int {
 	for i := range m.places {
-		if m.places[i].place == p {
+		if samePlace(m.places[i].place, p) {
 			return i
 		}
 	}

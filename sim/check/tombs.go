@@ -69,7 +69,7 @@ const tombGap = 4096
 func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
 	var tt *tombTopic
 	for i := range t.byTopic {
-		if t.byTopic[i].topic == topic {
+		if sameName(t.byTopic[i].topic, topic) {
 			tt = &t.byTopic[i]
 			break
 		}
@@ -133,7 +133,7 @@ func (t *tombstones) len() int { return t.n }
 // tombstones name one topic or very few: a linear search is enough.
 func (t *tombstones) nameIndex(topic string) int32 {
 	for i, s := range t.names {
-		if s == topic {
+		if sameName(s, topic) {
 			return int32(i)
 		}
 	}

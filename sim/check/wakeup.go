@@ -153,7 +153,7 @@ func (w *wakeup) findMsg(k waitKey) *topicWait { return w.findIn(&w.lastMsg, k) 
 // k's).
 func (w *wakeup) findIn(last *[]lastWait, k waitKey) *topicWait {
 	g := int(k.group)
-	if ls := *last; g >= 0 && g < len(ls) && ls[g].t != nil && ls[g].topic == k.topic {
+	if ls := *last; g >= 0 && g < len(ls) && ls[g].t != nil && sameName(ls[g].topic, k.topic) {
 		return ls[g].t
 	}
 	t := w.topics[k]
@@ -328,7 +328,7 @@ func (w *wakeup) reset() {
 func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	k := waitKey{group: m.g.idx, topic: m.topic}
 	t := w.findMsg(k)
-	copyElsewhere := p.topic != m.topic
+	copyElsewhere := !sameName(p.topic, m.topic)
 	if g := m.g; g.ordered && g.busy[queueKey{p.topic, p.queue}] > 0 {
 		return // its queue (message group) is held by a lease in flight
 	}
