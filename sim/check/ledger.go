@@ -309,7 +309,7 @@ func (c *Checker) onProduce(e *model.Event) {
 		switch {
 		case m == nil && !forgotten:
 			m = c.openMsg(g, e.Msg, e.Topic)
-			m.addToken(placeOf(e), 0, nil, causeFirst)
+			m.produced(placeOf(e))
 		default:
 			if m == nil {
 				m = c.reopen(g, e.Msg, e.Topic, placeOf(e))
@@ -411,6 +411,14 @@ func (m *msgState) placeIndex(p place, add bool) int {
 	}
 	m.places = append(m.places, placeRec{place: p})
 	return len(m.places) - 1
+}
+
+// produced gives a new message (no place, no token) its produced place
+// p and the token of its produce on the main line: addToken's result,
+// without its search of the places.
+func (m *msgState) produced(p place) {
+	m.places = append(m.places, placeRec{place: p})
+	m.tokens = append(m.tokens, token{cause: causeFirst})
 }
 
 func (m *msgState) addToken(p place, ln int32, prev *lease, cause string) *token {
