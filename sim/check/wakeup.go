@@ -137,31 +137,35 @@ func (w *wakeup) wait(k waitKey) *topicWait {
 	if t == nil {
 		t = &topicWait{byQueue: map[int32]int{}}
 		w.topics[k] = t
+		for g := int(k.group); g >= len(w.last); { // room to remember it (findIn)
+			w.last = append(w.last, lastWait{})
+		}
+		for g := int(k.group); g >= len(w.lastMsg); {
+			w.lastMsg = append(w.lastMsg, lastWait{})
+		}
 	}
 	return t
 }
 
 // find is w.topics[k], through the group's last entry found when that is
 // k's (entries are never removed, so the one remembered stays k's).
-func (w *wakeup) find(k waitKey) *topicWait { return w.findIn(&w.last, k) }
+func (w *wakeup) find(k waitKey) *topicWait { return w.findIn(w.last, k) }
 
 // findMsg is find for a key made of a message's group and produced topic.
-func (w *wakeup) findMsg(k waitKey) *topicWait { return w.findIn(&w.lastMsg, k) }
+func (w *wakeup) findMsg(k waitKey) *topicWait { return w.findIn(w.lastMsg, k) }
 
 // findIn is w.topics[k], through the group's entry in last when that is
 // k's (entries are never removed from topics, so one remembered stays
-// k's).
-func (w *wakeup) findIn(last *[]lastWait, k waitKey) *topicWait {
-	g := int(k.group)
-	if ls := *last; g >= 0 && g < len(ls) && ls[g].t != nil && sameName(ls[g].topic, k.topic) {
-		return ls[g].t
+// k's). A group that has an entry in topics has room in last (wait), so
+// that findIn, short enough to be inlined at its callers, never grows it.
+func (w *wakeup) findIn(last []lastWait, k waitKey) *topicWait {
+	g := uint(k.group)
+	if g < uint(len(last)) && last[g].t != nil && sameName(last[g].topic, k.topic) {
+		return last[g].t
 	}
 	t := w.topics[k]
-	if t != nil && g >= 0 {
-		for g >= len(*last) {
-			*last = append(*last, lastWait{})
-		}
-		(*last)[g] = lastWait{topic: k.topic, t: t}
+	if t != nil && g < uint(len(last)) {
+		last[g] = lastWait{topic: k.topic, t: t}
 	}
 	return t
 }
