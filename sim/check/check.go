@@ -227,13 +227,13 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 		c.onSubscribe(e)
 	case model.EvProduce:
 		c.onProduce(e)
-	case model.EvReceive, model.EvParked:
-		c.wake.onReceive(c, e)
-		if e.Kind == model.EvReceive {
-			c.orderReceive(c.clientOf(e), e)
-		}
+	case model.EvReceive:
+		c.wake.receive(c, e)
+		c.orderReceive(c.clientOf(e), e)
+	case model.EvParked:
+		c.wake.parked(e)
 	case model.EvReceived, model.EvReceiveLost:
-		c.wake.onReceive(c, e)
+		c.wake.answer(e)
 		c.orderReceive(c.clientOf(e), e)
 		c.onReceiveAnswer(e)
 	case model.EvLease:

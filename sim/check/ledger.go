@@ -284,7 +284,7 @@ func (c *Checker) onSubscribe(e *model.Event) {
 // groupsOf is c.topics[topic], through the last topic asked for (a run
 // mostly produces on one topic, or a few).
 func (c *Checker) groupsOf(topic string) []int32 {
-	if c.lastTopic.ok && c.lastTopic.topic == topic {
+	if c.lastTopic.ok && sameName(c.lastTopic.topic, topic) {
 		return c.lastTopic.groups
 	}
 	gis := c.topics[topic]
@@ -309,7 +309,7 @@ func (c *Checker) onProduce(e *model.Event) {
 		switch {
 		case m == nil && !forgotten:
 			m = c.openMsg(g, e.Msg, e.Topic)
-			m.addToken(placeOf(e), 0, nil, causeFirst)
+			m.produced(placeOf(e))
 		default:
 			if m == nil {
 				m = c.reopen(g, e.Msg, e.Topic, placeOf(e))
@@ -317,7 +317,7 @@ func (c *Checker) onProduce(e *model.Event) {
 			m.addToken(placeOf(e), m.fork(CauseProducerRetry), nil, CauseProducerRetry)
 		}
 		m.note(e)
-		if !c.orderProduce(g, placeOf(e)) { // a blocked orderly queue hides it
+		if !g.orderly || !c.orderProduce(g, placeOf(e)) { // a blocked orderly queue hides it
 			c.wake.arrival(c, e, m, placeOf(e))
 		}
 	}
@@ -402,7 +402,7 @@ func (m *msgState) lookupPlace(p place) int {
 // placeIndex returns the index of p in m.places, adding it if asked.
 func (m *msgState) placeIndex(p place, add bool) int {
 	for i := range m.places {
-		if m.places[i].place == p {
+		if samePlace(m.places[i].place, p) {
 			return i
 		}
 	}
@@ -411,6 +411,14 @@ func (m *msgState) placeIndex(p place, add bool) int {
 	}
 	m.places = append(m.places, placeRec{place: p})
 	return len(m.places) - 1
+}
+
+// produced gives a new message (no place, no token) its produced place
+// p and the token of its produce on the main line: addToken's result,
+// without its search of the places.
+func (m *msgState) produced(p place) {
+	m.places = append(m.places, placeRec{place: p})
+	m.tokens = append(m.tokens, token{cause: causeFirst})
 }
 
 func (m *msgState) addToken(p place, ln int32, prev *lease, cause string) *token {

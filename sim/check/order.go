@@ -129,7 +129,15 @@ func (c *Checker) orderGap(m *msgState, l *lease, p place) bool {
 }
 
 // orderLease checks and records a lease of an orderly group.
+// It is inlined at its caller: only an orderly group pays a call.
 func (c *Checker) orderLease(m *msgState, l *lease, e *model.Event) {
+	if m.g.orderly {
+		c.orderLeaseOrderly(m, l, e)
+	}
+}
+
+// orderLeaseOrderly is orderLease for an orderly group.
+func (c *Checker) orderLeaseOrderly(m *msgState, l *lease, e *model.Event) {
 	p := m.places[l.at].place
 	if !m.g.orderly || p.topic != m.topic {
 		return
@@ -210,7 +218,15 @@ func (c *Checker) orderSuccessor(n *lease) {
 // group's slack after the queue's latest deadline, in the liveness phase,
 // is a stall. An accepted ack that ends the queue's last live lease with
 // messages produced behind it makes them visible (a wakeup is owed).
+// It is inlined at its caller: only an orderly group pays a call.
 func (c *Checker) orderEnd(l *lease, by model.EventKind, e *model.Event) {
+	if l.m.g.orderly {
+		c.orderEndOrderly(l, by, e)
+	}
+}
+
+// orderEndOrderly is orderEnd for an orderly group.
+func (c *Checker) orderEndOrderly(l *lease, by model.EventKind, e *model.Event) {
 	m := l.m
 	if !m.g.orderly || l.at >= len(m.places) || m.places[l.at].place.topic != m.topic {
 		return
@@ -247,8 +263,17 @@ func (c *Checker) orderEnd(l *lease, by model.EventKind, e *model.Event) {
 
 // orderQueueOf is the orderly queue an arrival of m at e's place is in
 // (nil: not orderly, or a copy elsewhere).
+// It is inlined at its caller: only an orderly group pays a call.
 func (c *Checker) orderQueueOf(m *msgState, e *model.Event) *orderQueue {
-	if !m.g.orderly || e.Topic != "" && e.Topic != m.topic {
+	if !m.g.orderly {
+		return nil
+	}
+	return c.orderQueueOfOrderly(m, e)
+}
+
+// orderQueueOfOrderly is orderQueueOf for an orderly group.
+func (c *Checker) orderQueueOfOrderly(m *msgState, e *model.Event) *orderQueue {
+	if e.Topic != "" && e.Topic != m.topic {
 		return nil
 	}
 	p, ok := orderPlace(m)
@@ -258,12 +283,10 @@ func (c *Checker) orderQueueOf(m *msgState, e *model.Event) *orderQueue {
 	return c.order.queue(m.g, p)
 }
 
-// orderProduce notes a produce; it reports whether the queue is blocked
-// (its message is not visible yet).
+// orderProduce notes a produce for an orderly group g (its caller tests
+// that: only an orderly group pays a call); it reports whether the queue
+// is blocked (its message is not visible yet).
 func (c *Checker) orderProduce(g *group, p place) bool {
-	if !g.orderly {
-		return false
-	}
 	q := c.order.queue(g, p)
 	q.maxProduced = max(q.maxProduced, p.offset)
 	return len(q.live) > 0
@@ -272,10 +295,15 @@ func (c *Checker) orderProduce(g *group, p place) bool {
 // orderAcked drops a message the engine accepted an ack of from its
 // queue's owed offsets (a message dropped or sent to a DLQ by its client
 // stays owed until the client's ack of it reaches the engine).
+// It is inlined at its caller: only an orderly group pays a call.
 func (c *Checker) orderAcked(m *msgState) {
-	if !m.g.orderly {
-		return
+	if m.g.orderly {
+		c.orderAckedOrderly(m)
 	}
+}
+
+// orderAckedOrderly is orderAcked for an orderly group.
+func (c *Checker) orderAckedOrderly(m *msgState) {
 	p, ok := orderPlace(m)
 	if !ok {
 		return

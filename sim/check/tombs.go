@@ -69,7 +69,7 @@ const tombGap = 4096
 func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
 	var tt *tombTopic
 	for i := range t.byTopic {
-		if t.byTopic[i].topic == topic {
+		if sameName(t.byTopic[i].topic, topic) {
 			tt = &t.byTopic[i]
 			break
 		}
@@ -133,7 +133,7 @@ func (t *tombstones) len() int { return t.n }
 // tombstones name one topic or very few: a linear search is enough.
 func (t *tombstones) nameIndex(topic string) int32 {
 	for i, s := range t.names {
-		if s == topic {
+		if sameName(s, topic) {
 			return int32(i)
 		}
 	}
@@ -160,8 +160,27 @@ func (q *tombQueue) get(o int64) (tombSlot, bool) {
 // MaxInt64) do not overflow into a small distance.
 func above(o, lo int64) (uint64, bool) { return uint64(o) - uint64(lo), o >= lo }
 
-// put stores s at offset o and reports whether o was new.
+// put stores s at offset o and reports whether o was new. Mostly o is
+// in the window or just past its end, with room in the slice: written
+// here, the rest is putSlow's.
 func (q *tombQueue) put(o int64, s tombSlot) bool {
+	if d, n := uint64(o)-uint64(q.lo), len(q.slots)-q.head; q.far == nil && o >= q.lo && n > 0 {
+		switch {
+		case d < uint64(n):
+			x := &q.slots[q.head+int(d)]
+			added := !x.used
+			*x = s
+			return added
+		case d == uint64(n) && len(q.slots) < cap(q.slots):
+			q.slots = append(q.slots, s)
+			return true
+		}
+	}
+	return q.putSlow(o, s)
+}
+
+// putSlow is put's general case.
+func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
 	if q.far != nil {
 		if _, ok := q.far[o]; ok {
 			q.far[o] = s

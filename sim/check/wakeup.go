@@ -137,31 +137,35 @@ func (w *wakeup) wait(k waitKey) *topicWait {
 	if t == nil {
 		t = &topicWait{byQueue: map[int32]int{}}
 		w.topics[k] = t
+		for g := int(k.group); g >= len(w.last); { // room to remember it (findIn)
+			w.last = append(w.last, lastWait{})
+		}
+		for g := int(k.group); g >= len(w.lastMsg); {
+			w.lastMsg = append(w.lastMsg, lastWait{})
+		}
 	}
 	return t
 }
 
 // find is w.topics[k], through the group's last entry found when that is
 // k's (entries are never removed, so the one remembered stays k's).
-func (w *wakeup) find(k waitKey) *topicWait { return w.findIn(&w.last, k) }
+func (w *wakeup) find(k waitKey) *topicWait { return w.findIn(w.last, k) }
 
 // findMsg is find for a key made of a message's group and produced topic.
-func (w *wakeup) findMsg(k waitKey) *topicWait { return w.findIn(&w.lastMsg, k) }
+func (w *wakeup) findMsg(k waitKey) *topicWait { return w.findIn(w.lastMsg, k) }
 
 // findIn is w.topics[k], through the group's entry in last when that is
 // k's (entries are never removed from topics, so one remembered stays
-// k's).
-func (w *wakeup) findIn(last *[]lastWait, k waitKey) *topicWait {
-	g := int(k.group)
-	if ls := *last; g >= 0 && g < len(ls) && ls[g].t != nil && ls[g].topic == k.topic {
-		return ls[g].t
+// k's). A group that has an entry in topics has room in last (wait), so
+// that findIn, short enough to be inlined at its callers, never grows it.
+func (w *wakeup) findIn(last []lastWait, k waitKey) *topicWait {
+	g := uint(k.group)
+	if g < uint(len(last)) && last[g].t != nil && sameName(last[g].topic, k.topic) {
+		return last[g].t
 	}
 	t := w.topics[k]
-	if t != nil && g >= 0 {
-		for g >= len(*last) {
-			*last = append(*last, lastWait{})
-		}
-		(*last)[g] = lastWait{topic: k.topic, t: t}
+	if t != nil && g < uint(len(last)) {
+		last[g] = lastWait{topic: k.topic, t: t}
 	}
 	return t
 }
@@ -180,38 +184,38 @@ func (w *wakeup) key(client int32, topic string) waitKey {
 	return waitKey{group: w.client(client).group, topic: topic}
 }
 
-func (w *wakeup) onReceive(c *Checker, e *model.Event) {
-	switch e.Kind {
-	case model.EvReceive:
-		cl := c.clientOf(e)
-		x := w.client(e.Client)
-		if cl.known {
-			x.group = cl.group
-		}
-		x.rid++
-		x.last, x.hasLast = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}, true
-	case model.EvParked:
-		x := w.client(e.Client)
-		if e.Reason == model.RLockBusy {
-			// A concurrent request held the engine's lock: it serves the
-			// group (a lock-busy fault), and a re-run parks again.
-			if x.hasLast {
-				w.served(w.key(e.Client, x.last.topic))
-			}
-			if len(x.polls) > 0 {
-				return
-			}
-		}
-		r := x.last
-		if !x.hasLast || e.Topic != "" {
-			r = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}
-		}
-		r.t, r.grp = w.wait(waitKey{group: x.group, topic: r.topic}), x.group
-		x.polls = append(x.polls, r)
-		r.t.count(&r, x.paused, 1)
-	case model.EvReceived, model.EvReceiveLost:
-		w.answer(e)
+// receive notes a client's receive (EvReceive), which may park next.
+// ObserveEncoded calls receive, parked and answer by the event's kind.
+func (w *wakeup) receive(c *Checker, e *model.Event) {
+	cl := c.clientOf(e)
+	x := w.client(e.Client)
+	if cl.known {
+		x.group = cl.group
 	}
+	x.rid++
+	x.last, x.hasLast = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}, true
+}
+
+// parked notes that a client's receive parked (EvParked).
+func (w *wakeup) parked(e *model.Event) {
+	x := w.client(e.Client)
+	if e.Reason == model.RLockBusy {
+		// A concurrent request held the engine's lock: it serves the
+		// group (a lock-busy fault), and a re-run parks again.
+		if x.hasLast {
+			w.served(w.key(e.Client, x.last.topic))
+		}
+		if len(x.polls) > 0 {
+			return
+		}
+	}
+	r := x.last
+	if !x.hasLast || e.Topic != "" {
+		r = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}
+	}
+	r.t, r.grp = w.wait(waitKey{group: x.group, topic: r.topic}), x.group
+	x.polls = append(x.polls, r)
+	r.t.count(&r, x.paused, 1)
 }
 
 // hold counts (d = 1) or uncounts (-1) a parked receive of client, as
@@ -252,7 +256,7 @@ func (w *wakeup) pause(client int32, on bool) {
 	}
 }
 
-// answer removes the client's parked receive (the oldest, on each queue
+// answer (EvReceived, EvReceiveLost) removes the client's parked receive (the oldest, on each queue
 // it parked on) and marks its topic served.
 func (w *wakeup) answer(e *model.Event) {
 	x := w.client(e.Client)
@@ -328,7 +332,7 @@ func (w *wakeup) reset() {
 func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	k := waitKey{group: m.g.idx, topic: m.topic}
 	t := w.findMsg(k)
-	copyElsewhere := p.topic != m.topic
+	copyElsewhere := !sameName(p.topic, m.topic)
 	if g := m.g; g.ordered && g.busy[queueKey{p.topic, p.queue}] > 0 {
 		return // its queue (message group) is held by a lease in flight
 	}
@@ -346,15 +350,8 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 // caller calls it only when the head is due.)
 func (w *wakeup) expire(c *Checker, now clock.Time) {
 	for w.head < len(w.obls) && w.obls[w.head].deadline < now {
-		o := &w.obls[w.head]
-		g := c.groups[o.key.group]
-		m, _ := g.msgs.get(uint64(o.msg))
-		// A message the engine dead-lettered before anyone could take it
-		// (SQS moves it to the DLQ at the receive that reaches it) is no
-		// longer available: nothing was promised. An orderly queue owes
-		// nothing while a lease of it lives.
-		if o.gen == o.w.gen && m != nil && len(m.tokens) > 0 && (o.oq == nil || len(o.oq.live) == 0 && m.settled == unsettled) {
-			c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
+		if o := &w.obls[w.head]; o.gen == o.w.gen { // else served since
+			c.missedWakeup(o)
 		}
 		w.head++
 	}
@@ -365,6 +362,21 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 	w.due = math.MaxInt64
 	if w.head < len(w.obls) {
 		w.due = w.obls[w.head].deadline
+	}
+}
+
+// missedWakeup judges obligation o, whose group was not served on its
+// topic since it was made: a violation if its message is still available.
+func (c *Checker) missedWakeup(o *obligation) {
+	w := &c.wake
+	g := c.groups[o.key.group]
+	m, _ := g.msgs.get(uint64(o.msg))
+	// A message the engine dead-lettered before anyone could take it
+	// (SQS moves it to the DLQ at the receive that reaches it) is no
+	// longer available: nothing was promised. An orderly queue owes
+	// nothing while a lease of it lives.
+	if m != nil && len(m.tokens) > 0 && (o.oq == nil || len(o.oq.live) == 0 && m.settled == unsettled) {
+		c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
 	}
 }
 

@@ -47,28 +47,22 @@ func newWindow[T any]() window[T] { return window[T]{base: 1, gone: new(T)} }
 // span is the number of slots in the window.
 func (w *window[T]) span() int { return w.n - w.head }
 
-// get returns the entry, and whether the id was forgotten.
-func (w *window[T]) get(id uint64) (v *T, forgotten bool) {
+// get returns the entry, and whether the id was forgotten: below the
+// window, one that came back (back), else forgotten (0 is never an id);
+// past its end, never seen. It is short enough to be inlined at its
+// callers.
+func (w *window[T]) get(id uint64) (*T, bool) {
 	if id < w.base {
-		return w.below(id)
+		v := w.back[id]
+		return v, v == nil && id != 0
 	}
-	i := int(id-w.base) + w.head
-	if i >= w.n {
-		return nil, false
-	}
-	if v = w.pages[i>>winShift].slots[i&winMask]; v == w.gone {
+	if i := int(id-w.base) + w.head; i < w.n {
+		if v := w.pages[i>>winShift].slots[i&winMask]; v != w.gone {
+			return v, false
+		}
 		return nil, true
 	}
-	return v, false
-}
-
-// below is get for an id below the window: one that came back, else
-// forgotten (0 is never an id).
-func (w *window[T]) below(id uint64) (v *T, forgotten bool) {
-	if v = w.back[id]; v != nil {
-		return v, false
-	}
-	return nil, id != 0
+	return nil, false
 }
 
 // put stores v under id, which must not be below the window.
