@@ -41,7 +41,26 @@ type BinaryEncoder struct {
 	at      clock.Time
 	atW     uint64 // at's eight-byte varint, when atOK
 	atOK    bool
+	pairs   [pairSlots]msgLeaseWord // by message id modulo pairSlots
 }
+
+// msgLeaseWord holds the varints of a message id and a lease id, one
+// after the other, in a word's low bytes: a message's lease, delivery,
+// consumption's start and end, ack and its answer all carry the same
+// two, and after the first the encoder copies the word (msgLease). The
+// zero value is right too: the two zero bytes of a pair (0, 0).
+type msgLeaseWord struct {
+	msg   MsgID
+	extra uint32 // the varints' length in bytes, less 2
+	lease LeaseID
+	w     uint64
+}
+
+// pairSlots is how many message and lease pairs the encoder keeps, in
+// a direct-mapped table: a power of two above the number of messages a
+// run has between its lease and its ack (the default run's consumers
+// hold at most a few hundred).
+const pairSlots = 512
 
 // Append appends e's binary form (AppendBinary) to b.
 func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
@@ -76,29 +95,43 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 	s[i&spanMask] = byte(e.Kind)
 	i = s.uvarint(i+1, zigzag(int64(e.Client)))
 	if e.bare() {
-		return b[:n+s.bareTail(i, e)]
+		return b[:n+c.bareTail(s, i, e)]
 	}
 	i = s.str(i, e.Group)
-	if e.Msg == 0 { // a request's, its answer's, a park's
-		s[i&spanMask] = 0
-		i++
-	} else if e.Msg < 1<<28 {
-		i = s.uvarint28(i, uint64(e.Msg))
-	} else {
-		i = s.uvarintLong(i, uint64(e.Msg))
-	}
-	if e.Lease|e.Ended|e.Next == 0 { // most events' (three zero bytes)
-		i = s.zeros(i, 3)
-	} else {
-		if e.Lease < 1<<28 {
-			i = s.uvarint28(i, uint64(e.Lease))
-		} else {
-			i = s.uvarintLong(i, uint64(e.Lease))
+	if e.Msg != 0 && e.Lease != 0 && e.Ended|e.Next == 0 { // a lease's, a delivery's: a kept pair, as a rule
+		j, ok := c.keptPair(s, i, e.Msg, e.Lease)
+		if !ok {
+			j = c.newPair(s, i, e.Msg, e.Lease)
 		}
-		i = s.uvarint(i, uint64(e.Ended))
-		i = s.uvarint(i, uint64(e.Next))
+		i = s.zeros(j, 2)
+	} else {
+		if e.Msg == 0 { // a request's, its answer's, a park's
+			s[i&spanMask] = 0
+			i++
+		} else if e.Msg < 1<<28 {
+			i = s.uvarint28(i, uint64(e.Msg))
+		} else {
+			i = s.uvarintLong(i, uint64(e.Msg))
+		}
+		if e.Lease|e.Ended|e.Next == 0 { // most events' (three zero bytes)
+			i = s.zeros(i, 3)
+		} else {
+			if e.Lease < 1<<28 {
+				i = s.uvarint28(i, uint64(e.Lease))
+			} else {
+				i = s.uvarintLong(i, uint64(e.Lease))
+			}
+			i = s.uvarint(i, uint64(e.Ended))
+			i = s.uvarint(i, uint64(e.Next))
+		}
 	}
-	i = s.str(i, e.Topic)
+	if n := len(e.Topic); n >= 4 && n < 8 { // a topic's name of 4 to 7 bytes: strLong's case, inline
+		w := uint64(load32(e.Topic)) | uint64(load32(e.Topic[n-4:]))<<(8*(n-4))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
+		i += 1 + n
+	} else {
+		i = s.str(i, e.Topic)
+	}
 	i = s.uvarint(i, zigzag(int64(e.Queue)))
 	if z := zigzag(e.Offset); z < 0x80 {
 		s[i&spanMask] = byte(z)
@@ -189,19 +222,13 @@ func (e *Event) bare() bool {
 // bareTail writes a bare event's fields after Client at i and returns
 // the index after them: the Group's empty length, Msg, Lease and Ended,
 // and the zeros and Reason of the rest in two stores.
-func (s *binSpan) bareTail(i int, e *Event) int {
+func (c *BinaryEncoder) bareTail(s *binSpan, i int, e *Event) int {
 	s[i&spanMask] = 0
-	i++
-	if e.Msg < 1<<28 {
-		i = s.uvarint28(i, uint64(e.Msg))
-	} else {
-		i = s.uvarintLong(i, uint64(e.Msg))
+	j, ok := c.keptPair(s, i+1, e.Msg, e.Lease)
+	if !ok {
+		j = c.newPair(s, i+1, e.Msg, e.Lease)
 	}
-	if e.Lease < 1<<28 {
-		i = s.uvarint28(i, uint64(e.Lease))
-	} else {
-		i = s.uvarintLong(i, uint64(e.Lease))
-	}
+	i = j
 	if e.Ended < 0x80 {
 		s[i&spanMask] = byte(e.Ended)
 		i++
@@ -215,6 +242,29 @@ func (s *binSpan) bareTail(i int, e *Event) int {
 	binary.LittleEndian.PutUint64(s[i&spanMask:], 0)
 	binary.LittleEndian.PutUint32(s[(i+8)&spanMask:], uint32(e.Reason)<<8)
 	return i + 11
+}
+
+// keptPair writes at i the word the table keeps for msg's slot and
+// returns the index after its varints, and whether they are msg's and
+// lease's; when not, newPair writes theirs over it.
+func (c *BinaryEncoder) keptPair(s *binSpan, i int, msg MsgID, lease LeaseID) (int, bool) {
+	p := &c.pairs[msg%pairSlots]
+	binary.LittleEndian.PutUint64(s[i&spanMask:], p.w)
+	return i + 2 + int(p.extra), p.msg == msg && p.lease == lease
+}
+
+// newPair writes the varints of a pair the table does not hold: it writes the
+// two varints and keeps their word in *p when both are below 1<<28.
+func (c *BinaryEncoder) newPair(s *binSpan, i int, msg MsgID, lease LeaseID) int {
+	if msg >= 1<<28 || lease >= 1<<28 {
+		return s.uvarintLong(s.uvarintLong(i, uint64(msg)), uint64(lease))
+	}
+	mw, mk := uvarint28Word(uint32(msg))
+	lw, lk := uvarint28Word(uint32(lease))
+	p := &c.pairs[msg%pairSlots]
+	*p = msgLeaseWord{msg: msg, extra: uint32(mk + lk - 2), lease: lease, w: uint64(mw) | uint64(lw)<<(8*mk)}
+	binary.LittleEndian.PutUint64(s[i&spanMask:], p.w)
+	return i + mk + lk
 }
 
 // maxFixedBinary bounds an event's binary form without its strings'
