@@ -301,10 +301,11 @@ func (s *binSpan) str(i int, v string) int {
 	return s.strLong(i, v)
 }
 
-// strLong is str for a v that is not empty. A v of 4 to 16 bytes (a
-// topic's or group's name) is copied in two loads of 4 or 8 bytes each,
-// overlapping in the middle, instead of by memmove; one of 4 to 7 bytes
-// is stored with its length in one word.
+// strLong is str for a v that is not empty. A v of up to 16 bytes (a
+// topic's or group's name) is copied without memmove: one of 8 to 16
+// bytes in two loads of 8, overlapping in the middle, one of 1 to 7
+// stored with its length in one word (the bytes of two loads of 4,
+// overlapping, or of 1 to 3 bytes the first, middle and last).
 func (s *binSpan) strLong(i int, v string) int {
 	n := len(v)
 	switch {
@@ -314,6 +315,9 @@ func (s *binSpan) strLong(i int, v string) int {
 		binary.LittleEndian.PutUint64(s[(i+n-7)&spanMask:], load64(v[n-8:]))
 	case n >= 4 && n < 8: // the length and the bytes in one store
 		w := uint64(load32(v)) | uint64(load32(v[n-4:]))<<(8*(n-4))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
+	case n > 0 && n < 4: // the same, the bytes the first, middle and last (repeating each other)
+		w := uint64(v[0]) | uint64(v[n>>1])<<(8*(n>>1)) | uint64(v[n-1])<<(8*(n-1))
 		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
 	default:
 		i = s.uvarint(i, uint64(n))
