@@ -94,8 +94,25 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 	}
 	s[i&spanMask] = byte(e.Kind)
 	i = s.uvarint(i+1, zigzag(int64(e.Client)))
-	if e.bare() {
-		return b[:n+c.bareTail(s, i, e)]
+	if e.bare() { // the Group's empty length, Msg and Lease, Ended, and the zeros and Reason of the rest in two stores
+		s[i&spanMask] = 0
+		j, ok := c.keptPair(s, i+1, e.Msg, e.Lease)
+		if !ok {
+			j = c.newPair(s, i+1, e.Msg, e.Lease)
+		}
+		if e.Ended < 0x80 {
+			s[j&spanMask] = byte(e.Ended)
+			j++
+		} else if e.Ended < 1<<28 { // an ack's answer's: the lease's id
+			j = s.uvarint28(j, uint64(e.Ended))
+		} else {
+			j = s.uvarintLong(j, uint64(e.Ended))
+		}
+		// Next, the Topic's length, Queue ... Span and Code: 8 zero
+		// bytes; Count, then Reason and the Shown's length.
+		binary.LittleEndian.PutUint64(s[j&spanMask:], 0)
+		binary.LittleEndian.PutUint32(s[(j+8)&spanMask:], uint32(e.Reason)<<8)
+		return b[:n+j+11]
 	}
 	i = s.str(i, e.Group)
 	if e.Msg != 0 && e.Lease != 0 && e.Ended|e.Next == 0 { // a lease's, a delivery's: a kept pair, as a rule
@@ -217,31 +234,6 @@ func (e *Event) appendBinaryLong(b []byte) []byte {
 func (e *Event) bare() bool {
 	return len(e.Group)|len(e.Topic)|len(e.Shown) == 0 &&
 		uint64(e.Next)|uint64(e.Queue)|uint64(e.Offset)|uint64(e.Attempt)|uint64(e.Deadline)|uint64(e.Span)|uint64(e.Code)|uint64(e.Count) == 0
-}
-
-// bareTail writes a bare event's fields after Client at i and returns
-// the index after them: the Group's empty length, Msg, Lease and Ended,
-// and the zeros and Reason of the rest in two stores.
-func (c *BinaryEncoder) bareTail(s *binSpan, i int, e *Event) int {
-	s[i&spanMask] = 0
-	j, ok := c.keptPair(s, i+1, e.Msg, e.Lease)
-	if !ok {
-		j = c.newPair(s, i+1, e.Msg, e.Lease)
-	}
-	i = j
-	if e.Ended < 0x80 {
-		s[i&spanMask] = byte(e.Ended)
-		i++
-	} else if e.Ended < 1<<28 { // an ack's answer's: the lease's id
-		i = s.uvarint28(i, uint64(e.Ended))
-	} else {
-		i = s.uvarintLong(i, uint64(e.Ended))
-	}
-	// Next, the Topic's length, Queue ... Span and Code: 8 zero bytes;
-	// Count, then Reason and the Shown's length.
-	binary.LittleEndian.PutUint64(s[i&spanMask:], 0)
-	binary.LittleEndian.PutUint32(s[(i+8)&spanMask:], uint32(e.Reason)<<8)
-	return i + 11
 }
 
 // keptPair writes at i the word the table keeps for msg's slot and
