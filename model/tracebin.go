@@ -93,7 +93,14 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		i = s.uvarintLong(i, z)
 	}
 	s[i&spanMask] = byte(e.Kind)
-	i = s.uvarint(i+1, zigzag(int64(e.Client)))
+	if z := zigzag(int64(e.Client)); z < 0x80 {
+		s[(i+1)&spanMask] = byte(z)
+		i += 2
+	} else if z < 1<<14 { // one among hundreds
+		i = s.uvarint2(i+1, z)
+	} else {
+		i = s.uvarintLong(i+1, z)
+	}
 	if e.bare() { // the Group's empty length, Msg and Lease, Ended, and the zeros and Reason of the rest in two stores
 		s[i&spanMask] = 0
 		j, ok := c.keptPair(s, i+1, e.Msg, e.Lease)
@@ -149,7 +156,14 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 	} else {
 		i = s.str(i, e.Topic)
 	}
-	i = s.uvarint(i, zigzag(int64(e.Queue)))
+	if z := zigzag(int64(e.Queue)); z < 0x80 {
+		s[i&spanMask] = byte(z)
+		i++
+	} else if z < 1<<14 { // one among hundreds
+		i = s.uvarint2(i, z)
+	} else {
+		i = s.uvarintLong(i, z)
+	}
 	if z := zigzag(e.Offset); z < 0x80 {
 		s[i&spanMask] = byte(z)
 		i++
@@ -345,6 +359,13 @@ func (s *binSpan) uvarint(i int, v uint64) int {
 		return i + 1
 	}
 	return s.uvarintLong(i, v)
+}
+
+// uvarint2 is uvarint for v of two bytes' varint, 0x80 <= v < 1<<14 (a
+// client's or a queue's among hundreds, in a large run), inlined.
+func (s *binSpan) uvarint2(i int, v uint64) int {
+	binary.LittleEndian.PutUint16(s[i&spanMask:], uint16(v)&0x7f|0x80|uint16(v>>7)<<8)
+	return i + 2
 }
 
 // uvarint28 is uvarint for v < 1<<28, of one to four bytes (sequence

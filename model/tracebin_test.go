@@ -47,9 +47,10 @@ func TestEventBinaryShapes(t *testing.T) {
 			e.Attempt, e.Deadline, e.Span, e.Code, e.Count = 0, 0, 0, 0, 0
 		case 2: // strings of every length
 			e.Group, e.Topic, e.Shown = name(), name(), name()
-		case 3: // small or zero times, sequence numbers, ids and offsets of every length
+		case 3: // small or zero times, sequence numbers, clients, queues, ids and offsets of every length
 			e.At, e.Deadline = clock.Time(r.Int64N(1<<20)-1<<19), clock.Time(r.Int64()>>r.IntN(64))
 			e.Seq, e.Msg, e.Lease = r.Int64()>>r.IntN(64), MsgID(r.Uint64()>>r.IntN(64)), LeaseID(r.Uint64()>>r.IntN(64))
+			e.Client, e.Queue = int32(r.Uint32())>>r.IntN(32), int32(r.Uint32())>>r.IntN(32)
 			if r.IntN(4) == 0 { // a request's, its answer's, a park's
 				e.Msg = 0
 			}
@@ -120,6 +121,12 @@ func TestUvarintWords(t *testing.T) {
 			binary.LittleEndian.PutUint32(b[:], w)
 			if k != len(want) || string(b[:k]) != string(want) || strings.Trim(string(b[k:]), "\x00") != "" {
 				t.Fatalf("uvarint28Word(%#x) = %x, %d; want %x", v, b, k, want)
+			}
+		}
+		if len(want) == 2 {
+			var s binSpan
+			if n := s.uvarint2(0, v); string(s[:n]) != string(want) {
+				t.Fatalf("uvarint2(%#x) = %x, want %x", v, s[:n], want)
 			}
 		}
 		if isVarint8(v) != (len(want) == 8) {
