@@ -149,8 +149,12 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 			i = s.uvarint(i, uint64(e.Next))
 		}
 	}
-	if n := len(e.Topic); n >= 4 && n < 8 { // a topic's name of 4 to 7 bytes: strLong's case, inline
-		w := uint64(load32(e.Topic)) | uint64(load32(e.Topic[n-4:]))<<(8*(n-4))
+	if v, n := e.Topic, len(e.Topic); n >= 4 && n < 8 { // a topic's name of up to 7 bytes: strLong's cases, inline
+		w := uint64(load32(v)) | uint64(load32(v[n-4:]))<<(8*(n-4))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
+		i += 1 + n
+	} else if n > 0 && n < 4 {
+		w := uint64(v[0]) | uint64(v[n>>1])<<(8*(n>>1)) | uint64(v[n-1])<<(8*(n-1))
 		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
 		i += 1 + n
 	} else {
@@ -315,16 +319,16 @@ func (s *binSpan) str(i int, v string) int {
 func (s *binSpan) strLong(i int, v string) int {
 	n := len(v)
 	switch {
-	case n >= 8 && n <= 16:
-		s[i&spanMask] = byte(n)
-		binary.LittleEndian.PutUint64(s[(i+1)&spanMask:], load64(v))
-		binary.LittleEndian.PutUint64(s[(i+n-7)&spanMask:], load64(v[n-8:]))
 	case n >= 4 && n < 8: // the length and the bytes in one store
 		w := uint64(load32(v)) | uint64(load32(v[n-4:]))<<(8*(n-4))
 		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
 	case n > 0 && n < 4: // the same, the bytes the first, middle and last (repeating each other)
 		w := uint64(v[0]) | uint64(v[n>>1])<<(8*(n>>1)) | uint64(v[n-1])<<(8*(n-1))
 		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
+	case n >= 8 && n <= 16:
+		s[i&spanMask] = byte(n)
+		binary.LittleEndian.PutUint64(s[(i+1)&spanMask:], load64(v))
+		binary.LittleEndian.PutUint64(s[(i+n-7)&spanMask:], load64(v[n-8:]))
 	default:
 		i = s.uvarint(i, uint64(n))
 		copy(s[i&spanMask:], v)
