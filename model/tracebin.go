@@ -41,7 +41,26 @@ type BinaryEncoder struct {
 	at      clock.Time
 	atW     uint64 // at's eight-byte varint, when atOK
 	atOK    bool
+	pairs   [pairSlots]msgLeaseWord // by message id modulo pairSlots
 }
+
+// msgLeaseWord holds the varints of a message id and a lease id, one
+// after the other, in a word's low bytes: a message's lease, delivery,
+// consumption's start and end, ack and its answer all carry the same
+// two, and after the first the encoder copies the word (msgLease). The
+// zero value is right too: the two zero bytes of a pair (0, 0).
+type msgLeaseWord struct {
+	msg   MsgID
+	extra uint32 // the varints' length in bytes, less 2
+	lease LeaseID
+	w     uint64
+}
+
+// pairSlots is how many message and lease pairs the encoder keeps, in
+// a direct-mapped table: a power of two above the number of messages a
+// run has between its lease and its ack (the default run's consumers
+// hold at most a few hundred).
+const pairSlots = 512
 
 // Append appends e's binary form (AppendBinary) to b.
 func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
@@ -74,32 +93,81 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		i = s.uvarintLong(i, z)
 	}
 	s[i&spanMask] = byte(e.Kind)
-	i = s.uvarint(i+1, zigzag(int64(e.Client)))
-	if e.bare() {
-		return b[:n+s.bareTail(i, e)]
+	if z := zigzag(int64(e.Client)); z < 0x80 {
+		s[(i+1)&spanMask] = byte(z)
+		i += 2
+	} else if z < 1<<14 { // one among hundreds
+		i = s.uvarint2(i+1, z)
+	} else {
+		i = s.uvarintLong(i+1, z)
+	}
+	if e.bare() { // the Group's empty length, Msg and Lease, Ended, and the zeros and Reason of the rest in two stores
+		s[i&spanMask] = 0
+		j, ok := c.keptPair(s, i+1, e.Msg, e.Lease)
+		if !ok {
+			j = c.newPair(s, i+1, e.Msg, e.Lease)
+		}
+		if e.Ended < 0x80 {
+			s[j&spanMask] = byte(e.Ended)
+			j++
+		} else if e.Ended < 1<<28 { // an ack's answer's: the lease's id
+			j = s.uvarint28(j, uint64(e.Ended))
+		} else {
+			j = s.uvarintLong(j, uint64(e.Ended))
+		}
+		// Next, the Topic's length, Queue ... Span and Code: 8 zero
+		// bytes; Count, then Reason and the Shown's length.
+		binary.LittleEndian.PutUint64(s[j&spanMask:], 0)
+		binary.LittleEndian.PutUint32(s[(j+8)&spanMask:], uint32(e.Reason)<<8)
+		return b[:n+j+11]
 	}
 	i = s.str(i, e.Group)
-	if e.Msg == 0 { // a request's, its answer's, a park's
-		s[i&spanMask] = 0
-		i++
-	} else if e.Msg < 1<<28 {
-		i = s.uvarint28(i, uint64(e.Msg))
-	} else {
-		i = s.uvarintLong(i, uint64(e.Msg))
-	}
-	if e.Lease|e.Ended|e.Next == 0 { // most events' (three zero bytes)
-		i = s.zeros(i, 3)
-	} else {
-		if e.Lease < 1<<28 {
-			i = s.uvarint28(i, uint64(e.Lease))
-		} else {
-			i = s.uvarintLong(i, uint64(e.Lease))
+	if e.Msg != 0 && e.Lease != 0 && e.Ended|e.Next == 0 { // a lease's, a delivery's: a kept pair, as a rule
+		j, ok := c.keptPair(s, i, e.Msg, e.Lease)
+		if !ok {
+			j = c.newPair(s, i, e.Msg, e.Lease)
 		}
-		i = s.uvarint(i, uint64(e.Ended))
-		i = s.uvarint(i, uint64(e.Next))
+		i = s.zeros(j, 2)
+	} else {
+		if e.Msg == 0 { // a request's, its answer's, a park's
+			s[i&spanMask] = 0
+			i++
+		} else if e.Msg < 1<<28 {
+			i = s.uvarint28(i, uint64(e.Msg))
+		} else {
+			i = s.uvarintLong(i, uint64(e.Msg))
+		}
+		if e.Lease|e.Ended|e.Next == 0 { // most events' (three zero bytes)
+			i = s.zeros(i, 3)
+		} else {
+			if e.Lease < 1<<28 {
+				i = s.uvarint28(i, uint64(e.Lease))
+			} else {
+				i = s.uvarintLong(i, uint64(e.Lease))
+			}
+			i = s.uvarint(i, uint64(e.Ended))
+			i = s.uvarint(i, uint64(e.Next))
+		}
 	}
-	i = s.str(i, e.Topic)
-	i = s.uvarint(i, zigzag(int64(e.Queue)))
+	if v, n := e.Topic, len(e.Topic); n >= 4 && n < 8 { // a topic's name of up to 7 bytes: strLong's cases, inline
+		w := uint64(load32(v)) | uint64(load32(v[n-4:]))<<(8*(n-4))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
+		i += 1 + n
+	} else if n > 0 && n < 4 {
+		w := uint64(v[0]) | uint64(v[n>>1])<<(8*(n>>1)) | uint64(v[n-1])<<(8*(n-1))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
+		i += 1 + n
+	} else {
+		i = s.str(i, e.Topic)
+	}
+	if z := zigzag(int64(e.Queue)); z < 0x80 {
+		s[i&spanMask] = byte(z)
+		i++
+	} else if z < 1<<14 { // one among hundreds
+		i = s.uvarint2(i, z)
+	} else {
+		i = s.uvarintLong(i, z)
+	}
 	if z := zigzag(e.Offset); z < 0x80 {
 		s[i&spanMask] = byte(z)
 		i++
@@ -186,35 +254,27 @@ func (e *Event) bare() bool {
 		uint64(e.Next)|uint64(e.Queue)|uint64(e.Offset)|uint64(e.Attempt)|uint64(e.Deadline)|uint64(e.Span)|uint64(e.Code)|uint64(e.Count) == 0
 }
 
-// bareTail writes a bare event's fields after Client at i and returns
-// the index after them: the Group's empty length, Msg, Lease and Ended,
-// and the zeros and Reason of the rest in two stores.
-func (s *binSpan) bareTail(i int, e *Event) int {
-	s[i&spanMask] = 0
-	i++
-	if e.Msg < 1<<28 {
-		i = s.uvarint28(i, uint64(e.Msg))
-	} else {
-		i = s.uvarintLong(i, uint64(e.Msg))
+// keptPair writes at i the word the table keeps for msg's slot and
+// returns the index after its varints, and whether they are msg's and
+// lease's; when not, newPair writes theirs over it.
+func (c *BinaryEncoder) keptPair(s *binSpan, i int, msg MsgID, lease LeaseID) (int, bool) {
+	p := &c.pairs[msg%pairSlots]
+	binary.LittleEndian.PutUint64(s[i&spanMask:], p.w)
+	return i + 2 + int(p.extra), p.msg == msg && p.lease == lease
+}
+
+// newPair writes the varints of a pair the table does not hold: it writes the
+// two varints and keeps their word in *p when both are below 1<<28.
+func (c *BinaryEncoder) newPair(s *binSpan, i int, msg MsgID, lease LeaseID) int {
+	if msg >= 1<<28 || lease >= 1<<28 {
+		return s.uvarintLong(s.uvarintLong(i, uint64(msg)), uint64(lease))
 	}
-	if e.Lease < 1<<28 {
-		i = s.uvarint28(i, uint64(e.Lease))
-	} else {
-		i = s.uvarintLong(i, uint64(e.Lease))
-	}
-	if e.Ended < 0x80 {
-		s[i&spanMask] = byte(e.Ended)
-		i++
-	} else if e.Ended < 1<<28 { // an ack's answer's: the lease's id
-		i = s.uvarint28(i, uint64(e.Ended))
-	} else {
-		i = s.uvarintLong(i, uint64(e.Ended))
-	}
-	// Next, the Topic's length, Queue ... Span and Code: 8 zero bytes;
-	// Count, then Reason and the Shown's length.
-	binary.LittleEndian.PutUint64(s[i&spanMask:], 0)
-	binary.LittleEndian.PutUint32(s[(i+8)&spanMask:], uint32(e.Reason)<<8)
-	return i + 11
+	mw, mk := uvarint28Word(uint32(msg))
+	lw, lk := uvarint28Word(uint32(lease))
+	p := &c.pairs[msg%pairSlots]
+	*p = msgLeaseWord{msg: msg, extra: uint32(mk + lk - 2), lease: lease, w: uint64(mw) | uint64(lw)<<(8*mk)}
+	binary.LittleEndian.PutUint64(s[i&spanMask:], p.w)
+	return i + mk + lk
 }
 
 // maxFixedBinary bounds an event's binary form without its strings'
@@ -251,20 +311,24 @@ func (s *binSpan) str(i int, v string) int {
 	return s.strLong(i, v)
 }
 
-// strLong is str for a v that is not empty. A v of 4 to 16 bytes (a
-// topic's or group's name) is copied in two loads of 4 or 8 bytes each,
-// overlapping in the middle, instead of by memmove; one of 4 to 7 bytes
-// is stored with its length in one word.
+// strLong is str for a v that is not empty. A v of up to 16 bytes (a
+// topic's or group's name) is copied without memmove: one of 8 to 16
+// bytes in two loads of 8, overlapping in the middle, one of 1 to 7
+// stored with its length in one word (the bytes of two loads of 4,
+// overlapping, or of 1 to 3 bytes the first, middle and last).
 func (s *binSpan) strLong(i int, v string) int {
 	n := len(v)
 	switch {
+	case n >= 4 && n < 8: // the length and the bytes in one store
+		w := uint64(load32(v)) | uint64(load32(v[n-4:]))<<(8*(n-4))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
+	case n > 0 && n < 4: // the same, the bytes the first, middle and last (repeating each other)
+		w := uint64(v[0]) | uint64(v[n>>1])<<(8*(n>>1)) | uint64(v[n-1])<<(8*(n-1))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
 	case n >= 8 && n <= 16:
 		s[i&spanMask] = byte(n)
 		binary.LittleEndian.PutUint64(s[(i+1)&spanMask:], load64(v))
 		binary.LittleEndian.PutUint64(s[(i+n-7)&spanMask:], load64(v[n-8:]))
-	case n >= 4 && n < 8: // the length and the bytes in one store
-		w := uint64(load32(v)) | uint64(load32(v[n-4:]))<<(8*(n-4))
-		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(n)|w<<8)
 	default:
 		i = s.uvarint(i, uint64(n))
 		copy(s[i&spanMask:], v)
@@ -299,6 +363,13 @@ func (s *binSpan) uvarint(i int, v uint64) int {
 		return i + 1
 	}
 	return s.uvarintLong(i, v)
+}
+
+// uvarint2 is uvarint for v of two bytes' varint, 0x80 <= v < 1<<14 (a
+// client's or a queue's among hundreds, in a large run), inlined.
+func (s *binSpan) uvarint2(i int, v uint64) int {
+	binary.LittleEndian.PutUint16(s[i&spanMask:], uint16(v)&0x7f|0x80|uint16(v>>7)<<8)
+	return i + 2
 }
 
 // uvarint28 is uvarint for v < 1<<28, of one to four bytes (sequence

@@ -22,7 +22,7 @@ func TestEventBinaryShapes(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	var names []string
 	for n := range 24 {
-		names = append(names, strings.Repeat("t", n))
+		names = append(names, "abcdefghijklmnopqrstuvwx"[:n]) // distinct bytes: a copy out of order shows
 	}
 	names = append(names, strings.Repeat("g", maxSpanStrings/3), strings.Repeat("g", maxSpanStrings/3+1),
 		strings.Repeat("x", maxSpanStrings), strings.Repeat("x", maxSpanStrings+1), strings.Repeat("y", 300))
@@ -47,9 +47,10 @@ func TestEventBinaryShapes(t *testing.T) {
 			e.Attempt, e.Deadline, e.Span, e.Code, e.Count = 0, 0, 0, 0, 0
 		case 2: // strings of every length
 			e.Group, e.Topic, e.Shown = name(), name(), name()
-		case 3: // small or zero times, sequence numbers, ids and offsets of every length
+		case 3: // small or zero times, sequence numbers, clients, queues, ids and offsets of every length
 			e.At, e.Deadline = clock.Time(r.Int64N(1<<20)-1<<19), clock.Time(r.Int64()>>r.IntN(64))
 			e.Seq, e.Msg, e.Lease = r.Int64()>>r.IntN(64), MsgID(r.Uint64()>>r.IntN(64)), LeaseID(r.Uint64()>>r.IntN(64))
+			e.Client, e.Queue = int32(r.Uint32())>>r.IntN(32), int32(r.Uint32())>>r.IntN(32)
 			if r.IntN(4) == 0 { // a request's, its answer's, a park's
 				e.Msg = 0
 			}
@@ -122,6 +123,12 @@ func TestUvarintWords(t *testing.T) {
 				t.Fatalf("uvarint28Word(%#x) = %x, %d; want %x", v, b, k, want)
 			}
 		}
+		if len(want) == 2 {
+			var s binSpan
+			if n := s.uvarint2(0, v); string(s[:n]) != string(want) {
+				t.Fatalf("uvarint2(%#x) = %x, want %x", v, s[:n], want)
+			}
+		}
 		if isVarint8(v) != (len(want) == 8) {
 			t.Fatalf("isVarint8(%#x) = %v, but its varint takes %d bytes", v, isVarint8(v), len(want))
 		}
@@ -172,13 +179,23 @@ func FuzzEventBinary(f *testing.F) {
 	})
 }
 
+// pairMsgs and pairLeases are the ids of the events that
+// TestBinaryEncoderIsAppendBinary draws from pools: ids of every varint
+// length, ids in the same slot of the encoder's pairs (one apart by
+// pairSlots), ids the pairs cannot keep (1<<28 and above), and zero.
+var (
+	pairMsgs   = []MsgID{0, 1, 2, 1 + pairSlots, 1 + 2*pairSlots, 127, 128, 1<<14 + 1, 1<<21 + 1, 1<<28 - 1, 1<<28 + 1, math.MaxUint32}
+	pairLeases = []LeaseID{0, 1, 127, 128, 1 << 21, 1<<28 - 1, 1 << 28, 1 << 40}
+)
+
 // A BinaryEncoder writes a stream's events as AppendBinary writes each
 // alone, the format's definition (appendBinaryLong): through runs of
 // consecutive sequence numbers across every carry of their low seven
 // bits and every change of their varint's length (up, and down when the
 // numbers are negative), times repeated or not, of eight bytes or not,
-// and long events between, whose numbers the encoder does not see; and
-// fresh encoders, whose first time may be 0.
+// and long events between, whose numbers the encoder does not see;
+// messages' events whose ids it keeps as pairs (pairMsgs); and fresh
+// encoders, whose first time may be 0.
 func TestBinaryEncoderIsAppendBinary(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	var c BinaryEncoder
@@ -193,6 +210,13 @@ func TestBinaryEncoderIsAppendBinary(t *testing.T) {
 			at = clock.Time(r.Int64N(1 << 20))
 		case 2:
 			e.Topic = strings.Repeat("x", maxSpanStrings+1)
+		}
+		if r.IntN(2) == 0 { // a message's event: a pair the encoder may keep, or one in the same slot, bare or a lease's
+			e.Msg, e.Lease = pairMsgs[r.IntN(len(pairMsgs))], pairLeases[r.IntN(len(pairLeases))]
+			e.Ended, e.Next = 0, 0
+			if r.IntN(2) == 0 {
+				e = Event{Kind: e.Kind, Client: e.Client, Msg: e.Msg, Lease: e.Lease, Ended: LeaseID(r.IntN(2)) * e.Lease, Reason: e.Reason}
+			}
 		}
 		if r.IntN(2) == 0 {
 			at += clock.Time(r.Int64N(1000))

@@ -267,7 +267,10 @@ func (m *meter) produced(g *group, id model.MsgID, intended, now clock.Time) {
 	id = m.unit(g, id)
 	m.nProduced++
 	m.obs.grow(id)
-	o := m.obs.at(id)
+	o := m.obs.live(id)
+	if o == nil {
+		o = m.obs.at(id)
+	}
 	o.storedMs, o.flags, o.group = uint32(now.Sub(m.start).Millis()), obsStored, uint16(g.idx)
 	if m.fixed && intended < m.warmEnd {
 		o.flags |= obsWarm
@@ -338,7 +341,10 @@ func (m *meter) acked(g *group, id model.MsgID, deliveredAt, now clock.Time) {
 //
 // They add up to the end-to-end latency exactly.
 func (m *meter) measure(id model.MsgID, x *meterMsg, deliveredAt, now clock.Time) {
-	o := m.obs.at(id)
+	o := m.obs.live(id)
+	if o == nil {
+		o = m.obs.at(id)
+	}
 	o.e2e, o.svc = clampUs(now.Sub(x.intended)), clampUs(now.Sub(deliveredAt))
 	o.flags |= obsMeasured
 	a := m.attemptAt(&m.state[x.slot], deliveredAt)
@@ -584,7 +590,11 @@ func (m *meter) begin(x *msgState, at clock.Time, client int32, lease model.Leas
 // it; a delivery without a lease (Pull) is an attempt of its own.
 func (m *meter) onDeliver(e *model.Event) {
 	u := m.unitOf(e)
-	if o := m.obs.at(u); o != nil {
+	o := m.obs.live(u)
+	if o == nil {
+		o = m.obs.at(u)
+	}
+	if o != nil {
 		o.client = e.Client
 	}
 	x := m.stateOf(u)
@@ -626,7 +636,11 @@ func (m *meter) obsIf(ok bool, e *model.Event) *meterObs {
 	if !ok {
 		return nil
 	}
-	return m.obs.at(m.unitOf(e))
+	u := m.unitOf(e)
+	if o := m.obs.live(u); o != nil {
+		return o
+	}
+	return m.obs.at(u)
 }
 
 // find returns the latest attempt of e's client in a stage from lo to hi,

@@ -50,16 +50,26 @@ const obsMarkEvery = 128
 type obsMark struct{ off, prev uint32 }
 
 // at returns message id's record, nil when it has none. The pointer is
-// valid until the next freeze.
+// valid until the next freeze. The meter's hot paths ask live first,
+// which is inlined, and at only when it has none.
 func (st *obsStore) at(id model.MsgID) *meterObs {
+	if o := st.live(id); o != nil {
+		return o
+	}
 	if id < 1 || int(id) > st.n {
 		return nil
 	}
-	i := int(id - 1)
-	if b := i / obsBlock; b < st.nFrozen {
-		return st.thaw(id, b)
+	return st.thaw(id, int(id-1)/obsBlock)
+}
+
+// live returns message id's record when it is in a live block, else nil
+// (at's case for every record but a late event's): one unsigned
+// comparison tells the block.
+func (st *obsStore) live(id model.MsgID) *meterObs {
+	if b := uint(id-1) / obsBlock; b-uint(st.nFrozen) < uint(len(st.blocks)-st.nFrozen) && int(id) <= st.n {
+		return &st.blocks[b][uint(id-1)%obsBlock]
 	}
-	return &st.blocks[i/obsBlock][i%obsBlock]
+	return nil
 }
 
 // thaw returns frozen record id of block b, decoded into late.

@@ -60,6 +60,36 @@ func TestObsStoreFreeze(t *testing.T) {
 	}
 }
 
+// live returns the record at returns for every id in a live block, the
+// same pointer, and nil for every other id: a frozen block's, 0, ids past
+// the newest record (in its block or past every block), the largest.
+func TestObsStoreLive(t *testing.T) {
+	var st obsStore
+	n := 3*obsBlock + 17
+	st.grow(model.MsgID(n))
+	for id := 1; id <= n; id++ {
+		st.at(model.MsgID(id)).storedMs = uint32(id)
+	}
+	st.freeze(model.MsgID(2*obsBlock + 1)) // blocks 0 and 1
+	if st.nFrozen != 2 {
+		t.Fatalf("frozen %d blocks", st.nFrozen)
+	}
+	ids := []model.MsgID{0, math.MaxUint32, math.MaxUint32 - 1, model.MsgID(len(st.blocks)*obsBlock + 1)}
+	for id := range n + obsBlock {
+		ids = append(ids, model.MsgID(id))
+	}
+	for _, id := range ids {
+		inLive := id >= 1 && int(id) <= n && int(id-1)/obsBlock >= st.nFrozen
+		got := st.live(id)
+		if inLive != (got != nil) || inLive && got != st.at(id) {
+			t.Fatalf("live(%d) = %p, at = %p (live block: %v)", id, got, st.at(id), inLive)
+		}
+		if o := st.at(id); (o != nil) != (id >= 1 && int(id) <= n) || o != nil && o.storedMs != uint32(id) {
+			t.Fatalf("at(%d) = %+v", id, o)
+		}
+	}
+}
+
 // readUvarint and readVarint read what encoding/binary writes, at every
 // length's bounds, and leave the bytes after the varint alone.
 func TestReadVarintIsBinarys(t *testing.T) {
