@@ -506,16 +506,18 @@ func (r *pullReq) lost(e *model.Event, why model.Reason) bool {
 	return true
 }
 
-// newAck returns an ack request, reusing one the engine has served.
-func (s *sim) newAck(h *popHeld, req *pop.AckRequest, lease model.LeaseID) *ackReq {
+// newAck returns an ack of held message h under lease, sent with
+// handle, reusing one the engine has served; its request is left empty
+// (a recycled ack is cleared) for the caller to write.
+func (s *sim) newAck(h *popHeld, handle *model.ReceiptHandle, lease model.LeaseID) *ackReq {
 	r := takeFree(&s.freeAcks)
 	if r == nil {
 		r = new(ackReq)
 	}
 	// every field set one by one, without a literal's temporary and its
-	// 150-byte copy
-	r.req, r.msg, r.lease, r.deliveredAt = *req, h.msg.ID, lease, h.deliveredAt
-	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(req.Handle.BrokerName)}
+	// copy
+	r.msg, r.lease, r.deliveredAt = h.msg.ID, lease, h.deliveredAt
+	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(handle.BrokerName)}
 	return r
 }
 
