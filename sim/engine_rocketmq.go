@@ -245,11 +245,16 @@ func (a *rocketMQ) Start(now clock.Time, out *Outcome) {
 }
 
 // armCheckpoint asks for CheckpointTick when the broker next has
-// checkpoint-path work (an earlier arming stands).
+// checkpoint-path work (an earlier arming stands). It is called after
+// every request and put, so the KV path's test is inlined at each.
 func (a *rocketMQ) armCheckpoint(out *Outcome) {
-	if !a.ck {
-		return
+	if a.ck {
+		a.armCheckpointTick(out)
 	}
+}
+
+// armCheckpointTick is armCheckpoint on the checkpoint path.
+func (a *rocketMQ) armCheckpointTick(out *Outcome) {
 	if t, ok := a.b.NextCheckpointTick(); ok {
 		a.arm(out, rmqCheckpoint, t)
 	}
@@ -566,13 +571,18 @@ func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *p
 	if res.Status != pop.PopSuspended {
 		return false
 	}
+	a.park(now, r, req, res, traced, lockBusy, out)
+	return true
+}
+
+// park is parked for a pop the broker parked.
+func (a *rocketMQ) park(now clock.Time, r Request, req *pop.PopRequest, res *pop.PopResult, traced *bool, lockBusy bool, out *Outcome) {
 	a.polls.put(res.PollID, r)
 	a.armPollTick(out)
 	if !*traced || lockBusy { // a lock-busy park is traced every time: a concurrent request held the lock
 		*traced = true
 		a.traceParked(now, r.base().c.idx, req, lockBusy)
 	}
-	return true
 }
 
 // traceParked traces a parked pop of client c. With several brokers an
@@ -601,6 +611,13 @@ func (a *rocketMQ) traceParked(now clock.Time, c int32, req *pop.PopRequest, loc
 // traceLeases traces the leases a pop granted and the leases its writes
 // overwrote.
 func (a *rocketMQ) traceLeases(now clock.Time, c *consumer, group string, res *pop.PopResult) {
+	if len(res.Messages) > 0 || len(res.Replaced) > 0 { // half the pops find nothing and park
+		a.traceGranted(now, c, group, res)
+	}
+}
+
+// traceGranted is traceLeases for a pop that granted or overwrote leases.
+func (a *rocketMQ) traceGranted(now clock.Time, c *consumer, group string, res *pop.PopResult) {
 	for i := range res.Messages {
 		m := &res.Messages[i]
 		e := a.event(model.EvLease)
@@ -657,6 +674,13 @@ func (a *rocketMQ) forwarded(now clock.Time, c *consumer, f *proxy.Forwarded, ou
 // tracePopLapses traces the FIFO leases that lapsed in a pop call and the
 // ones its pending admin reset cleared, before the leases it granted.
 func (a *rocketMQ) tracePopLapses(now clock.Time, res *pop.PopResult) {
+	if len(res.Lapsed) > 0 || len(res.Cleared) > 0 { // FIFO groups' only
+		a.tracePopLapsed(now, res)
+	}
+}
+
+// tracePopLapsed is tracePopLapses for a pop with lapses.
+func (a *rocketMQ) tracePopLapsed(now clock.Time, res *pop.PopResult) {
 	a.traceLapses(now, res.Lapsed, 0)
 	for _, l := range res.Cleared {
 		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Lease: l, Reason: model.RReset})
@@ -667,6 +691,13 @@ func (a *rocketMQ) tracePopLapses(now clock.Time, res *pop.PopResult) {
 // blocking (or a re-entrant retry took it over: r=reattempt). A lapse of
 // lease skip is left out (the caller traces it after its answer).
 func (a *rocketMQ) traceLapses(now clock.Time, ls []pop.Lapse, skip model.LeaseID) {
+	if len(ls) > 0 { // FIFO groups' only: the test inlined at every call
+		a.traceLapsed(now, ls, skip)
+	}
+}
+
+// traceLapsed is traceLapses for some lapses.
+func (a *rocketMQ) traceLapsed(now clock.Time, ls []pop.Lapse, skip model.LeaseID) {
 	for i := range ls {
 		l := &ls[i]
 		if l.Lease == skip {
@@ -701,6 +732,13 @@ func (a *rocketMQ) armOrder(out *Outcome) {
 // returned (RocketMQ resubmits them to the pull executor). ws belongs to a
 // result no re-run writes into, so its elements can be referenced.
 func (a *rocketMQ) wake(now clock.Time, ws []pop.Wakeup, out *Outcome) {
+	if len(ws) > 0 { // most calls wake none: the test inlined at every call
+		a.rerun(now, ws, out)
+	}
+}
+
+// rerun is wake for some woken pops.
+func (a *rocketMQ) rerun(now clock.Time, ws []pop.Wakeup, out *Outcome) {
 	for i := range ws {
 		w := &ws[i]
 		r := a.polls.get(w.ID)
@@ -723,6 +761,13 @@ func (a *rocketMQ) wake(now clock.Time, ws []pop.Wakeup, out *Outcome) {
 // wakePulls re-runs held pulls the broker handed back
 // (executeRequestWhenWakeup) and answers them.
 func (a *rocketMQ) wakePulls(now clock.Time, ws []pop.PullWakeup, out *Outcome) {
+	if len(ws) > 0 { // a Pull consumer's only
+		a.rerunPulls(now, ws, out)
+	}
+}
+
+// rerunPulls is wakePulls for some woken pulls.
+func (a *rocketMQ) rerunPulls(now clock.Time, ws []pop.PullWakeup, out *Outcome) {
 	for i := range ws {
 		r := a.holds[ws[i].ID]
 		if r == nil {
