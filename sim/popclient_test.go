@@ -33,3 +33,26 @@ func TestAckRequestIsNewAckRequest(t *testing.T) {
 		t.Fatalf("kept names %q, want the group's V1 and V2 retry topics", g.retry)
 	}
 }
+
+// TestLivesIn: a popped message lives in the topic its broker filled in,
+// else in a retry topic it was shown under, else in the real topic its
+// handle names for the topic it was shown under.
+func TestLivesIn(t *testing.T) {
+	v1 := model.BuildPopRetryTopicV1("t", "g")
+	for _, c := range []struct {
+		real, shown string
+		flag        model.RetryType
+		want        string
+	}{
+		{"x", "t", model.RetryTopicV1Type, "x"},
+		{"", v1, model.RetryTopicV1Type, v1},
+		{"", "t", model.RetryTopicV1Type, v1},
+		{"", "t", model.RetryTopicV2Type, model.BuildPopRetryTopicV2("t", "g")},
+		{"", "t", model.NormalTopic, "t"},
+	} {
+		m := &pop.PoppedMessage{RealTopic: c.real, Message: model.Message{Topic: c.shown}, Handle: model.ReceiptHandle{RetryFlag: c.flag}}
+		if got := livesIn(m, "g"); got != c.want {
+			t.Fatalf("livesIn(real %q, shown %q, flag %d) = %q, want %q", c.real, c.shown, c.flag, got, c.want)
+		}
+	}
+}
