@@ -95,7 +95,8 @@ type Request interface {
 	base() *reqBase
 	// lost fills e with the trace event for the loss of the request (why
 	// = request, client-gone) or its answer (response, timeout, late), and
-	// reports whether that loss is traced.
+	// reports whether that loss is traced. e is the tracer's slot
+	// (sim.event): lost must trace nothing itself.
 	lost(e *model.Event, why model.Reason) bool
 }
 

@@ -245,11 +245,16 @@ func (a *rocketMQ) Start(now clock.Time, out *Outcome) {
 }
 
 // armCheckpoint asks for CheckpointTick when the broker next has
-// checkpoint-path work (an earlier arming stands).
+// checkpoint-path work (an earlier arming stands). It is called after
+// every request and put, so the KV path's test is inlined at each.
 func (a *rocketMQ) armCheckpoint(out *Outcome) {
-	if !a.ck {
-		return
+	if a.ck {
+		a.armCheckpointTick(out)
 	}
+}
+
+// armCheckpointTick is armCheckpoint on the checkpoint path.
+func (a *rocketMQ) armCheckpointTick(out *Outcome) {
 	if t, ok := a.b.NextCheckpointTick(); ok {
 		a.arm(out, rmqCheckpoint, t)
 	}
@@ -506,16 +511,18 @@ func (r *pullReq) lost(e *model.Event, why model.Reason) bool {
 	return true
 }
 
-// newAck returns an ack request, reusing one the engine has served.
-func (s *sim) newAck(h *popHeld, req *pop.AckRequest, lease model.LeaseID) *ackReq {
+// newAck returns an ack of held message h under lease, sent with
+// handle, reusing one the engine has served; its request is left empty
+// (a recycled ack is cleared) for the caller to write.
+func (s *sim) newAck(h *popHeld, handle *model.ReceiptHandle, lease model.LeaseID) *ackReq {
 	r := takeFree(&s.freeAcks)
 	if r == nil {
 		r = new(ackReq)
 	}
 	// every field set one by one, without a literal's temporary and its
-	// 150-byte copy
-	r.req, r.msg, r.lease, r.deliveredAt = *req, h.msg.ID, lease, h.deliveredAt
-	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(req.Handle.BrokerName)}
+	// copy
+	r.msg, r.lease, r.deliveredAt = h.msg.ID, lease, h.deliveredAt
+	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(handle.BrokerName)}
 	return r
 }
 
@@ -564,13 +571,18 @@ func (a *rocketMQ) parked(now clock.Time, r Request, req *pop.PopRequest, res *p
 	if res.Status != pop.PopSuspended {
 		return false
 	}
+	a.park(now, r, req, res, traced, lockBusy, out)
+	return true
+}
+
+// park is parked for a pop the broker parked.
+func (a *rocketMQ) park(now clock.Time, r Request, req *pop.PopRequest, res *pop.PopResult, traced *bool, lockBusy bool, out *Outcome) {
 	a.polls.put(res.PollID, r)
 	a.armPollTick(out)
 	if !*traced || lockBusy { // a lock-busy park is traced every time: a concurrent request held the lock
 		*traced = true
 		a.traceParked(now, r.base().c.idx, req, lockBusy)
 	}
-	return true
 }
 
 // traceParked traces a parked pop of client c. With several brokers an
@@ -599,6 +611,13 @@ func (a *rocketMQ) traceParked(now clock.Time, c int32, req *pop.PopRequest, loc
 // traceLeases traces the leases a pop granted and the leases its writes
 // overwrote.
 func (a *rocketMQ) traceLeases(now clock.Time, c *consumer, group string, res *pop.PopResult) {
+	if len(res.Messages) > 0 || len(res.Replaced) > 0 { // half the pops find nothing and park
+		a.traceGranted(now, c, group, res)
+	}
+}
+
+// traceGranted is traceLeases for a pop that granted or overwrote leases.
+func (a *rocketMQ) traceGranted(now clock.Time, c *consumer, group string, res *pop.PopResult) {
 	for i := range res.Messages {
 		m := &res.Messages[i]
 		e := a.event(model.EvLease)
@@ -616,11 +635,20 @@ func (a *rocketMQ) traceLeases(now clock.Time, c *consumer, group string, res *p
 // handle names for a retry message shown under its original topic, the
 // topic it was shown under otherwise (a retry topic's own name too, when
 // the #11195 bug leaks it): the broker's RealTopic, built only for a
-// message the broker did not fill it in (a test's).
+// message the broker did not fill it in (a test's). The broker's is
+// taken inlined, at the two calls of every delivery.
 func livesIn(m *pop.PoppedMessage, group string) string {
 	if m.RealTopic != "" {
 		return m.RealTopic
 	}
+	return builtLivesIn(m, group)
+}
+
+// builtLivesIn is livesIn for a message the broker did not fill in. Not
+// inlined: inside livesIn it would put livesIn over the inlining budget.
+//
+//go:noinline
+func builtLivesIn(m *pop.PoppedMessage, group string) string {
 	if model.IsRetryTopic(m.Message.Topic) {
 		return m.Message.Topic
 	}
@@ -655,6 +683,13 @@ func (a *rocketMQ) forwarded(now clock.Time, c *consumer, f *proxy.Forwarded, ou
 // tracePopLapses traces the FIFO leases that lapsed in a pop call and the
 // ones its pending admin reset cleared, before the leases it granted.
 func (a *rocketMQ) tracePopLapses(now clock.Time, res *pop.PopResult) {
+	if len(res.Lapsed) > 0 || len(res.Cleared) > 0 { // FIFO groups' only
+		a.tracePopLapsed(now, res)
+	}
+}
+
+// tracePopLapsed is tracePopLapses for a pop with lapses.
+func (a *rocketMQ) tracePopLapsed(now clock.Time, res *pop.PopResult) {
 	a.traceLapses(now, res.Lapsed, 0)
 	for _, l := range res.Cleared {
 		a.emit(now, model.Event{Kind: model.EvLeaseLost, Client: -1, Lease: l, Reason: model.RReset})
@@ -665,6 +700,13 @@ func (a *rocketMQ) tracePopLapses(now clock.Time, res *pop.PopResult) {
 // blocking (or a re-entrant retry took it over: r=reattempt). A lapse of
 // lease skip is left out (the caller traces it after its answer).
 func (a *rocketMQ) traceLapses(now clock.Time, ls []pop.Lapse, skip model.LeaseID) {
+	if len(ls) > 0 { // FIFO groups' only: the test inlined at every call
+		a.traceLapsed(now, ls, skip)
+	}
+}
+
+// traceLapsed is traceLapses for some lapses.
+func (a *rocketMQ) traceLapsed(now clock.Time, ls []pop.Lapse, skip model.LeaseID) {
 	for i := range ls {
 		l := &ls[i]
 		if l.Lease == skip {
@@ -699,6 +741,13 @@ func (a *rocketMQ) armOrder(out *Outcome) {
 // returned (RocketMQ resubmits them to the pull executor). ws belongs to a
 // result no re-run writes into, so its elements can be referenced.
 func (a *rocketMQ) wake(now clock.Time, ws []pop.Wakeup, out *Outcome) {
+	if len(ws) > 0 { // most calls wake none: the test inlined at every call
+		a.rerun(now, ws, out)
+	}
+}
+
+// rerun is wake for some woken pops.
+func (a *rocketMQ) rerun(now clock.Time, ws []pop.Wakeup, out *Outcome) {
 	for i := range ws {
 		w := &ws[i]
 		r := a.polls.get(w.ID)
@@ -721,6 +770,13 @@ func (a *rocketMQ) wake(now clock.Time, ws []pop.Wakeup, out *Outcome) {
 // wakePulls re-runs held pulls the broker handed back
 // (executeRequestWhenWakeup) and answers them.
 func (a *rocketMQ) wakePulls(now clock.Time, ws []pop.PullWakeup, out *Outcome) {
+	if len(ws) > 0 { // a Pull consumer's only
+		a.rerunPulls(now, ws, out)
+	}
+}
+
+// rerunPulls is wakePulls for some woken pulls.
+func (a *rocketMQ) rerunPulls(now clock.Time, ws []pop.PullWakeup, out *Outcome) {
 	for i := range ws {
 		r := a.holds[ws[i].ID]
 		if r == nil {

@@ -138,16 +138,20 @@ func liveReq(r Request, where string) {
 type recyclable interface{ recycle(s *sim) }
 
 // traceLost traces the loss of r or its answer, once: its own event, then
-// those of what it carried (a Kafka ShareFetch's acknowledgements).
+// those of what it carried (a Kafka ShareFetch's acknowledgements). The
+// request writes its event in the tracer's slot (sim.event; lost traces
+// nothing itself), where an event of its own, handed to lost through the
+// interface, was allocated on the heap.
 func (s *sim) traceLost(r Request, why model.Reason) {
 	b := r.base()
 	if b.reported {
 		return
 	}
 	b.reported = true
-	e := model.Event{Client: b.c.idx}
-	if r.lost(&e, why) {
-		s.emit(e)
+	e := s.event(0)
+	e.Client = b.c.idx
+	if r.lost(e, why) {
+		s.emitSlot()
 	}
 	if cr, ok := r.(carrier); ok {
 		cr.lostMore(s, why)
@@ -209,10 +213,11 @@ func (s *sim) atClient(t *task) {
 
 // lateAnswer is an answer reaching a client that gave up on it.
 func (s *sim) lateAnswer(r Request) {
-	e := model.Event{Client: r.base().c.idx}
-	if r.lost(&e, model.RLate) {
+	e := s.event(0)
+	e.Client = r.base().c.idx
+	if r.lost(e, model.RLate) {
 		s.cov.hit("late-response")
-		s.emit(e)
+		s.emitSlot()
 	}
 }
 

@@ -96,18 +96,53 @@ func adoptRenewal(r *changeReq) {
 // given, naming lease. The request is copied once, into the recycled ack
 // (newAck); by value it was copied into each call on the way.
 func (s *sim) sendAckReq(h *popHeld, req *pop.AckRequest, lease model.LeaseID) {
+	r := s.newAck(h, &req.Handle, lease)
+	r.req = *req
+	s.sendAckOf(h, r)
+}
+
+// sendAck acks a held message with its own handle: the request
+// pop.NewAckRequest makes, written field by field into the recycled ack
+// (which newAck leaves with an empty request), its topic the group's
+// kept name for a retry message (group.realTopic) instead of a new
+// string every ack.
+func (s *sim) sendAck(h *popHeld) {
+	r := s.newAck(h, &h.handle, h.lease)
+	h.ackRequest(&r.req)
+	s.sendAckOf(h, r)
+}
+
+// ackRequest writes into q, an empty request, h's ack with its own
+// handle: pop.NewAckRequest(group, shown topic, handle).
+func (h *popHeld) ackRequest(q *pop.AckRequest) {
+	g := h.c.g
+	q.ConsumerGroup, q.Topic = g.name, g.realTopic(h.msg.Topic, h.handle.RetryFlag)
+	q.QueueID, q.Offset, q.Handle = h.handle.QueueID, h.handle.QueueOffset, h.handle
+}
+
+// sendAckOf traces the ack r of held message h and sends it.
+func (s *sim) sendAckOf(h *popHeld, r *ackReq) {
 	h.finished = true
-	r := s.newAck(h, req, lease)
 	e := s.event(model.EvAck)
-	e.Client, e.Msg, e.Lease = h.c.idx, h.msg.ID, lease
+	e.Client, e.Msg, e.Lease = h.c.idx, h.msg.ID, r.lease
 	s.emitSlot()
 	s.send(r, 0)
 }
 
-// sendAck acks a held message with its own handle.
-func (s *sim) sendAck(h *popHeld) {
-	req := pop.NewAckRequest(h.c.g.name, h.msg.Topic, &h.handle)
-	s.sendAckReq(h, &req, h.lease)
+// realTopic is model.RealTopic(topic, g.name, flag): the topic a message
+// shown under topic lives in, by its handle's retry flag. A retry
+// message shown under the group's own topic (every one but a leaked
+// retry name's, #11195) lives in one of the group's two retry topics,
+// whose names the group builds once and keeps.
+func (g *group) realTopic(topic string, flag model.RetryType) string {
+	i := int(flag) - 1
+	if i < 0 || i >= len(g.retry) || topic != g.topic {
+		return model.RealTopic(topic, g.name, flag)
+	}
+	if g.retry[i] == "" {
+		g.retry[i] = model.RealTopic(topic, g.name, flag)
+	}
+	return g.retry[i]
 }
 
 // changePurpose says why a renewal (changeInvisibleTime) was sent, which

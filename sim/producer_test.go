@@ -10,15 +10,43 @@ import (
 )
 
 // A producer's keys come in blocks; each is still p<producer>-<seq>,
-// across the blocks' edges.
+// across the blocks' edges and a power of ten inside a block, and when
+// seq moved otherwise than one a key (the block's digits are then not
+// the next number's).
 func TestProducerKeysAcrossBlocks(t *testing.T) {
-	p := &producer{prefix: "p3-", seq: 5}
-	for range 3*keyBlock + 7 {
-		want := "p3-" + strconv.FormatInt(p.seq, 10)
-		if got := p.nextKey(); got != want {
-			t.Fatalf("key of message %d: got %q, want %q", p.seq, got, want)
+	for _, start := range []int64{0, 5, 1000 - keyBlock/2, 99_999_990} {
+		p := &producer{prefix: "p3-", seq: start}
+		for i := range 3*keyBlock + 7 {
+			if i == 2*keyBlock+1 {
+				p.seq += 17 // not the number the next block's digits hold
+				p.keyAt = 0
+			}
+			want := "p3-" + strconv.FormatInt(p.seq, 10)
+			if got := p.nextKey(); got != want {
+				t.Fatalf("from %d, key of message %d: got %q, want %q", start, p.seq, got, want)
+			}
+			p.seq++
 		}
-		p.seq++
+	}
+}
+
+// incDigits is the number plus one, as strconv formats it, through every
+// carry up to a new digit, with and without something before the digits.
+func TestIncDigits(t *testing.T) {
+	for _, head := range []string{"", "p12-"} {
+		b := []byte(head + "0")
+		for n := int64(0); n < 200_000; n++ {
+			if want := head + strconv.FormatInt(n, 10); string(b) != want {
+				t.Fatalf("after %d increments: %q, want %q", n, b, want)
+			}
+			b = incDigits(b, len(head))
+		}
+		for _, n := range []int64{9, 99, 999_999, 1<<62 - 1, 9_999_999_999} {
+			got := string(incDigits([]byte(head+strconv.FormatInt(n, 10)), len(head)))
+			if want := head + strconv.FormatInt(n+1, 10); got != want {
+				t.Fatalf("incDigits(%s%d) = %q, want %q", head, n, got, want)
+			}
+		}
 	}
 }
 

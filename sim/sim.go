@@ -143,6 +143,9 @@ type group struct {
 	// sub is the group's subscription (its consumers' expression, TAG):
 	// what the broker's store read hands out (nil: everything).
 	sub *filter.Filter
+	// retry are its topic's POP retry topics (V1, V2), built when first
+	// needed (realTopic).
+	retry [2]string
 }
 
 // owes reports whether the group is owed m: the broker's two-stage check
