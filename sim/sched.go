@@ -3,9 +3,9 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 
 	"popsim/clock"
+	"popsim/workload/pcg"
 )
 
 // Bounds the scheduler enforces. Hitting one is an error that names it.
@@ -266,7 +266,7 @@ func (h *taskHeap) up(j int, x heapEntry) {
 type scheduler struct {
 	clk        *clock.Virtual
 	q          taskQueue
-	tie        *rand.PCG
+	tie        *pcg.Rand
 	seq        uint64
 	dispatched int64
 	maxTasks   int64
@@ -274,7 +274,7 @@ type scheduler struct {
 	free       []*task
 }
 
-func newScheduler(start clock.Time, tie *rand.PCG, maxTasks int64, maxTime clock.Time) *scheduler {
+func newScheduler(start clock.Time, tie *pcg.Rand, maxTasks int64, maxTime clock.Time) *scheduler {
 	return &scheduler{clk: clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
 }
 

@@ -2,7 +2,8 @@ package workload
 
 import (
 	"math"
-	"math/rand/v2"
+
+	"popsim/workload/pcg"
 )
 
 // Portable floating point.
@@ -108,12 +109,12 @@ func powP(x, y float64) float64 { return expP(float64(y * logP(x))) }
 
 // expSample draws a standard exponential variate (mean 1) by inversion.
 // It makes exactly one call on r.
-func expSample(r *rand.Rand) float64 { return -logP(1 - r.Float64()) }
+func expSample(r *pcg.Rand) float64 { return -logP(1 - r.Float64()) }
 
 // normalSample draws a standard normal variate with Marsaglia's polar
 // method, which needs only logP and math.Sqrt. The second variate of each
 // pair is discarded so that samplers stay stateless.
-func normalSample(r *rand.Rand) float64 {
+func normalSample(r *pcg.Rand) float64 {
 	const maxTries = 1000 // each try succeeds with probability π/4
 	for range maxTries {
 		u := float64(2*r.Float64()) - 1

@@ -2,11 +2,12 @@ package workload
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
+
+	"popsim/workload/pcg"
 )
 
-func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
+func newRand(seed uint64) *pcg.Rand { return pcg.New(seed, 0x9e3779b97f4a7c15) }
 
 // ulpDiff returns how many representable float64 values lie between a and b.
 func ulpDiff(a, b float64) uint64 {
