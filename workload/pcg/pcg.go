@@ -83,10 +83,11 @@ func (r *Rand) Float64() float64 { return float64(r.Uint64()<<11>>11) / (1 << 53
 
 // below returns a uniform draw from [0, n), n > 0, by Lemire's multiply
 // and reject: a power of two masks one draw; any other n takes the high
-// word of draw·n, and redraws (rejected) only when the low word falls
+// word of draw·n, and redraws (rejects) only while the low word falls
 // below 2^64 mod n, which the cheap test lo < n rules out nearly always.
 // The first draw is taken before the power-of-two test, so that the
-// common path holds one copy of Uint64 and inlines.
+// common path holds one copy of Uint64, and the rare path is written in
+// (not called), so that below calls nothing and needs no stack frame.
 func (r *Rand) below(n uint64) uint64 {
 	x := r.Uint64()
 	if n&(n-1) == 0 {
@@ -94,17 +95,10 @@ func (r *Rand) below(n uint64) uint64 {
 	}
 	hi, lo := bits.Mul64(x, n)
 	if lo < n {
-		return r.redraw(hi, lo, n)
-	}
-	return hi
-}
-
-// redraw finishes below when the first product's low word lo is under n:
-// it is accepted unless under 2^64 mod n, else the next draws are tried.
-func (r *Rand) redraw(hi, lo, n uint64) uint64 {
-	thresh := -n % n
-	for lo < thresh {
-		hi, lo = bits.Mul64(r.Uint64(), n)
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(r.Uint64(), n)
+		}
 	}
 	return hi
 }
