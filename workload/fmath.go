@@ -39,7 +39,7 @@ func logP(x float64) float64 {
 	case x == 0:
 		return math.Inf(-1)
 	}
-	f1, ki := math.Frexp(x)
+	f1, ki := frexp(x)
 	if f1 < math.Sqrt2/2 {
 		f1 *= 2
 		ki--
@@ -101,7 +101,42 @@ func expMulti(hi, lo float64, k int) float64 {
 	t := float64(r * r)
 	c := r - float64(t*(p1+float64(t*(p2+float64(t*(p3+float64(t*(p4+float64(t*p5)))))))))
 	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
-	return math.Ldexp(y, k)
+	return ldexp(y, k)
+}
+
+// IEEE 754 binary64 fields, for frexp and ldexp.
+const (
+	expShift = 52                          // the biased exponent's lowest bit
+	expMask  = 0x7ff                       // the biased exponent, shifted down
+	expBias  = 1022                        // the biased exponent of [0.5, 1)
+	expField = uint64(expMask) << expShift // the biased exponent in place
+)
+
+// frexp is math.Frexp, the same results, with the common case written in:
+// a normal x (a biased exponent neither 0 nor all ones) is its mantissa
+// with the exponent of [0.5, 1) and the exponent's difference from that.
+// Zero, subnormals, infinities and NaN go to math.Frexp.
+func frexp(x float64) (float64, int) {
+	b := math.Float64bits(x)
+	e := int(b >> expShift & expMask)
+	if e == 0 || e == expMask {
+		return math.Frexp(x)
+	}
+	return math.Float64frombits(b&^expField | expBias<<expShift), e - expBias
+}
+
+// ldexp is math.Ldexp, the same results, with the common case written in:
+// a normal x times 2**k whose result is normal too is x with k added to
+// its biased exponent, exactly. Everything else (zero, subnormal, infinite
+// or NaN x, a result that overflows or falls below the normal range) goes
+// to math.Ldexp.
+func ldexp(x float64, k int) float64 {
+	b := math.Float64bits(x)
+	e := int(b >> expShift & expMask)
+	if n := e + k; e == 0 || e == expMask || n <= 0 || n >= expMask {
+		return math.Ldexp(x, k)
+	}
+	return math.Float64frombits(b + uint64(k)<<expShift)
 }
 
 // powP returns x**y for x > 0.
