@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"popsim/clock"
 	"popsim/model"
 	"popsim/workload"
+	"popsim/workload/pcg"
 )
 
 // The broker cost model (BrokerSpec, docs/calibration.md). Without it the
@@ -100,7 +100,7 @@ type broker struct {
 	ready      []*brokerJob // holding their thread (and lock), waiting for a core
 	pools      [nPools]poolState
 	locks      map[string]*brokerLock
-	rng        *rand.Rand
+	rng        *pcg.Rand
 	costs      [nOps]workload.Dist
 	tickCost   workload.Dist
 	work       []WorkCost

@@ -1,12 +1,12 @@
 package sim
 
 import (
-	"math/rand/v2"
 	"strconv"
 
 	"popsim/clock"
 	"popsim/model"
 	"popsim/workload"
+	"popsim/workload/pcg"
 )
 
 // Client constants with RocketMQ's values.
@@ -88,7 +88,7 @@ type consumer struct {
 	spec     *ConsumerSpec
 	g        *group
 	gpos     int // position in g.members
-	rng      *rand.Rand
+	rng      *pcg.Rand
 	proc     workload.Dist
 	outcomes workload.Outcomes
 	skew     clock.Duration // client clock = engine clock + skew

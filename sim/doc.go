@@ -20,10 +20,11 @@
 //     (Config.EventBudget) and a virtual-time limit that fail with
 //     ErrEventBudget / ErrTimeLimit. The clock.Virtual is advanced by the
 //     scheduler only. Task payloads are typed (a closed interface).
-//   - Random streams: math/rand/v2 PCG streams derived from the run seed,
-//     one per concern (tie-breaks, network, fault activation, each fault
-//     family, each producer, each consumer), so enabling a fault family
-//     does not shift the workload's draws.
+//   - Random streams: PCG streams (workload/pcg: math/rand/v2's PCG draws,
+//     inlined) derived from the run seed, one per concern (tie-breaks,
+//     network, fault activation, each fault family, each producer, each
+//     consumer), so enabling a fault family does not shift the workload's
+//     draws.
 //   - The seam (engine.go): the Engine interface through which the core
 //     drives any engine — store a produced message, serve a request that
 //     reached it, run its periodic work when one of its timers is due,

@@ -13,7 +13,7 @@ import (
 // message, lease and reason and nothing of what the slot held before
 // (event clears it), as the same event emitted whole.
 func TestEmitHeld(t *testing.T) {
-	s := &sim{q: newScheduler(clock.Time(5000), newPCG(1, 1), 100, clock.Time(1<<40)), tr: newTracer(nil, true, nil)}
+	s := &sim{q: newScheduler(clock.Time(5000), newStream(1, 1), 100, clock.Time(1<<40)), tr: newTracer(nil, true, nil)}
 	c := &consumer{idx: 3}
 	h := &held{c: c, msg: &model.Message{ID: 42}, lease: 7}
 	stale := model.Event{Kind: model.EvPull, Client: 9, Group: "g", Msg: 1, Lease: 2, Ended: 3, Next: 4, Topic: "t", Queue: 5, Offset: 6,

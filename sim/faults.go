@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"popsim/clock"
 	"popsim/workload"
+	"popsim/workload/pcg"
 )
 
 // faultFamily groups fault sites for swarm testing: swarm mode turns whole
@@ -57,7 +57,7 @@ type faultSites struct {
 	putFailure, skew, lock     site
 	dup                        site // SQS duplicate deliveries (in the engine-fault family)
 	readFailure                site // in the revive-put-failure family: revive failures
-	rng                        [numFamilies]*rand.Rand
+	rng                        [numFamilies]*pcg.Rand
 }
 
 // drawFaultSites draws the sites from the activation stream: first the swarm mask
@@ -183,7 +183,7 @@ func (p *faultSites) lines() []string {
 
 // expDelay draws an exponential delay with the given mean (1us..24h),
 // through workload's portable sampler, at least 1us.
-func expDelay(r *rand.Rand, mean clock.Duration) clock.Duration {
+func expDelay(r *pcg.Rand, mean clock.Duration) clock.Duration {
 	d, err := workload.NewExponential(mean)
 	if err != nil {
 		panic("sim: fault interval out of range: " + err.Error())

@@ -1,12 +1,12 @@
 package sim
 
 import (
-	"math/rand/v2"
 	"strconv"
 
 	"popsim/clock"
 	"popsim/model"
 	"popsim/workload"
+	"popsim/workload/pcg"
 )
 
 // producer sends messages at the instants its arrival process yields. The
@@ -19,7 +19,7 @@ type producer struct {
 	tags   workload.Tags
 	props  workload.Properties
 	arr    workload.Arrivals
-	rng    *rand.Rand
+	rng    *pcg.Rand
 	seq    int64
 	next   int32 // round-robin queue
 	random bool  // pick queues uniformly at random instead

@@ -1,6 +1,6 @@
 package sim
 
-import "math/rand/v2"
+import "popsim/workload/pcg"
 
 // Random streams. Every concern draws from its own PCG stream derived from
 // the run seed, so that turning a fault family on or off, or adding a
@@ -17,18 +17,17 @@ const (
 	streamSDKRetry   uint64 = 3 << 20 // + consumer index: the AWS SDK's retry jitter
 )
 
-// newStream returns the PCG stream id of the run seed. Both PCG words are
-// derived with splitmix64 so that nearby seeds and ids give unrelated
-// streams.
-func newStream(seed, id uint64) *rand.Rand { return rand.New(newPCG(seed, id)) }
+// newStream returns the PCG stream id of the run seed: math/rand/v2's PCG
+// of the two words streamSeeds derives, as the concrete pcg.Rand whose
+// draws inline at the call site (the same draws as rand.New over
+// rand.NewPCG of those words, which TestStreamIsMathRandPCG checks).
+func newStream(seed, id uint64) *pcg.Rand { return pcg.New(streamSeeds(seed, id)) }
 
-// newPCG is newStream's source, for a user of raw 64-bit draws alone (the
-// scheduler's tie-breaks), who calls it directly instead of through
-// rand.Rand's Source interface; the draws are the same.
-func newPCG(seed, id uint64) *rand.PCG {
+// streamSeeds derives the two PCG seed words of stream id of the run seed
+// with splitmix64, so that nearby seeds and ids give unrelated streams.
+func streamSeeds(seed, id uint64) (uint64, uint64) {
 	a := splitmix64(seed ^ splitmix64(id))
-	b := splitmix64(a ^ id<<1 ^ 0x5851f42d4c957f2d)
-	return rand.NewPCG(a, b)
+	return a, splitmix64(a ^ id<<1 ^ 0x5851f42d4c957f2d)
 }
 
 func splitmix64(x uint64) uint64 {
@@ -40,4 +39,4 @@ func splitmix64(x uint64) uint64 {
 
 // chance reports true with probability ppm parts per million, drawing
 // exactly once.
-func chance(r *rand.Rand, ppm int64) bool { return r.Int64N(1_000_000) < ppm }
+func chance(r *pcg.Rand, ppm int64) bool { return r.Int64N(1_000_000) < ppm }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestSchedulerOrdersByTimeThenTieThenSeq(t *testing.T) {
-	s := newScheduler(clock.Epoch, newPCG(7, streamTie), 1000, clock.Epoch.Add(clock.Hour))
+	s := newScheduler(clock.Epoch, newStream(7, streamTie), 1000, clock.Epoch.Add(clock.Hour))
 	for i := 0; i < 50; i++ {
 		s.after(clock.Duration(i%5)*clock.Millisecond, tkScripted, int32(i), 0, nil)
 	}
@@ -61,7 +61,7 @@ func TestSchedulerEqualTieUsesSequence(t *testing.T) {
 
 func TestSchedulerSameSeedSameOrder(t *testing.T) {
 	order := func(seed uint64) []int32 {
-		s := newScheduler(clock.Epoch, newPCG(seed, streamTie), 1000, clock.Epoch.Add(clock.Hour))
+		s := newScheduler(clock.Epoch, newStream(seed, streamTie), 1000, clock.Epoch.Add(clock.Hour))
 		for i := 0; i < 20; i++ {
 			s.after(clock.Millisecond, tkScripted, int32(i), 0, nil)
 		}
@@ -89,7 +89,7 @@ func TestSchedulerSameSeedSameOrder(t *testing.T) {
 }
 
 func TestSchedulerTaskBudget(t *testing.T) {
-	s := newScheduler(clock.Epoch, newPCG(1, streamTie), 3, clock.Epoch.Add(clock.Hour))
+	s := newScheduler(clock.Epoch, newStream(1, streamTie), 3, clock.Epoch.Add(clock.Hour))
 	for i := 0; i < 5; i++ {
 		s.after(clock.Duration(i), tkScripted, 0, 0, nil)
 	}
@@ -105,7 +105,7 @@ func TestSchedulerTaskBudget(t *testing.T) {
 }
 
 func TestSchedulerTimeLimit(t *testing.T) {
-	s := newScheduler(clock.Epoch, newPCG(1, streamTie), 100, clock.Epoch.Add(clock.Second))
+	s := newScheduler(clock.Epoch, newStream(1, streamTie), 100, clock.Epoch.Add(clock.Second))
 	s.after(2*clock.Second, tkScripted, 0, 0, nil)
 	if _, err := s.next(); !errors.Is(err, ErrTimeLimit) {
 		t.Fatalf("task past the limit: err = %v, want ErrTimeLimit", err)
@@ -113,7 +113,7 @@ func TestSchedulerTimeLimit(t *testing.T) {
 }
 
 func TestSchedulerCancel(t *testing.T) {
-	s := newScheduler(clock.Epoch, newPCG(1, streamTie), 100, clock.Epoch.Add(clock.Hour))
+	s := newScheduler(clock.Epoch, newStream(1, streamTie), 100, clock.Epoch.Add(clock.Hour))
 	a := s.after(clock.Second, tkScripted, 1, 0, nil)
 	aSeq := a.seq
 	s.after(2*clock.Second, tkScripted, 2, 0, nil)
@@ -128,6 +128,33 @@ func TestSchedulerCancel(t *testing.T) {
 	s.cancel(a, aSeq)
 	if e, _ := s.next(); e != b {
 		t.Fatalf("a stale cancel removed a recycled task")
+	}
+}
+
+// TestStreamIsMathRandPCG checks that every stream draws what rand.New
+// over math/rand/v2's PCG of its seed words draws, for the bounded draws
+// the simulator makes (a run's trace rests on these values).
+func TestStreamIsMathRandPCG(t *testing.T) {
+	for _, id := range []uint64{streamTie, streamNetwork, streamFault0 + 3, streamConsumer + 7} {
+		for seed := uint64(0); seed < 20; seed++ {
+			got, want := newStream(seed, id), rand.New(rand.NewPCG(streamSeeds(seed, id)))
+			for i := range 200 {
+				var g, w int64
+				switch i % 4 {
+				case 0:
+					g, w = int64(got.Uint64()), int64(want.Uint64())
+				case 1:
+					g, w = got.Int64N(1_000_000), want.Int64N(1_000_000)
+				case 2:
+					g, w = int64(got.IntN(3+i)), int64(want.IntN(3+i))
+				case 3:
+					g, w = int64(got.Float64()*(1<<53)), int64(want.Float64()*(1<<53))
+				}
+				if g != w {
+					t.Fatalf("stream %d of seed %d, draw %d: got %d, want %d", id, seed, i, g, w)
+				}
+			}
+		}
 	}
 }
 
@@ -149,12 +176,13 @@ func TestStreamsAreIndependent(t *testing.T) {
 // against a plain list of the pending tasks: the earliest by (time,
 // tie-break, sequence) comes out, whatever shape the queue has, and the
 // queue keeps its order (checkQueue). The list's tie-breaks are the draws
-// of a second copy of the tie stream in scheduling order.
+// of math/rand/v2's PCG over the tie stream's seed words, in scheduling
+// order.
 func TestSchedulerMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for round := 0; round < 20; round++ {
-		s := newScheduler(clock.Epoch, newPCG(uint64(round), streamTie), 1<<30, clock.Epoch.Add(clock.Hour))
-		ties := newPCG(uint64(round), streamTie)
+		s := newScheduler(clock.Epoch, newStream(uint64(round), streamTie), 1<<30, clock.Epoch.Add(clock.Hour))
+		ties := rand.NewPCG(streamSeeds(uint64(round), streamTie))
 		type ref struct {
 			e   *task
 			seq uint64
@@ -211,7 +239,7 @@ func checkQueue(q *taskQueue) error {
 		}
 		x := &h.e[i]
 		parent := (i - 1) / heapArity
-		if x.t.idx != i || x.at != x.t.at || (i > 0 && !(parent == 0 && h.taken) && h.less(x, &h.e[parent])) {
+		if x.t.idx != i || x.at != x.t.at || (i > 0 && !(parent == 0 && h.taken) && refLess(x.t, h.e[parent].t)) {
 			return fmt.Errorf("near position %d is out of order or misplaced", i)
 		}
 		if x.at >= q.horizon {
@@ -241,7 +269,7 @@ func TestTaskQueueMatchesReference(t *testing.T) {
 			switch op := r.IntN(10); {
 			case op < 5 || len(waiting) == 0:
 				seq++
-				e := &task{at: now + clock.Time(r.IntN(200)), tie: uint64(r.IntN(3)), seq: seq}
+				e := &task{at: now + clock.Time(r.IntN(200)), tie: testTie(r), seq: seq}
 				if r.IntN(8) == 0 { // a task due much later, as a timeout is
 					e.at += 10_000
 				}
@@ -288,6 +316,15 @@ func TestTaskQueueMatchesReference(t *testing.T) {
 			t.Fatalf("window %d: the queue holds a task after all were taken", window)
 		}
 	}
+}
+
+// testTie draws a tie-break for the queue tests: small ones, which tie
+// often, so that the sequence number decides, and random ones.
+func testTie(r *rand.Rand) uint64 {
+	if r.IntN(2) == 0 {
+		return uint64(r.IntN(3))
+	}
+	return r.Uint64()
 }
 
 // refLess is the reference order of tasks whose tie-breaks are set: by

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strconv"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -15,6 +14,7 @@ import (
 	"popsim/proxy"
 	"popsim/sim/check"
 	"popsim/workload"
+	"popsim/workload/pcg"
 )
 
 // RunOptions are the caller's choices that do not change the run itself.
@@ -106,7 +106,7 @@ type sim struct {
 	cov    coverage
 	meter  *meter
 
-	netRng          *rand.Rand
+	netRng          *pcg.Rand
 	reqLat, respLat workload.Dist
 
 	prods   []*producer
@@ -195,7 +195,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.safetyEnd = s.start.Add(cfg.Duration)
 	s.drainEnd = s.safetyEnd.Add(cfg.Drain)
 	s.chainEnd = s.safetyEnd.Add(cfg.DrainBudget())
-	s.q = newScheduler(s.start, newPCG(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
+	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
 	s.faults = drawFaultSites(cfg.Seed, cfg)
 	s.meter = newMeter(s.start, cfg.Warmup, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})

@@ -1,13 +1,13 @@
 package sim
 
 import (
-	"math/rand/v2"
 	"strconv"
 
 	"popsim/clock"
 	"popsim/model"
 	"popsim/sqs"
 	"popsim/workload"
+	"popsim/workload/pcg"
 )
 
 // The SQS consumer: the receive loop an SQS application runs with an AWS
@@ -88,7 +88,7 @@ type sqsConsumer struct {
 	attempt   string
 	attemptAt clock.Time
 	attempts  int
-	jitter    *rand.Rand // the SDK's retry backoff jitter (its own stream)
+	jitter    *pcg.Rand // the SDK's retry backoff jitter (its own stream)
 }
 
 // sqsHeld is a message an SQS consumer holds: its receipt handle.
@@ -245,7 +245,7 @@ const (
 )
 
 // sdkBackoff is the wait before the retry that follows attempt n.
-func sdkBackoff(r *rand.Rand, n int) clock.Duration {
+func sdkBackoff(r *pcg.Rand, n int) clock.Duration {
 	return min(clock.Duration(r.Float64()*float64(clock.Second<<n)), sdkMaxBackoff)
 }
 

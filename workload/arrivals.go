@@ -3,9 +3,9 @@ package workload
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"popsim/clock"
+	"popsim/workload/pcg"
 )
 
 // Arrivals is an open-loop arrival process: a stateful iterator over the
@@ -21,7 +21,7 @@ import (
 //
 // A process is single-use. ParseArrivals(a.String()) gives a fresh copy.
 type Arrivals interface {
-	Next(r *rand.Rand, now clock.Time) (at clock.Time, ok bool)
+	Next(r *pcg.Rand, now clock.Time) (at clock.Time, ok bool)
 	String() string
 }
 
@@ -94,7 +94,7 @@ func NewConstantRate(rate Rate) (*ConstantRate, error) {
 }
 
 // Next implements Arrivals.
-func (c *ConstantRate) Next(_ *rand.Rand, now clock.Time) (clock.Time, bool) {
+func (c *ConstantRate) Next(_ *pcg.Rand, now clock.Time) (clock.Time, bool) {
 	origin := c.start(now)
 	count, per := c.rate.Count, int64(c.rate.Per)
 	q, rem := c.k/count, c.k%count
@@ -127,7 +127,7 @@ func NewPoisson(rate Rate) (*Poisson, error) {
 }
 
 // Next implements Arrivals.
-func (p *Poisson) Next(r *rand.Rand, now clock.Time) (clock.Time, bool) {
+func (p *Poisson) Next(r *pcg.Rand, now clock.Time) (clock.Time, bool) {
 	origin := p.start(now)
 	if p.done || !p.off.add(float64(expSample(r)*p.rate.meanGap())) {
 		p.done = true
@@ -157,7 +157,7 @@ func NewBacklog(n int64) (*Backlog, error) {
 }
 
 // Next implements Arrivals.
-func (b *Backlog) Next(_ *rand.Rand, now clock.Time) (clock.Time, bool) {
+func (b *Backlog) Next(_ *pcg.Rand, now clock.Time) (clock.Time, bool) {
 	origin := b.start(now)
 	if b.sent >= b.n {
 		return 0, false

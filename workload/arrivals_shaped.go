@@ -2,9 +2,9 @@ package workload
 
 import (
 	"math"
-	"math/rand/v2"
 
 	"popsim/clock"
+	"popsim/workload/pcg"
 )
 
 // OnOff alternates bursts and silence: for on it is a Poisson process at
@@ -36,7 +36,7 @@ func NewOnOff(rate Rate, on, off clock.Duration) (*OnOff, error) {
 }
 
 // Next implements Arrivals.
-func (o *OnOff) Next(r *rand.Rand, now clock.Time) (clock.Time, bool) {
+func (o *OnOff) Next(r *pcg.Rand, now clock.Time) (clock.Time, bool) {
 	origin := o.start(now)
 	if o.done || !o.onTime.add(float64(expSample(r)*o.rate.meanGap())) {
 		o.done = true
@@ -85,7 +85,7 @@ func NewRamp(from, to Rate, over clock.Duration) (*Ramp, error) {
 }
 
 // Next implements Arrivals.
-func (p *Ramp) Next(r *rand.Rand, now clock.Time) (clock.Time, bool) {
+func (p *Ramp) Next(r *pcg.Rand, now clock.Time) (clock.Time, bool) {
 	origin := p.start(now)
 	if p.done {
 		return 0, false

@@ -2,11 +2,11 @@ package workload
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 
 	"popsim/clock"
+	"popsim/workload/pcg"
 )
 
 // Dist is a distribution of processing times (or any other non-negative
@@ -20,7 +20,7 @@ import (
 // Build a Dist with its New function or ParseDist; zero values are
 // placeholders, not distributions (a zero Mixture panics when sampled).
 type Dist interface {
-	Sample(r *rand.Rand) clock.Duration
+	Sample(r *pcg.Rand) clock.Duration
 	// Mean is the analytic mean of the distribution, rounded to the
 	// microsecond (for reports and tests; no sampling involved).
 	Mean() clock.Duration
@@ -64,9 +64,9 @@ func NewConstant(d clock.Duration) (Constant, error) {
 	return Constant{d}, nil
 }
 
-func (c Constant) Sample(*rand.Rand) clock.Duration { return c.d }
-func (c Constant) Mean() clock.Duration             { return c.d }
-func (c Constant) String() string                   { return "const(" + fmtDur(c.d) + ")" }
+func (c Constant) Sample(*pcg.Rand) clock.Duration { return c.d }
+func (c Constant) Mean() clock.Duration            { return c.d }
+func (c Constant) String() string                  { return "const(" + fmtDur(c.d) + ")" }
 
 // Uniform is uniform over the whole microseconds in [min, max], both ends
 // included. Each sample makes one call on r.
@@ -83,7 +83,7 @@ func NewUniform(min, max clock.Duration) (Uniform, error) {
 	return Uniform{min, max}, nil
 }
 
-func (u Uniform) Sample(r *rand.Rand) clock.Duration {
+func (u Uniform) Sample(r *pcg.Rand) clock.Duration {
 	return u.min + clock.Duration(r.Int64N(int64(u.max-u.min)+1))
 }
 
@@ -106,7 +106,7 @@ func NewExponential(mean clock.Duration) (Exponential, error) {
 	return Exponential{mean}, nil
 }
 
-func (e Exponential) Sample(r *rand.Rand) clock.Duration {
+func (e Exponential) Sample(r *pcg.Rand) clock.Duration {
 	return toDur(float64(expSample(r) * float64(e.mean)))
 }
 func (e Exponential) Mean() clock.Duration { return e.mean }
@@ -138,7 +138,7 @@ func NewLogNormal(median, p99 clock.Duration) (LogNormal, error) {
 	return LogNormal{median: median, p99: p99, sigma: sigma}, nil
 }
 
-func (l LogNormal) Sample(r *rand.Rand) clock.Duration {
+func (l LogNormal) Sample(r *pcg.Rand) clock.Duration {
 	return toDur(float64(l.median) * expP(float64(l.sigma*normalSample(r))))
 }
 
@@ -184,7 +184,7 @@ func NewBoundedPareto(alpha float64, min, max clock.Duration) (BoundedPareto, er
 }
 
 // Sample inverts the CDF: x = min / (1 − u·(1 − (min/max)^alpha))^(1/alpha).
-func (p BoundedPareto) Sample(r *rand.Rand) clock.Duration {
+func (p BoundedPareto) Sample(r *pcg.Rand) clock.Duration {
 	den := 1 - float64(r.Float64()*(1-p.qAlpha))
 	x := float64(p.min) / powP(den, 1/p.alpha)
 	return max(p.min, min(p.max, toDur(x)))
@@ -244,7 +244,7 @@ func NewMixture(parts ...Part) (Mixture, error) {
 	return Mixture{parts: append([]Part(nil), parts...)}, nil
 }
 
-func (m Mixture) Sample(r *rand.Rand) clock.Duration {
+func (m Mixture) Sample(r *pcg.Rand) clock.Duration {
 	n := r.Int64N(ppmOne)
 	for _, p := range m.parts {
 		if n < p.PPM {

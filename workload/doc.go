@@ -21,24 +21,25 @@
 //
 // It must not read the wall clock, start goroutines, use a global random
 // source, or let map iteration order decide anything. Every random draw
-// comes from a *rand.Rand (math/rand/v2, normally a PCG source) passed by
-// the caller, so the caller decides the streams (one per concern) and the
-// same seed gives the same values on every machine. Results are integers:
+// comes from a *pcg.Rand (workload/pcg: math/rand/v2's PCG stream as a
+// concrete type whose draws inline) passed by the caller, so the caller
+// decides the streams (one per concern) and the same seed gives the same
+// values on every machine. Results are integers:
 // clock.Time and clock.Duration in microseconds, counts, parts per million.
 // Floats appear only inside sampling and are rounded explicitly
 // (math.Round) to whole microseconds. Because math.Log and math.Exp are
 // assembly on some architectures and Go may fuse multiply-adds, the package
 // carries its own portable logarithm and exponential (see fmath.go).
 //
-// Layer 2: it imports only the standard library and popsim/clock, and is
-// imported by sim and scenarios.
+// Layer 3: it imports only the standard library, popsim/clock, popsim/model
+// and its own workload/pcg, and is imported by sim and scenarios.
 //
 // Usage:
 //
 //	arr, err := workload.ParseArrivals("poisson(1000/s)")
 //	svc, err := workload.ParseDist("lognormal(median=10ms,p99=200ms)")
 //	out, err := workload.NewOutcomes(10_000, 1_000) // 1% reconsume, 0.1% exception
-//	rng := rand.New(rand.NewPCG(seed, 1))           // the workload stream
+//	rng := pcg.New(seed, 1)                         // the workload stream
 //	for {
 //		at, ok := arr.Next(rng, now)
 //		if !ok {

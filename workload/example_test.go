@@ -2,10 +2,10 @@ package workload_test
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"popsim/clock"
 	"popsim/workload"
+	"popsim/workload/pcg"
 )
 
 func Example() {
@@ -18,7 +18,7 @@ func Example() {
 		panic(err)
 	}
 	out, _ := workload.NewOutcomes(100_000, 0)
-	rng := rand.New(rand.NewPCG(1, 2))
+	rng := pcg.New(1, 2)
 	fmt.Println(arr, svc, "mean", svc.Mean())
 	now := clock.Epoch
 	for {

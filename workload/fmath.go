@@ -2,7 +2,8 @@ package workload
 
 import (
 	"math"
-	"math/rand/v2"
+
+	"popsim/workload/pcg"
 )
 
 // Portable floating point.
@@ -38,7 +39,7 @@ func logP(x float64) float64 {
 	case x == 0:
 		return math.Inf(-1)
 	}
-	f1, ki := math.Frexp(x)
+	f1, ki := frexp(x)
 	if f1 < math.Sqrt2/2 {
 		f1 *= 2
 		ki--
@@ -100,7 +101,42 @@ func expMulti(hi, lo float64, k int) float64 {
 	t := float64(r * r)
 	c := r - float64(t*(p1+float64(t*(p2+float64(t*(p3+float64(t*(p4+float64(t*p5)))))))))
 	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
-	return math.Ldexp(y, k)
+	return ldexp(y, k)
+}
+
+// IEEE 754 binary64 fields, for frexp and ldexp.
+const (
+	expShift = 52                          // the biased exponent's lowest bit
+	expMask  = 0x7ff                       // the biased exponent, shifted down
+	expBias  = 1022                        // the biased exponent of [0.5, 1)
+	expField = uint64(expMask) << expShift // the biased exponent in place
+)
+
+// frexp is math.Frexp, the same results, with the common case written in:
+// a normal x (a biased exponent neither 0 nor all ones) is its mantissa
+// with the exponent of [0.5, 1) and the exponent's difference from that.
+// Zero, subnormals, infinities and NaN go to math.Frexp.
+func frexp(x float64) (float64, int) {
+	b := math.Float64bits(x)
+	e := int(b >> expShift & expMask)
+	if e == 0 || e == expMask {
+		return math.Frexp(x)
+	}
+	return math.Float64frombits(b&^expField | expBias<<expShift), e - expBias
+}
+
+// ldexp is math.Ldexp, the same results, with the common case written in:
+// a normal x times 2**k whose result is normal too is x with k added to
+// its biased exponent, exactly. Everything else (zero, subnormal, infinite
+// or NaN x, a result that overflows or falls below the normal range) goes
+// to math.Ldexp.
+func ldexp(x float64, k int) float64 {
+	b := math.Float64bits(x)
+	e := int(b >> expShift & expMask)
+	if n := e + k; e == 0 || e == expMask || n <= 0 || n >= expMask {
+		return math.Ldexp(x, k)
+	}
+	return math.Float64frombits(b + uint64(k)<<expShift)
 }
 
 // powP returns x**y for x > 0.
@@ -108,12 +144,12 @@ func powP(x, y float64) float64 { return expP(float64(y * logP(x))) }
 
 // expSample draws a standard exponential variate (mean 1) by inversion.
 // It makes exactly one call on r.
-func expSample(r *rand.Rand) float64 { return -logP(1 - r.Float64()) }
+func expSample(r *pcg.Rand) float64 { return -logP(1 - r.Float64()) }
 
 // normalSample draws a standard normal variate with Marsaglia's polar
 // method, which needs only logP and math.Sqrt. The second variate of each
 // pair is discarded so that samplers stay stateless.
-func normalSample(r *rand.Rand) float64 {
+func normalSample(r *pcg.Rand) float64 {
 	const maxTries = 1000 // each try succeeds with probability π/4
 	for range maxTries {
 		u := float64(2*r.Float64()) - 1

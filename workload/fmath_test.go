@@ -2,11 +2,12 @@ package workload
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
+
+	"popsim/workload/pcg"
 )
 
-func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
+func newRand(seed uint64) *pcg.Rand { return pcg.New(seed, 0x9e3779b97f4a7c15) }
 
 // ulpDiff returns how many representable float64 values lie between a and b.
 func ulpDiff(a, b float64) uint64 {
@@ -30,6 +31,53 @@ func TestLogExpMatchStdlib(t *testing.T) {
 		y := (r.Float64() - 0.5) * 1400
 		if d := ulpDiff(expP(y), math.Exp(y)); d > 2 {
 			t.Fatalf("case %d: expP(%g) = %g, math.Exp = %g: %d ulp apart", i, y, expP(y), math.Exp(y), d)
+		}
+	}
+}
+
+// fieldCases returns float64s for frexp and ldexp: random bit patterns
+// (every exponent, both signs, NaNs and infinities among them), the
+// normal range's edges, subnormals, zeros and infinities.
+func fieldCases(r *pcg.Rand) []float64 {
+	out := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1, -1, 0.5,
+		math.MaxFloat64, math.SmallestNonzeroFloat64, 0x1p-1022, 0x1p-1022 * (1 - 0x1p-52), math.Nextafter(1, 2)}
+	for range 100_000 {
+		out = append(out, math.Float64frombits(r.Uint64()))
+	}
+	for range 20_000 { // the logarithm's and the exponential's own range
+		out = append(out, math.Ldexp(1+r.Float64(), r.IntN(80)-40))
+	}
+	return out
+}
+
+// TestFrexpIsMathFrexp checks frexp against math.Frexp bit for bit.
+func TestFrexpIsMathFrexp(t *testing.T) {
+	for _, x := range fieldCases(newRand(5)) {
+		f, e := frexp(x)
+		wf, we := math.Frexp(x)
+		if math.Float64bits(f) != math.Float64bits(wf) || e != we {
+			if math.IsNaN(f) && math.IsNaN(wf) {
+				continue
+			}
+			t.Fatalf("frexp(%g) = %g, %d; math.Frexp: %g, %d", x, f, e, wf, we)
+		}
+	}
+}
+
+// TestLdexpIsMathLdexp checks ldexp against math.Ldexp bit for bit, with
+// k that keep the result normal, push it past either end of the normal
+// range, and lie far out of range.
+func TestLdexpIsMathLdexp(t *testing.T) {
+	r := newRand(6)
+	ks := []int{0, 1, -1, 1023, -1022, 2046, -2046, 2100, -2100, math.MaxInt, math.MinInt, math.MaxInt - 2000, math.MinInt + 2000}
+	for i, x := range fieldCases(r) {
+		k := r.IntN(4200) - 2100
+		if i%4 == 0 {
+			k = ks[r.IntN(len(ks))]
+		}
+		got, want := ldexp(x, k), math.Ldexp(x, k)
+		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("ldexp(%g, %d) = %g; math.Ldexp: %g", x, k, got, want)
 		}
 	}
 }

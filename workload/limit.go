@@ -2,10 +2,10 @@ package workload
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 
 	"popsim/clock"
+	"popsim/workload/pcg"
 )
 
 // maxLimitCount bounds Limit's count.
@@ -43,7 +43,7 @@ func NewLimit(a Arrivals, count int64, span clock.Duration) (*Limit, error) {
 }
 
 // Next implements Arrivals.
-func (l *Limit) Next(r *rand.Rand, now clock.Time) (clock.Time, bool) {
+func (l *Limit) Next(r *pcg.Rand, now clock.Time) (clock.Time, bool) {
 	origin := l.start(now)
 	if l.done || (l.count > 0 && l.n >= l.count) {
 		l.done = true

@@ -2,9 +2,10 @@ package workload
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"popsim/workload/pcg"
 )
 
 // Tag is a message tag and its relative weight.
@@ -71,7 +72,7 @@ func tagChars(s string) bool {
 
 // Pick returns a tag with probability proportional to its weight. It
 // always makes exactly one call on r.
-func (t Tags) Pick(r *rand.Rand) string {
+func (t Tags) Pick(r *pcg.Rand) string {
 	n := r.Int64N(max(t.total, 1))
 	for _, tag := range t.tags {
 		if n < tag.Weight {

@@ -3,9 +3,10 @@ package workload
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"popsim/workload/pcg"
 )
 
 func TestOutcomesProportions(t *testing.T) {
@@ -95,7 +96,7 @@ func TestOutcomesPoison(t *testing.T) {
 	if !o.CanFail() || (Outcomes{}).CanFail() {
 		t.Error("CanFail: want true with poison, false for the zero Outcomes")
 	}
-	r := rand.New(rand.NewPCG(1, 2))
+	r := pcg.New(1, 2)
 	var poisoned []uint64
 	for n := uint64(0); n <= 1200; n++ {
 		if got := o.SampleFor(r, n); got == Exception {
@@ -115,7 +116,7 @@ func TestOutcomesPoison(t *testing.T) {
 	}
 	// A poison message draws once like any other: the stream after it is
 	// the one without poison.
-	r1, r2 := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+	r1, r2 := pcg.New(3, 4), pcg.New(3, 4)
 	mixed, _ := ParseOutcomes("outcomes(exception=0.5,poison_every=2)")
 	plain, _ := ParseOutcomes("outcomes(exception=0.5)")
 	for n := uint64(1); n <= 100; n++ {
@@ -152,7 +153,7 @@ func TestOutcomesAckThenFail(t *testing.T) {
 		t.Fatalf("over 1 in all: err %v", err)
 	}
 	plain, _ := ParseOutcomes("outcomes(reconsume_later=0.1)")
-	r1, r2 := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
+	r1, r2 := pcg.New(1, 2), pcg.New(1, 2)
 	counts := map[Outcome]int{}
 	for range 10000 {
 		a, b := o.Sample(r1), plain.Sample(r2)

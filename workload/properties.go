@@ -2,12 +2,12 @@ package workload
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 
 	"popsim/model"
+	"popsim/workload/pcg"
 )
 
 // PropertySet is one set of user properties a producer may put on a
@@ -98,7 +98,7 @@ func (p Properties) IsZero() bool { return len(p.sets) == 0 }
 // Pick returns a copy of a set with probability proportional to its
 // weight (nil for an empty set), sorted by name as model.Message keeps
 // them. It makes exactly one call on r, none for the zero value.
-func (p Properties) Pick(r *rand.Rand) []model.Property {
+func (p Properties) Pick(r *pcg.Rand) []model.Property {
 	if p.IsZero() {
 		return nil
 	}

@@ -2,10 +2,10 @@ package workload
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"popsim/clock"
+	"popsim/workload/pcg"
 )
 
 // New gives a fresh iterator each time, drawing exactly as a freshly
@@ -18,7 +18,7 @@ func TestArrivalsSpecNewIsFresh(t *testing.T) {
 		spec := MustArrivals(text)
 		for run := 0; run < 2; run++ {
 			a, b := spec.New(), mustArrivals(t, text)
-			ra, rb := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
+			ra, rb := pcg.New(1, 2), pcg.New(1, 2)
 			for i := 0; i < 50; i++ {
 				x, okx := a.Next(ra, clock.Epoch)
 				y, oky := b.Next(rb, clock.Epoch)
