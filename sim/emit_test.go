@@ -37,7 +37,7 @@ func TestEmitHeld(t *testing.T) {
 // (its client set), whatever the slot held before; a request whose loss
 // is not traced traces nothing.
 func TestTraceLostIsLost(t *testing.T) {
-	s := &sim{q: newScheduler(clock.Time(5000), newPCG(1, 1), 100, clock.Time(1<<40)), tr: newTracer(nil, true, nil), cov: newCoverage()}
+	s := &sim{q: newScheduler(clock.Time(5000), newStream(1, 1), 100, clock.Time(1<<40)), tr: newTracer(nil, true, nil), cov: newCoverage()}
 	c := &consumer{idx: 3}
 	stale := model.Event{Kind: model.EvPull, Client: 9, Group: "g", Msg: 1, Lease: 2, Ended: 3, Next: 4, Topic: "t", Queue: 5, Offset: 6,
 		Attempt: 7, Deadline: 8, Span: 9, Code: 10, Count: 11, Reason: model.RLate, Shown: "x"}
