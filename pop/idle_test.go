@@ -197,6 +197,54 @@ func queuesBroker(t *testing.T, cfg Config, n int32) *Broker {
 	return b
 }
 
+// queueWalk drives a broker of topic t (n queues) and group g through
+// random puts, all-queue pops and acks of what the pops returned.
+type queueWalk struct {
+	b       *Broker
+	n       int32
+	rng     *rand.Rand
+	now     clock.Time
+	res     PopResult
+	pop     func()
+	handles []model.ReceiptHandle
+}
+
+// The steps a queueWalk takes.
+const (
+	walkPut = iota
+	walkPop
+	walkAck
+)
+
+func newQueueWalk(t *testing.T, b *Broker, n int32, seed1, seed2 uint64) *queueWalk {
+	w := &queueWalk{b: b, n: n, rng: rand.New(rand.NewPCG(seed1, seed2)), now: clock.Epoch}
+	w.pop = allQueuePopper(t, b, n, &w.now, &w.res)
+	return w
+}
+
+// step takes one random step (an ack only when a handle is held) and says
+// which it drew.
+func (w *queueWalk) step() int {
+	k := w.rng.IntN(3)
+	switch k {
+	case walkPut:
+		w.b.Put(w.now, &model.Message{Topic: "t", QueueID: w.rng.Int32N(w.n)})
+	case walkPop:
+		w.pop()
+		for _, m := range w.res.Messages {
+			w.handles = append(w.handles, m.Handle)
+		}
+	default:
+		if len(w.handles) > 0 {
+			j := w.rng.IntN(len(w.handles))
+			ack := NewAckRequest("g", "t", &w.handles[j])
+			w.b.Ack(w.now, &ack)
+			w.handles = append(w.handles[:j], w.handles[j+1:]...)
+		}
+	}
+	return k
+}
+
 // TestKVMarksIsQueueMarks checks kvMarks, kvQueueStage's marks from the
 // slot it holds, against queueMarks on every queue of a KV broker (with
 // and without the cache, and with the in-flight threshold) through random
@@ -207,28 +255,9 @@ func TestKVMarksIsQueueMarks(t *testing.T) {
 		cfg.EnablePopMessageThreshold = i == 2
 		const n = 5
 		b := queuesBroker(t, cfg, n)
-		rng := rand.New(rand.NewPCG(uint64(i), 7))
-		now := clock.Epoch
-		var res PopResult
-		pop := allQueuePopper(t, b, n, &now, &res)
-		var handles []model.ReceiptHandle
+		w := newQueueWalk(t, b, n, uint64(i), 7)
 		for step := range 300 {
-			switch rng.IntN(3) {
-			case 0:
-				b.Put(now, &model.Message{Topic: "t", QueueID: rng.Int32N(n)})
-			case 1:
-				pop()
-				for _, m := range res.Messages {
-					handles = append(handles, m.Handle)
-				}
-			default:
-				if len(handles) > 0 {
-					j := rng.IntN(len(handles))
-					ack := NewAckRequest("g", "t", &handles[j])
-					b.Ack(now, &ack)
-					handles = append(handles[:j], handles[j+1:]...)
-				}
-			}
+			w.step()
 			pair, ok := b.names.lookup("g", "t")
 			if !ok {
 				continue
@@ -255,29 +284,11 @@ func TestAllQueuePopLeavesEveryQueueMarked(t *testing.T) {
 		cfg.EnablePopBufferMerge = i > 0
 		const n = 4
 		b := queuesBroker(t, cfg, n)
-		rng := rand.New(rand.NewPCG(uint64(i), 11))
-		now := clock.Epoch
-		var res PopResult
-		pop := allQueuePopper(t, b, n, &now, &res)
-		var handles []model.ReceiptHandle
+		w := newQueueWalk(t, b, n, uint64(i), 11)
 		marked := 0
 		for step := range 400 {
-			switch rng.IntN(3) {
-			case 0:
-				b.Put(now, &model.Message{Topic: "t", QueueID: rng.Int32N(n)})
+			if w.step() != walkPop {
 				continue
-			case 1:
-				if len(handles) > 0 {
-					j := rng.IntN(len(handles))
-					ack := NewAckRequest("g", "t", &handles[j])
-					b.Ack(now, &ack)
-					handles = append(handles[:j], handles[j+1:]...)
-				}
-				continue
-			}
-			pop()
-			for _, m := range res.Messages {
-				handles = append(handles, m.Handle)
 			}
 			pair, _ := b.names.lookup("g", "t")
 			for qid := range int32(n) {
