@@ -139,7 +139,7 @@ func (c *Checker) orderLease(m *msgState, l *lease, e *model.Event) {
 // orderLeaseOrderly is orderLease for an orderly group.
 func (c *Checker) orderLeaseOrderly(m *msgState, l *lease, e *model.Event) {
 	p := m.places[l.at].place
-	if !m.g.orderly || p.topic != m.topic {
+	if p.topic != m.topic {
 		return
 	}
 	q := c.order.queue(m.g, p)
@@ -228,7 +228,7 @@ func (c *Checker) orderEnd(l *lease, by model.EventKind, e *model.Event) {
 // orderEndOrderly is orderEnd for an orderly group.
 func (c *Checker) orderEndOrderly(l *lease, by model.EventKind, e *model.Event) {
 	m := l.m
-	if !m.g.orderly || l.at >= len(m.places) || m.places[l.at].place.topic != m.topic {
+	if l.at >= len(m.places) || m.places[l.at].place.topic != m.topic {
 		return
 	}
 	p := m.places[l.at].place

@@ -137,14 +137,18 @@ func (w *wakeup) wait(k waitKey) *topicWait {
 	if t == nil {
 		t = &topicWait{byQueue: map[int32]int{}}
 		w.topics[k] = t
-		for g := int(k.group); g >= len(w.last); { // room to remember it (findIn)
-			w.last = append(w.last, lastWait{})
-		}
-		for g := int(k.group); g >= len(w.lastMsg); {
-			w.lastMsg = append(w.lastMsg, lastWait{})
-		}
+		w.last = roomFor(w.last, k.group) // to remember it (findIn)
+		w.lastMsg = roomFor(w.lastMsg, k.group)
 	}
 	return t
+}
+
+// roomFor returns ls grown, if need be, to hold an entry of group g.
+func roomFor(ls []lastWait, g int32) []lastWait {
+	if n := int(g) + 1; n > len(ls) {
+		ls = append(ls, make([]lastWait, n-len(ls))...)
+	}
+	return ls
 }
 
 // find is w.topics[k], through the group's last entry found when that is
