@@ -35,7 +35,7 @@ type Clock interface {
 func FromMillis(ms int64) Time { return Time(ms * int64(Millisecond)) }
 
 // Millis returns t in epoch milliseconds, rounded down.
-func (t Time) Millis() int64 { return floorDiv(int64(t), int64(Millisecond)) }
+func (t Time) Millis() int64 { return floorMillis(int64(t)) }
 
 // Add returns t+d.
 func (t Time) Add(d Duration) Time { return t + Time(d) }
@@ -53,7 +53,7 @@ func (t Time) String() string {
 }
 
 // Millis returns d in milliseconds, rounded down.
-func (d Duration) Millis() int64 { return floorDiv(int64(d), int64(Millisecond)) }
+func (d Duration) Millis() int64 { return floorMillis(int64(d)) }
 
 // Seconds returns d as floating-point seconds (for reports only).
 func (d Duration) Seconds() float64 { return float64(d) / float64(Second) }
@@ -142,9 +142,18 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // Std converts d to a time.Duration (for formatting and flags).
 func (d Duration) Std() time.Duration { return time.Duration(d) * time.Microsecond }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
+// floorMillis returns a/1000 rounded down. A count of zero or more is
+// divided as unsigned, which by a constant is a multiply and two shifts
+// with no sign fix-up and no remainder to test (every virtual instant is
+// after the epoch, and every span a Millis is asked of is positive); a
+// negative one is truncated towards zero and, unless exact, taken one
+// down.
+func floorMillis(a int64) int64 {
+	if a >= 0 {
+		return int64(uint64(a) / uint64(Millisecond))
+	}
+	q := a / int64(Millisecond)
+	if q*int64(Millisecond) != a {
 		q--
 	}
 	return q

@@ -1,6 +1,11 @@
 package clock
 
-import "testing"
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
 
 func TestMillisRoundsDown(t *testing.T) {
 	cases := []struct {
@@ -14,6 +19,29 @@ func TestMillisRoundsDown(t *testing.T) {
 	}
 	if FromMillis(1666860736757).Millis() != 1666860736757 {
 		t.Fatal("FromMillis/Millis do not round-trip")
+	}
+}
+
+// TestMillisIsFloorDivision checks Time.Millis and Duration.Millis
+// against math/big's floor division (Div rounds towards minus infinity
+// for a positive divisor) on both sides of zero, every multiple of 1000's
+// neighbours, the ends of int64 and random values of every magnitude.
+func TestMillisIsFloorDivision(t *testing.T) {
+	vals := []int64{0, 1, -1, 999, -999, 1000, -1000, 1001, -1001, math.MaxInt64, math.MinInt64, math.MinInt64 + 1, int64(Epoch)}
+	r := rand.New(rand.NewPCG(34, 1))
+	for range 200000 {
+		v := int64(r.Uint64() >> r.IntN(64))
+		vals = append(vals, v, -v, v/1000*1000, v/1000*1000-1)
+	}
+	k := big.NewInt(1000)
+	for _, v := range vals {
+		want := new(big.Int).Div(big.NewInt(v), k).Int64()
+		if got := Time(v).Millis(); got != want {
+			t.Fatalf("Time(%d).Millis() = %d, want %d", v, got, want)
+		}
+		if got := Duration(v).Millis(); got != want {
+			t.Fatalf("Duration(%d).Millis() = %d, want %d", v, got, want)
+		}
 	}
 }
 

@@ -264,7 +264,7 @@ func (h *taskHeap) up(j int, x heapEntry) {
 // scheduler is the simulator's only loop state: the task queue and the
 // virtual clock, which nothing else advances.
 type scheduler struct {
-	clk        *clock.Virtual
+	clk        clock.Virtual
 	q          taskQueue
 	tie        *pcg.Rand
 	seq        uint64
@@ -275,7 +275,7 @@ type scheduler struct {
 }
 
 func newScheduler(start clock.Time, tie *pcg.Rand, maxTasks int64, maxTime clock.Time) *scheduler {
-	return &scheduler{clk: clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
+	return &scheduler{clk: *clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
 }
 
 func (s *scheduler) now() clock.Time { return s.clk.Now() }
