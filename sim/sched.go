@@ -63,7 +63,7 @@ type task struct {
 	who   int32
 	epoch uint32
 	p     payload
-	idx   int // where it waits: a position in taskQueue.near, farIdx(a position in far), or -1 once dispatched or cancelled
+	idx   int // where it waits: frontIdx(a slot in taskQueue.front), a position in near, farIdx(a position in far), or -1 once dispatched or cancelled
 }
 
 // taskHeap orders tasks by (virtual time, seeded tie-break, sequence).
@@ -294,7 +294,7 @@ func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payl
 	// Field by field: idx is the queue's to set.
 	e.at, e.tie, e.seq, e.kind, e.who, e.epoch, e.p = t, s.tie.Uint64(), s.seq, k, who, epoch, p
 	if t < s.q.horizon { // s.q.push(e), written out to save a call a task
-		s.q.near.push(e)
+		s.q.pushNear(e)
 	} else {
 		s.q.pushFar(e)
 	}

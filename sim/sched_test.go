@@ -229,8 +229,9 @@ func TestSchedulerMatchesReference(t *testing.T) {
 }
 
 // checkQueue reports where q breaks its invariants: near a heap whose
-// tasks know their positions and are due before the horizon, far's tasks
-// due at or after it and knowing their positions.
+// tasks know their positions and are due before the horizon, front a run
+// in order whose tasks know their slots and are due before the horizon,
+// far's tasks due at or after it and knowing their positions.
 func checkQueue(q *taskQueue) error {
 	h := &q.near
 	for i := range h.e {
@@ -244,6 +245,20 @@ func checkQueue(q *taskQueue) error {
 		}
 		if x.at >= q.horizon {
 			return fmt.Errorf("near holds a task due at %v, not before the horizon %v", x.at, q.horizon)
+		}
+	}
+	f := &q.front
+	if f.n < 0 || f.n > frontCap {
+		return fmt.Errorf("front holds %d tasks", f.n)
+	}
+	for k := range f.n {
+		s := (f.head + k) & frontMask
+		x := &f.e[s]
+		if x.t.idx != frontIdx(s) || x.at != x.t.at || (k > 0 && !refLess(f.e[(s-1)&frontMask].t, x.t)) {
+			return fmt.Errorf("front's task %d (slot %d) is out of order or misplaced", k, s)
+		}
+		if x.at >= q.horizon {
+			return fmt.Errorf("front holds a task due at %v, not before the horizon %v", x.at, q.horizon)
 		}
 	}
 	for i, e := range q.far {
@@ -261,60 +276,76 @@ func checkQueue(q *taskQueue) error {
 func TestTaskQueueMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, window := range []clock.Duration{1, 3, 50, 1000} {
-		q := newTaskQueue(0, window)
-		var waiting []*task
-		seq := uint64(0)
-		now := clock.Time(0)
-		for step := 0; step < 20000; step++ {
-			switch op := r.IntN(10); {
-			case op < 5 || len(waiting) == 0:
-				seq++
-				e := &task{at: now + clock.Time(r.IntN(200)), tie: testTie(r), seq: seq}
-				if r.IntN(8) == 0 { // a task due much later, as a timeout is
-					e.at += 10_000
-				}
-				q.push(e)
-				waiting = append(waiting, e)
-			case op < 7:
-				k := r.IntN(len(waiting))
-				q.remove(waiting[k])
-				if waiting[k].queued() {
-					t.Fatalf("window %d step %d: a removed task is still marked queued", window, step)
-				}
-				waiting = append(waiting[:k], waiting[k+1:]...)
-			default:
-				best := 0
-				for k := range waiting {
-					if refLess(waiting[k], waiting[best]) {
-						best = k
-					}
-				}
-				if got := q.peek(); got != waiting[best] {
-					t.Fatalf("window %d step %d: peek() = %+v, want %+v", window, step, got, waiting[best])
-				}
-				if got := q.pop(); got != waiting[best] || got.queued() {
-					t.Fatalf("window %d step %d: pop() = %+v, want %+v, not queued", window, step, got, waiting[best])
-				}
-				now = waiting[best].at
-				waiting = append(waiting[:best], waiting[best+1:]...)
-			}
-			if q.len() != len(waiting) {
-				t.Fatalf("window %d step %d: the queue holds %d tasks, want %d", window, step, q.len(), len(waiting))
-			}
-			if err := checkQueue(&q); err != nil {
-				t.Fatalf("window %d step %d: %v", window, step, err)
-			}
+		for _, soon := range []bool{false, true} {
+			testTaskQueue(t, r, window, soon)
 		}
-		for len(waiting) > 0 { // drain: pops across horizon moves
-			waiting = waiting[:len(waiting)-1]
-			if q.peek() == nil {
-				t.Fatalf("window %d: the queue ran empty with %d tasks waiting", window, len(waiting)+1)
+	}
+}
+
+// testTaskQueue is one run of TestTaskQueueMatchesReference. With soon,
+// most tasks are due within 4 of now, the earliest of all, and pushes
+// outnumber the rest, so that front fills and hands its latest to near.
+func testTaskQueue(t *testing.T, r *rand.Rand, window clock.Duration, soon bool) {
+	q := newTaskQueue(0, window)
+	var waiting []*task
+	seq := uint64(0)
+	now := clock.Time(0)
+	for step := 0; step < 20000; step++ {
+		push := 5
+		if soon && step%4000 < 2000 {
+			push = 7
+		}
+		switch op := r.IntN(10); {
+		case op < push || len(waiting) == 0:
+			seq++
+			e := &task{at: now + clock.Time(r.IntN(200)), tie: testTie(r), seq: seq}
+			if soon && r.IntN(8) != 0 {
+				e.at = now + clock.Time(r.IntN(4))
 			}
-			q.pop()
+			if r.IntN(8) == 0 { // a task due much later, as a timeout is
+				e.at += 10_000
+			}
+			q.push(e)
+			waiting = append(waiting, e)
+		case op < push+2:
+			k := r.IntN(len(waiting))
+			q.remove(waiting[k])
+			if waiting[k].queued() {
+				t.Fatalf("window %d step %d: a removed task is still marked queued", window, step)
+			}
+			waiting = append(waiting[:k], waiting[k+1:]...)
+		default:
+			best := 0
+			for k := range waiting {
+				if refLess(waiting[k], waiting[best]) {
+					best = k
+				}
+			}
+			if got := q.peek(); got != waiting[best] {
+				t.Fatalf("window %d step %d: peek() = %+v, want %+v", window, step, got, waiting[best])
+			}
+			if got := q.pop(); got != waiting[best] || got.queued() {
+				t.Fatalf("window %d step %d: pop() = %+v, want %+v, not queued", window, step, got, waiting[best])
+			}
+			now = waiting[best].at
+			waiting = append(waiting[:best], waiting[best+1:]...)
 		}
-		if q.peek() != nil {
-			t.Fatalf("window %d: the queue holds a task after all were taken", window)
+		if q.len() != len(waiting) {
+			t.Fatalf("window %d step %d: the queue holds %d tasks, want %d", window, step, q.len(), len(waiting))
 		}
+		if err := checkQueue(&q); err != nil {
+			t.Fatalf("window %d step %d: %v", window, step, err)
+		}
+	}
+	for len(waiting) > 0 { // drain: pops across horizon moves
+		waiting = waiting[:len(waiting)-1]
+		if q.peek() == nil {
+			t.Fatalf("window %d: the queue ran empty with %d tasks waiting", window, len(waiting)+1)
+		}
+		q.pop()
+	}
+	if q.peek() != nil {
+		t.Fatalf("window %d: the queue holds a task after all were taken", window)
 	}
 }
 

@@ -14,13 +14,18 @@ import "popsim/clock"
 // the horizon moves to window past far's earliest task, and the far
 // tasks due before it move to near.
 //
-// A task's idx says where it waits: its position in near, farIdx(its
-// position in far), or -1 once dispatched or cancelled.
+// The tasks due before the horizon wait in front (frontRun) if, when
+// filed, fewer than frontReach of front's tasks preceded them, and in near
+// otherwise. A task's idx says where it waits: frontIdx(its slot in
+// front), its position in near, farIdx(its position in far), or -1 once
+// dispatched or cancelled.
 type taskQueue struct {
-	near    taskHeap // every task due before horizon
-	far     []*task  // every task due at or after horizon, in no order
-	horizon clock.Time
-	window  clock.Duration
+	front     frontRun // tasks due before horizon, filed among the run's first
+	near      taskHeap // the other tasks due before horizon
+	far       []*task  // every task due at or after horizon, in no order
+	horizon   clock.Time
+	window    clock.Duration
+	fromFront bool // the task peek returned is front's
 }
 
 // farWindow is how far past the earliest far task the horizon moves: the
@@ -37,7 +42,7 @@ func newTaskQueue(start clock.Time, window clock.Duration) taskQueue {
 // its own inverse.
 func farIdx(i int) int { return -2 - i }
 
-func (q *taskQueue) len() int { return q.near.len() + len(q.far) }
+func (q *taskQueue) len() int { return q.front.n + q.near.len() + len(q.far) }
 
 // queued reports whether the task waits in a scheduler's queue.
 func (e *task) queued() bool { return e.idx != -1 }
@@ -45,10 +50,24 @@ func (e *task) queued() bool { return e.idx != -1 }
 // push adds e.
 func (q *taskQueue) push(e *task) {
 	if e.at < q.horizon {
-		q.near.push(e)
+		q.pushNear(e)
 		return
 	}
 	q.pushFar(e)
+}
+
+// pushNear adds e, due before the horizon: to front if fewer than
+// frontReach of its tasks precede e (handing front's latest to near if
+// front is full), else to near.
+func (q *taskQueue) pushNear(e *task) {
+	if !q.front.within(e) {
+		q.near.push(e)
+		return
+	}
+	if q.front.n == frontCap { // the latest is behind the < frontReach that precede e
+		q.near.push(q.front.last())
+	}
+	q.front.insert(e)
 }
 
 // pushFar adds e, due at or after the horizon, to far.
@@ -60,18 +79,27 @@ func (q *taskQueue) pushFar(e *task) {
 // peek returns the earliest task without taking it out, or nil when the
 // queue is empty.
 func (q *taskQueue) peek() *task {
-	if e := q.near.first(); e != nil {
+	e := q.near.first()
+	if q.front.n > 0 {
+		x := q.front.first()
+		if e == nil || x.at < e.at || x.at == e.at && tieLess(x.t, e) {
+			q.fromFront = true
+			return x.t
+		}
+	}
+	if e != nil {
+		q.fromFront = false
 		return e
 	}
 	if len(q.far) == 0 {
 		return nil
 	}
 	q.advance()
-	return q.near.first()
+	return q.peek()
 }
 
-// advance moves the horizon of an empty near to window past far's
-// earliest task, and the far tasks due before it to near.
+// advance moves the horizon of an empty front and near to window past
+// far's earliest task, and the far tasks due before it to front and near.
 func (q *taskQueue) advance() {
 	first := q.far[0].at
 	for _, e := range q.far[1:] {
@@ -81,7 +109,7 @@ func (q *taskQueue) advance() {
 	kept := q.far[:0]
 	for _, e := range q.far {
 		if e.at < q.horizon {
-			q.near.push(e)
+			q.pushNear(e)
 		} else {
 			e.idx = farIdx(len(kept))
 			kept = append(kept, e)
@@ -92,10 +120,19 @@ func (q *taskQueue) advance() {
 }
 
 // pop takes out the earliest task, which peek returned.
-func (q *taskQueue) pop() *task { return q.near.pop() }
+func (q *taskQueue) pop() *task {
+	if q.fromFront {
+		return q.front.pop()
+	}
+	return q.near.pop()
+}
 
 // remove takes out the waiting task e.
 func (q *taskQueue) remove(e *task) {
+	if e.idx >= frontBase {
+		q.front.remove(e.idx - frontBase)
+		return
+	}
 	if e.idx >= 0 {
 		q.near.remove(e)
 		return
