@@ -521,15 +521,25 @@ func (r *pullReq) lost(e *model.Event, why model.Reason) bool {
 // ack keeps what its last use left: clearing its 200 bytes cost more than
 // writing them).
 func (s *sim) newAck(h *popHeld, handle *model.ReceiptHandle, lease model.LeaseID) *ackReq {
-	r := takeFree(&s.freeAcks)
-	if r == nil {
-		r = new(ackReq)
+	r := s.takeAck()
+	s.fillAck(r, h, handle, lease)
+	return r
+}
+
+// takeAck returns an ack the engine has served, as it was, or a new one.
+func (s *sim) takeAck() *ackReq {
+	if r := takeFree(&s.freeAcks); r != nil {
+		return r
 	}
+	return new(ackReq)
+}
+
+// fillAck writes every field of r but its request: newAck's.
+func (s *sim) fillAck(r *ackReq, h *popHeld, handle *model.ReceiptHandle, lease model.LeaseID) {
 	// every field set one by one, without a literal's temporary and its
 	// copy
 	r.msg, r.lease, r.deliveredAt = h.msg.ID, lease, h.deliveredAt
 	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(handle.BrokerName)}
-	return r
 }
 
 // recycle keeps r, as it is, for newAck: nothing refers to an ack the

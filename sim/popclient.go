@@ -92,15 +92,6 @@ func adoptRenewal(r *changeReq) {
 	}
 }
 
-// sendAckReq acks a held message (fire and forget) with the request
-// given, naming lease. The request is copied once, into the recycled ack
-// (newAck); by value it was copied into each call on the way.
-func (s *sim) sendAckReq(h *popHeld, req *pop.AckRequest, lease model.LeaseID) {
-	r := s.newAck(h, &req.Handle, lease)
-	r.req = *req
-	s.sendAckOf(h, r)
-}
-
 // sendAck acks a held message with its own handle: the request
 // pop.NewAckRequest makes, written field by field into the recycled ack
 // (whose request newAck leaves to its caller), its topic the group's
