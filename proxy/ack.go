@@ -36,6 +36,16 @@ type Target struct {
 // stops being managed; an expired handle is INVALID_RECEIPT_HANDLE. On OK
 // the pop.AckRequest is what to send the broker.
 func (p *Proxy) Ack(now clock.Time, req *AckRequest) (pop.AckRequest, Target, Status) {
+	var a pop.AckRequest
+	t, st := p.AckInto(now, req, &a)
+	return a, t, st
+}
+
+// AckInto is Ack writing the pop.AckRequest into dst, which it leaves as
+// it was when the status is not OK: for a caller that keeps the request
+// (a simulated client's recycled ack), where Ack's result is copied
+// twice on its way there.
+func (p *Proxy) AckInto(now clock.Time, req *AckRequest, dst *pop.AckRequest) (Target, Status) {
 	t := Target{Handle: req.Handle, Lease: req.Lease}
 	if i := p.find(req.ClientID, req.Group, req.MessageID); i >= 0 {
 		m := &p.managed[i]
@@ -43,9 +53,10 @@ func (p *Proxy) Ack(now clock.Time, req *AckRequest) (pop.AckRequest, Target, St
 		p.remove(i)
 	}
 	if st := validateHandle(now, &t.Handle); !st.IsOK() {
-		return pop.AckRequest{}, t, st
+		return t, st
 	}
-	return pop.NewAckRequest(req.Group, req.Topic, &t.Handle), t, statusOK
+	*dst = pop.NewAckRequest(req.Group, req.Topic, &t.Handle)
+	return t, statusOK
 }
 
 // AckMessage is Ack with the broker call: the whole AckMessage of one

@@ -190,3 +190,44 @@ func TestIllegalFilterExpression(t *testing.T) {
 		}
 	}
 }
+
+// The Into forms write what their plain forms return over whatever dst
+// held, and leave dst alone on a refusal.
+func TestIntoForms(t *testing.T) {
+	w := newWorld()
+	if _, err := w.do("setup", args{}); err != nil {
+		t.Fatal(err)
+	}
+	junkPop := pop.PopRequest{ClientID: "x", ConsumerGroup: "y", Topic: "z", QueueID: 7, MaxMsgNums: 3, InvisibleTime: 1, PollTime: 2, BornTime: 3,
+		InitMode: 4, ExpressionType: "SQL92", Expression: "a > 1", Order: true, AttemptID: "q"}
+	for _, expr := range []string{"*", "||"} {
+		rr := ReceiveRequest{ClientID: "c", Group: "g", Topic: "t", Expression: expr, BatchSize: 1, InvisibleTime: 30 * clock.Second, Timeout: 30 * clock.Second}
+		want, wantSt := w.px.PopRequest(w.now, &rr)
+		dst := junkPop
+		st := w.px.PopRequestInto(w.now, &rr, &dst)
+		if st != wantSt || st.IsOK() && dst != want || !st.IsOK() && dst != junkPop {
+			t.Fatalf("expression %q: %v %+v, want %v %+v", expr, st, dst, wantSt, want)
+		}
+	}
+	w.b.Put(w.now, &model.Message{Topic: "t", UniqKey: "m", ID: 1})
+	req, _ := w.px.PopRequest(w.now, &ReceiveRequest{ClientID: "c", Group: "g", Topic: "t", BatchSize: 1, InvisibleTime: 30 * clock.Second, Timeout: 30 * clock.Second})
+	var res ReceiveResult
+	w.px.Pop(w.now, &req, 17, &res)
+	if len(res.Pop.Messages) != 1 {
+		t.Fatalf("%d messages popped", len(res.Pop.Messages))
+	}
+	m := &res.Pop.Messages[0]
+	junkAck := pop.AckRequest{ClientID: "x", ConsumerGroup: "y", Topic: "z", QueueID: 7, Offset: 8, Handle: model.ReceiptHandle{BrokerName: "w", QueueOffset: 9}}
+	for _, at := range []clock.Time{w.now.Add(time30s), w.now} { // expired, then live
+		ar := AckRequest{ClientID: "c", Group: "g", Topic: "t", MessageID: "m", Handle: m.Handle, Lease: m.Lease}
+		want, wantT, wantSt := w.px.Ack(at, &ar)
+		dst := junkAck
+		tg, st := w.px.AckInto(at, &ar, &dst)
+		if st != wantSt || tg != wantT || st.IsOK() && dst != want || !st.IsOK() && dst != junkAck {
+			t.Fatalf("at %v: %v %+v %+v, want %v %+v %+v", at, st, tg, dst, wantSt, wantT, want)
+		}
+		if st.IsOK() != (at == w.now) {
+			t.Fatalf("at %v: %v", at, st)
+		}
+	}
+}

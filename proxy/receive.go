@@ -126,19 +126,29 @@ type ReceiveRequest struct {
 // subscription.fifo), with the request's attemptId. A status that is not
 // OK is the answer.
 func (p *Proxy) PopRequest(now clock.Time, req *ReceiveRequest) (pop.PopRequest, Status) {
+	var r pop.PopRequest
+	st := p.PopRequestInto(now, req, &r)
+	return r, st
+}
+
+// PopRequestInto is PopRequest writing the pop request into dst, which it
+// leaves as it was when the status is not OK: for a caller that keeps the
+// request (a simulated client's recycled receive), where PopRequest's
+// result is copied on its way there.
+func (p *Proxy) PopRequestInto(now clock.Time, req *ReceiveRequest, dst *pop.PopRequest) Status {
 	poll, st := p.pollingTime(req)
 	if !st.IsOK() {
-		return pop.PopRequest{}, st
+		return st
 	}
 	inv, st := p.invisibleTime(req)
 	if !st.IsOK() {
-		return pop.PopRequest{}, st
+		return st
 	}
 	l := &p.last
 	if !l.built || req.ExpressionType != l.exprType || req.Expression != l.expr {
 		sub, st := subscription(req)
 		if !st.IsOK() {
-			return pop.PopRequest{}, st
+			return st
 		}
 		l.exprType, l.expr, l.sub, l.built = req.ExpressionType, req.Expression, sub, false
 	}
@@ -148,12 +158,13 @@ func (p *Proxy) PopRequest(now clock.Time, req *ReceiveRequest) (pop.PopRequest,
 		l.group, l.built = req.Group, true
 	}
 	g, _ := p.b.Group(req.Group)
-	return pop.PopRequest{
+	*dst = pop.PopRequest{
 		ClientID: req.ClientID, ConsumerGroup: req.Group, Topic: req.Topic, QueueID: -1,
 		MaxMsgNums: min(req.BatchSize, MaxBatch), InvisibleTime: inv, PollTime: poll, BornTime: now,
 		InitMode: pop.InitModeMax, ExpressionType: expressionType(req.ExpressionType), Expression: req.Expression,
 		Order: g.ConsumeMessageOrderly, AttemptID: req.AttemptID,
-	}, statusOK
+	}
+	return statusOK
 }
 
 // subscription is FilterAPI.build on the receive's filter expression: a

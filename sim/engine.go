@@ -125,6 +125,10 @@ func (*reqBase) payload()         {}
 // requests it answered and the timers it wants armed. The core reuses it.
 type Outcome struct {
 	fx []effect
+	// timers are the core's engine timers (sim.timers) once it armed one
+	// (armEngineTimer), nil before and in an Outcome of its own: arm
+	// leaves out what they already cover.
+	timers *[]engineTimer
 }
 
 type effect struct {
@@ -137,8 +141,24 @@ type effect struct {
 func (o *Outcome) answered(r Request) { o.fx = append(o.fx, effect{r: r}) }
 
 // arm asks for the engine's timer to fire at t (unless it is armed for
-// an earlier time already).
-func (o *Outcome) arm(timer int32, t clock.Time) { o.fx = append(o.fx, effect{timer: timer, at: t}) }
+// an earlier time already). A timer the core has armed for t or earlier
+// is left out here (covered), as armEngineTimer would leave it when the
+// effect is carried out: until then it stays armed (only its own task
+// disarms it, engineTick, never between an engine call and its effects)
+// and its time can only come earlier. Most arms are those: the
+// checkpoint path re-arms its tick after every request, the KV path its
+// poll expiry after every park.
+func (o *Outcome) arm(timer int32, t clock.Time) {
+	if o.timers != nil && covered(*o.timers, timer, t) {
+		return
+	}
+	o.fx = append(o.fx, effect{timer: timer, at: t})
+}
+
+// covered reports whether timer is armed for t or earlier in ts.
+func covered(ts []engineTimer, timer int32, t clock.Time) bool {
+	return int(timer) < len(ts) && ts[timer].armed && ts[timer].at <= t
+}
 
 // engineTimer is the core's state of one engine timer.
 type engineTimer struct {
@@ -166,11 +186,14 @@ func (s *sim) settle(out *Outcome) {
 }
 
 // armEngineTimer schedules the engine's timer at t, unless an earlier
-// firing is already armed (which then supersedes this one).
+// firing is already armed (which then supersedes this one). It shows the
+// core's outcome the timers (Outcome.arm), which have one armed from
+// here on.
 func (s *sim) armEngineTimer(id int32, t clock.Time) {
 	for int(id) >= len(s.timers) {
 		s.timers = append(s.timers, engineTimer{})
 	}
+	s.out.timers = &s.timers
 	tm := &s.timers[id]
 	t = max(t, s.q.now())
 	if tm.armed && tm.at <= t {

@@ -64,6 +64,10 @@ type rocketMQ struct {
 	// grow (pop.Stats), and a pop does not read it: Stats copies the
 	// broker's whole counter block, twice a pop.
 	lockFaults bool
+	// ordered: the broker has served a FIFO pop (PopRequest.Order), the
+	// only call that makes orderly state (ConsumerOrderInfo), so that
+	// NextOrderTick may have work (armOrder).
+	ordered bool
 }
 
 // topicGroups is a topic and every group consuming it.
@@ -512,29 +516,43 @@ func (r *pullReq) lost(e *model.Event, why model.Reason) bool {
 }
 
 // newAck returns an ack of held message h under lease, sent with
-// handle, reusing one the engine has served; its request is left empty
-// (a recycled ack is cleared) for the caller to write.
+// handle, reusing one the engine has served; every field but its request
+// is written here, and the caller writes the request whole (a recycled
+// ack keeps what its last use left: clearing its 200 bytes cost more than
+// writing them).
 func (s *sim) newAck(h *popHeld, handle *model.ReceiptHandle, lease model.LeaseID) *ackReq {
-	r := takeFree(&s.freeAcks)
-	if r == nil {
-		r = new(ackReq)
+	r := s.takeAck()
+	s.fillAck(r, h, handle, lease)
+	return r
+}
+
+// takeAck returns an ack the engine has served, as it was, or a new one.
+func (s *sim) takeAck() *ackReq {
+	if r := takeFree(&s.freeAcks); r != nil {
+		return r
 	}
+	return new(ackReq)
+}
+
+// fillAck writes every field of r but its request: newAck's.
+func (s *sim) fillAck(r *ackReq, h *popHeld, handle *model.ReceiptHandle, lease model.LeaseID) {
 	// every field set one by one, without a literal's temporary and its
 	// copy
 	r.msg, r.lease, r.deliveredAt = h.msg.ID, lease, h.deliveredAt
 	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(handle.BrokerName)}
-	return r
 }
 
-func (r *ackReq) recycle(s *sim) {
-	*r = ackReq{}
-	s.freeAcks = append(s.freeAcks, r)
-}
+// recycle keeps r, as it is, for newAck: nothing refers to an ack the
+// engine served.
+func (r *ackReq) recycle(s *sim) { s.freeAcks = append(s.freeAcks, r) }
 
 // pop serves a push consumer's pop (or re-runs it after a wakeup).
 func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 	res := &r.res
 	busy := a.lockBusy()
+	if r.req.Order {
+		a.ordered = true
+	}
 	a.b.Pop(now, &r.req, res)
 	r.used = max(r.used, len(res.Messages)) // a call only appends to its answer's messages
 	a.tracePopLapses(now, res)
@@ -551,6 +569,9 @@ func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 func (a *rocketMQ) receive(now clock.Time, r *receiveReq, out *Outcome) {
 	res := &r.res.Pop
 	busy := a.lockBusy()
+	if r.pop.Order {
+		a.ordered = true
+	}
 	a.b.Pop(now, &r.pop, res)
 	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.pop.ConsumerGroup, res)
@@ -731,7 +752,20 @@ func (a *rocketMQ) orderlyPast(req *pop.AckRequest, code model.ResponseCode) boo
 
 // armOrder arms the orderly timer at the engine's next OrderTick: after
 // every call, since pops, acks, renewals and the table's flushes move it.
+// Before the broker's first FIFO pop it has no orderly state, and so no
+// OrderTick (the test inlined at every call: most runs have no FIFO group).
 func (a *rocketMQ) armOrder(out *Outcome) {
+	if a.ordered {
+		a.armOrderTick(out)
+	} else if invariantsOn {
+		if _, ok := a.b.NextOrderTick(); ok {
+			panic("sim: an OrderTick before the broker's first FIFO pop")
+		}
+	}
+}
+
+// armOrderTick is armOrder once the broker has served a FIFO pop.
+func (a *rocketMQ) armOrderTick(out *Outcome) {
 	if t, ok := a.b.NextOrderTick(); ok {
 		a.arm(out, rmqOrder, t)
 	}
@@ -750,20 +784,31 @@ func (a *rocketMQ) wake(now clock.Time, ws []pop.Wakeup, out *Outcome) {
 func (a *rocketMQ) rerun(now clock.Time, ws []pop.Wakeup, out *Outcome) {
 	for i := range ws {
 		w := &ws[i]
-		r := a.polls.get(w.ID)
+		r := a.polls.take(w.ID)
 		if r == nil {
 			continue // dropped by a crash (Disconnect) or a broker restart
 		}
-		a.polls.del(w.ID)
 		switch r := r.(type) {
 		case *popReq:
 			livePop(r, "a wakeup")
-			r.req = w.Request
+			adoptParked(&r.req, &w.Request)
 			a.pop(now, r, out)
 		case *receiveReq:
-			r.pop = w.Request
+			adoptParked(&r.pop, &w.Request)
 			a.receive(now, r, out)
 		}
+	}
+}
+
+// adoptParked makes a woken request q the broker's copy of it, w
+// (pop.Wakeup.Request): q's own fields but for BornTime, defaulted at its
+// first arrival, and a negative QueueID made -1, so only those two are
+// copied (the whole request is 150 bytes, six of its fields strings).
+// Nothing writes a request while it is parked.
+func adoptParked(q, w *pop.PopRequest) {
+	q.BornTime, q.QueueID = w.BornTime, w.QueueID
+	if invariantsOn && *q != *w {
+		panic(fmt.Sprintf("sim: a woken request %+v is not the one parked, %+v", *q, *w))
 	}
 }
 
@@ -810,8 +855,7 @@ func (a *rocketMQ) ack(now clock.Time, r *ackReq, out *Outcome) {
 	e := a.event(model.EvAcked)
 	e.Client, e.Msg, e.Lease, e.Ended, e.Code = r.c.idx, r.msg, r.lease, ended, int32(res.Code)
 	a.emitEvent(now)
-	if _, self := a.selfEnded[r.lease]; self && res.Code == model.Success {
-		delete(a.selfEnded, r.lease)
+	if len(a.selfEnded) > 0 && a.endedSelf(r.lease, res.Code) { // the checkpoint path's only
 		ended = r.lease
 	}
 	if ended != 0 || a.orderlyPast(&r.req, res.Code) {
@@ -819,6 +863,16 @@ func (a *rocketMQ) ack(now clock.Time, r *ackReq, out *Outcome) {
 	}
 	a.wake(now, res.Woken, out)
 	out.answered(r)
+}
+
+// endedSelf reports whether a successful ack of lease is one of a lease
+// its renewal ended at once (selfEnded), and forgets it.
+func (a *rocketMQ) endedSelf(lease model.LeaseID, code model.ResponseCode) bool {
+	if _, self := a.selfEnded[lease]; self && code == model.Success {
+		delete(a.selfEnded, lease)
+		return true
+	}
+	return false
 }
 
 // ackEnded is the lease an ack ended, as the trace names it (Ended): the

@@ -53,17 +53,23 @@ func (t *pollTable) put(id uint64, r Request) {
 }
 
 // del removes id's entry, if any.
-func (t *pollTable) del(id uint64) {
+func (t *pollTable) del(id uint64) { t.take(id) }
+
+// take removes id's entry and returns its request, nil when none: a
+// wakeup's get and del in one probe.
+func (t *pollTable) take(id uint64) Request {
 	if t.n == 0 {
-		return
+		return nil
 	}
 	mask := len(t.keys) - 1
 	for i := t.slot(id); t.vals[i] != nil; i = (i + 1) & mask {
 		if t.keys[i] == id {
+			r := t.vals[i]
 			t.removeAt(i)
-			return
+			return r
 		}
 	}
+	return nil
 }
 
 // removeAt empties slot i and shifts back the entries after it that

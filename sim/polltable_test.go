@@ -6,7 +6,7 @@ import (
 )
 
 // TestPollTableMatchesMap drives a pollTable and a map with the same
-// random puts, gets, deletes and deleteIfs (ids from a small range, so
+// random puts, gets, deletes, takes and deleteIfs (ids from a small range, so
 // that probe chains collide, wrap around the table and are broken by
 // deletions) and checks that they agree after every step.
 func TestPollTableMatchesMap(t *testing.T) {
@@ -26,8 +26,13 @@ func TestPollTableMatchesMap(t *testing.T) {
 				r := reqs[rng.IntN(len(reqs))]
 				tab.put(id, r)
 				ref[id] = r
-			case op < 9:
+			case op < 7:
 				tab.del(id)
+				delete(ref, id)
+			case op < 9:
+				if got, want := tab.take(id), ref[id]; got != want {
+					t.Fatalf("seed %d step %d: take(%d) = %v, want %v", seed, step, id, got, want)
+				}
 				delete(ref, id)
 			default:
 				k := int32(rng.IntN(len(reqs)))

@@ -92,18 +92,9 @@ func adoptRenewal(r *changeReq) {
 	}
 }
 
-// sendAckReq acks a held message (fire and forget) with the request
-// given, naming lease. The request is copied once, into the recycled ack
-// (newAck); by value it was copied into each call on the way.
-func (s *sim) sendAckReq(h *popHeld, req *pop.AckRequest, lease model.LeaseID) {
-	r := s.newAck(h, &req.Handle, lease)
-	r.req = *req
-	s.sendAckOf(h, r)
-}
-
 // sendAck acks a held message with its own handle: the request
 // pop.NewAckRequest makes, written field by field into the recycled ack
-// (which newAck leaves with an empty request), its topic the group's
+// (whose request newAck leaves to its caller), its topic the group's
 // kept name for a retry message (group.realTopic) instead of a new
 // string every ack.
 func (s *sim) sendAck(h *popHeld) {
@@ -112,11 +103,11 @@ func (s *sim) sendAck(h *popHeld) {
 	s.sendAckOf(h, r)
 }
 
-// ackRequest writes into q, an empty request, h's ack with its own
+// ackRequest writes over q, field by field, h's ack with its own
 // handle: pop.NewAckRequest(group, shown topic, handle).
 func (h *popHeld) ackRequest(q *pop.AckRequest) {
 	g := h.c.g
-	q.ConsumerGroup, q.Topic = g.name, g.realTopic(h.msg.Topic, h.handle.RetryFlag)
+	q.ClientID, q.ConsumerGroup, q.Topic = "", g.name, g.realTopic(h.msg.Topic, h.handle.RetryFlag)
 	q.QueueID, q.Offset, q.Handle = h.handle.QueueID, h.handle.QueueOffset, h.handle
 }
 

@@ -11,7 +11,8 @@ import (
 // TestAckRequestIsNewAckRequest: the ack a POP client writes for its held
 // message is pop.NewAckRequest's, for every retry flag (an unknown one
 // too), a message shown under its group's topic or another (a leaked
-// retry name), twice each, so that the group's kept names are read back.
+// retry name), twice each, so that the group's kept names are read back;
+// it is written over a request with every field set (a recycled ack's).
 func TestAckRequestIsNewAckRequest(t *testing.T) {
 	g := &group{name: "g", topic: "t"}
 	c := &consumer{g: g}
@@ -21,7 +22,8 @@ func TestAckRequestIsNewAckRequest(t *testing.T) {
 			for _, topic := range topics {
 				h := &popHeld{held: held{c: c, msg: &model.Message{Topic: topic}}}
 				h.handle = model.ReceiptHandle{PopTime: 5, InvisibleTime: 60000, RetryFlag: flag, BrokerName: "b", QueueID: 3, QueueOffset: 42, CommitLogOffset: -1}
-				var got pop.AckRequest
+				got := pop.AckRequest{ClientID: "c", ConsumerGroup: "x", Topic: "y", QueueID: 9, Offset: 7,
+					Handle: model.ReceiptHandle{CkQueueOffset: 1, PopTime: 2, InvisibleTime: 3, ReviveQueueID: 4, RetryFlag: 2, BrokerName: "z", QueueID: 5, QueueOffset: 6, CommitLogOffset: 7}}
 				h.ackRequest(&got)
 				if want := pop.NewAckRequest(g.name, topic, &h.handle); got != want {
 					t.Fatalf("round %d, flag %d, topic %q: got %+v, want %+v", round, flag, topic, got, want)
@@ -53,6 +55,30 @@ func TestLivesIn(t *testing.T) {
 		m := &pop.PoppedMessage{RealTopic: c.real, Message: model.Message{Topic: c.shown}, Handle: model.ReceiptHandle{RetryFlag: c.flag}}
 		if got := livesIn(m, "g"); got != c.want {
 			t.Fatalf("livesIn(real %q, shown %q, flag %d) = %q, want %q", c.real, c.shown, c.flag, got, c.want)
+		}
+	}
+}
+
+// TestNewAckWritesAllButItsRequest: a recycled ack, which keeps every
+// field of its last use, comes back from newAck with every field but its
+// request written for its new message, on one broker and on the second of
+// two.
+func TestNewAckWritesAllButItsRequest(t *testing.T) {
+	for _, brokers := range []int32{1, 2} {
+		s := &sim{rt: newRoute(brokers, nil)}
+		old := &ackReq{reqBase: reqBase{c: &consumer{}, epoch: 9, broker: 1, loss: lossPop, reply: true, done: true, reported: true, timer: &task{}, timerSeq: 4},
+			req: pop.AckRequest{ClientID: "c", ConsumerGroup: "g"}, msg: 1, lease: 2, deliveredAt: 3}
+		old.recycle(s)
+		c := &consumer{epoch: 5}
+		h := &popHeld{held: held{c: c, msg: &model.Message{ID: 11}, deliveredAt: 13}}
+		handle := &model.ReceiptHandle{BrokerName: s.rt.names[brokers-1]}
+		r := s.newAck(h, handle, 12)
+		if r != old {
+			t.Fatalf("%d brokers: newAck did not reuse the recycled ack", brokers)
+		}
+		want := ackReq{reqBase: reqBase{c: c, epoch: 5, broker: brokers - 1, loss: lossAck}, req: old.req, msg: 11, lease: 12, deliveredAt: 13}
+		if *r != want {
+			t.Fatalf("%d brokers: newAck = %+v, want %+v", brokers, *r, want)
 		}
 	}
 }

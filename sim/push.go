@@ -180,7 +180,8 @@ func (p *pushConsumer) newPop() *popReq {
 // network or the engine may still hold it. Its answer's storage is kept,
 // emptied: the message slots its answers wrote give up their Body and
 // Properties (unshare), so that the next pop does not write into the
-// ones the held copies share.
+// ones the held copies share. Its common part is left as it is: sendPop
+// writes it whole.
 func (p *pushConsumer) recyclePop(r *popReq) {
 	if !reuseRequests || r.timer != nil {
 		return
@@ -188,7 +189,7 @@ func (p *pushConsumer) recyclePop(r *popReq) {
 	res := &r.res
 	unshare(res.Messages[:r.used])
 	res.Reset()
-	r.reqBase, r.parked, r.used, r.freed = reqBase{}, false, 0, true
+	r.parked, r.used, r.freed = false, 0, true
 	p.recycledPops++
 	if invariantsOn {
 		return // quarantined: any later use panics (livePop)

@@ -100,9 +100,9 @@ func TestPushReuseKeepsTraces(t *testing.T) {
 // its queue and born time only when the same incarnation built it
 // (fillRequest); it must then equal a request built whole, and one left
 // by an earlier incarnation (a crash renames the client) or a new pop's
-// must be rebuilt. Checked on the pops out at the end of a run with
-// crashes that recycled pops, and on requests made up to take each
-// branch.
+// must be rebuilt; its common part must be its own (reqBase). Checked
+// on the pops out at the end of a run with crashes that recycled pops,
+// and on requests made up to take each branch.
 func TestPushFillRequestIsFresh(t *testing.T) {
 	cfg := allFaultFamilies(1)
 	cfg.Duration = 10 * clock.Second
@@ -123,6 +123,11 @@ func TestPushFillRequestIsFresh(t *testing.T) {
 				want.BornTime = r.req.BornTime
 				if r.req != want {
 					t.Fatalf("consumer %d: sent %+v, built %+v", c.idx, r.req, want)
+				}
+				// a recycled pop keeps its common part: sendPop writes it whole
+				b := &r.reqBase
+				if b.c != c || b.epoch != c.epoch || b.loss != lossPop || !b.reply || b.broker != l.broker || b.done {
+					t.Fatalf("consumer %d: a pop out with %+v", c.idx, *b)
 				}
 				out++
 			}

@@ -140,15 +140,14 @@ func (p *simpleConsumer) receive(s *sim) {
 		}
 	}
 	r := p.newReceive(c.g.cfg.RetryMaxTimes+1, p.rr%s.rt.n)
-	var st proxy.Status
 	// No born time yet: the proxy stamps its own clock when the receive
 	// reaches it (rocketMQ.Serve), never the client's.
-	r.pop, st = p.px.PopRequest(0, &proxy.ReceiveRequest{
+	st := p.px.PopRequestInto(0, &proxy.ReceiveRequest{
 		ClientID: c.clientID, Group: c.g.name, Topic: c.g.topic, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, BatchSize: int32(n),
 		InvisibleTime: p.set.InvisibleTime, AutoRenew: p.set.AutoRenew,
 		LongPollingTimeout: p.set.PollTime, Timeout: timeout, RequestTimeout: s.cfg.Network.RequestTimeout,
 		AttemptID: p.attempt,
-	})
+	}, &r.pop)
 	if !st.IsOK() {
 		panic("sim: the proxy refused a validated receive: " + st.String())
 	}
@@ -317,13 +316,16 @@ func (p *simpleConsumer) reuse() *popHeld { return takeFree(&p.free) }
 // (normally the same lease, as the client follows its proxy's renewals).
 func (p *simpleConsumer) ack(s *sim, h *popHeld) {
 	c := p.c
-	req, t, st := p.px.Ack(s.q.now(), &proxy.AckRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
-		MessageID: h.msg.UniqKey, Handle: h.handle, Lease: h.lease})
+	r := s.takeAck() // the proxy writes its request in place
+	t, st := p.px.AckInto(s.q.now(), &proxy.AckRequest{ClientID: c.clientID, Group: c.g.name, Topic: h.msg.Topic,
+		MessageID: h.msg.UniqKey, Handle: h.handle, Lease: h.lease}, &r.req)
 	if !st.IsOK() {
+		r.recycle(s)
 		p.rejected(s, h, t.Lease, model.RAtAck)
 		return
 	}
-	s.sendAckReq(h, &req, t.Lease)
+	s.fillAck(r, h, &r.req.Handle, t.Lease)
+	s.sendAckOf(h, r)
 }
 
 // change checks a renewal of h (with handle and its lease) at the proxy:
