@@ -2,6 +2,7 @@ package pop
 
 import (
 	"fmt"
+	"strings"
 
 	"popsim/clock"
 	pfilter "popsim/filter"
@@ -33,6 +34,10 @@ type topic struct {
 	// idlePairs are the (group, topic) pairs whose all-queue pops keep
 	// idle marks for the topic's queues (idle.go).
 	idlePairs []uint32
+	// sendable: a producer may send to the topic's name (model.Message.
+	// Validate's checks of the topic pass), fixed when the topic is made,
+	// as its name is (validPut).
+	sendable bool
 }
 
 // queue is one consume queue: messages at offsets [min, max), stored by
@@ -212,8 +217,8 @@ func (b *Broker) put(now clock.Time, msg *model.Message, woken []Wakeup) PutResu
 	case msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums:
 		return PutResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId %d out of range: want 0..%d", msg.QueueID, t.cfg.WriteQueueNums-1), Offset: -1}
 	}
-	if err := msg.Validate(); err != nil {
-		return PutResult{Code: model.MessageIllegal, Remark: err.Error(), Offset: -1}
+	if !validPut(t, msg) {
+		return PutResult{Code: model.MessageIllegal, Remark: msg.Validate().Error(), Offset: -1}
 	}
 	stored, fail := b.append(now, msg, true)
 	if stored == nil {
@@ -223,6 +228,21 @@ func (b *Broker) put(now clock.Time, msg *model.Message, woken []Wakeup) PutResu
 	nowMs := now.Millis()
 	pulls := b.notifyPullArrival(nowMs, stored)
 	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(woken, nowMs, stored, ""), PullWoken: pulls}
+}
+
+// validPut is msg.Validate() == nil for a message to topic t (msg.Topic
+// is t's name): the topic's checks were made once, when t was made
+// (topic.sendable), where Validate walked the name's characters on every
+// put; the message's own fields are checked here. The invariants build
+// asserts it agrees with Validate on every put.
+func validPut(t *topic, msg *model.Message) bool {
+	// '|' is ASCII, so a byte search finds it as ContainsAny does
+	ok := t.sendable && strings.IndexByte(msg.Tags, '|') < 0 && msg.BornTimestamp >= 0 && msg.ReconsumeTimes >= 0
+	if invariants {
+		err := msg.Validate()
+		assertf(ok == (err == nil), "pop: validPut of %s says %v, Validate %v", msg.Topic, ok, err)
+	}
+	return ok
 }
 
 // append writes a copy of msg to its queue, unless the store refuses its
