@@ -110,14 +110,19 @@ func (q *offsetRecs) Set(r rec) (rec, bool) {
 	return rec{}, false
 }
 
-// Delete removes the live record at offset.
-func (q *offsetRecs) Delete(offset int64) (rec, bool) {
+// Delete removes the live record at offset and returns its lease, 0 when
+// there is none (every live record has a lease). A tombstone keeps its
+// offset and drops its lease and its attempt id (its only reference);
+// the rest of it is never read, so it is left: no record is copied out
+// or over, where the caller wants only the lease.
+func (q *offsetRecs) Delete(offset int64) model.LeaseID {
 	i, found := q.find(offset)
 	if !found || q.recs[i].lease == 0 {
-		return rec{}, false
+		return 0
 	}
-	r := q.recs[i]
-	q.recs[i] = rec{recKey: recKey{offset: offset}}
+	r := &q.recs[i]
+	l := r.lease
+	r.lease, r.attemptID = 0, ""
 	q.live--
 	for q.head < len(q.recs) && q.recs[q.head].lease == 0 {
 		q.head++
@@ -127,7 +132,7 @@ func (q *offsetRecs) Delete(offset int64) (rec, bool) {
 	} else if dead := len(q.recs) - q.head - q.live; dead > q.live && dead >= 64 {
 		q.squeeze()
 	}
-	return r, true
+	return l
 }
 
 // squeeze moves the live records to the front of the slice.
@@ -214,7 +219,7 @@ func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
 		return 0
 	}
 	low, _ := cq.recs.Min()
-	if r, ok := cq.recs.Delete(offset); ok {
+	if l := cq.recs.Delete(offset); l != 0 {
 		if offset == low {
 			// the smallest cached offset moved (or no record is left):
 			// a record above it changes no mark (idle.go)
@@ -224,7 +229,7 @@ func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
 		if invariants {
 			c.assertSize()
 		}
-		return r.lease
+		return l
 	}
 	return 0
 }
