@@ -437,10 +437,23 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 // before it filtered out), is copied from startOffsetInfo's digits.
 func (r *PopResult) appendOffsetInfos(flag model.RetryType, qid int32, start int64, msgs []*model.Message) {
 	var buf [24]byte // two int32's digits and signs and two spaces
-	p := model.AppendDec(buf[:0], int64(flag))
-	p = append(p, ' ')
-	p = model.AppendDec(p, int64(qid))
-	p = append(p, ' ')
+	var p []byte
+	if uint32(flag) < 10 && uint32(qid) < 100 {
+		// every entry but a test's: the digits written here, where
+		// AppendDec's two calls cost more than the rest of the prefix
+		buf[0], buf[1] = '0'+byte(flag), ' '
+		n := 2
+		if qid >= 10 {
+			buf[n], n = '0'+byte(qid/10), n+1
+		}
+		buf[n], buf[n+1] = '0'+byte(qid%10), ' '
+		p = buf[:n+2]
+	} else {
+		p = model.AppendDec(buf[:0], int64(flag))
+		p = append(p, ' ')
+		p = model.AppendDec(p, int64(qid))
+		p = append(p, ' ')
+	}
 	si := appendEntryHead(r.StartOffsetInfo, p)
 	digits := len(si)
 	r.StartOffsetInfo = model.AppendDec(si, start)
