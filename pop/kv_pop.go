@@ -9,7 +9,7 @@ import (
 // popKV is PopConsumerService.popAsync for a request on topic t.
 func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext) {
 	req := &ctx.req
-	pair := b.names.pair(req.ConsumerGroup, req.Topic)
+	pair := b.popPair(t, ctx.group, req)
 	ctx.pair = pair
 	if req.Order {
 		ctx.reviveQid = model.PopOrderReviveQueue
