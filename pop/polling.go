@@ -404,12 +404,19 @@ func (p *polling) notifyKey(k qkey, msg *model.Message, force bool) (Wakeup, boo
 }
 
 // appendWoken is notifyKey appending the wakeup, if any, to woken: no
-// Wakeup, a large struct, is copied on the way.
+// Wakeup, a large struct, is copied or zeroed on the way.
 func (p *polling) appendWoken(woken []Wakeup, k qkey, msg *model.Message, force bool) []Wakeup {
 	if s := p.wake(k, msg, force); s != nil {
-		woken = append(woken, Wakeup{})
-		w := &woken[len(woken)-1]
-		w.ID, w.Request = s.id, s.req
+		// within the capacity, the slot is resliced, not zeroed: every
+		// field is written
+		n := len(woken)
+		if n < cap(woken) {
+			woken = woken[:n+1]
+		} else {
+			woken = append(woken, Wakeup{})
+		}
+		w := &woken[n]
+		w.ID, w.Request, w.Expired = s.id, s.req, false
 		p.release(s)
 	}
 	return woken
