@@ -272,6 +272,7 @@ func (b *Broker) createTopic(c TopicConfig) {
 	}
 	t.cfg = c
 	t.sendable = model.ValidateTopic(c.Name) == nil && len(c.Name) <= model.MaxTopicLength
+	t.flag = model.RetryFlagOf(c.Name)
 	n := max(c.ReadQueueNums, c.WriteQueueNums)
 	for int32(len(t.queues)) < n {
 		t.queues = append(t.queues, &queue{})

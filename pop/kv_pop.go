@@ -149,7 +149,7 @@ func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, ro
 		// in-flight threshold), but for its slot's write: the read
 		b.offsets.touch(k)
 		n := len(ctx.stages)
-		b.readStage(req, ctx, req.Topic, q, k, s, f)
+		b.readStage(req, ctx, req.Topic, t.flag, q, k, s, f)
 		if len(ctx.stages) > n { // a pending commit: popKV marks the queue after it (markStage)
 			ctx.markStages = true
 			return markedNone
@@ -283,12 +283,13 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 		b.stats.ReadCalls++
 		return
 	}
-	b.readStage(req, ctx, stageTopic, q, k, b.offsets.at(k), f)
+	b.readStage(req, ctx, stageTopic, t.flag, q, k, b.offsets.at(k), f)
 }
 
-// readStage is the rest of popStage on queue q (key k, slot s) once its
-// checks let it read: a batch not full, a queue not caught up.
-func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, q *queue, k qkey, s *slot, f *pfilter.Filter) {
+// readStage is the rest of popStage on queue q (key k, slot s) of
+// stageTopic (retry flag flag: its topic's) once its checks let it read: a
+// batch not full, a queue not caught up.
+func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, flag model.RetryType, q *queue, k qkey, s *slot, f *pfilter.Filter) {
 	remain := int(req.MaxMsgNums - ctx.found)
 	consume, reset := b.getPopOffset(ctx, k, s, q, stageTopic)
 	r := q.get(consume, remain, int64(remain), f, b.scratch.msgs)
@@ -301,7 +302,7 @@ func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, 
 		b.countRead(&r)
 	}
 	if r.status == getFound {
-		b.addResult(ctx, req, k, stageTopic, consume, &r)
+		b.addResult(ctx, req, k, stageTopic, flag, consume, &r)
 	}
 	s.pull, s.has = r.nextBegin, s.has|hasPull
 	b.stageCommit(ctx, k, s, consume, r.nextBegin, r.status == getFound, reset)
@@ -404,8 +405,12 @@ func (b *Broker) commitPending(k qkey) *slot {
 
 // addResult is PopConsumerContext.addGetMessageResult plus the handle the
 // client builds for each message: it copies the messages into the result.
-func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic string, start int64, r *getResult) {
-	flag := model.RetryFlagOf(stageTopic)
+// flag is stageTopic's retry flag (topic.flag, where RetryFlagOf searched
+// the name on every stage that found messages).
+func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic string, flag model.RetryType, start int64, r *getResult) {
+	if invariants {
+		assertf(flag == model.RetryFlagOf(stageTopic), "pop: stage of %s with retry flag %d", stageTopic, flag)
+	}
 	ctx.restCount += r.max - r.nextBegin
 	res := ctx.res
 	vt := ctx.popTime + ctx.invisible

@@ -38,6 +38,9 @@ type topic struct {
 	// Validate's checks of the topic pass), fixed when the topic is made,
 	// as its name is (validPut).
 	sendable bool
+	// flag is the name's retry flag (model.RetryFlagOf), which every
+	// message a stage reads from the topic carries in its handle.
+	flag model.RetryType
 }
 
 // queue is one consume queue: messages at offsets [min, max), stored by
