@@ -86,28 +86,31 @@ func (q *offsetRecs) find(offset int64) (int, bool) {
 	return lo, lo < len(q.recs) && q.recs[lo].offset == offset
 }
 
-// Set stores r at its offset; it returns the live record it replaced.
-func (q *offsetRecs) Set(r rec) (rec, bool) {
+// Set stores a copy of *r at its offset; it returns the lease of the live
+// record it replaced, and whether it replaced one. The record goes by
+// pointer and only the lease comes back: a rec is 72 bytes, which went by
+// value in, and out again, on every cached record.
+func (q *offsetRecs) Set(r *rec) (model.LeaseID, bool) {
 	i, found := q.find(r.offset)
 	switch {
 	case found && q.recs[i].lease != 0:
-		prev := q.recs[i]
-		q.recs[i] = r
+		prev := q.recs[i].lease
+		q.recs[i] = *r
 		return prev, true
 	case found:
-		q.recs[i] = r
+		q.recs[i] = *r
 	case i == len(q.recs):
 		if len(q.recs) == cap(q.recs) && q.head > 0 {
 			q.squeeze()
 		}
-		q.recs = append(q.recs, r)
+		q.recs = append(q.recs, *r)
 	default:
 		q.recs = append(q.recs, rec{})
 		copy(q.recs[i+1:], q.recs[i:])
-		q.recs[i] = r
+		q.recs[i] = *r
 	}
 	q.live++
-	return rec{}, false
+	return 0, false
 }
 
 // Delete removes the live record at offset and returns its lease, 0 when
@@ -191,9 +194,9 @@ func (c *cache) get(k qkey) *cacheQueue {
 	return nil
 }
 
-// add caches r; a record at the same queue and offset is replaced, and add
-// returns its lease (0 when none).
-func (c *cache) add(r rec) model.LeaseID {
+// add caches a copy of *r; a record at the same queue and offset is
+// replaced, and add returns its lease (0 when none).
+func (c *cache) add(r *rec) model.LeaseID {
 	k := qkey{r.pair, r.qid}
 	cq := c.get(k)
 	if cq == nil {
@@ -207,7 +210,7 @@ func (c *cache) add(r rec) model.LeaseID {
 		c.size++
 		return 0
 	}
-	return prev.lease
+	return prev
 }
 
 // removeOffset deletes by queue offset only, ignoring popTime, as upstream,

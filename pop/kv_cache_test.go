@@ -39,10 +39,10 @@ func TestOffsetRecsMatchesSortedMap(t *testing.T) {
 			}
 			if rng.IntN(10) < 4 {
 				lease++
-				prev, replaced := q.Set(rec{recKey: recKey{offset: o}, lease: lease})
+				prev, replaced := q.Set(&rec{recKey: recKey{offset: o}, lease: lease})
 				want, had := ref[o]
-				if replaced != had || replaced && prev.lease != want {
-					t.Fatalf("seed %d step %d: Set(%d) replaced %v (lease %d), want %v (lease %d)", seed, step, o, replaced, prev.lease, had, want)
+				if replaced != had || prev != want {
+					t.Fatalf("seed %d step %d: Set(%d) replaced %v (lease %d), want %v (lease %d)", seed, step, o, replaced, prev, had, want)
 				}
 				ref[o] = lease
 			} else {

@@ -250,7 +250,7 @@ func (b *Broker) storeRecords(ctx *popContext) {
 	for i := range recs {
 		var l model.LeaseID
 		if toCache {
-			l = b.cache.add(recs[i]) // which clears the queue's idle marks
+			l = b.cache.add(&recs[i]) // which clears the queue's idle marks
 		} else {
 			l = b.index.putRef(&recs[i])
 			b.stats.RecordPuts++
