@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -52,4 +53,49 @@ func TestValidPutIsValidate(t *testing.T) {
 	if refused == 0 || refused == len(names)*5*9 {
 		t.Fatalf("%d of %d messages refused: the cases do not cover both answers", refused, len(names)*5*9)
 	}
+}
+
+// TestPutIntoIsPut drives two like brokers with the same puts (good ones,
+// refused ones, ones that wake parked pops), one through Put and one
+// through PutInto into a result left dirty by the put before (a refusal's
+// remark, wakeups): putInto writes every field in place, so the two
+// results must be equal after every put.
+func TestPutIntoIsPut(t *testing.T) {
+	a, b := testBroker(t, KVConfig(), 2), testBroker(t, KVConfig(), 2)
+	now := clock.Epoch
+	var into PutResult
+	woke := 0
+	for i := range 40 {
+		now = now.Add(clock.Millisecond)
+		if i%3 == 0 { // park a pop on each, for the put to wake
+			req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 1, InvisibleTime: 60 * clock.Second, PollTime: 20 * clock.Second}
+			var ra, rb PopResult
+			a.Pop(now, &req, &ra)
+			b.Pop(now, &req, &rb)
+		}
+		m := model.Message{Topic: "t", QueueID: int32(i % 2)}
+		switch i % 5 {
+		case 1:
+			m.Tags = "a|b" // refused: MessageIllegal
+		case 2:
+			m.Topic = "nope" // refused: TopicNotExist
+		}
+		got := a.Put(now, &m)
+		b.PutInto(now, &m, &into)
+		if !reflect.DeepEqual(normPut(got), normPut(into)) {
+			t.Fatalf("put %d: Put %+v, PutInto %+v", i, got, into)
+		}
+		woke += len(got.Woken)
+	}
+	if woke == 0 {
+		t.Fatal("no put woke a parked pop")
+	}
+}
+
+// normPut is r with empty lists as nil: PutInto reuses Woken's storage.
+func normPut(r PutResult) PutResult {
+	if len(r.Woken) == 0 {
+		r.Woken = nil
+	}
+	return r
 }
