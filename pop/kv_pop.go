@@ -223,23 +223,30 @@ type retryRef struct {
 // popRetryStage reads queue 0 of pair's retry topic v (0: V1, 1: V2),
 // unless it does not exist yet.
 func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, v int, retryTopic string, f *pfilter.Filter) {
-	for int(pair) >= len(b.retryRefs) {
-		b.retryRefs = append(b.retryRefs, [2]retryRef{})
+	if int(pair) >= len(b.retryRefs) {
+		b.growRetryRefs(pair)
 	}
-	r := b.retryRefs[pair][v]
+	r := &b.retryRefs[pair][v] // in place: nothing below grows retryRefs
 	if r.t == nil {
 		n := len(b.topicOrder) + 1
 		if r.missing == n {
 			return
 		}
-		if r.t = b.topicNamed(retryTopic); r.t == nil {
-			b.retryRefs[pair][v].missing = n
+		t := b.topicNamed(retryTopic)
+		if t == nil {
+			r.missing = n
 			return
 		}
-		r.pair = b.names.pair(req.ConsumerGroup, retryTopic)
-		b.retryRefs[pair][v] = r
+		r.t, r.pair = t, b.names.pair(req.ConsumerGroup, retryTopic)
 	}
 	b.popStage(nowMs, req, ctx, retryTopic, r.t, r.pair, 0, f)
+}
+
+// growRetryRefs makes room in retryRefs for pair.
+func (b *Broker) growRetryRefs(pair uint32) {
+	for int(pair) >= len(b.retryRefs) {
+		b.retryRefs = append(b.retryRefs, [2]retryRef{})
+	}
 }
 
 // storeRecords writes a pop's records to the cache when it is on and not
