@@ -69,66 +69,73 @@ type AckResult struct {
 }
 
 // Ack serves a single ack (AckMessageProcessor with the KV appendAckNew).
-func (b *Broker) Ack(now clock.Time, req *AckRequest) AckResult {
+// The answer is written in place (validateAck, ack): built in each and
+// returned by value, the 112-byte result was copied twice more per ack.
+func (b *Broker) Ack(now clock.Time, req *AckRequest) (res AckResult) {
 	b.touch(now.Millis())
-	if res, ok := b.validateAck(req.ClientID, req.Topic, req.QueueID, req.Offset, true); !ok {
-		return res
+	if b.validateAck(&res, req.ClientID, req.Topic, req.QueueID, req.Offset, true) {
+		b.ack(&res, now.Millis(), req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle)
 	}
-	return b.ack(now.Millis(), req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle)
+	return res
 }
 
 // AckHeader serves an ack whose receipt handle is text: validated as Ack
 // does, then decoded.
-func (b *Broker) AckHeader(now clock.Time, hdr *AckMessageRequestHeader) AckResult {
+func (b *Broker) AckHeader(now clock.Time, hdr *AckMessageRequestHeader) (res AckResult) {
 	b.touch(now.Millis())
-	if res, ok := b.validateAck(hdr.ClientID, hdr.Topic, hdr.QueueID, hdr.Offset, true); !ok {
+	if !b.validateAck(&res, hdr.ClientID, hdr.Topic, hdr.QueueID, hdr.Offset, true) {
 		return res
 	}
 	var h model.ReceiptHandle
 	if err := model.ParseReceiptHandleInto(hdr.ExtraInfo, &h); err != nil {
 		return AckResult{Code: model.SystemError, Remark: err.Error()}
 	}
-	return b.ack(now.Millis(), hdr.ConsumerGroup, hdr.Topic, hdr.QueueID, hdr.Offset, &h)
+	b.ack(&res, now.Millis(), hdr.ConsumerGroup, hdr.Topic, hdr.QueueID, hdr.Offset, &h)
+	return res
 }
 
-// ack is a validated ack with a decoded handle.
-func (b *Broker) ack(nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) AckResult {
+// ack is a validated ack with a decoded handle; it writes the answer into
+// *res, which must be zero.
+func (b *Broker) ack(res *AckResult, nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) {
 	lapsed := b.settleLapses(nowMs, nil)
-	var res AckResult
 	switch {
 	case h.IsOrder():
-		res = AckResult{Code: model.Success, Lapsed: lapsed}
-		b.orderAck(nowMs, group, topicName, qid, offset, h.PopTime, h.InvisibleTime, &res)
-		return res
+		res.Code, res.Lapsed = model.Success, lapsed
+		b.orderAck(nowMs, group, topicName, qid, offset, h.PopTime, h.InvisibleTime, res)
+		return
 	case !b.cfg.UsesKV():
-		res = b.ackCK(nowMs, group, topicName, qid, offset, h)
+		*res = b.ackCK(nowMs, group, topicName, qid, offset, h)
 	default:
-		res = AckResult{Code: model.Success, Removed: b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)}
+		res.Code, res.Removed = model.Success, b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)
 	}
 	res.Lapsed = lapsed
-	return res
 }
 
 // validateAck applies the checks of docs/rocketmq/kv-path.md §6.1 (ack:
 // max offset inclusive) or §7 (changeInvisibleTime: max exclusive, and a
-// 208 without a remark), with RocketMQ's remarks.
-func (b *Broker) validateAck(clientID, topicName string, qid int32, offset int64, ack bool) (AckResult, bool) {
+// 208 without a remark), with RocketMQ's remarks: it reports whether they
+// pass, else writes the answer's code and remark into *res.
+func (b *Broker) validateAck(res *AckResult, clientID, topicName string, qid int32, offset int64, ack bool) bool {
 	t := b.topicNamed(topicName)
 	if t == nil {
-		return AckResult{Code: model.TopicNotExist, Remark: fmt.Sprintf("topic[%s] not exist, apply first please! %s", topicName, faqSuggestion)}, false
+		res.Code, res.Remark = model.TopicNotExist, fmt.Sprintf("topic[%s] not exist, apply first please! %s", topicName, faqSuggestion)
+		return false
 	}
 	if qid < 0 || qid >= t.cfg.ReadQueueNums {
-		return AckResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]", qid, topicName, t.cfg.ReadQueueNums, clientID)}, false
+		res.Code, res.Remark = model.MessageIllegal, fmt.Sprintf("queueId[%d] is illegal, topic:[%s] topicConfig.readQueueNums:[%d] consumer:[%s]", qid, topicName, t.cfg.ReadQueueNums, clientID)
+		return false
 	}
 	q := t.queues[qid]
 	hi := q.maxOffset()
 	switch {
 	case ack && (offset < q.min || offset > hi):
-		return AckResult{Code: model.NoMessage, Remark: fmt.Sprintf("offset is illegal, key:%s@%d, commit:%d, store:%d~%d", topicName, qid, offset, q.min, hi)}, false
+		res.Code, res.Remark = model.NoMessage, fmt.Sprintf("offset is illegal, key:%s@%d, commit:%d, store:%d~%d", topicName, qid, offset, q.min, hi)
+		return false
 	case !ack && (offset < q.min || offset >= hi):
-		return AckResult{Code: model.NoMessage}, false
+		res.Code = model.NoMessage
+		return false
 	}
-	return AckResult{}, true
+	return true
 }
 
 // BatchAck is one entry of BatchAckMessageRequestBody: the acked offsets of
@@ -328,7 +335,8 @@ type ChangeInvisibleTimeResult struct {
 // record that will revive again.
 func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeRequest) ChangeInvisibleTimeResult {
 	b.touch(now.Millis())
-	if v, ok := b.validateAck(req.ClientID, req.Topic, req.QueueID, req.Offset, false); !ok {
+	var v AckResult
+	if !b.validateAck(&v, req.ClientID, req.Topic, req.QueueID, req.Offset, false) {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
 	return b.change(now, req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle, req.InvisibleTime.Millis())
@@ -339,7 +347,8 @@ func (b *Broker) ChangeInvisibleTime(now clock.Time, req *ChangeInvisibleTimeReq
 // malformed).
 func (b *Broker) ChangeInvisibleTimeHeader(now clock.Time, hdr *ChangeInvisibleTimeRequestHeader) ChangeInvisibleTimeResult {
 	b.touch(now.Millis())
-	if v, ok := b.validateAck(hdr.ClientID, hdr.Topic, hdr.QueueID, hdr.Offset, false); !ok {
+	var v AckResult
+	if !b.validateAck(&v, hdr.ClientID, hdr.Topic, hdr.QueueID, hdr.Offset, false) {
 		return ChangeInvisibleTimeResult{Code: v.Code, Remark: v.Remark}
 	}
 	var h model.ReceiptHandle

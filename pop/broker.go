@@ -100,6 +100,27 @@ type Broker struct {
 	// CreateGroup, which may replace it).
 	lastGroupName string
 	lastGroup     *GroupConfig
+	// popPairT, popPairG and popPairID remember popPair's last pair.
+	popPairT  *topic
+	popPairG  *GroupConfig
+	popPairID uint32
+}
+
+// popPair is names.pair of a pop's group and topic, g and t (found by
+// those names), remembering the last: a topic is found by one name for
+// good (never removed or replaced) and a group by one name while the
+// broker refers to it (a replaced group is a new GroupConfig), so the two
+// pointers name the pair without comparing the request's two strings.
+func (b *Broker) popPair(t *topic, g *GroupConfig, req *PopRequest) uint32 {
+	if t == b.popPairT && g == b.popPairG && t != nil {
+		if invariants {
+			assertf(b.popPairID == b.names.pair(req.ConsumerGroup, req.Topic), "pop: popPair %d of %s@%s, names %d", b.popPairID, req.ConsumerGroup, req.Topic, b.names.pair(req.ConsumerGroup, req.Topic))
+		}
+		return b.popPairID
+	}
+	id := b.names.pair(req.ConsumerGroup, req.Topic)
+	b.popPairT, b.popPairG, b.popPairID = t, g, id
+	return id
 }
 
 // topicNamed is b.topics[name], remembering the last hit: acks, renewals,
@@ -250,6 +271,8 @@ func (b *Broker) createTopic(c TopicConfig) {
 		}
 	}
 	t.cfg = c
+	t.sendable = model.ValidateTopic(c.Name) == nil && len(c.Name) <= model.MaxTopicLength
+	t.flag = model.RetryFlagOf(c.Name)
 	n := max(c.ReadQueueNums, c.WriteQueueNums)
 	for int32(len(t.queues)) < n {
 		t.queues = append(t.queues, &queue{})

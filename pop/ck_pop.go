@@ -19,7 +19,7 @@ func RandomQ(seed, ordinal uint64) int32 {
 // checkpoint-path.md §3).
 func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext) {
 	req := &ctx.req
-	ctx.pair = b.names.pair(req.ConsumerGroup, req.Topic)
+	ctx.pair = b.popPair(t, ctx.group, req)
 	b.draws++
 	randomQ := RandomQ(b.cfg.Seed, b.draws)
 	if req.Order {

@@ -48,8 +48,14 @@ func (b *Broker) touch(nowMs int64) {
 		b.startOrder(nowMs)
 	}
 	b.lastNow = max(b.lastNow, nowMs)
-	b.advanceTimer(nowMs)
-	b.flushOrder(nowMs)
+	// the two services are called only when due (checked here, inlined):
+	// every pop, ack and put touches, and they are seldom due
+	if b.timer.dueBy(nowMs) {
+		b.advanceTimer(nowMs)
+	}
+	if o := &b.order; o.nextFlush != 0 && nowMs >= o.nextFlush {
+		b.flushOrder(nowMs)
+	}
 }
 
 // startServices (re)starts the checkpoint path's volatile services at

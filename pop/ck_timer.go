@@ -146,6 +146,13 @@ func (t *timerStore) add(m *timerMsg) {
 	}
 }
 
+// dueBy reports that a message may be due by nowMs: the first one known
+// is, or the first is not known (min finds it). False: advanceTimer has
+// nothing to deliver.
+func (t *timerStore) dueBy(nowMs int64) bool {
+	return !t.firstOK || t.first != nil && t.first.due <= nowMs
+}
+
 // min is the next message to deliver over all queues.
 func (t *timerStore) min() (*timerMsg, bool) {
 	if !t.firstOK {

@@ -31,8 +31,9 @@ func (r *timerRef) minOf(q int32) *timerMsg {
 // delivery times in slots of a precision, mostly at or near the latest
 // (as CKs and acks come), sometimes far before it or beyond it, on a few
 // revive queues, with deliveries interleaved; min, minFor, each and n
-// must agree with the reference after every step, and deliveries
-// between two puts must come in (due, put) order.
+// must agree with the reference after every step (dueBy too, at a time
+// near now), and deliveries between two puts must come in (due, put)
+// order.
 func TestTimerMatchesOrder(t *testing.T) {
 	for _, prec := range []int64{1, 1000} {
 		for seed := uint64(1); seed <= 4; seed++ {
@@ -98,6 +99,18 @@ func TestTimerMatchesOrder(t *testing.T) {
 					}
 					if tm.n != len(ref.held) {
 						t.Fatalf("step %d: n %d, want %d", step, tm.n, len(ref.held))
+					}
+					// dueBy never hides a due message, and is exact once
+					// the first is known
+					first := ref.minOf(-1)
+					probes := []int64{now + r.Int64N(200*prec) - 100*prec}
+					if first != nil {
+						probes = append(probes, first.due, first.due-1)
+					}
+					for _, p := range probes {
+						if due := first != nil && first.due <= p; tm.dueBy(p) != due && (due || tm.firstOK) {
+							t.Fatalf("step %d: dueBy(%d) %v, a message due by then: %v (first known: %v)", step, p, tm.dueBy(p), due, tm.firstOK)
+						}
 					}
 					if step%500 == 0 {
 						var got []*timerMsg

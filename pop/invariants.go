@@ -307,8 +307,8 @@ func (b *Broker) checkPolls() error {
 	var err error
 	p.byTime.Scan(func(s *suspended) bool {
 		set := p.set(s.qk)
-		if len(set) == 0 || set[0].key != s.key {
-			err = fmt.Errorf("pop: invariant: suspended request %d missing from its key's set %v", s.id, s.key)
+		if len(set) == 0 || set[0].key() != s.key() {
+			err = fmt.Errorf("pop: invariant: suspended request %d missing from its key's set %v", s.id, s.key())
 			return false
 		}
 		if set[0] == s { // check each set once, from its earliest request
@@ -326,13 +326,13 @@ func (b *Broker) checkPolls() error {
 func (p *polling) checkSet(set []*suspended) error {
 	for i, s := range set {
 		if got, ok := p.byTime.Get(s); !ok || got != s {
-			return fmt.Errorf("pop: invariant: suspended request %d of key %v is not the one the time order holds", s.id, s.key)
+			return fmt.Errorf("pop: invariant: suspended request %d of key %v is not the one the time order holds", s.id, s.key())
 		}
-		if s.key != set[0].key || s.qk != set[0].qk {
-			return fmt.Errorf("pop: invariant: request %d of key %v filed under key %v", s.id, s.key, set[0].key)
+		if s.key() != set[0].key() || s.qk != set[0].qk {
+			return fmt.Errorf("pop: invariant: request %d of key %v filed under key %v", s.id, s.key(), set[0].key())
 		}
 		if i > 0 && !suspendedLess(set[i-1], s) {
-			return fmt.Errorf("pop: invariant: suspended set %v not sorted by (expired, id) at %d", s.key, i)
+			return fmt.Errorf("pop: invariant: suspended set %v not sorted by (expired, id) at %d", s.key(), i)
 		}
 	}
 	return nil

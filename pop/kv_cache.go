@@ -86,38 +86,46 @@ func (q *offsetRecs) find(offset int64) (int, bool) {
 	return lo, lo < len(q.recs) && q.recs[lo].offset == offset
 }
 
-// Set stores r at its offset; it returns the live record it replaced.
-func (q *offsetRecs) Set(r rec) (rec, bool) {
+// Set stores a copy of *r at its offset; it returns the lease of the live
+// record it replaced, and whether it replaced one. The record goes by
+// pointer and only the lease comes back: a rec is 72 bytes, which went by
+// value in, and out again, on every cached record.
+func (q *offsetRecs) Set(r *rec) (model.LeaseID, bool) {
 	i, found := q.find(r.offset)
 	switch {
 	case found && q.recs[i].lease != 0:
-		prev := q.recs[i]
-		q.recs[i] = r
+		prev := q.recs[i].lease
+		q.recs[i] = *r
 		return prev, true
 	case found:
-		q.recs[i] = r
+		q.recs[i] = *r
 	case i == len(q.recs):
 		if len(q.recs) == cap(q.recs) && q.head > 0 {
 			q.squeeze()
 		}
-		q.recs = append(q.recs, r)
+		q.recs = append(q.recs, *r)
 	default:
 		q.recs = append(q.recs, rec{})
 		copy(q.recs[i+1:], q.recs[i:])
-		q.recs[i] = r
+		q.recs[i] = *r
 	}
 	q.live++
-	return rec{}, false
+	return 0, false
 }
 
-// Delete removes the live record at offset.
-func (q *offsetRecs) Delete(offset int64) (rec, bool) {
+// Delete removes the live record at offset and returns its lease, 0 when
+// there is none (every live record has a lease). A tombstone keeps its
+// offset and drops its lease and its attempt id (its only reference);
+// the rest of it is never read, so it is left: no record is copied out
+// or over, where the caller wants only the lease.
+func (q *offsetRecs) Delete(offset int64) model.LeaseID {
 	i, found := q.find(offset)
 	if !found || q.recs[i].lease == 0 {
-		return rec{}, false
+		return 0
 	}
-	r := q.recs[i]
-	q.recs[i] = rec{recKey: recKey{offset: offset}}
+	r := &q.recs[i]
+	l := r.lease
+	r.lease, r.attemptID = 0, ""
 	q.live--
 	for q.head < len(q.recs) && q.recs[q.head].lease == 0 {
 		q.head++
@@ -127,7 +135,7 @@ func (q *offsetRecs) Delete(offset int64) (rec, bool) {
 	} else if dead := len(q.recs) - q.head - q.live; dead > q.live && dead >= 64 {
 		q.squeeze()
 	}
-	return r, true
+	return l
 }
 
 // squeeze moves the live records to the front of the slice.
@@ -186,9 +194,9 @@ func (c *cache) get(k qkey) *cacheQueue {
 	return nil
 }
 
-// add caches r; a record at the same queue and offset is replaced, and add
-// returns its lease (0 when none).
-func (c *cache) add(r rec) model.LeaseID {
+// add caches a copy of *r; a record at the same queue and offset is
+// replaced, and add returns its lease (0 when none).
+func (c *cache) add(r *rec) model.LeaseID {
 	k := qkey{r.pair, r.qid}
 	cq := c.get(k)
 	if cq == nil {
@@ -202,7 +210,7 @@ func (c *cache) add(r rec) model.LeaseID {
 		c.size++
 		return 0
 	}
-	return prev.lease
+	return prev
 }
 
 // removeOffset deletes by queue offset only, ignoring popTime, as upstream,
@@ -214,7 +222,7 @@ func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
 		return 0
 	}
 	low, _ := cq.recs.Min()
-	if r, ok := cq.recs.Delete(offset); ok {
+	if l := cq.recs.Delete(offset); l != 0 {
 		if offset == low {
 			// the smallest cached offset moved (or no record is left):
 			// a record above it changes no mark (idle.go)
@@ -224,7 +232,7 @@ func (c *cache) removeOffset(k qkey, offset int64) model.LeaseID {
 		if invariants {
 			c.assertSize()
 		}
-		return r.lease
+		return l
 	}
 	return 0
 }

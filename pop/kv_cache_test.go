@@ -39,17 +39,16 @@ func TestOffsetRecsMatchesSortedMap(t *testing.T) {
 			}
 			if rng.IntN(10) < 4 {
 				lease++
-				prev, replaced := q.Set(rec{recKey: recKey{offset: o}, lease: lease})
+				prev, replaced := q.Set(&rec{recKey: recKey{offset: o}, lease: lease})
 				want, had := ref[o]
-				if replaced != had || replaced && prev.lease != want {
-					t.Fatalf("seed %d step %d: Set(%d) replaced %v (lease %d), want %v (lease %d)", seed, step, o, replaced, prev.lease, had, want)
+				if replaced != had || prev != want {
+					t.Fatalf("seed %d step %d: Set(%d) replaced %v (lease %d), want %v (lease %d)", seed, step, o, replaced, prev, had, want)
 				}
 				ref[o] = lease
 			} else {
-				r, ok := q.Delete(o)
-				want, had := ref[o]
-				if ok != had || ok && r.lease != want {
-					t.Fatalf("seed %d step %d: Delete(%d) = %v (lease %d), want %v (lease %d)", seed, step, o, ok, r.lease, had, want)
+				l := q.Delete(o)
+				if want := ref[o]; l != want {
+					t.Fatalf("seed %d step %d: Delete(%d) = lease %d, want %d", seed, step, o, l, want)
 				}
 				delete(ref, o)
 			}

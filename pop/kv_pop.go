@@ -9,7 +9,7 @@ import (
 // popKV is PopConsumerService.popAsync for a request on topic t.
 func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext) {
 	req := &ctx.req
-	pair := b.names.pair(req.ConsumerGroup, req.Topic)
+	pair := b.popPair(t, ctx.group, req)
 	ctx.pair = pair
 	if req.Order {
 		ctx.reviveQid = model.PopOrderReviveQueue
@@ -149,7 +149,7 @@ func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, ro
 		// in-flight threshold), but for its slot's write: the read
 		b.offsets.touch(k)
 		n := len(ctx.stages)
-		b.readStage(req, ctx, req.Topic, q, k, s, f)
+		b.readStage(req, ctx, req.Topic, t.flag, q, k, s, f)
 		if len(ctx.stages) > n { // a pending commit: popKV marks the queue after it (markStage)
 			ctx.markStages = true
 			return markedNone
@@ -223,23 +223,30 @@ type retryRef struct {
 // popRetryStage reads queue 0 of pair's retry topic v (0: V1, 1: V2),
 // unless it does not exist yet.
 func (b *Broker) popRetryStage(nowMs int64, req *PopRequest, ctx *popContext, pair uint32, v int, retryTopic string, f *pfilter.Filter) {
-	for int(pair) >= len(b.retryRefs) {
-		b.retryRefs = append(b.retryRefs, [2]retryRef{})
+	if int(pair) >= len(b.retryRefs) {
+		b.growRetryRefs(pair)
 	}
-	r := b.retryRefs[pair][v]
+	r := &b.retryRefs[pair][v] // in place: nothing below grows retryRefs
 	if r.t == nil {
 		n := len(b.topicOrder) + 1
 		if r.missing == n {
 			return
 		}
-		if r.t = b.topicNamed(retryTopic); r.t == nil {
-			b.retryRefs[pair][v].missing = n
+		t := b.topicNamed(retryTopic)
+		if t == nil {
+			r.missing = n
 			return
 		}
-		r.pair = b.names.pair(req.ConsumerGroup, retryTopic)
-		b.retryRefs[pair][v] = r
+		r.t, r.pair = t, b.names.pair(req.ConsumerGroup, retryTopic)
 	}
 	b.popStage(nowMs, req, ctx, retryTopic, r.t, r.pair, 0, f)
+}
+
+// growRetryRefs makes room in retryRefs for pair.
+func (b *Broker) growRetryRefs(pair uint32) {
+	for int(pair) >= len(b.retryRefs) {
+		b.retryRefs = append(b.retryRefs, [2]retryRef{})
+	}
 }
 
 // storeRecords writes a pop's records to the cache when it is on and not
@@ -250,7 +257,7 @@ func (b *Broker) storeRecords(ctx *popContext) {
 	for i := range recs {
 		var l model.LeaseID
 		if toCache {
-			l = b.cache.add(recs[i]) // which clears the queue's idle marks
+			l = b.cache.add(&recs[i]) // which clears the queue's idle marks
 		} else {
 			l = b.index.putRef(&recs[i])
 			b.stats.RecordPuts++
@@ -283,12 +290,13 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 		b.stats.ReadCalls++
 		return
 	}
-	b.readStage(req, ctx, stageTopic, q, k, b.offsets.at(k), f)
+	b.readStage(req, ctx, stageTopic, t.flag, q, k, b.offsets.at(k), f)
 }
 
-// readStage is the rest of popStage on queue q (key k, slot s) once its
-// checks let it read: a batch not full, a queue not caught up.
-func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, q *queue, k qkey, s *slot, f *pfilter.Filter) {
+// readStage is the rest of popStage on queue q (key k, slot s) of
+// stageTopic (retry flag flag: its topic's) once its checks let it read: a
+// batch not full, a queue not caught up.
+func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, flag model.RetryType, q *queue, k qkey, s *slot, f *pfilter.Filter) {
 	remain := int(req.MaxMsgNums - ctx.found)
 	consume, reset := b.getPopOffset(ctx, k, s, q, stageTopic)
 	r := q.get(consume, remain, int64(remain), f, b.scratch.msgs)
@@ -301,7 +309,7 @@ func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, 
 		b.countRead(&r)
 	}
 	if r.status == getFound {
-		b.addResult(ctx, req, k, stageTopic, consume, &r)
+		b.addResult(ctx, req, k, stageTopic, flag, consume, &r)
 	}
 	s.pull, s.has = r.nextBegin, s.has|hasPull
 	b.stageCommit(ctx, k, s, consume, r.nextBegin, r.status == getFound, reset)
@@ -404,8 +412,12 @@ func (b *Broker) commitPending(k qkey) *slot {
 
 // addResult is PopConsumerContext.addGetMessageResult plus the handle the
 // client builds for each message: it copies the messages into the result.
-func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic string, start int64, r *getResult) {
-	flag := model.RetryFlagOf(stageTopic)
+// flag is stageTopic's retry flag (topic.flag, where RetryFlagOf searched
+// the name on every stage that found messages).
+func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic string, flag model.RetryType, start int64, r *getResult) {
+	if invariants {
+		assertf(flag == model.RetryFlagOf(stageTopic), "pop: stage of %s with retry flag %d", stageTopic, flag)
+	}
 	ctx.restCount += r.max - r.nextBegin
 	res := ctx.res
 	vt := ctx.popTime + ctx.invisible
@@ -437,10 +449,23 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 // before it filtered out), is copied from startOffsetInfo's digits.
 func (r *PopResult) appendOffsetInfos(flag model.RetryType, qid int32, start int64, msgs []*model.Message) {
 	var buf [24]byte // two int32's digits and signs and two spaces
-	p := model.AppendDec(buf[:0], int64(flag))
-	p = append(p, ' ')
-	p = model.AppendDec(p, int64(qid))
-	p = append(p, ' ')
+	var p []byte
+	if uint32(flag) < 10 && uint32(qid) < 100 {
+		// every entry but a test's: the digits written here, where
+		// AppendDec's two calls cost more than the rest of the prefix
+		buf[0], buf[1] = '0'+byte(flag), ' '
+		n := 2
+		if qid >= 10 {
+			buf[n], n = '0'+byte(qid/10), n+1
+		}
+		buf[n], buf[n+1] = '0'+byte(qid%10), ' '
+		p = buf[:n+2]
+	} else {
+		p = model.AppendDec(buf[:0], int64(flag))
+		p = append(p, ' ')
+		p = model.AppendDec(p, int64(qid))
+		p = append(p, ' ')
+	}
 	si := appendEntryHead(r.StartOffsetInfo, p)
 	digits := len(si)
 	r.StartOffsetInfo = model.AppendDec(si, start)

@@ -1,8 +1,10 @@
 package pop
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"popsim/clock"
@@ -116,6 +118,44 @@ func TestReviveScratchHoldsNoReferences(t *testing.T) {
 		}
 		if cap(b.scratch.expired) == 0 {
 			t.Fatalf("round %d: revive kept no page", round)
+		}
+	}
+}
+
+// TestStageRetryFlagIsTopics pops messages put straight into the pair's V1
+// and V2 retry topics and into the topic itself, on one queue and on all,
+// and checks each handle's retry flag is model.RetryFlagOf of the topic the
+// message lives in, and the offset infos' entries carry it too: addResult
+// takes the flag from the topic (topic.flag).
+func TestStageRetryFlagIsTopics(t *testing.T) {
+	for _, qid := range []int32{0, -1} {
+		cfg := KVConfig()
+		cfg.EnableRetryTopicV2, cfg.RetrieveMessageFromPopRetryTopicV1 = true, true
+		b := queuesBroker(t, cfg, 1)
+		v1, v2 := model.BuildPopRetryTopicV1("t", "g"), model.BuildPopRetryTopicV2("t", "g")
+		for _, n := range []string{v1, v2} {
+			must(t, b.CreateTopic(TopicConfig{Name: n, ReadQueueNums: 1, WriteQueueNums: 1}))
+		}
+		now := clock.Epoch
+		for _, n := range []string{"t", v1, v2} {
+			if r := b.Put(now, &model.Message{Topic: n}); r.Code != model.Success {
+				t.Fatalf("put to %s: %v", n, r.Code)
+			}
+		}
+		req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: qid, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}
+		var res PopResult
+		b.Pop(now.Add(clock.Millisecond), &req, &res)
+		if len(res.Messages) != 3 {
+			t.Fatalf("qid %d: popped %d messages, want 3", qid, len(res.Messages))
+		}
+		for _, m := range res.Messages {
+			if want := model.RetryFlagOf(m.RealTopic); m.Handle.RetryFlag != want {
+				t.Fatalf("qid %d: message of %s has retry flag %d, want %d", qid, m.RealTopic, m.Handle.RetryFlag, want)
+			}
+			entry := fmt.Sprintf("%d %d ", m.Handle.RetryFlag, m.Handle.QueueID)
+			if !strings.Contains(string(res.StartOffsetInfo), entry) {
+				t.Fatalf("qid %d: start offset info %q has no entry %q", qid, res.StartOffsetInfo, entry)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -133,6 +134,33 @@ func TestRetryTopicNameIsModels(t *testing.T) {
 		}
 		if _, ok := b.names.lookup("g", "u"); ok {
 			t.Fatalf("retryTopicName interned a pair")
+		}
+	}
+}
+
+// TestPopPairIsNamesPair checks popPair against names.pair through pops'
+// groups and topics drawn at random, with groups replaced by CreateGroup
+// on the way (a new GroupConfig for the same name): a memo that compared
+// only the topic, or only the group, answers another pair.
+func TestPopPairIsNamesPair(t *testing.T) {
+	b, err := New(KVConfig())
+	must(t, err)
+	topics, groups := []string{"t1", "t2", "t3"}, []string{"g1", "g2"}
+	for _, n := range topics {
+		must(t, b.CreateTopic(TopicConfig{Name: n, ReadQueueNums: 2, WriteQueueNums: 2}))
+	}
+	for _, n := range groups {
+		must(t, b.CreateGroup(DefaultGroup(n)))
+	}
+	rng := rand.New(rand.NewPCG(34, 1))
+	for i := range 2000 {
+		req := PopRequest{Topic: topics[rng.IntN(len(topics))], ConsumerGroup: groups[rng.IntN(len(groups))]}
+		if rng.IntN(50) == 0 {
+			must(t, b.CreateGroup(DefaultGroup(req.ConsumerGroup)))
+		}
+		got := b.popPair(b.topicNamed(req.Topic), b.groupNamed(req.ConsumerGroup), &req)
+		if want := b.names.pair(req.ConsumerGroup, req.Topic); got != want {
+			t.Fatalf("step %d: popPair(%s@%s) = %d, want %d", i, req.ConsumerGroup, req.Topic, got, want)
 		}
 	}
 }

@@ -35,12 +35,16 @@ type pollKey struct {
 type suspended struct {
 	id      uint64
 	expired int64
-	key     pollKey
 	qk      qkey // key's pair and qid
 	req     PopRequest
 	ff      *pfilter.Filter // the request's subscription
 	at      int             // its index in polling.byTime's heap
 }
+
+// key is the request's polling key, from its request (normalised: the
+// all-queue qid is -1): only the invariants' messages name it, so a park
+// does not write it.
+func (s *suspended) key() pollKey { return pollKey{s.req.Topic, s.req.ConsumerGroup, s.req.QueueID} }
 
 // matches is the polling service's filter check of an arrival: the
 // consume queue's tags code, then the commit log (notifyMessageArriving).
@@ -109,28 +113,35 @@ type pollSet struct {
 func (ps *pollSet) live() []*suspended { return ps.items[ps.head:] }
 
 // insert files s at its place in the order (after every request not
-// after it).
+// after it). A request woken and parked again keeps its born time, so it
+// expires before requests parked since and goes in a few places from the
+// end, mostly: it is moved back past them one by one, where a search and
+// a bulk copy (two runtime calls, the copy with its write barriers) cost
+// more for so few; past insertBack places the rest is searched.
 func (ps *pollSet) insert(s *suspended) {
-	live := ps.live()
-	i := len(live)
-	if i > 0 && suspendedLess(s, live[i-1]) {
-		i = sort.Search(len(live), func(i int) bool { return suspendedLess(s, live[i]) })
-	}
 	if ps.head > 0 && len(ps.items) == cap(ps.items) {
 		// full: move the live requests down instead of growing
-		n := copy(ps.items, live)
+		n := copy(ps.items, ps.live())
 		clear(ps.items[n:])
 		ps.items, ps.head = ps.items[:n], 0
 	}
-	if i == len(live) {
-		ps.items = append(ps.items, s)
-		return
+	ps.items = append(ps.items, s)
+	items, h := ps.items, ps.head
+	i := len(items) - 1
+	for lo := max(h, i-insertBack); i > lo && suspendedLess(s, items[i-1]); i-- {
+		items[i] = items[i-1]
 	}
-	i += ps.head
-	ps.items = append(ps.items, nil)
-	copy(ps.items[i+1:], ps.items[i:])
-	ps.items[i] = s
+	if i > h && suspendedLess(s, items[i-1]) {
+		// farther back: items[i] is free, s goes in items[h:i]
+		j := h + sort.Search(i-h, func(k int) bool { return suspendedLess(s, items[h+k]) })
+		copy(items[j+1:i+1], items[j:i])
+		i = j
+	}
+	items[i] = s
 }
+
+// insertBack is how many requests insert moves one by one.
+const insertBack = 8
 
 // remove takes s out of the set; s must be in it.
 func (ps *pollSet) remove(s *suspended) {
@@ -344,7 +355,6 @@ func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, 
 	p.nextID++
 	s := p.alloc() // zero: field by field, without a literal's temporary and its copy
 	s.id, s.expired, s.qk, s.ff = p.nextID, expired, k, ff
-	s.key = pollKey{req.Topic, req.ConsumerGroup, req.QueueID}
 	s.req = *req
 	ps.insert(s)
 	p.byTime.push(s)
@@ -394,12 +404,19 @@ func (p *polling) notifyKey(k qkey, msg *model.Message, force bool) (Wakeup, boo
 }
 
 // appendWoken is notifyKey appending the wakeup, if any, to woken: no
-// Wakeup, a large struct, is copied on the way.
+// Wakeup, a large struct, is copied or zeroed on the way.
 func (p *polling) appendWoken(woken []Wakeup, k qkey, msg *model.Message, force bool) []Wakeup {
 	if s := p.wake(k, msg, force); s != nil {
-		woken = append(woken, Wakeup{})
-		w := &woken[len(woken)-1]
-		w.ID, w.Request = s.id, s.req
+		// within the capacity, the slot is resliced, not zeroed: every
+		// field is written
+		n := len(woken)
+		if n < cap(woken) {
+			woken = woken[:n+1]
+		} else {
+			woken = append(woken, Wakeup{})
+		}
+		w := &woken[n]
+		w.ID, w.Request, w.Expired = s.id, s.req, false
 		p.release(s)
 	}
 	return woken

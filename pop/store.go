@@ -2,6 +2,7 @@ package pop
 
 import (
 	"fmt"
+	"strings"
 
 	"popsim/clock"
 	pfilter "popsim/filter"
@@ -33,6 +34,13 @@ type topic struct {
 	// idlePairs are the (group, topic) pairs whose all-queue pops keep
 	// idle marks for the topic's queues (idle.go).
 	idlePairs []uint32
+	// sendable: a producer may send to the topic's name (model.Message.
+	// Validate's checks of the topic pass), fixed when the topic is made,
+	// as its name is (validPut).
+	sendable bool
+	// flag is the name's retry flag (model.RetryFlagOf), which every
+	// message a stage reads from the topic carries in its handle.
+	flag model.RetryType
 }
 
 // queue is one consume queue: messages at offsets [min, max), stored by
@@ -190,39 +198,65 @@ type PutResult struct {
 // long-polling requests. The stored copy gets its queue offset and store
 // timestamp; PutResult.Offset is the offset.
 func (b *Broker) Put(now clock.Time, msg *model.Message) PutResult {
-	return b.put(now, msg, nil)
+	var r PutResult
+	b.putInto(now, msg, &r)
+	return r
 }
 
 // PutInto is Put writing its result into res, whose Woken storage it
 // reuses: a caller that keeps one result across puts allocates no wakeup
 // list per put. What it keeps of res past the next PutInto it must copy.
 func (b *Broker) PutInto(now clock.Time, msg *model.Message, res *PutResult) {
-	*res = b.put(now, msg, res.Woken[:0])
+	b.putInto(now, msg, res)
 }
 
-// put is Put, appending the wakeups to woken.
-func (b *Broker) put(now clock.Time, msg *model.Message, woken []Wakeup) PutResult {
+// putInto is Put writing every field of res, the wakeups appended to
+// res.Woken[:0]: a put's result is written in place, where it was built
+// and returned by value, then copied into the caller's.
+func (b *Broker) putInto(now clock.Time, msg *model.Message, res *PutResult) {
+	woken := res.Woken[:0]
 	b.touch(now.Millis())
 	t := b.topicNamed(msg.Topic)
 	switch {
 	case t == nil:
-		return PutResult{Code: model.TopicNotExist, Remark: "topic[" + msg.Topic + "] not exist, apply first please!" + faqSuggestion, Offset: -1}
+		*res = PutResult{Code: model.TopicNotExist, Remark: "topic[" + msg.Topic + "] not exist, apply first please!" + faqSuggestion, Offset: -1}
+		return
 	case t.cfg.Perm&PermWrite == 0:
-		return PutResult{Code: model.NoPermission, Remark: "topic " + msg.Topic + " is not writable", Offset: -1}
+		*res = PutResult{Code: model.NoPermission, Remark: "topic " + msg.Topic + " is not writable", Offset: -1}
+		return
 	case msg.QueueID < 0 || msg.QueueID >= t.cfg.WriteQueueNums:
-		return PutResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId %d out of range: want 0..%d", msg.QueueID, t.cfg.WriteQueueNums-1), Offset: -1}
+		*res = PutResult{Code: model.MessageIllegal, Remark: fmt.Sprintf("queueId %d out of range: want 0..%d", msg.QueueID, t.cfg.WriteQueueNums-1), Offset: -1}
+		return
 	}
-	if err := msg.Validate(); err != nil {
-		return PutResult{Code: model.MessageIllegal, Remark: err.Error(), Offset: -1}
+	if !validPut(t, msg) {
+		*res = PutResult{Code: model.MessageIllegal, Remark: msg.Validate().Error(), Offset: -1}
+		return
 	}
 	stored, fail := b.append(now, msg, true)
 	if stored == nil {
-		return PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1, Failures: []WriteFailure{fail}}
+		*res = PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1, Failures: []WriteFailure{fail}}
+		return
 	}
 	b.stats.Produced++
 	nowMs := now.Millis()
 	pulls := b.notifyPullArrival(nowMs, stored)
-	return PutResult{Code: model.Success, Offset: stored.QueueOffset, Woken: b.notifyArrival(woken, nowMs, stored, ""), PullWoken: pulls}
+	res.Code, res.Remark, res.Offset, res.Failures = model.Success, "", stored.QueueOffset, nil
+	res.Woken, res.PullWoken = b.notifyArrival(woken, nowMs, stored, ""), pulls
+}
+
+// validPut is msg.Validate() == nil for a message to topic t (msg.Topic
+// is t's name): the topic's checks were made once, when t was made
+// (topic.sendable), where Validate walked the name's characters on every
+// put; the message's own fields are checked here. The invariants build
+// asserts it agrees with Validate on every put.
+func validPut(t *topic, msg *model.Message) bool {
+	// '|' is ASCII, so a byte search finds it as ContainsAny does
+	ok := t.sendable && strings.IndexByte(msg.Tags, '|') < 0 && msg.BornTimestamp >= 0 && msg.ReconsumeTimes >= 0
+	if invariants {
+		err := msg.Validate()
+		assertf(ok == (err == nil), "pop: validPut of %s says %v, Validate %v", msg.Topic, ok, err)
+	}
+	return ok
 }
 
 // append writes a copy of msg to its queue, unless the store refuses its
