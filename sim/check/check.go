@@ -139,8 +139,10 @@ type client struct {
 	// since (heldRef.gen) is no longer the client's: it is passed over.
 	held []heldRef
 	// pending lists leases lent to the client whose answer has not reached
-	// it yet (awaiting): their message is not forgotten meanwhile.
-	pending []*lease
+	// it yet (awaiting): their message is not forgotten meanwhile. An entry
+	// stays until the client's next answer; one whose message's record was
+	// reused since (pendRef.gen) is passed over.
+	pending []pendRef
 	// lostBatch: orderly leases a lost receive answer carried; retrying: the
 	// client's current receive retries that answer's attemptId.
 	lostBatch []*lease
@@ -157,6 +159,17 @@ type heldRef struct {
 // live reports whether the entry is still about the message it was made
 // for: the record was not reused since.
 func (r heldRef) live() bool { return r.gen == r.d.m.gen }
+
+// pendRef is a lease lent to a client, and the generation of its
+// message's record when it was lent (msgState.gen).
+type pendRef struct {
+	l   *lease
+	gen uint32
+}
+
+// live reports whether the entry is still about the lease it was made
+// for: its message's record was not reused since.
+func (r pendRef) live() bool { return r.gen == r.l.m.gen }
 
 // New returns a Checker.
 func New(o Options) *Checker {

@@ -595,21 +595,14 @@ func (c *Checker) onReceiveAnswer(e *model.Event) {
 	if len(cl.pending) == 0 {
 		return
 	}
-	for _, l := range cl.pending {
-		if l.awaiting && e.Kind == model.EvReceiveLost {
-			l.awaiting = false
-			c.maybeForget(l.m)
-		}
-	}
 	if e.Kind == model.EvReceiveLost {
-		clear(cl.pending)
-		cl.pending = cl.pending[:0]
+		c.noneAwaited(cl)
 		return
 	}
 	out := cl.pending[:0]
-	for _, l := range cl.pending {
-		if l.awaiting {
-			out = append(out, l) // delivered right after this event
+	for _, r := range cl.pending {
+		if r.live() && r.l.awaiting {
+			out = append(out, r) // delivered right after this event
 		}
 	}
 	if len(out) < len(cl.pending) {
@@ -618,19 +611,25 @@ func (c *Checker) onReceiveAnswer(e *model.Event) {
 	cl.pending = out
 }
 
-// onCrash: the client's deliveries die with it.
-func (c *Checker) onCrash(e *model.Event) {
-	cl := c.clientOf(e)
-	cl.alive = false
-	c.crashOwner(e)
-	for _, l := range cl.pending {
-		if l.awaiting {
+// noneAwaited: no lease lent to client cl is on its way to it any more
+// (its answer was lost, or it crashed); their messages may be forgotten.
+func (c *Checker) noneAwaited(cl *client) {
+	for _, r := range cl.pending {
+		if l := r.l; r.live() && l.awaiting {
 			l.awaiting = false
 			c.maybeForget(l.m)
 		}
 	}
 	clear(cl.pending)
 	cl.pending = cl.pending[:0]
+}
+
+// onCrash: the client's deliveries die with it.
+func (c *Checker) onCrash(e *model.Event) {
+	cl := c.clientOf(e)
+	cl.alive = false
+	c.crashOwner(e)
+	c.noneAwaited(cl)
 	for _, r := range cl.held {
 		if !r.live() {
 			continue // a delivery of a message forgotten since

@@ -373,8 +373,8 @@ func (c *Checker) orderReceive(cl *client, e *model.Event) {
 		}
 		cl.retrying = true
 	case model.EvReceiveLost:
-		for _, l := range cl.pending {
-			if l.awaiting && l.m.g.orderly {
+		for _, r := range cl.pending {
+			if l := r.l; r.live() && l.awaiting && l.m.g.orderly {
 				cl.lostBatch = append(cl.lostBatch, l)
 			}
 		}
