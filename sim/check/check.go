@@ -106,6 +106,7 @@ type Checker struct {
 	ownerList  []*owners // pullOwners' values in first-use order
 	wake       wakeup
 	hist       history
+	shown      namePair  // the last shown and produced topics found equal (onDeliver)
 	order      orderBook // orderly groups' queues (order.go)
 
 	viol   []model.Violation

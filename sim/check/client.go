@@ -50,10 +50,10 @@ func (c *Checker) onDeliver(e *model.Event) {
 		c.violate(InvTraceForm, e.Seq, m, fmt.Sprintf("lease %d delivered twice", l.id))
 		return
 	}
-	if p := placeOf(e); p != m.places[l.at].place {
+	if p := placeOf(e); !samePlace(p, m.places[l.at].place) {
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d was delivered message %d at %s but lease %d lent it at %s", e.Client, m.id, p, l.id, m.places[l.at].place))
 	}
-	if e.Shown != m.topic {
+	if !c.shown.equal(e.Shown, m.topic) {
 		c.violate(InvPresentedTopic, e.Seq, m, fmt.Sprintf("client %d was shown topic %q for message %d, produced on %q", e.Client, e.Shown, m.id, m.topic))
 	}
 	d := m.newDelivery(delivery{client: e.Client, held: true, m: m, lastLease: l})

@@ -206,10 +206,9 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
 		if need := len(q.slots) + int(d) - n + 1; need > cap(q.slots) && 2*q.head >= len(q.slots) {
 			q.compact()
 		}
-		for uint64(len(q.slots)-q.head) < d {
-			q.slots = append(q.slots, tombSlot{})
-		}
-		q.slots = append(q.slots, s)
+		// The gap and s in one step (the runtime clears the gap).
+		q.slots = append(q.slots, make([]tombSlot, int(d)-n+1)...)
+		q.slots[len(q.slots)-1] = s
 		return true
 	case !after && b < tombGap:
 		d := int(b)
