@@ -158,7 +158,10 @@ func (c *Checker) relent(x *lease, cl *client, e *model.Event) bool {
 // restart since the place was last leased. It sets the lease's line and
 // cause and checks that no other lease of the line is promised.
 func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
-	i := m.lookupPlace(p)
+	i := 0 // mostly the produced place, found without lookupPlace's call
+	if len(m.places) == 0 || !samePlace(m.places[0].place, p) {
+		i = m.lookupPlace(p)
+	}
 	poor := false
 	if i < 0 {
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s, where it never lived (it lives at %s)", l.id, m.id, p, m.placeList()))
