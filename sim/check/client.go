@@ -601,7 +601,7 @@ func (c *Checker) onReceiveAnswer(e *model.Event) {
 	}
 	out := cl.pending[:0]
 	for _, r := range cl.pending {
-		if r.live() && r.l.awaiting {
+		if r.l.awaiting && r.live() { // most were delivered: no generation to read
 			out = append(out, r) // delivered right after this event
 		}
 	}
