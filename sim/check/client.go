@@ -13,7 +13,9 @@ func (c *Checker) clientLease(e *model.Event) *lease {
 	if l == nil || l.client != e.Client {
 		return c.otherLease(l, e)
 	}
-	l.m.note(e)
+	if !l.m.seqs.noteNear(e.Seq) {
+		l.m.note(e)
+	}
 	return l
 }
 
@@ -290,7 +292,9 @@ func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 		return c.lookupDelivery(e)
 	}
 	if l.client == e.Client { // lookupDelivery, with l found already
-		l.m.note(e)
+		if !l.m.seqs.noteNear(e.Seq) {
+			l.m.note(e)
+		}
 		return c.delivered(l, e)
 	}
 	l.m.note(e)

@@ -127,7 +127,9 @@ func (c *Checker) onLease(e *model.Event) {
 	if m == nil {
 		return
 	}
-	m.note(e)
+	if !m.seqs.noteNear(e.Seq) {
+		m.note(e)
+	}
 	c.wake.servedMsg(waitKey{group: g.idx, topic: m.topic})
 	l := m.newLease(lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true, batch: c.leaseBatch(e)})
 	c.grant(m, l, placeOf(e), e)
