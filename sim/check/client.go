@@ -20,7 +20,7 @@ func (c *Checker) clientLease(e *model.Event) *lease {
 }
 
 // otherLease is clientLease when the lease e names, l, is not held (nil)
-// or was lent to another client.
+// or was lent to another client: it answers nil.
 func (c *Checker) otherLease(l *lease, e *model.Event) *lease {
 	if l == nil {
 		if _, forgotten := c.leases.w.get(uint64(e.Lease)); forgotten {
@@ -108,14 +108,21 @@ func (c *Checker) countDelivery(m *msgState, cause string) {
 	m.delivered = true
 }
 
-// lookupDelivery returns the delivery a consumer event names.
+// lookupDelivery returns the delivery a consumer event names. It is
+// clientLease written out (otherLease, which answers nil, judges the
+// rest): a call level less for the 91 k consumer events of the default
+// scenario.
 func (c *Checker) lookupDelivery(e *model.Event) (*lease, *delivery) {
 	if e.Lease == 0 {
 		return nil, nil
 	}
-	l := c.clientLease(e)
-	if l == nil {
+	l := c.leases.get(e.Lease)
+	if l == nil || l.client != e.Client {
+		c.otherLease(l, e)
 		return nil, nil
+	}
+	if !l.m.seqs.noteNear(e.Seq) {
+		l.m.note(e)
 	}
 	return c.delivered(l, e)
 }

@@ -480,7 +480,16 @@ func (c *Checker) msgOf(g *group, e *model.Event) *msgState {
 // consumer about to retry it. Its places are kept as tombstones, which a
 // broker restart may need.
 func (c *Checker) maybeForget(m *msgState) {
-	if m.settled == unsettled || len(m.tokens) > 0 || m.held > 0 || m.pull != nil && m.pull.failed {
+	// Mostly the message is unsettled (a consumption's end): answered
+	// here, inlined at the callers.
+	if m.settled != unsettled {
+		c.forgetSettled(m)
+	}
+}
+
+// forgetSettled is maybeForget for a settled message.
+func (c *Checker) forgetSettled(m *msgState) {
+	if len(m.tokens) > 0 || m.held > 0 || m.pull != nil && m.pull.failed {
 		// A Pull consumer whose consumption failed retries it locally.
 		return
 	}
