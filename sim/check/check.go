@@ -120,14 +120,14 @@ type Checker struct {
 
 	tracked int         // messages held now
 	topMsg  model.MsgID // the largest message id produced so far
-	lastSeq int64
 	lastAt  clock.Time
-	seen    bool
+	seen    bool // set by outOfOrder, which the first event always reaches
 	done    bool
 	// floorSeq is the Seq an event must pass for ObserveEncoded to skip
-	// outOfOrder: the last event's, MinInt64 before the first, MaxInt64
-	// once finished.
-	floorSeq int64
+	// outOfOrder: the last event's, MaxInt64 before the first and once
+	// finished. lastSeq is the last event's, set by Finish (the liveness
+	// checks' violations are at it).
+	floorSeq, lastSeq int64
 }
 
 // client is what the checker knows of one consumer.
@@ -184,7 +184,7 @@ func New(o Options) *Checker {
 		o.HistoryEvents = DefaultHistory
 	}
 	return &Checker{
-		floorSeq: math.MinInt64,
+		floorSeq: math.MaxInt64,
 		leases:   leaseTable{w: newWindow[lease]()},
 		opt:      o,
 		byName:   map[string]int32{},
@@ -295,7 +295,7 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	if len(c.forgotten) > 0 {
 		c.recycle()
 	}
-	c.lastSeq, c.lastAt, c.seen, c.floorSeq = e.Seq, e.At, true, e.Seq
+	c.lastAt, c.floorSeq = e.At, e.Seq
 	if c.tracked > c.rep.PeakTracked {
 		c.rep.PeakTracked = c.tracked
 	}
@@ -304,14 +304,15 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 // outOfOrder is ObserveEncoded's check of e against the events before
 // it, reached when e's Seq or time fails the fast test there (floorSeq,
 // lastAt): a checker that has finished takes no more events, and e must
-// follow the last event observed.
+// follow the last event observed (floorSeq, once one was seen).
 func (c *Checker) outOfOrder(e *model.Event) {
 	if c.done {
 		panic("check: Observe after Finish")
 	}
-	if c.seen && (e.Seq <= c.lastSeq || e.At < c.lastAt) {
+	if c.seen && (e.Seq <= c.floorSeq || e.At < c.lastAt) {
 		c.orderBroken(e)
 	}
+	c.seen = true
 }
 
 // ShareBuffer tells the checker that its caller writes the binary form
@@ -348,7 +349,7 @@ func (c *Checker) Seal(buf []byte, room int) []byte {
 // orderBroken reports e, which follows the last event with a lower or
 // equal sequence number or at an earlier time (ObserveEncoded tests it).
 func (c *Checker) orderBroken(e *model.Event) {
-	c.violate(InvTraceOrder, e.Seq, nil, fmt.Sprintf("event #%d at %v follows event #%d at %v: sequence numbers must grow and time must not go back", e.Seq, e.At, c.lastSeq, c.lastAt))
+	c.violate(InvTraceOrder, e.Seq, nil, fmt.Sprintf("event #%d at %v follows event #%d at %v: sequence numbers must grow and time must not go back", e.Seq, e.At, c.floorSeq, c.lastAt))
 }
 
 // receiveKind: a client's receive and its answer, which no message's story
@@ -385,6 +386,9 @@ func (c *Checker) Tracked() int { return c.tracked }
 func (c *Checker) Finish(f Final) Report {
 	if c.done {
 		panic("check: Finish called twice")
+	}
+	if c.seen {
+		c.lastSeq = c.floorSeq
 	}
 	c.done, c.floorSeq = true, math.MaxInt64
 	if !f.Drained {
