@@ -292,6 +292,12 @@ func (r *seqRing) at(k int16) int64 {
 	return r.first + int64(r.last[k])
 }
 
+// start notes seq as the first event of an empty ring (add's case of
+// n == 0, short enough to be inlined).
+func (r *seqRing) start(seq int64) {
+	r.first, r.last[0], r.latest, r.pos, r.n = seq, 0, 0, 1, 1
+}
+
 // add notes seq as the next event.
 func (r *seqRing) add(seq int64) {
 	if r.n == 0 {

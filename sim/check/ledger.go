@@ -309,13 +309,14 @@ func (c *Checker) onProduce(e *model.Event) {
 		case m == nil && !forgotten:
 			m = c.openMsg(g, e.Msg, e.Topic)
 			m.produced(placeOf(e))
+			m.seqs.start(e.Seq) // note's first event, without its call
 		default:
 			if m == nil {
 				m = c.reopen(g, e.Msg, e.Topic, placeOf(e))
 			}
 			m.addToken(placeOf(e), m.fork(CauseProducerRetry), nil, CauseProducerRetry)
+			m.note(e)
 		}
-		m.note(e)
 		if !g.orderly || !c.orderProduce(g, placeOf(e)) { // a blocked orderly queue hides it
 			c.wake.arrival(c, e, m, placeOf(e))
 		}
