@@ -158,17 +158,26 @@ func (w *wakeup) find(k waitKey) *topicWait { return w.findIn(w.last, k) }
 // findMsg is find for a key made of a message's group and produced topic.
 func (w *wakeup) findMsg(k waitKey) *topicWait { return w.findIn(w.lastMsg, k) }
 
+// remembered is the group's entry in last when it is k's, else nil:
+// findIn's first step, which the hottest lookups (an arrival, a lease, a
+// parked receive) take inlined before calling anything.
+func remembered(last []lastWait, k waitKey) *topicWait {
+	if g := uint(k.group); g < uint(len(last)) && last[g].t != nil && sameName(last[g].topic, k.topic) {
+		return last[g].t
+	}
+	return nil
+}
+
 // findIn is w.topics[k], through the group's entry in last when that is
 // k's (entries are never removed from topics, so one remembered stays
 // k's). A group that has an entry in topics has room in last (wait), so
-// that findIn, short enough to be inlined at its callers, never grows it.
+// that findIn never grows it.
 func (w *wakeup) findIn(last []lastWait, k waitKey) *topicWait {
-	g := uint(k.group)
-	if g < uint(len(last)) && last[g].t != nil && sameName(last[g].topic, k.topic) {
-		return last[g].t
+	if t := remembered(last, k); t != nil {
+		return t
 	}
 	t := w.topics[k]
-	if t != nil && g < uint(len(last)) {
+	if g := uint(k.group); t != nil && g < uint(len(last)) {
 		last[g] = lastWait{topic: k.topic, t: t}
 	}
 	return t
@@ -217,7 +226,11 @@ func (w *wakeup) parked(e *model.Event) {
 	if !x.hasLast || e.Topic != "" {
 		r = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}
 	}
-	r.t, r.grp = w.wait(waitKey{group: x.group, topic: r.topic}), x.group
+	k := waitKey{group: x.group, topic: r.topic}
+	if r.t = remembered(w.last, k); r.t == nil {
+		r.t = w.wait(k)
+	}
+	r.grp = x.group
 	x.polls = append(x.polls, r)
 	r.t.count(&r, x.paused, 1)
 }
@@ -295,7 +308,11 @@ func (w *wakeup) served(k waitKey) {
 // servedMsg is served for a key made of a message's group and produced
 // topic (findMsg).
 func (w *wakeup) servedMsg(k waitKey) {
-	if t := w.findMsg(k); t != nil {
+	t := remembered(w.lastMsg, k)
+	if t == nil {
+		t = w.findMsg(k)
+	}
+	if t != nil {
 		t.gen++
 	}
 }
@@ -335,7 +352,10 @@ func (w *wakeup) reset() {
 // queue-specific receive reads the retry topic on some requests only.
 func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	k := waitKey{group: m.g.idx, topic: m.topic}
-	t := w.findMsg(k)
+	t := remembered(w.lastMsg, k)
+	if t == nil {
+		t = w.findMsg(k)
+	}
 	copyElsewhere := !sameName(p.topic, m.topic)
 	if g := m.g; g.ordered && g.busy[queueKey{p.topic, p.queue}] > 0 {
 		return // its queue (message group) is held by a lease in flight
