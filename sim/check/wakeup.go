@@ -287,7 +287,10 @@ func (w *wakeup) answer(e *model.Event) {
 	}
 	paused := x.paused
 	for i := range ps[:n] {
-		t := w.waitOf(e.Client, &ps[i])
+		t := ps[i].t // waitOf's common case, without its call
+		if t == nil || ps[i].grp != x.group {
+			t = w.waitOf(e.Client, &ps[i])
+		}
 		t.count(&ps[i], paused, -1)
 		t.gen++ // served
 	}
