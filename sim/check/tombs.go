@@ -67,13 +67,7 @@ const tombGap = 4096
 // when there is none (an empty one may be returned for a queue never
 // used below the topic's highest).
 func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
-	var tt *tombTopic
-	for i := range t.byTopic {
-		if sameName(t.byTopic[i].topic, topic) {
-			tt = &t.byTopic[i]
-			break
-		}
-	}
+	tt := t.topic(topic)
 	if tt == nil {
 		if !add {
 			return nil
@@ -101,6 +95,16 @@ func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
 	return &tt.queues[queue] // good until the next queue added
 }
 
+// topic is topic's queues, nil if it has none yet.
+func (t *tombstones) topic(topic string) *tombTopic {
+	for i := range t.byTopic {
+		if sameName(t.byTopic[i].topic, topic) {
+			return &t.byTopic[i]
+		}
+	}
+	return nil
+}
+
 func (t *tombstones) get(p place) (tomb, bool) {
 	q := t.queue(p.topic, p.queue, false)
 	if q == nil {
@@ -114,7 +118,12 @@ func (t *tombstones) get(p place) (tomb, bool) {
 }
 
 func (t *tombstones) put(p place, x tomb) {
-	q := t.queue(p.topic, p.queue, true)
+	var q *tombQueue
+	if tt := t.topic(p.topic); tt != nil && p.queue >= 0 && int(p.queue) < len(tt.queues) {
+		q = &tt.queues[p.queue] // mostly: queue's common case, without its call
+	} else {
+		q = t.queue(p.topic, p.queue, true)
+	}
 	if q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: t.nameIndex(x.topic), pulled: x.pulled, used: true}) {
 		t.n++
 	}
