@@ -16,7 +16,6 @@ import "popsim/model"
 type tombstones struct {
 	byTopic []tombTopic
 	names   []string // the produced topics the tombstones name, by index
-	n       int
 }
 
 // tombTopic is one topic's queues: queues[q] for 0 <= q < tombQueues,
@@ -124,19 +123,43 @@ func (t *tombstones) put(p place, x tomb) {
 	} else {
 		q = t.queue(p.topic, p.queue, true)
 	}
-	if q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: t.nameIndex(x.topic), pulled: x.pulled, used: true}) {
-		t.n++
-	}
+	q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: t.nameIndex(x.topic), pulled: x.pulled, used: true})
 }
 
 // dropBelow forgets the queue's tombstones below offset.
 func (t *tombstones) dropBelow(k queueKey, offset int64) {
 	if q := t.queue(k.topic, k.queue, false); q != nil {
-		t.n -= q.dropBelow(offset)
+		q.dropBelow(offset)
 	}
 }
 
-func (t *tombstones) len() int { return t.n }
+// len counts the tombstones (for tests: nothing keeps the count as they
+// come and go, which spared a commit's drop a count of the slots it
+// clears).
+func (t *tombstones) len() int {
+	n := 0
+	for i := range t.byTopic {
+		tt := &t.byTopic[i]
+		for j := range tt.queues {
+			n += tt.queues[j].len()
+		}
+		for _, q := range tt.far { // counting only: order does not matter
+			n += q.len()
+		}
+	}
+	return n
+}
+
+// len counts the queue's tombstones.
+func (q *tombQueue) len() int {
+	n := len(q.far)
+	for _, s := range q.slots[q.head:] {
+		if s.used {
+			n++
+		}
+	}
+	return n
+}
 
 // nameIndex is topic's index in t.names, added if new. A group's
 // tombstones name one topic or very few: a linear search is enough.
@@ -169,31 +192,29 @@ func (q *tombQueue) get(o int64) (tombSlot, bool) {
 // MaxInt64) do not overflow into a small distance.
 func above(o, lo int64) (uint64, bool) { return uint64(o) - uint64(lo), o >= lo }
 
-// put stores s at offset o and reports whether o was new. Mostly o is
+// put stores s at offset o. Mostly o is
 // in the window or just past its end, with room in the slice: written
 // here, the rest is putSlow's.
-func (q *tombQueue) put(o int64, s tombSlot) bool {
+func (q *tombQueue) put(o int64, s tombSlot) {
 	if d, n := uint64(o)-uint64(q.lo), len(q.slots)-q.head; q.far == nil && o >= q.lo && n > 0 {
 		switch {
 		case d < uint64(n):
-			x := &q.slots[q.head+int(d)]
-			added := !x.used
-			*x = s
-			return added
+			q.slots[q.head+int(d)] = s
+			return
 		case d == uint64(n) && len(q.slots) < cap(q.slots):
 			q.slots = append(q.slots, s)
-			return true
+			return
 		}
 	}
-	return q.putSlow(o, s)
+	q.putSlow(o, s)
 }
 
 // putSlow is put's general case.
-func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
+func (q *tombQueue) putSlow(o int64, s tombSlot) {
 	if q.far != nil {
 		if _, ok := q.far[o]; ok {
 			q.far[o] = s
-			return false
+			return
 		}
 	}
 	n := len(q.slots) - q.head
@@ -205,12 +226,10 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
 		h := min(cap(q.slots)/4, 256)
 		clear(q.slots[:h])
 		q.slots, q.head, q.lo = append(q.slots[:h], s), h, o
-		return true
+		return
 	case after && d < uint64(n):
-		x := &q.slots[q.head+int(d)]
-		added := !x.used
-		*x = s
-		return added
+		q.slots[q.head+int(d)] = s
+		return
 	case after && d-uint64(n) < tombGap:
 		if need := len(q.slots) + int(d) - n + 1; need > cap(q.slots) && 2*q.head >= len(q.slots) {
 			q.compact()
@@ -218,7 +237,7 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
 		// The gap and s in one step (the runtime clears the gap).
 		q.slots = append(q.slots, make([]tombSlot, int(d)-n+1)...)
 		q.slots[len(q.slots)-1] = s
-		return true
+		return
 	case !after && b < tombGap:
 		d := int(b)
 		if d <= q.head {
@@ -240,31 +259,23 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
 		}
 		q.slots[q.head] = s
 		q.lo = o
-		return true
+		return
 	}
 	if q.far == nil {
 		q.far = map[int64]tombSlot{}
 	}
 	q.far[o] = s
-	return true
 }
 
-// dropBelow forgets the tombstones below offset and returns how many.
-func (q *tombQueue) dropBelow(offset int64) int {
-	gone := 0
+// dropBelow forgets the tombstones below offset.
+func (q *tombQueue) dropBelow(offset int64) {
 	for o := range q.far { // deletion only: order does not matter
 		if o < offset {
 			delete(q.far, o)
-			gone++
 		}
 	}
 	if d, ok := above(offset, q.lo); ok && d > 0 {
 		below := q.slots[q.head : q.head+int(min(d, uint64(len(q.slots)-q.head)))]
-		for i := range below {
-			if below[i].used {
-				gone++
-			}
-		}
 		clear(below)
 		q.head += len(below)
 		q.lo += int64(len(below))
@@ -272,7 +283,6 @@ func (q *tombQueue) dropBelow(offset int64) int {
 	if q.head == len(q.slots) {
 		q.slots, q.head = q.slots[:0], 0
 	}
-	return gone
 }
 
 // compact moves the window down to the start of its slice, leaving a
