@@ -58,7 +58,8 @@ func (c *Checker) onDeliver(e *model.Event) {
 	if !c.shown.equal(e.Shown, m.topic) {
 		c.violate(InvPresentedTopic, e.Seq, m, fmt.Sprintf("client %d was shown topic %q for message %d, produced on %q", e.Client, e.Shown, m.id, m.topic))
 	}
-	d := m.newDelivery(delivery{client: e.Client, held: true, m: m, lastLease: l})
+	d := m.newDelivery()
+	*d = delivery{client: e.Client, held: true, m: m, lastLease: l}
 	l.awaiting = false
 	for n := l; n != nil; n = n.next {
 		n.dlv = d
@@ -523,7 +524,8 @@ func (c *Checker) renewForgotten(e *model.Event) {
 	if at < 0 {
 		at = m.placeIndex(placeOf(e), true)
 	}
-	n := m.newLease(lease{id: e.Next, m: m, at: at, client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true})
+	n := m.newLease()
+	*n = lease{id: e.Next, m: m, at: at, client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true}
 	n.line, n.cause = m.fork(CauseRenewAfterRevive), CauseRenewAfterRevive
 	c.leases.put(n)
 	m.leases = append(m.leases, n)
@@ -563,7 +565,8 @@ func (c *Checker) onPolicy(e *model.Event) {
 		if l.dlv == nil && l.client == e.Client {
 			// The client's proxy took the lease itself (a DLQ on receipt):
 			// no delivery to count, but the proxy acks it next.
-			l.dlv = m.newDelivery(delivery{client: e.Client, m: m, lastLease: l})
+			l.dlv = m.newDelivery()
+			*l.dlv = delivery{client: e.Client, m: m, lastLease: l}
 			l.awaiting = false
 		}
 	} else {

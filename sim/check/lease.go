@@ -131,7 +131,8 @@ func (c *Checker) onLease(e *model.Event) {
 		m.note(e)
 	}
 	c.wake.servedMsg(waitKey{group: g.idx, topic: m.topic})
-	l := m.newLease(lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true, batch: c.leaseBatch(e)})
+	l := m.newLease()
+	*l = lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true, batch: c.leaseBatch(e)}
 	c.grant(m, l, placeOf(e), e)
 	if g.ordered {
 		g.busy[queueKey{e.Topic, e.Queue}]++
@@ -435,7 +436,8 @@ func (c *Checker) end(l *lease, e *model.Event) {
 // successor makes the lease that replaces l (a renewal's, a failed
 // revive's retry): same message, place, holder and delivery, same line.
 func (c *Checker) successor(l *lease, e *model.Event, nack bool) *lease {
-	n := l.m.newLease(lease{id: e.Next, m: l.m, at: l.at, client: l.client, line: l.line, cause: l.cause, granted: e.At, deadline: e.Deadline, attempt: l.attempt, dlv: l.dlv, nack: nack})
+	n := l.m.newLease()
+	*n = lease{id: e.Next, m: l.m, at: l.at, client: l.client, line: l.line, cause: l.cause, granted: e.At, deadline: e.Deadline, attempt: l.attempt, dlv: l.dlv, nack: nack}
 	if e.Next == 0 || c.leases.get(e.Next) != nil {
 		c.violate(InvTraceForm, e.Seq, l.m, fmt.Sprintf("%s of lease %d names no new lease, or one granted before (%d)", e.Kind, l.id, e.Next))
 		return n
@@ -494,7 +496,8 @@ func (c *Checker) reopenForgotten(e *model.Event) {
 		at = m.placeIndex(placeOf(e), true)
 	}
 	why := reopenCause(e)
-	n := m.newLease(lease{id: e.Lease, m: m, at: at, client: -1, granted: e.At, deadline: e.Deadline, settledByClient: true, reopened: why, forkRoot: true})
+	n := m.newLease()
+	*n = lease{id: e.Lease, m: m, at: at, client: -1, granted: e.At, deadline: e.Deadline, settledByClient: true, reopened: why, forkRoot: true}
 	n.line, n.cause = m.fork(why), why
 	c.leases.put(n)
 	m.leases = append(m.leases, n)

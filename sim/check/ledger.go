@@ -103,24 +103,23 @@ type msgLists struct {
 	lines  []line     // lines[0] is the main line
 }
 
-// newLease returns a lease of m holding l, in m's own room when that is
-// free.
-func (m *msgState) newLease(l lease) *lease { return inRoom(&m.leaseRoom, &m.firstLease, l) }
+// newLease returns room for a lease of m, which the caller writes whole:
+// m's own room when that is free. (Written in place, a lease literal is
+// not built on the stack and copied in.)
+func (m *msgState) newLease() *lease { return inRoom(&m.leaseRoom, &m.firstLease) }
 
-// newDelivery returns a delivery of m holding d, in m's own room when
-// that is free.
-func (m *msgState) newDelivery(d delivery) *delivery { return inRoom(&m.dlvRoom, &m.firstDlv, d) }
+// newDelivery returns room for a delivery of m, which the caller writes
+// whole: m's own room when that is free.
+func (m *msgState) newDelivery() *delivery { return inRoom(&m.dlvRoom, &m.firstDlv) }
 
-// inRoom returns v placed in room, marking it taken, or in a new
-// allocation when room is taken already.
-func inRoom[T any](taken *bool, room *T, v T) *T {
+// inRoom returns room, marking it taken, or a new allocation when room is
+// taken already.
+func inRoom[T any](taken *bool, room *T) *T {
 	if !*taken {
-		*taken, *room = true, v
+		*taken = true
 		return room
 	}
-	x := new(T)
-	*x = v
-	return x
+	return new(T)
 }
 
 // commitState is what became of the application's commits after a
