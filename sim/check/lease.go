@@ -123,9 +123,11 @@ func (c *Checker) onLease(e *model.Event) {
 		return
 	}
 	g := c.groups[cl.group]
-	m := c.msgOf(g, e)
+	m, _ := g.msgs.get(uint64(e.Msg)) // msgOf's common case, without its call
 	if m == nil {
-		return
+		if m = c.msgOf(g, e); m == nil {
+			return
+		}
 	}
 	if !m.seqs.noteNear(e.Seq) {
 		m.note(e)
