@@ -106,6 +106,7 @@ type Checker struct {
 	ownerList  []*owners // pullOwners' values in first-use order
 	wake       wakeup
 	hist       history
+	shown      namePair  // the last shown and produced topics found equal (onDeliver)
 	order      orderBook // orderly groups' queues (order.go)
 
 	viol   []model.Violation
@@ -119,14 +120,14 @@ type Checker struct {
 
 	tracked int         // messages held now
 	topMsg  model.MsgID // the largest message id produced so far
-	lastSeq int64
 	lastAt  clock.Time
-	seen    bool
+	seen    bool // set by outOfOrder, which the first event always reaches
 	done    bool
 	// floorSeq is the Seq an event must pass for ObserveEncoded to skip
-	// outOfOrder: the last event's, MinInt64 before the first, MaxInt64
-	// once finished.
-	floorSeq int64
+	// outOfOrder: the last event's, MaxInt64 before the first and once
+	// finished. lastSeq is the last event's, set by Finish (the liveness
+	// checks' violations are at it).
+	floorSeq, lastSeq int64
 }
 
 // client is what the checker knows of one consumer.
@@ -139,8 +140,10 @@ type client struct {
 	// since (heldRef.gen) is no longer the client's: it is passed over.
 	held []heldRef
 	// pending lists leases lent to the client whose answer has not reached
-	// it yet (awaiting): their message is not forgotten meanwhile.
-	pending []*lease
+	// it yet (awaiting): their message is not forgotten meanwhile. An entry
+	// stays until the client's next answer; one whose message's record was
+	// reused since (pendRef.gen) is passed over.
+	pending []pendRef
 	// lostBatch: orderly leases a lost receive answer carried; retrying: the
 	// client's current receive retries that answer's attemptId.
 	lostBatch []*lease
@@ -158,6 +161,17 @@ type heldRef struct {
 // for: the record was not reused since.
 func (r heldRef) live() bool { return r.gen == r.d.m.gen }
 
+// pendRef is a lease lent to a client, and the generation of its
+// message's record when it was lent (msgState.gen).
+type pendRef struct {
+	l   *lease
+	gen uint32
+}
+
+// live reports whether the entry is still about the lease it was made
+// for: its message's record was not reused since.
+func (r pendRef) live() bool { return r.gen == r.l.m.gen }
+
 // New returns a Checker.
 func New(o Options) *Checker {
 	if o.WakeupSlack == 0 {
@@ -170,7 +184,7 @@ func New(o Options) *Checker {
 		o.HistoryEvents = DefaultHistory
 	}
 	return &Checker{
-		floorSeq: math.MinInt64,
+		floorSeq: math.MaxInt64,
 		leases:   leaseTable{w: newWindow[lease]()},
 		opt:      o,
 		byName:   map[string]int32{},
@@ -281,7 +295,7 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	if len(c.forgotten) > 0 {
 		c.recycle()
 	}
-	c.lastSeq, c.lastAt, c.seen, c.floorSeq = e.Seq, e.At, true, e.Seq
+	c.lastAt, c.floorSeq = e.At, e.Seq
 	if c.tracked > c.rep.PeakTracked {
 		c.rep.PeakTracked = c.tracked
 	}
@@ -290,14 +304,15 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 // outOfOrder is ObserveEncoded's check of e against the events before
 // it, reached when e's Seq or time fails the fast test there (floorSeq,
 // lastAt): a checker that has finished takes no more events, and e must
-// follow the last event observed.
+// follow the last event observed (floorSeq, once one was seen).
 func (c *Checker) outOfOrder(e *model.Event) {
 	if c.done {
 		panic("check: Observe after Finish")
 	}
-	if c.seen && (e.Seq <= c.lastSeq || e.At < c.lastAt) {
+	if c.seen && (e.Seq <= c.floorSeq || e.At < c.lastAt) {
 		c.orderBroken(e)
 	}
+	c.seen = true
 }
 
 // ShareBuffer tells the checker that its caller writes the binary form
@@ -334,7 +349,7 @@ func (c *Checker) Seal(buf []byte, room int) []byte {
 // orderBroken reports e, which follows the last event with a lower or
 // equal sequence number or at an earlier time (ObserveEncoded tests it).
 func (c *Checker) orderBroken(e *model.Event) {
-	c.violate(InvTraceOrder, e.Seq, nil, fmt.Sprintf("event #%d at %v follows event #%d at %v: sequence numbers must grow and time must not go back", e.Seq, e.At, c.lastSeq, c.lastAt))
+	c.violate(InvTraceOrder, e.Seq, nil, fmt.Sprintf("event #%d at %v follows event #%d at %v: sequence numbers must grow and time must not go back", e.Seq, e.At, c.floorSeq, c.lastAt))
 }
 
 // receiveKind: a client's receive and its answer, which no message's story
@@ -371,6 +386,9 @@ func (c *Checker) Tracked() int { return c.tracked }
 func (c *Checker) Finish(f Final) Report {
 	if c.done {
 		panic("check: Finish called twice")
+	}
+	if c.seen {
+		c.lastSeq = c.floorSeq
 	}
 	c.done, c.floorSeq = true, math.MaxInt64
 	if !f.Drained {

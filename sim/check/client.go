@@ -13,12 +13,14 @@ func (c *Checker) clientLease(e *model.Event) *lease {
 	if l == nil || l.client != e.Client {
 		return c.otherLease(l, e)
 	}
-	l.m.note(e)
+	if !l.m.seqs.noteNear(e.Seq) {
+		l.m.note(e)
+	}
 	return l
 }
 
 // otherLease is clientLease when the lease e names, l, is not held (nil)
-// or was lent to another client.
+// or was lent to another client: it answers nil.
 func (c *Checker) otherLease(l *lease, e *model.Event) *lease {
 	if l == nil {
 		if _, forgotten := c.leases.w.get(uint64(e.Lease)); forgotten {
@@ -50,13 +52,14 @@ func (c *Checker) onDeliver(e *model.Event) {
 		c.violate(InvTraceForm, e.Seq, m, fmt.Sprintf("lease %d delivered twice", l.id))
 		return
 	}
-	if p := placeOf(e); p != m.places[l.at].place {
+	if p := placeOf(e); !samePlace(p, m.places[l.at].place) {
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("client %d was delivered message %d at %s but lease %d lent it at %s", e.Client, m.id, p, l.id, m.places[l.at].place))
 	}
-	if e.Shown != m.topic {
+	if !c.shown.equal(e.Shown, m.topic) {
 		c.violate(InvPresentedTopic, e.Seq, m, fmt.Sprintf("client %d was shown topic %q for message %d, produced on %q", e.Client, e.Shown, m.id, m.topic))
 	}
-	d := m.newDelivery(delivery{client: e.Client, held: true, m: m, lastLease: l})
+	d := m.newDelivery()
+	*d = delivery{client: e.Client, held: true, m: m, lastLease: l}
 	l.awaiting = false
 	for n := l; n != nil; n = n.next {
 		n.dlv = d
@@ -106,14 +109,21 @@ func (c *Checker) countDelivery(m *msgState, cause string) {
 	m.delivered = true
 }
 
-// lookupDelivery returns the delivery a consumer event names.
+// lookupDelivery returns the delivery a consumer event names. It is
+// clientLease written out (otherLease, which answers nil, judges the
+// rest): a call level less for the 91 k consumer events of the default
+// scenario.
 func (c *Checker) lookupDelivery(e *model.Event) (*lease, *delivery) {
 	if e.Lease == 0 {
 		return nil, nil
 	}
-	l := c.clientLease(e)
-	if l == nil {
+	l := c.leases.get(e.Lease)
+	if l == nil || l.client != e.Client {
+		c.otherLease(l, e)
 		return nil, nil
+	}
+	if !l.m.seqs.noteNear(e.Seq) {
+		l.m.note(e)
 	}
 	return c.delivered(l, e)
 }
@@ -290,7 +300,9 @@ func (c *Checker) engineAnswer(e *model.Event) (*lease, *delivery) {
 		return c.lookupDelivery(e)
 	}
 	if l.client == e.Client { // lookupDelivery, with l found already
-		l.m.note(e)
+		if !l.m.seqs.noteNear(e.Seq) {
+			l.m.note(e)
+		}
 		return c.delivered(l, e)
 	}
 	l.m.note(e)
@@ -512,7 +524,8 @@ func (c *Checker) renewForgotten(e *model.Event) {
 	if at < 0 {
 		at = m.placeIndex(placeOf(e), true)
 	}
-	n := m.newLease(lease{id: e.Next, m: m, at: at, client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true})
+	n := m.newLease()
+	*n = lease{id: e.Next, m: m, at: at, client: e.Client, granted: e.At, deadline: e.Deadline, forkRoot: true}
 	n.line, n.cause = m.fork(CauseRenewAfterRevive), CauseRenewAfterRevive
 	c.leases.put(n)
 	m.leases = append(m.leases, n)
@@ -552,7 +565,8 @@ func (c *Checker) onPolicy(e *model.Event) {
 		if l.dlv == nil && l.client == e.Client {
 			// The client's proxy took the lease itself (a DLQ on receipt):
 			// no delivery to count, but the proxy acks it next.
-			l.dlv = m.newDelivery(delivery{client: e.Client, m: m, lastLease: l})
+			l.dlv = m.newDelivery()
+			*l.dlv = delivery{client: e.Client, m: m, lastLease: l}
 			l.awaiting = false
 		}
 	} else {
@@ -595,21 +609,14 @@ func (c *Checker) onReceiveAnswer(e *model.Event) {
 	if len(cl.pending) == 0 {
 		return
 	}
-	for _, l := range cl.pending {
-		if l.awaiting && e.Kind == model.EvReceiveLost {
-			l.awaiting = false
-			c.maybeForget(l.m)
-		}
-	}
 	if e.Kind == model.EvReceiveLost {
-		clear(cl.pending)
-		cl.pending = cl.pending[:0]
+		c.noneAwaited(cl)
 		return
 	}
 	out := cl.pending[:0]
-	for _, l := range cl.pending {
-		if l.awaiting {
-			out = append(out, l) // delivered right after this event
+	for _, r := range cl.pending {
+		if r.l.awaiting && r.live() { // most were delivered: no generation to read
+			out = append(out, r) // delivered right after this event
 		}
 	}
 	if len(out) < len(cl.pending) {
@@ -618,19 +625,25 @@ func (c *Checker) onReceiveAnswer(e *model.Event) {
 	cl.pending = out
 }
 
-// onCrash: the client's deliveries die with it.
-func (c *Checker) onCrash(e *model.Event) {
-	cl := c.clientOf(e)
-	cl.alive = false
-	c.crashOwner(e)
-	for _, l := range cl.pending {
-		if l.awaiting {
+// noneAwaited: no lease lent to client cl is on its way to it any more
+// (its answer was lost, or it crashed); their messages may be forgotten.
+func (c *Checker) noneAwaited(cl *client) {
+	for _, r := range cl.pending {
+		if l := r.l; r.live() && l.awaiting {
 			l.awaiting = false
 			c.maybeForget(l.m)
 		}
 	}
 	clear(cl.pending)
 	cl.pending = cl.pending[:0]
+}
+
+// onCrash: the client's deliveries die with it.
+func (c *Checker) onCrash(e *model.Event) {
+	cl := c.clientOf(e)
+	cl.alive = false
+	c.crashOwner(e)
+	c.noneAwaited(cl)
 	for _, r := range cl.held {
 		if !r.live() {
 			continue // a delivery of a message forgotten since

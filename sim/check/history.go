@@ -292,6 +292,12 @@ func (r *seqRing) at(k int16) int64 {
 	return r.first + int64(r.last[k])
 }
 
+// start notes seq as the first event of an empty ring (add's case of
+// n == 0, short enough to be inlined).
+func (r *seqRing) start(seq int64) {
+	r.first, r.last[0], r.latest, r.pos, r.n = seq, 0, 0, 1, 1
+}
+
 // add notes seq as the next event.
 func (r *seqRing) add(seq int64) {
 	if r.n == 0 {
@@ -353,19 +359,25 @@ func (r *seqRing) seqList() []int64 {
 // twice is noted at its first mention. The common case (a distance from
 // the first that fits in 32 bits) is done here without a call.
 func (m *msgState) note(e *model.Event) {
-	r := &m.seqs
-	d := e.Seq - r.first
-	if r.n == 0 || r.wide != nil || uint64(d) > math.MaxUint32 {
-		if r.n == 0 || r.at(r.prev()) != e.Seq {
-			r.add(e.Seq)
-		}
-		return
+	if r := &m.seqs; !r.noteNear(e.Seq) && (r.n == 0 || r.at(r.prev()) != e.Seq) {
+		r.add(e.Seq)
 	}
-	if r.latest == uint32(d) {
-		return
+}
+
+// noteNear is note's common case, short enough to be inlined where note
+// is called most (a client's event on its lease, a lease, a produce): seq
+// is noted (or was the latest already) when its distance from the first
+// fits in 32 bits; false leaves it to note.
+func (r *seqRing) noteNear(seq int64) bool {
+	d := uint64(seq - r.first)
+	if r.n == 0 || r.wide != nil || d > math.MaxUint32 {
+		return false
 	}
-	r.last[r.pos], r.latest = uint32(d), uint32(d)
-	r.step()
+	if r.latest != uint32(d) {
+		r.last[r.pos], r.latest = uint32(d), uint32(d)
+		r.step()
+	}
+	return true
 }
 
 // lines returns the message's remembered events as text.

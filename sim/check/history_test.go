@@ -159,6 +159,23 @@ func TestNoteSkipsRepeats(t *testing.T) {
 	})
 }
 
+// start is note's first event of a message (onProduce's new message):
+// the ring then keeps what note alone would have, on a reused record's
+// ring too (its slots still hold the last message's distances).
+func TestStartIsFirstNote(t *testing.T) {
+	ringRounds(t, 35, true, func(seqs []int64) []int64 {
+		var m msgState
+		for k := range m.seqs.last {
+			m.seqs.last[k] = uint32(1000 + k)
+		}
+		m.seqs.start(seqs[0])
+		for _, seq := range seqs[1:] {
+			m.note(&model.Event{Seq: seq})
+		}
+		return m.seqs.seqList()
+	})
+}
+
 // ringRounds runs 500 rounds of up to 80 sequence numbers (nextSeq, with
 // repeats in a row when asked, from a PCG seeded seed, seed+1) through
 // keep, and checks that what keep returns is the first and last

@@ -10,10 +10,11 @@ import (
 
 // With the invariants build tag, a record about to be reused is first
 // looked for in everything the checker keeps: a pointer to it, or to a
-// lease or delivery of its message, panics (a client's held delivery is
-// allowed once its generation tag is stale). Then it is poisoned until its
-// reuse, so that a use through a pointer the search missed dereferences
-// nil (its group), and reads ids no message or lease has.
+// lease or delivery of its message, panics (a client's held delivery or
+// pending lease is allowed once its generation tag is stale). Then it is
+// poisoned until its reuse, so that a use through a pointer the search
+// missed dereferences nil (its group), and reads ids no message or lease
+// has.
 func checkRecycled(c *Checker, m *msgState) {
 	where := func(what string) {
 		panic(fmt.Sprintf("check: the record of message %d (group %s), forgotten, is still referred to by %s", m.id, m.g.name, what))
@@ -25,9 +26,9 @@ func checkRecycled(c *Checker, m *msgState) {
 				where(fmt.Sprintf("client %d's held deliveries (as live)", k))
 			}
 		}
-		for _, l := range cl.pending {
-			if l.m == m {
-				where(fmt.Sprintf("client %d's pending leases", k))
+		for _, r := range cl.pending {
+			if r.l.m == m && r.live() {
+				where(fmt.Sprintf("client %d's pending leases (as live)", k))
 			}
 		}
 		for _, l := range cl.lostBatch {

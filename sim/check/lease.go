@@ -123,13 +123,18 @@ func (c *Checker) onLease(e *model.Event) {
 		return
 	}
 	g := c.groups[cl.group]
-	m := c.msgOf(g, e)
+	m, _ := g.msgs.get(uint64(e.Msg)) // msgOf's common case, without its call
 	if m == nil {
-		return
+		if m = c.msgOf(g, e); m == nil {
+			return
+		}
 	}
-	m.note(e)
+	if !m.seqs.noteNear(e.Seq) {
+		m.note(e)
+	}
 	c.wake.servedMsg(waitKey{group: g.idx, topic: m.topic})
-	l := m.newLease(lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true, batch: c.leaseBatch(e)})
+	l := m.newLease()
+	*l = lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true, batch: c.leaseBatch(e)}
 	c.grant(m, l, placeOf(e), e)
 	if g.ordered {
 		g.busy[queueKey{e.Topic, e.Queue}]++
@@ -137,7 +142,7 @@ func (c *Checker) onLease(e *model.Event) {
 	c.orderLease(m, l, e)
 	c.leases.put(l)
 	m.leases = append(m.leases, l)
-	cl.pending = append(cl.pending, l)
+	cl.pending = append(cl.pending, pendRef{l, m.gen})
 }
 
 // relent: the engine lent a lease again to the client it had lent it to,
@@ -150,7 +155,7 @@ func (c *Checker) relent(x *lease, cl *client, e *model.Event) bool {
 	x.m.note(e)
 	x.deadline, x.awaiting = e.Deadline, true
 	c.wake.servedMsg(waitKey{group: x.m.g.idx, topic: x.m.topic})
-	cl.pending = append(cl.pending, x)
+	cl.pending = append(cl.pending, pendRef{x, x.m.gen})
 	return true
 }
 
@@ -158,7 +163,10 @@ func (c *Checker) relent(x *lease, cl *client, e *model.Event) bool {
 // restart since the place was last leased. It sets the lease's line and
 // cause and checks that no other lease of the line is promised.
 func (c *Checker) grant(m *msgState, l *lease, p place, e *model.Event) {
-	i := m.lookupPlace(p)
+	i := 0 // mostly the produced place, found without lookupPlace's call
+	if len(m.places) == 0 || !samePlace(m.places[0].place, p) {
+		i = m.lookupPlace(p)
+	}
 	poor := false
 	if i < 0 {
 		c.violate(InvDeliveryLocation, e.Seq, m, fmt.Sprintf("lease %d lends message %d at %s, where it never lived (it lives at %s)", l.id, m.id, p, m.placeList()))
@@ -430,7 +438,8 @@ func (c *Checker) end(l *lease, e *model.Event) {
 // successor makes the lease that replaces l (a renewal's, a failed
 // revive's retry): same message, place, holder and delivery, same line.
 func (c *Checker) successor(l *lease, e *model.Event, nack bool) *lease {
-	n := l.m.newLease(lease{id: e.Next, m: l.m, at: l.at, client: l.client, line: l.line, cause: l.cause, granted: e.At, deadline: e.Deadline, attempt: l.attempt, dlv: l.dlv, nack: nack})
+	n := l.m.newLease()
+	*n = lease{id: e.Next, m: l.m, at: l.at, client: l.client, line: l.line, cause: l.cause, granted: e.At, deadline: e.Deadline, attempt: l.attempt, dlv: l.dlv, nack: nack}
 	if e.Next == 0 || c.leases.get(e.Next) != nil {
 		c.violate(InvTraceForm, e.Seq, l.m, fmt.Sprintf("%s of lease %d names no new lease, or one granted before (%d)", e.Kind, l.id, e.Next))
 		return n
@@ -489,7 +498,8 @@ func (c *Checker) reopenForgotten(e *model.Event) {
 		at = m.placeIndex(placeOf(e), true)
 	}
 	why := reopenCause(e)
-	n := m.newLease(lease{id: e.Lease, m: m, at: at, client: -1, granted: e.At, deadline: e.Deadline, settledByClient: true, reopened: why, forkRoot: true})
+	n := m.newLease()
+	*n = lease{id: e.Lease, m: m, at: at, client: -1, granted: e.At, deadline: e.Deadline, settledByClient: true, reopened: why, forkRoot: true}
 	n.line, n.cause = m.fork(why), why
 	c.leases.put(n)
 	m.leases = append(m.leases, n)

@@ -51,6 +51,7 @@ type group struct {
 // msgState is one message as one group sees it.
 type msgState struct {
 	msgHead
+	msgLists
 	seqs seqRing
 
 	// Room for the common case (one place, one line, one token, two
@@ -72,11 +73,6 @@ type msgHead struct {
 	g     *group
 	topic string // the produced topic: what clients must be shown
 
-	places []placeRec // where it lives: the produced place, then copies
-	tokens []token    // what an engine may lend next
-	leases []*lease   // every lease of this message, in grant order
-	lines  []line     // lines[0] is the main line
-
 	// The small fields side by side (no padding between them).
 	id          model.MsgID
 	successes   int32
@@ -97,24 +93,33 @@ type msgHead struct {
 	pulledAt int64 // the trace position (Seq+1) of its last pull delivery (0 never)
 }
 
-// newLease returns a lease of m holding l, in m's own room when that is
-// free.
-func (m *msgState) newLease(l lease) *lease { return inRoom(&m.leaseRoom, &m.firstLease, l) }
+// msgLists are a message's lists. A record's reuse empties them (reuse)
+// and keeps their storage: the record's own buffers, or what a list grew
+// off them.
+type msgLists struct {
+	places []placeRec // where it lives: the produced place, then copies
+	tokens []token    // what an engine may lend next
+	leases []*lease   // every lease of this message, in grant order
+	lines  []line     // lines[0] is the main line
+}
 
-// newDelivery returns a delivery of m holding d, in m's own room when
-// that is free.
-func (m *msgState) newDelivery(d delivery) *delivery { return inRoom(&m.dlvRoom, &m.firstDlv, d) }
+// newLease returns room for a lease of m, which the caller writes whole:
+// m's own room when that is free. (Written in place, a lease literal is
+// not built on the stack and copied in.)
+func (m *msgState) newLease() *lease { return inRoom(&m.leaseRoom, &m.firstLease) }
 
-// inRoom returns v placed in room, marking it taken, or in a new
-// allocation when room is taken already.
-func inRoom[T any](taken *bool, room *T, v T) *T {
+// newDelivery returns room for a delivery of m, which the caller writes
+// whole: m's own room when that is free.
+func (m *msgState) newDelivery() *delivery { return inRoom(&m.dlvRoom, &m.firstDlv) }
+
+// inRoom returns room, marking it taken, or a new allocation when room is
+// taken already.
+func inRoom[T any](taken *bool, room *T) *T {
 	if !*taken {
-		*taken, *room = true, v
+		*taken = true
 		return room
 	}
-	x := new(T)
-	*x = v
-	return x
+	return new(T)
 }
 
 // commitState is what became of the application's commits after a
@@ -146,50 +151,43 @@ func (c *Checker) newMsgState(id model.MsgID, g *group, topic string) *msgState 
 	return x
 }
 
-// reuse makes a recycled record message id of group g, as new. A slice
-// that outgrew the record's own buffer keeps its storage, emptied: a
-// message that needed more room passes it on.
+// reuse makes a recycled record message id of group g, as new. Its
+// lists are emptied in place, keeping their storage: a message that
+// needed more room passes it on (and the slice headers, outside the
+// cleared head, are not written again but for their lengths).
 func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
-	places, tokens, leases, lines, gen := m.places, m.tokens, m.leases, m.lines, m.gen
-	// The record's own buffers are cleared with it (below); storage grown
-	// off it is cleared here.
-	// Places, leases and lines only grow while a record is in use, so
-	// what lies past their length was cleared before; tokens also shrink.
-	if cap(places) > len(m.placeBuf) {
-		clearFew(places)
-	} else {
-		places = m.placeBuf[:0]
+	// Storage grown off the record's own buffers is cleared here (the
+	// buffers are written before they are read, below). Places, leases
+	// and lines only grow while a record is in use, so what lies past
+	// their length was cleared before; tokens also shrink.
+	if cap(m.places) > len(m.placeBuf) {
+		clearFew(m.places)
 	}
-	if cap(tokens) > len(m.tokenBuf) {
-		clear(tokens[:cap(tokens)])
-	} else {
-		tokens = m.tokenBuf[:0]
+	if cap(m.tokens) > len(m.tokenBuf) {
+		clear(m.tokens[:cap(m.tokens)])
 	}
-	if cap(leases) > len(m.leaseBuf) {
-		clearFew(leases)
-	} else {
-		leases = m.leaseBuf[:0]
+	if cap(m.leases) > len(m.leaseBuf) {
+		clearFew(m.leases)
 	}
-	if cap(lines) > len(m.lineBuf) {
-		clearFew(lines)
-	} else {
-		lines = m.lineBuf[:0]
+	if cap(m.lines) > len(m.lineBuf) {
+		clearFew(m.lines)
 	}
+	gen := m.gen
 	// One bulk clear of the head (a literal with fields is built field by
 	// field). The rest is written before it is read: the ring's slots
 	// past its count, the rooms for a first lease and delivery (taken
-	// whole, newLease and newDelivery), the buffers past the slices'
+	// whole, newLease and newDelivery), the buffers past the lists'
 	// lengths. What they still point at (the previous message's leases,
 	// deliveries, strings) stays reachable until written over: a few
 	// small objects a record at most.
 	m.msgHead = msgHead{}
 	m.seqs.n, m.seqs.pos, m.seqs.wide = 0, 0, nil
 	m.id, m.g, m.topic, m.gen = id, g, topic, gen
-	// The rooms' back pointers stay: a client's stale held entry reads its
-	// delivery's record generation through them (heldRef).
-	m.firstLease.m, m.firstDlv.m = m, m
-	m.places, m.tokens, m.leases = places[:0], tokens[:0], leases[:0]
-	m.lines = append(lines[:0], line{origin: causeFirst})
+	// The rooms' back pointers are m already (every lease and delivery
+	// made in them names m) and stay: a client's stale entry reads its
+	// record's generation through them (heldRef, pendRef).
+	m.places, m.tokens, m.leases = m.places[:0], m.tokens[:0], m.leases[:0]
+	m.lines = append(m.lines[:0], line{origin: causeFirst})
 }
 
 // clearFew zeroes s, which holds an element or two: element by element,
@@ -310,13 +308,14 @@ func (c *Checker) onProduce(e *model.Event) {
 		case m == nil && !forgotten:
 			m = c.openMsg(g, e.Msg, e.Topic)
 			m.produced(placeOf(e))
+			m.seqs.start(e.Seq) // note's first event, without its call
 		default:
 			if m == nil {
 				m = c.reopen(g, e.Msg, e.Topic, placeOf(e))
 			}
 			m.addToken(placeOf(e), m.fork(CauseProducerRetry), nil, CauseProducerRetry)
+			m.note(e)
 		}
-		m.note(e)
 		if !g.orderly || !c.orderProduce(g, placeOf(e)) { // a blocked orderly queue hides it
 			c.wake.arrival(c, e, m, placeOf(e))
 		}
@@ -481,7 +480,16 @@ func (c *Checker) msgOf(g *group, e *model.Event) *msgState {
 // consumer about to retry it. Its places are kept as tombstones, which a
 // broker restart may need.
 func (c *Checker) maybeForget(m *msgState) {
-	if m.settled == unsettled || len(m.tokens) > 0 || m.held > 0 || m.pull != nil && m.pull.failed {
+	// Mostly the message is unsettled (a consumption's end): answered
+	// here, inlined at the callers.
+	if m.settled != unsettled {
+		c.forgetSettled(m)
+	}
+}
+
+// forgetSettled is maybeForget for a settled message.
+func (c *Checker) forgetSettled(m *msgState) {
+	if len(m.tokens) > 0 || m.held > 0 || m.pull != nil && m.pull.failed {
 		// A Pull consumer whose consumption failed retries it locally.
 		return
 	}

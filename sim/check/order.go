@@ -363,8 +363,18 @@ func (c *Checker) orderPhase(e *model.Event) {
 	}
 }
 
-// orderReceive follows a client's re-entrant retries (fifo-reentry).
+// orderReceive follows a client's re-entrant retries (fifo-reentry). A
+// client that is not retrying and keeps no lost batch has nothing to
+// follow but a retry's start or a lost answer: that test is inlined at
+// the callers (nearly every receive and answer).
 func (c *Checker) orderReceive(cl *client, e *model.Event) {
+	if cl.retrying || len(cl.lostBatch) > 0 || e.Kind == model.EvReceiveLost || e.Reason == model.RReattempt {
+		c.followRetry(cl, e)
+	}
+}
+
+// followRetry is orderReceive's work.
+func (c *Checker) followRetry(cl *client, e *model.Event) {
 	switch e.Kind {
 	case model.EvReceive:
 		if e.Reason != model.RReattempt {
@@ -373,8 +383,8 @@ func (c *Checker) orderReceive(cl *client, e *model.Event) {
 		}
 		cl.retrying = true
 	case model.EvReceiveLost:
-		for _, l := range cl.pending {
-			if l.awaiting && l.m.g.orderly {
+		for _, r := range cl.pending {
+			if l := r.l; r.live() && l.awaiting && l.m.g.orderly {
 				cl.lostBatch = append(cl.lostBatch, l)
 			}
 		}

@@ -60,7 +60,8 @@ func (c *Checker) onPullDeliver(e *model.Event) {
 	if m.successes > 0 && cause != CauseReconsumeLater && cause != causeFirst {
 		m.lines[0].since = cause
 	}
-	d := m.newDelivery(delivery{client: e.Client, held: true, m: m})
+	d := m.newDelivery()
+	*d = delivery{client: e.Client, held: true, m: m}
 	prev := m.pull
 	m.pull = &pullState{client: e.Client, at: e.At, dlv: d, cause: cause}
 	c.hold(m, d) // before the old one goes, so the message is not forgotten in between

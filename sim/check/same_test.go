@@ -27,3 +27,21 @@ func TestSameNameIsEquality(t *testing.T) {
 		}
 	}
 }
+
+// namePair.equal must answer as == does, in any order of questions: the
+// pair it remembers never makes two different names equal.
+func TestNamePairIsEquality(t *testing.T) {
+	base := "topic-a"
+	names := []string{"", base, strings.Clone(base), base[:5], "topic-b", strings.Clone("topic-b"), strings.Clone(""), base[1:], "topic-a "[:7]}
+	var p namePair
+	for round := 0; round < 3; round++ {
+		for i, a := range names {
+			for j := range names {
+				b := names[(i+j*round+j)%len(names)]
+				if got, want := p.equal(a, b), a == b; got != want {
+					t.Fatalf("round %d: equal(%q, %q) = %v, want %v (remembered %q, %q)", round, a, b, got, want, p.a, p.b)
+				}
+			}
+		}
+	}
+}

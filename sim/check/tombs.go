@@ -16,7 +16,6 @@ import "popsim/model"
 type tombstones struct {
 	byTopic []tombTopic
 	names   []string // the produced topics the tombstones name, by index
-	n       int
 }
 
 // tombTopic is one topic's queues: queues[q] for 0 <= q < tombQueues,
@@ -67,13 +66,7 @@ const tombGap = 4096
 // when there is none (an empty one may be returned for a queue never
 // used below the topic's highest).
 func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
-	var tt *tombTopic
-	for i := range t.byTopic {
-		if sameName(t.byTopic[i].topic, topic) {
-			tt = &t.byTopic[i]
-			break
-		}
-	}
+	tt := t.topic(topic)
 	if tt == nil {
 		if !add {
 			return nil
@@ -101,6 +94,16 @@ func (t *tombstones) queue(topic string, queue int32, add bool) *tombQueue {
 	return &tt.queues[queue] // good until the next queue added
 }
 
+// topic is topic's queues, nil if it has none yet.
+func (t *tombstones) topic(topic string) *tombTopic {
+	for i := range t.byTopic {
+		if sameName(t.byTopic[i].topic, topic) {
+			return &t.byTopic[i]
+		}
+	}
+	return nil
+}
+
 func (t *tombstones) get(p place) (tomb, bool) {
 	q := t.queue(p.topic, p.queue, false)
 	if q == nil {
@@ -114,20 +117,49 @@ func (t *tombstones) get(p place) (tomb, bool) {
 }
 
 func (t *tombstones) put(p place, x tomb) {
-	q := t.queue(p.topic, p.queue, true)
-	if q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: t.nameIndex(x.topic), pulled: x.pulled, used: true}) {
-		t.n++
+	var q *tombQueue
+	if tt := t.topic(p.topic); tt != nil && p.queue >= 0 && int(p.queue) < len(tt.queues) {
+		q = &tt.queues[p.queue] // mostly: queue's common case, without its call
+	} else {
+		q = t.queue(p.topic, p.queue, true)
 	}
+	q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: t.nameIndex(x.topic), pulled: x.pulled, used: true})
 }
 
 // dropBelow forgets the queue's tombstones below offset.
 func (t *tombstones) dropBelow(k queueKey, offset int64) {
 	if q := t.queue(k.topic, k.queue, false); q != nil {
-		t.n -= q.dropBelow(offset)
+		q.dropBelow(offset)
 	}
 }
 
-func (t *tombstones) len() int { return t.n }
+// len counts the tombstones (for tests: nothing keeps the count as they
+// come and go, which spared a commit's drop a count of the slots it
+// clears).
+func (t *tombstones) len() int {
+	n := 0
+	for i := range t.byTopic {
+		tt := &t.byTopic[i]
+		for j := range tt.queues {
+			n += tt.queues[j].len()
+		}
+		for _, q := range tt.far { // counting only: order does not matter
+			n += q.len()
+		}
+	}
+	return n
+}
+
+// len counts the queue's tombstones.
+func (q *tombQueue) len() int {
+	n := len(q.far)
+	for _, s := range q.slots[q.head:] {
+		if s.used {
+			n++
+		}
+	}
+	return n
+}
 
 // nameIndex is topic's index in t.names, added if new. A group's
 // tombstones name one topic or very few: a linear search is enough.
@@ -160,31 +192,29 @@ func (q *tombQueue) get(o int64) (tombSlot, bool) {
 // MaxInt64) do not overflow into a small distance.
 func above(o, lo int64) (uint64, bool) { return uint64(o) - uint64(lo), o >= lo }
 
-// put stores s at offset o and reports whether o was new. Mostly o is
+// put stores s at offset o. Mostly o is
 // in the window or just past its end, with room in the slice: written
 // here, the rest is putSlow's.
-func (q *tombQueue) put(o int64, s tombSlot) bool {
+func (q *tombQueue) put(o int64, s tombSlot) {
 	if d, n := uint64(o)-uint64(q.lo), len(q.slots)-q.head; q.far == nil && o >= q.lo && n > 0 {
 		switch {
 		case d < uint64(n):
-			x := &q.slots[q.head+int(d)]
-			added := !x.used
-			*x = s
-			return added
+			q.slots[q.head+int(d)] = s
+			return
 		case d == uint64(n) && len(q.slots) < cap(q.slots):
 			q.slots = append(q.slots, s)
-			return true
+			return
 		}
 	}
-	return q.putSlow(o, s)
+	q.putSlow(o, s)
 }
 
 // putSlow is put's general case.
-func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
+func (q *tombQueue) putSlow(o int64, s tombSlot) {
 	if q.far != nil {
 		if _, ok := q.far[o]; ok {
 			q.far[o] = s
-			return false
+			return
 		}
 	}
 	n := len(q.slots) - q.head
@@ -196,21 +226,18 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
 		h := min(cap(q.slots)/4, 256)
 		clear(q.slots[:h])
 		q.slots, q.head, q.lo = append(q.slots[:h], s), h, o
-		return true
+		return
 	case after && d < uint64(n):
-		x := &q.slots[q.head+int(d)]
-		added := !x.used
-		*x = s
-		return added
+		q.slots[q.head+int(d)] = s
+		return
 	case after && d-uint64(n) < tombGap:
 		if need := len(q.slots) + int(d) - n + 1; need > cap(q.slots) && 2*q.head >= len(q.slots) {
 			q.compact()
 		}
-		for uint64(len(q.slots)-q.head) < d {
-			q.slots = append(q.slots, tombSlot{})
-		}
-		q.slots = append(q.slots, s)
-		return true
+		// The gap and s in one step (the runtime clears the gap).
+		q.slots = append(q.slots, make([]tombSlot, int(d)-n+1)...)
+		q.slots[len(q.slots)-1] = s
+		return
 	case !after && b < tombGap:
 		d := int(b)
 		if d <= q.head {
@@ -232,31 +259,23 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) bool {
 		}
 		q.slots[q.head] = s
 		q.lo = o
-		return true
+		return
 	}
 	if q.far == nil {
 		q.far = map[int64]tombSlot{}
 	}
 	q.far[o] = s
-	return true
 }
 
-// dropBelow forgets the tombstones below offset and returns how many.
-func (q *tombQueue) dropBelow(offset int64) int {
-	gone := 0
+// dropBelow forgets the tombstones below offset.
+func (q *tombQueue) dropBelow(offset int64) {
 	for o := range q.far { // deletion only: order does not matter
 		if o < offset {
 			delete(q.far, o)
-			gone++
 		}
 	}
 	if d, ok := above(offset, q.lo); ok && d > 0 {
 		below := q.slots[q.head : q.head+int(min(d, uint64(len(q.slots)-q.head)))]
-		for i := range below {
-			if below[i].used {
-				gone++
-			}
-		}
 		clear(below)
 		q.head += len(below)
 		q.lo += int64(len(below))
@@ -264,7 +283,6 @@ func (q *tombQueue) dropBelow(offset int64) int {
 	if q.head == len(q.slots) {
 		q.slots, q.head = q.slots[:0], 0
 	}
-	return gone
 }
 
 // compact moves the window down to the start of its slice, leaving a

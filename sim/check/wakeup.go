@@ -38,6 +38,7 @@ type waitKey struct {
 // whenever the group is served on the topic (a lease, an answer to a
 // parked receive, nobody left waiting): obligations made before are met.
 type topicWait struct {
+	key     waitKey // whose waiting, on which topic
 	all     int
 	byQueue map[int32]int
 	// paused counts parked receives of paused clients: the engine may wake
@@ -56,15 +57,14 @@ func (w *topicWait) waiting() int {
 }
 
 // obligation: a message became visible at `at` while a matching receive
-// was parked; by `deadline` the group must be served on the topic.
+// of w's group was parked on w's topic; by at plus the slack (deadline)
+// the group must be served on the topic.
 type obligation struct {
-	w        *topicWait
-	gen      uint64
-	key      waitKey
-	msg      model.MsgID
-	seq      int64
-	at       clock.Time
-	deadline clock.Time
+	w   *topicWait
+	gen uint64
+	msg model.MsgID
+	seq int64
+	at  clock.Time
 	// oq: the message's orderly queue (nil: not orderly). The wakeup is
 	// owed only while that queue stays unblocked and the message available
 	// there: a renewal that blocks it again in the same call takes the
@@ -135,7 +135,7 @@ func (w *wakeup) client(client int32) *waitClient {
 func (w *wakeup) wait(k waitKey) *topicWait {
 	t := w.find(k)
 	if t == nil {
-		t = &topicWait{byQueue: map[int32]int{}}
+		t = &topicWait{key: k, byQueue: map[int32]int{}}
 		w.topics[k] = t
 		w.last = roomFor(w.last, k.group) // to remember it (findIn)
 		w.lastMsg = roomFor(w.lastMsg, k.group)
@@ -158,17 +158,26 @@ func (w *wakeup) find(k waitKey) *topicWait { return w.findIn(w.last, k) }
 // findMsg is find for a key made of a message's group and produced topic.
 func (w *wakeup) findMsg(k waitKey) *topicWait { return w.findIn(w.lastMsg, k) }
 
+// remembered is the group's entry in last when it is k's, else nil:
+// findIn's first step, which the hottest lookups (an arrival, a lease, a
+// parked receive) take inlined before calling anything.
+func remembered(last []lastWait, k waitKey) *topicWait {
+	if g := uint(k.group); g < uint(len(last)) && last[g].t != nil && sameName(last[g].topic, k.topic) {
+		return last[g].t
+	}
+	return nil
+}
+
 // findIn is w.topics[k], through the group's entry in last when that is
 // k's (entries are never removed from topics, so one remembered stays
 // k's). A group that has an entry in topics has room in last (wait), so
-// that findIn, short enough to be inlined at its callers, never grows it.
+// that findIn never grows it.
 func (w *wakeup) findIn(last []lastWait, k waitKey) *topicWait {
-	g := uint(k.group)
-	if g < uint(len(last)) && last[g].t != nil && sameName(last[g].topic, k.topic) {
-		return last[g].t
+	if t := remembered(last, k); t != nil {
+		return t
 	}
 	t := w.topics[k]
-	if t != nil && g < uint(len(last)) {
+	if g := uint(k.group); t != nil && g < uint(len(last)) {
 		last[g] = lastWait{topic: k.topic, t: t}
 	}
 	return t
@@ -217,7 +226,11 @@ func (w *wakeup) parked(e *model.Event) {
 	if !x.hasLast || e.Topic != "" {
 		r = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}
 	}
-	r.t, r.grp = w.wait(waitKey{group: x.group, topic: r.topic}), x.group
+	k := waitKey{group: x.group, topic: r.topic}
+	if r.t = remembered(w.last, k); r.t == nil {
+		r.t = w.wait(k)
+	}
+	r.grp = x.group
 	x.polls = append(x.polls, r)
 	r.t.count(&r, x.paused, 1)
 }
@@ -274,7 +287,10 @@ func (w *wakeup) answer(e *model.Event) {
 	}
 	paused := x.paused
 	for i := range ps[:n] {
-		t := w.waitOf(e.Client, &ps[i])
+		t := ps[i].t // waitOf's common case, without its call
+		if t == nil || ps[i].grp != x.group {
+			t = w.waitOf(e.Client, &ps[i])
+		}
 		t.count(&ps[i], paused, -1)
 		t.gen++ // served
 	}
@@ -295,7 +311,11 @@ func (w *wakeup) served(k waitKey) {
 // servedMsg is served for a key made of a message's group and produced
 // topic (findMsg).
 func (w *wakeup) servedMsg(k waitKey) {
-	if t := w.findMsg(k); t != nil {
+	t := remembered(w.lastMsg, k)
+	if t == nil {
+		t = w.findMsg(k)
+	}
+	if t != nil {
 		t.gen++
 	}
 }
@@ -335,7 +355,10 @@ func (w *wakeup) reset() {
 // queue-specific receive reads the retry topic on some requests only.
 func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	k := waitKey{group: m.g.idx, topic: m.topic}
-	t := w.findMsg(k)
+	t := remembered(w.lastMsg, k)
+	if t == nil {
+		t = w.findMsg(k)
+	}
 	copyElsewhere := !sameName(p.topic, m.topic)
 	if g := m.g; g.ordered && g.busy[queueKey{p.topic, p.queue}] > 0 {
 		return // its queue (message group) is held by a lease in flight
@@ -346,14 +369,17 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	if w.head == len(w.obls) {
 		w.due = e.At.Add(w.slack)
 	}
-	w.obls = append(w.obls, obligation{w: t, gen: t.gen, key: k, msg: m.id, seq: e.Seq, at: e.At, deadline: e.At.Add(w.slack), oq: c.orderQueueOf(m, e)})
+	w.obls = append(w.obls, obligation{w: t, gen: t.gen, msg: m.id, seq: e.Seq, at: e.At, oq: c.orderQueueOf(m, e)})
 }
+
+// deadline is when o's group must have been served on its topic.
+func (w *wakeup) deadline(o *obligation) clock.Time { return o.at.Add(w.slack) }
 
 // expire judges the obligations whose deadline is before now. Deadlines
 // grow with the trace, so the queue is checked from its head. (The
 // caller calls it only when the head is due.)
 func (w *wakeup) expire(c *Checker, now clock.Time) {
-	for w.head < len(w.obls) && w.obls[w.head].deadline < now {
+	for w.head < len(w.obls) && w.deadline(&w.obls[w.head]) < now {
 		if o := &w.obls[w.head]; o.gen == o.w.gen { // else served since
 			c.missedWakeup(o)
 		}
@@ -365,7 +391,7 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 	}
 	w.due = math.MaxInt64
 	if w.head < len(w.obls) {
-		w.due = w.obls[w.head].deadline
+		w.due = w.deadline(&w.obls[w.head])
 	}
 }
 
@@ -373,14 +399,15 @@ func (w *wakeup) expire(c *Checker, now clock.Time) {
 // topic since it was made: a violation if its message is still available.
 func (c *Checker) missedWakeup(o *obligation) {
 	w := &c.wake
-	g := c.groups[o.key.group]
+	k := o.w.key
+	g := c.groups[k.group]
 	m, _ := g.msgs.get(uint64(o.msg))
 	// A message the engine dead-lettered before anyone could take it
 	// (SQS moves it to the DLQ at the receive that reaches it) is no
 	// longer available: nothing was promised. An orderly queue owes
 	// nothing while a lease of it lives.
 	if m != nil && len(m.tokens) > 0 && (o.oq == nil || len(o.oq.live) == 0 && m.settled == unsettled) {
-		c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, o.key.topic, o.at, o.seq, g.name, o.key.topic, w.slack, w.parkedOn(o.key)))
+		c.violate(InvMissedWakeup, o.seq, m, fmt.Sprintf("message %d became visible on topic %s at %v (event #%d) while a receive of group %s was parked on it, but no lease on %s and no answer to a parked receive followed within %v (parked now: %s)", o.msg, k.topic, o.at, o.seq, g.name, k.topic, w.slack, w.parkedOn(k)))
 	}
 }
 
