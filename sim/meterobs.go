@@ -289,6 +289,9 @@ const (
 	obsRecordMax = obsHeadMax + obsMeasuredMax
 )
 
+// A record fits obsView without wrapping its masked indices.
+var _ = [1]struct{}{}[obsRecordMax/(obsMask63+1)]
+
 // putUvarint writes v's varint (binary.AppendUvarint's) at w[i] and
 // returns the index after it.
 func putUvarint(w *[obsView]byte, i uint, v uint64) uint {
