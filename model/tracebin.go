@@ -64,7 +64,8 @@ const pairSlots = 512
 
 // Append appends e's binary form (AppendBinary) to b.
 func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
-	if len(e.Group)+len(e.Topic)+len(e.Shown) > maxSpanStrings {
+	strs := len(e.Group) + len(e.Topic) + len(e.Shown)
+	if strs > maxSpanStrings {
 		return e.appendBinaryLong(b)
 	}
 	n := len(b)
@@ -101,7 +102,7 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 	} else {
 		i = s.uvarintLong(i+1, z)
 	}
-	if e.bare() { // the Group's empty length, Msg and Lease, Ended, and the zeros and Reason of the rest in two stores
+	if zn := zigzag(int64(e.Count)); strs == 0 && zn < 0x80 && e.bare() { // the Group's empty length, Msg and Lease, Ended, and the zeros, Count and Reason of the rest in two stores
 		s[i&spanMask] = 0
 		j, ok := c.keptPair(s, i+1, e.Msg, e.Lease)
 		if !ok {
@@ -118,7 +119,7 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		// Next, the Topic's length, Queue ... Span and Code: 8 zero
 		// bytes; Count, then Reason and the Shown's length.
 		binary.LittleEndian.PutUint64(s[j&spanMask:], 0)
-		binary.LittleEndian.PutUint32(s[(j+8)&spanMask:], uint32(e.Reason)<<8)
+		binary.LittleEndian.PutUint32(s[(j+8)&spanMask:], uint32(zn)|uint32(e.Reason)<<8)
 		return b[:n+j+11]
 	}
 	i = s.str(i, e.Group)
@@ -245,13 +246,13 @@ func (e *Event) appendBinaryLong(b []byte) []byte {
 	return str(b, e.Shown)
 }
 
-// bare reports whether the event is of the shape most of a trace's are
-// (a consumption's start and end, an ack and its answer): no strings,
-// and of the integers after Client only Msg, Lease and Ended (and
-// Reason, a byte) may be set.
+// bare reports whether the integers after Client of an event without
+// strings are of the shape most of a trace's are (a consumption's start
+// and end, an ack and its answer, a receive's answer): only Msg, Lease,
+// Ended and Count (and Reason, a byte) may be set. Append tests the
+// strings and Count's varint (one byte) first.
 func (e *Event) bare() bool {
-	return len(e.Group)|len(e.Topic)|len(e.Shown) == 0 &&
-		uint64(e.Next)|uint64(e.Queue)|uint64(e.Offset)|uint64(e.Attempt)|uint64(e.Deadline)|uint64(e.Span)|uint64(e.Code)|uint64(e.Count) == 0
+	return uint64(e.Next)|uint64(e.Queue)|uint64(e.Offset)|uint64(e.Attempt)|uint64(e.Deadline)|uint64(e.Span)|uint64(e.Code) == 0
 }
 
 // keptPair writes at i the word the table keeps for msg's slot and

@@ -12,9 +12,10 @@ import (
 )
 
 // TestEventBinaryShapes: the shapes AppendBinary writes on paths of
-// their own (bare events with no, a small or a lease's Ended, events
-// without a message, a message's place alone, strings of every
-// length around the word copies' bounds and past maxSpanStrings, times
+// their own (bare events with no, a small or a lease's Ended, with or
+// without a message, with a Count of one byte or more; events without a
+// message, a message's place alone, strings of every length around the
+// word copies' bounds and past maxSpanStrings, times
 // of eight bytes and not) encode to the reference's bytes, at every
 // offset in a buffer that is full to its capacity, so that each append
 // has to grow it.
@@ -42,6 +43,12 @@ func TestEventBinaryShapes(t *testing.T) {
 				e.Ended = LeaseID(r.IntN(0x100))
 			case 2:
 				e.Ended = e.Lease
+			}
+			if r.IntN(2) == 0 { // a receive's answer's Count (its varint's one-byte bounds, and past them), without a message
+				e.Count = []int32{1, 16, 63, 64, -1, -64, -65, 300, math.MaxInt32, math.MinInt32}[r.IntN(10)]
+				if r.IntN(2) == 0 {
+					e.Msg, e.Lease, e.Ended = 0, 0, 0
+				}
 			}
 		case 1: // a message's place alone: a produce's, a delivery's
 			e.Attempt, e.Deadline, e.Span, e.Code, e.Count = 0, 0, 0, 0, 0

@@ -146,18 +146,44 @@ func (h *hist) valueAt(p float64) int64 {
 	}
 	p = min(max(p, 0), 100)
 	rank := histRank(p, h.total)
-	var sum int64
-	i := histSlots - 1
-	for j := range h.counts {
-		if sum += h.count(j); sum >= rank {
-			i = j
-			break
-		}
+	var i int
+	if h.settled() {
+		i = slotOfRank(h.counts, rank)
+	} else {
+		i = slotOfRank(h.wide, rank)
 	}
 	if p == 0 {
 		return histLowest(i)
 	}
 	return histLowest(i) + histSpan(i) - 1
+}
+
+// settled spills the counts into the 64-bit ones when h has spilled
+// before, so that its readers find every count in one array: the
+// 32-bit counts when it reports true, else the 64-bit ones. The readers
+// loop over that array with a load and a test a slot (most are empty),
+// where count would add the two arrays' slots at every step.
+func (h *hist) settled() bool {
+	if h.wide == nil {
+		return true
+	}
+	h.spill()
+	return false
+}
+
+// slotOfRank is the slot of counts cs where their sum reaches rank, the
+// last slot when it never does.
+func slotOfRank[T int32 | int64](cs *[histSlots]T, rank int64) int {
+	var sum int64
+	for i, c := range cs {
+		if c == 0 {
+			continue
+		}
+		if sum += int64(c); sum >= rank {
+			return i
+		}
+	}
+	return histSlots - 1
 }
 
 // histRank is the library's rank of percentile p among total values:
@@ -195,19 +221,26 @@ func (h *hist) walk() (mean float64, at [len(latencyPercentiles)]int64) {
 	for k, p := range latencyPercentiles {
 		ranks[k] = histRank(p, h.total)
 	}
-	total := float64(h.total)
+	if h.settled() {
+		return walkSlots(h.counts, h.total, &ranks)
+	}
+	return walkSlots(h.wide, h.total, &ranks)
+}
+
+// walkSlots is walk over counts cs that sum to total.
+func walkSlots[T int32 | int64](cs *[histSlots]T, total int64, ranks *[len(latencyPercentiles)]int64) (mean float64, at [len(latencyPercentiles)]int64) {
+	tf := float64(total)
 	var sum int64
 	k := 0
-	for i := range h.counts {
-		c := h.count(i)
+	for i, c := range cs {
 		if c == 0 {
 			continue
 		}
-		mean += float64(c) * float64(histLowest(i)+histSpan(i)>>1) / total
-		for sum += c; k < len(ranks) && sum >= ranks[k]; k++ {
+		mean += float64(c) * float64(histLowest(i)+histSpan(i)>>1) / tf
+		for sum += int64(c); k < len(ranks) && sum >= ranks[k]; k++ {
 			at[k] = histLowest(i) + histSpan(i) - 1
 		}
-		if sum == h.total {
+		if sum == total {
 			break
 		}
 	}
@@ -217,12 +250,30 @@ func (h *hist) walk() (mean float64, at [len(latencyPercentiles)]int64) {
 // hdr is the library's histogram of the same counts.
 func (h *hist) hdr() *hdrhistogram.Histogram {
 	out := newHist()
-	for i := range h.counts {
-		if c := h.count(i); c != 0 {
-			if err := out.RecordValues(histLowest(i), c); err != nil {
-				panic("sim: histogram rejected a count in its range: " + err.Error())
-			}
-		}
+	if h.settled() {
+		hdrSlots(out, h.counts, h.total)
+	} else {
+		hdrSlots(out, h.wide, h.total)
 	}
 	return out
+}
+
+// hdrSlots records counts cs, which sum to total, in out. It stops at the
+// slot that brings them to the total: the slots past it are empty.
+func hdrSlots[T int32 | int64](out *hdrhistogram.Histogram, cs *[histSlots]T, total int64) {
+	if total == 0 {
+		return
+	}
+	var sum int64
+	for i, c := range cs {
+		if c == 0 {
+			continue
+		}
+		if err := out.RecordValues(histLowest(i), int64(c)); err != nil {
+			panic("sim: histogram rejected a count in its range: " + err.Error())
+		}
+		if sum += int64(c); sum == total {
+			return
+		}
+	}
 }

@@ -173,7 +173,8 @@ func TestHistRangeIsTheLibrarys(t *testing.T) {
 }
 
 // A hist whose 32-bit counts spill into 64-bit ones, at any point and
-// any number of times, counts and reads what one that never spilled does;
+// any number of times, read or not in between, counts and reads what one
+// that never spilled does;
 // a slot past 2^31 values counts on (it would wrap in 32 bits).
 func TestHistSpillKeepsCounts(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
@@ -196,6 +197,9 @@ func TestHistSpillKeepsCounts(t *testing.T) {
 			}
 			if r.IntN(300) == 0 {
 				h.spill()
+			}
+			if r.IntN(400) == 0 { // a read, which settles a spilled hist's counts, between changes
+				h.valueAt(90)
 			}
 		}
 		if round%2 == 0 {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"popsim/model"
 )
@@ -209,60 +210,110 @@ func (st *obsStore) decodeBlock(b int) []meterObs {
 // bits (obsCode; the parts' from bit 0, then e2e's and svc's). Decoding
 // such a value is a 4-byte load and a mask, without the branch per byte a
 // varint takes (the end of a run decodes every record once, and those
-// before the cut twice).
+// before the cut twice). It writes the record into obsView bytes of room
+// at the end of b, each value with one 4-byte store, and keeps those the
+// record takes.
 func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
-	b, derived := appendObsHead(b, o, prev)
-	if o.flags&obsMeasured == 0 {
-		return b
+	n := len(b)
+	if cap(b)-n < obsView {
+		b = append(b, make([]byte, obsView)...)[:n]
 	}
-	vals := [nParts + 2]uint32{}
-	copy(vals[:], o.part[:])
-	nv := nParts
+	w := (*[obsView]byte)(b[n : n+obsView])
+	e2e, svc := partSums(o)
+	measured := o.flags&obsMeasured != 0
+	derived := measured && o.e2e == e2e && o.svc == svc
+	w[0], w[1] = o.flags, o.successes
+	if derived {
+		w[0] |= obsDerived
+	}
+	i := putUvarint(w, 2, uint64(o.group))
+	i = putUvarint(w, i, zigzag64(int64(o.client)+1))
+	i = putUvarint(w, i, zigzag64(int64(o.storedMs)-int64(*prev)))
+	*prev = o.storedMs
+	if !measured {
+		return b[:n+int(i)]
+	}
+	// The six parts, then e2e and svc unless derived, written out: a
+	// loop over them costs twice as much.
+	t, p := i, &o.part // the tag's index
+	i, k0 := putObsValue(w, i+2, p[0])
+	i, k1 := putObsValue(w, i, p[1])
+	i, k2 := putObsValue(w, i, p[2])
+	i, k3 := putObsValue(w, i, p[3])
+	i, k4 := putObsValue(w, i, p[4])
+	i, k5 := putObsValue(w, i, p[5])
+	tag := k0 | k1<<2 | k2<<4 | k3<<6 | k4<<8 | k5<<10
 	if !derived {
-		vals[nParts], vals[nParts+1], nv = o.e2e, o.svc, nParts+2
+		var ke, ks uint
+		i, ke = putObsValue(w, i, o.e2e)
+		i, ks = putObsValue(w, i, o.svc)
+		tag |= ke<<(2*nParts) | ks<<(2*nParts+2)
 	}
-	var tag uint16
-	for i, v := range vals[:nv] {
-		tag |= uint16(obsCode(v)) << (2 * i)
-	}
-	b = binary.LittleEndian.AppendUint16(b, tag)
-	for _, v := range vals[:nv] {
-		b = binary.LittleEndian.AppendUint32(b, v)[:len(b)+int(obsLen[obsCode(v)])]
-	}
-	return b
+	w[t&obsMask63], w[(t+1)&obsMask63] = byte(tag), byte(tag>>8)
+	return b[:n+int(i)]
 }
 
-// appendObsHead appends what every record has: its flags (obsDerived
-// added when its e2e and svc are its parts' sums), successes, group,
-// client and stored time (from *prev, which it moves on), and reports
-// whether the record is derived.
-func appendObsHead(b []byte, o *meterObs, prev *uint32) ([]byte, bool) {
-	flags := o.flags
-	derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
-	if derived {
-		flags |= obsDerived
-	}
-	b = append(b, flags, o.successes)
-	b = binary.AppendUvarint(b, uint64(o.group))
-	b = binary.AppendVarint(b, int64(o.client)+1)
-	b = binary.AppendVarint(b, int64(o.storedMs)-int64(*prev))
-	*prev = o.storedMs
-	return b, derived
+// appendObs and decodeObs write out the six parts.
+var _ = [1]struct{}{}[nParts-6]
+
+// putObsValue writes v at w[i] in one 4-byte store and returns the index
+// after the bytes of it that the record keeps, and its code (obsCode).
+func putObsValue(w *[obsView]byte, i uint, v uint32) (uint, uint) {
+	k := obsCode(v)
+	binary.LittleEndian.PutUint32(w[i&obsMask63:], v)
+	return i + uint(obsLen[k]), k
 }
+
+// obsValue reads the value of code k at w[i] (putObsValue's) and returns
+// it and the index after it.
+func obsValue(w *[obsView]byte, i, k uint) (uint32, uint) {
+	return binary.LittleEndian.Uint32(w[i&obsMask63:]) & obsMask[k], i + uint(obsLen[k])
+}
+
+// obsView is the room appendObs writes a record into and decodeObs reads
+// one from: a record takes at most obsRecordMax bytes, and a value's
+// 4-byte store or load starts at most obsRecordMax-1 bytes in. Indices
+// into it are masked with obsMask63 so that the compiler can tell every
+// access is in it; the mask never wraps an index (obsRecordMax < 64).
+const (
+	obsMask63 = 63
+	obsView   = obsMask63 + 1 + 4
+)
+
+// obsHeadMax is the most bytes a record's head takes: flags, successes,
+// and the varints of group (16 bits), client+1 (33 bits, zig-zag) and
+// the change of storedMs (33 bits, zig-zag); obsRecordMax adds a measured
+// record's tag and values.
+const (
+	obsHeadMax   = 2 + 3 + 5 + 5
+	obsRecordMax = obsHeadMax + obsMeasuredMax
+)
+
+// A record fits obsView without wrapping its masked indices.
+var _ = [1]struct{}{}[obsRecordMax/(obsMask63+1)]
+
+// putUvarint writes v's varint (binary.AppendUvarint's) at w[i] and
+// returns the index after it.
+func putUvarint(w *[obsView]byte, i uint, v uint64) uint {
+	for v >= 0x80 {
+		w[i&obsMask63] = byte(v) | 0x80
+		v >>= 7
+		i++
+	}
+	w[i&obsMask63] = byte(v)
+	return i + 1
+}
+
+// zigzag64 is binary.AppendVarint's unsigned form of v.
+func zigzag64(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
 // obsCode is the tag's code of v: 0 for 0 (no bytes), 1, 2 or 3 for a
-// value of 1, 2 or 4 bytes.
-func obsCode(v uint32) uint {
-	switch {
-	case v == 0:
-		return 0
-	case v < 1<<8:
-		return 1
-	case v < 1<<16:
-		return 2
-	}
-	return 3
-}
+// value of 1, 2 or 4 bytes; a lookup by v's bit length, without a branch.
+func obsCode(v uint32) uint { return uint(obsCodes[bits.Len32(v)]) }
+
+// obsCodes is obsCode by bit length.
+var obsCodes = [33]uint8{0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
+	3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}
 
 // obsLen and obsMask are the bytes a value of each code takes, and the
 // mask that keeps them of a 4-byte load.
@@ -272,8 +323,8 @@ var (
 )
 
 // obsPad is how many zero bytes follow a frozen block's records, so that
-// the decoder may take obsMeasuredMax+4 bytes from the last one's tag.
-const obsPad = obsMeasuredMax + 4
+// the decoder may view obsView bytes from the last one's start.
+const obsPad = obsView
 
 // obsDerived marks an encoded record whose latencies are its parts' sums;
 // it is no flag of a meterObs.
@@ -293,68 +344,76 @@ func sumParts(o *meterObs, from, to int) uint32 {
 	return uint32(s)
 }
 
+// partSums is sumParts of the parts an e2e and a svc are the sums of
+// (every part; partLocal to partAck), written out: appendObs and
+// decodeObs take them for every measured record.
+func partSums(o *meterObs) (e2e, svc uint32) {
+	p := &o.part
+	sv := uint64(p[partLocal]) + uint64(p[partProcessing]) + uint64(p[partAck])
+	all := uint64(p[partBroker]) + uint64(p[partRedelivery]) + sv + uint64(p[partAtBroker])
+	if all < 1<<32 { // then sv is too
+		return uint32(all), uint32(sv)
+	}
+	e2e = 0 // an e2e or svc of 0 with parts that large is impossible
+	if sv < 1<<32 {
+		svc = uint32(sv)
+	}
+	return e2e, svc
+}
+
 // decodeObs decodes one record of appendObs into o and returns the rest.
 // The end of a run decodes every frozen record once, and those before the
-// cut twice (measure.go): the varints are read by readUvarint, whose one-byte case is inline, and
-// the latencies by a load and a mask each.
+// cut twice (measure.go): it views obsView bytes from the record's start
+// (obsPad more follow a block's last record), whose varints readUvarint
+// reads inline, and whose latencies are a load and a mask each.
 func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
-	*o = meterObs{flags: b[0] &^ obsDerived, successes: b[1]}
-	derived := b[0]&obsDerived != 0
-	b = b[2:]
-	g, n := readUvarint(b)
-	b = b[n:]
-	c, n := readVarint(b)
-	b = b[n:]
-	d, n := readVarint(b)
-	b = b[n:]
-	o.group, o.client, o.storedMs = uint16(g), int32(c-1), uint32(int64(*prev)+d)
+	w := (*[obsView]byte)(b)
+	*o = meterObs{flags: w[0] &^ obsDerived, successes: w[1]}
+	derived := w[0]&obsDerived != 0
+	g, i := readUvarint(w, 2)
+	c, i := readUvarint(w, i)
+	d, i := readUvarint(w, i)
+	o.group, o.client, o.storedMs = uint16(g), int32(unzigzag(c)-1), uint32(int64(*prev)+unzigzag(d))
 	*prev = o.storedMs
 	if o.flags&obsMeasured == 0 {
-		return b
-	}
-	// The tag and values take at most obsMeasuredMax bytes, and obsPad
-	// more follow the block's last record: one bounds check for all.
-	w := (*[obsMeasuredMax + 4]byte)(b)
-	tag := uint(w[0]) | uint(w[1])<<8
-	i := uint(2)
-	for p := range o.part {
-		k := tag >> (2 * p) & 3
-		o.part[p] = binary.LittleEndian.Uint32(w[i&31:]) & obsMask[k]
-		i += uint(obsLen[k])
-	}
-	if derived {
-		o.e2e, o.svc = sumParts(o, partBroker, nParts), sumParts(o, partLocal, partAck+1)
 		return b[i:]
 	}
-	k := tag >> (2 * nParts) & 3
-	o.e2e = binary.LittleEndian.Uint32(w[i&31:]) & obsMask[k]
-	i += uint(obsLen[k])
-	k = tag >> (2*nParts + 2) & 3
-	o.svc = binary.LittleEndian.Uint32(w[i&31:]) & obsMask[k]
-	return b[i+uint(obsLen[k]):]
+	tag := uint(w[i&obsMask63]) | uint(w[(i+1)&obsMask63])<<8
+	p := &o.part
+	p[0], i = obsValue(w, i+2, tag&3)
+	p[1], i = obsValue(w, i, tag>>2&3)
+	p[2], i = obsValue(w, i, tag>>4&3)
+	p[3], i = obsValue(w, i, tag>>6&3)
+	p[4], i = obsValue(w, i, tag>>8&3)
+	p[5], i = obsValue(w, i, tag>>10&3)
+	if derived {
+		o.e2e, o.svc = partSums(o)
+		return b[i:]
+	}
+	o.e2e, i = obsValue(w, i, tag>>(2*nParts)&3)
+	o.svc, i = obsValue(w, i, tag>>(2*nParts+2)&3)
+	return b[i:]
 }
 
 // obsMeasuredMax is the most bytes a measured record's tag and values
-// take: the tag's 2 and 4 for each value. A value starts within 31 bytes
-// of the tag (decodeObs masks its offset with 31 to drop bounds checks).
+// take: the tag's 2 and 4 for each value.
 const obsMeasuredMax = 2 + 4*(nParts+2)
 
-// readUvarint reads a varint of binary.AppendUvarint, small enough to be
-// inlined: it trusts its input (the store's own encoding) to hold a whole
-// varint that fits 64 bits, where binary.Uvarint checks.
-func readUvarint(b []byte) (uint64, int) {
+// readUvarint reads the varint of binary.AppendUvarint at w[i] and returns
+// it and the index after it, small enough to be inlined: it trusts its
+// input (the store's own encoding) to hold a whole varint that fits 64
+// bits, where binary.Uvarint checks.
+func readUvarint(w *[obsView]byte, i uint) (uint64, uint) {
 	var x uint64
-	for i, c := range b {
+	for s := uint(0); ; s += 7 {
+		c := w[i&obsMask63]
+		i++
 		if c < 0x80 {
-			return x | uint64(c)<<(7*i), i + 1
+			return x | uint64(c)<<s, i
 		}
-		x |= uint64(c&0x7f) << (7 * i)
+		x |= uint64(c&0x7f) << s
 	}
-	return 0, 0
 }
 
-// readVarint reads a varint of binary.AppendVarint (as readUvarint).
-func readVarint(b []byte) (int64, int) {
-	u, n := readUvarint(b)
-	return int64(u>>1) ^ -int64(u&1), n
-}
+// unzigzag is zigzag64's inverse: binary.AppendVarint's signed value.
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }

@@ -90,8 +90,9 @@ func TestObsStoreLive(t *testing.T) {
 	}
 }
 
-// readUvarint and readVarint read what encoding/binary writes, at every
-// length's bounds, and leave the bytes after the varint alone.
+// readUvarint reads and putUvarint writes what encoding/binary writes,
+// at every length's bounds and offsets in the view, readUvarint leaving
+// the bytes after the varint alone; zigzag64 is AppendVarint's form.
 func TestReadVarintIsBinarys(t *testing.T) {
 	var us []uint64
 	for k := 0; k < 64; k++ {
@@ -99,14 +100,21 @@ func TestReadVarintIsBinarys(t *testing.T) {
 	}
 	us = append(us, math.MaxUint64)
 	for _, u := range us {
-		b := append(binary.AppendUvarint(nil, u), 0x85, 0x01)
-		if got, n := readUvarint(b); got != u || n != len(b)-2 {
-			t.Fatalf("readUvarint(%x) = %d, %d; want %d, %d", b, got, n, u, len(b)-2)
+		for _, at := range []uint{0, 7, 40} {
+			var w [obsView]byte
+			b := append(binary.AppendUvarint(nil, u), 0x85, 0x01)
+			copy(w[at:], b)
+			if got, i := readUvarint(&w, at); got != u || i != at+uint(len(b))-2 {
+				t.Fatalf("readUvarint(%x) at %d = %d, %d; want %d, %d", b, at, got, i, u, at+uint(len(b))-2)
+			}
+			var p [obsView]byte
+			if i := putUvarint(&p, at, u); string(p[at:i]) != string(b[:len(b)-2]) {
+				t.Fatalf("putUvarint(%d) at %d wrote %x, want %x", u, at, p[at:i], b[:len(b)-2])
+			}
 		}
 		for _, v := range []int64{int64(u), -int64(u), int64(u >> 1), -int64(u >> 1)} {
-			b := append(binary.AppendVarint(nil, v), 0x85, 0x01)
-			if got, n := readVarint(b); got != v || n != len(b)-2 {
-				t.Fatalf("readVarint(%x) = %d, %d; want %d, %d", b, got, n, v, len(b)-2)
+			if got, want := binary.AppendUvarint(nil, zigzag64(v)), binary.AppendVarint(nil, v); string(got) != string(want) || unzigzag(zigzag64(v)) != v {
+				t.Fatalf("zigzag64(%d): varint %x, binary.AppendVarint's %x; back %d", v, got, want, unzigzag(zigzag64(v)))
 			}
 		}
 	}
@@ -254,8 +262,10 @@ func TestObsAggFedAsBlocksFreeze(t *testing.T) {
 }
 
 // appendObs writes, byte for byte, what the plain encoder of its format
-// (appending each value's kept bytes) writes, and obsCode is the
-// format's code of every value: 0 for 0, then 1, 2 or 4 bytes.
+// (encoding/binary's varints, appending each value's kept bytes) writes,
+// for varints of every length, decodeObs reads the records back, and
+// obsCode is the format's code of every value: 0 for 0, then 1, 2 or 4
+// bytes.
 func TestAppendObsIsItsFormat(t *testing.T) {
 	code := func(v uint32) uint { // the fewest of obsLen's bytes that hold v
 		c := uint(0)
@@ -272,7 +282,16 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 		}
 	}
 	plain := func(b []byte, o *meterObs, prev *uint32) []byte {
-		b, derived := appendObsHead(b, o, prev)
+		derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
+		flags := o.flags
+		if derived {
+			flags |= obsDerived
+		}
+		b = append(b, flags, o.successes)
+		b = binary.AppendUvarint(b, uint64(o.group))
+		b = binary.AppendVarint(b, int64(o.client)+1)
+		b = binary.AppendVarint(b, int64(o.storedMs)-int64(*prev))
+		*prev = o.storedMs
 		if o.flags&obsMeasured == 0 {
 			return b
 		}
@@ -293,9 +312,13 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
 	var got, want []byte
 	var pg, pw uint32
+	var recs []meterObs
 	for range 20000 {
 		o := meterObs{flags: uint8(rng.IntN(16)), successes: uint8(rng.IntN(256)), group: uint16(rng.IntN(3)),
 			client: int32(rng.IntN(100)) - 1, storedMs: pg + uint32(rng.IntN(1000))}
+		if rng.IntN(8) == 0 { // the longest varints: any group, client and stored time (up or down)
+			o.group, o.client, o.storedMs = uint16(rng.Uint32()), []int32{math.MinInt32, math.MaxInt32, int32(rng.Uint32())}[rng.IntN(3)], rng.Uint32()
+		}
 		for p := range o.part {
 			o.part[p] = uint32(rng.Int64N(1 << rng.IntN(33)))
 		}
@@ -304,8 +327,43 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 			o.e2e, o.svc = rng.Uint32(), uint32(rng.Int64N(1<<rng.IntN(33)))
 		}
 		got, want = appendObs(got, &o, &pg), plain(want, &o, &pw)
+		recs = append(recs, o)
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatal("appendObs wrote other bytes than its format's plain encoder")
+	}
+	data, prev := append(got, make([]byte, obsPad)...), uint32(0)
+	for i, o := range recs { // and decodeObs reads them back (an unmeasured record's latencies are not kept)
+		if o.flags&obsMeasured == 0 {
+			o.e2e, o.svc, o.part = 0, 0, [nParts]uint32{}
+		}
+		var back meterObs
+		if data = decodeObs(data, &back, &prev); back != o {
+			t.Fatalf("record %d decodes to %+v, want %+v", i, back, o)
+		}
+	}
+	if len(data) != obsPad {
+		t.Fatalf("%d bytes left after the records, want the %d of the padding", len(data), obsPad)
+	}
+}
+
+// partSums is sumParts of every part and of partLocal to partAck, for
+// parts of every size, whose sums overflow 32 bits or not (the e2e's
+// alone, or both).
+func TestPartSumsIsSumParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	for i := range 200000 {
+		var o meterObs
+		for p := range o.part {
+			o.part[p] = uint32(rng.Uint64() >> rng.IntN(64))
+			if i%3 == 0 {
+				o.part[p] = uint32(rng.IntN(4)) * (math.MaxUint32 / 3)
+			}
+		}
+		e2e, svc := partSums(&o)
+		if e2e != sumParts(&o, partBroker, nParts) || svc != sumParts(&o, partLocal, partAck+1) {
+			t.Fatalf("parts %v: partSums %d, %d, want %d, %d", o.part, e2e, svc,
+				sumParts(&o, partBroker, nParts), sumParts(&o, partLocal, partAck+1))
+		}
 	}
 }
