@@ -15,8 +15,9 @@
 //
 // # The core
 //
-//   - The scheduler: a heap of tasks ordered by (virtual time, seeded
-//     tie-break, sequence number), one dispatch switch, a task budget
+//   - The scheduler: a queue of tasks ordered by (virtual time, seeded
+//     tie-break, sequence number): a 4-ary heap behind a short sorted run
+//     of the nearest tasks (front.go), one dispatch switch, a task budget
 //     (Config.EventBudget) and a virtual-time limit that fail with
 //     ErrEventBudget / ErrTimeLimit. The clock.Virtual is advanced by the
 //     scheduler only. Task payloads are typed (a closed interface).
