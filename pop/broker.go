@@ -271,7 +271,7 @@ func (b *Broker) createTopic(c TopicConfig) {
 		}
 	}
 	t.cfg = c
-	t.sendable = model.ValidateTopic(c.Name) == nil && len(c.Name) <= model.MaxTopicLength
+	t.sendable = model.ValidateSendTopic(c.Name) == nil
 	t.flag = model.RetryFlagOf(c.Name)
 	n := max(c.ReadQueueNums, c.WriteQueueNums)
 	for int32(len(t.queues)) < n {

@@ -2,7 +2,6 @@ package pop
 
 import (
 	"fmt"
-	"strings"
 
 	"popsim/clock"
 	pfilter "popsim/filter"
@@ -245,13 +244,12 @@ func (b *Broker) putInto(now clock.Time, msg *model.Message, res *PutResult) {
 }
 
 // validPut is msg.Validate() == nil for a message to topic t (msg.Topic
-// is t's name): the topic's checks were made once, when t was made
-// (topic.sendable), where Validate walked the name's characters on every
-// put; the message's own fields are checked here. The invariants build
-// asserts it agrees with Validate on every put.
+// is t's name): the topic's part (model.ValidateSendTopic) was checked
+// once, when t was made (topic.sendable), where Validate walked the
+// name's characters on every put. The invariants build asserts it agrees
+// with Validate on every put.
 func validPut(t *topic, msg *model.Message) bool {
-	// '|' is ASCII, so a byte search finds it as ContainsAny does
-	ok := t.sendable && strings.IndexByte(msg.Tags, '|') < 0 && msg.BornTimestamp >= 0 && msg.ReconsumeTimes >= 0
+	ok := t.sendable && msg.FieldsValid()
 	if invariants {
 		err := msg.Validate()
 		assertf(ok == (err == nil), "pop: validPut of %s says %v, Validate %v", msg.Topic, ok, err)
