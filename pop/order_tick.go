@@ -61,6 +61,12 @@ func (b *Broker) notifyLockFree(k qkey) (Wakeup, bool) {
 	return b.polls.notifyKey(k, nil, true)
 }
 
+// OrderIdle reports whether the broker holds no orderly state (no FIFO
+// queue and no pending lapse): NextOrderTick has nothing then. It inlines,
+// so that a caller asking after every call (the simulator's adapter) pays
+// a test where most brokers never serve a FIFO pop.
+func (b *Broker) OrderIdle() bool { return len(b.order.pending)|len(b.order.qs) == 0 }
+
 // NextOrderTick is when OrderTick next has work: the earliest lapse or
 // lock-free notification, or now when lapses wait to be reported; false
 // when nothing is pending.

@@ -49,6 +49,9 @@ func runXFifo(seed uint64, nops int) string {
 		}
 		bs[i] = b
 	}
+	if !bs[0].OrderIdle() || !bs[1].OrderIdle() {
+		return "a new broker is not OrderIdle"
+	}
 	now := clock.Epoch
 	var handles []model.ReceiptHandle
 	var log []string
@@ -134,6 +137,24 @@ func runXFifo(seed uint64, nops int) string {
 		}
 		if msg := fail("order state", bs[0].State().Order, bs[1].State().Order); msg != "" {
 			return msg
+		}
+		if msg := orderIdleHolds(bs, what); msg != "" {
+			return fmt.Sprintf("seed %d: %s", seed, msg)
+		}
+	}
+	return ""
+}
+
+// orderIdleHolds checks OrderIdle after op on both paths: a broker with
+// FIFO queues in its order state is not idle, and an idle one has no
+// OrderTick.
+func orderIdleHolds(bs [2]*pop.Broker, op string) string {
+	for j, b := range bs {
+		if n := len(b.State().Order.Queues); n > 0 && b.OrderIdle() {
+			return fmt.Sprintf("after %s, broker %d: idle with %d FIFO queues", op, j, n)
+		}
+		if _, ok := b.NextOrderTick(); ok && b.OrderIdle() {
+			return fmt.Sprintf("after %s, broker %d: idle with an OrderTick", op, j)
 		}
 	}
 	return ""

@@ -64,10 +64,6 @@ type rocketMQ struct {
 	// grow (pop.Stats), and a pop does not read it: Stats copies the
 	// broker's whole counter block, twice a pop.
 	lockFaults bool
-	// ordered: the broker has served a FIFO pop (PopRequest.Order), the
-	// only call that makes orderly state (ConsumerOrderInfo), so that
-	// NextOrderTick may have work (armOrder).
-	ordered bool
 }
 
 // topicGroups is a topic and every group consuming it.
@@ -550,9 +546,6 @@ func (r *ackReq) recycle(s *sim) { s.freeAcks = append(s.freeAcks, r) }
 func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 	res := &r.res
 	busy := a.lockBusy()
-	if r.req.Order {
-		a.ordered = true
-	}
 	a.b.Pop(now, &r.req, res)
 	r.used = max(r.used, len(res.Messages)) // a call only appends to its answer's messages
 	a.tracePopLapses(now, res)
@@ -569,9 +562,6 @@ func (a *rocketMQ) pop(now clock.Time, r *popReq, out *Outcome) {
 func (a *rocketMQ) receive(now clock.Time, r *receiveReq, out *Outcome) {
 	res := &r.res.Pop
 	busy := a.lockBusy()
-	if r.pop.Order {
-		a.ordered = true
-	}
 	a.b.Pop(now, &r.pop, res)
 	a.tracePopLapses(now, res)
 	a.traceLeases(now, r.c, r.pop.ConsumerGroup, res)
@@ -751,20 +741,16 @@ func (a *rocketMQ) orderlyPast(req *pop.AckRequest, code model.ResponseCode) boo
 }
 
 // armOrder arms the orderly timer at the engine's next OrderTick: after
-// every call, since pops, acks, renewals and the table's flushes move it.
-// Before the broker's first FIFO pop it has no orderly state, and so no
-// OrderTick (the test inlined at every call: most runs have no FIFO group).
+// every call, since pops, acks, renewals and the table's flushes move it
+// (a broker without orderly state, pop.Broker.OrderIdle, has none: most
+// runs have no FIFO group).
 func (a *rocketMQ) armOrder(out *Outcome) {
-	if a.ordered {
+	if !a.b.OrderIdle() {
 		a.armOrderTick(out)
-	} else if invariantsOn {
-		if _, ok := a.b.NextOrderTick(); ok {
-			panic("sim: an OrderTick before the broker's first FIFO pop")
-		}
 	}
 }
 
-// armOrderTick is armOrder once the broker has served a FIFO pop.
+// armOrderTick is armOrder for a broker with orderly state.
 func (a *rocketMQ) armOrderTick(out *Outcome) {
 	if t, ok := a.b.NextOrderTick(); ok {
 		a.arm(out, rmqOrder, t)
