@@ -1,6 +1,10 @@
 package check
 
-import "popsim/model"
+import (
+	"math"
+
+	"popsim/model"
+)
 
 // tombstones holds, per queue, what remains of the forgotten messages that
 // were lent there, by offset.
@@ -46,16 +50,33 @@ type tombQueue struct {
 	lo    int64
 	slots []tombSlot
 	head  int
-	far   map[int64]tombSlot
+	far   map[int64]farTomb
 }
 
-// tombSlot is a tomb without pointers; used marks a slot that holds one.
+// tombSlot is a tomb without pointers, in 16 bytes (a window holds
+// thousands of them while a queue's commits lag); used marks a slot that
+// holds one. A tomb whose topic's index does not fit in topic goes to its
+// queue's far map instead (farTomb).
 type tombSlot struct {
+	lastLease int64
+	msg       model.MsgID
+	topic     uint16 // index into tombstones.names
+	pulled    bool
+	used      bool
+}
+
+// farTomb is a tomb in a queue's far map: its topic index is not bounded
+// by a slot's 16 bits.
+type farTomb struct {
 	msg       model.MsgID
 	lastLease int64
 	topic     int32 // index into tombstones.names
 	pulled    bool
-	used      bool
+}
+
+// far is the slot's tomb in the far map's form.
+func (s tombSlot) far() farTomb {
+	return farTomb{msg: s.msg, lastLease: s.lastLease, topic: int32(s.topic), pulled: s.pulled}
 }
 
 // tombGap is how far past its end (or before its start) the window grows
@@ -123,7 +144,11 @@ func (t *tombstones) put(p place, x tomb) {
 	} else {
 		q = t.queue(p.topic, p.queue, true)
 	}
-	q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: t.nameIndex(x.topic), pulled: x.pulled, used: true})
+	if k := t.nameIndex(x.topic); k <= math.MaxUint16 {
+		q.put(p.offset, tombSlot{msg: x.msg, lastLease: x.lastLease, topic: uint16(k), pulled: x.pulled, used: true})
+	} else {
+		q.putFar(p.offset, farTomb{msg: x.msg, lastLease: x.lastLease, topic: k, pulled: x.pulled})
+	}
 }
 
 // dropBelow forgets the queue's tombstones below offset.
@@ -173,18 +198,37 @@ func (t *tombstones) nameIndex(topic string) int32 {
 	return int32(len(t.names) - 1)
 }
 
-func (q *tombQueue) get(o int64) (tombSlot, bool) {
+func (q *tombQueue) get(o int64) (farTomb, bool) {
 	if q.far != nil {
 		if s, ok := q.far[o]; ok {
 			return s, true
 		}
 	}
+	if s := q.slot(o); s != nil && s.used {
+		return s.far(), true
+	}
+	return farTomb{}, false
+}
+
+// slot is the window's slot of offset o, nil when o is outside the window.
+func (q *tombQueue) slot(o int64) *tombSlot {
 	d, ok := above(o, q.lo)
 	if !ok || d >= uint64(len(q.slots)-q.head) {
-		return tombSlot{}, false
+		return nil
 	}
-	s := q.slots[q.head+int(d)]
-	return s, s.used
+	return &q.slots[q.head+int(d)]
+}
+
+// putFar stores w at offset o in the far map: a tomb whose topic index
+// does not fit in a slot (a trace with more than 65536 topics).
+func (q *tombQueue) putFar(o int64, w farTomb) {
+	if s := q.slot(o); s != nil {
+		*s = tombSlot{} // an offset is never in both
+	}
+	if q.far == nil {
+		q.far = map[int64]farTomb{}
+	}
+	q.far[o] = w
 }
 
 // above is how far o is above lo, and whether o >= lo. It is computed in
@@ -213,7 +257,7 @@ func (q *tombQueue) put(o int64, s tombSlot) {
 func (q *tombQueue) putSlow(o int64, s tombSlot) {
 	if q.far != nil {
 		if _, ok := q.far[o]; ok {
-			q.far[o] = s
+			q.far[o] = s.far()
 			return
 		}
 	}
@@ -262,9 +306,9 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) {
 		return
 	}
 	if q.far == nil {
-		q.far = map[int64]tombSlot{}
+		q.far = map[int64]farTomb{}
 	}
-	q.far[o] = s
+	q.far[o] = s.far()
 }
 
 // dropBelow forgets the tombstones below offset.

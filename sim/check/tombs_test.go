@@ -15,79 +15,99 @@ import (
 // behind, drops below the commit offset).
 func TestTombstonesMatchMap(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
-		r := rand.New(rand.NewPCG(seed, 99))
-		ts := tombstones{}
-		ref := map[queueKey]map[int64]tomb{}
-		keys := []queueKey{{"t", 0}, {"t", 1}, {"t", 7}, {"%RETRY%g_t", 0}, {"t", -1}, {"t", tombQueues}}
-		topics := []string{"t", "u", "t2"}
-		next := map[queueKey]int64{}
-		n := 0 // entries in ref
-		commit := map[queueKey]int64{}
-		for step := 0; step < 20000; step++ {
-			k := keys[r.IntN(len(keys))]
-			var o int64
-			switch x := r.IntN(100); {
-			case x < 60: // the common case: just past the last
-				next[k] += 1 + int64(r.IntN(3))
-				o = next[k]
-			case x < 75: // a straggler behind
-				o = next[k] - int64(r.IntN(50))
-			case x < 80: // far ahead
-				o = next[k] + tombGap + int64(r.IntN(3*tombGap))
-			case x < 85: // far behind, perhaps below the commit offset
-				o = next[k] - tombGap - int64(r.IntN(3*tombGap))
-			case x < 90: // ahead, within the gap
-				o = next[k] + int64(r.IntN(tombGap))
-			default:
-				o = commit[k] + int64(r.IntN(200)) - 100
+		matchMap(t, seed, 20000, nil)
+	}
+}
+
+// A topic whose index does not fit in a slot's 16 bits is kept in its
+// queue's far map, and behaves the same: the group's tombstones name
+// 65535 topics already, so "t" is the last that fits and "u" and "t2" do
+// not (put must clear the window's slot of an offset it moves to far).
+func TestTombstonesWideTopicMatchMap(t *testing.T) {
+	names := make([]string, math.MaxUint16)
+	for i := range names {
+		names[i] = "pre" + itoa(int64(i))
+	}
+	for seed := uint64(1); seed <= 2; seed++ {
+		matchMap(t, seed, 4000, names)
+	}
+}
+
+// matchMap checks tombstones against a map of maps over steps random
+// steps; the tombstones' names start as names.
+func matchMap(t *testing.T, seed uint64, steps int, names []string) {
+	r := rand.New(rand.NewPCG(seed, 99))
+	ts := tombstones{names: append([]string(nil), names...)}
+	ref := map[queueKey]map[int64]tomb{}
+	keys := []queueKey{{"t", 0}, {"t", 1}, {"t", 7}, {"%RETRY%g_t", 0}, {"t", -1}, {"t", tombQueues}}
+	topics := []string{"t", "u", "t2"}
+	next := map[queueKey]int64{}
+	n := 0 // entries in ref
+	commit := map[queueKey]int64{}
+	for step := 0; step < steps; step++ {
+		k := keys[r.IntN(len(keys))]
+		var o int64
+		switch x := r.IntN(100); {
+		case x < 60: // the common case: just past the last
+			next[k] += 1 + int64(r.IntN(3))
+			o = next[k]
+		case x < 75: // a straggler behind
+			o = next[k] - int64(r.IntN(50))
+		case x < 80: // far ahead
+			o = next[k] + tombGap + int64(r.IntN(3*tombGap))
+		case x < 85: // far behind, perhaps below the commit offset
+			o = next[k] - tombGap - int64(r.IntN(3*tombGap))
+		case x < 90: // ahead, within the gap
+			o = next[k] + int64(r.IntN(tombGap))
+		default:
+			o = commit[k] + int64(r.IntN(200)) - 100
+		}
+		p := place{topic: k.topic, queue: k.queue, offset: o}
+		switch x := r.IntN(100); {
+		case x < 55:
+			v := tomb{msg: model.MsgID(r.Int64N(1 << 40)), topic: topics[r.IntN(len(topics))], lastLease: r.Int64N(1 << 40), pulled: r.IntN(2) == 0}
+			ts.put(p, v)
+			if ref[k] == nil {
+				ref[k] = map[int64]tomb{}
 			}
-			p := place{topic: k.topic, queue: k.queue, offset: o}
-			switch x := r.IntN(100); {
-			case x < 55:
-				v := tomb{msg: model.MsgID(r.Int64N(1 << 40)), topic: topics[r.IntN(len(topics))], lastLease: r.Int64N(1 << 40), pulled: r.IntN(2) == 0}
-				ts.put(p, v)
-				if ref[k] == nil {
-					ref[k] = map[int64]tomb{}
-				}
-				if _, ok := ref[k][o]; !ok {
-					n++
-				}
-				ref[k][o] = v
-			case x < 60:
-				c := commit[k] + int64(r.IntN(400))
-				if r.IntN(10) == 0 {
-					c = next[k] + 1 // everything goes
-				}
-				commit[k] = c
-				ts.dropBelow(k, c)
-				for off := range ref[k] {
-					if off < c {
-						delete(ref[k], off)
-						n--
-					}
+			if _, ok := ref[k][o]; !ok {
+				n++
+			}
+			ref[k][o] = v
+		case x < 60:
+			c := commit[k] + int64(r.IntN(400))
+			if r.IntN(10) == 0 {
+				c = next[k] + 1 // everything goes
+			}
+			commit[k] = c
+			ts.dropBelow(k, c)
+			for off := range ref[k] {
+				if off < c {
+					delete(ref[k], off)
+					n--
 				}
 			}
-			got, ok := ts.get(p)
+		}
+		got, ok := ts.get(p)
+		want, wok := ref[k][o]
+		if ok != wok || got != want {
+			t.Fatalf("seed %d step %d: get %v = %+v %v, want %+v %v", seed, step, p, got, ok, want, wok)
+		}
+		// len counts what the windows hold, a walk: every 50 steps.
+		if step%50 == 0 && ts.len() != n {
+			t.Fatalf("seed %d step %d: len %d, want %d", seed, step, ts.len(), n)
+		}
+	}
+	if ts.len() != n {
+		t.Fatalf("seed %d: end: len %d, want %d", seed, ts.len(), n)
+	}
+	// Every place agrees at the end, present or not.
+	for _, k := range keys {
+		for o := next[k] - 5*tombGap; o <= next[k]+5*tombGap; o++ {
+			got, ok := ts.get(place{k.topic, k.queue, o})
 			want, wok := ref[k][o]
 			if ok != wok || got != want {
-				t.Fatalf("seed %d step %d: get %v = %+v %v, want %+v %v", seed, step, p, got, ok, want, wok)
-			}
-			// len counts what the windows hold, a walk: every 50 steps.
-			if step%50 == 0 && ts.len() != n {
-				t.Fatalf("seed %d step %d: len %d, want %d", seed, step, ts.len(), n)
-			}
-		}
-		if ts.len() != n {
-			t.Fatalf("seed %d: end: len %d, want %d", seed, ts.len(), n)
-		}
-		// Every place agrees at the end, present or not.
-		for _, k := range keys {
-			for o := next[k] - 5*tombGap; o <= next[k]+5*tombGap; o++ {
-				got, ok := ts.get(place{k.topic, k.queue, o})
-				want, wok := ref[k][o]
-				if ok != wok || got != want {
-					t.Fatalf("seed %d: end: get %v@%d = %+v %v, want %+v %v", seed, k, o, got, ok, want, wok)
-				}
+				t.Fatalf("seed %d: end: get %v@%d = %+v %v, want %+v %v", seed, k, o, got, ok, want, wok)
 			}
 		}
 	}
