@@ -223,7 +223,7 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	} else {
 		// addShared's common case, written out (history.addShared says
 		// why): e is kept in the open chunk, at the ring's next slot.
-		h.seqs[h.pos], h.starts[h.pos] = e.Seq, int32(h.used)
+		h.starts[h.pos] = int32(h.used)
 		h.pos++
 		h.used = to
 		if h.n++; h.n >= h.dropAt {
@@ -310,6 +310,7 @@ func (c *Checker) outOfOrder(e *model.Event) {
 		panic("check: Observe after Finish")
 	}
 	if c.seen && (e.Seq <= c.floorSeq || e.At < c.lastAt) {
+		c.hist.unordered = c.hist.unordered || e.Seq <= c.floorSeq
 		c.orderBroken(e)
 	}
 	c.seen = true

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"encoding/binary"
 	"math"
+	"sort"
 
 	"popsim/model"
 )
@@ -10,7 +12,9 @@ import (
 // print its message's story without the checker holding every event of
 // every message. It keeps them in their binary form (model's
 // AppendBinary), back to back in chunks of bytes, and indexes the last
-// size events it was given (seqs, starts: a ring). Chunks no kept event lies in
+// size events it was given (starts: a ring of where each one's binary
+// form begins; its Seq is read there, the binary form's first field).
+// Chunks no kept event lies in
 // are reused: no allocation once the ring and the chunks exist, and
 // nothing for the garbage collector to scan (the events themselves hold
 // strings).
@@ -26,14 +30,19 @@ import (
 type history struct {
 	size int   // events kept: the last size indexed
 	n    int64 // events indexed
-	// seqs and starts are a ring of the last size events indexed: each
-	// one's Seq and the offset of its binary form in its chunk. They grow
-	// as events come (past pos: room).
-	seqs   []int64
+	// starts is a ring of the last size events indexed: the offset of
+	// each one's binary form in its chunk. It grows as events come (past
+	// pos: room). An event's Seq is not kept beside it (8 bytes an
+	// event, written for every one and read only for a violation's
+	// story): bySeq reads it from the binary form.
 	starts []int32
-	pos    int           // where the next event goes in the ring (size: at 0, once written)
-	own    []byte        // the open chunk, when the history fills its own
-	peek   func() []byte // the open chunk, when the caller's is shared (nil: not shared)
+	// unordered is set once an event did not follow the last by Seq (a
+	// trace out of order, which the checker reports): bySeq then searches
+	// the ring one entry at a time instead of halving it.
+	unordered bool
+	pos       int           // where the next event goes in the ring (size: at 0, once written)
+	own       []byte        // the open chunk, when the history fills its own
+	peek      func() []byte // the open chunk, when the caller's is shared (nil: not shared)
 	// chunks are the chunks the kept events lie in, oldest first; the
 	// last one is open (being filled). Events being given lie in
 	// chunks[cur], from offset used: a chunk sealed with events the
@@ -93,7 +102,7 @@ func (h *history) add(e *model.Event, bin []byte) {
 		h.own = e.AppendBinary(h.own)
 	}
 	h.used = len(h.own)
-	h.index(e.Seq, from)
+	h.index(from)
 }
 
 // addShared notes that the caller's shared buffer holds bin, the binary
@@ -118,7 +127,7 @@ func (h *history) addShared(e *model.Event, bin []byte) {
 // The ring's next slot is pos, unless pos is at its end (then the ring
 // wraps or grows: index).
 func (h *history) fastShared(to int, bin []byte) bool {
-	return to < h.limit && bin != nil && h.pos < len(h.seqs)
+	return to < h.limit && bin != nil && h.pos < len(h.starts)
 }
 
 // sharedSlow is addShared for the first event, an event given without
@@ -133,7 +142,7 @@ func (h *history) sharedSlow(e *model.Event, bin []byte) {
 	from := h.used
 	h.used += len(bin)
 	if !receiveKind(e.Kind) {
-		h.index(e.Seq, from)
+		h.index(from)
 	}
 	if h.used >= h.limit {
 		h.advance()
@@ -142,14 +151,14 @@ func (h *history) sharedSlow(e *model.Event, bin []byte) {
 
 // index adds the entry of an event in chunks[cur], forgetting the oldest
 // beyond size and the chunks only they lay in.
-func (h *history) index(seq int64, from int) {
+func (h *history) index(from int) {
 	if h.pos == h.size {
 		h.pos = 0 // the ring wraps when an entry is written past its end
 	}
-	if h.pos >= len(h.seqs) {
+	if h.pos >= len(h.starts) {
 		h.grow()
 	}
-	h.seqs[h.pos], h.starts[h.pos] = seq, int32(from)
+	h.starts[h.pos] = int32(from)
 	h.pos++
 	h.n++
 	if h.n >= h.dropAt {
@@ -160,11 +169,9 @@ func (h *history) index(seq int64, from int) {
 // grow doubles the ring's room, up to size entries (addShared writes the
 // entries up to its length itself).
 func (h *history) grow() {
-	n := min(max(2*len(h.seqs), 1024), h.size)
-	seqs, starts := make([]int64, n), make([]int32, n)
-	copy(seqs, h.seqs)
+	starts := make([]int32, min(max(2*len(h.starts), 1024), h.size))
 	copy(starts, h.starts)
-	h.seqs, h.starts = seqs, starts
+	h.starts = starts
 }
 
 // drop forgets chunks[0] (no kept event lies in it) and those after it
@@ -242,27 +249,69 @@ func (h *history) chunkBytes(k int) []byte {
 }
 
 // bySeq returns the event with sequence number seq if it is still kept.
-// Events arrive with growing Seq, so the kept events are searched from the
-// newest back.
+// Events arrive with growing Seq, so the kept events are searched by
+// halving; in a trace out of order (unordered), from the newest back
+// (scan).
 func (h *history) bySeq(seq int64) (model.Event, bool) {
 	lo := max(h.n-int64(h.size), 0)
+	if h.unordered {
+		return h.scan(seq, lo)
+	}
+	// The first entry whose Seq is not below seq, else n.
+	i := lo + int64(sort.Search(int(h.n-lo), func(d int) bool {
+		b, _ := h.entry(lo+int64(d), h.cur)
+		return seqOf(b) >= seq
+	}))
+	if i == h.n {
+		return model.Event{}, false
+	}
+	if b, _ := h.entry(i, h.cur); seqOf(b) == seq {
+		e, _, err := model.DecodeEvent(b)
+		return e, err == nil
+	}
+	return model.Event{}, false
+}
+
+// scan is bySeq for a trace out of order: the kept entries from the
+// newest back to lo, up to the first whose Seq is seq (found) or below it.
+func (h *history) scan(seq, lo int64) (model.Event, bool) {
 	k := h.cur
 	for i := h.n - 1; i >= lo; i-- {
-		j := h.pos - int(h.n-i) // entry i's place in the ring
-		if j < 0 {
-			j += h.size
-		}
-		if s := h.seqs[j]; s == seq {
-			for h.chunks[k].first > i || h.chunks[k].first < 0 {
-				k--
-			}
-			e, _, err := model.DecodeEvent(h.chunkBytes(k)[h.starts[j]:])
+		var b []byte
+		b, k = h.entry(i, k)
+		if s := seqOf(b); s == seq {
+			e, _, err := model.DecodeEvent(b)
 			return e, err == nil
 		} else if s < seq {
 			break
 		}
 	}
 	return model.Event{}, false
+}
+
+// entry is the bytes from where kept entry i's binary form begins to its
+// chunk's end, and that chunk's index, searched from chunk k back (k is
+// i's or after it).
+func (h *history) entry(i int64, k int) ([]byte, int) {
+	j := h.pos - int(h.n-i) // entry i's place in the ring
+	if j < 0 {
+		j += h.size
+	}
+	for h.chunks[k].first > i || h.chunks[k].first < 0 {
+		k--
+	}
+	return h.chunkBytes(k)[h.starts[j]:], k
+}
+
+// seqOf is the Seq of the event whose binary form b begins with, its
+// first field (a varint); one that does not decode reads as the smallest
+// int64, which no search matches.
+func seqOf(b []byte) int64 {
+	s, k := binary.Varint(b)
+	if k <= 0 {
+		return math.MinInt64
+	}
+	return s
 }
 
 // seqRing is a message's first event and its most recent ones, by Seq.

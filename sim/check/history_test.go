@@ -225,3 +225,68 @@ func sameFirstAndLast(t *testing.T, round int, got, all []int64) {
 		t.Fatalf("round %d: seqList = %v, want %v", round, got, want)
 	}
 }
+
+// In a trace out of order the history finds what a search from the
+// newest kept event back finds: the first event with the Seq asked for,
+// unless one with a lower Seq comes first (the search the history made
+// over a ring of Seqs before it read them from the binary forms).
+func TestHistoryUnorderedScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 37))
+	for _, size := range []int{1, 7, 1000, 3000} {
+		h := newHistory(size)
+		h.unordered = true
+		var added []model.Event
+		seq := int64(100)
+		for i := range 6000 {
+			e := histTestEvent(i)
+			seq += int64(r.IntN(7)) - 2 // steps back and repeats
+			e.Seq = seq
+			h.add(&e, e.AppendBinary(nil))
+			added = append(added, e)
+			if i%97 != 0 && i < 5990 {
+				continue
+			}
+			for range 50 {
+				want := seq - int64(r.IntN(60))
+				got, ok := h.bySeq(want)
+				ref, rok := scanRef(added, size, want)
+				if ok != rok || got != ref {
+					t.Fatalf("size %d after %d events: #%d found %v (%+v), want %v (%+v)", size, len(added), want, ok, got, rok, ref)
+				}
+			}
+		}
+	}
+}
+
+// scanRef is the event of Seq seq among the last size of added, searched
+// from the newest back up to the first lower Seq.
+func scanRef(added []model.Event, size int, seq int64) (model.Event, bool) {
+	for i := len(added) - 1; i >= max(len(added)-size, 0); i-- {
+		if s := added[i].Seq; s == seq {
+			return added[i], true
+		} else if s < seq {
+			break
+		}
+	}
+	return model.Event{}, false
+}
+
+// The checker tells its history that the trace went out of order when an
+// event's Seq does not follow the last one's, and not when only its time
+// goes back.
+func TestCheckerMarksHistoryUnordered(t *testing.T) {
+	c := New(Options{})
+	ev := func(seq int64, at clock.Time) {
+		e := model.Event{Seq: seq, At: clock.Epoch + at, Kind: model.EvPull}
+		c.Observe(&e)
+	}
+	ev(1, 10)
+	ev(2, 5)
+	if c.hist.unordered {
+		t.Fatal("unordered after a time that went back")
+	}
+	ev(2, 20)
+	if !c.hist.unordered {
+		t.Fatal("ordered after a repeated Seq")
+	}
+}
