@@ -118,7 +118,11 @@ type Checker struct {
 	forgotten, free []*msgState
 	made            int
 
-	tracked int         // messages held now
+	tracked int // messages held now
+	// endWork: the current event forgot a record (forgotten) or counted
+	// a message in (tracked): ObserveEncoded's end calls endEvent only
+	// then, instead of testing both at every event.
+	endWork bool
 	topMsg  model.MsgID // the largest message id produced so far
 	lastAt  clock.Time
 	seen    bool // set by outOfOrder, which the first event always reaches
@@ -292,13 +296,22 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 	}
 	// Phases, pulls, responses without messages, cache flushes, put
 	// failures, producer failures and pauses carry no obligation.
+	if c.endWork {
+		c.endEvent()
+	}
+	c.lastAt, c.floorSeq = e.At, e.Seq
+}
+
+// endEvent ends an event that forgot a record or counted a message in
+// (endWork): the records forgotten join the free list, and the peak of
+// messages held is taken. An event that did neither held no more
+// messages at its end than the one before it, whose end took the peak.
+func (c *Checker) endEvent() {
+	c.endWork = false
 	if len(c.forgotten) > 0 {
 		c.recycle()
 	}
-	c.lastAt, c.floorSeq = e.At, e.Seq
-	if c.tracked > c.rep.PeakTracked {
-		c.rep.PeakTracked = c.tracked
-	}
+	c.rep.PeakTracked = max(c.rep.PeakTracked, c.tracked)
 }
 
 // outOfOrder is ObserveEncoded's check of e against the events before

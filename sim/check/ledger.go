@@ -327,6 +327,7 @@ func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
 	m.firstOKLine = -1
 	g.msgs.put(uint64(id), m)
 	c.tracked++
+	c.endWork = true
 	c.rep.Produced++
 	g.counts.Produced++
 	return m
@@ -351,6 +352,7 @@ func (c *Checker) reopen(g *group, id model.MsgID, topic string, p place) *msgSt
 	}
 	g.msgs.put(uint64(id), m)
 	c.tracked++
+	c.endWork = true
 	return m
 }
 
@@ -513,6 +515,7 @@ func (c *Checker) forgetSettled(m *msgState) {
 		// its passable index the settled ones until their next visit:
 		// its records are never reused.
 		c.forgotten = append(c.forgotten, m)
+		c.endWork = true
 	}
 }
 

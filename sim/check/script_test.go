@@ -63,7 +63,10 @@ func TestScripts(t *testing.T) {
 
 // runScript checks every case of a script and returns the script with its
 // verdicts (re)written.
-func runScript(src string) (string, error) {
+func runScript(src string) (string, error) { return runScriptWith(src, verdict) }
+
+// runScriptWith is runScript with judge rendering each case's verdict.
+func runScriptWith(src string, judge func([]model.Event, Final) string) (string, error) {
 	var out strings.Builder
 	lines := strings.Split(strings.TrimRight(src, "\n"), "\n")
 	for i := 0; i < len(lines); i++ {
@@ -97,7 +100,7 @@ func runScript(src string) (string, error) {
 		for i+1 < len(lines) && lines[i+1] != "" && !strings.HasPrefix(lines[i+1], "case ") {
 			i++ // the old verdict
 		}
-		out.WriteString(verdict(events, fin))
+		out.WriteString(judge(events, fin))
 	}
 	return out.String(), nil
 }
@@ -204,6 +207,40 @@ func verdict(events []model.Event, fin Final) string {
 		b.WriteString("LEDGER DOES NOT BALANCE\n")
 	}
 	return b.String()
+}
+
+// The report's PeakTracked is the most messages held at the end of an
+// event, over every event of every script, though the checker takes it
+// only at the end of an event that forgot a record or counted a message
+// in (endEvent).
+func TestPeakTrackedIsPerEventMax(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txt")
+	cases := 0
+	for _, path := range files {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = runScriptWith(string(src), func(events []model.Event, fin Final) string {
+			cases++
+			c := New(Options{})
+			peak := 0
+			for i := range events {
+				c.Observe(&events[i])
+				peak = max(peak, c.Tracked())
+			}
+			if r := c.Finish(fin); r.PeakTracked != peak {
+				t.Errorf("%s, case %d: PeakTracked %d, want %d", path, cases, r.PeakTracked, peak)
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cases < 50 {
+		t.Fatalf("only %d cases", cases)
+	}
 }
 
 func firstDiff(want, got string) string {
