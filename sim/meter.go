@@ -371,13 +371,11 @@ func (m *meter) measure(id model.MsgID, x *meterMsg, deliveredAt, now clock.Time
 		parts[partAtBroker] = m.state[x.slot].putWait + a.brk
 		parts[partBroker] -= parts[partAtBroker]
 	}
-	for i, d := range parts {
-		if d < 0 {
-			o.flags |= obsUnattributed
-			return
-		}
-		o.part[i] = clampUs(d)
+	if parts[0]|parts[1]|parts[2]|parts[3]|parts[4]|parts[5] < 0 { // one test of the signs, not one a part
+		o.flags |= obsUnattributed
+		return
 	}
+	o.part = [nParts]uint32{clampUs(parts[0]), clampUs(parts[1]), clampUs(parts[2]), clampUs(parts[3]), clampUs(parts[4]), clampUs(parts[5])}
 }
 
 // attemptAt returns the attempt delivered at deliveredAt that was consumed
