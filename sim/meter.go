@@ -625,28 +625,30 @@ func (m *meter) onDeliver(e *model.Event) {
 // a message its new owner will deliver again (the checker's rule).
 func (m *meter) onConsumeEnd(e *model.Event) {
 	ok := e.Reason.Consumed()
-	if o := m.obsIf(ok, e); o != nil && o.successes < 255 && (e.Lease != 0 || o.client == e.Client) {
-		o.successes++
-	}
-	if a := m.find(e, stageStarted, stageStarted); a != nil {
-		a.endAt, a.stage = e.At, stageFailed
-		if ok {
-			a.stage = stageEnded
+	u := m.unitOf(e) // once, for the record and the attempt
+	if ok {
+		o := m.obs.live(u)
+		if o == nil {
+			o = m.obs.at(u) // a frozen record is decoded only when it may change
+		}
+		if o != nil && o.successes < 255 && (e.Lease != 0 || o.client == e.Client) {
+			o.successes++
 		}
 	}
-}
-
-// obsIf is the record of e's unit when ok (a frozen record is decoded
-// only when it may change).
-func (m *meter) obsIf(ok bool, e *model.Event) *meterObs {
-	if !ok {
-		return nil
+	x := m.stateOf(u)
+	if x == nil {
+		return
 	}
-	u := m.unitOf(e)
-	if o := m.obs.live(u); o != nil {
-		return o
+	a := &x.att // find's common case, written out: the latest attempt
+	if a.client != e.Client || a.stage != stageStarted || a.lease != e.Lease {
+		if a = m.searchIn(x, e, stageStarted, stageStarted); a == nil {
+			return
+		}
 	}
-	return m.obs.at(u)
+	a.endAt, a.stage = e.At, stageFailed
+	if ok {
+		a.stage = stageEnded
+	}
 }
 
 // find returns the latest attempt of e's client in a stage from lo to hi,
@@ -660,6 +662,11 @@ func (m *meter) find(e *model.Event, lo, hi uint8) *attempt {
 	if a := &x.att; a.client == e.Client && a.stage >= lo && a.stage <= hi && a.lease == e.Lease {
 		return a // the latest attempt, as a rule (the first search would find it first)
 	}
+	return m.searchIn(x, e, lo, hi)
+}
+
+// searchIn is find past x's latest attempt under e's lease.
+func (m *meter) searchIn(x *msgState, e *model.Event, lo, hi uint8) *attempt {
 	in := func(a *attempt) bool { return a.client == e.Client && a.stage >= lo && a.stage <= hi }
 	if a := m.search(x, func(a *attempt) bool { return in(a) && a.lease == e.Lease }); a != nil {
 		return a
