@@ -431,8 +431,12 @@ func (m *meter) close(id model.MsgID) {
 	m.free = append(m.free, x.slot)
 	*x = meterMsg{}
 	m.open--
-	w.advance()
-	m.obs.freeze(w.base + model.MsgID(w.head))
+	if w.head == w.end || !w.at(w.head).open { // else advance does nothing: the front is open and head below msgChunk (as every advance leaves it)
+		w.advance()
+	}
+	if st := &m.obs; st.nFrozen < len(st.blocks)-st.keep { // freeze's first test, inline: a run shorter than keep blocks never freezes
+		st.freeze(w.base + model.MsgID(w.head))
+	}
 }
 
 // msgWindow is the meter's window of messages, in chunks of msgChunk
@@ -534,9 +538,15 @@ func (m *meter) observeEvent(e *model.Event) {
 		}
 	case model.EvDeliver:
 		m.onDeliver(e)
-	case model.EvConsumeStart:
-		if a := m.find(e, stageDelivered, stageDelivered); a != nil {
-			a.startAt, a.stage = e.At, stageStarted
+	case model.EvConsumeStart: // find's common case written out: the latest attempt
+		if x := m.stateOf(m.unitOf(e)); x != nil {
+			a := &x.att
+			if a.client != e.Client || a.stage != stageDelivered || a.lease != e.Lease {
+				a = m.searchIn(x, e, stageDelivered, stageDelivered)
+			}
+			if a != nil {
+				a.startAt, a.stage = e.At, stageStarted
+			}
 		}
 	case model.EvConsumeEnd:
 		m.onConsumeEnd(e)

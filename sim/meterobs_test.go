@@ -206,6 +206,44 @@ func TestMeterWindowChunks(t *testing.T) {
 	}
 }
 
+// close calls the window's advance only when it would do something: after
+// every close, whatever the order, with ids never opened (the holes of a
+// group that does not take a unit, one at the front after a produce) and
+// bursts that close every message, another advance is a no-op.
+func TestMeterCloseSkipsOnlyNoOpAdvance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	m := newMeter(0, WarmupAuto, 1<<40)
+	g := &group{}
+	var open []model.MsgID
+	next := model.MsgID(1)
+	for step := range 40000 {
+		switch r := rng.IntN(100); {
+		case r < 50 || len(open) == 0:
+			next += model.MsgID(rng.IntN(3)) // some ids are never opened
+			m.produced(g, next, clock.Time(next), clock.Time(step))
+			open = append(open, next)
+			next++
+			continue // only a close advances the window (a produce may leave a hole at its front)
+		case r < 98:
+			k := rng.IntN(min(len(open), 1+rng.IntN(40)))
+			m.finish(g, open[k])
+			open = append(open[:k], open[k+1:]...)
+		default: // a burst: every message closes
+			for _, id := range open {
+				m.finish(g, id)
+			}
+			open = open[:0]
+		}
+		w := &m.msgs
+		head, base, chunks := w.head, w.base, len(w.chunks)
+		w.advance()
+		if w.head != head || w.base != base || len(w.chunks) != chunks {
+			t.Fatalf("step %d: advance after close moved the window: head %d -> %d, base %d -> %d, %d -> %d chunks",
+				step, head, w.head, base, w.base, chunks, len(w.chunks))
+		}
+	}
+}
+
 // The aggregate the store feeds as blocks freeze (and the end of the run
 // the rest) holds exactly the series a pass over every record in id order
 // builds, whatever blocks froze during the run and whatever late events
