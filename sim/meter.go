@@ -74,6 +74,10 @@ type meter struct {
 	posOf     []int32
 	posByName map[string]int32
 	nGroups   int
+	// reads: the kinds of event observe hands observeEvent, meterKinds
+	// until an orderly group subscribes, then every kind (the
+	// head-of-line meter reads them all): one load an event.
+	reads *[256]bool
 }
 
 // meterMsg is a message in the meter's window: while open (produced, not
@@ -169,7 +173,7 @@ var partNames = [nParts]string{model.PartBrokerWait, model.PartRedeliveryWait, m
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	m := &meter{msgs: msgWindow{base: 1}, start: start, warmEnd: start, safeEnd: safeEnd,
 		crashed:   map[model.MsgID]clock.Time{},
-		reviveLag: newHistCounts(), hol: newHolMeter(), k: 1}
+		reviveLag: newHistCounts(), hol: newHolMeter(), k: 1, reads: &meterKinds}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
@@ -504,12 +508,20 @@ func (m *meter) outstanding() int64 { return m.open }
 // observe follows the trace for the latency breakdown: only the events
 // every engine and client emit (docs/trace.md), so it works for any. It is
 // small enough to be inlined: most events are of no kind the meter reads
-// (meterKinds), and with no orderly group it passes them by.
+// (m.reads: meterKinds), and with no orderly group it passes them by.
 func (m *meter) observe(e *model.Event) {
-	if meterKinds[e.Kind] || m.hol.orderly != nil {
+	if m.reads[e.Kind] {
 		m.observeEvent(e)
 	}
 }
+
+// readsAll is reads once an orderly group subscribed: every kind.
+var readsAll = func() (k [256]bool) {
+	for i := range k {
+		k[i] = true
+	}
+	return k
+}()
 
 // meterKinds are the kinds of event observeEvent reads without an orderly
 // group (with one, the head-of-line meter reads every kind).
@@ -530,6 +542,9 @@ func (m *meter) observeEvent(e *model.Event) {
 			u = m.unitOf(e)
 		}
 		m.hol.observe(e, u, m.posByName)
+		if m.hol.orderly != nil {
+			m.reads = &readsAll
+		}
 	}
 	switch e.Kind {
 	case model.EvLease:
