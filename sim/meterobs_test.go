@@ -405,3 +405,35 @@ func TestPartSumsIsSumParts(t *testing.T) {
 		}
 	}
 }
+
+// A delivery of a message a crashed consumer held records the time from
+// the crash (the earliest) to it, once; deliveries without a crash
+// record nothing, and a message closed after its crash is forgotten.
+func TestMeterRedeliverAfterCrash(t *testing.T) {
+	m := newMeter(0, WarmupAuto, 1<<40)
+	g := &group{}
+	for id := model.MsgID(1); id <= 4; id++ {
+		m.produced(g, id, clock.Time(id), clock.Time(id))
+	}
+	m.delivered(g, 1, 10)
+	if m.redeliver != nil {
+		t.Fatalf("a delivery without a crash made the redelivery histogram")
+	}
+	m.crash(g, 2, clock.Time(20*clock.Millisecond))
+	m.crash(g, 2, clock.Time(25*clock.Millisecond)) // a later crash holding it too: the first counts
+	m.crash(g, 3, clock.Time(30*clock.Millisecond))
+	m.finish(g, 3) // closed before its next delivery: forgotten
+	m.delivered(g, 1, clock.Time(40*clock.Millisecond))
+	m.delivered(g, 2, clock.Time(50*clock.Millisecond))
+	m.delivered(g, 2, clock.Time(60*clock.Millisecond)) // once
+	m.delivered(g, 3, clock.Time(70*clock.Millisecond))
+	if m.redeliver == nil {
+		t.Fatalf("no redelivery recorded")
+	}
+	if l := m.redeliver.latency(); l.Count != 1 || m.redeliver.counts[histSlot(int64(30*clock.Millisecond))] != 1 {
+		t.Fatalf("redelivery after crash %+v, want one of 30 ms", l)
+	}
+	if len(m.crashed) != 0 {
+		t.Fatalf("crashes left: %v", m.crashed)
+	}
+}
