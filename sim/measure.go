@@ -108,8 +108,11 @@ type obsAgg struct {
 	e2e, warm, svc *stats.Series
 	parts          [nParts]*stats.Series // the reported parts' (partOrder); nil for the others
 	order          []int                 // m.partOrder()
+	atBroker       bool                  // the at-broker part is among them (the first five always are)
 	// The series are fed five observations at a time: e2e and warm by
-	// main, svc by svcB, the parts by partB (their sets differ).
+	// main, svc by svcB, the parts by partB (their sets differ), whose
+	// series are the parts' in index order, so that a part's sum is at
+	// its index.
 	main, svcB, partB batch5
 	measured, warmN   int64
 	next              int64 // the next id to add
@@ -135,8 +138,16 @@ func (a *obsAgg) begin() {
 	a.e2eH, a.svcH = newHistCounts(), newHistCounts()
 	for _, p := range a.order {
 		a.parts[p], a.partH[p] = stats.NewSeries(), newHistCounts()
-		a.partB.series = append(a.partB.series, a.parts[p])
 	}
+	for p, s := range a.parts {
+		if s == nil && p != partAtBroker {
+			panic("sim: a run that does not report every part but the at-broker one")
+		}
+		if s != nil {
+			a.partB.series = append(a.partB.series, s)
+		}
+	}
+	a.atBroker = a.parts[partAtBroker] != nil
 	if a.m.nGroups > 1 {
 		a.groups = make([]groupHists, a.m.nGroups)
 		for i := range a.groups {
@@ -175,8 +186,13 @@ func (a *obsAgg) add(id int64, o *meterObs) {
 	a.count(o)
 	if o.flags&obsUnattributed == 0 {
 		sum := a.partB.next(id)
-		for i, p := range a.order {
-			sum[i] += float64(o.part[p])
+		sum[partBroker] += float64(o.part[partBroker]) // by index, as partB's series (begin): no loop over order
+		sum[partRedelivery] += float64(o.part[partRedelivery])
+		sum[partLocal] += float64(o.part[partLocal])
+		sum[partProcessing] += float64(o.part[partProcessing])
+		sum[partAck] += float64(o.part[partAck])
+		if a.atBroker {
+			sum[partAtBroker] += float64(o.part[partAtBroker])
 		}
 		a.partB.done()
 	}
@@ -242,8 +258,13 @@ func (a *obsAgg) count(o *meterObs) {
 		a.unattributed++
 		return
 	}
-	for _, p := range a.order {
-		a.partH[p].add(int64(o.part[p]))
+	a.partH[partBroker].add(int64(o.part[partBroker])) // every run's five by index (begin), no loop over order
+	a.partH[partRedelivery].add(int64(o.part[partRedelivery]))
+	a.partH[partLocal].add(int64(o.part[partLocal]))
+	a.partH[partProcessing].add(int64(o.part[partProcessing]))
+	a.partH[partAck].add(int64(o.part[partAck]))
+	if a.atBroker {
+		a.partH[partAtBroker].add(int64(o.part[partAtBroker]))
 	}
 }
 

@@ -74,6 +74,10 @@ type meter struct {
 	posOf     []int32
 	posByName map[string]int32
 	nGroups   int
+	// reads: the kinds of event observe hands observeEvent, meterKinds
+	// until an orderly group subscribes, then every kind (the
+	// head-of-line meter reads them all): one load an event.
+	reads *[256]bool
 }
 
 // meterMsg is a message in the meter's window: while open (produced, not
@@ -169,7 +173,7 @@ var partNames = [nParts]string{model.PartBrokerWait, model.PartRedeliveryWait, m
 func newMeter(start clock.Time, w Warmup, safeEnd clock.Time) *meter {
 	m := &meter{msgs: msgWindow{base: 1}, start: start, warmEnd: start, safeEnd: safeEnd,
 		crashed:   map[model.MsgID]clock.Time{},
-		reviveLag: newHistCounts(), hol: newHolMeter(), k: 1}
+		reviveLag: newHistCounts(), hol: newHolMeter(), k: 1, reads: &meterKinds}
 	if d, fixed := w.Fixed(); fixed {
 		m.fixed, m.warmEnd = true, start.Add(d)
 	}
@@ -297,12 +301,8 @@ func (m *meter) produced(g *group, id model.MsgID, intended, now clock.Time) {
 func (m *meter) delivered(g *group, id model.MsgID, now clock.Time) {
 	id = m.unit(g, id)
 	m.nDeliveries++
-	if t, ok := m.crashed[id]; ok {
-		delete(m.crashed, id)
-		if m.redeliver == nil {
-			m.redeliver = newHistCounts()
-		}
-		m.redeliver.record(int64(clampUs(now.Sub(t))))
+	if len(m.crashed) > 0 { // as close: most runs' consumers never crash holding one
+		m.redelivered(id, now)
 	}
 	x := m.get(id)
 	if x == nil || x.seen {
@@ -310,6 +310,18 @@ func (m *meter) delivered(g *group, id model.MsgID, now clock.Time) {
 		return
 	}
 	x.seen = true
+}
+
+// redelivered records, when a crashed consumer held message id, how long
+// it took to come back (delivered at now).
+func (m *meter) redelivered(id model.MsgID, now clock.Time) {
+	if t, ok := m.crashed[id]; ok {
+		delete(m.crashed, id)
+		if m.redeliver == nil {
+			m.redeliver = newHistCounts()
+		}
+		m.redeliver.record(int64(clampUs(now.Sub(t))))
+	}
 }
 
 // acked records a successful ack (or a pull consumer's success) by group
@@ -363,13 +375,11 @@ func (m *meter) measure(id model.MsgID, x *meterMsg, deliveredAt, now clock.Time
 		parts[partAtBroker] = m.state[x.slot].putWait + a.brk
 		parts[partBroker] -= parts[partAtBroker]
 	}
-	for i, d := range parts {
-		if d < 0 {
-			o.flags |= obsUnattributed
-			return
-		}
-		o.part[i] = clampUs(d)
+	if parts[0]|parts[1]|parts[2]|parts[3]|parts[4]|parts[5] < 0 { // one test of the signs, not one a part
+		o.flags |= obsUnattributed
+		return
 	}
+	o.part = [nParts]uint32{clampUs(parts[0]), clampUs(parts[1]), clampUs(parts[2]), clampUs(parts[3]), clampUs(parts[4]), clampUs(parts[5])}
 }
 
 // attemptAt returns the attempt delivered at deliveredAt that was consumed
@@ -425,8 +435,12 @@ func (m *meter) close(id model.MsgID) {
 	m.free = append(m.free, x.slot)
 	*x = meterMsg{}
 	m.open--
-	w.advance()
-	m.obs.freeze(w.base + model.MsgID(w.head))
+	if w.head == w.end || !w.at(w.head).open { // else advance does nothing: the front is open and head below msgChunk (as every advance leaves it)
+		w.advance()
+	}
+	if st := &m.obs; st.nFrozen < len(st.blocks)-st.keep { // freeze's first test, inline: a run shorter than keep blocks never freezes
+		st.freeze(w.base + model.MsgID(w.head))
+	}
 }
 
 // msgWindow is the meter's window of messages, in chunks of msgChunk
@@ -494,12 +508,20 @@ func (m *meter) outstanding() int64 { return m.open }
 // observe follows the trace for the latency breakdown: only the events
 // every engine and client emit (docs/trace.md), so it works for any. It is
 // small enough to be inlined: most events are of no kind the meter reads
-// (meterKinds), and with no orderly group it passes them by.
+// (m.reads: meterKinds), and with no orderly group it passes them by.
 func (m *meter) observe(e *model.Event) {
-	if meterKinds[e.Kind] || m.hol.orderly != nil {
+	if m.reads[e.Kind] {
 		m.observeEvent(e)
 	}
 }
+
+// readsAll is reads once an orderly group subscribed: every kind.
+var readsAll = func() (k [256]bool) {
+	for i := range k {
+		k[i] = true
+	}
+	return k
+}()
 
 // meterKinds are the kinds of event observeEvent reads without an orderly
 // group (with one, the head-of-line meter reads every kind).
@@ -520,6 +542,9 @@ func (m *meter) observeEvent(e *model.Event) {
 			u = m.unitOf(e)
 		}
 		m.hol.observe(e, u, m.posByName)
+		if m.hol.orderly != nil {
+			m.reads = &readsAll
+		}
 	}
 	switch e.Kind {
 	case model.EvLease:
@@ -528,9 +553,15 @@ func (m *meter) observeEvent(e *model.Event) {
 		}
 	case model.EvDeliver:
 		m.onDeliver(e)
-	case model.EvConsumeStart:
-		if a := m.find(e, stageDelivered, stageDelivered); a != nil {
-			a.startAt, a.stage = e.At, stageStarted
+	case model.EvConsumeStart: // find's common case written out: the latest attempt
+		if x := m.stateOf(m.unitOf(e)); x != nil {
+			a := &x.att
+			if a.client != e.Client || a.stage != stageDelivered || a.lease != e.Lease {
+				a = m.searchIn(x, e, stageDelivered, stageDelivered)
+			}
+			if a != nil {
+				a.startAt, a.stage = e.At, stageStarted
+			}
 		}
 	case model.EvConsumeEnd:
 		m.onConsumeEnd(e)
@@ -619,28 +650,30 @@ func (m *meter) onDeliver(e *model.Event) {
 // a message its new owner will deliver again (the checker's rule).
 func (m *meter) onConsumeEnd(e *model.Event) {
 	ok := e.Reason.Consumed()
-	if o := m.obsIf(ok, e); o != nil && o.successes < 255 && (e.Lease != 0 || o.client == e.Client) {
-		o.successes++
-	}
-	if a := m.find(e, stageStarted, stageStarted); a != nil {
-		a.endAt, a.stage = e.At, stageFailed
-		if ok {
-			a.stage = stageEnded
+	u := m.unitOf(e) // once, for the record and the attempt
+	if ok {
+		o := m.obs.live(u)
+		if o == nil {
+			o = m.obs.at(u) // a frozen record is decoded only when it may change
+		}
+		if o != nil && o.successes < 255 && (e.Lease != 0 || o.client == e.Client) {
+			o.successes++
 		}
 	}
-}
-
-// obsIf is the record of e's unit when ok (a frozen record is decoded
-// only when it may change).
-func (m *meter) obsIf(ok bool, e *model.Event) *meterObs {
-	if !ok {
-		return nil
+	x := m.stateOf(u)
+	if x == nil {
+		return
 	}
-	u := m.unitOf(e)
-	if o := m.obs.live(u); o != nil {
-		return o
+	a := &x.att // find's common case, written out: the latest attempt
+	if a.client != e.Client || a.stage != stageStarted || a.lease != e.Lease {
+		if a = m.searchIn(x, e, stageStarted, stageStarted); a == nil {
+			return
+		}
 	}
-	return m.obs.at(u)
+	a.endAt, a.stage = e.At, stageFailed
+	if ok {
+		a.stage = stageEnded
+	}
 }
 
 // find returns the latest attempt of e's client in a stage from lo to hi,
@@ -654,6 +687,11 @@ func (m *meter) find(e *model.Event, lo, hi uint8) *attempt {
 	if a := &x.att; a.client == e.Client && a.stage >= lo && a.stage <= hi && a.lease == e.Lease {
 		return a // the latest attempt, as a rule (the first search would find it first)
 	}
+	return m.searchIn(x, e, lo, hi)
+}
+
+// searchIn is find past x's latest attempt under e's lease.
+func (m *meter) searchIn(x *msgState, e *model.Event, lo, hi uint8) *attempt {
 	in := func(a *attempt) bool { return a.client == e.Client && a.stage >= lo && a.stage <= hi }
 	if a := m.search(x, func(a *attempt) bool { return in(a) && a.lease == e.Lease }); a != nil {
 		return a

@@ -206,6 +206,44 @@ func TestMeterWindowChunks(t *testing.T) {
 	}
 }
 
+// close calls the window's advance only when it would do something: after
+// every close, whatever the order, with ids never opened (the holes of a
+// group that does not take a unit, one at the front after a produce) and
+// bursts that close every message, another advance is a no-op.
+func TestMeterCloseSkipsOnlyNoOpAdvance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	m := newMeter(0, WarmupAuto, 1<<40)
+	g := &group{}
+	var open []model.MsgID
+	next := model.MsgID(1)
+	for step := range 40000 {
+		switch r := rng.IntN(100); {
+		case r < 50 || len(open) == 0:
+			next += model.MsgID(rng.IntN(3)) // some ids are never opened
+			m.produced(g, next, clock.Time(next), clock.Time(step))
+			open = append(open, next)
+			next++
+			continue // only a close advances the window (a produce may leave a hole at its front)
+		case r < 98:
+			k := rng.IntN(min(len(open), 1+rng.IntN(40)))
+			m.finish(g, open[k])
+			open = append(open[:k], open[k+1:]...)
+		default: // a burst: every message closes
+			for _, id := range open {
+				m.finish(g, id)
+			}
+			open = open[:0]
+		}
+		w := &m.msgs
+		head, base, chunks := w.head, w.base, len(w.chunks)
+		w.advance()
+		if w.head != head || w.base != base || len(w.chunks) != chunks {
+			t.Fatalf("step %d: advance after close moved the window: head %d -> %d, base %d -> %d, %d -> %d chunks",
+				step, head, w.head, base, w.base, chunks, len(w.chunks))
+		}
+	}
+}
+
 // The aggregate the store feeds as blocks freeze (and the end of the run
 // the rest) holds exactly the series a pass over every record in id order
 // builds, whatever blocks froze during the run and whatever late events
@@ -365,5 +403,37 @@ func TestPartSumsIsSumParts(t *testing.T) {
 			t.Fatalf("parts %v: partSums %d, %d, want %d, %d", o.part, e2e, svc,
 				sumParts(&o, partBroker, nParts), sumParts(&o, partLocal, partAck+1))
 		}
+	}
+}
+
+// A delivery of a message a crashed consumer held records the time from
+// the crash (the earliest) to it, once; deliveries without a crash
+// record nothing, and a message closed after its crash is forgotten.
+func TestMeterRedeliverAfterCrash(t *testing.T) {
+	m := newMeter(0, WarmupAuto, 1<<40)
+	g := &group{}
+	for id := model.MsgID(1); id <= 4; id++ {
+		m.produced(g, id, clock.Time(id), clock.Time(id))
+	}
+	m.delivered(g, 1, 10)
+	if m.redeliver != nil {
+		t.Fatalf("a delivery without a crash made the redelivery histogram")
+	}
+	m.crash(g, 2, clock.Time(20*clock.Millisecond))
+	m.crash(g, 2, clock.Time(25*clock.Millisecond)) // a later crash holding it too: the first counts
+	m.crash(g, 3, clock.Time(30*clock.Millisecond))
+	m.finish(g, 3) // closed before its next delivery: forgotten
+	m.delivered(g, 1, clock.Time(40*clock.Millisecond))
+	m.delivered(g, 2, clock.Time(50*clock.Millisecond))
+	m.delivered(g, 2, clock.Time(60*clock.Millisecond)) // once
+	m.delivered(g, 3, clock.Time(70*clock.Millisecond))
+	if m.redeliver == nil {
+		t.Fatalf("no redelivery recorded")
+	}
+	if l := m.redeliver.latency(); l.Count != 1 || m.redeliver.counts[histSlot(int64(30*clock.Millisecond))] != 1 {
+		t.Fatalf("redelivery after crash %+v, want one of 30 ms", l)
+	}
+	if len(m.crashed) != 0 {
+		t.Fatalf("crashes left: %v", m.crashed)
 	}
 }
