@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -200,6 +201,9 @@ func TestIntoForms(t *testing.T) {
 	}
 	junkPop := pop.PopRequest{ClientID: "x", ConsumerGroup: "y", Topic: "z", QueueID: 7, MaxMsgNums: 3, InvisibleTime: 1, PollTime: 2, BornTime: 3,
 		InitMode: 4, ExpressionType: "SQL92", Expression: "a > 1", Order: true, AttemptID: "q"}
+	if f := zeroField(junkPop); f != "" {
+		t.Fatalf("the junk request leaves %s zero: PopRequestInto could leave it unset unseen", f)
+	}
 	for _, expr := range []string{"*", "||"} {
 		rr := ReceiveRequest{ClientID: "c", Group: "g", Topic: "t", Expression: expr, BatchSize: 1, InvisibleTime: 30 * clock.Second, Timeout: 30 * clock.Second}
 		want, wantSt := w.px.PopRequest(w.now, &rr)
@@ -230,4 +234,16 @@ func TestIntoForms(t *testing.T) {
 			t.Fatalf("at %v: %v", at, st)
 		}
 	}
+}
+
+// zeroField names the first field of the struct v that holds its zero
+// value ("" when none does).
+func zeroField(v any) string {
+	rv := reflect.ValueOf(v)
+	for i := range rv.NumField() {
+		if rv.Field(i).IsZero() {
+			return rv.Type().Field(i).Name
+		}
+	}
+	return ""
 }
