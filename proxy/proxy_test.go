@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -200,6 +201,9 @@ func TestIntoForms(t *testing.T) {
 	}
 	junkPop := pop.PopRequest{ClientID: "x", ConsumerGroup: "y", Topic: "z", QueueID: 7, MaxMsgNums: 3, InvisibleTime: 1, PollTime: 2, BornTime: 3,
 		InitMode: 4, ExpressionType: "SQL92", Expression: "a > 1", Order: true, AttemptID: "q"}
+	if f := zeroField(junkPop); f != "" {
+		t.Fatalf("the junk request leaves %s zero: PopRequestInto could leave it unset unseen", f)
+	}
 	for _, expr := range []string{"*", "||"} {
 		rr := ReceiveRequest{ClientID: "c", Group: "g", Topic: "t", Expression: expr, BatchSize: 1, InvisibleTime: 30 * clock.Second, Timeout: 30 * clock.Second}
 		want, wantSt := w.px.PopRequest(w.now, &rr)
@@ -218,6 +222,9 @@ func TestIntoForms(t *testing.T) {
 	}
 	m := &res.Pop.Messages[0]
 	junkAck := pop.AckRequest{ClientID: "x", ConsumerGroup: "y", Topic: "z", QueueID: 7, Offset: 8, Handle: model.ReceiptHandle{BrokerName: "w", QueueOffset: 9}}
+	if f := zeroField(junkAck); f != "" {
+		t.Fatalf("the junk ack leaves %s zero: AckInto could leave it unset unseen", f)
+	}
 	for _, at := range []clock.Time{w.now.Add(time30s), w.now} { // expired, then live
 		ar := AckRequest{ClientID: "c", Group: "g", Topic: "t", MessageID: "m", Handle: m.Handle, Lease: m.Lease}
 		want, wantT, wantSt := w.px.Ack(at, &ar)
@@ -229,5 +236,36 @@ func TestIntoForms(t *testing.T) {
 		if st.IsOK() != (at == w.now) {
 			t.Fatalf("at %v: %v", at, st)
 		}
+		if st.IsOK() && dst != pop.NewAckRequest(ar.Group, ar.Topic, &ar.Handle) {
+			t.Fatalf("at %v: %+v, want NewAckRequest's", at, dst)
+		}
 	}
+	// A managed message's ack goes with the proxy's handle, which it stops
+	// managing.
+	w.b.Put(w.now, &model.Message{Topic: "t", UniqKey: "n", ID: 2})
+	w.px.Pop(w.now, &req, 17, &res)
+	if len(res.Pop.Messages) != 1 {
+		t.Fatalf("%d messages popped", len(res.Pop.Messages))
+	}
+	m = &res.Pop.Messages[0]
+	w.px.Manage(w.now, "c", "g", m)
+	managed := m.Handle
+	ar := AckRequest{ClientID: "c", Group: "g", Topic: "t", MessageID: "n", Handle: model.ReceiptHandle{BrokerName: "other", PopTime: w.now.Millis(), InvisibleTime: 1}, Lease: 99}
+	dst := junkAck
+	tg, st := w.px.AckInto(w.now, &ar, &dst)
+	if !st.IsOK() || tg != (Target{Handle: managed, Lease: m.Lease, Managed: true}) || dst != pop.NewAckRequest("g", "t", &managed) || w.px.Managed() != 0 {
+		t.Fatalf("managed ack: %v %+v %+v, %d still managed", st, tg, dst, w.px.Managed())
+	}
+}
+
+// zeroField names the first field of the struct v that holds its zero
+// value ("" when none does).
+func zeroField(v any) string {
+	rv := reflect.ValueOf(v)
+	for i := range rv.NumField() {
+		if rv.Field(i).IsZero() {
+			return rv.Type().Field(i).Name
+		}
+	}
+	return ""
 }

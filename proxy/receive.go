@@ -158,12 +158,12 @@ func (p *Proxy) PopRequestInto(now clock.Time, req *ReceiveRequest, dst *pop.Pop
 		l.group, l.built = req.Group, true
 	}
 	g, _ := p.b.Group(req.Group)
-	*dst = pop.PopRequest{
-		ClientID: req.ClientID, ConsumerGroup: req.Group, Topic: req.Topic, QueueID: -1,
-		MaxMsgNums: min(req.BatchSize, MaxBatch), InvisibleTime: inv, PollTime: poll, BornTime: now,
-		InitMode: pop.InitModeMax, ExpressionType: expressionType(req.ExpressionType), Expression: req.Expression,
-		Order: g.ConsumeMessageOrderly, AttemptID: req.AttemptID,
-	}
+	// Every field, one by one: a literal assigned to *dst is built on the
+	// stack from a zero template and then copied over (TestIntoForms checks that none is left out).
+	dst.ClientID, dst.ConsumerGroup, dst.Topic, dst.QueueID = req.ClientID, req.Group, req.Topic, -1
+	dst.MaxMsgNums, dst.InvisibleTime, dst.PollTime, dst.BornTime = min(req.BatchSize, MaxBatch), inv, poll, now
+	dst.InitMode, dst.ExpressionType, dst.Expression = pop.InitModeMax, expressionType(req.ExpressionType), req.Expression
+	dst.Order, dst.AttemptID = g.ConsumeMessageOrderly, req.AttemptID
 	return statusOK
 }
 

@@ -214,7 +214,10 @@ func (s *sim) deliver(h *held, attempt int32, shown string) {
 	s.meter.delivered(h.c.g, h.msg.ID, s.q.now())
 }
 
-// startWork hands waiting messages to free consume threads.
+// startWork hands waiting messages to free consume threads. A POP
+// client's single message, the usual work, is started by startHeld,
+// which holds it by its concrete type throughout; a batch or another
+// kind's message by startBatch or startOther.
 func (s *sim) startWork(c *consumer) {
 	for len(c.running) < c.spec.Threads && c.head < len(c.buf) {
 		w := c.buf[c.head]
@@ -223,30 +226,13 @@ func (s *sim) startWork(c *consumer) {
 		if !c.cl.beforeConsume(s, w) {
 			continue
 		}
-		h := baseOf(w)
-		var d clock.Duration
-		hold := h.holdUntil
-		b, isBatch := batchOf(w)
-		if isBatch {
-			for _, m := range b.members() {
-				s.emitHeld(model.EvConsumeStart, m, model.RNone)
-				d += c.proc.Sample(c.rng)
-				m.outcome = c.outcomes.SampleFor(c.rng, uint64(m.msg.ID))
-				hold = max(hold, m.holdUntil)
-			}
+		if h, ok := w.(*popHeld); ok {
+			s.startHeld(c, h)
+		} else if b, ok := w.(batch); ok {
+			s.startBatch(c, b)
 		} else {
-			s.emitHeld(model.EvConsumeStart, h, model.RNone)
-			d = c.proc.Sample(c.rng)
+			s.startOther(c, w)
 		}
-		if s.q.now() < c.slowUntil {
-			d *= clock.Duration(s.cfg.Faults.Slow.Factor)
-		}
-		d = max(d, hold.Sub(s.q.now()))
-		if !isBatch {
-			h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
-		}
-		h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, workPayload(w))
-		h.endSeq = h.endTask.seq
 		c.running = append(c.running, w)
 	}
 	if c.head == len(c.buf) {
@@ -258,11 +244,62 @@ func (s *sim) startWork(c *consumer) {
 	}
 }
 
+// startHeld starts the consumption of a POP client's single message: its
+// start traced, its processing time and its outcome drawn, its end
+// scheduled (startOther for work of another kind, in the same order).
+func (s *sim) startHeld(c *consumer, ph *popHeld) {
+	h := &ph.held
+	s.emitHeld(model.EvConsumeStart, h, model.RNone)
+	d := s.stretch(c, c.proc.Sample(c.rng), h.holdUntil)
+	h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
+	h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, ph)
+	h.endSeq = h.endTask.seq
+}
+
+// startOther is startHeld for a single message of another kind.
+func (s *sim) startOther(c *consumer, w work) {
+	h := w.base()
+	s.emitHeld(model.EvConsumeStart, h, model.RNone)
+	d := s.stretch(c, c.proc.Sample(c.rng), h.holdUntil)
+	h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
+	h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, w)
+	h.endSeq = h.endTask.seq
+}
+
+// startBatch starts one listener call on a batch: each member's start
+// traced, its processing time and outcome drawn, the call's end (its
+// first member's task) after the sum of the times.
+func (s *sim) startBatch(c *consumer, b batch) {
+	h := b.base()
+	var d clock.Duration
+	hold := h.holdUntil
+	for _, m := range b.members() {
+		s.emitHeld(model.EvConsumeStart, m, model.RNone)
+		d += c.proc.Sample(c.rng)
+		m.outcome = c.outcomes.SampleFor(c.rng, uint64(m.msg.ID))
+		hold = max(hold, m.holdUntil)
+	}
+	h.endTask = s.q.after(s.stretch(c, d, hold), tkConsumeEnd, c.idx, c.epoch, b)
+	h.endSeq = h.endTask.seq
+}
+
+// stretch is a consumption's processing time d under the injected faults:
+// multiplied while the client is slowed, and lasting at least until hold.
+func (s *sim) stretch(c *consumer, d clock.Duration, hold clock.Time) clock.Duration {
+	now := s.q.now()
+	if now < c.slowUntil {
+		d *= clock.Duration(s.cfg.Faults.Slow.Factor)
+	}
+	return max(d, hold.Sub(now))
+}
+
 var outcomeReasons = [...]model.Reason{workload.Success: model.RSuccess, workload.ReconsumeLater: model.RLater, workload.Exception: model.RException, workload.AckedNotDone: model.RNotDone}
 
 func (s *sim) consumeEnd(c *consumer, w work) {
 	c.running = removeWork(c.running, w)
-	if b, ok := batchOf(w); ok {
+	if h, ok := w.(*popHeld); ok { // the usual work, by its concrete type
+		s.emitHeld(model.EvConsumeEnd, &h.held, outcomeReasons[h.outcome])
+	} else if b, ok := w.(batch); ok {
 		for _, h := range b.members() {
 			s.emitHeld(model.EvConsumeEnd, h, outcomeReasons[h.outcome])
 		}
@@ -274,39 +311,9 @@ func (s *sim) consumeEnd(c *consumer, w work) {
 	s.startWork(c)
 }
 
-// batchOf is w as a batch. A POP client's single message, the usual
-// work, is told apart by its concrete type first: that is one comparison,
-// where asserting the batch interface looks its method table up.
-func batchOf(w work) (batch, bool) {
-	if _, ok := w.(*popHeld); ok {
-		return nil, false
-	}
-	b, ok := w.(batch)
-	return b, ok
-}
-
-// baseOf is w's base: a POP client's single message, the usual work, by
-// its concrete type, without a call through the interface.
-func baseOf(w work) *held {
-	if h, ok := w.(*popHeld); ok {
-		return &h.held
-	}
-	return w.base()
-}
-
-// workPayload is w as the payload of its consumption's end task: a POP
-// client's single message converted from its concrete type (a static
-// method table), where converting the work interface looks the table up
-// in the runtime's per-site cache.
-func workPayload(w work) payload {
-	if h, ok := w.(*popHeld); ok {
-		return h
-	}
-	return w
-}
-
 // workOf is p, a consumption's end task's payload, as work: a POP
-// client's single message by its concrete type first, as workPayload.
+// client's single message by its concrete type first (startHeld
+// schedules it as its concrete type).
 func workOf(p payload) work {
 	if h, ok := p.(*popHeld); ok {
 		return h

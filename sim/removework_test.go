@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"popsim/clock"
 	"slices"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 // TestRemoveWorkMatchesReference: removeWork, which finds a POP client's
 // single message by pointer, removes the same work and keeps the same
 // order as a plain search by interface equality, over mixes of every kind
-// of work; batchOf tells batches apart as the batch assertion does.
+// of work.
 func TestRemoveWorkMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	newWork := func() work {
@@ -29,9 +30,6 @@ func TestRemoveWorkMatchesReference(t *testing.T) {
 		}
 		for len(running) > 0 {
 			w := running[rng.IntN(len(running))]
-			if b, ok := batchOf(w); ok != isBatch(w) || ok && b != w {
-				t.Fatalf("batchOf(%T) = %v, %v", w, b, ok)
-			}
 			if indexWork(running, newWork()) != -1 {
 				t.Fatal("found work that is not running")
 			}
@@ -44,27 +42,42 @@ func TestRemoveWorkMatchesReference(t *testing.T) {
 	}
 }
 
-// isBatch is the reference for batchOf: the batch assertion itself.
-func isBatch(w work) bool {
-	_, ok := w.(batch)
-	return ok
-}
-
-// TestWorkFastPathsAreTheInterface: baseOf, workPayload and workOf, which
-// tell a POP client's single message by its concrete type, give what the
-// work interface gives for every kind of work.
+// TestWorkFastPathsAreTheInterface: workOf, which tells a POP client's
+// single message by its concrete type, gives back the work a payload was
+// made of, for every kind of work.
 func TestWorkFastPathsAreTheInterface(t *testing.T) {
 	h := new(popHeld)
 	for _, w := range []work{new(popHeld), &pushBatch{hs: []*popHeld{h}, ms: []*held{&h.held}}, new(pullHeld), new(held)} {
-		if got := baseOf(w); got != w.base() {
-			t.Fatalf("baseOf(%T) = %p, want %p", w, got, w.base())
-		}
-		p := workPayload(w)
-		if p != payload(w) {
-			t.Fatalf("workPayload(%T) = %T %p, want the work itself", w, p, p)
-		}
+		p := payload(w)
 		if got := workOf(p); got != w {
 			t.Fatalf("workOf(%T) = %T %p, want the work itself", w, got, got)
+		}
+	}
+}
+
+// TestStretch: a consumption's processing time is multiplied by the slow
+// factor while its client is slowed (not once the slowdown ends) and
+// lasts at least until the message's hold.
+func TestStretch(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Faults.Slow.Factor = 3
+	s := newTestSim(t, cfg, RunOptions{})
+	now := s.q.now()
+	ms := clock.Millisecond
+	for _, tc := range []struct {
+		slowUntil, hold clock.Time
+		d, want         clock.Duration
+	}{
+		{0, 0, 5 * ms, 5 * ms},
+		{now.Add(1), 0, 5 * ms, 15 * ms},
+		{now, 0, 5 * ms, 5 * ms},
+		{0, now.Add(20 * ms), 5 * ms, 20 * ms},
+		{now.Add(1), now.Add(10 * ms), 5 * ms, 15 * ms},
+		{now.Add(1), now.Add(40 * ms), 5 * ms, 40 * ms},
+	} {
+		c := &consumer{slowUntil: tc.slowUntil}
+		if got := s.stretch(c, tc.d, tc.hold); got != tc.want {
+			t.Errorf("stretch(%v, hold %v, slow until %v) = %v, want %v", tc.d, tc.hold, tc.slowUntil, got, tc.want)
 		}
 	}
 }

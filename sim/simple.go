@@ -63,6 +63,11 @@ type simpleConsumer struct {
 	// free are held messages (deliverOwned's) the client is done with and
 	// nothing else refers to, for its next deliveries (recycle).
 	free []*popHeld
+	// rq is the client's receive request to its proxy: the fields that
+	// are the client's for good (group, topic, filter, times) set once,
+	// by receiveRequest; receive sets the rest (the client id, which a
+	// restart changes, the batch size and the attempt id).
+	rq proxy.ReceiveRequest
 }
 
 // proxyTick is the payload of the proxy's timer task: armed for at (the
@@ -86,7 +91,21 @@ func (s *sim) newSimpleConsumer(c *consumer, set *SimpleSettings) *simpleConsume
 	if c.g.cfg.ConsumeMessageOrderly {
 		p.ord = newOrderly()
 	}
+	p.rq = p.receiveRequest(s)
 	return p
+}
+
+// receiveRequest is the part of the client's receive requests that never
+// changes: its group, topic and filter, its invisible and long-polling
+// times, the RPC's deadline (the poll time and the slack) and the request
+// timeout.
+func (p *simpleConsumer) receiveRequest(s *sim) proxy.ReceiveRequest {
+	c := p.c
+	return proxy.ReceiveRequest{
+		Group: c.g.name, Topic: c.g.topic, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression,
+		InvisibleTime: p.set.InvisibleTime, AutoRenew: p.set.AutoRenew,
+		LongPollingTimeout: p.set.PollTime, Timeout: p.set.PollTime + s.cfg.Network.PollTimeoutSlack, RequestTimeout: s.cfg.Network.RequestTimeout,
+	}
 }
 
 func (p *simpleConsumer) start(s *sim) { p.schedulePoll(s, 0) }
@@ -128,7 +147,6 @@ func (p *simpleConsumer) receive(s *sim) {
 		p.wantPoll = true
 		return
 	}
-	timeout := p.set.PollTime + s.cfg.Network.PollTimeoutSlack
 	why := model.RNone
 	if p.set.Reentrant {
 		if p.attempt == "" {
@@ -142,12 +160,9 @@ func (p *simpleConsumer) receive(s *sim) {
 	r := p.newReceive(c.g.cfg.RetryMaxTimes+1, p.rr%s.rt.n)
 	// No born time yet: the proxy stamps its own clock when the receive
 	// reaches it (rocketMQ.Serve), never the client's.
-	st := p.px.PopRequestInto(0, &proxy.ReceiveRequest{
-		ClientID: c.clientID, Group: c.g.name, Topic: c.g.topic, ExpressionType: c.spec.ExpressionType, Expression: c.spec.Expression, BatchSize: int32(n),
-		InvisibleTime: p.set.InvisibleTime, AutoRenew: p.set.AutoRenew,
-		LongPollingTimeout: p.set.PollTime, Timeout: timeout, RequestTimeout: s.cfg.Network.RequestTimeout,
-		AttemptID: p.attempt,
-	}, &r.pop)
+	q := &p.rq // the fixed part set once (receiveRequest), not a new request's 14 fields
+	q.ClientID, q.BatchSize, q.AttemptID = c.clientID, int32(n), p.attempt
+	st := p.px.PopRequestInto(0, q, &r.pop)
 	if !st.IsOK() {
 		panic("sim: the proxy refused a validated receive: " + st.String())
 	}
@@ -156,7 +171,7 @@ func (p *simpleConsumer) receive(s *sim) {
 	e := s.event(model.EvReceive)
 	e.Client, e.Topic, e.Queue, e.Count, e.Span, e.Reason = c.idx, c.g.topic, -1, int32(n), r.pop.InvisibleTime, why
 	s.emitSlot()
-	s.send(r, timeout)
+	s.send(r, q.Timeout)
 }
 
 // newReceive returns the client's receive to broker, reusing the spare
