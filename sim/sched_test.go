@@ -324,8 +324,8 @@ func testTaskQueue(t *testing.T, r *rand.Rand, window clock.Duration, soon bool)
 			if got := q.peek(); got != waiting[best] {
 				t.Fatalf("window %d step %d: peek() = %+v, want %+v", window, step, got, waiting[best])
 			}
-			if got := q.pop(); got != waiting[best] || got.queued() {
-				t.Fatalf("window %d step %d: pop() = %+v, want %+v, not queued", window, step, got, waiting[best])
+			if q.pop(waiting[best]); waiting[best].queued() {
+				t.Fatalf("window %d step %d: pop() left %+v queued", window, step, waiting[best])
 			}
 			now = waiting[best].at
 			waiting = append(waiting[:best], waiting[best+1:]...)
@@ -339,10 +339,11 @@ func testTaskQueue(t *testing.T, r *rand.Rand, window clock.Duration, soon bool)
 	}
 	for len(waiting) > 0 { // drain: pops across horizon moves
 		waiting = waiting[:len(waiting)-1]
-		if q.peek() == nil {
+		e := q.peek()
+		if e == nil {
 			t.Fatalf("window %d: the queue ran empty with %d tasks waiting", window, len(waiting)+1)
 		}
-		q.pop()
+		q.pop(e)
 	}
 	if q.peek() != nil {
 		t.Fatalf("window %d: the queue holds a task after all were taken", window)
