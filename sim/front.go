@@ -14,7 +14,10 @@ package sim
 // tasks, each in order, and the queue takes whichever of their two
 // earliest comes first: the same order as one heap.
 //
-// A task in the run has idx frontIdx(its ring slot).
+// A task in the run has idx inFront, not its slot: filing a task moves
+// the tasks it passes without writing to each (a store to another cache
+// line a move), and remove, which is rare (the default scenario and the
+// hot topic cancel only far tasks), finds the slot by a scan of the run.
 type frontRun struct {
 	e    [frontCap]heapEntry
 	head int // the ring slot of the earliest task
@@ -34,12 +37,9 @@ const (
 	frontMask  = frontCap - 1
 )
 
-// frontBase is the idx of ring slot 0: above every heap position, so that
-// an idx tells the run, the heap and far apart.
-const frontBase = 1 << 40
-
-// frontIdx is the idx of a task in ring slot s.
-func frontIdx(s int) int { return frontBase + s }
+// inFront is the idx of a task in the run: above every heap position, so
+// that an idx tells the run, the heap and far apart.
+const inFront = 1 << 40
 
 // within reports whether fewer than frontReach of the run's tasks
 // precede t: one comparison, with the frontReach-th earliest.
@@ -67,11 +67,10 @@ func (f *frontRun) insert(t *task) {
 			break
 		}
 		f.e[s&frontMask] = *y
-		y.t.idx = frontIdx(s)
 		s = next
 	}
 	f.e[s&frontMask] = heapEntry{at: at, t: t}
-	t.idx = frontIdx(s)
+	t.idx = inFront
 	f.n++
 }
 
@@ -98,14 +97,17 @@ func (f *frontRun) last() *task {
 	return t
 }
 
-// remove takes out the task in ring slot s: the tasks before it move one
-// slot on.
-func (f *frontRun) remove(s int) {
-	f.e[s].t.idx = -1
-	for k := (s - f.head) & frontMask; k > 0; k-- {
+// remove takes out the task t, which waits in the run: the tasks before
+// it move one slot on.
+func (f *frontRun) remove(t *task) {
+	k := 0
+	for f.e[(f.head+k)&frontMask].t != t {
+		k++
+	}
+	t.idx = -1
+	for ; k > 0; k-- {
 		d := (f.head + k) & frontMask
 		f.e[d] = f.e[(d-1)&frontMask]
-		f.e[d].t.idx = frontIdx(d)
 	}
 	f.head = (f.head + 1) & frontMask
 	f.n--

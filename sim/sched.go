@@ -63,7 +63,7 @@ type task struct {
 	who   int32
 	epoch uint32
 	p     payload
-	idx   int // where it waits: frontIdx(a slot in taskQueue.front), a position in near, farIdx(a position in far), or -1 once dispatched or cancelled
+	idx   int // where it waits: inFront (in taskQueue.front), a position in near, farIdx(a position in far), or -1 once dispatched or cancelled
 }
 
 // taskHeap orders tasks by (virtual time, seeded tie-break, sequence).

@@ -230,7 +230,7 @@ func TestSchedulerMatchesReference(t *testing.T) {
 
 // checkQueue reports where q breaks its invariants: near a heap whose
 // tasks know their positions and are due before the horizon, front a run
-// in order whose tasks know their slots and are due before the horizon,
+// in order whose tasks know they are in it and are due before the horizon,
 // far's tasks due at or after it and knowing their positions.
 func checkQueue(q *taskQueue) error {
 	h := &q.near
@@ -254,7 +254,7 @@ func checkQueue(q *taskQueue) error {
 	for k := range f.n {
 		s := (f.head + k) & frontMask
 		x := &f.e[s]
-		if x.t.idx != frontIdx(s) || x.at != x.t.at || (k > 0 && !refLess(f.e[(s-1)&frontMask].t, x.t)) {
+		if x.t.idx != inFront || x.at != x.t.at || (k > 0 && !refLess(f.e[(s-1)&frontMask].t, x.t)) {
 			return fmt.Errorf("front's task %d (slot %d) is out of order or misplaced", k, s)
 		}
 		if x.at >= q.horizon {

@@ -16,7 +16,7 @@ import "popsim/clock"
 //
 // The tasks due before the horizon wait in front (frontRun) if, when
 // filed, fewer than frontReach of front's tasks preceded them, and in near
-// otherwise. A task's idx says where it waits: frontIdx(its slot in
+// otherwise. A task's idx says where it waits: inFront (somewhere in
 // front), its position in near, farIdx(its position in far), or -1 once
 // dispatched or cancelled.
 type taskQueue struct {
@@ -119,7 +119,7 @@ func (q *taskQueue) advance() {
 // pop takes out e, the earliest task, which peek returned: front's first
 // or near's, as its idx says.
 func (q *taskQueue) pop(e *task) {
-	if e.idx >= frontBase {
+	if e.idx == inFront {
 		q.front.pop()
 		return
 	}
@@ -128,8 +128,8 @@ func (q *taskQueue) pop(e *task) {
 
 // remove takes out the waiting task e.
 func (q *taskQueue) remove(e *task) {
-	if e.idx >= frontBase {
-		q.front.remove(e.idx - frontBase)
+	if e.idx == inFront {
+		q.front.remove(e)
 		return
 	}
 	if e.idx >= 0 {
