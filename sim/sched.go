@@ -266,7 +266,7 @@ func (h *taskHeap) up(j int, x heapEntry) {
 type scheduler struct {
 	clk        clock.Virtual
 	q          taskQueue
-	tie        *pcg.Rand
+	tie        pcg.Rand // the stream newScheduler was given, held by value: one load less a draw
 	seq        uint64
 	dispatched int64
 	maxTasks   int64
@@ -278,8 +278,11 @@ type scheduler struct {
 	free []*task
 }
 
+// newScheduler returns a scheduler whose clock reads start, which draws
+// its tie-breaks from a copy of tie (tie itself does not advance) and
+// fails past maxTasks tasks or maxTime.
 func newScheduler(start clock.Time, tie *pcg.Rand, maxTasks int64, maxTime clock.Time) *scheduler {
-	return &scheduler{clk: *clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
+	return &scheduler{clk: *clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: *tie, maxTasks: maxTasks, maxTime: maxTime}
 }
 
 func (s *scheduler) now() clock.Time { return s.clk.Now() }
