@@ -75,18 +75,17 @@ func (f *frontRun) insert(t *task) {
 }
 
 // first returns the entry of the run's earliest task; the run is not
-// empty.
-func (f *frontRun) first() *heapEntry { return &f.e[f.head] }
+// empty. The slot is masked, as everywhere, so that the compiler sees it
+// in range.
+func (f *frontRun) first() *heapEntry { return &f.e[f.head&frontMask] }
 
-// pop takes out the earliest task. The slot keeps its entry until it is
-// written again: every task stays reachable from the scheduler's free
-// list anyway.
-func (f *frontRun) pop() *task {
-	t := f.e[f.head].t
+// pop takes out t, the earliest task, which first gave. The slot keeps
+// its entry until it is written again: every task stays reachable from
+// the scheduler's free list anyway.
+func (f *frontRun) pop(t *task) {
 	t.idx = -1
 	f.head = (f.head + 1) & frontMask
 	f.n--
-	return t
 }
 
 // last takes out the latest task, to make room.

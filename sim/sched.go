@@ -156,13 +156,11 @@ func (h *taskHeap) first() *task {
 	return h.e[0].t
 }
 
-// pop takes out the earliest task, which first returned, and leaves its
+// pop takes out t, the earliest task, which first returned, and leaves its
 // slot open for the next push (or first, or remove) to fill.
-func (h *taskHeap) pop() *task {
-	t := h.e[0].t
+func (h *taskHeap) pop(t *task) {
 	t.idx = -1
 	h.taken = true
-	return t
 }
 
 // remove takes out the waiting task t.

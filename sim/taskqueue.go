@@ -120,10 +120,10 @@ func (q *taskQueue) advance() {
 // or near's, as its idx says.
 func (q *taskQueue) pop(e *task) {
 	if e.idx == inFront {
-		q.front.pop()
+		q.front.pop(e)
 		return
 	}
-	q.near.pop()
+	q.near.pop(e)
 }
 
 // remove takes out the waiting task e.
