@@ -14,7 +14,10 @@ package sim
 // tasks, each in order, and the queue takes whichever of their two
 // earliest comes first: the same order as one heap.
 //
-// A task in the run has idx frontIdx(its ring slot).
+// A task in the run has idx inFront, not its slot: filing a task moves
+// the tasks it passes without writing to each (a store to another cache
+// line a move), and remove, which is rare (the default scenario and the
+// hot topic cancel only far tasks), finds the slot by a scan of the run.
 type frontRun struct {
 	e    [frontCap]heapEntry
 	head int // the ring slot of the earliest task
@@ -27,19 +30,20 @@ type frontRun struct {
 // or 8 measured 1044.3, 1043.1, 1044.4 and 1045.9 M instructions on the
 // default scenario and 1109.7, 1108.9, 1109.0 and 1109.1 M on the hot
 // topic's 3 virtual seconds (callgrind, before insert took the task
-// itself), against 1046.6 and 1124.1 M with the heap alone.
+// itself), against 1046.6 and 1124.1 M with the heap alone. Once filing
+// stopped writing the passed tasks' idx, a reach of 3 to 8 measured 981.0,
+// 980.9, 980.4-980.6, 980.8, 981.4 and 981.8 M on the default scenario and
+// 1047.2, 1046.7, 1045.6-1046.8, 1046.7, 1046.5 and 1046.1 M on the hot
+// topic (whose runs of one binary vary by about 1 M).
 const (
-	frontReach = 4
+	frontReach = 5
 	frontCap   = 32
 	frontMask  = frontCap - 1
 )
 
-// frontBase is the idx of ring slot 0: above every heap position, so that
-// an idx tells the run, the heap and far apart.
-const frontBase = 1 << 40
-
-// frontIdx is the idx of a task in ring slot s.
-func frontIdx(s int) int { return frontBase + s }
+// inFront is the idx of a task in the run: above every heap position, so
+// that an idx tells the run, the heap and far apart.
+const inFront = 1 << 40
 
 // within reports whether fewer than frontReach of the run's tasks
 // precede t: one comparison, with the frontReach-th earliest.
@@ -67,27 +71,25 @@ func (f *frontRun) insert(t *task) {
 			break
 		}
 		f.e[s&frontMask] = *y
-		y.t.idx = frontIdx(s)
 		s = next
 	}
 	f.e[s&frontMask] = heapEntry{at: at, t: t}
-	t.idx = frontIdx(s)
+	t.idx = inFront
 	f.n++
 }
 
 // first returns the entry of the run's earliest task; the run is not
-// empty.
-func (f *frontRun) first() *heapEntry { return &f.e[f.head] }
+// empty. The slot is masked, as everywhere, so that the compiler sees it
+// in range.
+func (f *frontRun) first() *heapEntry { return &f.e[f.head&frontMask] }
 
-// pop takes out the earliest task. The slot keeps its entry until it is
-// written again: every task stays reachable from the scheduler's free
-// list anyway.
-func (f *frontRun) pop() *task {
-	t := f.e[f.head].t
+// pop takes out t, the earliest task, which first gave. The slot keeps
+// its entry until it is written again: every task stays reachable from
+// the scheduler's free list anyway.
+func (f *frontRun) pop(t *task) {
 	t.idx = -1
 	f.head = (f.head + 1) & frontMask
 	f.n--
-	return t
 }
 
 // last takes out the latest task, to make room.
@@ -98,14 +100,17 @@ func (f *frontRun) last() *task {
 	return t
 }
 
-// remove takes out the task in ring slot s: the tasks before it move one
-// slot on.
-func (f *frontRun) remove(s int) {
-	f.e[s].t.idx = -1
-	for k := (s - f.head) & frontMask; k > 0; k-- {
+// remove takes out the task t, which waits in the run: the tasks before
+// it move one slot on.
+func (f *frontRun) remove(t *task) {
+	k := 0
+	for f.e[(f.head+k)&frontMask].t != t {
+		k++
+	}
+	t.idx = -1
+	for ; k > 0; k-- {
 		d := (f.head + k) & frontMask
 		f.e[d] = f.e[(d-1)&frontMask]
-		f.e[d].t.idx = frontIdx(d)
 	}
 	f.head = (f.head + 1) & frontMask
 	f.n--

@@ -63,7 +63,7 @@ type task struct {
 	who   int32
 	epoch uint32
 	p     payload
-	idx   int // where it waits: frontIdx(a slot in taskQueue.front), a position in near, farIdx(a position in far), or -1 once dispatched or cancelled
+	idx   int // where it waits: inFront (in taskQueue.front), a position in near, farIdx(a position in far), or -1 once dispatched or cancelled
 }
 
 // taskHeap orders tasks by (virtual time, seeded tie-break, sequence).
@@ -131,18 +131,15 @@ func tieLess(a, b *task) bool {
 }
 
 // push adds t: into the slot pop left open, sinking from the top, or as
-// a new leaf rising from the bottom.
+// a new leaf rising from the bottom (in one function, not a call of its
+// own for the leaf: the default scenario's near heap grows on two pushes
+// in three).
 func (h *taskHeap) push(t *task) {
 	if h.taken {
 		h.taken = false
 		h.down(0, entryOf(t))
 		return
 	}
-	h.grow(t)
-}
-
-// grow adds t as a new leaf, rising from the bottom.
-func (h *taskHeap) grow(t *task) {
 	h.e = append(h.e, heapEntry{})
 	h.up(len(h.e)-1, entryOf(t))
 }
@@ -159,13 +156,11 @@ func (h *taskHeap) first() *task {
 	return h.e[0].t
 }
 
-// pop takes out the earliest task, which first returned, and leaves its
+// pop takes out t, the earliest task, which first returned, and leaves its
 // slot open for the next push (or first, or remove) to fill.
-func (h *taskHeap) pop() *task {
-	t := h.e[0].t
+func (h *taskHeap) pop(t *task) {
 	t.idx = -1
 	h.taken = true
-	return t
 }
 
 // remove takes out the waiting task t.
@@ -266,16 +261,23 @@ func (h *taskHeap) up(j int, x heapEntry) {
 type scheduler struct {
 	clk        clock.Virtual
 	q          taskQueue
-	tie        *pcg.Rand
+	tie        pcg.Rand // the stream newScheduler was given, held by value: one load less a draw
 	seq        uint64
 	dispatched int64
 	maxTasks   int64
 	maxTime    clock.Time
-	free       []*task
+	// free holds the dispatched and cancelled tasks, for at to reuse. at
+	// takes from its end without clearing the slot (takeFree clears it):
+	// the scheduler never lets go of a task it made, so a stale pointer past
+	// free's length keeps alive nothing that is not alive anyway.
+	free []*task
 }
 
+// newScheduler returns a scheduler whose clock reads start, which draws
+// its tie-breaks from a copy of tie (tie itself does not advance) and
+// fails past maxTasks tasks or maxTime.
 func newScheduler(start clock.Time, tie *pcg.Rand, maxTasks int64, maxTime clock.Time) *scheduler {
-	return &scheduler{clk: *clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: tie, maxTasks: maxTasks, maxTime: maxTime}
+	return &scheduler{clk: *clock.NewVirtual(start), q: newTaskQueue(start, farWindow), tie: *tie, maxTasks: maxTasks, maxTime: maxTime}
 }
 
 func (s *scheduler) now() clock.Time { return s.clk.Now() }
@@ -286,8 +288,11 @@ func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payl
 	if t < s.clk.Now() {
 		panic(fmt.Sprintf("sim: task %d scheduled at %v, before now %v", k, t, s.clk.Now()))
 	}
-	e := takeFree(&s.free)
-	if e == nil {
+	var e *task
+	if n := len(s.free); n > 0 { // takeFree, without clearing the slot
+		e = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
 		e = new(task)
 	}
 	s.seq++
@@ -319,22 +324,38 @@ func (s *scheduler) cancel(e *task, seq uint64) {
 
 // next removes the earliest task and advances the clock to it. It fails,
 // naming the bound, when the task budget (EventBudget) or the time limit is exceeded,
-// and returns nil when the queue is empty.
+// and returns nil when the queue is empty. The earliest of front's and
+// near's first tasks is picked here (taskQueue.peek written out, a call
+// a task less); peek moves the horizon when both are empty.
 func (s *scheduler) next() (*task, error) {
-	e := s.q.peek()
+	q := &s.q
+	e := q.near.first()
+	if q.front.n > 0 {
+		if x := q.front.first(); e == nil || x.at < e.at || x.at == e.at && tieLess(x.t, e) {
+			e = x.t
+		}
+	}
 	if e == nil {
-		return nil, nil
+		if e = q.peek(); e == nil {
+			return nil, nil
+		}
 	}
-	if e.at > s.maxTime {
-		return nil, fmt.Errorf("%w: next task due at %v, after the limit %v", ErrTimeLimit, e.at, s.maxTime)
+	if e.at > s.maxTime || s.dispatched >= s.maxTasks {
+		return nil, s.bound(e)
 	}
-	if s.dispatched >= s.maxTasks {
-		return nil, fmt.Errorf("%w: %d tasks dispatched by %v (EventBudget = %d); raise it or shorten the run", ErrEventBudget, s.dispatched, s.clk.Now(), s.maxTasks)
-	}
-	s.q.pop()
+	q.pop(e)
 	s.clk.AdvanceTo(e.at)
 	s.dispatched++
 	return e, nil
+}
+
+// bound is next's error for a task e that a bound keeps from running:
+// due after the time limit, or past the task budget.
+func (s *scheduler) bound(e *task) error {
+	if e.at > s.maxTime {
+		return fmt.Errorf("%w: next task due at %v, after the limit %v", ErrTimeLimit, e.at, s.maxTime)
+	}
+	return fmt.Errorf("%w: %d tasks dispatched by %v (EventBudget = %d); raise it or shorten the run", ErrEventBudget, s.dispatched, s.clk.Now(), s.maxTasks)
 }
 
 // release returns a dispatched task to the free list.

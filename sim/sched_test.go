@@ -230,7 +230,7 @@ func TestSchedulerMatchesReference(t *testing.T) {
 
 // checkQueue reports where q breaks its invariants: near a heap whose
 // tasks know their positions and are due before the horizon, front a run
-// in order whose tasks know their slots and are due before the horizon,
+// in order whose tasks know they are in it and are due before the horizon,
 // far's tasks due at or after it and knowing their positions.
 func checkQueue(q *taskQueue) error {
 	h := &q.near
@@ -254,7 +254,7 @@ func checkQueue(q *taskQueue) error {
 	for k := range f.n {
 		s := (f.head + k) & frontMask
 		x := &f.e[s]
-		if x.t.idx != frontIdx(s) || x.at != x.t.at || (k > 0 && !refLess(f.e[(s-1)&frontMask].t, x.t)) {
+		if x.t.idx != inFront || x.at != x.t.at || (k > 0 && !refLess(f.e[(s-1)&frontMask].t, x.t)) {
 			return fmt.Errorf("front's task %d (slot %d) is out of order or misplaced", k, s)
 		}
 		if x.at >= q.horizon {
@@ -324,8 +324,8 @@ func testTaskQueue(t *testing.T, r *rand.Rand, window clock.Duration, soon bool)
 			if got := q.peek(); got != waiting[best] {
 				t.Fatalf("window %d step %d: peek() = %+v, want %+v", window, step, got, waiting[best])
 			}
-			if got := q.pop(); got != waiting[best] || got.queued() {
-				t.Fatalf("window %d step %d: pop() = %+v, want %+v, not queued", window, step, got, waiting[best])
+			if q.pop(waiting[best]); waiting[best].queued() {
+				t.Fatalf("window %d step %d: pop() left %+v queued", window, step, waiting[best])
 			}
 			now = waiting[best].at
 			waiting = append(waiting[:best], waiting[best+1:]...)
@@ -339,10 +339,11 @@ func testTaskQueue(t *testing.T, r *rand.Rand, window clock.Duration, soon bool)
 	}
 	for len(waiting) > 0 { // drain: pops across horizon moves
 		waiting = waiting[:len(waiting)-1]
-		if q.peek() == nil {
+		e := q.peek()
+		if e == nil {
 			t.Fatalf("window %d: the queue ran empty with %d tasks waiting", window, len(waiting)+1)
 		}
-		q.pop()
+		q.pop(e)
 	}
 	if q.peek() != nil {
 		t.Fatalf("window %d: the queue holds a task after all were taken", window)

@@ -317,6 +317,7 @@ func (s *sim) loop() error {
 	if err := s.progress(true); err != nil {
 		return err
 	}
+	report := s.opts.Progress != nil // progress does nothing without it
 	for !s.stopped {
 		t, err := s.q.next()
 		if err != nil {
@@ -330,7 +331,7 @@ func (s *sim) loop() error {
 		if invariantsOn && s.q.dispatched%invariantsEvery == 0 {
 			s.checkEngine()
 		}
-		if s.q.dispatched%ProgressEvery == 0 {
+		if report && s.q.dispatched%ProgressEvery == 0 {
 			if err := s.progress(false); err != nil {
 				return err
 			}

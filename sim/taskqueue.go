@@ -16,16 +16,15 @@ import "popsim/clock"
 //
 // The tasks due before the horizon wait in front (frontRun) if, when
 // filed, fewer than frontReach of front's tasks preceded them, and in near
-// otherwise. A task's idx says where it waits: frontIdx(its slot in
+// otherwise. A task's idx says where it waits: inFront (somewhere in
 // front), its position in near, farIdx(its position in far), or -1 once
 // dispatched or cancelled.
 type taskQueue struct {
-	front     frontRun // tasks due before horizon, filed among the run's first
-	near      taskHeap // the other tasks due before horizon
-	far       []*task  // every task due at or after horizon, in no order
-	horizon   clock.Time
-	window    clock.Duration
-	fromFront bool // the task peek returned is front's
+	front   frontRun // tasks due before horizon, filed among the run's first
+	near    taskHeap // the other tasks due before horizon
+	far     []*task  // every task due at or after horizon, in no order
+	horizon clock.Time
+	window  clock.Duration
 }
 
 // farWindow is how far past the earliest far task the horizon moves: the
@@ -83,12 +82,10 @@ func (q *taskQueue) peek() *task {
 	if q.front.n > 0 {
 		x := q.front.first()
 		if e == nil || x.at < e.at || x.at == e.at && tieLess(x.t, e) {
-			q.fromFront = true
 			return x.t
 		}
 	}
 	if e != nil {
-		q.fromFront = false
 		return e
 	}
 	if len(q.far) == 0 {
@@ -119,18 +116,20 @@ func (q *taskQueue) advance() {
 	q.far = kept
 }
 
-// pop takes out the earliest task, which peek returned.
-func (q *taskQueue) pop() *task {
-	if q.fromFront {
-		return q.front.pop()
+// pop takes out e, the earliest task, which peek returned: front's first
+// or near's, as its idx says.
+func (q *taskQueue) pop(e *task) {
+	if e.idx == inFront {
+		q.front.pop(e)
+		return
 	}
-	return q.near.pop()
+	q.near.pop(e)
 }
 
 // remove takes out the waiting task e.
 func (q *taskQueue) remove(e *task) {
-	if e.idx >= frontBase {
-		q.front.remove(e.idx - frontBase)
+	if e.idx == inFront {
+		q.front.remove(e)
 		return
 	}
 	if e.idx >= 0 {

@@ -39,7 +39,10 @@ func logP(x float64) float64 {
 	case x == 0:
 		return math.Inf(-1)
 	}
-	f1, ki := frexp(x)
+	f1, ki, ok := frexpNormal(x) // frexp, which does not inline
+	if !ok {
+		f1, ki = math.Frexp(x)
+	}
 	if f1 < math.Sqrt2/2 {
 		f1 *= 2
 		ki--
@@ -85,11 +88,16 @@ func expP(x float64) float64 {
 	}
 	hi := x - float64(float64(k)*ln2Hi)
 	lo := float64(float64(k) * ln2Lo)
-	return expMulti(hi, lo, k)
+	y := expMulti(hi, lo)
+	if z, ok := ldexpNormal(y, k); ok { // ldexp, which does not inline
+		return z
+	}
+	return math.Ldexp(y, k)
 }
 
-// expMulti returns e**r × 2**k where r = hi - lo and |r| ≤ ln(2)/2.
-func expMulti(hi, lo float64, k int) float64 {
+// expMulti returns e**r where r = hi - lo and |r| ≤ ln(2)/2 (expP scales
+// it by 2**k).
+func expMulti(hi, lo float64) float64 {
 	const (
 		p1 = 1.66666666666666657415e-01
 		p2 = -2.77777777770155933842e-03
@@ -100,8 +108,7 @@ func expMulti(hi, lo float64, k int) float64 {
 	r := hi - lo
 	t := float64(r * r)
 	c := r - float64(t*(p1+float64(t*(p2+float64(t*(p3+float64(t*(p4+float64(t*p5)))))))))
-	y := 1 - ((lo - float64(r*c)/(2-c)) - hi)
-	return ldexp(y, k)
+	return 1 - ((lo - float64(r*c)/(2-c)) - hi)
 }
 
 // IEEE 754 binary64 fields, for frexp and ldexp.
@@ -117,12 +124,20 @@ const (
 // with the exponent of [0.5, 1) and the exponent's difference from that.
 // Zero, subnormals, infinities and NaN go to math.Frexp.
 func frexp(x float64) (float64, int) {
+	if f, e, ok := frexpNormal(x); ok {
+		return f, e
+	}
+	return math.Frexp(x)
+}
+
+// frexpNormal is frexp's common case, which inlines where frexp does not
+// (its call of math.Frexp spends the inliner's budget): a normal x's
+// mantissa and exponent, and ok; ok is false for zero, subnormals,
+// infinities and NaN, whose mantissa and exponent are math.Frexp's to give.
+func frexpNormal(x float64) (frac float64, exp int, ok bool) {
 	b := math.Float64bits(x)
 	e := int(b >> expShift & expMask)
-	if e == 0 || e == expMask {
-		return math.Frexp(x)
-	}
-	return math.Float64frombits(b&^expField | expBias<<expShift), e - expBias
+	return math.Float64frombits(b&^expField | expBias<<expShift), e - expBias, e != 0 && e != expMask
 }
 
 // ldexp is math.Ldexp, the same results, with the common case written in:
@@ -131,12 +146,20 @@ func frexp(x float64) (float64, int) {
 // or NaN x, a result that overflows or falls below the normal range) goes
 // to math.Ldexp.
 func ldexp(x float64, k int) float64 {
+	if y, ok := ldexpNormal(x, k); ok {
+		return y
+	}
+	return math.Ldexp(x, k)
+}
+
+// ldexpNormal is ldexp's common case, which inlines where ldexp does not:
+// x × 2**k for a normal x whose result is normal too, and ok; ok is false
+// for everything else, which is math.Ldexp's to compute.
+func ldexpNormal(x float64, k int) (float64, bool) {
 	b := math.Float64bits(x)
 	e := int(b >> expShift & expMask)
-	if n := e + k; e == 0 || e == expMask || n <= 0 || n >= expMask {
-		return math.Ldexp(x, k)
-	}
-	return math.Float64frombits(b + uint64(k)<<expShift)
+	n := e + k
+	return math.Float64frombits(b + uint64(k)<<expShift), e != 0 && e != expMask && n > 0 && n < expMask
 }
 
 // powP returns x**y for x > 0.
