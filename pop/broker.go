@@ -153,9 +153,16 @@ type volatile struct {
 	// PopInflightMessageCounter, the revive-queue round robin
 	// (ckMessageNumber) and the time before which pops do not decrement the
 	// in-flight counter (shouldStartTime).
-	buf             *ckBuffer
-	revivers        []*reviveService
-	inflight        map[qkey]int64
+	buf      *ckBuffer
+	revivers []*reviveService
+	inflight map[qkey]int64
+	// svcNext and svcAt are nextService's answer while svcOK, but for the
+	// services in svcDirty (bit qid), whose next step was forgotten since
+	// (forgetNext): the others' are as they were.
+	svcNext         *reviveService
+	svcAt           int64
+	svcDirty        uint64
+	svcOK           bool
 	ckMessageNumber int64
 	shouldStartTime int64
 }

@@ -468,12 +468,20 @@ func (b *Broker) nextBufferWork(nowMs int64) (int64, bool) {
 			return scanGrid(nowMs), true
 		}
 	}
+	idle, anyIdle := int64(0), false
 	for _, cq := range f.corder {
 		if len(cq.ws) > 0 && cq.ws[0].done() {
 			return scanGrid(nowMs), true
 		}
-		// an idle queue is dropped by the first garbage scan past the idle time
-		at(garbageGrid(max(cq.time+CommitQueueIdle+1, nowMs)))
+		if !anyIdle || cq.time < idle {
+			idle, anyIdle = cq.time, true
+		}
+	}
+	if anyIdle {
+		// an idle queue is dropped by the first garbage scan past the
+		// idle time: the earliest is the oldest queue's (garbageGrid is
+		// monotone)
+		at(garbageGrid(max(idle+CommitQueueIdle+1, nowMs)))
 	}
 	if !ok {
 		return 0, false

@@ -18,7 +18,7 @@ func RandomQ(seed, ordinal uint64) int32 {
 // a non-FIFO request on topic t with subscription f (docs/rocketmq/
 // checkpoint-path.md §3).
 func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext) {
-	req := &ctx.req
+	req := ctx.req
 	ctx.pair = b.popPair(t, ctx.group, req)
 	b.draws++
 	randomQ := RandomQ(b.cfg.Seed, b.draws)
@@ -76,7 +76,7 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, p
 	if int(qid) >= len(t.queues) {
 		return
 	}
-	req := &ctx.req
+	req := ctx.req
 	q := t.queues[qid]
 	k := qkey{pair, qid}
 	// QueueLockManager.tryLock(topic@group@qid) always succeeds (the
@@ -180,7 +180,7 @@ func (b *Broker) ckPopOffset(k qkey, q *queue, stageTopic string, initMode int32
 // false when the buffer refused the CK (a merge-key conflict): the
 // messages are then not returned.
 func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic string, start int64, r *getResult) bool {
-	req := &ctx.req
+	req := ctx.req
 	ck := model.PopCheckPoint{Num: int8(len(r.msgs)), PopTime: ctx.popTime, InvisibleTime: ctx.invisible, StartOffset: start,
 		CID: req.ConsumerGroup, Topic: stageTopic, QueueID: k.qid, BrokerName: b.cfg.BrokerName}
 	ck.QueueOffsetDiff = b.arena.int32s(len(r.msgs))

@@ -149,7 +149,18 @@ func (b *Broker) nextStepOf(s *reviveService) int64 {
 // a message was written to the queue or to its timer, or left either.
 func (b *Broker) reviveChanged(rq int32) {
 	if rq >= 0 && int(rq) < len(b.revivers) {
-		b.revivers[rq].nextOK = false
+		b.forgetNext(b.revivers[rq])
+	}
+}
+
+// forgetNext forgets the next step of service s: nextService asks it
+// again, and asks every service when s had the earliest step.
+func (b *Broker) forgetNext(s *reviveService) {
+	s.nextOK = false
+	if s == b.svcNext || s.qid >= 64 {
+		b.svcOK = false
+	} else {
+		b.svcDirty |= 1 << s.qid
 	}
 }
 
@@ -189,7 +200,7 @@ func pullGrid(g, t int64) int64 {
 // stepService brings service s to time t (= nextStep(s)) and takes the
 // step there.
 func (b *Broker) stepService(s *reviveService, t int64, res *CheckpointResult) {
-	s.nextOK = false
+	b.forgetNext(s)
 	switch {
 	case s.ending:
 		b.finishRound(s, t, res)

@@ -1,6 +1,8 @@
 package pop
 
 import (
+	"math/bits"
+
 	"popsim/clock"
 )
 
@@ -65,7 +67,7 @@ func (b *Broker) startServices(startMs int64) {
 	b.buf.forget()
 	b.buf = newCkBuffer(&b.ckl.keys)
 	b.buf.lastScan = startMs - BufferScanInterval
-	b.revivers = b.newReviveServices(startMs)
+	b.revivers, b.svcOK, b.svcNext = b.newReviveServices(startMs), false, nil
 	b.inflight = map[qkey]int64{}
 	b.ckMessageNumber = 0
 }
@@ -116,7 +118,7 @@ func (b *Broker) CheckpointTick(now clock.Time) CheckpointResult {
 func (b *Broker) settleEmptyPulls(nowMs int64) {
 	for _, s := range b.revivers {
 		if s.pulling && !s.ending && s.due <= nowMs {
-			s.nextOK = false
+			b.forgetNext(s)
 			k := (nowMs-s.due)/ReviveEmptySleep + 1
 			s.noMsg += k
 			s.due += k * ReviveEmptySleep
@@ -152,8 +154,33 @@ func (b *Broker) nextScan() (int64, bool) {
 }
 
 // nextService is the revive service with the earliest next step (the lowest
-// queue id among equals).
+// queue id among equals). The answer is remembered: NextCheckpointTick asks
+// after every request, and a request changes one service's next step at
+// most (a CK or ack written to its revive queue), mostly not the earliest
+// one's. A service whose step was forgotten is asked again and compared
+// with the remembered earliest; all are asked when the earliest was.
 func (b *Broker) nextService() (*reviveService, int64) {
+	if !b.svcOK {
+		b.svcNext, b.svcAt = b.scanServices()
+		b.svcOK, b.svcDirty = true, 0
+		return b.svcNext, b.svcAt
+	}
+	for d := b.svcDirty; d != 0; d &= d - 1 {
+		s := b.revivers[bits.TrailingZeros64(d)]
+		if t := b.nextStepOf(s); t < b.svcAt || t == b.svcAt && s.qid < b.svcNext.qid {
+			b.svcNext, b.svcAt = s, t
+		}
+	}
+	b.svcDirty = 0
+	if invariants {
+		s, t := b.scanServices()
+		assertf(s == b.svcNext && t == b.svcAt, "remembered next revive step %p at %d, asking all %p at %d", b.svcNext, b.svcAt, s, t)
+	}
+	return b.svcNext, b.svcAt
+}
+
+// scanServices is nextService's answer found by asking every service.
+func (b *Broker) scanServices() (*reviveService, int64) {
 	var best *reviveService
 	var t int64
 	for _, s := range b.revivers {

@@ -8,7 +8,7 @@ import (
 
 // popKV is PopConsumerService.popAsync for a request on topic t.
 func (b *Broker) popKV(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext) {
-	req := &ctx.req
+	req := ctx.req
 	pair := b.popPair(t, ctx.group, req)
 	ctx.pair = pair
 	if req.Order {
@@ -129,7 +129,7 @@ func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *
 // kvQueueStage is popAllQueues' stage on queue k (slots row), and returns
 // the marks the queue deserves after it (queueMarks).
 func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, row []slot, inline bool, f *pfilter.Filter) int {
-	req, q, s := &ctx.req, t.queues[k.qid], &row[k.qid]
+	req, q, s := ctx.req, t.queues[k.qid], &row[k.qid]
 	switch {
 	case !inline:
 		b.popStage(nowMs, req, ctx, req.Topic, t, k.pair, k.qid, f)

@@ -159,3 +159,54 @@ func TestStageRetryFlagIsTopics(t *testing.T) {
 		}
 	}
 }
+
+// A pop reads a normalised request in place and applies the defaults of
+// one that is not (no born time: now; a negative queue id: -1) to the
+// broker's copy, never to the caller's: on both paths a request without a
+// born time and with queue id -7 pops as the normalised one does, is left
+// as it was, and parks with the born time and queue id it defaulted, which
+// its wakeup carries. It fails when normalised writes the caller's request
+// or skips either default (checked).
+func TestPopNormalisesACopy(t *testing.T) {
+	for _, kv := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.PopConsumerKVServiceEnable, cfg.PopConsumerKVServiceInit = kv, kv
+		br, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := br.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if err := br.CreateGroup(DefaultGroup("g")); err != nil {
+			t.Fatal(err)
+		}
+		now := clock.Epoch.Add(clock.Second)
+		m := model.Message{Topic: "t", QueueID: 1}
+		br.Put(now, &m)
+		req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -7, MaxMsgNums: 4, InvisibleTime: 30 * clock.Second, PollTime: 5 * clock.Second}
+		orig := req
+		if n := br.scratch.normalised(now, &orig); n == &orig || n.BornTime != now || n.QueueID != -1 {
+			t.Fatalf("kv %v: normalised %+v", kv, *n)
+		}
+		done := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, BornTime: now}
+		if n := br.scratch.normalised(now, &done); n != &done {
+			t.Fatalf("kv %v: a normalised request was copied", kv)
+		}
+		var res PopResult
+		br.Pop(now, &req, &res)
+		if len(res.Messages) != 1 || req != orig {
+			t.Fatalf("kv %v: popped %d, request %+v after the pop, was %+v", kv, len(res.Messages), req, orig)
+		}
+		br.Pop(now, &req, &res)
+		if res.Status != PopSuspended || req != orig {
+			t.Fatalf("kv %v: status %v, request %+v after the park, was %+v", kv, res.Status, req, orig)
+		}
+		later := now.Add(clock.Second)
+		var put PutResult
+		br.PutInto(later, &model.Message{Topic: "t", QueueID: 0}, &put)
+		if len(put.Woken) != 1 || put.Woken[0].Request.BornTime != now || put.Woken[0].Request.QueueID != -1 {
+			t.Fatalf("kv %v: woken %+v", kv, put.Woken)
+		}
+	}
+}

@@ -17,7 +17,7 @@ import (
 // readable queue in the scan order from requestCount (scanQueue; a FIFO
 // request is never in priority mode).
 func (b *Broker) kvOrderStages(nowMs int64, ctx *popContext, t *topic, n int64, f *pfilter.Filter) {
-	req := &ctx.req
+	req := ctx.req
 	ctx.reviveQid = model.PopOrderReviveQueue
 	if req.QueueID != -1 {
 		b.kvOrderStage(nowMs, ctx, t, req.QueueID, f)
@@ -34,7 +34,7 @@ func (b *Broker) kvOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32,
 	if qid >= int32(len(t.queues)) {
 		return
 	}
-	req := &ctx.req
+	req := ctx.req
 	q := t.queues[qid]
 	k := qkey{ctx.pair, qid}
 	if b.inflightThreshold() && int64(b.cache.count(k)) >= b.cfg.PopInflightMessageThreshold {
@@ -89,7 +89,7 @@ func (b *Broker) kvOrderPopOffset(ctx *popContext, k qkey, s *slot, q *queue) in
 // ckOrderStages runs the FS FIFO stages: the requested queue, or every
 // readable queue in the scan order from randomQ.
 func (b *Broker) ckOrderStages(nowMs int64, ctx *popContext, t *topic, randomQ int32, f *pfilter.Filter) {
-	req := &ctx.req
+	req := ctx.req
 	ctx.reviveQid = model.PopOrderReviveQueue
 	if req.QueueID >= 0 {
 		b.ckOrderStage(nowMs, ctx, t, req.QueueID, f)
@@ -106,7 +106,7 @@ func (b *Broker) ckOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32,
 	if int(qid) >= len(t.queues) {
 		return
 	}
-	req := &ctx.req
+	req := ctx.req
 	q := t.queues[qid]
 	k := qkey{ctx.pair, qid}
 	offset := b.ckPopOffset(k, q, req.Topic, req.InitMode, false)

@@ -1,6 +1,8 @@
 package pop
 
 import (
+	"cmp"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -57,5 +59,52 @@ func TestPollSetOrder(t *testing.T) {
 	}
 	if ps.head != 0 || len(ps.items) != 0 {
 		t.Fatalf("empty set keeps head %d, %d items", ps.head, len(ps.items))
+	}
+}
+
+// The polling heap keeps its order and every request's index through
+// random parks (mostly in expiry order, with ties and stragglers) and
+// removals (the earliest, or any request, as a wakeup takes it), and its
+// Min is always the earliest of a plain list's requests by (expired, id).
+// It fails when remove never files the moved request up (checked).
+func TestPollHeapMatchesList(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 13))
+		var h pollHeap
+		var ref []*suspended
+		clock := int64(0)
+		for step := range 2000 {
+			switch k := r.IntN(10); {
+			case k < 5 || len(ref) == 0:
+				clock += int64(r.IntN(3))
+				s := &suspended{id: uint64(step + 1), expired: clock + int64(r.IntN(2))*int64(r.IntN(50))}
+				h.push(s)
+				ref = append(ref, s)
+			case k < 7:
+				m, _ := h.Min()
+				h.remove(m)
+				ref = slices.DeleteFunc(ref, func(s *suspended) bool { return s == m })
+			default:
+				i := r.IntN(len(ref))
+				h.remove(ref[i])
+				ref = slices.Delete(ref, i, i+1)
+			}
+			if err := h.check(); err != nil {
+				t.Fatalf("seed %d step %d: %v", seed, step, err)
+			}
+			m, ok := h.Min()
+			if h.Len() != len(ref) || ok != (len(ref) > 0) {
+				t.Fatalf("seed %d step %d: heap of %d, want %d", seed, step, h.Len(), len(ref))
+			}
+			if !ok {
+				continue
+			}
+			want := slices.MinFunc(ref, func(a, b *suspended) int {
+				return cmp.Or(cmp.Compare(a.expired, b.expired), cmp.Compare(a.id, b.id))
+			})
+			if m != want {
+				t.Fatalf("seed %d step %d: min %d, want %d", seed, step, m.id, want.id)
+			}
+		}
 	}
 }
