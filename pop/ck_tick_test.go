@@ -26,16 +26,7 @@ func TestNextServiceIsScan(t *testing.T) {
 // step.
 func runServiceWalk(t *testing.T, cfg Config, seed uint64) {
 	t.Helper()
-	br, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := br.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
-		t.Fatal(err)
-	}
-	if err := br.CreateGroup(DefaultGroup("g")); err != nil {
-		t.Fatal(err)
-	}
+	br := newTopicGroupBroker(t, cfg)
 	r := rand.New(rand.NewPCG(seed, 35))
 	now := clock.Epoch
 	var held []model.ReceiptHandle
@@ -75,4 +66,21 @@ func runServiceWalk(t *testing.T, cfg Config, seed uint64) {
 			}
 		}
 	}
+}
+
+// newTopicGroupBroker is a broker of cfg with topic "t" of two queues and
+// group "g" (DefaultGroup).
+func newTopicGroupBroker(t *testing.T, cfg Config) *Broker {
+	t.Helper()
+	br, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := br.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := br.CreateGroup(DefaultGroup("g")); err != nil {
+		t.Fatal(err)
+	}
+	return br
 }

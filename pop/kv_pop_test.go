@@ -171,16 +171,7 @@ func TestPopNormalisesACopy(t *testing.T) {
 	for _, kv := range []bool{false, true} {
 		cfg := DefaultConfig()
 		cfg.PopConsumerKVServiceEnable, cfg.PopConsumerKVServiceInit = kv, kv
-		br, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := br.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 2, WriteQueueNums: 2}); err != nil {
-			t.Fatal(err)
-		}
-		if err := br.CreateGroup(DefaultGroup("g")); err != nil {
-			t.Fatal(err)
-		}
+		br := newTopicGroupBroker(t, cfg)
 		now := clock.Epoch.Add(clock.Second)
 		m := model.Message{Topic: "t", QueueID: 1}
 		br.Put(now, &m)

@@ -215,9 +215,9 @@ func (s *sim) deliver(h *held, attempt int32, shown string) {
 }
 
 // startWork hands waiting messages to free consume threads. A POP
-// client's single message, the usual work, is started by startHeld,
-// which holds it by its concrete type throughout; a batch or another
-// kind's message by startBatch or startOther.
+// client's single message, the usual work, is started by startSingle
+// with its concrete type, held so throughout; a batch by startBatch; a
+// single message of another kind by startSingle through the interface.
 func (s *sim) startWork(c *consumer) {
 	for len(c.running) < c.spec.Threads && c.head < len(c.buf) {
 		w := c.buf[c.head]
@@ -227,11 +227,11 @@ func (s *sim) startWork(c *consumer) {
 			continue
 		}
 		if h, ok := w.(*popHeld); ok {
-			s.startHeld(c, h)
+			s.startSingle(c, &h.held, h)
 		} else if b, ok := w.(batch); ok {
 			s.startBatch(c, b)
 		} else {
-			s.startOther(c, w)
+			s.startSingle(c, w.base(), w)
 		}
 		c.running = append(c.running, w)
 	}
@@ -244,25 +244,16 @@ func (s *sim) startWork(c *consumer) {
 	}
 }
 
-// startHeld starts the consumption of a POP client's single message: its
-// start traced, its processing time and its outcome drawn, its end
-// scheduled (startOther for work of another kind, in the same order).
-func (s *sim) startHeld(c *consumer, ph *popHeld) {
-	h := &ph.held
+// startSingle starts the consumption of one message held as h, p being
+// the work it belongs to: its start traced, its processing time and its
+// outcome drawn, its end scheduled. startWork calls it with a POP
+// client's single message by its concrete type (no assertion on the
+// way) and with work of another kind through the interface.
+func (s *sim) startSingle(c *consumer, h *held, p payload) {
 	s.emitHeld(model.EvConsumeStart, h, model.RNone)
 	d := s.stretch(c, c.proc.Sample(c.rng), h.holdUntil)
 	h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
-	h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, ph)
-	h.endSeq = h.endTask.seq
-}
-
-// startOther is startHeld for a single message of another kind.
-func (s *sim) startOther(c *consumer, w work) {
-	h := w.base()
-	s.emitHeld(model.EvConsumeStart, h, model.RNone)
-	d := s.stretch(c, c.proc.Sample(c.rng), h.holdUntil)
-	h.outcome = c.outcomes.SampleFor(c.rng, uint64(h.msg.ID))
-	h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, w)
+	h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, p)
 	h.endSeq = h.endTask.seq
 }
 
@@ -312,7 +303,7 @@ func (s *sim) consumeEnd(c *consumer, w work) {
 }
 
 // workOf is p, a consumption's end task's payload, as work: a POP
-// client's single message by its concrete type first (startHeld
+// client's single message by its concrete type first (startWork
 // schedules it as its concrete type).
 func workOf(p payload) work {
 	if h, ok := p.(*popHeld); ok {
