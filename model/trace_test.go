@@ -62,7 +62,16 @@ func TestEventBinaryRoundTrip(t *testing.T) {
 		if err != nil || got != want[i] {
 			t.Fatalf("event %d: got %+v, %v; want %+v", i, got, err, want[i])
 		}
+		if seq, ok := EventSeq(buf[off:]); !ok || seq != want[i].Seq {
+			t.Fatalf("event %d: EventSeq %d, %v; want %d", i, seq, ok, want[i].Seq)
+		}
 		off += n
+	}
+	if _, ok := EventSeq(nil); ok {
+		t.Fatal("EventSeq of no bytes decodes")
+	}
+	if _, ok := EventSeq([]byte{0x80}); ok {
+		t.Fatal("EventSeq of a cut varint decodes")
 	}
 }
 

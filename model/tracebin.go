@@ -468,6 +468,16 @@ func varintTables() (t28 [33]uint64, t56 [65]uint64) {
 
 var errShortEvent = errors.New("model: truncated or malformed binary event")
 
+// EventSeq reads only the Seq of the event whose binary form b begins
+// with (its first field, as DecodeEvent reads it), and whether it
+// decodes: for a reader that finds a kept event by Seq without decoding
+// the rest.
+func EventSeq(b []byte) (int64, bool) {
+	d := binDecoder{b: b}
+	seq := d.varint()
+	return seq, !d.bad
+}
+
 // DecodeEvent reads one event's binary form from the front of b and
 // returns it with the number of bytes it took.
 func DecodeEvent(b []byte) (Event, int, error) {

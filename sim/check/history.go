@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/binary"
 	"math"
 	"sort"
 
@@ -303,15 +302,14 @@ func (h *history) entry(i int64, k int) ([]byte, int) {
 	return h.chunkBytes(k)[h.starts[j]:], k
 }
 
-// seqOf is the Seq of the event whose binary form b begins with, its
-// first field (a varint); one that does not decode reads as the smallest
-// int64, which no search matches.
+// seqOf is the Seq of the event whose binary form b begins with
+// (model.EventSeq); one that does not decode reads as the smallest int64,
+// which no search matches.
 func seqOf(b []byte) int64 {
-	s, k := binary.Varint(b)
-	if k <= 0 {
-		return math.MinInt64
+	if s, ok := model.EventSeq(b); ok {
+		return s
 	}
-	return s
+	return math.MinInt64
 }
 
 // seqRing is a message's first event and its most recent ones, by Seq.
