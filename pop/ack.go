@@ -24,7 +24,17 @@ type AckRequest struct {
 // topic, with receipt handle h: the real topic (ReceiptHandle.getRealTopic),
 // h's queue id and offset.
 func NewAckRequest(group, topic string, h *model.ReceiptHandle) AckRequest {
-	return AckRequest{ConsumerGroup: group, Topic: h.RealTopic(topic, group), QueueID: h.QueueID, Offset: h.QueueOffset, Handle: *h}
+	var r AckRequest
+	r.SetFor(group, topic, h)
+	return r
+}
+
+// SetFor makes r NewAckRequest(group, topic, h) in place, field by field:
+// for a caller that recycles its requests (a literal assigned to *r is
+// built in a temporary first, and the 72-byte handle copied twice).
+func (r *AckRequest) SetFor(group, topic string, h *model.ReceiptHandle) {
+	r.ClientID, r.ConsumerGroup, r.Topic = "", group, h.RealTopic(topic, group)
+	r.QueueID, r.Offset, r.Handle = h.QueueID, h.QueueOffset, *h
 }
 
 // AckMessageRequestHeader is the ack as it travels (AckMessageRequestHeader):

@@ -45,8 +45,8 @@ func (p *Proxy) Ack(now clock.Time, req *AckRequest) (pop.AckRequest, Target, St
 // it was when the status is not OK: for a caller that keeps the request
 // (a simulated client's recycled ack), where Ack's result is copied
 // twice on its way there. The target is written in place (a named
-// result) and dst field by field, NewAckRequest's fields (TestIntoForms
-// holds the two equal): the handle, 72 bytes, is copied once into each.
+// result) and dst by pop.AckRequest.SetFor: the handle, 72 bytes, is
+// copied once into each.
 func (p *Proxy) AckInto(now clock.Time, req *AckRequest, dst *pop.AckRequest) (t Target, st Status) {
 	if i := p.find(req.ClientID, req.Group, req.MessageID); i >= 0 {
 		m := &p.managed[i]
@@ -59,8 +59,7 @@ func (p *Proxy) AckInto(now clock.Time, req *AckRequest, dst *pop.AckRequest) (t
 	if st := validateHandle(now, h); !st.IsOK() {
 		return t, st
 	}
-	dst.ClientID, dst.ConsumerGroup, dst.Topic = "", req.Group, h.RealTopic(req.Topic, req.Group)
-	dst.QueueID, dst.Offset, dst.Handle = h.QueueID, h.QueueOffset, *h
+	dst.SetFor(req.Group, req.Topic, h)
 	return t, statusOK
 }
 
