@@ -553,10 +553,10 @@ func (m *meter) observeEvent(e *model.Event) {
 		}
 	case model.EvDeliver:
 		m.onDeliver(e)
-	case model.EvConsumeStart: // find's common case written out: the latest attempt
+	case model.EvConsumeStart:
 		if x := m.stateOf(m.unitOf(e)); x != nil {
 			a := &x.att
-			if a.client != e.Client || a.stage != stageDelivered || a.lease != e.Lease {
+			if !x.latest(e, stageDelivered, stageDelivered) {
 				a = m.searchIn(x, e, stageDelivered, stageDelivered)
 			}
 			if a != nil {
@@ -664,8 +664,8 @@ func (m *meter) onConsumeEnd(e *model.Event) {
 	if x == nil {
 		return
 	}
-	a := &x.att // find's common case, written out: the latest attempt
-	if a.client != e.Client || a.stage != stageStarted || a.lease != e.Lease {
+	a := &x.att
+	if !x.latest(e, stageStarted, stageStarted) {
 		if a = m.searchIn(x, e, stageStarted, stageStarted); a == nil {
 			return
 		}
@@ -684,10 +684,19 @@ func (m *meter) find(e *model.Event, lo, hi uint8) *attempt {
 	if x == nil {
 		return nil
 	}
-	if a := &x.att; a.client == e.Client && a.stage >= lo && a.stage <= hi && a.lease == e.Lease {
-		return a // the latest attempt, as a rule (the first search would find it first)
+	if x.latest(e, lo, hi) {
+		return &x.att
 	}
 	return m.searchIn(x, e, lo, hi)
+}
+
+// latest reports whether x's latest attempt is find's answer for e: its
+// client's, under its lease, in a stage from lo to hi. It is the common
+// case (the first search would find it first), tested inline by find's
+// callers that hold x already.
+func (x *msgState) latest(e *model.Event, lo, hi uint8) bool {
+	a := &x.att
+	return a.client == e.Client && a.stage >= lo && a.stage <= hi && a.lease == e.Lease
 }
 
 // searchIn is find past x's latest attempt under e's lease.
