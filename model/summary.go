@@ -51,7 +51,7 @@ type Summary struct {
 	ConsumerKind string            `json:"consumer_kind,omitempty"`
 	Params       map[string]string `json:"params,omitempty"` // sweep parameters of this point
 	ConfigSHA256 string            `json:"config_sha256"`
-	TraceSHA256  string            `json:"trace_sha256"`
+	TraceXXH3    string            `json:"trace_xxh3"`
 
 	Produced          int64            `json:"produced"`
 	Acked             int64            `json:"acked"`

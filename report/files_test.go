@@ -22,7 +22,7 @@ func fixtureSummary() model.Summary {
 	}
 	return model.Summary{
 		Scenario: "fixture", Seed: 42, ConsumerKind: "pop", Params: map[string]string{"consumers": "8"},
-		ConfigSHA256: "c0ffee", TraceSHA256: "deadbeef",
+		ConfigSHA256: "c0ffee", TraceXXH3: "deadbeef",
 		Produced: 30000, Acked: 29900, DLQ: 40, Dropped: 3, Lost: 0, Deliveries: 30400, Duplicates: 400,
 		DuplicatesByCause: map[string]int64{"lease-expired": 300, "ack-lost": 90, "crash": 10},
 		DroppedByPolicy:   map[string]int64{"max-attempts": 3},

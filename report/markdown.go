@@ -81,7 +81,7 @@ func writeHeadline(b *bytes.Buffer, s model.Summary) {
 	row("sim seconds", fmtFloat(s.SimSeconds, 3))
 	row("wall seconds", fmtFloat(s.WallSeconds, 3))
 	row("config sha256", mdCode(orNone(s.ConfigSHA256)))
-	row("trace sha256", mdCode(orNone(s.TraceSHA256)))
+	row("trace xxh3", mdCode(orNone(s.TraceXXH3)))
 	b.WriteString("\n")
 }
 

@@ -20,7 +20,7 @@ func TestRunMarkdown(t *testing.T) {
 		"| violations | 2 |",
 		"| throughput | 996.7 acks/s",
 		"| sim events | 123456 |", "| sim seconds | 30.000 |", "| wall seconds | 0.500 |",
-		"| trace sha256 | `deadbeef` |",
+		"| trace xxh3 | `deadbeef` |",
 		"## Violations: 2",
 		"delivered inside a live lease \\| twice", // pipes escaped
 		"replay: `popsim run fixture --seed 42 --until 1234`",

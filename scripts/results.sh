@@ -24,7 +24,7 @@ if [ "${1:-}" = "--check" ]; then
       exit 1
     fi
   done
-  echo "results: default seed 1 reproduced byte for byte (trace $(grep -o '"trace_sha256": "[0-9a-f]*"' "$tmp/summary.json"))"
+  echo "results: default seed 1 reproduced byte for byte (trace $(grep -o '"trace_xxh3": "[0-9a-f]*"' "$tmp/summary.json"))"
   exit 0
 fi
 

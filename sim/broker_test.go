@@ -73,7 +73,7 @@ func TestBrokerCostsDeterministicAndOptional(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r1.Summary.TraceSHA256 != r2.Summary.TraceSHA256 {
+	if r1.Summary.TraceXXH3 != r2.Summary.TraceXXH3 {
 		t.Fatal("the same seed with broker costs gave two traces")
 	}
 	noViolations(t, r1)

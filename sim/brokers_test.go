@@ -163,8 +163,8 @@ func TestOneBrokerCountIsTheDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r0.Summary.TraceSHA256 != r1.Summary.TraceSHA256 {
-		t.Errorf("trace %s with broker.count 1, %s without", r1.Summary.TraceSHA256, r0.Summary.TraceSHA256)
+	if r0.Summary.TraceXXH3 != r1.Summary.TraceXXH3 {
+		t.Errorf("trace %s with broker.count 1, %s without", r1.Summary.TraceXXH3, r0.Summary.TraceXXH3)
 	}
 }
 

@@ -65,7 +65,7 @@
 //     phase without them in which everything must drain within Drain,
 //     extended while messages are still being retried up to the longest
 //     retry chain the consumers allow (retrychain.go, DrainBudget).
-//   - The trace (trace.go): every event gets a Seq; SHA-256 over the
+//   - The trace (trace.go): every event gets a Seq; XXH3-128 over the
 //     events' binary form (model.Event.AppendBinary) is the trace hash; the
 //     text form goes to a writer only when one is given. docs/trace.md is
 //     the contract: every kind, the fields it sets, the order of events.
@@ -117,7 +117,7 @@
 //	res, err := sim.Run(cfg, sim.RunOptions{Scenario: "default", Replay: "popsim run -seed 42"})
 //	if err != nil { ... }                               // bad config, or a budget was hit
 //	for _, l := range res.Header { fmt.Println(l) }      // derived parameters first
-//	fmt.Println(res.Summary.TraceSHA256, len(res.Summary.Violations))
+//	fmt.Println(res.Summary.TraceXXH3, len(res.Summary.Violations))
 //	if err := sim.SelfCheck(cfg); err != nil { ... }    // same seed twice, first divergent event
 //	rep, n, err := sim.CheckTrace(file, check.Options{}) // a saved text trace, judged offline
 package sim

@@ -28,7 +28,7 @@ func runReuse(t *testing.T, cfg Config, reuse bool) (trace string, violations, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Summary.TraceSHA256, len(r.Summary.Violations), pops, helds
+	return r.Summary.TraceXXH3, len(r.Summary.Violations), pops, helds
 }
 
 // TestPushReuseKeepsTraces: a push consumer reuses a pop once its answer

@@ -58,7 +58,7 @@ func sameRun(t *testing.T, kept, freed *Result) {
 	t.Helper()
 	a, _ := json.Marshal(kept.Summary)
 	b, _ := json.Marshal(freed.Summary)
-	if kept.Summary.TraceSHA256 != freed.Summary.TraceSHA256 || string(a) != string(b) {
+	if kept.Summary.TraceXXH3 != freed.Summary.TraceXXH3 || string(a) != string(b) {
 		t.Fatalf("releasing changed the run:\n%s\n%s", a, b)
 	}
 }

@@ -31,7 +31,7 @@ func (s *sim) result() (*Result, error) {
 		return nil, fmt.Errorf("sim: writing the trace: %w", err)
 	}
 	if cp := s.opts.capture; cp != nil {
-		cp.checkpoints, cp.lines, cp.traceSHA256, cp.dispatched = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
+		cp.checkpoints, cp.lines, cp.traceHash, cp.dispatched = s.tr.checkpoints, s.tr.captured, sum, s.q.dispatched
 	}
 	ms := s.meter.analyze(s.cfg.Duration)
 	r := &Result{EndToEnd: ms.e2e.hdr(), ServiceTime: ms.svc.hdr(), Parts: map[string]*hdrhistogram.Histogram{}, ReviveLag: s.meter.reviveLag.hdr(),
@@ -47,7 +47,7 @@ func (s *sim) summary(rep check.Report, traceSum string, ms *measurement) model.
 	cfg := s.cfg
 	sum := model.Summary{
 		Scenario: s.opts.Scenario, Seed: cfg.Seed, ConsumerKind: s.consumerKind(),
-		ConfigSHA256: s.c.sha256, TraceSHA256: traceSum,
+		ConfigSHA256: s.c.sha256, TraceXXH3: traceSum,
 		Produced: rep.Produced, Acked: rep.Acked, DLQ: rep.DLQ, Dropped: rep.Dropped, Lost: rep.Lost,
 		Deliveries: rep.Deliveries, Duplicates: rep.Duplicates,
 		DuplicatesByCause: rep.DuplicatesByCause, DroppedByPolicy: rep.DroppedByPolicy, Violations: rep.Violations,

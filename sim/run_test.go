@@ -2,12 +2,12 @@ package sim
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/zeebo/xxh3"
 
 	"popsim/clock"
 	"popsim/model"
@@ -31,8 +31,8 @@ func TestSameSeedSameTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Summary.TraceSHA256 != b.Summary.TraceSHA256 {
-		t.Fatalf("seed 3 twice: trace hashes %s and %s", a.Summary.TraceSHA256, b.Summary.TraceSHA256)
+	if a.Summary.TraceXXH3 != b.Summary.TraceXXH3 {
+		t.Fatalf("seed 3 twice: trace hashes %s and %s", a.Summary.TraceXXH3, b.Summary.TraceXXH3)
 	}
 	if d := cmp.Diff(a.Summary, b.Summary); d != "" {
 		t.Fatalf("seed 3 twice: summaries differ (-first +second):\n%s", d)
@@ -41,9 +41,9 @@ func TestSameSeedSameTrace(t *testing.T) {
 	for i := range a.Events {
 		bin = a.Events[i].AppendBinary(bin)
 	}
-	sum := sha256.Sum256(bin)
-	if hex.EncodeToString(sum[:]) != a.Summary.TraceSHA256 {
-		t.Fatal("the trace hash is not the SHA-256 of the events' binary forms")
+	sum := xxh3.Hash128(bin).Bytes() // in one call, where the tracer hashes 64 KiB at a time
+	if hex.EncodeToString(sum[:]) != a.Summary.TraceXXH3 {
+		t.Fatal("the trace hash is not the XXH3-128 of the events' binary forms")
 	}
 	for i, line := range strings.Split(strings.TrimSuffix(text.String(), "\n"), "\n") {
 		e, err := model.ParseEvent(line)
@@ -63,7 +63,7 @@ func TestSameSeedSameTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Summary.TraceSHA256 == a.Summary.TraceSHA256 {
+	if c.Summary.TraceXXH3 == a.Summary.TraceXXH3 {
 		t.Fatal("seeds 3 and 4 gave the same trace")
 	}
 }
@@ -77,16 +77,16 @@ func TestSelfCheck(t *testing.T) {
 }
 
 func TestSelfCheckNamesTheFirstDivergentEvent(t *testing.T) {
-	a := [][32]byte{{1}, {2}, {3}}
-	b := [][32]byte{{1}, {2}, {4}}
+	a := [][traceHashSize]byte{{1}, {2}, {3}}
+	b := [][traceHashSize]byte{{1}, {2}, {4}}
 	if w := firstDivergentWindow(a, b); w != 2 {
 		t.Fatalf("first divergent window %d, want 2", w)
 	}
 	if w := firstDivergentWindow(a, a[:2]); w != 2 {
 		t.Fatalf("a run that stopped early: window %d, want 2", w)
 	}
-	ca := &capture{traceSHA256: strings.Repeat("a", 64)}
-	cb := &capture{traceSHA256: strings.Repeat("b", 64)}
+	ca := &capture{traceHash: strings.Repeat("a", 32)}
+	cb := &capture{traceHash: strings.Repeat("b", 32)}
 	err := divergence(9, ca, cb, 8192, []string{"8192 x", "8193 y"}, []string{"8192 x", "8193 z"})
 	if err == nil || !strings.Contains(err.Error(), "first divergent event #8193") || !strings.Contains(err.Error(), "8193 z") {
 		t.Fatalf("divergence report: %v", err)

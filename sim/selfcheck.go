@@ -23,7 +23,7 @@ func SelfCheck(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	if a.traceSHA256 == b.traceSHA256 && a.dispatched == b.dispatched {
+	if a.traceHash == b.traceHash && a.dispatched == b.dispatched {
 		return nil
 	}
 	w := firstDivergentWindow(a.checkpoints, b.checkpoints)
@@ -48,7 +48,7 @@ func selfCheckRun(cfg Config, cp *capture) (*capture, error) {
 
 // firstDivergentWindow is the index of the first checkpoint that differs
 // (or the first one only one run reached).
-func firstDivergentWindow(a, b [][32]byte) int64 {
+func firstDivergentWindow(a, b [][traceHashSize]byte) int64 {
 	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {
 		if !bytes.Equal(a[i][:], b[i][:]) {
@@ -59,7 +59,7 @@ func firstDivergentWindow(a, b [][32]byte) int64 {
 }
 
 func divergence(seed uint64, a, b *capture, lo int64, la, lb []string) error {
-	head := fmt.Sprintf("sim: seed %d is not deterministic: trace hashes %s and %s (%d and %d events dispatched)", seed, a.traceSHA256[:16], b.traceSHA256[:16], a.dispatched, b.dispatched)
+	head := fmt.Sprintf("sim: seed %d is not deterministic: trace hashes %s and %s (%d and %d events dispatched)", seed, a.traceHash[:16], b.traceHash[:16], a.dispatched, b.dispatched)
 	n := min(len(la), len(lb))
 	for i := 0; i < n; i++ {
 		if la[i] != lb[i] {

@@ -46,9 +46,9 @@ type scriptStep struct {
 type capture struct {
 	every       int64
 	lo, hi      int64
-	checkpoints [][32]byte
+	checkpoints [][traceHashSize]byte
 	lines       []string
-	traceSHA256 string
+	traceHash   string
 	dispatched  int64
 }
 
