@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"os"
+	"runtime/debug"
 	"testing"
 
 	"popsim/scenarios"
@@ -14,7 +16,8 @@ import (
 // second of benchmark time), and events per CPU second of the whole
 // process (proc-cpu-events/s, Linux: the garbage collector's threads
 // included, which cpu-ns/event, the benchmark thread's, leaves out). One
-// latency round is one run.
+// latency round is one run. It runs with popsim's collector setting,
+// sim.GCPercent, unless the environment sets GOGC.
 func SimRun(b *testing.B, lat *Latency) { simRun(b, lat, sim.DefaultConfig()) }
 
 // SimRunDefaultScenario runs the built-in default scenario at seed 1:
@@ -49,6 +52,7 @@ func BuiltinConfig(name string, overrides ...scenarios.Override) (sim.Config, er
 }
 
 func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
+	defer popsimGC()()
 	lat.setRound(1)
 	var events int64
 	var virtual float64
@@ -73,4 +77,14 @@ func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
 	if sec := b.Elapsed().Seconds(); sec > 0 {
 		b.ReportMetric(virtual/sec, "virtual-s/wall-s")
 	}
+}
+
+// popsimGC sets the collector as popsim does (sim.GCPercent, unless the
+// environment sets GOGC) and returns what puts the previous setting back.
+func popsimGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(sim.GCPercent)
+	return func() { debug.SetGCPercent(old) }
 }
