@@ -299,13 +299,14 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, flag model.RetryType, q *queue, k qkey, s *slot, f *pfilter.Filter) {
 	remain := int(req.MaxMsgNums - ctx.found)
 	consume, reset := b.getPopOffset(ctx, k, s, q, stageTopic)
-	r := q.get(consume, remain, int64(remain), f, b.scratch.msgs)
+	var r getResult
+	q.get(&r, consume, remain, int64(remain), f, b.scratch.msgs)
 	b.countRead(&r)
 	if r.offsetCorrected() {
 		// the offset correction commits the store's next offset and reads
 		// again from it; the stage still reports the offset it started from
 		s.setCommit(r.nextBegin)
-		r = q.get(r.nextBegin, remain, int64(remain), f, r.msgs)
+		q.get(&r, r.nextBegin, remain, int64(remain), f, r.msgs)
 		b.countRead(&r)
 	}
 	if r.status == getFound {
