@@ -201,8 +201,7 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 		offs = append(offs, m.QueueOffset)
 		p := res.addMessage(m, req.Topic)
 		p.Lease = ref.lease(i)
-		p.Handle = model.ReceiptHandle{CkQueueOffset: start, PopTime: ck.PopTime, InvisibleTime: ctx.invisible, ReviveQueueID: ctx.reviveQid,
-			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}
+		ctx.setHandle(&p.Handle, ck.PopTime, ctx.reviveQid, flag, b.cfg.BrokerName, k.qid, start, m.QueueOffset)
 		p.Deadline = clock.FromMillis(ck.ReviveTime())
 	}
 	ctx.found += int32(len(r.msgs))

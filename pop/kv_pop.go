@@ -425,16 +425,12 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 	shown := b.presentedTopic(stageTopic, req.Topic, flag)
 	for _, m := range r.msgs {
 		lease := b.newLease()
-		ctx.records = append(ctx.records, rec{
-			recKey: recKey{vt: vt, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
-			lease:  lease, invisible: ctx.invisible, retry: flag, attemptID: req.AttemptID,
-		})
+		d := ctx.addRecord() // written in place, as setHandle writes the handle
+		d.recKey = recKey{vt: vt, pair: k.pair, qid: k.qid, offset: m.QueueOffset}
+		d.lease, d.invisible, d.retry, d.attemptID = lease, ctx.invisible, flag, req.AttemptID
 		p := res.addMessage(m, shown)
 		p.Lease = lease
-		p.Handle = model.ReceiptHandle{
-			CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: ctx.invisible,
-			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1,
-		}
+		ctx.setHandle(&p.Handle, ctx.popTime, 0, flag, b.cfg.BrokerName, k.qid, start, m.QueueOffset)
 		p.Deadline = clock.FromMillis(vt)
 	}
 	ctx.found += int32(len(r.msgs))

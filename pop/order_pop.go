@@ -165,8 +165,7 @@ func (b *Broker) orderFound(nowMs int64, ctx *popContext, k qkey, stageTopic str
 			p.Message.ReconsumeTimes = c
 		}
 		p.Lease = oq.leases[i]
-		p.Handle = model.ReceiptHandle{CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: ctx.invisible, ReviveQueueID: model.PopOrderReviveQueue,
-			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}
+		ctx.setHandle(&p.Handle, ctx.popTime, model.PopOrderReviveQueue, flag, b.cfg.BrokerName, k.qid, start, m.QueueOffset)
 		p.Deadline = clock.FromMillis(deadline)
 	}
 	ctx.found += int32(len(r.msgs))
