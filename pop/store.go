@@ -179,6 +179,22 @@ func copyMessage(dst, src *model.Message) {
 	}
 }
 
+// copyFresh is copyMessage into a zero dst, a log entry just pushed: it
+// reads nothing of dst. The entry is memory the run has not touched for a
+// long while (a new chunk, or a pooled one cleared at its release), and
+// copyMessage's read of dst's Body and Properties to reuse them missed the
+// cache and waited, where stores alone do not: half of the put's copy's
+// native time.
+func copyFresh(dst, src *model.Message) {
+	*dst = *src
+	if len(src.Body) > 0 {
+		dst.Body = append([]byte(nil), src.Body...)
+	}
+	if len(src.Properties) > 0 {
+		dst.Properties = append([]model.Property(nil), src.Properties...)
+	}
+}
+
 // PutResult is the outcome of a produce.
 type PutResult struct {
 	Code   model.ResponseCode
@@ -281,7 +297,7 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.M
 		b.reviveChanged(msg.QueueID) // a client's write to the revive topic
 	}
 	if deep {
-		copyMessage(m, msg)
+		copyFresh(m, msg) // push returns a zero entry
 	} else {
 		*m = *msg
 	}
