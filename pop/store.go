@@ -250,7 +250,8 @@ func (b *Broker) putInto(now clock.Time, msg *model.Message, res *PutResult) {
 		*res = PutResult{Code: model.MessageIllegal, Remark: msg.Validate().Error(), Offset: -1}
 		return
 	}
-	stored, fail := b.append(now, msg, true)
+	var fail WriteFailure
+	stored := b.append(now, msg, true, &fail)
 	if stored == nil {
 		*res = PutResult{Code: model.SystemError, Remark: "put failed (injected)", Offset: -1, Failures: []WriteFailure{fail}}
 		return
@@ -278,16 +279,22 @@ func validPut(t *topic, msg *model.Message) bool {
 
 // append writes a copy of msg to its queue, unless the store refuses its
 // topic or the faults fail the write, and returns the stored message
-// (valid until the queue's next append), or nil and the failure. A caller's message (deep) has its Body
-// and Properties copied; the engine's own copies share them, as nothing
-// ever modifies a stored message.
-func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.Message, WriteFailure) {
+// (valid until the queue's next append), or nil with the failure written
+// into *fail (left alone on success). A caller's message (deep) has its
+// Body and Properties copied; the engine's own copies share them, as
+// nothing ever modifies a stored message. The failure is not a second
+// result: a WriteFailure returned in registers was spilled to the stack
+// field by field and copied on in 16-byte moves straddling those stores,
+// a failed store forwarding on every put.
+func (b *Broker) append(now clock.Time, msg *model.Message, deep bool, fail *WriteFailure) *model.Message {
 	if storeRefusesTopic(msg.Topic) {
-		return nil, WriteFailure{Refused: true, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
+		*fail = WriteFailure{Refused: true, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
+		return nil
 	}
-	if ord, fail := b.writeFails(msg); fail {
+	if ord, failed := b.writeFails(msg); failed {
 		b.stats.PutFailures++
-		return nil, WriteFailure{Ordinal: ord, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
+		*fail = WriteFailure{Ordinal: ord, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
+		return nil
 	}
 	t := b.topicNamed(msg.Topic)
 	q := t.queues[msg.QueueID]
@@ -306,7 +313,7 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool) (*model.M
 	if invariants {
 		assertWrite(q, m)
 	}
-	return m, WriteFailure{}
+	return m
 }
 
 // Truncate deletes a queue's messages below offset, as retention does, so
