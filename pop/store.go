@@ -98,7 +98,7 @@ func (r *getResult) offsetCorrected() bool {
 // a getResult returned by value was built on the stack field by field and
 // copied out in 16-byte moves that straddled those stores, and a load that
 // straddles stores still in flight waits for them (a failed store
-// forwarding, ~2 % of the pop's native time with addResult's two literals).
+// forwarding: the copy held 0.4 % of the default scenario's native CPU).
 func (q *queue) get(r *getResult, offset int64, n int, asked int64, f *pfilter.Filter, dst []*model.Message) {
 	r.min, r.max, r.msgs = q.min, q.maxOffset(), dst[:0]
 	if !q.locate(r, offset) {
