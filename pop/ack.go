@@ -114,7 +114,7 @@ func (b *Broker) ack(res *AckResult, nowMs int64, group, topicName string, qid i
 		b.orderAck(nowMs, group, topicName, qid, offset, h.PopTime, h.InvisibleTime, res)
 		return
 	case !b.cfg.UsesKV():
-		*res = b.ackCK(nowMs, group, topicName, qid, offset, h)
+		b.ackCK(res, nowMs, group, topicName, qid, offset, h)
 	default:
 		res.Code, res.Removed = model.Success, b.ackRecord(h.PopTime, h.InvisibleTime, group, topicName, qid, offset)
 	}

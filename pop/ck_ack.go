@@ -12,12 +12,15 @@ import (
 // ackCK is appendAck for one validated ack: merged into the buffered CK
 // when the buffer takes it, else written to the revive topic as an ack
 // message delivered at popTime + invisibleTime. RocketMQ answers SUCCESS
-// either way, a failed write included.
-func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) AckResult {
+// either way, a failed write included. It writes the answer into *res,
+// zero (as ack's), where an AckResult returned was built in the callee's
+// result slot field by field and copied on in 16-byte moves straddling
+// those stores, a failed store forwarding per ack.
+func (b *Broker) ackCK(res *AckResult, nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) {
 	b.stats.Acked++
 	a := model.AckMsg{AckOffset: offset, StartOffset: h.CkQueueOffset, ConsumerGroup: group, Topic: topicName, QueueID: qid,
 		PopTime: h.PopTime, BrokerName: h.BrokerName}
-	res := AckResult{Code: model.Success}
+	res.Code = model.Success
 	k := qkey{b.names.pair(group, topicName), qid}
 	one := [1]int64{offset}
 	var kb [keyBuf]byte
@@ -29,14 +32,13 @@ func (b *Broker) ackCK(nowMs int64, group, topicName string, qid int32, offset i
 		} else {
 			b.stats.AckMisses++
 		}
-		return res
+		return
 	}
 	res.Pending = b.writeAck(nowMs, &a, key, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures)
 	b.inflightSub(k, h.PopTime, 1)
 	if res.Pending == 0 {
 		b.stats.AckMisses++
 	}
-	return res
 }
 
 // writeAck writes an ack message and returns the live lease it will end

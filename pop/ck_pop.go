@@ -101,7 +101,8 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, p
 	}
 	remain := int(req.MaxMsgNums - ctx.found)
 	final := offset
-	r := b.readCorrected(k, q, offset, remain, f)
+	var r getResult
+	b.readCorrected(&r, k, q, offset, remain, f)
 	switch {
 	case r.status == getFound:
 		if !b.ckAddResult(nowMs, ctx, k, stageTopic, final, &r) {
@@ -121,22 +122,20 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, p
 	b.releaseRead(&r)
 }
 
-// readCorrected is the checkpoint path's stage read: from offset, and
-// after an offset correction from the committed nextBegin.
-func (b *Broker) readCorrected(k qkey, q *queue, offset int64, n int, f *pfilter.Filter) getResult {
-	r := b.readFor(q, offset, n, f)
+// readCorrected is the checkpoint path's stage read into r: from offset,
+// and after an offset correction from the committed nextBegin.
+func (b *Broker) readCorrected(r *getResult, k qkey, q *queue, offset int64, n int, f *pfilter.Filter) {
+	b.readFor(r, q, offset, n, f)
 	if r.offsetCorrected() {
 		b.commitOffset(k, r.nextBegin)
-		r = b.readFor(q, r.nextBegin, n, f)
+		b.readFor(r, q, r.nextBegin, n, f)
 	}
-	return r
 }
 
-// readFor is the store read of a pop stage, counted as broker work.
-func (b *Broker) readFor(q *queue, offset int64, n int, f *pfilter.Filter) getResult {
-	r := q.get(offset, n, int64(n), f, b.scratch.msgs)
-	b.countRead(&r)
-	return r
+// readFor is the store read of a pop stage into r, counted as broker work.
+func (b *Broker) readFor(r *getResult, q *queue, offset int64, n int, f *pfilter.Filter) {
+	q.get(r, offset, n, int64(n), f, b.scratch.msgs)
+	b.countRead(r)
 }
 
 // countRead counts a store read and what it returned as broker work.
@@ -202,8 +201,7 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 		offs = append(offs, m.QueueOffset)
 		p := res.addMessage(m, req.Topic)
 		p.Lease = ref.lease(i)
-		p.Handle = model.ReceiptHandle{CkQueueOffset: start, PopTime: ck.PopTime, InvisibleTime: ctx.invisible, ReviveQueueID: ctx.reviveQid,
-			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}
+		ctx.setHandle(&p.Handle, ck.PopTime, ctx.reviveQid, flag, b.cfg.BrokerName, k.qid, start, m.QueueOffset)
 		p.Deadline = clock.FromMillis(ck.ReviveTime())
 	}
 	ctx.found += int32(len(r.msgs))

@@ -588,7 +588,8 @@ func (b *Broker) reviveCopy(s *reviveService, rc *roundCk, j int, orig *model.Me
 	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
 	cp := b.retryCopy(orig, ck.CID, ck.Topic, ck.PopTime)
 	b.stats.RetryPuts++
-	stored, fail := b.append(clock.FromMillis(g), &cp, false)
+	var fail WriteFailure
+	stored := b.append(clock.FromMillis(g), &cp, false, &fail)
 	if stored == nil {
 		b.stats.ReviveFailed++
 		res.Failures = append(res.Failures, fail)

@@ -299,13 +299,14 @@ func (b *Broker) popStage(nowMs int64, req *PopRequest, ctx *popContext, stageTo
 func (b *Broker) readStage(req *PopRequest, ctx *popContext, stageTopic string, flag model.RetryType, q *queue, k qkey, s *slot, f *pfilter.Filter) {
 	remain := int(req.MaxMsgNums - ctx.found)
 	consume, reset := b.getPopOffset(ctx, k, s, q, stageTopic)
-	r := q.get(consume, remain, int64(remain), f, b.scratch.msgs)
+	var r getResult
+	q.get(&r, consume, remain, int64(remain), f, b.scratch.msgs)
 	b.countRead(&r)
 	if r.offsetCorrected() {
 		// the offset correction commits the store's next offset and reads
 		// again from it; the stage still reports the offset it started from
 		s.setCommit(r.nextBegin)
-		r = q.get(r.nextBegin, remain, int64(remain), f, r.msgs)
+		q.get(&r, r.nextBegin, remain, int64(remain), f, r.msgs)
 		b.countRead(&r)
 	}
 	if r.status == getFound {
@@ -424,16 +425,12 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 	shown := b.presentedTopic(stageTopic, req.Topic, flag)
 	for _, m := range r.msgs {
 		lease := b.newLease()
-		ctx.records = append(ctx.records, rec{
-			recKey: recKey{vt: vt, pair: k.pair, qid: k.qid, offset: m.QueueOffset},
-			lease:  lease, invisible: ctx.invisible, retry: flag, attemptID: req.AttemptID,
-		})
+		d := ctx.addRecord() // written in place, as setHandle writes the handle
+		d.recKey = recKey{vt: vt, pair: k.pair, qid: k.qid, offset: m.QueueOffset}
+		d.lease, d.invisible, d.retry, d.attemptID = lease, ctx.invisible, flag, req.AttemptID
 		p := res.addMessage(m, shown)
 		p.Lease = lease
-		p.Handle = model.ReceiptHandle{
-			CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: ctx.invisible,
-			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1,
-		}
+		ctx.setHandle(&p.Handle, ctx.popTime, 0, flag, b.cfg.BrokerName, k.qid, start, m.QueueOffset)
 		p.Deadline = clock.FromMillis(vt)
 	}
 	ctx.found += int32(len(r.msgs))

@@ -68,7 +68,8 @@ func (b *Broker) reviveRecord(now clock.Time, r rec) Revival {
 	rv.Msg, rv.UniqKey, rv.ReconsumeTimes = orig.ID, orig.UniqKey, orig.ReconsumeTimes
 	cp := b.retryCopy(orig, p.group, p.topic, r.popTime())
 	b.stats.RetryPuts++
-	stored, fail := b.append(now, &cp, false) // orig may be invalid from here
+	var fail WriteFailure
+	stored := b.append(now, &cp, false, &fail) // orig may be invalid from here
 	if stored == nil {
 		rv.Outcome, rv.failure = ReviveRetried, fail
 		return rv

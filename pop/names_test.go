@@ -112,7 +112,8 @@ func TestNameLimits(t *testing.T) {
 	// a retry copy for a topic the store refuses: the broker's own topic
 	// exists, the write fails as refused, and nothing panics
 	b.createTopic(TopicConfig{Name: "%RETRY%" + strings.Repeat("x", 250), ReadQueueNums: 1, WriteQueueNums: 1})
-	if _, f := b.append(clock.Epoch, &model.Message{Topic: "%RETRY%" + strings.Repeat("x", 250)}, false); !f.Refused {
+	var f WriteFailure
+	if b.append(clock.Epoch, &model.Message{Topic: "%RETRY%" + strings.Repeat("x", 250)}, false, &f) != nil || !f.Refused {
 		t.Errorf("a 257-character topic was written: %+v", f)
 	}
 	must(t, b.CheckInvariants())

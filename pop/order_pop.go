@@ -50,12 +50,13 @@ func (b *Broker) kvOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32,
 	}
 	s := b.offsets.at(k)
 	offset := b.kvOrderPopOffset(ctx, k, s, q)
-	r := q.get(offset, remain, int64(remain), f, b.scratch.msgs)
+	var r getResult
+	q.get(&r, offset, remain, int64(remain), f, b.scratch.msgs)
 	b.countRead(&r)
 	if r.offsetCorrected() {
 		b.storeCommit(s, r.nextBegin)
 		offset = r.nextBegin
-		r = q.get(offset, remain, int64(remain), f, r.msgs)
+		q.get(&r, offset, remain, int64(remain), f, r.msgs)
 		b.countRead(&r)
 	}
 	commit := r.nextBegin
@@ -129,7 +130,8 @@ func (b *Broker) ckOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32,
 	}
 	remain := int(req.MaxMsgNums - ctx.found)
 	final := offset
-	r := b.readCorrected(k, q, offset, remain, f)
+	var r getResult
+	b.readCorrected(&r, k, q, offset, remain, f)
 	switch {
 	case r.status == getFound:
 		b.orderFound(nowMs, ctx, k, req.Topic, final, &r)
@@ -163,8 +165,7 @@ func (b *Broker) orderFound(nowMs int64, ctx *popContext, k qkey, stageTopic str
 			p.Message.ReconsumeTimes = c
 		}
 		p.Lease = oq.leases[i]
-		p.Handle = model.ReceiptHandle{CkQueueOffset: start, PopTime: ctx.popTime, InvisibleTime: ctx.invisible, ReviveQueueID: model.PopOrderReviveQueue,
-			RetryFlag: flag, BrokerName: b.cfg.BrokerName, QueueID: k.qid, QueueOffset: m.QueueOffset, CommitLogOffset: -1}
+		ctx.setHandle(&p.Handle, ctx.popTime, model.PopOrderReviveQueue, flag, b.cfg.BrokerName, k.qid, start, m.QueueOffset)
 		p.Deadline = clock.FromMillis(deadline)
 	}
 	ctx.found += int32(len(r.msgs))

@@ -239,6 +239,26 @@ type popContext struct {
 	res        *PopResult
 }
 
+// addRecord appends a zero record to the pop's and returns it, for the
+// caller to write in place (see setHandle).
+func (c *popContext) addRecord() *rec {
+	c.records = append(c.records, rec{})
+	return &c.records[len(c.records)-1]
+}
+
+// setHandle writes into h the receipt handle of a message the pop read at
+// offset of queue qid, in a stage that read from start, with the pop's
+// invisible time and the given pop time (the CK's, which the buffer may
+// have moved off the pop's). It zeroes h and writes its fields one by one:
+// a struct literal assigned to memory is built on the stack and copied in
+// 16-byte moves that straddle its narrower field stores, and such a load
+// waits for the stores to retire (a failed store forwarding).
+func (c *popContext) setHandle(h *model.ReceiptHandle, popTime int64, reviveQid int32, flag model.RetryType, broker string, qid int32, start, offset int64) {
+	*h = model.ReceiptHandle{}
+	h.CkQueueOffset, h.PopTime, h.InvisibleTime, h.ReviveQueueID = start, popTime, c.invisible, reviveQid
+	h.RetryFlag, h.BrokerName, h.QueueID, h.QueueOffset, h.CommitLogOffset = flag, broker, qid, offset, -1
+}
+
 // popScratch holds the buffers a pop reuses from the previous one. Nothing
 // in them outlives a call, but for revivals: CheckpointTick's result, the
 // caller's until the next tick.

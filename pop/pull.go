@@ -164,7 +164,8 @@ func (b *Broker) validatePull(req *PullRequest, res *PullResult) (*queue, *pfilt
 // readPull is the store read and composeResponseHeader's status mapping.
 func (b *Broker) readPull(q *queue, f *pfilter.Filter, req *PullRequest, res *PullResult) {
 	n := int(min(max(req.MaxMsgNums, 1), maxTransferCount))
-	r := q.get(req.QueueOffset, n, int64(req.MaxMsgNums), f, b.scratch.msgs)
+	var r getResult
+	q.get(&r, req.QueueOffset, n, int64(req.MaxMsgNums), f, b.scratch.msgs)
 	b.countRead(&r)
 	res.Remark, res.NextBeginOffset, res.MinOffset, res.MaxOffset = r.status.String(), r.nextBegin, r.min, r.max
 	switch r.status {

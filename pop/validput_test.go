@@ -99,3 +99,37 @@ func normPut(r PutResult) PutResult {
 	}
 	return r
 }
+
+// TestCopyFreshIsCopyMessage checks copyFresh against copyMessage into a
+// zero message, for Body and Properties each nil, empty and not, and that
+// a copy shares no storage with its source: every field equal, and a write
+// to the source's body and properties after the copy leaves it unchanged.
+func TestCopyFreshIsCopyMessage(t *testing.T) {
+	bodies := [][]byte{nil, {}, []byte("body")}
+	props := [][]model.Property{nil, {}, {{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}}
+	for _, body := range bodies {
+		for _, ps := range props {
+			src := model.Message{ID: 7, Topic: "t", QueueID: 1, QueueOffset: 3, Tags: "x", UniqKey: "u", Body: body, Properties: ps}
+			var fresh, want model.Message
+			copyFresh(&fresh, &src)
+			copyMessage(&want, &src)
+			if !reflect.DeepEqual(fresh, want) {
+				t.Fatalf("body %q, properties %v: copyFresh %+v, copyMessage %+v", body, ps, fresh, want)
+			}
+			if len(body) > 0 {
+				src.Body[0]++
+				if fresh.Body[0] == src.Body[0] {
+					t.Fatalf("body %q: the copy shares the source's body", body)
+				}
+				src.Body[0]--
+			}
+			if len(ps) > 0 {
+				src.Properties[0].Value = "changed"
+				if fresh.Properties[0].Value == "changed" {
+					t.Fatalf("properties %v: the copy shares the source's properties", ps)
+				}
+				src.Properties[0].Value = "1"
+			}
+		}
+	}
+}
