@@ -1,8 +1,10 @@
 package sim
 
+import "popsim/clock"
+
 // frontRun holds the near tasks that, when scheduled, came before all
 // but a few (fewer than frontReach) of the run's own: a run sorted by the
-// heap's order (time, tie-break, sequence), earliest first, in a ring.
+// heap's order (time, tie-break, sequence), in an array, latest first.
 // Filing a task here is a scan of the few tasks due before it and a shift
 // of those, and taking the earliest moves nothing, where the heap sinks an
 // entry through its levels for either. In the hot topic (~450 pending
@@ -19,9 +21,20 @@ package sim
 // line a move), and remove, which is rare (the default scenario and the
 // hot topic cancel only far tasks), finds the slot by a scan of the run.
 type frontRun struct {
-	e    [frontCap]heapEntry
-	head int // the ring slot of the earliest task
-	n    int // the number of tasks in the run
+	// The run, latest first: slots lo to lo+n-1 hold the tasks and their
+	// times from the latest to the earliest, so that filing a task moves
+	// the few it follows one slot up and taking the earliest moves
+	// nothing; handing the latest to the heap moves lo. The times and the
+	// tasks are two arrays, not one of heapEntry: a slot's address is
+	// then the array's plus eight times the slot, one addressing mode,
+	// where sixteen-byte entries took a shift as well. With the ring's
+	// masking gone as well, a task passed costs 15 instructions where it
+	// cost 20 (default scenario: insert 11.21 -> 9.46 M instructions,
+	// callgrind).
+	at [frontSpan]clock.Time
+	t  [frontSpan]*task
+	lo int // the slot of the latest task
+	n  int // the number of tasks in the run
 }
 
 // Sizes of the run: a task is filed here if fewer than frontReach of the
@@ -35,10 +48,16 @@ type frontRun struct {
 // 980.9, 980.4-980.6, 980.8, 981.4 and 981.8 M on the default scenario and
 // 1047.2, 1046.7, 1045.6-1046.8, 1046.7, 1046.5 and 1046.1 M on the hot
 // topic (whose runs of one binary vary by about 1 M).
+//
+// The run lies in an array of frontSpan slots, twice frontCap: a filed
+// task takes the slot above the earliest, and when that is past the end
+// (last moved lo up once per slot since) compact moves the run to slot 0,
+// at most once in frontSpan-frontCap filings.
 const (
 	frontReach = 5
 	frontCap   = 32
-	frontMask  = frontCap - 1
+	frontSpan  = 2 * frontCap
+	spanMask   = frontSpan - 1 // masks slots where they index, so that the compiler sees them in range
 )
 
 // inFront is the idx of a task in the run: above every heap position, so
@@ -51,67 +70,79 @@ func (f *frontRun) within(t *task) bool {
 	if f.n < frontReach {
 		return true
 	}
-	y := &f.e[(f.head+frontReach-1)&frontMask]
-	return y.at > t.at || y.at == t.at && !tieLess(y.t, t) // y does not precede t
+	y := (f.lo + f.n - frontReach) & spanMask
+	return f.at[y] > t.at || f.at[y] == t.at && !tieLess(f.t[y], t) // y does not precede t
 }
 
 // insert files t, which within admitted, after the tasks that precede
-// it, the run holding fewer than frontCap: the head moves one slot back,
-// and the tasks that precede t move into the slot before theirs as the
-// scan passes them (fewer than frontReach). The slots are masked where
-// they index, so that the compiler sees them in range.
+// it, the run holding fewer than frontCap: the tasks that precede t (fewer
+// than frontReach) move one slot up as the scan passes them, and t takes
+// the slot the last of them left.
 func (f *frontRun) insert(t *task) {
 	at := t.at
-	s := (f.head - 1) & frontMask
-	f.head = s
-	for range f.n {
-		next := (s + 1) & frontMask
-		y := &f.e[next]
-		if y.at > at || y.at == at && !tieLess(y.t, t) { // y does not precede t
+	i := f.lo + f.n // the slot above the earliest
+	if i == frontSpan {
+		f.compact()
+		i = f.n
+	}
+	for lo := f.lo; i > lo; {
+		y := (i - 1) & spanMask
+		if f.at[y] > at || f.at[y] == at && !tieLess(f.t[y], t) { // y does not precede t
 			break
 		}
-		f.e[s&frontMask] = *y
-		s = next
+		x := i & spanMask
+		f.at[x], f.t[x] = f.at[y], f.t[y]
+		i = y
 	}
-	f.e[s&frontMask] = heapEntry{at: at, t: t}
+	i &= spanMask
+	f.at[i], f.t[i] = at, t
 	t.idx = inFront
 	f.n++
 }
 
-// first returns the entry of the run's earliest task; the run is not
-// empty. The slot is masked, as everywhere, so that the compiler sees it
-// in range.
-func (f *frontRun) first() *heapEntry { return &f.e[f.head&frontMask] }
+// compact moves the run to slot 0, for insert to file a task above it.
+func (f *frontRun) compact() {
+	copy(f.at[:f.n], f.at[f.lo:])
+	copy(f.t[:f.n], f.t[f.lo:])
+	f.lo = 0
+}
+
+// first returns the run's earliest task and its time; the run is not
+// empty.
+func (f *frontRun) first() (clock.Time, *task) {
+	y := (f.lo + f.n - 1) & spanMask
+	return f.at[y], f.t[y]
+}
 
 // pop takes out t, the earliest task, which first gave. The slot keeps
-// its entry until it is written again: every task stays reachable from
+// its task until it is written again: every task stays reachable from
 // the scheduler's free list anyway.
 func (f *frontRun) pop(t *task) {
 	t.idx = -1
-	f.head = (f.head + 1) & frontMask
 	f.n--
 }
 
 // last takes out the latest task, to make room.
 func (f *frontRun) last() *task {
+	t := f.t[f.lo&spanMask]
+	f.lo++
 	f.n--
-	t := f.e[(f.head+f.n)&frontMask].t
 	t.idx = -1
 	return t
 }
 
-// remove takes out the task t, which waits in the run: the tasks before
-// it move one slot on.
+// remove takes out the task t, which waits in the run: the tasks after
+// it move one slot up.
 func (f *frontRun) remove(t *task) {
-	k := 0
-	for f.e[(f.head+k)&frontMask].t != t {
+	k := f.lo
+	for f.t[k&spanMask] != t {
 		k++
 	}
 	t.idx = -1
-	for ; k > 0; k-- {
-		d := (f.head + k) & frontMask
-		f.e[d] = f.e[(d-1)&frontMask]
+	for ; k > f.lo; k-- {
+		d := k & spanMask
+		f.at[d], f.t[d] = f.at[(d-1)&spanMask], f.t[(d-1)&spanMask]
 	}
-	f.head = (f.head + 1) & frontMask
+	f.lo++
 	f.n--
 }

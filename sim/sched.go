@@ -331,8 +331,8 @@ func (s *scheduler) next() (*task, error) {
 	q := &s.q
 	e := q.near.first()
 	if q.front.n > 0 {
-		if x := q.front.first(); e == nil || x.at < e.at || x.at == e.at && tieLess(x.t, e) {
-			e = x.t
+		if at, x := q.front.first(); e == nil || at < e.at || at == e.at && tieLess(x, e) {
+			e = x
 		}
 	}
 	if e == nil {

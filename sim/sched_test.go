@@ -248,17 +248,16 @@ func checkQueue(q *taskQueue) error {
 		}
 	}
 	f := &q.front
-	if f.n < 0 || f.n > frontCap {
-		return fmt.Errorf("front holds %d tasks", f.n)
+	if f.n < 0 || f.n > frontCap || f.lo < 0 || f.lo+f.n > frontSpan {
+		return fmt.Errorf("front holds %d tasks from slot %d", f.n, f.lo)
 	}
-	for k := range f.n {
-		s := (f.head + k) & frontMask
-		x := &f.e[s]
-		if x.t.idx != inFront || x.at != x.t.at || (k > 0 && !refLess(f.e[(s-1)&frontMask].t, x.t)) {
+	for k := range f.n { // the earliest first
+		s := f.lo + f.n - 1 - k
+		if x := f.t[s]; x.idx != inFront || f.at[s] != x.at || (k > 0 && !refLess(f.t[s+1], x)) {
 			return fmt.Errorf("front's task %d (slot %d) is out of order or misplaced", k, s)
 		}
-		if x.at >= q.horizon {
-			return fmt.Errorf("front holds a task due at %v, not before the horizon %v", x.at, q.horizon)
+		if f.at[s] >= q.horizon {
+			return fmt.Errorf("front holds a task due at %v, not before the horizon %v", f.at[s], q.horizon)
 		}
 	}
 	for i, e := range q.far {

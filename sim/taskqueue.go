@@ -80,9 +80,8 @@ func (q *taskQueue) pushFar(e *task) {
 func (q *taskQueue) peek() *task {
 	e := q.near.first()
 	if q.front.n > 0 {
-		x := q.front.first()
-		if e == nil || x.at < e.at || x.at == e.at && tieLess(x.t, e) {
-			return x.t
+		if at, x := q.front.first(); e == nil || at < e.at || at == e.at && tieLess(x, e) {
+			return x
 		}
 	}
 	if e != nil {

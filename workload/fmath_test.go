@@ -64,6 +64,22 @@ func TestFrexpIsMathFrexp(t *testing.T) {
 	}
 }
 
+// TestFrexpPositiveIsMathFrexp checks frexpPositive against math.Frexp
+// bit for bit on the positive normal numbers, and that it refuses every
+// other number: NaN, infinities, zeros, subnormals and negative numbers.
+func TestFrexpPositiveIsMathFrexp(t *testing.T) {
+	for _, x := range fieldCases(newRand(8)) {
+		f, e, ok := frexpPositive(x)
+		normal := x >= 0x1p-1022 && x <= math.MaxFloat64
+		if ok != normal {
+			t.Fatalf("frexpPositive(%g): ok %v, want %v", x, ok, normal)
+		}
+		if wf, we := math.Frexp(x); ok && (math.Float64bits(f) != math.Float64bits(wf) || e != we) {
+			t.Fatalf("frexpPositive(%g) = %g, %d; math.Frexp: %g, %d", x, f, e, wf, we)
+		}
+	}
+}
+
 // TestLdexpIsMathLdexp checks ldexp against math.Ldexp bit for bit, with
 // k that keep the result normal, push it past either end of the normal
 // range, and lie far out of range.
