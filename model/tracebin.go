@@ -197,7 +197,18 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		}
 	}
 	s[i&spanMask] = byte(e.Reason)
-	return b[:n+s.str(i+1, e.Shown)]
+	i++
+	if v, k := e.Shown, len(e.Shown); k == 0 { // most events'
+		s[i&spanMask] = 0
+		i++
+	} else if k >= 4 && k < 8 { // a delivery's topic name, as the Topic's above
+		w := uint64(load32(v)) | uint64(load32(v[k-4:]))<<(8*(k-4))
+		binary.LittleEndian.PutUint64(s[i&spanMask:], uint64(k)|w<<8)
+		i += 1 + k
+	} else {
+		i = s.strLong(i, v)
+	}
+	return b[:n+i]
 }
 
 // seq writes v at the front of s and returns its length, and keeps the
