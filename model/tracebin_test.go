@@ -200,6 +200,7 @@ var (
 // consecutive sequence numbers across every carry of their low seven
 // bits and every change of their varint's length (up, and down when the
 // numbers are negative), times repeated or not, of eight bytes or not,
+// stepping a little (atStep: at its bounds, into a ninth byte, negative),
 // and long events between, whose numbers the encoder does not see;
 // messages' events whose ids it keeps as pairs (pairMsgs); and fresh
 // encoders, whose first time may be 0.
@@ -217,6 +218,8 @@ func TestBinaryEncoderIsAppendBinary(t *testing.T) {
 			at = clock.Time(r.Int64N(1 << 20))
 		case 2:
 			e.Topic = strings.Repeat("x", maxSpanStrings+1)
+		case 3: // a time whose steps reach a ninth byte, take the eighth first, or carry into it, or a negative time of eight bytes
+			at = clock.Time([]int64{1<<55 - r.Int64N(1<<14), 1<<48 - r.Int64N(1<<10), 3<<48 - r.Int64N(1<<10), -1<<50 - r.Int64N(1<<20)}[r.IntN(4)])
 		}
 		if r.IntN(2) == 0 { // a message's event: a pair the encoder may keep, or one in the same slot, bare or a lease's
 			e.Msg, e.Lease = pairMsgs[r.IntN(len(pairMsgs))], pairLeases[r.IntN(len(pairLeases))]
@@ -227,6 +230,8 @@ func TestBinaryEncoderIsAppendBinary(t *testing.T) {
 		}
 		if r.IntN(2) == 0 {
 			at += clock.Time(r.Int64N(1000))
+		} else if r.IntN(20) == 0 { // a step at atStep's bounds, or carrying through a group
+			at += clock.Time([]int64{atStepMax - 1, atStepMax, atStepMax + 1, 1<<6 - 1, 1 << 6, 1<<13 - 64}[r.IntN(6)])
 		}
 		if r.IntN(100) == 0 {
 			at = clock.Time(1_700_000_000_000_000 + r.Int64N(1<<40))

@@ -35,6 +35,9 @@ const (
 	histSlots    = (22 + 1) * histHalf // the library's counts for histMax: 22 buckets
 )
 
+// histSlots is a whole number of octets (histOctets).
+var _ = [1]struct{}{}[histSlots%8]
+
 // hist counts latencies as an hdrhistogram.Histogram of newHist's geometry
 // does, slot for slot, and reads them back as the library would (its
 // mean, percentiles, max: latency): recording a value is an index, an
@@ -175,15 +178,35 @@ func (h *hist) settled() bool {
 // last slot when it never does.
 func slotOfRank[T int32 | int64](cs *[histSlots]T, rank int64) int {
 	var sum int64
-	for i, c := range cs {
-		if c == 0 {
+	for g := range histOctets {
+		o := octet(cs, g)
+		if emptyOctet(o) {
 			continue
 		}
-		if sum += int64(c); sum >= rank {
-			return i
+		for j, c := range o {
+			if c == 0 {
+				continue
+			}
+			if sum += int64(c); sum >= rank {
+				return 8*g + j
+			}
 		}
 	}
 	return histSlots - 1
+}
+
+// histOctets is how many runs of eight slots a hist has: its readers
+// loop over those, and skip an empty one with a single test (most slots
+// of a run's latencies are empty, past the first few buckets; scanned
+// one at a time they were most of a reader's cost).
+const histOctets = histSlots / 8
+
+// octet is slots 8g to 8g+7 of cs.
+func octet[T int32 | int64](cs *[histSlots]T, g int) *[8]T { return (*[8]T)(cs[8*g : 8*g+8]) }
+
+// emptyOctet reports whether the eight slots of o are all empty.
+func emptyOctet[T int32 | int64](o *[8]T) bool {
+	return o[0]|o[1]|o[2]|o[3]|o[4]|o[5]|o[6]|o[7] == 0
 }
 
 // histRank is the library's rank of percentile p among total values:
@@ -232,16 +255,23 @@ func walkSlots[T int32 | int64](cs *[histSlots]T, total int64, ranks *[len(laten
 	tf := float64(total)
 	var sum int64
 	k := 0
-	for i, c := range cs {
-		if c == 0 {
+	for g := range histOctets {
+		o := octet(cs, g)
+		if emptyOctet(o) {
 			continue
 		}
-		mean += float64(c) * float64(histLowest(i)+histSpan(i)>>1) / tf
-		for sum += int64(c); k < len(ranks) && sum >= ranks[k]; k++ {
-			at[k] = histLowest(i) + histSpan(i) - 1
-		}
-		if sum == total {
-			break
+		for j, c := range o {
+			if c == 0 {
+				continue
+			}
+			i := 8*g + j
+			mean += float64(c) * float64(histLowest(i)+histSpan(i)>>1) / tf
+			for sum += int64(c); k < len(ranks) && sum >= ranks[k]; k++ {
+				at[k] = histLowest(i) + histSpan(i) - 1
+			}
+			if sum == total {
+				return mean, at
+			}
 		}
 	}
 	return mean, at
@@ -265,15 +295,21 @@ func hdrSlots[T int32 | int64](out *hdrhistogram.Histogram, cs *[histSlots]T, to
 		return
 	}
 	var sum int64
-	for i, c := range cs {
-		if c == 0 {
+	for g := range histOctets {
+		o := octet(cs, g)
+		if emptyOctet(o) {
 			continue
 		}
-		if err := out.RecordValues(histLowest(i), int64(c)); err != nil {
-			panic("sim: histogram rejected a count in its range: " + err.Error())
-		}
-		if sum += int64(c); sum == total {
-			return
+		for j, c := range o {
+			if c == 0 {
+				continue
+			}
+			if err := out.RecordValues(histLowest(8*g+j), int64(c)); err != nil {
+				panic("sim: histogram rejected a count in its range: " + err.Error())
+			}
+			if sum += int64(c); sum == total {
+				return
+			}
 		}
 	}
 }

@@ -446,10 +446,11 @@ func (m *meter) close(id model.MsgID) {
 // msgWindow is the meter's window of messages, in chunks of msgChunk
 // that it reuses once every message of one is closed: a window that
 // spans most of a run (a message open from its start to its end) is
-// allocated once, not grown by copying.
+// allocated once, not grown by copying. A chunk is an array, so that a
+// message's index in it (modulo msgChunk) takes no bounds check.
 type msgWindow struct {
-	chunks [][]meterMsg // chunks[0][0] is message base
-	spare  [][]meterMsg // chunks to reuse, zeroed when taken
+	chunks []*[msgChunk]meterMsg // chunks[0][0] is message base
+	spare  []*[msgChunk]meterMsg // chunks to reuse, zeroed when taken
 	base   model.MsgID
 	head   int // the first message that may be open, from base
 	end    int // the window's length, from base
@@ -465,12 +466,12 @@ func (w *msgWindow) at(i int) *meterMsg { return &w.chunks[uint(i)/msgChunk][uin
 // extend makes the window reach message i after base, new messages closed.
 func (w *msgWindow) extend(i int) {
 	for i >= len(w.chunks)*msgChunk {
-		var c []meterMsg
+		var c *[msgChunk]meterMsg
 		if n := len(w.spare); n > 0 {
 			c, w.spare = w.spare[n-1], w.spare[:n-1]
-			clear(c)
+			clear(c[:])
 		} else {
-			c = make([]meterMsg, msgChunk)
+			c = new([msgChunk]meterMsg)
 		}
 		w.chunks = append(w.chunks, c)
 	}

@@ -19,18 +19,18 @@ import (
 // decoded once into late, which then stands for it (thaw, which decodes
 // from the nearest of the block's marks).
 type obsStore struct {
-	blocks  [][]meterObs                       // live blocks; nil once frozen
+	blocks  []*[obsBlock]meterObs              // live blocks; nil once frozen (arrays: a record's index in one takes no bounds check)
 	frozen  [][]byte                           // frozen blocks' records, encoded (appendObs), then obsPad zero bytes
 	marks   [][obsBlock / obsMarkEvery]obsMark // by frozen block: where every obsMarkEvery-th record starts
 	nFrozen int                                // blocks [0, nFrozen) are frozen
 	late    map[model.MsgID]*meterObs
-	lateIDs [][]model.MsgID // by frozen block: its records in late
-	n       int             // ids 1..n have a record
-	scratch []meterObs      // a block decoded (each)
-	enc     []byte          // a block being encoded (freeze)
-	spare   []meterObs      // a frozen block's live records, zeroed for the next block (grow)
-	agg     *obsAgg         // gets every block's records as it freezes (nil: none)
-	keep    int             // how many of the newest blocks freeze leaves live (the meter's: obsKeepLive)
+	lateIDs [][]model.MsgID     // by frozen block: its records in late
+	n       int                 // ids 1..n have a record
+	scratch []meterObs          // a block decoded (each)
+	enc     []byte              // a block being encoded (freeze)
+	spare   *[obsBlock]meterObs // a frozen block's live records, zeroed for the next block (grow)
+	agg     *obsAgg             // gets every block's records as it freezes (nil: none)
+	keep    int                 // how many of the newest blocks freeze leaves live (the meter's: obsKeepLive)
 }
 
 const obsBlock = 4096
@@ -103,9 +103,9 @@ func (st *obsStore) grow(id model.MsgID) {
 	for int(id) > len(st.blocks)*obsBlock {
 		blk := st.spare
 		if st.spare = nil; blk == nil {
-			blk = make([]meterObs, obsBlock)
+			blk = new([obsBlock]meterObs)
 		} else {
-			clear(blk)
+			clear(blk[:])
 		}
 		st.blocks = append(st.blocks, blk)
 	}
@@ -145,8 +145,8 @@ func (st *obsStore) freeze(closed model.MsgID) {
 // every record is in.
 func (st *obsStore) feedRest(a *obsAgg) {
 	for id := max(a.next, 1); id <= int64(st.n); id++ {
-		i := int(id - 1)
-		if i/obsBlock < st.nFrozen {
+		i := uint(id - 1) // id >= 1: a shift and a mask, no sign correction
+		if int(i/obsBlock) < st.nFrozen {
 			panic("sim: a frozen record did not reach the meter's aggregate")
 		}
 		a.add(id, &st.blocks[i/obsBlock][i%obsBlock])
@@ -175,8 +175,10 @@ func (st *obsStore) eachBlock(f func(first int64, recs []meterObs)) { st.blocksB
 func (st *obsStore) blocksBelow(end int64, f func(first int64, recs []meterObs)) {
 	end = min(end, int64(st.n)+1)
 	for b := 0; b < len(st.blocks) && int64(b*obsBlock)+1 < end; b++ {
-		recs := st.blocks[b]
-		if b < st.nFrozen {
+		var recs []meterObs
+		if b >= st.nFrozen {
+			recs = st.blocks[b][:]
+		} else {
 			recs = st.decodeBlock(b)
 			if b < len(st.lateIDs) {
 				for _, id := range st.lateIDs[b] {
