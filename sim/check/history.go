@@ -316,9 +316,14 @@ func seqOf(b []byte) int64 {
 // The recent ones are kept as their distance from the first in 32 bits
 // (every message has one: 96 bytes instead of 192), until one is not
 // within 2^32 events after the first; then all of them move to wide.
+//
+// The fields every note reads (first, wide, latest, n, pos) come before
+// the slots, side by side: in a msgState they share a cache line with
+// the first delivery and the first two slots, and the next line holds
+// the next sixteen slots (msgState says why; TestMsgStateLayout).
 type seqRing struct {
 	first int64
-	last  [histPerMsg]uint32 // Seq - first, by slot, while wide is nil
+	wide  *[histPerMsg]int64 // Seq by slot, once a distance did not fit
 	// latest is the latest event's distance (last's latest slot), kept so that
 	// note tests a repeat without finding the slot (while wide is nil and
 	// n > 0).
@@ -326,7 +331,7 @@ type seqRing struct {
 	// n counts the events noted, up to histPerMsg+1 (then the first has
 	// left the ring); pos is the slot of the next one.
 	n, pos int16
-	wide   *[histPerMsg]int64 // Seq by slot, once a distance did not fit
+	last   [histPerMsg]uint32 // Seq - first, by slot, while wide is nil
 }
 
 const histPerMsg = 24

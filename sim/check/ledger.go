@@ -49,26 +49,39 @@ type group struct {
 }
 
 // msgState is one message as one group sees it.
+//
+// Its fields are ordered by what one event touches, so that an event
+// reads few of the record's cache lines (the record is 568 bytes in the
+// 576-byte allocation class: nine lines, the first at a line's start;
+// TestMsgStateLayout checks the lines named here): the head is line 0;
+// the first lease's fields that client events and engine answers read
+// (lease) are line 1; the first delivery and the history ring's header
+// and first slots share line 3, so a client's event on its first lease
+// reads lines 1 and 3 (and 4 past its second noted event); the produced
+// place is wholly in line 5, beside the ring's last slots; the lists and
+// the room for two leases, which a lease and the message's end read,
+// lie together after it.
 type msgState struct {
 	msgHead
-	msgLists
-	seqs seqRing
-
-	// Room for the common case (one place, one line, one token, two
-	// leases), so that a message costs one allocation.
-	placeBuf [1]placeRec
-	lineBuf  [1]line
-	tokenBuf [1]token
-	leaseBuf [2]*lease
 	// Room for its first lease and its first delivery (newLease,
 	// newDelivery): they live as long as the message does anyway (each
 	// points back at it).
 	firstLease lease
+	pulledAt   int64 // the trace position (Seq+1) of its last pull delivery (0 never); cleared by reuse
 	firstDlv   delivery
+	seqs       seqRing
+	// Room for the common case (one place, one line, one token, two
+	// leases), so that a message costs one allocation.
+	placeBuf [1]placeRec
+	msgLists
+	leaseBuf [2]*lease
+	tokenBuf [1]token
+	lineBuf  [1]line
 }
 
-// msgHead is what a record's reuse clears (reuse): the rest of a
-// msgState is written before it is read.
+// msgHead is what a record's reuse clears (reuse), with pulledAt: the
+// rest of a msgState is written before it is read. It is 64 bytes, one
+// cache line (TestMsgStateLayout).
 type msgHead struct {
 	g     *group
 	topic string // the produced topic: what clients must be shown
@@ -89,8 +102,7 @@ type msgHead struct {
 	freed bool
 	gen   uint32
 
-	pull     *pullState
-	pulledAt int64 // the trace position (Seq+1) of its last pull delivery (0 never)
+	pull *pullState
 }
 
 // msgLists are a message's lists. A record's reuse empties them (reuse)
@@ -180,7 +192,7 @@ func (m *msgState) reuse(id model.MsgID, g *group, topic string) {
 	// lengths. What they still point at (the previous message's leases,
 	// deliveries, strings) stays reachable until written over: a few
 	// small objects a record at most.
-	m.msgHead = msgHead{}
+	m.msgHead, m.pulledAt = msgHead{}, 0
 	m.seqs.n, m.seqs.pos, m.seqs.wide = 0, 0, nil
 	m.id, m.g, m.topic, m.gen = id, g, topic, gen
 	// The rooms' back pointers are m already (every lease and delivery
