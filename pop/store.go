@@ -168,8 +168,11 @@ func (q *queue) truncate(offset int64, pool *chunkPool) int {
 
 // copyMessage copies src into dst, deep-copying src's Body and Properties
 // when they are not empty into dst's own storage, which it reuses.
-func copyMessage(dst, src *model.Message) {
-	body, props := dst.Body[:0], dst.Properties[:0]
+func copyMessage(dst, src *model.Message) { copyOnto(dst, src, dst.Body[:0], dst.Properties[:0]) }
+
+// copyOnto copies src into dst, appending src's Body and Properties, when
+// they are not empty, to body and props (dst's own storage, or nil).
+func copyOnto(dst, src *model.Message, body []byte, props []model.Property) {
 	*dst = *src
 	if len(src.Body) > 0 {
 		dst.Body = append(body, src.Body...)
@@ -185,15 +188,7 @@ func copyMessage(dst, src *model.Message) {
 // copyMessage's read of dst's Body and Properties to reuse them missed the
 // cache and waited, where stores alone do not: half of the put's copy's
 // native time.
-func copyFresh(dst, src *model.Message) {
-	*dst = *src
-	if len(src.Body) > 0 {
-		dst.Body = append([]byte(nil), src.Body...)
-	}
-	if len(src.Properties) > 0 {
-		dst.Properties = append([]model.Property(nil), src.Properties...)
-	}
-}
+func copyFresh(dst, src *model.Message) { copyOnto(dst, src, nil, nil) }
 
 // PutResult is the outcome of a produce.
 type PutResult struct {
