@@ -28,7 +28,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -49,9 +48,7 @@ const (
 func main() {
 	// The simulator's collector setting (sim.GCPercent: faster runs for
 	// about twice the peak memory). GOGC in the environment still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(sim.GCPercent)
-	}
+	sim.UseGCPercent()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

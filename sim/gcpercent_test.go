@@ -1,10 +1,8 @@
-package bench
+package sim
 
 import (
 	"runtime/debug"
 	"testing"
-
-	"popsim/sim"
 )
 
 // gcPercent reads the collector's setting without changing it.
@@ -14,19 +12,21 @@ func gcPercent() int {
 	return p
 }
 
-func TestSimRunUsesPopsimsCollectorSetting(t *testing.T) {
+// TestUseGCPercent: GCPercent while set, the previous setting back after
+// restore, and the environment's GOGC left alone.
+func TestUseGCPercent(t *testing.T) {
 	t.Setenv("GOGC", "")
 	before := gcPercent()
-	restore := popsimGC()
-	if got := gcPercent(); got != sim.GCPercent {
-		t.Errorf("during a SimRun case the GC percent is %d, want popsim's %d", got, sim.GCPercent)
+	restore := UseGCPercent()
+	if got := gcPercent(); got != GCPercent {
+		t.Errorf("after UseGCPercent the GC percent is %d, want popsim's %d", got, GCPercent)
 	}
 	restore()
 	if got := gcPercent(); got != before {
-		t.Errorf("after it %d, want %d back", got, before)
+		t.Errorf("after restore %d, want %d back", got, before)
 	}
 	t.Setenv("GOGC", "150")
-	restore = popsimGC()
+	restore = UseGCPercent()
 	if got := gcPercent(); got != before {
 		t.Errorf("with GOGC set in the environment the GC percent is %d, want %d left alone", got, before)
 	}
