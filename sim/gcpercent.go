@@ -1,10 +1,5 @@
 package sim
 
-import (
-	"os"
-	"runtime/debug"
-)
-
 // GCPercent is the collector's setting (runtime/debug.SetGCPercent) that
 // popsim runs the simulator with when the environment sets no GOGC: a heap
 // goal of five times the live heap (400 % above it) instead of Go's
@@ -15,17 +10,7 @@ import (
 // scavenger hands a finished run's pages back to the system for the next
 // run to fault in again (4.1 % of popbench's CPU at 100, 0.6 % at 400).
 // It measured 18-21 % faster runs for about twice the peak memory.
+// cmd/popsim sets it for the process, and popbench's simulator cases
+// (internal/bench, SimRun) for their run, each unless GOGC is set (sim
+// reads no environment), so that they measure a run as popsim makes it.
 const GCPercent = 400
-
-// UseGCPercent sets the collector to GCPercent unless the environment sets
-// GOGC, which wins, and returns what puts the previous setting back. The
-// setting is the process's: cmd/popsim sets it once, and popbench's
-// simulator cases (package internal/bench) for their run, so that they
-// measure a run as popsim makes it. It changes no trace.
-func UseGCPercent() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	old := debug.SetGCPercent(GCPercent)
-	return func() { debug.SetGCPercent(old) }
-}

@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -48,7 +49,9 @@ const (
 func main() {
 	// The simulator's collector setting (sim.GCPercent: faster runs for
 	// about twice the peak memory). GOGC in the environment still wins.
-	sim.UseGCPercent()
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(sim.GCPercent)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

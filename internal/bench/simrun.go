@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"os"
+	"runtime/debug"
 	"testing"
 
 	"popsim/scenarios"
@@ -50,7 +52,7 @@ func BuiltinConfig(name string, overrides ...scenarios.Override) (sim.Config, er
 }
 
 func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
-	defer sim.UseGCPercent()()
+	defer popsimGC()()
 	lat.setRound(1)
 	var events int64
 	var virtual float64
@@ -75,4 +77,14 @@ func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
 	if sec := b.Elapsed().Seconds(); sec > 0 {
 		b.ReportMetric(virtual/sec, "virtual-s/wall-s")
 	}
+}
+
+// popsimGC sets the collector as popsim does (sim.GCPercent, unless the
+// environment sets GOGC) and returns what puts the previous setting back.
+func popsimGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(sim.GCPercent)
+	return func() { debug.SetGCPercent(old) }
 }

@@ -1,8 +1,10 @@
-package sim
+package bench
 
 import (
 	"runtime/debug"
 	"testing"
+
+	"popsim/sim"
 )
 
 // gcPercent reads the collector's setting without changing it.
@@ -12,21 +14,19 @@ func gcPercent() int {
 	return p
 }
 
-// TestUseGCPercent: GCPercent while set, the previous setting back after
-// restore, and the environment's GOGC left alone.
-func TestUseGCPercent(t *testing.T) {
+func TestSimRunUsesPopsimsCollectorSetting(t *testing.T) {
 	t.Setenv("GOGC", "")
 	before := gcPercent()
-	restore := UseGCPercent()
-	if got := gcPercent(); got != GCPercent {
-		t.Errorf("after UseGCPercent the GC percent is %d, want popsim's %d", got, GCPercent)
+	restore := popsimGC()
+	if got := gcPercent(); got != sim.GCPercent {
+		t.Errorf("during a SimRun case the GC percent is %d, want popsim's %d", got, sim.GCPercent)
 	}
 	restore()
 	if got := gcPercent(); got != before {
-		t.Errorf("after restore %d, want %d back", got, before)
+		t.Errorf("after it %d, want %d back", got, before)
 	}
 	t.Setenv("GOGC", "150")
-	restore = UseGCPercent()
+	restore = popsimGC()
 	if got := gcPercent(); got != before {
 		t.Errorf("with GOGC set in the environment the GC percent is %d, want %d left alone", got, before)
 	}
