@@ -363,7 +363,7 @@ func (c *Checker) onSettled(e *model.Event) {
 	c.removed(l, e)
 	switch e.Kind {
 	case model.EvAcked:
-		c.orderAcked(m)
+		c.orderAcked(m, l)
 		d.acked = true
 		if d.ok {
 			c.settle(m, settledAck, "")
@@ -478,7 +478,7 @@ func (c *Checker) onRenewed(e *model.Event) {
 	}
 	c.removed(l, e)
 	if l.next == n {
-		c.orderSuccessor(n)
+		c.orderSuccessor(n, popOf(l))
 	}
 	c.maybeForget(m)
 }
@@ -534,7 +534,7 @@ func (c *Checker) renewForgotten(e *model.Event) {
 	// in the OrderInfo whatever its ack bit, and a restart that reloaded
 	// an older OrderInfo forgot the ack), so its deadline counts towards
 	// the queue's fifo-stall limit.
-	c.orderSuccessor(n)
+	c.orderSuccessor(n, 0)
 }
 
 // onPolicy: a message sent to a DLQ or dropped by the client, its proxy or

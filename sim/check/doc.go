@@ -149,7 +149,10 @@
 //     broker restart's.
 //   - order_gap (orderly): acked while an earlier message of its queue was
 //     not, so the queue's commit offset stayed before it and the next
-//     answer, which reads from that earlier message, lends it again.
+//     answer, which reads from that earlier message, lends it again. An
+//     ack by the handle of an earlier pop than the queue's latest acks
+//     nothing (the broker ignores another pop's popTime), so its message
+//     stays "not acked" here.
 //   - mode_switch: a group switched from PULL to POP (request-mode): a
 //     lease at a place a pull delivery took last (the checkpoint path's
 //     pops start at the commit offset), or a pull delivery at a place a

@@ -32,10 +32,11 @@ import (
 // By design for orderly groups: a lease may lapse before its deadline when
 // a re-entrant retry replaced it (lapse r=reattempt); a message acked
 // while an earlier one of its queue was not is lent again behind it
-// (cause order_gap); a message produced into a queue that is blocked (it
-// has live leases) is not visible, so no parked receive owes it a wakeup,
-// while an ack that ends a queue's last live lease with messages waiting
-// behind it makes them visible.
+// (cause order_gap), and an ack by the handle of an earlier pop than the
+// queue's latest acks nothing, answered SUCCESS; a message produced into a
+// queue that is blocked (it has live leases) is not visible, so no parked
+// receive owes it a wakeup, while an ack that ends a queue's last live
+// lease with messages waiting behind it makes them visible.
 
 // orderQueue is one queue of an orderly group.
 type orderQueue struct {
@@ -47,6 +48,11 @@ type orderQueue struct {
 	// an ack, until the commit offset passes them: a later answer may
 	// lend them again (a new batch's order state forgets their ack bit).
 	gaps map[int64]bool
+	// pop is the batch of the latest answer that lent at the queue: the
+	// pop whose order state (RocketMQ's OrderInfo and its popTime) the
+	// broker keeps for it. An ack of a lease from an earlier pop carries
+	// that pop's popTime, which the broker ignores (commitAndNext's -2).
+	pop int64
 }
 
 // groupQueue is one group's view of one queue: orderly state and Pull
@@ -170,6 +176,7 @@ func (c *Checker) orderLeaseOrderly(m *msgState, l *lease, e *model.Event) {
 	c.orderAdd(q, l)
 	q.owed[p.offset] = m
 	q.maxLent = max(q.maxLent, p.offset)
+	q.pop = l.batch
 }
 
 // owedBelow lists the queue's owed offsets below off, ascending.
@@ -204,14 +211,27 @@ func (c *Checker) orderAdd(q *orderQueue, l *lease) {
 
 // orderSuccessor: a renewal's lease replaces its predecessor at the queue
 // (a late renewal of a forgotten message's lease has none: it joins the
-// queue's live leases all the same).
-func (c *Checker) orderSuccessor(n *lease) {
+// queue's live leases all the same). pop is the batch of the answer that
+// lent the predecessor (0: not known).
+func (c *Checker) orderSuccessor(n *lease, pop int64) {
 	m := n.m
 	if !m.g.orderly || n.at >= len(m.places) || m.places[n.at].place.topic != m.topic {
 		return
 	}
-	n.batch = -int64(n.id) // a batch of its own: it lends nothing new
+	// A batch of its own (it lends nothing new), negative so that no
+	// answer's batch equals it, that remembers the pop it descends from:
+	// an orderly renewal keeps the handle's popTime.
+	n.batch = -pop
 	c.orderAdd(c.order.queue(m.g, m.places[n.at].place), n)
+}
+
+// popOf is the batch of the answer that lent l or the lease l renews
+// (0: not known).
+func popOf(l *lease) int64 {
+	if l.batch < 0 {
+		return -l.batch
+	}
+	return l.batch
 }
 
 // orderEnd takes an ended lease out of its queue; a lapse more than the
@@ -292,23 +312,31 @@ func (c *Checker) orderProduce(g *group, p place) bool {
 	return len(q.live) > 0
 }
 
-// orderAcked drops a message the engine accepted an ack of from its
-// queue's owed offsets (a message dropped or sent to a DLQ by its client
-// stays owed until the client's ack of it reaches the engine).
+// orderAcked drops a message the engine accepted an ack of (by lease l)
+// from its queue's owed offsets (a message dropped or sent to a DLQ by its
+// client stays owed until the client's ack of it reaches the engine).
 // It is inlined at its caller: only an orderly group pays a call.
-func (c *Checker) orderAcked(m *msgState) {
+func (c *Checker) orderAcked(m *msgState, l *lease) {
 	if m.g.orderly {
-		c.orderAckedOrderly(m)
+		c.orderAckedOrderly(m, l)
 	}
 }
 
-// orderAckedOrderly is orderAcked for an orderly group.
-func (c *Checker) orderAckedOrderly(m *msgState) {
+// orderAckedOrderly is orderAcked for an orderly group. An ack of a lease
+// from an earlier pop than the queue's latest carries that pop's popTime:
+// the broker answers it SUCCESS and changes nothing (commitAndNext's -2),
+// so the offset stays owed. A broker restart may have reloaded an older
+// pop's order state, which such an ack does match: the offset then stays
+// owed in the checker only, which restartSince excuses.
+func (c *Checker) orderAckedOrderly(m *msgState, l *lease) {
 	p, ok := orderPlace(m)
 	if !ok {
 		return
 	}
 	q := c.order.queue(m.g, p)
+	if pop := popOf(l); pop != 0 && q.pop != 0 && pop != q.pop && m.places[l.at].place == p {
+		return
+	}
 	delete(q.owed, p.offset)
 	for off := range q.owed { // any one will do: order does not matter
 		if off < p.offset {
