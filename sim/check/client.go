@@ -478,7 +478,7 @@ func (c *Checker) onRenewed(e *model.Event) {
 	}
 	c.removed(l, e)
 	if l.next == n {
-		c.orderSuccessor(n, popOf(l))
+		c.orderSuccessor(n, popTimeOf(l))
 	}
 	c.maybeForget(m)
 }

@@ -55,8 +55,9 @@ type lease struct {
 	granted clock.Time
 	next    *lease // what replaced it: a renewal's lease, a failed revive's retry
 	// batch numbers the engine answer that lent it (orderly groups; a
-	// renewal's lease has a batch of its own: minus the batch of the
-	// answer that lent its predecessor, 0 when not known; popOf).
+	// renewal's lease has a batch of its own, 0 or less: minus the popTime
+	// in ms +1 of the answer that lent its predecessor, 0 when not known;
+	// popTimeOf).
 	batch int64
 	// reopened: the engine broke the accepted ack that had ended it
 	// (EvLeaseReopened): it is in flight again on a line of its own, and

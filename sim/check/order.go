@@ -48,11 +48,13 @@ type orderQueue struct {
 	// an ack, until the commit offset passes them: a later answer may
 	// lend them again (a new batch's order state forgets their ack bit).
 	gaps map[int64]bool
-	// pop is the batch of the latest answer that lent at the queue: the
-	// pop whose order state (RocketMQ's OrderInfo and its popTime) the
-	// broker keeps for it. An ack of a lease from an earlier pop carries
-	// that pop's popTime, which the broker ignores (commitAndNext's -2).
-	pop int64
+	// popMs is the popTime (in ms, +1; 0: none yet) of the latest answer
+	// that lent at the queue: the pop whose order state (RocketMQ's
+	// OrderInfo) the broker keeps for it. An ack by the handle of a pop
+	// with another popTime is ignored (commitAndNext's -2). A re-entrant
+	// retry in the same millisecond has the same popTime: the old
+	// handles still ack.
+	popMs int64
 }
 
 // groupQueue is one group's view of one queue: orderly state and Pull
@@ -176,7 +178,7 @@ func (c *Checker) orderLeaseOrderly(m *msgState, l *lease, e *model.Event) {
 	c.orderAdd(q, l)
 	q.owed[p.offset] = m
 	q.maxLent = max(q.maxLent, p.offset)
-	q.pop = l.batch
+	q.popMs = l.granted.Millis() + 1
 }
 
 // owedBelow lists the queue's owed offsets below off, ascending.
@@ -211,27 +213,28 @@ func (c *Checker) orderAdd(q *orderQueue, l *lease) {
 
 // orderSuccessor: a renewal's lease replaces its predecessor at the queue
 // (a late renewal of a forgotten message's lease has none: it joins the
-// queue's live leases all the same). pop is the batch of the answer that
-// lent the predecessor (0: not known).
-func (c *Checker) orderSuccessor(n *lease, pop int64) {
+// queue's live leases all the same). popMs is popTimeOf the predecessor
+// (0: not known).
+func (c *Checker) orderSuccessor(n *lease, popMs int64) {
 	m := n.m
 	if !m.g.orderly || n.at >= len(m.places) || m.places[n.at].place.topic != m.topic {
 		return
 	}
 	// A batch of its own (it lends nothing new), negative so that no
-	// answer's batch equals it, that remembers the pop it descends from:
-	// an orderly renewal keeps the handle's popTime.
-	n.batch = -pop
+	// answer's batch equals it, that remembers the popTime of the pop it
+	// descends from: an orderly renewal keeps the handle's popTime.
+	n.batch = -popMs
 	c.orderAdd(c.order.queue(m.g, m.places[n.at].place), n)
 }
 
-// popOf is the batch of the answer that lent l or the lease l renews
-// (0: not known).
-func popOf(l *lease) int64 {
-	if l.batch < 0 {
+// popTimeOf is the popTime, in ms +1, of the answer that lent l or the
+// lease l renews (0: not known): an answer's lease has its grant time, a
+// renewal's lease keeps its predecessor's (orderSuccessor).
+func popTimeOf(l *lease) int64 {
+	if l.batch <= 0 {
 		return -l.batch
 	}
-	return l.batch
+	return l.granted.Millis() + 1
 }
 
 // orderEnd takes an ended lease out of its queue; a lapse more than the
@@ -322,10 +325,10 @@ func (c *Checker) orderAcked(m *msgState, l *lease) {
 	}
 }
 
-// orderAckedOrderly is orderAcked for an orderly group. An ack of a lease
-// from an earlier pop than the queue's latest carries that pop's popTime:
-// the broker answers it SUCCESS and changes nothing (commitAndNext's -2),
-// so the offset stays owed. A broker restart may have reloaded an older
+// orderAckedOrderly is orderAcked for an orderly group. An ack by the
+// handle of a pop whose popTime is not the queue's latest pop's: the
+// broker answers it SUCCESS and changes nothing (commitAndNext's -2), so
+// the offset stays owed. A broker restart may have reloaded an older
 // pop's order state, which such an ack does match: the offset then stays
 // owed in the checker only, which restartSince excuses.
 func (c *Checker) orderAckedOrderly(m *msgState, l *lease) {
@@ -334,7 +337,7 @@ func (c *Checker) orderAckedOrderly(m *msgState, l *lease) {
 		return
 	}
 	q := c.order.queue(m.g, p)
-	if pop := popOf(l); pop != 0 && q.pop != 0 && pop != q.pop && m.places[l.at].place == p {
+	if pt := popTimeOf(l); pt != 0 && q.popMs != 0 && pt != q.popMs && m.places[l.at].place == p {
 		return
 	}
 	delete(q.owed, p.offset)
