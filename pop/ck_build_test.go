@@ -99,7 +99,7 @@ func TestReviveMessagesBuiltAsWritten(t *testing.T) {
 				ck.InvisibleTime = deliver + AckTimeInterval - ck.PopTime
 				first := b.lease.last + 1 + model.LeaseID(r.IntN(1000))
 				mkey := ck.MergeKey()
-				st = b.putCk(now, &ck, mkey, mkHash(mkey), rq, first, &fails)
+				st = b.putCk(now, b.newCkBody(&ck), mkey, mkHash(mkey), rq, first, &fails)
 				lease := first
 				if ck.Num == 0 {
 					lease = 0
@@ -182,7 +182,7 @@ func TestReviveWriteFailureNamesUniqueID(t *testing.T) {
 		switch i % 3 {
 		case 0:
 			mkey := ck.MergeKey()
-			b.putCk(now, &ck, mkey, mkHash(mkey), 1, 5, &fails)
+			b.putCk(now, b.newCkBody(&ck), mkey, mkHash(mkey), 1, 5, &fails)
 			want = ck.UniqueID()
 		case 1:
 			a := randomAck(r, &ck, false)
@@ -195,6 +195,93 @@ func TestReviveWriteFailureNamesUniqueID(t *testing.T) {
 		}
 		if len(fails) != 1 || fails[0].UniqKey != want || fails[0].Topic != b.reviveTopicName() || fails[0].QueueID != 1 {
 			t.Fatalf("put %d: failures %+v, want one naming %s", i, fails, want)
+		}
+	}
+}
+
+// A CK the engine makes has one copy, in the body it keeps for the CK's
+// message (newCkBody): its ref and wrapper hold that body's CK, and the
+// revive queue stores that very body once the message reaches it, with
+// the CK as made but for its revive offset. Pops with and without the
+// buffer, acks, renewals and revive rounds (whose re-puts make CKs too).
+func TestCkHeldOnce(t *testing.T) {
+	for _, merge := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.EnablePopBufferMerge = merge
+		cfg.ReviveQueueNum = 2
+		b := testBroker(t, cfg, 2)
+		now := clock.Epoch
+		homes := map[*reviveBody]model.PopCheckPoint{} // each ref's body, and its CK as made
+		note := func() {
+			for _, r := range b.ckl.byFirst.refs {
+				if r.dropped {
+					continue
+				}
+				if r.home == nil || r.ck != &r.home.ck {
+					t.Fatalf("merge=%v: ref of lease %d holds a CK its body does not", merge, r.first)
+				}
+				if _, ok := homes[r.home]; !ok {
+					homes[r.home] = *r.ck
+				}
+			}
+			for _, w := range b.buf.order {
+				if w.ck != w.ref.ck {
+					t.Fatalf("merge=%v: wrapper %q holds a CK of its own", merge, w.mkey)
+				}
+			}
+		}
+		var res PopResult
+		for i := range 200 {
+			for k := range 3 {
+				b.Put(now, &model.Message{Topic: "t", QueueID: int32((i + k) % 2), Body: []byte("x")})
+			}
+			b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 3, InvisibleTime: 20 * clock.Second}, &res)
+			note()
+			for j := range res.Messages {
+				p := &res.Messages[j]
+				switch j % 3 {
+				case 0:
+					ack := NewAckRequest("g", p.Message.Topic, &p.Handle)
+					b.Ack(now, &ack)
+				case 1:
+					ch := NewChangeInvisibleTimeRequest("g", p.Message.Topic, &p.Handle, 30*clock.Second)
+					b.ChangeInvisibleTime(now, &ch)
+				}
+			}
+			note()
+			now = now.Add(100 * clock.Millisecond)
+			b.CheckpointTick(now)
+			note()
+		}
+		for end := now.Add(3 * clock.Minute); now < end; now = now.Add(clock.Second) {
+			b.CheckpointTick(now)
+			note()
+		}
+		stored := 0
+		for rq := range cfg.ReviveQueueNum {
+			q := b.queue(b.reviveTopicName(), rq)
+			if q == nil {
+				t.Fatalf("merge=%v: no revive queue %d", merge, rq)
+			}
+			for o := q.min; o < q.maxOffset(); o++ {
+				sl := q.log.slot(int(o - q.min))
+				want, ok := homes[sl.rev]
+				if !ok || sl.msg.Tags != model.CkTag {
+					continue
+				}
+				stored++
+				got := sl.rev.ck
+				if got.ReviveOffset != o {
+					t.Fatalf("merge=%v: CK at revive offset %d says %d", merge, o, got.ReviveOffset)
+				}
+				got.ReviveOffset = 0
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("merge=%v: CK at revive offset %d stored as %+v, made as %+v", merge, o, got, want)
+				}
+			}
+		}
+		if stored == 0 || len(homes) < 100 {
+			t.Fatalf("merge=%v: %d CK bodies stored of %d made", merge, stored, len(homes))
 		}
 	}
 }

@@ -108,25 +108,35 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 	return d
 }
 
-// ckPrefill is the decoded body of the CK message putCk writes for ck,
-// but for what finishPrefill reads from the stored message. mkey is ck's
-// merge key and mh its hash.
-func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string, mh uint64) *reviveBody {
+// newCkBody is the body the engine keeps for the message of a CK it
+// makes, holding the CK's one copy (ck's, whose QueueOffsetDiff it
+// shares: the engine never writes into one): the CK's ref and wrapper
+// hold d.ck (ckRef.ck), and putCk fills in the rest (ckPrefill) when it
+// writes the message. d.ck is the CK as made until the message reaches
+// its revive queue, which sets its ReviveOffset (finishPrefill): nothing
+// reads that of a ref's or a wrapper's CK.
+func (b *Broker) newCkBody(ck *model.PopCheckPoint) *reviveBody {
 	d := b.newReviveBody()
+	d.ck = *ck
+	return d
+}
+
+// ckPrefill makes d, a CK's body (newCkBody), the decoded body of the CK
+// message putCk writes for d.ck, but for what finishPrefill reads from
+// the stored message. mkey is the CK's merge key and mh its hash.
+func (b *Broker) ckPrefill(d *reviveBody, mkey string, mh uint64) {
+	ck := &d.ck
 	if invariants {
 		assertf(ck.ReviveOffset == 0, "CK of %s written with revive offset %d: its body would say so", mkey, ck.ReviveOffset)
 	}
 	if ck.Topic == "" || ck.CID == "" {
-		d.skip = true
-		d.ck = *ck // for fill alone
-		return d
+		d.skip = true // d.ck stays, for fill alone
+		return
 	}
 	if invariants {
 		assertf(mkey == ck.MergeKey() && mh == mkHash(mkey), "CK body keyed %q (hash %x), not by its merge key", mkey, mh)
 	}
-	d.ck, d.key = *ck, mkey // the engine never writes into a CK's QueueOffsetDiff: shared
-	d.hash = mh
-	return d
+	d.key, d.hash = mkey, mh
 }
 
 // newReviveBody returns a zero body, allocated with others: the engine

@@ -636,13 +636,14 @@ func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *Che
 	b.stats.CkRePuts++
 	var kb [keyBuf]byte
 	mkey, mh := b.internKey(ck.AppendMergeKey(kb[:0]))
-	if b.putCk(g, &ck, mkey, mh, s.qid, b.lease.last+1, &res.Failures) != putOK {
+	d := b.newCkBody(&ck)
+	if b.putCk(g, d, mkey, mh, s.qid, b.lease.last+1, &res.Failures) != putOK {
 		rv.Outcome = ReviveDropped
 		b.stats.MayBeLost++
 		res.Revivals = append(res.Revivals, rv)
 		return
 	}
-	nr := b.newRefKeyed(&ck, s.qid, mkey)
+	nr := b.newRefKeyed(d, s.qid, mkey)
 	nr.stored, nr.at = true, b.arrival
 	rv.Outcome, rv.NewLease, rv.NextDeadline = ReviveRetried, nr.first, clock.FromMillis(ck.ReviveTime())
 	res.Revivals = append(res.Revivals, rv)

@@ -245,16 +245,18 @@ func (b *Broker) internKey(key []byte) (string, uint64) {
 	return s, h
 }
 
-// putCk writes a CK message (buildCkMsg): deliver time reviveTime - 1000,
-// tagged with its first lease when it has leases. mkey is ck's merge key
-// and mh its hash.
-func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, mh uint64, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
+// putCk writes the message of the CK d holds (newCkBody; buildCkMsg):
+// deliver time reviveTime - 1000, tagged with its first lease when it has
+// leases. mkey is the CK's merge key and mh its hash. A body is written
+// at most once (a failed or refused put may be tried again).
+func (b *Broker) putCk(nowMs int64, d *reviveBody, mkey string, mh uint64, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
+	ck := &d.ck
 	deliver := ck.ReviveTime() - AckTimeInterval
 	if b.timerRefuses(nowMs, deliver) {
 		return putRefused
 	}
 	b.stats.CkPuts++
-	d := b.ckPrefill(ck, mkey, mh)
+	b.ckPrefill(d, mkey, mh)
 	if ck.Num > 0 {
 		d.lease = first // the message's POPSIM_LEASE
 		if !d.skip {

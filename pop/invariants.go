@@ -431,6 +431,9 @@ func (b *Broker) checkCkLeases() error {
 		if d := r.body; d != nil && (d.ref != r || !d.bound || d.lease != r.first) {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d bound to a body of lease %d that names another ref", first, d.lease)
 		}
+		if r.home == nil || r.ck != &r.home.ck || r.body != nil && r.body != r.home {
+			return fmt.Errorf("pop: invariant: checkpoint ref %d's CK is not its body's (newCkBody)", first)
+		}
 	}
 	var bad error
 	entries := 0
@@ -470,6 +473,8 @@ func (b *Broker) checkBuffer() error {
 		switch {
 		case w.ref == nil || f.keys.peek(w.mkey) != w.ref.e || w.ref.e.w != w || w.mkey != w.ck.MergeKey():
 			return fmt.Errorf("pop: invariant: buffered wrapper %q is not under its merge key", w.mkey)
+		case w.ck != w.ref.ck:
+			return fmt.Errorf("pop: invariant: buffered wrapper %q has a CK of its own, not its ref's", w.mkey)
 		case b.ckl.byFirst.get(w.ref.first) != w.ref && !w.ckStored:
 			return fmt.Errorf("pop: invariant: buffered wrapper %q without the lease ref of its CK", w.mkey)
 		case w.stored&^w.bits != 0 || w.bits&^w.numMask() != 0:
