@@ -128,6 +128,7 @@ func TestReviveMessagesBuiltAsWritten(t *testing.T) {
 			}
 			wants = append(wants, want)
 		}
+		checkTimerEntries(t, b, wants)
 		b.advanceTimer(now + 2*clock.Hour.Millis()) // every held message to its queue
 		checkReviveMessages(t, b, wants)
 	}
@@ -164,6 +165,24 @@ func checkReviveMessages(t *testing.T, b *Broker, wants []model.Message) {
 	}
 	if len(left) > 0 {
 		t.Fatalf("%d messages written were not stored, the first %+v", len(left), left[0])
+	}
+}
+
+// checkTimerEntries checks that State lists every message the timer
+// holds with the tag and unique id of one of wants, and that it holds
+// some.
+func checkTimerEntries(t *testing.T, b *Broker, wants []model.Message) {
+	t.Helper()
+	held := b.State().Checkpoint.Timer
+	for _, e := range held {
+		if !slices.ContainsFunc(wants, func(m model.Message) bool {
+			return m.UniqKey == e.UniqKey && m.Tags == e.Tag && m.QueueID == e.ReviveQueue
+		}) {
+			t.Fatalf("the timer holds %+v, which was not written", e)
+		}
+	}
+	if len(held) == 0 {
+		t.Fatal("the timer holds nothing")
 	}
 }
 

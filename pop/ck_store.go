@@ -42,9 +42,24 @@ type timerMsg struct {
 // body and properties, which rev builds when asked (reviveBody.fill).
 type timerBody struct {
 	QueueID       int32
+	kind          reviveKind
 	BornTimestamp int64
-	Tags          string
 }
+
+// reviveKind is the tag of one of the engine's revive-topic messages, in
+// a byte: the timer holds most of them.
+type reviveKind uint8
+
+const (
+	ckKind reviveKind = iota
+	ackKind
+	batchAckKind
+)
+
+var reviveTags = [...]string{ckKind: model.CkTag, ackKind: model.AckTag, batchAckKind: model.BatchAckTag}
+
+// tag is the message's tag (TAGS).
+func (k reviveKind) tag() string { return reviveTags[k] }
 
 // timerDue is the delivery time of a timer message with deliver time x.
 func (b *Broker) timerDue(x int64) int64 {
@@ -103,14 +118,14 @@ const (
 	putRefused                  // the timer refused it: more than timerMaxDelaySec ahead, or the wheel is off
 )
 
-// putRevive writes the engine's revive-topic message with tag tag for
+// putRevive writes the engine's revive-topic message of kind kind for
 // revive queue rq, born now, with deliver time deliverMs: to the timer
 // when it is later than now, else to the revive queue at once. The
 // message is stored unbuilt: rev is its typed form (revivePrefill), but
 // for its deliver time, which putRevive sets, and builds its unique id,
 // body and properties only if something reads them (reviveBody.fill). A
 // failed write is appended to fails.
-func (b *Broker) putRevive(nowMs int64, rq int32, tag string, deliverMs int64, rev *reviveBody, fails *[]WriteFailure) putStatus {
+func (b *Broker) putRevive(nowMs int64, rq int32, kind reviveKind, deliverMs int64, rev *reviveBody, fails *[]WriteFailure) putStatus {
 	topic := b.reviveTopicName()
 	if b.timerRefuses(nowMs, deliverMs) || storeRefusesTopic(topic) {
 		return putRefused
@@ -119,11 +134,11 @@ func (b *Broker) putRevive(nowMs int64, rq int32, tag string, deliverMs int64, r
 	ord, fail := b.writeFailsTo(topic, rq)
 	if fail || q == nil {
 		b.stats.PutFailures++
-		*fails = append(*fails, WriteFailure{Ordinal: ord, Topic: topic, QueueID: rq, UniqKey: rev.uniqueID(tag)})
+		*fails = append(*fails, WriteFailure{Ordinal: ord, Topic: topic, QueueID: rq, UniqKey: rev.uniqueID(kind.tag())})
 		return putFailed
 	}
 	rev.unbuilt = true
-	h := timerBody{QueueID: rq, BornTimestamp: nowMs, Tags: tag}
+	h := timerBody{QueueID: rq, kind: kind, BornTimestamp: nowMs}
 	if b.cfg.Bugs.DelayLevelTimer {
 		// #3787: a delay level from now, the revive service seeing that time
 		due := nowMs + delayLevel(deliverMs-nowMs)
@@ -171,7 +186,7 @@ func (b *Broker) appendRevive(q *queue, h *timerBody, ms int64, rev *reviveBody)
 	sl := q.log.push(&b.logPool)
 	b.reviveChanged(h.QueueID)
 	m := &sl.msg // zero: push returns a zero entry
-	m.Topic, m.QueueID, m.Tags, m.BornTimestamp = b.reviveTopicName(), h.QueueID, h.Tags, h.BornTimestamp
+	m.Topic, m.QueueID, m.Tags, m.BornTimestamp = b.reviveTopicName(), h.QueueID, h.kind.tag(), h.BornTimestamp
 	m.QueueOffset = q.maxOffset() - 1
 	m.StoreTimestamp = ms
 	sl.rev = b.finishPrefill(rev, m)
@@ -263,7 +278,7 @@ func (b *Broker) putCk(nowMs int64, d *reviveBody, mkey string, mh uint64, rq in
 			b.bindCkBody(d, first)
 		}
 	}
-	return b.putRevive(nowMs, rq, model.CkTag, deliver, d, fails)
+	return b.putRevive(nowMs, rq, ckKind, deliver, d, fails)
 }
 
 // putAck writes an ack message with deliver time deliverMs. key is
@@ -276,7 +291,7 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, deli
 	mkey, mh := b.ackKey(a, key)
 	d := b.ackPrefill(a, mkey, mh, nil)
 	d.offs = d.one[:]
-	return b.putRevive(nowMs, rq, model.AckTag, deliverMs, d, fails)
+	return b.putRevive(nowMs, rq, ackKind, deliverMs, d, fails)
 }
 
 // putBatchAck writes a bAck message with deliver time deliverMs. key is
@@ -291,7 +306,7 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, key []byte, rq i
 		offs = []int64{} // the body says [], which decodes as empty, not null
 	}
 	mkey, mh := b.ackKey(&a.AckMsg, key)
-	return b.putRevive(nowMs, rq, model.BatchAckTag, deliverMs, b.ackPrefill(&a.AckMsg, mkey, mh, offs), fails)
+	return b.putRevive(nowMs, rq, batchAckKind, deliverMs, b.ackPrefill(&a.AckMsg, mkey, mh, offs), fails)
 }
 
 // deliverTime reads a revive message's TIMER_DELIVER_MS (getDeliverTimeMs;

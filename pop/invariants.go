@@ -515,7 +515,7 @@ func (b *Broker) checkTimer() error {
 	b.timer.each(func(m *timerMsg) {
 		n++
 		if err == nil && m.due < m.msg.BornTimestamp {
-			err = fmt.Errorf("pop: invariant: the timer holds %s due at %d, born at %d", m.rev.uniqueID(m.msg.Tags), m.due, m.msg.BornTimestamp)
+			err = fmt.Errorf("pop: invariant: the timer holds %s due at %d, born at %d", m.rev.uniqueID(m.msg.kind.tag()), m.due, m.msg.BornTimestamp)
 		}
 	})
 	if err == nil && n != b.timer.n {
@@ -547,7 +547,7 @@ func checkTimerQueue(q int32, tq *timerQueue) error {
 		}
 		for i, m := range s.msgs[s.head:] {
 			if m.due != s.due || m.msg.QueueID != q || i > 0 && s.msgs[s.head+i-1].seq >= m.seq {
-				return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d holds %s (queue %d) due at %d out of place", q, s.due, m.rev.uniqueID(m.msg.Tags), m.msg.QueueID, m.due)
+				return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d holds %s (queue %d) due at %d out of place", q, s.due, m.rev.uniqueID(m.msg.kind.tag()), m.msg.QueueID, m.due)
 			}
 		}
 		last = s
