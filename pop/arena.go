@@ -1,29 +1,20 @@
 package pop
 
-import (
-	"strings"
+import "strings"
 
-	"popsim/model"
-)
-
-// reviveArena allocates what the engine's revive-topic messages are made
-// of many at a time: their property lists and their JSON bodies. A
-// revive-topic message is written once, never changes, and is kept as
-// long as its queue keeps it, so carving its parts out of shared blocks
-// costs no more memory than allocating them one by one, and saves the
-// allocator and the collector two objects per message. Each part gets its
-// own capacity-limited window: an append beyond it reallocates, as it
-// would have.
+// reviveArena allocates what the engine keeps beside its CK and ack
+// messages many at a time: the CKs' offset lists and the strings of merge
+// keys. They are written once, never change, and live about as long as
+// the message, so carving them out of shared blocks costs no more memory
+// than allocating them one by one, and saves the allocator and the
+// collector an object each. Each list gets its own capacity-limited
+// window: an append beyond it reallocates, as it would have.
 type reviveArena struct {
-	props []model.Property
-	bytes []byte
 	diffs []int32 // CKs' QueueOffsetDiff, kept as long as their CK message
 	strs  strArena
 }
 
 const (
-	arenaProps = 512
-	arenaBytes = 32 << 10
 	arenaDiffs = 1024
 	arenaStrs  = 16 << 10
 )
@@ -42,43 +33,9 @@ func (a *reviveArena) int32s(n int) []int32 {
 	return d
 }
 
-// propList returns an empty property list with room for n.
-func (a *reviveArena) propList(n int) []model.Property {
-	if len(a.props) < n {
-		a.props = make([]model.Property, arenaProps)
-	}
-	p := a.props[:0:n]
-	a.props = a.props[n:]
-	return p
-}
-
-// body returns an empty byte slice with room for n, to be passed to used
-// once written, before the next body.
-func (a *reviveArena) body(n int) []byte {
-	if len(a.bytes) < n {
-		if n > arenaBytes/4 {
-			return make([]byte, 0, n)
-		}
-		a.bytes = make([]byte, arenaBytes)
-	}
-	return a.bytes[:0:n]
-}
-
-// used takes b, written into a window from body, as final: its bytes
-// leave the block, and it is returned with no room beyond them, so that
-// no append to it can write into the next body. A b that outgrew its
-// window lives elsewhere and takes nothing.
-func (a *reviveArena) used(b []byte) []byte {
-	if len(b) > 0 && len(a.bytes) > 0 && &b[0] == &a.bytes[0] {
-		a.bytes = a.bytes[len(b):]
-	}
-	return b[:len(b):len(b)]
-}
-
 // strArena makes strings side by side in shared blocks of bytes: the
-// strings of a revive-topic message (its unique id, deliver time and
-// lease) and the merge keys the engine keeps beside its CKs and acks,
-// which live about as long as one another and are never written to. A
+// merge keys the engine keeps beside its CKs and acks, which live about
+// as long as one another and are never written to. A
 // block is a strings.Builder that is only ever appended to within the
 // room it was grown to: the strings cut from it stay as they were made
 // while later ones are written after them. A block holds no pointers, so

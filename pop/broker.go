@@ -282,7 +282,7 @@ func (b *Broker) createTopic(c TopicConfig) {
 	t.flag = model.RetryFlagOf(c.Name)
 	n := max(c.ReadQueueNums, c.WriteQueueNums)
 	for int32(len(t.queues)) < n {
-		t.queues = append(t.queues, &queue{})
+		t.queues = append(t.queues, &queue{unbuilt: t == b.reviveT})
 	}
 }
 

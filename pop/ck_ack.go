@@ -167,15 +167,16 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 		QueueID: qid, QueueOffsetDiff: b.arena.int32s(1), BrokerName: h.BrokerName}
 	mkey, mh := b.freeMergeKey(&ck)
 	pt := ck.PopTime
+	d := b.newCkBody(&ck)
 	var res ChangeInvisibleTimeResult
-	if st := b.putCk(nowMs, &ck, mkey, mh, rq, b.lease.last+1, &res.Failures); st != putOK {
+	if st := b.putCk(nowMs, d, mkey, mh, rq, b.lease.last+1, &res.Failures); st != putOK {
 		res.Code, res.Remark = model.SystemError, "append checkpoint failed: the store refused the CK message"
 		if st == putFailed {
 			res.Remark = "append checkpoint failed: the CK message was not written"
 		}
 		return res
 	}
-	ref := b.newRefKeyed(&ck, rq, mkey)
+	ref := b.newRefKeyed(d, rq, mkey)
 	ref.stored, ref.at = true, b.arrival
 	b.stats.Changed++
 	a := model.AckMsg{AckOffset: offset, StartOffset: h.CkQueueOffset, ConsumerGroup: group, Topic: topicName, QueueID: qid,

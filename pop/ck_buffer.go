@@ -17,7 +17,7 @@ import (
 // wrapper is PopCheckPointWrapper.
 type wrapper struct {
 	rq int32
-	// ck is the CK, kept beside the wrapper (wrapperRef); never written
+	// ck is the CK, its ref's (ckRef.ck), or a mock's own; never written
 	// to.
 	ck     *model.PopCheckPoint
 	ref    *ckRef // nil for a mock
@@ -166,8 +166,8 @@ func (f *ckBuffer) clearQueue(k qkey) {
 // wrapperRef is a wrapper and the ckRef of its CK, allocated together,
 // a block of them at a time (wrapperSlab), from which they are never
 // reused: a block goes once none of its wrappers and refs is referenced.
-// The wrapper's CK is the ref's (the two were one copy of the same CK);
-// a mock's wrapper, which has no ref, keeps its CK there all the same.
+// The wrapper's CK is the ref's, which the CK's body holds (newCkBody); a
+// mock's wrapper, which has no ref, has a CK of its own.
 type wrapperRef struct {
 	w wrapper
 	r ckRef
@@ -175,18 +175,18 @@ type wrapperRef struct {
 
 const wrapperSlab = 64
 
-// newWrapperRef builds a wrapper on revive queue rq for the CK the ref
-// beside it will hold, and that zero ref, for the caller to make
-// (newRefInto, which copies the CK in) or to give the CK alone (a mock).
-// mkey is the CK's merge key and lock its queue key (group and topic
-// ck.CID and ck.Topic, queue ck.QueueID), which the caller has already.
-func (b *Broker) newWrapperRef(mkey string, lock qkey, rq int32, next int64, justOffset bool) (w *wrapper, ref *ckRef) {
+// newWrapperRef builds a wrapper on revive queue rq for CK ck, which the
+// ref beside it will hold, and that zero ref, for the caller to make
+// (newRefInto) or to leave unused (a mock). mkey is the CK's merge key
+// and lock its queue key (group and topic ck.CID and ck.Topic, queue
+// ck.QueueID), which the caller has already.
+func (b *Broker) newWrapperRef(ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, justOffset bool) (w *wrapper, ref *ckRef) {
 	if len(b.ckl.wslab) == 0 {
 		b.ckl.wslab = make([]wrapperRef, wrapperSlab)
 	}
 	p := &b.ckl.wslab[0]
 	b.ckl.wslab = b.ckl.wslab[1:]
-	p.w = wrapper{rq: rq, ck: &p.r.ck, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
+	p.w = wrapper{rq: rq, ck: ck, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
 	return &p.w, &p.r
 }
 
@@ -206,8 +206,9 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 	if f.queueLen(lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.buffered(mkey) {
 		return nil
 	}
-	w, ref := b.newWrapperRef(mkey, lock, rq, next, false)
-	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
+	d := b.newCkBody(ck)
+	w, ref := b.newWrapperRef(&d.ck, mkey, lock, rq, next, false)
+	w.ref = b.newRefInto(ref, d, rq, w.mkey)
 	b.enqueueCk(w)
 	f.add(w)
 	return w.ref
@@ -220,8 +221,9 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 	if b.buf.buffered(mkey) {
 		return nil
 	}
-	w, ref := b.newWrapperRef(mkey, lock, rq, next, true)
-	w.ref = b.newRefInto(ref, ck, rq, w.mkey)
+	d := b.newCkBody(ck)
+	w, ref := b.newWrapperRef(&d.ck, mkey, lock, rq, next, true)
+	w.ref = b.newRefInto(ref, d, rq, w.mkey)
 	b.storeWrapper(nowMs, w, fails)
 	b.enqueueCk(w)
 	b.buf.add(w)
@@ -232,8 +234,9 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 // return still moves the commit offset past what it read.
 func (b *Broker) addCkMock(ck *model.PopCheckPoint, lock qkey, rq int32, next int64) {
 	var kb [keyBuf]byte
-	w, ref := b.newWrapperRef(b.arena.strs.str(ck.AppendMergeKey(kb[:0])), lock, rq, next, true)
-	ref.ck = *ck // the wrapper's CK; the ref stays unused
+	own := new(model.PopCheckPoint)
+	*own = *ck
+	w, _ := b.newWrapperRef(own, b.arena.strs.str(ck.AppendMergeKey(kb[:0])), lock, rq, next, true) // the ref stays unused
 	w.ckStored = true
 	b.enqueueCk(w)
 }
@@ -250,7 +253,7 @@ func (b *Broker) storeWrapper(nowMs int64, w *wrapper, fails *[]WriteFailure) {
 	if w.ckStored {
 		return
 	}
-	if b.putCk(nowMs, w.ck, w.mkey, w.ref.e.hash, w.rq, w.ref.first, fails) == putOK {
+	if b.putCk(nowMs, w.ref.home, w.mkey, w.ref.e.hash, w.rq, w.ref.first, fails) == putOK {
 		w.ckStored = true
 		w.ref.stored, w.ref.at = true, b.arrival
 	}

@@ -23,30 +23,42 @@ import (
 // and deliver time are the values the engine wrote into the message's
 // properties, the revive offset is read from the stored message, and the
 // invariants build checks each one against decodeRevive.
+//
+// Nor are they encoded: the engine stores them unbuilt, without their
+// unique id, body and properties, which only a reader other than the
+// revive service (a pull, a pop, Message, State's timer list, a failed
+// write's report) ever looks at. The typed form holds all it takes to
+// build them (fill), and a queue read builds them in place the first
+// time it reaches the message (queue.msg).
 
 // reviveBody is a stored revive-topic message, decoded.
 type reviveBody struct {
 	bad  bool // the body does not decode: a read aborts the round
 	skip bool // a CK without topic or group: skipped, endTime unmoved
+	// unbuilt: the engine wrote the message and has not built its unique
+	// id, body and properties yet (fill). Not part of the decoding.
+	unbuilt bool
 	// bound: the engine keeps this body for its own CK message and ref
 	// is the live ckRef of lease (nil once dropped): what byFirst holds
 	// under lease, kept here so a round reading the message need not look
 	// it up (ckRefOf). Not part of the decoding (assertPrefill). (Beside
-	// the other flags: one word for the three.)
+	// the other flags: one word for the four.)
 	bound   bool
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	key     string
 	hash    uint64 // mkHash(key)
-	// a CK: ck (ReviveOffset set) and its first lease. An ack or bAck:
-	// in ck, the fields of the CK it names, which are those of the mock
-	// CK a round makes for it (ackCk); the rest of ck is zero.
+	// a CK: ck (ReviveOffset set) and its first lease (kept for a skipped
+	// CK the engine wrote too, which fill needs, though no decoding has
+	// them). An ack or bAck: in ck, the fields of the CK it names, which
+	// are those of the mock CK a round makes for it (ackCk); the rest of
+	// ck is zero.
 	ck    model.PopCheckPoint
 	lease model.LeaseID
 	ref   *ckRef // see bound
 	// an ack or bAck: its acked offsets; key uses the broker's own name
 	// when the ack names none
 	offs []int64
-	one  [1]int64 // offs of a single ack
+	one  [1]int64 // the ack's ackOffset (a bAck's is -1 or 0): offs of a single ack
 }
 
 // reviveBodyAt is the decoded form of q's message at offset o (which the
@@ -86,8 +98,8 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 			bn = b.cfg.BrokerName
 		}
 		d.ck, d.offs = ackCk(&a), offs
+		d.one[0] = a.AckOffset
 		if m.Tags == model.AckTag {
-			d.one[0] = a.AckOffset
 			d.offs = d.one[:]
 		}
 		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
@@ -96,21 +108,35 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 	return d
 }
 
-// ckPrefill is the decoded body of the CK message putCk writes for ck,
-// but for what finishPrefill reads from the stored message. mkey is ck's
-// merge key and mh its hash.
-func (b *Broker) ckPrefill(ck *model.PopCheckPoint, mkey string, mh uint64) *reviveBody {
+// newCkBody is the body the engine keeps for the message of a CK it
+// makes, holding the CK's one copy (ck's, whose QueueOffsetDiff it
+// shares: the engine never writes into one): the CK's ref and wrapper
+// hold d.ck (ckRef.ck), and putCk fills in the rest (ckPrefill) when it
+// writes the message. d.ck is the CK as made until the message reaches
+// its revive queue, which sets its ReviveOffset (finishPrefill): nothing
+// reads that of a ref's or a wrapper's CK.
+func (b *Broker) newCkBody(ck *model.PopCheckPoint) *reviveBody {
 	d := b.newReviveBody()
+	d.ck = *ck
+	return d
+}
+
+// ckPrefill makes d, a CK's body (newCkBody), the decoded body of the CK
+// message putCk writes for d.ck, but for what finishPrefill reads from
+// the stored message. mkey is the CK's merge key and mh its hash.
+func (b *Broker) ckPrefill(d *reviveBody, mkey string, mh uint64) {
+	ck := &d.ck
+	if invariants {
+		assertf(ck.ReviveOffset == 0, "CK of %s written with revive offset %d: its body would say so", mkey, ck.ReviveOffset)
+	}
 	if ck.Topic == "" || ck.CID == "" {
-		d.skip = true
-		return d
+		d.skip = true // d.ck stays, for fill alone
+		return
 	}
 	if invariants {
 		assertf(mkey == ck.MergeKey() && mh == mkHash(mkey), "CK body keyed %q (hash %x), not by its merge key", mkey, mh)
 	}
-	d.ck, d.key = *ck, mkey // the engine never writes into a CK's QueueOffsetDiff: shared
-	d.hash = mh
-	return d
+	d.key, d.hash = mkey, mh
 }
 
 // newReviveBody returns a zero body, allocated with others: the engine
@@ -143,6 +169,7 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 	d := b.newReviveBody()
 	d.ck, d.offs, d.key = ackCk(a), offs, key
 	d.hash = h
+	d.one[0] = a.AckOffset
 	return d
 }
 
@@ -161,7 +188,67 @@ func (b *Broker) finishPrefill(d *reviveBody, m *model.Message) *reviveBody {
 		d.ck.ReviveOffset = m.QueueOffset
 	}
 	if invariants {
-		assertPrefill(d, b.decodeRevive(m))
+		full := *m
+		d.fill(&full)
+		assertPrefill(d, b.decodeRevive(&full))
 	}
 	return d
+}
+
+// fill writes into m, the stored message of the engine's d (its topic,
+// queue, tag, born and store times and offset), what the engine left
+// unbuilt: the unique id, body and properties putCk, putAck and
+// putBatchAck stand for (the message RocketMQ's buildCkMsg and
+// buildAckMsg make), each in storage of its own.
+func (d *reviveBody) fill(m *model.Message) {
+	m.UniqKey = d.uniqueID(m.Tags)
+	m.Body = d.appendBody(nil, m.Tags)
+	deliver := model.Property{Key: model.PropertyTimerDeliverMs, Value: itoa(d.deliver)}
+	m.Properties = []model.Property{deliver}
+	if m.Tags == model.CkTag && d.ck.Num > 0 {
+		// SetProperty(PropertyLease, lease) on a message whose only
+		// property is its deliver time: the two in key order
+		lease := model.Property{Key: PropertyLease, Value: string(model.AppendUdec(nil, uint64(d.lease)))}
+		m.Properties = append(m.Properties, lease)
+		if PropertyLease < model.PropertyTimerDeliverMs {
+			m.Properties[0], m.Properties[1] = lease, deliver
+		}
+	}
+}
+
+// uniqueID is the unique id (UNIQ_KEY) of the engine's message d with
+// tag tag.
+func (d *reviveBody) uniqueID(tag string) string {
+	var buf [keyBuf]byte
+	switch tag {
+	case model.CkTag:
+		return string(d.ck.AppendUniqueID(buf[:0]))
+	case model.AckTag:
+		a := d.ackMsg()
+		return string(a.AppendUniqueID(buf[:0]))
+	}
+	a := model.BatchAckMsg{AckMsg: d.ackMsg(), AckOffsetList: d.offs}
+	return string(a.AppendUniqueID(buf[:0]))
+}
+
+// appendBody appends the JSON body of the engine's message d with tag tag.
+func (d *reviveBody) appendBody(b []byte, tag string) []byte {
+	switch tag {
+	case model.CkTag:
+		ck := d.ck
+		ck.ReviveOffset = 0 // set when read, not in the body (ckPrefill)
+		return ck.AppendJSON(b)
+	case model.AckTag:
+		a := d.ackMsg()
+		return a.AppendJSON(b)
+	}
+	a := model.BatchAckMsg{AckMsg: d.ackMsg(), AckOffsetList: d.offs}
+	return a.AppendJSON(b)
+}
+
+// ackMsg is the ack (a bAck's fields but its list) the engine's ack or
+// bAck message d was written for.
+func (d *reviveBody) ackMsg() model.AckMsg {
+	return model.AckMsg{AckOffset: d.one[0], StartOffset: d.ck.StartOffset, ConsumerGroup: d.ck.CID, Topic: d.ck.Topic,
+		QueueID: d.ck.QueueID, PopTime: d.ck.PopTime, BrokerName: d.ck.BrokerName}
 }

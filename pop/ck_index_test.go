@@ -98,8 +98,7 @@ func TestRefIndex(t *testing.T) {
 	next := model.LeaseID(1)
 	for range 3000 {
 		if rng.IntN(3) > 0 || x.len() == 0 {
-			r := &ckRef{first: next}
-			r.ck.Num = int8(1 + rng.IntN(32))
+			r := &ckRef{first: next, ck: &model.PopCheckPoint{Num: int8(1 + rng.IntN(32))}}
 			next += model.LeaseID(r.ck.Num)
 			x.add(r)
 			all = append(all, r)

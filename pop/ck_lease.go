@@ -21,9 +21,12 @@ const PropertyLease = "POPSIM_LEASE"
 
 // ckRef is one CK the engine made, as its leases see it.
 type ckRef struct {
-	ck    model.PopCheckPoint // as made: bitmap 0, reviveOffset 0
-	key   string              // its merge key
-	e     *mkEntry            // its merge key's entry
+	// ck is the CK as made (bitmap 0), held by home, the body the engine
+	// keeps for its message (newCkBody), which putCk writes.
+	ck    *model.PopCheckPoint
+	home  *reviveBody
+	key   string   // its merge key
+	e     *mkEntry // its merge key's entry
 	first model.LeaseID
 	rq    int32 // its revive queue
 	// ended: bit i set once lease first+i ended (an ack merged in the
@@ -127,14 +130,15 @@ func (l refList) contains(r *ckRef) bool {
 	return r != nil && (l.first == r || slices.Contains(l.rest, r))
 }
 
-// newRefKeyed makes the ckRef of a new CK, whose merge key is key,
-// granting its leases.
-func (b *Broker) newRefKeyed(ck *model.PopCheckPoint, rq int32, key string) *ckRef {
-	return b.newRefInto(&ckRef{}, ck, rq, key)
+// newRefKeyed makes the ckRef of a new CK, held by body d (newCkBody),
+// whose merge key is key, granting its leases.
+func (b *Broker) newRefKeyed(d *reviveBody, rq int32, key string) *ckRef {
+	return b.newRefInto(&ckRef{}, d, rq, key)
 }
 
 // newRefInto is newRefKeyed into r, a zero ckRef the caller allocated.
-func (b *Broker) newRefInto(r *ckRef, ck *model.PopCheckPoint, rq int32, key string) *ckRef {
+func (b *Broker) newRefInto(r *ckRef, d *reviveBody, rq int32, key string) *ckRef {
+	ck := &d.ck
 	if invariants {
 		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped && r.body == nil,
 			"checkpoint ref made into a ref in use (lease %d)", r.first)
@@ -142,13 +146,13 @@ func (b *Broker) newRefInto(r *ckRef, ck *model.PopCheckPoint, rq int32, key str
 	e := b.ckl.keys.get(key)
 	// r is zero: only what is not is written (a whole-struct store would
 	// build it aside and copy it in)
-	r.ck, r.key, r.e, r.rq = *ck, key, e, rq
+	r.ck, r.home, r.key, r.e, r.rq = ck, d, key, e, rq
 	r.first = b.lease.last + 1
 	b.lease.last += model.LeaseID(ck.Num)
 	b.ckl.byFirst.add(r)
 	e.refs.add(r)
 	b.ckl.live += int(ck.Num)
-	if d := b.ckl.ckBody; d != nil && d.lease == r.first {
+	if b.ckl.ckBody == d && d.lease == r.first {
 		r.bindBody(d)
 	}
 	b.ckl.lastRef, b.ckl.ckBody = r, nil
@@ -156,11 +160,14 @@ func (b *Broker) newRefInto(r *ckRef, ck *model.PopCheckPoint, rq int32, key str
 }
 
 // bindCkBody binds d, the body putCk keeps for a CK message of lease
-// first, to the ref of that lease: the one newRefInto made last, or the
-// one it makes next (a renewal's and a re-put's CK are written before
-// their ref is made).
+// first, to the ref of that lease, whose CK d holds (ckRef.home): the one
+// newRefInto made last, or the one it makes next (a renewal's and a
+// re-put's CK are written before their ref is made). A body whose ref is
+// neither (a buffered CK written later) stays unbound: ckRefOf finds its
+// ref by lease. (A body of a put that failed, its ref never made, binds
+// to no other ref.)
 func (b *Broker) bindCkBody(d *reviveBody, first model.LeaseID) {
-	if r := b.ckl.lastRef; r != nil && r.first == first && !r.dropped {
+	if r := b.ckl.lastRef; r != nil && r.first == first && r.home == d && !r.dropped {
 		r.bindBody(d)
 		return
 	}

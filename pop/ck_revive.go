@@ -297,7 +297,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 			if !b.cfg.EnableSkipLongAwaitingAck {
 				return true // the ack waits for its CK (#5408); endTime unmoved
 			}
-			b.mockForAck(s, g, m, &d.ck, d.key)
+			b.mockForAck(s, g, m, d)
 		} else {
 			for _, o := range d.offs {
 				if i := rc.ck.IndexOfAck(o); i > -1 {
@@ -324,13 +324,14 @@ func decodeAck(m *model.Message) (model.AckMsg, []int64, error) {
 
 // mockForAck is mockCkForAck: an ack whose CK has not been found for
 // reviveAckWaitMs gets a mock CK (no messages) at the ack's offset, so the
-// revive offset can pass it. ack is the ack's fields as its decoded body
-// keeps them (ackCk).
-func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, ack *model.PopCheckPoint, key string) {
-	if g-deliverTime(m) <= b.cfg.ReviveAckWaitMs {
+// revive offset can pass it. d is the ack message m's decoded body, whose
+// ck holds the ack's fields (ackCk).
+func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, d *reviveBody) {
+	if g-d.deliver <= b.cfg.ReviveAckWaitMs {
 		return
 	}
-	ck := *ack
+	key := d.key
+	ck := d.ck
 	ck.ReviveOffset = m.QueueOffset
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)
@@ -635,13 +636,14 @@ func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *Che
 	b.stats.CkRePuts++
 	var kb [keyBuf]byte
 	mkey, mh := b.internKey(ck.AppendMergeKey(kb[:0]))
-	if b.putCk(g, &ck, mkey, mh, s.qid, b.lease.last+1, &res.Failures) != putOK {
+	d := b.newCkBody(&ck)
+	if b.putCk(g, d, mkey, mh, s.qid, b.lease.last+1, &res.Failures) != putOK {
 		rv.Outcome = ReviveDropped
 		b.stats.MayBeLost++
 		res.Revivals = append(res.Revivals, rv)
 		return
 	}
-	nr := b.newRefKeyed(&ck, s.qid, mkey)
+	nr := b.newRefKeyed(d, s.qid, mkey)
 	nr.stored, nr.at = true, b.arrival
 	rv.Outcome, rv.NewLease, rv.NextDeadline = ReviveRetried, nr.first, clock.FromMillis(ck.ReviveTime())
 	res.Revivals = append(res.Revivals, rv)

@@ -25,8 +25,8 @@ import (
 // overtakes a timer delivery that was due before it, and NextCheckpointTick
 // includes the next delivery.
 
-// timerMsg is a message held by the timer, with its decoded body when the
-// engine wrote it (revivePrefill).
+// timerMsg is a message held by the timer: the engine's own (putRevive),
+// with its typed form.
 type timerMsg struct {
 	due int64 // delivery time, ms
 	seq uint64
@@ -36,30 +36,30 @@ type timerMsg struct {
 	next *timerMsg
 }
 
-// timerBody is a revive-topic message the timer holds, by the fields in
-// which the engine's revive messages (reviveMessage) differ: every other
-// field is zero but the topic, the revive topic's. It is half the size
-// of the message, and the timer holds most of the CK and ack messages
-// written.
+// timerBody is what a held revive-topic message keeps beside its typed
+// form rev: its queue, born time and tag. Every other field of the
+// message is zero but the topic, the revive topic's, and the unique id,
+// body and properties, which rev builds when asked (reviveBody.fill).
 type timerBody struct {
 	QueueID       int32
+	kind          reviveKind
 	BornTimestamp int64
-	Tags, UniqKey string
-	Body          []byte
-	Properties    []model.Property
 }
 
-// timerBodyOf is msg's timerBody.
-func timerBodyOf(msg *model.Message) timerBody {
-	return timerBody{QueueID: msg.QueueID, BornTimestamp: msg.BornTimestamp, Tags: msg.Tags, UniqKey: msg.UniqKey, Body: msg.Body,
-		Properties: msg.Properties}
-}
+// reviveKind is the tag of one of the engine's revive-topic messages, in
+// a byte: the timer holds most of them.
+type reviveKind uint8
 
-// message is the message again, in topic.
-func (t *timerBody) message(topic string) model.Message {
-	return model.Message{Topic: topic, QueueID: t.QueueID, BornTimestamp: t.BornTimestamp, Tags: t.Tags, UniqKey: t.UniqKey, Body: t.Body,
-		Properties: t.Properties}
-}
+const (
+	ckKind reviveKind = iota
+	ackKind
+	batchAckKind
+)
+
+var reviveTags = [...]string{ckKind: model.CkTag, ackKind: model.AckTag, batchAckKind: model.BatchAckTag}
+
+// tag is the message's tag (TAGS).
+func (k reviveKind) tag() string { return reviveTags[k] }
 
 // timerDue is the delivery time of a timer message with deliver time x.
 func (b *Broker) timerDue(x int64) int64 {
@@ -118,43 +118,44 @@ const (
 	putRefused                  // the timer refused it: more than timerMaxDelaySec ahead, or the wheel is off
 )
 
-// putRevive writes msg (a CK, ack or bAck message for revive queue
-// msg.QueueID) with deliver time deliverMs: to the timer when it is
-// later than now, else to the revive queue at once. rev is msg's body,
-// decoded (revivePrefill), but for its deliver time, which putRevive
-// sets. A failed write is appended to fails.
-func (b *Broker) putRevive(nowMs int64, msg *model.Message, deliverMs int64, rev *reviveBody, fails *[]WriteFailure) putStatus {
-	if b.timerRefuses(nowMs, deliverMs) || storeRefusesTopic(msg.Topic) {
+// putRevive writes the engine's revive-topic message of kind kind for
+// revive queue rq, born now, with deliver time deliverMs: to the timer
+// when it is later than now, else to the revive queue at once. The
+// message is stored unbuilt: rev is its typed form (revivePrefill), but
+// for its deliver time, which putRevive sets, and builds its unique id,
+// body and properties only if something reads them (reviveBody.fill). A
+// failed write is appended to fails.
+func (b *Broker) putRevive(nowMs int64, rq int32, kind reviveKind, deliverMs int64, rev *reviveBody, fails *[]WriteFailure) putStatus {
+	topic := b.reviveTopicName()
+	if b.timerRefuses(nowMs, deliverMs) || storeRefusesTopic(topic) {
 		return putRefused
 	}
-	if invariants {
-		assertf(msg.Topic == b.reviveTopicName(), "revive message for topic %s", msg.Topic)
-	}
-	q := b.reviveQueue(msg.QueueID)
-	ord, fail := b.writeFails(msg)
+	q := b.reviveQueue(rq)
+	ord, fail := b.writeFailsTo(topic, rq)
 	if fail || q == nil {
 		b.stats.PutFailures++
-		*fails = append(*fails, WriteFailure{Ordinal: ord, Topic: msg.Topic, QueueID: msg.QueueID, UniqKey: msg.UniqKey})
+		*fails = append(*fails, WriteFailure{Ordinal: ord, Topic: topic, QueueID: rq, UniqKey: rev.uniqueID(kind.tag())})
 		return putFailed
 	}
+	rev.unbuilt = true
+	h := timerBody{QueueID: rq, kind: kind, BornTimestamp: nowMs}
 	if b.cfg.Bugs.DelayLevelTimer {
 		// #3787: a delay level from now, the revive service seeing that time
 		due := nowMs + delayLevel(deliverMs-nowMs)
-		_ = msg.SetProperty(model.PropertyTimerDeliverMs, itoa(due))
 		rev.deliver = due
-		b.timer.add(b.timer.hold(due, msg, rev))
-		b.reviveChanged(msg.QueueID)
+		b.timer.add(b.timer.hold(due, h, rev))
+		b.reviveChanged(rq)
 		b.arrival = due
 		return putOK
 	}
 	rev.deliver = deliverMs // the message's TIMER_DELIVER_MS
 	if deliverMs > nowMs {
 		b.arrival = b.timerDue(deliverMs)
-		b.timer.add(b.timer.hold(b.arrival, msg, rev))
-		b.reviveChanged(msg.QueueID)
+		b.timer.add(b.timer.hold(b.arrival, h, rev))
+		b.reviveChanged(rq)
 		return putOK
 	}
-	b.appendRevive(q, msg, nowMs, rev)
+	b.appendRevive(q, &h, nowMs, rev)
 	b.arrival = nowMs
 	return putOK
 }
@@ -179,18 +180,16 @@ func delayLevel(d int64) int64 {
 	return DelayLevelsMs[len(DelayLevelsMs)-1]
 }
 
-// appendRevive stores msg in revive queue q, stamped at ms, with its
-// decoded body rev when the engine wrote it (nil: decoded when read).
-func (b *Broker) appendRevive(q *queue, msg *model.Message, ms int64, rev *reviveBody) {
+// appendRevive stores the engine's message h, rev in typed form, in
+// revive queue q, stamped at ms.
+func (b *Broker) appendRevive(q *queue, h *timerBody, ms int64, rev *reviveBody) {
 	sl := q.log.push(&b.logPool)
-	b.reviveChanged(msg.QueueID)
-	m := &sl.msg
-	*m = *msg
+	b.reviveChanged(h.QueueID)
+	m := &sl.msg // zero: push returns a zero entry
+	m.Topic, m.QueueID, m.Tags, m.BornTimestamp = b.reviveTopicName(), h.QueueID, h.kind.tag(), h.BornTimestamp
 	m.QueueOffset = q.maxOffset() - 1
 	m.StoreTimestamp = ms
-	if rev != nil {
-		sl.rev = b.finishPrefill(rev, m)
-	}
+	sl.rev = b.finishPrefill(rev, m)
 }
 
 // advanceTimer delivers every timer message due at or before nowMs, in
@@ -204,8 +203,7 @@ func (b *Broker) advanceTimer(nowMs int64) {
 		b.timer.removeMin(t)
 		b.reviveChanged(t.msg.QueueID)
 		b.stats.TimerDeliveries++
-		msg := t.msg.message(b.reviveTopicName())
-		b.appendRevive(b.reviveQueue(t.msg.QueueID), &msg, t.due, t.rev)
+		b.appendRevive(b.reviveQueue(t.msg.QueueID), &t.msg, t.due, t.rev)
 		b.timer.release(t)
 	}
 }
@@ -226,32 +224,6 @@ func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
 		return 0, false
 	}
 	return t.due, true
-}
-
-// reviveMessage builds a revive-topic message: tag, body, uniq key and
-// deliver time (its decimal text), born now, with room for props
-// properties (a CK's lease besides the deliver time).
-func (b *Broker) reviveMessage(nowMs int64, rq int32, tag, uniq string, body []byte, deliver string, props int) model.Message {
-	m := model.Message{Topic: b.reviveTopicName(), QueueID: rq, Tags: tag, UniqKey: uniq, BornTimestamp: nowMs, Body: body}
-	m.Properties = append(b.arena.propList(props), model.Property{Key: model.PropertyTimerDeliverMs, Value: deliver})
-	return m
-}
-
-// The strings of one revive-topic message (its unique id, deliver time,
-// lease, and the merge key the engine keeps beside it) are built side by
-// side on the stack and made into one string, which they share, carved
-// from the arena's string blocks (strArena): they live as long as the
-// message, as do the strings of the messages written around it.
-
-// revBuf is room on the stack for them.
-const revBuf = 320
-
-// ackStrings appends to b, after the unique id it holds (b[:u]), the
-// deliver time, and returns the two strings.
-func (sa *strArena) ackStrings(b []byte, u int, deliverMs int64) (uniq, deliver string) {
-	b = model.AppendDec(b, deliverMs)
-	all := sa.str(b)
-	return all[:u], all[u:]
 }
 
 // ackKey is the merge key the decoded body of an ack or bAck message
@@ -288,44 +260,25 @@ func (b *Broker) internKey(key []byte) (string, uint64) {
 	return s, h
 }
 
-// putCk writes a CK message (buildCkMsg): deliver time reviveTime - 1000,
-// tagged with its first lease when it has leases. mkey is ck's merge key
-// and mh its hash.
-func (b *Broker) putCk(nowMs int64, ck *model.PopCheckPoint, mkey string, mh uint64, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
+// putCk writes the message of the CK d holds (newCkBody; buildCkMsg):
+// deliver time reviveTime - 1000, tagged with its first lease when it has
+// leases. mkey is the CK's merge key and mh its hash. A body is written
+// at most once (a failed or refused put may be tried again).
+func (b *Broker) putCk(nowMs int64, d *reviveBody, mkey string, mh uint64, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
+	ck := &d.ck
 	deliver := ck.ReviveTime() - AckTimeInterval
 	if b.timerRefuses(nowMs, deliver) {
 		return putRefused
 	}
-	body := ck.AppendJSON(b.arena.body(jsonCap(len(ck.QueueOffsetDiff), ck.Topic, ck.CID, ck.BrokerName)))
-	body = b.arena.used(body)
-	var buf [revBuf]byte
-	sb := ck.AppendUniqueID(buf[:0])
-	u := len(sb)
-	sb = model.AppendDec(sb, deliver)
-	dl := len(sb)
+	b.stats.CkPuts++
+	b.ckPrefill(d, mkey, mh)
 	if ck.Num > 0 {
-		sb = model.AppendUdec(sb, uint64(first))
-	}
-	all := b.arena.strs.str(sb)
-	strs := [3]string{all[:u], all[u:dl], all[dl:]}
-	m := b.reviveMessage(nowMs, rq, model.CkTag, strs[0], body, strs[1], 2)
-	if ck.Num > 0 {
-		// SetProperty(PropertyLease, lease) on a message whose only
-		// property is its deliver time: the two in key order
-		lease := model.Property{Key: PropertyLease, Value: strs[2]}
-		if PropertyLease < model.PropertyTimerDeliverMs {
-			m.Properties = append(m.Properties[:0], lease, m.Properties[0])
-		} else {
-			m.Properties = append(m.Properties, lease)
+		d.lease = first // the message's POPSIM_LEASE
+		if !d.skip {
+			b.bindCkBody(d, first)
 		}
 	}
-	b.stats.CkPuts++
-	d := b.ckPrefill(ck, mkey, mh)
-	if ck.Num > 0 && !d.skip {
-		d.lease = first // the message's POPSIM_LEASE
-		b.bindCkBody(d, first)
-	}
-	return b.putRevive(nowMs, &m, deliver, d, fails)
+	return b.putRevive(nowMs, rq, ckKind, deliver, d, fails)
 }
 
 // putAck writes an ack message with deliver time deliverMs. key is
@@ -334,18 +287,11 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, deli
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
-	body := a.AppendJSON(b.arena.body(jsonCap(0, a.Topic, a.ConsumerGroup, a.BrokerName)))
-	body = b.arena.used(body)
-	var buf [revBuf]byte
-	sb := a.AppendUniqueID(buf[:0])
-	uniq, deliver := b.arena.strs.ackStrings(sb, len(sb), deliverMs)
-	m := b.reviveMessage(nowMs, rq, model.AckTag, uniq, body, deliver, 1)
 	b.stats.AckPuts++
 	mkey, mh := b.ackKey(a, key)
 	d := b.ackPrefill(a, mkey, mh, nil)
-	d.one[0] = a.AckOffset
 	d.offs = d.one[:]
-	return b.putRevive(nowMs, &m, deliverMs, d, fails)
+	return b.putRevive(nowMs, rq, ackKind, deliverMs, d, fails)
 }
 
 // putBatchAck writes a bAck message with deliver time deliverMs. key is
@@ -354,29 +300,13 @@ func (b *Broker) putBatchAck(nowMs int64, a *model.BatchAckMsg, key []byte, rq i
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
-	body := a.AppendJSON(b.arena.body(jsonCap(len(a.AckOffsetList), a.Topic, a.ConsumerGroup, a.BrokerName)))
-	body = b.arena.used(body)
-	var buf [revBuf]byte
-	sb := a.AppendUniqueID(buf[:0])
-	uniq, deliver := b.arena.strs.ackStrings(sb, len(sb), deliverMs)
-	m := b.reviveMessage(nowMs, rq, model.BatchAckTag, uniq, body, deliver, 1)
 	b.stats.BatchAckPuts++
 	offs := slices.Clone(a.AckOffsetList)
 	if offs == nil {
 		offs = []int64{} // the body says [], which decodes as empty, not null
 	}
 	mkey, mh := b.ackKey(&a.AckMsg, key)
-	return b.putRevive(nowMs, &m, deliverMs, b.ackPrefill(&a.AckMsg, mkey, mh, offs), fails)
-}
-
-// jsonCap is room enough for the JSON of a CK or ack with n list entries
-// and these names, so the body is built in one window of the arena.
-func jsonCap(n int, names ...string) int {
-	c := 160 + 12*n
-	for _, s := range names {
-		c += len(s) + 8 // quotes and escapes of the usual names
-	}
-	return c
+	return b.putRevive(nowMs, rq, batchAckKind, deliverMs, b.ackPrefill(&a.AckMsg, mkey, mh, offs), fails)
 }
 
 // deliverTime reads a revive message's TIMER_DELIVER_MS (getDeliverTimeMs;

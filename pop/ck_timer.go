@@ -2,10 +2,7 @@ package pop
 
 import (
 	"cmp"
-	"reflect"
 	"slices"
-
-	"popsim/model"
 )
 
 // timerStore holds the timer's messages by revive queue (queue ids index
@@ -62,7 +59,7 @@ type timerSlot struct {
 
 // hold returns a holder for a message due at due, reusing a delivered
 // one's.
-func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timerMsg {
+func (t *timerStore) hold(due int64, msg timerBody, rev *reviveBody) *timerMsg {
 	m := t.free
 	if m != nil {
 		t.free, m.next = m.next, nil
@@ -73,11 +70,7 @@ func (t *timerStore) hold(due int64, msg *model.Message, rev *reviveBody) *timer
 		m = &t.slab[0]
 		t.slab = t.slab[1:]
 	}
-	m.due, m.msg, m.rev = due, timerBodyOf(msg), rev
-	if invariants {
-		back := m.msg.message(msg.Topic)
-		assertf(reflect.DeepEqual(&back, msg), "timer: message %s held as %+v", msg.UniqKey, m.msg)
-	}
+	m.due, m.msg, m.rev = due, msg, rev
 	return m
 }
 

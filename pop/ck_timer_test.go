@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"popsim/model"
 )
 
 // timerRef is the timer's order by definition: every held message, the
@@ -57,8 +55,7 @@ func TestTimerMatchesOrder(t *testing.T) {
 							d = now + r.Int64N(2000*prec) // far ahead
 						}
 						d = (d + prec - 1) / prec * prec
-						msg := model.Message{QueueID: int32(r.IntN(4)), BornTimestamp: now}
-						m := tm.hold(d, &msg, nil)
+						m := tm.hold(d, timerBody{QueueID: int32(r.IntN(4)), BornTimestamp: now}, nil)
 						tm.add(m)
 						ref.seq++
 						if m.seq != ref.seq {

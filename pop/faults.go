@@ -116,11 +116,16 @@ func storeRefusesTopic(t string) bool {
 
 // writeFails numbers a write attempt and decides whether it fails.
 func (b *Broker) writeFails(msg *model.Message) (uint64, bool) {
+	return b.writeFailsTo(msg.Topic, msg.QueueID)
+}
+
+// writeFailsTo is writeFails for a message to queue qid of topic.
+func (b *Broker) writeFailsTo(topic string, qid int32) (uint64, bool) {
 	b.writes++
 	f := &b.faults
 	for i := range f.Writes {
 		w := &f.Writes[i]
-		if w.Count != 0 && w.Topic == msg.Topic && (w.QueueID < 0 || w.QueueID == msg.QueueID) {
+		if w.Count != 0 && w.Topic == topic && (w.QueueID < 0 || w.QueueID == qid) {
 			if w.Count > 0 {
 				w.Count--
 			}
@@ -128,7 +133,7 @@ func (b *Broker) writeFails(msg *model.Message) (uint64, bool) {
 		}
 	}
 	p := f.WritePPM
-	if model.IsRetryTopic(msg.Topic) {
+	if model.IsRetryTopic(topic) {
 		p = max(p, f.RetryWritePPM)
 	}
 	return b.writes, p > 0 && FaultDraw(f.Seed, b.writes) < p

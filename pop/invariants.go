@@ -431,6 +431,9 @@ func (b *Broker) checkCkLeases() error {
 		if d := r.body; d != nil && (d.ref != r || !d.bound || d.lease != r.first) {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d bound to a body of lease %d that names another ref", first, d.lease)
 		}
+		if r.home == nil || r.ck != &r.home.ck || r.body != nil && r.body != r.home {
+			return fmt.Errorf("pop: invariant: checkpoint ref %d's CK is not its body's (newCkBody)", first)
+		}
 	}
 	var bad error
 	entries := 0
@@ -470,6 +473,8 @@ func (b *Broker) checkBuffer() error {
 		switch {
 		case w.ref == nil || f.keys.peek(w.mkey) != w.ref.e || w.ref.e.w != w || w.mkey != w.ck.MergeKey():
 			return fmt.Errorf("pop: invariant: buffered wrapper %q is not under its merge key", w.mkey)
+		case w.ck != w.ref.ck:
+			return fmt.Errorf("pop: invariant: buffered wrapper %q has a CK of its own, not its ref's", w.mkey)
 		case b.ckl.byFirst.get(w.ref.first) != w.ref && !w.ckStored:
 			return fmt.Errorf("pop: invariant: buffered wrapper %q without the lease ref of its CK", w.mkey)
 		case w.stored&^w.bits != 0 || w.bits&^w.numMask() != 0:
@@ -510,8 +515,7 @@ func (b *Broker) checkTimer() error {
 	b.timer.each(func(m *timerMsg) {
 		n++
 		if err == nil && m.due < m.msg.BornTimestamp {
-			msg := m.msg.message(b.reviveTopicName())
-			err = fmt.Errorf("pop: invariant: the timer holds %s due at %d, born at %d", msg.String(), m.due, m.msg.BornTimestamp)
+			err = fmt.Errorf("pop: invariant: the timer holds %s due at %d, born at %d", m.rev.uniqueID(m.msg.kind.tag()), m.due, m.msg.BornTimestamp)
 		}
 	})
 	if err == nil && n != b.timer.n {
@@ -543,7 +547,7 @@ func checkTimerQueue(q int32, tq *timerQueue) error {
 		}
 		for i, m := range s.msgs[s.head:] {
 			if m.due != s.due || m.msg.QueueID != q || i > 0 && s.msgs[s.head+i-1].seq >= m.seq {
-				return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d holds %s (queue %d) due at %d out of place", q, s.due, m.msg.UniqKey, m.msg.QueueID, m.due)
+				return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d holds %s (queue %d) due at %d out of place", q, s.due, m.rev.uniqueID(m.msg.kind.tag()), m.msg.QueueID, m.due)
 			}
 		}
 		last = s

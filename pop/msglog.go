@@ -21,8 +21,10 @@ type msgLog struct {
 	rel    int // chunks[:rel] were released (nil; release.go)
 }
 
-// logSlot is one stored message and, in a revive-topic queue, its decoded
-// body once a revive round has read it (ck_decoded.go).
+// logSlot is one stored message and, in a revive-topic queue, its typed
+// form: the engine's own for its CK and ack messages, which it stores
+// unbuilt (queue.msg builds them), else their body decoded once a revive
+// round has read it (ck_decoded.go).
 type logSlot struct {
 	msg model.Message
 	rev *reviveBody

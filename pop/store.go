@@ -48,6 +48,21 @@ type topic struct {
 type queue struct {
 	min int64
 	log msgLog // entry i has offset min+i
+	// unbuilt: a queue of the revive topic, where the engine stores its
+	// CK and ack messages unbuilt (reviveBody.fill); read them with msg.
+	unbuilt bool
+}
+
+// msg is the message of entry i, i in [0, log.len()), built first when
+// the engine stored it unbuilt: every reader but the revive service's
+// own, which reads the typed form, goes through it (get, at).
+func (q *queue) msg(i int) *model.Message {
+	sl := q.log.slot(i)
+	if q.unbuilt && sl.rev != nil && sl.rev.unbuilt {
+		sl.rev.fill(&sl.msg)
+		sl.rev.unbuilt = false
+	}
+	return &sl.msg
 }
 
 func (q *queue) maxOffset() int64 { return q.min + int64(q.log.len()) }
@@ -107,7 +122,7 @@ func (q *queue) get(r *getResult, offset int64, n int, asked int64, f *pfilter.F
 	all := f.MatchesAll()
 	o, limit := offset, max(maxFilterScan, asked)
 	for ; o < r.max && o-offset < limit && len(r.msgs) < n; o++ {
-		if m := q.log.at(int(o - q.min)); all || matchStored(f, m) {
+		if m := q.msg(int(o - q.min)); all || matchStored(f, m) {
 			r.msgs = append(r.msgs, m)
 		}
 	}
@@ -149,7 +164,7 @@ func (q *queue) at(offset int64) *model.Message {
 	if offset < q.min || offset >= q.maxOffset() {
 		return nil
 	}
-	return q.log.at(int(offset - q.min))
+	return q.msg(int(offset - q.min))
 }
 
 // truncate drops messages below offset (retention).
