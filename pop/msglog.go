@@ -14,6 +14,11 @@ import (
 // few messages does not pay for a full chunk; every later chunk is
 // allocated full size, from the broker's pool of released chunks when it
 // has one (chunkPool). Every chunk but the last holds logChunk entries.
+// The first chunk grows eightfold (logFirstGrow: 8, 64, then logChunk
+// entries) rather than doubling: a queue that fills a chunk then leaves 72
+// entries behind instead of 248 (doubling's 8 to 128), 50 KB less garbage
+// per busy queue, and a queue that holds a few messages still keeps a
+// small chunk.
 type msgLog struct {
 	chunks [][]logSlot
 	head   int // entries dropped from the front of chunks[0]
@@ -32,6 +37,7 @@ const (
 	logChunkBits = 8
 	logChunk     = 1 << logChunkBits
 	logFirstCap  = 8
+	logFirstGrow = 8 // the first chunk's growth factor, up to logChunk
 )
 
 func (l *msgLog) len() int { return l.n }
@@ -71,9 +77,9 @@ func (l *msgLog) push(pool *chunkPool) *logSlot {
 // grow makes room for an entry in a log whose last chunk is full (or that
 // has none) and returns the index of the chunk to append to and the
 // chunk: a new one from pool after a full-size one, else the first chunk
-// grown, doubled as append would, into a pooled chunk when it grows to
-// half of logChunk or more and pool has one (a queue that holds a few
-// messages keeps a small chunk).
+// grown logFirstGrow-fold, into a pooled chunk when it grows to half of
+// logChunk or more and pool has one (a queue that holds a few messages
+// keeps a small chunk).
 func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
 	k := len(l.chunks) - 1
 	if k < 0 {
@@ -86,7 +92,7 @@ func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
 		return k + 1, l.chunks[k+1]
 	}
 	var d []logSlot
-	if n := min(2*len(c), logChunk); n >= logChunk/2 && len(pool.free) > 0 {
+	if n := min(logFirstGrow*len(c), logChunk); n >= logChunk/2 && len(pool.free) > 0 {
 		d = pool.take()[:len(c)]
 	} else {
 		d = make([]logSlot, len(c), n)
