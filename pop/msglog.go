@@ -92,7 +92,7 @@ func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
 		return k + 1, l.chunks[k+1]
 	}
 	var d []logSlot
-	if n := min(logFirstGrow*len(c), logChunk); n >= logChunk/2 && len(pool.free) > 0 {
+	if n := min(logFirstGrow*len(c), logChunk); n >= logChunk/2 && pool.has() {
 		d = pool.take()[:len(c)]
 	} else {
 		d = make([]logSlot, len(c), n)
@@ -117,8 +117,9 @@ func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
 // invariants build tag a pooled chunk is filled with poison, which take
 // checks is intact before clearing it.
 type chunkPool struct {
-	free [][]logSlot
-	held int // full-size chunks the logs hold
+	free  [][]logSlot
+	held  int       // full-size chunks the logs hold
+	spare *LogSpare // where take goes when free is empty (nil: none; Broker.UseSpare)
 }
 
 // The pool keeps at most as many chunks as the logs hold, or
@@ -127,17 +128,26 @@ type chunkPool struct {
 // what it stored (a drain) lets the rest go to the collector.
 const chunkPoolMin = 64
 
+// has reports whether take has a pooled or spare chunk to give.
+func (p *chunkPool) has() bool {
+	return len(p.free) > 0 || p.spare != nil && len(p.spare.chunks) > 0
+}
+
 // take returns an empty chunk with room for logChunk entries: a pooled
-// one, or a new one.
+// one, else a spare one, else a new one.
 func (p *chunkPool) take() []logSlot {
 	p.held++
-	k := len(p.free) - 1
+	free := &p.free
+	if len(*free) == 0 && p.spare != nil {
+		free = &p.spare.chunks
+	}
+	k := len(*free) - 1
 	if k < 0 {
 		return make([]logSlot, 0, logChunk)
 	}
-	c := p.free[k]
-	p.free[k] = nil
-	p.free = p.free[:k]
+	c := (*free)[k]
+	(*free)[k] = nil
+	*free = (*free)[:k]
 	if invariants {
 		for i := range c {
 			assertf(reflect.DeepEqual(c[i], poisonSlot), "pooled log chunk written to: entry %d is %+v", i, c[i].msg)
@@ -170,11 +180,8 @@ func (p *chunkPool) put(c []logSlot) {
 		for i := range c {
 			assertf(reflect.ValueOf(&c[i]).Elem().IsZero(), "log chunk pooled with entry %d not cleared", i)
 		}
-		for i := range c {
-			c[i] = poisonSlot
-		}
 	}
-	p.free = append(p.free, c)
+	p.free = append(p.free, poisoned(c))
 }
 
 // dropFront forgets the n oldest entries (n <= len()), clearing them so
