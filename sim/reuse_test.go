@@ -2,6 +2,7 @@ package sim
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"popsim/clock"
@@ -30,7 +31,7 @@ func reuseConfigs() map[string]Config {
 // Runs made one after another with one Reuse, in a mixed order, give the
 // same summaries and traces as the same runs each made afresh: what a run
 // takes from a Reuse carries nothing of the run that left it. The Reuse
-// must hold log and history chunks after the first run, or the test would
+// must hold something of each kind after the first run, or the test would
 // compare fresh runs with fresh runs.
 func TestReuseChangesNoRun(t *testing.T) {
 	cfgs := reuseConfigs()
@@ -49,8 +50,8 @@ func TestReuseChangesNoRun(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if i == 0 && (re.logs.Len() == 0 || re.history.Len() == 0) {
-			t.Fatalf("after a run the Reuse holds %d log chunks and %d history chunks, want some of each", re.logs.Len(), re.history.Len())
+		if n := reuseLens(&re); i == 0 && slices.Contains(n[:], 0) {
+			t.Fatalf("after a run the Reuse holds %v log chunks, history chunks, counts, record blocks and window chunks: want some of each", n)
 		}
 		want := fresh[name]
 		if r.Summary.TraceXXH3 != want.Summary.TraceXXH3 {
@@ -58,6 +59,31 @@ func TestReuseChangesNoRun(t *testing.T) {
 		}
 		if !reflect.DeepEqual(r.Summary, want.Summary) {
 			t.Fatalf("run %d (%s) with a Reuse: the summary differs from the run made afresh", i, name)
+		}
+	}
+}
+
+// reuseLens is how many of each kind of buffer r holds.
+func reuseLens(r *Reuse) [5]int {
+	m := &r.meter
+	return [5]int{r.logs.Len(), r.history.Len(), len(m.counts), len(m.obs), len(m.msgs)}
+}
+
+// A Reuse given the same run again and again holds as much after each as
+// after the first: every run takes back what the last one left.
+func TestReuseHoldsNoMore(t *testing.T) {
+	for name, cfg := range reuseConfigs() {
+		var re Reuse
+		var first [5]int
+		for i := range 3 {
+			if _, err := Run(cfg, RunOptions{Reuse: &re}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if n := reuseLens(&re); i == 0 {
+				first = n
+			} else if n != first {
+				t.Fatalf("%s: the Reuse holds %v after run %d, %v after the first", name, n, i+1, first)
+			}
 		}
 	}
 }
