@@ -14,6 +14,11 @@ import (
 // few messages does not pay for a full chunk; every later chunk is
 // allocated full size, from the broker's pool of released chunks when it
 // has one (chunkPool). Every chunk but the last holds logChunk entries.
+// The first chunk grows eightfold (logFirstGrow: 8, 64, then logChunk
+// entries) rather than doubling: a queue that fills a chunk then leaves 72
+// entries behind instead of 248 (doubling's 8 to 128), 50 KB less garbage
+// per busy queue, and a queue that holds a few messages still keeps a
+// small chunk.
 type msgLog struct {
 	chunks [][]logSlot
 	head   int // entries dropped from the front of chunks[0]
@@ -34,6 +39,7 @@ const (
 	logChunkBits = 8
 	logChunk     = 1 << logChunkBits
 	logFirstCap  = 8
+	logFirstGrow = 8 // the first chunk's growth factor, up to logChunk
 )
 
 func (l *msgLog) len() int { return l.n }
@@ -73,9 +79,9 @@ func (l *msgLog) push(pool *chunkPool) *logSlot {
 // grow makes room for an entry in a log whose last chunk is full (or that
 // has none) and returns the index of the chunk to append to and the
 // chunk: a new one from pool after a full-size one, else the first chunk
-// grown, doubled as append would, into a pooled chunk when it grows to
-// half of logChunk or more and pool has one (a queue that holds a few
-// messages keeps a small chunk).
+// grown logFirstGrow-fold, into a pooled chunk when it grows to half of
+// logChunk or more and pool has one (a queue that holds a few messages
+// keeps a small chunk).
 func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
 	k := len(l.chunks) - 1
 	if k < 0 {
@@ -88,7 +94,7 @@ func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
 		return k + 1, l.chunks[k+1]
 	}
 	var d []logSlot
-	if n := min(2*len(c), logChunk); n >= logChunk/2 && len(pool.free) > 0 {
+	if n := min(logFirstGrow*len(c), logChunk); n >= logChunk/2 && pool.has() {
 		d = pool.take()[:len(c)]
 	} else {
 		d = make([]logSlot, len(c), n)
@@ -113,8 +119,9 @@ func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
 // invariants build tag a pooled chunk is filled with poison, which take
 // checks is intact before clearing it.
 type chunkPool struct {
-	free [][]logSlot
-	held int // full-size chunks the logs hold
+	free  [][]logSlot
+	held  int       // full-size chunks the logs hold
+	spare *LogSpare // where take goes when free is empty (nil: none; Broker.UseSpare)
 }
 
 // The pool keeps at most as many chunks as the logs hold, or
@@ -123,17 +130,26 @@ type chunkPool struct {
 // what it stored (a drain) lets the rest go to the collector.
 const chunkPoolMin = 64
 
+// has reports whether take has a pooled or spare chunk to give.
+func (p *chunkPool) has() bool {
+	return len(p.free) > 0 || p.spare != nil && len(p.spare.chunks) > 0
+}
+
 // take returns an empty chunk with room for logChunk entries: a pooled
-// one, or a new one.
+// one, else a spare one, else a new one.
 func (p *chunkPool) take() []logSlot {
 	p.held++
-	k := len(p.free) - 1
+	free := &p.free
+	if len(*free) == 0 && p.spare != nil {
+		free = &p.spare.chunks
+	}
+	k := len(*free) - 1
 	if k < 0 {
 		return make([]logSlot, 0, logChunk)
 	}
-	c := p.free[k]
-	p.free[k] = nil
-	p.free = p.free[:k]
+	c := (*free)[k]
+	(*free)[k] = nil
+	*free = (*free)[:k]
 	if invariants {
 		for i := range c {
 			assertf(reflect.DeepEqual(c[i], poisonSlot), "pooled log chunk written to: entry %d is %+v", i, c[i].msg)
@@ -166,11 +182,8 @@ func (p *chunkPool) put(c []logSlot) {
 		for i := range c {
 			assertf(reflect.ValueOf(&c[i]).Elem().IsZero(), "log chunk pooled with entry %d not cleared", i)
 		}
-		for i := range c {
-			c[i] = poisonSlot
-		}
 	}
-	p.free = append(p.free, c)
+	p.free = append(p.free, poisoned(c))
 }
 
 // dropFront forgets the n oldest entries (n <= len()), clearing them so

@@ -1,6 +1,7 @@
 package pop
 
 import (
+	"slices"
 	"testing"
 
 	"popsim/model"
@@ -97,5 +98,34 @@ func TestMsgLogPool(t *testing.T) {
 		if got := b.at(i).ID; got != model.MsgID(-i-1) {
 			t.Fatalf("entry %d of the second log is %d", i, got)
 		}
+	}
+}
+
+// TestMsgLogFirstChunkGrowth: the first chunk grows logFirstGrow-fold
+// (8, 64, then a full chunk), keeping every entry pushed, and the next
+// chunk is full size from the start.
+func TestMsgLogFirstChunkGrowth(t *testing.T) {
+	var l msgLog
+	var pool chunkPool
+	var caps []int
+	for i := range logChunk + 1 {
+		l.push(&pool).msg.ID = model.MsgID(i + 1)
+		if c := cap(l.chunks[0]); len(caps) == 0 || caps[len(caps)-1] != c {
+			caps = append(caps, c)
+		}
+	}
+	if want := []int{8, 64, logChunk}; !slices.Equal(caps, want) {
+		t.Fatalf("first chunk capacities %v, want %v", caps, want)
+	}
+	if len(l.chunks) != 2 || cap(l.chunks[1]) != logChunk {
+		t.Fatalf("%d chunks, the second of capacity %d", len(l.chunks), cap(l.chunks[1]))
+	}
+	for i := range logChunk + 1 {
+		if got := l.at(i).ID; got != model.MsgID(i+1) {
+			t.Fatalf("entry %d is %d, want %d", i, got, i+1)
+		}
+	}
+	if pool.held != 2 {
+		t.Fatalf("pool counts %d full-size chunks held, want 2", pool.held)
 	}
 }

@@ -112,6 +112,9 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r := s.opts.Reuse; r != nil {
+		b.UseSpare(&r.logs)
+	}
 	a := &rocketMQ{b: b, s: s, idx: idx, rt: s.rt, tbase: idx * rmqTimers, ck: !cfg.UsesKV(), holds: map[uint64]*pullReq{}}
 	a.cache = !a.ck && cfg.EnablePopBufferMerge
 	for _, t := range s.cfg.Topics {

@@ -135,9 +135,9 @@ func (a *obsAgg) begin() {
 	}
 	a.e2e, a.warm, a.svc, a.order = stats.NewSeries(), stats.NewSeries(), stats.NewSeries(), a.m.partOrder()
 	a.main.series, a.svcB.series = []*stats.Series{a.e2e, a.warm}, []*stats.Series{a.svc}
-	a.e2eH, a.svcH = newHistCounts(), newHistCounts()
+	a.e2eH, a.svcH = a.m.newCounts(), a.m.newCounts()
 	for _, p := range a.order {
-		a.parts[p], a.partH[p] = stats.NewSeries(), newHistCounts()
+		a.parts[p], a.partH[p] = stats.NewSeries(), a.m.newCounts()
 	}
 	for p, s := range a.parts {
 		if s == nil && p != partAtBroker {
@@ -151,7 +151,7 @@ func (a *obsAgg) begin() {
 	if a.m.nGroups > 1 {
 		a.groups = make([]groupHists, a.m.nGroups)
 		for i := range a.groups {
-			a.groups[i] = groupHists{newHistCounts(), newHistCounts()}
+			a.groups[i] = groupHists{a.m.newCounts(), a.m.newCounts()}
 		}
 	}
 	a.next = 1

@@ -58,6 +58,7 @@ type meter struct {
 	state                     []msgState                // open messages' breakdown state, by meterMsg.slot
 	free                      []int32                   // unused slots of state
 	more                      map[model.MsgID][]attempt // older attempts of open messages that may still be acked
+	spare                     *meterSpare               // arrays from a finished run, taken before allocating (nil: none; Reuse)
 	reviveLag                 *hist                     // a lease's deadline to its revive (a copy written)
 	last                      model.SeriesPoint         // cumulative counters at the previous sample
 	series                    []model.SeriesPoint
@@ -318,7 +319,7 @@ func (m *meter) redelivered(id model.MsgID, now clock.Time) {
 	if t, ok := m.crashed[id]; ok {
 		delete(m.crashed, id)
 		if m.redeliver == nil {
-			m.redeliver = newHistCounts()
+			m.redeliver = m.newCounts()
 		}
 		m.redeliver.record(int64(clampUs(now.Sub(t))))
 	}
@@ -449,8 +450,9 @@ func (m *meter) close(id model.MsgID) {
 // allocated once, not grown by copying. A chunk is an array, so that a
 // message's index in it (modulo msgChunk) takes no bounds check.
 type msgWindow struct {
-	chunks []*[msgChunk]meterMsg // chunks[0][0] is message base
-	spare  []*[msgChunk]meterMsg // chunks to reuse, zeroed when taken
+	chunks []*[msgChunk]meterMsg  // chunks[0][0] is message base
+	spare  []*[msgChunk]meterMsg  // chunks to reuse, zeroed when taken
+	more   *[]*[msgChunk]meterMsg // a finished run's chunks, taken when spare is empty (nil: none; Reuse)
 	base   model.MsgID
 	head   int // the first message that may be open, from base
 	end    int // the window's length, from base
@@ -469,6 +471,8 @@ func (w *msgWindow) extend(i int) {
 		var c *[msgChunk]meterMsg
 		if n := len(w.spare); n > 0 {
 			c, w.spare = w.spare[n-1], w.spare[:n-1]
+			clear(c[:])
+		} else if c = takeSpare(w.more); c != nil {
 			clear(c[:])
 		} else {
 			c = new([msgChunk]meterMsg)

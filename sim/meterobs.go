@@ -24,13 +24,14 @@ type obsStore struct {
 	marks   [][obsBlock / obsMarkEvery]obsMark // by frozen block: where every obsMarkEvery-th record starts
 	nFrozen int                                // blocks [0, nFrozen) are frozen
 	late    map[model.MsgID]*meterObs
-	lateIDs [][]model.MsgID     // by frozen block: its records in late
-	n       int                 // ids 1..n have a record
-	scratch []meterObs          // a block decoded (each)
-	enc     []byte              // a block being encoded (freeze)
-	spare   *[obsBlock]meterObs // a frozen block's live records, zeroed for the next block (grow)
-	agg     *obsAgg             // gets every block's records as it freezes (nil: none)
-	keep    int                 // how many of the newest blocks freeze leaves live (the meter's: obsKeepLive)
+	lateIDs [][]model.MsgID        // by frozen block: its records in late
+	n       int                    // ids 1..n have a record
+	scratch []meterObs             // a block decoded (each)
+	enc     []byte                 // a block being encoded (freeze)
+	spare   *[obsBlock]meterObs    // a frozen block's live records, zeroed for the next block (grow)
+	more    *[]*[obsBlock]meterObs // a finished run's blocks, taken when spare is nil (nil: none; Reuse)
+	agg     *obsAgg                // gets every block's records as it freezes (nil: none)
+	keep    int                    // how many of the newest blocks freeze leaves live (the meter's: obsKeepLive)
 }
 
 const obsBlock = 4096
@@ -98,14 +99,16 @@ func (st *obsStore) thaw(id model.MsgID, b int) *meterObs {
 }
 
 // grow gives ids up to id a record. A new block reuses the live records
-// of the last block frozen.
+// of the last block frozen, else a finished run's block (more).
 func (st *obsStore) grow(id model.MsgID) {
 	for int(id) > len(st.blocks)*obsBlock {
 		blk := st.spare
-		if st.spare = nil; blk == nil {
-			blk = new([obsBlock]meterObs)
-		} else {
+		if st.spare = nil; blk != nil {
 			clear(blk[:])
+		} else if blk = takeSpare(st.more); blk != nil {
+			clear(blk[:])
+		} else {
+			blk = new([obsBlock]meterObs)
 		}
 		st.blocks = append(st.blocks, blk)
 	}

@@ -28,6 +28,10 @@ type RunOptions struct {
 	// stops it (the simulator reads no signals): a non-nil error ends the
 	// run at once and Run returns it wrapped. It must not touch the run.
 	Progress func(Progress) error
+	// Reuse, when set, carries the run's largest buffers to the next run
+	// given the same Reuse, which then allocates less (see Reuse). It
+	// changes no result or trace.
+	Reuse *Reuse
 
 	// capture is used by SelfCheck: checkpoint hashes and a window of lines.
 	capture *capture
@@ -177,7 +181,11 @@ func Run(cfg Config, opts RunOptions) (*Result, error) {
 	if err := s.loop(); err != nil {
 		return nil, err
 	}
-	return s.result()
+	r, err := s.result()
+	if err == nil {
+		s.recycle()
+	}
+	return r, err
 }
 
 func newSim(c *layout, opts RunOptions) (*sim, error) {
@@ -201,6 +209,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
 	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s)
 	s.chk.ShareBuffer(func() []byte { return s.tr.bin }) // the history reads the events where the tracer wrote them
+	s.useReuse()
 	if cp := opts.capture; cp != nil {
 		s.tr.selfCheck(cp.every, cp.lo, cp.hi)
 	}

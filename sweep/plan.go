@@ -15,6 +15,7 @@ import (
 	"popsim/model"
 	"popsim/report"
 	"popsim/scenarios"
+	"popsim/sim"
 	"popsim/stats"
 )
 
@@ -441,9 +442,10 @@ func (p *Plan) runSeeds(ctx context.Context, dir string, x int64, idx int, seeds
 	outcomes := make([]*Outcome, len(seeds))
 	errs := make([]error, len(seeds))
 	var mu sync.Mutex
-	ForEach(ctx, len(seeds), p.spec.Parallel, func(i int) {
+	reuse := make([]sim.Reuse, max(p.spec.Parallel, 1)) // one per worker (ForEach)
+	ForEach(ctx, len(seeds), p.spec.Parallel, func(w, i int) {
 		start := time.Now()
-		outcomes[i], errs[i] = RunSeed(ctx, &p.spec.Source, s, seeds[i], Labelled(point), o)
+		outcomes[i], errs[i] = RunSeed(ctx, &p.spec.Source, s, seeds[i], Labelled(point), &reuse[w], o)
 		if errs[i] == nil {
 			errs[i] = WriteRun(filepath.Join(dir, RunsDir, RunFolder(idx, point, seeds[i])), outcomes[i])
 		}

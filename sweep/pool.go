@@ -5,19 +5,22 @@ import (
 	"sync"
 )
 
-// ForEach calls f(0) .. f(n-1) on at most parallel goroutines and returns
-// when every call it started has returned. Once ctx is cancelled it starts
-// no more calls; started[i] tells which ran.
-func ForEach(ctx context.Context, n, parallel int, f func(i int)) (started []bool) {
+// ForEach calls f(worker, 0) .. f(worker, n-1) on at most parallel
+// goroutines and returns when every call it started has returned. worker
+// tells which goroutine makes the call, from 0 up to parallel: one
+// worker's calls come one at a time, so they may share what only one
+// goroutine may use (a sim.Reuse). Once ctx is cancelled it starts no more
+// calls; started[i] tells which ran.
+func ForEach(ctx context.Context, n, parallel int, f func(worker, i int)) (started []bool) {
 	started = make([]bool, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(parallel, max(n, 1)) {
+	for w := range min(parallel, max(n, 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				f(i)
+				f(w, i)
 			}
 		}()
 	}

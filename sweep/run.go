@@ -41,6 +41,9 @@ type RunOptions struct {
 	// Progress, when set, is told where the run stands before its first
 	// event (with the header) and every sim.ProgressEvery events.
 	Progress func(sim.Progress)
+	// Reuse, when set, is the simulator's (sim.RunOptions.Reuse): a
+	// worker that makes runs one after another passes each the same one.
+	Reuse *sim.Reuse
 }
 
 // Execute runs scenario s for seed. params label the run in its summary;
@@ -59,7 +62,7 @@ func Execute(ctx context.Context, s *scenarios.Scenario, seed uint64, params map
 		}
 		return ctx.Err()
 	}
-	res, err := sim.Run(s.Config(seed), sim.RunOptions{TraceWriter: opts.Trace, Scenario: s.Name, Replay: replay, Progress: hook})
+	res, err := sim.Run(s.Config(seed), sim.RunOptions{TraceWriter: opts.Trace, Scenario: s.Name, Replay: replay, Progress: hook, Reuse: opts.Reuse})
 	if err != nil {
 		if errors.Is(err, sim.ErrEventBudget) || errors.Is(err, sim.ErrTimeLimit) {
 			return nil, &RunError{err}
@@ -80,11 +83,12 @@ func Execute(ctx context.Context, s *scenarios.Scenario, seed uint64, params map
 }
 
 // RunSeed runs one seed of s (src with overrides applied) without a trace,
-// for sweeps and plans: a run that hits a bound is not an error but a
-// failed run (FailedRun), listed like any other failing seed.
-func RunSeed(ctx context.Context, src *Source, s *scenarios.Scenario, seed uint64, params map[string]string, overrides ...scenarios.Override) (*Outcome, error) {
+// for sweeps and plans, with reuse (nil: none; RunOptions.Reuse): a run
+// that hits a bound is not an error but a failed run (FailedRun), listed
+// like any other failing seed.
+func RunSeed(ctx context.Context, src *Source, s *scenarios.Scenario, seed uint64, params map[string]string, reuse *sim.Reuse, overrides ...scenarios.Override) (*Outcome, error) {
 	replay := src.ReplayCommand(seed, overrides...)
-	o, err := Execute(ctx, s, seed, params, replay, RunOptions{})
+	o, err := Execute(ctx, s, seed, params, replay, RunOptions{Reuse: reuse})
 	var re *RunError
 	if errors.As(err, &re) {
 		return FailedRun(s.Name, seed, params, replay, re), nil

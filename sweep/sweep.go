@@ -9,6 +9,7 @@ import (
 
 	"popsim/report"
 	"popsim/scenarios"
+	"popsim/sim"
 )
 
 // MaxParallel bounds the runs a sweep or plan does at a time.
@@ -115,9 +116,10 @@ func (sw *Sweep) Run(ctx context.Context, out *Output, parallel int, progress fu
 	errs := make([]error, len(sw.Todo))
 	var mu sync.Mutex
 	done := 0
-	started := ForEach(ctx, len(sw.Todo), parallel, func(i int) {
+	reuse := make([]sim.Reuse, max(parallel, 1)) // one per worker: a worker's runs take the last one's buffers
+	started := ForEach(ctx, len(sw.Todo), parallel, func(w, i int) {
 		start := time.Now()
-		outcomes[i], errs[i] = sw.one(ctx, dir, sw.Todo[i])
+		outcomes[i], errs[i] = sw.one(ctx, dir, sw.Todo[i], &reuse[w])
 		if Interrupted(errs[i]) {
 			return
 		}
@@ -132,10 +134,10 @@ func (sw *Sweep) Run(ctx context.Context, out *Output, parallel int, progress fu
 	return sw.collect(ctx, out, started, outcomes, errs)
 }
 
-// one runs and writes one job.
-func (sw *Sweep) one(ctx context.Context, dir string, j Job) (*Outcome, error) {
+// one runs and writes one job, with reuse.
+func (sw *Sweep) one(ctx context.Context, dir string, j Job, reuse *sim.Reuse) (*Outcome, error) {
 	p := sw.Points[j.Point]
-	o, err := RunSeed(ctx, &sw.Source, sw.Loaded[j.Point], j.Seed, Labelled(p), p.Overrides()...)
+	o, err := RunSeed(ctx, &sw.Source, sw.Loaded[j.Point], j.Seed, Labelled(p), reuse, p.Overrides()...)
 	if err != nil {
 		return nil, err
 	}

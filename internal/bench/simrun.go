@@ -17,7 +17,9 @@ import (
 // process (proc-cpu-events/s, Linux: the garbage collector's threads
 // included, which cpu-ns/event, the benchmark thread's, leaves out). One
 // latency round is one run. It runs with popsim's collector setting,
-// sim.GCPercent, unless the environment sets GOGC.
+// sim.GCPercent, unless the environment sets GOGC, and its runs share one
+// sim.Reuse, as a process that makes runs one after another would: each
+// run stores its messages in the last one's log chunks.
 func SimRun(b *testing.B, lat *Latency) { simRun(b, lat, sim.DefaultConfig()) }
 
 // SimRunDefaultScenario runs the built-in default scenario at seed 1:
@@ -58,9 +60,10 @@ func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
 	var virtual float64
 	proc0, procOK := processCPU()
 	m := startMeter(b)
+	var reuse sim.Reuse
 	for b.Loop() {
 		t0, s := lat.begin()
-		r, err := sim.Run(cfg, sim.RunOptions{})
+		r, err := sim.Run(cfg, sim.RunOptions{Reuse: &reuse})
 		lat.end(t0, s)
 		if err != nil {
 			fatalf(b, "%v", err)

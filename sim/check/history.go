@@ -49,7 +49,8 @@ type history struct {
 	chunks []histChunk
 	cur    int
 	used   int
-	spare  [][]byte // chunks no kept event lies in, emptied
+	spare  [][]byte    // chunks no kept event lies in, emptied
+	reuse  *ChunkSpare // a finished checker's chunks, taken when spare is empty (nil: none)
 	// limit is where chunks[cur] ends when sealed (the largest int while
 	// it is open; 0 before the first chunk); dropAt is the count of
 	// events indexed at which chunks[0] holds no kept event any more
@@ -81,7 +82,7 @@ func (h *history) start() {
 	h.chunks = append(h.chunks, histChunk{first: 0})
 	h.limit, h.dropAt = math.MaxInt, math.MaxInt64
 	if h.peek == nil {
-		h.own = make([]byte, 0, histChunkBytes+512)
+		h.own = h.fresh(histChunkBytes + 512)
 	}
 }
 
@@ -221,18 +222,33 @@ func (h *history) seal(buf []byte) {
 	}
 }
 
-// fresh is an empty chunk of at least room bytes: a spare one, else a new
-// one.
+// fresh is an empty chunk of at least room bytes: a spare one, else one
+// from reuse, else a new one.
 func (h *history) fresh(room int) []byte {
-	for len(h.spare) > 0 {
-		b := h.spare[len(h.spare)-1]
-		h.spare[len(h.spare)-1] = nil
-		h.spare = h.spare[:len(h.spare)-1]
-		if cap(b) >= room {
+	if b := takeRoom(&h.spare, room); b != nil {
+		return b
+	}
+	if h.reuse != nil {
+		if b := takeRoom(&h.reuse.bufs, room); b != nil {
 			return b
 		}
 	}
 	return make([]byte, 0, room)
+}
+
+// takeRoom takes chunks from the end of *bufs until one has room for room
+// bytes, and returns it emptied (nil if none had room: those it took are
+// dropped).
+func takeRoom(bufs *[][]byte, room int) []byte {
+	for s := *bufs; len(s) > 0; s = *bufs {
+		b := s[len(s)-1]
+		s[len(s)-1] = nil
+		*bufs = s[:len(s)-1]
+		if cap(b) >= room {
+			return b[:0]
+		}
+	}
+	return nil
 }
 
 // chunkBytes is the bytes of chunks[k]: the open one's are the history's
