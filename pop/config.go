@@ -242,6 +242,20 @@ type Bugs struct {
 	// parked pops miss the real unblock and wait for their poll timeout.
 	// Fixed, the timer is armed for the batch's unblock time.
 	LockFreeTimerFirstPending bool
+	// FifoChangeBelowCommitEmptyHandle (popsim's finding; no upstream
+	// issue known, every release from 5.1.4 to develop, FS and KV): an
+	// orderly changeInvisibleTime of an offset below the commit offset
+	// answers SUCCESS without setting the response header, and the client
+	// builds the new handle from it: popTime 0, invisibleTime 0 and
+	// reviveQid 0, no longer orderly (reviveQid 999). A renewal of that
+	// handle takes the unordered path, which checks no commit offset: it
+	// writes a CK (FS) or record (KV) for the offset, and its revive puts
+	// the message, already acked, into %RETRY%group_topic, which orderly
+	// pops never read: it stays there and the retry queue never drains.
+	// Fixed, the answer carries the request handle's popTime,
+	// invisibleTime and reviveQid, so the handle stays orderly and its
+	// later renewals and acks are no-ops as well.
+	FifoChangeBelowCommitEmptyHandle bool
 }
 
 // DefaultConfig returns RocketMQ's defaults (docs/rocketmq/config.md): the

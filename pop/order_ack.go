@@ -83,12 +83,16 @@ func (b *Broker) orderAck(nowMs int64, group, topicName string, qid int32, ackOf
 }
 
 // orderChange is the orderly changeInvisibleTime of a validated request:
-// an offset below the commit offset answers SUCCESS with no header fields
-// (the handle the client builds from them has popTime and invisibleTime 0
-// and reviveQid 0); otherwise the offset's next-visible time becomes now +
-// the requested time (a no-op without an OrderInfo or with another pop's
-// popTime) and the answer keeps the original popTime, with invisibleTime
-// nextVisible - popTime, so that a later ack still matches the OrderInfo.
+// an offset below the commit offset answers SUCCESS and changes nothing,
+// echoing the handle's popTime, invisibleTime and reviveQid so that the
+// handle stays orderly (with FifoChangeBelowCommitEmptyHandle, as
+// upstream, the answer has no header fields: the handle the client builds
+// from them has popTime and invisibleTime 0 and reviveQid 0, and its
+// renewal takes the unordered path); otherwise the offset's next-visible
+// time becomes now + the requested time (a no-op without an OrderInfo or
+// with another pop's popTime) and the answer keeps the original popTime,
+// with invisibleTime nextVisible - popTime, so that a later ack still
+// matches the OrderInfo.
 //
 // Leases: a renewal of an index not acked whose lease is live replaces
 // it; one whose lease lapsed blocks the queue again, and the renewer holds
@@ -101,6 +105,10 @@ func (b *Broker) orderChange(nowMs int64, group, topicName string, qid int32, of
 	if offset < b.queryOffset(k) {
 		res.Handle = model.ReceiptHandle{CkQueueOffset: offset, RetryFlag: model.RetryFlagOf(topicName), BrokerName: h.BrokerName,
 			QueueID: qid, QueueOffset: offset, CommitLogOffset: -1}
+		if !b.cfg.Bugs.FifoChangeBelowCommitEmptyHandle {
+			res.PopTime, res.InvisibleTime, res.ReviveQid = clock.FromMillis(h.PopTime), clock.MillisDuration(h.InvisibleTime), h.ReviveQueueID
+			res.Handle.PopTime, res.Handle.InvisibleTime, res.Handle.ReviveQueueID = h.PopTime, h.InvisibleTime, h.ReviveQueueID
+		}
 		return res
 	}
 	nv := nowMs + invisibleMs

@@ -25,6 +25,7 @@ var affects = map[string][]string{
 	"FifoRetryLockBusy":                {"5.3.2", "5.3.3", "5.4.0"},                                              // #10827: KV FIFO 5.3.2 – 5.4.0, fix merged 2026-08, release unknown
 	"SameMillisChangeInvisible":        {"5.1.4", "5.2.0", "5.3.0", "5.3.1", "5.3.2", "5.3.3", "5.4.0", "5.5.0"}, // popsim's finding, FS: the code of 5.1.4, 5.3.3 and develop, no fix
 	"LockFreeTimerFirstPending":        nil,                                                                      // popsim's finding: affected releases not established, no profile
+	"FifoChangeBelowCommitEmptyHandle": {"5.1.4", "5.2.0", "5.3.0", "5.3.1", "5.3.2", "5.3.3", "5.4.0", "5.5.0"}, // popsim's finding: the code of 5.1.4, 5.3.3 and develop, no fix
 }
 
 func TestReleasesMatchEachSwitchsAffectedReleases(t *testing.T) {

@@ -156,6 +156,7 @@
 //	    rePutCkLosesBrokerName: false       # #7412 (CK)
 //	    delayLevelTimer: false              # #3787/#4153 (CK)
 //	    sameMillisChangeInvisible: false    # popsim's finding (CK): a renewal's CK takes a live CK's merge key
+//	    fifoChangeBelowCommitEmptyHandle: false # popsim's finding (FIFO): a renewal below the commit offset loses the handle's order
 //
 //	broker:                       # the brokers (docs/calibration.md); left out: one broker, no cost model
 //	  count: 1                    # brokers, 1..64 (rocketmq only): each holds every topic with topics[].queues queues

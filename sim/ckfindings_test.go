@@ -21,16 +21,22 @@ import (
 // replayFinding draws the case a fail file records and runs it.
 func replayFinding(t *testing.T, file string, g genOpts) (*propCase, *Result) {
 	t.Helper()
-	withRapidFlags(t, "rapid.failfile", filepath.Join("testdata", "findings", file), "rapid.checks", "1", "rapid.nofailfile", "true")
+	return replayFailFile(t, filepath.Join("testdata", "findings", file), "TestPropAtLeastOnceCheckpoint", g)
+}
+
+// replayFailFile is replayFinding for any fail file of property test name.
+func replayFailFile(t *testing.T, path, name string, g genOpts) (*propCase, *Result) {
+	t.Helper()
+	withRapidFlags(t, "rapid.failfile", path, "rapid.checks", "1", "rapid.nofailfile", "true")
 	var c *propCase
-	rec := &recordingTB{name: "TestPropAtLeastOnceCheckpoint"}
+	rec := &recordingTB{name: name}
 	rapid.Check(rec, func(rt *rapid.T) {
 		if c == nil {
 			c = drawCase(rt, &g)
 		}
 	})
 	if c == nil {
-		t.Fatalf("%s drew no case: %v", file, rec.out)
+		t.Fatalf("%s drew no case: %v", path, rec.out)
 	}
 	r, err := RunScheduled(c.knobs.config(c.bugs), c.sched, RunOptions{})
 	if err != nil {
@@ -96,6 +102,39 @@ func TestSameMillisChangeInvisiblePopAfterRestart(t *testing.T) {
 		}
 		if !slices.Contains(got, check.InvAckIgnored) {
 			t.Errorf("with the switch: the checker reported %v, want %s among them\n%s%s", got, check.InvAckIgnored, c.describe(), verdict(r))
+		}
+	}
+}
+
+// An orderly consumer paused past its lease gets the pop's answer after
+// another consumer acked the message and the commit offset moved on. It
+// renews the stale handle (at its expiry, long past), then renews the
+// handle that renewal returned (same deadline). Upstream
+// (FifoChangeBelowCommitEmptyHandle) the first answer has no header
+// fields, so the second renewal's handle is not orderly: it writes a CK
+// for the acked offset, whose revive puts the message into
+// %RETRY%billing_orders, which orderly pops never read. The retry queue
+// never drains (commit-offset-lag, no-drain). Fixed (the default), the
+// handle stays orderly, both renewals are no-ops and the case passes; it
+// is also the property's regression fail file.
+func TestFifoChangeBelowCommitEmptyHandle(t *testing.T) {
+	path := filepath.Join("testdata", "rapid", "TestPropAtLeastOnceOrderlyCheckpoint",
+		"TestPropAtLeastOnceOrderlyCheckpoint-stale-renewal-below-commit-strands-retry-copy.fail")
+	for _, on := range []bool{true, false} {
+		c, r := replayFailFile(t, path, "TestPropAtLeastOnceOrderlyCheckpoint",
+			genOpts{checkpoint: true, orderly: true, maxMessages: 100, reconsume: []string{"0", "0.01", "0.1"},
+				bugs: pop.Bugs{FifoChangeBelowCommitEmptyHandle: on}})
+		got := invariantsOf(r)
+		if !on {
+			if len(got) > 0 {
+				t.Errorf("fixed: the checker reported %v, want nothing\n%s%s", got, c.describe(), verdict(r))
+			}
+			continue
+		}
+		for _, want := range []string{check.InvCommitLag, check.InvNoDrain} {
+			if !slices.Contains(got, want) {
+				t.Errorf("with the switch: the checker reported %v, want %s among them\n%s%s", got, want, c.describe(), verdict(r))
+			}
 		}
 	}
 }

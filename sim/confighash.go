@@ -53,14 +53,15 @@ type canonEngine struct {
 
 type canonBugs struct {
 	pop.Bugs
-	FifoRetryLockBusy         bool `json:",omitempty"`
-	LockFreeTimerFirstPending bool `json:",omitempty"`
-	SameMillisChangeInvisible bool `json:",omitempty"`
+	FifoRetryLockBusy                bool `json:",omitempty"`
+	LockFreeTimerFirstPending        bool `json:",omitempty"`
+	SameMillisChangeInvisible        bool `json:",omitempty"`
+	FifoChangeBelowCommitEmptyHandle bool `json:",omitempty"`
 }
 
 func canonEngineOf(c *pop.Config) canonEngine {
 	e := canonEngine{Config: *c, Bugs: canonBugs{Bugs: c.Bugs, FifoRetryLockBusy: c.Bugs.FifoRetryLockBusy, LockFreeTimerFirstPending: c.Bugs.LockFreeTimerFirstPending,
-		SameMillisChangeInvisible: c.Bugs.SameMillisChangeInvisible}}
+		SameMillisChangeInvisible: c.Bugs.SameMillisChangeInvisible, FifoChangeBelowCommitEmptyHandle: c.Bugs.FifoChangeBelowCommitEmptyHandle}}
 	if !c.EnableNotifyAfterPopOrderLockRelease {
 		off := false
 		e.EnableNotifyAfterPopOrderLockRelease = &off

@@ -496,6 +496,10 @@ func (b *Broker) orderChange(nowMs int64, req *pop.ChangeInvisibleTimeRequest, h
 	if req.Offset < b.queryOffset(k) {
 		res.Handle = model.ReceiptHandle{CkQueueOffset: req.Offset, RetryFlag: model.RetryFlagOf(req.Topic), BrokerName: h.BrokerName,
 			QueueID: req.QueueID, QueueOffset: req.Offset, CommitLogOffset: -1}
+		if !b.cfg.Bugs.FifoChangeBelowCommitEmptyHandle { // the handle's own fields: it stays orderly
+			res.PopTime, res.InvisibleTime, res.ReviveQid = clock.FromMillis(h.PopTime), clock.MillisDuration(h.InvisibleTime), h.ReviveQueueID
+			res.Handle.PopTime, res.Handle.InvisibleTime, res.Handle.ReviveQueueID = h.PopTime, h.InvisibleTime, h.ReviveQueueID
+		}
 		return res
 	}
 	nv := nowMs + invisible
