@@ -45,6 +45,25 @@ func replayFailFile(t *testing.T, path, name string, g genOpts) (*propCase, *Res
 	return c, r
 }
 
+// wantWithSwitch checks a finding's replay r of case c: with its bug
+// switch on, each of want is among the checker's invariants; fixed (on
+// false), the checker reports nothing.
+func wantWithSwitch(t *testing.T, on bool, c *propCase, r *Result, want ...string) {
+	t.Helper()
+	got := invariantsOf(r)
+	if !on {
+		if len(got) > 0 {
+			t.Errorf("fixed: the checker reported %v, want nothing\n%s%s", got, c.describe(), verdict(r))
+		}
+		return
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("with the switch: the checker reported %v, want %s among them\n%s%s", got, w, c.describe(), verdict(r))
+		}
+	}
+}
+
 // With enablePopBufferMerge (not RocketMQ's default) and
 // SameMillisChangeInvisible (upstream's popTime = now), a renewal in its
 // pop's millisecond writes a CK with the pop's merge key (topic, group,
@@ -66,18 +85,7 @@ func TestSameMillisChangeInvisibleBufferRenewals(t *testing.T) {
 		if !c.knobs.cache || !c.knobs.checkpoint {
 			t.Errorf("the case is on the checkpoint path with the buffer: %s", c.knobs.String())
 		}
-		got := invariantsOf(r)
-		if !on {
-			if len(got) > 0 {
-				t.Errorf("fixed: the checker reported %v, want nothing\n%s%s", got, c.describe(), verdict(r))
-			}
-			continue
-		}
-		for _, want := range []string{check.InvRenewIgnored, check.InvUnexplained} {
-			if !slices.Contains(got, want) {
-				t.Errorf("with the switch: the checker reported %v, want %s among them\n%s%s", got, want, c.describe(), verdict(r))
-			}
-		}
+		wantWithSwitch(t, on, c, r, check.InvRenewIgnored, check.InvUnexplained)
 	}
 }
 
@@ -93,16 +101,7 @@ func TestSameMillisChangeInvisiblePopAfterRestart(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		c, r := replayFinding(t, "checkpoint-pop-in-a-renewals-millisecond-after-restart.fail",
 			genOpts{checkpoint: true, bugs: pop.Bugs{SameMillisChangeInvisible: on}})
-		got := invariantsOf(r)
-		if !on {
-			if len(got) > 0 {
-				t.Errorf("fixed: the checker reported %v, want nothing\n%s%s", got, c.describe(), verdict(r))
-			}
-			continue
-		}
-		if !slices.Contains(got, check.InvAckIgnored) {
-			t.Errorf("with the switch: the checker reported %v, want %s among them\n%s%s", got, check.InvAckIgnored, c.describe(), verdict(r))
-		}
+		wantWithSwitch(t, on, c, r, check.InvAckIgnored)
 	}
 }
 
@@ -124,17 +123,6 @@ func TestFifoChangeBelowCommitEmptyHandle(t *testing.T) {
 		c, r := replayFailFile(t, path, "TestPropAtLeastOnceOrderlyCheckpoint",
 			genOpts{checkpoint: true, orderly: true, maxMessages: 100, reconsume: []string{"0", "0.01", "0.1"},
 				bugs: pop.Bugs{FifoChangeBelowCommitEmptyHandle: on}})
-		got := invariantsOf(r)
-		if !on {
-			if len(got) > 0 {
-				t.Errorf("fixed: the checker reported %v, want nothing\n%s%s", got, c.describe(), verdict(r))
-			}
-			continue
-		}
-		for _, want := range []string{check.InvCommitLag, check.InvNoDrain} {
-			if !slices.Contains(got, want) {
-				t.Errorf("with the switch: the checker reported %v, want %s among them\n%s%s", got, want, c.describe(), verdict(r))
-			}
-		}
+		wantWithSwitch(t, on, c, r, check.InvCommitLag, check.InvNoDrain)
 	}
 }
