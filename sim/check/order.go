@@ -337,7 +337,7 @@ func (c *Checker) orderAckedOrderly(m *msgState, l *lease) {
 		return
 	}
 	q := c.order.queue(m.g, p)
-	if pt := popTimeOf(l); pt != 0 && q.popMs != 0 && pt != q.popMs && m.places[l.at].place == p {
+	if pt := popTimeOf(l); pt != 0 && q.popMs != 0 && pt != q.popMs && samePlace(m.places[l.at].place, p) {
 		return
 	}
 	delete(q.owed, p.offset)
