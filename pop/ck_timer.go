@@ -189,7 +189,7 @@ func (t *timerStore) minFor(rq int32) (*timerMsg, bool) {
 	return tq.next, tq.next != nil
 }
 
-// removeMin removes m, the next message of its queue (min).
+// removeMin removes m, the next message of its queue (min, minFor).
 func (t *timerStore) removeMin(m *timerMsg) {
 	tq := &t.queues[m.msg.QueueID]
 	s := tq.slots[tq.head]
