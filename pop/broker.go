@@ -71,6 +71,9 @@ type Broker struct {
 	// topic is a topic of the store (topics).
 	timer timerStore
 	ckl   ckLeases
+	// keyMemo caches recent CKs' and acks' merge keys by their fields
+	// (ck_keymemo.go); not state: nothing it holds decides anything.
+	keyMemo keyMemo
 	// started: the broker's clock began at startMs (its first call);
 	// lastNow is the latest time any call brought.
 	started          bool

@@ -1,6 +1,8 @@
 package pop
 
 import (
+	"strings"
+
 	"popsim/clock"
 	"popsim/model"
 )
@@ -22,6 +24,16 @@ func (b *Broker) ackCK(res *AckResult, nowMs int64, group, topicName string, qid
 		PopTime: h.PopTime, BrokerName: h.BrokerName}
 	res.Code = model.Success
 	k := qkey{b.names.pair(group, topicName), qid}
+	if !b.cfg.EnablePopBufferMerge && !blankName(h.BrokerName) {
+		// addAk merges nothing without the buffer, and writeAckKeyed
+		// takes the merge key from the memo (ackKeyOf) as a rule
+		res.Pending = b.writeAckKeyed(nowMs, &a, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures)
+		b.inflightSub(k, h.PopTime, 1)
+		if res.Pending == 0 {
+			b.stats.AckMisses++
+		}
+		return
+	}
 	one := [1]int64{offset}
 	var kb [keyBuf]byte
 	key := a.AppendMergeKey(kb[:0])
@@ -50,11 +62,39 @@ func (b *Broker) writeAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, de
 	if b.putAck(nowMs, a, key, rq, deliverMs, fails) != putOK {
 		return 0
 	}
-	ref, i := b.findAcked(key, rq, a.AckOffset, b.arrival)
+	return b.pendAck(b.findAcked(key, rq, a.AckOffset, b.arrival))
+}
+
+// writeAckKeyed is writeAck for an ack that names a broker (ackKeyOf),
+// without its key's bytes.
+func (b *Broker) writeAckKeyed(nowMs int64, a *model.AckMsg, rq int32, deliverMs int64, fails *[]WriteFailure) model.LeaseID {
+	if b.timerRefuses(nowMs, deliverMs) {
+		return 0 // putAck's refusal
+	}
+	mkey, mh := b.ackKeyOf(a)
+	if b.putAckKeyed(nowMs, a, mkey, mh, rq, deliverMs, fails) != putOK {
+		return 0
+	}
+	return b.pendAck(b.ackedBy(b.ckl.keys.findHashed(mkey, mh), rq, a.AckOffset, b.arrival))
+}
+
+// pendAck marks lease i of ref pending (setPending at the write's
+// arrival) and returns it; 0 when ref is nil.
+func (b *Broker) pendAck(ref *ckRef, i int) model.LeaseID {
 	if ref == nil {
 		return 0
 	}
 	return b.setPending(ref, i, b.arrival)
+}
+
+// blankName reports strings.TrimSpace(s) == "" (a broker name the ack
+// does not give), at once for a name that starts with an ASCII letter,
+// digit or sign.
+func blankName(s string) bool {
+	if len(s) > 0 && s[0] > ' ' && s[0] < 0x80 {
+		return false
+	}
+	return strings.TrimSpace(s) == ""
 }
 
 // batchAckCK is appendAck for one BatchAck entry: the set bits within the
@@ -229,5 +269,7 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) (string, uint64) {
 		key = e.key // a buffered CK's key (the buggy engine's conflict): the same string
 	}
 	t.remember(key, h, e)
+	f := ckFields(ck)
+	b.keyMemo.put(&f, key, h) // for its acks (ackKeyOf)
 	return key, h
 }

@@ -159,7 +159,7 @@ func (b *Broker) newReviveBody() *reviveBody {
 // broker's name.
 func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64) *reviveBody {
 	bn := a.BrokerName
-	if strings.TrimSpace(bn) == "" {
+	if blankName(bn) {
 		bn, key = b.cfg.BrokerName, "" // the caller's key names no broker
 	}
 	if key == "" {

@@ -177,6 +177,15 @@ func (t *mkTable) findBytes(key []byte) (*mkEntry, uint64) {
 	return t.probeBytes(key, h), h
 }
 
+// findHashed is find for a key whose hash h the caller has. It does not
+// remember the lookup (remember does).
+func (t *mkTable) findHashed(key string, h uint64) *mkEntry {
+	if t.lastOK && t.lastKey == key {
+		return t.last
+	}
+	return t.probe(key, h)
+}
+
 // remember records a lookup of key (hash h) that found e (nil: none),
 // made by the caller from key's bytes (findBytes).
 func (t *mkTable) remember(key string, h uint64, e *mkEntry) {

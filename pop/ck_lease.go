@@ -238,9 +238,15 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 // millisecond: the renewal's CK is newer, but it reaches the queue, and is
 // revived, before the ack of the pop's CK arrives (ck_change.txt).
 func (b *Broker) findAcked(key []byte, rq int32, ackOffset, ackAt int64) (*ckRef, int) {
+	e, _ := b.ckl.keys.findBytes(key)
+	return b.ackedBy(e, rq, ackOffset, ackAt)
+}
+
+// ackedBy is findAcked for the merge-key entry e of the ack's key (nil:
+// the table has none).
+func (b *Broker) ackedBy(e *mkEntry, rq int32, ackOffset, ackAt int64) (*ckRef, int) {
 	var best *ckRef
 	bi, bestAt := -1, int64(0)
-	e, _ := b.ckl.keys.findBytes(key)
 	if e == nil {
 		return nil, -1
 	}

@@ -3,7 +3,6 @@ package pop
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"popsim/model"
 )
@@ -257,7 +256,7 @@ func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
 // is nil) as internKey keeps it, or "" when a names no broker (the body's
 // key then names this broker: ackPrefill builds it).
 func (b *Broker) ackKey(a *model.AckMsg, key []byte) (string, uint64) {
-	if strings.TrimSpace(a.BrokerName) == "" {
+	if blankName(a.BrokerName) {
 		return "", 0
 	}
 	var kb [keyBuf]byte
@@ -313,8 +312,14 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, deli
 	if b.timerRefuses(nowMs, deliverMs) {
 		return putRefused
 	}
-	b.stats.AckPuts++
 	mkey, mh := b.ackKey(a, key)
+	return b.putAckKeyed(nowMs, a, mkey, mh, rq, deliverMs, fails)
+}
+
+// putAckKeyed is putAck once the timer took the deliver time, with a's
+// key as ackKey returns it (mkey, hash mh).
+func (b *Broker) putAckKeyed(nowMs int64, a *model.AckMsg, mkey string, mh uint64, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
+	b.stats.AckPuts++
 	d := b.ackPrefill(a, mkey, mh, nil)
 	d.offs = d.one[:]
 	return b.putRevive(nowMs, rq, ackKind, deliverMs, d, fails)
