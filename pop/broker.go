@@ -158,7 +158,7 @@ type volatile struct {
 	// in-flight counter (shouldStartTime).
 	buf      *ckBuffer
 	revivers []*reviveService
-	inflight map[qkey]int64
+	inflight inflightCounts
 	// svcNext and svcAt are nextService's answer while svcOK, but for the
 	// services in svcDirty (bit qid), whose next step was forgotten since
 	// (forgetNext): the others' are as they were.
@@ -239,7 +239,6 @@ func (b *Broker) resetVolatile() {
 		polls:        newPolling(),
 		holds:        newHolds(),
 		buf:          newCkBuffer(&b.ckl.keys),
-		inflight:     map[qkey]int64{},
 	}
 	b.holds.nextID = holdIDs
 }
@@ -423,7 +422,7 @@ func (b *Broker) ResetOffset(group, topicName string, qid int32, offset int64) (
 	s := b.offsets.at(k)
 	s.reset, s.commit, s.pending = offset, offset, 0
 	s.has = s.has&^hasPending | hasReset | hasCommit
-	delete(b.inflight, k) // the in-flight counter of the queue is cleared
+	b.inflight.drop(k) // the in-flight counter of the queue is cleared
 	var res ResetOffsetResult
 	if !b.cfg.UsesKV() {
 		return res, nil

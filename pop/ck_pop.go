@@ -90,7 +90,7 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, p
 		ctx.restCount += q.maxOffset() - b.ckPopOffset(k, q, stageTopic, req.InitMode, false)
 		return
 	}
-	if b.cfg.EnablePopMessageThreshold && b.inflight[k] > b.cfg.PopInflightMessageThreshold {
+	if b.cfg.EnablePopMessageThreshold && b.inflight.get(k) > b.cfg.PopInflightMessageThreshold {
 		ctx.restCount += q.maxOffset() - b.ckPopOffset(k, q, stageTopic, req.InitMode, false)
 		return
 	}
@@ -219,9 +219,7 @@ func (b *Broker) inflightAdd(k qkey, n int64) {
 		return
 	}
 	b.offsets.touch(k)
-	if b.inflight[k] += n; b.inflight[k] <= 0 {
-		delete(b.inflight, k)
-	}
+	b.inflight.add(k, n)
 }
 
 // inflightSub is decrementInFlightMessageNum: ignored for pops from before
@@ -230,13 +228,5 @@ func (b *Broker) inflightSub(k qkey, popTime, n int64) {
 	if popTime < b.shouldStartTime {
 		return
 	}
-	v, ok := b.inflight[k]
-	if !ok {
-		return
-	}
-	if v -= n; v <= 0 {
-		delete(b.inflight, k)
-	} else {
-		b.inflight[k] = v
-	}
+	b.inflight.sub(k, n)
 }

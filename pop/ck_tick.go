@@ -68,7 +68,7 @@ func (b *Broker) startServices(startMs int64) {
 	b.buf = newCkBuffer(&b.ckl.keys)
 	b.buf.lastScan = startMs - BufferScanInterval
 	b.revivers, b.svcOK, b.svcNext = b.newReviveServices(startMs), false, nil
-	b.inflight = map[qkey]int64{}
+	b.inflight.reset()
 	b.ckMessageNumber = 0
 }
 

@@ -239,7 +239,7 @@ func (b *Broker) ckIdle(k qkey, s *slot, q *queue) bool {
 	if l := b.buf.latest(k); l > m || max(l, s.commit) != m {
 		return false
 	}
-	return !b.cfg.EnablePopMessageThreshold || b.inflight[k] <= b.cfg.PopInflightMessageThreshold
+	return !b.cfg.EnablePopMessageThreshold || b.inflight.get(k) <= b.cfg.PopInflightMessageThreshold
 }
 
 // queueScan walks n queues in an all-queue pop's scan order (scanQueue

@@ -392,12 +392,13 @@ func (b *Broker) checkCheckpoint() error {
 			return err
 		}
 	}
-	for k, n := range b.inflight {
-		if n <= 0 {
-			return fmt.Errorf("pop: invariant: in-flight counter of %s is %d", b.describe(k), n)
+	var err error
+	b.inflight.each(func(k qkey, n int64) {
+		if n <= 0 && err == nil {
+			err = fmt.Errorf("pop: invariant: in-flight counter of %s is %d", b.describe(k), n)
 		}
-	}
-	return nil
+	})
+	return err
 }
 
 func (b *Broker) checkCkLeases() error {

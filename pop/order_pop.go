@@ -115,7 +115,7 @@ func (b *Broker) ckOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32,
 		b.stats.LockBusy++
 		return // the queue lock is taken: skipped, restNum unchanged (5.3.3+)
 	}
-	if b.cfg.EnablePopMessageThreshold && b.inflight[k] > b.cfg.PopInflightMessageThreshold {
+	if b.cfg.EnablePopMessageThreshold && b.inflight.get(k) > b.cfg.PopInflightMessageThreshold {
 		ctx.restCount += q.maxOffset() - offset
 		return
 	}
@@ -123,7 +123,7 @@ func (b *Broker) ckOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32,
 	if b.checkBlock(nowMs, k, req.AttemptID, ctx.invisible) {
 		return // restNum unchanged (5.3.1+)
 	}
-	delete(b.inflight, k) // clearInFlightMessageNum
+	b.inflight.drop(k) // clearInFlightMessageNum
 	if ctx.found >= req.MaxMsgNums {
 		ctx.restCount += q.maxOffset() - offset
 		return

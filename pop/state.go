@@ -241,10 +241,10 @@ func (b *Broker) checkpointState() CheckpointState {
 		st.Revive = append(st.Revive, ReviveServiceState{ReviveQueue: s.qid, Offset: s.offset, Committed: b.reviveCommitted(s.qid),
 			Slow: s.slow, Pulling: s.pulling, Ending: s.ending, Due: s.due})
 	}
-	for k, n := range b.inflight { // collected, then sorted
+	b.inflight.each(func(k qkey, n int64) { // collected, then sorted
 		p := b.names.pairs[k.pair]
 		st.Inflight = append(st.Inflight, InflightCount{Group: p.group, Topic: p.topic, QueueID: k.qid, Count: n})
-	}
+	})
 	sort.Slice(st.Inflight, func(i, j int) bool {
 		a, c := &st.Inflight[i], &st.Inflight[j]
 		if a.Group != c.Group {
