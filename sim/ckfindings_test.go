@@ -111,18 +111,31 @@ func TestSameMillisChangeInvisiblePopAfterRestart(t *testing.T) {
 // handle that renewal returned (same deadline). Upstream
 // (FifoChangeBelowCommitEmptyHandle) the first answer has no header
 // fields, so the second renewal's handle is not orderly: it writes a CK
-// for the acked offset, whose revive puts the message into
-// %RETRY%billing_orders, which orderly pops never read. The retry queue
-// never drains (commit-offset-lag, no-drain). Fixed (the default), the
-// handle stays orderly, both renewals are no-ops and the case passes; it
-// is also the property's regression fail file.
+// (checkpoint path) or record (KV) for the acked offset, whose revive puts
+// the message into the retry topic, which orderly pops never read. The
+// retry queue never drains (commit-offset-lag, no-drain); no wakeup was
+// owed to the orderly group's parked pops, so missed-wakeup is not among
+// the verdicts. Fixed (the default), the handle stays orderly, both
+// renewals are no-ops and the cases pass; both are also the orderly
+// properties' regression fail files.
 func TestFifoChangeBelowCommitEmptyHandle(t *testing.T) {
-	path := filepath.Join("testdata", "rapid", "TestPropAtLeastOnceOrderlyCheckpoint",
-		"TestPropAtLeastOnceOrderlyCheckpoint-stale-renewal-below-commit-strands-retry-copy.fail")
-	for _, on := range []bool{true, false} {
-		c, r := replayFailFile(t, path, "TestPropAtLeastOnceOrderlyCheckpoint",
-			genOpts{checkpoint: true, orderly: true, maxMessages: 100, reconsume: []string{"0", "0.01", "0.1"},
-				bugs: pop.Bugs{FifoChangeBelowCommitEmptyHandle: on}})
-		wantWithSwitch(t, on, c, r, check.InvCommitLag, check.InvNoDrain)
+	orderly := genOpts{orderly: true, maxMessages: 100, reconsume: []string{"0", "0.01", "0.1"}}
+	for _, x := range []struct {
+		test, name string
+		checkpoint bool
+	}{
+		{"TestPropAtLeastOnceOrderlyCheckpoint", "stale-renewal-below-commit-strands-retry-copy", true},
+		{"TestPropAtLeastOnceOrderly", "kv-stale-renewal-below-commit-strands-retry-copy", false},
+	} {
+		path := filepath.Join("testdata", "rapid", x.test, x.test+"-"+x.name+".fail")
+		for _, on := range []bool{true, false} {
+			g := orderly
+			g.checkpoint, g.bugs = x.checkpoint, pop.Bugs{FifoChangeBelowCommitEmptyHandle: on}
+			c, r := replayFailFile(t, path, x.test, g)
+			wantWithSwitch(t, on, c, r, check.InvCommitLag, check.InvNoDrain)
+			if got := invariantsOf(r); slices.Contains(got, check.InvMissedWakeup) {
+				t.Errorf("%s: the checker reported %v: no wakeup is owed for a copy in a retry topic, which orderly pops never read", x.name, got)
+			}
+		}
 	}
 }

@@ -153,6 +153,17 @@ type genOpts struct {
 	// brokers: the cluster has 2 or 3 brokers (drawn only then), and each
 	// restart step names the broker it hits.
 	brokers bool
+	// wide: every step of these families opens at 0 for the whole safety
+	// phase (nothing drawn for it). longPause: every pause starts between
+	// 0.5 and 2.5 s and lasts 15 to 17.4 s, so that it ends inside the
+	// safety phase, where renewal faults are still injected. maxThreads,
+	// maxInvisible (0: 8 and 60 s) bound the consumer's threads and
+	// invisible time. (TestPropFindsFifoChangeBelowCommitEmptyHandle says
+	// why.)
+	wide         familySet
+	longPause    bool
+	maxThreads   int
+	maxInvisible clock.Duration
 }
 
 // drawnStep is a schedule step as drawn: times in 10 ms and 100 ms units,
@@ -245,6 +256,16 @@ func drawStep(rt *rapid.T, fam propFamily, g *genOpts) drawnStep {
 	if g.brokers && fam == pfBrokerRestart {
 		d.broker = rapid.IntRange(0, 2).Draw(rt, "step.broker_slot")
 	}
+	switch {
+	case g.wide.has(fam):
+		d.dur = int(propDuration / (100 * clock.Millisecond))
+		return d
+	case g.longPause && fam == pfPause:
+		d.at = rapid.IntRange(50, 249).Draw(rt, "step.at_10ms")
+		d.slot = rapid.IntRange(0, propConsumerCap-1).Draw(rt, "step.consumer_slot")
+		d.dur = rapid.IntRange(150, 174).Draw(rt, "step.for_100ms")
+		return d
+	}
 	d.at = rapid.IntRange(0, int(propDuration/(10*clock.Millisecond))-1).Draw(rt, "step.at_10ms")
 	switch d.fam {
 	case pfCrash, pfPause, pfSlow, pfClockSkew:
@@ -323,13 +344,14 @@ func drawKnobs(rt *rapid.T, g *genOpts) propKnobs {
 	}
 	k.kind = rapid.SampledFrom(kinds).Draw(rt, "consumer.kind")
 	k.consumers = rapid.IntRange(1, propConsumerCap).Draw(rt, "consumer.count")
-	k.threads = rapid.IntRange(1, 8).Draw(rt, "consumer.threads")
+	k.threads = rapid.IntRange(1, cmp.Or(g.maxThreads, 8)).Draw(rt, "consumer.threads")
 	k.batch = int32(rapid.IntRange(1, pop.MaxPopBatch).Draw(rt, "consumer.batch"))
 	lo := 5
 	if k.kind == Simple {
 		lo = 10
 	}
-	k.invisible = clock.Duration(rapid.IntRange(lo, 60).Draw(rt, "consumer.invisible_s")) * clock.Second
+	hi := max(lo, int(cmp.Or(g.maxInvisible, 60*clock.Second)/clock.Second))
+	k.invisible = clock.Duration(rapid.IntRange(lo, hi).Draw(rt, "consumer.invisible_s")) * clock.Second
 	k.poll = clock.Duration(rapid.IntRange(5, 15).Draw(rt, "consumer.poll_s")) * clock.Second
 	procs := g.processing
 	if procs == nil {

@@ -104,6 +104,8 @@
 //     topic no arrival is judged (the engine may wake it and its answer is
 //     written only when it resumes); a broker restart drops them all; an
 //     arrival whose slack runs past the end of the trace is not judged.
+//     A copy in another topic of an orderly group's message is owed no
+//     wakeup: orderly pops never read a retry topic.
 //   - fifo-order, fifo-reentry (orderly groups: subscribe r=orderly): a
 //     lease past an earlier offset of its queue that is still lent to
 //     another answer, or owed an ack and not lent again first in the same

@@ -352,14 +352,21 @@ func (w *wakeup) reset() {
 // arrival: message m became visible to its group at place p
 // (a produce, a copy, a lapse or release in place). A RocketMQ retry copy
 // lives in another topic and wakes only all-queue receives: a
-// queue-specific receive reads the retry topic on some requests only.
+// queue-specific receive reads the retry topic on some requests only. An
+// orderly group's pops read no retry topic at all, so a copy there (only
+// a defect makes one: FifoChangeBelowCommitEmptyHandle) owes its parked
+// receives nothing; what it does show is the retry queue's commit lag and
+// a run that never drains.
 func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
+	copyElsewhere := !sameName(p.topic, m.topic)
+	if copyElsewhere && m.g.orderly {
+		return
+	}
 	k := waitKey{group: m.g.idx, topic: m.topic}
 	t := remembered(w.lastMsg, k)
 	if t == nil {
 		t = w.findMsg(k)
 	}
-	copyElsewhere := !sameName(p.topic, m.topic)
 	if g := m.g; g.ordered && g.busy[queueKey{p.topic, p.queue}] > 0 {
 		return // its queue (message group) is held by a lease in flight
 	}
