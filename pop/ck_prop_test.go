@@ -28,6 +28,7 @@ import (
 	"pgregory.net/rapid"
 
 	"popsim/clock"
+	"popsim/internal/rapidfail"
 	"popsim/model"
 	"popsim/pop"
 )
@@ -222,7 +223,7 @@ func TestCkAtLeastOnce(t *testing.T) {
 			RetryWritePPM: rapid.SampledFrom([]int64{0, 300_000, 1_000_000}).Draw(rt, "retryWritePPM"),
 			ReviveReadPPM: rapid.SampledFrom([]int64{0, 300_000, 1_000_000}).Draw(rt, "reviveReadPPM")}
 	}}
-	rapid.Check(t, func(rt *rapid.T) {
+	rapid.Check(rapidfail.Strict(t), func(rt *rapid.T) {
 		c := drawCkCase(rt, g)
 		viol, err := c.run()
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"popsim/internal/rapidfail"
 	"popsim/pop"
 )
 
@@ -54,7 +55,7 @@ func pinRapidDefaults(t *testing.T) {
 
 func TestStateMachine(t *testing.T) {
 	pinRapidDefaults(t)
-	rapid.Check(t, func(rt *rapid.T) { runMachine(rt, genConfig, actions) })
+	rapid.Check(rapidfail.Strict(t), func(rt *rapid.T) { runMachine(rt, genConfig, actions) })
 }
 
 // TestStateMachineFIFO is the state machine over the orderly mix
@@ -62,7 +63,7 @@ func TestStateMachine(t *testing.T) {
 // renewals, the orderly timers, restarts and lock contention.
 func TestStateMachineFIFO(t *testing.T) {
 	pinRapidDefaults(t)
-	rapid.Check(t, func(rt *rapid.T) { runMachine(rt, genFifoConfig, fifoActions) })
+	rapid.Check(rapidfail.Strict(t), func(rt *rapid.T) { runMachine(rt, genFifoConfig, fifoActions) })
 }
 
 // runMachine draws a configuration and runs rounds of the actions on a

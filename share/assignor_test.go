@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"popsim/internal/rapidfail"
 )
 
 // TestSimpleAssignExamples pins the assignments of small groups.
@@ -45,7 +47,7 @@ func TestSimpleAssignExamples(t *testing.T) {
 // when partitions outnumber members; deterministic; and stable, since
 // assigning again from its own output changes nothing.
 func TestSimpleAssignProperties(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
+	rapid.Check(rapidfail.Strict(t), func(rt *rapid.T) {
 		nm := rapid.IntRange(1, 12).Draw(rt, "members")
 		np := rapid.Int32Range(1, 12).Draw(rt, "partitions")
 		parts := map[string]int32{"t": np}

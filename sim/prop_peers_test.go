@@ -23,6 +23,7 @@ import (
 	"pgregory.net/rapid"
 
 	"popsim/clock"
+	"popsim/internal/rapidfail"
 	"popsim/share"
 	"popsim/sim/check"
 )
@@ -312,7 +313,7 @@ func peerProp(t *testing.T, engines ...EngineKind) {
 			t.Logf("shrunk counterexample:\n%sreplay: %s", last.describe(), rt.command())
 		}
 	})
-	rapid.Check(rt, peerAtLeastOnce(t, engines, &stats, &last))
+	rapid.Check(rapidfail.Strict(rt), peerAtLeastOnce(t, engines, &stats, &last))
 }
 
 // flagOrEnvSet reports whether the user chose a rapid setting.

@@ -55,6 +55,7 @@ import (
 	"pgregory.net/rapid"
 
 	"popsim/clock"
+	"popsim/internal/rapidfail"
 	"popsim/pop"
 	"popsim/sim/check"
 )
@@ -704,7 +705,7 @@ func propAtLeastOnce(t *testing.T, g genOpts) {
 			t.Logf("shrunk counterexample:\n%sreplay: %s", last.describe(), rt.command())
 		}
 	})
-	rapid.Check(rt, atLeastOnce(g, &stats, &last, propReplay(t.Name())))
+	rapid.Check(rapidfail.Strict(rt), atLeastOnce(g, &stats, &last, propReplay(t.Name())))
 }
 
 // TestPropAtLeastOnceBrokers is the property on a cluster of two or three

@@ -24,6 +24,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"popsim/internal/rapidfail"
 )
 
 var rapidDefaults = []struct{ flag, env, value string }{
@@ -50,7 +52,7 @@ func pinRapidDefaults(t *testing.T) {
 
 func TestStateMachine(t *testing.T) {
 	pinRapidDefaults(t)
-	rapid.Check(t, func(rt *rapid.T) {
+	rapid.Check(rapidfail.Strict(t), func(rt *rapid.T) {
 		h, err := newHarness(genWorld(chooser{t: rt}))
 		if err != nil {
 			rt.Fatalf("harness: %v", err)

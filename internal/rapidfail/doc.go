@@ -20,6 +20,14 @@
 //
 //	func TestMain(m *testing.M) { os.Exit(rapidfail.Main(m)) }
 //
+// Strict wraps the test for rapid.Check: rapid only logs a committed fail
+// file it cannot replay (rapid.Check's data no longer decodes into a case,
+// or the file cannot be read), and Strict turns that log line into a test
+// failure, so a regression kept under testdata/rapid/ cannot silently stop
+// testing anything:
+//
+//	rapid.Check(rapidfail.Strict(t), prop)
+//
 // It does I/O and is for tests only; it must not be imported by non-test
 // code.
 package rapidfail

@@ -2,6 +2,7 @@ package rapidfail_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,5 +94,61 @@ func TestSweepKeepsWhatExisted(t *testing.T) {
 	}
 	if _, err := os.Stat(f); err != nil {
 		t.Fatalf("the existing fail file is gone: %v", err)
+	}
+}
+
+// recTB is a rapid.TB that records errors instead of failing its test.
+type recTB struct {
+	*testing.T
+	name   string
+	errors []string
+}
+
+func (r *recTB) Name() string { return r.name }
+func (r *recTB) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+// TestStrictFailsOnSkippedFailFile: a committed fail file that rapid can
+// no longer replay fails a Strict check (one whose property now draws more
+// than the file records, and one rapid cannot read); a file that replays
+// does not.
+func TestStrictFailsOnSkippedFailFile(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		draws   int // what the property draws now; the file records one
+		corrupt bool
+		wantErr bool
+	}{
+		{"replays", 1, false, false},
+		{"overrun", 3, false, true},
+		{"unreadable", 1, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			failing := &recTB{T: t, name: "TestFixture"}
+			rapid.Check(failing, func(rt *rapid.T) {
+				rapid.Uint64().Draw(rt, "v0")
+				rt.Fatalf("fails")
+			})
+			files, _ := filepath.Glob(filepath.Join("testdata", "rapid", "TestFixture", "*.fail"))
+			if len(failing.errors) == 0 || len(files) != 1 {
+				t.Fatalf("the failing property left fail files %v, errors %q; want one of each", files, failing.errors)
+			}
+			if c.corrupt {
+				if err := os.WriteFile(files[0], []byte("no version here\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec := &recTB{T: t, name: "TestFixture"}
+			rapid.Check(rapidfail.Strict(rec), func(rt *rapid.T) {
+				for i := range c.draws {
+					rapid.Uint64().Draw(rt, fmt.Sprint("v", i))
+				}
+			})
+			if got := len(rec.errors) > 0; got != c.wantErr {
+				t.Errorf("errors %q, want some: %v", rec.errors, c.wantErr)
+			}
+		})
 	}
 }
