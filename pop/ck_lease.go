@@ -62,7 +62,8 @@ type ckLeases struct {
 	// other (bindCkBody) whichever comes second.
 	lastRef *ckRef
 	ckBody  *reviveBody
-	wslab   []wrapperRef // newWrapperRef's current block
+	wslab   []wrapper // newWrapperRef's current blocks
+	rslab   []ckRef
 }
 
 func newCkLeases() ckLeases { return ckLeases{} }
