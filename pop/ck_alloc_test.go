@@ -62,7 +62,7 @@ func TestCkPopAckAllocs(t *testing.T) {
 
 // A wrapper is freed once the buffer and its commit queue let it go,
 // while its ref lives on until its CK is revived: the two are allocated
-// in blocks of their own (newWrapperRef). Allocated side by side, every
+// in blocks of their own (newWrapper, newRef). Allocated side by side, every
 // wrapper stayed for its ref's invisible time.
 func TestCkWrapperOutlivesNotItsRef(t *testing.T) {
 	cfg := DefaultConfig()

@@ -172,32 +172,31 @@ func (f *ckBuffer) clearQueue(k qkey) {
 // bytes stayed for as long as its ref, and a mock's ref (88 bytes, never
 // used) for as long as the refs beside it: in a default run 7 MB of the
 // live heap at the end, which wrapper blocks of their own free within
-// seconds. The wrapper's CK is the ref's, which the CK's body holds
+// seconds (newWrapper, newRef). The wrapper's CK is the ref's, which the CK's body holds
 // (newCkBody); a mock's wrapper has a CK of its own.
 const wrapperSlab = 64
 
-// newWrapperRef builds a wrapper on revive queue rq for CK ck, which the
-// ref made with it will hold, and that zero ref, for the caller to make
-// (newRefInto); a mock's wrapper (mock) gets no ref. mkey is the CK's
-// merge key and lock its queue key (group and topic ck.CID and ck.Topic,
-// queue ck.QueueID), which the caller has already.
-func (b *Broker) newWrapperRef(ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, justOffset, mock bool) (w *wrapper, ref *ckRef) {
-	l := &b.ckl
-	if len(l.wslab) == 0 {
-		l.wslab = make([]wrapper, wrapperSlab)
+// newWrapper builds a wrapper on revive queue rq for CK ck. mkey is the
+// CK's merge key and lock its queue key (group and topic ck.CID and
+// ck.Topic, queue ck.QueueID), which the caller has already.
+func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, justOffset bool) *wrapper {
+	if len(b.ckl.wslab) == 0 {
+		b.ckl.wslab = make([]wrapper, wrapperSlab)
 	}
-	w = &l.wslab[0]
-	l.wslab = l.wslab[1:]
+	w := &b.ckl.wslab[0]
+	b.ckl.wslab = b.ckl.wslab[1:]
 	*w = wrapper{rq: rq, ck: ck, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
-	if mock {
-		return w, nil
-	}
+	return w
+}
+
+// newRef is a zero ckRef, for newRefInto to make.
+func (l *ckLeases) newRef() *ckRef {
 	if len(l.rslab) == 0 {
 		l.rslab = make([]ckRef, wrapperSlab)
 	}
-	ref = &l.rslab[0]
+	r := &l.rslab[0]
 	l.rslab = l.rslab[1:]
-	return w, ref
+	return r
 }
 
 // addCk is PopBufferMergeService.addCk: buffer the CK without writing it.
@@ -217,8 +216,8 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 		return nil
 	}
 	d := b.newCkBody(ck)
-	w, ref := b.newWrapperRef(&d.ck, mkey, lock, rq, next, false, false)
-	w.ref = b.newRefInto(ref, d, rq, w.mkey)
+	w := b.newWrapper(&d.ck, mkey, lock, rq, next, false)
+	w.ref = b.newRefInto(b.ckl.newRef(), d, rq, w.mkey)
 	b.enqueueCk(w)
 	f.add(w)
 	return w.ref
@@ -232,8 +231,8 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 		return nil
 	}
 	d := b.newCkBody(ck)
-	w, ref := b.newWrapperRef(&d.ck, mkey, lock, rq, next, true, false)
-	w.ref = b.newRefInto(ref, d, rq, w.mkey)
+	w := b.newWrapper(&d.ck, mkey, lock, rq, next, true)
+	w.ref = b.newRefInto(b.ckl.newRef(), d, rq, w.mkey)
 	b.storeWrapper(nowMs, w, fails)
 	b.enqueueCk(w)
 	b.buf.add(w)
@@ -246,7 +245,7 @@ func (b *Broker) addCkMock(ck *model.PopCheckPoint, lock qkey, rq int32, next in
 	var kb [keyBuf]byte
 	own := new(model.PopCheckPoint)
 	*own = *ck
-	w, _ := b.newWrapperRef(own, b.arena.strs.str(ck.AppendMergeKey(kb[:0])), lock, rq, next, true, true)
+	w := b.newWrapper(own, b.arena.strs.str(ck.AppendMergeKey(kb[:0])), lock, rq, next, true) // no ref
 	w.ckStored = true
 	b.enqueueCk(w)
 }
