@@ -67,16 +67,7 @@ func TestCkPopAckAllocs(t *testing.T) {
 func TestCkWrapperOutlivesNotItsRef(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.EnablePopBufferMerge = false // every pop's CK is written at once and its wrapper done
-	br, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := br.CreateTopic(TopicConfig{Name: "t", ReadQueueNums: 1, WriteQueueNums: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := br.CreateGroup(DefaultGroup("g")); err != nil {
-		t.Fatal(err)
-	}
+	br := newTopicGroupBroker(t, cfg)
 	now := clock.Epoch
 	const n = 3 * wrapperSlab
 	for range n {
