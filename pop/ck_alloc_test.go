@@ -1,7 +1,9 @@
 package pop
 
 import (
+	"runtime"
 	"testing"
+	"weak"
 
 	"popsim/clock"
 	"popsim/model"
@@ -56,4 +58,47 @@ func TestCkPopAckAllocs(t *testing.T) {
 	if got >= 1 { // AllocsPerRun's average is whole: below one reads 0
 		t.Errorf("%.0f allocations per pop and ack, want fewer than one on average", got)
 	}
+}
+
+// A wrapper is freed once the buffer and its commit queue let it go,
+// while its ref lives on until its CK is revived: the two are allocated
+// in blocks of their own (newWrapper, newRef). Allocated side by side, every
+// wrapper stayed for its ref's invisible time.
+func TestCkWrapperOutlivesNotItsRef(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.EnablePopBufferMerge = false // every pop's CK is written at once and its wrapper done
+	br := newTopicGroupBroker(t, cfg)
+	now := clock.Epoch
+	const n = 3 * wrapperSlab
+	for range n {
+		br.Put(now, &model.Message{Topic: "t"})
+	}
+	req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 1, InvisibleTime: 60 * clock.Second}
+	var res PopResult
+	var first weak.Pointer[wrapper]
+	for i := range n {
+		now = now.Add(clock.Millisecond)
+		br.Pop(now, &req, &res)
+		if len(res.Messages) != 1 {
+			t.Fatalf("pop %d: popped %d", i, len(res.Messages))
+		}
+		if i == 0 {
+			first = weak.Make(br.buf.order[len(br.buf.order)-1])
+		}
+	}
+	for end := now.Add(5 * clock.Second); ; { // buffer scans, well inside the invisible time
+		at, ok := br.NextCheckpointTick()
+		if !ok || at > end {
+			break
+		}
+		br.CheckpointTick(at)
+	}
+	if len(br.buf.order) != 0 || br.ckl.byFirst.len() != n {
+		t.Fatalf("%d wrappers buffered, %d live refs: want 0 and %d", len(br.buf.order), br.ckl.byFirst.len(), n)
+	}
+	runtime.GC()
+	if first.Value() != nil {
+		t.Error("the first pop's wrapper is still referenced while its ref lives")
+	}
+	runtime.KeepAlive(br) // its refs live on
 }

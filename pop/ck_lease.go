@@ -62,7 +62,8 @@ type ckLeases struct {
 	// other (bindCkBody) whichever comes second.
 	lastRef *ckRef
 	ckBody  *reviveBody
-	wslab   []wrapperRef // newWrapperRef's current block
+	wslab   []wrapper // newWrapper's and newRef's current blocks
+	rslab   []ckRef
 }
 
 func newCkLeases() ckLeases { return ckLeases{} }
@@ -133,7 +134,7 @@ func (l refList) contains(r *ckRef) bool {
 // newRefKeyed makes the ckRef of a new CK, held by body d (newCkBody),
 // whose merge key is key, granting its leases.
 func (b *Broker) newRefKeyed(d *reviveBody, rq int32, key string) *ckRef {
-	return b.newRefInto(&ckRef{}, d, rq, key)
+	return b.newRefInto(b.ckl.newRef(), d, rq, key)
 }
 
 // newRefInto is newRefKeyed into r, a zero ckRef the caller allocated.
