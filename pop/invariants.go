@@ -314,6 +314,9 @@ func (b *Broker) checkPolls() error {
 		if set[0] == s { // check each set once, from its earliest request
 			sum += len(set)
 			err = p.checkSet(set)
+			if err == nil && !p.byTime.holds(p.setOf(s.qk)) {
+				err = fmt.Errorf("pop: invariant: suspended set %v is not in the time order", s.key())
+			}
 		}
 		return err == nil
 	})
@@ -325,9 +328,6 @@ func (b *Broker) checkPolls() error {
 
 func (p *polling) checkSet(set []*suspended) error {
 	for i, s := range set {
-		if got, ok := p.byTime.Get(s); !ok || got != s {
-			return fmt.Errorf("pop: invariant: suspended request %d of key %v is not the one the time order holds", s.id, s.key())
-		}
 		if s.key() != set[0].key() || s.qk != set[0].qk {
 			return fmt.Errorf("pop: invariant: request %d of key %v filed under key %v", s.id, s.key(), set[0].key())
 		}

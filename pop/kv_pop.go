@@ -447,13 +447,17 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 func (r *PopResult) appendOffsetInfos(flag model.RetryType, qid int32, start int64, msgs []*model.Message) {
 	var buf [24]byte // two int32's digits and signs and two spaces
 	var p []byte
-	if uint32(flag) < 10 && uint32(qid) < 100 {
+	if uint32(flag) < 10 && uint32(qid) < 1000 {
 		// every entry but a test's: the digits written here, where
 		// AppendDec's two calls cost more than the rest of the prefix
+		// (hot-topic-500x500's queues up to 499 included)
 		buf[0], buf[1] = '0'+byte(flag), ' '
 		n := 2
+		if qid >= 100 {
+			buf[n], n = '0'+byte(qid/100), n+1
+		}
 		if qid >= 10 {
-			buf[n], n = '0'+byte(qid/10), n+1
+			buf[n], n = '0'+byte(qid/10%10), n+1
 		}
 		buf[n], buf[n+1] = '0'+byte(qid%10), ' '
 		p = buf[:n+2]

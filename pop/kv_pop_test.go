@@ -17,7 +17,7 @@ import (
 // every length (signs included), onto empty and non-empty headers.
 func TestAppendOffsetInfosIsModels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 13))
-	nums := []int64{0, 1, 9, 10, 99, 100, 12345, 99999999, 100000000, 1 << 40, math.MaxInt64, -1, -10, math.MinInt64}
+	nums := []int64{0, 1, 9, 10, 99, 100, 101, 110, 499, 999, 1000, 12345, 99999999, 100000000, 1 << 40, math.MaxInt64, -1, -10, math.MinInt64}
 	pick := func() int64 {
 		if rng.IntN(2) == 0 {
 			return nums[rng.IntN(len(nums))]

@@ -62,39 +62,45 @@ func TestPollSetOrder(t *testing.T) {
 	}
 }
 
-// The polling heap keeps its order and every request's index through
-// random parks (mostly in expiry order, with ties and stragglers) and
-// removals (the earliest, or any request, as a wakeup takes it), and its
-// Min is always the earliest of a plain list's requests by (expired, id).
-// It fails when remove never files the moved request up (checked).
+// The polling heap keeps its order and every set's index through random
+// parks on a few keys (mostly in expiry order, with ties and stragglers,
+// some of which become their set's head) and removals (the earliest, or
+// any request, as a wakeup takes it), and its Min is always the earliest
+// of a plain list's requests by (expired, id). It fails when a straggler
+// that became its set's head is not filed up, or a set whose head left
+// is not filed down (checked).
 func TestPollHeapMatchesList(t *testing.T) {
 	for seed := range uint64(20) {
 		r := rand.New(rand.NewPCG(seed, 13))
-		var h pollHeap
+		p := newPolling()
 		var ref []*suspended
 		clock := int64(0)
 		for step := range 2000 {
 			switch k := r.IntN(10); {
 			case k < 5 || len(ref) == 0:
 				clock += int64(r.IntN(3))
-				s := &suspended{id: uint64(step + 1), expired: clock + int64(r.IntN(2))*int64(r.IntN(50))}
-				h.push(s)
+				s := &suspended{id: uint64(step + 1), expired: clock + int64(r.IntN(2))*int64(r.IntN(50)) - int64(r.IntN(2)*r.IntN(40)),
+					qk: qkey{pair: uint32(r.IntN(2)), qid: int32(r.IntN(3)) - 1}}
+				ps := p.makeSet(s.qk)
+				ps.insert(s)
+				p.byTime.filed(ps, s)
+				p.count++
 				ref = append(ref, s)
 			case k < 7:
-				m, _ := h.Min()
-				h.remove(m)
+				m, _ := p.byTime.Min()
+				p.remove(m)
 				ref = slices.DeleteFunc(ref, func(s *suspended) bool { return s == m })
 			default:
 				i := r.IntN(len(ref))
-				h.remove(ref[i])
+				p.remove(ref[i])
 				ref = slices.Delete(ref, i, i+1)
 			}
-			if err := h.check(); err != nil {
+			if err := p.byTime.check(); err != nil {
 				t.Fatalf("seed %d step %d: %v", seed, step, err)
 			}
-			m, ok := h.Min()
-			if h.Len() != len(ref) || ok != (len(ref) > 0) {
-				t.Fatalf("seed %d step %d: heap of %d, want %d", seed, step, h.Len(), len(ref))
+			m, ok := p.byTime.Min()
+			if p.byTime.Len() != len(ref) || p.count != len(ref) || ok != (len(ref) > 0) {
+				t.Fatalf("seed %d step %d: heap of %d, want %d", seed, step, p.byTime.Len(), len(ref))
 			}
 			if !ok {
 				continue
