@@ -24,29 +24,25 @@ func (b *Broker) ackCK(res *AckResult, nowMs int64, group, topicName string, qid
 		PopTime: h.PopTime, BrokerName: h.BrokerName}
 	res.Code = model.Success
 	k := qkey{b.names.pair(group, topicName), qid}
-	if !b.cfg.EnablePopBufferMerge && !blankName(h.BrokerName) {
+	if b.cfg.EnablePopBufferMerge || blankName(h.BrokerName) {
+		one := [1]int64{offset}
+		var kb [keyBuf]byte
+		key := a.AppendMergeKey(kb[:0])
+		if m := b.addAk(nowMs, &a, key, one[:]); m.accepted {
+			b.inflightSub(k, h.PopTime, 1)
+			if len(m.ended) > 0 {
+				res.Removed = m.ended[0]
+			} else {
+				b.stats.AckMisses++
+			}
+			return
+		}
+		res.Pending = b.writeAck(nowMs, &a, key, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures)
+	} else {
 		// addAk merges nothing without the buffer, and writeAckKeyed
 		// takes the merge key from the memo (ackKeyOf) as a rule
 		res.Pending = b.writeAckKeyed(nowMs, &a, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures)
-		b.inflightSub(k, h.PopTime, 1)
-		if res.Pending == 0 {
-			b.stats.AckMisses++
-		}
-		return
 	}
-	one := [1]int64{offset}
-	var kb [keyBuf]byte
-	key := a.AppendMergeKey(kb[:0])
-	if m := b.addAk(nowMs, &a, key, one[:]); m.accepted {
-		b.inflightSub(k, h.PopTime, 1)
-		if len(m.ended) > 0 {
-			res.Removed = m.ended[0]
-		} else {
-			b.stats.AckMisses++
-		}
-		return
-	}
-	res.Pending = b.writeAck(nowMs, &a, key, h.ReviveQueueID, h.PopTime+h.InvisibleTime, &res.Failures)
 	b.inflightSub(k, h.PopTime, 1)
 	if res.Pending == 0 {
 		b.stats.AckMisses++
