@@ -172,8 +172,8 @@ func (f *ckBuffer) clearQueue(k qkey) {
 // bytes stayed for as long as its ref, and a mock's ref (88 bytes, never
 // used) for as long as the refs beside it: in a default run 7 MB of the
 // live heap at the end, which wrapper blocks of their own free within
-// seconds (newWrapper, newRef). The wrapper's CK is the ref's, which the CK's body holds
-// (newCkBody); a mock's wrapper has a CK of its own.
+// seconds (newWrapper, newRef). The wrapper's CK is the ref's, which the
+// CK's body holds (newCkBody); a mock's wrapper has a CK of its own.
 const wrapperSlab = 64
 
 // newWrapper builds a wrapper on revive queue rq for CK ck. mkey is the
@@ -217,7 +217,7 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 	}
 	d := b.newCkBody(ck)
 	w := b.newWrapper(&d.ck, mkey, lock, rq, next, false)
-	w.ref = b.newRefInto(b.ckl.newRef(), d, rq, w.mkey)
+	w.ref = b.newRefKeyed(d, rq, w.mkey)
 	b.enqueueCk(w)
 	f.add(w)
 	return w.ref
@@ -232,7 +232,7 @@ func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey stri
 	}
 	d := b.newCkBody(ck)
 	w := b.newWrapper(&d.ck, mkey, lock, rq, next, true)
-	w.ref = b.newRefInto(b.ckl.newRef(), d, rq, w.mkey)
+	w.ref = b.newRefKeyed(d, rq, w.mkey)
 	b.storeWrapper(nowMs, w, fails)
 	b.enqueueCk(w)
 	b.buf.add(w)
