@@ -88,10 +88,11 @@ type Broker struct {
 	volatile
 	stats   Stats
 	scratch popScratch
-	// bodies is storage for the decoded revive bodies the engine keeps
-	// (newReviveBody).
-	bodies []reviveBody
-	arena  reviveArena
+	// ckBodies and ackBodies are storage for the decoded revive bodies
+	// the engine keeps (newCkBody, ackPrefill).
+	ckBodies  []ckBody
+	ackBodies []ackBody
+	arena     reviveArena
 	// logPool is the queues' released log chunks, for reuse (chunkPool).
 	logPool chunkPool
 	// retryRefs caches, by pair id, the pair's V1 and V2 retry topics.

@@ -230,7 +230,7 @@ func TestCkHeldOnce(t *testing.T) {
 		cfg.ReviveQueueNum = 2
 		b := testBroker(t, cfg, 2)
 		now := clock.Epoch
-		homes := map[*reviveBody]model.PopCheckPoint{} // each ref's body, and its CK as made
+		homes := map[*ckBody]model.PopCheckPoint{} // each ref's body, and its CK as made
 		note := func() {
 			for _, r := range b.ckl.byFirst.refs {
 				if r.dropped {
@@ -284,12 +284,15 @@ func TestCkHeldOnce(t *testing.T) {
 			}
 			for o := q.min; o < q.maxOffset(); o++ {
 				sl := q.log.slot(int(o - q.min))
-				want, ok := homes[sl.rev]
+				if sl.rev == nil || sl.rev.c == nil {
+					continue
+				}
+				want, ok := homes[sl.rev.c]
 				if !ok || sl.msg.Tags != model.CkTag {
 					continue
 				}
 				stored++
-				got := sl.rev.ck
+				got := sl.rev.c.ck
 				if got.ReviveOffset != o {
 					t.Fatalf("merge=%v: CK at revive offset %d says %d", merge, o, got.ReviveOffset)
 				}

@@ -31,81 +31,98 @@ import (
 // build them (fill), and a queue read builds them in place the first
 // time it reaches the message (queue.msg).
 
-// reviveBody is a stored revive-topic message, decoded.
+// reviveBody is a stored revive-topic message, decoded: what every kind
+// has, and the kind's own part (c or a), each allocated with its header.
+// A CK and an ack hold different fields, so each takes only the bytes of
+// its own (a CK's is 216, an ack's 160, where one body for both took 232).
 type reviveBody struct {
 	bad  bool // the body does not decode: a read aborts the round
 	skip bool // a CK without topic or group: skipped, endTime unmoved
 	// unbuilt: the engine wrote the message and has not built its unique
 	// id, body and properties yet (fill). Not part of the decoding.
 	unbuilt bool
-	// bound: the engine keeps this body for its own CK message and ref
-	// is the live ckRef of lease (nil once dropped): what byFirst holds
-	// under lease, kept here so a round reading the message need not look
-	// it up (ckRefOf). Not part of the decoding (assertPrefill). (Beside
-	// the other flags: one word for the four.)
-	bound   bool
+	// bound: the engine keeps this body for its own CK message and c.ref
+	// is the live ckRef of c.lease (nil once dropped): what byFirst holds
+	// under the lease, kept here so a round reading the message need not
+	// look it up (ckRefOf). Not part of the decoding (assertPrefill).
+	bound bool
+	// one: an ack, not a bAck: it acks a.ack.AckOffset alone. (Beside
+	// the other flags: one word for the five.)
+	one     bool
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	key     string
 	hash    uint64 // mkHash(key)
-	// a CK: ck (ReviveOffset set) and its first lease (kept for a skipped
-	// CK the engine wrote too, which fill needs, though no decoding has
-	// them). An ack or bAck: in ck, the fields of the CK it names, which
-	// are those of the mock CK a round makes for it (ackCk); the rest of
-	// ck is zero.
+	// c is the CK part of a CK message that decodes (and of a skipped CK
+	// the engine wrote, which fill needs, though no decoding has it), a
+	// the ack part of an ack or bAck message that decodes; each is the
+	// body it is part of. Both are nil for any other message.
+	c *ckBody
+	a *ackBody
+}
+
+// ckBody is a CK message's body: ck (ReviveOffset set) and its first
+// lease.
+type ckBody struct {
+	reviveBody
 	ck    model.PopCheckPoint
 	lease model.LeaseID
 	ref   *ckRef // see bound
-	// an ack or bAck: its acked offsets; key uses the broker's own name
-	// when the ack names none
-	offs []int64
-	one  [1]int64 // the ack's ackOffset (a bAck's is -1 or 0): offs of a single ack
 }
 
-// reviveBodyAt is the decoded form of q's message at offset o (which the
-// queue holds), decoding it on first use.
-func (b *Broker) reviveBodyAt(q *queue, o int64) *reviveBody {
+// ackBody is an ack or bAck message's body: the ack (a bAck's fields but
+// its list), whose fields of the CK it names are those of the mock CK a
+// round makes for it (ackCk), and a bAck's acked offsets (an ack (one)
+// acks ack.AckOffset; a bAck's AckOffset is -1 or 0). key uses the broker's
+// own name when the ack names none.
+type ackBody struct {
+	reviveBody
+	ack  model.AckMsg
+	offs []int64
+}
+
+// reviveSlot is q's entry at offset o (which the queue holds), its
+// message decoded (rev) on first use.
+func (b *Broker) reviveSlot(q *queue, o int64) *logSlot {
 	sl := q.log.slot(int(o - q.min))
 	if sl.rev == nil {
 		sl.rev = b.decodeRevive(&sl.msg)
 	}
-	return sl.rev
+	return sl
 }
 
 // decodeRevive decodes a revive-topic message as readRevive reads it.
 func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
-	d := &reviveBody{deliver: deliverTime(m)}
+	deliver := deliverTime(m)
 	switch m.Tags {
 	case model.CkTag:
 		ck, err := model.ParsePopCheckPoint(m.Body)
 		switch {
 		case err != nil:
-			d.bad = true
+			return &reviveBody{bad: true, deliver: deliver}
 		case ck.Topic == "" || ck.CID == "":
-			d.skip = true
-		default:
-			ck.ReviveOffset = m.QueueOffset
-			d.ck, d.lease, d.key = ck, ckLeaseOf(m), ck.MergeKey()
-			d.hash = mkHash(d.key)
+			return &reviveBody{skip: true, deliver: deliver}
 		}
+		ck.ReviveOffset = m.QueueOffset
+		d := &ckBody{ck: ck, lease: ckLeaseOf(m)}
+		d.deliver, d.key = deliver, ck.MergeKey()
+		d.hash, d.c = mkHash(d.key), d
+		return &d.reviveBody
 	case model.AckTag, model.BatchAckTag:
 		a, offs, err := decodeAck(m)
 		if err != nil {
-			d.bad = true
-			break
+			return &reviveBody{bad: true, deliver: deliver}
 		}
 		bn := a.BrokerName
 		if strings.TrimSpace(bn) == "" {
 			bn = b.cfg.BrokerName
 		}
-		d.ck, d.offs = ackCk(&a), offs
-		d.one[0] = a.AckOffset
-		if m.Tags == model.AckTag {
-			d.offs = d.one[:]
-		}
+		d := &ackBody{ack: a, offs: offs}
+		d.one, d.deliver = m.Tags == model.AckTag, deliver
 		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
-		d.hash = mkHash(d.key)
+		d.hash, d.a = mkHash(d.key), d
+		return &d.reviveBody
 	}
-	return d
+	return &reviveBody{deliver: deliver}
 }
 
 // newCkBody is the body the engine keeps for the message of a CK it
@@ -115,16 +132,22 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 // writes the message. d.ck is the CK as made until the message reaches
 // its revive queue, which sets its ReviveOffset (finishPrefill): nothing
 // reads that of a ref's or a wrapper's CK.
-func (b *Broker) newCkBody(ck *model.PopCheckPoint) *reviveBody {
-	d := b.newReviveBody()
-	d.ck = *ck
+func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
+	if len(b.ckBodies) == 0 {
+		// 303 bodies of 216 bytes: just under 64 KiB, the 8 pages a
+		// block of 256 takes anyway
+		b.ckBodies = make([]ckBody, 303)
+	}
+	d := &b.ckBodies[0]
+	b.ckBodies = b.ckBodies[1:]
+	d.c, d.ck = d, *ck
 	return d
 }
 
 // ckPrefill makes d, a CK's body (newCkBody), the decoded body of the CK
 // message putCk writes for d.ck, but for what finishPrefill reads from
 // the stored message. mkey is the CK's merge key and mh its hash.
-func (b *Broker) ckPrefill(d *reviveBody, mkey string, mh uint64) {
+func (b *Broker) ckPrefill(d *ckBody, mkey string, mh uint64) {
 	ck := &d.ck
 	if invariants {
 		assertf(ck.ReviveOffset == 0, "CK of %s written with revive offset %d: its body would say so", mkey, ck.ReviveOffset)
@@ -139,24 +162,12 @@ func (b *Broker) ckPrefill(d *reviveBody, mkey string, mh uint64) {
 	d.key, d.hash = mkey, mh
 }
 
-// newReviveBody returns a zero body, allocated with others: the engine
-// keeps one per revive message it writes, for as long as the message.
-func (b *Broker) newReviveBody() *reviveBody {
-	if len(b.bodies) == 0 {
-		// 282 bodies of 232 bytes: just under 64 KiB, the 8 pages a block
-		// of 256 takes anyway
-		b.bodies = make([]reviveBody, 282)
-	}
-	d := &b.bodies[0]
-	b.bodies = b.bodies[1:]
-	return d
-}
-
 // ackPrefill is the decoded body of the ack or bAck message written for
-// a with acked offsets offs (the body's own list), but for the deliver
-// time. key is a.MergeKey() and h its hash (ackKey), or "": the body's
-// key is that, but for an ack that names no broker, whose key takes this
-// broker's name.
+// a with acked offsets offs (a bAck's, the body's own list, not nil; nil
+// for an ack), but for the deliver time. key is a.MergeKey() and h its hash
+// (ackKey), or "": the body's key is that, but for an ack that names no
+// broker, whose key takes this broker's name. The engine keeps the body
+// for as long as the message, allocated with others.
 func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64) *reviveBody {
 	bn := a.BrokerName
 	if blankName(bn) {
@@ -166,11 +177,15 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 		key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
 		h = mkHash(key)
 	}
-	d := b.newReviveBody()
-	d.ck, d.offs, d.key = ackCk(a), offs, key
-	d.hash = h
-	d.one[0] = a.AckOffset
-	return d
+	if len(b.ackBodies) == 0 {
+		// 409 bodies of 160 bytes: just under 64 KiB
+		b.ackBodies = make([]ackBody, 409)
+	}
+	d := &b.ackBodies[0]
+	b.ackBodies = b.ackBodies[1:]
+	d.a, d.ack, d.offs, d.key, d.hash = d, *a, offs, key, h
+	d.one = offs == nil
+	return &d.reviveBody
 }
 
 // ackCk is what a revive round reads of an ack's or bAck's fields: the
@@ -185,7 +200,7 @@ func ackCk(a *model.AckMsg) model.PopCheckPoint {
 // properties hold, were set by putRevive and putCk, which wrote them.)
 func (b *Broker) finishPrefill(d *reviveBody, m *model.Message) *reviveBody {
 	if m.Tags == model.CkTag && !d.skip {
-		d.ck.ReviveOffset = m.QueueOffset
+		d.c.ck.ReviveOffset = m.QueueOffset
 	}
 	if invariants {
 		full := *m
@@ -205,10 +220,10 @@ func (d *reviveBody) fill(m *model.Message) {
 	m.Body = d.appendBody(nil, m.Tags)
 	deliver := model.Property{Key: model.PropertyTimerDeliverMs, Value: itoa(d.deliver)}
 	m.Properties = []model.Property{deliver}
-	if m.Tags == model.CkTag && d.ck.Num > 0 {
+	if m.Tags == model.CkTag && d.c.ck.Num > 0 {
 		// SetProperty(PropertyLease, lease) on a message whose only
 		// property is its deliver time: the two in key order
-		lease := model.Property{Key: PropertyLease, Value: string(model.AppendUdec(nil, uint64(d.lease)))}
+		lease := model.Property{Key: PropertyLease, Value: string(model.AppendUdec(nil, uint64(d.c.lease)))}
 		m.Properties = append(m.Properties, lease)
 		if PropertyLease < model.PropertyTimerDeliverMs {
 			m.Properties[0], m.Properties[1] = lease, deliver
@@ -222,12 +237,11 @@ func (d *reviveBody) uniqueID(tag string) string {
 	var buf [keyBuf]byte
 	switch tag {
 	case model.CkTag:
-		return string(d.ck.AppendUniqueID(buf[:0]))
+		return string(d.c.ck.AppendUniqueID(buf[:0]))
 	case model.AckTag:
-		a := d.ackMsg()
-		return string(a.AppendUniqueID(buf[:0]))
+		return string(d.a.ack.AppendUniqueID(buf[:0]))
 	}
-	a := model.BatchAckMsg{AckMsg: d.ackMsg(), AckOffsetList: d.offs}
+	a := model.BatchAckMsg{AckMsg: d.a.ack, AckOffsetList: d.a.offs}
 	return string(a.AppendUniqueID(buf[:0]))
 }
 
@@ -235,20 +249,12 @@ func (d *reviveBody) uniqueID(tag string) string {
 func (d *reviveBody) appendBody(b []byte, tag string) []byte {
 	switch tag {
 	case model.CkTag:
-		ck := d.ck
+		ck := d.c.ck
 		ck.ReviveOffset = 0 // set when read, not in the body (ckPrefill)
 		return ck.AppendJSON(b)
 	case model.AckTag:
-		a := d.ackMsg()
-		return a.AppendJSON(b)
+		return d.a.ack.AppendJSON(b)
 	}
-	a := model.BatchAckMsg{AckMsg: d.ackMsg(), AckOffsetList: d.offs}
+	a := model.BatchAckMsg{AckMsg: d.a.ack, AckOffsetList: d.a.offs}
 	return a.AppendJSON(b)
-}
-
-// ackMsg is the ack (a bAck's fields but its list) the engine's ack or
-// bAck message d was written for.
-func (d *reviveBody) ackMsg() model.AckMsg {
-	return model.AckMsg{AckOffset: d.one[0], StartOffset: d.ck.StartOffset, ConsumerGroup: d.ck.CID, Topic: d.ck.Topic,
-		QueueID: d.ck.QueueID, PopTime: d.ck.PopTime, BrokerName: d.ck.BrokerName}
 }

@@ -24,7 +24,7 @@ type ckRef struct {
 	// ck is the CK as made (bitmap 0), held by home, the body the engine
 	// keeps for its message (newCkBody), which putCk writes.
 	ck    *model.PopCheckPoint
-	home  *reviveBody
+	home  *ckBody
 	key   string   // its merge key
 	e     *mkEntry // its merge key's entry
 	first model.LeaseID
@@ -42,7 +42,7 @@ type ckRef struct {
 	at, ackAt       int64
 	// body is the decoded body the engine kept for its CK message
 	// (bound), nil when none.
-	body *reviveBody
+	body *ckBody
 }
 
 func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
@@ -61,7 +61,7 @@ type ckLeases struct {
 	// kept last for a lease no ref holds yet: the two are bound to each
 	// other (bindCkBody) whichever comes second.
 	lastRef *ckRef
-	ckBody  *reviveBody
+	ckBody  *ckBody
 	wslab   []wrapper // newWrapper's and newRef's current blocks
 	rslab   []ckRef
 }
@@ -133,12 +133,12 @@ func (l refList) contains(r *ckRef) bool {
 
 // newRefKeyed makes the ckRef of a new CK, held by body d (newCkBody),
 // whose merge key is key, granting its leases.
-func (b *Broker) newRefKeyed(d *reviveBody, rq int32, key string) *ckRef {
+func (b *Broker) newRefKeyed(d *ckBody, rq int32, key string) *ckRef {
 	return b.newRefInto(b.ckl.newRef(), d, rq, key)
 }
 
 // newRefInto is newRefKeyed into r, a zero ckRef the caller allocated.
-func (b *Broker) newRefInto(r *ckRef, d *reviveBody, rq int32, key string) *ckRef {
+func (b *Broker) newRefInto(r *ckRef, d *ckBody, rq int32, key string) *ckRef {
 	ck := &d.ck
 	if invariants {
 		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped && r.body == nil,
@@ -167,7 +167,7 @@ func (b *Broker) newRefInto(r *ckRef, d *reviveBody, rq int32, key string) *ckRe
 // neither (a buffered CK written later) stays unbound: ckRefOf finds its
 // ref by lease. (A body of a put that failed, its ref never made, binds
 // to no other ref.)
-func (b *Broker) bindCkBody(d *reviveBody, first model.LeaseID) {
+func (b *Broker) bindCkBody(d *ckBody, first model.LeaseID) {
 	if r := b.ckl.lastRef; r != nil && r.first == first && r.home == d && !r.dropped {
 		r.bindBody(d)
 		return
@@ -178,14 +178,14 @@ func (b *Broker) bindCkBody(d *reviveBody, first model.LeaseID) {
 // bindBody records that d, r's CK message's body, names r: a revive
 // round reading the message takes r from it instead of from byFirst.
 // drop unbinds it (the body then names no ref, as byFirst does).
-func (r *ckRef) bindBody(d *reviveBody) {
+func (r *ckRef) bindBody(d *ckBody) {
 	d.ref, d.bound = r, true
 	r.body = d
 }
 
 // ckRefOf is the live ckRef of a CK message's first lease (d.lease), nil
 // when none.
-func (b *Broker) ckRefOf(d *reviveBody) *ckRef {
+func (b *Broker) ckRefOf(d *ckBody) *ckRef {
 	if !d.bound {
 		return b.ckl.byFirst.get(d.lease)
 	}

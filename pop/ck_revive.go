@@ -274,32 +274,36 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 // false when its body does not decode (upstream's JSON exception aborts
 // the round).
 func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
-	d := b.reviveBodyAt(q, o)
-	m := q.log.at(int(o - q.min))
-	switch {
+	sl := b.reviveSlot(q, o)
+	d := sl.rev
+	switch c := d.c; {
 	case d.bad:
 		return false
 	case d.skip:
 		return true // skipped without moving endTime
-	case m.Tags == model.CkTag:
+	case c != nil: // a CK
 		rc := s.newRoundCk()
-		rc.ck, rc.bits, rc.ref = &d.ck, d.ck.BitMap, b.ckRefOf(d)
+		rc.ck, rc.bits, rc.ref = &c.ck, c.ck.BitMap, b.ckRefOf(c)
 		if old := s.cks.put(d.key, d.hash, rc); old != nil {
 			old.replaced = true
 		}
 		s.all = append(s.all, rc)
 		if s.firstRt == 0 {
-			s.firstRt = d.ck.ReviveTime()
+			s.firstRt = c.ck.ReviveTime()
 		}
-	case m.Tags == model.AckTag || m.Tags == model.BatchAckTag:
+	case d.a != nil: // an ack or bAck
 		rc := s.cks.get(d.key, d.hash)
 		if rc == nil {
 			if !b.cfg.EnableSkipLongAwaitingAck {
 				return true // the ack waits for its CK (#5408); endTime unmoved
 			}
-			b.mockForAck(s, g, m, d)
+			b.mockForAck(s, g, &sl.msg, d)
+		} else if d.one {
+			if i := rc.ck.IndexOfAck(d.a.ack.AckOffset); i > -1 {
+				rc.bits |= 1 << uint(i)
+			}
 		} else {
-			for _, o := range d.offs {
+			for _, o := range d.a.offs {
 				if i := rc.ck.IndexOfAck(o); i > -1 {
 					rc.bits |= 1 << uint(i)
 				}
@@ -312,11 +316,12 @@ func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
 	return true
 }
 
-// decodeAck decodes an ack or bAck message and its acked offsets.
+// decodeAck decodes an ack or bAck message and a bAck's acked offsets
+// (nil for an ack, whose one is its AckOffset).
 func decodeAck(m *model.Message) (model.AckMsg, []int64, error) {
 	if m.Tags == model.AckTag {
 		a, err := model.ParseAckMsg(m.Body)
-		return a, []int64{a.AckOffset}, err
+		return a, nil, err
 	}
 	a, err := model.ParseBatchAckMsg(m.Body)
 	return a.AckMsg, a.AckOffsetList, err
@@ -324,14 +329,13 @@ func decodeAck(m *model.Message) (model.AckMsg, []int64, error) {
 
 // mockForAck is mockCkForAck: an ack whose CK has not been found for
 // reviveAckWaitMs gets a mock CK (no messages) at the ack's offset, so the
-// revive offset can pass it. d is the ack message m's decoded body, whose
-// ck holds the ack's fields (ackCk).
+// revive offset can pass it. d is the ack message m's decoded body.
 func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, d *reviveBody) {
 	if g-d.deliver <= b.cfg.ReviveAckWaitMs {
 		return
 	}
 	key := d.key
-	ck := d.ck
+	ck := ackCk(&d.a.ack)
 	ck.ReviveOffset = m.QueueOffset
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)

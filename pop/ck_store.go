@@ -289,7 +289,7 @@ func (b *Broker) internKey(key []byte) (string, uint64) {
 // deliver time reviveTime - 1000, tagged with its first lease when it has
 // leases. mkey is the CK's merge key and mh its hash. A body is written
 // at most once (a failed or refused put may be tried again).
-func (b *Broker) putCk(nowMs int64, d *reviveBody, mkey string, mh uint64, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
+func (b *Broker) putCk(nowMs int64, d *ckBody, mkey string, mh uint64, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
 	ck := &d.ck
 	deliver := ck.ReviveTime() - AckTimeInterval
 	if b.timerRefuses(nowMs, deliver) {
@@ -303,7 +303,7 @@ func (b *Broker) putCk(nowMs int64, d *reviveBody, mkey string, mh uint64, rq in
 			b.bindCkBody(d, first)
 		}
 	}
-	return b.putRevive(nowMs, rq, ckKind, deliver, d, fails)
+	return b.putRevive(nowMs, rq, ckKind, deliver, &d.reviveBody, fails)
 }
 
 // putAck writes an ack message with deliver time deliverMs. key is
@@ -320,9 +320,7 @@ func (b *Broker) putAck(nowMs int64, a *model.AckMsg, key []byte, rq int32, deli
 // key as ackKey returns it (mkey, hash mh).
 func (b *Broker) putAckKeyed(nowMs int64, a *model.AckMsg, mkey string, mh uint64, rq int32, deliverMs int64, fails *[]WriteFailure) putStatus {
 	b.stats.AckPuts++
-	d := b.ackPrefill(a, mkey, mh, nil)
-	d.offs = d.one[:]
-	return b.putRevive(nowMs, rq, ackKind, deliverMs, d, fails)
+	return b.putRevive(nowMs, rq, ackKind, deliverMs, b.ackPrefill(a, mkey, mh, nil), fails)
 }
 
 // putBatchAck writes a bAck message with deliver time deliverMs. key is
