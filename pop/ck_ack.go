@@ -168,7 +168,7 @@ func (b *Broker) batchAckCK(nowMs int64, a *BatchAck, res *BatchAckResult) {
 func (b *Broker) markBatch(res *BatchAckResult, first int, ended []model.LeaseID, set func(*AckedOffset, model.LeaseID)) {
 	for _, l := range ended {
 		r, i := b.refOf(l)
-		off := r.ck.AckOffsetByIndex(i)
+		off := r.ck().AckOffsetByIndex(i)
 		for x := first; x < len(res.Offsets); x++ {
 			if e := &res.Offsets[x]; !e.Skipped && e.Offset == off && e.Removed == 0 {
 				set(e, l)

@@ -236,15 +236,15 @@ func TestCkHeldOnce(t *testing.T) {
 				if r.dropped {
 					continue
 				}
-				if r.home == nil || r.ck != &r.home.ck {
-					t.Fatalf("merge=%v: ref of lease %d holds a CK its body does not", merge, r.first)
+				if r.home == nil {
+					t.Fatalf("merge=%v: ref of lease %d has no body to hold its CK", merge, r.first)
 				}
 				if _, ok := homes[r.home]; !ok {
-					homes[r.home] = *r.ck
+					homes[r.home] = *r.ck()
 				}
 			}
 			for _, w := range b.buf.order {
-				if w.ck != w.ref.ck {
+				if w.ck != w.ref.ck() {
 					t.Fatalf("merge=%v: wrapper %q holds a CK of its own", merge, w.mkey)
 				}
 			}

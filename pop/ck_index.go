@@ -97,7 +97,7 @@ func (x *refIndex) get(l model.LeaseID) *ckRef {
 // is no more than 32 before l.
 func (x *refIndex) holding(l model.LeaseID) *ckRef {
 	if i := x.at(l); i >= 0 {
-		if r := x.refs[i]; !r.dropped && l-r.first <= 32 && l < r.first+model.LeaseID(r.ck.Num) {
+		if r := x.refs[i]; !r.dropped && l-r.first <= 32 && l < r.first+model.LeaseID(r.ck().Num) {
 			return r
 		}
 	}

@@ -98,8 +98,8 @@ func TestRefIndex(t *testing.T) {
 	next := model.LeaseID(1)
 	for range 3000 {
 		if rng.IntN(3) > 0 || x.len() == 0 {
-			r := &ckRef{first: next, ck: &model.PopCheckPoint{Num: int8(1 + rng.IntN(32))}}
-			next += model.LeaseID(r.ck.Num)
+			r := &ckRef{first: next, home: &ckBody{ck: model.PopCheckPoint{Num: int8(1 + rng.IntN(32))}}}
+			next += model.LeaseID(r.ck().Num)
 			x.add(r)
 			all = append(all, r)
 		} else {
@@ -130,7 +130,7 @@ func TestRefIndex(t *testing.T) {
 			if got := x.get(r.first); got != want {
 				t.Fatalf("get(%d) = %v, want %v", r.first, got, want)
 			}
-			for i := range int(r.ck.Num) {
+			for i := range int(r.ck().Num) {
 				if got := x.holding(r.first + model.LeaseID(i)); got != want {
 					t.Fatalf("holding(%d) = %v, want %v", r.first+model.LeaseID(i), got, want)
 				}

@@ -21,12 +21,10 @@ const PropertyLease = "POPSIM_LEASE"
 
 // ckRef is one CK the engine made, as its leases see it.
 type ckRef struct {
-	// ck is the CK as made (bitmap 0), held by home, the body the engine
-	// keeps for its message (newCkBody), which putCk writes.
-	ck    *model.PopCheckPoint
+	// home is the body the engine keeps for the CK's message (newCkBody),
+	// which putCk writes: it holds the CK (ck).
 	home  *ckBody
-	key   string   // its merge key
-	e     *mkEntry // its merge key's entry
+	e     *mkEntry // its merge key's entry, which holds the key
 	first model.LeaseID
 	rq    int32 // its revive queue
 	// ended: bit i set once lease first+i ended (an ack merged in the
@@ -36,20 +34,22 @@ type ckRef struct {
 	// stored: the CK message was written (to the timer or the revive
 	// queue); buffered CKs are not stored until the buffer writes them.
 	// at is when it reaches its revive queue; ackAt when the last of its
-	// pending ack messages does. dropped: drop forgot it. (The flags sit
-	// in the word rq and the bits leave room in.)
-	stored, dropped bool
-	at, ackAt       int64
-	// body is the decoded body the engine kept for its CK message
-	// (bound), nil when none.
-	body *ckBody
+	// pending ack messages does. dropped: drop forgot it. bound: home
+	// names r (bindBody) and r it. (The flags sit in the word rq and the
+	// bits leave room in.)
+	stored, dropped, bound bool
+	at, ackAt              int64
 }
+
+// ck is the CK as made (bitmap 0, its revive offset aside), the one
+// copy, home's.
+func (r *ckRef) ck() *model.PopCheckPoint { return &r.home.ck }
 
 func (r *ckRef) lease(i int) model.LeaseID { return r.first + model.LeaseID(i) }
 
 func (r *ckRef) live(i int) bool { return r.ended&(1<<uint(i)) == 0 }
 
-func (r *ckRef) allEnded() bool { return r.ended == uint32(1)<<uint(r.ck.Num)-1 }
+func (r *ckRef) allEnded() bool { return r.ended == uint32(1)<<uint(r.ck().Num)-1 }
 
 // ckLeases indexes the live ckRefs by first lease and by merge key.
 type ckLeases struct {
@@ -141,13 +141,13 @@ func (b *Broker) newRefKeyed(d *ckBody, rq int32, key string) *ckRef {
 func (b *Broker) newRefInto(r *ckRef, d *ckBody, rq int32, key string) *ckRef {
 	ck := &d.ck
 	if invariants {
-		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped && r.body == nil,
+		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped && !r.bound,
 			"checkpoint ref made into a ref in use (lease %d)", r.first)
 	}
 	e := b.ckl.keys.get(key)
 	// r is zero: only what is not is written (a whole-struct store would
 	// build it aside and copy it in)
-	r.ck, r.home, r.key, r.e, r.rq = ck, d, key, e, rq
+	r.home, r.e, r.rq = d, e, rq
 	r.first = b.lease.last + 1
 	b.lease.last += model.LeaseID(ck.Num)
 	b.ckl.byFirst.add(r)
@@ -180,7 +180,7 @@ func (b *Broker) bindCkBody(d *ckBody, first model.LeaseID) {
 // drop unbinds it (the body then names no ref, as byFirst does).
 func (r *ckRef) bindBody(d *ckBody) {
 	d.ref, d.bound = r, true
-	r.body = d
+	r.bound = true
 }
 
 // ckRefOf is the live ckRef of a CK message's first lease (d.lease), nil
@@ -197,7 +197,7 @@ func (b *Broker) ckRefOf(d *ckBody) *ckRef {
 
 // end ends lease i of r and returns it, 0 when it had already ended.
 func (b *Broker) end(r *ckRef, i int) model.LeaseID {
-	if r == nil || i < 0 || i >= int(r.ck.Num) || !r.live(i) {
+	if r == nil || i < 0 || i >= int(r.ck().Num) || !r.live(i) {
 		return 0
 	}
 	r.ended |= 1 << uint(i)
@@ -212,15 +212,15 @@ func (b *Broker) end(r *ckRef, i int) model.LeaseID {
 // still live, which end with it.
 func (b *Broker) drop(r *ckRef) []model.LeaseID {
 	var out []model.LeaseID
-	for i := 0; i < int(r.ck.Num); i++ {
+	for i := 0; i < int(r.ck().Num); i++ {
 		if l := b.end(r, i); l != 0 {
 			out = append(out, l)
 		}
 	}
 	r.dropped = true
 	b.ckl.byFirst.remove(r)
-	if r.body != nil {
-		r.body.ref, r.body = nil, nil
+	if r.bound {
+		r.home.ref, r.bound = nil, false
 	}
 	r.e.refs.remove(r)
 	b.ckl.keys.release(r.e)
@@ -257,13 +257,13 @@ func (b *Broker) ackedBy(e *mkEntry, rq int32, ackOffset, ackAt int64) (*ckRef, 
 		if r.rq != rq {
 			continue
 		}
-		i := r.ck.IndexOfAck(ackOffset)
-		if i < 0 || i >= int(r.ck.Num) || !r.live(i) {
+		i := r.ck().IndexOfAck(ackOffset)
+		if i < 0 || i >= int(r.ck().Num) || !r.live(i) {
 			continue
 		}
 		at := r.at
 		if !r.stored {
-			at = b.timerDue(r.ck.ReviveTime() - AckTimeInterval)
+			at = b.timerDue(r.ck().ReviveTime() - AckTimeInterval)
 		}
 		if at > ackAt || best != nil && at <= bestAt {
 			continue
@@ -308,12 +308,12 @@ func (b *Broker) ckLeasesState() []CkLease {
 		if r.dropped {
 			continue
 		}
-		for i := 0; i < int(r.ck.Num); i++ {
+		for i := 0; i < int(r.ck().Num); i++ {
 			if !r.live(i) {
 				continue
 			}
-			out = append(out, CkLease{Lease: r.lease(i), Group: r.ck.CID, Topic: r.ck.Topic, QueueID: r.ck.QueueID,
-				Offset: r.ck.AckOffsetByIndex(i), PopTime: r.ck.PopTime, Deadline: r.ck.ReviveTime(), ReviveQueue: r.rq,
+			out = append(out, CkLease{Lease: r.lease(i), Group: r.ck().CID, Topic: r.ck().Topic, QueueID: r.ck().QueueID,
+				Offset: r.ck().AckOffsetByIndex(i), PopTime: r.ck().PopTime, Deadline: r.ck().ReviveTime(), ReviveQueue: r.rq,
 				Stored: r.stored, AckPending: r.pending&(1<<uint(i)) != 0})
 		}
 	}

@@ -470,7 +470,7 @@ func (b *Broker) loseCk(s *reviveService, rc *roundCk, g int64, res *CheckpointR
 	if rc.ref == nil {
 		return
 	}
-	for i := 0; i < int(rc.ref.ck.Num); i++ {
+	for i := 0; i < int(rc.ref.ck().Num); i++ {
 		if l := b.end(rc.ref, i); l != 0 {
 			rv := b.revival(rc, i, l)
 			rv.Outcome = ReviveLost

@@ -412,13 +412,13 @@ func (b *Broker) checkCkLeases() error {
 		}
 		indexed++
 		first := r.first
-		if b.ckl.byFirst.get(first) != r || r.first == 0 || r.first+model.LeaseID(r.ck.Num)-1 > b.lease.last || r.ck.Num <= 0 {
-			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck.Num)-1, b.lease.last)
+		if b.ckl.byFirst.get(first) != r || r.first == 0 || r.first+model.LeaseID(r.ck().Num)-1 > b.lease.last || r.ck().Num <= 0 {
+			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck().Num)-1, b.lease.last)
 		}
-		if r.key != r.ck.MergeKey() || r.ended>>uint(r.ck.Num) != 0 || r.pending>>uint(r.ck.Num) != 0 {
-			return fmt.Errorf("pop: invariant: checkpoint ref %d: key %q for %q, ended %b, pending %b over %d", first, r.key, r.ck.MergeKey(), r.ended, r.pending, r.ck.Num)
+		if r.e.key != r.ck().MergeKey() || r.ended>>uint(r.ck().Num) != 0 || r.pending>>uint(r.ck().Num) != 0 {
+			return fmt.Errorf("pop: invariant: checkpoint ref %d: key %q for %q, ended %b, pending %b over %d", first, r.e.key, r.ck().MergeKey(), r.ended, r.pending, r.ck().Num)
 		}
-		for i := 0; i < int(r.ck.Num); i++ {
+		for i := 0; i < int(r.ck().Num); i++ {
 			if r.live(i) {
 				live++
 				if r.pending&(1<<uint(i)) != 0 {
@@ -426,14 +426,11 @@ func (b *Broker) checkCkLeases() error {
 				}
 			}
 		}
-		if e := b.ckl.keys.peek(r.key); e == nil || r.e != e || !e.refs.contains(r) || r.dropped {
+		if e := b.ckl.keys.peek(r.e.key); e == nil || r.e != e || !e.refs.contains(r) || r.dropped {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d missing from its merge key's list", first)
 		}
-		if d := r.body; d != nil && (d.ref != r || !d.bound || d.lease != r.first) {
+		if d := r.home; r.bound && (d.ref != r || !d.bound || d.lease != r.first) {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d bound to a body of lease %d that names another ref", first, d.lease)
-		}
-		if r.home == nil || r.ck != &r.home.ck || r.body != nil && r.body != r.home {
-			return fmt.Errorf("pop: invariant: checkpoint ref %d's CK is not its body's (newCkBody)", first)
 		}
 	}
 	var bad error
@@ -474,7 +471,7 @@ func (b *Broker) checkBuffer() error {
 		switch {
 		case w.ref == nil || f.keys.peek(w.mkey) != w.ref.e || w.ref.e.w != w || w.mkey != w.ck.MergeKey():
 			return fmt.Errorf("pop: invariant: buffered wrapper %q is not under its merge key", w.mkey)
-		case w.ck != w.ref.ck:
+		case w.ck != w.ref.ck():
 			return fmt.Errorf("pop: invariant: buffered wrapper %q has a CK of its own, not its ref's", w.mkey)
 		case b.ckl.byFirst.get(w.ref.first) != w.ref && !w.ckStored:
 			return fmt.Errorf("pop: invariant: buffered wrapper %q without the lease ref of its CK", w.mkey)
