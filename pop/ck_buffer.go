@@ -16,7 +16,6 @@ import (
 
 // wrapper is PopCheckPointWrapper.
 type wrapper struct {
-	rq int32
 	// ck is the CK, its ref's (ckRef.ck), or a mock's own; never written
 	// to.
 	ck     *model.PopCheckPoint
@@ -26,8 +25,9 @@ type wrapper struct {
 	bits   uint32 // acks merged in memory
 	stored uint32 // toStoreBits: merged acks already written as messages
 	next   int64  // nextBeginOffset
+	rq     int32
 	// justOffset: the CK was written at once (or is a mock); ckStored: its
-	// CK message is written (reviveQueueOffset >= 0).
+	// CK message is written (reviveQueueOffset >= 0). (In rq's word.)
 	justOffset, ckStored bool
 }
 
@@ -163,18 +163,21 @@ func (f *ckBuffer) clearQueue(k qkey) {
 	}
 }
 
-// Wrappers and refs are each allocated a block at a time (wrapperSlab),
-// in blocks of their own, from which they are never reused: a block goes
+// Wrappers and refs are each allocated a block at a time (wrapperSlab,
+// refSlab: 64 wrappers of 64 bytes and 73 refs of 56 fill a 4 KiB size
+// class), in blocks of their own, from which they are never reused: a block goes
 // once none of its entries is referenced. They live for very different
 // times: a wrapper until the buffer and its commit queue let it go (a
 // scan or two), a ref until its CK is revived (the invisible time), and
-// a mock's wrapper has no ref. Allocated side by side, each wrapper's 72
-// bytes stayed for as long as its ref, and a mock's ref (88 bytes, never
-// used) for as long as the refs beside it: in a default run 7 MB of the
+// a mock's wrapper has no ref. Allocated side by side, each wrapper
+// stayed for as long as its ref, and a mock's ref (never used) for as long as the refs beside it: in a default run 7 MB of the
 // live heap at the end, which wrapper blocks of their own free within
 // seconds (newWrapper, newRef). The wrapper's CK is the ref's, which the
 // CK's body holds (newCkBody); a mock's wrapper has a CK of its own.
-const wrapperSlab = 64
+const (
+	wrapperSlab = 64
+	refSlab     = 73
+)
 
 // newWrapper builds a wrapper on revive queue rq for CK ck. mkey is the
 // CK's merge key and lock its queue key (group and topic ck.CID and
@@ -192,7 +195,7 @@ func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, rq 
 // newRef is a zero ckRef, for newRefInto to make.
 func (l *ckLeases) newRef() *ckRef {
 	if len(l.rslab) == 0 {
-		l.rslab = make([]ckRef, wrapperSlab)
+		l.rslab = make([]ckRef, refSlab)
 	}
 	r := &l.rslab[0]
 	l.rslab = l.rslab[1:]

@@ -129,7 +129,8 @@ type mkSlot struct {
 	e    *mkEntry
 }
 
-const mkSlab = 128
+// mkSlab entries of 56 bytes fill an 8 KiB size class.
+const mkSlab = 146
 
 // probe is the entry of key (hash h), nil when there is none.
 func (t *mkTable) probe(key string, h uint64) *mkEntry { return probeKey(t, key, h) }

@@ -82,17 +82,27 @@ type mkEntry struct {
 }
 
 // refList is the refs of one merge key, in the order they were made:
-// nearly always one, held without a slice of its own.
+// nearly always one, held without a slice of its own, and the slice of
+// the others, when there were ever any, behind a pointer (an entry of
+// the 60 k a run makes then carries one word for it, not three).
 type refList struct {
 	first *ckRef
-	rest  []*ckRef
+	rest  *[]*ckRef
+}
+
+// more is the refs after the first.
+func (l refList) more() []*ckRef {
+	if l.rest == nil {
+		return nil
+	}
+	return *l.rest
 }
 
 func (l refList) len() int {
 	if l.first == nil {
 		return 0
 	}
-	return 1 + len(l.rest)
+	return 1 + len(l.more())
 }
 
 // at is the i-th ref, i in [0, len()).
@@ -100,7 +110,7 @@ func (l refList) at(i int) *ckRef {
 	if i == 0 {
 		return l.first
 	}
-	return l.rest[i-1]
+	return (*l.rest)[i-1]
 }
 
 func (l *refList) add(r *ckRef) {
@@ -108,27 +118,31 @@ func (l *refList) add(r *ckRef) {
 		l.first = r
 		return
 	}
-	l.rest = append(l.rest, r)
+	if l.rest == nil {
+		l.rest = new([]*ckRef)
+	}
+	*l.rest = append(*l.rest, r)
 }
 
 // remove takes r out, keeping the others' order.
 func (l *refList) remove(r *ckRef) {
+	more := l.more()
 	if l.first == r {
-		if len(l.rest) == 0 {
+		if len(more) == 0 {
 			l.first = nil
 			return
 		}
-		l.first = l.rest[0]
-		l.rest = slices.Delete(l.rest, 0, 1)
+		l.first = more[0]
+		*l.rest = slices.Delete(more, 0, 1)
 		return
 	}
-	if i := slices.Index(l.rest, r); i >= 0 {
-		l.rest = slices.Delete(l.rest, i, i+1) // clears the vacated tail entry
+	if i := slices.Index(more, r); i >= 0 {
+		*l.rest = slices.Delete(more, i, i+1) // clears the vacated tail entry
 	}
 }
 
 func (l refList) contains(r *ckRef) bool {
-	return r != nil && (l.first == r || slices.Contains(l.rest, r))
+	return r != nil && (l.first == r || slices.Contains(l.more(), r))
 }
 
 // newRefKeyed makes the ckRef of a new CK, held by body d (newCkBody),

@@ -26,7 +26,7 @@ func TestRefList(t *testing.T) {
 	if got := firsts(); len(got) != 2 || got[0] != 2 || got[1] != 4 || l.contains(refs[2]) {
 		t.Fatalf("after removing 1 and 3: %v", got)
 	}
-	if tail := l.rest[len(l.rest):cap(l.rest)]; len(tail) > 0 && tail[0] != nil {
+	if more := l.more(); len(more) < cap(more) && more[:cap(more)][len(more)] != nil {
 		t.Fatal("a removed ref is still referenced by the list's storage")
 	}
 	l.remove(refs[1])
