@@ -80,16 +80,6 @@ type ackBody struct {
 	offs []int64
 }
 
-// reviveSlot is q's entry at offset o (which the queue holds), its
-// message decoded (rev) on first use.
-func (b *Broker) reviveSlot(q *queue, o int64) *logSlot {
-	sl := q.log.slot(int(o - q.min))
-	if sl.rev == nil {
-		sl.rev = b.decodeRevive(&sl.msg)
-	}
-	return sl
-}
-
 // decodeRevive decodes a revive-topic message as readRevive reads it.
 func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 	deliver := deliverTime(m)

@@ -233,9 +233,16 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 			b.commitRevive(s.qid, q.min-1)
 			break
 		}
+		// the batch's entries, taken once for the scan and the reads (a
+		// read stores nothing, so they stay where they are)
+		var batch [RevivePullBatch]*logSlot
 		n := 0
-		for s.read+int64(n) < q.maxOffset() && n < RevivePullBatch && q.log.at(int(s.read-q.min)+n).StoreTimestamp <= g {
-			n++
+		for ; s.read+int64(n) < q.maxOffset() && n < RevivePullBatch; n++ {
+			sl := q.log.slot(int(s.read-q.min) + n)
+			if sl.msg.StoreTimestamp > g {
+				break
+			}
+			batch[n] = sl
 		}
 		if n == 0 {
 			break
@@ -248,7 +255,7 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 		}
 		for i := 0; i < n; i++ {
 			b.stats.ReviveReads++
-			if !b.readRevive(s, g, q, s.read) {
+			if !b.readRevive(s, g, batch[i]) {
 				b.abortRound(s, g)
 				return
 			}
@@ -270,11 +277,13 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 	}
 }
 
-// readRevive takes revive queue q's message at offset o into the round;
-// false when its body does not decode (upstream's JSON exception aborts
-// the round).
-func (b *Broker) readRevive(s *reviveService, g int64, q *queue, o int64) bool {
-	sl := b.reviveSlot(q, o)
+// readRevive takes the revive queue's message sl into the round, decoding
+// it on first use; false when its body does not decode (upstream's JSON
+// exception aborts the round).
+func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
+	if sl.rev == nil {
+		sl.rev = b.decodeRevive(&sl.msg)
+	}
 	d := sl.rev
 	switch c := d.c; {
 	case d.bad:
