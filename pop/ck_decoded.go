@@ -34,7 +34,7 @@ import (
 // reviveBody is a stored revive-topic message, decoded: what every kind
 // has, and the kind's own part (c or a), each allocated with its header.
 // A CK and an ack hold different fields, so each takes only the bytes of
-// its own (a CK's is 216, an ack's 160, where one body for both took 232).
+// its own (a CK's is 216, an ack's 144, where one body for both took 232).
 type reviveBody struct {
 	bad  bool // the body does not decode: a read aborts the round
 	skip bool // a CK without topic or group: skipped, endTime unmoved
@@ -46,9 +46,7 @@ type reviveBody struct {
 	// under the lease, kept here so a round reading the message need not
 	// look it up (ckRefOf). Not part of the decoding (assertPrefill).
 	bound bool
-	// one: an ack, not a bAck: it acks a.ack.AckOffset alone. (Beside
-	// the other flags: one word for the five.)
-	one     bool
+	// (Beside the other flags: one word for the four.)
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	key     string
 	hash    uint64 // mkHash(key)
@@ -71,13 +69,22 @@ type ckBody struct {
 
 // ackBody is an ack or bAck message's body: the ack (a bAck's fields but
 // its list), whose fields of the CK it names are those of the mock CK a
-// round makes for it (ackCk), and a bAck's acked offsets (an ack (one)
-// acks ack.AckOffset; a bAck's AckOffset is -1 or 0). key uses the broker's
-// own name when the ack names none.
+// round makes for it (ackCk), and a bAck's acked offsets, behind a
+// pointer (an ack, the most of them, acks ack.AckOffset alone and has
+// none: 144 bytes, not 160; a bAck's AckOffset is -1 or 0). key uses the
+// broker's own name when the ack names none.
 type ackBody struct {
 	reviveBody
 	ack  model.AckMsg
-	offs []int64
+	list *[]int64 // a bAck's acked offsets; nil for an ack
+}
+
+// offs is a bAck's acked offsets.
+func (d *ackBody) offs() []int64 {
+	if d.list == nil {
+		return nil
+	}
+	return *d.list
 }
 
 // decodeRevive decodes a revive-topic message as readRevive reads it.
@@ -106,8 +113,12 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 		if strings.TrimSpace(bn) == "" {
 			bn = b.cfg.BrokerName
 		}
-		d := &ackBody{ack: a, offs: offs}
-		d.one, d.deliver = m.Tags == model.AckTag, deliver
+		d := &ackBody{ack: a}
+		if m.Tags == model.BatchAckTag {
+			list := offs
+			d.list = &list
+		}
+		d.deliver = deliver
 		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
 		d.hash, d.a = mkHash(d.key), d
 		return &d.reviveBody
@@ -168,13 +179,16 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 		h = mkHash(key)
 	}
 	if len(b.ackBodies) == 0 {
-		// 409 bodies of 160 bytes: just under 64 KiB
-		b.ackBodies = make([]ackBody, 409)
+		// 455 bodies of 144 bytes: just under 64 KiB
+		b.ackBodies = make([]ackBody, 455)
 	}
 	d := &b.ackBodies[0]
 	b.ackBodies = b.ackBodies[1:]
-	d.a, d.ack, d.offs, d.key, d.hash = d, *a, offs, key, h
-	d.one = offs == nil
+	d.a, d.ack, d.key, d.hash = d, *a, key, h
+	if offs != nil {
+		list := offs // on the heap for a bAck alone
+		d.list = &list
+	}
 	return &d.reviveBody
 }
 
@@ -231,7 +245,7 @@ func (d *reviveBody) uniqueID(tag string) string {
 	case model.AckTag:
 		return string(d.a.ack.AppendUniqueID(buf[:0]))
 	}
-	a := model.BatchAckMsg{AckMsg: d.a.ack, AckOffsetList: d.a.offs}
+	a := model.BatchAckMsg{AckMsg: d.a.ack, AckOffsetList: d.a.offs()}
 	return string(a.AppendUniqueID(buf[:0]))
 }
 
@@ -245,6 +259,6 @@ func (d *reviveBody) appendBody(b []byte, tag string) []byte {
 	case model.AckTag:
 		return d.a.ack.AppendJSON(b)
 	}
-	a := model.BatchAckMsg{AckMsg: d.a.ack, AckOffsetList: d.a.offs}
+	a := model.BatchAckMsg{AckMsg: d.a.ack, AckOffsetList: d.a.offs()}
 	return a.AppendJSON(b)
 }

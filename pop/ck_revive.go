@@ -307,12 +307,12 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 				return true // the ack waits for its CK (#5408); endTime unmoved
 			}
 			b.mockForAck(s, g, &sl.msg, d)
-		} else if d.one {
+		} else if d.a.list == nil { // an ack
 			if i := rc.ck.IndexOfAck(d.a.ack.AckOffset); i > -1 {
 				rc.bits |= 1 << uint(i)
 			}
 		} else {
-			for _, o := range d.a.offs {
+			for _, o := range *d.a.list {
 				if i := rc.ck.IndexOfAck(o); i > -1 {
 					rc.bits |= 1 << uint(i)
 				}
@@ -326,7 +326,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 }
 
 // decodeAck decodes an ack or bAck message and a bAck's acked offsets
-// (nil for an ack, whose one is its AckOffset).
+// (nil for an ack, which acks its AckOffset).
 func decodeAck(m *model.Message) (model.AckMsg, []int64, error) {
 	if m.Tags == model.AckTag {
 		a, err := model.ParseAckMsg(m.Body)
