@@ -35,7 +35,6 @@ type PopCheckPoint struct {
 	PopTime       int64  // pt, epoch ms
 	InvisibleTime int64  // it, ms
 	BitMap        int32  // bm: acked indexes (bit i = index i)
-	Num           int8   // n: messages in the batch (a byte; 0 for a mock)
 	QueueID       int32  // q
 	Topic         string // t: the real topic (a retry topic for retry messages)
 	CID           string // c: the consumer group
@@ -46,7 +45,10 @@ type PopCheckPoint struct {
 	BrokerName      string // bn
 	// RePutTimes (rp) is a decimal string; HasRePutTimes false means
 	// null (absent).
-	RePutTimes    string
+	RePutTimes string
+	// Num (n) is the messages in the batch (a byte; 0 for a mock), beside
+	// HasRePutTimes: the two fill one word (136 bytes, not 144).
+	Num           int8
 	HasRePutTimes bool
 }
 

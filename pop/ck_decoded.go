@@ -34,7 +34,7 @@ import (
 // reviveBody is a stored revive-topic message, decoded: what every kind
 // has, and the kind's own part (c or a), each allocated with its header.
 // A CK and an ack hold different fields, so each takes only the bytes of
-// its own (a CK's is 216, an ack's 144, where one body for both took 232).
+// its own (a CK's is 208, an ack's 144, where one body for both took 232).
 type reviveBody struct {
 	bad  bool // the body does not decode: a read aborts the round
 	skip bool // a CK without topic or group: skipped, endTime unmoved
@@ -135,9 +135,8 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 // reads that of a ref's or a wrapper's CK.
 func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
 	if len(b.ckBodies) == 0 {
-		// 303 bodies of 216 bytes: just under 64 KiB, the 8 pages a
-		// block of 256 takes anyway
-		b.ckBodies = make([]ckBody, 303)
+		// 315 bodies of 208 bytes: just under 64 KiB
+		b.ckBodies = make([]ckBody, 315)
 	}
 	d := &b.ckBodies[0]
 	b.ckBodies = b.ckBodies[1:]
