@@ -493,11 +493,19 @@ func (b *Broker) loseCk(s *reviveService, rc *roundCk, g int64, res *CheckpointR
 
 // revival describes lease l, index i of rc's CK.
 func (b *Broker) revival(rc *roundCk, i int, l model.LeaseID) Revival {
+	var rv Revival
+	b.revivalInto(&rv, rc, i, l)
+	return rv
+}
+
+// revivalInto is revival written into rv, a zero Revival, field by field.
+func (b *Broker) revivalInto(rv *Revival, rc *roundCk, i int, l model.LeaseID) {
 	ck := rc.ck
-	return Revival{Lease: l, Deadline: clock.FromMillis(ck.ReviveTime()),
-		Record: model.PopConsumerRecord{PopTime: ck.PopTime, GroupID: ck.CID, TopicID: ck.Topic, QueueID: ck.QueueID,
-			RetryFlag: model.RetryFlagOf(ck.Topic), InvisibleTime: ck.InvisibleTime, Offset: ck.AckOffsetByIndex(i),
-			AttemptTimes: int32(ck.ParseRePutTimes())}}
+	rv.Lease, rv.Deadline = l, clock.FromMillis(ck.ReviveTime())
+	r := &rv.Record
+	r.PopTime, r.GroupID, r.TopicID, r.QueueID = ck.PopTime, ck.CID, ck.Topic, ck.QueueID
+	r.RetryFlag, r.InvisibleTime, r.Offset = model.RetryFlagOf(ck.Topic), ck.InvisibleTime, ck.AckOffsetByIndex(i)
+	r.AttemptTimes = int32(ck.ParseRePutTimes())
 }
 
 // reviveCk is reviveMsgFromCk: every index not acked is read and written
@@ -512,10 +520,12 @@ func (b *Broker) reviveCk(s *reviveService, rc *roundCk, g int64, res *Checkpoin
 		l := rc.ref.leaseOr0(j)
 		if rc.bits&(1<<uint(j)) != 0 {
 			if b.end(rc.ref, j) != 0 {
-				rv := b.revival(rc, j, l)
+				// built where it goes: a Revival is some 30 words
+				res.Revivals = append(res.Revivals, Revival{})
+				rv := &res.Revivals[len(res.Revivals)-1]
+				b.revivalInto(rv, rc, j, l)
 				rv.Outcome = ReviveAcked
 				b.stats.RevivePaired++
-				res.Revivals = append(res.Revivals, rv)
 			}
 			continue
 		}
