@@ -31,8 +31,6 @@ type timerMsg struct {
 	seq uint64
 	msg timerBody
 	rev *reviveBody
-	// next links the holder in the store's free list once delivered
-	next *timerMsg
 }
 
 // timerBody is what a held revive-topic message keeps beside its typed

@@ -12,12 +12,12 @@ import (
 // timerPrecisionMs slots the delivery times are few (a CK's and its acks'
 // land in the same few slots) and most puts join the last slot or one
 // near it. Holders are allocated a block at a time (slab) and reused once
-// delivered (free); so are slots (freeSlots).
+// delivered (free, up to timerFreeMax of them); so are slots (freeSlots).
 type timerStore struct {
 	queues    []timerQueue
 	seq       uint64
 	n         int
-	free      *timerMsg // delivered holders, linked by next
+	free      []*timerMsg // delivered holders, at most timerFreeMax
 	slab      []timerMsg
 	freeSlots []*timerSlot
 	// first is the next message over all queues when known (firstOK):
@@ -60,12 +60,13 @@ type timerSlot struct {
 // hold returns a holder for a message due at due, reusing a delivered
 // one's.
 func (t *timerStore) hold(due int64, msg timerBody, rev *reviveBody) *timerMsg {
-	m := t.free
-	if m != nil {
-		t.free, m.next = m.next, nil
+	var m *timerMsg
+	if n := len(t.free); n > 0 {
+		m = t.free[n-1]
+		t.free = t.free[:n-1]
 	} else {
 		if len(t.slab) == 0 {
-			t.slab = make([]timerMsg, 128)
+			t.slab = make([]timerMsg, timerSlab)
 		}
 		m = &t.slab[0]
 		t.slab = t.slab[1:]
@@ -74,10 +75,23 @@ func (t *timerStore) hold(due int64, msg timerBody, rev *reviveBody) *timerMsg {
 	return m
 }
 
+// A holder is 40 bytes: timerSlab of them fill a 6 KiB size class.
+const timerSlab = 153
+
+// timerFreeMax bounds the free holders kept. A run holds nearly every
+// CK and ack message in the timer until it is due, so most deliveries
+// come in the drain at its end, when nothing is held again: a free list
+// of them all (a link in every holder, or a slice as long as the run's
+// messages) would cost more than the few it serves. A holder not kept
+// goes with its block once the block's others are delivered.
+const timerFreeMax = 1024
+
 // release takes back the holder of a delivered message.
 func (t *timerStore) release(m *timerMsg) {
-	*m = timerMsg{next: t.free}
-	t.free = m
+	*m = timerMsg{}
+	if len(t.free) < timerFreeMax {
+		t.free = append(t.free, m)
+	}
 }
 
 func timerLess(a, b *timerMsg) bool {
