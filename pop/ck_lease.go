@@ -126,6 +126,10 @@ func (l *refList) add(r *ckRef) {
 
 // remove takes r out, keeping the others' order.
 func (l *refList) remove(r *ckRef) {
+	if l.first == r && l.rest == nil { // the usual list: r alone
+		l.first = nil
+		return
+	}
 	more := l.more()
 	if l.first == r {
 		if len(more) == 0 {
