@@ -170,9 +170,10 @@ func (f *ckBuffer) clearQueue(k qkey) {
 // times: a wrapper until the buffer and its commit queue let it go (a
 // scan or two), a ref until its CK is revived (the invisible time), and
 // a mock's wrapper has no ref. Allocated side by side, each wrapper
-// stayed for as long as its ref, and a mock's ref (never used) for as long as the refs beside it: in a default run 7 MB of the
-// live heap at the end, which wrapper blocks of their own free within
-// seconds (newWrapper, newRef). The wrapper's CK is the ref's, which the
+// stayed for as long as its ref, and a mock's ref (never used) for as
+// long as the refs beside it: in a default run 7 MB of the live heap at
+// the end, which wrapper blocks of their own free within seconds
+// (newWrapper, newRef). The wrapper's CK is the ref's, which the
 // CK's body holds (newCkBody); a mock's wrapper has a CK of its own.
 const (
 	wrapperSlab = 64

@@ -275,13 +275,14 @@ func (b *Broker) ackedBy(e *mkEntry, rq int32, ackOffset, ackAt int64) (*ckRef, 
 		if r.rq != rq {
 			continue
 		}
-		i := r.ck().IndexOfAck(ackOffset)
-		if i < 0 || i >= int(r.ck().Num) || !r.live(i) {
+		ck := r.ck()
+		i := ck.IndexOfAck(ackOffset)
+		if i < 0 || i >= int(ck.Num) || !r.live(i) {
 			continue
 		}
 		at := r.at
 		if !r.stored {
-			at = b.timerDue(r.ck().ReviveTime() - AckTimeInterval)
+			at = b.timerDue(ck.ReviveTime() - AckTimeInterval)
 		}
 		if at > ackAt || best != nil && at <= bestAt {
 			continue
@@ -326,12 +327,13 @@ func (b *Broker) ckLeasesState() []CkLease {
 		if r.dropped {
 			continue
 		}
-		for i := 0; i < int(r.ck().Num); i++ {
+		ck := r.ck()
+		for i := 0; i < int(ck.Num); i++ {
 			if !r.live(i) {
 				continue
 			}
-			out = append(out, CkLease{Lease: r.lease(i), Group: r.ck().CID, Topic: r.ck().Topic, QueueID: r.ck().QueueID,
-				Offset: r.ck().AckOffsetByIndex(i), PopTime: r.ck().PopTime, Deadline: r.ck().ReviveTime(), ReviveQueue: r.rq,
+			out = append(out, CkLease{Lease: r.lease(i), Group: ck.CID, Topic: ck.Topic, QueueID: ck.QueueID,
+				Offset: ck.AckOffsetByIndex(i), PopTime: ck.PopTime, Deadline: ck.ReviveTime(), ReviveQueue: r.rq,
 				Stored: r.stored, AckPending: r.pending&(1<<uint(i)) != 0})
 		}
 	}
