@@ -411,14 +411,14 @@ func (b *Broker) checkCkLeases() error {
 			continue
 		}
 		indexed++
-		first := r.first
-		if b.ckl.byFirst.get(first) != r || r.first == 0 || r.first+model.LeaseID(r.ck().Num)-1 > b.lease.last || r.ck().Num <= 0 {
-			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(r.ck().Num)-1, b.lease.last)
+		first, ck := r.first, r.ck()
+		if b.ckl.byFirst.get(first) != r || r.first == 0 || r.first+model.LeaseID(ck.Num)-1 > b.lease.last || ck.Num <= 0 {
+			return fmt.Errorf("pop: invariant: checkpoint ref indexed by lease %d holds leases %d..%d (last granted %d)", first, r.first, r.first+model.LeaseID(ck.Num)-1, b.lease.last)
 		}
-		if r.e.key != r.ck().MergeKey() || r.ended>>uint(r.ck().Num) != 0 || r.pending>>uint(r.ck().Num) != 0 {
-			return fmt.Errorf("pop: invariant: checkpoint ref %d: key %q for %q, ended %b, pending %b over %d", first, r.e.key, r.ck().MergeKey(), r.ended, r.pending, r.ck().Num)
+		if r.e.key != ck.MergeKey() || r.ended>>uint(ck.Num) != 0 || r.pending>>uint(ck.Num) != 0 {
+			return fmt.Errorf("pop: invariant: checkpoint ref %d: key %q for %q, ended %b, pending %b over %d", first, r.e.key, ck.MergeKey(), r.ended, r.pending, ck.Num)
 		}
-		for i := 0; i < int(r.ck().Num); i++ {
+		for i := 0; i < int(ck.Num); i++ {
 			if r.live(i) {
 				live++
 				if r.pending&(1<<uint(i)) != 0 {
