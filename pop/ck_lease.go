@@ -34,11 +34,11 @@ type ckRef struct {
 	// stored: the CK message was written (to the timer or the revive
 	// queue); buffered CKs are not stored until the buffer writes them.
 	// at is when it reaches its revive queue; ackAt when the last of its
-	// pending ack messages does. dropped: drop forgot it. bound: home
-	// names r (bindBody) and r it. (The flags sit in the word rq and the
-	// bits leave room in.)
-	stored, dropped, bound bool
-	at, ackAt              int64
+	// pending ack messages does. dropped: drop forgot it. (The flags sit
+	// in the word rq and the bits leave room in.) home names r once bound
+	// (bindBody) until drop.
+	stored, dropped bool
+	at, ackAt       int64
 }
 
 // ck is the CK as made (bitmap 0, its revive offset aside), the one
@@ -159,7 +159,7 @@ func (b *Broker) newRefKeyed(d *ckBody, rq int32, key string) *ckRef {
 func (b *Broker) newRefInto(r *ckRef, d *ckBody, rq int32, key string) *ckRef {
 	ck := &d.ck
 	if invariants {
-		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped && !r.bound,
+		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped && r.home == nil,
 			"checkpoint ref made into a ref in use (lease %d)", r.first)
 	}
 	e := b.ckl.keys.get(key)
@@ -198,7 +198,6 @@ func (b *Broker) bindCkBody(d *ckBody, first model.LeaseID) {
 // drop unbinds it (the body then names no ref, as byFirst does).
 func (r *ckRef) bindBody(d *ckBody) {
 	d.ref, d.bound = r, true
-	r.bound = true
 }
 
 // ckRefOf is the live ckRef of a CK message's first lease (d.lease), nil
@@ -237,8 +236,8 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 	}
 	r.dropped = true
 	b.ckl.byFirst.remove(r)
-	if r.bound {
-		r.home.ref, r.bound = nil, false
+	if r.home.ref == r {
+		r.home.ref = nil
 	}
 	r.e.refs.remove(r)
 	b.ckl.keys.release(r.e)
