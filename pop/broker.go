@@ -40,8 +40,12 @@ type Broker struct {
 	// reviveT is the revive topic once created (topics are never
 	// removed): the revive services look at its queues at every call.
 	reviveT *topic
-	topics  map[string]*topic
-	groups  map[string]*GroupConfig
+	// reviveNoCarry (tests): every revive round reads its queue again from
+	// its start, as upstream's does, instead of resuming from the last
+	// round's carried state (carryFrom), which must come to the same.
+	reviveNoCarry bool
+	topics        map[string]*topic
+	groups        map[string]*GroupConfig
 	// topicOrder and groupOrder keep creation order for deterministic walks.
 	topicOrder []string
 	names      *names

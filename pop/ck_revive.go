@@ -38,13 +38,17 @@ type reviveService struct {
 	noMsg            int64
 	cks              roundTable // the round's map, by merge key
 	all              []*roundCk // every CK read this round, replaced ones too
+	jour             []revEnt   // every CK and ack read this round, in offset order
 	mocks            map[string]*roundCk
 	mockOrder        []string
 	msgs             int  // messages read this round
 	cut              bool // reviveScanTime ended the round before a pull it made
-	// slab holds the round's roundCks, list the merge's order: both (and
-	// the maps and slices above) are reused round after round.
+	// slab holds the round's mocks, chunks (then free) its CKs' roundCks
+	// in offset order, list the merge's order: all (and the maps and
+	// slices above) are reused round after round.
 	slab     []roundCk
+	chunks   [][]roundCk
+	free     [][]roundCk
 	mockCks  []model.PopCheckPoint
 	list     []*roundCk
 	mockList []*roundCk
@@ -53,6 +57,43 @@ type reviveService struct {
 	// each of which clears nextOK (reviveChanged) when it changes.
 	next   int64
 	nextOK bool
+	// carry: the last round's state past its new offset carryBase, what a
+	// round starting after carryBase would build from reading again the
+	// messages up to carryRead (carryFrom); carryEnd is the endTime they
+	// give.
+	carry                          bool
+	carryBase, carryRead, carryEnd int64
+}
+
+// revEnt is a CK or ack message a round read (skipped and bad ones are
+// not kept): for a CK, rc is its roundCk; for an ack, the CK it paired
+// with, nil when none (then d is its body, for a mock).
+type revEnt struct {
+	off, deliver int64
+	rc           *roundCk
+	d            *reviveBody
+	ack          bool
+}
+
+// ckChunk is how many CK roundCks a chunk holds.
+const ckChunk = 128
+
+// newCkRoundCk is a zeroed roundCk for a CK this round reads. CKs are
+// read in offset order and chunks never grow in place: a chunk whose last
+// CK a round's new offset passed holds no CK a later round needs.
+func (s *reviveService) newCkRoundCk() *roundCk {
+	if n := len(s.chunks); n == 0 || len(s.chunks[n-1]) == cap(s.chunks[n-1]) {
+		var c []roundCk
+		if f := len(s.free); f > 0 {
+			c, s.free = s.free[f-1], s.free[:f-1]
+		} else {
+			c = make([]roundCk, 0, ckChunk)
+		}
+		s.chunks = append(s.chunks, c)
+	}
+	c := &s.chunks[len(s.chunks)-1]
+	*c = (*c)[:len(*c)+1]
+	return &(*c)[len(*c)-1]
 }
 
 // newRoundCk is a zeroed roundCk of this round. The slab grows by new
@@ -77,16 +118,93 @@ func (s *reviveService) newMockCk() *model.PopCheckPoint {
 
 // resetRound empties the round's state, keeping its storage.
 func (s *reviveService) resetRound() {
+	s.cks.reset()
+	clear(s.all)
+	clear(s.jour)
+	s.all, s.jour = s.all[:0], s.jour[:0]
+	for _, c := range s.chunks {
+		clear(c)
+		s.free = append(s.free, c[:0])
+	}
+	clear(s.chunks)
+	s.chunks = s.chunks[:0]
+	s.resetMocks()
+	s.carry = false
+}
+
+// resetMocks forgets the round's mocks and merge list.
+func (s *reviveService) resetMocks() {
 	if s.mocks == nil {
 		s.mocks = map[string]*roundCk{}
 	}
-	s.cks.reset()
 	clear(s.mocks)
-	clear(s.all)
 	clear(s.slab)
 	clear(s.list)
 	clear(s.mockCks)
-	s.all, s.mockOrder, s.slab, s.list, s.mockCks = s.all[:0], s.mockOrder[:0], s.slab[:0], s.list[:0], s.mockCks[:0]
+	s.mockOrder, s.slab, s.list, s.mockCks = s.mockOrder[:0], s.slab[:0], s.list[:0], s.mockCks[:0]
+}
+
+// carryFrom keeps, of the round that ended with new offset base, what a
+// round starting after base would build again from the messages up to
+// s.read, but for what depends on its time (the mocks, firstRt): the CKs
+// past base with their bits (an ack pairs with a CK before it, so the
+// acks that set them are past base too) and the replacements among them
+// (a mock's is the merge's, not the reading's); the map without the CKs
+// at or before base (a key whose last CK was one has none); the acks
+// past base, those that had paired with a CK at or before base now
+// pairing with none; the endTime they give. A chunk whose CKs are all at
+// or before base is free again.
+func (b *Broker) carryFrom(s *reviveService, base int64) {
+	i := 0
+	for ; i < len(s.all) && s.all[i].off <= base; i++ {
+		if rc := s.all[i]; !rc.replaced || rc.byMock {
+			s.cks.remove(rc.key, rc.hash)
+		}
+	}
+	n := copy(s.all, s.all[i:])
+	clear(s.all[n:])
+	s.all = s.all[:n]
+	for _, rc := range s.all {
+		if rc.byMock {
+			rc.replaced, rc.byMock = false, false
+		}
+	}
+	k := 0
+	for k < len(s.jour) && s.jour[k].off <= base {
+		k++
+	}
+	n = copy(s.jour, s.jour[k:])
+	clear(s.jour[n:])
+	s.jour = s.jour[:n]
+	skipAcks := b.cfg.EnableSkipLongAwaitingAck
+	var end int64
+	for j := range s.jour {
+		e := &s.jour[j]
+		if e.ack && e.rc != nil && e.rc.off <= base {
+			e.rc = nil
+		}
+		if (!e.ack || e.rc != nil || skipAcks) && e.deliver > end {
+			end = e.deliver
+		}
+	}
+	f := 0
+	for ; f < len(s.chunks); f++ {
+		c := s.chunks[f]
+		if len(c) < cap(c) || c[len(c)-1].off > base {
+			break
+		}
+		clear(c)
+		s.free = append(s.free, c[:0])
+	}
+	n = copy(s.chunks, s.chunks[f:])
+	clear(s.chunks[n:])
+	s.chunks = s.chunks[:n]
+	if len(s.chunks) == 1 && len(s.all) == 0 { // the last chunk, part full, all passed
+		clear(s.chunks[0])
+		s.chunks[0] = s.chunks[0][:0]
+	}
+	s.resetMocks()
+	s.carry, s.carryBase, s.carryRead, s.carryEnd = true, base, s.read, end
 }
 
 // roundCk is a CK read by a round, with the leases it carries. ck is
@@ -96,9 +214,13 @@ func (s *reviveService) resetRound() {
 type roundCk struct {
 	ck       *model.PopCheckPoint
 	ref      *ckRef
+	off      int64 // ck.ReviveOffset
+	key      string
+	hash     uint64 // mkHash(key)
 	bits     int32
 	mock     bool
 	replaced bool // another CK with its merge key replaced it in the map
+	byMock   bool // the merge's mock of its merge key replaced it
 }
 
 // ReviveRound summarises one finished revive round.
@@ -221,7 +343,46 @@ func (b *Broker) startRound(s *reviveService, t int64) {
 	s.pulling, s.start = true, t
 	s.old = max(s.offset, b.reviveCommitted(s.qid))
 	s.read, s.endTime, s.firstRt, s.noMsg, s.msgs, s.cut = s.old+1, 0, 0, 0, 0, false
+	if s.carry && s.old == s.carryBase && s.old+1 >= b.reviveQueuePeek(s.qid).min && !b.reviveNoCarry {
+		b.resumeRound(s, t)
+		return
+	}
 	s.resetRound()
+}
+
+// resumeRound starts a round from the last one's carried state (carryFrom)
+// instead of reading its messages again: its first pull, at t, would read
+// them all (they are stored, none is bad, and reviveScanTime cuts no
+// first pull), so they count as read now. What depends on t is done
+// again: the acks that pair with no CK make their mocks (mockForAck), in
+// offset order, and firstRt is the revive time of the first CK or mock.
+func (b *Broker) resumeRound(s *reviveService, t int64) {
+	s.read = s.carryRead
+	s.msgs = int(s.read - s.old - 1)
+	b.stats.ReviveReads += int64(s.msgs)
+	s.endTime = s.carryEnd
+	var first *roundCk
+	if len(s.all) > 0 {
+		first = s.all[0]
+	}
+	if b.cfg.EnableSkipLongAwaitingAck {
+		for j := range s.jour {
+			e := &s.jour[j]
+			if !e.ack || e.rc != nil {
+				continue
+			}
+			if s.firstRt == 0 && first != nil && first.off < e.off {
+				s.firstRt = first.ck.ReviveTime()
+			}
+			b.mockForAck(s, t, e.off, e.d)
+		}
+	}
+	if s.firstRt == 0 && first != nil {
+		s.firstRt = first.ck.ReviveTime()
+	}
+	if invariants {
+		b.checkCarried(s, t)
+	}
 }
 
 // reviveTopicPull is one pull time of a round: read batches while they are not
@@ -291,22 +452,24 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 	case d.skip:
 		return true // skipped without moving endTime
 	case c != nil: // a CK
-		rc := s.newRoundCk()
-		rc.ck, rc.bits, rc.ref = &c.ck, c.ck.BitMap, b.ckRefOf(c)
+		rc := s.newCkRoundCk()
+		rc.ck, rc.bits, rc.ref, rc.off, rc.key, rc.hash = &c.ck, c.ck.BitMap, b.ckRefOf(c), c.ck.ReviveOffset, d.key, d.hash
 		if old := s.cks.put(d.key, d.hash, rc); old != nil {
 			old.replaced = true
 		}
 		s.all = append(s.all, rc)
+		s.jour = append(s.jour, revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, rc: rc})
 		if s.firstRt == 0 {
 			s.firstRt = c.ck.ReviveTime()
 		}
 	case d.a != nil: // an ack or bAck
 		rc := s.cks.get(d.key, d.hash)
+		s.jour = append(s.jour, revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, rc: rc, d: d, ack: true})
 		if rc == nil {
 			if !b.cfg.EnableSkipLongAwaitingAck {
 				return true // the ack waits for its CK (#5408); endTime unmoved
 			}
-			b.mockForAck(s, g, &sl.msg, d)
+			b.mockForAck(s, g, sl.msg.QueueOffset, d)
 		} else if d.a.list == nil { // an ack
 			if i := rc.ck.IndexOfAck(d.a.ack.AckOffset); i > -1 {
 				rc.bits |= 1 << uint(i)
@@ -338,19 +501,20 @@ func decodeAck(m *model.Message) (model.AckMsg, []int64, error) {
 
 // mockForAck is mockCkForAck: an ack whose CK has not been found for
 // reviveAckWaitMs gets a mock CK (no messages) at the ack's offset, so the
-// revive offset can pass it. d is the ack message m's decoded body.
-func (b *Broker) mockForAck(s *reviveService, g int64, m *model.Message, d *reviveBody) {
+// revive offset can pass it. d is the decoded body of the ack message at
+// offset off.
+func (b *Broker) mockForAck(s *reviveService, g int64, off int64, d *reviveBody) {
 	if g-d.deliver <= b.cfg.ReviveAckWaitMs {
 		return
 	}
 	key := d.key
 	ck := ackCk(&d.a.ack)
-	ck.ReviveOffset = m.QueueOffset
+	ck.ReviveOffset = off
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)
 	}
 	rc := s.newRoundCk()
-	rc.ck, rc.bits, rc.mock = s.newMockCk(), ck.BitMap, true
+	rc.ck, rc.bits, rc.mock, rc.off, rc.key, rc.hash = s.newMockCk(), ck.BitMap, true, off, key, d.hash
 	*rc.ck = ck
 	s.mocks[key] = rc
 	if s.firstRt == 0 {
@@ -364,14 +528,15 @@ func (b *Broker) abortRound(s *reviveService, g int64) {
 	s.pulling, s.ending = false, false
 	s.due = g + b.cfg.ReviveInterval
 	b.stats.ReviveRoundsAborted++
+	s.carry = false // the next round reads from its start
 }
 
 // finishRound is the end of consumeReviveMessage, mergeAndRevive, and the
 // wait before the next round.
 func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
-	for _, key := range s.mockOrder { // map.putAll(mockPointMap)
-		if old := s.cks.put(key, mkHash(key), s.mocks[key]); old != nil {
-			old.replaced = true
+	for _, key := range s.mockOrder { // map.putAll(mockPointMap): the list takes the mocks from s.mocks
+		if old := s.cks.get(key, s.mocks[key].hash); old != nil {
+			old.replaced, old.byMock = true, true
 		}
 	}
 	list := s.mergeList()
@@ -389,7 +554,7 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		newOffset = rc.ck.ReviveOffset
 	}
 	for _, rc := range s.all {
-		if rc.replaced && rc.ck.ReviveOffset <= newOffset {
+		if rc.replaced && rc.off <= newOffset {
 			b.loseCk(s, rc, g, res) // its merge key's later CK took its place: never revived
 		}
 	}
@@ -409,7 +574,7 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		s.slow = 1
 		s.due = g + b.cfg.ReviveInterval
 	}
-	s.resetRound()
+	b.carryFrom(s, newOffset)
 }
 
 // mergeList is the round's map (s.cks, the mocks put in) as a list sorted
@@ -438,7 +603,14 @@ func (s *reviveService) mergeList() []*roundCk {
 	s.list, s.mockList = list, mocks
 	if invariants {
 		var want []*roundCk
-		s.cks.each(func(rc *roundCk) { want = append(want, rc) })
+		s.cks.each(func(rc *roundCk) {
+			if !rc.byMock {
+				want = append(want, rc)
+			}
+		})
+		for _, key := range s.mockOrder {
+			want = append(want, s.mocks[key])
+		}
 		slices.SortFunc(want, func(a, b *roundCk) int { return cmp.Compare(a.ck.ReviveOffset, b.ck.ReviveOffset) })
 		assertf(slices.Equal(list, want), "revive round: merged list of %d is not the map's %d sorted", len(list), len(want))
 	}
@@ -689,4 +861,67 @@ func (b *Broker) commitRevive(rq int32, v int64) { b.commitOffset(b.reviveKey(rq
 func itoa(v int64) string {
 	var buf [20]byte
 	return string(model.AppendDec(buf[:0], v))
+}
+
+// checkCarried (invariants) compares a resumed round's state at t with
+// the state a round reading its messages again from s.old+1 at t builds.
+func (b *Broker) checkCarried(s *reviveService, t int64) {
+	x := &reviveService{qid: s.qid}
+	x.resetRound()
+	q := b.reviveQueuePeek(s.qid)
+	for x.read = s.old + 1; x.read < s.read; x.read++ {
+		assertf(b.readRevive(x, t, q.log.slot(int(x.read-q.min))), "revive queue %d: carried message %d does not decode", s.qid, x.read)
+		x.msgs++
+	}
+	if err := sameRound(x, s); err != "" {
+		panic("pop: invariant: revive queue " + itoa(int64(s.qid)) + " resumed after " + itoa(s.old) + ": " + err)
+	}
+}
+
+// sameRound is "" when round states x (read again) and s (carried) agree,
+// else what differs.
+func sameRound(x, s *reviveService) string {
+	switch {
+	case x.msgs != s.msgs:
+		return "read " + itoa(int64(s.msgs)) + ", again " + itoa(int64(x.msgs))
+	case x.endTime != s.endTime:
+		return "endTime " + itoa(s.endTime) + ", again " + itoa(x.endTime)
+	case x.firstRt != s.firstRt:
+		return "firstRt " + itoa(s.firstRt) + ", again " + itoa(x.firstRt)
+	case len(x.all) != len(s.all):
+		return itoa(int64(len(s.all))) + " CKs, again " + itoa(int64(len(x.all)))
+	case len(x.jour) != len(s.jour):
+		return itoa(int64(len(s.jour))) + " CKs and acks, again " + itoa(int64(len(x.jour)))
+	case x.cks.n != s.cks.n:
+		return itoa(int64(s.cks.n)) + " keys, again " + itoa(int64(x.cks.n))
+	case len(x.mockOrder) != len(s.mockOrder):
+		return itoa(int64(len(s.mockOrder))) + " mocks, again " + itoa(int64(len(x.mockOrder)))
+	}
+	for i, a := range x.all {
+		c := s.all[i]
+		if a.ck != c.ck || a.ref != c.ref || a.bits != c.bits || a.replaced != c.replaced || c.byMock || a.off != c.off || a.key != c.key || a.hash != c.hash {
+			return "CK at " + itoa(c.off) + " differs"
+		}
+	}
+	for i := range x.jour {
+		a, c := &x.jour[i], &s.jour[i]
+		if a.off != c.off || a.deliver != c.deliver || a.ack != c.ack || (a.rc == nil) != (c.rc == nil) || a.rc != nil && a.rc.ck != c.rc.ck ||
+			a.ack && a.rc == nil && a.d != c.d {
+			return "message at " + itoa(c.off) + " differs"
+		}
+	}
+	var err string
+	x.cks.each(func(rc *roundCk) {
+		if o := s.cks.get(rc.key, rc.hash); err == "" && (o == nil || o.ck != rc.ck) {
+			err = "the map's CK at " + itoa(rc.off) + " differs"
+		}
+	})
+	for i, key := range x.mockOrder {
+		a, c := x.mocks[key], s.mocks[s.mockOrder[i]]
+		if key != s.mockOrder[i] || a.off != c.off || a.bits != c.bits || a.hash != c.hash || a.ck.StartOffset != c.ck.StartOffset ||
+			a.ck.PopTime != c.ck.PopTime || a.ck.ReviveTime() != c.ck.ReviveTime() {
+			return "mock " + key + " differs"
+		}
+	}
+	return err
 }

@@ -57,13 +57,41 @@ func (t *roundTable) reset() {
 
 // slot is key's slot: the one holding it, or the empty one where it goes.
 func (t *roundTable) slot(key string, h uint64) *roundSlot {
+	return &t.slots[t.index(key, h)]
+}
+
+// index is the index of key's slot.
+func (t *roundTable) index(key string, h uint64) uint64 {
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.gen != t.gen || s.hash == h && s.key == key {
-			return s
+			return i
 		}
 	}
+}
+
+// remove takes key (hash h) out of the table, if there, moving back the
+// entries after it that probed past its slot (no tombstones: a carried
+// table loses keys round after round).
+func (t *roundTable) remove(key string, h uint64) {
+	if t.n == 0 {
+		return
+	}
+	mask := uint64(len(t.slots) - 1)
+	i := t.index(key, h)
+	if t.slots[i].gen != t.gen {
+		return
+	}
+	for j := (i + 1) & mask; t.slots[j].gen == t.gen; j = (j + 1) & mask {
+		// the entry at j stays unless its home slot is cyclically outside (i, j]
+		if home := t.slots[j].hash & mask; (j-home)&mask >= (j-i)&mask {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = roundSlot{}
+	t.n--
 }
 
 // get is the CK under key (hash h), nil when none.
