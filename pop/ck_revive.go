@@ -39,19 +39,23 @@ type reviveService struct {
 	cks              roundTable // the round's map, by merge key
 	all              []*roundCk // every CK read this round, replaced ones too
 	jour             []revEnt   // every CK and ack read this round, in offset order
-	mocks            map[string]*roundCk
-	mockOrder        []string
-	msgs             int  // messages read this round
-	cut              bool // reviveScanTime ended the round before a pull it made
+	// allBuf and jourBuf are all's and jour's storage, which a round
+	// whose new offset passed their first entries leaves behind (push).
+	allBuf    []*roundCk
+	jourBuf   []revEnt
+	mocks     map[string]*roundCk
+	mockOrder []string
+	msgs      int  // messages read this round
+	cut       bool // reviveScanTime ended the round before a pull it made
 	// slab holds the round's mocks, chunks (then free) its CKs' roundCks
 	// in offset order, list the merge's order: all (and the maps and
 	// slices above) are reused round after round.
-	slab     []roundCk
-	chunks   [][]roundCk
-	free     [][]roundCk
-	mockCks  []model.PopCheckPoint
-	list     []*roundCk
-	mockList []*roundCk
+	slab      []roundCk
+	chunks    [][]roundCk
+	free      [][]roundCk
+	mockCks   []model.PopCheckPoint
+	mockList  []*roundCk // the mocks by revive offset
+	byMockCks []*roundCk // the CKs the mocks replaced
 	// next is nextStep's answer while nextOK: it changes only with the
 	// service's state, its revive queue and its queue's timer messages,
 	// each of which clears nextOK (reviveChanged) when it changes.
@@ -62,17 +66,37 @@ type reviveService struct {
 	// messages up to carryRead (carryFrom); carryEnd is the endTime they
 	// give.
 	carry                          bool
+	skipAcks                       bool // cfg.EnableSkipLongAwaitingAck
 	carryBase, carryRead, carryEnd int64
 }
 
 // revEnt is a CK or ack message a round read (skipped and bad ones are
-// not kept): for a CK, rc is its roundCk; for an ack, the CK it paired
-// with, nil when none (then d is its body, for a mock).
+// not kept). pair is the offset of the CK it is (a CK) or the one it
+// paired with (an ack; -1 when none): once a round's new offset is at or
+// past it, an ack pairs with no CK. d is an ack's body (for a mock), nil
+// for a CK.
 type revEnt struct {
-	off, deliver int64
-	rc           *roundCk
-	d            *reviveBody
-	ack          bool
+	off, deliver, pair int64
+	d                  *reviveBody
+}
+
+// push appends x to view, a slice of buf ending where buf does, first
+// moving view to buf's start when it is full and is not there.
+func push[T any](view, buf *[]T, x T) {
+	v := *view
+	if len(v) == cap(v) {
+		if cap(v) < cap(*buf) {
+			b := (*buf)[:cap(*buf)]
+			n := copy(b, v)
+			clear(b[n:])
+			v = b[:n]
+		} else {
+			v = append(v, x)
+			*view, *buf = v, v
+			return
+		}
+	}
+	*view = append(v, x)
 }
 
 // ckChunk is how many CK roundCks a chunk holds.
@@ -121,7 +145,7 @@ func (s *reviveService) resetRound() {
 	s.cks.reset()
 	clear(s.all)
 	clear(s.jour)
-	s.all, s.jour = s.all[:0], s.jour[:0]
+	s.all, s.jour = s.allBuf[:0], s.jourBuf[:0]
 	for _, c := range s.chunks {
 		clear(c)
 		s.free = append(s.free, c[:0])
@@ -139,9 +163,10 @@ func (s *reviveService) resetMocks() {
 	}
 	clear(s.mocks)
 	clear(s.slab)
-	clear(s.list)
+	clear(s.mockList)
+	clear(s.byMockCks)
 	clear(s.mockCks)
-	s.mockOrder, s.slab, s.list, s.mockCks = s.mockOrder[:0], s.slab[:0], s.list[:0], s.mockCks[:0]
+	s.mockOrder, s.slab, s.mockList, s.byMockCks, s.mockCks = s.mockOrder[:0], s.slab[:0], s.mockList[:0], s.byMockCks[:0], s.mockCks[:0]
 }
 
 // carryFrom keeps, of the round that ended with new offset base, what a
@@ -151,9 +176,10 @@ func (s *reviveService) resetMocks() {
 // acks that set them are past base too) and the replacements among them
 // (a mock's is the merge's, not the reading's); the map without the CKs
 // at or before base (a key whose last CK was one has none); the acks
-// past base, those that had paired with a CK at or before base now
-// pairing with none; the endTime they give. A chunk whose CKs are all at
-// or before base is free again.
+// past base (one whose CK is at or before base pairs with none: its
+// revEnt.pair says so); the endTime they give. Each of those is sliced or
+// walked past base alone, but the endTime's walk. A chunk whose CKs are
+// all at or before base is free again.
 func (b *Broker) carryFrom(s *reviveService, base int64) {
 	i := 0
 	for ; i < len(s.all) && s.all[i].off <= base; i++ {
@@ -161,11 +187,10 @@ func (b *Broker) carryFrom(s *reviveService, base int64) {
 			s.cks.remove(rc.key, rc.hash)
 		}
 	}
-	n := copy(s.all, s.all[i:])
-	clear(s.all[n:])
-	s.all = s.all[:n]
-	for _, rc := range s.all {
-		if rc.byMock {
+	clear(s.all[:i])
+	s.all = s.all[i:]
+	for _, rc := range s.byMockCks {
+		if rc.off > base {
 			rc.replaced, rc.byMock = false, false
 		}
 	}
@@ -173,20 +198,9 @@ func (b *Broker) carryFrom(s *reviveService, base int64) {
 	for k < len(s.jour) && s.jour[k].off <= base {
 		k++
 	}
-	n = copy(s.jour, s.jour[k:])
-	clear(s.jour[n:])
-	s.jour = s.jour[:n]
-	skipAcks := b.cfg.EnableSkipLongAwaitingAck
-	var end int64
-	for j := range s.jour {
-		e := &s.jour[j]
-		if e.ack && e.rc != nil && e.rc.off <= base {
-			e.rc = nil
-		}
-		if (!e.ack || e.rc != nil || skipAcks) && e.deliver > end {
-			end = e.deliver
-		}
-	}
+	clear(s.jour[:k])
+	s.jour = s.jour[k:]
+	end := s.carriedEnd(base)
 	f := 0
 	for ; f < len(s.chunks); f++ {
 		c := s.chunks[f]
@@ -196,7 +210,7 @@ func (b *Broker) carryFrom(s *reviveService, base int64) {
 		clear(c)
 		s.free = append(s.free, c[:0])
 	}
-	n = copy(s.chunks, s.chunks[f:])
+	n := copy(s.chunks, s.chunks[f:])
 	clear(s.chunks[n:])
 	s.chunks = s.chunks[:n]
 	if len(s.chunks) == 1 && len(s.all) == 0 { // the last chunk, part full, all passed
@@ -205,6 +219,21 @@ func (b *Broker) carryFrom(s *reviveService, base int64) {
 	}
 	s.resetMocks()
 	s.carry, s.carryBase, s.carryRead, s.carryEnd = true, base, s.read, end
+}
+
+// carriedEnd is the endTime a round reading jour's messages (all past
+// base) gives: the latest deliver time of its CKs and of its acks but,
+// unless EnableSkipLongAwaitingAck, those that pair with no CK, whose
+// pair is at or before base. (Deliver times do not rise with offsets:
+// acks come straight, CKs at their timer slot.)
+func (s *reviveService) carriedEnd(base int64) int64 {
+	var end int64
+	for j := range s.jour {
+		if e := &s.jour[j]; (e.pair > base || s.skipAcks && e.d != nil) && e.deliver > end {
+			end = e.deliver
+		}
+	}
+	return end
 }
 
 // roundCk is a CK read by a round, with the leases it carries. ck is
@@ -236,7 +265,7 @@ type ReviveRound struct {
 func (b *Broker) newReviveServices(startMs int64) []*reviveService {
 	out := make([]*reviveService, b.cfg.ReviveQueueNum)
 	for i := range out {
-		s := &reviveService{qid: int32(i), slow: 1, due: startMs + b.cfg.ReviveInterval}
+		s := &reviveService{qid: int32(i), slow: 1, due: startMs + b.cfg.ReviveInterval, skipAcks: b.cfg.EnableSkipLongAwaitingAck}
 		s.offset = b.reviveCommitted(s.qid)
 		out[i] = s
 	}
@@ -368,7 +397,7 @@ func (b *Broker) resumeRound(s *reviveService, t int64) {
 	if b.cfg.EnableSkipLongAwaitingAck {
 		for j := range s.jour {
 			e := &s.jour[j]
-			if !e.ack || e.rc != nil {
+			if e.d == nil || e.pair > s.old {
 				continue
 			}
 			if s.firstRt == 0 && first != nil && first.off < e.off {
@@ -457,14 +486,18 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 		if old := s.cks.put(d.key, d.hash, rc); old != nil {
 			old.replaced = true
 		}
-		s.all = append(s.all, rc)
-		s.jour = append(s.jour, revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, rc: rc})
+		push(&s.all, &s.allBuf, rc)
+		s.journal(revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, pair: rc.off})
 		if s.firstRt == 0 {
 			s.firstRt = c.ck.ReviveTime()
 		}
 	case d.a != nil: // an ack or bAck
 		rc := s.cks.get(d.key, d.hash)
-		s.jour = append(s.jour, revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, rc: rc, d: d, ack: true})
+		e := revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, pair: -1, d: d}
+		if rc != nil {
+			e.pair = rc.off
+		}
+		s.journal(e)
 		if rc == nil {
 			if !b.cfg.EnableSkipLongAwaitingAck {
 				return true // the ack waits for its CK (#5408); endTime unmoved
@@ -487,6 +520,9 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 	}
 	return true
 }
+
+// journal appends e to the round's journal.
+func (s *reviveService) journal(e revEnt) { push(&s.jour, &s.jourBuf, e) }
 
 // decodeAck decodes an ack or bAck message and a bAck's acked offsets
 // (nil for an ack, which acks its AckOffset).
@@ -534,16 +570,39 @@ func (b *Broker) abortRound(s *reviveService, g int64) {
 // finishRound is the end of consumeReviveMessage, mergeAndRevive, and the
 // wait before the next round.
 func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
-	for _, key := range s.mockOrder { // map.putAll(mockPointMap): the list takes the mocks from s.mocks
+	for _, key := range s.mockOrder { // map.putAll(mockPointMap): the merge takes the mocks from s.mocks
 		if old := s.cks.get(key, s.mocks[key].hash); old != nil {
 			old.replaced, old.byMock = true, true
+			s.byMockCks = append(s.byMockCks, old)
 		}
 	}
-	list := s.mergeList()
+	mocks := s.mockList[:0]
+	for _, key := range s.mockOrder {
+		mocks = append(mocks, s.mocks[key])
+	}
+	slices.SortFunc(mocks, func(a, b *roundCk) int { return cmp.Compare(a.off, b.off) })
+	s.mockList = mocks
+	// the map's CKs: those of s.all no other took the place of (nor a mock)
+	cks := s.cks.n - len(s.byMockCks) + len(mocks)
+	if invariants {
+		s.checkMerge(cks)
+	}
+	// the merge's list, by revive offset, as far as the revive goes: the
+	// CKs of the map in the order read, and the mocks, which are few
 	newOffset := s.old
 	var alive aliveMemo
-	for _, rc := range list {
-		if s.endTime-rc.ck.ReviveTime() <= ReviveGrace {
+	for i, j := 0, 0; ; {
+		for i < len(s.all) && s.all[i].replaced {
+			i++
+		}
+		var rc *roundCk
+		switch {
+		case i < len(s.all) && (j == len(mocks) || s.all[i].off < mocks[j].off):
+			rc, i = s.all[i], i+1
+		case j < len(mocks):
+			rc, j = mocks[j], j+1
+		}
+		if rc == nil || s.endTime-rc.ck.ReviveTime() <= ReviveGrace {
 			break
 		}
 		if !alive.of(b, rc.ck) {
@@ -551,10 +610,13 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		} else {
 			b.reviveCk(s, rc, g, res)
 		}
-		newOffset = rc.ck.ReviveOffset
+		newOffset = rc.off
 	}
 	for _, rc := range s.all {
-		if rc.replaced && rc.off <= newOffset {
+		if rc.off > newOffset {
+			break
+		}
+		if rc.replaced {
 			b.loseCk(s, rc, g, res) // its merge key's later CK took its place: never revived
 		}
 	}
@@ -563,9 +625,9 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 	}
 	s.offset = newOffset
 	res.Rounds = append(res.Rounds, ReviveRound{ReviveQueue: s.qid, Start: clock.FromMillis(s.start), End: clock.FromMillis(g),
-		OldOffset: s.old, NewOffset: newOffset, Read: s.msgs, Cks: len(list)})
+		OldOffset: s.old, NewOffset: newOffset, Read: s.msgs, Cks: cks})
 	s.pulling, s.ending = false, false
-	if len(list) == 0 {
+	if cks == 0 {
 		s.due = g + s.slow*b.cfg.ReviveInterval + b.cfg.ReviveInterval
 		if s.slow < b.cfg.ReviveMaxSlow {
 			s.slow++
@@ -577,44 +639,31 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 	b.carryFrom(s, newOffset)
 }
 
-// mergeList is the round's map (s.cks, the mocks put in) as a list sorted
-// by revive offset, built without walking the map: the CKs the map holds
-// are those of s.all no other took the place of, read in revive offset
-// order, and the mocks are few.
-func (s *reviveService) mergeList() []*roundCk {
-	mocks := s.mockList[:0]
-	for _, key := range s.mockOrder {
-		mocks = append(mocks, s.mocks[key])
-	}
-	slices.SortFunc(mocks, func(a, b *roundCk) int { return cmp.Compare(a.ck.ReviveOffset, b.ck.ReviveOffset) })
-	list := s.list[:0]
+// checkMerge (invariants): the merge's list, which finishRound walks
+// without building it (the CKs of s.all not replaced, in the order read,
+// and the mocks by revive offset), is the map (s.cks, the mocks put in)
+// sorted by revive offset, and has cks entries.
+func (s *reviveService) checkMerge(cks int) {
+	var list, want []*roundCk
 	j := 0
 	for _, rc := range s.all {
 		if rc.replaced {
 			continue
 		}
-		for ; j < len(mocks) && mocks[j].ck.ReviveOffset < rc.ck.ReviveOffset; j++ {
-			list = append(list, mocks[j])
+		for ; j < len(s.mockList) && s.mockList[j].off < rc.off; j++ {
+			list = append(list, s.mockList[j])
 		}
 		list = append(list, rc)
 	}
-	list = append(list, mocks[j:]...)
-	clear(mocks)
-	s.list, s.mockList = list, mocks
-	if invariants {
-		var want []*roundCk
-		s.cks.each(func(rc *roundCk) {
-			if !rc.byMock {
-				want = append(want, rc)
-			}
-		})
-		for _, key := range s.mockOrder {
-			want = append(want, s.mocks[key])
+	list = append(list, s.mockList[j:]...)
+	s.cks.each(func(rc *roundCk) {
+		if !rc.byMock {
+			want = append(want, rc)
 		}
-		slices.SortFunc(want, func(a, b *roundCk) int { return cmp.Compare(a.ck.ReviveOffset, b.ck.ReviveOffset) })
-		assertf(slices.Equal(list, want), "revive round: merged list of %d is not the map's %d sorted", len(list), len(want))
-	}
-	return list
+	})
+	want = append(want, s.mockList...)
+	slices.SortFunc(want, func(a, b *roundCk) int { return cmp.Compare(a.ck.ReviveOffset, b.ck.ReviveOffset) })
+	assertf(slices.Equal(list, want) && len(list) == cks, "revive round: merged list of %d (counted %d) is not the map's %d sorted", len(list), cks, len(want))
 }
 
 // aliveMemo is ckTopicAlive for the CKs of one merge, which come mostly
@@ -866,21 +915,21 @@ func itoa(v int64) string {
 // checkCarried (invariants) compares a resumed round's state at t with
 // the state a round reading its messages again from s.old+1 at t builds.
 func (b *Broker) checkCarried(s *reviveService, t int64) {
-	x := &reviveService{qid: s.qid}
+	x := &reviveService{qid: s.qid, skipAcks: s.skipAcks}
 	x.resetRound()
 	q := b.reviveQueuePeek(s.qid)
 	for x.read = s.old + 1; x.read < s.read; x.read++ {
 		assertf(b.readRevive(x, t, q.log.slot(int(x.read-q.min))), "revive queue %d: carried message %d does not decode", s.qid, x.read)
 		x.msgs++
 	}
-	if err := sameRound(x, s); err != "" {
+	if err := sameRound(x, s, s.old); err != "" {
 		panic("pop: invariant: revive queue " + itoa(int64(s.qid)) + " resumed after " + itoa(s.old) + ": " + err)
 	}
 }
 
 // sameRound is "" when round states x (read again) and s (carried) agree,
-// else what differs.
-func sameRound(x, s *reviveService) string {
+// else what differs. An ack's pair at or before base is none.
+func sameRound(x, s *reviveService, base int64) string {
 	switch {
 	case x.msgs != s.msgs:
 		return "read " + itoa(int64(s.msgs)) + ", again " + itoa(int64(x.msgs))
@@ -905,8 +954,7 @@ func sameRound(x, s *reviveService) string {
 	}
 	for i := range x.jour {
 		a, c := &x.jour[i], &s.jour[i]
-		if a.off != c.off || a.deliver != c.deliver || a.ack != c.ack || (a.rc == nil) != (c.rc == nil) || a.rc != nil && a.rc.ck != c.rc.ck ||
-			a.ack && a.rc == nil && a.d != c.d {
+		if a.off != c.off || a.deliver != c.deliver || a.d != c.d || (a.pair > base) != (c.pair > base) || a.pair > base && a.pair != c.pair {
 			return "message at " + itoa(c.off) + " differs"
 		}
 	}
