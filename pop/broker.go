@@ -211,7 +211,8 @@ type Stats struct {
 	//     messages written a second time, into the revive topic, at their
 	//     time; ReviveReads: revive-topic messages the revive rounds read
 	//     (a message is read again by every round until the revive offset
-	//     passes it).
+	//     passes it, as upstream's rounds do; popsim's count it so, but a
+	//     round resumes from the last one's state past its new offset).
 	ReadCalls, ReadMessages, RetryPuts     int64
 	RecordPuts, RecordDeletes, RecordReads int64
 	CkPuts, AckPuts, BatchAckPuts          int64

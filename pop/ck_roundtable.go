@@ -2,9 +2,10 @@ package pop
 
 // A revive round pairs the acks it reads with the CKs it read by merge
 // key (upstream's HashMap<String, PopCheckPoint>): a CK message is looked
-// up and put, an ack looked up, and each message is read again by every
-// round until the revive offset passes it. A Go map would hash the key
-// (some 60 to 100 bytes) at each of those. The key's hash is a pure
+// up and put, an ack looked up (upstream reads each message again every
+// round until the revive offset passes it; popsim's rounds carry the map
+// from one to the next, taking out the keys the revive passed: remove).
+// A Go map would hash the key (some 60 to 100 bytes) at each of those. The key's hash is a pure
 // function of the stored message, so its decoded body keeps it
 // (reviveBody.hash, set with the key), and the round's table is an open
 // addressing table over those hashes: a lookup compares hashes, and the
@@ -31,7 +32,8 @@ func mkHash[K ~string | ~[]byte](s K) uint64 {
 }
 
 // roundTable maps a round's merge keys to its CKs. Slots of an earlier
-// round (gen) count as empty, so a new round starts without clearing.
+// round (gen) count as empty, so a round that reads from its start
+// starts without clearing.
 type roundTable struct {
 	slots []roundSlot // a power of two long, at most half full
 	gen   uint32
