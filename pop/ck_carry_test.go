@@ -15,7 +15,8 @@ import (
 // take the same pops, acks, renewals in the pop's millisecond (a later CK
 // of the same merge key replaces the earlier), late acks (mocks, with
 // EnableSkipLongAwaitingAck), a restart, releases, and at last a message
-// that does not decode (every round after aborts), with a short
+// that does not decode (every round after aborts), EnableSkipLongAwaitingAck
+// switched between rounds (as a script's config command does), with a short
 // reviveScanTime (cut rounds), and must give the same results, tick by
 // tick. The scenario must reach each of those cases, and rounds must
 // resume.
@@ -88,6 +89,10 @@ func TestReviveCarryMatchesReread(t *testing.T) {
 			switch step {
 			case steps / 3:
 				both(func(b *Broker) any { return b.Restart(now) })
+			case steps / 2, 3 * steps / 4: // a script's config command: the next round reads with the new one
+				for _, b := range []*Broker{on, off} {
+					b.cfg.EnableSkipLongAwaitingAck = !b.cfg.EnableSkipLongAwaitingAck
+				}
 			case 9 * steps / 10: // a CK message that does not decode: every round after it aborts
 				both(func(b *Broker) any {
 					return b.Put(now, &model.Message{Topic: rt, QueueID: 0, Tags: model.CkTag, Body: []byte("{not a CK")}).Code

@@ -63,11 +63,9 @@ type reviveService struct {
 	nextOK bool
 	// carry: the last round's state past its new offset carryBase, what a
 	// round starting after carryBase would build from reading again the
-	// messages up to carryRead (carryFrom); carryEnd is the endTime they
-	// give.
-	carry                          bool
-	skipAcks                       bool // cfg.EnableSkipLongAwaitingAck
-	carryBase, carryRead, carryEnd int64
+	// messages up to carryRead (carryFrom).
+	carry                bool
+	carryBase, carryRead int64
 }
 
 // revEnt is a CK or ack message a round read (skipped and bad ones are
@@ -177,9 +175,8 @@ func (s *reviveService) resetMocks() {
 // (a mock's is the merge's, not the reading's); the map without the CKs
 // at or before base (a key whose last CK was one has none); the acks
 // past base (one whose CK is at or before base pairs with none: its
-// revEnt.pair says so); the endTime they give. Each of those is sliced or
-// walked past base alone, but the endTime's walk. A chunk whose CKs are
-// all at or before base is free again.
+// revEnt.pair says so). Each of those is sliced or walked past base
+// alone. A chunk whose CKs are all at or before base is free again.
 func (b *Broker) carryFrom(s *reviveService, base int64) {
 	i := 0
 	for ; i < len(s.all) && s.all[i].off <= base; i++ {
@@ -200,7 +197,6 @@ func (b *Broker) carryFrom(s *reviveService, base int64) {
 	}
 	clear(s.jour[:k])
 	s.jour = s.jour[k:]
-	end := s.carriedEnd(base)
 	f := 0
 	for ; f < len(s.chunks); f++ {
 		c := s.chunks[f]
@@ -218,7 +214,7 @@ func (b *Broker) carryFrom(s *reviveService, base int64) {
 		s.chunks[0] = s.chunks[0][:0]
 	}
 	s.resetMocks()
-	s.carry, s.carryBase, s.carryRead, s.carryEnd = true, base, s.read, end
+	s.carry, s.carryBase, s.carryRead = true, base, s.read
 }
 
 // carriedEnd is the endTime a round reading jour's messages (all past
@@ -226,10 +222,10 @@ func (b *Broker) carryFrom(s *reviveService, base int64) {
 // unless EnableSkipLongAwaitingAck, those that pair with no CK, whose
 // pair is at or before base. (Deliver times do not rise with offsets:
 // acks come straight, CKs at their timer slot.)
-func (s *reviveService) carriedEnd(base int64) int64 {
+func (s *reviveService) carriedEnd(base int64, skipAcks bool) int64 {
 	var end int64
 	for j := range s.jour {
-		if e := &s.jour[j]; (e.pair > base || s.skipAcks && e.d != nil) && e.deliver > end {
+		if e := &s.jour[j]; (e.pair > base || skipAcks && e.d != nil) && e.deliver > end {
 			end = e.deliver
 		}
 	}
@@ -265,7 +261,7 @@ type ReviveRound struct {
 func (b *Broker) newReviveServices(startMs int64) []*reviveService {
 	out := make([]*reviveService, b.cfg.ReviveQueueNum)
 	for i := range out {
-		s := &reviveService{qid: int32(i), slow: 1, due: startMs + b.cfg.ReviveInterval, skipAcks: b.cfg.EnableSkipLongAwaitingAck}
+		s := &reviveService{qid: int32(i), slow: 1, due: startMs + b.cfg.ReviveInterval}
 		s.offset = b.reviveCommitted(s.qid)
 		out[i] = s
 	}
@@ -382,14 +378,16 @@ func (b *Broker) startRound(s *reviveService, t int64) {
 // resumeRound starts a round from the last one's carried state (carryFrom)
 // instead of reading its messages again: its first pull, at t, would read
 // them all (they are stored, none is bad, and reviveScanTime cuts no
-// first pull), so they count as read now. What depends on t is done
-// again: the acks that pair with no CK make their mocks (mockForAck), in
-// offset order, and firstRt is the revive time of the first CK or mock.
+// first pull), so they count as read now. What depends on t or on the
+// configuration (a script may change it between rounds) is done again:
+// the endTime they give (carriedEnd), the mocks of the acks that pair
+// with no CK (mockForAck), in offset order, and firstRt, the revive time
+// of the first CK or mock.
 func (b *Broker) resumeRound(s *reviveService, t int64) {
 	s.read = s.carryRead
 	s.msgs = int(s.read - s.old - 1)
 	b.stats.ReviveReads += int64(s.msgs)
-	s.endTime = s.carryEnd
+	s.endTime = s.carriedEnd(s.old, b.cfg.EnableSkipLongAwaitingAck) // the configuration of now
 	var first *roundCk
 	if len(s.all) > 0 {
 		first = s.all[0]
@@ -915,7 +913,7 @@ func itoa(v int64) string {
 // checkCarried (invariants) compares a resumed round's state at t with
 // the state a round reading its messages again from s.old+1 at t builds.
 func (b *Broker) checkCarried(s *reviveService, t int64) {
-	x := &reviveService{qid: s.qid, skipAcks: s.skipAcks}
+	x := &reviveService{qid: s.qid}
 	x.resetRound()
 	q := b.reviveQueuePeek(s.qid)
 	for x.read = s.old + 1; x.read < s.read; x.read++ {
