@@ -108,25 +108,21 @@ func (x *refIndex) holding(l model.LeaseID) *ckRef {
 // as upstream's concatenations do) to their entries: an open addressing
 // table with linear probing over the keys' hashes (mkHash, kept in the
 // entry), where a lookup compares strings only when the hashes are equal
-// and a delete moves the entries after it back (no tombstones). It
+// and a delete moves the entries after it back (no tombstones). A slot is
+// the entry's pointer alone: the table is at most half full and a run
+// holds up to ~60 k keys, so a slot that also kept the hash (16 bytes,
+// not 8) doubled its 2 MB of slots for a probe that rarely passes one. It
 // remembers its last lookup by string: a new CK's key is looked up by
 // freeMergeKey and again, the same string, by the buffer and newRefInto
 // right after.
 type mkTable struct {
-	slots    []mkSlot // a power of two long, at most half full
+	slots    []*mkEntry // a power of two long, at most half full; nil: empty
 	n        int
 	lastKey  string
 	lastHash uint64
 	last     *mkEntry // nil: lastKey has no entry
 	lastOK   bool
 	slab     []mkEntry // new entries are carved from it, a block at a time
-}
-
-// mkSlot is one slot of the table: an entry and its key's hash, or empty
-// (e nil).
-type mkSlot struct {
-	hash uint64
-	e    *mkEntry
 }
 
 // mkSlab entries of 56 bytes fill an 8 KiB size class.
@@ -146,12 +142,12 @@ func probeKey[K string | []byte](t *mkTable, key K, h uint64) *mkEntry {
 	}
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
-		s := &t.slots[i]
-		if s.e == nil {
+		e := t.slots[i]
+		if e == nil {
 			return nil
 		}
-		if s.hash == h && s.e.key == string(key) {
-			return s.e
+		if e.hash == h && e.key == string(key) {
+			return e
 		}
 	}
 }
@@ -222,19 +218,19 @@ func (t *mkTable) get(key string) *mkEntry {
 func (t *mkTable) insert(e *mkEntry) {
 	mask := uint64(len(t.slots) - 1)
 	i := e.hash & mask
-	for t.slots[i].e != nil {
+	for t.slots[i] != nil {
 		i = (i + 1) & mask
 	}
-	t.slots[i] = mkSlot{hash: e.hash, e: e}
+	t.slots[i] = e
 }
 
 // grow doubles the table, moving its entries.
 func (t *mkTable) grow() {
 	old := t.slots
-	t.slots = make([]mkSlot, max(64, 2*len(old)))
-	for _, s := range old {
-		if s.e != nil {
-			t.insert(s.e)
+	t.slots = make([]*mkEntry, max(64, 2*len(old)))
+	for _, e := range old {
+		if e != nil {
+			t.insert(e)
 		}
 	}
 }
@@ -257,10 +253,10 @@ func (t *mkTable) release(e *mkEntry) {
 func (t *mkTable) delete(e *mkEntry) {
 	mask := uint64(len(t.slots) - 1)
 	i := e.hash & mask
-	for t.slots[i].e != e {
+	for t.slots[i] != e {
 		i = (i + 1) & mask
 	}
-	for j := (i + 1) & mask; t.slots[j].e != nil; j = (j + 1) & mask {
+	for j := (i + 1) & mask; t.slots[j] != nil; j = (j + 1) & mask {
 		// the entry at j stays when its home slot is cyclically in (i, j]
 		home := t.slots[j].hash & mask
 		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
@@ -269,15 +265,15 @@ func (t *mkTable) delete(e *mkEntry) {
 		t.slots[i] = t.slots[j]
 		i = j
 	}
-	t.slots[i] = mkSlot{}
+	t.slots[i] = nil
 	t.n--
 }
 
 // each calls f for every entry, in no particular order.
-func (t *mkTable) each(f func(e *mkEntry, hash uint64)) {
-	for _, s := range t.slots {
-		if s.e != nil {
-			f(s.e, s.hash)
+func (t *mkTable) each(f func(e *mkEntry)) {
+	for _, e := range t.slots {
+		if e != nil {
+			f(e)
 		}
 	}
 }

@@ -435,11 +435,11 @@ func (b *Broker) checkCkLeases() error {
 	}
 	var bad error
 	entries := 0
-	b.ckl.keys.each(func(e *mkEntry, hash uint64) {
+	b.ckl.keys.each(func(e *mkEntry) {
 		entries++
-		if bad == nil && (hash != mkHash(e.key) || e.hash != hash || b.ckl.keys.peek(e.key) != e || e.dead || e.refs.len() == 0 && e.w == nil) {
-			bad = fmt.Errorf("pop: invariant: merge key %q (hash %x, slot's %x, found %v) has an entry (dead %v) holding %d refs and wrapper %v",
-				e.key, e.hash, hash, b.ckl.keys.peek(e.key) == e, e.dead, e.refs.len(), e.w != nil)
+		if bad == nil && (e.hash != mkHash(e.key) || b.ckl.keys.peek(e.key) != e || e.dead || e.refs.len() == 0 && e.w == nil) {
+			bad = fmt.Errorf("pop: invariant: merge key %q (hash %x, found %v) has an entry (dead %v) holding %d refs and wrapper %v",
+				e.key, e.hash, b.ckl.keys.peek(e.key) == e, e.dead, e.refs.len(), e.w != nil)
 		}
 		keyed += e.refs.len()
 	})
@@ -459,7 +459,7 @@ func (b *Broker) checkCkLeases() error {
 func (b *Broker) checkBuffer() error {
 	f := b.buf
 	mapped := 0
-	f.keys.each(func(e *mkEntry, _ uint64) {
+	f.keys.each(func(e *mkEntry) {
 		if e.w != nil {
 			mapped++
 		}
