@@ -232,7 +232,7 @@ func TestCkHeldOnce(t *testing.T) {
 		now := clock.Epoch
 		homes := map[*ckBody]model.PopCheckPoint{} // each ref's body, and its CK as made
 		note := func() {
-			for _, r := range b.ckl.byFirst.refs {
+			for r := range b.ckl.byFirst.all() {
 				if r.dropped {
 					continue
 				}

@@ -1,7 +1,7 @@
 package pop
 
 import (
-	"slices"
+	"iter"
 
 	"popsim/model"
 )
@@ -19,72 +19,188 @@ import (
 // that drop forgets is marked dropped and stays until the list is
 // compacted: at once from the front, where CKs settle most, and all of it
 // once the dropped are most of the list.
+//
+// The list is held in blocks of refBlock, not one slice: a run's first
+// minute settles nearly no CK (each waits its invisible time in the
+// timer), so the list only grows, to ~60 k refs, and a slice grown by
+// append to that length had allocated five times its final 0.5 MB on the
+// way (2.7 MB a run). A block is never moved or regrown; an emptied one
+// is kept for the next add that needs one (spare).
 type refIndex struct {
-	refs []*ckRef
-	n    int // live (not dropped) refs in refs
+	blocks []*[refBlock]*ckRef // the list is blocks[0][head:], blocks[1], ...: size refs
+	head   int
+	size   int               // refs held, dropped or not
+	n      int               // live (not dropped) refs held
+	spare  *[refBlock]*ckRef // an emptied block, cleared; nil when none
+}
+
+// refBlock refs of 8 bytes fill a 4 KiB block.
+const (
+	refBlockBits = 9
+	refBlock     = 1 << refBlockBits
+)
+
+// ref is the i-th ref held, i in [0, size).
+func (x *refIndex) ref(i int) *ckRef {
+	i += x.head
+	return x.blocks[i>>refBlockBits][i&(refBlock-1)]
+}
+
+// all is the refs held, dropped or not, in order.
+func (x *refIndex) all() iter.Seq[*ckRef] {
+	return func(yield func(*ckRef) bool) {
+		for i := range x.size {
+			if !yield(x.ref(i)) {
+				return
+			}
+		}
+	}
 }
 
 // add appends r, the newest ref.
 func (x *refIndex) add(r *ckRef) {
-	if invariants && len(x.refs) > 0 {
-		last := x.refs[len(x.refs)-1].first
+	if invariants && x.size > 0 {
+		last := x.ref(x.size - 1).first
 		assertf(last < r.first, "checkpoint ref of lease %d made after lease %d's", r.first, last)
 	}
-	x.refs = append(x.refs, r)
+	i := x.head + x.size
+	if i>>refBlockBits == len(x.blocks) {
+		b := x.spare
+		if b == nil {
+			b = new([refBlock]*ckRef)
+		}
+		x.spare = nil
+		x.blocks = append(x.blocks, b)
+	}
+	x.blocks[i>>refBlockBits][i&(refBlock-1)] = r
+	x.size++
 	x.n++
 }
 
 // remove takes out r, which drop has just marked dropped.
 func (x *refIndex) remove(r *ckRef) {
 	x.n--
-	i := 0
-	for i < len(x.refs) && x.refs[i].dropped {
+	// the dropped refs at the front: first those of the first block
+	b := x.blocks[0]
+	i, end := x.head, min(x.head+x.size, refBlock)
+	for i < end && b[i].dropped {
 		i++
 	}
+	k := i - x.head
+	if i == refBlock {
+		for k < x.size && x.ref(k).dropped {
+			k++
+		}
+	}
 	switch {
-	case i == len(x.refs):
-		clear(x.refs)
-		x.refs = x.refs[:0]
-	case i > 0:
-		clear(x.refs[:i])
-		x.refs = x.refs[i:]
-	case len(x.refs) >= 64 && 2*x.n < len(x.refs):
-		keep := x.refs[:0]
-		for _, r := range x.refs {
-			if !r.dropped {
-				keep = append(keep, r)
+	case k > 0:
+		x.dropFront(k)
+	case x.size >= 64 && 2*x.n < x.size:
+		j := 0
+		for k := range x.size {
+			if r := x.ref(k); !r.dropped {
+				x.blocks[(x.head+j)>>refBlockBits][(x.head+j)&(refBlock-1)] = r
+				j++
 			}
 		}
-		clear(x.refs[len(keep):])
-		x.refs = keep
+		x.truncate(j)
+	}
+}
+
+// dropFront forgets the first k refs held.
+func (x *refIndex) dropFront(k int) {
+	if x.head+k < refBlock && k < x.size { // within the first block, which keeps refs
+		clear(x.blocks[0][x.head : x.head+k])
+		x.head += k
+		x.size -= k
+		return
+	}
+	for k > 0 {
+		b := x.blocks[0]
+		m := min(k, refBlock-x.head, x.size)
+		clear(b[x.head : x.head+m])
+		x.head += m
+		x.size -= m
+		k -= m
+		if x.head == refBlock || x.size == 0 {
+			x.free(b)
+			x.blocks[0] = nil
+			x.blocks = x.blocks[1:]
+			x.head = 0
+		}
+	}
+	if len(x.blocks) == 0 {
+		x.blocks = nil // its front's room is lost to the reslicing
+	}
+}
+
+// truncate keeps the first k refs held, k <= size.
+func (x *refIndex) truncate(k int) {
+	end := x.head + x.size
+	for i := x.head + k; i < end; {
+		b := x.blocks[i>>refBlockBits]
+		m := min(end-i, refBlock-i&(refBlock-1))
+		clear(b[i&(refBlock-1) : i&(refBlock-1)+m])
+		i += m
+	}
+	x.size = k
+	keep := (x.head + k + refBlock - 1) >> refBlockBits
+	for j := keep; j < len(x.blocks); j++ {
+		x.free(x.blocks[j])
+		x.blocks[j] = nil
+	}
+	x.blocks = x.blocks[:keep]
+}
+
+// free keeps b, a cleared block, as the spare, unless there is one.
+func (x *refIndex) free(b *[refBlock]*ckRef) {
+	if x.spare == nil {
+		x.spare = b
 	}
 }
 
 // len is the number of live refs.
 func (x *refIndex) len() int { return x.n }
 
-// at is the index in refs of the last ref whose first lease is at or
-// before l, -1 when none.
+// at is the index of the last ref held whose first lease is at or
+// before l, -1 when none: the last block whose first ref is, then the
+// ref in it.
 func (x *refIndex) at(l model.LeaseID) int {
-	i, found := slices.BinarySearchFunc(x.refs, l, func(r *ckRef, l model.LeaseID) int {
-		switch {
-		case r.first < l:
-			return -1
-		case r.first > l:
-			return 1
-		}
-		return 0
-	})
-	if found {
-		return i
+	if x.size == 0 || x.ref(0).first > l {
+		return -1
 	}
-	return i - 1
+	lo, hi := 0, len(x.blocks) // blocks[lo]'s first ref is at or before l; none from hi on is
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if x.blocks[m][0].first <= l {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	b := x.blocks[lo]
+	i, j := 0, refBlock // b[i] is at or before l; b[j], if held, is not
+	if lo == 0 {
+		i = x.head
+	}
+	if end := x.head + x.size - lo<<refBlockBits; end < j {
+		j = end
+	}
+	for j-i > 1 {
+		m := int(uint(i+j) >> 1)
+		if b[m].first <= l {
+			i = m
+		} else {
+			j = m
+		}
+	}
+	return lo<<refBlockBits + i - x.head
 }
 
 // get is the live ref whose first lease is l, nil when none.
 func (x *refIndex) get(l model.LeaseID) *ckRef {
 	if i := x.at(l); i >= 0 {
-		if r := x.refs[i]; r.first == l && !r.dropped {
+		if r := x.ref(i); r.first == l && !r.dropped {
 			return r
 		}
 	}
@@ -97,7 +213,7 @@ func (x *refIndex) get(l model.LeaseID) *ckRef {
 // is no more than 32 before l.
 func (x *refIndex) holding(l model.LeaseID) *ckRef {
 	if i := x.at(l); i >= 0 {
-		if r := x.refs[i]; !r.dropped && l-r.first <= 32 && l < r.first+model.LeaseID(r.ck().Num) {
+		if r := x.ref(i); !r.dropped && l-r.first <= 32 && l < r.first+model.LeaseID(r.ck().Num) {
 			return r
 		}
 	}

@@ -90,14 +90,22 @@ func TestMkTableAPI(t *testing.T) {
 }
 
 // The ref index finds, by first lease and by any lease it holds, exactly
-// the refs not dropped, whatever order they are dropped in.
+// the refs not dropped, whatever order they are dropped in: mostly the
+// oldest (its front trimmed across blocks), or any (compacted), over
+// lists long enough to span many blocks.
 func TestRefIndex(t *testing.T) {
+	for _, oldest := range []bool{true, false} {
+		testRefIndex(t, oldest)
+	}
+}
+
+func testRefIndex(t *testing.T, oldest bool) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var x refIndex
 	var all []*ckRef
 	next := model.LeaseID(1)
-	for range 3000 {
-		if rng.IntN(3) > 0 || x.len() == 0 {
+	for step := range 12000 {
+		if rng.IntN(3) > 0 && step%4000 < 3000 || x.len() == 0 {
 			r := &ckRef{first: next, home: &ckBody{ck: model.PopCheckPoint{Num: int8(1 + rng.IntN(32))}}}
 			next += model.LeaseID(r.ck().Num)
 			x.add(r)
@@ -108,7 +116,7 @@ func TestRefIndex(t *testing.T) {
 			for _, c := range all {
 				if !c.dropped && (r == nil || rng.IntN(4) == 0) {
 					r = c
-					if rng.IntN(2) == 0 {
+					if oldest && rng.IntN(2) == 0 {
 						break
 					}
 				}
@@ -116,8 +124,26 @@ func TestRefIndex(t *testing.T) {
 			r.dropped = true
 			x.remove(r)
 		}
-		if rng.IntN(20) > 0 {
+		if rng.IntN(40) > 0 {
 			continue
+		}
+		var held []*ckRef
+		for r := range x.all() {
+			held = append(held, r)
+		}
+		if len(held) != x.size {
+			t.Fatalf("all() yields %d refs of %d held", len(held), x.size)
+		}
+		k := 0
+		for _, r := range all {
+			if k < len(held) && held[k] == r {
+				k++
+			} else if !r.dropped {
+				t.Fatalf("live ref %d not held in order", r.first)
+			}
+		}
+		if k != len(held) {
+			t.Fatalf("all() yields refs out of order")
 		}
 		live := 0
 		for _, r := range all {
@@ -140,7 +166,7 @@ func TestRefIndex(t *testing.T) {
 			t.Fatalf("index counts %d of %d live refs, or finds an ungranted lease", x.len(), live)
 		}
 	}
-	if len(x.refs) > 2*x.len()+64 {
-		t.Fatalf("index keeps %d refs for %d live", len(x.refs), x.len())
+	if x.size > 2*x.len()+64 || len(x.blocks) > (x.size+refBlock-1)/refBlock+1 {
+		t.Fatalf("index keeps %d refs in %d blocks for %d live", x.size, len(x.blocks), x.len())
 	}
 }

@@ -322,7 +322,7 @@ type CkLease struct {
 // ckLeasesState lists the live leases in lease order.
 func (b *Broker) ckLeasesState() []CkLease {
 	var out []CkLease
-	for _, r := range b.ckl.byFirst.refs {
+	for r := range b.ckl.byFirst.all() {
 		if r.dropped {
 			continue
 		}

@@ -403,10 +403,12 @@ func (b *Broker) checkCheckpoint() error {
 
 func (b *Broker) checkCkLeases() error {
 	live, keyed, pending, indexed := 0, 0, 0, 0
-	for j, r := range b.ckl.byFirst.refs {
-		if j > 0 && b.ckl.byFirst.refs[j-1].first >= r.first {
-			return fmt.Errorf("pop: invariant: checkpoint refs by lease out of order: %d after %d", r.first, b.ckl.byFirst.refs[j-1].first)
+	var prev *ckRef
+	for r := range b.ckl.byFirst.all() {
+		if prev != nil && prev.first >= r.first {
+			return fmt.Errorf("pop: invariant: checkpoint refs by lease out of order: %d after %d", r.first, prev.first)
 		}
+		prev = r
 		if r.dropped {
 			continue
 		}
