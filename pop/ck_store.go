@@ -27,8 +27,7 @@ import (
 // timerMsg is a message held by the timer: the engine's own (putRevive),
 // with its typed form.
 type timerMsg struct {
-	due int64 // delivery time, ms
-	seq uint64
+	seq uint64 // its put order (its delivery time is its timerSlot's)
 	msg timerBody
 	rev *reviveBody
 }
@@ -140,7 +139,7 @@ func (b *Broker) putRevive(nowMs int64, rq int32, kind reviveKind, deliverMs int
 		// #3787: a delay level from now, the revive service seeing that time
 		due := nowMs + delayLevel(deliverMs-nowMs)
 		rev.deliver = due
-		b.timer.add(b.timer.hold(due, h, rev))
+		b.timer.add(b.timer.hold(h, rev), due)
 		b.reviveChanged(rq)
 		b.arrival = due
 		return putOK
@@ -148,7 +147,7 @@ func (b *Broker) putRevive(nowMs int64, rq int32, kind reviveKind, deliverMs int
 	rev.deliver = deliverMs // the message's TIMER_DELIVER_MS
 	if deliverMs > nowMs {
 		b.arrival = b.timerDue(deliverMs)
-		b.timer.add(b.timer.hold(b.arrival, h, rev))
+		b.timer.add(b.timer.hold(h, rev), b.arrival)
 		b.reviveChanged(rq)
 		return putOK
 	}
@@ -203,50 +202,44 @@ func (b *Broker) appendRevive(q *queue, h *timerBody, ms int64, rev *reviveBody)
 func (b *Broker) advanceTimer(nowMs int64) {
 	if t := b.reviveT; t == nil || len(t.queues) < len(b.timer.queues) {
 		for {
-			m, ok := b.timer.min()
-			if !ok || m.due > nowMs {
+			m, due, ok := b.timer.min()
+			if !ok || due > nowMs {
 				return
 			}
-			b.deliverTimer(m)
+			b.deliverTimer(m, due)
 		}
 	}
 	for rq := range b.timer.queues {
 		for {
-			m, ok := b.timer.minFor(int32(rq))
-			if !ok || m.due > nowMs {
+			m, due, ok := b.timer.minFor(int32(rq))
+			if !ok || due > nowMs {
 				break
 			}
-			b.deliverTimer(m)
+			b.deliverTimer(m, due)
 		}
 	}
 }
 
 // deliverTimer delivers m, the first message of its revive queue's timer,
-// to the queue.
-func (b *Broker) deliverTimer(m *timerMsg) {
+// due at due, to the queue.
+func (b *Broker) deliverTimer(m *timerMsg, due int64) {
 	b.timer.removeMin(m)
 	b.reviveChanged(m.msg.QueueID)
 	b.stats.TimerDeliveries++
-	b.appendRevive(b.reviveQueue(m.msg.QueueID), &m.msg, m.due, m.rev)
+	b.appendRevive(b.reviveQueue(m.msg.QueueID), &m.msg, due, m.rev)
 	b.timer.release(m)
 }
 
 // nextTimerDue is the next timer delivery, if any.
 func (b *Broker) nextTimerDue() (int64, bool) {
-	t, ok := b.timer.min()
-	if !ok {
-		return 0, false
-	}
-	return t.due, true
+	_, due, ok := b.timer.min()
+	return due, ok
 }
 
 // nextTimerDueFor is the next timer delivery into revive queue rq.
 func (b *Broker) nextTimerDueFor(rq int32) (int64, bool) {
-	t, ok := b.timer.minFor(rq)
-	if !ok {
-		return 0, false
-	}
-	return t.due, true
+	_, due, ok := b.timer.minFor(rq)
+	return due, ok
 }
 
 // ackKey is the merge key the decoded body of an ack or bAck message

@@ -8,17 +8,21 @@ import (
 	"testing"
 )
 
-// timerRef is the timer's order by definition: every held message, the
-// next being the least (due, put order), over all queues or one.
+// timerRef is the timer's order by definition: every held message and
+// its delivery time, the next being the least (due, put order), over all
+// queues or one.
 type timerRef struct {
 	held []*timerMsg
+	due  map[*timerMsg]int64
 	seq  uint64
 }
+
+func (r *timerRef) less(a, b *timerMsg) bool { return timerLess(r.due[a], a.seq, r.due[b], b.seq) }
 
 func (r *timerRef) minOf(q int32) *timerMsg {
 	var best *timerMsg
 	for _, m := range r.held {
-		if (q < 0 || m.msg.QueueID == q) && (best == nil || timerLess(m, best)) {
+		if (q < 0 || m.msg.QueueID == q) && (best == nil || r.less(m, best)) {
 			best = m
 		}
 	}
@@ -38,9 +42,10 @@ func TestTimerMatchesOrder(t *testing.T) {
 			t.Run(fmt.Sprintf("prec=%d/seed=%d", prec, seed), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, uint64(prec)))
 				var tm timerStore
-				var ref timerRef
+				ref := timerRef{due: map[*timerMsg]int64{}}
 				now := int64(1_000_000)
-				var lastDelivered *timerMsg
+				var lastDelivered *timerMsg // a copy, due as lastDue
+				var lastDue int64
 				for step := 0; step < 20000; step++ {
 					switch x := r.IntN(100); {
 					case x < 55: // a put
@@ -55,8 +60,9 @@ func TestTimerMatchesOrder(t *testing.T) {
 							d = now + r.Int64N(2000*prec) // far ahead
 						}
 						d = (d + prec - 1) / prec * prec
-						m := tm.hold(d, timerBody{QueueID: int32(r.IntN(4)), BornTimestamp: now}, nil)
-						tm.add(m)
+						m := tm.hold(timerBody{QueueID: int32(r.IntN(4)), BornTimestamp: now}, nil)
+						tm.add(m, d)
+						ref.due[m] = d
 						ref.seq++
 						if m.seq != ref.seq {
 							t.Fatalf("step %d: seq %d, want %d", step, m.seq, ref.seq)
@@ -65,31 +71,33 @@ func TestTimerMatchesOrder(t *testing.T) {
 						lastDelivered = nil // it may come before the last delivered
 					case x < 95: // deliver the next
 						want := ref.minOf(-1)
-						got, ok := tm.min()
-						if got != want || ok != (want != nil) {
-							t.Fatalf("step %d: min %v, want %v", step, got, want)
+						got, due, ok := tm.min()
+						if got != want || ok != (want != nil) || ok && due != ref.due[want] {
+							t.Fatalf("step %d: min %v due at %d, want %v", step, got, due, want)
 						}
 						if got == nil {
 							continue
 						}
-						if lastDelivered != nil && timerLess(got, lastDelivered) {
+						if lastDelivered != nil && timerLess(due, got.seq, lastDue, lastDelivered.seq) {
 							t.Fatalf("step %d: delivered out of order", step)
 						}
 						tm.removeMin(got)
 						ref.held = slices.DeleteFunc(ref.held, func(m *timerMsg) bool { return m == got })
+						delete(ref.due, got)
 						cp := *got
-						lastDelivered = &cp
+						lastDelivered, lastDue = &cp, due
 						tm.release(got)
 					default: // deliver one queue's next
 						q := int32(r.IntN(5))
 						want := ref.minOf(q)
-						got, ok := tm.minFor(q)
-						if got != want || ok != (want != nil) {
-							t.Fatalf("step %d: minFor(%d) %v, want %v", step, q, got, want)
+						got, due, ok := tm.minFor(q)
+						if got != want || ok != (want != nil) || ok && due != ref.due[want] {
+							t.Fatalf("step %d: minFor(%d) %v due at %d, want %v", step, q, got, due, want)
 						}
 						if got != nil {
 							tm.removeMin(got)
 							ref.held = slices.DeleteFunc(ref.held, func(m *timerMsg) bool { return m == got })
+							delete(ref.due, got)
 							tm.release(got)
 							lastDelivered = nil // a queue's next may precede the last global one
 						}
@@ -102,22 +110,27 @@ func TestTimerMatchesOrder(t *testing.T) {
 					first := ref.minOf(-1)
 					probes := []int64{now + r.Int64N(200*prec) - 100*prec}
 					if first != nil {
-						probes = append(probes, first.due, first.due-1)
+						probes = append(probes, ref.due[first], ref.due[first]-1)
 					}
 					for _, p := range probes {
-						if due := first != nil && first.due <= p; tm.dueBy(p) != due && (due || tm.firstOK) {
+						if due := first != nil && ref.due[first] <= p; tm.dueBy(p) != due && (due || tm.firstOK) {
 							t.Fatalf("step %d: dueBy(%d) %v, a message due by then: %v (first known: %v)", step, p, tm.dueBy(p), due, tm.firstOK)
 						}
 					}
 					if step%500 == 0 {
 						var got []*timerMsg
-						tm.each(func(m *timerMsg) { got = append(got, m) })
+						tm.each(func(m *timerMsg, due int64) {
+							if due != ref.due[m] {
+								t.Fatalf("step %d: each gives a message due at %d, put due at %d", step, due, ref.due[m])
+							}
+							got = append(got, m)
+						})
 						want := slices.Clone(ref.held)
 						slices.SortFunc(want, func(a, b *timerMsg) int {
 							if c := cmp.Compare(a.msg.QueueID, b.msg.QueueID); c != 0 {
 								return c
 							}
-							if timerLess(a, b) {
+							if ref.less(a, b) {
 								return -1
 							}
 							return 1

@@ -512,10 +512,10 @@ func (b *Broker) checkCommitQueues() error {
 func (b *Broker) checkTimer() error {
 	n := 0
 	var err error
-	b.timer.each(func(m *timerMsg) {
+	b.timer.each(func(m *timerMsg, due int64) {
 		n++
-		if err == nil && m.due < m.msg.BornTimestamp {
-			err = fmt.Errorf("pop: invariant: the timer holds %s due at %d, born at %d", m.rev.uniqueID(m.msg.kind.tag()), m.due, m.msg.BornTimestamp)
+		if err == nil && due < m.msg.BornTimestamp {
+			err = fmt.Errorf("pop: invariant: the timer holds %s due at %d, born at %d", m.rev.uniqueID(m.msg.kind.tag()), due, m.msg.BornTimestamp)
 		}
 	})
 	if err == nil && n != b.timer.n {
@@ -527,9 +527,9 @@ func (b *Broker) checkTimer() error {
 		}
 	}
 	if err == nil && b.timer.firstOK {
-		cached := b.timer.first
+		cached, cachedDue := b.timer.first, b.timer.firstDue
 		b.timer.firstOK = false
-		if m, _ := b.timer.min(); m != cached {
+		if m, due, _ := b.timer.min(); m != cached || due != cachedDue {
 			err = errors.New("pop: invariant: the timer's cached next message is not its next one")
 		}
 	}
@@ -546,8 +546,8 @@ func checkTimerQueue(q int32, tq *timerQueue) error {
 			return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d is empty or out of order", q, s.due)
 		}
 		for i, m := range s.msgs[s.head:] {
-			if m.due != s.due || m.msg.QueueID != q || i > 0 && s.msgs[s.head+i-1].seq >= m.seq {
-				return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d holds %s (queue %d) due at %d out of place", q, s.due, m.rev.uniqueID(m.msg.kind.tag()), m.msg.QueueID, m.due)
+			if m.msg.QueueID != q || i > 0 && s.msgs[s.head+i-1].seq >= m.seq {
+				return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d holds %s (queue %d) out of place", q, s.due, m.rev.uniqueID(m.msg.kind.tag()), m.msg.QueueID)
 			}
 		}
 		last = s
