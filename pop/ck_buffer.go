@@ -164,8 +164,10 @@ func (f *ckBuffer) clearQueue(k qkey) {
 }
 
 // Wrappers and refs are each allocated a block at a time (wrapperSlab,
-// refSlab: 64 wrappers of 64 bytes and 73 refs of 56 fill a 4 KiB size
-// class), in blocks of their own, from which they are never reused: a block goes
+// refSlab: 63 wrappers of 64 bytes and 73 refs of 56, with the 8-byte
+// header Go's allocator puts before an object with pointers larger than
+// 512 bytes, fill a 4 KiB size class; 64 wrappers took the 4 864-byte
+// one), in blocks of their own, from which they are never reused: a block goes
 // once none of its entries is referenced. They live for very different
 // times: a wrapper until the buffer and its commit queue let it go (a
 // scan or two), a ref until its CK is revived (the invisible time), and
@@ -176,7 +178,7 @@ func (f *ckBuffer) clearQueue(k qkey) {
 // (newWrapper, newRef). The wrapper's CK is the ref's, which the
 // CK's body holds (newCkBody); a mock's wrapper has a CK of its own.
 const (
-	wrapperSlab = 64
+	wrapperSlab = 63
 	refSlab     = 73
 )
 
