@@ -568,15 +568,14 @@ func (b *Broker) abortRound(s *reviveService, g int64) {
 // finishRound is the end of consumeReviveMessage, mergeAndRevive, and the
 // wait before the next round.
 func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
+	mocks := s.mockList[:0]
 	for _, key := range s.mockOrder { // map.putAll(mockPointMap): the merge takes the mocks from s.mocks
-		if old := s.cks.get(key, s.mocks[key].hash); old != nil {
+		mk := s.mocks[key]
+		if old := s.cks.get(key, mk.hash); old != nil {
 			old.replaced, old.byMock = true, true
 			s.byMockCks = append(s.byMockCks, old)
 		}
-	}
-	mocks := s.mockList[:0]
-	for _, key := range s.mockOrder {
-		mocks = append(mocks, s.mocks[key])
+		mocks = append(mocks, mk)
 	}
 	slices.SortFunc(mocks, func(a, b *roundCk) int { return cmp.Compare(a.off, b.off) })
 	s.mockList = mocks
