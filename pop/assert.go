@@ -58,7 +58,8 @@ func (c *cache) assertSize() {
 // the one decoding the stored message gives.
 func assertPrefill(kept, decoded *reviveBody) {
 	k := *kept
-	k.bound, k.unbuilt = false, false // the engine's link to its ref and its build state, no decoding's
+	k.bound, k.unbuilt = false, false        // the engine's link to its ref and its build state, no decoding's
+	k.kind, k.rq, k.seq, k.born = 0, 0, 0, 0 // the timer's, no decoding's
 	if k.skip {
 		k = reviveBody{skip: true, deliver: k.deliver} // what fill alone needs of a skipped CK
 	}

@@ -34,7 +34,7 @@ import (
 // reviveBody is a stored revive-topic message, decoded: what every kind
 // has, and the kind's own part (c or a), each allocated with its header.
 // A CK and an ack hold different fields, so each takes only the bytes of
-// its own (a CK's is 208, an ack's 144, where one body for both took 232).
+// its own (a CK's is 224, an ack's 160, where one body for both took 248).
 type reviveBody struct {
 	bad  bool // the body does not decode: a read aborts the round
 	skip bool // a CK without topic or group: skipped, endTime unmoved
@@ -46,8 +46,19 @@ type reviveBody struct {
 	// under the lease, kept here so a round reading the message need not
 	// look it up (ckRefOf). Not part of the decoding (assertPrefill).
 	bound bool
-	// (Beside the other flags: one word for the four.)
+	// kind, rq, seq and born are the engine's message as the timer holds
+	// it until its delivery (timerStore; putRevive): its tag, revive
+	// queue, put order and born time, kept in the body's first words
+	// rather than in a holder of their own, so that a delivery reads one
+	// record, not two, written a revive window (~60 s) before. Not part of
+	// the decoding (zero in a decoded body). The queue fits 16 bits: no
+	// store accepts a revive queue id of 65535 or more (reviveQueue).
+	kind reviveKind
+	rq   uint16
+	// (Beside the other flags: one word for the six.)
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
+	seq     uint64
+	born    int64
 	key     string
 	hash    uint64 // mkHash(key)
 	// c is the CK part of a CK message that decodes (and of a skipped CK
@@ -135,8 +146,8 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 // reads that of a ref's or a wrapper's CK.
 func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
 	if len(b.ckBodies) == 0 {
-		// 315 bodies of 208 bytes: just under 64 KiB
-		b.ckBodies = make([]ckBody, 315)
+		// 292 bodies of 224 bytes: just under 64 KiB
+		b.ckBodies = make([]ckBody, 292)
 	}
 	d := &b.ckBodies[0]
 	b.ckBodies = b.ckBodies[1:]
@@ -178,8 +189,8 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 		h = mkHash(key)
 	}
 	if len(b.ackBodies) == 0 {
-		// 455 bodies of 144 bytes: just under 64 KiB
-		b.ackBodies = make([]ackBody, 455)
+		// 409 bodies of 160 bytes: just under 64 KiB
+		b.ackBodies = make([]ackBody, 409)
 	}
 	d := &b.ackBodies[0]
 	b.ackBodies = b.ackBodies[1:]

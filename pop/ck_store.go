@@ -24,24 +24,6 @@ import (
 // overtakes a timer delivery that was due before it, and NextCheckpointTick
 // includes the next delivery.
 
-// timerMsg is a message held by the timer: the engine's own (putRevive),
-// with its typed form.
-type timerMsg struct {
-	seq uint64 // its put order (its delivery time is its timerSlot's)
-	msg timerBody
-	rev *reviveBody
-}
-
-// timerBody is what a held revive-topic message keeps beside its typed
-// form rev: its queue, born time and tag. Every other field of the
-// message is zero but the topic, the revive topic's, and the unique id,
-// body and properties, which rev builds when asked (reviveBody.fill).
-type timerBody struct {
-	QueueID       int32
-	kind          reviveKind
-	BornTimestamp int64
-}
-
 // reviveKind is the tag of one of the engine's revive-topic messages, in
 // a byte: the timer holds most of them.
 type reviveKind uint8
@@ -134,12 +116,12 @@ func (b *Broker) putRevive(nowMs int64, rq int32, kind reviveKind, deliverMs int
 		return putFailed
 	}
 	rev.unbuilt = true
-	h := timerBody{QueueID: rq, kind: kind, BornTimestamp: nowMs}
+	rev.kind, rev.rq, rev.born = kind, uint16(rq), nowMs // rq < 65535: q is not nil
 	if b.cfg.Bugs.DelayLevelTimer {
 		// #3787: a delay level from now, the revive service seeing that time
 		due := nowMs + delayLevel(deliverMs-nowMs)
 		rev.deliver = due
-		b.timer.add(b.timer.hold(h, rev), due)
+		b.timer.add(rev, due)
 		b.reviveChanged(rq)
 		b.arrival = due
 		return putOK
@@ -147,11 +129,11 @@ func (b *Broker) putRevive(nowMs int64, rq int32, kind reviveKind, deliverMs int
 	rev.deliver = deliverMs // the message's TIMER_DELIVER_MS
 	if deliverMs > nowMs {
 		b.arrival = b.timerDue(deliverMs)
-		b.timer.add(b.timer.hold(h, rev), b.arrival)
+		b.timer.add(rev, b.arrival)
 		b.reviveChanged(rq)
 		return putOK
 	}
-	b.appendRevive(q, &h, nowMs, rev)
+	b.appendRevive(q, rev, nowMs)
 	b.arrival = nowMs
 	return putOK
 }
@@ -176,13 +158,14 @@ func delayLevel(d int64) int64 {
 	return DelayLevelsMs[len(DelayLevelsMs)-1]
 }
 
-// appendRevive stores the engine's message h, rev in typed form, in
-// revive queue q, stamped at ms.
-func (b *Broker) appendRevive(q *queue, h *timerBody, ms int64, rev *reviveBody) {
+// appendRevive stores the engine's message rev (its typed form, with its
+// revive queue, tag and born time) in revive queue q, stamped at ms.
+func (b *Broker) appendRevive(q *queue, rev *reviveBody, ms int64) {
 	sl := q.log.push(&b.logPool)
-	b.reviveChanged(h.QueueID)
+	rq := int32(rev.rq)
+	b.reviveChanged(rq)
 	m := &sl.msg // zero: push returns a zero entry
-	m.Topic, m.QueueID, m.Tags, m.BornTimestamp = b.reviveTopicName(), h.QueueID, h.kind.tag(), h.BornTimestamp
+	m.Topic, m.QueueID, m.Tags, m.BornTimestamp = b.reviveTopicName(), rq, rev.kind.tag(), rev.born
 	m.QueueOffset = q.maxOffset() - 1
 	m.StoreTimestamp = ms
 	sl.rev = b.finishPrefill(rev, m)
@@ -222,12 +205,11 @@ func (b *Broker) advanceTimer(nowMs int64) {
 
 // deliverTimer delivers m, the first message of its revive queue's timer,
 // due at due, to the queue.
-func (b *Broker) deliverTimer(m *timerMsg, due int64) {
+func (b *Broker) deliverTimer(m *reviveBody, due int64) {
 	b.timer.removeMin(m)
-	b.reviveChanged(m.msg.QueueID)
+	b.reviveChanged(int32(m.rq))
 	b.stats.TimerDeliveries++
-	b.appendRevive(b.reviveQueue(m.msg.QueueID), &m.msg, due, m.rev)
-	b.timer.release(m)
+	b.appendRevive(b.reviveQueue(int32(m.rq)), m, due)
 }
 
 // nextTimerDue is the next timer delivery, if any.

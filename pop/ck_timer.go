@@ -11,19 +11,19 @@ import (
 // delivery time's slot, since every message held was put before it. With
 // timerPrecisionMs slots the delivery times are few (a CK's and its acks'
 // land in the same few slots) and most puts join the last slot or one
-// near it. Holders are allocated a block at a time (slab) and reused once
-// delivered (free, up to timerFreeMax of them); so are slots (freeSlots).
+// near it. A held message is its typed form, the body the revive topic
+// keeps once delivered (reviveBody), which holds its queue, tag, born
+// time and put order: no holder of its own, whose read at the delivery
+// missed the cache as the body's did. Slots are reused (freeSlots).
 type timerStore struct {
 	queues    []timerQueue
 	seq       uint64
 	n         int
-	free      []*timerMsg // delivered holders, at most timerFreeMax
-	slab      []timerMsg
 	freeSlots []*timerSlot
 	// first is the next message over all queues when known (firstOK),
 	// firstDue its delivery time: min is asked at every engine call, the
 	// queues change less often.
-	first    *timerMsg
+	first    *reviveBody
 	firstDue int64
 	firstOK  bool
 }
@@ -35,7 +35,7 @@ type timerStore struct {
 type timerQueue struct {
 	slots []*timerSlot
 	head  int
-	next  *timerMsg
+	next  *reviveBody
 	due   int64
 	seq   uint64
 }
@@ -52,51 +52,12 @@ func (tq *timerQueue) refresh() {
 }
 
 // timerSlot is the messages of one delivery time, msgs[head:] in put
-// order. A message's delivery time is its slot's: its holder does not
-// keep it (32 bytes, not 40, for each of the ~120 k CK and ack messages a
-// run holds).
+// order. A message's delivery time is its slot's: its body does not keep
+// it (the ~120 k CK and ack messages a run holds).
 type timerSlot struct {
 	due  int64
-	msgs []*timerMsg
+	msgs []*reviveBody
 	head int
-}
-
-// hold returns a holder for a message, reusing a delivered one's.
-func (t *timerStore) hold(msg timerBody, rev *reviveBody) *timerMsg {
-	var m *timerMsg
-	if n := len(t.free); n > 0 {
-		m = t.free[n-1]
-		t.free = t.free[:n-1]
-	} else {
-		if len(t.slab) == 0 {
-			t.slab = make([]timerMsg, timerSlab)
-		}
-		m = &t.slab[0]
-		t.slab = t.slab[1:]
-	}
-	m.msg, m.rev = msg, rev
-	return m
-}
-
-// A holder is 32 bytes: timerSlab of them and the 8-byte header the
-// allocator puts before an object with pointers larger than 512 bytes fill
-// an 8 KiB size class (256 would take the 9 472-byte one).
-const timerSlab = 255
-
-// timerFreeMax bounds the free holders kept. A run holds nearly every
-// CK and ack message in the timer until it is due, so most deliveries
-// come in the drain at its end, when nothing is held again: a free list
-// of them all (a link in every holder, or a slice as long as the run's
-// messages) would cost more than the few it serves. A holder not kept
-// goes with its block once the block's others are delivered.
-const timerFreeMax = 1024
-
-// release takes back the holder of a delivered message.
-func (t *timerStore) release(m *timerMsg) {
-	*m = timerMsg{}
-	if len(t.free) < timerFreeMax {
-		t.free = append(t.free, m)
-	}
 }
 
 // timerLess reports that a message due at aDue, put seq aSeq, comes
@@ -119,9 +80,9 @@ func (t *timerStore) newSlot(due int64) *timerSlot {
 	return &timerSlot{due: due}
 }
 
-// add holds m, due at due.
-func (t *timerStore) add(m *timerMsg, due int64) {
-	q := int(m.msg.QueueID)
+// add holds m, due at due, in its revive queue (m.rq).
+func (t *timerStore) add(m *reviveBody, due int64) {
+	q := int(m.rq)
 	for len(t.queues) <= q {
 		t.queues = append(t.queues, timerQueue{})
 	}
@@ -170,7 +131,7 @@ func (t *timerStore) dueBy(nowMs int64) bool {
 
 // min is the next message to deliver over all queues, and its delivery
 // time.
-func (t *timerStore) min() (*timerMsg, int64, bool) {
+func (t *timerStore) min() (*reviveBody, int64, bool) {
 	if !t.firstOK {
 		t.first, t.firstDue, t.firstOK = nil, 0, true
 		var seq uint64
@@ -191,7 +152,7 @@ func (t *timerStore) min() (*timerMsg, int64, bool) {
 
 // check asserts that next, due and seq are the queue's first message's.
 func (tq *timerQueue) check(q int32) {
-	var m *timerMsg
+	var m *reviveBody
 	if tq.head < len(tq.slots) {
 		s := tq.slots[tq.head]
 		m = s.msgs[s.head]
@@ -200,7 +161,7 @@ func (tq *timerQueue) check(q int32) {
 }
 
 // minFor is the next message for revive queue rq, and its delivery time.
-func (t *timerStore) minFor(rq int32) (*timerMsg, int64, bool) {
+func (t *timerStore) minFor(rq int32) (*reviveBody, int64, bool) {
 	if rq < 0 || int(rq) >= len(t.queues) {
 		return nil, 0, false
 	}
@@ -212,8 +173,8 @@ func (t *timerStore) minFor(rq int32) (*timerMsg, int64, bool) {
 }
 
 // removeMin removes m, the next message of its queue (min, minFor).
-func (t *timerStore) removeMin(m *timerMsg) {
-	tq := &t.queues[m.msg.QueueID]
+func (t *timerStore) removeMin(m *reviveBody) {
+	tq := &t.queues[m.rq]
 	s := tq.slots[tq.head]
 	if invariants {
 		assertf(s.msgs[s.head] == m, "timer: removeMin of a message that is not its queue's next")
@@ -243,7 +204,7 @@ func (t *timerStore) removeMin(m *timerMsg) {
 
 // each calls f for every held message and its delivery time, by queue
 // then order.
-func (t *timerStore) each(f func(m *timerMsg, due int64)) {
+func (t *timerStore) each(f func(m *reviveBody, due int64)) {
 	for q := range t.queues {
 		tq := &t.queues[q]
 		for _, s := range tq.slots[tq.head:] {

@@ -12,17 +12,17 @@ import (
 // its delivery time, the next being the least (due, put order), over all
 // queues or one.
 type timerRef struct {
-	held []*timerMsg
-	due  map[*timerMsg]int64
+	held []*reviveBody
+	due  map[*reviveBody]int64
 	seq  uint64
 }
 
-func (r *timerRef) less(a, b *timerMsg) bool { return timerLess(r.due[a], a.seq, r.due[b], b.seq) }
+func (r *timerRef) less(a, b *reviveBody) bool { return timerLess(r.due[a], a.seq, r.due[b], b.seq) }
 
-func (r *timerRef) minOf(q int32) *timerMsg {
-	var best *timerMsg
+func (r *timerRef) minOf(q int32) *reviveBody {
+	var best *reviveBody
 	for _, m := range r.held {
-		if (q < 0 || m.msg.QueueID == q) && (best == nil || r.less(m, best)) {
+		if (q < 0 || int32(m.rq) == q) && (best == nil || r.less(m, best)) {
 			best = m
 		}
 	}
@@ -42,9 +42,9 @@ func TestTimerMatchesOrder(t *testing.T) {
 			t.Run(fmt.Sprintf("prec=%d/seed=%d", prec, seed), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, uint64(prec)))
 				var tm timerStore
-				ref := timerRef{due: map[*timerMsg]int64{}}
+				ref := timerRef{due: map[*reviveBody]int64{}}
 				now := int64(1_000_000)
-				var lastDelivered *timerMsg // a copy, due as lastDue
+				var lastDelivered *reviveBody // a copy, due as lastDue
 				var lastDue int64
 				for step := 0; step < 20000; step++ {
 					switch x := r.IntN(100); {
@@ -60,7 +60,9 @@ func TestTimerMatchesOrder(t *testing.T) {
 							d = now + r.Int64N(2000*prec) // far ahead
 						}
 						d = (d + prec - 1) / prec * prec
-						m := tm.hold(timerBody{QueueID: int32(r.IntN(4)), BornTimestamp: now}, nil)
+						a := &ackBody{} // an ack message's body, as putRevive holds it
+						a.a, a.kind, a.rq, a.born = a, ackKind, uint16(r.IntN(4)), now
+						m := &a.reviveBody
 						tm.add(m, d)
 						ref.due[m] = d
 						ref.seq++
@@ -82,11 +84,9 @@ func TestTimerMatchesOrder(t *testing.T) {
 							t.Fatalf("step %d: delivered out of order", step)
 						}
 						tm.removeMin(got)
-						ref.held = slices.DeleteFunc(ref.held, func(m *timerMsg) bool { return m == got })
+						ref.held = slices.DeleteFunc(ref.held, func(m *reviveBody) bool { return m == got })
 						delete(ref.due, got)
-						cp := *got
-						lastDelivered, lastDue = &cp, due
-						tm.release(got)
+						lastDelivered, lastDue = got, due
 					default: // deliver one queue's next
 						q := int32(r.IntN(5))
 						want := ref.minOf(q)
@@ -96,9 +96,8 @@ func TestTimerMatchesOrder(t *testing.T) {
 						}
 						if got != nil {
 							tm.removeMin(got)
-							ref.held = slices.DeleteFunc(ref.held, func(m *timerMsg) bool { return m == got })
+							ref.held = slices.DeleteFunc(ref.held, func(m *reviveBody) bool { return m == got })
 							delete(ref.due, got)
-							tm.release(got)
 							lastDelivered = nil // a queue's next may precede the last global one
 						}
 					}
@@ -118,16 +117,16 @@ func TestTimerMatchesOrder(t *testing.T) {
 						}
 					}
 					if step%500 == 0 {
-						var got []*timerMsg
-						tm.each(func(m *timerMsg, due int64) {
+						var got []*reviveBody
+						tm.each(func(m *reviveBody, due int64) {
 							if due != ref.due[m] {
 								t.Fatalf("step %d: each gives a message due at %d, put due at %d", step, due, ref.due[m])
 							}
 							got = append(got, m)
 						})
 						want := slices.Clone(ref.held)
-						slices.SortFunc(want, func(a, b *timerMsg) int {
-							if c := cmp.Compare(a.msg.QueueID, b.msg.QueueID); c != 0 {
+						slices.SortFunc(want, func(a, b *reviveBody) int {
+							if c := cmp.Compare(a.rq, b.rq); c != 0 {
 								return c
 							}
 							if ref.less(a, b) {

@@ -512,10 +512,10 @@ func (b *Broker) checkCommitQueues() error {
 func (b *Broker) checkTimer() error {
 	n := 0
 	var err error
-	b.timer.each(func(m *timerMsg, due int64) {
+	b.timer.each(func(m *reviveBody, due int64) {
 		n++
-		if err == nil && due < m.msg.BornTimestamp {
-			err = fmt.Errorf("pop: invariant: the timer holds %s due at %d, born at %d", m.rev.uniqueID(m.msg.kind.tag()), due, m.msg.BornTimestamp)
+		if err == nil && due < m.born {
+			err = fmt.Errorf("pop: invariant: the timer holds %s due at %d, born at %d", m.uniqueID(m.kind.tag()), due, m.born)
 		}
 	})
 	if err == nil && n != b.timer.n {
@@ -546,8 +546,8 @@ func checkTimerQueue(q int32, tq *timerQueue) error {
 			return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d is empty or out of order", q, s.due)
 		}
 		for i, m := range s.msgs[s.head:] {
-			if m.msg.QueueID != q || i > 0 && s.msgs[s.head+i-1].seq >= m.seq {
-				return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d holds %s (queue %d) out of place", q, s.due, m.rev.uniqueID(m.msg.kind.tag()), m.msg.QueueID)
+			if int32(m.rq) != q || i > 0 && s.msgs[s.head+i-1].seq >= m.seq {
+				return fmt.Errorf("pop: invariant: revive queue %d's timer slot due at %d holds %s (queue %d) out of place", q, s.due, m.uniqueID(m.kind.tag()), m.rq)
 			}
 		}
 		last = s

@@ -221,8 +221,8 @@ type InflightCount struct {
 func (b *Broker) checkpointState() CheckpointState {
 	st := CheckpointState{Leases: b.ckLeasesState(), CkMessageNumber: b.ckMessageNumber, ShouldStartTime: b.shouldStartTime,
 		RandomDraws: b.draws, ReviveReads: b.reads}
-	b.timer.each(func(m *timerMsg, due int64) {
-		st.Timer = append(st.Timer, TimerEntry{Due: due, ReviveQueue: m.msg.QueueID, Tag: m.msg.kind.tag(), UniqKey: m.rev.uniqueID(m.msg.kind.tag())})
+	b.timer.each(func(m *reviveBody, due int64) {
+		st.Timer = append(st.Timer, TimerEntry{Due: due, ReviveQueue: int32(m.rq), Tag: m.kind.tag(), UniqKey: m.uniqueID(m.kind.tag())})
 	})
 	for _, w := range b.buf.order {
 		st.Buffer = append(st.Buffer, BufferedCk{MergeKey: w.mkey, ReviveQueue: w.rq, FirstLease: w.ref.first, Num: w.ck.Num,
