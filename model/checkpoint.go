@@ -31,17 +31,20 @@ func ReviveTopic(cluster string) string { return ReviveTopicPrefix + cluster }
 // PopCheckPoint is one pop batch on one queue (store/pop/PopCheckPoint):
 // which offsets were lent, when, for how long, and which of them are acked.
 type PopCheckPoint struct {
-	StartOffset   int64  // so: the offset the pop asked for (before any correction)
-	PopTime       int64  // pt, epoch ms
-	InvisibleTime int64  // it, ms
-	BitMap        int32  // bm: acked indexes (bit i = index i)
-	QueueID       int32  // q
-	Topic         string // t: the real topic (a retry topic for retry messages)
-	CID           string // c: the consumer group
-	ReviveOffset  int64  // ro: the CK message's offset in its revive queue, set when read
+	StartOffset   int64 // so: the offset the pop asked for (before any correction)
+	PopTime       int64 // pt, epoch ms
+	InvisibleTime int64 // it, ms
+	BitMap        int32 // bm: acked indexes (bit i = index i)
+	QueueID       int32 // q
+	ReviveOffset  int64 // ro: the CK message's offset in its revive queue, set when read
 	// QueueOffsetDiff (d) holds msgOffset - startOffset per message; nil
 	// for an old-format checkpoint, whose messages are startOffset + i.
+	// (The fields up to here are what a revive round reads of a CK and
+	// its acks' IndexOfAck: the first 64 bytes, one cache line when
+	// aligned.)
 	QueueOffsetDiff []int32
+	Topic           string // t: the real topic (a retry topic for retry messages)
+	CID             string // c: the consumer group
 	BrokerName      string // bn
 	// RePutTimes (rp) is a decimal string; HasRePutTimes false means
 	// null (absent).

@@ -59,23 +59,31 @@ type reviveBody struct {
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	seq     uint64
 	born    int64
-	key     string
-	hash    uint64 // mkHash(key)
 	// c is the CK part of a CK message that decodes (and of a skipped CK
 	// the engine wrote, which fill needs, though no decoding has it), a
 	// the ack part of an ack or bAck message that decodes; each is the
 	// body it is part of. Both are nil for any other message.
-	c *ckBody
-	a *ackBody
+	c    *ckBody
+	a    *ackBody
+	key  string
+	hash uint64 // mkHash(key)
 }
+
+// The fields are in the order a message's delivery and its revive round
+// read them, the ones they do not read last: each body is written at a
+// pop or ack and read again a revive window (~60 s) later, when every
+// cache line it spans is a miss, so the round's reads span as few lines
+// as they can (a CK's header, ref and the first 64 bytes of its CK, which
+// hold what the round and its acks' IndexOfAck read: 144 of its 224
+// bytes; an ack's header, list and AckOffset: 88 of 160).
 
 // ckBody is a CK message's body: ck (ReviveOffset set) and its first
 // lease.
 type ckBody struct {
 	reviveBody
+	ref   *ckRef // see bound
 	ck    model.PopCheckPoint
 	lease model.LeaseID
-	ref   *ckRef // see bound
 }
 
 // ackBody is an ack or bAck message's body: the ack (a bAck's fields but
@@ -86,8 +94,8 @@ type ckBody struct {
 // broker's own name when the ack names none.
 type ackBody struct {
 	reviveBody
-	ack  model.AckMsg
 	list *[]int64 // a bAck's acked offsets; nil for an ack
+	ack  model.AckMsg
 }
 
 // offs is a bAck's acked offsets.
