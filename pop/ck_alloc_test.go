@@ -62,8 +62,8 @@ func TestCkPopAckAllocs(t *testing.T) {
 
 // A wrapper is freed once the buffer and its commit queue let it go,
 // while its ref lives on until its CK is revived: the two are allocated
-// in blocks of their own (newWrapper, newRef). Allocated side by side, every
-// wrapper stayed for its ref's invisible time.
+// apart (newWrapper; a ref is its CK body's own, ckBody.own). Allocated side
+// by side, every wrapper stayed for its ref's invisible time.
 func TestCkWrapperOutlivesNotItsRef(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.EnablePopBufferMerge = false // every pop's CK is written at once and its wrapper done
@@ -101,4 +101,60 @@ func TestCkWrapperOutlivesNotItsRef(t *testing.T) {
 		t.Error("the first pop's wrapper is still referenced while its ref lives")
 	}
 	runtime.KeepAlive(br) // its refs live on
+}
+
+// A CK's ref is its body's own (ckBody.own), bound to it: a round reading
+// the CK's message takes the ref from the body while it lives and nil once
+// its revive dropped it, as byFirst gives.
+func TestCkRefIsItsBodysOwn(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.EnablePopBufferMerge = false // every pop's CK is written at once
+	br := newTopicGroupBroker(t, cfg)
+	now := clock.Epoch
+	const n = 50
+	for range n {
+		br.Put(now, &model.Message{Topic: "t"})
+	}
+	req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 1, InvisibleTime: 20 * clock.Second}
+	var res PopResult
+	var bodies []*ckBody
+	for i := range n {
+		now = now.Add(clock.Millisecond)
+		br.Pop(now, &req, &res)
+		if len(res.Messages) != 1 {
+			t.Fatalf("pop %d: popped %d", i, len(res.Messages))
+		}
+		if i%2 == 0 {
+			a := NewAckRequest("g", "t", &res.Messages[0].Handle)
+			if r := br.Ack(now, &a); r.Code != model.Success {
+				t.Fatalf("ack %d: %v", i, r.Code)
+			}
+		}
+	}
+	for r := range br.ckl.byFirst.all() {
+		d := r.home
+		if r != &d.own || !d.bound || br.ckRefOf(d) != r || br.ckl.byFirst.get(d.lease) != r {
+			t.Fatalf("ref of lease %d: its body's own %v, bound %v, the body gives %p, byFirst %p",
+				r.first, r == &d.own, d.bound, br.ckRefOf(d), br.ckl.byFirst.get(d.lease))
+		}
+		bodies = append(bodies, d)
+	}
+	if len(bodies) != n {
+		t.Fatalf("%d live refs, want %d", len(bodies), n)
+	}
+	for end := now.Add(60 * clock.Second); ; { // past every revive
+		at, ok := br.NextCheckpointTick()
+		if !ok || at > end {
+			break
+		}
+		br.CheckpointTick(at)
+	}
+	if br.ckl.byFirst.len() != 0 {
+		t.Fatalf("%d refs live after every revive", br.ckl.byFirst.len())
+	}
+	for _, d := range bodies {
+		if !d.own.dropped || br.ckRefOf(d) != nil {
+			t.Fatalf("revived CK's body of lease %d gives ref %p (dropped %v)", d.lease, br.ckRefOf(d), d.own.dropped)
+		}
+	}
 }

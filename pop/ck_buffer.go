@@ -163,24 +163,18 @@ func (f *ckBuffer) clearQueue(k qkey) {
 	}
 }
 
-// Wrappers and refs are each allocated a block at a time (wrapperSlab,
-// refSlab: 63 wrappers of 64 bytes and 73 refs of 56, with the 8-byte
-// header Go's allocator puts before an object with pointers larger than
-// 512 bytes, fill a 4 KiB size class; 64 wrappers took the 4 864-byte
-// one), in blocks of their own, from which they are never reused: a block goes
-// once none of its entries is referenced. They live for very different
-// times: a wrapper until the buffer and its commit queue let it go (a
-// scan or two), a ref until its CK is revived (the invisible time), and
-// a mock's wrapper has no ref. Allocated side by side, each wrapper
-// stayed for as long as its ref, and a mock's ref (never used) for as
-// long as the refs beside it: in a default run 7 MB of the live heap at
-// the end, which wrapper blocks of their own free within seconds
-// (newWrapper, newRef). The wrapper's CK is the ref's, which the
-// CK's body holds (newCkBody); a mock's wrapper has a CK of its own.
-const (
-	wrapperSlab = 63
-	refSlab     = 73
-)
+// Wrappers are allocated a block at a time (wrapperSlab: 63 wrappers of
+// 64 bytes, with the 8-byte header Go's allocator puts before an object
+// with pointers larger than 512 bytes, fill a 4 KiB size class; 64
+// wrappers took the 4 864-byte one), in blocks of their own, from which
+// they are never reused: a block goes once none of its entries is
+// referenced. A wrapper lives until the buffer and its commit queue let
+// it go (a scan or two), much less than its CK's ref (the invisible
+// time), which its CK's body holds (ckBody.own); allocated beside the
+// refs, each wrapper had stayed for as long as they did (newWrapper). The
+// wrapper's CK is the ref's, which the CK's body holds (newCkBody); a
+// mock's wrapper has a CK of its own.
+const wrapperSlab = 63
 
 // newWrapper builds a wrapper on revive queue rq for CK ck. mkey is the
 // CK's merge key and lock its queue key (group and topic ck.CID and
@@ -193,16 +187,6 @@ func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, rq 
 	b.ckl.wslab = b.ckl.wslab[1:]
 	*w = wrapper{rq: rq, ck: ck, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
 	return w
-}
-
-// newRef is a zero ckRef, for newRefInto to make.
-func (l *ckLeases) newRef() *ckRef {
-	if len(l.rslab) == 0 {
-		l.rslab = make([]ckRef, refSlab)
-	}
-	r := &l.rslab[0]
-	l.rslab = l.rslab[1:]
-	return r
 }
 
 // addCk is PopBufferMergeService.addCk: buffer the CK without writing it.

@@ -34,15 +34,15 @@ import (
 // reviveBody is a stored revive-topic message, decoded: what every kind
 // has, and the kind's own part (c or a), each allocated with its header.
 // A CK and an ack hold different fields, so each takes only the bytes of
-// its own (a CK's is 224, an ack's 160, where one body for both took 248).
+// its own (a CK's is 272 with its ref, an ack's 160).
 type reviveBody struct {
 	bad  bool // the body does not decode: a read aborts the round
 	skip bool // a CK without topic or group: skipped, endTime unmoved
 	// unbuilt: the engine wrote the message and has not built its unique
 	// id, body and properties yet (fill). Not part of the decoding.
 	unbuilt bool
-	// bound: the engine keeps this body for its own CK message and c.ref
-	// is the live ckRef of c.lease (nil once dropped): what byFirst holds
+	// bound: the engine keeps this body for its own CK message and c.own
+	// is the ckRef of c.lease, live until dropped: what byFirst holds
 	// under the lease, kept here so a round reading the message need not
 	// look it up (ckRefOf). Not part of the decoding (assertPrefill).
 	bound bool
@@ -73,15 +73,20 @@ type reviveBody struct {
 // read them, the ones they do not read last: each body is written at a
 // pop or ack and read again a revive window (~60 s) later, when every
 // cache line it spans is a miss, so the round's reads span as few lines
-// as they can (a CK's header, ref and the first 64 bytes of its CK, which
-// hold what the round and its acks' IndexOfAck read: 144 of its 224
-// bytes; an ack's header, list and AckOffset: 88 of 160).
+// as they can (a CK's header, its ckRef and the first 64 bytes of its
+// CK, which hold what the round and its acks' IndexOfAck read, then the
+// CK's topic and group, which the merge reads: 224 of its 272 bytes; an
+// ack's header, list and AckOffset: 88 of 160).
 
 // ckBody is a CK message's body: ck (ReviveOffset set) and its first
-// lease.
+// lease, and the engine's ckRef of the CK (own), whose home the body is:
+// the ref and the body are made together (newRefKeyed), read together
+// at the CK's revive, and kept in one record, which spares the round a
+// miss on a second one written a revive window before. own is not part
+// of the body's decoding (see bound).
 type ckBody struct {
 	reviveBody
-	ref   *ckRef // see bound
+	own   ckRef
 	ck    model.PopCheckPoint
 	lease model.LeaseID
 }
@@ -154,8 +159,8 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 // reads that of a ref's or a wrapper's CK.
 func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
 	if len(b.ckBodies) == 0 {
-		// 292 bodies of 224 bytes: just under 64 KiB
-		b.ckBodies = make([]ckBody, 292)
+		// 240 bodies of 272 bytes: just under 64 KiB
+		b.ckBodies = make([]ckBody, 240)
 	}
 	d := &b.ckBodies[0]
 	b.ckBodies = b.ckBodies[1:]

@@ -22,7 +22,7 @@ const PropertyLease = "POPSIM_LEASE"
 // ckRef is one CK the engine made, as its leases see it.
 type ckRef struct {
 	// home is the body the engine keeps for the CK's message (newCkBody),
-	// which putCk writes: it holds the CK (ck).
+	// which putCk writes: it holds the CK (ck), and the ref itself (own).
 	home  *ckBody
 	e     *mkEntry // its merge key's entry, which holds the key
 	first model.LeaseID
@@ -62,8 +62,7 @@ type ckLeases struct {
 	// other (bindCkBody) whichever comes second.
 	lastRef *ckRef
 	ckBody  *ckBody
-	wslab   []wrapper // newWrapper's and newRef's current blocks
-	rslab   []ckRef
+	wslab   []wrapper // newWrapper's current block
 }
 
 func newCkLeases() ckLeases { return ckLeases{} }
@@ -150,9 +149,10 @@ func (l refList) contains(r *ckRef) bool {
 }
 
 // newRefKeyed makes the ckRef of a new CK, held by body d (newCkBody),
-// whose merge key is key, granting its leases.
+// whose merge key is key, granting its leases. The ref is d's own
+// (ckBody.own): every body the engine makes is made for one new ref.
 func (b *Broker) newRefKeyed(d *ckBody, rq int32, key string) *ckRef {
-	return b.newRefInto(b.ckl.newRef(), d, rq, key)
+	return b.newRefInto(&d.own, d, rq, key)
 }
 
 // newRefInto is newRefKeyed into r, a zero ckRef the caller allocated.
@@ -193,11 +193,15 @@ func (b *Broker) bindCkBody(d *ckBody, first model.LeaseID) {
 	b.ckl.ckBody = d
 }
 
-// bindBody records that d, r's CK message's body, names r: a revive
-// round reading the message takes r from it instead of from byFirst.
-// drop unbinds it (the body then names no ref, as byFirst does).
+// bindBody records that d, r's CK message's body, names r, its own
+// (d.own): a revive round reading the message takes r from it instead of
+// from byFirst. Once drop forgets r the body names no ref, as byFirst
+// does not.
 func (r *ckRef) bindBody(d *ckBody) {
-	d.ref, d.bound = r, true
+	if invariants {
+		assertf(r == &d.own, "CK body of lease %d bound to a ref not its own", r.first)
+	}
+	d.bound = true
 }
 
 // ckRefOf is the live ckRef of a CK message's first lease (d.lease), nil
@@ -206,10 +210,14 @@ func (b *Broker) ckRefOf(d *ckBody) *ckRef {
 	if !d.bound {
 		return b.ckl.byFirst.get(d.lease)
 	}
-	if invariants {
-		assertf(b.ckl.byFirst.get(d.lease) == d.ref, "CK body of lease %d bound to the wrong ref", d.lease)
+	r := &d.own
+	if r.dropped {
+		r = nil
 	}
-	return d.ref
+	if invariants {
+		assertf(b.ckl.byFirst.get(d.lease) == r, "CK body of lease %d bound to the wrong ref", d.lease)
+	}
+	return r
 }
 
 // end ends lease i of r and returns it, 0 when it had already ended.
@@ -236,9 +244,6 @@ func (b *Broker) drop(r *ckRef) []model.LeaseID {
 	}
 	r.dropped = true
 	b.ckl.byFirst.remove(r)
-	if r.home.ref == r {
-		r.home.ref = nil
-	}
 	r.e.refs.remove(r)
 	b.ckl.keys.release(r.e)
 	return out
