@@ -69,7 +69,7 @@ func assertPrefill(kept, decoded *reviveBody) {
 		same = reflect.DeepEqual(k.c.ck, dh.c.ck) && k.c.lease == dh.c.lease
 	}
 	if same && k.a != nil {
-		same = k.a.ack == dh.a.ack && (k.a.list == nil) == (dh.a.list == nil) && reflect.DeepEqual(k.a.offs(), dh.a.offs())
+		same = *k.a.ack == *dh.a.ack && k.a.off == dh.a.off && (k.a.list == nil) == (dh.a.list == nil) && reflect.DeepEqual(k.a.offs(), dh.a.offs())
 	}
 	k.c, k.a, dh.c, dh.a = nil, nil, nil, nil // compared above
 	assertf(same && k == dh, "revive message body kept as %+v, decodes as %+v", *kept, *decoded)

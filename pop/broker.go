@@ -93,9 +93,10 @@ type Broker struct {
 	stats   Stats
 	scratch popScratch
 	// ckBodies and ackBodies are storage for the decoded revive bodies
-	// the engine keeps (newCkBody, ackPrefill).
+	// the engine keeps (newCkBody, ackPrefill), ackMsgs for their acks.
 	ckBodies  []ckBody
 	ackBodies []ackBody
+	ackMsgs   []model.AckMsg
 	arena     reviveArena
 	// logPool is the queues' released log chunks, for reuse (chunkPool).
 	logPool chunkPool

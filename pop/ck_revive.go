@@ -502,7 +502,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 			}
 			b.mockForAck(s, g, sl.msg.QueueOffset, d)
 		} else if d.a.list == nil { // an ack
-			if i := rc.ck.IndexOfAck(d.a.ack.AckOffset); i > -1 {
+			if i := rc.ck.IndexOfAck(d.a.off); i > -1 {
 				rc.bits |= 1 << uint(i)
 			}
 		} else {
@@ -542,7 +542,7 @@ func (b *Broker) mockForAck(s *reviveService, g int64, off int64, d *reviveBody)
 		return
 	}
 	key := d.key
-	ck := ackCk(&d.a.ack)
+	ck := ackCk(d.a.ack)
 	ck.ReviveOffset = off
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)

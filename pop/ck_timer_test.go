@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"popsim/model"
 )
 
 // timerRef is the timer's order by definition: every held message and
@@ -60,7 +62,7 @@ func TestTimerMatchesOrder(t *testing.T) {
 							d = now + r.Int64N(2000*prec) // far ahead
 						}
 						d = (d + prec - 1) / prec * prec
-						a := &ackBody{} // an ack message's body, as putRevive holds it
+						a := &ackBody{ack: &model.AckMsg{}} // an ack message's body, as putRevive holds it
 						a.a, a.kind, a.rq, a.born = a, ackKind, uint16(r.IntN(4)), now
 						m := &a.reviveBody
 						tm.add(m, d)
