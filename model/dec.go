@@ -12,19 +12,32 @@ import (
 // first and written in pairs straight into dst's spare room, without
 // strconv's buffer and copy.
 
-// AppendDec is strconv.AppendInt(dst, v, 10).
+// AppendDec is strconv.AppendInt(dst, v, 10). Inlined: a digit alone
+// (a retry flag, a queue's id, an offset near a queue's start), with room
+// for it, is stored without a call; the rest go to appendDecCall.
 func AppendDec(dst []byte, v int64) []byte {
-	if uint64(v) < 10 {
+	if uint64(v) < 10 && len(dst) < cap(dst) {
 		return append(dst, byte('0'+v))
 	}
+	return appendDecCall(dst, v)
+}
+
+// appendDecCall is AppendDec past its inlined case.
+func appendDecCall(dst []byte, v int64) []byte {
 	if v < 0 {
 		return strconv.AppendInt(dst, v, 10)
 	}
 	return AppendUdec(dst, uint64(v))
 }
 
-// appendDec is AppendDec.
-func appendDec(dst []byte, v int64) []byte { return AppendDec(dst, v) }
+// appendDec is AppendDec, written out: a wrapper calling it would be
+// over the inlining budget.
+func appendDec(dst []byte, v int64) []byte {
+	if uint64(v) < 10 && len(dst) < cap(dst) {
+		return append(dst, byte('0'+v))
+	}
+	return appendDecCall(dst, v)
+}
 
 // dec8 is x's eight digits (x < 1e8, leading zeros included) as the
 // little-endian uint64 of their bytes, computed in lanes of one word:
