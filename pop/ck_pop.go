@@ -196,20 +196,14 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 	}
 	flag := model.RetryFlagOf(stageTopic)
 	res := ctx.res
-	offs := b.scratch.offs[:0]
 	for i, m := range r.msgs {
-		offs = append(offs, m.QueueOffset)
 		p := res.addMessage(m, req.Topic)
 		p.Lease = ref.lease(i)
 		ctx.setHandle(&p.Handle, ck.PopTime, ctx.reviveQid, flag, b.cfg.BrokerName, k.qid, start, m.QueueOffset)
 		p.Deadline = clock.FromMillis(ck.ReviveTime())
 	}
 	ctx.found += int32(len(r.msgs))
-	offs = append(offs, start)
-	n := len(offs) - 1
-	res.StartOffsetInfo = model.AppendOffsetInfo(res.StartOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[n:]})
-	res.MsgOffsetInfo = model.AppendOffsetInfo(res.MsgOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[:n]})
-	b.scratch.offs = offs[:0]
+	res.appendOffsetInfos(flag, k.qid, start, r.msgs) // model.AppendOffsetInfo's bytes, as the KV path writes them
 	return true
 }
 
