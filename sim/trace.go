@@ -82,8 +82,9 @@ func (t *tracer) emitAt(now clock.Time, e model.Event) {
 
 // emitCur stamps the event in the scratch slot with now and the next
 // sequence number and records it: hashes it, and hands it to the meter
-// (the latency breakdown) and to the checker, with its binary form, which
-// the checker's history keeps. The hot callers copy their event argument
+// (the latency breakdown) and to the checker, with its binary form's
+// length: the checker's history keeps the form where the tracer wrote it
+// (ShareBuffer), so it needs no slice of it. The hot callers copy their event argument
 // into the slot themselves (t.cur = e) instead of calling emitAt: an
 // inlined emitAt copies the 160-byte event twice, first into its
 // parameter, and not inlined it copies it into its arguments. It is one
@@ -100,7 +101,7 @@ func (t *tracer) emitCur(now clock.Time) {
 	} else {
 		t.bin = b
 	}
-	bin := b[start:len(b):len(b)] // hashing keeps the bytes until the next event
+	n := len(b) - start // the event's binary form, which the checker's history finds in the buffer it shares (ShareBuffer)
 	if len(b) >= hashChunk-hashSlack {
 		t.flushHash()
 	}
@@ -109,7 +110,7 @@ func (t *tracer) emitCur(now clock.Time) {
 	}
 	if s := t.obs; s != nil { // sim.observe written out: a call fewer an event
 		s.meter.observe(e)
-		s.chk.ObserveEncoded(e, bin)
+		s.chk.ObserveShared(e, n)
 	}
 }
 

@@ -211,17 +211,42 @@ func (c *Checker) Observe(e *model.Event) { c.ObserveEncoded(e, nil) }
 
 // ObserveEncoded is Observe for a caller that has the event's binary form
 // (model's AppendBinary) at hand: bin, or nil. The checker's history
-// keeps a copy instead of encoding the event again.
+// keeps a copy instead of encoding the event again; a checker that
+// shares its caller's buffer (ShareBuffer) takes bin's length alone
+// (ObserveShared).
 func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
+	if c.hist.peek != nil {
+		if bin == nil {
+			panic("check: an event without its binary form, given to a checker that shares its caller's buffer")
+		}
+		c.ObserveShared(e, len(bin))
+		return
+	}
+	if c.done {
+		panic("check: Observe after Finish")
+	}
+	if !receiveKind(e.Kind) {
+		c.hist.add(e, bin)
+	}
+	c.ObserveShared(e, 0)
+}
+
+// ObserveShared is Observe for a caller that shares its buffer of binary
+// forms with the checker (ShareBuffer): e's binary form is the next n > 0
+// bytes written into it. The history needs their length alone, so that
+// the caller hands over no slice of them (the simulator's tracer, at
+// every event). n is 0 only in ObserveEncoded's own call for a checker
+// that shares no buffer, whose history has taken the event already.
+func (c *Checker) ObserveShared(e *model.Event, n int) {
 	if e.Seq <= c.floorSeq || e.At < c.lastAt {
 		c.outOfOrder(e) // the first event, one after Finish, or one out of order
 	}
 	if h := &c.hist; h.peek == nil {
-		if !receiveKind(e.Kind) {
-			h.add(e, bin)
+		if n != 0 {
+			panic("check: ObserveShared of a checker that shares no buffer")
 		}
-	} else if to := h.used + len(bin); !h.fastShared(to, bin) {
-		h.addShared(e, bin)
+	} else if to := h.used + n; !h.fastShared(to, n) {
+		h.addShared(e, n)
 	} else if receiveKind(e.Kind) {
 		h.used = to // in the open chunk, not kept
 	} else {

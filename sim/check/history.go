@@ -105,42 +105,42 @@ func (h *history) add(e *model.Event, bin []byte) {
 	h.index(from)
 }
 
-// addShared notes that the caller's shared buffer holds bin, the binary
-// form of e, next; the history keeps e unless it is a receive. The
+// addShared notes that the caller's shared buffer holds the binary form
+// of e next, n bytes; the history keeps e unless it is a receive. The
 // common case of a kept event (within the open chunk, room in the ring)
-// is written out in ObserveEncoded, index's ring update with it: a call
+// is written out in ObserveShared, index's ring update with it: a call
 // to a helper for it (over the inlining budget) cost more than the copy
 // saved, and a receive within the open chunk is written out there too;
 // the rest is in sharedSlow.
-func (h *history) addShared(e *model.Event, bin []byte) {
-	to := h.used + len(bin)
-	if to >= h.limit || bin == nil || !receiveKind(e.Kind) {
-		h.sharedSlow(e, bin)
+func (h *history) addShared(e *model.Event, n int) {
+	to := h.used + n
+	if to >= h.limit || n <= 0 || !receiveKind(e.Kind) {
+		h.sharedSlow(e, n)
 		return
 	}
 	h.used = to
 }
 
-// fastShared reports whether the event whose binary form is bin, kept,
-// goes into the shared buffer's open chunk and the ring's room without
-// index's cases (ObserveEncoded's written-out common case of addShared).
-// The ring's next slot is pos, unless pos is at its end (then the ring
-// wraps or grows: index).
-func (h *history) fastShared(to int, bin []byte) bool {
-	return to < h.limit && bin != nil && h.pos < len(h.starts)
+// fastShared reports whether the event whose binary form takes n bytes,
+// kept, goes into the shared buffer's open chunk (to is where it ends)
+// and the ring's room without index's cases (ObserveShared's written-out
+// common case of addShared). The ring's next slot is pos, unless pos is
+// at its end (then the ring wraps or grows: index).
+func (h *history) fastShared(to, n int) bool {
+	return to < h.limit && n > 0 && h.pos < len(h.starts)
 }
 
 // sharedSlow is addShared for the first event, an event given without
 // its binary form, and the last event of a sealed chunk.
-func (h *history) sharedSlow(e *model.Event, bin []byte) {
-	if bin == nil {
+func (h *history) sharedSlow(e *model.Event, n int) {
+	if n <= 0 {
 		panic("check: an event without its binary form, given to a checker that shares its caller's buffer")
 	}
 	if len(h.chunks) == 0 {
 		h.start()
 	}
 	from := h.used
-	h.used += len(bin)
+	h.used += n
 	if !receiveKind(e.Kind) {
 		h.index(from)
 	}

@@ -37,9 +37,10 @@ func TestHistoryWindow(t *testing.T) {
 // that copies them, whatever the caller's buffers (sealed between events,
 // with events it has not given yet, or empty) and however many of the
 // events given are receives, which it does not keep; it hands back the
-// buffers it no longer needs. The events go through ObserveEncoded, which
-// writes out addShared's common case; they are pulls and receives, which
-// put no obligation on the ledger.
+// buffers it no longer needs. The events go through ObserveShared (with
+// their length) or ObserveEncoded (with their bytes), which write out
+// addShared's common case; they are pulls and receives, which put no
+// obligation on the ledger.
 func TestHistorySharedBuffer(t *testing.T) {
 	r := rand.New(rand.NewPCG(35, 36))
 	for _, size := range []int{1, 7, 300, 2000} {
@@ -72,7 +73,11 @@ func TestHistorySharedBuffer(t *testing.T) {
 				seal()
 				seal() // an empty one
 			}
-			c.ObserveEncoded(&e, bin)
+			if r.IntN(2) == 0 { // the tracer's call, or ObserveEncoded's, which makes it
+				c.ObserveShared(&e, len(bin))
+			} else {
+				c.ObserveEncoded(&e, bin)
+			}
 			if !receive {
 				kept = append(kept, e)
 			}
@@ -288,5 +293,28 @@ func TestCheckerMarksHistoryUnordered(t *testing.T) {
 	ev(2, 20)
 	if !c.hist.unordered {
 		t.Fatal("ordered after a repeated Seq")
+	}
+}
+
+// ObserveShared takes the length of an event's binary form only from a
+// checker that shares its caller's buffer, and a length of 0 from none:
+// either would put the history's index out of step with the buffer.
+func TestObserveSharedMisuse(t *testing.T) {
+	e := histTestEvent(1)
+	for _, share := range []bool{false, true} {
+		c := New(Options{})
+		n := 9
+		if share {
+			c.ShareBuffer(func() []byte { return nil })
+			n = 0
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("sharing %v: ObserveShared(e, %d) did not panic", share, n)
+				}
+			}()
+			c.ObserveShared(&e, n)
+		}()
 	}
 }
