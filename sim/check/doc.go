@@ -210,5 +210,6 @@
 // a ring of the most recent events (Options.HistoryEvents), kept in their
 // binary form: copied, or, for a caller that writes every event's binary
 // form into a buffer of its own (the simulator's tracer), read where it
-// wrote them (Checker.ShareBuffer, Checker.Seal).
+// wrote them, the caller giving each event's length alone
+// (Checker.ShareBuffer, Checker.ObserveShared, Checker.Seal).
 package check
