@@ -86,12 +86,10 @@ func (o *offsets) clearIdle() {
 // queues (both the same length). The first call for a pair registers it
 // on t, so that writes to t's queues clear its marks.
 func (b *Broker) idleBits(pair uint32, t *topic, n int32) (idle, quiet []uint64) {
-	o := &b.offsets
-	if int(pair) < len(o.idle) {
-		if w := o.idle[pair]; w != nil && len(w) >= int(n+63)>>6 {
-			return w, o.quiet[pair] // every pop after the pair's first
-		}
+	if idle, quiet := b.offsets.bitsOf(pair, n); idle != nil {
+		return idle, quiet // every pop after the pair's first
 	}
+	o := &b.offsets
 	for int(pair) >= len(o.idle) {
 		o.idle = append(o.idle, nil)
 		o.quiet = append(o.quiet, nil)
@@ -106,6 +104,17 @@ func (b *Broker) idleBits(pair uint32, t *topic, n int32) (idle, quiet []uint64)
 	}
 	o.idle[pair], o.quiet[pair] = w, q
 	return w, q
+}
+
+// bitsOf is idleBits' common case, which inlines: pair's bitmaps if it
+// has them and they cover n queues, else nil.
+func (o *offsets) bitsOf(pair uint32, n int32) (idle, quiet []uint64) {
+	if int(pair) < len(o.idle) {
+		if w := o.idle[pair]; w != nil && len(w) >= int(n+63)>>6 {
+			return w, o.quiet[pair]
+		}
+	}
+	return nil, nil
 }
 
 // queueWritten clears queue qid's idle mark for every pair registered on
@@ -141,12 +150,22 @@ func (b *Broker) skipIdle(ctx *popContext, gap int32) {
 // uses it; the KV path's popAllQueues runs the same loop with its stage
 // inline.
 func (b *Broker) idleScan(ctx *popContext, t *topic, pair uint32, n int32, r int64, stage func(qid int32)) {
-	idle, quiet := b.idleBits(pair, t, n)
-	sc := b.newQueueScan(n, r)
+	idle, quiet := b.offsets.bitsOf(pair, n)
+	if idle == nil {
+		idle, quiet = b.idleBits(pair, t, n)
+	}
+	var sc queueScan // made for the first queue the marks leave (n > 0 then)
 	for pos := int32(0); ; {
 		marks := idle
 		if ctx.found < ctx.req.MaxMsgNums {
 			marks = quiet
+		}
+		if allMarked(marks, n) { // what sc.next would find: no queue
+			b.skipIdle(ctx, n-pos)
+			return
+		}
+		if sc.n == 0 {
+			sc = b.newQueueScan(n, r)
 		}
 		at, qid, ok := sc.next(marks, pos)
 		b.skipIdle(ctx, at-pos)
@@ -284,6 +303,25 @@ func (s *queueScan) next(idle []uint64, pos int32) (at, qid int32, ok bool) {
 		return st + n - c, c, true
 	}
 	return n, 0, false
+}
+
+// allMarked reports that marks marks every one of n queues when they fit
+// in one word (1 <= n <= 64; false for any other n, which the scan then
+// checks word by word): the all-queue pop then skips them all without a
+// scan, which is what most scans of a topic with a few queues come to
+// (default scenario: queueScan.next runs 98.7 k times in 214.9 k scans,
+// once after each stage, where it ran 313.6 k times). A check of several
+// words did not pay in the hot topic's KV scans of 500 queues: out of
+// line, it cost about what it saved in next (-0.3 M instructions of
+// 685.8 M), and inlined, its loop spilled the scan loop's registers at
+// every word (+3.2 M in the default scenario's idleScan, whose words are
+// one); so popAllQueues' loop has no shortcut.
+func allMarked(marks []uint64, n int32) bool {
+	if n <= 0 || n > 64 || len(marks) == 0 {
+		return false
+	}
+	m := ^uint64(0) >> (64 - n) // n = 64: every bit
+	return marks[0]&m == m
 }
 
 // firstClear is the lowest queue in [lo, hi) not marked in idle, else hi.

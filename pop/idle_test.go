@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"popsim/clock"
 	"popsim/model"
 )
@@ -56,6 +58,66 @@ func TestQueueScanOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAllMarkedIsAnEmptyScan checks idleScan's shortcut against the scan
+// it replaces: allMarked holds exactly when n fits in one word and every
+// one of the n queues is marked, and then the scan, from any position and
+// in either direction, finds no queue; when it fails for such an n, the
+// scan from position 0 finds one.
+func TestAllMarkedIsAnEmptyScan(t *testing.T) {
+	for n := int32(1); n <= 64; n++ { // queues 0..k-1 marked, k around n
+		for k := n - 1; k <= n+1; k++ {
+			marks := make([]uint64, 2)
+			for q := int32(0); q < k; q++ {
+				marks[q>>6] |= 1 << (q & 63)
+			}
+			if got := allMarked(marks, n); got != (k >= n) {
+				t.Fatalf("allMarked(queues below %d marked, %d) = %v", k, n, got)
+			}
+		}
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		marks := make([]uint64, rapid.IntRange(0, 3).Draw(rt, "words"))
+		// n ends in the bitmap's last word, mostly: at its edges too, and
+		// one past it (a queue the bitmap does not cover)
+		n := int32(64*max(len(marks)-1, 0)) + rapid.Int32Range(-1, 65).Draw(rt, "nInLast")
+		for i := range marks {
+			switch rapid.IntRange(0, 6).Draw(rt, "kind") {
+			case 0, 1, 2: // a word of marked queues, often: scans that find none
+				marks[i] = ^uint64(0)
+			case 3: // all but one
+				marks[i] = ^uint64(0) &^ (1 << rapid.IntRange(0, 63).Draw(rt, "hole"))
+			case 4: // the queues below one marked, the rest not
+				marks[i] = 1<<rapid.IntRange(0, 63).Draw(rt, "below") - 1
+			default:
+				marks[i] = rapid.Uint64().Draw(rt, "word")
+			}
+		}
+		want := n >= 1 && n <= 64
+		for q := int32(0); q < n; q++ {
+			want = want && qkeyIdle(marks, q)
+		}
+		got := allMarked(marks, n)
+		if got != want {
+			rt.Fatalf("allMarked(%x, %d) = %v, want %v", marks, n, got, want)
+		}
+		if n < 1 || n > 64 || len(marks) == 0 {
+			return
+		}
+		b := &Broker{cfg: DefaultConfig()}
+		b.cfg.PriorityOrderAsc = rapid.Bool().Draw(rt, "desc")
+		sc := b.newQueueScan(n, rapid.Int64Range(0, 3*int64(n)).Draw(rt, "r"))
+		if got {
+			for pos := int32(0); pos <= n; pos++ {
+				if at, q, ok := sc.next(marks, pos); ok || at != n {
+					rt.Fatalf("every queue marked, yet next(%d) = %d, %d, %v", pos, at, q, ok)
+				}
+			}
+		} else if _, _, ok := sc.next(marks, 0); !ok {
+			rt.Fatalf("allMarked(%x, %d) false, yet the scan finds no queue", marks, n)
+		}
+	})
 }
 
 func qkeyIdle(idle []uint64, q int32) bool {
