@@ -173,12 +173,13 @@ func (h *taskHeap) remove(t *task) {
 }
 
 // close closes the slot pop left open: the heap's last entry fills it,
-// sinking from the top (cut(0), written out so that first inlines).
+// sinking from the top (cut(0), written out so that first inlines). The
+// slot past the end keeps its entry: the scheduler keeps every task it
+// made (scheduler.free), so the stale pointer keeps nothing alive.
 func (h *taskHeap) close() {
 	h.taken = false
 	n := len(h.e) - 1
 	last := h.e[n]
-	h.e[n] = heapEntry{}
 	h.e = h.e[:n]
 	if n > 0 {
 		h.down(0, last)
@@ -191,8 +192,7 @@ func (h *taskHeap) close() {
 func (h *taskHeap) cut(i int) {
 	n := len(h.e) - 1
 	last := h.e[n]
-	h.e[n] = heapEntry{}
-	h.e = h.e[:n]
+	h.e = h.e[:n] // the slot keeps its entry, as in close
 	if i != n && h.down(i, last) == i {
 		h.up(i, last)
 	}
@@ -358,8 +358,10 @@ func (s *scheduler) bound(e *task) error {
 	return fmt.Errorf("%w: %d tasks dispatched by %v (EventBudget = %d); raise it or shorten the run", ErrEventBudget, s.dispatched, s.clk.Now(), s.maxTasks)
 }
 
-// release returns a dispatched task to the free list.
+// release returns a dispatched or cancelled task to the free list. It
+// keeps its payload until at reuses it: a store less a task, and what it
+// keeps alive is at most a payload for each task of the queue's peak
+// (default scenario: 2.3 M instructions a run, 6 a task).
 func (s *scheduler) release(e *task) {
-	e.p = nil
 	s.free = append(s.free, e)
 }
