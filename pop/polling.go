@@ -78,6 +78,10 @@ type polling struct {
 	lastTopic  string
 	lastGroups []groupRef
 	lastValid  bool
+	// regPair is the pair register last saw registered (0: none; pair ids
+	// start at 1): parks come mostly from one group@topic, and a group once
+	// registered stays so.
+	regPair uint32
 }
 
 // groupsOf is topicGroups[topic], remembering the last lookup.
@@ -123,10 +127,18 @@ func (ps *pollSet) first() *suspended { return ps.items[ps.head] }
 // more for so few; past insertBack places the rest is searched.
 func (ps *pollSet) insert(s *suspended) {
 	if ps.head > 0 && len(ps.items) == cap(ps.items) {
-		// full: move the live requests down instead of growing
-		n := copy(ps.items, ps.live())
-		clear(ps.items[n:])
-		ps.items, ps.head = ps.items[:n], 0
+		// full: move the live requests down instead of growing, one by
+		// one: they are few (default scenario: 17.6 k moves of about two),
+		// and copy and clear were two runtime calls with write barriers
+		// (1.7 M instructions)
+		items, n := ps.items, len(ps.items)-ps.head
+		for i := range n {
+			items[i] = items[ps.head+i]
+		}
+		for i := n; i < len(items); i++ {
+			items[i] = nil
+		}
+		ps.items, ps.head = items[:n], 0
 	}
 	ps.items = append(ps.items, s)
 	items, h := ps.items, ps.head
@@ -342,10 +354,16 @@ func suspendedLess(a, b *suspended) bool {
 	return a.id < b.id
 }
 
+// register adds group, whose pair with topic is pair, to topic's groups
+// if it is not there yet.
 func (p *polling) register(topic, group string, pair uint32) {
+	if pair == p.regPair {
+		return
+	}
+	p.regPair = pair
 	gs := p.groupsOf(topic)
 	for _, g := range gs {
-		if g.group == group {
+		if g.pair == pair { // the same group: one topic, one pair a group
 			return
 		}
 	}
