@@ -197,6 +197,13 @@ func (p *polling) setOf(k qkey) *pollSet {
 	return nil
 }
 
+// parked reports whether key k has a request parked: appendWoken wakes
+// nothing otherwise.
+func (p *polling) parked(k qkey) bool {
+	ps := p.setOf(k)
+	return ps != nil && ps.head < len(ps.items)
+}
+
 // makeSet returns key k's set, making it if needed.
 func (p *polling) makeSet(k qkey) *pollSet {
 	if ps := p.setOf(k); ps != nil {
@@ -593,9 +600,13 @@ func (b *Broker) notifyArrival(woken []Wakeup, nowMs int64, msg *model.Message, 
 		return woken
 	}
 	force := msg.QueueOffset%b.cfg.PopLongPollingForceNotifyInterval == 0
-	for _, g := range gs {
-		woken = b.polls.appendWoken(woken, qkey{g.pair, -1}, msg, force)
-		woken = b.polls.appendWoken(woken, qkey{g.pair, msg.QueueID}, msg, force)
+	for _, g := range gs { // appendWoken on the keys with parked requests (one key in two, mostly)
+		if k := (qkey{g.pair, -1}); b.polls.parked(k) {
+			woken = b.polls.appendWoken(woken, k, msg, force)
+		}
+		if k := (qkey{g.pair, msg.QueueID}); b.polls.parked(k) {
+			woken = b.polls.appendWoken(woken, k, msg, force)
+		}
 	}
 	return woken
 }
