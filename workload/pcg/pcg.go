@@ -33,7 +33,7 @@ func (r *Rand) Uint64() uint64 {
 	hi, lo := bits.Mul64(r.lo, mulLo)
 	hi += r.hi*mulLo + r.lo*mulHi
 	lo, c := bits.Add64(lo, incLo, 0)
-	hi += incHi + c
+	hi, _ = bits.Add64(hi, incHi, c) // an add with carry, where hi += incHi + c took four instructions
 	r.hi, r.lo = hi, lo
 	hi ^= hi >> 32
 	hi *= dxsmMul
