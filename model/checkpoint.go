@@ -124,9 +124,9 @@ func MergeKey(topic, group string, qid int32, startOffset, popTime int64, broker
 func AppendMergeKey(b []byte, topic, group string, qid int32, startOffset, popTime int64, brokerName string) []byte {
 	b = append(b, topic...)
 	b = append(b, group...)
-	b = appendDec(b, int64(qid))
-	b = appendDec(b, startOffset)
-	b = appendDec(b, popTime)
+	b = AppendDec(b, int64(qid))
+	b = AppendDec(b, startOffset)
+	b = AppendDec(b, popTime)
 	if brokerName == "" {
 		brokerName = "null"
 	}
@@ -149,7 +149,7 @@ func (c *PopCheckPoint) AppendUniqueID(b []byte) []byte {
 // AppendJSON appends the checkpoint's JSON (fastjson's sorted short keys).
 func (c *PopCheckPoint) AppendJSON(b []byte) []byte {
 	b = append(b, `{"bm":`...)
-	b = appendDec(b, int64(c.BitMap))
+	b = AppendDec(b, int64(c.BitMap))
 	if c.BrokerName != "" { // null: fastjson omits it
 		b = appendStrField(b, `,"bn":`, c.BrokerName)
 	}
@@ -160,7 +160,7 @@ func (c *PopCheckPoint) AppendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendDec(b, int64(d))
+			b = AppendDec(b, int64(d))
 		}
 		b = append(b, ']')
 	}
@@ -263,16 +263,16 @@ const keyBuf = 160
 // unique ids of CK and ack messages share.
 func appendAt(b []byte, topic string, qid, offset int64, group string, popTime int64) []byte {
 	b = append(append(b, topic...), '@')
-	b = append(appendDec(b, qid), '@')
-	b = append(appendDec(b, offset), '@')
+	b = append(AppendDec(b, qid), '@')
+	b = append(AppendDec(b, offset), '@')
 	b = append(append(b, group...), '@')
-	return append(appendDec(b, popTime), '@')
+	return append(AppendDec(b, popTime), '@')
 }
 
 // AppendJSON appends the ack's JSON.
 func (a *AckMsg) AppendJSON(b []byte) []byte {
 	b = append(b, `{"ao":`...)
-	b = appendDec(b, a.AckOffset)
+	b = AppendDec(b, a.AckOffset)
 	b = a.appendRest(b)
 	return append(b, '}')
 }
@@ -345,28 +345,28 @@ func (a *BatchAckMsg) UniqueID() string {
 // AppendUniqueID appends the id UniqueID returns to b.
 func (a *BatchAckMsg) AppendUniqueID(b []byte) []byte {
 	b = append(append(b, a.Topic...), '@')
-	b = append(appendDec(b, int64(a.QueueID)), '@', '[')
+	b = append(AppendDec(b, int64(a.QueueID)), '@', '[')
 	for i, o := range a.AckOffsetList {
 		if i > 0 {
 			b = append(b, ',', ' ')
 		}
-		b = appendDec(b, o)
+		b = AppendDec(b, o)
 	}
 	b = append(append(b, ']', '@'), a.ConsumerGroup...)
-	b = append(appendDec(append(b, '@'), a.PopTime), '@')
+	b = append(AppendDec(append(b, '@'), a.PopTime), '@')
 	return append(b, BatchAckTag...)
 }
 
 // AppendJSON appends the batch ack's JSON.
 func (a *BatchAckMsg) AppendJSON(b []byte) []byte {
 	b = append(b, `{"ao":`...)
-	b = appendDec(b, a.AckOffset)
+	b = AppendDec(b, a.AckOffset)
 	b = append(b, `,"aol":[`...)
 	for i, o := range a.AckOffsetList {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendDec(b, o)
+		b = AppendDec(b, o)
 	}
 	b = append(b, ']')
 	b = a.appendRest(b)
@@ -393,7 +393,7 @@ func ParseBatchAckMsg(data []byte) (BatchAckMsg, error) {
 // appendIntField appends a field: its prefix (the separator and the
 // quoted key with its colon, as `,"k":`) and v.
 func appendIntField(b []byte, prefix string, v int64) []byte {
-	return appendDec(append(b, prefix...), v)
+	return AppendDec(append(b, prefix...), v)
 }
 
 // appendStrField appends a field: its prefix (`,"k":`) and v, quoted.

@@ -30,15 +30,6 @@ func appendDecCall(dst []byte, v int64) []byte {
 	return AppendUdec(dst, uint64(v))
 }
 
-// appendDec is AppendDec, written out: a wrapper calling it would be
-// over the inlining budget.
-func appendDec(dst []byte, v int64) []byte {
-	if uint64(v) < 10 && len(dst) < cap(dst) {
-		return append(dst, byte('0'+v))
-	}
-	return appendDecCall(dst, v)
-}
-
 // dec8 is x's eight digits (x < 1e8, leading zeros included) as the
 // little-endian uint64 of their bytes, computed in lanes of one word:
 // x splits into two 4-digit halves (32-bit lanes, the high half first in

@@ -331,9 +331,12 @@ func TestAppendDecMatchesStrconv(t *testing.T) {
 		vs = append(vs, p-1, p, p+1)
 	}
 	for _, v := range vs {
-		got, want := string(appendDec([]byte("x"), v)), "x"+strconv.FormatInt(v, 10)
-		if got != want {
-			t.Errorf("appendDec(%d) = %q, want %q", v, got, want)
+		want := "x" + strconv.FormatInt(v, 10)
+		// without spare room and with it: a digit alone is stored inline only with room
+		for _, dst := range [][]byte{[]byte("x"), append(make([]byte, 0, 32), 'x')} {
+			if got := string(AppendDec(dst, v)); got != want {
+				t.Errorf("AppendDec(%d) into cap %d = %q, want %q", v, cap(dst), got, want)
+			}
 		}
 	}
 }

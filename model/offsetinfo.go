@@ -30,15 +30,15 @@ func AppendOffsetInfo(dst []byte, e OffsetInfo) []byte {
 	if len(dst) > 0 {
 		dst = append(dst, ';')
 	}
-	dst = appendDec(dst, int64(e.RetryFlag))
+	dst = AppendDec(dst, int64(e.RetryFlag))
 	dst = append(dst, ' ')
-	dst = appendDec(dst, int64(e.QueueID))
+	dst = AppendDec(dst, int64(e.QueueID))
 	dst = append(dst, ' ')
 	for i, o := range e.Offsets {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendDec(dst, o)
+		dst = AppendDec(dst, o)
 	}
 	return dst
 }
