@@ -207,8 +207,7 @@ func (b *Broker) advanceTimer(nowMs int64) {
 // due at due, to the queue.
 func (b *Broker) deliverTimer(m *reviveBody, due int64) {
 	b.timer.removeMin(m)
-	b.reviveChanged(int32(m.rq))
-	b.stats.TimerDeliveries++
+	b.stats.TimerDeliveries++ // appendRevive marks the revive queue changed
 	b.appendRevive(b.reviveQueue(int32(m.rq)), m, due)
 }
 
