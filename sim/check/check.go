@@ -152,6 +152,9 @@ type client struct {
 	// client's current receive retries that answer's attemptId.
 	lostBatch []*lease
 	retrying  bool
+	// rx counts the client's receive requests: when pending's leases may
+	// be let go.
+	rx receives
 }
 
 // heldRef is a delivery in a client's hands, and the generation of its
@@ -272,13 +275,19 @@ func (c *Checker) ObserveShared(e *model.Event, n int) {
 		c.onProduce(e)
 	case model.EvReceive:
 		c.wake.receive(c, e)
-		c.orderReceive(c.clientOf(e), e)
+		cl := c.clientOf(e)
+		cl.rx.sent()
+		c.orderReceive(cl, e)
 	case model.EvParked:
 		c.wake.parked(e)
 	case model.EvReceived, model.EvReceiveLost:
 		c.wake.answer(e)
-		c.orderReceive(c.clientOf(e), e)
-		c.onReceiveAnswer(e)
+		cl := c.clientOf(e)
+		if e.Kind == model.EvReceiveLost {
+			cl.rx.lostAnswer(e) // first: the order checks ask which leases it lost
+		}
+		c.orderReceive(cl, e)
+		c.onReceiveAnswer(cl, e)
 	case model.EvLease:
 		c.onLease(e)
 	case model.EvDeliver:

@@ -602,15 +602,19 @@ func (c *Checker) onPolicy(e *model.Event) {
 }
 
 // onReceiveAnswer: the answer to a client's receive reached it (its
-// deliveries follow at once) or was lost: no lease it was lent before is
-// still on its way to it.
-func (c *Checker) onReceiveAnswer(e *model.Event) {
-	cl := c.clientOf(e)
-	if len(cl.pending) == 0 {
+// deliveries follow at once) or was lost. The client's leases that no
+// answer on its way can carry any more are let go (receives).
+// A loss is already counted (receives.lostAnswer).
+func (c *Checker) onReceiveAnswer(cl *client, e *model.Event) {
+	if e.Kind == model.EvReceiveLost {
+		c.releaseLost(cl)
 		return
 	}
-	if e.Kind == model.EvReceiveLost {
-		c.noneAwaited(cl)
+	if cl.rx.lost > 0 {
+		c.releaseLost(cl) // before this answer's deliveries, which it counts as on their way
+	}
+	cl.rx.answered()
+	if len(cl.pending) == 0 {
 		return
 	}
 	out := cl.pending[:0]
@@ -636,6 +640,7 @@ func (c *Checker) noneAwaited(cl *client) {
 	}
 	clear(cl.pending)
 	cl.pending = cl.pending[:0]
+	cl.rx.released()
 }
 
 // onCrash: the client's deliveries die with it.
@@ -644,6 +649,7 @@ func (c *Checker) onCrash(e *model.Event) {
 	cl.alive = false
 	c.crashOwner(e)
 	c.noneAwaited(cl)
+	cl.rx.crashed()
 	for _, r := range cl.held {
 		if !r.live() {
 			continue // a delivery of a message forgotten since

@@ -212,4 +212,15 @@
 // form into a buffer of its own (the simulator's tracer), read where it
 // wrote them, the caller giving each event's length alone
 // (Checker.ShareBuffer, Checker.ObserveShared, Checker.Seal).
+//
+// The trace does not say which of a client's receives an answer, a loss or
+// a lease belongs to, and a client with several pop loops (one per broker,
+// or per queue the broker assigned it) has several out at once. A lent
+// lease is therefore held as on its way until counts of the client's
+// receives prove that no answer still travelling can carry it: no live
+// receive is out, or the losses announced since the last release account
+// for every lease still awaited (receives.go). The counts err towards
+// holding: a lease may be held longer than needed (memory), never let go
+// while its answer may still deliver it. A fifo-reentry check blames only
+// leases a loss took for certain.
 package check

@@ -414,6 +414,11 @@ func (c *Checker) followRetry(cl *client, e *model.Event) {
 		}
 		cl.retrying = true
 	case model.EvReceiveLost:
+		if !cl.rx.allLost(cl.pending) {
+			// Another receive's answer may carry some of them: which
+			// ones this loss took is unknown, and none is blamed.
+			return
+		}
 		for _, r := range cl.pending {
 			if l := r.l; r.live() && l.awaiting && l.m.g.orderly {
 				cl.lostBatch = append(cl.lostBatch, l)
