@@ -116,11 +116,18 @@ func (e OrderCount) Key() string {
 	return f + strconv.Itoa(int(e.QueueID))
 }
 
-// AppendOrderCount appends one orderCountInfo entry.
+// AppendOrderCount appends one orderCountInfo entry, adding the ';'
+// separator when dst is not empty.
 func AppendOrderCount(dst []byte, e OrderCount) []byte {
 	if len(dst) > 0 {
 		dst = append(dst, ';')
 	}
+	return AppendOrderCountEntry(dst, e)
+}
+
+// AppendOrderCountEntry appends one orderCountInfo entry without a
+// separator.
+func AppendOrderCountEntry(dst []byte, e OrderCount) []byte {
 	dst = strconv.AppendInt(dst, int64(e.RetryFlag), 10)
 	dst = append(dst, ' ')
 	if e.Offset >= 0 {

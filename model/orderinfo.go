@@ -220,6 +220,23 @@ func (o *OrderInfo) AppendOrderCountInfo(dst []byte, flag RetryType, qid int32) 
 	return AppendOrderCount(dst, OrderCount{RetryFlag: flag, QueueID: qid, Offset: -1, Count: int32(minCount)})
 }
 
+// AppendOrderCounts appends the entries AppendOrderCountInfo writes, in
+// the same order, unformatted.
+func (o *OrderInfo) AppendOrderCounts(dst []OrderCount, flag RetryType, qid int32) []OrderCount {
+	minCount := int64(0)
+	if o.ConsumedCount != nil {
+		minCount = int64(1<<31 - 1)
+		for _, e := range o.ConsumedCount {
+			dst = append(dst, OrderCount{RetryFlag: flag, QueueID: qid, Offset: e.Offset, Count: int32(e.Value)})
+			minCount = min(minCount, e.Value)
+		}
+		if len(o.ConsumedCount) != len(o.OffsetList) {
+			minCount = 0
+		}
+	}
+	return append(dst, OrderCount{RetryFlag: flag, QueueID: qid, Offset: -1, Count: int32(minCount)})
+}
+
 // Clone returns a deep copy.
 func (o *OrderInfo) Clone() OrderInfo {
 	c := *o

@@ -80,6 +80,22 @@ func TestOrderInfoMergeAndCounts(t *testing.T) {
 	if got := string(fresh.AppendOrderCountInfo(nil, 0, 1)); got != "0 1 0" {
 		t.Fatalf("orderCountInfo %q", got)
 	}
+	// AppendOrderCounts's entries are the header's, unformatted (a pop
+	// records them and formats the header on demand), after entries
+	// already there.
+	none := OrderInfo{OffsetList: []int64{9}, ConsumedCount: []OffsetValue{}}
+	for _, o := range []*OrderInfo{&next, &same, &all, &fresh, &none} {
+		for _, qid := range []int32{0, 7, 1234} {
+			before := []OrderCount{{RetryFlag: 1, QueueID: 3, Offset: -1, Count: 9}}
+			var got []byte
+			for _, e := range o.AppendOrderCounts(before, 2, qid) {
+				got = AppendOrderCount(got, e)
+			}
+			if want := string(o.AppendOrderCountInfo([]byte("1 3 9"), 2, qid)); string(got) != want {
+				t.Fatalf("%+v: AppendOrderCounts's entries %q, AppendOrderCountInfo %q", o, got, want)
+			}
+		}
+	}
 }
 
 func TestOrderInfoJSON(t *testing.T) {

@@ -22,9 +22,13 @@ func assertf(cond bool, format string, args ...any) {
 // assertPopResult: a found pop's messages each carry a fresh lease, newer
 // than every lease granted before the call, in grant order, the
 // deadline its handle names and the real topic its handle and shown topic
-// name (getRealTopic) for the request's group.
+// name (getRealTopic) for the request's group; its stages read all its
+// messages, each of which a stage read has its stage's retry flag, queue
+// and start offset in its handle (the offset-info headers say what the
+// handles do).
 func (b *Broker) assertPopResult(res *PopResult, before model.LeaseID, group string) {
 	last := before
+	stage, left := -1, int32(0)
 	for i := range res.Messages {
 		m := &res.Messages[i]
 		real := m.Message.Topic // getRealTopic; a leaked retry topic name is its own
@@ -34,8 +38,18 @@ func (b *Broker) assertPopResult(res *PopResult, before model.LeaseID, group str
 		assertf(m.RealTopic == real, "pop result message %d: real topic %q, its handle and shown topic %q say %q", i, m.RealTopic, m.Message.Topic, real)
 		assertf(m.Lease > last && m.Lease <= b.lease.last, "pop result message %d has lease %d, want one granted by this pop (after %d, up to %d)", i, m.Lease, last, b.lease.last)
 		assertf(m.Deadline == clock.FromMillis(m.Handle.NextVisibleTime()), "pop result message %d: deadline %v but its handle says %d ms", i, m.Deadline, m.Handle.NextVisibleTime())
+		for left == 0 && stage+1 < len(res.Stages) {
+			stage++
+			left = res.Stages[stage].Count
+		}
+		assertf(left > 0, "pop result message %d read by no stage of %+v", i, res.Stages)
+		s := &res.Stages[stage]
+		assertf(m.Handle.RetryFlag == s.RetryFlag && m.Handle.QueueID == s.QueueID && m.Handle.CkQueueOffset == s.StartOffset,
+			"pop result message %d: handle %+v, read by stage %+v", i, m.Handle, *s)
+		left--
 		last = m.Lease
 	}
+	assertf(left == 0 && stage == len(res.Stages)-1, "pop result stages %+v read more than its %d messages", res.Stages, len(res.Messages))
 }
 
 // assertWrite: a stored message lands at the end of its queue.

@@ -203,7 +203,7 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 		p.Deadline = clock.FromMillis(ck.ReviveTime())
 	}
 	ctx.found += int32(len(r.msgs))
-	res.appendOffsetInfos(flag, k.qid, start, r.msgs) // model.AppendOffsetInfo's bytes, as the KV path writes them
+	res.addStage(flag, k.qid, start, len(r.msgs))
 	return true
 }
 

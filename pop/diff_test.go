@@ -298,7 +298,7 @@ func remarkless(v any) any {
 	switch r := v.(type) {
 	case pop.PopResult:
 		r.Remark = ""
-		r.StartOffsetInfo, r.MsgOffsetInfo, r.OrderCountInfo = nilIfEmpty(r.StartOffsetInfo), nilIfEmpty(r.MsgOffsetInfo), nilIfEmpty(r.OrderCountInfo)
+		r.Stages, r.OrderCounts = nilIfEmpty(r.Stages), nilIfEmpty(r.OrderCounts)
 		r.Messages, r.Woken, r.Failures = nilIfEmpty(r.Messages), nilIfEmpty(r.Woken), nilIfEmpty(r.Failures)
 		r.Replaced, r.Lapsed, r.Cleared = nilIfEmpty(r.Replaced), nilIfEmpty(r.Lapsed), nilIfEmpty(r.Cleared)
 		return r

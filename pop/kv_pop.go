@@ -412,7 +412,9 @@ func (b *Broker) commitPending(k qkey) *slot {
 }
 
 // addResult is PopConsumerContext.addGetMessageResult plus the handle the
-// client builds for each message: it copies the messages into the result.
+// client builds for each message: it copies the messages into the result
+// and records the stage (the offset-info headers are formatted from it on
+// demand).
 // flag is stageTopic's retry flag (topic.flag, where RetryFlagOf searched
 // the name on every stage that found messages).
 func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic string, flag model.RetryType, start int64, r *getResult) {
@@ -434,64 +436,7 @@ func (b *Broker) addResult(ctx *popContext, req *PopRequest, k qkey, stageTopic 
 		p.Deadline = clock.FromMillis(vt)
 	}
 	ctx.found += int32(len(r.msgs))
-	res.appendOffsetInfos(flag, k.qid, start, r.msgs)
-}
-
-// appendOffsetInfos appends a stage's entries to the answer's
-// startOffsetInfo (its start offset) and msgOffsetInfo (the offsets it
-// read: msgs' queue offsets), as model.AppendOffsetInfo writes them, with their common
-// "retryFlag queueId " prefix written once for both: two entries from one
-// prefix cost half the decimal writes, where an answer is mostly one
-// message. The first message's offset, mostly the start offset (nothing
-// before it filtered out), is copied from startOffsetInfo's digits.
-func (r *PopResult) appendOffsetInfos(flag model.RetryType, qid int32, start int64, msgs []*model.Message) {
-	var buf [24]byte // two int32's digits and signs and two spaces
-	var p []byte
-	if uint32(flag) < 10 && uint32(qid) < 1000 {
-		// every entry but a test's: the digits written here, where
-		// AppendDec's two calls cost more than the rest of the prefix
-		// (hot-topic-500x500's queues up to 499 included)
-		buf[0], buf[1] = '0'+byte(flag), ' '
-		n := 2
-		if qid >= 100 {
-			buf[n], n = '0'+byte(qid/100), n+1
-		}
-		if qid >= 10 {
-			buf[n], n = '0'+byte(qid/10%10), n+1
-		}
-		buf[n], buf[n+1] = '0'+byte(qid%10), ' '
-		p = buf[:n+2]
-	} else {
-		p = model.AppendDec(buf[:0], int64(flag))
-		p = append(p, ' ')
-		p = model.AppendDec(p, int64(qid))
-		p = append(p, ' ')
-	}
-	si := appendEntryHead(r.StartOffsetInfo, p)
-	digits := len(si)
-	r.StartOffsetInfo = model.AppendDec(si, start)
-	dst := appendEntryHead(r.MsgOffsetInfo, p)
-	for i, m := range msgs {
-		switch {
-		case i > 0:
-			dst = append(dst, ',')
-			fallthrough
-		case m.QueueOffset != start:
-			dst = model.AppendDec(dst, m.QueueOffset)
-		default: // the stage's first message is at its start offset: its digits again
-			dst = append(dst, r.StartOffsetInfo[digits:]...)
-		}
-	}
-	r.MsgOffsetInfo = dst
-}
-
-// appendEntryHead starts an offset-info entry with prefix p: after a ';'
-// when dst holds entries already.
-func appendEntryHead(dst, p []byte) []byte {
-	if len(dst) > 0 {
-		dst = append(dst, ';')
-	}
-	return append(dst, p...)
+	res.addStage(flag, k.qid, start, len(r.msgs))
 }
 
 // presentedTopic is the topic a client is shown for a message read from

@@ -11,11 +11,13 @@ import (
 	"popsim/model"
 )
 
-// TestAppendOffsetInfosIsModels checks appendOffsetInfos, which writes the
-// two headers' common prefix once, against model.AppendOffsetInfo entry by
-// entry: the same bytes for every retry flag, queue ids and offsets of
-// every length (signs included), onto empty and non-empty headers.
-func TestAppendOffsetInfosIsModels(t *testing.T) {
+// TestHeadersAreModels checks the header methods against
+// model.AppendOffsetInfo and model.AppendOrderCount entry by entry, and
+// against the writer a pop used before the headers were formatted on
+// demand (todaysOffsetInfos): the same bytes for every retry flag, queue
+// ids and offsets of every length (signs included), after an empty or a
+// non-empty dst.
+func TestHeadersAreModels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 13))
 	nums := []int64{0, 1, 9, 10, 99, 100, 101, 110, 499, 999, 1000, 12345, 99999999, 100000000, 1 << 40, math.MaxInt64, -1, -10, math.MinInt64}
 	pick := func() int64 {
@@ -25,14 +27,16 @@ func TestAppendOffsetInfosIsModels(t *testing.T) {
 		return rng.Int64N(1 << uint(rng.IntN(62)+1))
 	}
 	for i := range 2000 {
-		var got, want PopResult
-		for range rng.IntN(3) + 1 { // a pop's stages, one entry each
+		var got PopResult
+		var old oldHeaders
+		var start, msg, count []byte
+		for range rng.IntN(4) { // a pop's stages, one entry each
 			flag := model.RetryType(rng.IntN(3))
 			qid := int32(pick())
 			if rng.IntN(4) == 0 {
 				qid = int32(rng.Int64N(math.MaxInt32)) - math.MaxInt32/2
 			}
-			start := pick()
+			st := pick()
 			msgs := make([]*model.Message, rng.IntN(33))
 			offs := make([]int64, len(msgs))
 			for j := range msgs {
@@ -40,14 +44,39 @@ func TestAppendOffsetInfosIsModels(t *testing.T) {
 				msgs[j] = &model.Message{QueueOffset: offs[j]}
 			}
 			if len(msgs) > 0 && rng.IntN(2) == 0 { // the common case: the first message at the start offset
-				offs[0], msgs[0].QueueOffset = start, start
+				offs[0], msgs[0].QueueOffset = st, st
 			}
-			got.appendOffsetInfos(flag, qid, start, msgs)
-			want.StartOffsetInfo = model.AppendOffsetInfo(want.StartOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: qid, Offsets: []int64{start}})
-			want.MsgOffsetInfo = model.AppendOffsetInfo(want.MsgOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: qid, Offsets: offs})
+			for _, m := range msgs {
+				got.addMessage(m, "t")
+			}
+			got.addStage(flag, qid, st, len(msgs))
+			old.append(flag, qid, st, msgs)
+			start = model.AppendOffsetInfo(start, model.OffsetInfo{RetryFlag: flag, QueueID: qid, Offsets: []int64{st}})
+			msg = model.AppendOffsetInfo(msg, model.OffsetInfo{RetryFlag: flag, QueueID: qid, Offsets: offs})
+			for range rng.IntN(3) {
+				e := model.OrderCount{RetryFlag: flag, QueueID: qid, Offset: pick(), Count: int32(pick())}
+				if rng.IntN(3) == 0 {
+					e.Offset = -1
+				}
+				got.OrderCounts = append(got.OrderCounts, e)
+				count = model.AppendOrderCount(count, e)
+			}
 		}
-		if string(got.StartOffsetInfo) != string(want.StartOffsetInfo) || string(got.MsgOffsetInfo) != string(want.MsgOffsetInfo) {
-			t.Fatalf("case %d: got start %q msg %q, want start %q msg %q", i, got.StartOffsetInfo, got.MsgOffsetInfo, want.StartOffsetInfo, want.MsgOffsetInfo)
+		pre := []byte("x;")[:rng.IntN(3)]
+		for _, c := range []struct {
+			name      string
+			got, want string
+		}{
+			{"startOffsetInfo", string(got.AppendStartOffsetInfo(pre)), string(pre) + string(start)},
+			{"msgOffsetInfo", string(got.AppendMsgOffsetInfo(pre)), string(pre) + string(msg)},
+			{"orderCountInfo", string(got.AppendOrderCountInfo(pre)), string(pre) + string(count)},
+			{"today's startOffsetInfo", got.StartOffsetInfo(), string(old.start)},
+			{"today's msgOffsetInfo", got.MsgOffsetInfo(), string(old.msg)},
+			{"OrderCountInfo", got.OrderCountInfo(), string(count)},
+		} {
+			if c.got != c.want {
+				t.Fatalf("case %d: %s %q, want %q", i, c.name, c.got, c.want)
+			}
 		}
 	}
 }
@@ -153,8 +182,8 @@ func TestStageRetryFlagIsTopics(t *testing.T) {
 				t.Fatalf("qid %d: message of %s has retry flag %d, want %d", qid, m.RealTopic, m.Handle.RetryFlag, want)
 			}
 			entry := fmt.Sprintf("%d %d ", m.Handle.RetryFlag, m.Handle.QueueID)
-			if !strings.Contains(string(res.StartOffsetInfo), entry) {
-				t.Fatalf("qid %d: start offset info %q has no entry %q", qid, res.StartOffsetInfo, entry)
+			if !strings.Contains(res.StartOffsetInfo(), entry) {
+				t.Fatalf("qid %d: start offset info %q has no entry %q", qid, res.StartOffsetInfo(), entry)
 			}
 		}
 	}

@@ -283,9 +283,9 @@ func (b *Broker) wheelFire(t int64) int64 {
 // update is ConsumerOrderInfoManager.update for a found FIFO read of
 // queue k: the new OrderInfo replaces the old one (whose live leases
 // lapse, Reattempt: only a pop with their attemptId can replace a batch
-// that still blocks), consumed counts are merged, orderCountInfo is
-// appended to the response, a lease is granted per message and the timer
-// re-armed. It returns the queue's entry.
+// that still blocks), consumed counts are merged, the orderCountInfo
+// entries are added to the response, a lease is granted per message and
+// the timer re-armed. It returns the queue's entry.
 func (b *Broker) orderUpdate(nowMs int64, ctx *popContext, k qkey, flag model.RetryType, offsets []int64) *orderQueue {
 	t := &b.order
 	q := t.get(k)
@@ -305,7 +305,7 @@ func (b *Broker) orderUpdate(nowMs int64, ctx *popContext, k qkey, flag model.Re
 	}
 	t.liveCount += len(offsets)
 	q.lapseAt = ctx.popTime + ctx.invisible
-	ctx.res.OrderCountInfo = q.info.AppendOrderCountInfo(ctx.res.OrderCountInfo, flag, k.qid)
+	ctx.res.OrderCounts = q.info.AppendOrderCounts(ctx.res.OrderCounts, flag, k.qid)
 	b.armLockFree(nowMs, q)
 	return q
 }

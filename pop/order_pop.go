@@ -149,7 +149,7 @@ func (b *Broker) ckOrderStage(nowMs int64, ctx *popContext, t *topic, qid int32,
 // orderFound records a found FIFO read of queue k (update) and copies its
 // messages into the result: a lease per message, handles with reviveQid
 // 999, reconsumeTimes from the orderCountInfo counts as the client sets
-// them, and the offset infos.
+// them, and the stage.
 func (b *Broker) orderFound(nowMs int64, ctx *popContext, k qkey, stageTopic string, start int64, r *getResult) {
 	flag := model.RetryFlagOf(stageTopic)
 	offs := b.scratch.offs[:0]
@@ -169,9 +169,6 @@ func (b *Broker) orderFound(nowMs int64, ctx *popContext, k qkey, stageTopic str
 		p.Deadline = clock.FromMillis(deadline)
 	}
 	ctx.found += int32(len(r.msgs))
-	offs = append(offs, start)
-	n := len(offs) - 1
-	res.StartOffsetInfo = model.AppendOffsetInfo(res.StartOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[n:]})
-	res.MsgOffsetInfo = model.AppendOffsetInfo(res.MsgOffsetInfo, model.OffsetInfo{RetryFlag: flag, QueueID: k.qid, Offsets: offs[:n]})
+	res.addStage(flag, k.qid, start, len(r.msgs))
 	b.scratch.offs = offs[:0]
 }

@@ -75,7 +75,7 @@ type PoppedMessage struct {
 
 // PopResult is the pop response. The caller owns it: Pop overwrites every
 // field and reuses the slices' storage (Messages, each message's Body and
-// Properties, the offset infos, Woken), so a caller that keeps a result
+// Properties, Stages, OrderCounts, Woken), so a caller that keeps a result
 // across calls reaches zero allocations per pop; what it keeps past the
 // next Pop into the same result it must copy. Nothing in it refers to the
 // broker's memory.
@@ -92,11 +92,15 @@ type PopResult struct {
 	InvisibleTime clock.Duration
 	ReviveQid     int32
 	RestNum       int64
-	// StartOffsetInfo, MsgOffsetInfo and OrderCountInfo are the response
-	// header strings, as bytes the next Pop into this result overwrites.
-	StartOffsetInfo []byte
-	MsgOffsetInfo   []byte
-	OrderCountInfo  []byte
+	// Stages are the reads that found the messages, in the response's
+	// order: each read Stages[i].Count messages, following the previous
+	// stages'. They are what the startOffsetInfo and msgOffsetInfo
+	// response headers say (an entry each per stage), which the methods
+	// of the same names format on demand.
+	Stages []PopStage
+	// OrderCounts are a FIFO pop's orderCountInfo entries (the
+	// OrderCountInfo method formats the header), empty for other pops.
+	OrderCounts []model.OrderCount
 
 	// Messages are the popped messages, in the response's order.
 	Messages []PoppedMessage
@@ -127,7 +131,7 @@ func (r *PopResult) Reset() {
 	// barriers) on each of the two resets a simple consumer's receive makes.
 	r.Code, r.Remark, r.Status, r.PollID = 0, "", 0, 0
 	r.PopTime, r.InvisibleTime, r.ReviveQid, r.RestNum = 0, 0, 0, 0
-	r.StartOffsetInfo, r.MsgOffsetInfo, r.OrderCountInfo = r.StartOffsetInfo[:0], r.MsgOffsetInfo[:0], r.OrderCountInfo[:0]
+	r.Stages, r.OrderCounts = r.Stages[:0], r.OrderCounts[:0]
 	r.Messages, r.Woken, r.Replaced, r.Failures = r.Messages[:0], r.Woken[:0], r.Replaced[:0], r.Failures[:0]
 	r.Lapsed, r.Cleared = r.Lapsed[:0], r.Cleared[:0]
 }

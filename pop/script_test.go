@@ -587,9 +587,9 @@ func (e *scriptEnv) printPop(req *PopRequest, res *PopResult, indent string) {
 	case PopSuspended:
 		e.printf("%sstatus=SUSPENDED poll=%d", indent, res.PollID)
 	case PopFound:
-		e.printf("%scode=%v status=FOUND popTime=%d restNum=%d start=%q msgs=%q", indent, res.Code, res.PopTime.Millis(), res.RestNum, res.StartOffsetInfo, res.MsgOffsetInfo)
+		e.printf("%scode=%v status=FOUND popTime=%d restNum=%d start=%q msgs=%q", indent, res.Code, res.PopTime.Millis(), res.RestNum, res.StartOffsetInfo(), res.MsgOffsetInfo())
 		if req.Order {
-			e.printf("%s  reviveQid=%d orderCount=%q", indent, res.ReviveQid, res.OrderCountInfo)
+			e.printf("%s  reviveQid=%d orderCount=%q", indent, res.ReviveQid, res.OrderCountInfo())
 		}
 		for i := range res.Messages {
 			m, h := &res.Messages[i].Message, res.Messages[i].Handle

@@ -368,18 +368,13 @@ type popReq struct {
 	// recycled pop is never reused and any later use of it panics
 	// (livePop), so a premature recycle shows.
 	freed bool
-	// Room for the common answer, one message, and for its
-	// startOffsetInfo and msgOffsetInfo headers (res starts them on it),
-	// so that a new pop's first answer costs no allocation of its own; a
-	// reused pop keeps whatever storage its earlier answers grew.
-	msgRoom  [1]pop.PoppedMessage
-	infoRoom [2][infoRoom]byte
+	// Room for the common answer, one message read by one stage (res
+	// starts on it), so that a new pop's first answer costs no allocation
+	// of its own; a reused pop keeps whatever storage its earlier answers
+	// grew.
+	msgRoom   [1]pop.PoppedMessage
+	stageRoom [1]pop.PopStage
 }
-
-// infoRoom is the room for an offset-info header in a popReq: one
-// "retryFlag queueId offset" entry of a usual length (a pop that finds
-// messages in one queue).
-const infoRoom = 16
 
 // livePop panics, with the invariants build tag, when r was recycled:
 // something still used it after its client let it go.

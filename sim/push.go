@@ -166,7 +166,7 @@ func (p *pushConsumer) newPop() *popReq {
 	}
 	r := new(popReq)
 	r.res.Messages = r.msgRoom[:0]
-	r.res.StartOffsetInfo, r.res.MsgOffsetInfo = r.infoRoom[0][:0], r.infoRoom[1][:0]
+	r.res.Stages = r.stageRoom[:0]
 	return r
 }
 

@@ -209,7 +209,7 @@ func (b *Broker) attemptMatched(group, topicName string, qid int32, attempt stri
 
 // orderUpdate records a found FIFO read (update) and adds its messages to
 // the response.
-func (b *Broker) orderUpdate(nowMs int64, req *pop.PopRequest, p *popping, k qk, start int64, r readResult, lapsed *[]pop.Lapse, ocount *[]byte) {
+func (b *Broker) orderUpdate(nowMs int64, req *pop.PopRequest, p *popping, k qk, start int64, r readResult, lapsed *[]pop.Lapse, ocount *[]model.OrderCount) {
 	o := &b.ord
 	o.init()
 	var offs []int64
@@ -233,7 +233,7 @@ func (b *Broker) orderUpdate(nowMs int64, req *pop.PopRequest, p *popping, k qk,
 		q.leases = append(q.leases, b.lastLease)
 		q.deadlines = append(q.deadlines, p.popTime+p.invisible)
 	}
-	*ocount = q.info.AppendOrderCountInfo(*ocount, flag, k.qid)
+	*ocount = q.info.AppendOrderCounts(*ocount, flag, k.qid)
 	b.arm(nowMs, q)
 	for i, m := range r.msgs {
 		shown := deepCopy(m)
@@ -276,7 +276,7 @@ func (b *Broker) orderPopKV(nowMs int64, req *pop.PopRequest, f *filter.Filter) 
 	n := b.requests[pk]
 	b.requests[pk] = n + 1
 	var lapsed []pop.Lapse
-	var ocount []byte
+	var ocount []model.OrderCount
 	stage := func(qid int32) {
 		q := b.queue(req.Topic, qid)
 		if q == nil {
@@ -329,7 +329,7 @@ func (b *Broker) orderPopKV(nowMs int64, req *pop.PopRequest, f *filter.Filter) 
 		}
 	}
 	res := b.respond(nowMs, req, p)
-	res.ReviveQid, res.Lapsed, res.OrderCountInfo = model.PopOrderReviveQueue, lapsed, ocount
+	res.ReviveQid, res.Lapsed, res.OrderCounts = model.PopOrderReviveQueue, lapsed, ocount
 	return res
 }
 
@@ -343,7 +343,7 @@ func (b *Broker) setCommit(k qk, v int64) {
 func (b *Broker) orderPopFS(nowMs int64, req *pop.PopRequest, f *filter.Filter, randomQ int32) pop.PopResult {
 	p := &popping{popTime: nowMs, invisible: req.InvisibleTime.Millis(), ff: f}
 	var lapsed []pop.Lapse
-	var ocount []byte
+	var ocount []model.OrderCount
 	stage := func(qid int32) {
 		q := b.queue(req.Topic, qid)
 		if q == nil {
@@ -392,7 +392,7 @@ func (b *Broker) orderPopFS(nowMs int64, req *pop.PopRequest, f *filter.Filter, 
 		stage(req.QueueID)
 	}
 	res := b.respond(nowMs, req, p)
-	res.ReviveQid, res.Lapsed, res.OrderCountInfo = model.PopOrderReviveQueue, lapsed, ocount
+	res.ReviveQid, res.Lapsed, res.OrderCounts = model.PopOrderReviveQueue, lapsed, ocount
 	if res.Status == pop.PopSuspended && res.RestNum > 0 {
 		if w, ok := b.wakeOne(pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, nil, true); ok {
 			res.Woken = append(res.Woken, w)

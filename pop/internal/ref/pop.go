@@ -311,7 +311,7 @@ func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopRe
 	}
 	b.stats.Popped += int64(p.found)
 	res.Code, res.Status = model.Success, pop.PopFound
-	res.StartOffsetInfo, res.MsgOffsetInfo = infoBytes(p.start), infoBytes(p.msgInfos)
+	res.Stages = stagesOf(p.start, p.msgInfos)
 	res.Messages = p.msgs
 	if res.RestNum > 0 {
 		if w, ok := b.wakeOne(pollKey{req.Topic, req.ConsumerGroup, req.QueueID}, nil, true); ok {
@@ -321,10 +321,12 @@ func (b *Broker) respond(nowMs int64, req *pop.PopRequest, p *popping) pop.PopRe
 	return res
 }
 
-func infoBytes(es []model.OffsetInfo) []byte {
-	var dst []byte
-	for _, e := range es {
-		dst = model.AppendOffsetInfo(dst, e)
+// stagesOf is the response's stages: an entry of startOffsetInfo and one
+// of msgOffsetInfo each.
+func stagesOf(start, msgInfos []model.OffsetInfo) []pop.PopStage {
+	var out []pop.PopStage
+	for i, e := range start {
+		out = append(out, pop.PopStage{RetryFlag: e.RetryFlag, QueueID: e.QueueID, StartOffset: e.Offsets[0], Count: int32(len(msgInfos[i].Offsets))})
 	}
-	return dst
+	return out
 }
