@@ -38,8 +38,9 @@ func (r *PopResult) AppendStartOffsetInfo(dst []byte) []byte {
 // on demand from r.Stages and the queue offsets of r.Messages: an entry
 // `retryFlag queueId o1,o2,...` per stage listing the offsets of the
 // messages it read, entries joined by ';' (model.AppendOffsetInfo's bytes;
-// model.ParseMsgOffsetInfo reads them). A caller that changed Messages
-// changes the header.
+// model.ParseMsgOffsetInfo reads them). It reads Messages as the pop
+// left them: a caller that drops some (the proxy's filter) reads the
+// header before, as the broker's response carried it.
 func (r *PopResult) AppendMsgOffsetInfo(dst []byte) []byte {
 	j := 0
 	for i := range r.Stages {
