@@ -78,13 +78,14 @@ func assertPrefill(kept, decoded *reviveBody) {
 		k = reviveBody{skip: true, deliver: k.deliver} // what fill alone needs of a skipped CK
 	}
 	dh := *decoded
-	same := (k.c == nil) == (dh.c == nil) && (k.a == nil) == (dh.a == nil)
-	if same && k.c != nil {
-		same = reflect.DeepEqual(k.c.ck, dh.c.ck) && k.c.lease == dh.c.lease
+	same := k.part == dh.part
+	if same && k.part == ckPart {
+		kc, dc := kept.c(), decoded.c()
+		same = reflect.DeepEqual(kc.ck, dc.ck) && kc.lease == dc.lease
 	}
-	if same && k.a != nil {
-		same = *k.a.ack == *dh.a.ack && k.a.off == dh.a.off && (k.a.list == nil) == (dh.a.list == nil) && reflect.DeepEqual(k.a.offs(), dh.a.offs())
+	if same && k.part == ackPart {
+		ka, da := kept.a(), decoded.a()
+		same = *ka.ack == *da.ack && ka.off == da.off && (ka.list == nil) == (da.list == nil) && reflect.DeepEqual(ka.offs(), da.offs())
 	}
-	k.c, k.a, dh.c, dh.a = nil, nil, nil, nil // compared above
 	assertf(same && k == dh, "revive message body kept as %+v, decodes as %+v", *kept, *decoded)
 }

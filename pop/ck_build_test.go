@@ -284,15 +284,15 @@ func TestCkHeldOnce(t *testing.T) {
 			}
 			for o := q.min; o < q.maxOffset(); o++ {
 				sl := q.log.slot(int(o - q.min))
-				if sl.rev == nil || sl.rev.c == nil {
+				if sl.rev == nil || sl.rev.c() == nil {
 					continue
 				}
-				want, ok := homes[sl.rev.c]
+				want, ok := homes[sl.rev.c()]
 				if !ok || sl.msg.Tags != model.CkTag {
 					continue
 				}
 				stored++
-				got := sl.rev.c.ck
+				got := sl.rev.c().ck
 				if got.ReviveOffset != o {
 					t.Fatalf("merge=%v: CK at revive offset %d says %d", merge, o, got.ReviveOffset)
 				}

@@ -2,6 +2,7 @@ package pop
 
 import (
 	"strings"
+	"unsafe"
 
 	"popsim/model"
 )
@@ -34,7 +35,7 @@ import (
 // reviveBody is a stored revive-topic message, decoded: what every kind
 // has, and the kind's own part (c or a), each allocated with its header.
 // A CK and an ack hold different fields, so each takes only the bytes of
-// its own (a CK's is 272 with its ref, an ack's 96 and its ack's 80).
+// its own (a CK's is 256 with its ref, an ack's 80 and its ack's 80).
 type reviveBody struct {
 	bad  bool // the body does not decode: a read aborts the round
 	skip bool // a CK without topic or group: skipped, endTime unmoved
@@ -54,19 +55,47 @@ type reviveBody struct {
 	// the decoding (zero in a decoded body). The queue fits 16 bits: no
 	// store accepts a revive queue id of 65535 or more (reviveQueue).
 	kind reviveKind
+	// part says which body holds this header: a CK's (ckBody), an ack's
+	// or bAck's (ackBody), or none (a message that decodes to neither,
+	// whose header stands alone); c and a give the body.
+	part bodyPart
 	rq   uint16
-	// (Beside the other flags: one word for the six.)
+	// (Beside the other flags: one word for the seven.)
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	seq     uint64
 	born    int64
-	// c is the CK part of a CK message that decodes (and of a skipped CK
-	// the engine wrote, which fill needs, though no decoding has it), a
-	// the ack part of an ack or bAck message that decodes; each is the
-	// body it is part of. Both are nil for any other message.
-	c    *ckBody
-	a    *ackBody
-	key  string
-	hash uint64 // mkHash(key)
+	key     string
+	hash    uint64 // mkHash(key)
+}
+
+// bodyPart is the body a reviveBody heads (reviveBody.part).
+type bodyPart uint8
+
+const (
+	noPart  bodyPart = iota
+	ckPart           // a CK message that decodes (or a skipped CK the engine wrote, which fill needs, though no decoding has it)
+	ackPart          // an ack or bAck message that decodes
+)
+
+// c is the CK part of a CK message's body (part ckPart), nil for any
+// other. The header is the first field of its ckBody, so its address is
+// the body's: the header names its body by part alone, not by a pointer
+// to itself, which took 8 bytes of every body (with a's, 16: a CK's body
+// is 256 bytes, four cache lines, not 272).
+func (d *reviveBody) c() *ckBody {
+	if d.part != ckPart {
+		return nil
+	}
+	return (*ckBody)(unsafe.Pointer(d))
+}
+
+// a is the ack part of an ack or bAck message's body (part ackPart), nil
+// for any other; as c.
+func (d *reviveBody) a() *ackBody {
+	if d.part != ackPart {
+		return nil
+	}
+	return (*ackBody)(unsafe.Pointer(d))
 }
 
 // The fields are in the order a message's delivery and its revive round
@@ -75,8 +104,8 @@ type reviveBody struct {
 // cache line it spans is a miss, so the round's reads span as few lines
 // as they can (a CK's header, its ckRef and the first 64 bytes of its
 // CK, which hold what the round and its acks' IndexOfAck read, then the
-// CK's topic and group, which the merge reads: 224 of its 272 bytes; an
-// ack's header, list and AckOffset: all of its 96).
+// CK's topic and group, which the merge reads: 208 of its 256 bytes; an
+// ack's header, list and AckOffset: all of its 80).
 
 // ckBody is a CK message's body: ck (ReviveOffset set) and its first
 // lease, and the engine's ckRef of the CK (own), whose home the body is:
@@ -99,7 +128,7 @@ type ckBody struct {
 // when the ack names none. A round reads of an ack its header, list and
 // acked offset (off, ack.AckOffset) alone, so the ack itself lies apart,
 // behind a pointer (its names, for a message build or a mock's CK): the
-// round reads a body of 96 bytes where it read 88 of 160, whose other 72
+// round reads a body of 80 bytes where it read 88 of 160, whose other 72
 // shared the round's cache lines with the next ack's.
 type ackBody struct {
 	reviveBody
@@ -131,7 +160,7 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 		ck.ReviveOffset = m.QueueOffset
 		d := &ckBody{ck: ck, lease: ckLeaseOf(m)}
 		d.deliver, d.key = deliver, ck.MergeKey()
-		d.hash, d.c = mkHash(d.key), d
+		d.hash, d.part = mkHash(d.key), ckPart
 		return &d.reviveBody
 	case model.AckTag, model.BatchAckTag:
 		a, offs, err := decodeAck(m)
@@ -149,7 +178,7 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 		}
 		d.deliver = deliver
 		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
-		d.hash, d.a = mkHash(d.key), d
+		d.hash, d.part = mkHash(d.key), ackPart
 		return &d.reviveBody
 	}
 	return &reviveBody{deliver: deliver}
@@ -164,12 +193,13 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 // reads that of a ref's or a wrapper's CK.
 func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
 	if len(b.ckBodies) == 0 {
-		// 240 bodies of 272 bytes: just under 64 KiB
-		b.ckBodies = make([]ckBody, 240)
+		// 256 bodies of 256 bytes: 64 KiB, page-aligned (a large
+		// object), so each body spans exactly four cache lines
+		b.ckBodies = make([]ckBody, 256)
 	}
 	d := &b.ckBodies[0]
 	b.ckBodies = b.ckBodies[1:]
-	d.c, d.ck = d, *ck
+	d.part, d.ck = ckPart, *ck
 	return d
 }
 
@@ -207,8 +237,8 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 		h = mkHash(key)
 	}
 	if len(b.ackBodies) == 0 {
-		// 682 bodies of 96 bytes: just under 64 KiB
-		b.ackBodies = make([]ackBody, 682)
+		// 819 bodies of 80 bytes: just under 64 KiB
+		b.ackBodies = make([]ackBody, 819)
 	}
 	if len(b.ackMsgs) == 0 {
 		// 819 acks of 80 bytes: just under 64 KiB
@@ -217,7 +247,7 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 	d, m := &b.ackBodies[0], &b.ackMsgs[0]
 	b.ackBodies, b.ackMsgs = b.ackBodies[1:], b.ackMsgs[1:]
 	*m = *a
-	d.a, d.ack, d.off, d.key, d.hash = d, m, a.AckOffset, key, h
+	d.part, d.ack, d.off, d.key, d.hash = ackPart, m, a.AckOffset, key, h
 	if offs != nil {
 		list := offs // on the heap for a bAck alone
 		d.list = &list
@@ -237,7 +267,7 @@ func ackCk(a *model.AckMsg) model.PopCheckPoint {
 // properties hold, were set by putRevive and putCk, which wrote them.)
 func (b *Broker) finishPrefill(d *reviveBody, m *model.Message) *reviveBody {
 	if m.Tags == model.CkTag && !d.skip {
-		d.c.ck.ReviveOffset = m.QueueOffset
+		d.c().ck.ReviveOffset = m.QueueOffset
 	}
 	if invariants {
 		full := *m
@@ -257,10 +287,10 @@ func (d *reviveBody) fill(m *model.Message) {
 	m.Body = d.appendBody(nil, m.Tags)
 	deliver := model.Property{Key: model.PropertyTimerDeliverMs, Value: itoa(d.deliver)}
 	m.Properties = []model.Property{deliver}
-	if m.Tags == model.CkTag && d.c.ck.Num > 0 {
+	if m.Tags == model.CkTag && d.c().ck.Num > 0 {
 		// SetProperty(PropertyLease, lease) on a message whose only
 		// property is its deliver time: the two in key order
-		lease := model.Property{Key: PropertyLease, Value: string(model.AppendUdec(nil, uint64(d.c.lease)))}
+		lease := model.Property{Key: PropertyLease, Value: string(model.AppendUdec(nil, uint64(d.c().lease)))}
 		m.Properties = append(m.Properties, lease)
 		if PropertyLease < model.PropertyTimerDeliverMs {
 			m.Properties[0], m.Properties[1] = lease, deliver
@@ -274,11 +304,11 @@ func (d *reviveBody) uniqueID(tag string) string {
 	var buf [keyBuf]byte
 	switch tag {
 	case model.CkTag:
-		return string(d.c.ck.AppendUniqueID(buf[:0]))
+		return string(d.c().ck.AppendUniqueID(buf[:0]))
 	case model.AckTag:
-		return string(d.a.ack.AppendUniqueID(buf[:0]))
+		return string(d.a().ack.AppendUniqueID(buf[:0]))
 	}
-	a := model.BatchAckMsg{AckMsg: *d.a.ack, AckOffsetList: d.a.offs()}
+	a := model.BatchAckMsg{AckMsg: *d.a().ack, AckOffsetList: d.a().offs()}
 	return string(a.AppendUniqueID(buf[:0]))
 }
 
@@ -286,12 +316,12 @@ func (d *reviveBody) uniqueID(tag string) string {
 func (d *reviveBody) appendBody(b []byte, tag string) []byte {
 	switch tag {
 	case model.CkTag:
-		ck := d.c.ck
+		ck := d.c().ck
 		ck.ReviveOffset = 0 // set when read, not in the body (ckPrefill)
 		return ck.AppendJSON(b)
 	case model.AckTag:
-		return d.a.ack.AppendJSON(b)
+		return d.a().ack.AppendJSON(b)
 	}
-	a := model.BatchAckMsg{AckMsg: *d.a.ack, AckOffsetList: d.a.offs()}
+	a := model.BatchAckMsg{AckMsg: *d.a().ack, AckOffsetList: d.a().offs()}
 	return a.AppendJSON(b)
 }

@@ -473,7 +473,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 		sl.rev = b.decodeRevive(&sl.msg)
 	}
 	d := sl.rev
-	switch c := d.c; {
+	switch c := d.c(); {
 	case d.bad:
 		return false
 	case d.skip:
@@ -489,7 +489,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 		if s.firstRt == 0 {
 			s.firstRt = c.ck.ReviveTime()
 		}
-	case d.a != nil: // an ack or bAck
+	case d.part == ackPart: // an ack or bAck
 		rc := s.cks.get(d.key, d.hash)
 		e := revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, pair: -1, d: d}
 		if rc != nil {
@@ -501,12 +501,12 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 				return true // the ack waits for its CK (#5408); endTime unmoved
 			}
 			b.mockForAck(s, g, sl.msg.QueueOffset, d)
-		} else if d.a.list == nil { // an ack
-			if i := rc.ck.IndexOfAck(d.a.off); i > -1 {
+		} else if a := d.a(); a.list == nil { // an ack
+			if i := rc.ck.IndexOfAck(a.off); i > -1 {
 				rc.bits |= 1 << uint(i)
 			}
 		} else {
-			for _, o := range *d.a.list {
+			for _, o := range *a.list {
 				if i := rc.ck.IndexOfAck(o); i > -1 {
 					rc.bits |= 1 << uint(i)
 				}
@@ -542,7 +542,7 @@ func (b *Broker) mockForAck(s *reviveService, g int64, off int64, d *reviveBody)
 		return
 	}
 	key := d.key
-	ck := ackCk(d.a.ack)
+	ck := ackCk(d.a().ack)
 	ck.ReviveOffset = off
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)

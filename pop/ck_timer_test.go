@@ -63,7 +63,7 @@ func TestTimerMatchesOrder(t *testing.T) {
 						}
 						d = (d + prec - 1) / prec * prec
 						a := &ackBody{ack: &model.AckMsg{}} // an ack message's body, as putRevive holds it
-						a.a, a.kind, a.rq, a.born = a, ackKind, uint16(r.IntN(4)), now
+						a.part, a.kind, a.rq, a.born = ackPart, ackKind, uint16(r.IntN(4)), now
 						m := &a.reviveBody
 						tm.add(m, d)
 						ref.due[m] = d
