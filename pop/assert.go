@@ -87,5 +87,9 @@ func assertPrefill(kept, decoded *reviveBody) {
 		ka, da := kept.a(), decoded.a()
 		same = *ka.ack == *da.ack && ka.off == da.off && (ka.list == nil) == (da.list == nil) && reflect.DeepEqual(ka.offs(), da.offs())
 	}
+	if same && (k.mk == nil) == (dh.mk == nil) && k.mk != nil {
+		same = *k.mk == *dh.mk // the key, held where keyOf found it
+		k.mk, dh.mk = nil, nil
+	}
 	assertf(same && k == dh, "revive message body kept as %+v, decodes as %+v", *kept, *decoded)
 }

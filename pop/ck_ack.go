@@ -205,7 +205,7 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	pt := ck.PopTime
 	d := b.newCkBody(&ck)
 	var res ChangeInvisibleTimeResult
-	if st := b.putCk(nowMs, d, mkey, mh, rq, b.lease.last+1, &res.Failures); st != putOK {
+	if st := b.putCk(nowMs, d, mkey, mh, nil, rq, b.lease.last+1, &res.Failures); st != putOK {
 		res.Code, res.Remark = model.SystemError, "append checkpoint failed: the store refused the CK message"
 		if st == putFailed {
 			res.Remark = "append checkpoint failed: the CK message was not written"

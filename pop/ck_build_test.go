@@ -99,7 +99,7 @@ func TestReviveMessagesBuiltAsWritten(t *testing.T) {
 				ck.InvisibleTime = deliver + AckTimeInterval - ck.PopTime
 				first := b.lease.last + 1 + model.LeaseID(r.IntN(1000))
 				mkey := ck.MergeKey()
-				st = b.putCk(now, b.newCkBody(&ck), mkey, mkHash(mkey), rq, first, &fails)
+				st = b.putCk(now, b.newCkBody(&ck), mkey, mkHash(mkey), nil, rq, first, &fails)
 				lease := first
 				if ck.Num == 0 {
 					lease = 0
@@ -201,7 +201,7 @@ func TestReviveWriteFailureNamesUniqueID(t *testing.T) {
 		switch i % 3 {
 		case 0:
 			mkey := ck.MergeKey()
-			b.putCk(now, b.newCkBody(&ck), mkey, mkHash(mkey), 1, 5, &fails)
+			b.putCk(now, b.newCkBody(&ck), mkey, mkHash(mkey), nil, 1, 5, &fails)
 			want = ck.UniqueID()
 		case 1:
 			a := randomAck(r, &ck, false)

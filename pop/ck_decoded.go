@@ -64,8 +64,11 @@ type reviveBody struct {
 	deliver int64 // TIMER_DELIVER_MS (0 when absent)
 	seq     uint64
 	born    int64
-	key     string
-	hash    uint64 // mkHash(key)
+	// mk is the body's merge key and its hash: its CK's (for an ack, the
+	// CK it names), held by the key's entry in the merge-key table when
+	// the engine had one as it wrote the message (keyOf), not copied
+	// into each body: 16 bytes less of every CK and ack body in flight.
+	mk *mkKey
 }
 
 // bodyPart is the body a reviveBody heads (reviveBody.part).
@@ -159,8 +162,9 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 		}
 		ck.ReviveOffset = m.QueueOffset
 		d := &ckBody{ck: ck, lease: ckLeaseOf(m)}
-		d.deliver, d.key = deliver, ck.MergeKey()
-		d.hash, d.part = mkHash(d.key), ckPart
+		key := ck.MergeKey()
+		d.deliver, d.mk = deliver, &mkKey{key, mkHash(key)}
+		d.part = ckPart
 		return &d.reviveBody
 	case model.AckTag, model.BatchAckTag:
 		a, offs, err := decodeAck(m)
@@ -176,9 +180,9 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 			list := offs
 			d.list = &list
 		}
-		d.deliver = deliver
-		d.key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
-		d.hash, d.part = mkHash(d.key), ackPart
+		key := model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
+		d.deliver, d.mk = deliver, &mkKey{key, mkHash(key)}
+		d.part = ackPart
 		return &d.reviveBody
 	}
 	return &reviveBody{deliver: deliver}
@@ -193,9 +197,8 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 // reads that of a ref's or a wrapper's CK.
 func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
 	if len(b.ckBodies) == 0 {
-		// 256 bodies of 256 bytes: 64 KiB, page-aligned (a large
-		// object), so each body spans exactly four cache lines
-		b.ckBodies = make([]ckBody, 256)
+		// 273 bodies of 240 bytes: just under 64 KiB
+		b.ckBodies = make([]ckBody, 273)
 	}
 	d := &b.ckBodies[0]
 	b.ckBodies = b.ckBodies[1:]
@@ -205,8 +208,9 @@ func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
 
 // ckPrefill makes d, a CK's body (newCkBody), the decoded body of the CK
 // message putCk writes for d.ck, but for what finishPrefill reads from
-// the stored message. mkey is the CK's merge key and mh its hash.
-func (b *Broker) ckPrefill(d *ckBody, mkey string, mh uint64) {
+// the stored message. mkey is the CK's merge key and mh its hash, e its
+// entry or nil (putCk).
+func (b *Broker) ckPrefill(d *ckBody, mkey string, mh uint64, e *mkEntry) {
 	ck := &d.ck
 	if invariants {
 		assertf(ck.ReviveOffset == 0, "CK of %s written with revive offset %d: its body would say so", mkey, ck.ReviveOffset)
@@ -218,7 +222,37 @@ func (b *Broker) ckPrefill(d *ckBody, mkey string, mh uint64) {
 	if invariants {
 		assertf(mkey == ck.MergeKey() && mh == mkHash(mkey), "CK body keyed %q (hash %x), not by its merge key", mkey, mh)
 	}
-	d.key, d.hash = mkey, mh
+	if e != nil {
+		if invariants {
+			assertf(e.key == mkey && e.hash == mh, "CK body of key %q given the entry of %q", mkey, e.key)
+		}
+		d.mk = &e.mkKey
+		return
+	}
+	d.mk = b.keyOf(mkey, mh)
+}
+
+// keyOf is merge key key (hash h) as a body holds it: its entry's in
+// the merge-key table when it has one, which the body's CK's ref holds
+// (or, for an ack, its CK's), else a copy of its own, carved from a
+// block (a CK rewritten by a revive, whose ref is made after its
+// message; an ack whose CK's entry is gone).
+func (b *Broker) keyOf(key string, h uint64) *mkKey {
+	t := &b.ckl.keys
+	if e := t.last; t.lastOK && e != nil && e.hash == h && len(e.key) == len(key) && unsafe.StringData(e.key) == unsafe.StringData(key) {
+		return &e.mkKey // the caller's lookup found key's entry (an ack's: ackKeyOf), whose string key is
+	}
+	if e := t.findHashed(key, h); e != nil {
+		return &e.mkKey
+	}
+	if len(b.ckl.kslab) == 0 {
+		// 341 keys of 24 bytes: an 8 KiB size class
+		b.ckl.kslab = make([]mkKey, 341)
+	}
+	k := &b.ckl.kslab[0]
+	b.ckl.kslab = b.ckl.kslab[1:]
+	k.key, k.hash = key, h
+	return k
 }
 
 // ackPrefill is the decoded body of the ack or bAck message written for
@@ -237,8 +271,9 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 		h = mkHash(key)
 	}
 	if len(b.ackBodies) == 0 {
-		// 819 bodies of 80 bytes: just under 64 KiB
-		b.ackBodies = make([]ackBody, 819)
+		// 1024 bodies of 64 bytes: 64 KiB, page-aligned (a large
+		// object), so each body is one cache line
+		b.ackBodies = make([]ackBody, 1024)
 	}
 	if len(b.ackMsgs) == 0 {
 		// 819 acks of 80 bytes: just under 64 KiB
@@ -247,7 +282,7 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 	d, m := &b.ackBodies[0], &b.ackMsgs[0]
 	b.ackBodies, b.ackMsgs = b.ackBodies[1:], b.ackMsgs[1:]
 	*m = *a
-	d.part, d.ack, d.off, d.key, d.hash = ackPart, m, a.AckOffset, key, h
+	d.part, d.ack, d.off, d.mk = ackPart, m, a.AckOffset, b.keyOf(key, h)
 	if offs != nil {
 		list := offs // on the heap for a bAck alone
 		d.list = &list

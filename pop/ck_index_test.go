@@ -35,7 +35,7 @@ func TestMkTableChurn(t *testing.T) {
 			tab.delete(e)
 			delete(model, k)
 		} else {
-			e := &mkEntry{key: k, hash: hashes[k]}
+			e := &mkEntry{mkKey: mkKey{key: k, hash: hashes[k]}}
 			if 2*(tab.n+1) > len(tab.slots) {
 				tab.grow()
 			}

@@ -15,11 +15,11 @@ func TestBodyLayout(t *testing.T) {
 	if o := unsafe.Offsetof(ackBody{}.reviveBody); o != 0 {
 		t.Errorf("ackBody's header at offset %d, want 0", o)
 	}
-	if s := unsafe.Sizeof(ckBody{}); s != 256 {
-		t.Errorf("ckBody is %d bytes, want 256 (four cache lines)", s)
+	if s := unsafe.Sizeof(ckBody{}); s != 240 {
+		t.Errorf("ckBody is %d bytes, want 240", s)
 	}
-	if s := unsafe.Sizeof(ackBody{}); s != 80 {
-		t.Errorf("ackBody is %d bytes, want 80", s)
+	if s := unsafe.Sizeof(ackBody{}); s != 64 {
+		t.Errorf("ackBody is %d bytes, want 64 (one cache line)", s)
 	}
 	var c ckBody
 	c.part = ckPart

@@ -63,6 +63,7 @@ type ckLeases struct {
 	lastRef *ckRef
 	ckBody  *ckBody
 	wslab   []wrapper // newWrapper's current block
+	kslab   []mkKey   // keyOf's current block
 }
 
 func newCkLeases() ckLeases { return ckLeases{} }
@@ -73,11 +74,18 @@ func newCkLeases() ckLeases { return ckLeases{} }
 // and the wrapper hold theirs. An entry leaves the table once it holds
 // neither (dead), and a later CK with its key gets a new one.
 type mkEntry struct {
-	key  string
-	hash uint64 // mkHash(key)
+	mkKey
 	refs refList
 	w    *wrapper // the buffered wrapper of the key (ckBuffer), nil when none
 	dead bool
+}
+
+// mkKey is a merge key and its hash, as an entry holds them (its first
+// field) and a revive body names them (reviveBody.mk). Neither changes
+// once set, not even when the entry dies.
+type mkKey struct {
+	key  string
+	hash uint64 // mkHash(key)
 }
 
 // refList is the refs of one merge key, in the order they were made:

@@ -480,8 +480,8 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 		return true // skipped without moving endTime
 	case c != nil: // a CK
 		rc := s.newCkRoundCk()
-		rc.ck, rc.bits, rc.ref, rc.off, rc.key, rc.hash = &c.ck, c.ck.BitMap, b.ckRefOf(c), c.ck.ReviveOffset, d.key, d.hash
-		if old := s.cks.put(d.key, d.hash, rc); old != nil {
+		rc.ck, rc.bits, rc.ref, rc.off, rc.key, rc.hash = &c.ck, c.ck.BitMap, b.ckRefOf(c), c.ck.ReviveOffset, d.mk.key, d.mk.hash
+		if old := s.cks.put(rc.key, rc.hash, rc); old != nil {
 			old.replaced = true
 		}
 		push(&s.all, &s.allBuf, rc)
@@ -490,7 +490,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 			s.firstRt = c.ck.ReviveTime()
 		}
 	case d.part == ackPart: // an ack or bAck
-		rc := s.cks.get(d.key, d.hash)
+		rc := s.cks.get(d.mk.key, d.mk.hash)
 		e := revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, pair: -1, d: d}
 		if rc != nil {
 			e.pair = rc.off
@@ -541,14 +541,14 @@ func (b *Broker) mockForAck(s *reviveService, g int64, off int64, d *reviveBody)
 	if g-d.deliver <= b.cfg.ReviveAckWaitMs {
 		return
 	}
-	key := d.key
+	key := d.mk.key
 	ck := ackCk(d.a().ack)
 	ck.ReviveOffset = off
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)
 	}
 	rc := s.newRoundCk()
-	rc.ck, rc.bits, rc.mock, rc.off, rc.key, rc.hash = s.newMockCk(), ck.BitMap, true, off, key, d.hash
+	rc.ck, rc.bits, rc.mock, rc.off, rc.key, rc.hash = s.newMockCk(), ck.BitMap, true, off, key, d.mk.hash
 	*rc.ck = ck
 	s.mocks[key] = rc
 	if s.firstRt == 0 {
@@ -878,7 +878,7 @@ func (b *Broker) rePutCK(s *reviveService, rc *roundCk, j int, g int64, res *Che
 	var kb [keyBuf]byte
 	mkey, mh := b.internKey(ck.AppendMergeKey(kb[:0]))
 	d := b.newCkBody(&ck)
-	if b.putCk(g, d, mkey, mh, s.qid, b.lease.last+1, &res.Failures) != putOK {
+	if b.putCk(g, d, mkey, mh, nil, s.qid, b.lease.last+1, &res.Failures) != putOK {
 		rv.Outcome = ReviveDropped
 		b.stats.MayBeLost++
 		res.Revivals = append(res.Revivals, rv)

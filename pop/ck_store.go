@@ -259,16 +259,17 @@ func (b *Broker) internKey(key []byte) (string, uint64) {
 
 // putCk writes the message of the CK d holds (newCkBody; buildCkMsg):
 // deliver time reviveTime - 1000, tagged with its first lease when it has
-// leases. mkey is the CK's merge key and mh its hash. A body is written
-// at most once (a failed or refused put may be tried again).
-func (b *Broker) putCk(nowMs int64, d *ckBody, mkey string, mh uint64, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
+// leases. mkey is the CK's merge key and mh its hash, e its entry when
+// the caller holds it (the buffer's CKs), else nil. A body is written at
+// most once (a failed or refused put may be tried again).
+func (b *Broker) putCk(nowMs int64, d *ckBody, mkey string, mh uint64, e *mkEntry, rq int32, first model.LeaseID, fails *[]WriteFailure) putStatus {
 	ck := &d.ck
 	deliver := ck.ReviveTime() - AckTimeInterval
 	if b.timerRefuses(nowMs, deliver) {
 		return putRefused
 	}
 	b.stats.CkPuts++
-	b.ckPrefill(d, mkey, mh)
+	b.ckPrefill(d, mkey, mh, e)
 	if ck.Num > 0 {
 		d.lease = first // the message's POPSIM_LEASE
 		if !d.skip {
