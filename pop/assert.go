@@ -78,6 +78,9 @@ func assertPrefill(kept, decoded *reviveBody) {
 		k = reviveBody{skip: true, deliver: k.deliver} // what fill alone needs of a skipped CK
 	}
 	dh := *decoded
+	if k.part == ackOfCkPart {
+		k.part = ackPart // the ack's fields are where the engine had them (ackBody.msg)
+	}
 	same := k.part == dh.part
 	if same && k.part == ckPart {
 		kc, dc := kept.c(), decoded.c()
@@ -85,7 +88,7 @@ func assertPrefill(kept, decoded *reviveBody) {
 	}
 	if same && k.part == ackPart {
 		ka, da := kept.a(), decoded.a()
-		same = *ka.ack == *da.ack && ka.off == da.off && (ka.list == nil) == (da.list == nil) && reflect.DeepEqual(ka.offs(), da.offs())
+		same = ka.msg() == da.msg() && ka.off == da.off && (ka.list == nil) == (da.list == nil) && reflect.DeepEqual(ka.offs(), da.offs())
 	}
 	if same && (k.mk == nil) == (dh.mk == nil) && k.mk != nil {
 		same = *k.mk == *dh.mk // the key, held where keyOf found it

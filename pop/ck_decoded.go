@@ -75,9 +75,10 @@ type reviveBody struct {
 type bodyPart uint8
 
 const (
-	noPart  bodyPart = iota
-	ckPart           // a CK message that decodes (or a skipped CK the engine wrote, which fill needs, though no decoding has it)
-	ackPart          // an ack or bAck message that decodes
+	noPart      bodyPart = iota
+	ckPart               // a CK message that decodes (or a skipped CK the engine wrote, which fill needs, though no decoding has it)
+	ackPart              // an ack or bAck message that decodes, its fields in an AckMsg of its own
+	ackOfCkPart          // an ack or bAck the engine wrote whose fields are those of a CK the engine holds (ackPrefill)
 )
 
 // c is the CK part of a CK message's body (part ckPart), nil for any
@@ -95,7 +96,7 @@ func (d *reviveBody) c() *ckBody {
 // a is the ack part of an ack or bAck message's body (part ackPart), nil
 // for any other; as c.
 func (d *reviveBody) a() *ackBody {
-	if d.part != ackPart {
+	if d.part < ackPart {
 		return nil
 	}
 	return (*ackBody)(unsafe.Pointer(d))
@@ -131,13 +132,37 @@ type ckBody struct {
 // when the ack names none. A round reads of an ack its header, list and
 // acked offset (off, ack.AckOffset) alone, so the ack itself lies apart,
 // behind a pointer (its names, for a message build or a mock's CK): the
-// round reads a body of 80 bytes where it read 88 of 160, whose other 72
+// round reads a body of 64 bytes where it read 88 of 160, whose other 72
 // shared the round's cache lines with the next ack's.
+//
+// The ack's fields but its AckOffset are those of the CK it names, and
+// nearly every ack the engine writes names a CK the engine holds, whose
+// body has them: such an ack's body points at that CK (part ackOfCkPart,
+// src a *model.PopCheckPoint, which the engine never writes into once
+// made but for its revive offset) rather than at an AckMsg copy of its
+// own (part ackPart, src a *model.AckMsg), 80 bytes less of every ack in
+// flight. msg gives the ack either way.
 type ackBody struct {
 	reviveBody
-	list *[]int64 // a bAck's acked offsets; nil for an ack
-	off  int64    // ack.AckOffset
-	ack  *model.AckMsg
+	list *[]int64       // a bAck's acked offsets; nil for an ack
+	off  int64          // ack.AckOffset
+	src  unsafe.Pointer // the ack's fields: see part
+}
+
+// msg is the ack (a bAck's fields but its list).
+func (d *ackBody) msg() model.AckMsg {
+	if d.part == ackOfCkPart {
+		ck := (*model.PopCheckPoint)(d.src)
+		return model.AckMsg{AckOffset: d.off, StartOffset: ck.StartOffset, ConsumerGroup: ck.CID, Topic: ck.Topic, QueueID: ck.QueueID,
+			PopTime: ck.PopTime, BrokerName: ck.BrokerName}
+	}
+	return *(*model.AckMsg)(d.src)
+}
+
+// ackOfCk reports that a's fields but its AckOffset are ck's.
+func ackOfCk(a *model.AckMsg, ck *model.PopCheckPoint) bool {
+	return a.StartOffset == ck.StartOffset && a.PopTime == ck.PopTime && a.QueueID == ck.QueueID &&
+		a.Topic == ck.Topic && a.ConsumerGroup == ck.CID && a.BrokerName == ck.BrokerName
 }
 
 // offs is a bAck's acked offsets.
@@ -175,7 +200,7 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 		if strings.TrimSpace(bn) == "" {
 			bn = b.cfg.BrokerName
 		}
-		d := &ackBody{ack: &a, off: a.AckOffset}
+		d := &ackBody{src: unsafe.Pointer(&a), off: a.AckOffset}
 		if m.Tags == model.BatchAckTag {
 			list := offs
 			d.list = &list
@@ -238,13 +263,24 @@ func (b *Broker) ckPrefill(d *ckBody, mkey string, mh uint64, e *mkEntry) {
 // block (a CK rewritten by a revive, whose ref is made after its
 // message; an ack whose CK's entry is gone).
 func (b *Broker) keyOf(key string, h uint64) *mkKey {
-	t := &b.ckl.keys
-	if e := t.last; t.lastOK && e != nil && e.hash == h && len(e.key) == len(key) && unsafe.StringData(e.key) == unsafe.StringData(key) {
-		return &e.mkKey // the caller's lookup found key's entry (an ack's: ackKeyOf), whose string key is
-	}
-	if e := t.findHashed(key, h); e != nil {
+	if e := b.keyEntry(key, h); e != nil {
 		return &e.mkKey
 	}
+	return b.ownKey(key, h)
+}
+
+// keyEntry is the entry of key (hash h) in the merge-key table, nil when
+// none.
+func (b *Broker) keyEntry(key string, h uint64) *mkEntry {
+	t := &b.ckl.keys
+	if e := t.last; t.lastOK && e != nil && e.hash == h && len(e.key) == len(key) && unsafe.StringData(e.key) == unsafe.StringData(key) {
+		return e // the caller's lookup found key's entry (an ack's: ackKeyOf), whose string key is
+	}
+	return t.findHashed(key, h)
+}
+
+// ownKey is key (hash h) held apart from the table, carved from a block.
+func (b *Broker) ownKey(key string, h uint64) *mkKey {
 	if len(b.ckl.kslab) == 0 {
 		// 341 keys of 24 bytes: an 8 KiB size class
 		b.ckl.kslab = make([]mkKey, 341)
@@ -275,14 +311,31 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 		// object), so each body is one cache line
 		b.ackBodies = make([]ackBody, 1024)
 	}
-	if len(b.ackMsgs) == 0 {
-		// 819 acks of 80 bytes: just under 64 KiB
-		b.ackMsgs = make([]model.AckMsg, 819)
+	d := &b.ackBodies[0]
+	b.ackBodies = b.ackBodies[1:]
+	d.off = a.AckOffset
+	e := b.keyEntry(key, h)
+	if e == nil {
+		d.mk = b.ownKey(key, h)
+	} else {
+		d.mk = &e.mkKey
+		if r := e.refs.first; r != nil && ackOfCk(a, r.ck()) {
+			d.part, d.src = ackOfCkPart, unsafe.Pointer(r.ck())
+		}
 	}
-	d, m := &b.ackBodies[0], &b.ackMsgs[0]
-	b.ackBodies, b.ackMsgs = b.ackBodies[1:], b.ackMsgs[1:]
-	*m = *a
-	d.part, d.ack, d.off, d.mk = ackPart, m, a.AckOffset, b.keyOf(key, h)
+	if d.part == noPart {
+		if len(b.ackMsgs) == 0 {
+			// 819 acks of 80 bytes: just under 64 KiB
+			b.ackMsgs = make([]model.AckMsg, 819)
+		}
+		m := &b.ackMsgs[0]
+		b.ackMsgs = b.ackMsgs[1:]
+		*m = *a
+		d.part, d.src = ackPart, unsafe.Pointer(m)
+	}
+	if invariants {
+		assertf(d.msg() == *a, "ack body holds %+v for the ack %+v", d.msg(), *a)
+	}
 	if offs != nil {
 		list := offs // on the heap for a bAck alone
 		d.list = &list
@@ -341,9 +394,10 @@ func (d *reviveBody) uniqueID(tag string) string {
 	case model.CkTag:
 		return string(d.c().ck.AppendUniqueID(buf[:0]))
 	case model.AckTag:
-		return string(d.a().ack.AppendUniqueID(buf[:0]))
+		a := d.a().msg()
+		return string(a.AppendUniqueID(buf[:0]))
 	}
-	a := model.BatchAckMsg{AckMsg: *d.a().ack, AckOffsetList: d.a().offs()}
+	a := model.BatchAckMsg{AckMsg: d.a().msg(), AckOffsetList: d.a().offs()}
 	return string(a.AppendUniqueID(buf[:0]))
 }
 
@@ -355,8 +409,9 @@ func (d *reviveBody) appendBody(b []byte, tag string) []byte {
 		ck.ReviveOffset = 0 // set when read, not in the body (ckPrefill)
 		return ck.AppendJSON(b)
 	case model.AckTag:
-		return d.a().ack.AppendJSON(b)
+		a := d.a().msg()
+		return a.AppendJSON(b)
 	}
-	a := model.BatchAckMsg{AckMsg: *d.a().ack, AckOffsetList: d.a().offs()}
+	a := model.BatchAckMsg{AckMsg: d.a().msg(), AckOffsetList: d.a().offs()}
 	return a.AppendJSON(b)
 }

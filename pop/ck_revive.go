@@ -489,7 +489,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 		if s.firstRt == 0 {
 			s.firstRt = c.ck.ReviveTime()
 		}
-	case d.part == ackPart: // an ack or bAck
+	case d.part >= ackPart: // an ack or bAck
 		rc := s.cks.get(d.mk.key, d.mk.hash)
 		e := revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, pair: -1, d: d}
 		if rc != nil {
@@ -542,7 +542,8 @@ func (b *Broker) mockForAck(s *reviveService, g int64, off int64, d *reviveBody)
 		return
 	}
 	key := d.mk.key
-	ck := ackCk(d.a().ack)
+	am := d.a().msg()
+	ck := ackCk(&am)
 	ck.ReviveOffset = off
 	if s.mocks[key] == nil {
 		s.mockOrder = append(s.mockOrder, key)

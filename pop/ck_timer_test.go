@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"popsim/model"
 )
@@ -62,7 +63,7 @@ func TestTimerMatchesOrder(t *testing.T) {
 							d = now + r.Int64N(2000*prec) // far ahead
 						}
 						d = (d + prec - 1) / prec * prec
-						a := &ackBody{ack: &model.AckMsg{}} // an ack message's body, as putRevive holds it
+						a := &ackBody{src: unsafe.Pointer(&model.AckMsg{})} // an ack message's body, as putRevive holds it
 						a.part, a.kind, a.rq, a.born = ackPart, ackKind, uint16(r.IntN(4)), now
 						m := &a.reviveBody
 						tm.add(m, d)
