@@ -252,7 +252,7 @@ func (b *Broker) storeWrapper(nowMs int64, w *wrapper, fails *[]WriteFailure) {
 	if w.ckStored {
 		return
 	}
-	if b.putCk(nowMs, w.ref.home, w.mkey, w.ref.e.hash, w.ref.e, w.rq, w.ref.first, fails) == putOK {
+	if b.putCk(nowMs, w.ref.home(), w.mkey, w.ref.e.hash, w.ref.e, w.rq, w.ref.first, fails) == putOK {
 		w.ckStored = true
 		w.ref.stored, w.ref.at = true, b.arrival
 	}

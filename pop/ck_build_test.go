@@ -236,11 +236,8 @@ func TestCkHeldOnce(t *testing.T) {
 				if r.dropped {
 					continue
 				}
-				if r.home == nil {
-					t.Fatalf("merge=%v: ref of lease %d has no body to hold its CK", merge, r.first)
-				}
-				if _, ok := homes[r.home]; !ok {
-					homes[r.home] = *r.ck()
+				if _, ok := homes[r.home()]; !ok {
+					homes[r.home()] = *r.ck()
 				}
 			}
 			for _, w := range b.buf.order {

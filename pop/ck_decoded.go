@@ -35,7 +35,7 @@ import (
 // reviveBody is a stored revive-topic message, decoded: what every kind
 // has, and the kind's own part (c or a), each allocated with its header.
 // A CK and an ack hold different fields, so each takes only the bytes of
-// its own (a CK's is 256 with its ref, an ack's 80 and its ack's 80).
+// its own (a CK's is 232 with its ref, an ack's 64).
 type reviveBody struct {
 	bad  bool // the body does not decode: a read aborts the round
 	skip bool // a CK without topic or group: skipped, endTime unmoved
@@ -84,8 +84,7 @@ const (
 // c is the CK part of a CK message's body (part ckPart), nil for any
 // other. The header is the first field of its ckBody, so its address is
 // the body's: the header names its body by part alone, not by a pointer
-// to itself, which took 8 bytes of every body (with a's, 16: a CK's body
-// is 256 bytes, four cache lines, not 272).
+// to itself, which took 8 bytes of every body (with a's, 16).
 func (d *reviveBody) c() *ckBody {
 	if d.part != ckPart {
 		return nil
@@ -108,8 +107,8 @@ func (d *reviveBody) a() *ackBody {
 // cache line it spans is a miss, so the round's reads span as few lines
 // as they can (a CK's header, its ckRef and the first 64 bytes of its
 // CK, which hold what the round and its acks' IndexOfAck read, then the
-// CK's topic and group, which the merge reads: 208 of its 256 bytes; an
-// ack's header, list and AckOffset: all of its 80).
+// CK's topic and group, which the merge reads: 184 of its 232 bytes; an
+// ack's header, list and AckOffset: all of its 64).
 
 // ckBody is a CK message's body: ck (ReviveOffset set) and its first
 // lease, and the engine's ckRef of the CK (own), whose home the body is:
@@ -222,8 +221,8 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 // reads that of a ref's or a wrapper's CK.
 func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
 	if len(b.ckBodies) == 0 {
-		// 273 bodies of 240 bytes: just under 64 KiB
-		b.ckBodies = make([]ckBody, 273)
+		// 282 bodies of 232 bytes: just under 64 KiB
+		b.ckBodies = make([]ckBody, 282)
 	}
 	d := &b.ckBodies[0]
 	b.ckBodies = b.ckBodies[1:]

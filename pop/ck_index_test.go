@@ -106,7 +106,9 @@ func testRefIndex(t *testing.T, oldest bool) {
 	next := model.LeaseID(1)
 	for step := range 12000 {
 		if rng.IntN(3) > 0 && step%4000 < 3000 || x.len() == 0 {
-			r := &ckRef{first: next, home: &ckBody{ck: model.PopCheckPoint{Num: int8(1 + rng.IntN(32))}}}
+			d := &ckBody{ck: model.PopCheckPoint{Num: int8(1 + rng.IntN(32))}}
+			r := &d.own
+			r.first = next
 			next += model.LeaseID(r.ck().Num)
 			x.add(r)
 			all = append(all, r)

@@ -7,6 +7,7 @@ import (
 
 // TestBodyLayout: reviveBody.c and .a turn a header into its body by its
 // address, which holds only while the header is each body's first field;
+// ckRef.home turns a ref into the body it is the own of, by its address;
 // and the sizes the body slabs (newCkBody, ackPrefill) are cut for.
 func TestBodyLayout(t *testing.T) {
 	if o := unsafe.Offsetof(ckBody{}.reviveBody); o != 0 {
@@ -15,8 +16,8 @@ func TestBodyLayout(t *testing.T) {
 	if o := unsafe.Offsetof(ackBody{}.reviveBody); o != 0 {
 		t.Errorf("ackBody's header at offset %d, want 0", o)
 	}
-	if s := unsafe.Sizeof(ckBody{}); s != 240 {
-		t.Errorf("ckBody is %d bytes, want 240", s)
+	if s := unsafe.Sizeof(ckBody{}); s != 232 {
+		t.Errorf("ckBody is %d bytes, want 232", s)
 	}
 	if s := unsafe.Sizeof(ackBody{}); s != 64 {
 		t.Errorf("ackBody is %d bytes, want 64 (one cache line)", s)
@@ -25,6 +26,9 @@ func TestBodyLayout(t *testing.T) {
 	c.part = ckPart
 	if c.reviveBody.c() != &c || c.reviveBody.a() != nil {
 		t.Errorf("a CK's header does not give its body")
+	}
+	if c.own.home() != &c {
+		t.Errorf("a CK's ref does not give its body")
 	}
 	var a ackBody
 	a.part = ackPart

@@ -431,7 +431,7 @@ func (b *Broker) checkCkLeases() error {
 		if e := b.ckl.keys.peek(r.e.key); e == nil || r.e != e || !e.refs.contains(r) || r.dropped {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d missing from its merge key's list", first)
 		}
-		if d := r.home; d.bound && (&d.own != r || d.lease != r.first) {
+		if d := r.home(); d.bound && d.lease != r.first {
 			return fmt.Errorf("pop: invariant: checkpoint ref %d named by a body of lease %d (bound %v)", first, d.lease, d.bound)
 		}
 	}
