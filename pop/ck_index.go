@@ -243,8 +243,8 @@ type mkTable struct {
 	slab     []mkEntry // new entries are carved from it, a block at a time
 }
 
-// mkSlab entries of 56 bytes fill an 8 KiB size class.
-const mkSlab = 146
+// mkSlab entries of 48 bytes fill an 8 KiB size class.
+const mkSlab = 170
 
 // probe is the entry of key (hash h), nil when there is none.
 func (t *mkTable) probe(key string, h uint64) *mkEntry { return probeKey(t, key, h) }
@@ -355,10 +355,10 @@ func (t *mkTable) grow() {
 
 // release takes e out of the table once it holds nothing.
 func (t *mkTable) release(e *mkEntry) {
-	if e.dead || e.refs.len() > 0 || e.w != nil {
+	if e.dead() || e.refs.len() > 0 || e.w != nil {
 		return
 	}
-	e.dead = true
+	e.refs.rest = &deadRefs
 	t.delete(e)
 	if t.last == e {
 		t.last, t.lastOK = nil, false

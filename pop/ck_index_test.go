@@ -84,7 +84,7 @@ func TestMkTableAPI(t *testing.T) {
 	if e, _ := tab.findBytes([]byte(es[5].key)); e != nil {
 		t.Fatal("a released key is still found by its bytes")
 	}
-	if e := tab.get(es[4].key); e == es[4] || e.dead {
+	if e := tab.get(es[4].key); e == es[4] || e.dead() {
 		t.Fatal("a released key's next entry is the dead one")
 	}
 }

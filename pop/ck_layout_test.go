@@ -22,6 +22,9 @@ func TestBodyLayout(t *testing.T) {
 	if s := unsafe.Sizeof(ackBody{}); s != 64 {
 		t.Errorf("ackBody is %d bytes, want 64 (one cache line)", s)
 	}
+	if s := unsafe.Sizeof(mkEntry{}); s != 48 {
+		t.Errorf("mkEntry is %d bytes, want 48", s)
+	}
 	var c ckBody
 	c.part = ckPart
 	if c.reviveBody.c() != &c || c.reviveBody.a() != nil {

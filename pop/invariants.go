@@ -439,9 +439,9 @@ func (b *Broker) checkCkLeases() error {
 	entries := 0
 	b.ckl.keys.each(func(e *mkEntry) {
 		entries++
-		if bad == nil && (e.hash != mkHash(e.key) || b.ckl.keys.peek(e.key) != e || e.dead || e.refs.len() == 0 && e.w == nil) {
+		if bad == nil && (e.hash != mkHash(e.key) || b.ckl.keys.peek(e.key) != e || e.dead() || e.refs.len() == 0 && e.w == nil) {
 			bad = fmt.Errorf("pop: invariant: merge key %q (hash %x, found %v) has an entry (dead %v) holding %d refs and wrapper %v",
-				e.key, e.hash, b.ckl.keys.peek(e.key) == e, e.dead, e.refs.len(), e.w != nil)
+				e.key, e.hash, b.ckl.keys.peek(e.key) == e, e.dead(), e.refs.len(), e.w != nil)
 		}
 		keyed += e.refs.len()
 	})
