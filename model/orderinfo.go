@@ -200,28 +200,21 @@ func (o *OrderInfo) MergeConsumedCount(prev *OrderInfo) {
 	o.ConsumedCount = out
 }
 
-// AppendOrderCountInfo appends the orderCountInfo entries update builds
-// for this OrderInfo on queue qid of a topic with retry flag flag: one per
+// AppendOrderCountInfo appends the orderCountInfo header of this
+// OrderInfo on queue qid of a topic with retry flag flag: the entries of
+// AppendOrderCounts, formatted (AppendOrderCount).
+func (o *OrderInfo) AppendOrderCountInfo(dst []byte, flag RetryType, qid int32) []byte {
+	for _, e := range o.AppendOrderCounts(nil, flag, qid) {
+		dst = AppendOrderCount(dst, e)
+	}
+	return dst
+}
+
+// AppendOrderCounts appends the orderCountInfo entries update builds for
+// this OrderInfo on queue qid of a topic with retry flag flag: one per
 // counted offset (in offset order; upstream walks a HashMap), then the
 // queue's entry with the smallest count, 0 when an offset of the batch
 // has none (the entry old SDKs read).
-func (o *OrderInfo) AppendOrderCountInfo(dst []byte, flag RetryType, qid int32) []byte {
-	minCount := int64(0)
-	if o.ConsumedCount != nil {
-		minCount = int64(1<<31 - 1)
-		for _, e := range o.ConsumedCount {
-			dst = AppendOrderCount(dst, OrderCount{RetryFlag: flag, QueueID: qid, Offset: e.Offset, Count: int32(e.Value)})
-			minCount = min(minCount, e.Value)
-		}
-		if len(o.ConsumedCount) != len(o.OffsetList) {
-			minCount = 0
-		}
-	}
-	return AppendOrderCount(dst, OrderCount{RetryFlag: flag, QueueID: qid, Offset: -1, Count: int32(minCount)})
-}
-
-// AppendOrderCounts appends the entries AppendOrderCountInfo writes, in
-// the same order, unformatted.
 func (o *OrderInfo) AppendOrderCounts(dst []OrderCount, flag RetryType, qid int32) []OrderCount {
 	minCount := int64(0)
 	if o.ConsumedCount != nil {
