@@ -231,7 +231,7 @@ func (x *refIndex) holding(l model.LeaseID) *ckRef {
 // holds up to ~60 k keys, so a slot that also kept the hash (16 bytes,
 // not 8) doubled its 2 MB of slots for a probe that rarely passes one. It
 // remembers its last lookup by string: a new CK's key is looked up by
-// freeMergeKey and again, the same string, by the buffer and newRefInto
+// freeMergeKey and again, the same string, by the buffer and newRefKeyed
 // right after.
 type mkTable struct {
 	slots    []*mkEntry // a power of two long, at most half full; nil: empty

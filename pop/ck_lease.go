@@ -64,7 +64,7 @@ type ckLeases struct {
 	keys    mkTable
 	live    int // leases not yet ended, over all refs
 	pending int // live leases with an ack message pending
-	// lastRef is the ref newRefInto made last, and ckBody the body putCk
+	// lastRef is the ref newRefKeyed made last, and ckBody the body putCk
 	// kept last for a lease no ref holds yet: the two are bound to each
 	// other (bindCkBody) whichever comes second.
 	lastRef *ckRef
@@ -173,15 +173,10 @@ func (l refList) contains(r *ckRef) bool {
 // whose merge key is key, granting its leases. The ref is d's own
 // (ckBody.own): every body the engine makes is made for one new ref.
 func (b *Broker) newRefKeyed(d *ckBody, rq int32, key string) *ckRef {
-	return b.newRefInto(&d.own, d, rq, key)
-}
-
-// newRefInto is newRefKeyed into r, the zero ckRef of d (d.own).
-func (b *Broker) newRefInto(r *ckRef, d *ckBody, rq int32, key string) *ckRef {
-	ck := &d.ck
+	r, ck := &d.own, &d.ck
 	if invariants {
-		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped && r == &d.own,
-			"checkpoint ref made into a ref in use (lease %d), or not its body's own", r.first)
+		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped,
+			"checkpoint ref made into a ref in use (lease %d)", r.first)
 	}
 	e := b.ckl.keys.get(key)
 	// r is zero: only what is not is written (a whole-struct store would
@@ -201,7 +196,7 @@ func (b *Broker) newRefInto(r *ckRef, d *ckBody, rq int32, key string) *ckRef {
 
 // bindCkBody binds d, the body putCk keeps for a CK message of lease
 // first, to the ref of that lease, whose CK d holds (ckRef.home): the one
-// newRefInto made last, or the one it makes next (a renewal's and a
+// newRefKeyed made last, or the one it makes next (a renewal's and a
 // re-put's CK are written before their ref is made). A body whose ref is
 // neither (a buffered CK written later) stays unbound: ckRefOf finds its
 // ref by lease. (A body of a put that failed, its ref never made, binds

@@ -243,7 +243,7 @@ func (b *Broker) ackKey(a *model.AckMsg, key []byte) (string, uint64) {
 // string its CKs' bodies keep, so that a revive round pairing an ack
 // with its CK compares one pointer, not the bytes), else a copy carved
 // from the arena. The table remembers the lookup, for the caller's next
-// by the same key (findAcked, newRefInto).
+// by the same key (findAcked, newRefKeyed).
 func (b *Broker) internKey(key []byte) (string, uint64) {
 	t := &b.ckl.keys
 	e, h := t.findBytes(key)
