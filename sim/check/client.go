@@ -602,9 +602,11 @@ func (c *Checker) onPolicy(e *model.Event) {
 }
 
 // onReceiveAnswer: the answer to a client's receive reached it (its
-// deliveries follow at once) or was lost. The client's leases that no
-// answer on its way can carry any more are let go (receives).
-// A loss is already counted (receives.lostAnswer).
+// deliveries follow at once) or was lost, which the caller has counted
+// already (receives.lostAnswer: the order checks read the count first).
+// The client's leases that no answer on its way can carry any more are
+// let go; an answer that arrived is counted only after that test, while
+// its own leases still count as on their way.
 func (c *Checker) onReceiveAnswer(cl *client, e *model.Event) {
 	if e.Kind == model.EvReceiveLost {
 		c.releaseLost(cl)
