@@ -514,7 +514,7 @@ func (c *Checker) forgetSettled(m *msgState) {
 	}
 	for i := range m.places {
 		if p := &m.places[i]; p.leased != 0 {
-			m.g.tombs.put(p.place, tomb{msg: m.id, topic: m.topic, lastLease: p.leased, pulled: m.pulledAt == p.leased})
+			m.g.tombs.forgot(p, m)
 		}
 	}
 	for _, l := range m.leases {

@@ -151,6 +151,35 @@ func (t *tombstones) put(p place, x tomb) {
 	}
 }
 
+// forgot is put for forgetSettled: message m's tomb at its place p (p.leased
+// != 0), built from the record without making the tomb and the place as
+// values (nine words, passed on the stack), and stored, in the common case
+// (a queue known, the topic's name at a small index, an offset in the
+// queue's window or just past its end with room, no far map), without a
+// call: tombQueue.put written out.
+func (t *tombstones) forgot(p *placeRec, m *msgState) {
+	tt := t.topic(p.topic)
+	k := t.nameIndex(m.topic)
+	if tt == nil || uint32(p.queue) >= uint32(len(tt.queues)) || k > math.MaxUint16 {
+		t.put(p.place, tomb{msg: m.id, topic: m.topic, lastLease: p.leased, pulled: m.pulledAt == p.leased})
+		return
+	}
+	q := &tt.queues[p.queue]
+	s := tombSlot{msg: m.id, lastLease: p.leased, topic: uint16(k), pulled: m.pulledAt == p.leased, used: true}
+	if o := p.offset; q.far == nil && o >= q.lo {
+		switch d, n := uint64(o)-uint64(q.lo), len(q.slots)-q.head; {
+		case n == 0:
+		case d < uint64(n):
+			q.slots[q.head+int(d)] = s
+			return
+		case d == uint64(n) && len(q.slots) < cap(q.slots):
+			q.slots = append(q.slots, s)
+			return
+		}
+	}
+	q.putSlow(p.offset, s)
+}
+
 // dropBelow forgets the queue's tombstones below offset.
 func (t *tombstones) dropBelow(k queueKey, offset int64) {
 	if q := t.queue(k.topic, k.queue, false); q != nil {
