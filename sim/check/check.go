@@ -145,8 +145,9 @@ type client struct {
 	held []heldRef
 	// pending lists leases lent to the client whose answer has not reached
 	// it yet (awaiting): their message is not forgotten meanwhile. An entry
-	// stays until the client's next answer; one whose message's record was
-	// reused since (pendRef.gen) is passed over.
+	// whose lease is no longer awaited (delivered, let go), or whose
+	// message's record was reused since (pendRef.gen), is passed over, and
+	// pruned when the list fills its storage (lend).
 	pending []pendRef
 	// lostBatch: orderly leases a lost receive answer carried; retrying: the
 	// client's current receive retries that answer's attemptId.
@@ -167,6 +168,30 @@ type heldRef struct {
 // live reports whether the entry is still about the message it was made
 // for: the record was not reused since.
 func (r heldRef) live() bool { return r.gen == r.d.m.gen }
+
+// lend puts lease l, lent to the client, in its pending list. Every reader
+// of the list passes over the entries no longer awaited or stale (most
+// are delivered at once), so they are pruned only when the list fills
+// its storage, at 64 entries or more, as held is (hold): pruning at each
+// answer cost some 70 instructions a receive (callgrind).
+func (cl *client) lend(l *lease) {
+	if len(cl.pending) >= 64 && len(cl.pending) == cap(cl.pending) {
+		cl.pending = prunePending(cl.pending)
+	}
+	cl.pending = append(cl.pending, pendRef{l, l.m.gen})
+}
+
+// prunePending keeps the entries of ps whose lease is still awaited.
+func prunePending(ps []pendRef) []pendRef {
+	out := ps[:0]
+	for _, r := range ps {
+		if r.l.awaiting && r.live() {
+			out = append(out, r)
+		}
+	}
+	clear(ps[len(out):])
+	return out
+}
 
 // pendRef is a lease lent to a client, and the generation of its
 // message's record when it was lent (msgState.gen).

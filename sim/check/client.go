@@ -616,19 +616,6 @@ func (c *Checker) onReceiveAnswer(cl *client, e *model.Event) {
 		c.releaseLost(cl) // before this answer's deliveries, which it counts as on their way
 	}
 	cl.rx.answered()
-	if len(cl.pending) == 0 {
-		return
-	}
-	out := cl.pending[:0]
-	for _, r := range cl.pending {
-		if r.l.awaiting && r.live() { // most were delivered: no generation to read
-			out = append(out, r) // delivered right after this event
-		}
-	}
-	if len(out) < len(cl.pending) {
-		clearFew(cl.pending[len(out):])
-	}
-	cl.pending = out
 }
 
 // noneAwaited: no lease lent to client cl is on its way to it any more

@@ -152,7 +152,7 @@ func (c *Checker) onLease(e *model.Event) {
 	c.orderLease(m, l, e)
 	c.leases.put(l)
 	m.leases = append(m.leases, l)
-	cl.pending = append(cl.pending, pendRef{l, m.gen})
+	cl.lend(l)
 }
 
 // relent: the engine lent a lease again to the client it had lent it to,
@@ -165,7 +165,7 @@ func (c *Checker) relent(x *lease, cl *client, e *model.Event) bool {
 	x.m.note(e)
 	x.deadline, x.awaiting = e.Deadline, true
 	c.wake.servedMsg(waitKey{group: x.m.g.idx, topic: x.m.topic})
-	cl.pending = append(cl.pending, pendRef{x, x.m.gen})
+	cl.lend(x)
 	return true
 }
 
