@@ -53,10 +53,13 @@ type Property struct {
 // Message is a stored message with the RocketMQ fields POP cares about.
 // Offsets are consume-queue offsets; times are epoch milliseconds.
 type Message struct {
+	Topic string
 	// ID is the simulator's identity of the message (see MsgID); copies
 	// keep it. It is not a RocketMQ field and never reaches a wire format.
+	// It sits beside QueueID so that the two 4-byte fields share a word:
+	// first, it left 4 bytes of padding (a Message was 200 bytes, now 192,
+	// and every stored message is one).
 	ID              MsgID
-	Topic           string
 	QueueID         int32
 	QueueOffset     int64
 	CommitLogOffset int64

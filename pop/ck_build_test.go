@@ -280,16 +280,16 @@ func TestCkHeldOnce(t *testing.T) {
 				t.Fatalf("merge=%v: no revive queue %d", merge, rq)
 			}
 			for o := q.min; o < q.maxOffset(); o++ {
-				sl := q.log.slot(int(o - q.min))
-				if sl.rev == nil || sl.rev.c() == nil {
+				m, d := q.log.slot(int(o-q.min)), *q.revs.slot(int(o - q.min))
+				if d == nil || d.c() == nil {
 					continue
 				}
-				want, ok := homes[sl.rev.c()]
-				if !ok || sl.msg.Tags != model.CkTag {
+				want, ok := homes[d.c()]
+				if !ok || m.Tags != model.CkTag {
 					continue
 				}
 				stored++
-				got := sl.rev.c().ck
+				got := d.c().ck
 				if got.ReviveOffset != o {
 					t.Fatalf("merge=%v: CK at revive offset %d says %d", merge, o, got.ReviveOffset)
 				}

@@ -10,7 +10,7 @@ import (
 // A revive-topic message is read by every revive round from the revive
 // offset on, so a message whose CK is not due yet is read by many rounds.
 // Its body and properties never change once stored, so the first read
-// decodes them and keeps the result beside the message (logSlot.rev);
+// decodes them and keeps the result beside the message (queue.revs);
 // later reads use it. The cache is a pure function of the stored bytes:
 // it survives a restart exactly as the messages do, and a message written
 // by any other path (a client's Put to the revive topic) is decoded from

@@ -323,7 +323,7 @@ func (b *Broker) nextStep(s *reviveService) int64 {
 	case s.read < q.min:
 		return g
 	case s.read < q.maxOffset():
-		best = min(best, pullGrid(g, q.log.at(int(s.read-q.min)).StoreTimestamp))
+		best = min(best, pullGrid(g, q.log.slot(int(s.read-q.min)).StoreTimestamp))
 	default:
 		if d, ok := b.nextTimerDueFor(s.qid); ok {
 			best = min(best, pullGrid(g, d))
@@ -423,14 +423,14 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 		}
 		// the batch's entries, taken once for the scan and the reads (a
 		// read stores nothing, so they stay where they are)
-		var batch [RevivePullBatch]*logSlot
+		var batch [RevivePullBatch]*model.Message
 		n := 0
 		for ; s.read+int64(n) < q.maxOffset() && n < RevivePullBatch; n++ {
-			sl := q.log.slot(int(s.read-q.min) + n)
-			if sl.msg.StoreTimestamp > g {
+			m := q.log.slot(int(s.read-q.min) + n)
+			if m.StoreTimestamp > g {
 				break
 			}
-			batch[n] = sl
+			batch[n] = m
 		}
 		if n == 0 {
 			break
@@ -443,7 +443,7 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 		}
 		for i := 0; i < n; i++ {
 			b.stats.ReviveReads++
-			if !b.readRevive(s, g, batch[i]) {
+			if !b.readRevive(s, g, batch[i], q.revs.slot(int(s.read-q.min))) {
 				b.abortRound(s, g)
 				return
 			}
@@ -465,14 +465,14 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 	}
 }
 
-// readRevive takes the revive queue's message sl into the round, decoding
-// it on first use; false when its body does not decode (upstream's JSON
-// exception aborts the round).
-func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
-	if sl.rev == nil {
-		sl.rev = b.decodeRevive(&sl.msg)
+// readRevive takes the revive queue's message m, whose typed form is *rev
+// (queue.revs), into the round, decoding it on first use; false when its
+// body does not decode (upstream's JSON exception aborts the round).
+func (b *Broker) readRevive(s *reviveService, g int64, m *model.Message, rev **reviveBody) bool {
+	if *rev == nil {
+		*rev = b.decodeRevive(m)
 	}
-	d := sl.rev
+	d := *rev
 	switch c := d.c(); {
 	case d.bad:
 		return false
@@ -485,13 +485,13 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 			old.replaced = true
 		}
 		push(&s.all, &s.allBuf, rc)
-		s.journal(revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, pair: rc.off})
+		s.journal(revEnt{off: m.QueueOffset, deliver: d.deliver, pair: rc.off})
 		if s.firstRt == 0 {
 			s.firstRt = c.ck.ReviveTime()
 		}
 	case d.part >= ackPart: // an ack or bAck
 		rc := s.cks.get(d.mk.key, d.mk.hash)
-		e := revEnt{off: sl.msg.QueueOffset, deliver: d.deliver, pair: -1, d: d}
+		e := revEnt{off: m.QueueOffset, deliver: d.deliver, pair: -1, d: d}
 		if rc != nil {
 			e.pair = rc.off
 		}
@@ -500,7 +500,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, sl *logSlot) bool {
 			if !b.cfg.EnableSkipLongAwaitingAck {
 				return true // the ack waits for its CK (#5408); endTime unmoved
 			}
-			b.mockForAck(s, g, sl.msg.QueueOffset, d)
+			b.mockForAck(s, g, m.QueueOffset, d)
 		} else if a := d.a(); a.list == nil { // an ack
 			if i := rc.ck.IndexOfAck(a.off); i > -1 {
 				rc.bits |= 1 << uint(i)
@@ -917,7 +917,8 @@ func (b *Broker) checkCarried(s *reviveService, t int64) {
 	x.resetRound()
 	q := b.reviveQueuePeek(s.qid)
 	for x.read = s.old + 1; x.read < s.read; x.read++ {
-		assertf(b.readRevive(x, t, q.log.slot(int(x.read-q.min))), "revive queue %d: carried message %d does not decode", s.qid, x.read)
+		i := int(x.read - q.min)
+		assertf(b.readRevive(x, t, q.log.slot(i), q.revs.slot(i)), "revive queue %d: carried message %d does not decode", s.qid, x.read)
 		x.msgs++
 	}
 	if err := sameRound(x, s, s.old); err != "" {

@@ -161,14 +161,14 @@ func delayLevel(d int64) int64 {
 // appendRevive stores the engine's message rev (its typed form, with its
 // revive queue, tag and born time) in revive queue q, stamped at ms.
 func (b *Broker) appendRevive(q *queue, rev *reviveBody, ms int64) {
-	sl := q.log.push(&b.logPool)
+	m := q.log.push(&b.logPool) // zero: push returns a zero entry
+	d := q.pushRev()
 	rq := int32(rev.rq)
 	b.reviveChanged(rq)
-	m := &sl.msg // zero: push returns a zero entry
 	m.Topic, m.QueueID, m.Tags, m.BornTimestamp = b.reviveTopicName(), rq, rev.kind.tag(), rev.born
 	m.QueueOffset = q.maxOffset() - 1
 	m.StoreTimestamp = ms
-	sl.rev = b.finishPrefill(rev, m)
+	*d = b.finishPrefill(rev, m)
 }
 
 // advanceTimer delivers every timer message due at or before nowMs, each

@@ -590,7 +590,7 @@ func (b *Broker) checkReleased() error {
 // queue's appends).
 func (b *Broker) checkLogPool() error {
 	p := &b.logPool
-	pooled := make(map[*logSlot]bool, len(p.free))
+	pooled := make(map[*model.Message]bool, len(p.free))
 	for i, c := range p.free {
 		if cap(c) != logChunk {
 			return fmt.Errorf("pop: invariant: pooled log chunk %d has room for %d entries, want %d", i, cap(c), logChunk)

@@ -19,20 +19,17 @@ import (
 // entries behind instead of 248 (doubling's 8 to 128), 50 KB less garbage
 // per busy queue, and a queue that holds a few messages still keeps a
 // small chunk.
+//
+// An entry is the message alone, 192 bytes (model.Message), so that a
+// full chunk is 48 KB, six pages of the runtime's large objects exactly.
+// Until stop 43 an entry also held the message's typed form, which only a
+// revive-topic queue has (revWindow): 208 bytes, a 52-KB chunk the
+// allocator rounded up to seven pages, 224 bytes a message.
 type msgLog struct {
-	chunks [][]logSlot
+	chunks [][]model.Message
 	head   int // entries dropped from the front of chunks[0]
 	n      int // entries held
 	rel    int // chunks[:rel] were released (nil; release.go)
-}
-
-// logSlot is one stored message and, in a revive-topic queue, its typed
-// form: the engine's own for its CK and ack messages, which it stores
-// unbuilt (queue.msg builds them), else their body decoded once a revive
-// round has read it (ck_decoded.go).
-type logSlot struct {
-	msg model.Message
-	rev *reviveBody
 }
 
 const (
@@ -45,7 +42,7 @@ const (
 func (l *msgLog) len() int { return l.n }
 
 // slot is entry i (0 is the oldest held); i must be in [0, len()).
-func (l *msgLog) slot(i int) *logSlot {
+func (l *msgLog) slot(i int) *model.Message {
 	if invariants {
 		assertf(!l.released(i), "read of a released message: queue entry %d of %d, chunks below %d released", i, l.n, l.rel)
 	}
@@ -53,13 +50,10 @@ func (l *msgLog) slot(i int) *logSlot {
 	return &l.chunks[i>>logChunkBits][i&(logChunk-1)]
 }
 
-// at is the message of entry i.
-func (l *msgLog) at(i int) *model.Message { return &l.slot(i).msg }
-
 // push appends a zero entry and returns it.
-func (l *msgLog) push(pool *chunkPool) *logSlot {
+func (l *msgLog) push(pool *chunkPool) *model.Message {
 	k := len(l.chunks) - 1
-	var c []logSlot
+	var c []model.Message
 	if k >= 0 {
 		c = l.chunks[k]
 	}
@@ -82,10 +76,10 @@ func (l *msgLog) push(pool *chunkPool) *logSlot {
 // grown logFirstGrow-fold, into a pooled chunk when it grows to half of
 // logChunk or more and pool has one (a queue that holds a few messages
 // keeps a small chunk).
-func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
+func (l *msgLog) grow(pool *chunkPool) (int, []model.Message) {
 	k := len(l.chunks) - 1
 	if k < 0 {
-		l.chunks = append(l.chunks, make([]logSlot, 0, logFirstCap))
+		l.chunks = append(l.chunks, make([]model.Message, 0, logFirstCap))
 		return 0, l.chunks[0]
 	}
 	c := l.chunks[k]
@@ -93,11 +87,11 @@ func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
 		l.chunks = append(l.chunks, pool.take())
 		return k + 1, l.chunks[k+1]
 	}
-	var d []logSlot
+	var d []model.Message
 	if n := min(logFirstGrow*len(c), logChunk); n >= logChunk/2 && pool.has() {
 		d = pool.take()[:len(c)]
 	} else {
-		d = make([]logSlot, len(c), n)
+		d = make([]model.Message, len(c), n)
 		if n == logChunk {
 			pool.held++
 		}
@@ -119,7 +113,7 @@ func (l *msgLog) grow(pool *chunkPool) (int, []logSlot) {
 // invariants build tag a pooled chunk is filled with poison, which take
 // checks is intact before clearing it.
 type chunkPool struct {
-	free  [][]logSlot
+	free  [][]model.Message
 	held  int       // full-size chunks the logs hold
 	spare *LogSpare // where take goes when free is empty (nil: none; Broker.UseSpare)
 }
@@ -137,7 +131,7 @@ func (p *chunkPool) has() bool {
 
 // take returns an empty chunk with room for logChunk entries: a pooled
 // one, else a spare one, else a new one.
-func (p *chunkPool) take() []logSlot {
+func (p *chunkPool) take() []model.Message {
 	p.held++
 	free := &p.free
 	if len(*free) == 0 && p.spare != nil {
@@ -145,28 +139,28 @@ func (p *chunkPool) take() []logSlot {
 	}
 	k := len(*free) - 1
 	if k < 0 {
-		return make([]logSlot, 0, logChunk)
+		return make([]model.Message, 0, logChunk)
 	}
 	c := (*free)[k]
 	(*free)[k] = nil
 	*free = (*free)[:k]
 	if invariants {
 		for i := range c {
-			assertf(reflect.DeepEqual(c[i], poisonSlot), "pooled log chunk written to: entry %d is %+v", i, c[i].msg)
+			assertf(reflect.DeepEqual(c[i], poisonMsg), "pooled log chunk written to: entry %d is %+v", i, c[i])
 		}
 		clear(c)
 	}
 	return c[:0]
 }
 
-// poisonSlot fills the entries of a pooled chunk in the invariants build:
+// poisonMsg fills the entries of a pooled chunk in the invariants build:
 // a stale read of one gets a message no queue holds.
-var poisonSlot = logSlot{msg: model.Message{Topic: "\x00pooled log chunk", QueueID: -1, QueueOffset: -1, Body: []byte("pooled")}}
+var poisonMsg = model.Message{Topic: "\x00pooled log chunk", QueueID: -1, QueueOffset: -1, Body: []byte("pooled")}
 
 // put takes back c, a chunk no log holds any more, whose entries are
 // zero; the pool keeps it unless it is full (or c is a first chunk short
 // of full size), and then the collector takes it.
-func (p *chunkPool) put(c []logSlot) {
+func (p *chunkPool) put(c []model.Message) {
 	if cap(c) != logChunk {
 		return // a first chunk short of full size
 	}
@@ -212,5 +206,76 @@ func (l *msgLog) dropFront(n int, pool *chunkPool) {
 			l.head = 0
 			l.rel = max(l.rel-1, 0)
 		}
+	}
+}
+
+// revWindow is a revive-topic queue's typed forms of its messages, one a
+// log entry: the engine's own for its CK and ack messages, which it stores
+// unbuilt (queue.msg builds them), else their body decoded once a revive
+// round has read it (ck_decoded.go), nil before. They live beside the
+// log, not in it, as no other queue has them (msgLog). The queue's entry i
+// (0 the oldest held, as in its log) has d[lo+i-base]: entries below base
+// were released with their log chunks, and the window holds none of them.
+// It is one slice, not chunks: a revive queue holds few entries at a time
+// (Broker.ReleaseRevive frees what its rounds have passed), 8 bytes each,
+// and push moves the live part to the front of d, when d is full and the
+// entries that left fill at least half of it, instead of growing it. A
+// pointer to an entry is valid until the next push.
+type revWindow struct {
+	d    []*reviveBody
+	lo   int // d[:lo] are entries that left (nil)
+	base int // the queue's entries below base were released: not in d
+}
+
+// len is the entries the window accounts for: the queue's log's len.
+func (w *revWindow) len() int { return w.base + len(w.d) - w.lo }
+
+// slot is the typed form of entry i, which must be held and not released.
+func (w *revWindow) slot(i int) **reviveBody {
+	if invariants {
+		assertf(i >= w.base && i < w.len(), "read of typed form %d: window holds %d to %d", i, w.base, w.len())
+	}
+	return &w.d[w.lo+i-w.base]
+}
+
+// push appends a nil entry and returns it.
+func (w *revWindow) push() **reviveBody {
+	if len(w.d) == cap(w.d) && w.lo > 0 && w.lo >= len(w.d)/2 {
+		n := copy(w.d, w.d[w.lo:])
+		clear(w.d[n:])
+		w.d, w.lo = w.d[:n], 0
+	}
+	w.d = append(w.d, nil)
+	return &w.d[len(w.d)-1]
+}
+
+// dropFront forgets the n oldest entries (msgLog.dropFront), renumbering
+// the rest from 0.
+func (w *revWindow) dropFront(n int) {
+	if k := n - w.base; k > 0 {
+		clear(w.d[w.lo : w.lo+k])
+		w.lo += k
+		w.base = 0
+	} else {
+		w.base -= n
+	}
+	w.reset()
+}
+
+// release forgets the entries below entry below, which their log has
+// released.
+func (w *revWindow) release(below int) {
+	if k := below - w.base; k > 0 {
+		clear(w.d[w.lo : w.lo+k])
+		w.lo += k
+		w.base = below
+	}
+	w.reset()
+}
+
+// reset starts an empty window at the front of d again.
+func (w *revWindow) reset() {
+	if w.lo == len(w.d) {
+		w.d, w.lo = w.d[:0], 0
 	}
 }

@@ -3,6 +3,7 @@ package pop
 import (
 	"slices"
 	"testing"
+	"unsafe"
 
 	"popsim/model"
 )
@@ -17,7 +18,7 @@ func TestMsgLog(t *testing.T) {
 	next := model.MsgID(1)
 	push := func(k int) {
 		for range k {
-			l.push(&pool).msg.ID = next
+			l.push(&pool).ID = next
 			want = append(want, next)
 			next++
 		}
@@ -32,7 +33,7 @@ func TestMsgLog(t *testing.T) {
 			t.Fatalf("%s: len %d, want %d", step, l.len(), len(want))
 		}
 		for i, id := range want {
-			if got := l.at(i).ID; got != id {
+			if got := l.slot(i).ID; got != id {
 				t.Fatalf("%s: entry %d is message %d, want %d", step, i, got, id)
 			}
 		}
@@ -41,9 +42,9 @@ func TestMsgLog(t *testing.T) {
 	check("first chunk")
 	push(logChunk * 2)
 	check("three chunks")
-	p := l.at(1)
+	p := l.slot(1)
 	push(logChunk)
-	if p != l.at(1) || p.ID != 2 {
+	if p != l.slot(1) || p.ID != 2 {
 		t.Fatal("an append moved a message of a full chunk")
 	}
 	check("four chunks")
@@ -70,7 +71,7 @@ func TestMsgLogPool(t *testing.T) {
 	var a, b msgLog
 	var pool chunkPool
 	for i := range 4 * logChunk {
-		a.push(&pool).msg.ID = model.MsgID(i + 1)
+		a.push(&pool).ID = model.MsgID(i + 1)
 	}
 	a.dropFront(logChunk+3, &pool) // the first chunk (grown: pooled too)
 	if len(pool.free) != 1 {
@@ -81,21 +82,21 @@ func TestMsgLogPool(t *testing.T) {
 	}
 	for i := range 3 * logChunk { // the first chunk moves to a pooled one at logFirstCap
 		s := b.push(&pool)
-		if s.msg.ID != 0 || s.rev != nil || s.msg.Topic != "" {
-			t.Fatalf("entry %d of a reused chunk is not zero: %+v", i, s.msg)
+		if s.ID != 0 || s.Topic != "" {
+			t.Fatalf("entry %d of a reused chunk is not zero: %+v", i, *s)
 		}
-		s.msg.ID = model.MsgID(-i - 1)
+		s.ID = model.MsgID(-i - 1)
 	}
 	if len(pool.free) != 0 {
 		t.Fatalf("%d chunks left pooled", len(pool.free))
 	}
 	for i := range logChunk {
-		if got, want := a.at(2*logChunk-3+i).ID, model.MsgID(3*logChunk+i+1); got != want {
+		if got, want := a.slot(2*logChunk-3+i).ID, model.MsgID(3*logChunk+i+1); got != want {
 			t.Fatalf("entry %d of the first log is %d, want %d", i, got, want)
 		}
 	}
 	for i := range 3 * logChunk {
-		if got := b.at(i).ID; got != model.MsgID(-i-1) {
+		if got := b.slot(i).ID; got != model.MsgID(-i-1) {
 			t.Fatalf("entry %d of the second log is %d", i, got)
 		}
 	}
@@ -109,7 +110,7 @@ func TestMsgLogFirstChunkGrowth(t *testing.T) {
 	var pool chunkPool
 	var caps []int
 	for i := range logChunk + 1 {
-		l.push(&pool).msg.ID = model.MsgID(i + 1)
+		l.push(&pool).ID = model.MsgID(i + 1)
 		if c := cap(l.chunks[0]); len(caps) == 0 || caps[len(caps)-1] != c {
 			caps = append(caps, c)
 		}
@@ -121,11 +122,88 @@ func TestMsgLogFirstChunkGrowth(t *testing.T) {
 		t.Fatalf("%d chunks, the second of capacity %d", len(l.chunks), cap(l.chunks[1]))
 	}
 	for i := range logChunk + 1 {
-		if got := l.at(i).ID; got != model.MsgID(i+1) {
+		if got := l.slot(i).ID; got != model.MsgID(i+1) {
 			t.Fatalf("entry %d is %d, want %d", i, got, i+1)
 		}
 	}
 	if pool.held != 2 {
 		t.Fatalf("pool counts %d full-size chunks held, want 2", pool.held)
 	}
+}
+
+// TestLogChunkPages: a log entry is a message alone, 192 bytes, so that a
+// full chunk is exactly six 8-KB pages of the runtime's large objects (a
+// 208-byte entry made a 52-KB chunk, rounded up to seven pages).
+func TestLogChunkPages(t *testing.T) {
+	if s := unsafe.Sizeof(model.Message{}); s != 192 {
+		t.Fatalf("model.Message is %d bytes, want 192", s)
+	}
+	if s := unsafe.Sizeof(model.Message{}) * logChunk; s%8192 != 0 {
+		t.Fatalf("a full log chunk is %d bytes, not a whole number of 8-KB pages", s)
+	}
+}
+
+// TestRevWindow: a revive-topic queue's typed forms stay with their
+// messages through appends, releases (whole log chunks) and truncation,
+// across the window's compaction and reset.
+func TestRevWindow(t *testing.T) {
+	b := &Broker{}
+	q := &queue{unbuilt: true}
+	forms := map[model.MsgID]*reviveBody{}
+	next := model.MsgID(1)
+	push := func(k int) {
+		for range k {
+			m := q.log.push(&b.logPool)
+			m.ID = next
+			d := &reviveBody{}
+			*q.pushRev() = d
+			forms[next] = d
+			next++
+		}
+	}
+	check := func(step string) {
+		t.Helper()
+		if q.revs.len() != q.log.len() {
+			t.Fatalf("%s: %d typed forms for %d messages", step, q.revs.len(), q.log.len())
+		}
+		for i := range q.log.len() {
+			if q.log.released(i) {
+				if i >= q.revs.base {
+					t.Fatalf("%s: entry %d released, the window starts at %d", step, i, q.revs.base)
+				}
+				continue
+			}
+			if got, want := *q.revs.slot(i), forms[q.log.slot(i).ID]; got != want {
+				t.Fatalf("%s: entry %d (message %d) has another's typed form", step, i, q.log.slot(i).ID)
+			}
+		}
+	}
+	push(3)
+	check("first")
+	push(3 * logChunk)
+	check("four chunks")
+	if n := q.release(2*logChunk+5, b); n != 2*logChunk {
+		t.Fatalf("released %d entries, want %d", n, 2*logChunk)
+	}
+	check("released two chunks")
+	capBefore := cap(q.revs.d)
+	push(2 * logChunk) // fills the window: it compacts instead of growing
+	check("after compaction")
+	if cap(q.revs.d) != capBefore || q.revs.lo != 0 {
+		t.Fatalf("window grew from %d to %d (lo %d) with half of it released", capBefore, cap(q.revs.d), q.revs.lo)
+	}
+	for i, d := range q.revs.d[len(q.revs.d):cap(q.revs.d)] {
+		if d != nil {
+			t.Fatalf("window entry %d past its end not nil", len(q.revs.d)+i)
+		}
+	}
+	q.truncate(q.min+logChunk+7, b) // a released chunk and part of a held one
+	check("truncated")
+	q.truncate(q.maxOffset(), b)
+	check("emptied")
+	if len(q.revs.d) != 0 || q.revs.lo != 0 || q.revs.base != 0 {
+		t.Fatalf("empty window: %d entries, lo %d, base %d", len(q.revs.d), q.revs.lo, q.revs.base)
+	}
+	push(logChunk + 9)
+	check("after emptying")
 }

@@ -62,7 +62,7 @@ func (b *Broker) ReleaseConsumed(topic string, groups []string) int {
 	n := 0
 	for qid, q := range t.queues {
 		if w := low[qid]; w > q.min {
-			n += q.log.release(int(min(w, q.maxOffset())-q.min), &b.logPool)
+			n += q.release(int(min(w, q.maxOffset())-q.min), b)
 		}
 	}
 	return n
@@ -91,7 +91,7 @@ func (b *Broker) ReleaseRevive() int {
 		}
 		q := t.queues[s.qid]
 		if w := min(s.offset, b.reviveCommitted(s.qid)) + 1; w > q.min {
-			n += q.log.release(int(min(w, q.maxOffset())-q.min), &b.logPool)
+			n += q.release(int(min(w, q.maxOffset())-q.min), b)
 		}
 	}
 	return n

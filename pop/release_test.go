@@ -139,7 +139,7 @@ func TestReleasedReadPanics(t *testing.T) {
 	var l msgLog
 	var pool chunkPool
 	for range 3 * logChunk {
-		l.push(&pool).msg.Body = []byte("x")
+		l.push(&pool).Body = []byte("x")
 	}
 	if n := l.release(2*logChunk, &pool); n != 2*logChunk || !l.released(0) || l.released(2*logChunk) {
 		t.Fatalf("released %d", n)
@@ -149,7 +149,7 @@ func TestReleasedReadPanics(t *testing.T) {
 			t.Fatal("a released entry was read")
 		}
 	}()
-	_ = l.at(logChunk + 1)
+	_ = l.slot(logChunk + 1)
 }
 
 // TestCheckLogPool: CheckInvariants finds a pool that miscounts the chunks

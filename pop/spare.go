@@ -1,5 +1,7 @@
 package pop
 
+import "popsim/model"
+
 // LogSpare carries full-size log chunks from one broker's life to another
 // broker's, so that a process making many runs one after another (a
 // benchmark, a sweep's worker) stores a run's messages in the chunks of
@@ -12,7 +14,7 @@ package pop
 // answer the broker gives. A LogSpare is for one goroutine's brokers at a
 // time.
 type LogSpare struct {
-	chunks [][]logSlot
+	chunks [][]model.Message
 }
 
 // Len is how many chunks s holds.
@@ -37,19 +39,19 @@ func (b *Broker) Recycle(s *LogSpare) {
 				}
 				q.log.chunks[k] = nil
 			}
-			q.log = msgLog{}
+			q.log, q.revs = msgLog{}, revWindow{}
 		}
 	}
 	b.logPool = chunkPool{}
 }
 
 // poisoned returns c, a full-size chunk whose entries are zero, as a pool
-// keeps it: with the invariants build tag every entry is poisonSlot, which
+// keeps it: with the invariants build tag every entry is poisonMsg, which
 // take checks is intact; else as it is.
-func poisoned(c []logSlot) []logSlot {
+func poisoned(c []model.Message) []model.Message {
 	if invariants {
 		for i := range c {
-			c[i] = poisonSlot
+			c[i] = poisonMsg
 		}
 	}
 	return c

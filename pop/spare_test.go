@@ -26,13 +26,13 @@ func TestLogSpare(t *testing.T) {
 	if s.Len() != 4 {
 		t.Fatalf("the spare holds %d chunks after a recycle, want 4", s.Len())
 	}
-	spare := map[*logSlot]bool{}
+	spare := map[*model.Message]bool{}
 	for _, c := range s.chunks {
 		spare[&c[:1][0]] = true
 		if !invariants {
 			for i := range c[:logChunk] {
 				if !reflect.ValueOf(&c[:logChunk][i]).Elem().IsZero() {
-					t.Fatalf("entry %d of a spare chunk is not cleared: %+v", i, c[:logChunk][i].msg)
+					t.Fatalf("entry %d of a spare chunk is not cleared: %+v", i, c[:logChunk][i])
 				}
 			}
 		}
@@ -56,7 +56,7 @@ func TestLogSpare(t *testing.T) {
 		t.Fatalf("%d of the second broker's chunks came from the spare, want 4", reused)
 	}
 	for i := range total {
-		if m := q.log.at(i); string(m.Body) != "second" || m.Keys != "" || m.Tags != "x"+strconv.Itoa(i) {
+		if m := q.log.slot(i); string(m.Body) != "second" || m.Keys != "" || m.Tags != "x"+strconv.Itoa(i) {
 			t.Fatalf("entry %d: body %q keys %q tags %q", i, m.Body, m.Keys, m.Tags)
 		}
 	}

@@ -48,6 +48,11 @@ type topic struct {
 type queue struct {
 	min int64
 	log msgLog // entry i has offset min+i
+	// revs, in a queue of the revive topic (unbuilt), holds the typed form
+	// of log's entry i as its entry i, and is empty in every other queue:
+	// an append, truncate or release changes both (append, appendRevive,
+	// truncate, release).
+	revs revWindow
 	// unbuilt: a queue of the revive topic, where the engine stores its
 	// CK and ack messages unbuilt (reviveBody.fill); read them with msg.
 	unbuilt bool
@@ -57,12 +62,36 @@ type queue struct {
 // the engine stored it unbuilt: every reader but the revive service's
 // own, which reads the typed form, goes through it (get, at).
 func (q *queue) msg(i int) *model.Message {
-	sl := q.log.slot(i)
-	if q.unbuilt && sl.rev != nil && sl.rev.unbuilt {
-		sl.rev.fill(&sl.msg)
-		sl.rev.unbuilt = false
+	m := q.log.slot(i)
+	if q.unbuilt {
+		if d := *q.revs.slot(i); d != nil && d.unbuilt {
+			d.fill(m)
+			d.unbuilt = false
+		}
 	}
-	return &sl.msg
+	return m
+}
+
+// pushRev appends a nil entry to the typed forms of a revive-topic
+// queue, whose log has just had one appended (an append to such a queue
+// writes both, the log first), and returns it.
+func (q *queue) pushRev() **reviveBody {
+	d := q.revs.push()
+	if invariants {
+		assertf(q.unbuilt && q.revs.len() == q.log.len(), "queue (revive topic: %v) holds %d messages and %d typed forms", q.unbuilt, q.log.len(), q.revs.len())
+	}
+	return d
+}
+
+// release frees the log's chunks wholly below entry below (msgLog.release),
+// and in a revive-topic queue the typed forms of their entries, and
+// returns how many entries it freed.
+func (q *queue) release(below int, b *Broker) int {
+	n := q.log.release(below, &b.logPool)
+	if q.unbuilt {
+		q.revs.release(q.log.rel*logChunk - q.log.head)
+	}
+	return n
 }
 
 func (q *queue) maxOffset() int64 { return q.min + int64(q.log.len()) }
@@ -168,7 +197,7 @@ func (q *queue) at(offset int64) *model.Message {
 }
 
 // truncate drops messages below offset (retention).
-func (q *queue) truncate(offset int64, pool *chunkPool) int {
+func (q *queue) truncate(offset int64, b *Broker) int {
 	if offset > q.maxOffset() {
 		offset = q.maxOffset()
 	}
@@ -176,7 +205,13 @@ func (q *queue) truncate(offset int64, pool *chunkPool) int {
 	if n <= 0 {
 		return 0
 	}
-	q.log.dropFront(n, pool)
+	q.log.dropFront(n, &b.logPool)
+	if q.unbuilt {
+		q.revs.dropFront(n)
+		if invariants {
+			assertf(q.revs.len() == q.log.len(), "revive queue truncated to %d messages and %d typed forms", q.log.len(), q.revs.len())
+		}
+	}
 	q.min = offset
 	return n
 }
@@ -309,7 +344,10 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool, fail *Wri
 	t := b.topicNamed(msg.Topic)
 	q := t.queues[msg.QueueID]
 	b.queueWritten(t, msg.QueueID)
-	m := &q.log.push(&b.logPool).msg
+	m := q.log.push(&b.logPool)
+	if q.unbuilt {
+		q.pushRev() // a client's write to the revive topic: not decoded yet
+	}
 	if t == b.reviveT {
 		b.reviveChanged(msg.QueueID) // a client's write to the revive topic
 	}
@@ -338,5 +376,5 @@ func (b *Broker) Truncate(topicName string, qid int32, offset int64) (int, error
 	if t == b.reviveT {
 		b.reviveChanged(qid)
 	}
-	return q.truncate(offset, &b.logPool), nil
+	return q.truncate(offset, b), nil
 }
