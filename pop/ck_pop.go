@@ -105,7 +105,7 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, p
 	b.readCorrected(&r, k, q, offset, remain, f)
 	switch {
 	case r.status == getFound:
-		if !b.ckAddResult(nowMs, ctx, k, stageTopic, final, &r) {
+		if !b.ckAddResult(nowMs, ctx, k, stageTopic, t.flag, final, &r) {
 			ctx.restCount += int64(len(r.msgs))
 			b.releaseRead(&r)
 			return
@@ -177,9 +177,13 @@ func (b *Broker) ckPopOffset(k qkey, q *queue, stageTopic string, initMode int32
 // read: it makes the CK (buffered, or written at once) and copies the
 // messages into the result with their handles and leases. It reports
 // false when the buffer refused the CK (a merge-key conflict): the
-// messages are then not returned.
-func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic string, start int64, r *getResult) bool {
+// messages are then not returned. flag is stageTopic's retry flag
+// (topic.flag, as the KV path's readStage takes it).
+func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic string, flag model.RetryType, start int64, r *getResult) bool {
 	req := ctx.req
+	if invariants {
+		assertf(flag == model.RetryFlagOf(stageTopic), "pop: CK stage of %s with retry flag %d", stageTopic, flag)
+	}
 	ck := model.PopCheckPoint{Num: int8(len(r.msgs)), PopTime: ctx.popTime, InvisibleTime: ctx.invisible, StartOffset: start,
 		CID: req.ConsumerGroup, Topic: stageTopic, QueueID: k.qid, BrokerName: b.cfg.BrokerName}
 	ck.QueueOffsetDiff = b.arena.int32s(len(r.msgs))
@@ -194,7 +198,6 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 	if ref == nil {
 		return false
 	}
-	flag := model.RetryFlagOf(stageTopic)
 	res := ctx.res
 	for i, m := range r.msgs {
 		p := res.addMessage(m, req.Topic)
