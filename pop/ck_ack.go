@@ -67,11 +67,12 @@ func (b *Broker) writeAckKeyed(nowMs int64, a *model.AckMsg, rq int32, deliverMs
 	if b.timerRefuses(nowMs, deliverMs) {
 		return 0 // putAck's refusal
 	}
-	mkey, mh := b.ackKeyOf(a)
+	mkey, mh, e := b.ackKeyOf(a)
 	if b.putAckKeyed(nowMs, a, mkey, mh, rq, deliverMs, fails) != putOK {
 		return 0
 	}
-	return b.pendAck(b.ackedBy(b.ckl.keys.findHashed(mkey, mh), rq, a.AckOffset, b.arrival))
+	// the put adds no entry and drops none: e is still mkey's
+	return b.pendAck(b.ackedBy(e, rq, a.AckOffset, b.arrival))
 }
 
 // pendAck marks lease i of ref pending (setPending at the write's
@@ -266,6 +267,6 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) (string, uint64) {
 	}
 	t.remember(key, h, e)
 	f := ckFields(ck)
-	b.keyMemo.put(&f, key, h) // for its acks (ackKeyOf)
+	b.keyMemo.put(&f, key, h, e) // for its acks (ackKeyOf); newRefKeyed binds a new entry
 	return key, h
 }

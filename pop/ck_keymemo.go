@@ -24,20 +24,31 @@ type mkFields struct {
 }
 
 // keyMemo is a direct-mapped cache from merge-key fields to the key, as a
-// string the engine keeps, and its hash (mkHash).
+// string the engine keeps, its hash (mkHash) and, once it has one, the
+// key's entry in the merge-key table, so that an ack finds its CK's
+// entry without probing the table (a table of ~60 k keys, whose slots
+// an ack's probe rarely finds in the cache).
 type keyMemo struct {
 	slots []keyMemoSlot // keyMemoSlots long once used
+	// pend is the slot put filled last, which newRefKeyed gives the
+	// entry it makes for the key (bind); nil once bound.
+	pend *keyMemoSlot
 }
 
 type keyMemoSlot struct {
 	f    mkFields
 	key  string // "" when the slot is empty: a merge key never is
 	hash uint64
+	// e is key's entry when the memo learnt it, nil when not. The table
+	// never reuses an entry (mkTable.get carves new ones), and a key has
+	// at most one live entry, so e is key's entry as long as it is not
+	// dead (mkTable.release).
+	e *mkEntry
 }
 
 // keyMemoSlots is the memo's size: a power of two well above the CKs a
 // run makes between a pop and its acks (the default run: about a thousand
-// a second, acked within tens of milliseconds), small enough (48 KiB) to
+// a second, acked within tens of milliseconds), small enough (52 KiB) to
 // stay in the cache.
 const keyMemoSlots = 512
 
@@ -51,18 +62,23 @@ func (m *keyMemo) slot(f *mkFields) *keyMemoSlot {
 	return &m.slots[(x>>32^x)&(keyMemoSlots-1)]
 }
 
-// get is the key of fields f and its hash; ok is false when the memo does
-// not hold them.
-func (m *keyMemo) get(f *mkFields) (key string, hash uint64, ok bool) {
-	if s := m.slot(f); s.key != "" && s.f == *f {
-		return s.key, s.hash, true
-	}
-	return "", 0, false
+// put remembers key, with hash h and entry e (nil: none yet), as the
+// merge key of fields f.
+func (m *keyMemo) put(f *mkFields, key string, h uint64, e *mkEntry) {
+	s := m.slot(f)
+	*s = keyMemoSlot{f: *f, key: key, hash: h, e: e}
+	m.pend = s
 }
 
-// put remembers key, with hash h, as the merge key of fields f.
-func (m *keyMemo) put(f *mkFields, key string, h uint64) {
-	*m.slot(f) = keyMemoSlot{f: *f, key: key, hash: h}
+// bind gives e, the entry newRefKeyed has just made or found for key, to
+// the slot put filled last when that slot still holds key.
+func (m *keyMemo) bind(key string, e *mkEntry) {
+	if s := m.pend; s != nil {
+		if s.key == key {
+			s.e = e
+		}
+		m.pend = nil
+	}
 }
 
 // ckFields are the merge-key fields of ck.
@@ -76,28 +92,45 @@ func ackFields(a *model.AckMsg) mkFields {
 }
 
 // ackKeyOf is ackKey(a, nil) for an ack that names a broker (not blank):
-// its merge key as internKey keeps it, and its hash, the key taken from
-// the memo when it holds a's fields. The table is looked up, and the
-// lookup remembered, as internKey does; the memo's string stands in for
-// the arena's copy when the table has no entry.
-func (b *Broker) ackKeyOf(a *model.AckMsg) (string, uint64) {
+// its merge key as internKey keeps it, its hash and its entry in the
+// merge-key table (nil: none), the key taken from the memo when it holds
+// a's fields, and the entry too while the memo's is live. The table is
+// looked up when the memo does not give the entry, and the lookup is
+// remembered, as internKey does; the memo's string stands in for the
+// arena's copy when the table has no entry.
+func (b *Broker) ackKeyOf(a *model.AckMsg) (string, uint64, *mkEntry) {
 	f := ackFields(a)
-	key, h, ok := b.keyMemo.get(&f)
-	if !ok {
+	t := &b.ckl.keys
+	s := b.keyMemo.slot(&f)
+	if s.key == "" || s.f != f {
 		var kb [keyBuf]byte
-		key, h = b.internKey(a.AppendMergeKey(kb[:0]))
-		b.keyMemo.put(&f, key, h)
-		return key, h
+		kbs := a.AppendMergeKey(kb[:0])
+		e, h := t.findBytes(kbs)
+		var key string
+		if e != nil {
+			key = e.key
+		} else {
+			key = b.arena.strs.str(kbs)
+		}
+		t.remember(key, h, e)
+		*s = keyMemoSlot{f: f, key: key, hash: h, e: e}
+		return key, h, e
 	}
+	key, h, e := s.key, s.hash, s.e
 	if invariants {
 		var kb [keyBuf]byte
 		assertf(key == string(a.AppendMergeKey(kb[:0])) && h == mkHash(key), "merge-key memo: %q (hash %x) for an ack whose key is not it", key, h)
 	}
-	t := &b.ckl.keys
-	e := t.findHashed(key, h)
+	if e == nil || e.dead() {
+		e = t.findHashed(key, h)
+		s.e = e
+	}
+	if invariants {
+		assertf(e == t.peek(key), "merge-key memo: the entry of %q is not the table's", key)
+	}
 	if e != nil {
 		key = e.key
 	}
 	t.remember(key, h, e)
-	return key, h
+	return key, h, e
 }

@@ -27,19 +27,67 @@ func TestAckKeyOfMatchesAckKey(t *testing.T) {
 	for round := range 2 { // the second round finds most in the memo
 		for i := range acks {
 			a := &acks[i]
-			got, gh := b.ackKeyOf(a)
+			got, gh, ge := b.ackKeyOf(a)
 			want, wh := b.ackKey(a, nil)
 			if got != want || gh != wh || got != a.MergeKey() {
 				t.Fatalf("round %d, ack %+v: ackKeyOf %q (hash %x), ackKey %q (hash %x), MergeKey %q", round, *a, got, gh, want, wh, a.MergeKey())
 			}
+			if ge != nil {
+				t.Fatalf("round %d, ack %+v: entry %q in a table of no CK", round, *a, ge.key)
+			}
 		}
 	}
 	// the colliding fields share their key string but not their memo slot
-	k1, _ := b.ackKeyOf(&acks[0])
-	k2, _ := b.ackKeyOf(&acks[1])
+	k1, _, _ := b.ackKeyOf(&acks[0])
+	k2, _, _ := b.ackKeyOf(&acks[1])
 	if k1 != k2 {
 		t.Fatalf("colliding fields: keys %q and %q", k1, k2)
 	}
+}
+
+// ackKeyOf gives the entry of its CK's key from the memo while the entry
+// lives (newRefKeyed binds the entry it makes to the slot freeMergeKey
+// filled), none once the entry is dead, and the new entry of a later CK
+// with the same key: never a dead entry, always the table's.
+func TestAckKeyOfEntry(t *testing.T) {
+	b := testBroker(t, DefaultConfig(), 4)
+	mk := func() *ckRef {
+		ck := model.PopCheckPoint{Num: 1, PopTime: 100, InvisibleTime: 60000, StartOffset: 7, CID: "g", Topic: "t", QueueID: 1,
+			QueueOffsetDiff: []int32{0}, BrokerName: "b"}
+		key, _ := b.freeMergeKey(&ck)
+		if ck.PopTime != 100 {
+			t.Fatalf("freeMergeKey moved a CK with a free key to popTime %d", ck.PopTime)
+		}
+		return b.newRefKeyed(b.newCkBody(&ck), 0, key)
+	}
+	a := model.AckMsg{AckOffset: 7, StartOffset: 7, ConsumerGroup: "g", Topic: "t", QueueID: 1, PopTime: 100, BrokerName: "b"}
+	check := func(what string, want *mkEntry) {
+		t.Helper()
+		key, h, e := b.ackKeyOf(&a)
+		if e != want || e != b.ckl.keys.peek(a.MergeKey()) || key != a.MergeKey() || h != mkHash(key) {
+			t.Fatalf("%s: ackKeyOf gives key %q, entry %p; want entry %p, the table's %p", what, key, e, want, b.ckl.keys.peek(a.MergeKey()))
+		}
+		if e != nil && e.dead() {
+			t.Fatalf("%s: a dead entry", what)
+		}
+	}
+	r := mk()
+	if b.keyMemo.pend != nil {
+		t.Fatal("newRefKeyed left the memo's slot unbound")
+	}
+	check("live CK", r.e)
+	check("live CK, again", r.e)
+	b.end(r, 0)
+	b.drop(r)
+	if !r.e.dead() {
+		t.Fatal("dropping the key's one ref left its entry in the table")
+	}
+	check("dropped CK", nil)
+	r2 := mk() // the key is free again: a new entry
+	if r2.e == r.e {
+		t.Fatal("the table reused a dead entry")
+	}
+	check("new CK with the key", r2.e)
 }
 
 // blankName is strings.TrimSpace(s) == "".

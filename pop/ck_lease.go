@@ -179,6 +179,7 @@ func (b *Broker) newRefKeyed(d *ckBody, rq int32, key string) *ckRef {
 			"checkpoint ref made into a ref in use (lease %d)", r.first)
 	}
 	e := b.ckl.keys.get(key)
+	b.keyMemo.bind(key, e)
 	// r is zero: only what is not is written (a whole-struct store would
 	// build it aside and copy it in)
 	r.e, r.rq = e, rq
