@@ -254,12 +254,17 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) (string, uint64) {
 	if b.cfg.Bugs.SameMillisChangeInvisible {
 		return b.arena.strs.str(kbs), mkHash(kbs)
 	}
+	// The table is probed without its remembered lookup: that is of the
+	// previous operation's key, nearly never a new CK's (a compare of the
+	// bytes wasted per CK).
 	t := &b.ckl.keys
-	e, h := t.findBytes(kbs)
+	h := mkHash(kbs)
+	e := t.probeBytes(kbs, h)
 	for e != nil && e.refs.len() > 0 {
 		ck.PopTime++
 		kbs = ck.AppendMergeKey(kb[:0])
-		e, h = t.findBytes(kbs)
+		h = mkHash(kbs)
+		e = t.probeBytes(kbs, h)
 	}
 	key := b.arena.strs.str(kbs)
 	if e != nil {
