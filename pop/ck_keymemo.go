@@ -1,6 +1,10 @@
 package pop
 
-import "popsim/model"
+import (
+	"unsafe"
+
+	"popsim/model"
+)
 
 // An ack's merge key is, as a rule, the key of a CK the broker made a
 // moment before: the pop's CK, whose fields the ack's receipt handle
@@ -21,6 +25,19 @@ type mkFields struct {
 	qid            int32
 	start, popTime int64
 	broker         string
+}
+
+// same reports f == *g: the numbers first, and each name at once when
+// both hold the same bytes (an ack's names are, as a rule, the strings
+// its CK's were made of); the generated == called memequal for each name.
+func (f *mkFields) same(g *mkFields) bool {
+	return f.start == g.start && f.popTime == g.popTime && f.qid == g.qid &&
+		sameString(f.topic, g.topic) && sameString(f.group, g.group) && sameString(f.broker, g.broker)
+}
+
+// sameString reports a == b, at once for the same bytes.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // keyMemo is a direct-mapped cache from merge-key fields to the key, as a
@@ -74,8 +91,8 @@ func (m *keyMemo) put(f *mkFields, key string, h uint64, e *mkEntry) {
 // the slot put filled last when that slot still holds key.
 func (m *keyMemo) bind(key string, e *mkEntry) {
 	if s := m.pend; s != nil {
-		if s.key == key {
-			s.e = e
+		if unsafe.StringData(s.key) == unsafe.StringData(key) && len(s.key) == len(key) {
+			s.e = e // (a copy of the slot's key would only leave the entry unlearnt)
 		}
 		m.pend = nil
 	}
@@ -102,7 +119,7 @@ func (b *Broker) ackKeyOf(a *model.AckMsg) (string, uint64, *mkEntry) {
 	f := ackFields(a)
 	t := &b.ckl.keys
 	s := b.keyMemo.slot(&f)
-	if s.key == "" || s.f != f {
+	if s.key == "" || !s.f.same(&f) {
 		var kb [keyBuf]byte
 		kbs := a.AppendMergeKey(kb[:0])
 		e, h := t.findBytes(kbs)

@@ -98,3 +98,27 @@ func TestBlankName(t *testing.T) {
 		}
 	}
 }
+
+// mkFields.same is ==, for names held in the same bytes or in copies.
+func TestMkFieldsSame(t *testing.T) {
+	cp := func(s string) string { return string(append([]byte(nil), s...)) }
+	base := mkFields{topic: "orders", group: "billing", qid: 3, start: 17, popTime: 1000, broker: "broker-a"}
+	vary := []func(f *mkFields){
+		func(f *mkFields) {},
+		func(f *mkFields) { f.topic, f.group, f.broker = cp(f.topic), cp(f.group), cp(f.broker) },
+		func(f *mkFields) { f.topic = "orderz" },
+		func(f *mkFields) { f.topic = "order" },
+		func(f *mkFields) { f.group = cp("billinG") },
+		func(f *mkFields) { f.broker = "" },
+		func(f *mkFields) { f.qid = 4 },
+		func(f *mkFields) { f.start = 18 },
+		func(f *mkFields) { f.popTime = 1001 },
+	}
+	for i, v := range vary {
+		g := base
+		v(&g)
+		if got, want := base.same(&g), base == g; got != want {
+			t.Errorf("variant %d (%+v): same %v, == %v", i, g, got, want)
+		}
+	}
+}
