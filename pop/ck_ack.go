@@ -202,7 +202,7 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 	rq := h.ReviveQueueID
 	ck := model.PopCheckPoint{Num: 1, PopTime: nowMs, InvisibleTime: invisibleMs, StartOffset: offset, CID: group, Topic: topicName,
 		QueueID: qid, QueueOffsetDiff: b.arena.int32s(1), BrokerName: h.BrokerName}
-	mkey, mh := b.freeMergeKey(&ck)
+	mkey, mh, _ := b.freeMergeKey(&ck)
 	pt := ck.PopTime
 	d := b.newCkBody(&ck)
 	var res ChangeInvisibleTimeResult
@@ -244,15 +244,18 @@ func (b *Broker) changeCK(nowMs int64, group, topicName string, qid int32, offse
 // millisecond makes a CK with its key, and so does a pop, after a restart,
 // of an offset that a stale handle's renewal wrote a CK for in that
 // millisecond.
-// It returns the merge key it settled on, for the caller's wrapper, and
-// its hash. The key is built on the stack and looked up from there; only
-// the one settled on is made a string (internKey), and the table
-// remembers the lookup for the caller's next, by that string.
-func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) (string, uint64) {
+// It returns the merge key it settled on, for the caller's wrapper, its
+// hash, and its entry in the merge-key table (nil when none), which
+// holds no live CK but with SameMillisChangeInvisible. The key is built
+// on the stack and looked up from there; only the one settled on is made
+// a string (internKey), and the table remembers the lookup for the
+// caller's next, by that string.
+func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) (string, uint64, *mkEntry) {
 	var kb [keyBuf]byte
 	kbs := ck.AppendMergeKey(kb[:0])
 	if b.cfg.Bugs.SameMillisChangeInvisible {
-		return b.arena.strs.str(kbs), mkHash(kbs)
+		h := mkHash(kbs)
+		return b.arena.strs.str(kbs), h, b.ckl.keys.probeBytes(kbs, h)
 	}
 	// The table is probed without its remembered lookup: that is of the
 	// previous operation's key, nearly never a new CK's (a compare of the
@@ -272,6 +275,6 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) (string, uint64) {
 	}
 	t.remember(key, h, e)
 	f := ckFields(ck)
-	b.keyMemo.put(&f, key, h, e) // for its acks (ackKeyOf); newRefKeyed binds a new entry
-	return key, h
+	b.keyMemo.put(&f, key, h, e) // for its acks (ackKeyOf); newRefIn binds a new entry
+	return key, h, e
 }

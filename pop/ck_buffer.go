@@ -71,12 +71,6 @@ func newCkBuffer(keys *mkTable) *ckBuffer {
 	return &ckBuffer{keys: keys, commits: map[qkey]*commitQueue{}}
 }
 
-// buffered reports that the buffer holds a wrapper with merge key mkey.
-func (f *ckBuffer) buffered(mkey string) bool {
-	e := f.keys.find(mkey)
-	return e != nil && e.w != nil
-}
-
 // lookup is the buffered wrapper with merge key key, nil when none.
 func (f *ckBuffer) lookup(key []byte) *wrapper {
 	if e, _ := f.keys.findBytes(key); e != nil {
@@ -191,8 +185,9 @@ func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, rq 
 
 // addCk is PopBufferMergeService.addCk: buffer the CK without writing it.
 // It returns the CK's lease ref, nil when it refused. lock is ck's queue
-// key.
-func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64) *ckRef {
+// key; mkey is ck's merge key, mh its hash and e its entry in the
+// merge-key table, nil when the table has none (freeMergeKey).
+func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, mh uint64, e *mkEntry, lock qkey, rq int32, next int64) *ckRef {
 	f := b.buf
 	switch {
 	case !b.cfg.EnablePopBufferMerge,
@@ -202,27 +197,34 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, lock q
 	}
 	// A key conflict is possible only with SameMillisChangeInvisible: the
 	// fixed engine's freeMergeKey has already moved ck off every live key.
-	if f.queueLen(lock) >= b.cfg.PopCkOffsetMaxQueueSize || f.buffered(mkey) {
+	if f.queueLen(lock) >= b.cfg.PopCkOffsetMaxQueueSize || e != nil && e.w != nil {
 		return nil
 	}
 	d := b.newCkBody(ck)
 	w := b.newWrapper(&d.ck, mkey, lock, rq, next, false)
-	w.ref = b.newRefKeyed(d, rq, w.mkey)
+	if e == nil {
+		e = b.ckl.keys.add(mkey, mh)
+	}
+	w.ref = b.newRefIn(d, rq, e)
 	b.enqueueCk(w)
 	f.add(w)
 	return w.ref
 }
 
 // addCkJustOffset writes the CK now and keeps its wrapper for the commit
-// offset; it refuses (nil) only a merge-key conflict. With buffer merge
-// off every pop takes this path.
-func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, fails *[]WriteFailure) *ckRef {
-	if b.buf.buffered(mkey) {
+// offset; it refuses (nil) only a merge-key conflict (a buffered CK in
+// e, ck's merge-key entry: see addCk). With buffer merge off every pop
+// takes this path.
+func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, mh uint64, e *mkEntry, lock qkey, rq int32, next int64, fails *[]WriteFailure) *ckRef {
+	if e != nil && e.w != nil {
 		return nil
 	}
 	d := b.newCkBody(ck)
 	w := b.newWrapper(&d.ck, mkey, lock, rq, next, true)
-	w.ref = b.newRefKeyed(d, rq, w.mkey)
+	if e == nil {
+		e = b.ckl.keys.add(mkey, mh)
+	}
+	w.ref = b.newRefIn(d, rq, e)
 	b.storeWrapper(nowMs, w, fails)
 	b.enqueueCk(w)
 	b.buf.add(w)

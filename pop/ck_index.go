@@ -230,9 +230,10 @@ func (x *refIndex) holding(l model.LeaseID) *ckRef {
 // the entry's pointer alone: the table is at most half full and a run
 // holds up to ~60 k keys, so a slot that also kept the hash (16 bytes,
 // not 8) doubled its 2 MB of slots for a probe that rarely passes one. It
-// remembers its last lookup by string: a new CK's key is looked up by
-// freeMergeKey and again, the same string, by the buffer and newRefKeyed
-// right after.
+// remembers its last lookup by string: a renewal's or a re-put's key is
+// looked up and again, the same string, by newRefKeyed right after (a
+// pop's CK hands the entry freeMergeKey found, or its absence, down to
+// newRefIn instead).
 type mkTable struct {
 	slots    []*mkEntry // a power of two long, at most half full; nil: empty
 	n        int
@@ -316,18 +317,27 @@ func (t *mkTable) get(key string) *mkEntry {
 	if e := t.find(key); e != nil {
 		return e
 	}
+	return t.add(key, t.lastHash) // find has just hashed key
+}
+
+// add makes the entry of key, hash h, which the caller has found the
+// table not to hold, and remembers it as the lookup of key.
+func (t *mkTable) add(key string, h uint64) *mkEntry {
+	if invariants {
+		assertf(h == mkHash(key) && t.probe(key, h) == nil, "merge-key table: adding %q (hash %x), which it holds or which is not its hash", key, h)
+	}
 	if len(t.slab) == 0 {
 		t.slab = make([]mkEntry, mkSlab)
 	}
 	e := &t.slab[0]
 	t.slab = t.slab[1:]
-	e.key, e.hash = key, t.lastHash // find has just set lastKey to key
+	e.key, e.hash = key, h
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
 	t.insert(e)
 	t.n++
-	t.last = e
+	t.lastKey, t.lastHash, t.last, t.lastOK = key, h, e, true
 	return e
 }
 

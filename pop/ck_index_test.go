@@ -87,6 +87,16 @@ func TestMkTableAPI(t *testing.T) {
 	if e := tab.get(es[4].key); e == es[4] || e.dead() {
 		t.Fatal("a released key's next entry is the dead one")
 	}
+	// add makes the entry of a key the caller found absent, and the table
+	// remembers it as the key's lookup
+	k := es[5].key
+	e := tab.add(k, mkHash(k))
+	if e == es[5] || e.dead() || e.key != k || e.hash != mkHash(k) || tab.peek(k) != e || tab.find(k) != e || tab.get(k) != e {
+		t.Fatalf("key %s: added entry %q not the one found", k, e.key)
+	}
+	if tab.n != 3 {
+		t.Fatalf("after add: %d entries, want 3", tab.n)
+	}
 }
 
 // The ref index finds, by first lease and by any lease it holds, exactly

@@ -47,8 +47,8 @@ func sameString(a, b string) bool {
 // an ack's probe rarely finds in the cache).
 type keyMemo struct {
 	slots []keyMemoSlot // keyMemoSlots long once used
-	// pend is the slot put filled last, which newRefKeyed gives the
-	// entry it makes for the key (bind); nil once bound.
+	// pend is the slot put filled last, which newRefIn gives the entry
+	// it makes for the key (bind); nil once bound.
 	pend *keyMemoSlot
 }
 
@@ -87,7 +87,7 @@ func (m *keyMemo) put(f *mkFields, key string, h uint64, e *mkEntry) {
 	m.pend = s
 }
 
-// bind gives e, the entry newRefKeyed has just made or found for key, to
+// bind gives e, the entry newRefIn has just made or found for key, to
 // the slot put filled last when that slot still holds key.
 func (m *keyMemo) bind(key string, e *mkEntry) {
 	if s := m.pend; s != nil {

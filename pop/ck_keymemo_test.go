@@ -54,7 +54,7 @@ func TestAckKeyOfEntry(t *testing.T) {
 	mk := func() *ckRef {
 		ck := model.PopCheckPoint{Num: 1, PopTime: 100, InvisibleTime: 60000, StartOffset: 7, CID: "g", Topic: "t", QueueID: 1,
 			QueueOffsetDiff: []int32{0}, BrokerName: "b"}
-		key, _ := b.freeMergeKey(&ck)
+		key, _, _ := b.freeMergeKey(&ck)
 		if ck.PopTime != 100 {
 			t.Fatalf("freeMergeKey moved a CK with a free key to popTime %d", ck.PopTime)
 		}

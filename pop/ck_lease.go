@@ -64,7 +64,7 @@ type ckLeases struct {
 	keys    mkTable
 	live    int // leases not yet ended, over all refs
 	pending int // live leases with an ack message pending
-	// lastRef is the ref newRefKeyed made last, and ckBody the body putCk
+	// lastRef is the ref newRefIn made last, and ckBody the body putCk
 	// kept last for a lease no ref holds yet: the two are bound to each
 	// other (bindCkBody) whichever comes second.
 	lastRef *ckRef
@@ -173,13 +173,20 @@ func (l refList) contains(r *ckRef) bool {
 // whose merge key is key, granting its leases. The ref is d's own
 // (ckBody.own): every body the engine makes is made for one new ref.
 func (b *Broker) newRefKeyed(d *ckBody, rq int32, key string) *ckRef {
+	return b.newRefIn(d, rq, b.ckl.keys.get(key))
+}
+
+// newRefIn is newRefKeyed for the caller that holds the key's entry e in
+// the merge-key table (the pop's CK: freeMergeKey found it or found none,
+// and the buffer made it: mkTable.add).
+func (b *Broker) newRefIn(d *ckBody, rq int32, e *mkEntry) *ckRef {
 	r, ck := &d.own, &d.ck
 	if invariants {
 		assertf(r.e == nil && r.first == 0 && r.ended == 0 && r.pending == 0 && !r.stored && !r.dropped,
 			"checkpoint ref made into a ref in use (lease %d)", r.first)
+		assertf(!e.dead() && b.ckl.keys.peek(e.key) == e, "checkpoint ref of %q given an entry the table does not hold", e.key)
 	}
-	e := b.ckl.keys.get(key)
-	b.keyMemo.bind(key, e)
+	b.keyMemo.bind(e.key, e)
 	// r is zero: only what is not is written (a whole-struct store would
 	// build it aside and copy it in)
 	r.e, r.rq = e, rq
@@ -197,7 +204,7 @@ func (b *Broker) newRefKeyed(d *ckBody, rq int32, key string) *ckRef {
 
 // bindCkBody binds d, the body putCk keeps for a CK message of lease
 // first, to the ref of that lease, whose CK d holds (ckRef.home): the one
-// newRefKeyed made last, or the one it makes next (a renewal's and a
+// newRefIn made last, or the one it makes next (a renewal's and a
 // re-put's CK are written before their ref is made). A body whose ref is
 // neither (a buffered CK written later) stays unbound: ckRefOf finds its
 // ref by lease. (A body of a put that failed, its ref never made, binds

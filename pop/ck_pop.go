@@ -190,10 +190,10 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 	for i, m := range r.msgs {
 		ck.QueueOffsetDiff[i] = int32(m.QueueOffset - start)
 	}
-	key, _ := b.freeMergeKey(&ck)
-	ref := b.addCk(nowMs, &ck, key, k, ctx.reviveQid, r.nextBegin)
+	key, h, e := b.freeMergeKey(&ck) // the table unchanged until addCk or addCkJustOffset makes the ref
+	ref := b.addCk(nowMs, &ck, key, h, e, k, ctx.reviveQid, r.nextBegin)
 	if ref == nil {
-		ref = b.addCkJustOffset(nowMs, &ck, key, k, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
+		ref = b.addCkJustOffset(nowMs, &ck, key, h, e, k, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
 	}
 	if ref == nil {
 		return false
