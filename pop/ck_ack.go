@@ -274,7 +274,5 @@ func (b *Broker) freeMergeKey(ck *model.PopCheckPoint) (string, uint64, *mkEntry
 		key = e.key // a buffered CK's key (the buggy engine's conflict): the same string
 	}
 	t.remember(key, h, e)
-	f := ckFields(ck)
-	b.keyMemo.put(&f, key, h, e) // for its acks (ackKeyOf); newRefIn binds a new entry
 	return key, h, e
 }

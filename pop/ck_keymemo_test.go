@@ -11,7 +11,8 @@ import (
 // whose fields collide into one key string (queue 1 offset 23 and queue
 // 12 offset 3; topic "t" and group "g", topic "tg" and no group), for
 // acks that differ in the broker alone, and for fields that share a memo
-// slot in turn.
+// slot in turn, half of them a live CK's (which the memo holds until
+// another takes its slot).
 func TestAckKeyOfMatchesAckKey(t *testing.T) {
 	b := testBroker(t, DefaultConfig(), 4)
 	acks := []model.AckMsg{
@@ -24,7 +25,14 @@ func TestAckKeyOfMatchesAckKey(t *testing.T) {
 	for i := range 2000 { // many fields, so that slots are shared and overwritten
 		acks = append(acks, model.AckMsg{Topic: "t", ConsumerGroup: "g", QueueID: int32(i % 3), StartOffset: int64(i), PopTime: int64(i / 7), BrokerName: "b"})
 	}
-	for round := range 2 { // the second round finds most in the memo
+	for i := 5; i < len(acks); i += 2 {
+		a := &acks[i]
+		ck := model.PopCheckPoint{Num: 1, PopTime: a.PopTime, InvisibleTime: 60000, StartOffset: a.StartOffset, CID: a.ConsumerGroup,
+			Topic: a.Topic, QueueID: a.QueueID, QueueOffsetDiff: []int32{0}, BrokerName: a.BrokerName}
+		key, _, _ := b.freeMergeKey(&ck)
+		b.newRefKeyed(b.newCkBody(&ck), 0, key)
+	}
+	for round := range 2 { // the second round finds the rest in the memo but where slots are shared
 		for i := range acks {
 			a := &acks[i]
 			got, gh, ge := b.ackKeyOf(a)
@@ -32,8 +40,8 @@ func TestAckKeyOfMatchesAckKey(t *testing.T) {
 			if got != want || gh != wh || got != a.MergeKey() {
 				t.Fatalf("round %d, ack %+v: ackKeyOf %q (hash %x), ackKey %q (hash %x), MergeKey %q", round, *a, got, gh, want, wh, a.MergeKey())
 			}
-			if ge != nil {
-				t.Fatalf("round %d, ack %+v: entry %q in a table of no CK", round, *a, ge.key)
+			if ge != b.ckl.keys.peek(got) {
+				t.Fatalf("round %d, ack %+v: entry %p, not the table's %p", round, *a, ge, b.ckl.keys.peek(got))
 			}
 		}
 	}
@@ -72,8 +80,8 @@ func TestAckKeyOfEntry(t *testing.T) {
 		}
 	}
 	r := mk()
-	if b.keyMemo.pend != nil {
-		t.Fatal("newRefKeyed left the memo's slot unbound")
+	if s := b.keyMemo.slot(7, 100, 1); s.ck != r.ck() || s.e != r.e {
+		t.Fatal("newRefKeyed left its CK out of the memo")
 	}
 	check("live CK", r.e)
 	check("live CK, again", r.e)
@@ -99,26 +107,30 @@ func TestBlankName(t *testing.T) {
 	}
 }
 
-// mkFields.same is ==, for names held in the same bytes or in copies.
-func TestMkFieldsSame(t *testing.T) {
+// ackNames is ackOfCk, for names held in the same bytes or in copies.
+func TestAckNames(t *testing.T) {
 	cp := func(s string) string { return string(append([]byte(nil), s...)) }
-	base := mkFields{topic: "orders", group: "billing", qid: 3, start: 17, popTime: 1000, broker: "broker-a"}
-	vary := []func(f *mkFields){
-		func(f *mkFields) {},
-		func(f *mkFields) { f.topic, f.group, f.broker = cp(f.topic), cp(f.group), cp(f.broker) },
-		func(f *mkFields) { f.topic = "orderz" },
-		func(f *mkFields) { f.topic = "order" },
-		func(f *mkFields) { f.group = cp("billinG") },
-		func(f *mkFields) { f.broker = "" },
-		func(f *mkFields) { f.qid = 4 },
-		func(f *mkFields) { f.start = 18 },
-		func(f *mkFields) { f.popTime = 1001 },
+	ck := model.PopCheckPoint{Topic: "orders", CID: "billing", QueueID: 3, StartOffset: 17, PopTime: 1000, BrokerName: "broker-a"}
+	base := model.AckMsg{AckOffset: 20, Topic: ck.Topic, ConsumerGroup: ck.CID, QueueID: 3, StartOffset: 17, PopTime: 1000, BrokerName: ck.BrokerName}
+	vary := []func(a *model.AckMsg){
+		func(a *model.AckMsg) {},
+		func(a *model.AckMsg) {
+			a.Topic, a.ConsumerGroup, a.BrokerName = cp(a.Topic), cp(a.ConsumerGroup), cp(a.BrokerName)
+		},
+		func(a *model.AckMsg) { a.AckOffset = 21 },
+		func(a *model.AckMsg) { a.Topic = "orderz" },
+		func(a *model.AckMsg) { a.Topic = "order" },
+		func(a *model.AckMsg) { a.ConsumerGroup = cp("billinG") },
+		func(a *model.AckMsg) { a.BrokerName = "" },
+		func(a *model.AckMsg) { a.QueueID = 4 },
+		func(a *model.AckMsg) { a.StartOffset = 18 },
+		func(a *model.AckMsg) { a.PopTime = 1001 },
 	}
 	for i, v := range vary {
-		g := base
-		v(&g)
-		if got, want := base.same(&g), base == g; got != want {
-			t.Errorf("variant %d (%+v): same %v, == %v", i, g, got, want)
+		a := base
+		v(&a)
+		if got, want := ackNames(&a, &ck), ackOfCk(&a, &ck); got != want {
+			t.Errorf("variant %d (%+v): ackNames %v, ackOfCk %v", i, a, got, want)
 		}
 	}
 }

@@ -186,7 +186,7 @@ func (b *Broker) newRefIn(d *ckBody, rq int32, e *mkEntry) *ckRef {
 			"checkpoint ref made into a ref in use (lease %d)", r.first)
 		assertf(!e.dead() && b.ckl.keys.peek(e.key) == e, "checkpoint ref of %q given an entry the table does not hold", e.key)
 	}
-	b.keyMemo.bind(e.key, e)
+	b.keyMemo.put(ck, e) // for its acks (ackKeyOf)
 	// r is zero: only what is not is written (a whole-struct store would
 	// build it aside and copy it in)
 	r.e, r.rq = e, rq
