@@ -39,8 +39,11 @@ type keyMemoSlot struct {
 
 // keyMemoSlots is the memo's size: a power of two well above the CKs a
 // run makes between a pop and its acks (the default run: about a thousand
-// a second, acked within tens of milliseconds); 8 KiB.
-const keyMemoSlots = 512
+// a second, nearly all acked within a few seconds), 64 KiB. In the
+// default run 512 slots missed 4 703 of its 60 181 acks, 2 048 missed
+// 1 412 and 4 096 miss 712 (a miss builds the key and probes the table:
+// ~600 instructions).
+const keyMemoSlots = 4096
 
 // slot is the slot of the fields with start offset start, pop time
 // popTime and queue qid.
