@@ -58,6 +58,10 @@ type ckBuffer struct {
 	keys    *mkTable
 	order   []*wrapper // buffered wrappers, in insertion order
 	commits map[qkey]*commitQueue
+	// lastCQ is the commit queue queueOf returned last, while commits
+	// maps it: a pop's stage asks for its queue's three times in a row
+	// (ckIdle's and ckPopOffset's latest, enqueue). nil: none.
+	lastCQ  *commitQueue
 	corder  []*commitQueue // commit queues in creation order
 	counter int64          // buffered CKs (recomputed from the buffer every minute upstream; exact here)
 	// lastScan is the last scan's time.
@@ -89,10 +93,25 @@ func (f *ckBuffer) forget() {
 	}
 }
 
+// queueOf is the commit queue of lock key k, nil when none.
+func (f *ckBuffer) queueOf(k qkey) *commitQueue {
+	if cq := f.lastCQ; cq != nil && cq.key == k {
+		if invariants {
+			assertf(f.commits[k] == cq, "buffer: the remembered commit queue of %v is not the mapped one", k)
+		}
+		return cq
+	}
+	cq := f.commits[k]
+	if cq != nil {
+		f.lastCQ = cq
+	}
+	return cq
+}
+
 // latest is getLatestOffset: the nextBeginOffset of the newest wrapper of
 // the lock key, -1 when there is none.
 func (f *ckBuffer) latest(k qkey) int64 {
-	cq := f.commits[k]
+	cq := f.queueOf(k)
 	if cq == nil || len(cq.ws) == 0 {
 		return -1
 	}
@@ -100,7 +119,7 @@ func (f *ckBuffer) latest(k qkey) int64 {
 }
 
 func (f *ckBuffer) queueLen(k qkey) int64 {
-	if cq := f.commits[k]; cq != nil {
+	if cq := f.queueOf(k); cq != nil {
 		return int64(len(cq.ws))
 	}
 	return 0
@@ -108,11 +127,12 @@ func (f *ckBuffer) queueLen(k qkey) int64 {
 
 // enqueue is putOffsetQueue.
 func (f *ckBuffer) enqueue(w *wrapper) {
-	cq := f.commits[w.lock]
+	cq := f.queueOf(w.lock)
 	if cq == nil {
 		cq = &commitQueue{key: w.lock}
 		f.commits[w.lock] = cq
 		f.corder = append(f.corder, cq)
+		f.lastCQ = cq
 	}
 	cq.time = w.ck.PopTime
 	cq.ws = append(cq.ws, w)
@@ -144,11 +164,12 @@ func (f *ckBuffer) remove(w *wrapper) {
 // clearQueue is clearOffsetQueue (an admin reset taken by a pop, which
 // has cleared the queue's idle mark: offsets.at).
 func (f *ckBuffer) clearQueue(k qkey) {
-	cq := f.commits[k]
+	cq := f.queueOf(k)
 	if cq == nil {
 		return
 	}
 	delete(f.commits, k)
+	f.lastCQ = nil
 	for i, x := range f.corder {
 		if x == cq {
 			f.corder = append(f.corder[:i], f.corder[i+1:]...)
@@ -424,6 +445,9 @@ func (b *Broker) scanGarbage(nowMs int64) {
 		_, group := b.groups[p.group]
 		if b.topics[p.topic] == nil || !group || nowMs-cq.time > CommitQueueIdle {
 			delete(f.commits, cq.key)
+			if f.lastCQ == cq {
+				f.lastCQ = nil
+			}
 			b.offsets.touch(cq.key) // its wrappers no longer set the pop offset (ckIdle)
 			continue
 		}

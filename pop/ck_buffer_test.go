@@ -1,6 +1,10 @@
 package pop
 
-import "testing"
+import (
+	"testing"
+
+	"popsim/model"
+)
 
 // dropFront keeps the rest in order, and a commit queue that empties as
 // fast as it fills keeps one array.
@@ -23,5 +27,29 @@ func TestDropFront(t *testing.T) {
 	ws = dropFront(ws, 1) // three left, more than went: sliced
 	if len(ws) != 3 || ws[0].next != 4 || ws[2].next != 6 {
 		t.Fatalf("after dropping 1: %v wrappers, first %d", len(ws), ws[0].next)
+	}
+}
+
+// The buffer's remembered commit queue (queueOf) never outlives its
+// mapping: after a queue is cleared its key has no latest offset until a
+// new wrapper makes a new queue, whatever key was asked for in between.
+func TestCommitQueueOfAfterClear(t *testing.T) {
+	f := newCkBuffer(&mkTable{})
+	ck := &model.PopCheckPoint{PopTime: 1}
+	k1, k2 := qkey{pair: 1, qid: 0}, qkey{pair: 1, qid: 1}
+	put := func(k qkey, next int64) { f.enqueue(&wrapper{ck: ck, lock: k, next: next}) }
+	put(k1, 10)
+	put(k2, 20)
+	put(k1, 11)
+	if f.latest(k1) != 11 || f.latest(k2) != 20 || f.queueLen(k1) != 2 || f.latest(k1) != 11 {
+		t.Fatalf("latest %d and %d, %d wrappers of k1", f.latest(k1), f.latest(k2), f.queueLen(k1))
+	}
+	f.clearQueue(k1)
+	if f.latest(k1) != -1 || f.queueLen(k1) != 0 || f.latest(k2) != 20 {
+		t.Fatalf("after clearing k1: latest %d (%d wrappers), k2's %d", f.latest(k1), f.queueLen(k1), f.latest(k2))
+	}
+	put(k1, 12)
+	if f.latest(k1) != 12 || f.queueLen(k1) != 1 || len(f.corder) != 2 || f.commits[k1] == nil {
+		t.Fatalf("after a new wrapper of k1: latest %d (%d wrappers), %d queues", f.latest(k1), f.queueLen(k1), len(f.corder))
 	}
 }
