@@ -154,7 +154,15 @@ func (f *ckBuffer) remove(w *wrapper) {
 	f.keys.release(e)
 	for i, x := range f.order {
 		if x == w {
-			f.order = append(f.order[:i], f.order[i+1:]...)
+			// the rest moved down one by one: nearly always none or a few
+			// (a scan removes the oldest first), which a call to
+			// typedslicecopy cost more than
+			n := len(f.order) - 1
+			for j := i; j < n; j++ {
+				f.order[j] = f.order[j+1]
+			}
+			f.order[n] = nil
+			f.order = f.order[:n]
 			break
 		}
 	}
