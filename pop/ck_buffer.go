@@ -212,11 +212,35 @@ func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, rq 
 	return w
 }
 
+// nextCkBody is the body newCkBody gives next, for a pop to build its CK
+// in (d.ck) instead of building it aside for newCkBody to copy: the
+// buffer takes it (takeCkBody) as it makes the CK's ref. A CK the buffer
+// refuses leaves it to the next, which writes the whole of its ck.
+func (b *Broker) nextCkBody() *ckBody {
+	if len(b.ckBodies) == 0 {
+		b.ckBodies = make([]ckBody, ckBodySlab)
+	}
+	return &b.ckBodies[0]
+}
+
+// takeCkBody takes d, the body nextCkBody gave, whose ck the caller has
+// built: newCkBody without the copy.
+func (b *Broker) takeCkBody(d *ckBody) {
+	if invariants {
+		assertf(d == &b.ckBodies[0], "CK body taken out of turn")
+	}
+	b.ckBodies = b.ckBodies[1:]
+	d.part = ckPart
+}
+
 // addCk is PopBufferMergeService.addCk: buffer the CK without writing it.
-// It returns the CK's lease ref, nil when it refused. lock is ck's queue
-// key; mkey is ck's merge key, mh its hash and e its entry in the
-// merge-key table, nil when the table has none (freeMergeKey).
-func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, mh uint64, e *mkEntry, lock qkey, rq int32, next int64) *ckRef {
+// It returns the CK's lease ref, nil when it refused. d is the body the
+// CK was built in (nextCkBody; ck is &d.ck), which it takes unless it
+// refuses; lock is ck's queue key; mkey is ck's merge key, mh its hash and
+// e its entry in the merge-key table, nil when the table has none
+// (freeMergeKey).
+func (b *Broker) addCk(nowMs int64, d *ckBody, mkey string, mh uint64, e *mkEntry, lock qkey, rq int32, next int64) *ckRef {
+	ck := &d.ck
 	f := b.buf
 	switch {
 	case !b.cfg.EnablePopBufferMerge,
@@ -229,8 +253,8 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, mh uin
 	if f.queueLen(lock) >= b.cfg.PopCkOffsetMaxQueueSize || e != nil && e.w != nil {
 		return nil
 	}
-	d := b.newCkBody(ck)
-	w := b.newWrapper(&d.ck, mkey, lock, rq, next, false)
+	b.takeCkBody(d)
+	w := b.newWrapper(ck, mkey, lock, rq, next, false)
 	if e == nil {
 		e = b.ckl.keys.add(mkey, mh)
 	}
@@ -242,13 +266,13 @@ func (b *Broker) addCk(nowMs int64, ck *model.PopCheckPoint, mkey string, mh uin
 
 // addCkJustOffset writes the CK now and keeps its wrapper for the commit
 // offset; it refuses (nil) only a merge-key conflict (a buffered CK in
-// e, ck's merge-key entry: see addCk). With buffer merge off every pop
-// takes this path.
-func (b *Broker) addCkJustOffset(nowMs int64, ck *model.PopCheckPoint, mkey string, mh uint64, e *mkEntry, lock qkey, rq int32, next int64, fails *[]WriteFailure) *ckRef {
+// e, the CK's merge-key entry: see addCk, whose arguments it takes). With
+// buffer merge off every pop takes this path.
+func (b *Broker) addCkJustOffset(nowMs int64, d *ckBody, mkey string, mh uint64, e *mkEntry, lock qkey, rq int32, next int64, fails *[]WriteFailure) *ckRef {
 	if e != nil && e.w != nil {
 		return nil
 	}
-	d := b.newCkBody(ck)
+	b.takeCkBody(d)
 	w := b.newWrapper(&d.ck, mkey, lock, rq, next, true)
 	if e == nil {
 		e = b.ckl.keys.add(mkey, mh)

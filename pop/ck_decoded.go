@@ -212,6 +212,9 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 	return &reviveBody{deliver: deliver}
 }
 
+// ckBodySlab bodies of 232 bytes: just under 64 KiB.
+const ckBodySlab = 282
+
 // newCkBody is the body the engine keeps for the message of a CK it
 // makes, holding the CK's one copy (ck's, whose QueueOffsetDiff it
 // shares: the engine never writes into one): the CK's ref and wrapper
@@ -221,8 +224,7 @@ func (b *Broker) decodeRevive(m *model.Message) *reviveBody {
 // reads that of a ref's or a wrapper's CK.
 func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
 	if len(b.ckBodies) == 0 {
-		// 282 bodies of 232 bytes: just under 64 KiB
-		b.ckBodies = make([]ckBody, 282)
+		b.ckBodies = make([]ckBody, ckBodySlab)
 	}
 	d := &b.ckBodies[0]
 	b.ckBodies = b.ckBodies[1:]

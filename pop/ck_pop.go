@@ -184,16 +184,18 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 	if invariants {
 		assertf(flag == model.RetryFlagOf(stageTopic), "pop: CK stage of %s with retry flag %d", stageTopic, flag)
 	}
-	ck := model.PopCheckPoint{Num: int8(len(r.msgs)), PopTime: ctx.popTime, InvisibleTime: ctx.invisible, StartOffset: start,
+	d := b.nextCkBody() // the CK is built in the body its ref will have
+	ck := &d.ck
+	*ck = model.PopCheckPoint{Num: int8(len(r.msgs)), PopTime: ctx.popTime, InvisibleTime: ctx.invisible, StartOffset: start,
 		CID: req.ConsumerGroup, Topic: stageTopic, QueueID: k.qid, BrokerName: b.cfg.BrokerName}
 	ck.QueueOffsetDiff = b.arena.int32s(len(r.msgs))
 	for i, m := range r.msgs {
 		ck.QueueOffsetDiff[i] = int32(m.QueueOffset - start)
 	}
-	key, h, e := b.freeMergeKey(&ck) // the table unchanged until addCk or addCkJustOffset makes the ref
-	ref := b.addCk(nowMs, &ck, key, h, e, k, ctx.reviveQid, r.nextBegin)
+	key, h, e := b.freeMergeKey(ck) // the table unchanged until addCk or addCkJustOffset makes the ref
+	ref := b.addCk(nowMs, d, key, h, e, k, ctx.reviveQid, r.nextBegin)
 	if ref == nil {
-		ref = b.addCkJustOffset(nowMs, &ck, key, h, e, k, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
+		ref = b.addCkJustOffset(nowMs, d, key, h, e, k, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
 	}
 	if ref == nil {
 		return false
