@@ -153,10 +153,10 @@ func (t *tombstones) put(p place, x tomb) {
 
 // forgot is put for forgetSettled: message m's tomb at its place p (p.leased
 // != 0), built from the record without making the tomb and the place as
-// values (nine words, passed on the stack), and stored, in the common case
-// (a queue known, the topic's name at a small index, an offset in the
-// queue's window or just past its end with room, no far map), without a
-// call: tombQueue.put written out.
+// values (nine words, passed on the stack), and stored without a call in the
+// common case (a queue known, the topic's name at a small index, an offset
+// in the queue's window or just past its end with room, no far map):
+// putNear inlines.
 func (t *tombstones) forgot(p *placeRec, m *msgState) {
 	tt := t.topic(p.topic)
 	k := t.nameIndex(m.topic)
@@ -166,18 +166,9 @@ func (t *tombstones) forgot(p *placeRec, m *msgState) {
 	}
 	q := &tt.queues[p.queue]
 	s := tombSlot{msg: m.id, lastLease: p.leased, topic: uint16(k), pulled: m.pulledAt == p.leased, used: true}
-	if o := p.offset; q.far == nil && o >= q.lo {
-		switch d, n := uint64(o)-uint64(q.lo), len(q.slots)-q.head; {
-		case n == 0:
-		case d < uint64(n):
-			q.slots[q.head+int(d)] = s
-			return
-		case d == uint64(n) && len(q.slots) < cap(q.slots):
-			q.slots = append(q.slots, s)
-			return
-		}
+	if !q.putNear(p.offset, s) {
+		q.putSlow(p.offset, s)
 	}
-	q.putSlow(p.offset, s)
 }
 
 // dropBelow forgets the queue's tombstones below offset.
@@ -269,17 +260,26 @@ func above(o, lo int64) (uint64, bool) { return uint64(o) - uint64(lo), o >= lo 
 // in the window or just past its end, with room in the slice: written
 // here, the rest is putSlow's.
 func (q *tombQueue) put(o int64, s tombSlot) {
+	if !q.putNear(o, s) {
+		q.putSlow(o, s)
+	}
+}
+
+// putNear is put's common case: it stores s at offset o, and reports
+// true, when o is in the window or just past its end with room in the
+// slice and no far map is kept.
+func (q *tombQueue) putNear(o int64, s tombSlot) bool {
 	if d, n := uint64(o)-uint64(q.lo), len(q.slots)-q.head; q.far == nil && o >= q.lo && n > 0 {
 		switch {
 		case d < uint64(n):
 			q.slots[q.head+int(d)] = s
-			return
+			return true
 		case d == uint64(n) && len(q.slots) < cap(q.slots):
 			q.slots = append(q.slots, s)
-			return
+			return true
 		}
 	}
-	q.putSlow(o, s)
+	return false
 }
 
 // putSlow is put's general case.
