@@ -233,6 +233,16 @@ func (b *Broker) takeCkBody(d *ckBody) {
 	d.part = ckPart
 }
 
+// newPopRef makes the ref of a pop's CK, built in d, whose merge key mkey
+// (hash mh) has entry e in the merge-key table, or none (nil): then the
+// entry is made (freeMergeKey found the table without it).
+func (b *Broker) newPopRef(d *ckBody, rq int32, mkey string, mh uint64, e *mkEntry) *ckRef {
+	if e == nil {
+		e = b.ckl.keys.add(mkey, mh)
+	}
+	return b.newRefIn(d, rq, e)
+}
+
 // addCk is PopBufferMergeService.addCk: buffer the CK without writing it.
 // It returns the CK's lease ref, nil when it refused. d is the body the
 // CK was built in (nextCkBody; ck is &d.ck), which it takes unless it
@@ -255,10 +265,7 @@ func (b *Broker) addCk(nowMs int64, d *ckBody, mkey string, mh uint64, e *mkEntr
 	}
 	b.takeCkBody(d)
 	w := b.newWrapper(ck, mkey, lock, rq, next, false)
-	if e == nil {
-		e = b.ckl.keys.add(mkey, mh)
-	}
-	w.ref = b.newRefIn(d, rq, e)
+	w.ref = b.newPopRef(d, rq, mkey, mh, e)
 	b.enqueueCk(w)
 	f.add(w)
 	return w.ref
@@ -274,10 +281,7 @@ func (b *Broker) addCkJustOffset(nowMs int64, d *ckBody, mkey string, mh uint64,
 	}
 	b.takeCkBody(d)
 	w := b.newWrapper(&d.ck, mkey, lock, rq, next, true)
-	if e == nil {
-		e = b.ckl.keys.add(mkey, mh)
-	}
-	w.ref = b.newRefIn(d, rq, e)
+	w.ref = b.newPopRef(d, rq, mkey, mh, e)
 	b.storeWrapper(nowMs, w, fails)
 	b.enqueueCk(w)
 	b.buf.add(w)

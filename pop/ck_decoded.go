@@ -223,12 +223,9 @@ const ckBodySlab = 282
 // its revive queue, which sets its ReviveOffset (finishPrefill): nothing
 // reads that of a ref's or a wrapper's CK.
 func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
-	if len(b.ckBodies) == 0 {
-		b.ckBodies = make([]ckBody, ckBodySlab)
-	}
-	d := &b.ckBodies[0]
-	b.ckBodies = b.ckBodies[1:]
-	d.part, d.ck = ckPart, *ck
+	d := b.nextCkBody()
+	b.takeCkBody(d)
+	d.ck = *ck
 	return d
 }
 
