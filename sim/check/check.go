@@ -181,6 +181,21 @@ func (cl *client) lend(l *lease) {
 	cl.pending = append(cl.pending, pendRef{l, l.m.gen})
 }
 
+// listRoom is the storage a client's held and pending lists start with:
+// the length at which they are pruned (hold, lend). Grown from nothing
+// by doubling, they took seven allocations each before their first
+// prune: 3.9 M instructions of the 500-client hot topic's checker
+// (callgrind), for lists that reach 64 entries anyway.
+const listRoom = 64
+
+// room gives a client that subscribes for the first time its lists'
+// storage (listRoom entries each). Only a subscribed client is lent
+// leases (onLease), and so delivered messages.
+func (cl *client) room() {
+	cl.held = make([]heldRef, 0, listRoom)
+	cl.pending = make([]pendRef, 0, listRoom)
+}
+
 // prunePending keeps the entries of ps whose lease is still awaited.
 func prunePending(ps []pendRef) []pendRef {
 	out := ps[:0]
