@@ -79,6 +79,12 @@ func (s tombSlot) far() farTomb {
 	return farTomb{msg: s.msg, lastLease: s.lastLease, topic: int32(s.topic), pulled: s.pulled}
 }
 
+// tombRoom is the storage a queue's window starts with. Grown from one
+// slot by doubling, a hot topic's hundreds of queues took six
+// allocations each for their first tens of tombstones (1.1 M
+// instructions of the 500-queue hot topic's checker, callgrind).
+const tombRoom = 64
+
 // tombGap is how far past its end (or before its start) the window grows
 // to take an offset; farther ones go to far.
 const tombGap = 4096
@@ -295,6 +301,9 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) {
 	b, _ := above(q.lo, o)
 	switch {
 	case n == 0:
+		if cap(q.slots) == 0 {
+			q.slots = make([]tombSlot, 0, tombRoom)
+		}
 		// Room in front, within the slice it has, for stragglers.
 		h := min(cap(q.slots)/4, 256)
 		clear(q.slots[:h])
