@@ -313,7 +313,19 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) {
 		q.slots[q.head+int(d)] = s
 		return
 	case after && d-uint64(n) < tombGap:
-		if need := len(q.slots) + int(d) - n + 1; need > cap(q.slots) && 2*q.head >= len(q.slots) {
+		need := len(q.slots) + int(d) - n + 1
+		if need <= cap(q.slots) && d-uint64(n) <= 8 {
+			// A short gap in the room the slice has (a message forgotten
+			// before the few below it, as the default's are a third of
+			// the time): cleared here, without the runtime's call.
+			q.slots = q.slots[:need]
+			for i := len(q.slots) - 1 - int(d-uint64(n)); i < need-1; i++ {
+				q.slots[i] = tombSlot{}
+			}
+			q.slots[need-1] = s
+			return
+		}
+		if need > cap(q.slots) && 2*q.head >= len(q.slots) {
 			q.compact()
 		}
 		// The gap and s in one step (the runtime clears the gap).
