@@ -314,8 +314,8 @@ func (c *Checker) ObserveShared(e *model.Event, n int) {
 	case model.EvProduce:
 		c.onProduce(e)
 	case model.EvReceive:
-		c.wake.receive(c, e)
 		cl := c.clientOf(e)
+		c.wake.receive(cl, e)
 		cl.rx.sent()
 		c.orderReceive(cl, e)
 	case model.EvParked:

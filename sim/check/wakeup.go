@@ -197,10 +197,11 @@ func (w *wakeup) key(client int32, topic string) waitKey {
 	return waitKey{group: w.client(client).group, topic: topic}
 }
 
-// receive notes a client's receive (EvReceive), which may park next.
-// ObserveEncoded calls receive, parked and answer by the event's kind.
-func (w *wakeup) receive(c *Checker, e *model.Event) {
-	cl := c.clientOf(e)
+// receive notes a client's receive (EvReceive), which may park next; cl
+// is the checker's entry of its client (clientOf), which the caller has
+// at hand. ObserveEncoded calls receive, parked and answer by the
+// event's kind.
+func (w *wakeup) receive(cl *client, e *model.Event) {
 	x := w.client(e.Client)
 	if cl.known {
 		x.group = cl.group
