@@ -327,7 +327,11 @@ func (c *Checker) ObserveShared(e *model.Event, n int) {
 			cl.rx.lostAnswer(e) // first: the order checks ask which leases it lost
 		}
 		c.orderReceive(cl, e)
-		c.onReceiveAnswer(cl, e)
+		if e.Kind == model.EvReceived && cl.rx.lost == 0 {
+			cl.rx.answered() // onReceiveAnswer's common case, without its call
+		} else {
+			c.onReceiveAnswer(cl, e)
+		}
 	case model.EvLease:
 		c.onLease(e)
 	case model.EvDeliver:
