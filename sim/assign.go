@@ -155,8 +155,6 @@ type assigned struct {
 	taskSeq uint64
 }
 
-func (*assigned) payload() {}
-
 // popLoop is one assigned MessageQueue's PopRequest and PopProcessQueue.
 type popLoop struct {
 	p       *pushConsumer
@@ -167,8 +165,6 @@ type popLoop struct {
 	waitAck int      // its PopProcessQueue's waitAckCount
 	dropped bool
 }
-
-func (*popLoop) payload() {}
 
 // startAssigned starts the broker-assigned path (clientRebalance false)
 // and reports whether it did: the first rebalance comes minInterval after

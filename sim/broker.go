@@ -75,8 +75,6 @@ type brokerJob struct {
 	answers []Request
 }
 
-func (*brokerJob) payload() {}
-
 type brokerLock struct {
 	held bool
 	wait []*brokerJob

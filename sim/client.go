@@ -138,7 +138,6 @@ type work interface {
 }
 
 func (h *held) base() *held { return h }
-func (*held) payload()      {}
 
 // batch is work of several messages: one listener call on one consume
 // thread, which processes its messages one after another (a push

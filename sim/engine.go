@@ -119,7 +119,6 @@ type reqBase struct {
 }
 
 func (b *reqBase) base() *reqBase { return b }
-func (*reqBase) payload()         {}
 
 // Outcome is what an engine call left for the core to do, in order: the
 // requests it answered and the timers it wants armed. The core reuses it.

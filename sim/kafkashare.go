@@ -123,8 +123,6 @@ type kafkaShareConsumer struct {
 // kafkaHeartbeat is the heartbeat timer's payload.
 type kafkaHeartbeat struct{}
 
-func (*kafkaHeartbeat) payload() {}
-
 // shareHeld is a record a Kafka share consumer holds.
 type shareHeld struct {
 	held

@@ -115,8 +115,6 @@ type putReq struct {
 // call.
 type copyingStore interface{ storesCopies() bool }
 
-func (*putReq) payload() {}
-
 func (s *sim) newProducer(idx int32, spec *ProducerSpec) *producer {
 	return &producer{
 		idx: idx, topic: spec.Topic, queues: s.rt.queues(spec.Topic), tags: spec.Tags, props: spec.Properties, arr: spec.Arrivals.New(),

@@ -45,8 +45,6 @@ type pullConsumer struct {
 // pullCommit is the payload of the commit clock's task.
 type pullCommit struct{}
 
-func (*pullCommit) payload() {}
-
 // pullQueue is one queue as its owner sees it.
 type pullQueue struct {
 	p         *pullConsumer
@@ -65,8 +63,6 @@ type pullQueue struct {
 	// (not those waiting for a local retry): flow control's measure.
 	cached int
 }
-
-func (*pullQueue) payload() {}
 
 // pullHeld is a message a Pull consumer holds: its queue and ownership
 // generation, and its local attempts.

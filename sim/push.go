@@ -339,7 +339,6 @@ type pushBatch struct {
 
 func (b *pushBatch) base() *held      { return b.ms[0] }
 func (b *pushBatch) members() []*held { return b.ms }
-func (*pushBatch) payload()           {}
 
 // queueBatch hands a listener batch (one pop's messages, in order) to the
 // consume threads: one message as itself, more as a pushBatch.

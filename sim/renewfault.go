@@ -17,8 +17,6 @@ type renewFault struct {
 	dl     clock.Time          // the lease end it targets
 }
 
-func (*renewFault) payload() {}
-
 // injectRenewals draws, per delivered message, which renewal edges to
 // inject (famRenew):
 //   - same deadline: right after delivery, renew for exactly the time left,

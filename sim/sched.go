@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"popsim/clock"
 	"popsim/workload/pcg"
@@ -48,10 +49,15 @@ const (
 )
 
 // payload is what a task carries: a request, a message in hand, a
-// producer's message on its way, a client timer. The set is closed (the
-// method is unexported) and every payload is a pointer, so storing one
-// in a task does not allocate.
-type payload interface{ payload() }
+// producer's message on its way, a client timer. Every payload is a
+// pointer to one of the simulator's own types, so storing one in a task
+// does not allocate (the invariants build checks it, at). It is the empty
+// interface, not one with a marker method: a request reaches the wire as a
+// Request, and converting one interface to another looks the method table
+// up in the runtime's per-site cache (runtime.typeAssert when it misses),
+// where converting it to the empty interface loads the type from the
+// table it has.
+type payload = any
 
 // task is one scheduled occurrence. who is a consumer, producer or timer
 // index, epoch the consumer incarnation it was scheduled for.
@@ -287,6 +293,9 @@ func (s *scheduler) now() clock.Time { return s.clk.Now() }
 func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payload) *task {
 	if t < s.clk.Now() {
 		panic(fmt.Sprintf("sim: task %d scheduled at %v, before now %v", k, t, s.clk.Now()))
+	}
+	if invariantsOn && p != nil && reflect.TypeOf(p).Kind() != reflect.Pointer {
+		panic(fmt.Sprintf("sim: task %d carries a %T, not a pointer: storing it allocates", k, p))
 	}
 	var e *task
 	if n := len(s.free); n > 0 { // takeFree, without clearing the slot

@@ -518,5 +518,3 @@ func (s *sim) serveNow(r Request) {
 
 // scripted runs a function at a virtual time (tests).
 type scripted struct{ f func(*sim) }
-
-func (*scripted) payload() {}

@@ -77,8 +77,6 @@ type proxyTick struct {
 	at    clock.Time
 }
 
-func (*proxyTick) payload() {}
-
 func (s *sim) newSimpleConsumer(c *consumer, set *SimpleSettings) *simpleConsumer {
 	cfg := proxy.DefaultConfig()
 	cfg.DefaultInvisibleTime = set.InvisibleTime

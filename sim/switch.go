@@ -94,8 +94,6 @@ type modeSwitch struct {
 	spec         *SwitchToPop
 }
 
-func (*modeSwitch) payload() {}
-
 // scheduleSwitches schedules the groups' switches (after every other
 // start-up task, so that a run without one schedules what it did before).
 func (s *sim) scheduleSwitches() {
