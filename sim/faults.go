@@ -121,6 +121,18 @@ func drawFaultSites(seed uint64, c *Config) *faultSites {
 	return p
 }
 
+// lossy reports whether some loss site is on with a probability.
+func (p *faultSites) lossy() bool {
+	for i := range p.loss {
+		for _, st := range &p.loss[i] {
+			if st.on && st.ppm > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // scale multiplies the site's weight by 2^k: shorter intervals and higher
 // probabilities for k > 0. Probabilities are capped at 50% for losses and
 // 100% otherwise; the skew bound is not scaled.

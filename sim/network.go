@@ -69,16 +69,19 @@ func (s *sim) sendAt(r Request, t clock.Time, timeout ...clock.Duration) {
 }
 
 // lost decides whether a request (response=false) or an answer of kind k
-// is lost. Faults are off in the liveness phase.
+// is lost. Faults are off in the liveness phase. Its first test, of
+// sim.lossOn, stands for the test of the liveness phase it made among the
+// site's: a run whose loss sites are all off (the hot topic) answers
+// there, without looking the site up.
 func (s *sim) lost(k lossKind, response bool) bool {
-	if k == lossNone {
+	if !s.lossOn || k == lossNone {
 		return false
 	}
 	st := &s.faults.loss[k][0]
 	if response {
 		st = &s.faults.loss[k][1]
 	}
-	if s.live || !st.on || st.ppm == 0 || !chance(s.faults.rng[famLoss], st.ppm) {
+	if !st.on || st.ppm == 0 || !chance(s.faults.rng[famLoss], st.ppm) {
 		return false
 	}
 	s.cov.hit(st.name)

@@ -329,6 +329,7 @@ func (w *windows) openWindow(s *sim, f *ScheduledFault) {
 	}
 	w.open[st]++
 	st.on, st.ppm = true, 1_000_000
+	s.lossOn = s.lossOn || st.fam == famLoss // apply opens windows in the safety phase only
 	if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.lock || st == &s.faults.readFailure {
 		s.syncFaults()
 	}

@@ -130,8 +130,12 @@ type sim struct {
 	start, safetyEnd, drainEnd clock.Time
 	chainEnd                   clock.Time // safetyEnd + DrainBudget: the latest a retrying run may go on
 	live, stopped, drained     bool
-	settling                   bool   // drained once; waiting out the engine's SettleTime
-	faultSeed                  uint64 // the engine's fault seed (revive put failures)
+	// lossOn: a loss site may fire (lost): the safety phase of a run with
+	// a loss site on with a probability, when drawn or once a window
+	// switched one on (openWindow). startLiveness clears it.
+	lossOn    bool
+	settling  bool   // drained once; waiting out the engine's SettleTime
+	faultSeed uint64 // the engine's fault seed (revive put failures)
 }
 
 // group is a consumer group and the topic it consumes.
@@ -205,6 +209,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.chainEnd = s.safetyEnd.Add(cfg.DrainBudget())
 	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
 	s.faults = drawFaultSites(cfg.Seed, cfg)
+	s.lossOn = s.faults.lossy()
 	s.meter = newMeter(s.start, cfg.Warmup, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
 	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s)
