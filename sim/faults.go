@@ -133,6 +133,16 @@ func (p *faultSites) lossy() bool {
 	return false
 }
 
+// renewing reports whether some renewal site is on.
+func (p *faultSites) renewing() bool {
+	for _, st := range &p.renew {
+		if st.on {
+			return true
+		}
+	}
+	return false
+}
+
 // scale multiplies the site's weight by 2^k: shorter intervals and higher
 // probabilities for k > 0. Probabilities are capped at 50% for losses and
 // 100% otherwise; the skew bound is not scaled.

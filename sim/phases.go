@@ -14,7 +14,7 @@ const drainCheckInterval = 100 * clock.Millisecond
 // back and slow ones recover. Everything must now drain within Drain, or
 // DrainBudget while messages are still being retried.
 func (s *sim) startLiveness() {
-	s.live, s.lossOn = true, false
+	s.live, s.lossOn, s.renewOn = true, false, false
 	s.syncFaults()
 	s.emit(model.Event{Kind: model.EvPhase, Client: -1, Reason: model.RLiveness})
 	if invariantsOn {

@@ -329,7 +329,8 @@ func (w *windows) openWindow(s *sim, f *ScheduledFault) {
 	}
 	w.open[st]++
 	st.on, st.ppm = true, 1_000_000
-	s.lossOn = s.lossOn || st.fam == famLoss // apply opens windows in the safety phase only
+	// apply opens windows in the safety phase only
+	s.lossOn, s.renewOn = s.lossOn || st.fam == famLoss, s.renewOn || st.fam == famRenew
 	if st == &s.faults.putFailure || st == &s.faults.dup || st == &s.faults.lock || st == &s.faults.readFailure {
 		s.syncFaults()
 	}

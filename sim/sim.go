@@ -132,10 +132,12 @@ type sim struct {
 	live, stopped, drained     bool
 	// lossOn: a loss site may fire (lost): the safety phase of a run with
 	// a loss site on with a probability, when drawn or once a window
-	// switched one on (openWindow). startLiveness clears it.
-	lossOn    bool
-	settling  bool   // drained once; waiting out the engine's SettleTime
-	faultSeed uint64 // the engine's fault seed (revive put failures)
+	// switched one on (openWindow). startLiveness clears it. renewOn is
+	// the same for the renewal sites (injectRenewals), on at all: one on
+	// draws even with a probability of 0.
+	lossOn, renewOn bool
+	settling        bool   // drained once; waiting out the engine's SettleTime
+	faultSeed       uint64 // the engine's fault seed (revive put failures)
 }
 
 // group is a consumer group and the topic it consumes.
@@ -209,7 +211,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.chainEnd = s.safetyEnd.Add(cfg.DrainBudget())
 	s.q = newScheduler(s.start, newStream(cfg.Seed, streamTie), cfg.EventBudget, s.chainEnd)
 	s.faults = drawFaultSites(cfg.Seed, cfg)
-	s.lossOn = s.faults.lossy()
+	s.lossOn, s.renewOn = s.faults.lossy(), s.faults.renewing()
 	s.meter = newMeter(s.start, cfg.Warmup, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
 	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s)
