@@ -209,8 +209,7 @@ func (s *sim) deliver(h *held, attempt int32, shown string) {
 	e := s.event(model.EvDeliver)
 	e.Client, e.Msg, e.Lease, e.Topic, e.Queue, e.Offset = h.c.idx, h.msg.ID, h.lease, h.topic, s.rt.global(h.broker, h.topic, h.queue), h.offset
 	e.Attempt, e.Shown = attempt, shown
-	s.emitSlot()
-	s.meter.delivered(h.c.g, h.msg.ID, s.q.now())
+	s.emitSlot() // the meter counts the delivery as it reads the event (meter.onDeliver)
 }
 
 // startWork hands waiting messages to free consume threads. A POP

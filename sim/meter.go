@@ -298,19 +298,29 @@ func (m *meter) produced(g *group, id model.MsgID, intended, now clock.Time) {
 
 // delivered counts a delivery to group g at now; a message delivered
 // before (or already closed) counts as redelivered, and one a crashed
-// consumer held records its time to come back.
+// consumer held records its time to come back. A traced delivery
+// (EvDeliver) is counted by onDeliver; this is for the others (a message
+// the proxy took a lease of for the client and forwarded).
 func (m *meter) delivered(g *group, id model.MsgID, now clock.Time) {
 	id = m.unit(g, id)
-	m.nDeliveries++
 	if len(m.crashed) > 0 { // as close: most runs' consumers never crash holding one
 		m.redelivered(id, now)
 	}
-	x := m.get(id)
-	if x == nil || x.seen {
+	m.countDelivery(m.get(id))
+}
+
+// countDelivery counts a delivery of the message whose record is x (nil
+// when closed), as a redelivery too when x was delivered before or is
+// closed. delivered and onDeliver call it with the record they found
+// (onDeliver looks it up anyway), after recording a crashed consumer's
+// message's time to come back. Small enough to be inlined.
+func (m *meter) countDelivery(x *meterMsg) {
+	m.nDeliveries++
+	if x != nil && !x.seen {
+		x.seen = true
+	} else {
 		m.nRedelivered++
-		return
 	}
-	x.seen = true
 }
 
 // redelivered records, when a crashed consumer held message id, how long
@@ -623,7 +633,9 @@ func (m *meter) begin(x *msgState, at clock.Time, client int32, lease model.Leas
 }
 
 // onDeliver: the client has the message, under the lease the engine lent
-// it; a delivery without a lease (Pull) is an attempt of its own.
+// it; a delivery without a lease (Pull) is an attempt of its own. It counts
+// the delivery too (countDelivery), with the unit and record it looks up,
+// where sim.deliver called delivered after the event to look them up again.
 func (m *meter) onDeliver(e *model.Event) {
 	u := m.unitOf(e)
 	o := m.obs.live(u)
@@ -633,10 +645,15 @@ func (m *meter) onDeliver(e *model.Event) {
 	if o != nil {
 		o.client = e.Client
 	}
-	x := m.stateOf(u)
-	if x == nil {
+	if len(m.crashed) > 0 { // as delivered, for sim.deliver, the only tracer of EvDeliver
+		m.redelivered(u, e.At)
+	}
+	mm := m.get(u)
+	m.countDelivery(mm)
+	if mm == nil {
 		return
 	}
+	x := &m.state[mm.slot] // stateOf
 	var a *attempt
 	if l := &x.att; e.Lease != 0 && l.stage == stageLeased && l.lease == e.Lease {
 		a = l // the latest lease, as a rule (search would find it first)

@@ -437,3 +437,35 @@ func TestMeterRedeliverAfterCrash(t *testing.T) {
 		t.Fatalf("crashes left: %v", m.crashed)
 	}
 }
+
+// A traced delivery (EvDeliver) is counted as the meter reads it: the
+// first of a message as a delivery, a second as a redelivery too, and one
+// of a closed message as a redelivery, as delivered counts them.
+func TestMeterCountsTracedDelivery(t *testing.T) {
+	m := newMeter(0, WarmupAuto, 1<<40)
+	g := &group{}
+	m.produced(g, 1, 1, 1)
+	deliver := func(id model.MsgID, at clock.Time) {
+		e := model.Event{Kind: model.EvDeliver, Client: 0, Msg: id, Lease: model.LeaseID(at), At: at}
+		m.observe(&e)
+	}
+	deliver(1, 10)
+	if m.nDeliveries != 1 || m.nRedelivered != 0 {
+		t.Fatalf("after a first delivery: %d deliveries, %d redelivered, want 1, 0", m.nDeliveries, m.nRedelivered)
+	}
+	deliver(1, 20)
+	if m.nDeliveries != 2 || m.nRedelivered != 1 {
+		t.Fatalf("after a second delivery: %d deliveries, %d redelivered, want 2, 1", m.nDeliveries, m.nRedelivered)
+	}
+	m.finish(g, 1)
+	deliver(1, 30)
+	if m.nDeliveries != 3 || m.nRedelivered != 2 {
+		t.Fatalf("after a delivery of a closed message: %d deliveries, %d redelivered, want 3, 2", m.nDeliveries, m.nRedelivered)
+	}
+	m.produced(g, 2, 2, 2)
+	m.crash(g, 2, clock.Time(40*clock.Millisecond))
+	deliver(2, clock.Time(50*clock.Millisecond))
+	if m.redeliver == nil || m.redeliver.counts[histSlot(int64(10*clock.Millisecond))] != 1 || len(m.crashed) != 0 {
+		t.Fatalf("a traced delivery after a crash recorded no time to come back of 10 ms (crashed left: %v)", m.crashed)
+	}
+}
