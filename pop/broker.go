@@ -97,7 +97,10 @@ type Broker struct {
 	ckBodies  []ckBody
 	ackBodies []ackBody
 	ackMsgs   []model.AckMsg
-	arena     reviveArena
+	// slabs is where those, the wrappers and the keys apart take their
+	// blocks (slabSource).
+	slabs slabSources
+	arena reviveArena
 	// logPool is the queues' released log chunks, for reuse (chunkPool).
 	logPool chunkPool
 	// retryRefs caches, by pair id, the pair's V1 and V2 retry topics.

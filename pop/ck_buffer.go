@@ -204,7 +204,7 @@ const wrapperSlab = 63
 // ck.Topic, queue ck.QueueID), which the caller has already.
 func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, justOffset bool) *wrapper {
 	if len(b.ckl.wslab) == 0 {
-		b.ckl.wslab = make([]wrapper, wrapperSlab)
+		b.ckl.wslab = b.slabs.wrappers.take(wrapperSlab)
 	}
 	w := &b.ckl.wslab[0]
 	b.ckl.wslab = b.ckl.wslab[1:]
@@ -218,7 +218,7 @@ func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, rq 
 // refuses leaves it to the next, which writes the whole of its ck.
 func (b *Broker) nextCkBody() *ckBody {
 	if len(b.ckBodies) == 0 {
-		b.ckBodies = make([]ckBody, ckBodySlab)
+		b.ckBodies = b.slabs.ckBodies.take(ckBodySlab)
 	}
 	return &b.ckBodies[0]
 }

@@ -281,7 +281,7 @@ func (b *Broker) keyEntry(key string, h uint64) *mkEntry {
 func (b *Broker) ownKey(key string, h uint64) *mkKey {
 	if len(b.ckl.kslab) == 0 {
 		// 341 keys of 24 bytes: an 8 KiB size class
-		b.ckl.kslab = make([]mkKey, 341)
+		b.ckl.kslab = b.slabs.keys.take(341)
 	}
 	k := &b.ckl.kslab[0]
 	b.ckl.kslab = b.ckl.kslab[1:]
@@ -307,7 +307,7 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 	if len(b.ackBodies) == 0 {
 		// 1024 bodies of 64 bytes: 64 KiB, page-aligned (a large
 		// object), so each body is one cache line
-		b.ackBodies = make([]ackBody, 1024)
+		b.ackBodies = b.slabs.ackBodies.take(1024)
 	}
 	d := &b.ackBodies[0]
 	b.ackBodies = b.ackBodies[1:]
@@ -324,7 +324,7 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 	if d.part == noPart {
 		if len(b.ackMsgs) == 0 {
 			// 819 acks of 80 bytes: just under 64 KiB
-			b.ackMsgs = make([]model.AckMsg, 819)
+			b.ackMsgs = b.slabs.ackMsgs.take(819)
 		}
 		m := &b.ackMsgs[0]
 		b.ackMsgs = b.ackMsgs[1:]

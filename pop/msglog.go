@@ -114,8 +114,8 @@ func (l *msgLog) grow(pool *chunkPool) (int, []model.Message) {
 // checks is intact before clearing it.
 type chunkPool struct {
 	free  [][]model.Message
-	held  int       // full-size chunks the logs hold
-	spare *LogSpare // where take goes when free is empty (nil: none; Broker.UseSpare)
+	held  int    // full-size chunks the logs hold
+	spare *Spare // where take goes when free is empty (nil: none; Broker.UseSpare)
 }
 
 // The pool keeps at most as many chunks as the logs hold, or

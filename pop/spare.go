@@ -2,34 +2,115 @@ package pop
 
 import "popsim/model"
 
-// LogSpare carries full-size log chunks from one broker's life to another
-// broker's, so that a process making many runs one after another (a
-// benchmark, a sweep's worker) stores a run's messages in the chunks of
-// the last run's instead of allocating them anew: the runtime otherwise
+// Spare carries a finished broker's largest allocations to another
+// broker's life, so that a process making many runs one after another (a
+// benchmark, a sweep's worker) keeps a run's records in the memory of the
+// last run's instead of allocating them anew: the runtime otherwise
 // returns a finished run's pages to the system and the next run faults
 // them back in, and the collector runs more often as the new run's heap
-// grows from nothing. A chunk in a LogSpare is cleared (as a pooled one
-// is: poisoned with the invariants build tag), so no message of the run
-// that held it can reach another; which chunk a queue gets changes no
-// answer the broker gives. A LogSpare is for one goroutine's brokers at a
-// time.
-type LogSpare struct {
-	chunks [][]model.Message
+// grows from nothing. It holds full-size log chunks (the queues' and the
+// pool's of released ones) and the checkpoint path's slabs: CK and ack
+// bodies, the acks' own fields, buffer wrappers and merge keys held apart
+// from the table (slabSource). Everything in a Spare is cleared, as a new
+// allocation is (a log chunk as a pooled one is: poisoned with the
+// invariants build tag), so nothing of the broker that held it can reach
+// another; which chunk or slab a broker gets changes no answer it gives.
+// A Spare is for one goroutine's brokers at a time.
+type Spare struct {
+	chunks    [][]model.Message
+	ckBodies  [][]ckBody
+	ackBodies [][]ackBody
+	ackMsgs   [][]model.AckMsg
+	wrappers  [][]wrapper
+	keys      [][]mkKey
 }
 
-// Len is how many chunks s holds.
-func (s *LogSpare) Len() int { return len(s.chunks) }
+// Len is how many log chunks s holds.
+func (s *Spare) Len() int { return len(s.chunks) }
 
-// UseSpare makes s the place b's queues take a new chunk from once b's
-// own pool of released chunks is empty, before allocating one.
-func (b *Broker) UseSpare(s *LogSpare) { b.logPool.spare = s }
+// Slabs is how many slabs s holds, of every kind.
+func (s *Spare) Slabs() int {
+	return len(s.ckBodies) + len(s.ackBodies) + len(s.ackMsgs) + len(s.wrappers) + len(s.keys)
+}
 
-// Recycle clears every full-size chunk b's queues hold and adds it to s,
-// leaving the queues empty: b must not be used afterwards. Chunks in b's
-// pool of released chunks and chunks from s that b never took stay where
-// they are (s keeps the latter), so s holds at most what b's queues held
-// and what it held before.
-func (b *Broker) Recycle(s *LogSpare) {
+// slabSource is where a broker takes its slabs of one kind (a block of
+// records carved out one at a time: newCkBody's, ackPrefill's,
+// newWrapper's, ownKey's). Without a spare a slab is a new allocation,
+// which goes once none of its records is referenced. With one (UseSpare)
+// it comes from the spare when it has one, and the broker keeps every
+// slab it took until Recycle hands them all, cleared, to the spare: they
+// stay allocated for the run (a run's slabs are about twice what it holds
+// at its end: acks and wrappers die young), to be used again by the next
+// run rather than faulted in anew.
+type slabSource[T any] struct {
+	spare *[][]T // the Spare's slabs of this kind; nil without one
+	made  [][]T  // the slabs taken since UseSpare, for Recycle
+}
+
+// take returns a zeroed slab of n records: the last spare one of that
+// size, else a new one.
+func (s *slabSource[T]) take(n int) []T {
+	if s.spare == nil {
+		return make([]T, n)
+	}
+	var x []T
+	sp := *s.spare
+	for k := len(sp) - 1; k >= 0; k-- {
+		if cap(sp[k]) == n {
+			x = sp[k][:n]
+			last := len(sp) - 1
+			sp[k] = sp[last]
+			sp[last] = nil
+			*s.spare = sp[:last]
+			break
+		}
+	}
+	if x == nil {
+		x = make([]T, n)
+	}
+	s.made = append(s.made, x)
+	return x
+}
+
+// recycle clears every slab s made and adds it to its spare.
+func (s *slabSource[T]) recycle() {
+	for i, x := range s.made {
+		x = x[:cap(x)]
+		clear(x)
+		*s.spare = append(*s.spare, x)
+		s.made[i] = nil
+	}
+	s.made = nil
+}
+
+// slabSources are a broker's slabSource of each kind.
+type slabSources struct {
+	ckBodies  slabSource[ckBody]
+	ackBodies slabSource[ackBody]
+	ackMsgs   slabSource[model.AckMsg]
+	wrappers  slabSource[wrapper]
+	keys      slabSource[mkKey]
+}
+
+// UseSpare makes s the place b takes a new log chunk from once its own
+// pool of released chunks is empty, and its slabs from, before allocating
+// one.
+func (b *Broker) UseSpare(s *Spare) {
+	b.logPool.spare = s
+	b.slabs.ckBodies.spare = &s.ckBodies
+	b.slabs.ackBodies.spare = &s.ackBodies
+	b.slabs.ackMsgs.spare = &s.ackMsgs
+	b.slabs.wrappers.spare = &s.wrappers
+	b.slabs.keys.spare = &s.keys
+}
+
+// Recycle clears every full-size chunk b's queues hold and adds it to s
+// with the chunks of b's pool of released ones, leaving the queues empty,
+// and adds to s every slab b took since UseSpare(s), cleared: b must not
+// be used afterwards. Chunks and slabs from s that b never took stay
+// where they are (s keeps them), so s holds at most what b held and what
+// it held before.
+func (b *Broker) Recycle(s *Spare) {
 	for _, name := range b.topicOrder {
 		for _, q := range b.topics[name].queues {
 			for k, c := range q.log.chunks {
@@ -42,7 +123,16 @@ func (b *Broker) Recycle(s *LogSpare) {
 			q.log, q.revs = msgLog{}, revWindow{}
 		}
 	}
+	s.chunks = append(s.chunks, b.logPool.free...) // cleared (poisoned) as the pool keeps them
 	b.logPool = chunkPool{}
+	if b.slabs.ckBodies.spare == &s.ckBodies {
+		b.slabs.ckBodies.recycle()
+		b.slabs.ackBodies.recycle()
+		b.slabs.ackMsgs.recycle()
+		b.slabs.wrappers.recycle()
+		b.slabs.keys.recycle()
+	}
+	b.slabs = slabSources{}
 }
 
 // poisoned returns c, a full-size chunk whose entries are zero, as a pool

@@ -1,7 +1,9 @@
 package pop
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -17,7 +19,7 @@ import (
 // poisoned, and take checks the poison is intact before clearing them.)
 func TestLogSpare(t *testing.T) {
 	const total = 3*logChunk + 5
-	var s LogSpare
+	var s Spare
 	b1 := testBroker(t, KVConfig(), 1)
 	for i := range total {
 		b1.Put(clock.Epoch, &model.Message{Topic: "t", Body: []byte("first"), Keys: "k" + strconv.Itoa(i)})
@@ -66,5 +68,103 @@ func TestLogSpare(t *testing.T) {
 	b2.Recycle(&s)
 	if s.Len() != 4 {
 		t.Fatalf("the spare holds %d chunks after the second recycle, want 4", s.Len())
+	}
+}
+
+// On the checkpoint path a broker using a Spare takes its slabs (CK and
+// ack bodies, the acks' fields, wrappers, merge keys) from it and keeps them; Recycle hands them
+// back, every record cleared: a record left as the last broker wrote it
+// would hand the next one a stale pointer or flag (a CK body's bound or
+// skip, an ack body's part, an entry's refs). A second broker on the
+// spare answers exactly as a broker without one, and leaves the spare
+// holding as many slabs as the first did.
+func TestSlabSpare(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.EnablePopBufferMerge = false // every pop's CK and every ack written at once
+	run := func(s *Spare) (State, []string) {
+		br := newTopicGroupBroker(t, cfg)
+		if s != nil {
+			br.UseSpare(s)
+		}
+		now := clock.Epoch
+		const n = 1100 // more than an ack-body slab
+		for i := range n {
+			br.Put(now, &model.Message{Topic: "t", Keys: "k" + strconv.Itoa(i)})
+		}
+		req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 1, InvisibleTime: 60 * clock.Second}
+		var res PopResult
+		var got []string
+		var late []model.ReceiptHandle
+		for i := range n {
+			now = now.Add(clock.Millisecond)
+			br.Pop(now, &req, &res)
+			if len(res.Messages) != 1 {
+				t.Fatalf("pop %d: %d messages", i, len(res.Messages))
+			}
+			got = append(got, res.Messages[0].Handle.String())
+			if i%3 != 0 { // a third left to revive
+				a := NewAckRequest("g", "t", &res.Messages[0].Handle)
+				r := br.Ack(now, &a)
+				got = append(got, fmt.Sprint(r.Code, r.Pending))
+			} else {
+				late = append(late, res.Messages[0].Handle)
+			}
+		}
+		for range 100 { // the revive rounds: a third of the CKs revive
+			now = now.Add(clock.Second)
+			r := br.CheckpointTick(now)
+			got = append(got, fmt.Sprint(r))
+		}
+		br.Pop(now, &req, &res) // a revived message comes back
+		got = append(got, fmt.Sprint(len(res.Messages)))
+		for i := range late { // acks of revived CKs: their ack bodies hold their own fields and keys
+			a := NewAckRequest("g", "t", &late[i])
+			r := br.Ack(now, &a)
+			got = append(got, fmt.Sprint(r.Code, r.Pending))
+		}
+		if err := br.CheckInvariants(); err != nil {
+			t.Fatal(err)
+		}
+		st := br.State()
+		if s != nil {
+			br.Recycle(s)
+		}
+		return st, got
+	}
+	wantState, want := run(nil)
+	var s Spare
+	run(&s)
+	kinds := []int{len(s.ckBodies), len(s.ackBodies), len(s.ackMsgs), len(s.wrappers), len(s.keys)}
+	if slices.Contains(kinds, 0) {
+		t.Fatalf("the spare holds %v slabs of each kind after a recycle: want some of each", kinds)
+	}
+	first := s.Slabs()
+	allZero(t, "CK body", s.ckBodies)
+	allZero(t, "ack body", s.ackBodies)
+	allZero(t, "ack", s.ackMsgs)
+	allZero(t, "wrapper", s.wrappers)
+	allZero(t, "merge key", s.keys)
+	ck := s.ckBodies[len(s.ckBodies)-1]
+	gotState, got := run(&s)
+	if !slices.Equal(got, want) || !reflect.DeepEqual(gotState, wantState) {
+		t.Fatal("a broker on the spare answered differently from one without")
+	}
+	if n := s.Slabs(); n != first {
+		t.Fatalf("the spare holds %d slabs after the second broker, %d after the first", n, first)
+	}
+	if !slices.ContainsFunc(s.ckBodies, func(c []ckBody) bool { return &c[0] == &ck[0] }) {
+		t.Fatal("the second broker did not take the first one's CK bodies")
+	}
+}
+
+// allZero fails unless every record of every slab is zero.
+func allZero[T any](t *testing.T, kind string, slabs [][]T) {
+	t.Helper()
+	for _, s := range slabs {
+		for i := range s[:cap(s)] {
+			if !reflect.ValueOf(&s[:cap(s)][i]).Elem().IsZero() {
+				t.Fatalf("%s %d of a spare slab is not cleared: %+v", kind, i, s[i])
+			}
+		}
 	}
 }
