@@ -229,6 +229,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{cfg: cfg, reviveTopic: model.ReviveTopic(cfg.ClusterName), topics: map[string]*topic{}, groups: map[string]*GroupConfig{}, names: newNames(), offsets: newOffsets(), ckl: newCkLeases(), lease: &leaseCounter{}}
+	b.ckl.keys.src = &b.slabs.mk
 	b.index = newIndex(b.names)
 	b.order = newOrderTable(b.names)
 	b.resetVolatile()

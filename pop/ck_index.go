@@ -242,10 +242,35 @@ type mkTable struct {
 	last     *mkEntry // nil: lastKey has no entry
 	lastOK   bool
 	slab     []mkEntry // new entries are carved from it, a block at a time
+	// src gives the slabs and the slot arrays (the broker's: New; nil,
+	// a new allocation each).
+	src *mkSources
+}
+
+// mkSources is where a table takes its entries' slabs and its slots.
+type mkSources struct {
+	entries slabSource[mkEntry]
+	slots   slabSource[*mkEntry]
 }
 
 // mkSlab entries of 48 bytes fill an 8 KiB size class.
 const mkSlab = 170
+
+// entrySlab is a zeroed slab of mkSlab entries.
+func (s *mkSources) entrySlab() []mkEntry {
+	if s == nil {
+		return make([]mkEntry, mkSlab)
+	}
+	return s.entries.take(mkSlab)
+}
+
+// slotArray is a zeroed array of n slots.
+func (s *mkSources) slotArray(n int) []*mkEntry {
+	if s == nil {
+		return make([]*mkEntry, n)
+	}
+	return s.slots.take(n)
+}
 
 // probe is the entry of key (hash h), nil when there is none.
 func (t *mkTable) probe(key string, h uint64) *mkEntry { return probeKey(t, key, h) }
@@ -327,7 +352,7 @@ func (t *mkTable) add(key string, h uint64) *mkEntry {
 		assertf(h == mkHash(key) && t.probe(key, h) == nil, "merge-key table: adding %q (hash %x), which it holds or which is not its hash", key, h)
 	}
 	if len(t.slab) == 0 {
-		t.slab = make([]mkEntry, mkSlab)
+		t.slab = t.src.entrySlab()
 	}
 	e := &t.slab[0]
 	t.slab = t.slab[1:]
@@ -355,7 +380,7 @@ func (t *mkTable) insert(e *mkEntry) {
 // grow doubles the table, moving its entries.
 func (t *mkTable) grow() {
 	old := t.slots
-	t.slots = make([]*mkEntry, max(64, 2*len(old)))
+	t.slots = t.src.slotArray(max(64, 2*len(old)))
 	for _, e := range old {
 		if e != nil {
 			t.insert(e)

@@ -10,8 +10,9 @@ import "popsim/model"
 // them back in, and the collector runs more often as the new run's heap
 // grows from nothing. It holds full-size log chunks (the queues' and the
 // pool's of released ones) and the checkpoint path's slabs: CK and ack
-// bodies, the acks' own fields, buffer wrappers and merge keys held apart
-// from the table (slabSource). Everything in a Spare is cleared, as a new
+// bodies, the acks' own fields, buffer wrappers, merge keys held apart
+// from the table, and the merge-key table's entries and every slot array
+// it grew through (slabSource). Everything in a Spare is cleared, as a new
 // allocation is (a log chunk as a pooled one is: poisoned with the
 // invariants build tag), so nothing of the broker that held it can reach
 // another; which chunk or slab a broker gets changes no answer it gives.
@@ -23,6 +24,8 @@ type Spare struct {
 	ackMsgs   [][]model.AckMsg
 	wrappers  [][]wrapper
 	keys      [][]mkKey
+	mkEntries [][]mkEntry
+	mkSlots   [][]*mkEntry
 }
 
 // Len is how many log chunks s holds.
@@ -30,7 +33,7 @@ func (s *Spare) Len() int { return len(s.chunks) }
 
 // Slabs is how many slabs s holds, of every kind.
 func (s *Spare) Slabs() int {
-	return len(s.ckBodies) + len(s.ackBodies) + len(s.ackMsgs) + len(s.wrappers) + len(s.keys)
+	return len(s.ckBodies) + len(s.ackBodies) + len(s.ackMsgs) + len(s.wrappers) + len(s.keys) + len(s.mkEntries) + len(s.mkSlots)
 }
 
 // slabSource is where a broker takes its slabs of one kind (a block of
@@ -48,7 +51,8 @@ type slabSource[T any] struct {
 }
 
 // take returns a zeroed slab of n records: the last spare one of that
-// size, else a new one.
+// size (slabs of a kind are all one size, but for a table's growing
+// slot arrays), else a new one.
 func (s *slabSource[T]) take(n int) []T {
 	if s.spare == nil {
 		return make([]T, n)
@@ -90,6 +94,7 @@ type slabSources struct {
 	ackMsgs   slabSource[model.AckMsg]
 	wrappers  slabSource[wrapper]
 	keys      slabSource[mkKey]
+	mk        mkSources // the merge-key table's (mkTable.src)
 }
 
 // UseSpare makes s the place b takes a new log chunk from once its own
@@ -102,6 +107,8 @@ func (b *Broker) UseSpare(s *Spare) {
 	b.slabs.ackMsgs.spare = &s.ackMsgs
 	b.slabs.wrappers.spare = &s.wrappers
 	b.slabs.keys.spare = &s.keys
+	b.slabs.mk.entries.spare = &s.mkEntries
+	b.slabs.mk.slots.spare = &s.mkSlots
 }
 
 // Recycle clears every full-size chunk b's queues hold and adds it to s
@@ -131,6 +138,8 @@ func (b *Broker) Recycle(s *Spare) {
 		b.slabs.ackMsgs.recycle()
 		b.slabs.wrappers.recycle()
 		b.slabs.keys.recycle()
+		b.slabs.mk.entries.recycle()
+		b.slabs.mk.slots.recycle()
 	}
 	b.slabs = slabSources{}
 }

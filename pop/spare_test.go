@@ -72,7 +72,8 @@ func TestLogSpare(t *testing.T) {
 }
 
 // On the checkpoint path a broker using a Spare takes its slabs (CK and
-// ack bodies, the acks' fields, wrappers, merge keys) from it and keeps them; Recycle hands them
+// ack bodies, the acks' fields, wrappers, merge keys, the merge-key
+// table's entries and slots) from it and keeps them; Recycle hands them
 // back, every record cleared: a record left as the last broker wrote it
 // would hand the next one a stale pointer or flag (a CK body's bound or
 // skip, an ack body's part, an entry's refs). A second broker on the
@@ -134,7 +135,7 @@ func TestSlabSpare(t *testing.T) {
 	wantState, want := run(nil)
 	var s Spare
 	run(&s)
-	kinds := []int{len(s.ckBodies), len(s.ackBodies), len(s.ackMsgs), len(s.wrappers), len(s.keys)}
+	kinds := []int{len(s.ckBodies), len(s.ackBodies), len(s.ackMsgs), len(s.wrappers), len(s.keys), len(s.mkEntries), len(s.mkSlots)}
 	if slices.Contains(kinds, 0) {
 		t.Fatalf("the spare holds %v slabs of each kind after a recycle: want some of each", kinds)
 	}
@@ -144,6 +145,8 @@ func TestSlabSpare(t *testing.T) {
 	allZero(t, "ack", s.ackMsgs)
 	allZero(t, "wrapper", s.wrappers)
 	allZero(t, "merge key", s.keys)
+	allZero(t, "merge-key entry", s.mkEntries)
+	allZero(t, "merge-key slot", s.mkSlots)
 	ck := s.ckBodies[len(s.ckBodies)-1]
 	gotState, got := run(&s)
 	if !slices.Equal(got, want) || !reflect.DeepEqual(gotState, wantState) {

@@ -9,8 +9,9 @@ import (
 // the same Reuse (RunOptions.Reuse): the RocketMQ brokers' log chunks (the
 // stored messages, a third of a default run's allocation, with the chunks
 // their pools of released ones held) and, on the checkpoint path, every
-// slab of CK and ack bodies, acks, buffer wrappers and merge keys they
-// made (pop.Spare: half of what a warm default run allocated before), the
+// slab of CK and ack bodies, acks, buffer wrappers, merge keys and
+// merge-key table entries and slots they made (pop.Spare: three fifths of
+// what a warm default run allocated before), the
 // checker's history chunks (a sixth) and the meter's histogram counts,
 // record blocks and window chunks (a tenth). A process that makes many
 // runs one after another (popbench's SimRun cases) otherwise has the
