@@ -263,6 +263,7 @@ func (b *Broker) newReviveServices(startMs int64) []*reviveService {
 	for i := range out {
 		s := &reviveService{qid: int32(i), slow: 1, due: startMs + b.cfg.ReviveInterval}
 		s.offset = b.reviveCommitted(s.qid)
+		s.cks.src = &b.slabs.roundSlots
 		out[i] = s
 	}
 	return out

@@ -38,6 +38,7 @@ type roundTable struct {
 	slots []roundSlot // a power of two long, at most half full
 	gen   uint32
 	n     int
+	src   *slabSource[roundSlot] // where grow takes its arrays (the broker's; nil: new ones)
 }
 
 type roundSlot struct {
@@ -130,7 +131,11 @@ func (t *roundTable) put(key string, h uint64, rc *roundCk) *roundCk {
 // grow doubles the table, moving this round's entries.
 func (t *roundTable) grow() {
 	old := t.slots
-	t.slots = make([]roundSlot, max(64, 2*len(old)))
+	if n := max(64, 2*len(old)); t.src != nil {
+		t.slots = t.src.take(n)
+	} else {
+		t.slots = make([]roundSlot, n)
+	}
 	for i := range old {
 		if s := &old[i]; s.gen == t.gen {
 			*t.slot(s.key, s.hash) = *s

@@ -20,6 +20,7 @@ type timerStore struct {
 	seq       uint64
 	n         int
 	freeSlots []*timerSlot
+	spare     *[]*timerSlot // where newSlot goes when freeSlots is empty (nil: none; Broker.UseSpare)
 	// first is the next message over all queues when known (firstOK),
 	// firstDue its delivery time: min is asked at every engine call, the
 	// queues change less often.
@@ -77,7 +78,35 @@ func (t *timerStore) newSlot(due int64) *timerSlot {
 		s.due = due
 		return s
 	}
+	if t.spare != nil {
+		if k := len(*t.spare) - 1; k >= 0 {
+			s := (*t.spare)[k]
+			(*t.spare)[k] = nil
+			*t.spare = (*t.spare)[:k]
+			s.due = due
+			return s
+		}
+	}
 	return &timerSlot{due: due}
+}
+
+// recycle empties the timer, adding each of its slots, held and free,
+// to spare: cleared, as a free slot is (its messages' array kept for
+// their room).
+func (t *timerStore) recycle(spare *[]*timerSlot) {
+	for q := range t.queues {
+		tq := &t.queues[q]
+		for _, s := range tq.slots[tq.head:] {
+			clear(s.msgs[:cap(s.msgs)])
+			s.msgs, s.head, s.due = s.msgs[:0], 0, 0
+			*spare = append(*spare, s)
+		}
+	}
+	for _, s := range t.freeSlots {
+		s.due = 0 // the rest is as removeMin left it: empty and cleared
+		*spare = append(*spare, s)
+	}
+	*t = timerStore{}
 }
 
 // add holds m, due at due, in its revive queue (m.rq).

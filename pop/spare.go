@@ -11,21 +11,26 @@ import "popsim/model"
 // grows from nothing. It holds full-size log chunks (the queues' and the
 // pool's of released ones) and the checkpoint path's slabs: CK and ack
 // bodies, the acks' own fields, buffer wrappers, merge keys held apart
-// from the table, and the merge-key table's entries and every slot array
-// it grew through (slabSource). Everything in a Spare is cleared, as a new
+// from the table, the merge-key table's entries and every slot array it
+// grew through and the revive rounds' tables' (slabSource), and the
+// timer's slots. Everything in a Spare is cleared, as a new
 // allocation is (a log chunk as a pooled one is: poisoned with the
 // invariants build tag), so nothing of the broker that held it can reach
 // another; which chunk or slab a broker gets changes no answer it gives.
 // A Spare is for one goroutine's brokers at a time.
 type Spare struct {
-	chunks    [][]model.Message
-	ckBodies  [][]ckBody
-	ackBodies [][]ackBody
-	ackMsgs   [][]model.AckMsg
-	wrappers  [][]wrapper
-	keys      [][]mkKey
-	mkEntries [][]mkEntry
-	mkSlots   [][]*mkEntry
+	chunks     [][]model.Message
+	ckBodies   [][]ckBody
+	ackBodies  [][]ackBody
+	ackMsgs    [][]model.AckMsg
+	wrappers   [][]wrapper
+	keys       [][]mkKey
+	mkEntries  [][]mkEntry
+	mkSlots    [][]*mkEntry
+	roundSlots [][]roundSlot
+	// timerSlots are the timer's slots (timerStore), each with its
+	// messages' array.
+	timerSlots []*timerSlot
 }
 
 // Len is how many log chunks s holds.
@@ -33,7 +38,7 @@ func (s *Spare) Len() int { return len(s.chunks) }
 
 // Slabs is how many slabs s holds, of every kind.
 func (s *Spare) Slabs() int {
-	return len(s.ckBodies) + len(s.ackBodies) + len(s.ackMsgs) + len(s.wrappers) + len(s.keys) + len(s.mkEntries) + len(s.mkSlots)
+	return len(s.ckBodies) + len(s.ackBodies) + len(s.ackMsgs) + len(s.wrappers) + len(s.keys) + len(s.mkEntries) + len(s.mkSlots) + len(s.roundSlots) + len(s.timerSlots)
 }
 
 // slabSource is where a broker takes its slabs of one kind (a block of
@@ -95,6 +100,9 @@ type slabSources struct {
 	wrappers  slabSource[wrapper]
 	keys      slabSource[mkKey]
 	mk        mkSources // the merge-key table's (mkTable.src)
+	// roundSlots are the revive rounds' tables' slot arrays
+	// (roundTable.src).
+	roundSlots slabSource[roundSlot]
 }
 
 // UseSpare makes s the place b takes a new log chunk from once its own
@@ -109,12 +117,14 @@ func (b *Broker) UseSpare(s *Spare) {
 	b.slabs.keys.spare = &s.keys
 	b.slabs.mk.entries.spare = &s.mkEntries
 	b.slabs.mk.slots.spare = &s.mkSlots
+	b.slabs.roundSlots.spare = &s.roundSlots
+	b.timer.spare = &s.timerSlots
 }
 
 // Recycle clears every full-size chunk b's queues hold and adds it to s
 // with the chunks of b's pool of released ones, leaving the queues empty,
-// and adds to s every slab b took since UseSpare(s), cleared: b must not
-// be used afterwards. Chunks and slabs from s that b never took stay
+// and adds to s every slab b took since UseSpare(s) and every slot of its
+// timer, cleared: b must not be used afterwards. Chunks and slabs from s that b never took stay
 // where they are (s keeps them), so s holds at most what b held and what
 // it held before.
 func (b *Broker) Recycle(s *Spare) {
@@ -140,7 +150,9 @@ func (b *Broker) Recycle(s *Spare) {
 		b.slabs.keys.recycle()
 		b.slabs.mk.entries.recycle()
 		b.slabs.mk.slots.recycle()
+		b.slabs.roundSlots.recycle()
 	}
+	b.timer.recycle(&s.timerSlots)
 	b.slabs = slabSources{}
 }
 

@@ -73,8 +73,9 @@ func TestLogSpare(t *testing.T) {
 
 // On the checkpoint path a broker using a Spare takes its slabs (CK and
 // ack bodies, the acks' fields, wrappers, merge keys, the merge-key
-// table's entries and slots) from it and keeps them; Recycle hands them
-// back, every record cleared: a record left as the last broker wrote it
+// table's entries and slots, the revive rounds' tables' slots) and timer
+// slots from it and keeps them;
+// Recycle hands them back, every record cleared: a record left as the last broker wrote it
 // would hand the next one a stale pointer or flag (a CK body's bound or
 // skip, an ack body's part, an entry's refs). A second broker on the
 // spare answers exactly as a broker without one, and leaves the spare
@@ -135,7 +136,7 @@ func TestSlabSpare(t *testing.T) {
 	wantState, want := run(nil)
 	var s Spare
 	run(&s)
-	kinds := []int{len(s.ckBodies), len(s.ackBodies), len(s.ackMsgs), len(s.wrappers), len(s.keys), len(s.mkEntries), len(s.mkSlots)}
+	kinds := []int{len(s.ckBodies), len(s.ackBodies), len(s.ackMsgs), len(s.wrappers), len(s.keys), len(s.mkEntries), len(s.mkSlots), len(s.roundSlots), len(s.timerSlots)}
 	if slices.Contains(kinds, 0) {
 		t.Fatalf("the spare holds %v slabs of each kind after a recycle: want some of each", kinds)
 	}
@@ -147,6 +148,12 @@ func TestSlabSpare(t *testing.T) {
 	allZero(t, "merge key", s.keys)
 	allZero(t, "merge-key entry", s.mkEntries)
 	allZero(t, "merge-key slot", s.mkSlots)
+	allZero(t, "revive round slot", s.roundSlots)
+	for _, ts := range s.timerSlots {
+		if ts.due != 0 || ts.head != 0 || len(ts.msgs) != 0 || slices.ContainsFunc(ts.msgs[:cap(ts.msgs)], func(m *reviveBody) bool { return m != nil }) {
+			t.Fatalf("a spare timer slot is not cleared: due %d, head %d, %d messages", ts.due, ts.head, len(ts.msgs))
+		}
+	}
 	ck := s.ckBodies[len(s.ckBodies)-1]
 	gotState, got := run(&s)
 	if !slices.Equal(got, want) || !reflect.DeepEqual(gotState, wantState) {
