@@ -100,7 +100,10 @@ type Broker struct {
 	// slabs is where those, the wrappers and the keys apart take their
 	// blocks (slabSource).
 	slabs slabSources
-	arena reviveArena
+	// reviveSpare is where newReviveServices takes its services' round
+	// storage (a Spare's; nil: none).
+	reviveSpare *[]reviveBufs
+	arena       reviveArena
 	// logPool is the queues' released log chunks, for reuse (chunkPool).
 	logPool chunkPool
 	// retryRefs caches, by pair id, the pair's V1 and V2 retry topics.

@@ -29,9 +29,10 @@ import (
 type refIndex struct {
 	blocks []*[refBlock]*ckRef // the list is blocks[0][head:], blocks[1], ...: size refs
 	head   int
-	size   int               // refs held, dropped or not
-	n      int               // live (not dropped) refs held
-	spare  *[refBlock]*ckRef // an emptied block, cleared; nil when none
+	size   int                  // refs held, dropped or not
+	n      int                  // live (not dropped) refs held
+	spare  *[refBlock]*ckRef    // an emptied block, cleared; nil when none
+	more   *[]*[refBlock]*ckRef // cleared blocks to take when spare is nil (a Spare's; nil: none)
 }
 
 // refBlock refs of 8 bytes: a 4 KiB block, which the allocator's 8-byte
@@ -68,6 +69,11 @@ func (x *refIndex) add(r *ckRef) {
 	i := x.head + x.size
 	if i>>refBlockBits == len(x.blocks) {
 		b := x.spare
+		if b == nil && x.more != nil && len(*x.more) > 0 {
+			m := *x.more
+			b, m[len(m)-1] = m[len(m)-1], nil
+			*x.more = m[:len(m)-1]
+		}
 		if b == nil {
 			b = new([refBlock]*ckRef)
 		}

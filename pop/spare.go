@@ -12,12 +12,13 @@ import "popsim/model"
 // pool's of released ones) and the checkpoint path's slabs: CK and ack
 // bodies, the acks' own fields, buffer wrappers, merge keys held apart
 // from the table, the merge-key table's entries and every slot array it
-// grew through and the revive rounds' tables' (slabSource), and the
-// timer's slots. Everything in a Spare is cleared, as a new
-// allocation is (a log chunk as a pooled one is: poisoned with the
-// invariants build tag), so nothing of the broker that held it can reach
-// another; which chunk or slab a broker gets changes no answer it gives.
-// A Spare is for one goroutine's brokers at a time.
+// grew through and the revive rounds' tables' (slabSource), the timer's
+// slots, the blocks of the index of CK refs and the revive services' round
+// storage. Everything in a Spare is cleared, as a new allocation is (a log
+// chunk as a pooled one is: poisoned with the invariants build tag), so
+// nothing of the broker that held it can reach another; which chunk or
+// slab a broker gets changes no answer it gives. A Spare is for one
+// goroutine's brokers at a time.
 type Spare struct {
 	chunks     [][]model.Message
 	ckBodies   [][]ckBody
@@ -31,6 +32,45 @@ type Spare struct {
 	// timerSlots are the timer's slots (timerStore), each with its
 	// messages' array.
 	timerSlots []*timerSlot
+	// refBlocks are the blocks of the index of CK refs by first lease
+	// (refIndex), revive a revive service's round storage.
+	refBlocks []*[refBlock]*ckRef
+	revive    []reviveBufs
+}
+
+// reviveBufs is a revive service's storage for its rounds: all's and
+// jour's (allBuf, jourBuf) and its roundCk chunks, each empty and cleared
+// to its capacity.
+type reviveBufs struct {
+	all    []*roundCk
+	jour   []revEnt
+	chunks [][]roundCk
+}
+
+// recycleRevive adds the storage of b's revive services' rounds to s,
+// and every block of its index of refs, cleared.
+func (b *Broker) recycleRevive(s *Spare) {
+	for _, v := range b.revivers {
+		r := reviveBufs{all: clearedToCap(v.allBuf), jour: clearedToCap(v.jourBuf)}
+		for _, c := range append(v.chunks, v.free...) {
+			r.chunks = append(r.chunks, clearedToCap(c))
+		}
+		s.revive = append(s.revive, r)
+	}
+	x := &b.ckl.byFirst
+	for _, bl := range append(x.blocks, x.spare) {
+		if bl != nil {
+			clear(bl[:])
+			s.refBlocks = append(s.refBlocks, bl)
+		}
+	}
+	b.revivers, x.blocks, x.spare = nil, nil, nil
+}
+
+// clearedToCap is x emptied, its room cleared.
+func clearedToCap[T any](x []T) []T {
+	clear(x[:cap(x)])
+	return x[:0]
 }
 
 // Len is how many log chunks s holds.
@@ -38,7 +78,7 @@ func (s *Spare) Len() int { return len(s.chunks) }
 
 // Slabs is how many slabs s holds, of every kind.
 func (s *Spare) Slabs() int {
-	return len(s.ckBodies) + len(s.ackBodies) + len(s.ackMsgs) + len(s.wrappers) + len(s.keys) + len(s.mkEntries) + len(s.mkSlots) + len(s.roundSlots) + len(s.timerSlots)
+	return len(s.ckBodies) + len(s.ackBodies) + len(s.ackMsgs) + len(s.wrappers) + len(s.keys) + len(s.mkEntries) + len(s.mkSlots) + len(s.roundSlots) + len(s.timerSlots) + len(s.refBlocks) + len(s.revive)
 }
 
 // slabSource is where a broker takes its slabs of one kind (a block of
@@ -119,12 +159,15 @@ func (b *Broker) UseSpare(s *Spare) {
 	b.slabs.mk.slots.spare = &s.mkSlots
 	b.slabs.roundSlots.spare = &s.roundSlots
 	b.timer.spare = &s.timerSlots
+	b.ckl.byFirst.more = &s.refBlocks
+	b.reviveSpare = &s.revive
 }
 
 // Recycle clears every full-size chunk b's queues hold and adds it to s
 // with the chunks of b's pool of released ones, leaving the queues empty,
-// and adds to s every slab b took since UseSpare(s) and every slot of its
-// timer, cleared: b must not be used afterwards. Chunks and slabs from s that b never took stay
+// and adds to s every slab b took since UseSpare(s), every slot of its
+// timer, the blocks of its index of CK refs and its revive services'
+// round storage, cleared: b must not be used afterwards. Chunks and slabs from s that b never took stay
 // where they are (s keeps them), so s holds at most what b held and what
 // it held before.
 func (b *Broker) Recycle(s *Spare) {
@@ -153,6 +196,7 @@ func (b *Broker) Recycle(s *Spare) {
 		b.slabs.roundSlots.recycle()
 	}
 	b.timer.recycle(&s.timerSlots)
+	b.recycleRevive(s)
 	b.slabs = slabSources{}
 }
 

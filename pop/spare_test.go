@@ -12,7 +12,7 @@ import (
 )
 
 // A broker's Recycle hands its queues' full-size log chunks, cleared, to a
-// LogSpare; a second broker using it stores its messages in those chunks
+// Spare; a second broker using it stores its messages in those chunks
 // (the same arrays: its first chunk grows into one), and reads back its own
 // messages with nothing of the first broker's; the spare then holds as many
 // chunks as before. (With the invariants build tag the spare chunks are
@@ -73,8 +73,9 @@ func TestLogSpare(t *testing.T) {
 
 // On the checkpoint path a broker using a Spare takes its slabs (CK and
 // ack bodies, the acks' fields, wrappers, merge keys, the merge-key
-// table's entries and slots, the revive rounds' tables' slots) and timer
-// slots from it and keeps them;
+// table's entries and slots, the revive rounds' tables' slots), timer
+// slots, ref-index blocks and revive round storage from it and keeps
+// them;
 // Recycle hands them back, every record cleared: a record left as the last broker wrote it
 // would hand the next one a stale pointer or flag (a CK body's bound or
 // skip, an ack body's part, an entry's refs). A second broker on the
@@ -136,7 +137,7 @@ func TestSlabSpare(t *testing.T) {
 	wantState, want := run(nil)
 	var s Spare
 	run(&s)
-	kinds := []int{len(s.ckBodies), len(s.ackBodies), len(s.ackMsgs), len(s.wrappers), len(s.keys), len(s.mkEntries), len(s.mkSlots), len(s.roundSlots), len(s.timerSlots)}
+	kinds := []int{len(s.ckBodies), len(s.ackBodies), len(s.ackMsgs), len(s.wrappers), len(s.keys), len(s.mkEntries), len(s.mkSlots), len(s.roundSlots), len(s.timerSlots), len(s.refBlocks), len(s.revive)}
 	if slices.Contains(kinds, 0) {
 		t.Fatalf("the spare holds %v slabs of each kind after a recycle: want some of each", kinds)
 	}
@@ -149,6 +150,17 @@ func TestSlabSpare(t *testing.T) {
 	allZero(t, "merge-key entry", s.mkEntries)
 	allZero(t, "merge-key slot", s.mkSlots)
 	allZero(t, "revive round slot", s.roundSlots)
+	for _, bl := range s.refBlocks {
+		allZero(t, "ref index entry", [][]*ckRef{bl[:]})
+	}
+	for _, r := range s.revive {
+		if len(r.all) != 0 || len(r.jour) != 0 {
+			t.Fatalf("spare revive storage holds %d CKs and %d journal entries", len(r.all), len(r.jour))
+		}
+		allZero(t, "revive round CK", [][]*roundCk{r.all})
+		allZero(t, "revive journal entry", [][]revEnt{r.jour})
+		allZero(t, "revive roundCk", r.chunks)
+	}
 	for _, ts := range s.timerSlots {
 		if ts.due != 0 || ts.head != 0 || len(ts.msgs) != 0 || slices.ContainsFunc(ts.msgs[:cap(ts.msgs)], func(m *reviveBody) bool { return m != nil }) {
 			t.Fatalf("a spare timer slot is not cleared: due %d, head %d, %d messages", ts.due, ts.head, len(ts.msgs))

@@ -11,22 +11,23 @@ import (
 // their pools of released ones held) and, on the checkpoint path, every
 // slab of CK and ack bodies, acks, buffer wrappers, merge keys, merge-key
 // table entries and slots and revive-round table slots they made, and
-// their timers' slots (pop.Spare: two thirds of what a warm default run
-// allocated before), the checker's history chunks (a sixth) and the
-// meter's histogram counts, record blocks and window chunks (a tenth). A
-// process that makes many runs one after another (popbench's SimRun
-// cases) otherwise has the runtime return each finished run's pages to
-// the system for the next run to fault back in, and the collector runs
-// more often while the new run's heap grows from nothing (at GOGC 100
-// three times a default run, against under one with a Reuse). What a run
-// takes from a Reuse is cleared (log chunks, slabs, timer slots, the
-// meter's arrays) or written before it is read (history chunks), so it
-// changes no trace: a seed gives the same trace and summary with or
-// without one. A Reuse holds at most about what the largest run made with
-// it held at its end (a broker given a Reuse keeps every slab it made
-// until then, the ones whose records all died too). It is for one
-// goroutine: runs made concurrently need one each. The zero value is
-// ready to use.
+// their timers' slots, ref-index blocks and revive rounds' storage
+// (pop.Spare: over two thirds of what a warm default run allocated
+// before), the checker's history chunks (a sixth) and the meter's
+// histogram counts, record blocks and window chunks (a tenth). A process
+// that makes many runs one after another (popbench's SimRun cases)
+// otherwise has the runtime return each finished run's pages to the system
+// for the next run to fault back in, and the collector runs more often
+// while the new run's heap grows from nothing (at GOGC 100 three times a
+// default run, against under one with a Reuse). What a run takes from a
+// Reuse is cleared (log chunks, slabs, timer slots, ref and revive
+// storage, the meter's arrays) or written before it is read (history
+// chunks), so it changes no trace: a seed gives the same trace and summary
+// with or without one. A Reuse holds at most about what the largest run
+// made with it held at its end (a broker given a Reuse keeps every slab it
+// made until then, the ones whose records all died too). It is for one
+// goroutine: runs made concurrently need one each. The zero value is ready
+// to use.
 type Reuse struct {
 	logs    pop.Spare
 	history check.ChunkSpare

@@ -3,7 +3,7 @@ package check
 // ChunkSpare carries a finished checker's history chunks (the bytes its
 // kept events' binary forms lie in) to a new checker, so that a process
 // making many runs one after another does not allocate them anew for each
-// (pop.LogSpare is the store's counterpart; sim.Reuse holds both). A
+// (pop.Spare is the store's counterpart; sim.Reuse holds both). A
 // chunk's old bytes are never read: a chunk is written from its start
 // before the history indexes anything in it. A ChunkSpare is for one
 // goroutine's checkers at a time.
