@@ -1,6 +1,10 @@
 package pop
 
-import "popsim/model"
+import (
+	"unsafe"
+
+	"popsim/model"
+)
 
 // Spare carries a finished broker's largest allocations to another
 // broker's life, so that a process making many runs one after another (a
@@ -85,15 +89,26 @@ func (s *Spare) Slabs() int {
 // records carved out one at a time: newCkBody's, ackPrefill's,
 // newWrapper's, ownKey's). Without a spare a slab is a new allocation,
 // which goes once none of its records is referenced. With one (UseSpare)
-// it comes from the spare when it has one, and the broker keeps every
-// slab it took until Recycle hands them all, cleared, to the spare: they
-// stay allocated for the run (a run's slabs are about twice what it holds
-// at its end: acks and wrappers die young), to be used again by the next
-// run rather than faulted in anew.
+// it comes from the spare when it has one, and the broker keeps the slabs
+// it took, up to slabKeep bytes of the kind, until Recycle hands them,
+// cleared, to the spare: they stay allocated for the run (a run's slabs
+// are about twice what it holds at its end: acks and wrappers die young),
+// to be used again by the next run rather than faulted in anew. A slab
+// past slabKeep is an ordinary allocation.
 type slabSource[T any] struct {
 	spare *[][]T // the Spare's slabs of this kind; nil without one
-	made  [][]T  // the slabs taken since UseSpare, for Recycle
+	made  [][]T  // the slabs taken since UseSpare and kept for Recycle
+	kept  int    // their bytes
 }
+
+// slabKeep bounds the bytes of one kind's slabs a broker keeps for its
+// Spare. A 60-second checkpoint-path run (sim.DefaultConfig) takes 13.9
+// MB of CK bodies, its largest kind; a long run's slabs add up with every
+// message it pops and acks (an hour at 10 000 messages a second would be
+// gigabytes), which keeping them all would hold to the run's end, where
+// without a Spare the collector frees each slab once its records are
+// gone.
+const slabKeep = 16 << 20
 
 // take returns a zeroed slab of n records: the last spare one of that
 // size (slabs of a kind are all one size, but for a table's growing
@@ -117,7 +132,10 @@ func (s *slabSource[T]) take(n int) []T {
 	if x == nil {
 		x = make([]T, n)
 	}
-	s.made = append(s.made, x)
+	if sz := n * int(unsafe.Sizeof(x[0])); s.kept+sz <= slabKeep {
+		s.kept += sz
+		s.made = append(s.made, x)
+	}
 	return x
 }
 
@@ -129,7 +147,7 @@ func (s *slabSource[T]) recycle() {
 		*s.spare = append(*s.spare, x)
 		s.made[i] = nil
 	}
-	s.made = nil
+	s.made, s.kept = nil, 0
 }
 
 // slabSources are a broker's slabSource of each kind.

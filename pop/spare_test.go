@@ -190,3 +190,34 @@ func allZero[T any](t *testing.T, kind string, slabs [][]T) {
 		}
 	}
 }
+
+// TestSlabKeepBounded checks that a slab source keeps at most slabKeep
+// bytes of slabs for its spare however many it hands out (a long run's
+// would otherwise all stay alive to its end), and gives the spare those
+// it kept, cleared, at recycle.
+func TestSlabKeepBounded(t *testing.T) {
+	var spare [][]int64
+	s := slabSource[int64]{spare: &spare}
+	const n = 1024 // 8 KiB slabs
+	total := 0
+	for total <= 3*slabKeep {
+		x := s.take(n)
+		x[0] = 1
+		total += n * 8
+	}
+	if s.kept > slabKeep || s.kept < slabKeep-n*8 {
+		t.Fatalf("kept %d bytes of %d taken, want at most and about slabKeep (%d)", s.kept, total, slabKeep)
+	}
+	s.recycle()
+	if got := len(spare) * n * 8; got != slabKeep/(n*8)*(n*8) {
+		t.Fatalf("spare holds %d bytes, want %d", got, slabKeep)
+	}
+	for _, x := range spare {
+		if x[0] != 0 {
+			t.Fatal("a recycled slab was not cleared")
+		}
+	}
+	if s.kept != 0 || s.made != nil {
+		t.Fatalf("after recycle: kept %d, made %d", s.kept, len(s.made))
+	}
+}
