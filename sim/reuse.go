@@ -24,8 +24,10 @@ import (
 // storage, the meter's arrays) or written before it is read (history
 // chunks), so it changes no trace: a seed gives the same trace and summary
 // with or without one. A Reuse holds at most about what the largest run
-// made with it held at its end (a broker given a Reuse keeps every slab it
-// made until then, the ones whose records all died too). It is for one
+// made with it held at its end, with the slabs whose records all died
+// (a broker given a Reuse keeps up to 16 MB of each kind of slab it made
+// until then, pop.Spare; a longer run's further slabs go as they would
+// without one, so its memory still follows what is in flight). It is for one
 // goroutine: runs made concurrently need one each. The zero value is ready
 // to use.
 type Reuse struct {
