@@ -6,9 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 )
 
-func main() { os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// As popsim: no allocation sampling for a heap profile nobody asked
+	// for (soak -memprofile turns it back on), so that the simulator's
+	// cases measure a run as popsim makes it.
+	runtime.MemProfileRate = 0
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 const usage = `usage:
   popbench run [-count N] [-benchtime D] [-sizes 1k,100k,1M] [-run REGEXP] [-out out/bench] [-cpuprofile F] [-latency-every N]

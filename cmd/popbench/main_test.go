@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -385,6 +386,32 @@ func TestHigherIsBetter(t *testing.T) {
 		"ns/msg": false, "cpu-ns/event": false, "allocs/msg": false, "B/op": false} {
 		if got := higherIsBetter(unit); got != want {
 			t.Errorf("higherIsBetter(%q) = %v, want %v", unit, got, want)
+		}
+	}
+}
+
+// TestSoakMemprofileSamples: main turns allocation sampling off, and only
+// soak -memprofile turns it back on, so that its heap profile holds the
+// run's allocations rather than none.
+func TestSoakMemprofileSamples(t *testing.T) {
+	old := runtime.MemProfileRate
+	defer func() { runtime.MemProfileRate = old }()
+	dir := t.TempDir()
+	for _, withProfile := range []bool{false, true} {
+		runtime.MemProfileRate = 0 // as main leaves it
+		args := []string{"soak", "-duration", "300ms", "-rate", "2000/s", "-out", dir, "-name", "prof"}
+		prof := filepath.Join(dir, "heap.pprof")
+		if withProfile {
+			args = append(args, "-memprofile", prof)
+		}
+		if code, _, stderr := runMain(args...); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if on := runtime.MemProfileRate != 0; on != withProfile {
+			t.Errorf("-memprofile given %v: sampling on %v after the soak", withProfile, on)
+		}
+		if _, err := os.Stat(prof); withProfile && err != nil {
+			t.Errorf("no heap profile written: %v", err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
@@ -154,6 +155,9 @@ func cmdSoak(args []string, stdout, stderr io.Writer) int {
 		res.Overrides = append(res.Overrides, o.String())
 	}
 	fmt.Fprintf(stderr, "popbench soak: %s for %s of virtual time (%s), %d shard(s)...\n", cfg.scenario, cfg.duration, res.Overrides, cfg.shards)
+	if cfg.memprof != "" && runtime.MemProfileRate == 0 {
+		runtime.MemProfileRate = defaultMemProfileRate // main turned sampling off
+	}
 	mem := startMemSampler(cfg.every, cfg.memprof)
 	cpu0, t0 := cpuSeconds(), time.Now()
 	runs, err := runShards(cfgs, cfg.scenario)
@@ -320,3 +324,7 @@ func (m *memSampler) stop() (heap, all uint64, samples int) {
 	r := <-m.result
 	return r[0], r[1], int(r[2])
 }
+
+// defaultMemProfileRate is the runtime's own sampling rate (one sample
+// every 512 KiB allocated on average), which a heap profile needs.
+const defaultMemProfileRate = 512 * 1024
