@@ -69,10 +69,8 @@ func (x *refIndex) add(r *ckRef) {
 	i := x.head + x.size
 	if i>>refBlockBits == len(x.blocks) {
 		b := x.spare
-		if b == nil && x.more != nil && len(*x.more) > 0 {
-			m := *x.more
-			b, m[len(m)-1] = m[len(m)-1], nil
-			*x.more = m[:len(m)-1]
+		if b == nil {
+			b, _ = takeLast(x.more)
 		}
 		if b == nil {
 			b = new([refBlock]*ckRef)

@@ -264,10 +264,7 @@ func (b *Broker) newReviveServices(startMs int64) []*reviveService {
 		s := &reviveService{qid: int32(i), slow: 1, due: startMs + b.cfg.ReviveInterval}
 		s.offset = b.reviveCommitted(s.qid)
 		s.cks.src = &b.slabs.roundSlots
-		if sp := b.reviveSpare; sp != nil && len(*sp) > 0 {
-			r := (*sp)[len(*sp)-1]
-			(*sp)[len(*sp)-1] = reviveBufs{}
-			*sp = (*sp)[:len(*sp)-1]
+		if r, ok := takeLast(b.reviveSpare); ok {
 			s.allBuf, s.jourBuf, s.free = r.all, r.jour, r.chunks
 		}
 		out[i] = s

@@ -78,14 +78,9 @@ func (t *timerStore) newSlot(due int64) *timerSlot {
 		s.due = due
 		return s
 	}
-	if t.spare != nil {
-		if k := len(*t.spare) - 1; k >= 0 {
-			s := (*t.spare)[k]
-			(*t.spare)[k] = nil
-			*t.spare = (*t.spare)[:k]
-			s.due = due
-			return s
-		}
+	if s, ok := takeLast(t.spare); ok {
+		s.due = due
+		return s
 	}
 	return &timerSlot{due: due}
 }

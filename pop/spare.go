@@ -71,6 +71,20 @@ func (b *Broker) recycleRevive(s *Spare) {
 	b.revivers, x.blocks, x.spare = nil, nil, nil
 }
 
+// takeLast removes the last element of *sp and returns it; ok is false
+// when sp is nil or empty. The Spare's lists are taken from their ends.
+func takeLast[T any](sp *[]T) (x T, ok bool) {
+	if sp == nil || len(*sp) == 0 {
+		return x, false
+	}
+	s := *sp
+	x = s[len(s)-1]
+	var zero T
+	s[len(s)-1] = zero
+	*sp = s[:len(s)-1]
+	return x, true
+}
+
 // clearedToCap is x emptied, its room cleared.
 func clearedToCap[T any](x []T) []T {
 	clear(x[:cap(x)])
@@ -120,12 +134,11 @@ func (s *slabSource[T]) take(n int) []T {
 	var x []T
 	sp := *s.spare
 	for k := len(sp) - 1; k >= 0; k-- {
-		if cap(sp[k]) == n {
-			x = sp[k][:n]
+		if cap(sp[k]) == n { // moved to the end, and taken from there
 			last := len(sp) - 1
-			sp[k] = sp[last]
-			sp[last] = nil
-			*s.spare = sp[:last]
+			sp[k], sp[last] = sp[last], sp[k]
+			x, _ = takeLast(s.spare)
+			x = x[:n]
 			break
 		}
 	}
