@@ -302,18 +302,24 @@ func (m *meter) produced(g *group, id model.MsgID, intended, now clock.Time) {
 // (EvDeliver) is counted by onDeliver; this is for the others (a message
 // the proxy took a lease of for the client and forwarded).
 func (m *meter) delivered(g *group, id model.MsgID, now clock.Time) {
-	id = m.unit(g, id)
+	m.deliveredUnit(m.unit(g, id), now)
+}
+
+// deliveredUnit counts a delivery of unit u at now (delivered's, and
+// onDeliver's for a traced one) and returns the unit's record, nil when
+// it is closed.
+func (m *meter) deliveredUnit(u model.MsgID, now clock.Time) *meterMsg {
 	if len(m.crashed) > 0 { // as close: most runs' consumers never crash holding one
-		m.redelivered(id, now)
+		m.redelivered(u, now)
 	}
-	m.countDelivery(m.get(id))
+	x := m.get(u)
+	m.countDelivery(x)
+	return x
 }
 
 // countDelivery counts a delivery of the message whose record is x (nil
 // when closed), as a redelivery too when x was delivered before or is
-// closed. delivered and onDeliver call it with the record they found
-// (onDeliver looks it up anyway), after recording a crashed consumer's
-// message's time to come back. Small enough to be inlined.
+// closed. Small enough to be inlined.
 func (m *meter) countDelivery(x *meterMsg) {
 	m.nDeliveries++
 	if x != nil && !x.seen {
@@ -634,8 +640,9 @@ func (m *meter) begin(x *msgState, at clock.Time, client int32, lease model.Leas
 
 // onDeliver: the client has the message, under the lease the engine lent
 // it; a delivery without a lease (Pull) is an attempt of its own. It counts
-// the delivery too (countDelivery), with the unit and record it looks up,
-// where sim.deliver called delivered after the event to look them up again.
+// the delivery too (deliveredUnit), with the unit it looks up and the
+// record it needs, where sim.deliver called delivered after the event to
+// look them up again.
 func (m *meter) onDeliver(e *model.Event) {
 	u := m.unitOf(e)
 	o := m.obs.live(u)
@@ -645,11 +652,7 @@ func (m *meter) onDeliver(e *model.Event) {
 	if o != nil {
 		o.client = e.Client
 	}
-	if len(m.crashed) > 0 { // as delivered, for sim.deliver, the only tracer of EvDeliver
-		m.redelivered(u, e.At)
-	}
-	mm := m.get(u)
-	m.countDelivery(mm)
+	mm := m.deliveredUnit(u, e.At) // for sim.deliver, the only tracer of EvDeliver
 	if mm == nil {
 		return
 	}
