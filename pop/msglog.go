@@ -12,19 +12,28 @@ import (
 // of a long simulation) and retention frees whole chunks. The first chunk
 // grows as a slice does, up to logChunk entries, so a queue that holds a
 // few messages does not pay for a full chunk; every later chunk is
-// allocated full size, from the broker's pool of released chunks when it
-// has one (chunkPool). Every chunk but the last holds logChunk entries.
-// The first chunk grows eightfold (logFirstGrow: 8, 64, then logChunk
-// entries) rather than doubling: a queue that fills a chunk then leaves 72
-// entries behind instead of 248 (doubling's 8 to 128), 50 KB less garbage
-// per busy queue, and a queue that holds a few messages still keeps a
-// small chunk.
+// full size, from the broker's pool of released chunks when it has one,
+// else carved from a new block (chunkPool). Every chunk but the last holds
+// logChunk entries. The first chunk grows eightfold (logFirstGrow: 8, then
+// logChunk entries) rather than doubling, so that a queue that fills a
+// chunk leaves the garbage of 8 entries behind, not doubling's 8, 16 and
+// 32.
 //
-// An entry is the message alone, 192 bytes (model.Message), so that a
-// full chunk is 48 KB, six pages of the runtime's large objects exactly.
-// Until stop 43 an entry also held the message's typed form, which only a
-// revive-topic queue has (revWindow): 208 bytes, a 52-KB chunk the
-// allocator rounded up to seven pages, 224 bytes a message.
+// An entry is the message alone, 192 bytes (model.Message), and a chunk
+// is 64 of them, 12 KB. A queue holds its last chunk, the one appends go
+// to, however few of its messages are unconsumed, and a chunk is released
+// only whole (release.go): with 256-entry chunks (48 KB, until stop 45)
+// the hot topic's 500 queues held one or two each for a handful of
+// messages in flight, 24 to 48 MB, which 64-entry chunks cut to a
+// quarter (its 5-minute soak's peak heap 151 -> 88 MiB). A 12-KB chunk
+// allocated alone would be a small object, to which the runtime adds an
+// 8-byte header (a Message holds pointers) that takes it to the
+// 13 568-byte size class, 10 % more; so chunks are carved four at a time
+// from a block of 48 KB, six pages of the runtime's large objects
+// exactly, which has none (chunkPool.carve). Until stop 43 an entry also
+// held the message's typed form, which only a revive-topic queue has
+// (revWindow): 208 bytes, which made the 256-entry chunk 52 KB, rounded
+// up to seven pages.
 type msgLog struct {
 	chunks [][]model.Message
 	head   int // entries dropped from the front of chunks[0]
@@ -33,7 +42,7 @@ type msgLog struct {
 }
 
 const (
-	logChunkBits = 8
+	logChunkBits = 6
 	logChunk     = 1 << logChunkBits
 	logFirstCap  = 8
 	logFirstGrow = 8 // the first chunk's growth factor, up to logChunk
@@ -73,9 +82,9 @@ func (l *msgLog) push(pool *chunkPool) *model.Message {
 // grow makes room for an entry in a log whose last chunk is full (or that
 // has none) and returns the index of the chunk to append to and the
 // chunk: a new one from pool after a full-size one, else the first chunk
-// grown logFirstGrow-fold, into a pooled chunk when it grows to half of
-// logChunk or more and pool has one (a queue that holds a few messages
-// keeps a small chunk).
+// grown logFirstGrow-fold, into a chunk from pool when it grows to full
+// size, or to half of logChunk or more and pool has one (a queue that
+// holds a few messages keeps a small chunk).
 func (l *msgLog) grow(pool *chunkPool) (int, []model.Message) {
 	k := len(l.chunks) - 1
 	if k < 0 {
@@ -88,13 +97,10 @@ func (l *msgLog) grow(pool *chunkPool) (int, []model.Message) {
 		return k + 1, l.chunks[k+1]
 	}
 	var d []model.Message
-	if n := min(logFirstGrow*len(c), logChunk); n >= logChunk/2 && pool.has() {
-		d = pool.take()[:len(c)]
+	if n := min(logFirstGrow*len(c), logChunk); n == logChunk || n >= logChunk/2 && pool.has() {
+		d = pool.take()[:len(c)] // a full-size chunk is carved, never made alone
 	} else {
 		d = make([]model.Message, len(c), n)
-		if n == logChunk {
-			pool.held++
-		}
 	}
 	copy(d, c)
 	l.chunks[k] = d
@@ -116,13 +122,20 @@ type chunkPool struct {
 	free  [][]model.Message
 	held  int    // full-size chunks the logs hold
 	spare *Spare // where take goes when free is empty (nil: none; Broker.UseSpare)
+	// block is the rest of the block that carve cuts new chunks from.
+	block []model.Message
 }
 
+// logBlock is how many chunks carve cuts from one allocation: 48 KB, a
+// large object of six 8-KB pages (msgLog says why).
+const logBlock = 4
+
 // The pool keeps at most as many chunks as the logs hold, or
-// chunkPoolMin: what it keeps at most doubles the logs' memory, as a
-// collection cycle's garbage may, and a run that has released most of
-// what it stored (a drain) lets the rest go to the collector.
-const chunkPoolMin = 64
+// chunkPoolMin (3 MB of chunks): what it keeps at most doubles the logs'
+// memory, as a collection cycle's garbage may, and a run that has
+// released most of what it stored (a drain) lets the rest go to the
+// collector.
+const chunkPoolMin = 256
 
 // has reports whether take has a pooled or spare chunk to give.
 func (p *chunkPool) has() bool {
@@ -130,7 +143,7 @@ func (p *chunkPool) has() bool {
 }
 
 // take returns an empty chunk with room for logChunk entries: a pooled
-// one, else a spare one, else a new one.
+// one, else a spare one, else a new one (carve).
 func (p *chunkPool) take() []model.Message {
 	p.held++
 	free := &p.free
@@ -139,7 +152,7 @@ func (p *chunkPool) take() []model.Message {
 	}
 	k := len(*free) - 1
 	if k < 0 {
-		return make([]model.Message, 0, logChunk)
+		return p.carve()
 	}
 	c := (*free)[k]
 	(*free)[k] = nil
@@ -151,6 +164,19 @@ func (p *chunkPool) take() []model.Message {
 		clear(c)
 	}
 	return c[:0]
+}
+
+// carve cuts a new chunk from the pool's block, allocating the next block
+// when it is used up: the chunk's capacity ends where the next one's
+// starts, so that its appends never reach it. A block lives as long as
+// any of its chunks does.
+func (p *chunkPool) carve() []model.Message {
+	if len(p.block) == 0 {
+		p.block = make([]model.Message, logBlock*logChunk)
+	}
+	c := p.block[:0:logChunk]
+	p.block = p.block[logChunk:]
+	return c
 }
 
 // poisonMsg fills the entries of a pooled chunk in the invariants build:

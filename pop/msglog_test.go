@@ -103,7 +103,7 @@ func TestMsgLogPool(t *testing.T) {
 }
 
 // TestMsgLogFirstChunkGrowth: the first chunk grows logFirstGrow-fold
-// (8, 64, then a full chunk), keeping every entry pushed, and the next
+// (8, then a full chunk of 64), keeping every entry pushed, and the next
 // chunk is full size from the start.
 func TestMsgLogFirstChunkGrowth(t *testing.T) {
 	var l msgLog
@@ -115,7 +115,7 @@ func TestMsgLogFirstChunkGrowth(t *testing.T) {
 			caps = append(caps, c)
 		}
 	}
-	if want := []int{8, 64, logChunk}; !slices.Equal(caps, want) {
+	if want := []int{logFirstCap, logChunk}; !slices.Equal(caps, want) {
 		t.Fatalf("first chunk capacities %v, want %v", caps, want)
 	}
 	if len(l.chunks) != 2 || cap(l.chunks[1]) != logChunk {
@@ -131,15 +131,60 @@ func TestMsgLogFirstChunkGrowth(t *testing.T) {
 	}
 }
 
-// TestLogChunkPages: a log entry is a message alone, 192 bytes, so that a
-// full chunk is exactly six 8-KB pages of the runtime's large objects (a
-// 208-byte entry made a 52-KB chunk, rounded up to seven pages).
+// TestLogChunkPages: a log entry is a message alone, 192 bytes, and the
+// block chunks are carved from is exactly six 8-KB pages of the
+// runtime's large objects (a 208-byte entry made a 52-KB chunk, rounded
+// up to seven pages), larger than the largest small object (32 KB), which
+// a 12-KB chunk alone would be, with a header that takes it to the next
+// size class.
 func TestLogChunkPages(t *testing.T) {
 	if s := unsafe.Sizeof(model.Message{}); s != 192 {
 		t.Fatalf("model.Message is %d bytes, want 192", s)
 	}
-	if s := unsafe.Sizeof(model.Message{}) * logChunk; s%8192 != 0 {
-		t.Fatalf("a full log chunk is %d bytes, not a whole number of 8-KB pages", s)
+	if s := unsafe.Sizeof(model.Message{}) * logChunk * logBlock; s%8192 != 0 || s <= 32<<10 {
+		t.Fatalf("a block of log chunks is %d bytes, not a whole number of 8-KB pages above 32 KB", s)
+	}
+}
+
+// TestChunkCarve: the chunks carved from a block are empty, with room
+// for logChunk entries each, which ends where the next chunk starts (an
+// append beyond it moves the chunk rather than writing into its
+// neighbour), and a block is allocated once for logBlock of them.
+func TestChunkCarve(t *testing.T) {
+	var p chunkPool
+	var cs [][]model.Message
+	for range 2 * logBlock {
+		c := p.take()
+		if len(c) != 0 || cap(c) != logChunk {
+			t.Fatalf("carved chunk %d has length %d and room for %d, want 0 and %d", len(cs), len(c), cap(c), logChunk)
+		}
+		cs = append(cs, c[:logChunk])
+	}
+	for i, c := range cs {
+		for j := range c {
+			c[j].ID = model.MsgID(i*logChunk + j + 1)
+		}
+	}
+	for i, c := range cs {
+		for j := range c {
+			if got := c[j].ID; got != model.MsgID(i*logChunk+j+1) {
+				t.Fatalf("entry %d of chunk %d holds %d: chunks overlap", j, i, got)
+			}
+		}
+	}
+	if grown := append(cs[0], model.Message{ID: 1 << 31}); &grown[0] == &cs[0][0] || cs[1][0].ID == 1<<31 {
+		t.Fatalf("an append beyond a carved chunk wrote into its block")
+	}
+	if p.held != 2*logBlock {
+		t.Fatalf("pool counts %d chunks held, want %d", p.held, 2*logBlock)
+	}
+	if n := testing.AllocsPerRun(10, func() {
+		p = chunkPool{}
+		for range logBlock {
+			p.take()
+		}
+	}); n != 1 {
+		t.Fatalf("%v allocations for %d carved chunks, want 1", n, logBlock)
 	}
 }
 
@@ -180,14 +225,18 @@ func TestRevWindow(t *testing.T) {
 	}
 	push(3)
 	check("first")
-	push(3 * logChunk)
-	check("four chunks")
-	if n := q.release(2*logChunk+5, b); n != 2*logChunk {
-		t.Fatalf("released %d entries, want %d", n, 2*logChunk)
+	// chunks more (eight in all, the first holding 3 more), then all but
+	// the last released: at least half of the window's room, however
+	// append rounded it up.
+	const chunks = 7
+	push(chunks * logChunk)
+	check("eight chunks")
+	if n := q.release((chunks-1)*logChunk+5, b); n != (chunks-1)*logChunk {
+		t.Fatalf("released %d entries, want %d", n, (chunks-1)*logChunk)
 	}
-	check("released two chunks")
+	check("released six chunks")
 	capBefore := cap(q.revs.d)
-	push(2 * logChunk) // fills the window: it compacts instead of growing
+	push((chunks - 1) * logChunk) // fills the window: it compacts instead of growing
 	check("after compaction")
 	if cap(q.revs.d) != capBefore || q.revs.lo != 0 {
 		t.Fatalf("window grew from %d to %d (lo %d) with half of it released", capBefore, cap(q.revs.d), q.revs.lo)
