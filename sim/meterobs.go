@@ -11,7 +11,8 @@ import (
 // that it grows without copying, and keeps a long run's memory small: once
 // every message of a block is closed (acked, in a DLQ or dropped) the meter
 // freezes it, unless it is among the newest keep, encoding its records
-// compactly (appendObs: about 14 bytes a message instead of 40; freeze). The records must outlive the run, since the
+// compactly (appendObs: about 8 bytes a message of the hot topic instead
+// of 40; freeze). The records must outlive the run, since the
 // automatic warm-up cut is found in them only at its end (measure.go), and
 // with it everything measured after the cut: no aggregate kept as the run
 // goes could give the same numbers. A frozen record that the trace touches
@@ -207,8 +208,10 @@ func (st *obsStore) decodeBlock(b int) []meterObs {
 }
 
 // appendObs encodes o after the previous record, whose storedMs is prev:
-// flags, successes, then group, client+1 and the change of storedMs as
-// varints; for a measured message then a 16-bit tag and its parts and,
+// flags, then successes and the group as a varint, unless they are 1 and
+// 0 (obsUsual: every record of a one-group run's message consumed at its
+// first delivery, 2 of a hot-topic record's 10 bytes), then client+1 and
+// the change of storedMs as varints; for a measured message then a 16-bit tag and its parts and,
 // unless they are the parts' sums (as they are for every attributed
 // message: obsDerived), its latencies, each in the fewest little-endian
 // bytes (none for 0, then 1, 2 or 4) that hold it, whose code the tag holds in two
@@ -227,11 +230,17 @@ func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 	e2e, svc := partSums(o)
 	measured := o.flags&obsMeasured != 0
 	derived := measured && o.e2e == e2e && o.svc == svc
-	w[0], w[1] = o.flags, o.successes
+	w[0] = o.flags
 	if derived {
 		w[0] |= obsDerived
 	}
-	i := putUvarint(w, 2, uint64(o.group))
+	i := uint(1)
+	if o.successes == 1 && o.group == 0 {
+		w[0] |= obsUsual
+	} else {
+		w[1] = o.successes
+		i = putUvarint(w, 2, uint64(o.group))
+	}
 	i = putUvarint(w, i, zigzag64(int64(o.client)+1))
 	i = putUvarint(w, i, zigzag64(int64(o.storedMs)-int64(*prev)))
 	*prev = o.storedMs
@@ -331,9 +340,16 @@ var (
 // the decoder may view obsView bytes from the last one's start.
 const obsPad = obsView
 
-// obsDerived marks an encoded record whose latencies are its parts' sums;
-// it is no flag of a meterObs.
-const obsDerived uint8 = 1 << 7
+// obsDerived marks an encoded record whose latencies are its parts' sums,
+// obsUsual one whose successes are 1 and group 0, which it leaves out;
+// neither is a flag of a meterObs.
+const (
+	obsDerived uint8 = 1 << 7
+	obsUsual   uint8 = 1 << 6
+)
+
+// The meter's flags leave obsDerived's and obsUsual's bits free.
+var _ = [1]struct{}{}[(obsStored|obsMeasured|obsWarm|obsUnattributed)&(obsDerived|obsUsual)]
 
 // sumParts is the sum of parts [from, to), or 0 when it overflows a
 // uint32 (no measured latency is 0 with parts that large, so such a
@@ -373,9 +389,13 @@ func partSums(o *meterObs) (e2e, svc uint32) {
 // reads inline, and whose latencies are a load and a mask each.
 func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 	w := (*[obsView]byte)(b)
-	*o = meterObs{flags: w[0] &^ obsDerived, successes: w[1]}
+	*o = meterObs{flags: w[0] &^ (obsDerived | obsUsual), successes: 1}
 	derived := w[0]&obsDerived != 0
-	g, i := readUvarint(w, 2)
+	g, i := uint64(0), uint(1)
+	if w[0]&obsUsual == 0 {
+		o.successes = w[1]
+		g, i = readUvarint(w, 2)
+	}
 	c, i := readUvarint(w, i)
 	d, i := readUvarint(w, i)
 	o.group, o.client, o.storedMs = uint16(g), int32(unzigzag(c)-1), uint32(int64(*prev)+unzigzag(d))

@@ -325,8 +325,12 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 		if derived {
 			flags |= obsDerived
 		}
-		b = append(b, flags, o.successes)
-		b = binary.AppendUvarint(b, uint64(o.group))
+		if o.successes == 1 && o.group == 0 {
+			b = append(b, flags|obsUsual)
+		} else {
+			b = append(b, flags, o.successes)
+			b = binary.AppendUvarint(b, uint64(o.group))
+		}
 		b = binary.AppendVarint(b, int64(o.client)+1)
 		b = binary.AppendVarint(b, int64(o.storedMs)-int64(*prev))
 		*prev = o.storedMs
@@ -354,6 +358,9 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 	for range 20000 {
 		o := meterObs{flags: uint8(rng.IntN(16)), successes: uint8(rng.IntN(256)), group: uint16(rng.IntN(3)),
 			client: int32(rng.IntN(100)) - 1, storedMs: pg + uint32(rng.IntN(1000))}
+		if rng.IntN(2) == 0 { // the usual record: one success, group 0, or one of them
+			o.successes, o.group = 1, []uint16{0, 0, 1}[rng.IntN(3)]
+		}
 		if rng.IntN(8) == 0 { // the longest varints: any group, client and stored time (up or down)
 			o.group, o.client, o.storedMs = uint16(rng.Uint32()), []int32{math.MinInt32, math.MaxInt32, int32(rng.Uint32())}[rng.IntN(3)], rng.Uint32()
 		}
