@@ -11,7 +11,7 @@ import (
 // that it grows without copying, and keeps a long run's memory small: once
 // every message of a block is closed (acked, in a DLQ or dropped) the meter
 // freezes it, unless it is among the newest keep, encoding its records
-// compactly (appendObs: about 8 bytes a message of the hot topic instead
+// compactly (appendObs: about 6 bytes a message of the hot topic instead
 // of 40; freeze). The records must outlive the run, since the
 // automatic warm-up cut is found in them only at its end (measure.go), and
 // with it everything measured after the cut: no aggregate kept as the run
@@ -48,9 +48,21 @@ const obsKeepLive = 16
 // block: it decodes at most that many to reach one.
 const obsMarkEvery = 128
 
-// obsMark is where a frozen record starts in its block's data, and the
-// storedMs of the record before it (the base of its delta).
-type obsMark struct{ off, prev uint32 }
+// obsMark is where a frozen record starts in its block's data, and what
+// it is encoded against (obsPrev).
+type obsMark struct {
+	off  uint32
+	prev obsPrev
+}
+
+// obsPrev is what appendObs encodes a record against, and decodeObs
+// decodes it with: the storedMs of the record before it (the base of its
+// delta) and the tag of the last measured record before it (zero at a
+// block's start).
+type obsPrev struct {
+	storedMs uint32
+	tag      uint16
+}
 
 // at returns message id's record, nil when it has none. The pointer is
 // valid until the next freeze. The meter's hot paths ask live first,
@@ -126,7 +138,7 @@ func (st *obsStore) freeze(closed model.MsgID) {
 				st.agg.add(int64(st.nFrozen*obsBlock+i+1), &st.blocks[st.nFrozen][i])
 			}
 		}
-		data, prev := st.enc[:0], uint32(0)
+		data, prev := st.enc[:0], obsPrev{}
 		var marks [obsBlock / obsMarkEvery]obsMark
 		for i := range st.blocks[st.nFrozen] {
 			if i%obsMarkEvery == 0 {
@@ -200,28 +212,29 @@ func (st *obsStore) decodeBlock(b int) []meterObs {
 	if st.scratch == nil {
 		st.scratch = make([]meterObs, obsBlock)
 	}
-	data, prev := st.frozen[b], uint32(0)
+	data, prev := st.frozen[b], obsPrev{}
 	for i := range st.scratch {
 		data = decodeObs(data, &st.scratch[i], &prev)
 	}
 	return st.scratch
 }
 
-// appendObs encodes o after the previous record, whose storedMs is prev:
+// appendObs encodes o after the records prev stands for (obsPrev):
 // flags, then successes and the group as a varint, unless they are 1 and
 // 0 (obsUsual: every record of a one-group run's message consumed at its
 // first delivery, 2 of a hot-topic record's 10 bytes), then client+1 and
-// the change of storedMs as varints; for a measured message then a 16-bit tag and its parts and,
-// unless they are the parts' sums (as they are for every attributed
-// message: obsDerived), its latencies, each in the fewest little-endian
-// bytes (none for 0, then 1, 2 or 4) that hold it, whose code the tag holds in two
-// bits (obsCode; the parts' from bit 0, then e2e's and svc's). Decoding
-// such a value is a 4-byte load and a mask, without the branch per byte a
-// varint takes (the end of a run decodes every record once, and those
-// before the cut twice). It writes the record into obsView bytes of room
-// at the end of b, each value with one 4-byte store, and keeps those the
-// record takes.
-func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
+// the change of storedMs as varints; for a measured message then a 16-bit
+// tag, unless it is the last measured record's (obsSameTag), and its
+// parts and, unless they are the parts' sums (as they are for every
+// attributed message: obsDerived), its latencies, each in the fewest
+// little-endian bytes (none for 0, then 1, 2 or 4) that hold it, whose
+// code the tag holds in two bits (obsCode; the parts' from bit 0, then
+// e2e's and svc's). Decoding such a value is a 4-byte load and a mask,
+// without the branch per byte a varint takes (the end of a run decodes
+// every record once, and those before the cut twice). It writes the
+// record into obsView bytes of room at the end of b, each value with one
+// 4-byte store, and keeps those the record takes.
+func appendObs(b []byte, o *meterObs, prev *obsPrev) []byte {
 	n := len(b)
 	if cap(b)-n < obsView {
 		b = append(b, make([]byte, obsView)...)[:n]
@@ -242,28 +255,36 @@ func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 		i = putUvarint(w, 2, uint64(o.group))
 	}
 	i = putUvarint(w, i, zigzag64(int64(o.client)+1))
-	i = putUvarint(w, i, zigzag64(int64(o.storedMs)-int64(*prev)))
-	*prev = o.storedMs
+	i = putUvarint(w, i, zigzag64(int64(o.storedMs)-int64(prev.storedMs)))
+	prev.storedMs = o.storedMs
 	if !measured {
 		return b[:n+int(i)]
 	}
-	// The six parts, then e2e and svc unless derived, written out: a
-	// loop over them costs twice as much.
-	t, p := i, &o.part // the tag's index
-	i, k0 := putObsValue(w, i+2, p[0])
-	i, k1 := putObsValue(w, i, p[1])
-	i, k2 := putObsValue(w, i, p[2])
-	i, k3 := putObsValue(w, i, p[3])
-	i, k4 := putObsValue(w, i, p[4])
-	i, k5 := putObsValue(w, i, p[5])
-	tag := k0 | k1<<2 | k2<<4 | k3<<6 | k4<<8 | k5<<10
+	// The tag, unless it is the last measured record's (obsSameTag), then
+	// the six parts, then e2e and svc unless derived, written out: a loop
+	// over them costs twice as much.
+	p := &o.part
+	tag := obsCode(p[0]) | obsCode(p[1])<<2 | obsCode(p[2])<<4 | obsCode(p[3])<<6 | obsCode(p[4])<<8 | obsCode(p[5])<<10
 	if !derived {
-		var ke, ks uint
-		i, ke = putObsValue(w, i, o.e2e)
-		i, ks = putObsValue(w, i, o.svc)
-		tag |= ke<<(2*nParts) | ks<<(2*nParts+2)
+		tag |= obsCode(o.e2e)<<(2*nParts) | obsCode(o.svc)<<(2*nParts+2)
 	}
-	w[t&obsMask63], w[(t+1)&obsMask63] = byte(tag), byte(tag>>8)
+	if uint16(tag) == prev.tag {
+		w[0] |= obsSameTag
+	} else {
+		w[i&obsMask63], w[(i+1)&obsMask63] = byte(tag), byte(tag>>8)
+		i += 2
+		prev.tag = uint16(tag)
+	}
+	i = putObsValue(w, i, p[0])
+	i = putObsValue(w, i, p[1])
+	i = putObsValue(w, i, p[2])
+	i = putObsValue(w, i, p[3])
+	i = putObsValue(w, i, p[4])
+	i = putObsValue(w, i, p[5])
+	if !derived {
+		i = putObsValue(w, i, o.e2e)
+		i = putObsValue(w, i, o.svc)
+	}
 	return b[:n+int(i)]
 }
 
@@ -271,11 +292,10 @@ func appendObs(b []byte, o *meterObs, prev *uint32) []byte {
 var _ = [1]struct{}{}[nParts-6]
 
 // putObsValue writes v at w[i] in one 4-byte store and returns the index
-// after the bytes of it that the record keeps, and its code (obsCode).
-func putObsValue(w *[obsView]byte, i uint, v uint32) (uint, uint) {
-	k := obsCode(v)
+// after the bytes of it that the record keeps (its code's: obsCode).
+func putObsValue(w *[obsView]byte, i uint, v uint32) uint {
 	binary.LittleEndian.PutUint32(w[i&obsMask63:], v)
-	return i + uint(obsLen[k]), k
+	return i + uint(obsLen[obsCode(v)])
 }
 
 // obsValue reads the value of code k at w[i] (putObsValue's) and returns
@@ -341,15 +361,19 @@ var (
 const obsPad = obsView
 
 // obsDerived marks an encoded record whose latencies are its parts' sums,
-// obsUsual one whose successes are 1 and group 0, which it leaves out;
-// neither is a flag of a meterObs.
+// obsUsual one whose successes are 1 and group 0, which it leaves out,
+// and obsSameTag a measured one whose tag is the last measured record's,
+// which it leaves out too (nearly every record of a run whose latencies
+// take as many bytes from one message to the next: 2 of a hot-topic
+// record's 8 bytes); none is a flag of a meterObs.
 const (
 	obsDerived uint8 = 1 << 7
 	obsUsual   uint8 = 1 << 6
+	obsSameTag uint8 = 1 << 5
 )
 
-// The meter's flags leave obsDerived's and obsUsual's bits free.
-var _ = [1]struct{}{}[(obsStored|obsMeasured|obsWarm|obsUnattributed)&(obsDerived|obsUsual)]
+// The meter's flags leave the encoding's bits free.
+var _ = [1]struct{}{}[(obsStored|obsMeasured|obsWarm|obsUnattributed)&(obsDerived|obsUsual|obsSameTag)]
 
 // sumParts is the sum of parts [from, to), or 0 when it overflows a
 // uint32 (no measured latency is 0 with parts that large, so such a
@@ -387,9 +411,9 @@ func partSums(o *meterObs) (e2e, svc uint32) {
 // cut twice (measure.go): it views obsView bytes from the record's start
 // (obsPad more follow a block's last record), whose varints readUvarint
 // reads inline, and whose latencies are a load and a mask each.
-func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
+func decodeObs(b []byte, o *meterObs, prev *obsPrev) []byte {
 	w := (*[obsView]byte)(b)
-	*o = meterObs{flags: w[0] &^ (obsDerived | obsUsual), successes: 1}
+	*o = meterObs{flags: w[0] &^ (obsDerived | obsUsual | obsSameTag), successes: 1}
 	derived := w[0]&obsDerived != 0
 	g, i := uint64(0), uint(1)
 	if w[0]&obsUsual == 0 {
@@ -398,14 +422,17 @@ func decodeObs(b []byte, o *meterObs, prev *uint32) []byte {
 	}
 	c, i := readUvarint(w, i)
 	d, i := readUvarint(w, i)
-	o.group, o.client, o.storedMs = uint16(g), int32(unzigzag(c)-1), uint32(int64(*prev)+unzigzag(d))
-	*prev = o.storedMs
+	o.group, o.client, o.storedMs = uint16(g), int32(unzigzag(c)-1), uint32(int64(prev.storedMs)+unzigzag(d))
+	prev.storedMs = o.storedMs
 	if o.flags&obsMeasured == 0 {
 		return b[i:]
 	}
-	tag := uint(w[i&obsMask63]) | uint(w[(i+1)&obsMask63])<<8
-	p := &o.part
-	p[0], i = obsValue(w, i+2, tag&3)
+	if w[0]&obsSameTag == 0 {
+		prev.tag = uint16(w[i&obsMask63]) | uint16(w[(i+1)&obsMask63])<<8
+		i += 2
+	}
+	tag, p := uint(prev.tag), &o.part
+	p[0], i = obsValue(w, i, tag&3)
 	p[1], i = obsValue(w, i, tag>>2&3)
 	p[2], i = obsValue(w, i, tag>>4&3)
 	p[3], i = obsValue(w, i, tag>>6&3)

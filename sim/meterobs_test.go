@@ -319,7 +319,8 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 			}
 		}
 	}
-	plain := func(b []byte, o *meterObs, prev *uint32) []byte {
+	plain := func(b []byte, o *meterObs, prev *obsPrev) []byte {
+		start := len(b)
 		derived := o.flags&obsMeasured != 0 && o.e2e == sumParts(o, partBroker, nParts) && o.svc == sumParts(o, partLocal, partAck+1)
 		flags := o.flags
 		if derived {
@@ -332,8 +333,8 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 			b = binary.AppendUvarint(b, uint64(o.group))
 		}
 		b = binary.AppendVarint(b, int64(o.client)+1)
-		b = binary.AppendVarint(b, int64(o.storedMs)-int64(*prev))
-		*prev = o.storedMs
+		b = binary.AppendVarint(b, int64(o.storedMs)-int64(prev.storedMs))
+		prev.storedMs = o.storedMs
 		if o.flags&obsMeasured == 0 {
 			return b
 		}
@@ -345,7 +346,12 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 		for i, v := range vals {
 			tag |= uint16(code(v)) << (2 * i)
 		}
-		b = binary.LittleEndian.AppendUint16(b, tag)
+		if tag == prev.tag {
+			b[start] |= obsSameTag
+		} else {
+			b = binary.LittleEndian.AppendUint16(b, tag)
+			prev.tag = tag
+		}
 		for _, v := range vals {
 			b = append(b, binary.LittleEndian.AppendUint32(nil, v)[:obsLen[code(v)]]...)
 		}
@@ -353,11 +359,11 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(41, 42))
 	var got, want []byte
-	var pg, pw uint32
+	var pg, pw obsPrev
 	var recs []meterObs
 	for range 20000 {
 		o := meterObs{flags: uint8(rng.IntN(16)), successes: uint8(rng.IntN(256)), group: uint16(rng.IntN(3)),
-			client: int32(rng.IntN(100)) - 1, storedMs: pg + uint32(rng.IntN(1000))}
+			client: int32(rng.IntN(100)) - 1, storedMs: pg.storedMs + uint32(rng.IntN(1000))}
 		if rng.IntN(2) == 0 { // the usual record: one success, group 0, or one of them
 			o.successes, o.group = 1, []uint16{0, 0, 1}[rng.IntN(3)]
 		}
@@ -366,6 +372,9 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 		}
 		for p := range o.part {
 			o.part[p] = uint32(rng.Int64N(1 << rng.IntN(33)))
+		}
+		if len(recs) > 0 && rng.IntN(2) == 0 { // the last record's parts: its tag, when both are derived or not
+			o.part = recs[len(recs)-1].part
 		}
 		o.e2e, o.svc = sumParts(&o, partBroker, nParts), sumParts(&o, partLocal, partAck+1)
 		if rng.IntN(4) == 0 {
@@ -377,7 +386,7 @@ func TestAppendObsIsItsFormat(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatal("appendObs wrote other bytes than its format's plain encoder")
 	}
-	data, prev := append(got, make([]byte, obsPad)...), uint32(0)
+	data, prev := append(got, make([]byte, obsPad)...), obsPrev{}
 	for i, o := range recs { // and decodeObs reads them back (an unmeasured record's latencies are not kept)
 		if o.flags&obsMeasured == 0 {
 			o.e2e, o.svc, o.part = 0, 0, [nParts]uint32{}
