@@ -45,6 +45,8 @@
 // run's) and runs them in goroutines of this command, each its own
 // single-threaded sim.Run: an approximation for capacity questions about
 // independent topics, not a parallel simulation of one queue set.
+// -cpuprofile F writes a CPU profile of the run, -memprofile F a heap
+// profile near its peak heap, each atomically.
 //
 // Exit status: 0 success, 1 a regression or a broken budget (or a failed
 // benchmark), 2 bad usage or input: an unknown flag, metric, case or

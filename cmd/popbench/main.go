@@ -21,7 +21,7 @@ const usage = `usage:
   popbench run [-count N] [-benchtime D] [-sizes 1k,100k,1M] [-run REGEXP] [-out out/bench] [-cpuprofile F] [-latency-every N]
   popbench compare [-threshold METRIC=LIMIT]... [-alpha 0.05] OLD NEW
   popbench smoke [-budgets FILE] [-sizes 1k,100k] [-sim=true]
-  popbench soak [-scenario hot-topic-500x500] [-duration 1h] [-rate 10000/s] [-seed 1] [-out out/bench] [-name NAME] [-memprofile F] [-shards N] [-baseline F]
+  popbench soak [-scenario hot-topic-500x500] [-duration 1h] [-rate 10000/s] [-seed 1] [-out out/bench] [-name NAME] [-memprofile F] [-cpuprofile F] [-shards N] [-baseline F]
 Run "popbench COMMAND -h" for a command's flags.
 Exit status: 0 ok, 1 regression / broken budget / failed benchmark, 2 bad usage or input
 (an unknown flag, metric, case or budget key, an unreadable file, an unwritable -out).

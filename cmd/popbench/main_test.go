@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -413,5 +414,34 @@ func TestSoakMemprofileSamples(t *testing.T) {
 		if _, err := os.Stat(prof); withProfile && err != nil {
 			t.Errorf("no heap profile written: %v", err)
 		}
+	}
+}
+
+// TestSoakCPUProfile: soak -cpuprofile writes a profile go tool pprof
+// reads, and an unwritable path is bad usage, reported before the run.
+func TestSoakCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "cpu.pprof")
+	code, _, stderr := runMain("soak", "-duration", "300ms", "-rate", "2000/s", "-out", dir, "-name", "cpu", "-cpuprofile", prof)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if st, err := os.Stat(prof); err != nil || st.Size() == 0 {
+		t.Fatalf("no CPU profile written: %v", err)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".cpu.pprof.tmp-*")); len(leftovers) > 0 {
+		t.Errorf("temporary files left behind: %v", leftovers)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to run pprof with")
+	}
+	if out, err := exec.Command(goTool, "tool", "pprof", "-raw", prof).CombinedOutput(); err != nil || !strings.Contains(string(out), "samples/count") {
+		t.Errorf("go tool pprof cannot read the profile: %v\n%s", err, out)
+	}
+	bad := filepath.Join(dir, "no", "such", "dir", "cpu.pprof")
+	code, _, stderr = runMain("soak", "-duration", "300ms", "-out", dir, "-cpuprofile", bad)
+	if code != 2 || !strings.Contains(stderr, "-cpuprofile") || !strings.Contains(stderr, "no such file") {
+		t.Errorf("unwritable -cpuprofile: exit %d, stderr %q; want 2 naming the flag and the cause", code, stderr)
 	}
 }

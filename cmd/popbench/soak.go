@@ -30,6 +30,7 @@ type soakConfig struct {
 	name     string
 	every    time.Duration
 	memprof  string
+	cpuprof  string
 	shards   int
 	baseline string
 }
@@ -46,6 +47,7 @@ func parseSoak(args []string, stderr io.Writer) (soakConfig, error) {
 	fs.StringVar(&c.name, "name", "", "output file name without .json (default soak-<scenario>-<duration>)")
 	fs.DurationVar(&c.every, "sample", 100*time.Millisecond, "how often the memory is sampled (wall clock)")
 	fs.StringVar(&c.memprof, "memprofile", "", "write a heap profile (inuse_space) to this file at the run's peak heap")
+	fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the run (all shards) to this file")
 	fs.IntVar(&c.shards, "shards", 1, "split the scenario into N independent sub-simulations run concurrently (1..64; must divide the queue and consumer counts): an approximation, see README")
 	fs.StringVar(&c.baseline, "baseline", "", "a -shards 1 soak JSON of the same session: record the speedup of virtual/wall against it")
 	if err := fs.Parse(args); err != nil {
@@ -158,11 +160,22 @@ func cmdSoak(args []string, stdout, stderr io.Writer) int {
 	if cfg.memprof != "" && runtime.MemProfileRate == 0 {
 		runtime.MemProfileRate = defaultMemProfileRate // main turned sampling off
 	}
+	stopCPU := func() error { return nil }
+	if cfg.cpuprof != "" {
+		if stopCPU, err = startCPUProfile(cfg.cpuprof); err != nil {
+			fmt.Fprintf(stderr, "popbench soak: -cpuprofile: %v\n", err)
+			return 2
+		}
+	}
 	mem := startMemSampler(cfg.every, cfg.memprof)
 	cpu0, t0 := cpuSeconds(), time.Now()
 	runs, err := runShards(cfgs, cfg.scenario)
 	res.WallSeconds, res.CPUSeconds = time.Since(t0).Seconds(), cpuSeconds()-cpu0
 	res.PeakHeapBytes, res.PeakTotalBytes, res.Samples = mem.stop()
+	if perr := stopCPU(); perr != nil {
+		fmt.Fprintf(stderr, "popbench soak: -cpuprofile: %v\n", perr)
+		return 1
+	}
 	if mem.profErr != nil {
 		fmt.Fprintf(stderr, "popbench soak: -memprofile: %v\n", mem.profErr)
 		return 1
