@@ -229,17 +229,24 @@ func (x *refIndex) holding(l model.LeaseID) *ckRef {
 // mkTable maps merge keys (the strings themselves: keys collide exactly
 // as upstream's concatenations do) to their entries: an open addressing
 // table with linear probing over the keys' hashes (mkHash, kept in the
-// entry), where a lookup compares strings only when the hashes are equal
-// and a delete moves the entries after it back (no tombstones). A slot is
-// the entry's pointer alone: the table is at most half full and a run
-// holds up to ~60 k keys, so a slot that also kept the hash (16 bytes,
-// not 8) doubled its 2 MB of slots for a probe that rarely passes one. It
-// remembers its last lookup by string: a renewal's or a re-put's key is
-// looked up and again, the same string, by newRefKeyed right after (a
-// pop's CK hands the entry freeMergeKey found, or its absence, down to
-// newRefIn instead).
+// entry), where a delete moves the entries after it back (no
+// tombstones). A run holds up to ~60 k keys, made and settled in a
+// random order over 128 k slots or more: every lookup and delete starts
+// at a slot that is a cache miss. Each slot has a 4-byte tag beside the
+// entry's pointer, in an array of its own (tags), which holds the low
+// bits of the entry's hash, and so its home slot: a lookup walks the tags
+// alone and reads a slot and its entry only where the tag is the key's
+// (an absent key, what each new CK looks up, reads no entry at all); a
+// delete finds its slot and moves the entries after it back by their
+// tags, reading no entry either. The tags are half the bytes of the
+// pointers, so more of them stay in the cache. The table remembers its
+// last lookup by string: a renewal's or a re-put's key is looked up and
+// again, the same string, by newRefKeyed right after (a pop's CK hands
+// the entry freeMergeKey found, or its absence, down to newRefIn
+// instead).
 type mkTable struct {
 	slots    []*mkEntry // a power of two long, at most half full; nil: empty
+	tags     []uint32   // slot i's tag (mkTag of its entry's hash), 0 when empty
 	n        int
 	lastKey  string
 	lastHash uint64
@@ -250,6 +257,14 @@ type mkTable struct {
 	// a new allocation each).
 	src *mkSources
 }
+
+// mkTag is the tag of hash h: its low 31 bits, which hold the home slot
+// of every table up to 1<<31 slots long, and a set top bit, so that no
+// tag is 0 (an empty slot's).
+func mkTag(h uint64) uint32 { return uint32(h) | 1<<31 }
+
+// maxMkSlots bounds the table's length so that a tag holds its home.
+const maxMkSlots = 1 << 31
 
 // mkSources is where a table takes its entries' slabs and its slots.
 type mkSources struct {
@@ -288,14 +303,16 @@ func probeKey[K string | []byte](t *mkTable, key K, h uint64) *mkEntry {
 	if t.n == 0 {
 		return nil
 	}
-	mask := uint64(len(t.slots) - 1)
+	mask := uint64(len(t.tags) - 1)
+	tag := mkTag(h)
 	for i := h & mask; ; i = (i + 1) & mask {
-		e := t.slots[i]
-		if e == nil {
+		switch t.tags[i] {
+		case 0:
 			return nil
-		}
-		if e.hash == h && e.key == string(key) {
-			return e
+		case tag:
+			if e := t.slots[i]; e.hash == h && e.key == string(key) {
+				return e
+			}
 		}
 	}
 }
@@ -373,21 +390,30 @@ func (t *mkTable) add(key string, h uint64) *mkEntry {
 // insert puts e, whose key the table does not hold, in its first free
 // slot.
 func (t *mkTable) insert(e *mkEntry) {
-	mask := uint64(len(t.slots) - 1)
-	i := e.hash & mask
-	for t.slots[i] != nil {
-		i = (i + 1) & mask
-	}
-	t.slots[i] = e
+	t.insertTagged(e, mkTag(e.hash))
 }
 
-// grow doubles the table, moving its entries.
+// insertTagged is insert of e, whose tag is tag.
+func (t *mkTable) insertTagged(e *mkEntry, tag uint32) {
+	mask := uint64(len(t.tags) - 1)
+	i := uint64(tag) & mask
+	for t.tags[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i], t.tags[i] = e, tag
+}
+
+// grow doubles the table, moving its entries by their tags.
 func (t *mkTable) grow() {
-	old := t.slots
-	t.slots = t.src.slotArray(max(64, 2*len(old)))
-	for _, e := range old {
-		if e != nil {
-			t.insert(e)
+	oldSlots, oldTags := t.slots, t.tags
+	n := max(64, 2*len(oldSlots))
+	if invariants {
+		assertf(n <= maxMkSlots, "merge-key table: %d slots, more than its tags can place", n)
+	}
+	t.slots, t.tags = t.src.slotArray(n), make([]uint32, n)
+	for i, tag := range oldTags {
+		if tag != 0 {
+			t.insertTagged(oldSlots[i], tag)
 		}
 	}
 }
@@ -407,23 +433,45 @@ func (t *mkTable) release(e *mkEntry) {
 // delete removes e's slot and moves back every entry after it, up to the
 // next empty slot, that can go nearer its key's home slot: every entry
 // is then still reached from its home slot without passing an empty one.
+// A slot's home is its tag's.
 func (t *mkTable) delete(e *mkEntry) {
-	mask := uint64(len(t.slots) - 1)
-	i := e.hash & mask
-	for t.slots[i] != e {
-		i = (i + 1) & mask
-	}
-	for j := (i + 1) & mask; t.slots[j] != nil; j = (j + 1) & mask {
+	mask := uint64(len(t.tags) - 1)
+	i := t.slotOf(e, mask)
+	for j := (i + 1) & mask; t.tags[j] != 0; j = (j + 1) & mask {
 		// the entry at j stays when its home slot is cyclically in (i, j]
-		home := t.slots[j].hash & mask
-		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
+		if home := uint64(t.tags[j]) & mask; (j-home)&mask < (j-i)&mask {
 			continue
 		}
-		t.slots[i] = t.slots[j]
+		t.slots[i], t.tags[i] = t.slots[j], t.tags[j]
 		i = j
 	}
-	t.slots[i] = nil
+	t.slots[i], t.tags[i] = nil, 0
 	t.n--
+}
+
+// slotOf is the slot of e, an entry the table holds (mask: its length
+// less one). The entries of e's tag have its home slot, so they are all
+// in the run of full slots from there: when the run holds one, it is e,
+// found from the tags alone (a delete then reads no slot but those it
+// writes).
+func (t *mkTable) slotOf(e *mkEntry, mask uint64) uint64 {
+	tag := mkTag(e.hash)
+	home := e.hash & mask
+	i, n := home, 0
+	for j := home; t.tags[j] != 0; j = (j + 1) & mask {
+		if t.tags[j] == tag {
+			i = j
+			n++
+		}
+	}
+	if n > 1 {
+		for i = home; t.tags[i] != tag || t.slots[i] != e; i = (i + 1) & mask {
+		}
+	}
+	if invariants {
+		assertf(t.slots[i] == e, "merge-key table: %q not in the slot its tag names", e.key)
+	}
+	return i
 }
 
 // each calls f for every entry, in no particular order.

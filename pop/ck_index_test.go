@@ -10,7 +10,8 @@ import (
 
 // The merge-key table under churn agrees with a map: entries put in with
 // hashes crowded onto a few home slots (at the table's end, so that runs
-// wrap around) are found after any sequence of deletes, which move the
+// wrap around), with tags alike, among others spread, are found after any
+// sequence of deletes, which find their slots by the tags and move the
 // entries behind them back.
 func TestMkTableChurn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -21,8 +22,11 @@ func TestMkTableChurn(t *testing.T) {
 		keys = append(keys, fmt.Sprintf("k%d", i))
 	}
 	hashOf := func(k string) uint64 {
+		if len(k)%2 == 0 { // spread, each key's tag its own
+			return mkHash(k)
+		}
 		// home slots 60..63 and 0..1 of the first 64-slot table; still
-		// crowded after it grows
+		// crowded after it grows, and the keys of a home share its tag
 		return uint64(len(k))*0x100000000 + uint64(60+rng.IntN(6))%64
 	}
 	hashes := map[string]uint64{}
@@ -53,6 +57,17 @@ func TestMkTableChurn(t *testing.T) {
 		}
 		if tab.n != len(model) {
 			t.Fatalf("step %d: table counts %d, holds %d", step, tab.n, len(model))
+		}
+		checkMkTags(t, &tab)
+	}
+}
+
+// checkMkTags: every full slot's tag is its entry's, every empty one's 0.
+func checkMkTags(t *testing.T, tab *mkTable) {
+	t.Helper()
+	for i, e := range tab.slots {
+		if e != nil && tab.tags[i] != mkTag(e.hash) || e == nil && tab.tags[i] != 0 {
+			t.Fatalf("slot %d: tag %x for entry %v", i, tab.tags[i], e)
 		}
 	}
 }
