@@ -485,7 +485,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, m *model.Message, rev **r
 	case c != nil: // a CK
 		rc := s.newCkRoundCk()
 		rc.ck, rc.bits, rc.ref, rc.off, rc.key, rc.hash = &c.ck, c.ck.BitMap, b.ckRefOf(c), c.ck.ReviveOffset, d.mk.key, d.mk.hash
-		if old := s.cks.put(rc.key, rc.hash, rc); old != nil {
+		if old := s.cks.put(rc); old != nil {
 			old.replaced = true
 		}
 		push(&s.all, &s.allBuf, rc)

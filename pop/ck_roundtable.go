@@ -33,7 +33,12 @@ func mkHash[K ~string | ~[]byte](s K) uint64 {
 
 // roundTable maps a round's merge keys to its CKs. Slots of an earlier
 // round (gen) count as empty, so a round that reads from its start
-// starts without clearing.
+// starts without clearing. A slot is 16 bytes: its round, its tag (the
+// low 32 bits of the key's hash, which hold its home slot) and the CK,
+// which holds the key and its full hash: a probe reads a CK only where
+// the tag is the key's, and a remove or a growth moves slots by their
+// tags, reading no CK. (Slots that held the key and the hash were 40
+// bytes, and a revive queue's table spans ~16 k of them.)
 type roundTable struct {
 	slots []roundSlot // a power of two long, at most half full
 	gen   uint32
@@ -42,11 +47,13 @@ type roundTable struct {
 }
 
 type roundSlot struct {
-	gen  uint32
-	hash uint64
-	key  string
-	rc   *roundCk
+	gen uint32
+	tag uint32 // uint32(rc.hash)
+	rc  *roundCk
 }
+
+// maxRoundSlots bounds the table's length so that a tag holds its home.
+const maxRoundSlots = 1 << 32
 
 // reset empties the table, keeping its storage.
 func (t *roundTable) reset() {
@@ -66,9 +73,10 @@ func (t *roundTable) slot(key string, h uint64) *roundSlot {
 // index is the index of key's slot.
 func (t *roundTable) index(key string, h uint64) uint64 {
 	mask := uint64(len(t.slots) - 1)
+	tag := uint32(h)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.gen != t.gen || s.hash == h && s.key == key {
+		if s.gen != t.gen || s.tag == tag && s.rc.hash == h && s.rc.key == key {
 			return i
 		}
 	}
@@ -88,7 +96,7 @@ func (t *roundTable) remove(key string, h uint64) {
 	}
 	for j := (i + 1) & mask; t.slots[j].gen == t.gen; j = (j + 1) & mask {
 		// the entry at j stays unless its home slot is cyclically outside (i, j]
-		if home := t.slots[j].hash & mask; (j-home)&mask >= (j-i)&mask {
+		if home := uint64(t.slots[j].tag) & mask; (j-home)&mask >= (j-i)&mask {
 			t.slots[i] = t.slots[j]
 			i = j
 		}
@@ -108,37 +116,46 @@ func (t *roundTable) get(key string, h uint64) *roundCk {
 	return nil
 }
 
-// put sets the CK under key (hash h) and returns the one it replaced,
-// nil when none.
-func (t *roundTable) put(key string, h uint64, rc *roundCk) *roundCk {
+// put sets rc under its key (rc.key, hash rc.hash) and returns the CK it
+// replaced, nil when none.
+func (t *roundTable) put(rc *roundCk) *roundCk {
 	if t.gen == 0 { // a zero table: its zero slots are not this round's
 		t.reset()
 	}
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
-	s := t.slot(key, h)
+	s := t.slot(rc.key, rc.hash)
 	if s.gen == t.gen {
 		old := s.rc
 		s.rc = rc
 		return old
 	}
-	*s = roundSlot{gen: t.gen, hash: h, key: key, rc: rc}
+	*s = roundSlot{gen: t.gen, tag: uint32(rc.hash), rc: rc}
 	t.n++
 	return nil
 }
 
-// grow doubles the table, moving this round's entries.
+// grow doubles the table, moving this round's entries by their tags.
 func (t *roundTable) grow() {
 	old := t.slots
-	if n := max(64, 2*len(old)); t.src != nil {
+	n := max(64, 2*len(old))
+	if invariants {
+		assertf(n <= maxRoundSlots, "revive round table: %d slots, more than its tags can place", n)
+	}
+	if t.src != nil {
 		t.slots = t.src.take(n)
 	} else {
 		t.slots = make([]roundSlot, n)
 	}
-	for i := range old {
-		if s := &old[i]; s.gen == t.gen {
-			*t.slot(s.key, s.hash) = *s
+	mask := uint64(n - 1)
+	for k := range old {
+		if s := &old[k]; s.gen == t.gen {
+			i := uint64(s.tag) & mask
+			for t.slots[i].gen == t.gen {
+				i = (i + 1) & mask
+			}
+			t.slots[i] = *s
 		}
 	}
 }

@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// TestRoundTableMatchesMap runs random rounds of puts and gets against a
-// Go map: keys that share a hash (the hash function is replaced by a
-// few buckets' worth of values) must stay apart, entries must survive
-// growth, and a reset must empty the table, also when its round stamp
+// TestRoundTableMatchesMap runs random rounds of puts, removes and gets
+// against a Go map: keys that share a hash, and so a tag (the hash
+// function is replaced by a few buckets' worth of values), must stay
+// apart, entries must survive growth and the removal of those before
+// them, and a reset must empty the table, also when its round stamp
 // wraps.
 func TestRoundTableMatchesMap(t *testing.T) {
 	for _, hashes := range []int{1, 3, 1 << 30} {
@@ -34,14 +35,21 @@ func TestRoundTableMatchesMap(t *testing.T) {
 					for op := 0; op < 3*n; op++ {
 						k := fmt.Sprintf("topic%dgroup%d%d", r.IntN(n+1), round%2, r.IntN(3))
 						h := hash(k)
-						if r.IntN(2) == 0 {
-							rc := &roundCk{}
-							if old := tb.put(k, h, rc); old != want[k] {
+						switch r.IntN(5) {
+						case 0: // a carried round's removal
+							tb.remove(k, h)
+							delete(want, k)
+							continue
+						case 1, 2:
+							rc := &roundCk{key: k, hash: h}
+							if old := tb.put(rc); old != want[k] {
 								t.Fatalf("round %d: put %q replaced %p, want %p", round, k, old, want[k])
 							}
 							want[k] = rc
-						} else if got := tb.get(k, h); got != want[k] {
-							t.Fatalf("round %d: get %q = %p, want %p", round, k, got, want[k])
+						default:
+							if got := tb.get(k, h); got != want[k] {
+								t.Fatalf("round %d: get %q = %p, want %p", round, k, got, want[k])
+							}
 						}
 					}
 					seen := 0
