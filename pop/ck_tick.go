@@ -53,6 +53,7 @@ func (b *Broker) touch(nowMs int64) {
 	// the two services are called only when due (checked here, inlined):
 	// every pop, ack and put touches, and they are seldom due
 	if b.timer.dueBy(nowMs) {
+		b.timer.warm(nowMs)
 		b.advanceTimer(nowMs)
 	}
 	if o := &b.order; o.nextFlush != 0 && nowMs >= o.nextFlush {

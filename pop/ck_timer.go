@@ -27,6 +27,9 @@ type timerStore struct {
 	first    *reviveBody
 	firstDue int64
 	firstOK  bool
+	// warmBy is the time warm last read the messages due by, warmed the
+	// sum of what it read.
+	warmBy, warmed int64
 }
 
 // timerQueue is one revive queue's messages: slots[head:] in delivery
@@ -153,6 +156,56 @@ func (t *timerStore) dueBy(nowMs int64) bool {
 	return !t.firstOK || t.first != nil && t.firstDue <= nowMs
 }
 
+// warm reads the headers of the first messages of every queue due by
+// nowMs, before advanceTimer delivers them (touch), and has removeMin
+// read those of the messages after them as the deliveries go on (warmBy).
+// Every body was written a revive window (~60 s) before and is a cache
+// miss at its delivery, which reads its header: the deliveries read them
+// one after the other, each behind the last one's work, where the reads
+// of a short loop are independent of each other and all in flight at
+// once. The timer delivers in bursts (a slot's messages fall due
+// at once), which are read a chunk ahead: the head slot's messages from
+// its head to the end of the chunk after the head's (warmChunk) have
+// been read.
+func (t *timerStore) warm(nowMs int64) {
+	t.warmBy = nowMs
+	for q := range t.queues {
+		if tq := &t.queues[q]; tq.next != nil && tq.due <= nowMs {
+			s := tq.slots[tq.head]
+			t.warmSlot(s, s.head, s.head&^(warmChunk-1)+2*warmChunk)
+		}
+	}
+}
+
+// warmAfter keeps the head slot s of a queue read a chunk ahead (warm)
+// once a delivery has moved its head: into a new chunk, or to a new slot.
+func (t *timerStore) warmAfter(s *timerSlot) {
+	switch h := s.head; {
+	case h%warmChunk != 0 || s.due > t.warmBy:
+	case h == 0:
+		t.warmSlot(s, 0, 2*warmChunk)
+	default:
+		t.warmSlot(s, h+warmChunk, h+2*warmChunk)
+	}
+}
+
+// warmSlot reads the headers of s's messages from i to j (as far as it
+// holds), keeping their sum (warmed) so that the reads are made.
+func (t *timerStore) warmSlot(s *timerSlot, i, j int) {
+	j = min(j, len(s.msgs))
+	if i >= j {
+		return
+	}
+	sum := t.warmed
+	for _, m := range s.msgs[i:j] {
+		sum += m.born + int64(m.rq)
+	}
+	t.warmed = sum
+}
+
+// warmChunk is how many messages a queue's deliveries have read ahead.
+const warmChunk = 16
+
 // min is the next message to deliver over all queues, and its delivery
 // time.
 func (t *timerStore) min() (*reviveBody, int64, bool) {
@@ -220,6 +273,9 @@ func (t *timerStore) removeMin(m *reviveBody) {
 		}
 	}
 	tq.refresh()
+	if tq.next != nil {
+		t.warmAfter(tq.slots[tq.head])
+	}
 	t.n--
 	if m == t.first {
 		t.firstOK = false

@@ -75,6 +75,9 @@ func TestTimerMatchesOrder(t *testing.T) {
 						ref.held = append(ref.held, m)
 						lastDelivered = nil // it may come before the last delivered
 					case x < 95: // deliver the next
+						if r.IntN(8) == 0 { // as touch does before a delivery: no change
+							tm.warm(now + r.Int64N(100*prec))
+						}
 						want := ref.minOf(-1)
 						got, due, ok := tm.min()
 						if got != want || ok != (want != nil) || ok && due != ref.due[want] {
@@ -149,5 +152,38 @@ func TestTimerMatchesOrder(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestTimerWarmReadsAhead: through a burst of deliveries from two slots,
+// the messages of the head slot from its head to the end of the chunk
+// after the head's have been read (each message's born time is its own
+// bit of the sum warm keeps), and none further; the next slot is read
+// only once it is the head and due by the time warm was given.
+func TestTimerWarmReadsAhead(t *testing.T) {
+	var tm timerStore
+	var ms []*reviveBody
+	for i := range 60 {
+		a := &ackBody{src: unsafe.Pointer(&model.AckMsg{})}
+		a.part, a.kind, a.born = ackPart, ackKind, 1<<i
+		m := &a.reviveBody
+		tm.add(m, 1000+int64(i/40)*1000) // 40 due at 1000, 20 at 2000
+		ms = append(ms, m)
+	}
+	tm.warm(1000)
+	for i := range 40 {
+		end := min(i&^(warmChunk-1)+2*warmChunk, 40)
+		want := int64(1)<<end - int64(1)<<i
+		if got := tm.warmed &^ (int64(1)<<i - 1); got != want {
+			t.Fatalf("before delivery %d: read %b beyond the delivered, want %b", i, got, want)
+		}
+		tm.removeMin(ms[i])
+	}
+	if tm.warmed != 1<<40-1 {
+		t.Fatalf("the slot due after warm's time was read: %b", tm.warmed)
+	}
+	tm.warm(2000)
+	if want := int64(1)<<60 - 1; tm.warmed != want {
+		t.Fatalf("after warm(2000): read %b, want %b", tm.warmed, want)
 	}
 }
