@@ -66,6 +66,7 @@ type reviveService struct {
 	// messages up to carryRead (carryFrom).
 	carry                bool
 	carryBase, carryRead int64
+	warmed               uint64 // warmBatch's sum, kept so that its reads are made
 }
 
 // revEnt is a CK or ack message a round read (skipped and bad ones are
@@ -445,6 +446,7 @@ func (b *Broker) reviveTopicPull(s *reviveService, g int64, res *CheckpointResul
 			b.finishRound(s, g, res) // scan timeout: this batch is not read
 			return
 		}
+		s.warmBatch(&q.revs, int(s.read-q.min), n)
 		for i := 0; i < n; i++ {
 			b.stats.ReviveReads++
 			if !b.readRevive(s, g, batch[i], q.revs.slot(int(s.read-q.min))) {
@@ -521,6 +523,30 @@ func (b *Broker) readRevive(s *reviveService, g int64, m *model.Message, rev **r
 		s.endTime = d.deliver
 	}
 	return true
+}
+
+// warmBatch reads, of the typed forms of a batch of n messages of a
+// revive queue from its entry i (revs), about to be read (readRevive),
+// what readRevive reads first: each body's
+// header, its merge key's hash (mk), the round table's slot for it, and
+// a CK's ref and first fields. A body was written a revive window (~60 s)
+// before and its key and slot are anywhere: cache misses that readRevive
+// takes one after the other, each behind the last one's work, where the
+// reads of this short loop are in flight at once. A form not decoded yet
+// (nil) is skipped.
+func (s *reviveService) warmBatch(revs *revWindow, i, n int) {
+	sum := s.warmed
+	for k := range n {
+		d := *revs.slot(i + k)
+		if d == nil || d.mk == nil {
+			continue
+		}
+		sum += s.cks.peek(d.mk.hash)
+		if c := d.c(); c != nil {
+			sum += uint64(c.own.first) + uint64(c.ck.PopTime)
+		}
+	}
+	s.warmed = sum
 }
 
 // journal appends e to the round's journal.

@@ -160,6 +160,15 @@ func (t *roundTable) grow() {
 	}
 }
 
+// peek reads the home slot of hash h, to have it in the cache
+// (reviveService.warmBatch); its answer means nothing.
+func (t *roundTable) peek(h uint64) uint64 {
+	if len(t.slots) == 0 {
+		return 0
+	}
+	return uint64(t.slots[h&uint64(len(t.slots)-1)].tag)
+}
+
 // each calls f for every CK the table holds, in no particular order.
 func (t *roundTable) each(f func(*roundCk)) {
 	for i := range t.slots {

@@ -83,3 +83,28 @@ func TestMkHashSpreads(t *testing.T) {
 		}
 	}
 }
+
+// warmBatch reads a batch's typed forms without changing the round: nil
+// forms (not decoded yet) and forms without a merge key are skipped, a
+// CK's and an ack's are read, over an empty table and a filled one.
+func TestWarmBatchReadsOnly(t *testing.T) {
+	key := mkKey{key: "k", hash: mkHash("k")}
+	ck := &ckBody{}
+	ck.part, ck.mk, ck.own.first, ck.ck.PopTime = ckPart, &key, 7, 11
+	ack := &ackBody{}
+	ack.part, ack.mk = ackPart, &key
+	bare := &reviveBody{}
+	w := revWindow{d: []*reviveBody{nil, &ck.reviveBody, bare, &ack.reviveBody, nil}, lo: 1, base: 3}
+	var s reviveService
+	s.warmBatch(&w, 3, 4) // an empty table
+	if s.warmed != 18 || s.cks.n != 0 {
+		t.Fatalf("read %d over an empty table, want 18; table holds %d", s.warmed, s.cks.n)
+	}
+	s.cks.put(&roundCk{key: key.key, hash: key.hash})
+	s.warmed = 0
+	s.warmBatch(&w, 3, 4)
+	tag := uint64(uint32(key.hash))
+	if s.warmed != 18+2*tag || s.cks.n != 1 || s.cks.get(key.key, key.hash) == nil {
+		t.Fatalf("read %d, want %d; the table changed", s.warmed, 18+2*tag)
+	}
+}
