@@ -418,6 +418,16 @@ func (t *mkTable) grow() {
 	}
 }
 
+// warmEntry reads e and its home slot's tag, to have them in the
+// cache (warmMerge); its answer means nothing.
+func (t *mkTable) warmEntry(e *mkEntry) uint64 {
+	v := uint64(len(e.key)) + uint64(e.refs.len())
+	if len(t.tags) > 0 {
+		v += uint64(t.tags[e.hash&uint64(len(t.tags)-1)])
+	}
+	return v
+}
+
 // release takes e out of the table once it holds nothing.
 func (t *mkTable) release(e *mkEntry) {
 	if e.dead() || e.refs.len() > 0 || e.w != nil {

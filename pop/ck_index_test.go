@@ -197,3 +197,20 @@ func testRefIndex(t *testing.T, oldest bool) {
 		t.Fatalf("index keeps %d refs in %d blocks for %d live", x.size, len(x.blocks), x.len())
 	}
 }
+
+// warmEntry reads an entry and its home slot's tag without changing the
+// table, whether the entry is held, dead, or the table empty.
+func TestMkTableWarmEntryReadsOnly(t *testing.T) {
+	var tab mkTable
+	e := &mkEntry{mkKey: mkKey{key: "k", hash: mkHash("k")}}
+	if v := tab.warmEntry(e); v != 1 {
+		t.Fatalf("an empty table's read of %q: %d, want 1", e.key, v)
+	}
+	held := tab.get("k")
+	held.refs.add(&ckRef{})
+	n := tab.n
+	if v := tab.warmEntry(held); v != 2+uint64(mkTag(held.hash)) || tab.n != n || tab.peek("k") != held {
+		t.Fatalf("read %d; the table changed", v)
+	}
+	checkMkTags(t, &tab)
+}

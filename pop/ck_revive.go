@@ -619,7 +619,11 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 	// CKs of the map in the order read, and the mocks, which are few
 	newOffset := s.old
 	var alive aliveMemo
+	warmed := 0 // s.all[:warmed] has been read ahead (warmMerge)
 	for i, j := 0, 0; ; {
+		if i+warmChunk > warmed && warmed < len(s.all) {
+			warmed = b.warmMerge(s, warmed)
+		}
 		for i < len(s.all) && s.all[i].replaced {
 			i++
 		}
@@ -665,6 +669,35 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 		s.due = g + b.cfg.ReviveInterval
 	}
 	b.carryFrom(s, newOffset)
+}
+
+// warmMerge reads, of the CKs s.all[from:] up to 2*warmChunk, what the
+// merge reads of each CK first (its revive time and number, group and
+// topic, ref and merge-key entry, and the merge-key table's tags where a
+// drop will delete the entry), and returns where it stopped. A CK was
+// read by the round, but its body, ref and entry were written a revive
+// window (~60 s) before and are cache misses that the merge takes one CK
+// after the other, each behind the last one's work, where the reads of
+// this short loop are in flight at once. The merge keeps up to two
+// chunks read ahead of the CK it is at, and none past the first CK it
+// would stop at (one read, but not merged, would be a miss again by the
+// next round).
+func (b *Broker) warmMerge(s *reviveService, from int) int {
+	to := min(from+2*warmChunk, len(s.all))
+	sum := s.warmed
+	for _, rc := range s.all[from:to] {
+		ck := rc.ck
+		if s.endTime-ck.ReviveTime() <= ReviveGrace { // the merge stops here, if not before
+			to = len(s.all)
+			break
+		}
+		sum += uint64(ck.Num) + uint64(len(ck.CID))
+		if r := rc.ref; r != nil {
+			sum += uint64(r.ended) + b.ckl.keys.warmEntry(r.e)
+		}
+	}
+	s.warmed = sum
+	return to
 }
 
 // checkMerge (invariants): the merge's list, which finishRound walks
