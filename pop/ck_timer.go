@@ -203,7 +203,9 @@ func (t *timerStore) warmSlot(s *timerSlot, i, j int) {
 	t.warmed = sum
 }
 
-// warmChunk is how many messages a queue's deliveries have read ahead.
+// warmChunk is the chunk in which a queue's deliveries, and a revive
+// merge (warmMerge), read ahead: one to two chunks past the message or
+// CK they are at.
 const warmChunk = 16
 
 // min is the next message to deliver over all queues, and its delivery
