@@ -270,6 +270,7 @@ const maxMkSlots = 1 << 31
 type mkSources struct {
 	entries slabSource[mkEntry]
 	slots   slabSource[*mkEntry]
+	tags    slabSource[uint32]
 }
 
 // mkSlab entries of 48 bytes fill an 8 KiB size class.
@@ -289,6 +290,14 @@ func (s *mkSources) slotArray(n int) []*mkEntry {
 		return make([]*mkEntry, n)
 	}
 	return s.slots.take(n)
+}
+
+// tagArray is a zeroed array of n tags.
+func (s *mkSources) tagArray(n int) []uint32 {
+	if s == nil {
+		return make([]uint32, n)
+	}
+	return s.tags.take(n)
 }
 
 // probe is the entry of key (hash h), nil when there is none.
@@ -410,7 +419,7 @@ func (t *mkTable) grow() {
 	if invariants {
 		assertf(n <= maxMkSlots, "merge-key table: %d slots, more than its tags can place", n)
 	}
-	t.slots, t.tags = t.src.slotArray(n), make([]uint32, n)
+	t.slots, t.tags = t.src.slotArray(n), t.src.tagArray(n)
 	for i, tag := range oldTags {
 		if tag != 0 {
 			t.insertTagged(oldSlots[i], tag)
