@@ -66,7 +66,7 @@ type reviveService struct {
 	// messages up to carryRead (carryFrom).
 	carry                bool
 	carryBase, carryRead int64
-	warmed               uint64 // warmBatch's sum, kept so that its reads are made
+	warmed               uint64 // warmBatch's and warmMerge's sum, kept so that their reads are made
 }
 
 // revEnt is a CK or ack message a round read (skipped and bad ones are
@@ -527,9 +527,8 @@ func (b *Broker) readRevive(s *reviveService, g int64, m *model.Message, rev **r
 
 // warmBatch reads, of the typed forms of a batch of n messages of a
 // revive queue from its entry i (revs), about to be read (readRevive),
-// what readRevive reads first: each body's
-// header, its merge key's hash (mk), the round table's slot for it, and
-// a CK's ref and first fields. A body was written a revive window (~60 s)
+// what readRevive reads first: each body's header, its merge key's hash
+// (mk), the round table's slot for it, and a CK's ref and first fields. A body was written a revive window (~60 s)
 // before and its key and slot are anywhere: cache misses that readRevive
 // takes one after the other, each behind the last one's work, where the
 // reads of this short loop are in flight at once. A form not decoded yet
@@ -619,10 +618,10 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 	// CKs of the map in the order read, and the mocks, which are few
 	newOffset := s.old
 	var alive aliveMemo
-	warmed := 0 // s.all[:warmed] has been read ahead (warmMerge)
+	ahead := 0 // s.all[:ahead] has been read ahead (warmMerge)
 	for i, j := 0, 0; ; {
-		if i+warmChunk > warmed && warmed < len(s.all) {
-			warmed = b.warmMerge(s, warmed)
+		if i+warmChunk > ahead && ahead < len(s.all) {
+			ahead = b.warmMerge(s, ahead)
 		}
 		for i < len(s.all) && s.all[i].replaced {
 			i++
