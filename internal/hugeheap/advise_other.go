@@ -1,0 +1,7 @@
+//go:build !linux
+
+package hugeheap
+
+func setup(int64) Status {
+	return Status{Note: "huge pages are requested on Linux only"}
+}
