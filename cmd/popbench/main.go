@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+
+	"popsim/internal/hugeheap"
 )
 
 func main() {
@@ -14,8 +16,18 @@ func main() {
 	// for (soak -memprofile turns it back on), so that the simulator's
 	// cases measure a run as popsim makes it.
 	runtime.MemProfileRate = 0
+	st, err := hugeheap.Setup(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "popbench: %v\n", err)
+		os.Exit(2)
+	}
+	hugePages = st.String()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// hugePages is what hugeheap.Setup did in main, for the results' stamps;
+// tests call realMain without it.
+var hugePages = "not requested"
 
 const usage = `usage:
   popbench run [-count N] [-benchtime D] [-sizes 1k,100k,1M] [-run REGEXP] [-out out/bench] [-cpuprofile F] [-latency-every N]

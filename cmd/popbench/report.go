@@ -30,6 +30,7 @@ type stamp struct {
 	CPU        string `json:"cpu"`
 	NumCPU     int    `json:"num_cpu"`
 	GOMAXPROCS int    `json:"gomaxprocs"`
+	HugePages  string `json:"hugepages"` // what hugeheap.Setup did (README: huge pages)
 	Date       string `json:"date"`
 	Count      int    `json:"count"`
 	Benchtime  string `json:"benchtime"`
@@ -85,7 +86,7 @@ func newStamp(count int, benchtime string) stamp {
 	commit, dirty := gitCommit()
 	return stamp{
 		Commit: commit, Dirty: dirty, GoVersion: runtime.Version(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH,
-		CPU: cpuModel(), NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		CPU: cpuModel(), NumCPU: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), HugePages: hugePages,
 		Date: time.Now().UTC().Format(time.RFC3339), Count: count, Benchtime: benchtime,
 		Note: "wall-clock figures: compare only side by side in one run (engine vs floor) or as ratios; cpu-ns is the benchmark thread's CPU time",
 	}

@@ -303,7 +303,7 @@ func latencySummary(r *result) *latencyReport {
 func writeOutputs(dir string, rep report, results []*result) error {
 	var txt bytes.Buffer
 	st := rep.Stamp
-	fmt.Fprintf(&txt, "goos: %s\ngoarch: %s\npkg: popsim/internal/bench\ncpu: %s\ncommit: %s\ngo: %s\ndate: %s\n", st.GOOS, st.GOARCH, st.CPU, st.Commit, st.GoVersion, st.Date)
+	fmt.Fprintf(&txt, "goos: %s\ngoarch: %s\npkg: popsim/internal/bench\ncpu: %s\ncommit: %s\ngo: %s\nhugepages: %s\ndate: %s\n", st.GOOS, st.GOARCH, st.CPU, st.Commit, st.GoVersion, st.HugePages, st.Date)
 	for i := 0; i < st.Count; i++ { // in run order: round i of every case
 		for _, r := range results {
 			if i < len(r.runs) {
