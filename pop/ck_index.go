@@ -229,30 +229,29 @@ func (x *refIndex) holding(l model.LeaseID) *ckRef {
 // mkTable maps merge keys (the strings themselves: keys collide exactly
 // as upstream's concatenations do) to their entries: an open addressing
 // table with linear probing over the keys' hashes (mkHash, kept in the
-// entry), where a delete moves the entries after it back (no
-// tombstones). A run holds up to ~60 k keys, made and settled in a
-// random order over 128 k slots or more: every lookup and delete starts
-// at a slot that is a cache miss. Each slot has a 4-byte tag beside the
-// entry's pointer, in an array of its own (tags), which holds the low
-// bits of the entry's hash, and so its home slot: a lookup walks the tags
-// alone and reads a slot and its entry only where the tag is the key's
-// (an absent key, what each new CK looks up, reads no entry at all); a
-// delete finds its slot and moves the entries after it back by their
-// tags, reading no entry either. The tags are half the bytes of the
-// pointers, so more of them stay in the cache. The table remembers its
-// last lookup by string: a renewal's or a re-put's key is looked up and
-// again, the same string, by newRefKeyed right after (a pop's CK hands
-// the entry freeMergeKey found, or its absence, down to newRefIn
-// instead).
+// entry), where a delete moves the slots after it back (no tombstones).
+// A run holds up to ~60 k keys, made and settled in a random order over
+// 128 k slots or more: every lookup and delete starts at a slot that is a
+// cache miss. A slot is one 8-byte word and no pointer: its entry's tag
+// (mkTag: the low bits of the entry's hash, and so its home slot) in the
+// low half, the entry's number in the table's slabs (mkSlabs) in the high
+// half, 0 when empty. A lookup walks the slots' tags and reads an entry
+// only where the tag is the key's (an absent key, what each new CK looks
+// up, reads no entry at all); a delete finds its slot and moves the slots
+// after it back by their tags, reading no entry either; an insert or a
+// move writes one word; and the collector never scans the slots. The
+// table remembers its last lookup by string: a renewal's or a re-put's
+// key is looked up and again, the same string, by newRefKeyed right after
+// (a pop's CK hands the entry freeMergeKey found, or its absence, down to
+// newRefIn instead).
 type mkTable struct {
-	slots    []*mkEntry // a power of two long, at most half full; nil: empty
-	tags     []uint32   // slot i's tag (mkTag of its entry's hash), 0 when empty
+	slots    []uint64 // a power of two long, at most half full; nil: empty
 	n        int
 	lastKey  string
 	lastHash uint64
 	last     *mkEntry // nil: lastKey has no entry
 	lastOK   bool
-	slab     []mkEntry // new entries are carved from it, a block at a time
+	ents     mkSlabs // the entries, which the slots number
 	// src gives the slabs and the slot arrays (the broker's: New; nil,
 	// a new allocation each).
 	src *mkSources
@@ -260,17 +259,95 @@ type mkTable struct {
 
 // mkTag is the tag of hash h: its low 31 bits, which hold the home slot
 // of every table up to 1<<31 slots long, and a set top bit, so that no
-// tag is 0 (an empty slot's).
+// slot that holds an entry is 0 (an empty slot).
 func mkTag(h uint64) uint32 { return uint32(h) | 1<<31 }
 
 // maxMkSlots bounds the table's length so that a tag holds its home.
 const maxMkSlots = 1 << 31
 
+// mkSlot is the slot of entry number k, whose tag is tag.
+func mkSlot(k, tag uint32) uint64 { return uint64(k)<<32 | uint64(tag) }
+
+// mkSlotNum is the number of the entry in slot s, which is not empty.
+func mkSlotNum(s uint64) uint32 { return uint32(s >> 32) }
+
+// mkSlabs holds a table's entries, carved from slabs of mkSlab entries
+// one at a time, and numbers them: entry k is entry k&mkSlabMask of
+// slabs[k>>mkSlabBits]. The table keeps a slab while it holds one of its
+// entries (live counts them) or carves from it (cur); once neither, the
+// slab's place is free for the next slab, and the slab itself goes once
+// no lease or key memo holds one of its (dead) entries. So the numbers
+// of a long run stay within the places of the slabs it holds at once.
+type mkSlabs struct {
+	slabs []*[mkSlab]mkEntry // nil: a free place
+	live  []int32            // entries of each slab in the table
+	free  []uint32           // the free places
+	cur   uint32             // the place of the slab carved from (none while slabs is empty)
+	left  int                // its entries not carved yet
+}
+
+// An entry's number: its slab's place (24 bits) and its index there.
+const (
+	mkSlabBits = 8
+	mkSlabMask = 1<<mkSlabBits - 1
+	maxMkSlabs = 1 << (32 - mkSlabBits)
+)
+
+// at is entry number k.
+func (s *mkSlabs) at(k uint32) *mkEntry { return &s.slabs[k>>mkSlabBits][k&mkSlabMask] }
+
+// carve is a new, zeroed entry and its number, counted as held by the
+// table.
+func (s *mkSlabs) carve(src *mkSources) (*mkEntry, uint32) {
+	if s.left == 0 {
+		s.next(src)
+	}
+	k := s.cur<<mkSlabBits | uint32(mkSlab-s.left)
+	s.left--
+	s.live[s.cur]++
+	return s.at(k), k
+}
+
+// next takes a new slab to carve from, freeing the place of the last
+// one if the table holds none of its entries.
+func (s *mkSlabs) next(src *mkSources) {
+	if len(s.slabs) > 0 && s.live[s.cur] == 0 {
+		s.drop(s.cur)
+	}
+	sl := (*[mkSlab]mkEntry)(src.entrySlab())
+	if p, ok := takeLast(&s.free); ok {
+		s.cur = p
+		s.slabs[p] = sl
+	} else {
+		if invariants {
+			assertf(len(s.slabs) < maxMkSlabs, "merge-key table: %d slabs of entries, more than a number can name", len(s.slabs))
+		}
+		s.cur = uint32(len(s.slabs))
+		s.slabs = append(s.slabs, sl)
+		s.live = append(s.live, 0)
+	}
+	s.left = mkSlab
+}
+
+// gone counts entry number k out of the table.
+func (s *mkSlabs) gone(k uint32) {
+	p := k >> mkSlabBits
+	s.live[p]--
+	if s.live[p] == 0 && p != s.cur {
+		s.drop(p)
+	}
+}
+
+// drop frees the place p.
+func (s *mkSlabs) drop(p uint32) {
+	s.slabs[p] = nil
+	s.free = append(s.free, p)
+}
+
 // mkSources is where a table takes its entries' slabs and its slots.
 type mkSources struct {
 	entries slabSource[mkEntry]
-	slots   slabSource[*mkEntry]
-	tags    slabSource[uint32]
+	slots   slabSource[uint64]
 }
 
 // mkSlab entries of 48 bytes fill an 8 KiB size class.
@@ -285,19 +362,11 @@ func (s *mkSources) entrySlab() []mkEntry {
 }
 
 // slotArray is a zeroed array of n slots.
-func (s *mkSources) slotArray(n int) []*mkEntry {
+func (s *mkSources) slotArray(n int) []uint64 {
 	if s == nil {
-		return make([]*mkEntry, n)
+		return make([]uint64, n)
 	}
 	return s.slots.take(n)
-}
-
-// tagArray is a zeroed array of n tags.
-func (s *mkSources) tagArray(n int) []uint32 {
-	if s == nil {
-		return make([]uint32, n)
-	}
-	return s.tags.take(n)
 }
 
 // probe is the entry of key (hash h), nil when there is none.
@@ -312,14 +381,15 @@ func probeKey[K string | []byte](t *mkTable, key K, h uint64) *mkEntry {
 	if t.n == 0 {
 		return nil
 	}
-	mask := uint64(len(t.tags) - 1)
+	mask := uint64(len(t.slots) - 1)
 	tag := mkTag(h)
 	for i := h & mask; ; i = (i + 1) & mask {
-		switch t.tags[i] {
-		case 0:
+		s := t.slots[i]
+		if s == 0 {
 			return nil
-		case tag:
-			if e := t.slots[i]; e.hash == h && e.key == string(key) {
+		}
+		if uint32(s) == tag {
+			if e := t.ents.at(mkSlotNum(s)); e.hash == h && e.key == string(key) {
 				return e
 			}
 		}
@@ -381,48 +451,46 @@ func (t *mkTable) add(key string, h uint64) *mkEntry {
 	if invariants {
 		assertf(h == mkHash(key) && t.probe(key, h) == nil, "merge-key table: adding %q (hash %x), which it holds or which is not its hash", key, h)
 	}
-	if len(t.slab) == 0 {
-		t.slab = t.src.entrySlab()
-	}
-	e := &t.slab[0]
-	t.slab = t.slab[1:]
-	e.key, e.hash = key, h
-	if 2*(t.n+1) > len(t.slots) {
-		t.grow()
-	}
-	t.insert(e)
-	t.n++
+	e := t.put(key, h)
 	t.lastKey, t.lastHash, t.last, t.lastOK = key, h, e, true
 	return e
 }
 
-// insert puts e, whose key the table does not hold, in its first free
-// slot.
-func (t *mkTable) insert(e *mkEntry) {
-	t.insertTagged(e, mkTag(e.hash))
+// put makes the entry of key, which the table does not hold, under hash
+// h, in its first free slot.
+func (t *mkTable) put(key string, h uint64) *mkEntry {
+	e, k := t.ents.carve(t.src)
+	e.key, e.hash = key, h
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	t.insert(mkSlot(k, mkTag(h)))
+	t.n++
+	return e
 }
 
-// insertTagged is insert of e, whose tag is tag.
-func (t *mkTable) insertTagged(e *mkEntry, tag uint32) {
-	mask := uint64(len(t.tags) - 1)
-	i := uint64(tag) & mask
-	for t.tags[i] != 0 {
+// insert puts s, a full slot whose entry the table does not hold, in
+// the first free slot from its home.
+func (t *mkTable) insert(s uint64) {
+	mask := uint64(len(t.slots) - 1)
+	i := s & mask // the tag's low bits, as mask < 1<<31
+	for t.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	t.slots[i], t.tags[i] = e, tag
+	t.slots[i] = s
 }
 
-// grow doubles the table, moving its entries by their tags.
+// grow doubles the table, moving its slots by their tags.
 func (t *mkTable) grow() {
-	oldSlots, oldTags := t.slots, t.tags
-	n := max(64, 2*len(oldSlots))
+	old := t.slots
+	n := max(64, 2*len(old))
 	if invariants {
 		assertf(n <= maxMkSlots, "merge-key table: %d slots, more than its tags can place", n)
 	}
-	t.slots, t.tags = t.src.slotArray(n), t.src.tagArray(n)
-	for i, tag := range oldTags {
-		if tag != 0 {
-			t.insertTagged(oldSlots[i], tag)
+	t.slots = t.src.slotArray(n)
+	for _, s := range old {
+		if s != 0 {
+			t.insert(s)
 		}
 	}
 }
@@ -431,8 +499,8 @@ func (t *mkTable) grow() {
 // cache (warmMerge); its answer means nothing.
 func (t *mkTable) warmEntry(e *mkEntry) uint64 {
 	v := uint64(len(e.key)) + uint64(e.refs.len())
-	if len(t.tags) > 0 {
-		v += uint64(t.tags[e.hash&uint64(len(t.tags)-1)])
+	if len(t.slots) > 0 {
+		v += uint64(uint32(t.slots[e.hash&uint64(len(t.slots)-1)]))
 	}
 	return v
 }
@@ -449,55 +517,56 @@ func (t *mkTable) release(e *mkEntry) {
 	}
 }
 
-// delete removes e's slot and moves back every entry after it, up to the
-// next empty slot, that can go nearer its key's home slot: every entry
+// delete removes e's slot and moves back every slot after it, up to the
+// next empty one, that can go nearer its entry's home slot: every entry
 // is then still reached from its home slot without passing an empty one.
 // A slot's home is its tag's.
 func (t *mkTable) delete(e *mkEntry) {
-	mask := uint64(len(t.tags) - 1)
+	mask := uint64(len(t.slots) - 1)
 	i := t.slotOf(e, mask)
-	for j := (i + 1) & mask; t.tags[j] != 0; j = (j + 1) & mask {
-		// the entry at j stays when its home slot is cyclically in (i, j]
-		if home := uint64(t.tags[j]) & mask; (j-home)&mask < (j-i)&mask {
+	t.ents.gone(mkSlotNum(t.slots[i]))
+	for j := (i + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
+		// the slot at j stays when its home is cyclically in (i, j]
+		s := t.slots[j]
+		if home := s & mask; (j-home)&mask < (j-i)&mask {
 			continue
 		}
-		t.slots[i], t.tags[i] = t.slots[j], t.tags[j]
+		t.slots[i] = s
 		i = j
 	}
-	t.slots[i], t.tags[i] = nil, 0
+	t.slots[i] = 0
 	t.n--
 }
 
 // slotOf is the slot of e, an entry the table holds (mask: its length
 // less one). The entries of e's tag have its home slot, so they are all
 // in the run of full slots from there: when the run holds one, it is e,
-// found from the tags alone (a delete then reads no slot but those it
-// writes).
+// found from the tags alone (a delete then reads no entry).
 func (t *mkTable) slotOf(e *mkEntry, mask uint64) uint64 {
 	tag := mkTag(e.hash)
 	home := e.hash & mask
 	i, n := home, 0
-	for j := home; t.tags[j] != 0; j = (j + 1) & mask {
-		if t.tags[j] == tag {
+	for j := home; t.slots[j] != 0; j = (j + 1) & mask {
+		if uint32(t.slots[j]) == tag {
 			i = j
 			n++
 		}
 	}
 	if n > 1 {
-		for i = home; t.tags[i] != tag || t.slots[i] != e; i = (i + 1) & mask {
+		for i = home; uint32(t.slots[i]) != tag || t.ents.at(mkSlotNum(t.slots[i])) != e; i = (i + 1) & mask {
 		}
 	}
 	if invariants {
-		assertf(t.slots[i] == e, "merge-key table: %q not in the slot its tag names", e.key)
+		assertf(t.slots[i] != 0 && t.ents.at(mkSlotNum(t.slots[i])) == e, "merge-key table: %q not in the slot its tag names", e.key)
 	}
 	return i
 }
 
 // each calls f for every entry, in no particular order.
 func (t *mkTable) each(f func(e *mkEntry)) {
-	for _, e := range t.slots {
-		if e != nil {
-			f(e)
+	for _, s := range t.slots {
+		if s != 0 {
+			f(t.ents.at(mkSlotNum(s)))
 		}
 	}
 }

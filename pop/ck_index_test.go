@@ -3,7 +3,10 @@ package pop
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"popsim/model"
 )
@@ -39,13 +42,7 @@ func TestMkTableChurn(t *testing.T) {
 			tab.delete(e)
 			delete(model, k)
 		} else {
-			e := &mkEntry{mkKey: mkKey{key: k, hash: hashes[k]}}
-			if 2*(tab.n+1) > len(tab.slots) {
-				tab.grow()
-			}
-			tab.insert(e)
-			tab.n++
-			model[k] = e
+			model[k] = tab.put(k, hashes[k])
 		}
 		if step%97 != 0 {
 			continue
@@ -62,12 +59,56 @@ func TestMkTableChurn(t *testing.T) {
 	}
 }
 
-// checkMkTags: every full slot's tag is its entry's, every empty one's 0.
-func checkMkTags(t *testing.T, tab *mkTable) {
+// fataler is what the table's checks report to: a *testing.T or a
+// *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// checkMkTags: every full slot's tag is its entry's, and the slabs count
+// the entries the slots number (checkMkSlabs).
+func checkMkTags(t fataler, tab *mkTable) {
 	t.Helper()
-	for i, e := range tab.slots {
-		if e != nil && tab.tags[i] != mkTag(e.hash) || e == nil && tab.tags[i] != 0 {
-			t.Fatalf("slot %d: tag %x for entry %v", i, tab.tags[i], e)
+	held := map[uint32]int{}
+	for i, s := range tab.slots {
+		if s == 0 {
+			continue
+		}
+		k := mkSlotNum(s)
+		if e := tab.ents.at(k); uint32(s) != mkTag(e.hash) || e.dead() {
+			t.Fatalf("slot %d: tag %x for entry %q (hash %x, dead %v)", i, uint32(s), e.key, e.hash, e.dead())
+		}
+		held[k]++
+	}
+	checkMkSlabs(t, &tab.ents, held)
+}
+
+// checkMkSlabs: held (the numbers of the entries a table holds, with how
+// often each is held) are each held once and name a held slab, which
+// counts them; a place is free exactly when its slab is neither counted
+// nor carved from, and is free once.
+func checkMkSlabs(t fataler, x *mkSlabs, held map[uint32]int) {
+	t.Helper()
+	live := make([]int32, len(x.slabs))
+	for k, n := range held {
+		p := k >> mkSlabBits
+		if n != 1 || int(p) >= len(x.slabs) || x.slabs[p] == nil || k&mkSlabMask >= mkSlab {
+			t.Fatalf("entry number %x held %d times, or in no slab", k, n)
+		}
+		live[p]++
+	}
+	free := map[uint32]bool{}
+	for _, p := range x.free {
+		if free[p] || x.slabs[p] != nil {
+			t.Fatalf("place %d freed twice, or holding a slab", p)
+		}
+		free[p] = true
+	}
+	for p := range x.slabs {
+		keep := live[p] > 0 || uint32(p) == x.cur
+		if live[p] != x.live[p] || keep == free[uint32(p)] {
+			t.Fatalf("place %d: counts %d entries of %d held; free %v", p, x.live[p], live[p], free[uint32(p)])
 		}
 	}
 }
@@ -213,4 +254,63 @@ func TestMkTableWarmEntryReadsOnly(t *testing.T) {
 		t.Fatalf("read %d; the table changed", v)
 	}
 	checkMkTags(t, &tab)
+}
+
+// Under any sequence of puts and deletes (hashes crowded onto a few homes
+// or spread, and keys often made anew after they left), the table finds
+// what a map holds, its slabs count what its slots number and free every
+// place whose slab it no longer needs, and no entry it ever made is
+// overwritten: a dead entry still names its key.
+func TestMkTableMatchesMap(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var tab mkTable
+		want := map[string]*mkEntry{}
+		made := map[*mkEntry]mkKey{}
+		pool := rapid.IntRange(1, 400).Draw(rt, "keys")
+		homes := rapid.IntRange(1, 70).Draw(rt, "homes")
+		hashOf := func(i int) uint64 {
+			if i%3 == 0 {
+				return mkHash(strconv.Itoa(i))
+			}
+			return uint64(i)<<40 | uint64(i%homes+60)
+		}
+		steps := rapid.IntRange(0, 3000).Draw(rt, "steps")
+		for range steps {
+			i := rapid.IntRange(0, pool-1).Draw(rt, "key")
+			k := strconv.Itoa(i)
+			if e := want[k]; e != nil {
+				tab.delete(e)
+				e.refs.rest = &deadRefs
+				delete(want, k)
+				continue
+			}
+			e := tab.put(k, hashOf(i))
+			if _, again := made[e]; again {
+				rt.Fatalf("key %s: entry %p made twice", k, e)
+			}
+			want[k], made[e] = e, e.mkKey
+		}
+		for i := range pool {
+			k := strconv.Itoa(i)
+			if got := tab.probe(k, hashOf(i)); got != want[k] {
+				rt.Fatalf("key %s found as %p, want %p", k, got, want[k])
+			}
+		}
+		for e, mk := range made {
+			if e.mkKey != mk {
+				rt.Fatalf("entry of %q overwritten with %q", mk.key, e.key)
+			}
+		}
+		n := 0
+		tab.each(func(e *mkEntry) {
+			if want[e.key] != e {
+				rt.Fatalf("each yields %q's entry %p, not the held one", e.key, e)
+			}
+			n++
+		})
+		if n != len(want) || tab.n != n {
+			rt.Fatalf("each yields %d entries, the table counts %d, want %d", n, tab.n, len(want))
+		}
+		checkMkTags(rt, &tab)
+	})
 }

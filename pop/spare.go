@@ -15,8 +15,8 @@ import (
 // grows from nothing. It holds full-size log chunks (the queues' and the
 // pool's of released ones) and the checkpoint path's slabs: CK and ack
 // bodies, the acks' own fields, buffer wrappers, merge keys held apart
-// from the table, the merge-key table's entries and every slot and tag
-// array it grew through and the revive rounds' tables' (slabSource), the
+// from the table, the merge-key table's entries and every slot array it
+// grew through and the revive rounds' tables' (slabSource), the
 // timer's slots, the blocks of the index of CK refs and the revive
 // services' round storage. Everything in a Spare is cleared, as a new allocation is (a log
 // chunk as a pooled one is: poisoned with the invariants build tag), so
@@ -31,8 +31,7 @@ type Spare struct {
 	wrappers   [][]wrapper
 	keys       [][]mkKey
 	mkEntries  [][]mkEntry
-	mkSlots    [][]*mkEntry
-	mkTags     [][]uint32
+	mkSlots    [][]uint64
 	roundSlots [][]roundSlot
 	// timerSlots are the timer's slots (timerStore), each with its
 	// messages' array.
@@ -97,7 +96,7 @@ func (s *Spare) Len() int { return len(s.chunks) }
 
 // Slabs is how many slabs s holds, of every kind.
 func (s *Spare) Slabs() int {
-	return len(s.ckBodies) + len(s.ackBodies) + len(s.ackMsgs) + len(s.wrappers) + len(s.keys) + len(s.mkEntries) + len(s.mkSlots) + len(s.mkTags) + len(s.roundSlots) + len(s.timerSlots) + len(s.refBlocks) + len(s.revive)
+	return len(s.ckBodies) + len(s.ackBodies) + len(s.ackMsgs) + len(s.wrappers) + len(s.keys) + len(s.mkEntries) + len(s.mkSlots) + len(s.roundSlots) + len(s.timerSlots) + len(s.refBlocks) + len(s.revive)
 }
 
 // slabSource is where a broker takes its slabs of one kind (a block of
@@ -189,7 +188,6 @@ func (b *Broker) UseSpare(s *Spare) {
 	b.slabs.keys.spare = &s.keys
 	b.slabs.mk.entries.spare = &s.mkEntries
 	b.slabs.mk.slots.spare = &s.mkSlots
-	b.slabs.mk.tags.spare = &s.mkTags
 	b.slabs.roundSlots.spare = &s.roundSlots
 	b.timer.spare = &s.timerSlots
 	b.ckl.byFirst.more = &s.refBlocks
@@ -226,7 +224,6 @@ func (b *Broker) Recycle(s *Spare) {
 		b.slabs.keys.recycle()
 		b.slabs.mk.entries.recycle()
 		b.slabs.mk.slots.recycle()
-		b.slabs.mk.tags.recycle()
 		b.slabs.roundSlots.recycle()
 	}
 	b.timer.recycle(&s.timerSlots)

@@ -137,7 +137,7 @@ func TestSlabSpare(t *testing.T) {
 	wantState, want := run(nil)
 	var s Spare
 	run(&s)
-	kinds := []int{len(s.ckBodies), len(s.ackBodies), len(s.ackMsgs), len(s.wrappers), len(s.keys), len(s.mkEntries), len(s.mkSlots), len(s.mkTags), len(s.roundSlots), len(s.timerSlots), len(s.refBlocks), len(s.revive)}
+	kinds := []int{len(s.ckBodies), len(s.ackBodies), len(s.ackMsgs), len(s.wrappers), len(s.keys), len(s.mkEntries), len(s.mkSlots), len(s.roundSlots), len(s.timerSlots), len(s.refBlocks), len(s.revive)}
 	if slices.Contains(kinds, 0) {
 		t.Fatalf("the spare holds %v slabs of each kind after a recycle: want some of each", kinds)
 	}
@@ -149,7 +149,6 @@ func TestSlabSpare(t *testing.T) {
 	allZero(t, "merge key", s.keys)
 	allZero(t, "merge-key entry", s.mkEntries)
 	allZero(t, "merge-key slot", s.mkSlots)
-	allZero(t, "merge-key tag", s.mkTags)
 	allZero(t, "revive round slot", s.roundSlots)
 	for _, bl := range s.refBlocks {
 		allZero(t, "ref index entry", [][]*ckRef{bl[:]})
