@@ -1,9 +1,12 @@
 package pop
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"unsafe"
+
+	"pgregory.net/rapid"
 
 	"popsim/model"
 )
@@ -255,4 +258,62 @@ func TestRevWindow(t *testing.T) {
 	}
 	push(logChunk + 9)
 	check("after emptying")
+}
+
+// TestMsgLogProp appends, drops and releases at random against a plain
+// slice, over logs that share a pool: every held entry that was not
+// released keeps its message, every chunk is at its full length, and the
+// log's last chunk (msgLog.last) is its chunks' last exactly when that is
+// full size.
+func TestMsgLogProp(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var pool chunkPool
+		logs := make([]msgLog, rapid.IntRange(1, 3).Draw(t, "logs"))
+		refs := make([][]model.MsgID, len(logs))
+		next := model.MsgID(1)
+		for op := rapid.IntRange(1, 200).Draw(t, "ops"); op > 0; op-- {
+			i := rapid.IntRange(0, len(logs)-1).Draw(t, "log")
+			l := &logs[i]
+			switch rapid.IntRange(0, 5).Draw(t, "op") {
+			case 0:
+				k := rapid.IntRange(0, l.len()).Draw(t, "drop")
+				l.dropFront(k, &pool)
+				refs[i] = refs[i][k:]
+			case 1:
+				l.release(rapid.IntRange(0, l.len()).Draw(t, "below"), &pool)
+			default:
+				for range rapid.IntRange(1, 2*logChunk).Draw(t, "push") {
+					m := l.push(&pool)
+					if !reflect.ValueOf(m).Elem().IsZero() {
+						t.Fatalf("pushed entry not zero: %+v", *m)
+					}
+					m.ID = next
+					refs[i] = append(refs[i], next)
+					next++
+				}
+			}
+			checkLog(t, l, refs[i])
+		}
+	})
+}
+
+// checkLog checks l against ref, its messages' IDs, oldest first.
+func checkLog(t *rapid.T, l *msgLog, ref []model.MsgID) {
+	if l.len() != len(ref) {
+		t.Fatalf("log holds %d entries, want %d", l.len(), len(ref))
+	}
+	for i, id := range ref {
+		if !l.released(i) && l.slot(i).ID != id {
+			t.Fatalf("entry %d is message %d, want %d", i, l.slot(i).ID, id)
+		}
+	}
+	for k, c := range l.chunks {
+		if c != nil && len(c) != cap(c) {
+			t.Fatalf("chunk %d held at length %d of %d", k, len(c), cap(c))
+		}
+	}
+	k := len(l.chunks) - 1
+	if full := k >= 0 && cap(l.chunks[k]) == logChunk; full != (l.last != nil) || full && &l.last[0] != &l.chunks[k][0] {
+		t.Fatalf("last chunk %p, chunks' last of %d: full size %v", l.last, len(l.chunks), full)
+	}
 }
