@@ -95,6 +95,16 @@ func (l *msgLog) push(pool *chunkPool) *model.Message {
 	return m // zero: a chunk's room beyond its entries is never written
 }
 
+// next is the entry the log's next push will return when it is in the
+// last chunk, which is full size; nil else (no room in a full-size chunk,
+// or a first chunk short of full size).
+func (l *msgLog) next() *model.Message {
+	if j := uint(l.fill()); j < logChunk && l.last != nil {
+		return &l.last[j]
+	}
+	return nil
+}
+
 // grow returns entry j of the last chunk, for a log whose last chunk is
 // not a full-size one with room for it (push): a new chunk from pool
 // after a full-size one that is full, the first chunk when it has room,

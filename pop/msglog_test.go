@@ -262,9 +262,10 @@ func TestRevWindow(t *testing.T) {
 
 // TestMsgLogProp appends, drops and releases at random against a plain
 // slice, over logs that share a pool: every held entry that was not
-// released keeps its message, every chunk is at its full length, and the
+// released keeps its message, every chunk is at its full length, the
 // log's last chunk (msgLog.last) is its chunks' last exactly when that is
-// full size.
+// full size, and next is the entry push returns when that is in a
+// full-size last chunk, else nil.
 func TestMsgLogProp(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var pool chunkPool
@@ -283,7 +284,11 @@ func TestMsgLogProp(t *testing.T) {
 				l.release(rapid.IntRange(0, l.len()).Draw(t, "below"), &pool)
 			default:
 				for range rapid.IntRange(1, 2*logChunk).Draw(t, "push") {
+					ahead, room := l.next(), l.last != nil && l.fill() < logChunk
 					m := l.push(&pool)
+					if ahead != m && (ahead != nil || room) {
+						t.Fatalf("push returned entry %p, next said %p", m, ahead)
+					}
 					if !reflect.ValueOf(m).Elem().IsZero() {
 						t.Fatalf("pushed entry not zero: %+v", *m)
 					}

@@ -311,10 +311,35 @@ func (b *Broker) putInto(now clock.Time, msg *model.Message, res *PutResult) {
 		return
 	}
 	b.stats.Produced++
+	b.warmNext(t, msg.QueueID)
 	nowMs := now.Millis()
 	pulls := b.notifyPullArrival(nowMs, stored)
 	res.Code, res.Remark, res.Offset, res.Failures = model.Success, "", stored.QueueOffset, nil
 	res.Woken, res.PullWoken = b.notifyArrival(woken, nowMs, stored, ""), pulls
+}
+
+// warmNext prefetches (prefetchAppend) the entry the next append to the
+// queue after qid in t will write (msgLog.next), and the first cache line
+// of the queue after that one, which the next put's warmNext reads to
+// find its entry: a producer sends to a topic's queues in turn (round
+// robin, as RocketMQ's producer selects queues), and its next put goes to
+// the next queue, a few events later. The write of a message to a log
+// entry, memory the run has not touched for a long while, missed the
+// cache on each of its three lines, and the append on the queue's line
+// before them, and the put waited for them: 4.5 % of the hot-topic hour's
+// time, at 500 queues. A read ahead (a load) of the same lines waited as
+// long. An append that starts a chunk (one in logChunk) is not prefetched.
+func (b *Broker) warmNext(t *topic, qid int32) {
+	i := nextQueue(t, int(qid))
+	prefetchAppend(t.queues[i].log.next(), t.queues[nextQueue(t, i)])
+}
+
+// nextQueue is the index of the queue after i in t, in turn.
+func nextQueue(t *topic, i int) int {
+	if i++; i == len(t.queues) {
+		return 0
+	}
+	return i
 }
 
 // validPut is msg.Validate() == nil for a message to topic t (msg.Topic
