@@ -672,7 +672,7 @@ func (b *Broker) finishRound(s *reviveService, g int64, res *CheckpointResult) {
 
 // warmMerge reads, of the CKs s.all[from:] up to 2*warmChunk, what the
 // merge reads of each CK first (its revive time and number, group and
-// topic, ref and merge-key entry, and the merge-key table's tags where a
+// topic, ref and merge-key entry, and the merge-key table's slots where a
 // drop will delete the entry), and returns where it stopped. A CK was
 // read by the round, but its body, ref and entry were written a revive
 // window (~60 s) before and are cache misses that the merge takes one CK

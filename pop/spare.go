@@ -206,7 +206,7 @@ func (b *Broker) Recycle(s *Spare) {
 		for _, q := range b.topics[name].queues {
 			for k, c := range q.log.chunks {
 				if cap(c) == logChunk {
-					clear(c) // the entries past len(c) were never written
+					clear(c) // held at full length: every entry, written or not
 					s.chunks = append(s.chunks, poisoned(c[:logChunk]))
 				}
 				q.log.chunks[k] = nil
