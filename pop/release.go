@@ -27,8 +27,13 @@ import (
 //   - the caller promises that nothing else reads the topic below those
 //     offsets: no group it did not name, no Pull with explicit offsets, no
 //     offset reset, no broker restart (which reloads older persisted
-//     offsets), no orderly consumption. The simulator calls it only for
-//     runs that have none of these (sim's rocketMQ adapter).
+//     offsets), no orderly consumption, and no changeInvisibleTime that
+//     may arrive after its record is gone (a stale handle's, or one
+//     delayed past the record's revive or ack: the KV path writes the new
+//     record at the handle's offset all the same, as upstream's does, and
+//     its revive reads the message there). The simulator calls it only for
+//     runs that have none of these (sim's rocketMQ adapter: no renewals,
+//     no RECONSUME_LATER).
 //
 // Only the KV path releases topics' messages: the checkpoint path's
 // references to original messages (checkpoints in the buffer, in the

@@ -148,12 +148,12 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 // groups' commit offsets and in-flight records, so that the broker may free
 // what they consumed (pop.Broker.ReleaseConsumed): every consumer is a
 // simple (POP) consumer, no group consumes orderly or changes request mode,
-// and the broker never restarts or stops, by its fault clocks or a fault
-// schedule (a restart reloads older persisted offsets and reads again from
-// there). Anything else keeps every message, as RocketMQ's commit log does
+// no consumer renews (mayRenew), and the broker never restarts or stops,
+// by its fault clocks or a fault schedule (a restart reloads older
+// persisted offsets and reads again from there). Anything else keeps every message, as RocketMQ's commit log does
 // until its retention time.
 func (s *sim) releasable() bool {
-	if !s.neverRestarts() {
+	if !s.neverRestarts() || s.mayRenew() {
 		return false
 	}
 	for _, c := range s.cfg.Consumers {
@@ -167,6 +167,29 @@ func (s *sim) releasable() bool {
 		}
 	}
 	return true
+}
+
+// mayRenew reports whether a consumer may send a changeInvisibleTime:
+// injected renewals (by fault clocks or a fault schedule), the proxy's
+// auto-renewal, or a RECONSUME_LATER answer. On the KV path a renewal
+// writes a new in-flight record at its handle's offset whether or not the
+// old record is still there (as upstream's does), and a late one (a stale
+// handle, or one delayed past the record's revive) lands below the
+// offsets that ReleaseConsumed has freed; its revive would read a released
+// message.
+func (s *sim) mayRenew() bool {
+	if r := s.cfg.Faults.Renew; r != (RenewSpec{}) || s.opts.renews {
+		return true
+	}
+	for _, c := range s.cfg.Consumers {
+		if c.Outcomes.Nacks() {
+			return true
+		}
+		if set, ok := c.Settings.(*SimpleSettings); ok && set.AutoRenew {
+			return true
+		}
+	}
+	return false
 }
 
 // neverRestarts reports that the broker never restarts or stops, by its

@@ -6,6 +6,7 @@ import (
 
 	"popsim/clock"
 	"popsim/pop"
+	"popsim/workload"
 )
 
 // A run the broker may release consumed messages in (KV path, simple
@@ -63,20 +64,31 @@ func sameRun(t *testing.T, kept, freed *Result) {
 	}
 }
 
-// Runs that could read below the commit offsets keep every message.
+// Runs that could read below the commit offsets keep every message, and
+// so do runs whose consumers may renew: a late renewal writes a record at
+// an offset that may already be freed (mayRenew).
 func TestReleasable(t *testing.T) {
-	for name, edit := range map[string]func(*Config){
-		"pop-push":       func(c *Config) { c.Consumers[0].Kind = PopPush },
-		"broker-restart": func(c *Config) { c.Faults.BrokerRestart.Every = clock.Minute },
-		"broker-stop":    func(c *Config) { c.Faults.BrokerStop.Every = clock.Minute },
-		"orderly": func(c *Config) {
+	nacking, err := workload.NewOutcomes(10_000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(*Config, *RunOptions){
+		"pop-push":       func(c *Config, _ *RunOptions) { c.Consumers[0].Kind = PopPush },
+		"broker-restart": func(c *Config, _ *RunOptions) { c.Faults.BrokerRestart.Every = clock.Minute },
+		"broker-stop":    func(c *Config, _ *RunOptions) { c.Faults.BrokerStop.Every = clock.Minute },
+		"orderly": func(c *Config, _ *RunOptions) {
 			c.Groups = []GroupSpec{{Name: c.Consumers[0].Group, ConsumeMessageOrderly: true}}
 		},
+		"renew-after-revive": func(c *Config, _ *RunOptions) { c.Faults.Renew.AfterRevive = 1 },
+		"renew-at-expiry":    func(c *Config, _ *RunOptions) { c.Faults.Renew.AtExpiry = 1 },
+		"scheduled-renewals": func(_ *Config, o *RunOptions) { o.renews = true },
+		"reconsume-later":    func(c *Config, _ *RunOptions) { c.Consumers[0].Outcomes = nacking },
+		"auto-renew":         func(c *Config, _ *RunOptions) { c.Consumers[0].Settings = &SimpleSettings{AutoRenew: true} },
 	} {
-		cfg := DefaultConfig()
-		cfg.Consumers[0].Kind = Simple
-		edit(&cfg)
-		s := &sim{cfg: &cfg}
+		cfg := quietSimpleConfig()
+		var opts RunOptions
+		edit(&cfg, &opts)
+		s := &sim{cfg: &cfg, opts: opts}
 		if s.releasable() {
 			t.Errorf("%s: releasable", name)
 		}
@@ -84,19 +96,29 @@ func TestReleasable(t *testing.T) {
 			t.Errorf("%s: neverRestarts %v", name, !restarts)
 		}
 	}
+	cfg := quietSimpleConfig()
+	if s := (&sim{cfg: &cfg}); !s.releasable() {
+		t.Error("a simple-consumer run without restarts or renewals is not releasable")
+	}
+}
+
+// quietSimpleConfig is DefaultConfig with simple consumers that never
+// renew: no injected renewals and no RECONSUME_LATER (its other faults
+// stay).
+func quietSimpleConfig() Config {
 	cfg := DefaultConfig()
 	cfg.Consumers[0].Kind = Simple
-	if s := (&sim{cfg: &cfg}); !s.releasable() {
-		t.Error("a simple-consumer run without restarts is not releasable")
-	}
+	cfg.Consumers[0].Settings = nil
+	cfg.Consumers[0].Outcomes = workload.Outcomes{}
+	cfg.Faults.Renew = RenewSpec{}
+	return cfg
 }
 
 // releasableConfig is the default scenario, with its faults, for d on the
 // KV path with simple consumers: a run the broker may release in.
 func releasableConfig(d clock.Duration) Config {
-	cfg := DefaultConfig()
+	cfg := quietSimpleConfig()
 	cfg.Duration = d
-	cfg.Consumers[0].Kind = Simple
 	kv := pop.KVConfig()
 	cfg.Engine = EngineSpec{Kind: RocketMQ, Settings: &kv}
 	return cfg

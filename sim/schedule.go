@@ -203,6 +203,7 @@ func RunScheduled(cfg Config, sc Schedule, opts RunOptions) (*Result, error) {
 		f := sc[i]
 		opts.script = append(opts.script, scriptStep{after: f.At, f: func(s *sim) { w.apply(s, &f) }})
 		opts.restarts = opts.restarts || f.Kind == FaultBrokerRestart || f.Kind == FaultBrokerStop
+		opts.renews = opts.renews || f.Kind == FaultRenewSameDeadline || f.Kind == FaultRenewAtExpiry || f.Kind == FaultRenewAfterRevive
 	}
 	r, err := Run(cfg, opts)
 	if err != nil {

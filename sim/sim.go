@@ -40,6 +40,9 @@ type RunOptions struct {
 	// restarts: the script restarts or stops a broker, so the run may
 	// read below its commit offsets and keeps every message (releasable).
 	restarts bool
+	// renews: the script injects renewals, so the run keeps every message
+	// (releasable, mayRenew).
+	renews bool
 }
 
 type scriptStep struct {

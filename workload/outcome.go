@@ -61,6 +61,10 @@ type Outcomes struct {
 	poisonEvery, poisonCount int64
 }
 
+// Nacks reports whether a delivery can end in ReconsumeLater, which a POP
+// consumer answers with a renewal (changeInvisibleTime).
+func (o Outcomes) Nacks() bool { return o.reconsumeLaterPPM > 0 }
+
 // maxPoison bounds poison_every and poison_count (message numbers are
 // 32-bit).
 const maxPoison = 1<<32 - 1
