@@ -80,12 +80,9 @@ func (l *msgLog) fill() int { return l.head + l.n - (len(l.chunks)-1)<<logChunkB
 
 // push appends a zero entry and returns it.
 func (l *msgLog) push(pool *chunkPool) *model.Message {
-	j := l.fill()
-	var m *model.Message
-	if l.last != nil && j < logChunk {
-		m = &l.last[j]
-	} else {
-		m = l.grow(pool, j)
+	m := l.next()
+	if m == nil {
+		m = l.grow(pool, l.fill())
 	}
 	l.n++
 	if invariants {
