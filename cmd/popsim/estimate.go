@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
+	"popsim/internal/meminfo"
 	"popsim/scenarios"
 	"popsim/sim"
 )
@@ -39,32 +36,10 @@ func checkEstimate(s *scenarios.Scenario, concurrent int, force bool) error {
 		s.Name, est, sim.Bytes(bound), memoryShare*100, sim.Bytes(float64(avail)), max(concurrent, 1))
 }
 
-// availableMemory reads MemAvailable (or MemTotal) from /proc/meminfo, in
-// bytes.
+// availableMemory is the memory a new run may take (MemAvailable, or
+// MemTotal on a kernel without it), in bytes; false where it cannot be
+// read.
 func availableMemory() (uint64, bool) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	var total uint64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, rest, _ := strings.Cut(sc.Text(), ":")
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			continue
-		}
-		kb, err := strconv.ParseUint(fields[0], 10, 64)
-		if err != nil {
-			continue
-		}
-		switch key {
-		case "MemAvailable":
-			return kb << 10, true
-		case "MemTotal":
-			total = kb << 10
-		}
-	}
-	return total, total > 0
+	i, err := meminfo.Read()
+	return i.Free(), err == nil
 }

@@ -5,12 +5,13 @@ import (
 	"runtime/debug"
 	"syscall"
 	"unsafe"
+
+	"popsim/internal/meminfo"
 )
 
 const (
 	thpEnabled    = "/sys/kernel/mm/transparent_hugepage/enabled"
 	overcommitter = "/proc/sys/vm/overcommit_memory"
-	meminfo       = "/proc/meminfo"
 	madvHugePage  = 14 // MADV_HUGEPAGE, which package syscall does not name
 )
 
@@ -25,16 +26,12 @@ func setup(want int64) Status {
 	if err != nil {
 		return Status{Note: thpEnabled + ": " + err.Error()}
 	}
-	info, err := os.ReadFile(meminfo)
+	mem, err := meminfo.Read()
 	if err != nil {
 		return Status{Mode: mode, Note: err.Error()}
 	}
-	total, err := memTotal(string(info))
-	if err != nil {
-		return Status{Mode: mode, Note: meminfo + ": " + err.Error()}
-	}
 	over, _ := os.ReadFile(overcommitter) // absent: the kernel's default, 0
-	n, why := plan(mode, string(over), total, want)
+	n, why := plan(mode, string(over), int64(mem.Total), want)
 	if n == 0 {
 		return Status{Mode: mode, Note: why}
 	}

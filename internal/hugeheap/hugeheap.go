@@ -2,7 +2,6 @@ package hugeheap
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -58,26 +57,6 @@ func parseMode(s string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no bracketed choice in %q", strings.TrimSpace(s))
-}
-
-// memTotal returns MemTotal from the text of /proc/meminfo, in bytes.
-func memTotal(meminfo string) (int64, error) {
-	for _, line := range strings.Split(meminfo, "\n") {
-		rest, ok := strings.CutPrefix(line, "MemTotal:")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return 0, fmt.Errorf("MemTotal line %q: want a number of kB", line)
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil || kb <= 0 {
-			return 0, fmt.Errorf("MemTotal line %q: want a positive number of kB", line)
-		}
-		return kb << 10, nil
-	}
-	return 0, fmt.Errorf("no MemTotal line")
 }
 
 // plan decides, from the kernel's settings, how many bytes to mark (a

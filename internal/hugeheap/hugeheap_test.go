@@ -22,18 +22,6 @@ func TestParseMode(t *testing.T) {
 	}
 }
 
-func TestMemTotal(t *testing.T) {
-	got, err := memTotal("MemFree:  10 kB\nMemTotal:       8039256 kB\n")
-	if err != nil || got != 8039256<<10 {
-		t.Fatalf("memTotal = %d, %v; want %d", got, err, 8039256<<10)
-	}
-	for _, in := range []string{"", "MemTotal: 12 MB", "MemTotal: x kB", "MemTotal: -4 kB"} {
-		if got, err := memTotal(in); err == nil {
-			t.Errorf("memTotal(%q) = %d, want an error", in, got)
-		}
-	}
-}
-
 func TestPlan(t *testing.T) {
 	const gib = 1 << 30
 	cases := []struct {
