@@ -9,6 +9,7 @@ import (
 	"runtime"
 
 	"popsim/internal/hugeheap"
+	"popsim/internal/meminfo"
 )
 
 func main() {
@@ -16,7 +17,8 @@ func main() {
 	// for (soak -memprofile turns it back on), so that the simulator's
 	// cases measure a run as popsim makes it.
 	runtime.MemProfileRate = 0
-	st, err := hugeheap.Setup(os.Getenv)
+	mem, _ := meminfo.Read() // unknown: no huge pages requested
+	st, err := hugeheap.Setup(os.Getenv, mem.Total)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "popbench: %v\n", err)
 		os.Exit(2)

@@ -37,6 +37,7 @@ import (
 	"golang.org/x/term"
 
 	"popsim/internal/hugeheap"
+	"popsim/internal/meminfo"
 	"popsim/sim"
 )
 
@@ -61,7 +62,8 @@ func main() {
 	runtime.MemProfileRate = 0
 	// Huge pages for the heap: fewer page faults and TLB misses, the
 	// same results (README: huge pages).
-	if _, err := hugeheap.Setup(os.Getenv); err != nil {
+	mem, _ := meminfo.Read() // unknown: no huge pages requested
+	if _, err := hugeheap.Setup(os.Getenv, mem.Total); err != nil {
 		fmt.Fprintf(os.Stderr, "popsim: %v\n", err)
 		os.Exit(exitBadInput)
 	}

@@ -5,8 +5,6 @@ import (
 	"runtime/debug"
 	"syscall"
 	"unsafe"
-
-	"popsim/internal/meminfo"
 )
 
 const (
@@ -16,8 +14,8 @@ const (
 )
 
 // setup reads the kernel's settings and, under "madvise", marks want
-// bytes of fresh heap address space.
-func setup(want int64) Status {
+// bytes of fresh heap address space, at most half of total.
+func setup(want int64, total uint64) Status {
 	raw, err := os.ReadFile(thpEnabled)
 	if err != nil {
 		return Status{Note: "no transparent huge pages in this kernel"}
@@ -26,12 +24,8 @@ func setup(want int64) Status {
 	if err != nil {
 		return Status{Note: thpEnabled + ": " + err.Error()}
 	}
-	mem, err := meminfo.Read()
-	if err != nil {
-		return Status{Mode: mode, Note: err.Error()}
-	}
 	over, _ := os.ReadFile(overcommitter) // absent: the kernel's default, 0
-	n, why := plan(mode, string(over), int64(mem.Total), want)
+	n, why := plan(mode, string(over), int64(min(total, 1<<62)), want)
 	if n == 0 {
 		return Status{Mode: mode, Note: why}
 	}

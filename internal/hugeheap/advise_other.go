@@ -2,6 +2,6 @@
 
 package hugeheap
 
-func setup(int64) Status {
+func setup(int64, uint64) Status {
 	return Status{Note: "huge pages are requested on Linux only"}
 }

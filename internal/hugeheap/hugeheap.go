@@ -34,10 +34,12 @@ func (s Status) String() string {
 }
 
 // Setup requests huge pages for the heap unless the environment (read by
-// getenv) turns the request off. It returns an error only for a value of
-// POPSIM_HUGEPAGES it does not know; a kernel that cannot give huge pages
-// is a Status, not an error. Call it first thing in main.
-func Setup(getenv func(string) string) (Status, error) {
+// getenv) turns the request off. memTotal is the machine's memory in bytes
+// (internal/meminfo; 0 when unknown, which requests nothing), which caps
+// the request. It returns an error only for a value of POPSIM_HUGEPAGES it
+// does not know; a kernel that cannot give huge pages is a Status, not an
+// error. Call it first thing in main.
+func Setup(getenv func(string) string, memTotal uint64) (Status, error) {
 	switch v := getenv(Env); v {
 	case "off":
 		return Status{Note: Env + "=off"}, nil
@@ -45,7 +47,7 @@ func Setup(getenv func(string) string) (Status, error) {
 	default:
 		return Status{}, fmt.Errorf("%s=%q: want on or off", Env, v)
 	}
-	return setup(DefaultSize), nil
+	return setup(DefaultSize, memTotal), nil
 }
 
 // parseMode returns the bracketed choice of a sysfs THP setting such as
@@ -71,6 +73,8 @@ func plan(mode, overcommit string, total, want int64) (int64, string) {
 		return 0, fmt.Sprintf("unknown mode %q", mode)
 	case strings.TrimSpace(overcommit) == "2":
 		return 0, "strict overcommit (vm.overcommit_memory=2)"
+	case total <= 0:
+		return 0, "the machine's memory is unknown"
 	}
 	n := min(want, total/2) &^ (hugePage - 1)
 	if n < 4*hugePage {

@@ -36,6 +36,7 @@ func TestPlan(t *testing.T) {
 		{"madvise", "0", gib + 3<<20, gib, gib / 2, ""},
 		{"madvise", "2\n", 8 * gib, gib, 0, "strict overcommit"},
 		{"madvise", "0", 12 << 20, gib, 0, "too little memory"},
+		{"madvise", "0", 0, gib, 0, "memory is unknown"},
 		{"always", "0", 8 * gib, gib, 0, "unasked"},
 		{"never", "0", 8 * gib, gib, 0, "gives none"},
 		{"defer", "0", 8 * gib, gib, 0, `unknown mode "defer"`},
@@ -60,12 +61,12 @@ func TestSetupEnvironment(t *testing.T) {
 			return v
 		}
 	}
-	st, err := Setup(env("off"))
+	st, err := Setup(env("off"), 8<<30)
 	if err != nil || st.Advised != 0 || st.String() != "none advised: POPSIM_HUGEPAGES=off" {
 		t.Errorf("Setup(off) = %v, %v", st, err)
 	}
 	for _, bad := range []string{"yes", "OFF", "1"} {
-		if _, err := Setup(env(bad)); err == nil || !strings.Contains(err.Error(), "want on or off") {
+		if _, err := Setup(env(bad), 8<<30); err == nil || !strings.Contains(err.Error(), "want on or off") {
 			t.Errorf("Setup(%q): error %v, want one naming on and off", bad, err)
 		}
 	}
