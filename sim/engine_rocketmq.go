@@ -178,7 +178,7 @@ func (s *sim) releasable() bool {
 // offsets that ReleaseConsumed has freed; its revive would read a released
 // message.
 func (s *sim) mayRenew() bool {
-	if r := s.cfg.Faults.Renew; r != (RenewSpec{}) || s.opts.renews {
+	if s.cfg.Faults.Renew != (RenewSpec{}) || s.opts.renews {
 		return true
 	}
 	for _, c := range s.cfg.Consumers {
