@@ -24,16 +24,21 @@ import (
 //   - the queue's min and max offsets, and so every offset query, offset
 //     correction and backlog count, stay as they were: only the messages'
 //     contents go;
+//   - a changeInvisibleTime writes its new record at its handle's offset
+//     whether or not the old record is still there (a stale handle's, or
+//     one delayed past the record's revive or ack), as upstream's does,
+//     and that record's revive reads the message. The caller names, per
+//     queue, the lowest offset such a request may still carry (floor: the
+//     handles its clients hold, and renewals on their way); nothing at or
+//     above it is released. A nil floor promises that no
+//     changeInvisibleTime comes at all;
 //   - the caller promises that nothing else reads the topic below those
 //     offsets: no group it did not name, no Pull with explicit offsets, no
 //     offset reset, no broker restart (which reloads older persisted
-//     offsets), no orderly consumption, and no changeInvisibleTime that
-//     may arrive after its record is gone (a stale handle's, or one
-//     delayed past the record's revive or ack: the KV path writes the new
-//     record at the handle's offset all the same, as upstream's does, and
-//     its revive reads the message there). The simulator calls it only for
-//     runs that have none of these (sim's rocketMQ adapter: no renewals,
-//     no RECONSUME_LATER).
+//     offsets), no orderly consumption. The simulator calls it only for
+//     runs that have none of these (sim's rocketMQ adapter), with the
+//     floor of the receipt handles its clients may still send
+//     (sim/pins.go) when they renew.
 //
 // Only the KV path releases topics' messages: the checkpoint path's
 // references to original messages (checkpoints in the buffer, in the
@@ -47,9 +52,10 @@ import (
 // read indexes a nil chunk and panics too, never returning a wrong message.
 
 // ReleaseConsumed frees the contents of topic's messages that the named
-// groups have all consumed and hold no lease on (see above), and returns how
-// many it freed. It changes no state a request can observe.
-func (b *Broker) ReleaseConsumed(topic string, groups []string) int {
+// groups have all consumed and hold no lease on, below floor[qid] for each
+// queue qid (a nil floor: no limit; see above), and returns how many it
+// freed. It changes no state a request can observe.
+func (b *Broker) ReleaseConsumed(topic string, groups []string, floor []int64) int {
 	t := b.topicNamed(topic)
 	if t == nil || !b.cfg.UsesKV() || len(groups) == 0 {
 		return 0
@@ -66,7 +72,11 @@ func (b *Broker) ReleaseConsumed(topic string, groups []string) int {
 	low := b.releaseWatermarks(t, pairs)
 	n := 0
 	for qid, q := range t.queues {
-		if w := low[qid]; w > q.min {
+		w := low[qid]
+		if qid < len(floor) {
+			w = min(w, floor[qid])
+		}
+		if w > q.min {
 			n += q.release(int(min(w, q.maxOffset())-q.min), b)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 func TestReleaseConsumed(t *testing.T) {
 	b := testBroker(t, KVConfig(), 1)
 	now := clock.Epoch
-	if n := b.ReleaseConsumed("t", []string{"g"}); n != 0 {
+	if n := b.ReleaseConsumed("t", []string{"g"}, nil); n != 0 {
 		t.Fatalf("released %d before the group popped", n)
 	}
 	const total = 5 * logChunk
@@ -40,7 +40,7 @@ func TestReleaseConsumed(t *testing.T) {
 		}
 		popped += len(res.Messages)
 	}
-	if n := b.ReleaseConsumed("t", []string{"g"}); n != logChunk {
+	if n := b.ReleaseConsumed("t", []string{"g"}, nil); n != logChunk {
 		t.Fatalf("released %d, want the first chunk only (%d): offset %d is in flight", n, logChunk, logChunk)
 	}
 	if min, max := b.MinOffset("t", 0), b.MaxOffset("t", 0); min != 0 || max != total {
@@ -54,10 +54,10 @@ func TestReleaseConsumed(t *testing.T) {
 		t.Fatalf("ack of the held message: %v", a.Code)
 	}
 	// Everything but the last chunk goes; a second call frees nothing more.
-	if n := b.ReleaseConsumed("t", []string{"g"}); n != 3*logChunk {
+	if n := b.ReleaseConsumed("t", []string{"g"}, nil); n != 3*logChunk {
 		t.Fatalf("released %d, want %d", n, 3*logChunk)
 	}
-	if n := b.ReleaseConsumed("t", []string{"g"}); n != 0 {
+	if n := b.ReleaseConsumed("t", []string{"g"}, nil); n != 0 {
 		t.Fatalf("released %d again", n)
 	}
 	if m, ok := b.Message("t", 0, total-1); !ok || string(m.Body) != "x" {
@@ -97,7 +97,7 @@ func TestReleaseConsumed(t *testing.T) {
 	// A group that never popped the topic holds everything back.
 	must(t, b.CreateGroup(DefaultGroup("h")))
 	b.Put(now, &model.Message{Topic: "t", Body: []byte("x")})
-	if n := b.ReleaseConsumed("t", []string{"g", "h"}); n != 0 {
+	if n := b.ReleaseConsumed("t", []string{"g", "h"}, nil); n != 0 {
 		t.Fatalf("released %d with a group that never popped", n)
 	}
 	// Retention still drops released chunks.
@@ -106,6 +106,55 @@ func TestReleaseConsumed(t *testing.T) {
 	}
 	if min := b.MinOffset("t", 0); min != 3*logChunk {
 		t.Fatalf("min offset %d after truncate", min)
+	}
+	if err := b.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A floor holds back what a late changeInvisibleTime may still name: the
+// renewal of a handle whose record is gone (acked here) writes a record at
+// its offset, which must still be there for that record's revive.
+func TestReleaseConsumedFloor(t *testing.T) {
+	b := testBroker(t, KVConfig(), 1)
+	now := clock.Epoch
+	const total = 4 * logChunk
+	for range total {
+		b.Put(now, &model.Message{Topic: "t", Body: []byte("x")})
+	}
+	var res PopResult
+	var late model.ReceiptHandle // the handle of offset logChunk+1, acked, renewed later
+	for popped := 0; popped < total; popped += len(res.Messages) {
+		b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}, &res)
+		if res.Code != model.Success {
+			t.Fatalf("pop after %d: %v", popped, res.Code)
+		}
+		for i := range res.Messages {
+			p := &res.Messages[i]
+			if p.Message.QueueOffset == logChunk+1 {
+				late = p.Handle
+			}
+			ack := NewAckRequest("g", p.Message.Topic, &p.Handle)
+			if a := b.Ack(now, &ack); a.Code != model.Success {
+				t.Fatalf("ack %d: %v", p.Message.QueueOffset, a.Code)
+			}
+		}
+	}
+	floor := []int64{logChunk + 1}
+	if n := b.ReleaseConsumed("t", []string{"g"}, floor); n != logChunk {
+		t.Fatalf("released %d under floor %d, want the first chunk only (%d)", n, floor[0], logChunk)
+	}
+	req := NewChangeInvisibleTimeRequest("g", "t", &late, 5*clock.Second)
+	if r := b.ChangeInvisibleTime(now, &req); r.Code != model.Success {
+		t.Fatalf("late renewal: %v", r.Code)
+	}
+	if err := b.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	// Its record revives the message, which is still there.
+	rv := b.Revive(now.Add(6 * clock.Second))
+	if len(rv.Revivals) != 1 {
+		t.Fatalf("%d revivals of the late renewal's record, want 1", len(rv.Revivals))
 	}
 	if err := b.CheckInvariants(); err != nil {
 		t.Fatal(err)
@@ -129,7 +178,7 @@ func TestReleaseConsumedCheckpointPath(t *testing.T) {
 	if u.Code != model.Success {
 		t.Fatalf("update consumer offset: %v", u.Code)
 	}
-	if n := b.ReleaseConsumed("t", []string{"g"}); n != 0 {
+	if n := b.ReleaseConsumed("t", []string{"g"}, nil); n != 0 {
 		t.Fatalf("released %d", n)
 	}
 }

@@ -1017,7 +1017,7 @@ func (a *rocketMQ) revive(now clock.Time, out *Outcome) {
 		// pages) would repeat its scan of the in-flight records.
 		a.releasedAt = now
 		for _, t := range a.release {
-			a.released += a.b.ReleaseConsumed(t.topic, t.groups)
+			a.released += a.b.ReleaseConsumed(t.topic, t.groups, nil)
 		}
 	}
 	if r.FullPage {
