@@ -56,6 +56,7 @@ type rocketMQ struct {
 	releaseRevive bool
 	releasedAt    clock.Time // the last release (one per ReviveIdleInterval)
 	released      int        // messages released so far (tests)
+	floor         []int64    // scratch for the release's floor (pins.floor)
 	// woken is Store's wakeup list, kept between puts so that a put
 	// allocates none; a Store holds it while it runs.
 	woken []pop.Wakeup
@@ -139,6 +140,9 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 	}
 	if !a.ck && s.releasable() {
 		a.release = releaseList(a.groups)
+		if s.pins == nil && s.mayRenew() {
+			s.pins = &pins{}
+		}
 	}
 	a.releaseRevive = a.ck && s.neverRestarts()
 	return a, nil
@@ -148,12 +152,13 @@ func newRocketMQ(s *sim, cfg pop.Config, idx int32) (*rocketMQ, error) {
 // groups' commit offsets and in-flight records, so that the broker may free
 // what they consumed (pop.Broker.ReleaseConsumed): every consumer is a
 // simple (POP) consumer, no group consumes orderly or changes request mode,
-// no consumer renews (mayRenew), and the broker never restarts or stops,
-// by its fault clocks or a fault schedule (a restart reloads older
-// persisted offsets and reads again from there). Anything else keeps every message, as RocketMQ's commit log does
-// until its retention time.
+// and the broker never restarts or stops, by its fault clocks or a fault
+// schedule (a restart reloads older persisted offsets and reads again from
+// there). Anything else keeps every message, as RocketMQ's commit log does
+// until its retention time. A run whose consumers renew (mayRenew) also
+// keeps what a renewal may still name (pins.go).
 func (s *sim) releasable() bool {
-	if !s.neverRestarts() || s.mayRenew() {
+	if !s.neverRestarts() {
 		return false
 	}
 	for _, c := range s.cfg.Consumers {
@@ -173,10 +178,8 @@ func (s *sim) releasable() bool {
 // injected renewals (by fault clocks or a fault schedule), the proxy's
 // auto-renewal, or a RECONSUME_LATER answer. On the KV path a renewal
 // writes a new in-flight record at its handle's offset whether or not the
-// old record is still there (as upstream's does), and a late one (a stale
-// handle, or one delayed past the record's revive) lands below the
-// offsets that ReleaseConsumed has freed; its revive would read a released
-// message.
+// old record is still there (as upstream's does), so a release must keep
+// what the handles clients may still send name (pins.go).
 func (s *sim) mayRenew() bool {
 	if s.cfg.Faults.Renew != (RenewSpec{}) || s.opts.renews {
 		return true
@@ -200,6 +203,16 @@ func (s *sim) mayRenew() bool {
 func (s *sim) neverRestarts() bool {
 	f := &s.cfg.Faults
 	return !s.opts.restarts && f.BrokerRestart.Every == 0 && f.BrokerStop.Every == 0
+}
+
+// releaseFloor is the lowest offset, per queue of topic on this broker, a
+// renewal may still carry (nil: the run renews nothing).
+func (a *rocketMQ) releaseFloor(topic string) []int64 {
+	if a.s.pins == nil {
+		return nil
+	}
+	a.floor = a.s.pins.floor(a.idx, topic, a.floor)
+	return a.floor
 }
 
 // releaseList groups the adapter's groups by topic, in first-seen order.
@@ -441,6 +454,7 @@ type changeReq struct {
 	// renewal: the proxy's managed registration the handle came from (the
 	// auto-renewal's id for changeRenew; 0 when the client's own handle).
 	renewal uint64
+	pin     int32 // its handle's pin until the engine has it (pins.go)
 }
 
 // pullReq is the Pull baseline's pull.
@@ -903,6 +917,7 @@ func (a *rocketMQ) change(now clock.Time, r *changeReq, out *Outcome) {
 		r.req.InvisibleTime = clock.MillisDuration(left)
 	}
 	r.res = a.b.ChangeInvisibleTime(now, &r.req)
+	a.s.pins.drop(&r.pin)
 	res := &r.res
 	a.traceLapses(now, res.Lapsed, res.Lease)
 	// A renewal that keeps its deadline writes the new record over the old
@@ -1017,7 +1032,7 @@ func (a *rocketMQ) revive(now clock.Time, out *Outcome) {
 		// pages) would repeat its scan of the in-flight records.
 		a.releasedAt = now
 		for _, t := range a.release {
-			a.released += a.b.ReleaseConsumed(t.topic, t.groups, nil)
+			a.released += a.b.ReleaseConsumed(t.topic, t.groups, a.releaseFloor(t.topic))
 		}
 	}
 	if r.FullPage {

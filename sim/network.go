@@ -114,6 +114,8 @@ func (s *sim) atEngine(r Request) {
 	case *ackReq:
 		r.recycle(s)
 	case *popReq, *receiveReq:
+	case *changeReq:
+		s.pins.drop(&r.pin) // served, or dropped on its way
 	case recyclable:
 		r.recycle(s)
 	}

@@ -14,6 +14,7 @@ type popHeld struct {
 	held
 	handle model.ReceiptHandle
 	loop   *popLoop // the push consumer's pop loop it came from (broker-assigned queues; assign.go)
+	pin    int32    // its handle's pin while its client may renew with it (pins.go)
 }
 
 // ownedHeld is a popHeld with its own copy of the message, for a client
@@ -47,12 +48,16 @@ func (s *sim) deliverOwned(c *consumer, m *pop.PoppedMessage, h *popHeld) *popHe
 // delivery.
 func (s *sim) deliverAs(h *popHeld, c *consumer, m *pop.PoppedMessage, msg *model.Message) {
 	// Cleared, then field by field: a composite literal is built aside
-	// and copied over.
+	// and copied over. A pin it kept (pins.add) stays its own.
+	pin := h.pin
 	*h = popHeld{}
 	x := &h.held
 	x.c, x.epoch, x.msg, x.lease, x.topic = c, c.epoch, msg, m.Lease, livesIn(m, c.g.name)
 	x.queue, x.broker, x.offset, x.deliveredAt = m.Handle.QueueID, s.rt.brokerOf(m.Handle.BrokerName), m.Handle.QueueOffset, s.q.now()
-	h.handle = m.Handle
+	h.handle, h.pin = m.Handle, pin
+	if s.pins != nil {
+		s.pins.add(&h.pin, x.handlePin(pinHeld))
+	}
 	s.deliver(x, m.Message.ReconsumeTimes, m.Message.Topic)
 }
 
@@ -152,6 +157,7 @@ const (
 func (s *sim) newChange(c *consumer, h *popHeld, msg model.MsgID, req pop.ChangeInvisibleTimeRequest, lease model.LeaseID, why changePurpose, reason model.Reason) *changeReq {
 	r := &changeReq{req: req, h: h, msg: msg, lease: lease, why: why}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossChange, reply: why == changeRenew || why == changeFault, broker: s.rt.brokerOf(req.Handle.BrokerName)}
+	s.pins.add(&r.pin, pin{topic: req.Topic, broker: r.broker, queue: req.QueueID, offset: req.Offset, what: pinRequest})
 	s.emit(model.Event{Kind: model.EvRenew, Client: c.idx, Msg: msg, Lease: lease, Span: req.InvisibleTime, Reason: reason})
 	return r
 }

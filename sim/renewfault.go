@@ -15,6 +15,7 @@ type renewFault struct {
 	handle model.ReceiptHandle // POP: the handle at delivery (the after-revive edge keeps it)
 	lease  model.LeaseID       // the lease at delivery
 	dl     clock.Time          // the lease end it targets
+	pin    int32               // its handle's pin until it fires (pins.go)
 }
 
 // injectRenewals draws, per delivered message, which renewal edges to
@@ -45,6 +46,7 @@ func (s *sim) injectRenewals(c *consumer, w work, dl clock.Time) {
 		f := &renewFault{w: w, edge: e, lease: h.lease, dl: dl}
 		if ph, ok := w.(*popHeld); ok {
 			f.handle = ph.handle
+			s.pins.add(&f.pin, h.handlePin(pinFault))
 		}
 		at := s.q.now()
 		switch e {
@@ -64,6 +66,7 @@ func (s *sim) injectRenewals(c *consumer, w work, dl clock.Time) {
 // its proxy, which may reject an expired handle.
 func (s *sim) faultRenew(c *consumer, f *renewFault) {
 	h := f.w.(*popHeld)
+	s.pins.drop(&f.pin) // the renewal it sends, if any, pins the handle from here
 	// Decided during the safety phase, an injected renewal may still land
 	// in the liveness phase: it is the consequence of an earlier fault.
 	if f.edge != renewAfterRevive && h.finished {

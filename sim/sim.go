@@ -127,7 +127,10 @@ type sim struct {
 	freePuts  []*putReq       // finished putReqs, for reuse (newPutReq)
 	engCopies bool            // the engine's Store copies the message (copyingStore)
 	renewals  []proxy.Renewal // scratch for a proxy's due renewals
-	positions []Position      // scratch for the engine's positions
+	// pins: the receipt handles clients may still renew with, in a run
+	// that releases consumed messages and renews (nil otherwise: pins.go).
+	pins      *pins
+	positions []Position // scratch for the engine's positions
 	commits   map[commitKey]int64
 
 	start, safetyEnd, drainEnd clock.Time

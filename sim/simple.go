@@ -298,6 +298,7 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 		}
 	}
 	h.finished = true // whatever the outcome, the client is done with h
+	s.pins.drop(&h.pin)
 	p.done(h)
 	if p.ord != nil {
 		if h.outcome.Succeeded() {
