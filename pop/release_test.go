@@ -118,28 +118,12 @@ func TestReleaseConsumed(t *testing.T) {
 func TestReleaseConsumedFloor(t *testing.T) {
 	b := testBroker(t, KVConfig(), 1)
 	now := clock.Epoch
-	const total = 4 * logChunk
-	for range total {
-		b.Put(now, &model.Message{Topic: "t", Body: []byte("x")})
-	}
-	var res PopResult
 	var late model.ReceiptHandle // the handle of offset logChunk+1, acked, renewed later
-	for popped := 0; popped < total; popped += len(res.Messages) {
-		b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}, &res)
-		if res.Code != model.Success {
-			t.Fatalf("pop after %d: %v", popped, res.Code)
+	putPopAckAll(t, b, &now, 4*logChunk, func(p *PoppedMessage) {
+		if p.Message.QueueOffset == logChunk+1 {
+			late = p.Handle
 		}
-		for i := range res.Messages {
-			p := &res.Messages[i]
-			if p.Message.QueueOffset == logChunk+1 {
-				late = p.Handle
-			}
-			ack := NewAckRequest("g", p.Message.Topic, &p.Handle)
-			if a := b.Ack(now, &ack); a.Code != model.Success {
-				t.Fatalf("ack %d: %v", p.Message.QueueOffset, a.Code)
-			}
-		}
-	}
+	}, nil)
 	floor := []int64{logChunk + 1}
 	if n := b.ReleaseConsumed("t", []string{"g"}, floor); n != logChunk {
 		t.Fatalf("released %d under floor %d, want the first chunk only (%d)", n, floor[0], logChunk)
@@ -158,6 +142,36 @@ func TestReleaseConsumedFloor(t *testing.T) {
 	}
 	if err := b.CheckInvariants(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// putPopAckAll puts n messages to topic t, then pops them 32 at a time as
+// group g at *now and acks each, handing it to seen first (nil: none) and
+// calling round after each pop (nil: none).
+func putPopAckAll(t *testing.T, b *Broker, now *clock.Time, n int, seen func(*PoppedMessage), round func()) {
+	t.Helper()
+	for range n {
+		b.Put(*now, &model.Message{Topic: "t", Body: []byte("x")})
+	}
+	var res PopResult
+	for popped := 0; popped < n; popped += len(res.Messages) {
+		b.Pop(*now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}, &res)
+		if res.Code != model.Success {
+			t.Fatalf("pop after %d: %v", popped, res.Code)
+		}
+		for i := range res.Messages {
+			p := &res.Messages[i]
+			if seen != nil {
+				seen(p)
+			}
+			ack := NewAckRequest("g", p.Message.Topic, &p.Handle)
+			if a := b.Ack(*now, &ack); a.Code != model.Success {
+				t.Fatalf("ack %d: %v", p.Message.QueueOffset, a.Code)
+			}
+		}
+		if round != nil {
+			round()
+		}
 	}
 }
 
@@ -237,25 +251,10 @@ func TestReleaseRevive(t *testing.T) {
 	now := clock.Epoch
 	rt := model.ReviveTopic(cfg.ClusterName)
 	popAckAll := func(n int) {
-		for range n {
-			b.Put(now, &model.Message{Topic: "t", Body: []byte("x")})
-		}
-		var res PopResult
-		for popped := 0; popped < n; popped += len(res.Messages) {
-			b.Pop(now, &PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 32, InvisibleTime: 60 * clock.Second}, &res)
-			if res.Code != model.Success {
-				t.Fatalf("pop after %d: %v", popped, res.Code)
-			}
-			for i := range res.Messages {
-				p := &res.Messages[i]
-				ack := NewAckRequest("g", p.Message.Topic, &p.Handle)
-				if a := b.Ack(now, &ack); a.Code != model.Success {
-					t.Fatalf("ack %d: %v", p.Message.QueueOffset, a.Code)
-				}
-			}
+		putPopAckAll(t, b, &now, n, nil, func() {
 			now = now.Add(clock.Second) // a pop a second, as the rounds see them
 			b.CheckpointTick(now)
-		}
+		})
 	}
 	// release checks that a release frees nothing the rounds may read:
 	// nothing above both the in-memory and the committed revive offset.
