@@ -1,9 +1,7 @@
 package pop
 
 import (
-	"runtime"
 	"testing"
-	"weak"
 
 	"popsim/clock"
 	"popsim/model"
@@ -62,45 +60,54 @@ func TestCkPopAckAllocs(t *testing.T) {
 
 // A wrapper is freed once the buffer and its commit queue let it go,
 // while its ref lives on until its CK is revived: the two are allocated
-// apart (newWrapper; a ref is its CK body's own, ckBody.own). Allocated side
-// by side, every wrapper stayed for its ref's invisible time.
-func TestCkWrapperOutlivesNotItsRef(t *testing.T) {
+// apart (newWrapper; a ref is its CK body's own, ckBody.own), and a
+// freed wrapper is reused by the next CK (ckBuffer.free). Rounds of pops
+// whose wrappers the buffer scans let go between them use the first
+// round's wrappers again, none of them held by a ref's merge-key entry
+// once free, where a wrapper never reused took a new one per CK (and,
+// allocated beside the refs, had stayed for their invisible time).
+func TestCkWrapperFreedAndReused(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.EnablePopBufferMerge = false // every pop's CK is written at once and its wrapper done
 	br := newTopicGroupBroker(t, cfg)
 	now := clock.Epoch
-	const n = 3 * wrapperSlab
-	for range n {
+	const n, rounds = wrapperSlab + 5, 4
+	for range n * rounds {
 		br.Put(now, &model.Message{Topic: "t"})
 	}
 	req := PopRequest{ConsumerGroup: "g", Topic: "t", QueueID: -1, MaxMsgNums: 1, InvisibleTime: 60 * clock.Second}
 	var res PopResult
-	var first weak.Pointer[wrapper]
-	for i := range n {
-		now = now.Add(clock.Millisecond)
-		br.Pop(now, &req, &res)
-		if len(res.Messages) != 1 {
-			t.Fatalf("pop %d: popped %d", i, len(res.Messages))
+	used := map[*wrapper]bool{}
+	for round := range rounds {
+		for i := range n {
+			now = now.Add(clock.Millisecond)
+			br.Pop(now, &req, &res)
+			if len(res.Messages) != 1 {
+				t.Fatalf("round %d, pop %d: popped %d", round, i, len(res.Messages))
+			}
+			used[br.buf.order[len(br.buf.order)-1]] = true
 		}
-		if i == 0 {
-			first = weak.Make(br.buf.order[len(br.buf.order)-1])
+		for end := now.Add(5 * clock.Second); ; { // buffer scans, well inside the invisible time
+			at, ok := br.NextCheckpointTick()
+			if !ok || at > end {
+				break
+			}
+			br.CheckpointTick(at)
+		}
+		now = now.Add(5 * clock.Second)
+		if len(br.buf.order) != 0 || br.ckl.byFirst.len() != n*(round+1) || len(br.buf.free) != n {
+			t.Fatalf("round %d: %d wrappers buffered, %d free, %d live refs: want 0, %d and %d",
+				round, len(br.buf.order), len(br.buf.free), br.ckl.byFirst.len(), n, n*(round+1))
+		}
+		for _, w := range br.buf.free {
+			if w.inBuf || w.inCQ || w.ref.e.w == w {
+				t.Fatalf("round %d: free wrapper %q held (buffered %v, queued %v, its entry's %v)", round, w.mkey, w.inBuf, w.inCQ, w.ref.e.w == w)
+			}
 		}
 	}
-	for end := now.Add(5 * clock.Second); ; { // buffer scans, well inside the invisible time
-		at, ok := br.NextCheckpointTick()
-		if !ok || at > end {
-			break
-		}
-		br.CheckpointTick(at)
+	if len(used) != n {
+		t.Errorf("%d CKs took %d wrappers, want the first round's %d", n*rounds, len(used), n)
 	}
-	if len(br.buf.order) != 0 || br.ckl.byFirst.len() != n {
-		t.Fatalf("%d wrappers buffered, %d live refs: want 0 and %d", len(br.buf.order), br.ckl.byFirst.len(), n)
-	}
-	runtime.GC()
-	if first.Value() != nil {
-		t.Error("the first pop's wrapper is still referenced while its ref lives")
-	}
-	runtime.KeepAlive(br) // its refs live on
 }
 
 // A CK's ref is its body's own (ckBody.own), bound to it: a round reading

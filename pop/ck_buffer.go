@@ -27,8 +27,12 @@ type wrapper struct {
 	next   int64  // nextBeginOffset
 	rq     int32
 	// justOffset: the CK was written at once (or is a mock); ckStored: its
-	// CK message is written (reviveQueueOffset >= 0). (In rq's word.)
+	// CK message is written (reviveQueueOffset >= 0). inBuf and inCQ: the
+	// buffer (its order and its key's entry) and the commit queue of lock
+	// hold it; once neither does, it is free (ckBuffer.let). (In rq's
+	// word.)
 	justOffset, ckStored bool
+	inBuf, inCQ          bool
 }
 
 func (w *wrapper) numMask() uint32 { return uint32(1)<<uint(w.ck.Num) - 1 }
@@ -69,6 +73,9 @@ type ckBuffer struct {
 	// scan is the scan's copy of order (which the scan changes), kept
 	// for the next scan's.
 	scan []*wrapper
+	// free are the wrappers neither the buffer nor a commit queue holds
+	// any more, which newWrapper reuses (let).
+	free []*wrapper
 }
 
 func newCkBuffer(keys *mkTable) *ckBuffer {
@@ -136,15 +143,19 @@ func (f *ckBuffer) enqueue(w *wrapper) {
 	}
 	cq.time = w.ck.PopTime
 	cq.ws = append(cq.ws, w)
+	w.inCQ = true
 }
 
 // add buffers w, whose ref holds its merge key's entry.
 func (f *ckBuffer) add(w *wrapper) {
 	w.ref.e.w = w
+	w.inBuf = true
 	f.order = append(f.order, w)
 	f.counter++
 }
 
+// remove takes w out of the buffer. The caller may still read w until
+// the next newWrapper, which alone writes a free wrapper.
 func (f *ckBuffer) remove(w *wrapper) {
 	e := w.ref.e
 	if invariants {
@@ -167,6 +178,35 @@ func (f *ckBuffer) remove(w *wrapper) {
 		}
 	}
 	f.counter--
+	f.let(w, &w.inBuf)
+}
+
+// let records that w's holder whose flag is held (w.inBuf or w.inCQ) let
+// it go, and frees w once neither holds it: a wrapper lives a scan or
+// two, and the 60 k of a run, allocated one after the other, had been
+// 3.8 MB of new memory whose every line the pop writing one missed.
+func (f *ckBuffer) let(w *wrapper, held *bool) {
+	if invariants {
+		assertf(*held, "buffer: wrapper %q let go by a holder that does not hold it", w.mkey)
+	}
+	*held = false
+	if w.inBuf || w.inCQ {
+		return
+	}
+	if invariants {
+		assertf(w.ref == nil || w.ref.e.w != w, "buffer: wrapper %q freed while its key's entry holds it", w.mkey)
+		for _, x := range f.order {
+			assertf(x != w, "buffer: wrapper %q freed while buffered", w.mkey)
+		}
+	}
+	f.free = append(f.free, w)
+}
+
+// dropQueue lets go of the wrappers of cq, whose commit queue is gone.
+func (f *ckBuffer) dropQueue(cq *commitQueue) {
+	for _, w := range cq.ws {
+		f.let(w, &w.inCQ)
+	}
 }
 
 // clearQueue is clearOffsetQueue (an admin reset taken by a pop, which
@@ -178,6 +218,7 @@ func (f *ckBuffer) clearQueue(k qkey) {
 	}
 	delete(f.commits, k)
 	f.lastCQ = nil
+	f.dropQueue(cq)
 	for i, x := range f.corder {
 		if x == cq {
 			f.corder = append(f.corder[:i], f.corder[i+1:]...)
@@ -189,12 +230,14 @@ func (f *ckBuffer) clearQueue(k qkey) {
 // Wrappers are allocated a block at a time (wrapperSlab: 63 wrappers of
 // 64 bytes, with the 8-byte header Go's allocator puts before an object
 // with pointers larger than 512 bytes, fill a 4 KiB size class; 64
-// wrappers took the 4 864-byte one), in blocks of their own, from which
-// they are never reused: a block goes once none of its entries is
-// referenced. A wrapper lives until the buffer and its commit queue let
-// it go (a scan or two), much less than its CK's ref (the invisible
-// time), which its CK's body holds (ckBody.own); allocated beside the
-// refs, each wrapper had stayed for as long as they did (newWrapper). The
+// wrappers took the 4 864-byte one), in blocks of their own. A wrapper
+// lives until the buffer and its commit queue let it go (a scan or two),
+// much less than its CK's ref (the invisible time), which its CK's body
+// holds (ckBody.own); allocated beside the refs, each wrapper had stayed
+// for as long as they did (newWrapper). Once both let it go it is reused
+// (ckBuffer.free), most recently freed first, whose lines the cache is
+// likeliest to hold: a block is taken only when none is free, and goes
+// once none of its entries is referenced (a restart's buffer's). The
 // wrapper's CK is the ref's, which the CK's body holds (newCkBody); a
 // mock's wrapper has a CK of its own.
 const wrapperSlab = 63
@@ -203,11 +246,14 @@ const wrapperSlab = 63
 // CK's merge key and lock its queue key (group and topic ck.CID and
 // ck.Topic, queue ck.QueueID), which the caller has already.
 func (b *Broker) newWrapper(ck *model.PopCheckPoint, mkey string, lock qkey, rq int32, next int64, justOffset bool) *wrapper {
-	if len(b.ckl.wslab) == 0 {
-		b.ckl.wslab = b.slabs.wrappers.take(wrapperSlab)
+	w, ok := takeLast(&b.buf.free)
+	if !ok {
+		if len(b.ckl.wslab) == 0 {
+			b.ckl.wslab = b.slabs.wrappers.take(wrapperSlab)
+		}
+		w = &b.ckl.wslab[0]
+		b.ckl.wslab = b.ckl.wslab[1:]
 	}
-	w := &b.ckl.wslab[0]
-	b.ckl.wslab = b.ckl.wslab[1:]
 	*w = wrapper{rq: rq, ck: ck, mkey: mkey, lock: lock, next: next, justOffset: justOffset}
 	return w
 }
@@ -453,7 +499,8 @@ func (b *Broker) writeMergedAcks(nowMs int64, w *wrapper, res *CheckpointResult)
 // holds back the ones behind it. The queue lock is always free: popsim's
 // broker is single-threaded.
 func (b *Broker) scanCommitOffset(res *CheckpointResult) {
-	for _, cq := range b.buf.corder {
+	f := b.buf
+	for _, cq := range f.corder {
 		n := 0
 		for n < len(cq.ws) && cq.ws[n].done() {
 			w := cq.ws[n]
@@ -462,6 +509,7 @@ func (b *Broker) scanCommitOffset(res *CheckpointResult) {
 				p := b.names.pairs[w.lock.pair]
 				res.Buffer.Commits = append(res.Buffer.Commits, OffsetState{Group: p.group, Topic: p.topic, QueueID: w.lock.qid, Commit: w.next, Pull: -1, Reset: -1})
 			}
+			f.let(w, &w.inCQ) // the queue drops it below
 			n++
 		}
 		if n > 0 {
@@ -481,6 +529,7 @@ func (b *Broker) scanGarbage(nowMs int64) {
 		_, group := b.groups[p.group]
 		if b.topics[p.topic] == nil || !group || nowMs-cq.time > CommitQueueIdle {
 			delete(f.commits, cq.key)
+			f.dropQueue(cq)
 			if f.lastCQ == cq {
 				f.lastCQ = nil
 			}
