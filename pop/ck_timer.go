@@ -64,6 +64,16 @@ type timerSlot struct {
 	head int
 }
 
+// reserve gives s room for n messages when it has less: a new slot is
+// given its queue's last slot's count, which the messages of one delivery
+// time reach one by one, and an array grown by append to that length had
+// allocated twice its final room on the way (the default run's 1.5 MB).
+func (s *timerSlot) reserve(n int) {
+	if cap(s.msgs) < n {
+		s.msgs = make([]*reviveBody, 0, n)
+	}
+}
+
 // timerLess reports that a message due at aDue, put seq aSeq, comes
 // before one due at bDue, put bSeq.
 func timerLess(aDue int64, aSeq uint64, bDue int64, bSeq uint64) bool {
@@ -121,6 +131,9 @@ func (t *timerStore) add(m *reviveBody, due int64) {
 	switch i := len(live) - 1; {
 	case i < 0 || live[i].due < due: // after every held message, as a CK usually is
 		s = t.newSlot(due)
+		if i >= 0 {
+			s.reserve(len(live[i].msgs))
+		}
 		tq.slots = append(tq.slots, s)
 	case live[i].due == due:
 		s = live[i]

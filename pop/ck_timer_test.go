@@ -187,3 +187,28 @@ func TestTimerWarmReadsAhead(t *testing.T) {
 		t.Fatalf("after warm(2000): read %b, want %b", tm.warmed, want)
 	}
 }
+
+// A slot made after every held message (a CK's, as a rule) has room for
+// as many messages as the queue's last slot holds (timerSlot.reserve), so
+// that its messages do not grow its array one doubling at a time; a slot
+// reused with room enough keeps its array.
+func TestTimerNewSlotReserved(t *testing.T) {
+	var tm timerStore
+	const n = 37
+	for range n {
+		tm.add(&reviveBody{rq: 1}, 5000)
+	}
+	tm.add(&reviveBody{rq: 1}, 6000)
+	tq := &tm.queues[1]
+	if s := tq.slots[len(tq.slots)-1]; s.due != 6000 || len(s.msgs) != 1 || cap(s.msgs) < n {
+		t.Fatalf("new slot due %d holds %d messages with room for %d, want 1 at 6000 with room for %d", s.due, len(s.msgs), cap(s.msgs), n)
+	}
+	for range n + 1 { // both slots delivered: freed, their arrays kept
+		m, _, _ := tm.minFor(1)
+		tm.removeMin(m)
+	}
+	tm.add(&reviveBody{rq: 1}, 7000) // the queue's first slot: none to go by, a free one
+	if s := tq.slots[len(tq.slots)-1]; s.due != 7000 || cap(s.msgs) < n {
+		t.Fatalf("reused slot due %d has room for %d, want its array's %d", s.due, cap(s.msgs), n)
+	}
+}
