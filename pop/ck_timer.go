@@ -65,9 +65,10 @@ type timerSlot struct {
 }
 
 // reserve gives s room for n messages when it has less: a new slot is
-// given its queue's last slot's count, which the messages of one delivery
-// time reach one by one, and an array grown by append to that length had
-// allocated twice its final room on the way (the default run's 1.5 MB).
+// given its queue's last slot's room, which the messages of one delivery
+// time fill one by one (late acks join a slot after the next is made),
+// and an array grown by append to that length had allocated twice its
+// final room on the way (the default run's 1.5 MB).
 func (s *timerSlot) reserve(n int) {
 	if cap(s.msgs) < n {
 		s.msgs = make([]*reviveBody, 0, n)
@@ -132,7 +133,7 @@ func (t *timerStore) add(m *reviveBody, due int64) {
 	case i < 0 || live[i].due < due: // after every held message, as a CK usually is
 		s = t.newSlot(due)
 		if i >= 0 {
-			s.reserve(len(live[i].msgs))
+			s.reserve(cap(live[i].msgs))
 		}
 		tq.slots = append(tq.slots, s)
 	case live[i].due == due:

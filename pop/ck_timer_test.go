@@ -189,7 +189,7 @@ func TestTimerWarmReadsAhead(t *testing.T) {
 }
 
 // A slot made after every held message (a CK's, as a rule) has room for
-// as many messages as the queue's last slot holds (timerSlot.reserve), so
+// as many messages as the queue's last slot has (timerSlot.reserve), so
 // that its messages do not grow its array one doubling at a time; a slot
 // reused with room enough keeps its array.
 func TestTimerNewSlotReserved(t *testing.T) {
