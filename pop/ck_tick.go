@@ -30,7 +30,8 @@ type CheckpointResult struct {
 	// Failures lists the store writes the faults failed, in order.
 	Failures []WriteFailure
 	// Buffer is what the buffer scans did; Rounds the revive rounds that
-	// finished.
+	// finished (the broker reuses its storage: it is valid until the next
+	// CheckpointTick).
 	Buffer BufferScan
 	Rounds []ReviveRound
 }
@@ -90,6 +91,7 @@ func (b *Broker) CheckpointTick(now clock.Time) CheckpointResult {
 	clear(b.scratch.revivals) // the previous tick's, no longer the caller's
 	res.Revivals = b.scratch.revivals[:0]
 	res.Buffer.Commits = b.scratch.commits[:0]
+	res.Rounds = b.scratch.rounds[:0]
 	for {
 		ts, scan := b.nextScan()
 		s, tr := b.nextService()
@@ -100,12 +102,15 @@ func (b *Broker) CheckpointTick(now clock.Time) CheckpointResult {
 			b.stepService(s, tr, &res)
 		default:
 			b.settleEmptyPulls(nowMs)
-			b.scratch.revivals, b.scratch.commits = res.Revivals, res.Buffer.Commits
+			b.scratch.revivals, b.scratch.commits, b.scratch.rounds = res.Revivals, res.Buffer.Commits, res.Rounds
 			if len(res.Revivals) == 0 {
 				res.Revivals = nil
 			}
 			if len(res.Buffer.Commits) == 0 {
 				res.Buffer.Commits = nil
+			}
+			if len(res.Rounds) == 0 {
+				res.Rounds = nil
 			}
 			return res
 		}

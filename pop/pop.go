@@ -264,8 +264,8 @@ func (c *popContext) setHandle(h *model.ReceiptHandle, popTime int64, reviveQid 
 }
 
 // popScratch holds the buffers a pop reuses from the previous one. Nothing
-// in them outlives a call, but for revivals: CheckpointTick's result, the
-// caller's until the next tick.
+// in them outlives a call, but for revivals, commits and rounds:
+// CheckpointTick's result, the caller's until the next tick.
 type popScratch struct {
 	records  []rec
 	stages   []qkey
@@ -273,6 +273,7 @@ type popScratch struct {
 	offs     []int64
 	revivals []Revival
 	commits  []OffsetState // CheckpointTick's buffer commits
+	rounds   []ReviveRound // CheckpointTick's revive rounds
 	relPairs []uint32      // ReleaseConsumed's groups
 	relLow   []int64       // ReleaseConsumed's watermarks
 	expired  []rec         // Revive's page of expired records
