@@ -37,6 +37,10 @@
 //   - The adapter (engine_rocketmq.go) wraps pop.Broker behind the seam: it
 //     re-runs woken parked pops and held pulls as RocketMQ resubmits them,
 //     and turns every broker result into trace events after the call.
+//     Where nothing can read an old offset, its revive pass frees the
+//     messages every group consumed (pop.Broker.ReleaseConsumed), below the
+//     floor of the receipt handles clients may still renew with when they
+//     renew (pins.go).
 //   - The network (network.go): request and response latencies, lost
 //     requests versus lost answers per request type, client timeouts.
 //   - The broker cost model (broker.go, brokerconfig.go; off unless
