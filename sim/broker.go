@@ -273,10 +273,7 @@ func (b *broker) serve(j *brokerJob) clock.Duration {
 		s.storeOnly(j.put.p, j.put.msg, j.put.intended)
 		s.meter.putServed(j.put.msg.ID, now.Sub(j.arrived), now)
 	} else if r := j.r; r.base().epoch != r.base().c.epoch {
-		s.traceLost(r, model.RClientGone) // its client crashed while it waited
-		if cr, ok := r.(*changeReq); ok {
-			s.pins.drop(&cr.pin)
-		}
+		s.lostOnWay(r, model.RClientGone) // its client crashed while it waited
 		return 0
 	} else {
 		if pop {

@@ -96,9 +96,9 @@ func (s *sim) atEngine(r Request) {
 	_, b := wire(r)
 	switch {
 	case b.epoch != b.c.epoch:
-		s.traceLost(r, model.RClientGone)
+		s.lostOnWay(r, model.RClientGone)
 	case s.lost(b.loss, false):
-		s.traceLost(r, model.RRequest)
+		s.lostOnWay(r, model.RRequest)
 	case len(s.brks) > 0:
 		s.brks[b.broker].request(r) // it waits for a thread and a core; the broker recycles it
 		return
@@ -114,10 +114,18 @@ func (s *sim) atEngine(r Request) {
 	case *ackReq:
 		r.recycle(s)
 	case *popReq, *receiveReq:
-	case *changeReq:
-		s.pins.drop(&r.pin) // served, or dropped on its way
 	case recyclable:
 		r.recycle(s)
+	}
+}
+
+// lostOnWay traces r lost before the engine had it (why: its client is
+// gone, or the request was lost); a renewal's handle is pinned no more
+// (pins.go), as the engine serves it never.
+func (s *sim) lostOnWay(r Request, why model.Reason) {
+	s.traceLost(r, why)
+	if cr, ok := r.(*changeReq); ok {
+		s.pins.drop(&cr.pin)
 	}
 }
 

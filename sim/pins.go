@@ -59,18 +59,13 @@ type pins struct {
 	ps []pin
 }
 
-// add pins a handle for owner slot, or moves its pin there when slot
-// holds one already (a held message delivered again into a recycled
-// holder).
+// add pins a handle for owner slot, which holds none (its owner is new,
+// or dropped its pin before it was reused).
 func (p *pins) add(slot *int32, x pin) {
 	if p == nil {
 		return
 	}
 	x.slot = slot
-	if i := *slot - 1; i >= 0 {
-		p.ps[i] = x
-		return
-	}
 	p.ps = append(p.ps, x)
 	*slot = int32(len(p.ps))
 }

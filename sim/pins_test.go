@@ -27,6 +27,7 @@ func TestPinsMatchReference(t *testing.T) {
 					x.c = cons[rapid.IntRange(0, 1).Draw(rt, "consumer")]
 					x.epoch = x.c.epoch
 				}
+				p.drop(&slots[o]) // as a reused owner does before it pins again
 				p.add(&slots[o], x)
 				x.slot = &slots[o]
 				ref[o] = x

@@ -47,14 +47,16 @@ func (s *sim) deliverOwned(c *consumer, m *pop.PoppedMessage, h *popHeld) *popHe
 // deliverAs fills h for popped message m, held as msg, and traces its
 // delivery.
 func (s *sim) deliverAs(h *popHeld, c *consumer, m *pop.PoppedMessage, msg *model.Message) {
+	if s.pins != nil {
+		s.pins.drop(&h.pin) // a recycled holder's, were it still pinned
+	}
 	// Cleared, then field by field: a composite literal is built aside
-	// and copied over. A pin it kept (pins.add) stays its own.
-	pin := h.pin
+	// and copied over.
 	*h = popHeld{}
 	x := &h.held
 	x.c, x.epoch, x.msg, x.lease, x.topic = c, c.epoch, msg, m.Lease, livesIn(m, c.g.name)
 	x.queue, x.broker, x.offset, x.deliveredAt = m.Handle.QueueID, s.rt.brokerOf(m.Handle.BrokerName), m.Handle.QueueOffset, s.q.now()
-	h.handle, h.pin = m.Handle, pin
+	h.handle = m.Handle
 	if s.pins != nil {
 		s.pins.add(&h.pin, x.handlePin(pinHeld))
 	}
