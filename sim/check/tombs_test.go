@@ -15,7 +15,35 @@ import (
 // behind, drops below the commit offset), stored by put or by forgot.
 func TestTombstonesMatchMap(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
-		matchMap(t, seed, 20000, nil)
+		matchMap(t, seed, 20000, nil, false)
+	}
+}
+
+// The slots outside a queue's window may hold anything (tombQueue): with
+// every one of them overwritten by a used slot after each step, the
+// tombstones still behave as the map of maps (a put that brings a slot
+// into the window must write or clear it).
+func TestTombstonesIgnoreSlotsOutsideWindow(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		matchMap(t, seed, 4000, nil, true)
+	}
+}
+
+// junkOutside overwrites the slots outside each of the queues' windows, in
+// their slices, with used slots of a tomb that is nowhere.
+func junkOutside(ts *tombstones) {
+	junk := tombSlot{lastLease: -7, msg: 0xdead, pulled: true, used: true}
+	for i := range ts.byTopic {
+		for j := range ts.byTopic[i].queues {
+			q := &ts.byTopic[i].queues[j]
+			all := q.slots[:cap(q.slots)]
+			for k := range all[:q.head] {
+				all[k] = junk
+			}
+			for k := range all[len(q.slots):] {
+				all[len(q.slots)+k] = junk
+			}
+		}
 	}
 }
 
@@ -29,13 +57,14 @@ func TestTombstonesWideTopicMatchMap(t *testing.T) {
 		names[i] = "pre" + itoa(int64(i))
 	}
 	for seed := uint64(1); seed <= 2; seed++ {
-		matchMap(t, seed, 4000, names)
+		matchMap(t, seed, 4000, names, false)
 	}
 }
 
 // matchMap checks tombstones against a map of maps over steps random
-// steps; the tombstones' names start as names.
-func matchMap(t *testing.T, seed uint64, steps int, names []string) {
+// steps; the tombstones' names start as names. With junk, every step
+// ends by filling the slots outside the windows with junk (junkOutside).
+func matchMap(t *testing.T, seed uint64, steps int, names []string, junk bool) {
 	r := rand.New(rand.NewPCG(seed, 99))
 	ts := tombstones{names: append([]string(nil), names...)}
 	ref := map[queueKey]map[int64]tomb{}
@@ -55,6 +84,8 @@ func matchMap(t *testing.T, seed uint64, steps int, names []string) {
 			o = next[k] - int64(r.IntN(50))
 		case x < 80: // far ahead
 			o = next[k] + tombGap + int64(r.IntN(3*tombGap))
+		case x < 83: // behind, within the gap: past tombBehind, mostly
+			o = next[k] - int64(r.IntN(tombGap))
 		case x < 85: // far behind, perhaps below the commit offset
 			o = next[k] - tombGap - int64(r.IntN(3*tombGap))
 		case x < 90: // ahead, within the gap
@@ -98,6 +129,9 @@ func matchMap(t *testing.T, seed uint64, steps int, names []string) {
 					n--
 				}
 			}
+		}
+		if junk {
+			junkOutside(&ts)
 		}
 		got, ok := ts.get(p)
 		want, wok := ref[k][o]
