@@ -85,11 +85,50 @@ type wakeup struct {
 	// costs a byte-wise comparison where one string compared with itself
 	// does not.
 	last, lastMsg []lastWait
-	obls          []obligation
-	head          int
-	// due is the deadline of obls[head], the first to be judged; the
+	obls          oblQueue
+	// due is the deadline of obls' first, the first to be judged; the
 	// latest time when none is queued.
 	due clock.Time
+}
+
+// oblQueue is the obligations waiting for their deadline, oldest first,
+// in a ring: a power of two in length, doubled when full. (A slice
+// consumed from its front and compacted once half of it was consumed
+// moved over memory twice the size of what it held, and copied what it
+// held at each compaction: 17.6 k LL read and 18.1 k write misses of the
+// hot topic's, callgrind.) The slots it passed keep what they held.
+type oblQueue struct {
+	ring    []obligation
+	head, n int
+}
+
+// oblRoom is the ring's first length.
+const oblRoom = 64
+
+// push adds o at the back.
+func (q *oblQueue) push(o obligation) {
+	if q.n == len(q.ring) {
+		q.grow()
+	}
+	q.ring[(q.head+q.n)&(len(q.ring)-1)] = o
+	q.n++
+}
+
+// grow doubles the full ring, its obligations from the start in order.
+func (q *oblQueue) grow() {
+	r := make([]obligation, max(oblRoom, 2*len(q.ring)))
+	k := copy(r, q.ring[q.head:])
+	copy(r[k:], q.ring[:q.head])
+	q.ring, q.head = r, 0
+}
+
+// first is the oldest obligation; the queue holds one.
+func (q *oblQueue) first() *obligation { return &q.ring[q.head] }
+
+// pop takes the oldest obligation out; the queue holds one.
+func (q *oblQueue) pop() {
+	q.head = (q.head + 1) & (len(q.ring) - 1)
+	q.n--
 }
 
 // lastWait is a group's last topicWait found, and its topic.
@@ -374,10 +413,10 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	if t == nil || t.paused > 0 || !(t.all > 0 || !copyElsewhere && t.byQueue[p.queue] > 0) {
 		return
 	}
-	if w.head == len(w.obls) {
+	if w.obls.n == 0 {
 		w.due = e.At.Add(w.slack)
 	}
-	w.obls = append(w.obls, obligation{w: t, gen: t.gen, msg: m.id, seq: e.Seq, at: e.At, oq: c.orderQueueOf(m, e)})
+	w.obls.push(obligation{w: t, gen: t.gen, msg: m.id, seq: e.Seq, at: e.At, oq: c.orderQueueOf(m, e)})
 }
 
 // deadline is when o's group must have been served on its topic.
@@ -387,19 +426,15 @@ func (w *wakeup) deadline(o *obligation) clock.Time { return o.at.Add(w.slack) }
 // grow with the trace, so the queue is checked from its head. (The
 // caller calls it only when the head is due.)
 func (w *wakeup) expire(c *Checker, now clock.Time) {
-	for w.head < len(w.obls) && w.deadline(&w.obls[w.head]) < now {
-		if o := &w.obls[w.head]; o.gen == o.w.gen { // else served since
+	for w.obls.n > 0 && w.deadline(w.obls.first()) < now {
+		if o := w.obls.first(); o.gen == o.w.gen { // else served since
 			c.missedWakeup(o)
 		}
-		w.head++
-	}
-	if w.head > 1024 && w.head*2 > len(w.obls) {
-		w.obls = append(w.obls[:0], w.obls[w.head:]...)
-		w.head = 0
+		w.obls.pop()
 	}
 	w.due = math.MaxInt64
-	if w.head < len(w.obls) {
-		w.due = w.deadline(&w.obls[w.head])
+	if w.obls.n > 0 {
+		w.due = w.deadline(w.obls.first())
 	}
 }
 

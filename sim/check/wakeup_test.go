@@ -1,0 +1,42 @@
+package check
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"popsim/model"
+)
+
+// oblQueue must behave as the slice it replaces, consumed from its front:
+// the same obligations out in the order they went in, whatever the mix
+// of pushes and pops (runs of each, so that the ring wraps, fills and
+// doubles with its head anywhere).
+func TestOblQueueMatchesSlice(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		r := rand.New(rand.NewPCG(seed, 7))
+		var q oblQueue
+		var ref []obligation
+		next := model.MsgID(1)
+		for step := 0; step < 20000; step++ {
+			if burst := r.IntN(40); r.IntN(2) == 0 {
+				for range burst {
+					o := obligation{msg: next, seq: int64(next) * 3}
+					next++
+					q.push(o)
+					ref = append(ref, o)
+				}
+			} else {
+				for ; burst > 0 && len(ref) > 0; burst-- {
+					if got := *q.first(); got != ref[0] {
+						t.Fatalf("seed %d step %d: first %+v, want %+v", seed, step, got, ref[0])
+					}
+					q.pop()
+					ref = ref[1:]
+				}
+			}
+			if q.n != len(ref) || len(q.ring)&(len(q.ring)-1) != 0 {
+				t.Fatalf("seed %d step %d: %d held in a ring of %d, want %d held in a power of two", seed, step, q.n, len(q.ring), len(ref))
+			}
+		}
+	}
+}
