@@ -60,3 +60,13 @@ func TestLeaseLayout(t *testing.T) {
 		}
 	}
 }
+
+// TestTombQueueSize checks that a queue's tombstones header stays 48
+// bytes: a hot topic's hundreds of queues are held by value, and the
+// forgetting of a message mostly loads a queue the last one did not
+// (tombTopic).
+func TestTombQueueSize(t *testing.T) {
+	if n := unsafe.Sizeof(tombQueue{}); n != 48 {
+		t.Errorf("tombQueue is %d bytes, want 48", n)
+	}
+}

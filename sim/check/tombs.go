@@ -52,10 +52,15 @@ type tombQueue struct {
 	lo    int64
 	slots []tombSlot
 	head  int
-	far   map[int64]farTomb
-	// farHi is at least every offset in far, 0 when far is empty (an
-	// offset above it is not in far: putNear may store it in the window).
-	farHi int64
+	far   *farTombs // nil while empty: a queue is 48 bytes, a hot topic has hundreds
+}
+
+// farTombs is a queue's far map, and hi, at least every offset in it (an
+// offset above it is not in the map: putSlow may store it as putNear
+// would).
+type farTombs struct {
+	m  map[int64]farTomb
+	hi int64
 }
 
 // tombSlot is a tomb without pointers, in 16 bytes (a window holds
@@ -176,8 +181,8 @@ func (t *tombstones) put(p place, x tomb) {
 // != 0), built from the record without making the tomb and the place as
 // values (nine words, passed on the stack), and stored without a call in the
 // common case (a queue known, the topic's name at a small index, an offset
-// in the queue's window or just past its end with room, no far map):
-// putNear inlines.
+// in the queue's window or just past its end with room, above every offset
+// in the far map): putNear's parts inline.
 func (t *tombstones) forgot(p *placeRec, m *msgState) {
 	tt := t.topic(p.topic)
 	k := t.nameIndex(m.topic)
@@ -187,7 +192,7 @@ func (t *tombstones) forgot(p *placeRec, m *msgState) {
 	}
 	q := &tt.queues[p.queue]
 	s := tombSlot{msg: m.id, lastLease: p.leased, topic: uint16(k), pulled: m.pulledAt == p.leased, used: true}
-	if !q.putNear(p.offset, s) {
+	if !(q.farBelow(p.offset) && q.putWindow(p.offset, s)) { // putNear, written out
 		q.putSlow(p.offset, s)
 	}
 }
@@ -218,7 +223,10 @@ func (t *tombstones) len() int {
 
 // len counts the queue's tombstones.
 func (q *tombQueue) len() int {
-	n := len(q.far)
+	n := 0
+	if q.far != nil {
+		n = len(q.far.m)
+	}
 	for _, s := range q.slots[q.head:] {
 		if s.used {
 			n++
@@ -241,7 +249,7 @@ func (t *tombstones) nameIndex(topic string) int32 {
 
 func (q *tombQueue) get(o int64) (farTomb, bool) {
 	if q.far != nil {
-		if s, ok := q.far[o]; ok {
+		if s, ok := q.far.m[o]; ok {
 			return s, true
 		}
 	}
@@ -272,10 +280,10 @@ func (q *tombQueue) putFar(o int64, w farTomb) {
 // setFar stores w at offset o in the far map, which o is not in.
 func (q *tombQueue) setFar(o int64, w farTomb) {
 	if q.far == nil {
-		q.far = map[int64]farTomb{}
+		q.far = &farTombs{m: map[int64]farTomb{}, hi: o}
 	}
-	q.far[o] = w
-	q.farHi = max(q.farHi, o)
+	q.far.m[o] = w
+	q.far.hi = max(q.far.hi, o)
 }
 
 // above is how far o is above lo, and whether o >= lo. It is computed in
@@ -294,9 +302,18 @@ func (q *tombQueue) put(o int64, s tombSlot) {
 
 // putNear is put's common case: it stores s at offset o, and reports
 // true, when o is in the window or just past its end with room in the
-// slice and above every offset in the far map.
+// slice, and above every offset in the far map.
 func (q *tombQueue) putNear(o int64, s tombSlot) bool {
-	if d, n := uint64(o)-uint64(q.lo), len(q.slots)-q.head; o > q.farHi && o >= q.lo && n > 0 {
+	return q.farBelow(o) && q.putWindow(o, s)
+}
+
+// farBelow reports whether every offset in the far map is below o.
+func (q *tombQueue) farBelow(o int64) bool { return q.far == nil || o > q.far.hi }
+
+// putWindow is putNear without its test of the far map, for an o not in
+// it: inlined where putNear, over the inliner's budget, is written out.
+func (q *tombQueue) putWindow(o int64, s tombSlot) bool {
+	if d, n := uint64(o)-uint64(q.lo), len(q.slots)-q.head; o >= q.lo && n > 0 {
 		switch {
 		case d < uint64(n):
 			q.slots[q.head+int(d)] = s
@@ -311,9 +328,9 @@ func (q *tombQueue) putNear(o int64, s tombSlot) bool {
 
 // putSlow is put's general case.
 func (q *tombQueue) putSlow(o int64, s tombSlot) {
-	if q.far != nil && o <= q.farHi {
-		if _, ok := q.far[o]; ok {
-			q.far[o] = s.far()
+	if q.far != nil && o <= q.far.hi {
+		if _, ok := q.far.m[o]; ok {
+			q.far.m[o] = s.far()
 			return
 		}
 	}
@@ -391,13 +408,15 @@ func (q *tombQueue) putSlow(o int64, s tombSlot) {
 // wrote every dropped line again, long after it left the cache (default
 // scenario: 146 k of the run's 2.85 M LL write misses, callgrind).
 func (q *tombQueue) dropBelow(offset int64) {
-	for o := range q.far { // deletion only: order does not matter
-		if o < offset {
-			delete(q.far, o)
+	if q.far != nil {
+		for o := range q.far.m { // deletion only: order does not matter
+			if o < offset {
+				delete(q.far.m, o)
+			}
 		}
-	}
-	if q.far != nil && len(q.far) == 0 {
-		q.far, q.farHi = nil, 0
+		if len(q.far.m) == 0 {
+			q.far = nil // putNear's fast path again
+		}
 	}
 	if d, ok := above(offset, q.lo); ok && d > 0 {
 		k := int(min(d, uint64(len(q.slots)-q.head)))

@@ -170,8 +170,8 @@ func TestTombstonesWindowStaysSmall(t *testing.T) {
 		}
 	}
 	q := ts.queue(k.topic, k.queue, false)
-	if ts.len() > 1500 || cap(q.slots) > 8192 || len(q.far) != 0 {
-		t.Fatalf("len %d, slots cap %d, far %d", ts.len(), cap(q.slots), len(q.far))
+	if ts.len() > 1500 || cap(q.slots) > 8192 || q.far != nil {
+		t.Fatalf("len %d, slots cap %d, far %+v", ts.len(), cap(q.slots), q.far)
 	}
 }
 
