@@ -30,7 +30,7 @@ func TestSimpleConsumerLayout(t *testing.T) {
 		t.Errorf("simpleConsumer is %d bytes, want 289 to 320 (the 320-byte class)", n)
 	}
 	checkLines(t, reflect.TypeFor[simpleConsumer](), [][]string{
-		{"c", "popOut", "spare", "local", "free", "next", "wantPoll"},
+		{"c", "popOut", "spare", "local", "next", "wantPoll"},
 		{"set", "px", "attempt", "renewed", "ord", "tick"},
 	})
 }

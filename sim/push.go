@@ -53,11 +53,10 @@ type pushConsumer struct {
 	// assignment in PULL mode gives it, pulled as the Pull baseline pulls
 	// (switch.go); nil until it is assigned one.
 	pull *pullConsumer
-	// freePops are answered pops nothing refers to any more (recyclePop)
-	// and freeHeld held messages the client is done with (recycleHeld),
-	// for the next pops and deliveries to reuse.
+	// freePops are answered pops nothing refers to any more (recyclePop),
+	// for the next pops to reuse (the held messages it is done with go
+	// to the simulator's freeHeld: recycleHeld).
 	freePops      []*popReq
-	freeHeld      []*popHeld
 	freeBatchAcks []*batchAckReq // served batch acks (batchAckReq.recycle)
 	// recycledPops and recycledHeld count what was recycled (tests).
 	recycledPops, recycledHeld int
@@ -200,12 +199,13 @@ func (p *pushConsumer) recyclePop(r *popReq) {
 
 // recycleHeld keeps h, which the client is done with (acked, dropped or
 // expired, and out of its consume threads' hands), for a later delivery
-// when nothing else can refer to it; its ack copied what it needed. An
+// (any client's: the simulator's freeHeld) when nothing else can refer
+// to it; its ack copied what it needed. An
 // injected renewal's task refers to it (pinned), and so do an orderly
 // group's lists and a renewal in flight (a nack): those are never
 // recycled. With the invariants build tag h is poisoned instead (no
 // client, no message) and never reused, so a later use fails.
-func (p *pushConsumer) recycleHeld(h *popHeld) {
+func (p *pushConsumer) recycleHeld(s *sim, h *popHeld) {
 	if !reuseRequests || h.pinned || p.ord != nil {
 		return
 	}
@@ -214,12 +214,8 @@ func (p *pushConsumer) recycleHeld(h *popHeld) {
 		h.c, h.msg, h.loop = nil, nil, nil
 		return
 	}
-	p.freeHeld = append(p.freeHeld, h)
+	s.freeHeld = append(s.freeHeld, h)
 }
-
-// reuseHeld is a held message to deliver into (recycleHeld), nil when
-// none.
-func (p *pushConsumer) reuseHeld() *popHeld { return takeFree(&p.freeHeld) }
 
 func (p *pushConsumer) reply(s *sim, r Request) {
 	switch r := r.(type) {
@@ -254,19 +250,19 @@ func (p *pushConsumer) popResponse(s *sim, r *popReq) {
 	s.emitSlot()
 	var chunk []*popHeld // the listener batch being filled (consumeMessageBatchMaxSize > 1)
 	for i := range res.Messages {
-		h := s.deliverOwned(c, &res.Messages[i], p.reuseHeld())
+		h := s.deliverOwned(c, &res.Messages[i], takeFree(&s.freeHeld))
 		if !c.g.sub.MatchTags(h.msg.Tags) {
 			// processPopResult: a tag the subscription does not name
 			// exactly (the broker compares hash codes) is acked.
 			p.drop(s, h, model.RNoMatch)
-			p.recycleHeld(h)
+			p.recycleHeld(s, h)
 			continue
 		}
 		if h.msg.ReconsumeTimes > p.set.MaxReconsumeTimes {
 			// processPopResult: reconsumeTimes > maxReconsumeTimes is acked
 			// and dropped on receipt.
 			p.drop(s, h, model.RPushMaxReconsume)
-			p.recycleHeld(h)
+			p.recycleHeld(s, h)
 			continue
 		}
 		p.waitAck++
@@ -368,7 +364,7 @@ func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
 		}
 		if w.expired(s) {
 			p.expireBefore(s, w)
-			p.recycleHeld(w)
+			p.recycleHeld(s, w)
 			return false
 		}
 		return true
@@ -382,7 +378,7 @@ func (p *pushConsumer) beforeConsume(s *sim, w work) bool {
 		for _, h := range w.hs {
 			p.expireBefore(s, h)
 		}
-		p.recycleBatch(w.hs)
+		p.recycleBatch(s, w.hs)
 		return false
 	case *pullHeld:
 		return w.pq.p.beforeConsume(s, w)
@@ -439,13 +435,13 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 	p.unwait(h)
 	if h.expired(s) {
 		p.expireAfter(s, h)
-		p.recycleHeld(h)
+		p.recycleHeld(s, h)
 		return
 	}
 	if h.outcome.Succeeded() {
 		p.ack(s, h)
 		p.nextInQueue(s, h)
-		p.recycleHeld(h)
+		p.recycleHeld(s, h)
 		return
 	}
 	if p.ord != nil {
@@ -483,7 +479,7 @@ func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
 		for _, h := range b.hs {
 			p.expireAfter(s, h)
 		}
-		p.recycleBatch(b.hs)
+		p.recycleBatch(s, b.hs)
 		return
 	}
 	k := 0
@@ -500,15 +496,15 @@ func (p *pushConsumer) consumedBatch(s *sim, b *pushBatch) {
 	for _, h := range b.hs[k:] {
 		p.retry(s, h)
 	}
-	p.recycleBatch(b.hs[:k])
+	p.recycleBatch(s, b.hs[:k])
 }
 
 // recycleBatch recycles a listener batch's messages that were acked or
 // expired: the batch, its only other holder, is done with too. A
 // retried one stays out (its nack refers to it).
-func (p *pushConsumer) recycleBatch(hs []*popHeld) {
+func (p *pushConsumer) recycleBatch(s *sim, hs []*popHeld) {
 	for _, h := range hs {
-		p.recycleHeld(h)
+		p.recycleHeld(s, h)
 	}
 }
 

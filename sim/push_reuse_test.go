@@ -36,7 +36,9 @@ func runReuse(t *testing.T, cfg Config, reuse bool) (trace string, violations, p
 // done with it. Reusing either
 // while something still refers to it (a parked or late answer, a timeout,
 // a renewal, a crash's leftovers) would change what that reference sees,
-// so every run must trace the same with reuse on and off, over every
+// so every run must trace the same with reuse on and off (the simple
+// consumer's held messages too, which share the push consumer's free
+// list: freeHeld), over every
 // fault family (crashes, pauses past the pop timeout, losses both ways,
 // broker restarts, injected renewals) and the push consumer's shapes:
 // listener batches with batch acks, orderly groups, broker-assigned
@@ -71,6 +73,12 @@ func TestPushReuseKeepsTraces(t *testing.T) {
 			pushSettings(&c.Consumers[0]).PollTime = clock.Second
 			c.Network.PollTimeoutSlack = 100 * clock.Millisecond
 			c.Network.ResponseLatency = dist("uniform(0s,2s)")
+		}},
+		{"simple consumers beside", func(c *Config) {
+			// Held messages go to one free list for every POP client
+			// (the simulator's freeHeld): a push consumer's and the
+			// simple consumers' deliveries reuse each other's.
+			c.Consumers = append(c.Consumers, ConsumerSpec{Kind: Simple, Group: "simple", Topic: c.Consumers[0].Topic, Count: 3, Threads: 2, Batch: 4, Processing: dist("exp(5ms)"), Outcomes: outcomes("outcomes(reconsume_later=0.1)")})
 		}},
 		{"broker costs", func(c *Config) {
 			c.Broker = BrokerSpec{Cores: 2, Costs: BrokerCosts{Put: dist("exp(200us)"), Pop: dist("exp(300us)"), Ack: dist("const(100us)")}}

@@ -122,9 +122,15 @@ type sim struct {
 	byName  map[string]*group   // lookup only
 	onTopic map[string][]*group // the groups consuming each topic, in s.groups order (subscribe)
 
-	nextMsg   model.MsgID     // the next stored message's id
-	freeAcks  []*ackReq       // served acks, for reuse (newAck)
-	freePuts  []*putReq       // finished putReqs, for reuse (newPutReq)
+	nextMsg  model.MsgID // the next stored message's id
+	freeAcks []*ackReq   // served acks, for reuse (newAck)
+	freePuts []*putReq   // finished putReqs, for reuse (newPutReq)
+	// freeHeld are held messages (deliverOwned's) the POP clients are done
+	// with and nothing else refers to (recycle, recycleHeld), for any
+	// client's next delivery: the last one freed is in cache, where a
+	// client's own was last written some hundreds of deliveries before
+	// (the hot topic's 500 consumers).
+	freeHeld  []*popHeld
 	engCopies bool            // the engine's Store copies the message (copyingStore)
 	renewals  []proxy.Renewal // scratch for a proxy's due renewals
 	// pins: the receipt handles clients may still renew with, in a run

@@ -37,20 +37,22 @@ import (
 // simpleConsumer is the simple consumer's client model. An answer to its
 // receive reads its first two cache lines (the allocation class, 320
 // bytes, starts every record on a line; TestSimpleConsumerLayout): line 0
-// the outstanding receive, the count of messages held and the free list,
-// line 1 the settings, the attempt id, the auto-renewal's state and the
-// proxy's timer; the receive request and the round robin, which sending a
+// the outstanding receive and the count of messages held, line 1 the
+// settings, the attempt id, the auto-renewal's state and the proxy's
+// timer; the receive request and the round robin, which sending a
 // receive reads, lie after them. In the hot topic (500 consumers, cold
-// between two answers) the free list's length lay in a third line.
+// between two answers) the free list's length lay in a third line, before
+// the held messages a client is done with went to the simulator's
+// freeHeld (recycle).
 type simpleConsumer struct {
 	c      *consumer
 	popOut *receiveReq // the outstanding receive
 	spare  *receiveReq // the last receive answered, for the next (newReceive)
 	// local counts messages held (waiting, running) for capacity.
 	local int
-	// free are held messages (deliverOwned's) the client is done with and
-	// nothing else refers to, for its next deliveries (recycle).
-	free     []*popHeld
+	// The client's free list was here: its room keeps line 1's fields on
+	// line 1, and the record in the 320-byte class.
+	_        [3]uint64
 	next     nextPoll // the next receive (a tkPoll armed)
 	wantPoll bool     // a receive waits for local capacity
 
@@ -230,7 +232,7 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 	s.emitSlot()
 	for i := range res.Messages {
 		m := &res.Messages[i]
-		h := s.deliverOwned(c, m, p.reuse())
+		h := s.deliverOwned(c, m, takeFree(&s.freeHeld))
 		p.local++
 		if p.ord != nil {
 			p.ord.take(c, h)
@@ -324,7 +326,7 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 			}
 		}
 	}
-	p.recycle(h)
+	p.recycle(s, h)
 	if p.wantPoll {
 		p.wantPoll = false
 		p.schedulePoll(s, 0)
@@ -332,21 +334,19 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 }
 
 // recycle keeps h, which the client is done with, for a later delivery
-// when nothing can refer to it any more: its ack (or the proxy's
+// (any client's: the simulator's freeHeld) when nothing can refer to it
+// any more: its ack (or the proxy's
 // rejection) copied what it needed, an exception left the lease to run
 // out, and no renewal of it is in flight or due. A renewal
 // (RECONSUME_LATER's, the proxy's auto-renew, an injected one: pinned) or
 // an orderly group's lists keep h referenced, so those are left to the
 // collector.
-func (p *simpleConsumer) recycle(h *popHeld) {
-	if h.pinned || p.ord != nil || p.set.AutoRenew || h.outcome == workload.ReconsumeLater {
+func (p *simpleConsumer) recycle(s *sim, h *popHeld) {
+	if !reuseRequests || h.pinned || p.ord != nil || p.set.AutoRenew || h.outcome == workload.ReconsumeLater {
 		return
 	}
-	p.free = append(p.free, h)
+	s.freeHeld = append(s.freeHeld, h)
 }
-
-// reuse is a held message to deliver into (recycle), nil when none.
-func (p *simpleConsumer) reuse() *popHeld { return takeFree(&p.free) }
 
 // ack acks h through the proxy, which takes its managed handle and
 // rejects an expired one. The trace names the lease the handle it used
