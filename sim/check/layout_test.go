@@ -70,3 +70,14 @@ func TestTombQueueSize(t *testing.T) {
 		t.Errorf("tombQueue is %d bytes, want 48", n)
 	}
 }
+
+// TestWaitClientSize checks that what the wakeup check keeps of a client
+// fits one cache line, and a parked receive in 40 bytes (wakeup.go).
+func TestWaitClientSize(t *testing.T) {
+	if n := unsafe.Sizeof(waitClient{}); n != 64 {
+		t.Errorf("waitClient is %d bytes, want 64", n)
+	}
+	if n := unsafe.Sizeof(pollReq{}); n != 40 {
+		t.Errorf("pollReq is %d bytes, want 40", n)
+	}
+}
