@@ -2,6 +2,7 @@ package pop
 
 import (
 	"iter"
+	"math/bits"
 
 	"popsim/model"
 )
@@ -239,13 +240,19 @@ func (x *refIndex) holding(l model.LeaseID) *ckRef {
 // only where the tag is the key's (an absent key, what each new CK looks
 // up, reads no entry at all); a delete finds its slot and moves the slots
 // after it back by their tags, reading no entry either; an insert or a
-// move writes one word; and the collector never scans the slots. The
+// move writes one word; and the collector never scans the slots. Beside
+// the slots a bit per slot says which are full (used: 16 KiB for 128 k
+// slots, which stays in the cache where the slots' megabyte does not): a
+// lookup whose home slot is empty, as about half of a new CK's are, is
+// answered from it without reading the slots, and an insert finds its
+// free slot there and writes the slot's word without reading it. The
 // table remembers its last lookup by string: a renewal's or a re-put's
 // key is looked up and again, the same string, by newRefKeyed right after
 // (a pop's CK hands the entry freeMergeKey found, or its absence, down to
 // newRefIn instead).
 type mkTable struct {
 	slots    []uint64 // a power of two long, at most half full; nil: empty
+	used     []uint64 // bit i%64 of word i/64 set when slot i is full (len(slots)/64 words)
 	n        int
 	lastKey  string
 	lastHash uint64
@@ -344,7 +351,8 @@ func (s *mkSlabs) drop(p uint32) {
 	s.free = append(s.free, p)
 }
 
-// mkSources is where a table takes its entries' slabs and its slots.
+// mkSources is where a table takes its entries' slabs and its slots
+// (and the words of their bits, used).
 type mkSources struct {
 	entries slabSource[mkEntry]
 	slots   slabSource[uint64]
@@ -361,7 +369,7 @@ func (s *mkSources) entrySlab() []mkEntry {
 	return s.entries.take(mkSlab)
 }
 
-// slotArray is a zeroed array of n slots.
+// slotArray is a zeroed array of n slots (or of n words of used's bits).
 func (s *mkSources) slotArray(n int) []uint64 {
 	if s == nil {
 		return make([]uint64, n)
@@ -383,7 +391,11 @@ func probeKey[K string | []byte](t *mkTable, key K, h uint64) *mkEntry {
 	}
 	mask := uint64(len(t.slots) - 1)
 	tag := mkTag(h)
-	for i := h & mask; ; i = (i + 1) & mask {
+	i := h & mask
+	if !t.full(i) {
+		return nil // proven absent without a read of the slots
+	}
+	for ; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
 			return nil
@@ -470,14 +482,27 @@ func (t *mkTable) put(key string, h uint64) *mkEntry {
 }
 
 // insert puts s, a full slot whose entry the table does not hold, in
-// the first free slot from its home.
+// the first free slot from its home, found by the bits of used.
 func (t *mkTable) insert(s uint64) {
-	mask := uint64(len(t.slots) - 1)
-	i := s & mask // the tag's low bits, as mask < 1<<31
-	for t.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
+	i := t.freeFrom(s & uint64(len(t.slots)-1)) // the tag's low bits, as the length is at most 1<<31
 	t.slots[i] = s
+	t.used[i>>6] |= 1 << (i & 63)
+}
+
+// full reports whether slot i is full (its bit in used).
+func (t *mkTable) full(i uint64) bool { return t.used[i>>6]&(1<<(i&63)) != 0 }
+
+// freeFrom is the first free slot from slot i on, cyclically: the first
+// clear bit of used. The table is at most half full, so there is one.
+func (t *mkTable) freeFrom(i uint64) uint64 {
+	w := i >> 6
+	if free := ^t.used[w] >> (i & 63); free != 0 {
+		return i + uint64(bits.TrailingZeros64(free))
+	}
+	wmask := uint64(len(t.used) - 1) // a power of two words
+	for w = (w + 1) & wmask; t.used[w] == ^uint64(0); w = (w + 1) & wmask {
+	}
+	return w<<6 + uint64(bits.TrailingZeros64(^t.used[w]))
 }
 
 // grow doubles the table, moving its slots by their tags.
@@ -487,7 +512,7 @@ func (t *mkTable) grow() {
 	if invariants {
 		assertf(n <= maxMkSlots, "merge-key table: %d slots, more than its tags can place", n)
 	}
-	t.slots = t.src.slotArray(n)
+	t.slots, t.used = t.src.slotArray(n), t.src.slotArray(n/64)
 	for _, s := range old {
 		if s != 0 {
 			t.insert(s)
@@ -535,6 +560,7 @@ func (t *mkTable) delete(e *mkEntry) {
 		i = j
 	}
 	t.slots[i] = 0
+	t.used[i>>6] &^= 1 << (i & 63)
 	t.n--
 }
 

@@ -66,12 +66,19 @@ type fataler interface {
 	Fatalf(format string, args ...any)
 }
 
-// checkMkTags: every full slot's tag is its entry's, and the slabs count
-// the entries the slots number (checkMkSlabs).
+// checkMkTags: every full slot's tag is its entry's, a slot's bit in
+// used is set exactly when it is full, and the slabs count the entries
+// the slots number (checkMkSlabs).
 func checkMkTags(t fataler, tab *mkTable) {
 	t.Helper()
 	held := map[uint32]int{}
+	if len(tab.used)*64 != len(tab.slots) {
+		t.Fatalf("%d words of bits for %d slots", len(tab.used), len(tab.slots))
+	}
 	for i, s := range tab.slots {
+		if full := tab.used[i/64]&(1<<(i%64)) != 0; full != (s != 0) {
+			t.Fatalf("slot %d: full %v, its bit says %v", i, s != 0, full)
+		}
 		if s == 0 {
 			continue
 		}
