@@ -247,6 +247,39 @@ type roundCk struct {
 	mock     bool
 	replaced bool // another CK with its merge key replaced it in the map
 	byMock   bool // the merge's mock of its merge key replaced it
+	// one says that ck's offset list holds one offset, StartOffset+d0
+	// (start is ck.StartOffset): all that IndexOfAck reads of it, taken
+	// with the CK (setAckIndex) so that its acks, read later in the round,
+	// find their index here (indexOfAck) and not in the body, written a
+	// revive window before and, a thousand messages after the CK's read,
+	// out of the cache again.
+	one   bool
+	d0    int32
+	start int64
+}
+
+// setAckIndex keeps in rc what indexOfAck needs of ck, its CK, when its
+// offset list holds one offset.
+func (rc *roundCk) setAckIndex(ck *model.PopCheckPoint) {
+	if len(ck.QueueOffsetDiff) == 1 {
+		rc.one, rc.d0, rc.start = true, ck.QueueOffsetDiff[0], ck.StartOffset
+	}
+}
+
+// indexOfAck is rc.ck.IndexOfAck(o), from rc's own fields when it has
+// them (setAckIndex).
+func (rc *roundCk) indexOfAck(o int64) int {
+	if !rc.one {
+		return rc.ck.IndexOfAck(o)
+	}
+	i := 0
+	if o < rc.start || int32(o-rc.start) != rc.d0 {
+		i = -1
+	}
+	if invariants {
+		assertf(i == rc.ck.IndexOfAck(o), "revive round: offset %d of a CK from %d at index %d, its IndexOfAck %d", o, rc.start, i, rc.ck.IndexOfAck(o))
+	}
+	return i
 }
 
 // ReviveRound summarises one finished revive round.
@@ -487,6 +520,7 @@ func (b *Broker) readRevive(s *reviveService, g int64, m *model.Message, rev **r
 	case c != nil: // a CK
 		rc := s.newCkRoundCk()
 		rc.ck, rc.bits, rc.ref, rc.off, rc.key, rc.hash = &c.ck, c.ck.BitMap, b.ckRefOf(c), c.ck.ReviveOffset, d.mk.key, d.mk.hash
+		rc.setAckIndex(&c.ck)
 		if old := s.cks.put(rc); old != nil {
 			old.replaced = true
 		}
@@ -508,12 +542,12 @@ func (b *Broker) readRevive(s *reviveService, g int64, m *model.Message, rev **r
 			}
 			b.mockForAck(s, g, m.QueueOffset, d)
 		} else if a := d.a(); a.list == nil { // an ack
-			if i := rc.ck.IndexOfAck(a.off); i > -1 {
+			if i := rc.indexOfAck(a.off); i > -1 {
 				rc.bits |= 1 << uint(i)
 			}
 		} else {
 			for _, o := range *a.list {
-				if i := rc.ck.IndexOfAck(o); i > -1 {
+				if i := rc.indexOfAck(o); i > -1 {
 					rc.bits |= 1 << uint(i)
 				}
 			}
