@@ -23,16 +23,20 @@ func TestConsumerLayout(t *testing.T) {
 }
 
 // TestSimpleConsumerLayout checks the cache lines simpleConsumer's comment
-// names: what an answer to a receive reads in lines 0 and 1, in a record
-// whose allocation class (320 bytes) starts every record on a line.
+// names: what sending a receive, its answer, an ack and arming the
+// proxy's timer read in line 0, the receive request from line 2 on, in a
+// record whose allocation class (320 bytes) starts every record on a
+// line.
 func TestSimpleConsumerLayout(t *testing.T) {
 	if n := unsafe.Sizeof(simpleConsumer{}); n <= 288 || n > 320 {
-		t.Errorf("simpleConsumer is %d bytes, want 289 to 320 (the 320-byte class)", n)
+		t.Errorf("simpleConsumer is %d bytes, want 289 to 320 (the 320-byte class): adjust simplePad", n)
 	}
 	checkLines(t, reflect.TypeFor[simpleConsumer](), [][]string{
-		{"c", "popOut", "spare", "local", "next", "wantPoll"},
-		{"set", "px", "attempt", "renewed", "ord", "tick"},
+		{"c", "popOut", "spare", "px", "renewed", "ord", "local", "rr", "next", "wantPoll", "autoRenew", "reentrant"},
 	})
+	if off := unsafe.Offsetof(simpleConsumer{}.rq); off != 128 {
+		t.Errorf("simpleConsumer.rq starts at byte %d, want 128 (line 2)", off)
+	}
 }
 
 // checkLines reports the fields of struct type typ, named by the cache

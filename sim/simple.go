@@ -34,54 +34,64 @@ import (
 // InvisibleTime is its proxy's defaultInvisibleTimeMills (the lease an
 // auto-renewed receive gets).
 
-// simpleConsumer is the simple consumer's client model. An answer to its
-// receive reads its first two cache lines (the allocation class, 320
-// bytes, starts every record on a line; TestSimpleConsumerLayout): line 0
-// the outstanding receive and the count of messages held, line 1 the
-// settings, the attempt id, the auto-renewal's state and the proxy's
-// timer; the receive request and the round robin, which sending a
-// receive reads, lie after them. In the hot topic (500 consumers, cold
-// between two answers) the free list's length lay in a third line, before
-// the held messages a client is done with went to the simulator's
-// freeHeld (recycle).
+// simpleConsumer is the simple consumer's client model. When the client
+// neither renews nor re-enters, sending a receive, its answer, an ack and
+// arming the proxy's timer read only its line 0 and the receive request
+// in lines 2 to 4 (the allocation class, 320 bytes, starts every record
+// on a line; TestSimpleConsumerLayout): line 0 holds the outstanding
+// receive, the spare, the proxy, the renewed map and the orderly state,
+// the count of messages held, the round robin and the settings' two
+// switches those paths test; line 1 what renewing and re-entering use.
+// In the hot topic (500 consumers, cold between two answers) the round
+// robin beside the request's start, and the attempt id and the proxy in
+// line 1, took a miss a receive each.
 type simpleConsumer struct {
 	c      *consumer
 	popOut *receiveReq // the outstanding receive
 	spare  *receiveReq // the last receive answered, for the next (newReceive)
-	// local counts messages held (waiting, running) for capacity.
-	local int
-	// The client's free list was here: its room keeps line 1's fields on
-	// line 1, and the record in the 320-byte class.
-	_        [3]uint64
-	next     nextPoll // the next receive (a tkPoll armed)
-	wantPoll bool     // a receive waits for local capacity
-
-	set *SimpleSettings
-	px  *proxy.Proxy
-	// attempt is the attempt_id the next receive sends (Reentrant): kept
-	// after a receive that timed out, a new one after any answer.
-	attempt string
+	px     *proxy.Proxy
 	// renewed is the message the proxy auto-renews, by message id, as the
 	// proxy keys it: its renewals are this held message's, which follows
 	// them (the latest delivery of a message id wins, as in the proxy).
 	// It is nil until the client's first auto-renewed delivery, so that
-	// done can tell a client that never renews from the pointer alone.
+	// done and armTick can tell a client that never renews from the
+	// pointer alone.
 	renewed map[string]*popHeld
 	// ord sequences an orderly group's consumption (nil: concurrently).
-	ord  *orderly
-	tick proxyTick // the proxy's auto-renew timer
-
-	attempts uint64
+	ord *orderly
+	// local counts messages held (waiting, running) for capacity.
+	local int
 	// rr is the receives sent: with several brokers each goes to the next
 	// broker of the route in turn (the client's round robin over its
 	// route's queues, the proxy's selector popping that broker's queues).
-	rr int32
+	rr       int32
+	next     nextPoll // the next receive (a tkPoll armed)
+	wantPoll bool     // a receive waits for local capacity
+	// autoRenew and reentrant are set's AutoRenew and Reentrant, here so
+	// that the hot paths need not load set.
+	autoRenew, reentrant bool
+
+	set *SimpleSettings
+	// attempt is the attempt_id the next receive sends (Reentrant): kept
+	// after a receive that timed out, a new one after any answer. It stays
+	// empty in a client that does not re-enter.
+	attempt  string
+	tick     proxyTick // the proxy's auto-renew timer
+	attempts uint64
+	_        [16]byte // rq starts on line 2
 	// rq is the client's receive request to its proxy: the fields that
 	// are the client's for good (group, topic, filter, times) set once,
 	// by receiveRequest; receive sets the rest (the client id, which a
-	// restart changes, the batch size and the attempt id).
+	// restart changes, the batch size and the attempt id). Its 152 bytes
+	// take lines 2 to 4, the fewest they can, which a receive and the
+	// proxy's reading of it touch.
 	rq proxy.ReceiveRequest
+	// The record fills the 320-byte class, whose records start on a line.
+	_ [simplePad]byte
 }
+
+// simplePad pads a simpleConsumer to 320 bytes (TestSimpleConsumerLayout).
+const simplePad = 40
 
 // proxyTick is the payload of the proxy's timer task: armed for at (the
 // engine's time).
@@ -93,7 +103,7 @@ type proxyTick struct {
 func (s *sim) newSimpleConsumer(c *consumer, set *SimpleSettings) *simpleConsumer {
 	cfg := proxy.DefaultConfig()
 	cfg.DefaultInvisibleTime = set.InvisibleTime
-	p := &simpleConsumer{c: c, set: set, px: proxy.New(s.rocketMQ(0).b, cfg)}
+	p := &simpleConsumer{c: c, set: set, px: proxy.New(s.rocketMQ(0).b, cfg), autoRenew: set.AutoRenew, reentrant: set.Reentrant}
 	for b := int32(1); b < s.rt.n; b++ {
 		if err := p.px.AddBroker(s.rocketMQ(b).b); err != nil {
 			panic("sim: " + err.Error())
@@ -159,7 +169,8 @@ func (p *simpleConsumer) receive(s *sim) {
 		return
 	}
 	why := model.RNone
-	if p.set.Reentrant {
+	q := &p.rq // the fixed part set once (receiveRequest), not a new request's 14 fields
+	if p.reentrant {
 		if p.attempt == "" {
 			p.attempts++
 			p.attempt = c.clientID + "-a" + strconv.FormatUint(p.attempts, 10)
@@ -167,12 +178,12 @@ func (p *simpleConsumer) receive(s *sim) {
 			why = model.RReattempt // the last receive timed out: DEADLINE_EXCEEDED keeps the attempt
 			s.cov.hit("reentrant-retry")
 		}
+		q.AttemptID = p.attempt // else empty for good
 	}
 	r := p.newReceive(c.g.cfg.RetryMaxTimes+1, p.rr%s.rt.n)
 	// No born time yet: the proxy stamps its own clock when the receive
 	// reaches it (rocketMQ.Serve), never the client's.
-	q := &p.rq // the fixed part set once (receiveRequest), not a new request's 14 fields
-	q.ClientID, q.BatchSize, q.AttemptID = c.clientID, int32(n), p.attempt
+	q.ClientID, q.BatchSize = c.clientID, int32(n)
 	st := p.px.PopRequestInto(0, q, &r.pop)
 	if !st.IsOK() {
 		panic("sim: the proxy refused a validated receive: " + st.String())
@@ -224,7 +235,9 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 	if p.popOut == r {
 		p.popOut = nil
 	}
-	p.attempt = "" // an answer, empty or not: the next receive is a new attempt
+	if p.reentrant {
+		p.attempt = "" // an answer, empty or not: the next receive is a new attempt
+	}
 	c := p.c
 	res := &r.res.Pop
 	e := s.event(model.EvReceived)
@@ -239,7 +252,7 @@ func (p *simpleConsumer) receiveResponse(s *sim, r *receiveReq) {
 		} else {
 			c.buf = append(c.buf, h)
 		}
-		if p.set.AutoRenew {
+		if p.autoRenew {
 			p.px.Manage(s.q.now(), c.clientID, c.g.name, m)
 			if p.renewed == nil {
 				p.renewed = map[string]*popHeld{}
@@ -342,7 +355,7 @@ func (p *simpleConsumer) consumed(s *sim, w work) {
 // an orderly group's lists keep h referenced, so those are left to the
 // collector.
 func (p *simpleConsumer) recycle(s *sim, h *popHeld) {
-	if !reuseRequests || h.pinned || p.ord != nil || p.set.AutoRenew || h.outcome == workload.ReconsumeLater {
+	if !reuseRequests || h.pinned || p.ord != nil || p.autoRenew || h.outcome == workload.ReconsumeLater {
 		return
 	}
 	s.freeHeld = append(s.freeHeld, h)
@@ -414,6 +427,9 @@ func (p *simpleConsumer) changeResponse(s *sim, r *changeReq) {
 // armTick schedules the proxy's timer at its next due time (by the
 // proxy's clock, the engine's), unless an earlier firing is armed.
 func (p *simpleConsumer) armTick(s *sim) {
+	if p.renewed == nil {
+		return // nothing was ever managed (done): the proxy has nothing due
+	}
 	due, ok := p.px.NextDue()
 	if !ok || !p.c.alive {
 		return
