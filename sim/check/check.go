@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"math"
+	"slices"
+	"unsafe"
 
 	"popsim/clock"
 	"popsim/model"
@@ -104,10 +106,12 @@ type Checker struct {
 	// crash), and when each queue last had two (pull.go).
 	pullOwners map[groupQueue]*owners
 	ownerList  []*owners // pullOwners' values in first-use order
-	wake       wakeup
-	hist       history
-	shown      namePair  // the last shown and produced topics found equal (onDeliver)
-	order      orderBook // orderly groups' queues (order.go)
+	// lostBatches are the clients' lost batches (client.lost).
+	lostBatches [][]*lease
+	wake        wakeup
+	hist        history
+	shown       namePair  // the last shown and produced topics found equal (onDeliver)
+	order       orderBook // orderly groups' queues (order.go)
 
 	viol   []model.Violation
 	perInv map[string]int
@@ -134,28 +138,66 @@ type Checker struct {
 	floorSeq, lastSeq int64
 }
 
-// client is what the checker knows of one consumer.
+// client is what the checker knows of one consumer: one cache line (64
+// bytes, TestClientSize), so that a record in the clients' array never
+// takes two. A lease (lend), a delivery (hold) and a receive read and
+// write it; in the hot topic's 500 clients, at 112 bytes, two lines a
+// lease.
 type client struct {
 	known bool
-	group int32
 	alive bool
+	// retrying: the client's current receive retries the attemptId of an
+	// answer that was lost.
+	retrying bool
+	lostSome bool // the lost batch has leases
+	group    int32
 	// held lists the deliveries the client may still be working on; it is
 	// pruned as they finish. An entry whose message's record was reused
 	// since (heldRef.gen) is no longer the client's: it is passed over.
-	held []heldRef
+	held list[heldRef]
 	// pending lists leases lent to the client whose answer has not reached
 	// it yet (awaiting): their message is not forgotten meanwhile. An entry
 	// whose lease is no longer awaited (delivered, let go), or whose
 	// message's record was reused since (pendRef.gen), is passed over, and
 	// pruned when the list fills its storage (lend).
-	pending []pendRef
-	// lostBatch: orderly leases a lost receive answer carried; retrying: the
-	// client's current receive retries that answer's attemptId.
-	lostBatch []*lease
-	retrying  bool
+	pending list[pendRef]
 	// rx counts the client's receive requests: when pending's leases may
 	// be let go.
 	rx receives
+	// lost is 1 + the index in Checker.lostBatches of the client's lost
+	// batch, the orderly leases a lost receive answer carried (0: it never
+	// had one; lostBatch).
+	lost int32
+}
+
+// list is a slice kept in 16 bytes: its array, and its length and
+// capacity as int32s. get and set convert, so that the slice's growth
+// (append's) and its pruning are a plain slice's.
+type list[T any] struct {
+	p    unsafe.Pointer // *T
+	n, c int32
+}
+
+// refSize is the size of heldRef and pendRef, the lists' entries
+// (TestClientSize).
+const refSize = 16
+
+func (l *list[T]) get() []T { return unsafe.Slice((*T)(l.p), l.c)[:l.n] }
+
+func (l *list[T]) set(s []T) {
+	l.p, l.n, l.c = unsafe.Pointer(unsafe.SliceData(s)), int32(len(s)), int32(cap(s))
+}
+
+// makeRoom gives full list l room for one more entry, as the slice's
+// append would after pruning it (at 64 entries or more, by prune): the
+// callers (lend, hold) write the entry at n themselves, an entry being
+// refSize bytes.
+func (l *list[T]) makeRoom(prune func([]T) []T) {
+	s := l.get()
+	if len(s) >= 64 {
+		s = prune(s)
+	}
+	l.set(slices.Grow(s, 1)) // append's growth: growslice to cap+1 when full
 }
 
 // heldRef is a delivery in a client's hands, and the generation of its
@@ -175,10 +217,12 @@ func (r heldRef) live() bool { return r.gen == r.d.m.gen }
 // its storage, at 64 entries or more, as held is (hold): pruning at each
 // answer cost some 70 instructions a receive (callgrind).
 func (cl *client) lend(l *lease) {
-	if len(cl.pending) >= 64 && len(cl.pending) == cap(cl.pending) {
-		cl.pending = prunePending(cl.pending)
+	ps := &cl.pending
+	if ps.n == ps.c {
+		ps.makeRoom(prunePending)
 	}
-	cl.pending = append(cl.pending, pendRef{l, l.m.gen})
+	*(*pendRef)(unsafe.Add(ps.p, uintptr(ps.n)*refSize)) = pendRef{l, l.m.gen} // n < c
+	ps.n++
 }
 
 // listRoom is the storage a client's held and pending lists start with:
@@ -192,8 +236,8 @@ const listRoom = 64
 // storage (listRoom entries each). Only a subscribed client is lent
 // leases (onLease), and so delivered messages.
 func (cl *client) room() {
-	cl.held = make([]heldRef, 0, listRoom)
-	cl.pending = make([]pendRef, 0, listRoom)
+	cl.held.set(make([]heldRef, 0, listRoom))
+	cl.pending.set(make([]pendRef, 0, listRoom))
 }
 
 // prunePending keeps the entries of ps whose lease is still awaited.

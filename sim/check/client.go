@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"popsim/model"
 )
@@ -74,10 +75,12 @@ func (c *Checker) onDeliver(e *model.Event) {
 func (c *Checker) hold(m *msgState, d *delivery) {
 	m.held++
 	cl := &c.clients[d.client]
-	if len(cl.held) >= 64 && len(cl.held) == cap(cl.held) {
-		cl.held = pruneHeld(cl.held)
+	ds := &cl.held
+	if ds.n == ds.c {
+		ds.makeRoom(pruneHeld)
 	}
-	cl.held = append(cl.held, heldRef{d, m.gen})
+	*(*heldRef)(unsafe.Add(ds.p, uintptr(ds.n)*refSize)) = heldRef{d, m.gen} // n < c
+	ds.n++
 }
 
 // pruneHeld keeps the entries of ds that its client may still act on. A
@@ -631,14 +634,15 @@ func (c *Checker) onReceiveAnswer(cl *client, e *model.Event) {
 // noneAwaited: no lease lent to client cl is on its way to it any more
 // (its answer was lost, or it crashed); their messages may be forgotten.
 func (c *Checker) noneAwaited(cl *client) {
-	for _, r := range cl.pending {
+	ps := cl.pending.get()
+	for _, r := range ps {
 		if l := r.l; r.live() && l.awaiting {
 			l.awaiting = false
 			c.maybeForget(l.m)
 		}
 	}
-	clear(cl.pending)
-	cl.pending = cl.pending[:0]
+	clear(ps)
+	cl.pending.set(ps[:0])
 	cl.rx.released()
 }
 
@@ -649,7 +653,8 @@ func (c *Checker) onCrash(e *model.Event) {
 	c.crashOwner(e)
 	c.noneAwaited(cl)
 	cl.rx.crashed()
-	for _, r := range cl.held {
+	ds := cl.held.get()
+	for _, r := range ds {
 		if !r.live() {
 			continue // a delivery of a message forgotten since
 		}
@@ -659,6 +664,6 @@ func (c *Checker) onCrash(e *model.Event) {
 		}
 		c.release(d.m, d)
 	}
-	cl.held = cl.held[:0]
+	cl.held.set(ds[:0])
 	c.wake.forgetClient(e.Client)
 }

@@ -21,17 +21,17 @@ func checkRecycled(c *Checker, m *msgState) {
 	}
 	for k := range c.clients {
 		cl := &c.clients[k]
-		for _, r := range cl.held {
+		for _, r := range cl.held.get() {
 			if r.d.m == m && r.live() {
 				where(fmt.Sprintf("client %d's held deliveries (as live)", k))
 			}
 		}
-		for _, r := range cl.pending {
+		for _, r := range cl.pending.get() {
 			if r.l.m == m && r.live() {
 				where(fmt.Sprintf("client %d's pending leases (as live)", k))
 			}
 		}
-		for _, l := range cl.lostBatch {
+		for _, l := range c.lostBatch(cl) {
 			if l.m == m {
 				where(fmt.Sprintf("client %d's lost batch", k))
 			}

@@ -81,3 +81,27 @@ func TestWaitClientSize(t *testing.T) {
 		t.Errorf("pollReq is %d bytes, want 40", n)
 	}
 }
+
+// TestClientSize checks that a client record is one cache line (its
+// comment), and that its lists keep a slice's length and capacity.
+func TestClientSize(t *testing.T) {
+	if n := unsafe.Sizeof(client{}); n != 64 {
+		t.Errorf("client is %d bytes, want 64 (one cache line)", n)
+	}
+	if h, p := unsafe.Sizeof(heldRef{}), unsafe.Sizeof(pendRef{}); h != refSize || p != refSize {
+		t.Errorf("heldRef is %d bytes and pendRef %d, want refSize (%d)", h, p, refSize)
+	}
+	var l list[heldRef]
+	if l.get() != nil {
+		t.Error("an empty list's slice is not nil")
+	}
+	s := make([]heldRef, 3, 5)
+	l.set(s)
+	if g := l.get(); len(g) != 3 || cap(g) != 5 || &g[0] != &s[0] {
+		t.Errorf("list gave back len %d cap %d, want the slice set (3, 5)", len(g), cap(g))
+	}
+	l.set(append(l.get(), heldRef{}, heldRef{}, heldRef{}))
+	if g := l.get(); len(g) != 6 || cap(g) < 6 {
+		t.Errorf("list after a growing append: len %d cap %d", len(g), cap(g))
+	}
+}

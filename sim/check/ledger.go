@@ -282,7 +282,7 @@ func (c *Checker) onSubscribe(e *model.Event) {
 	}
 	cl := c.clientOf(e)
 	cl.known, cl.group, cl.alive = true, g.idx, true
-	if cap(cl.held) == 0 {
+	if cl.held.c == 0 {
 		cl.room()
 	}
 	for _, gi := range c.topics[e.Topic] {

@@ -39,7 +39,7 @@ func TestMemoryFollowsInFlight(t *testing.T) {
 		t.Fatalf("acked %d of %d, violations %v", r.Acked, n, r.Violations)
 	}
 	g := c.groups[0]
-	if n := cap(c.clients[0].pending); n > 128 {
+	if n := cap(c.clients[0].pending.get()); n > 128 {
 		t.Fatalf("the client's pending list keeps the leases it was delivered: room for %d", n)
 	}
 	if c.Tracked() != 0 || r.PeakTracked > 2 || g.msgs.span() > 2048 || c.leases.w.span() > 2048 || g.tombs.len() > 1000 || c.made > r.PeakTracked {

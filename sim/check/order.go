@@ -399,9 +399,30 @@ func (c *Checker) orderPhase(e *model.Event) {
 // follow but a retry's start or a lost answer: that test is inlined at
 // the callers (nearly every receive and answer).
 func (c *Checker) orderReceive(cl *client, e *model.Event) {
-	if cl.retrying || len(cl.lostBatch) > 0 || e.Kind == model.EvReceiveLost || e.Reason == model.RReattempt {
+	if cl.retrying || cl.lostSome || e.Kind == model.EvReceiveLost || e.Reason == model.RReattempt {
 		c.followRetry(cl, e)
 	}
+}
+
+// lostBatch is client cl's lost batch (client.lost).
+func (c *Checker) lostBatch(cl *client) []*lease {
+	if cl.lost == 0 {
+		return nil
+	}
+	return c.lostBatches[cl.lost-1]
+}
+
+// setLostBatch makes b client cl's lost batch, giving it one the first
+// time it has leases.
+func (c *Checker) setLostBatch(cl *client, b []*lease) {
+	if cl.lost == 0 {
+		if len(b) == 0 {
+			return
+		}
+		c.lostBatches = append(c.lostBatches, nil)
+		cl.lost = int32(len(c.lostBatches))
+	}
+	c.lostBatches[cl.lost-1], cl.lostSome = b, len(b) > 0
 }
 
 // followRetry is orderReceive's work.
@@ -409,24 +430,28 @@ func (c *Checker) followRetry(cl *client, e *model.Event) {
 	switch e.Kind {
 	case model.EvReceive:
 		if e.Reason != model.RReattempt {
-			cl.lostBatch, cl.retrying = cl.lostBatch[:0], false
+			c.setLostBatch(cl, c.lostBatch(cl)[:0])
+			cl.retrying = false
 			return
 		}
 		cl.retrying = true
 	case model.EvReceiveLost:
-		if !cl.rx.allLost(cl.pending) {
+		ps := cl.pending.get()
+		if !cl.rx.allLost(ps) {
 			// Another receive's answer may carry some of them: which
 			// ones this loss took is unknown, and none is blamed.
 			return
 		}
-		for _, r := range cl.pending {
+		b := c.lostBatch(cl)
+		for _, r := range ps {
 			if l := r.l; r.live() && l.awaiting && l.m.g.orderly {
-				cl.lostBatch = append(cl.lostBatch, l)
+				b = append(b, l)
 			}
 		}
+		c.setLostBatch(cl, b)
 	case model.EvReceived:
 		if cl.retrying && e.Count == 0 { // empty, whatever the code (a poll timeout too)
-			for _, l := range cl.lostBatch {
+			for _, l := range c.lostBatch(cl) {
 				if !l.ended {
 					c.violate(InvFifoReentry, e.Seq, l.m, fmt.Sprintf("client %d retried its receive with the same attemptId and was answered empty while lease %d (message %d), which the lost answer carried, was still live: the retry should have re-entered its batch",
 						e.Client, l.id, l.m.id))
@@ -434,7 +459,8 @@ func (c *Checker) followRetry(cl *client, e *model.Event) {
 				}
 			}
 		}
-		cl.lostBatch, cl.retrying = cl.lostBatch[:0], false
+		c.setLostBatch(cl, c.lostBatch(cl)[:0])
+		cl.retrying = false
 	}
 }
 

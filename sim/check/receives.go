@@ -82,7 +82,7 @@ func less(n int32) int32 {
 // is accounted for by an announced loss. It does not run between an
 // answer and the deliveries that follow it.
 func (c *Checker) releaseLost(cl *client) {
-	if cl.rx.allLost(cl.pending) {
+	if cl.rx.allLost(cl.pending.get()) {
 		c.noneAwaited(cl)
 	}
 }
