@@ -9,6 +9,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -156,6 +157,35 @@ func TestEveryPackageHasDocGo(t *testing.T) {
 	for d := range dirs {
 		if d != "." && !hasDoc[d] && !strings.HasPrefix(d, "cmd/") {
 			t.Errorf("package %s has no doc.go", d)
+		}
+	}
+}
+
+// TestRapidPackagesSweepFailFiles: a package whose tests use rapid has a
+// TestMain that runs rapidfail.Main, so a failing run's fail file goes to
+// out/rapid/ and testdata/rapid/ holds only the regressions committed on
+// purpose (a mutation check's fail files once landed in sim/check).
+func TestRapidPackagesSweepFailFiles(t *testing.T) {
+	usesRapid, sweeps := map[string]bool{}, map[string]bool{}
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(p))
+		usesRapid[dir] = usesRapid[dir] || strings.Contains(string(src), `"pgregory.net/rapid"`)
+		sweeps[dir] = sweeps[dir] || strings.Contains(string(src), "rapidfail.Main(m)")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := range usesRapid {
+		if usesRapid[d] && !sweeps[d] && !strings.HasPrefix(d, ".") {
+			t.Errorf("package %s uses rapid but has no TestMain calling rapidfail.Main", d)
 		}
 	}
 }
