@@ -84,10 +84,36 @@ func (x *refIndex) add(r *ckRef) {
 	x.n++
 }
 
-// remove takes out r, which drop has just marked dropped.
+// remove takes out r, which drop has just marked dropped. The front ref
+// held is never a dropped one (every remove forgets the dropped refs at
+// the front), so dropped refs are at the front only when r was the
+// front: a remove of any other ref reads no ref's flag, where reading the
+// front one's was a cache miss (it is the oldest live ref, and refs
+// settle in no order).
 func (x *refIndex) remove(r *ckRef) {
 	x.n--
-	// the dropped refs at the front: first those of the first block
+	if x.blocks[0][x.head] == r {
+		x.dropFront(x.frontDropped())
+		return
+	}
+	if invariants {
+		assertf(!x.ref(0).dropped, "ref index: the front ref, of lease %d, is a dropped one", x.ref(0).first)
+	}
+	if x.size >= 64 && 2*x.n < x.size {
+		j := 0
+		for k := range x.size {
+			if r := x.ref(k); !r.dropped {
+				x.blocks[(x.head+j)>>refBlockBits][(x.head+j)&(refBlock-1)] = r
+				j++
+			}
+		}
+		x.truncate(j)
+	}
+}
+
+// frontDropped is the number of dropped refs at the front: first those
+// of the first block, then on.
+func (x *refIndex) frontDropped() int {
 	b := x.blocks[0]
 	i, end := x.head, min(x.head+x.size, refBlock)
 	for i < end && b[i].dropped {
@@ -99,19 +125,7 @@ func (x *refIndex) remove(r *ckRef) {
 			k++
 		}
 	}
-	switch {
-	case k > 0:
-		x.dropFront(k)
-	case x.size >= 64 && 2*x.n < x.size:
-		j := 0
-		for k := range x.size {
-			if r := x.ref(k); !r.dropped {
-				x.blocks[(x.head+j)>>refBlockBits][(x.head+j)&(refBlock-1)] = r
-				j++
-			}
-		}
-		x.truncate(j)
-	}
+	return k
 }
 
 // dropFront forgets the first k refs held.

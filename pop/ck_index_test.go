@@ -198,6 +198,9 @@ func testRefIndex(t *testing.T, oldest bool) {
 			}
 			r.dropped = true
 			x.remove(r)
+			if x.size > 0 && x.ref(0).dropped {
+				t.Fatalf("the front ref held, of lease %d, is a dropped one", x.ref(0).first)
+			}
 		}
 		if rng.IntN(40) > 0 {
 			continue
