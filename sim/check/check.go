@@ -188,10 +188,18 @@ func (l *list[T]) set(s []T) {
 	l.p, l.n, l.c = unsafe.Pointer(unsafe.SliceData(s)), int32(len(s)), int32(cap(s))
 }
 
-// makeRoom gives full list l room for one more entry, as the slice's
-// append would after pruning it (at 64 entries or more, by prune): the
-// callers (lend, hold) write the entry at n themselves, an entry being
+// push appends x, as the slice's append would after pruning it when it
+// is full (at 64 entries or more, by prune: makeRoom); an entry is
 // refSize bytes.
+func (l *list[T]) push(x T, prune func([]T) []T) {
+	if l.n == l.c {
+		l.makeRoom(prune)
+	}
+	*(*T)(unsafe.Add(l.p, uintptr(l.n)*refSize)) = x // n < c
+	l.n++
+}
+
+// makeRoom gives full list l room for one more entry (push).
 func (l *list[T]) makeRoom(prune func([]T) []T) {
 	s := l.get()
 	if len(s) >= 64 {
@@ -217,12 +225,7 @@ func (r heldRef) live() bool { return r.gen == r.d.m.gen }
 // its storage, at 64 entries or more, as held is (hold): pruning at each
 // answer cost some 70 instructions a receive (callgrind).
 func (cl *client) lend(l *lease) {
-	ps := &cl.pending
-	if ps.n == ps.c {
-		ps.makeRoom(prunePending)
-	}
-	*(*pendRef)(unsafe.Add(ps.p, uintptr(ps.n)*refSize)) = pendRef{l, l.m.gen} // n < c
-	ps.n++
+	cl.pending.push(pendRef{l, l.m.gen}, prunePending)
 }
 
 // listRoom is the storage a client's held and pending lists start with:

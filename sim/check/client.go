@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"slices"
-	"unsafe"
 
 	"popsim/model"
 )
@@ -75,12 +74,7 @@ func (c *Checker) onDeliver(e *model.Event) {
 func (c *Checker) hold(m *msgState, d *delivery) {
 	m.held++
 	cl := &c.clients[d.client]
-	ds := &cl.held
-	if ds.n == ds.c {
-		ds.makeRoom(pruneHeld)
-	}
-	*(*heldRef)(unsafe.Add(ds.p, uintptr(ds.n)*refSize)) = heldRef{d, m.gen} // n < c
-	ds.n++
+	cl.held.push(heldRef{d, m.gen}, pruneHeld)
 }
 
 // pruneHeld keeps the entries of ds that its client may still act on. A

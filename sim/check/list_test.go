@@ -3,16 +3,15 @@ package check
 import (
 	"slices"
 	"testing"
-	"unsafe"
 
 	"pgregory.net/rapid"
 )
 
 // TestListAsSlice checks a list (client.held, client.pending) against
-// the slice it replaced: entries put as hold and lend put them (makeRoom
-// when full, then the entry at n), and as the slice's append did after
-// its prune at 64 entries or more, keep the same entries, length and
-// capacity, whatever the prune keeps.
+// the slice it replaced: entries pushed as hold and lend push them, and
+// appended as the slice's append did after its prune at 64 entries or
+// more, keep the same entries, length and capacity, whatever the prune
+// keeps.
 func TestListAsSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var l list[heldRef]
@@ -46,11 +45,7 @@ func TestListAsSlice(t *testing.T) {
 				*ref = prune(*ref)
 			}
 			*ref = append(*ref, x)
-			if l.n == l.c {
-				l.makeRoom(prune)
-			}
-			*(*heldRef)(unsafe.Add(l.p, uintptr(l.n)*refSize)) = x
-			l.n++
+			l.push(x, prune)
 			if got := l.get(); len(got) != len(*ref) || cap(got) != cap(*ref) || !slices.Equal(got, *ref) {
 				t.Fatalf("after %d entries the list has %d (room %d), the slice %d (room %d)", i+1, len(got), cap(got), len(*ref), cap(*ref))
 			}
