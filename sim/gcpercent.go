@@ -18,4 +18,7 @@ package sim
 // cmd/popsim sets it for the process, and popbench's simulator cases
 // (internal/bench, SimRun) for their run, each unless GOGC is set (sim
 // reads no environment), so that they measure a run as popsim makes it.
+// Both set it above a heap floor (internal/gcfloor, since stop 49): no
+// collection before the heap reaches 256 MiB, so that a run whose state
+// all lives to its end (sim.DefaultConfig's) is not marked while it grows.
 const GCPercent = 400

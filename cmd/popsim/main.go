@@ -29,13 +29,13 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/term"
 
+	"popsim/internal/gcfloor"
 	"popsim/internal/hugeheap"
 	"popsim/internal/meminfo"
 	"popsim/sim"
@@ -50,11 +50,6 @@ const (
 )
 
 func main() {
-	// The simulator's collector setting (sim.GCPercent: faster runs for
-	// about twice the peak memory). GOGC in the environment still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(sim.GCPercent)
-	}
 	// popsim writes no heap profile, so the runtime need not sample
 	// allocations for one: each sample unwinds the allocating stack
 	// (about 44 k instructions, some 150 times in a sim.DefaultConfig run:
@@ -67,6 +62,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "popsim: %v\n", err)
 		os.Exit(exitBadInput)
 	}
+	// The simulator's collector setting: sim.GCPercent (faster runs for
+	// about twice the peak memory) above a heap floor (no collection
+	// before the heap reaches 256 MiB, at most an eighth of the memory;
+	// internal/gcfloor). GOGC in the environment still wins.
+	gcfloor.Popsim(os.Getenv, sim.GCPercent, mem.Total)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

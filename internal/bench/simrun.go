@@ -2,8 +2,10 @@ package bench
 
 import (
 	"os"
-	"runtime/debug"
 	"testing"
+
+	"popsim/internal/gcfloor"
+	"popsim/internal/meminfo"
 
 	"popsim/scenarios"
 	"popsim/sim"
@@ -17,7 +19,8 @@ import (
 // process (proc-cpu-events/s, Linux: the garbage collector's threads
 // included, which cpu-ns/event, the benchmark thread's, leaves out). One
 // latency round is one run. It runs with popsim's collector setting,
-// sim.GCPercent, unless the environment sets GOGC, and its runs share one
+// sim.GCPercent above gcfloor's heap floor, unless the environment sets
+// GOGC, and its runs share one
 // sim.Reuse, as a process that makes runs one after another would: each
 // run stores its messages in the last one's log chunks.
 func SimRun(b *testing.B, lat *Latency) { simRun(b, lat, sim.DefaultConfig()) }
@@ -82,12 +85,10 @@ func simRun(b *testing.B, lat *Latency, cfg sim.Config) {
 	}
 }
 
-// popsimGC sets the collector as popsim does (sim.GCPercent, unless the
-// environment sets GOGC) and returns what puts the previous setting back.
+// popsimGC sets the collector as popsim does (sim.GCPercent above a heap
+// floor, internal/gcfloor, unless the environment sets GOGC) and returns
+// what puts the previous setting back.
 func popsimGC() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	old := debug.SetGCPercent(sim.GCPercent)
-	return func() { debug.SetGCPercent(old) }
+	mem, _ := meminfo.Read() // unknown: gcfloor.DefaultFloor
+	return gcfloor.Popsim(os.Getenv, sim.GCPercent, mem.Total)
 }

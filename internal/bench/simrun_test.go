@@ -18,8 +18,8 @@ func TestSimRunUsesPopsimsCollectorSetting(t *testing.T) {
 	t.Setenv("GOGC", "")
 	before := gcPercent()
 	restore := popsimGC()
-	if got := gcPercent(); got != sim.GCPercent {
-		t.Errorf("during a SimRun case the GC percent is %d, want popsim's %d", got, sim.GCPercent)
+	if got := gcPercent(); got < sim.GCPercent {
+		t.Errorf("during a SimRun case the GC percent is %d, want popsim's %d or above it (the heap floor)", got, sim.GCPercent)
 	}
 	restore()
 	if got := gcPercent(); got != before {
