@@ -114,7 +114,7 @@ type sim struct {
 	meter  *meter
 
 	netRng          *pcg.Rand
-	reqLat, respLat workload.Dist
+	reqLat, respLat workload.Sampler // the network latencies, sampled without the interface's call
 
 	prods   []*producer
 	cons    []*consumer
@@ -215,7 +215,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s := &sim{
 		c: c, cfg: cfg, opts: opts, cov: newCoverage(cov...),
 		byName: map[string]*group{}, commits: map[commitKey]int64{}, nextMsg: 1,
-		netRng: newStream(cfg.Seed, streamNetwork), reqLat: cfg.Network.RequestLatency.Dist, respLat: cfg.Network.ResponseLatency.Dist,
+		netRng: newStream(cfg.Seed, streamNetwork), reqLat: workload.NewSampler(cfg.Network.RequestLatency.Dist), respLat: workload.NewSampler(cfg.Network.ResponseLatency.Dist),
 	}
 	s.start = cfg.Start
 	s.safetyEnd = s.start.Add(cfg.Duration)
