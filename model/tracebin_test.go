@@ -250,3 +250,37 @@ func TestBinaryEncoderIsAppendBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryEncoderTopicWord checks the encoder's kept topic word
+// (BinaryEncoder.topic), which it writes for a Topic or Shown that is
+// the very string it last wrote as a Topic (the same bytes in memory, of
+// the same length): through streams whose topics and shown names are
+// drawn from names of every length the word keeps and beyond, the same
+// string, a copy of it elsewhere in memory, a prefix of it (its bytes'
+// address, a shorter length) and empty strings with and without an
+// address, the encoder writes what AppendBinary writes alone.
+func TestBinaryEncoderTopicWord(t *testing.T) {
+	orders := strings.Clone("orders")
+	names := []string{
+		"", orders[:0], "h", "hot", strings.Clone("hot"), orders, strings.Clone(orders), orders[:3], orders[:1],
+		"q.fifo", "seven77", "eight888", "%RETRY%billing_orders",
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	var c BinaryEncoder
+	var got, want []byte
+	for i := range 50000 {
+		e := randomEvent(r)
+		e.Topic, e.Shown = names[r.IntN(len(names))], names[r.IntN(len(names))]
+		if r.IntN(4) == 0 {
+			e.Shown = e.Topic
+		}
+		e.Seq = int64(i)
+		if i%5000 == 0 {
+			got, want, c = got[:0], want[:0], BinaryEncoder{}
+		}
+		got, want = c.Append(got, &e), e.appendBinaryLong(want)
+		if string(got) != string(want) {
+			t.Fatalf("event %d %+v:\n got %x\nwant %x", i, e, got, want)
+		}
+	}
+}
