@@ -20,7 +20,7 @@ import (
 // one store each (binSpan.uvarint), and the events most of a trace's are
 // (bare) skip the fields they leave zero in two stores. It is a fresh
 // BinaryEncoder's Append: a trace's tracer keeps one for the whole
-// stream.
+// stream, and writes with its Put in room it keeps.
 func (e *Event) AppendBinary(b []byte) []byte {
 	var c BinaryEncoder
 	return c.Append(b, e)
@@ -71,17 +71,33 @@ type msgLeaseWord struct {
 // hold at most a few hundred).
 const pairSlots = 512
 
-// Append appends e's binary form (AppendBinary) to b.
+// BinaryRoom is the room Put writes an event's binary form into.
+const BinaryRoom = binSpanLen
+
+// Append appends e's binary form (AppendBinary) to b: Put's, in room
+// made past b's length, or the long form.
 func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
-	strs := len(e.Group) + len(e.Topic) + len(e.Shown)
-	if strs > maxSpanStrings {
-		return e.appendBinaryLong(b)
-	}
 	n := len(b)
 	if cap(b)-n < binSpanLen {
 		b = append(b[:cap(b)], make([]byte, binSpanLen)...)
 	}
-	s := (*binSpan)(b[n : n+binSpanLen])
+	if k := c.Put((*[BinaryRoom]byte)(b[n:n+binSpanLen]), e); k > 0 {
+		return b[:n+k]
+	}
+	return e.appendBinaryLong(b[:n])
+}
+
+// Put writes e's binary form (AppendBinary's) at the front of room and
+// returns its length; or, if e's strings are longer than the room leaves
+// them (maxSpanStrings), it changes nothing and returns 0: Append writes
+// those. A caller that keeps the room past its buffer's end writes
+// there, without a slice to check and return (sim's tracer).
+func (c *BinaryEncoder) Put(room *[BinaryRoom]byte, e *Event) int {
+	strs := len(e.Group) + len(e.Topic) + len(e.Shown)
+	if strs > maxSpanStrings {
+		return 0
+	}
+	s := (*binSpan)(room)
 	var i int
 	if e.Seq == c.seqNext && c.seqRoom > 0 {
 		binary.LittleEndian.PutUint32(s[0:], c.seqW)
@@ -133,7 +149,7 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 		// bytes; Count, then Reason and the Shown's length.
 		binary.LittleEndian.PutUint64(s[j&spanMask:], 0)
 		binary.LittleEndian.PutUint32(s[(j+8)&spanMask:], uint32(zn)|uint32(e.Reason)<<8)
-		return b[:n+j+11]
+		return j + 11
 	}
 	i = s.str(i, e.Group)
 	if e.Msg != 0 && e.Lease != 0 && e.Ended|e.Next == 0 { // a lease's, a delivery's: a kept pair, as a rule
@@ -229,7 +245,7 @@ func (c *BinaryEncoder) Append(b []byte, e *Event) []byte {
 	} else {
 		i = s.strLong(i, v)
 	}
-	return b[:n+i]
+	return i
 }
 
 // atStep is the eight-byte varint of time at, from the kept time

@@ -1,7 +1,12 @@
 package sim
 
 import (
+	"encoding/hex"
+	"math/rand/v2"
+	"strings"
 	"testing"
+
+	"github.com/zeebo/xxh3"
 
 	"popsim/clock"
 	"popsim/model"
@@ -73,5 +78,38 @@ func TestTraceLostIsLost(t *testing.T) {
 				t.Fatalf("%T, %v: traced %+v, want %+v", r, why, got, want)
 			}
 		}
+	}
+}
+
+// TestTracerHashesEveryForm: the tracer's hash is XXH3-128 of the
+// events' binary forms (AppendBinary's) back to back, whatever their
+// sizes: short forms written in place (model.BinaryEncoder.Put), forms
+// with names of up to 255 bytes (putLong) at every offset, up to the
+// buffer's end, so that some start a new buffer, over many buffers.
+func TestTracerHashesEveryForm(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	long := strings.Repeat("n", 255)
+	tr := newTracer(nil, false, nil)
+	var all []byte
+	for i := range 40_000 {
+		e := model.Event{Kind: model.EvLease, Client: int32(r.IntN(600)), Msg: model.MsgID(r.IntN(1 << 20)), Lease: model.LeaseID(r.IntN(1 << 30)),
+			Topic: "orders", Queue: int32(r.IntN(8)), Offset: r.Int64N(1 << 30), Deadline: clock.Time(r.Int64N(1 << 50))}
+		switch r.IntN(8) {
+		case 0: // as long as an event's form gets
+			e.Group, e.Topic, e.Shown = long, long, long
+		case 1:
+			e.Topic = long[:r.IntN(len(long))]
+		}
+		if tr.used >= hashChunk-hashSlack {
+			t.Fatalf("event %d: the buffer holds %d bytes, not hashed at %d", i, tr.used, hashChunk-hashSlack)
+		}
+		tr.cur = e
+		tr.emitCur(clock.Time(1_700_000_000_000_000 + int64(i)))
+		e.Seq, e.At = int64(i), clock.Time(1_700_000_000_000_000+int64(i))
+		all = e.AppendBinary(all)
+	}
+	got, err := tr.finish()
+	if sum := xxh3.Hash128(all).Bytes(); err != nil || got != hex.EncodeToString(sum[:]) {
+		t.Fatalf("the tracer's hash is %s (%v), the forms' %x", got, err, sum)
 	}
 }

@@ -227,7 +227,7 @@ func newSim(c *layout, opts RunOptions) (*sim, error) {
 	s.meter = newMeter(s.start, cfg.Warmup, s.safetyEnd)
 	s.chk = check.New(check.Options{Seed: cfg.Seed, Replay: opts.Replay})
 	s.tr = newTracer(opts.TraceWriter, opts.KeepEvents, s)
-	s.chk.ShareBuffer(func() []byte { return s.tr.bin }) // the history reads the events where the tracer wrote them
+	s.chk.ShareBuffer(func() []byte { return s.tr.buf[:s.tr.used] }) // the history reads the events where the tracer wrote them
 	s.useReuse()
 	if cp := opts.capture; cp != nil {
 		s.tr.selfCheck(cp.every, cp.lo, cp.hi)
