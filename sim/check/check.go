@@ -331,6 +331,10 @@ func (c *Checker) ObserveShared(e *model.Event, n int) {
 	if e.Seq <= c.floorSeq || e.At < c.lastAt {
 		c.outOfOrder(e) // the first event, one after Finish, or one out of order
 	}
+	// Taken here, where the test above has them in registers, not after
+	// the handler's call: nothing between reads the two (Finish and
+	// outOfOrder do).
+	c.lastAt, c.floorSeq = e.At, e.Seq
 	if h := &c.hist; h.peek == nil {
 		if n != 0 {
 			panic("check: ObserveShared of a checker that shares no buffer")
@@ -424,7 +428,6 @@ func (c *Checker) ObserveShared(e *model.Event, n int) {
 	if c.endWork {
 		c.endEvent()
 	}
-	c.lastAt, c.floorSeq = e.At, e.Seq
 }
 
 // endEvent ends an event that forgot a record or counted a message in
