@@ -9,7 +9,10 @@
 //     iterator anchored at the time of its first Next call; it yields the
 //     intended production instants, independent of when the caller asks.
 //   - Dist: processing-time distributions (Constant, Uniform, Exponential,
-//     LogNormal, BoundedPareto, Mixture), immutable and shareable.
+//     LogNormal, BoundedPareto, Mixture), immutable and shareable; a
+//     Sampler draws from one as its Sample does, a constant inline and a
+//     uniform without the interface's call (the simulator's network
+//     latencies, one a request and an answer).
 //   - Outcomes: the probability, in parts per million, of Success,
 //     ReconsumeLater and Exception, and the poison messages (every Nth
 //     message, at most K of them) whose every delivery throws.
