@@ -277,6 +277,7 @@ type scheduler struct {
 	// the scheduler never lets go of a task it made, so a stale pointer past
 	// free's length keeps alive nothing that is not alive anyway.
 	free []*task
+	err  error // why take returned nil with tasks waiting: the bound that keeps the earliest
 }
 
 // newScheduler returns a scheduler whose clock reads start, which draws
@@ -333,10 +334,20 @@ func (s *scheduler) cancel(e *task, seq uint64) {
 
 // next removes the earliest task and advances the clock to it. It fails,
 // naming the bound, when the task budget (EventBudget) or the time limit is exceeded,
-// and returns nil when the queue is empty. The earliest of front's and
-// near's first tasks is picked here (taskQueue.peek written out, a call
-// a task less); peek moves the horizon when both are empty.
+// and returns nil when the queue is empty.
 func (s *scheduler) next() (*task, error) {
+	s.err = nil
+	e := s.take()
+	return e, s.err
+}
+
+// take is next without the error's result, for the loop (a test and two
+// zeroed registers a task less): nil when the queue is empty or a bound
+// keeps the earliest task from running, which err then names. The
+// earliest of front's and near's first tasks is picked here
+// (taskQueue.peek written out, a call a task less); peek moves the
+// horizon when both are empty.
+func (s *scheduler) take() *task {
 	q := &s.q
 	e := q.near.first()
 	if q.front.n > 0 {
@@ -346,16 +357,17 @@ func (s *scheduler) next() (*task, error) {
 	}
 	if e == nil {
 		if e = q.peek(); e == nil {
-			return nil, nil
+			return nil
 		}
 	}
 	if e.at > s.maxTime || s.dispatched >= s.maxTasks {
-		return nil, s.bound(e)
+		s.err = s.bound(e)
+		return nil
 	}
 	q.pop(e)
 	s.clk.AdvanceTo(e.at)
 	s.dispatched++
-	return e, nil
+	return e
 }
 
 // bound is next's error for a task e that a bound keeps from running:

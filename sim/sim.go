@@ -347,11 +347,11 @@ func (s *sim) loop() error {
 	}
 	report := s.opts.Progress != nil // progress does nothing without it
 	for !s.stopped {
-		t, err := s.q.next()
-		if err != nil {
-			return err
-		}
+		t := s.q.take()
 		if t == nil {
+			if s.q.err != nil {
+				return s.q.err
+			}
 			break
 		}
 		s.dispatch(t)
