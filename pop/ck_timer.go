@@ -118,8 +118,9 @@ func (t *timerStore) recycle(spare *[]*timerSlot) {
 	*t = timerStore{}
 }
 
-// add holds m, due at due, in its revive queue (m.rq).
-func (t *timerStore) add(m *reviveBody, due int64) {
+// add holds m, due at due, in its revive queue (m.rq). It reports whether
+// m is the queue's next message (minFor).
+func (t *timerStore) add(m *reviveBody, due int64) bool {
 	q := int(m.rq)
 	for len(t.queues) <= q {
 		t.queues = append(t.queues, timerQueue{})
@@ -154,13 +155,15 @@ func (t *timerStore) add(m *reviveBody, due int64) {
 		}
 	}
 	s.msgs = append(s.msgs, m)
-	if tq.next == nil || timerLess(due, m.seq, tq.due, tq.seq) {
+	next := tq.next == nil || timerLess(due, m.seq, tq.due, tq.seq)
+	if next {
 		tq.refresh() // m is the queue's next: its slot is the first
 	}
 	t.n++
 	if t.firstOK && (t.first == nil || timerLess(due, m.seq, t.firstDue, t.first.seq)) {
 		t.first, t.firstDue = m, due
 	}
+	return next
 }
 
 // dueBy reports that a message may be due by nowMs: the first one known

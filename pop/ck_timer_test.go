@@ -37,7 +37,8 @@ func (r *timerRef) minOf(q int32) *reviveBody {
 // (as CKs and acks come), sometimes far before it or beyond it, on a few
 // revive queues, with deliveries interleaved; min, minFor, each and n
 // must agree with the reference after every step (dueBy too, at a time
-// near now), and deliveries between two puts must come in (due, put)
+// near now), add must report whether the put is its queue's next, and
+// deliveries between two puts must come in (due, put)
 // order.
 func TestTimerMatchesOrder(t *testing.T) {
 	for _, prec := range []int64{1, 1000} {
@@ -66,13 +67,16 @@ func TestTimerMatchesOrder(t *testing.T) {
 						a := &ackBody{src: unsafe.Pointer(&model.AckMsg{})} // an ack message's body, as putRevive holds it
 						a.part, a.kind, a.rq, a.born = ackPart, ackKind, uint16(r.IntN(4)), now
 						m := &a.reviveBody
-						tm.add(m, d)
+						next := tm.add(m, d)
 						ref.due[m] = d
 						ref.seq++
 						if m.seq != ref.seq {
 							t.Fatalf("step %d: seq %d, want %d", step, m.seq, ref.seq)
 						}
 						ref.held = append(ref.held, m)
+						if want := ref.minOf(int32(m.rq)) == m; next != want {
+							t.Fatalf("step %d: add reports the put its queue's next: %v, want %v", step, next, want)
+						}
 						lastDelivered = nil // it may come before the last delivered
 					case x < 95: // deliver the next
 						if r.IntN(8) == 0 { // as touch does before a delivery: no change
