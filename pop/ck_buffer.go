@@ -1,6 +1,8 @@
 package pop
 
 import (
+	"math"
+
 	"popsim/model"
 )
 
@@ -76,6 +78,60 @@ type ckBuffer struct {
 	// free are the wrappers neither the buffer nor a commit queue holds
 	// any more, which newWrapper reuses (let).
 	free []*wrapper
+	// work is nextBufferWork's answer, remembered until the buffer changes.
+	work workMemo
+}
+
+// workMemo remembers nextBufferWork's answer: NextCheckpointTick asks for
+// it after every request, and most (an ack, a pop that finds nothing)
+// change nothing it depends on. known: the answer is has and at for every
+// from in [from, until]; now: a buffered wrapper is done, so that a scan
+// has work at any time (the answer is from) until the next scan removes
+// it. The buffer, its commit queues and the configuration unchanged,
+// nextBufferWork is the first time at or after from at which a scan has
+// work, and what a scan has to do, but for what is due at once, depends on
+// the time alone: its answer stands for every later from up to it (for
+// ever when the buffer is empty). Not so when the timer is off (a CK the
+// store refuses has no time to be written at: nextBufferWork skips it),
+// when it stands for its from alone. Every change forgets it
+// (ckBuffer.changed), but a done wrapper buffered (ckBuffer.add), which
+// sets now.
+type workMemo struct {
+	known, now, has bool
+	at, from, until int64
+}
+
+// get is the remembered answer for from, ok false when there is none.
+func (m *workMemo) get(from int64) (at int64, has, ok bool) {
+	switch {
+	case m.now:
+		return from, true, true
+	case !m.known || from < m.from || from > m.until:
+		return 0, false, false
+	}
+	return m.at, m.has, true
+}
+
+// remember keeps nextBufferWork's answer at and has from from; timer is
+// the configuration's TimerWheelEnable.
+func (m *workMemo) remember(from, at int64, has, timer bool) {
+	until := int64(math.MaxInt64)
+	switch {
+	case !timer:
+		until = from
+	case has:
+		until = at
+	}
+	*m = workMemo{known: true, has: has, at: at, from: from, until: until}
+}
+
+// changed forgets nextBufferWork's answer: the buffer or a commit queue
+// changed. A done wrapper keeps a scan due at once whatever else changes,
+// until a scan (scanBuffer forgets it then).
+func (f *ckBuffer) changed() {
+	if !f.work.now {
+		f.work.known = false
+	}
 }
 
 func newCkBuffer(keys *mkTable) *ckBuffer {
@@ -144,6 +200,7 @@ func (f *ckBuffer) enqueue(w *wrapper) {
 	cq.time = w.ck.PopTime
 	cq.ws = append(cq.ws, w)
 	w.inCQ = true
+	f.changed()
 }
 
 // add buffers w, whose ref holds its merge key's entry.
@@ -152,10 +209,17 @@ func (f *ckBuffer) add(w *wrapper) {
 	w.inBuf = true
 	f.order = append(f.order, w)
 	f.counter++
+	if w.done() { // a scan has work from now on (nextBufferWork)
+		f.work.known, f.work.now = true, true
+	} else {
+		f.changed()
+	}
 }
 
 // remove takes w out of the buffer. The caller may still read w until
-// the next newWrapper, which alone writes a free wrapper.
+// the next newWrapper, which alone writes a free wrapper. Only a scan
+// removes a wrapper, and forgets nextBufferWork's answer after it
+// (scanBuffer), as it does for its commits and its garbage scan.
 func (f *ckBuffer) remove(w *wrapper) {
 	e := w.ref.e
 	if invariants {
@@ -204,6 +268,7 @@ func (f *ckBuffer) let(w *wrapper, held *bool) {
 
 // dropQueue lets go of the wrappers of cq, whose commit queue is gone.
 func (f *ckBuffer) dropQueue(cq *commitQueue) {
+	f.changed()
 	for _, w := range cq.ws {
 		f.let(w, &w.inCQ)
 	}
@@ -358,6 +423,7 @@ func (b *Broker) storeWrapper(nowMs int64, w *wrapper, fails *[]WriteFailure) {
 		return
 	}
 	if b.putCk(nowMs, w.ref.home(), w.mkey, w.ref.e.hash, w.ref.e, w.rq, w.ref.first, fails) == putOK {
+		b.buf.changed()
 		w.ckStored = true
 		w.ref.stored, w.ref.at = true, b.arrival
 	}
@@ -384,6 +450,7 @@ func (b *Broker) addAk(nowMs int64, a *model.AckMsg, key []byte, offsets []int64
 		return ackMerge{}
 	}
 	m := ackMerge{accepted: true}
+	b.buf.changed()
 	for _, o := range offsets {
 		i := w.ck.IndexOfAck(o)
 		if i < 0 || i >= int(w.ck.Num) {
@@ -426,6 +493,7 @@ func (b *Broker) scanBuffer(nowMs int64, res *CheckpointResult) {
 	if nowMs%BufferGarbageInterval == 0 {
 		b.scanGarbage(nowMs)
 	}
+	f.work = workMemo{} // the scan changed the buffer, and the next one's time
 }
 
 func (b *Broker) scanWrapper(nowMs int64, w *wrapper, res *CheckpointResult) {
@@ -466,6 +534,7 @@ func (b *Broker) writeMergedAcks(nowMs int64, w *wrapper, res *CheckpointResult)
 	if todo == 0 {
 		return
 	}
+	b.buf.changed()
 	ck := w.ck
 	if b.cfg.EnablePopBatchAck {
 		a := model.BatchAckMsg{AckMsg: model.AckMsg{AckOffset: 0, StartOffset: ck.StartOffset, ConsumerGroup: ck.CID, Topic: ck.Topic,

@@ -153,10 +153,20 @@ func (b *Broker) NextCheckpointTick() (clock.Time, bool) {
 	return clock.FromMillis(max(best, b.lastNow)), true
 }
 
-// nextScan is the next buffer scan with work.
+// nextScan is the next buffer scan with work: nextBufferWork's answer,
+// remembered while the buffer does not change (workMemo).
 func (b *Broker) nextScan() (int64, bool) {
-	from := scanGrid(max(b.buf.lastScan+BufferScanInterval, b.lastNow))
-	return b.nextBufferWork(from)
+	f := b.buf
+	from := scanGrid(max(f.lastScan+BufferScanInterval, b.lastNow))
+	at, has, ok := f.work.get(from)
+	if !ok {
+		at, has = b.nextBufferWork(from)
+		f.work.remember(from, at, has, b.cfg.TimerWheelEnable)
+	} else if invariants {
+		t, h := b.nextBufferWork(from)
+		assertf(t == at && h == has || !h && !has, "buffer: remembered next scan %d (%v) from %d, asking %d (%v)", at, has, from, t, h)
+	}
+	return at, has
 }
 
 // nextService is the revive service with the earliest next step (the lowest

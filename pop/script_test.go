@@ -268,6 +268,7 @@ func cmdConfig(e *scriptEnv, a *cmdArgs) error {
 		return nil
 	}
 	e.b.cfg = cfg
+	e.b.buf.changed() // nextBufferWork's answer depends on it
 	return nil
 }
 
