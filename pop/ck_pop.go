@@ -67,7 +67,9 @@ func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, t *top
 		}
 		return
 	}
-	b.idleScan(ctx, t, pair, n, int64(randomQ), func(qid int32) { b.ckQueueStage(nowMs, ctx, name, pair, t, qid, f) })
+	if !b.skippedAll(ctx, pair, n) {
+		b.scanUnmarked(ctx, t, pair, n, int64(randomQ), func(qid int32) { b.ckQueueStage(nowMs, ctx, name, pair, t, qid, f) })
+	}
 }
 
 // ckQueueStage is popMsgFromQueue for queue qid of stageTopic (§3.1);

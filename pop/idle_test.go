@@ -60,7 +60,7 @@ func TestQueueScanOrder(t *testing.T) {
 	}
 }
 
-// TestAllMarkedIsAnEmptyScan checks idleScan's shortcut against the scan
+// TestAllMarkedIsAnEmptyScan checks skippedAll's shortcut against the scan
 // it replaces: allMarked holds exactly when n fits in one word and every
 // one of the n queues is marked, and then the scan, from any position and
 // in either direction, finds no queue; when it fails for such an n, the

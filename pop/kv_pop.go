@@ -103,7 +103,7 @@ func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *
 		}
 		return
 	}
-	// idleScan's loop, with the stage and the marks it leaves inline
+	// scanUnmarked's loop, with the stage and the marks it leaves inline
 	idle, quiet := b.idleBits(pair, t, rq)
 	sc := b.newQueueScan(rq, n)
 	for pos := int32(0); ; {
