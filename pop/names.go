@@ -31,10 +31,14 @@ type pairInfo struct {
 	retry [2]retryPair
 }
 
-// retryPair is a retry topic and the pair id of a group with it.
+// retryPair is a retry topic and the pair id of a group with it; while
+// the topic does not exist, missing is the broker's count of topics plus
+// one when a pop last found it missing (it cannot exist before a topic is
+// created: retryTopic does not look it up again).
 type retryPair struct {
-	t    *topic
-	pair uint32
+	t       *topic
+	pair    uint32
+	missing int
 }
 
 // Retry topic versions, indexing pairInfo.retry.
@@ -104,17 +108,23 @@ func (n *names) keyString(id uint32) string {
 // pair id: its name, the topic (nil while it does not exist) and the pair
 // of id's group with it, which it interns the first time it finds the
 // topic. It is topicNamed and names.pair on the name, remembered: topics
-// are never removed or replaced, and pair ids are stable.
+// are never removed or replaced, and pair ids are stable. That the topic
+// is missing is remembered too, until a topic is created (the default
+// run's pops looked the V1 retry topic up 52 k times).
 func (b *Broker) retryTopic(id uint32, v int) (name string, t *topic, pair uint32) {
 	v1, v2 := b.names.retryTopics(id)
 	name = v2
 	if v == retryV1 {
 		name = v1
 	}
-	if r := b.names.pairs[id].retry[v]; r.t != nil {
+	r := &b.names.pairs[id].retry[v]
+	if r.t != nil {
 		return name, r.t, r.pair
 	}
-	if t = b.topicNamed(name); t == nil {
+	if n := len(b.topicOrder) + 1; r.missing == n {
+		return name, nil, 0
+	} else if t = b.topicNamed(name); t == nil {
+		r.missing = n
 		return name, nil, 0
 	}
 	pair = b.names.pair(b.names.pairs[id].group, name) // may grow pairs

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"popsim/clock"
 	"popsim/model"
 )
@@ -164,4 +166,41 @@ func TestPopPairIsNamesPair(t *testing.T) {
 			t.Fatalf("step %d: popPair(%s@%s) = %d, want %d", i, req.ConsumerGroup, req.Topic, got, want)
 		}
 	}
+}
+
+// TestRetryTopicIsLookedUp checks retryTopic against topicNamed and
+// names.pair on the retry topic's name, through lookups of both versions
+// for pairs drawn at random, with topics (retry topics among them, and
+// others) created on the way: a memo of a missing topic that outlived the
+// topic's creation answers nil for it.
+func TestRetryTopicIsLookedUp(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		b, err := New(DefaultConfig())
+		must(t, err)
+		topics, groups := []string{"t1", "t2"}, []string{"g1", "g2"}
+		for _, n := range topics {
+			must(t, b.CreateTopic(TopicConfig{Name: n, ReadQueueNums: 1, WriteQueueNums: 1}))
+		}
+		for _, n := range groups {
+			must(t, b.CreateGroup(DefaultGroup(n)))
+		}
+		for i := range rapid.IntRange(1, 60).Draw(rt, "steps") {
+			g, tn := rapid.SampledFrom(groups).Draw(rt, "group"), rapid.SampledFrom(topics).Draw(rt, "topic")
+			v := rapid.IntRange(retryV1, retryV2).Draw(rt, "v")
+			if rapid.IntRange(0, 5).Draw(rt, "create") == 0 {
+				name := model.BuildPopRetryTopic(tn, g, v == retryV2)
+				if rapid.Bool().Draw(rt, "other") {
+					name = "x" + strings.Repeat("y", rapid.IntRange(0, 3).Draw(rt, "len"))
+				}
+				must(t, b.CreateTopic(TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1}))
+			}
+			id := b.names.pair(g, tn)
+			name, top, pair := b.retryTopic(id, v)
+			wantName := model.BuildPopRetryTopic(tn, g, v == retryV2)
+			want := b.topicNamed(wantName)
+			if name != wantName || top != want || want != nil && pair != b.names.pair(g, wantName) {
+				rt.Fatalf("step %d: retryTopic(%s@%s, v%d) = %q %p %d, want %q %p", i, g, tn, v, name, top, pair, wantName, want)
+			}
+		}
+	})
 }
