@@ -1,7 +1,10 @@
 package pop
 
 import (
+	"slices"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"popsim/model"
 )
@@ -52,4 +55,32 @@ func TestCommitQueueOfAfterClear(t *testing.T) {
 	if f.latest(k1) != 12 || f.queueLen(k1) != 1 || len(f.corder) != 2 || f.commits[k1] == nil {
 		t.Fatalf("after a new wrapper of k1: latest %d (%d wrappers), %d queues", f.latest(k1), f.queueLen(k1), len(f.corder))
 	}
+}
+
+// dropFront is slices.Delete(ws, 0, n) for the elements it keeps, and
+// leaves no reference behind them in its array: for any length and n.
+func TestDropFrontIsDelete(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		l := rapid.IntRange(0, 12).Draw(rt, "len")
+		n := rapid.IntRange(0, l).Draw(rt, "n")
+		ws := make([]*wrapper, l, l+rapid.IntRange(0, 3).Draw(rt, "spare"))
+		for i := range ws {
+			ws[i] = &wrapper{next: int64(i)}
+		}
+		want := slices.Clone(ws[n:])
+		arr := ws[:cap(ws)]
+		got := dropFront(ws, n)
+		if !slices.Equal(got, want) {
+			rt.Fatalf("dropFront(%d of %d) kept %d wrappers, not the last %d in order", n, l, len(got), len(want))
+		}
+		held := 0
+		for _, w := range arr {
+			if w != nil {
+				held++
+			}
+		}
+		if held != len(want) {
+			rt.Fatalf("dropFront(%d of %d): the array holds %d wrappers, %d kept", n, l, held, len(want))
+		}
+	})
 }
