@@ -72,9 +72,6 @@ type ckBuffer struct {
 	counter int64          // buffered CKs (recomputed from the buffer every minute upstream; exact here)
 	// lastScan is the last scan's time.
 	lastScan int64
-	// scan is the scan's copy of order (which the scan changes), kept
-	// for the next scan's.
-	scan []*wrapper
 	// free are the wrappers neither the buffer nor a commit queue holds
 	// any more, which newWrapper reuses (let).
 	free []*wrapper
@@ -216,10 +213,11 @@ func (f *ckBuffer) add(w *wrapper) {
 	}
 }
 
-// remove takes w out of the buffer. The caller may still read w until
-// the next newWrapper, which alone writes a free wrapper. Only a scan
-// removes a wrapper, and forgets nextBufferWork's answer after it
-// (scanBuffer), as it does for its commits and its garbage scan.
+// remove takes w, which the scan has taken out of order (scanBuffer), out
+// of the buffer. The caller may still read w until the next newWrapper,
+// which alone writes a free wrapper. Only a scan removes a wrapper, and
+// forgets nextBufferWork's answer after it (scanBuffer), as it does for
+// its commits and its garbage scan.
 func (f *ckBuffer) remove(w *wrapper) {
 	e := w.ref.e
 	if invariants {
@@ -227,20 +225,6 @@ func (f *ckBuffer) remove(w *wrapper) {
 	}
 	e.w = nil
 	f.keys.release(e)
-	for i, x := range f.order {
-		if x == w {
-			// the rest moved down one by one: nearly always none or a few
-			// (a scan removes the oldest first), which a call to
-			// typedslicecopy cost more than
-			n := len(f.order) - 1
-			for j := i; j < n; j++ {
-				f.order[j] = f.order[j+1]
-			}
-			f.order[n] = nil
-			f.order = f.order[:n]
-			break
-		}
-	}
 	f.counter--
 	f.let(w, &w.inBuf)
 }
@@ -483,18 +467,26 @@ type BufferScan struct {
 func (b *Broker) scanBuffer(nowMs int64, res *CheckpointResult) {
 	f := b.buf
 	f.lastScan = nowMs
-	// copied and cleared one by one, as dropFront does: a scan has a few
-	ws := f.scan[:0]
-	for _, w := range f.order {
-		ws = append(ws, w)
+	// The scan walks order in place: it takes each wrapper out and puts it
+	// back below the ones it removed if it keeps it, where it had walked
+	// a copy and removed each (the oldest first, nearly all) by searching
+	// order and moving the rest down (default run: scanBuffer 25.6 -> 21.6 M inclusive).
+	kept, n := 0, len(f.order)
+	for i := 0; i < n; i++ {
+		w := f.order[i]
+		f.order[i] = nil
+		if !b.scanWrapper(nowMs, w, res) {
+			f.order[kept] = w
+			kept++
+		}
 	}
-	for _, w := range ws {
-		b.scanWrapper(nowMs, w, res)
+	for i := n; i < len(f.order); i++ { // buffered during the scan (none: a scan writes no CK it would buffer), kept unscanned
+		w := f.order[i]
+		f.order[i] = nil
+		f.order[kept] = w
+		kept++
 	}
-	for i := len(ws) - 1; i >= 0; i-- {
-		ws[i] = nil
-	}
-	f.scan = ws[:0]
+	f.order = f.order[:kept]
 	b.scanCommitOffset(res)
 	if nowMs%BufferGarbageInterval == 0 {
 		b.scanGarbage(nowMs)
@@ -502,7 +494,9 @@ func (b *Broker) scanBuffer(nowMs int64, res *CheckpointResult) {
 	f.work = workMemo{} // the scan changed the buffer, and the next one's time
 }
 
-func (b *Broker) scanWrapper(nowMs int64, w *wrapper, res *CheckpointResult) {
+// scanWrapper is the scan of buffered wrapper w, which it reports it
+// removed from the buffer (remove: its caller takes it out of order).
+func (b *Broker) scanWrapper(nowMs int64, w *wrapper, res *CheckpointResult) bool {
 	f := b.buf
 	if w.done() {
 		f.remove(w)
@@ -513,7 +507,7 @@ func (b *Broker) scanWrapper(nowMs int64, w *wrapper, res *CheckpointResult) {
 			b.stats.CksUnwritten++
 			b.drop(w.ref)
 		}
-		return
+		return true
 	}
 	removeCk := w.ck.ReviveTime()-nowMs < b.cfg.PopCkStayBufferTimeOut || nowMs-w.ck.PopTime > b.cfg.PopCkStayBufferTime
 	switch {
@@ -522,14 +516,16 @@ func (b *Broker) scanWrapper(nowMs int64, w *wrapper, res *CheckpointResult) {
 	case removeCk:
 		b.storeWrapper(nowMs, w, &res.Failures)
 		if !w.ckStored {
-			return
+			return false
 		}
 		b.writeMergedAcks(nowMs, w, res)
 		if w.doneForFinish() {
 			f.remove(w)
 			res.Buffer.Removed++
+			return true
 		}
 	}
+	return false
 }
 
 // writeMergedAcks writes the acks merged into w that are not written yet:
