@@ -91,8 +91,8 @@ type ckBuffer struct {
 // ever when the buffer is empty). Not so when the timer is off (a CK the
 // store refuses has no time to be written at: nextBufferWork skips it),
 // when it stands for its from alone. Every change forgets it
-// (ckBuffer.changed), but a done wrapper buffered (ckBuffer.add), which
-// sets now.
+// (ckBuffer.changed), but a done wrapper buffered (addCkJustOffset's
+// written CK: the only wrapper buffered done), which sets now.
 type workMemo struct {
 	known, now, has bool
 	at, from, until int64
@@ -206,11 +206,7 @@ func (f *ckBuffer) add(w *wrapper) {
 	w.inBuf = true
 	f.order = append(f.order, w)
 	f.counter++
-	if w.done() { // a scan has work from now on (nextBufferWork)
-		f.work.known, f.work.now = true, true
-	} else {
-		f.changed()
-	}
+	f.changed() // a done w: see addCkJustOffset
 }
 
 // remove takes w, which the scan has taken out of order (scanBuffer), out
@@ -380,6 +376,9 @@ func (b *Broker) addCkJustOffset(nowMs int64, d *ckBody, mkey string, mh uint64,
 	b.storeWrapper(nowMs, w, fails)
 	b.enqueueCk(w)
 	b.buf.add(w)
+	if w.done() { // written: a scan has work from now on (workMemo.now)
+		b.buf.work.known, b.buf.work.now = true, true
+	}
 	return w.ref
 }
 

@@ -117,35 +117,29 @@ func (b *Broker) putRevive(nowMs int64, rq int32, kind reviveKind, deliverMs int
 	}
 	rev.unbuilt = true
 	rev.kind, rev.rq, rev.born = kind, uint16(rq), nowMs // rq < 65535: q is not nil
-	if b.cfg.Bugs.DelayLevelTimer {
+	// the message's TIMER_DELIVER_MS (with DelayLevelTimer, the level's)
+	rev.deliver = deliverMs
+	switch {
+	case b.cfg.Bugs.DelayLevelTimer:
 		// #3787: a delay level from now, the revive service seeing that time
-		due := nowMs + delayLevel(deliverMs-nowMs)
-		rev.deliver = due
-		b.timerAdd(rev, due)
-		b.arrival = due
-		return putOK
-	}
-	rev.deliver = deliverMs // the message's TIMER_DELIVER_MS
-	if deliverMs > nowMs {
+		b.arrival = nowMs + delayLevel(deliverMs-nowMs)
+		rev.deliver = b.arrival
+	case deliverMs > nowMs:
 		b.arrival = b.timerDue(deliverMs)
-		b.timerAdd(rev, b.arrival)
+	default:
+		b.appendRevive(q, rev, nowMs)
+		b.arrival = nowMs
 		return putOK
 	}
-	b.appendRevive(q, rev, nowMs)
-	b.arrival = nowMs
-	return putOK
-}
-
-// timerAdd holds rev, due at due, in the timer. Its revive service's next
-// step depends on the timer only through the queue's next message
-// (nextStep): it is forgotten only when rev is that message, where every
-// CK and ack put to the timer had forgotten it (nearly all are due after
-// their queue's next: the default run's services' next steps were asked
-// 5.3 k times instead of 126 k).
-func (b *Broker) timerAdd(rev *reviveBody, due int64) {
-	if b.timer.add(rev, due) {
-		b.reviveChanged(int32(rev.rq))
+	// The service's next step depends on the timer only through the
+	// queue's next message (nextStep): it is forgotten only when rev is
+	// that message, where every CK and ack put to the timer had forgotten
+	// it (nearly all are due after their queue's next: the default run's
+	// services' next steps were asked 5.3 k times instead of 126 k).
+	if b.timer.add(rev, b.arrival) {
+		b.reviveChanged(rq)
 	}
+	return putOK
 }
 
 // timerRefuses reports that the store refuses a message with deliver time
