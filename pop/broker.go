@@ -171,13 +171,15 @@ type volatile struct {
 	buf      *ckBuffer
 	revivers []*reviveService
 	inflight inflightCounts
-	// svcNext and svcAt are nextService's answer while svcOK, but for the
-	// services in svcDirty (bit qid), whose next step was forgotten since
-	// (forgetNext): the others' are as they were.
+	// svcNext and svcAt are nextService's answer, but for the services in
+	// svcDirty (bit qid), whose next step was forgotten since
+	// (forgetNext): the others' are as they were. svcDirty all ones
+	// (svcAll): every service is asked (the answer is not known, or the
+	// earliest service's step was forgotten; 64 services all forgotten
+	// come to the same).
 	svcNext         *reviveService
 	svcAt           int64
 	svcDirty        uint64
-	svcOK           bool
 	ckMessageNumber int64
 	shouldStartTime int64
 }

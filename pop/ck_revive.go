@@ -343,7 +343,7 @@ func (b *Broker) reviveChanged(rq int32) {
 func (b *Broker) forgetNext(s *reviveService) {
 	s.nextOK = false
 	if s == b.svcNext || s.qid >= 64 {
-		b.svcOK = false
+		b.svcDirty = svcAll
 	} else {
 		b.svcDirty |= 1 << s.qid
 	}

@@ -69,7 +69,7 @@ func (b *Broker) startServices(startMs int64) {
 	b.buf.forget()
 	b.buf = newCkBuffer(&b.ckl.keys)
 	b.buf.lastScan = startMs - BufferScanInterval
-	b.revivers, b.svcOK, b.svcNext = b.newReviveServices(startMs), false, nil
+	b.revivers, b.svcDirty, b.svcNext = b.newReviveServices(startMs), svcAll, nil
 	b.inflight.reset()
 	b.ckMessageNumber = 0
 }
@@ -154,10 +154,21 @@ func (b *Broker) NextCheckpointTick() (clock.Time, bool) {
 }
 
 // nextScan is the next buffer scan with work: nextBufferWork's answer,
-// remembered while the buffer does not change (workMemo).
+// remembered while the buffer does not change (workMemo). The remembered
+// answer is taken inline (NextCheckpointTick asks after every request).
 func (b *Broker) nextScan() (int64, bool) {
 	f := b.buf
 	from := scanGrid(max(f.lastScan+BufferScanInterval, b.lastNow))
+	if at, has, ok := f.work.get(from); ok && !invariants {
+		return at, has
+	}
+	return b.askScan(from)
+}
+
+// askScan is nextScan when the answer is not remembered (or, in the
+// invariants build, checked).
+func (b *Broker) askScan(from int64) (int64, bool) {
+	f := b.buf
 	at, has, ok := f.work.get(from)
 	if !ok {
 		at, has = b.nextBufferWork(from)
@@ -174,12 +185,25 @@ func (b *Broker) nextScan() (int64, bool) {
 // after every request, and a request changes one service's next step at
 // most (a CK or ack written to its revive queue), mostly not the earliest
 // one's. A service whose step was forgotten is asked again and compared
-// with the remembered earliest; all are asked when the earliest was.
+// with the remembered earliest; all are asked when the earliest was. The
+// answer with none forgotten, most, is taken inline.
 func (b *Broker) nextService() (*reviveService, int64) {
-	if !b.svcOK {
+	if b.svcDirty != 0 || invariants {
+		b.askServices()
+	}
+	return b.svcNext, b.svcAt
+}
+
+// svcAll is svcDirty when every service is to be asked.
+const svcAll = ^uint64(0)
+
+// askServices brings nextService's answer up to date: nextService past
+// its inlined case.
+func (b *Broker) askServices() {
+	if b.svcDirty == svcAll {
 		b.svcNext, b.svcAt = b.scanServices()
-		b.svcOK, b.svcDirty = true, 0
-		return b.svcNext, b.svcAt
+		b.svcDirty = 0
+		return
 	}
 	for d := b.svcDirty; d != 0; d &= d - 1 {
 		s := b.revivers[bits.TrailingZeros64(d)]
@@ -192,7 +216,6 @@ func (b *Broker) nextService() (*reviveService, int64) {
 		s, t := b.scanServices()
 		assertf(s == b.svcNext && t == b.svcAt, "remembered next revive step %p at %d, asking all %p at %d", b.svcNext, b.svcAt, s, t)
 	}
-	return b.svcNext, b.svcAt
 }
 
 // scanServices is nextService's answer found by asking every service.
