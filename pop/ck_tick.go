@@ -159,17 +159,17 @@ func (b *Broker) NextCheckpointTick() (clock.Time, bool) {
 func (b *Broker) nextScan() (int64, bool) {
 	f := b.buf
 	from := scanGrid(max(f.lastScan+BufferScanInterval, b.lastNow))
-	if at, has, ok := f.work.get(from); ok && !invariants {
+	at, has, ok := f.work.get(from)
+	if ok && !invariants {
 		return at, has
 	}
-	return b.askScan(from)
+	return b.askScan(from, at, has, ok)
 }
 
 // askScan is nextScan when the answer is not remembered (or, in the
-// invariants build, checked).
-func (b *Broker) askScan(from int64) (int64, bool) {
+// invariants build, checked): at, has and ok are the memo's for from.
+func (b *Broker) askScan(from, at int64, has, ok bool) (int64, bool) {
 	f := b.buf
-	at, has, ok := f.work.get(from)
 	if !ok {
 		at, has = b.nextBufferWork(from)
 		f.work.remember(from, at, has, b.cfg.TimerWheelEnable)
