@@ -5,7 +5,8 @@
 // Why: a simulator run allocates its state in a burst and keeps most of
 // it to the end (sim.DefaultConfig's checkpoint path holds every CK of its
 // 60 virtual seconds), so a small process collects while its heap grows
-// (at 16 and 72 MB for that run at GOGC 400), marking a live heap that is
+// (at 16 and 72 MB in a popbench process making two such runs at GOGC
+// 400, GODEBUG=gctrace=1), marking a live heap that is
 // about to be freed whole when the run ends. Those early collections,
 // their write barriers and the sweeping after them buy back no memory the
 // run needed, and cost a process that makes two such runs 4.3 % of its
