@@ -22,14 +22,6 @@ func AppendDec(dst []byte, v int64) []byte {
 	return appendDecCall(dst, v)
 }
 
-// appendDecCall is AppendDec past its inlined case.
-func appendDecCall(dst []byte, v int64) []byte {
-	if v < 0 {
-		return strconv.AppendInt(dst, v, 10)
-	}
-	return AppendUdec(dst, uint64(v))
-}
-
 // dec8 is x's eight digits (x < 1e8, leading zeros included) as the
 // little-endian uint64 of their bytes, computed in lanes of one word:
 // x splits into two 4-digit halves (32-bit lanes, the high half first in
@@ -70,6 +62,20 @@ func decDigits(u uint64) int {
 
 // AppendUdec is strconv.AppendUint(dst, u, 10).
 func AppendUdec(dst []byte, u uint64) []byte {
+	if int64(u) < 0 { // 19 or 20 digits
+		return strconv.AppendUint(dst, u, 10)
+	}
+	return appendDecCall(dst, int64(u))
+}
+
+// appendDecCall is AppendDec past its inlined case: a negative v is
+// strconv's; the rest are written here, where AppendDec's merge keys
+// took a call of AppendUdec as well.
+func appendDecCall(dst []byte, v int64) []byte {
+	if v < 0 {
+		return strconv.AppendInt(dst, v, 10)
+	}
+	u := uint64(v)
 	n := decDigits(u)
 	l := len(dst)
 	if cap(dst)-l < n {

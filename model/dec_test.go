@@ -94,3 +94,45 @@ func TestDec8(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendDecAfterPrefix: after prefixes of every length up to 20 (the
+// word stores of the short numbers reach back into the prefix from the
+// number's end, when it ends 8 bytes or more into dst), with room to
+// spare, AppendDec and AppendUdec keep the prefix byte for byte, write the
+// number as strconv does, and write nothing past it (the spare room keeps
+// its bytes).
+func TestAppendDecAfterPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	vs := []int64{0, 5, 9, 10, 99, 100, 12345, 1e7 - 1, 1e7, 1e8 - 1, 1e8, 1e12, 1e16 - 1, 1e16, math.MaxInt64, -1, -12345}
+	for range 3000 {
+		vs = append(vs, int64(r.Uint64()>>(1+r.UintN(63))))
+	}
+	var buf [64]byte
+	for plen := 0; plen <= 20; plen++ {
+		for _, v := range vs {
+			for i := range buf {
+				buf[i] = byte(0xa0 + i)
+			}
+			prefix := string(buf[:plen])
+			for _, c := range []struct {
+				f   func([]byte) []byte
+				num string
+			}{
+				{func(d []byte) []byte { return AppendDec(d, v) }, strconv.FormatInt(v, 10)},
+				{func(d []byte) []byte { return AppendUdec(d, uint64(v)) }, strconv.FormatUint(uint64(v), 10)},
+			} {
+				for i := plen; i < len(buf); i++ {
+					buf[i] = byte(0xa0 + i)
+				}
+				if got := c.f(buf[:plen]); string(got) != prefix+c.num {
+					t.Fatalf("prefix %d, %d: got %q, want %q", plen, v, got, prefix+c.num)
+				}
+				for i := plen + len(c.num); i < len(buf); i++ {
+					if buf[i] != byte(0xa0+i) {
+						t.Fatalf("prefix %d, %d: byte %d, past the number, was written", plen, v, i)
+					}
+				}
+			}
+		}
+	}
+}
