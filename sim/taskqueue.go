@@ -138,7 +138,6 @@ func (q *taskQueue) remove(e *task) {
 	i, n := farIdx(e.idx), len(q.far)-1
 	last := q.far[n]
 	q.far[i], last.idx = last, e.idx
-	q.far[n] = nil
-	q.far = q.far[:n]
+	q.far = q.far[:n] // the slot past the end keeps its task, as the heap's do (taskHeap.close)
 	e.idx = -1
 }
