@@ -163,7 +163,10 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 		return
 	}
 	ctx.group = g
-	ff, err := pfilter.ParsePop(r.ExpressionType, r.Expression)
+	ff, err := pfilter.All(), error(nil)
+	if !subscribesAll(r.ExpressionType, r.Expression) {
+		ff, err = parsePop(r.ExpressionType, r.Expression)
+	}
 	if err != nil {
 		res.fail(model.SubscriptionParseFailed, "parse the consumer's subscription failed")
 		return
@@ -186,6 +189,21 @@ func (b *Broker) Pop(now clock.Time, req *PopRequest, res *PopResult) {
 		b.assertPopResult(res, before, r.ConsumerGroup)
 	}
 }
+
+// subscribesAll reports that pfilter.ParsePop(typ, exp) is the filter
+// matching everything (pfilter.All, no error): an empty expression, or
+// "*" of type TAG (or none). Every pop compiles its request's
+// subscription, and nearly every one is that; Pop asks this first, inline,
+// and calls parsePop (out of line) for the rest (default run: ParsePop had
+// cost ~62 instructions a pop).
+func subscribesAll(typ, exp string) bool {
+	return exp == "" || exp == "*" && (typ == "" || typ == pfilter.TypeTag)
+}
+
+// parsePop is pfilter.ParsePop kept out of line, where Pop inlines it.
+//
+//go:noinline
+func parsePop(typ, exp string) (*pfilter.Filter, error) { return pfilter.ParsePop(typ, exp) }
 
 // faqSuggestion is FAQUrl.suggestTodo(FAQUrl.APPLY_TOPIC_URL), which
 // RocketMQ appends to the remarks of a missing topic or group.
