@@ -23,8 +23,9 @@ import "math/bits"
 // topic), a record cached for it (KV), an in-flight count added and a
 // change of its commit queue in the CK buffer (FS).
 // Whatever else changes (acks, revive, the buffer's commits, which go
-// through offsets.at) cannot make an idle queue busy. CheckInvariants
-// verifies every mark.
+// through offsets.at) cannot make an idle queue busy; the buffer's scan
+// marks a queue it found marked again after its commits when it is still
+// idle (keepIdle). CheckInvariants verifies every mark.
 //
 // Quiet queues: on the KV path with enablePopBufferMerge a queue whose
 // records wait in the cache for their acks is caught up (caughtUp: its
@@ -274,11 +275,17 @@ func (b *Broker) kvIdle(k qkey, s *slot, q *queue) bool {
 // wrapper (a wrapper enqueued, wrappers leaving the commit queue, a commit
 // queue dropped) clears the queue's mark.
 func (b *Broker) ckIdle(k qkey, s *slot, q *queue) bool {
+	return b.ckIdleAt(k, s, q, b.buf.latest(k))
+}
+
+// ckIdleAt is ckIdle with l, the newest wrapper's nextBeginOffset
+// (ckBuffer.latest), given by a caller that holds the queue's commit queue.
+func (b *Broker) ckIdleAt(k qkey, s *slot, q *queue, l int64) bool {
 	m := q.maxOffset()
 	if s == nil || s.has&(hasReset|hasCommit) != hasCommit || s.commit > m {
 		return false
 	}
-	if l := b.buf.latest(k); l > m || max(l, s.commit) != m {
+	if l > m || max(l, s.commit) != m {
 		return false
 	}
 	return !b.cfg.EnablePopMessageThreshold || b.inflight.get(k) <= b.cfg.PopInflightMessageThreshold

@@ -457,3 +457,48 @@ func TestCaughtUpStageKeepsMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestBufferCommitKeepsIdleMark checks keepIdle: on the checkpoint path a
+// queue a pop read to its end is marked idle, and the buffer scan that
+// commits its wrapper's offset (which clears the mark as it writes the
+// slot) marks it again, as it is still idle: the next all-queue pop skips
+// it instead of reading it to find nothing.
+func TestBufferCommitKeepsIdleMark(t *testing.T) {
+	const n = 4
+	b := queuesBroker(t, DefaultConfig(), n)
+	now := clock.Epoch
+	var res PopResult
+	pop := allQueuePopper(t, b, n, &now, &res)
+	pop()
+	b.Put(now, &model.Message{Topic: "t", QueueID: 2})
+	pop()
+	if len(res.Messages) != 1 {
+		t.Fatalf("pop after the put: %v with %d messages, want 1", res.Status, len(res.Messages))
+	}
+	pair, _ := b.names.lookup("g", "t")
+	k := qkey{pair, 2}
+	if !b.offsets.isIdle(k) {
+		t.Fatalf("the queue a pop read to its end is not marked idle")
+	}
+	commit := b.offsets.peek(k).commit
+	for i := 0; i < 10 && b.offsets.peek(k).commit == commit; i++ {
+		next, ok := b.NextCheckpointTick()
+		if !ok {
+			t.Fatalf("no checkpoint work pending with the wrapper uncommitted")
+		}
+		now = next
+		b.CheckpointTick(now)
+	}
+	if c := b.offsets.peek(k).commit; c != 1 {
+		t.Fatalf("the buffer committed offset %d, want 1 (past the message)", c)
+	}
+	if !b.offsets.isIdle(k) {
+		t.Fatalf("the buffer's commit left the idle queue unmarked")
+	}
+	must(t, b.CheckInvariants())
+	stages := b.stats.ReadCalls
+	pop()
+	if res.Status == PopFound || b.stats.ReadCalls-stages != n {
+		t.Fatalf("pop after the commit: %v, %d reads counted, want none found and %d", res.Status, b.stats.ReadCalls-stages, n)
+	}
+}
