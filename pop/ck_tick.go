@@ -134,13 +134,29 @@ func (b *Broker) settleEmptyPulls(nowMs int64) {
 
 // NextCheckpointTick is when CheckpointTick next has work, false when
 // nothing is pending.
+//
+// The driver asks after every request: the remembered answers of the
+// timer's first message and of the next scan are taken inline here, where
+// the calls to timerStore.min and nextScan (neither inlines) cost more
+// than their answers (default run: 193.6 k calls).
 func (b *Broker) NextCheckpointTick() (clock.Time, bool) {
 	if !b.started {
 		return 0, false
 	}
-	best, ok := b.nextTimerDue()
+	var best int64
+	var ok bool
+	if t := &b.timer; t.firstOK {
+		best, ok = t.firstDue, t.first != nil
+	} else {
+		best, ok = b.nextTimerDue()
+	}
 	if b.fsRunning() {
-		if t, has := b.nextScan(); has && (!ok || t < best) {
+		from := b.scanFrom()
+		t, has, memo := b.buf.work.get(from)
+		if !memo || invariants {
+			t, has = b.askScan(from, t, has, memo)
+		}
+		if has && (!ok || t < best) {
 			best, ok = t, true
 		}
 		if s, t := b.nextService(); s != nil && (!ok || t < best) {
@@ -154,16 +170,22 @@ func (b *Broker) NextCheckpointTick() (clock.Time, bool) {
 }
 
 // nextScan is the next buffer scan with work: nextBufferWork's answer,
-// remembered while the buffer does not change (workMemo). The remembered
-// answer is taken inline (NextCheckpointTick asks after every request).
+// remembered while the buffer does not change (workMemo), and returned
+// before the asking (askScan). NextCheckpointTick takes it the same way,
+// inline.
 func (b *Broker) nextScan() (int64, bool) {
-	f := b.buf
-	from := scanGrid(max(f.lastScan+BufferScanInterval, b.lastNow))
-	at, has, ok := f.work.get(from)
+	from := b.scanFrom()
+	at, has, ok := b.buf.work.get(from)
 	if ok && !invariants {
 		return at, has
 	}
 	return b.askScan(from, at, has, ok)
+}
+
+// scanFrom is the earliest time the next buffer scan can run: the grid
+// time at or after both the last scan's next and the broker's clock.
+func (b *Broker) scanFrom() int64 {
+	return scanGrid(max(b.buf.lastScan+BufferScanInterval, b.lastNow))
 }
 
 // askScan is nextScan when the answer is not remembered (or, in the
