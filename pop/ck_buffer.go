@@ -56,6 +56,7 @@ type commitQueue struct {
 	key  qkey
 	ws   []*wrapper
 	time int64
+	q    *queue // the store queue of key (queues are never replaced), for keepIdle; nil if none
 }
 
 // ckBuffer is the buffer. Its wrappers are indexed by merge key in the
@@ -189,8 +190,8 @@ func (f *ckBuffer) queueLen(k qkey) int64 {
 	return 0
 }
 
-// enqueue is putOffsetQueue.
-func (f *ckBuffer) enqueue(w *wrapper) {
+// enqueue is putOffsetQueue. It returns w's commit queue.
+func (f *ckBuffer) enqueue(w *wrapper) *commitQueue {
 	cq := f.queueOf(w.lock)
 	if cq == nil {
 		cq = &commitQueue{key: w.lock}
@@ -202,6 +203,7 @@ func (f *ckBuffer) enqueue(w *wrapper) {
 	cq.ws = append(cq.ws, w)
 	w.inCQ = true
 	f.changed()
+	return cq
 }
 
 // add buffers w, whose ref holds its merge key's entry.
@@ -401,7 +403,9 @@ func (b *Broker) addCkMock(ck *model.PopCheckPoint, lock qkey, rq int32, next in
 // (ckIdle).
 func (b *Broker) enqueueCk(w *wrapper) {
 	b.offsets.touch(w.lock)
-	b.buf.enqueue(w)
+	if cq := b.buf.enqueue(w); cq.q == nil { // a new commit queue
+		cq.q = b.queue(b.names.pairs[w.lock.pair].topic, w.lock.qid)
+	}
 }
 
 // storeWrapper is putCkToStore.
@@ -607,7 +611,7 @@ func (b *Broker) scanCommitOffset(res *CheckpointResult) {
 // cq is the queue's commit queue, whose newest wrapper ckIdle reads.
 func (b *Broker) keepIdle(cq *commitQueue) {
 	k := cq.key
-	if q := b.queue(b.names.pairs[k.pair].topic, k.qid); q != nil && b.ckIdleAt(k, b.offsets.peek(k), q, cq.latest()) {
+	if q := cq.q; q != nil && b.ckIdleAt(k, b.offsets.peek(k), q, cq.latest()) {
 		b.offsets.markIdle(k)
 	}
 }
