@@ -197,17 +197,9 @@ func TestQuietQueuesSkipped(t *testing.T) {
 	cfg := KVConfig()
 	cfg.EnablePopBufferMerge = true
 	const n = 70 // two bitmap words
-	b := queuesBroker(t, cfg, n)
-	now := clock.Epoch
-	var res PopResult
-	pop := allQueuePopper(t, b, n, &now, &res)
-	pop()
-	b.Put(now, &model.Message{Topic: "t", QueueID: 66})
-	pop()
-	if len(res.Messages) != 1 {
-		t.Fatalf("pop after the put: %v with %d messages, want 1", res.Status, len(res.Messages))
-	}
-	h := res.Messages[0].Handle
+	p := poppedOne(t, cfg, n, 66)
+	b, pop := p.b, p.pop
+	h := p.res.Messages[0].Handle
 	pop()
 	pop()
 	pair, _ := b.names.lookup("g", "t")
@@ -219,7 +211,7 @@ func TestQuietQueuesSkipped(t *testing.T) {
 		t.Fatalf("an empty queue: idle %v quiet %v, want both", b.offsets.isIdle(o), b.offsets.isQuiet(o))
 	}
 	ack := NewAckRequest("g", "t", &h)
-	if r := b.Ack(now, &ack); r.Code != model.Success {
+	if r := b.Ack(p.now, &ack); r.Code != model.Success {
 		t.Fatalf("ack: %+v", r)
 	}
 	if b.offsets.isQuiet(k) {
@@ -231,6 +223,30 @@ func TestQuietQueuesSkipped(t *testing.T) {
 	if !b.offsets.isIdle(k) {
 		t.Fatalf("the acked queue is not idle after two empty pops")
 	}
+}
+
+// popped is a broker with topic t and group g, its all-queue pop (pop,
+// into res at now) and what the last pop answered.
+type popped struct {
+	b   *Broker
+	now clock.Time
+	res PopResult
+	pop func()
+}
+
+// poppedOne is a broker of cfg with topic t of n queues after an empty
+// all-queue pop, a put to queue qid, and the pop that returned the message.
+func poppedOne(t *testing.T, cfg Config, n, qid int32) *popped {
+	t.Helper()
+	p := &popped{b: queuesBroker(t, cfg, n), now: clock.Epoch}
+	p.pop = allQueuePopper(t, p.b, n, &p.now, &p.res)
+	p.pop()
+	p.b.Put(p.now, &model.Message{Topic: "t", QueueID: qid})
+	p.pop()
+	if len(p.res.Messages) != 1 {
+		t.Fatalf("pop after the put: %v with %d messages, want 1", p.res.Status, len(p.res.Messages))
+	}
+	return p
 }
 
 // allQueuePopper returns a pop of g on all n queues of t into res at *now,
@@ -465,16 +481,8 @@ func TestCaughtUpStageKeepsMarks(t *testing.T) {
 // it instead of reading it to find nothing.
 func TestBufferCommitKeepsIdleMark(t *testing.T) {
 	const n = 4
-	b := queuesBroker(t, DefaultConfig(), n)
-	now := clock.Epoch
-	var res PopResult
-	pop := allQueuePopper(t, b, n, &now, &res)
-	pop()
-	b.Put(now, &model.Message{Topic: "t", QueueID: 2})
-	pop()
-	if len(res.Messages) != 1 {
-		t.Fatalf("pop after the put: %v with %d messages, want 1", res.Status, len(res.Messages))
-	}
+	p := poppedOne(t, DefaultConfig(), n, 2)
+	b, pop, res := p.b, p.pop, &p.res
 	pair, _ := b.names.lookup("g", "t")
 	k := qkey{pair, 2}
 	if !b.offsets.isIdle(k) {
@@ -486,8 +494,8 @@ func TestBufferCommitKeepsIdleMark(t *testing.T) {
 		if !ok {
 			t.Fatalf("no checkpoint work pending with the wrapper uncommitted")
 		}
-		now = next
-		b.CheckpointTick(now)
+		p.now = next
+		b.CheckpointTick(p.now)
 	}
 	if c := b.offsets.peek(k).commit; c != 1 {
 		t.Fatalf("the buffer committed offset %d, want 1 (past the message)", c)
