@@ -38,7 +38,9 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 		b.ckRetryStages(nowMs, ctx, v, randomQ, f)
 	}
 	if req.QueueID < 0 {
-		b.ckTopicStages(nowMs, ctx, req.Topic, t, ctx.pair, randomQ, f)
+		if !b.skippedAll(ctx, t, ctx.pair) {
+			b.ckTopicStages(nowMs, ctx, req.Topic, t, ctx.pair, randomQ, f)
+		}
 	} else {
 		b.ckQueueStage(nowMs, ctx, req.Topic, ctx.pair, t, req.QueueID, f)
 	}
@@ -50,7 +52,7 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 // ckRetryStages is ckTopicStages on the request's retry topic of version
 // v; one that does not exist yet has no queues.
 func (b *Broker) ckRetryStages(nowMs int64, ctx *popContext, v int, randomQ int32, f *pfilter.Filter) {
-	if name, t, pair := b.retryTopic(ctx.pair, v); t != nil {
+	if name, t, pair := b.retryTopic(ctx.pair, v); t != nil && !b.skippedAll(ctx, t, pair) {
 		b.ckTopicStages(nowMs, ctx, name, t, pair, randomQ, f)
 	}
 }
@@ -58,7 +60,9 @@ func (b *Broker) ckRetryStages(nowMs int64, ctx *popContext, v int, randomQ int3
 // ckTopicStages reads every readable queue of topic t (named name; pair
 // is the request's group with it) in the scan order from randomQ
 // (popMsgFromTopic). Queues marked idle are skipped as popAllQueues skips
-// them.
+// them. Its callers skip the most common visit, one that skips every
+// queue, with skippedAll: a test that calls nothing, where this
+// function spills all its arguments.
 func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, t *topic, pair uint32, randomQ int32, f *pfilter.Filter) {
 	n := t.cfg.ReadQueueNums
 	if !b.skipsIdle(t) {
@@ -67,9 +71,7 @@ func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, t *top
 		}
 		return
 	}
-	if !b.skippedAll(ctx, pair, n) {
-		b.scanUnmarked(ctx, t, pair, n, int64(randomQ), func(qid int32) { b.ckQueueStage(nowMs, ctx, name, pair, t, qid, f) })
-	}
+	b.scanUnmarked(ctx, t, pair, n, int64(randomQ), func(qid int32) { b.ckQueueStage(nowMs, ctx, name, pair, t, qid, f) })
 }
 
 // ckQueueStage is popMsgFromQueue for queue qid of stageTopic (§3.1);
