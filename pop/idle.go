@@ -172,16 +172,20 @@ func (b *Broker) skippedAll(ctx *popContext, t *topic, pair uint32) bool {
 	if !b.skipsIdle(t) {
 		return false
 	}
-	n := t.cfg.ReadQueueNums
-	idle, quiet := b.offsets.bitsOf(pair, n)
-	if ctx.found < ctx.req.MaxMsgNums {
-		idle = quiet
+	// only the bitmap it goes by: allMarked needs one word of it, which
+	// is all bitsOf's cover test asks for any n allMarked accepts
+	n, marks := t.cfg.ReadQueueNums, b.offsets.idle
+	filling := ctx.found < ctx.req.MaxMsgNums
+	if filling {
+		marks = b.offsets.quiet // as long as idle (CheckInvariants)
 	}
-	if allMarked(idle, n) { // idle nil (no bitmaps yet): not all marked
-		b.skipIdle(ctx, n)
-		return true
+	if int(pair) >= len(marks) || !allMarked(marks[pair], n) { // nil: no bitmaps yet
+		return false
 	}
-	return false
+	if filling { // skipIdle
+		b.stats.ReadCalls += int64(n)
+	}
+	return true
 }
 
 // scanUnmarked is the scan past skippedAll (the note above).
