@@ -52,8 +52,12 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 // ckRetryStages is ckTopicStages on the request's retry topic of version
 // v; one that does not exist yet has no queues.
 func (b *Broker) ckRetryStages(nowMs int64, ctx *popContext, v int, randomQ int32, f *pfilter.Filter) {
-	if name, t, pair := b.retryTopic(ctx.pair, v); t != nil && !b.skippedAll(ctx, t, pair) {
-		b.ckTopicStages(nowMs, ctx, name, t, pair, randomQ, f)
+	r := b.names.retryFound(ctx.pair, v)
+	if r == nil {
+		r = b.retryTopic(ctx.pair, v)
+	}
+	if r != nil && !b.skippedAll(ctx, r.t, r.pair) {
+		b.ckTopicStages(nowMs, ctx, r.t.cfg.Name, r.t, r.pair, randomQ, f)
 	}
 }
 

@@ -172,7 +172,8 @@ func TestPopPairIsNamesPair(t *testing.T) {
 // names.pair on the retry topic's name, through lookups of both versions
 // for pairs drawn at random, with topics (retry topics among them, and
 // others) created on the way: a memo of a missing topic that outlived the
-// topic's creation answers nil for it; a missing topic's name is "".
+// topic's creation answers nil for it. retryFound, asked first, answers
+// only a topic retryTopic then gives.
 func TestRetryTopicIsLookedUp(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		b, err := New(DefaultConfig())
@@ -195,7 +196,18 @@ func TestRetryTopicIsLookedUp(t *testing.T) {
 				must(t, b.CreateTopic(TopicConfig{Name: name, ReadQueueNums: 1, WriteQueueNums: 1}))
 			}
 			id := b.names.pair(g, tn)
-			name, top, pair := b.retryTopic(id, v)
+			var name string
+			var top *topic
+			var pair uint32
+			found := b.names.retryFound(id, v)
+			if r := b.retryTopic(id, v); r != nil {
+				name, top, pair = r.t.cfg.Name, r.t, r.pair
+			} else if found != nil {
+				rt.Fatalf("step %d: retryFound(%s@%s, v%d) found %q, retryTopic nothing", i, g, tn, v, found.t.cfg.Name)
+			}
+			if found != nil && found.t != top {
+				rt.Fatalf("step %d: retryFound(%s@%s, v%d) = %p, retryTopic %p", i, g, tn, v, found.t, top)
+			}
 			wantName := model.BuildPopRetryTopic(tn, g, v == retryV2)
 			want := b.topicNamed(wantName)
 			if want == nil {
