@@ -143,11 +143,8 @@ func (b *Broker) NextCheckpointTick() (clock.Time, bool) {
 	if !b.started {
 		return 0, false
 	}
-	var best int64
-	var ok bool
-	if t := &b.timer; t.firstOK {
-		best, ok = t.firstDue, t.first != nil
-	} else {
+	best, ok, remembered := b.timer.known()
+	if !remembered {
 		best, ok = b.nextTimerDue()
 	}
 	if b.fsRunning() {
