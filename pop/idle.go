@@ -175,16 +175,13 @@ func (b *Broker) skippedAll(ctx *popContext, t *topic, pair uint32) bool {
 	// only the bitmap it goes by: allMarked needs one word of it, which
 	// is all bitsOf's cover test asks for any n allMarked accepts
 	n, marks := t.cfg.ReadQueueNums, b.offsets.idle
-	filling := ctx.found < ctx.req.MaxMsgNums
-	if filling {
+	if ctx.found < ctx.req.MaxMsgNums {
 		marks = b.offsets.quiet // as long as idle (CheckInvariants)
 	}
 	if int(pair) >= len(marks) || !allMarked(marks[pair], n) { // nil: no bitmaps yet
 		return false
 	}
-	if filling { // skipIdle
-		b.stats.ReadCalls += int64(n)
-	}
+	b.skipIdle(ctx, n)
 	return true
 }
 
