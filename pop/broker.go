@@ -40,6 +40,10 @@ type Broker struct {
 	// reviveT is the revive topic once created (topics are never
 	// removed): the revive services look at its queues at every call.
 	reviveT *topic
+	// reviveQs is reviveT's queues once it has reviveQueueNum of them, at
+	// most 65535 (the queue ids a store accepts): reviveQueue's answer
+	// without a look at the topic or the config.
+	reviveQs []*queue
 	// reviveNoCarry (tests): every revive round reads its queue again from
 	// its start, as upstream's does, instead of resuming from the last
 	// round's carried state (carryFrom), which must come to the same.
@@ -55,9 +59,12 @@ type Broker struct {
 	// reused). Brokers of one simulated cluster share it (ShareLeaseIDs).
 	lease *leaseCounter
 	// faults decides which store writes fail; writes numbers the write
-	// attempts (durable, so decisions never repeat after a restart).
-	faults Faults
-	writes uint64
+	// attempts (durable, so decisions never repeat after a restart);
+	// writeFaults reports that faults has a write rule or probability
+	// (SetFaults): without one, writeFailsTo only counts.
+	faults      Faults
+	writes      uint64
+	writeFaults bool
 	// reads numbers revive reads for Faults.ReviveReadPPM; draws the
 	// random draws (RandomQ); lockDraws the tryLocks Faults.LockBusyPPM
 	// decides. All durable.
@@ -301,6 +308,9 @@ func (b *Broker) createTopic(c TopicConfig) {
 	n := max(c.ReadQueueNums, c.WriteQueueNums)
 	for int32(len(t.queues)) < n {
 		t.queues = append(t.queues, &queue{unbuilt: t == b.reviveT})
+	}
+	if t == b.reviveT && int32(len(t.queues)) >= b.cfg.ReviveQueueNum {
+		b.reviveQs = t.queues[:min(len(t.queues), 65535)]
 	}
 }
 

@@ -191,7 +191,9 @@ func checkTimerEntries(t *testing.T, b *Broker, wants []model.Message) {
 func TestReviveWriteFailureNamesUniqueID(t *testing.T) {
 	cfg := DefaultConfig()
 	b := testBroker(t, cfg, 1)
-	b.faults.Writes = []WriteFault{{Topic: b.reviveTopicName(), QueueID: -1, Count: -1}}
+	if err := b.SetFaults(Faults{Writes: []WriteFault{{Topic: b.reviveTopicName(), QueueID: -1, Count: -1}}}); err != nil {
+		t.Fatal(err)
+	}
 	now := clock.Epoch.Add(clock.Hour).Millis()
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 60 {

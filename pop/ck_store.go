@@ -57,8 +57,17 @@ func (b *Broker) reviveTopicName() string { return b.reviveTopic }
 // reviveQueue returns revive queue rq, creating the revive topic (with
 // reviveQueueNum queues, more if rq is beyond them: the store makes a
 // queue for any queue id it is given) when needed; nil for a queue id no
-// store accepts.
+// store accepts. It inlines: every revive-topic put and timer delivery
+// asks, and all but the first find the queue made (reviveQs).
 func (b *Broker) reviveQueue(rq int32) *queue {
+	if qs := b.reviveQs; uint32(rq) < uint32(len(qs)) {
+		return qs[rq]
+	}
+	return b.reviveQueueMade(rq)
+}
+
+// reviveQueueMade is reviveQueue once the queue may have to be made.
+func (b *Broker) reviveQueueMade(rq int32) *queue {
 	if rq < 0 || rq >= 65535 {
 		return nil
 	}

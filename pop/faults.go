@@ -101,6 +101,7 @@ func (b *Broker) SetFaults(f Faults) error {
 	}
 	f.Writes = append([]WriteFault(nil), f.Writes...)
 	b.faults = f
+	b.writeFaults = len(f.Writes) != 0 || f.WritePPM != 0 || f.RetryWritePPM != 0
 	return nil
 }
 
@@ -114,14 +115,17 @@ func storeRefusesTopic(t string) bool {
 	return len(t) > model.MaxRetryOrDLQTopicLength || len(t) > model.MaxTopicLength && !model.IsRetryTopic(t)
 }
 
-// writeFails numbers a write attempt and decides whether it fails.
-func (b *Broker) writeFails(msg *model.Message) (uint64, bool) {
-	return b.writeFailsTo(msg.Topic, msg.QueueID)
-}
-
-// writeFailsTo is writeFails for a message to queue qid of topic.
+// writeFailsTo numbers a write attempt, of a message to queue qid of
+// topic, and decides whether it fails. It inlines: with no write fault
+// set (writeFaults; most runs) nothing is drawn.
 func (b *Broker) writeFailsTo(topic string, qid int32) (uint64, bool) {
 	b.writes++
+	return b.writes, b.writeFaults && b.writeFault(topic, qid)
+}
+
+// writeFault decides whether write number b.writes, to queue qid of
+// topic, fails: the first counted rule that matches it, else a draw.
+func (b *Broker) writeFault(topic string, qid int32) bool {
 	f := &b.faults
 	for i := range f.Writes {
 		w := &f.Writes[i]
@@ -129,12 +133,12 @@ func (b *Broker) writeFailsTo(topic string, qid int32) (uint64, bool) {
 			if w.Count > 0 {
 				w.Count--
 			}
-			return b.writes, true
+			return true
 		}
 	}
 	p := f.WritePPM
 	if model.IsRetryTopic(topic) {
 		p = max(p, f.RetryWritePPM)
 	}
-	return b.writes, p > 0 && FaultDraw(f.Seed, b.writes) < p
+	return p > 0 && FaultDraw(f.Seed, b.writes) < p
 }
