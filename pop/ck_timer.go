@@ -195,14 +195,16 @@ func (t *timerStore) warm(nowMs int64) {
 }
 
 // warmAfter keeps the head slot s of a queue read a chunk ahead (warm)
-// once a delivery has moved its head: into a new chunk, or to a new slot.
+// once a delivery has moved its head: into a new chunk (from h+warmChunk,
+// the chunk after the new one, which warm or the last warmAfter read), or
+// to a new slot (from 0). It inlines: most deliveries stay in a chunk.
 func (t *timerStore) warmAfter(s *timerSlot) {
-	switch h := s.head; {
-	case h%warmChunk != 0 || s.due > t.warmBy:
-	case h == 0:
-		t.warmSlot(s, 0, 2*warmChunk)
-	default:
-		t.warmSlot(s, h+warmChunk, h+2*warmChunk)
+	if h := s.head; h%warmChunk == 0 && s.due <= t.warmBy {
+		i := h + warmChunk
+		if h == 0 {
+			i = 0
+		}
+		t.warmSlot(s, i, h+2*warmChunk)
 	}
 }
 

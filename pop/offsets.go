@@ -52,16 +52,21 @@ func newOffsets() offsets { return offsets{} }
 
 // peek returns k's slot, or nil when it was never created.
 func (o *offsets) peek(k qkey) *slot {
-	if int(k.pair) >= len(o.rows) || k.qid < 0 || int(k.qid) >= len(o.rows[k.pair]) {
-		return nil
+	if int(k.pair) < len(o.rows) {
+		if r := o.rows[k.pair]; uint32(k.qid) < uint32(len(r)) {
+			return &r[k.qid]
+		}
 	}
-	return &o.rows[k.pair][k.qid]
+	return nil
 }
 
 // at returns k's slot for writing, creating it (empty) if needed: the
 // queue stops being marked idle (idle.go).
 func (o *offsets) at(k qkey) *slot {
 	o.touch(k)
+	if s := o.peek(k); s != nil { // inlined: slotFor does not
+		return s
+	}
 	return o.slotFor(k)
 }
 
