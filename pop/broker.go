@@ -59,12 +59,13 @@ type Broker struct {
 	// reused). Brokers of one simulated cluster share it (ShareLeaseIDs).
 	lease *leaseCounter
 	// faults decides which store writes fail; writes numbers the write
-	// attempts (durable, so decisions never repeat after a restart);
-	// writeFaults reports that faults has a write rule or probability
-	// (SetFaults): without one, writeFailsTo only counts.
-	faults      Faults
-	writes      uint64
-	writeFaults bool
+	// attempts (durable, so decisions never repeat after a restart).
+	// writeFaults reports that faults has a write rule or WritePPM, and
+	// retryWriteFaults a RetryWritePPM (SetFaults): a write neither can
+	// fail, writeFailsTo only counts.
+	faults                        Faults
+	writes                        uint64
+	writeFaults, retryWriteFaults bool
 	// reads numbers revive reads for Faults.ReviveReadPPM; draws the
 	// random draws (RandomQ); lockDraws the tryLocks Faults.LockBusyPPM
 	// decides. All durable.

@@ -118,7 +118,7 @@ func (b *Broker) putRevive(nowMs int64, rq int32, kind reviveKind, deliverMs int
 		return putRefused
 	}
 	q := b.reviveQueue(rq)
-	ord, fail := b.writeFailsTo(topic, rq)
+	ord, fail := b.writeFailsTo(topic, rq, false) // rmq_sys_REVIVE_LOG_…: no retry topic
 	if fail || q == nil {
 		b.stats.PutFailures++
 		*fails = append(*fails, WriteFailure{Ordinal: ord, Topic: topic, QueueID: rq, UniqKey: rev.uniqueID(kind.tag())})

@@ -101,7 +101,7 @@ func (b *Broker) SetFaults(f Faults) error {
 	}
 	f.Writes = append([]WriteFault(nil), f.Writes...)
 	b.faults = f
-	b.writeFaults = len(f.Writes) != 0 || f.WritePPM != 0 || f.RetryWritePPM != 0
+	b.writeFaults, b.retryWriteFaults = len(f.Writes) != 0 || f.WritePPM != 0, f.RetryWritePPM != 0
 	return nil
 }
 
@@ -116,16 +116,18 @@ func storeRefusesTopic(t string) bool {
 }
 
 // writeFailsTo numbers a write attempt, of a message to queue qid of
-// topic, and decides whether it fails. It inlines: with no write fault
-// set (writeFaults; most runs) nothing is drawn.
-func (b *Broker) writeFailsTo(topic string, qid int32) (uint64, bool) {
+// topic (a retry topic: retry, model.IsRetryTopic), and decides whether it
+// fails. It inlines: a write no fault set can fail (writeFaults;
+// retryWriteFaults, to a retry topic), as most are, is only counted.
+func (b *Broker) writeFailsTo(topic string, qid int32, retry bool) (uint64, bool) {
 	b.writes++
-	return b.writes, b.writeFaults && b.writeFault(topic, qid)
+	return b.writes, (b.writeFaults || retry && b.retryWriteFaults) && b.writeFault(topic, qid, retry)
 }
 
 // writeFault decides whether write number b.writes, to queue qid of
-// topic, fails: the first counted rule that matches it, else a draw.
-func (b *Broker) writeFault(topic string, qid int32) bool {
+// topic (retry: a retry topic), fails: the first counted rule that
+// matches it, else a draw.
+func (b *Broker) writeFault(topic string, qid int32, retry bool) bool {
 	f := &b.faults
 	for i := range f.Writes {
 		w := &f.Writes[i]
@@ -137,7 +139,7 @@ func (b *Broker) writeFault(topic string, qid int32) bool {
 		}
 	}
 	p := f.WritePPM
-	if model.IsRetryTopic(topic) {
+	if retry {
 		p = max(p, f.RetryWritePPM)
 	}
 	return p > 0 && FaultDraw(f.Seed, b.writes) < p

@@ -370,7 +370,7 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool, fail *Wri
 		*fail = WriteFailure{Refused: true, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
 		return nil
 	}
-	if ord, failed := b.writeFailsTo(msg.Topic, msg.QueueID); failed {
+	if ord, failed := b.writeFailsTo(msg.Topic, msg.QueueID, model.IsRetryTopic(msg.Topic)); failed {
 		b.stats.PutFailures++
 		*fail = WriteFailure{Ordinal: ord, Topic: msg.Topic, QueueID: msg.QueueID, Msg: msg.ID, UniqKey: msg.UniqKey}
 		return nil
