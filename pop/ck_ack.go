@@ -88,7 +88,7 @@ func (b *Broker) pendAck(ref *ckRef, i int) model.LeaseID {
 // does not give), at once for a name that starts with an ASCII letter,
 // digit or sign.
 func blankName(s string) bool {
-	if len(s) > 0 && s[0] > ' ' && s[0] < 0x80 {
+	if len(s) > 0 && s[0]-'!' < 0x80-'!' { // ' ' < s[0] < 0x80
 		return false
 	}
 	return strings.TrimSpace(s) == ""

@@ -125,10 +125,19 @@ func (h *holds) count() int { return h.byDue.Len() }
 
 // notifyPullArrival wakes the pulls held on the queue msg was just stored
 // in (the arriving listener's PullRequestHoldService half).
+// It inlines: most runs hold no pull (notifyHeld).
 func (b *Broker) notifyPullArrival(nowMs int64, msg *model.Message) []PullWakeup {
 	if b.holds.count() == 0 {
 		return nil
 	}
+	return b.notifyHeld(nowMs, msg)
+}
+
+// notifyHeld is notifyPullArrival when some pull is held, kept out of
+// line, where notifyPullArrival inlines it.
+//
+//go:noinline
+func (b *Broker) notifyHeld(nowMs int64, msg *model.Message) []PullWakeup {
 	return b.holds.notify(nowMs, holdKey{msg.Topic, msg.QueueID}, msg.QueueOffset+1, msg, nil)
 }
 
