@@ -134,13 +134,23 @@ type Broker struct {
 // good (never removed or replaced) and a group by one name while the
 // broker refers to it (a replaced group is a new GroupConfig), so the two
 // pointers name the pair without comparing the request's two strings.
+// t is not nil (popPairT starts nil). It inlines: nearly every pop is of
+// the last pair (newPopPair).
 func (b *Broker) popPair(t *topic, g *GroupConfig, req *PopRequest) uint32 {
-	if t == b.popPairT && g == b.popPairG && t != nil {
+	if t == b.popPairT && g == b.popPairG {
 		if invariants {
-			assertf(b.popPairID == b.names.pair(req.ConsumerGroup, req.Topic), "pop: popPair %d of %s@%s, names %d", b.popPairID, req.ConsumerGroup, req.Topic, b.names.pair(req.ConsumerGroup, req.Topic))
+			assertf(t != nil && b.popPairID == b.names.pair(req.ConsumerGroup, req.Topic), "pop: popPair %d of %s@%s, names %d", b.popPairID, req.ConsumerGroup, req.Topic, b.names.pair(req.ConsumerGroup, req.Topic))
 		}
 		return b.popPairID
 	}
+	return b.newPopPair(t, g, req)
+}
+
+// newPopPair is popPair of a pair other than the last, kept out of line,
+// where popPair inlines it.
+//
+//go:noinline
+func (b *Broker) newPopPair(t *topic, g *GroupConfig, req *PopRequest) uint32 {
 	id := b.names.pair(req.ConsumerGroup, req.Topic)
 	b.popPairT, b.popPairG, b.popPairID = t, g, id
 	return id
