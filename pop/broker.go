@@ -93,6 +93,11 @@ type Broker struct {
 	// nextFlush is when ConsumerOffsetManager next persists the commit
 	// offsets (every FlushConsumerOffsetInterval from time 0).
 	nextFlush int64
+	// touchBy is when touch next has more to do than move lastNow: no
+	// later than nextFlush, the OrderInfo table's next flush and the
+	// timer's first delivery (touchDue sets it, a timer put lowers it,
+	// Restart clears it).
+	touchBy int64
 	// arrival is when the last successful revive-topic put reaches its
 	// revive queue (its timer delivery, or the put itself).
 	arrival int64
@@ -532,6 +537,7 @@ func (b *Broker) Restart(now clock.Time) RestartResult {
 	b.offsets.dropVolatile()
 	b.resetVolatile()
 	b.startServices(nowMs)
+	b.touchBy = 0
 	b.stats.Restarts++
 	return r
 }

@@ -148,6 +148,7 @@ func (b *Broker) putRevive(nowMs int64, rq int32, kind reviveKind, deliverMs int
 	if b.timer.add(rev, b.arrival) {
 		b.reviveChanged(rq)
 	}
+	b.touchBy = min(b.touchBy, b.arrival) // the timer's first delivery may be rev's
 	return putOK
 }
 

@@ -37,8 +37,22 @@ type CheckpointResult struct {
 }
 
 // touch records a call at nowMs: the broker starts at its first call, and
-// the timer and the OrderInfo table's flushes are brought up to date.
+// the timer and the OrderInfo table's flushes are brought up to date. It
+// inlines: every pop, ack and put touches, and most find nothing due
+// before touchBy (touchDue does the rest).
 func (b *Broker) touch(nowMs int64) {
+	if nowMs < b.touchBy {
+		if invariants {
+			b.checkTouchBy(nowMs)
+		}
+		b.lastNow = max(b.lastNow, nowMs)
+		return
+	}
+	b.touchDue(nowMs)
+}
+
+// touchDue is touch once something may be due; it sets touchBy.
+func (b *Broker) touchDue(nowMs int64) {
 	if nowMs >= b.nextFlush {
 		// the offsets a call finds are those of the flush instant: they
 		// change only inside calls
@@ -57,9 +71,26 @@ func (b *Broker) touch(nowMs int64) {
 		b.timer.warm(nowMs)
 		b.advanceTimer(nowMs)
 	}
-	if o := &b.order; o.nextFlush != 0 && nowMs >= o.nextFlush {
+	o := &b.order
+	if o.nextFlush != 0 && nowMs >= o.nextFlush {
 		b.flushOrder(nowMs)
 	}
+	b.touchBy = b.nextFlush
+	if o.nextFlush != 0 {
+		b.touchBy = min(b.touchBy, o.nextFlush)
+	}
+	if due, ok := b.nextTimerDue(); ok {
+		b.touchBy = min(b.touchBy, due)
+	}
+}
+
+// checkTouchBy asserts that touch at nowMs, before touchBy, has nothing
+// to do but move lastNow.
+func (b *Broker) checkTouchBy(nowMs int64) {
+	_, due, timed := b.timer.min()
+	o := &b.order
+	assertf(b.started && nowMs < b.nextFlush && (!timed || nowMs < due) && (o.nextFlush == 0 || nowMs < o.nextFlush),
+		"touch at %d before touchBy %d has work (flush %d, timer %v at %d, order flush %d)", nowMs, b.touchBy, b.nextFlush, timed, due, o.nextFlush)
 }
 
 // startServices (re)starts the checkpoint path's volatile services at
