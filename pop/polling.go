@@ -405,7 +405,10 @@ func (p *polling) suspend(b *Broker, req *PopRequest, pair uint32, nowMs int64, 
 		return pollingTimeout, 0
 	}
 	k := qkey{pair, req.QueueID}
-	ps := p.makeSet(k)
+	ps := p.setOf(k) // inlined: makeSet is not
+	if ps == nil {
+		ps = p.makeSet(k)
+	}
 	if len(ps.live()) > b.cfg.PopPollingSize {
 		return pollingFull, 0
 	}
