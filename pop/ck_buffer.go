@@ -345,13 +345,21 @@ func (b *Broker) newPopRef(d *ckBody, rq int32, mkey string, mh uint64, e *mkEnt
 // CK was built in (nextCkBody; ck is &d.ck), which it takes unless it
 // refuses; lock is ck's queue key; mkey is ck's merge key, mh its hash and
 // e its entry in the merge-key table, nil when the table has none
-// (freeMergeKey).
+// (freeMergeKey). It inlines its refusal with buffer merge off, where
+// every pop's CK comes (addCkBuffered does the rest).
 func (b *Broker) addCk(nowMs int64, d *ckBody, mkey string, mh uint64, e *mkEntry, lock qkey, rq int32, next int64) *ckRef {
+	if !b.cfg.EnablePopBufferMerge {
+		return nil
+	}
+	return b.addCkBuffered(nowMs, d, mkey, mh, e, lock, rq, next)
+}
+
+// addCkBuffered is addCk with buffer merge on.
+func (b *Broker) addCkBuffered(nowMs int64, d *ckBody, mkey string, mh uint64, e *mkEntry, lock qkey, rq int32, next int64) *ckRef {
 	ck := &d.ck
 	f := b.buf
 	switch {
-	case !b.cfg.EnablePopBufferMerge,
-		ck.ReviveTime()-nowMs < b.cfg.PopCkStayBufferTimeOut+1500,
+	case ck.ReviveTime()-nowMs < b.cfg.PopCkStayBufferTimeOut+1500,
 		f.counter > b.cfg.PopCkMaxBufferSize:
 		return nil
 	}

@@ -362,11 +362,19 @@ func suspendedLess(a, b *suspended) bool {
 }
 
 // register adds group, whose pair with topic is pair, to topic's groups
-// if it is not there yet.
+// if it is not there yet. It inlines: nearly every suspend is of the last
+// pair registered (registerNew).
 func (p *polling) register(topic, group string, pair uint32) {
-	if pair == p.regPair {
-		return
+	if pair != p.regPair {
+		p.registerNew(topic, group, pair)
 	}
+}
+
+// registerNew is register of a pair other than the last, kept out of
+// line, where register inlines it.
+//
+//go:noinline
+func (p *polling) registerNew(topic, group string, pair uint32) {
 	p.regPair = pair
 	gs := p.groupsOf(topic)
 	for _, g := range gs {
