@@ -95,8 +95,8 @@ type Broker struct {
 	nextFlush int64
 	// touchBy is when touch next has more to do than move lastNow: no
 	// later than nextFlush, the OrderInfo table's next flush and the
-	// timer's first delivery (touchDue sets it, a timer put lowers it,
-	// Restart clears it).
+	// timer's first delivery (touchDue sets it, a timer put that is its
+	// queue's next lowers it, Restart clears it).
 	touchBy int64
 	// arrival is when the last successful revive-topic put reaches its
 	// revive queue (its timer delivery, or the put itself).
