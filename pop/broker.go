@@ -166,7 +166,7 @@ func (b *Broker) newPopPair(t *topic, g *GroupConfig, req *PopRequest) uint32 {
 // (usually the same pointer) is cheaper than hashing it. Topics are never
 // removed or replaced, so the remembered one cannot go stale.
 func (b *Broker) topicNamed(name string) *topic {
-	if b.lastTopic != nil && b.lastTopicName == name {
+	if b.lastTopic != nil && sameString(b.lastTopicName, name) {
 		return b.lastTopic
 	}
 	t := b.topics[name]
@@ -350,7 +350,7 @@ func (b *Broker) CreateGroup(g GroupConfig) error {
 // does: every pop names its group. CreateGroup forgets it, since it may
 // replace the group.
 func (b *Broker) groupNamed(name string) *GroupConfig {
-	if b.lastGroup != nil && b.lastGroupName == name {
+	if b.lastGroup != nil && sameString(b.lastGroupName, name) {
 		return b.lastGroup
 	}
 	g := b.groups[name]

@@ -158,12 +158,6 @@ func (d *ackBody) msg() model.AckMsg {
 	return *(*model.AckMsg)(d.src)
 }
 
-// ackOfCk reports that a's fields but its AckOffset are ck's.
-func ackOfCk(a *model.AckMsg, ck *model.PopCheckPoint) bool {
-	return a.StartOffset == ck.StartOffset && a.PopTime == ck.PopTime && a.QueueID == ck.QueueID &&
-		a.Topic == ck.Topic && a.ConsumerGroup == ck.CID && a.BrokerName == ck.BrokerName
-}
-
 // offs is a bAck's acked offsets.
 func (d *ackBody) offs() []int64 {
 	if d.list == nil {
@@ -317,7 +311,7 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 		d.mk = b.ownKey(key, h)
 	} else {
 		d.mk = &e.mkKey
-		if r := e.refs.first; r != nil && ackOfCk(a, r.ck()) {
+		if r := e.refs.first; r != nil && ackNames(a, r.ck()) {
 			d.part, d.src = ackOfCkPart, unsafe.Pointer(r.ck())
 		}
 	}

@@ -67,9 +67,10 @@ func sameString(a, b string) bool {
 	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
-// ackNames reports that a's merge-key fields are ck's (ackOfCk): the
-// numbers first, and each name at once when both hold the same bytes (an
-// ack's names are, as a rule, the strings its CK was made of).
+// ackNames reports that a's merge-key fields, all its fields but its
+// AckOffset, are ck's: the numbers first, and each name at once when both
+// hold the same bytes (an ack's names are, as a rule, the strings its CK
+// was made of).
 func ackNames(a *model.AckMsg, ck *model.PopCheckPoint) bool {
 	return a.StartOffset == ck.StartOffset && a.PopTime == ck.PopTime && a.QueueID == ck.QueueID &&
 		sameString(a.Topic, ck.Topic) && sameString(a.ConsumerGroup, ck.CID) && sameString(a.BrokerName, ck.BrokerName)

@@ -134,3 +134,10 @@ func TestAckNames(t *testing.T) {
 		}
 	}
 }
+
+// ackOfCk reports that a's fields but its AckOffset are ck's: ackNames by
+// definition.
+func ackOfCk(a *model.AckMsg, ck *model.PopCheckPoint) bool {
+	return a.StartOffset == ck.StartOffset && a.PopTime == ck.PopTime && a.QueueID == ck.QueueID &&
+		a.Topic == ck.Topic && a.ConsumerGroup == ck.CID && a.BrokerName == ck.BrokerName
+}

@@ -773,7 +773,7 @@ type aliveMemo struct {
 }
 
 func (m *aliveMemo) of(b *Broker, ck *model.PopCheckPoint) bool {
-	if m.ok && ck.CID == m.cid && ck.Topic == m.topic && (m.alive || len(b.topics) == m.topics) {
+	if m.ok && sameString(ck.CID, m.cid) && sameString(ck.Topic, m.topic) && (m.alive || len(b.topics) == m.topics) {
 		if invariants {
 			assertf(m.alive == b.ckTopicAlive(ck), "revive merge: CK of %s/%s remembered alive=%v", ck.CID, ck.Topic, m.alive)
 		}

@@ -74,7 +74,7 @@ func (n *names) retryTopics(id uint32) (v1, v2 string) {
 
 // lookup returns the id of an already-interned pair.
 func (n *names) lookup(group, topic string) (uint32, bool) {
-	if n.lastID != 0 && n.last.group == group && n.last.topic == topic {
+	if n.lastID != 0 && sameString(n.last.group, group) && n.last.topic == topic {
 		return n.lastID, true
 	}
 	id, ok := n.pairID[[2]string{group, topic}]
