@@ -65,18 +65,14 @@ func (t *roundTable) reset() {
 	}
 }
 
-// slot is key's slot: the one holding it, or the empty one where it goes.
-func (t *roundTable) slot(key string, h uint64) *roundSlot {
-	return &t.slots[t.index(key, h)]
-}
-
-// index is the index of key's slot.
+// index is the index of key's slot: the one holding it, or the empty one
+// where it goes. Keys are interned (internKey): a match compares one
+// pointer (sameString), not the bytes.
 func (t *roundTable) index(key string, h uint64) uint64 {
 	mask := uint64(len(t.slots) - 1)
-	tag := uint32(h)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.gen != t.gen || s.tag == tag && s.rc.hash == h && s.rc.key == key {
+		if s.gen != t.gen || s.tag == uint32(h) && s.rc.hash == h && sameString(s.rc.key, key) {
 			return i
 		}
 	}
@@ -110,7 +106,7 @@ func (t *roundTable) get(key string, h uint64) *roundCk {
 	if t.n == 0 {
 		return nil
 	}
-	if s := t.slot(key, h); s.gen == t.gen {
+	if s := &t.slots[t.index(key, h)]; s.gen == t.gen {
 		return s.rc
 	}
 	return nil
@@ -125,7 +121,7 @@ func (t *roundTable) put(rc *roundCk) *roundCk {
 	if 2*(t.n+1) > len(t.slots) {
 		t.grow()
 	}
-	s := t.slot(rc.key, rc.hash)
+	s := &t.slots[t.index(rc.key, rc.hash)]
 	if s.gen == t.gen {
 		old := s.rc
 		s.rc = rc
