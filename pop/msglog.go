@@ -80,10 +80,25 @@ func (l *msgLog) fill() int { return l.head + l.n - (len(l.chunks)-1)<<logChunkB
 
 // push appends a zero entry and returns it.
 func (l *msgLog) push(pool *chunkPool) *model.Message {
-	m := l.next()
-	if m == nil {
-		m = l.grow(pool, l.fill())
+	if m := l.tryPush(); m != nil {
+		return m
 	}
+	return l.pushed(l.grow(pool, l.fill()))
+}
+
+// tryPush is push when the last chunk is full size and has room (next),
+// else nil. It inlines, where push does not: the appends call push only
+// when tryPush finds no room (default run: 183 k appends, a new chunk
+// every 64 entries of a queue).
+func (l *msgLog) tryPush() *model.Message {
+	if m := l.next(); m != nil {
+		return l.pushed(m)
+	}
+	return nil
+}
+
+// pushed counts m, the log's next entry, and returns it.
+func (l *msgLog) pushed(m *model.Message) *model.Message {
 	l.n++
 	if invariants {
 		assertf(reflect.ValueOf(m).Elem().IsZero(), "log entry %d pushed not zero", l.n-1)

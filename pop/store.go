@@ -378,7 +378,10 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool, fail *Wri
 	t := b.topicNamed(msg.Topic)
 	q := t.queues[msg.QueueID]
 	b.queueWritten(t, msg.QueueID)
-	m := q.log.push(&b.logPool)
+	m := q.log.tryPush()
+	if m == nil {
+		m = q.log.push(&b.logPool)
+	}
 	if q.unbuilt {
 		q.pushRev() // a client's write to the revive topic: not decoded yet
 	}
