@@ -10,13 +10,13 @@ import (
 )
 
 // TestFrontRunMatchesReference drives a frontRun through random filings
-// (of the tasks within admits, often at the same instant as others),
-// takings of the earliest and the latest and removals, as pushNear, pop
-// and remove do, and checks it after every step against a sorted list:
-// the same tasks, in the same order, in the slots lo to lo+n-1, latest
+// (often at the same instant as others; file refuses some and hands the
+// latest over when the run is full), takings of the earliest and
+// removals, as pushNear, pop and remove do, and checks it after every
+// step against a sorted list: the same tasks, in the same order, in the slots lo to lo+n-1, latest
 // first. Phases of tasks that precede all others (a hot topic's) fill the
-// run, so that last hands the latest over and moves lo up to the array's
-// end, and insert compacts.
+// run, so that file hands the latest over and moves lo up to the array's
+// end, and compacts.
 func TestFrontRunMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	var f frontRun
@@ -37,26 +37,32 @@ func TestFrontRunMatchesReference(t *testing.T) {
 			if fill {
 				e.at, e.tie = now, math.MaxUint64-seq
 			}
-			if !f.within(e) {
+			full, compacting := f.n == frontCap, f.lo+f.n == frontSpan
+			spill := f.file(e)
+			if spill == e {
+				if e.idx == inFront {
+					t.Fatalf("step %d: file refused a task and filed it", step)
+				}
 				k := slices.IndexFunc(ref, func(x *task) bool { return refLess(e, x) })
 				if k < 0 {
 					k = len(ref)
 				}
 				if k < frontReach {
-					t.Fatalf("step %d: within refused a task %d tasks precede", step, k)
+					t.Fatalf("step %d: file refused a task %d tasks precede", step, k)
 				}
 				continue
 			}
-			if f.n == frontCap {
-				if got := f.last(); got != ref[len(ref)-1] || got.queued() {
-					t.Fatalf("step %d: last() = %+v, want %+v", step, got, ref[len(ref)-1])
+			if full {
+				if spill != ref[len(ref)-1] || spill.queued() {
+					t.Fatalf("step %d: file handed over %+v, want the latest %+v", step, spill, ref[len(ref)-1])
 				}
 				ref = ref[:len(ref)-1]
+			} else if spill != nil {
+				t.Fatalf("step %d: file handed over %+v from a run not full", step, spill)
 			}
-			if f.lo+f.n == frontSpan {
+			if compacting {
 				compacted++
 			}
-			f.insert(e)
 			k, _ := slices.BinarySearchFunc(ref, e, func(x, y *task) int {
 				if refLess(x, y) {
 					return -1

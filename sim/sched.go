@@ -308,8 +308,10 @@ func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payl
 	s.seq++
 	// Field by field: idx is the queue's to set.
 	e.at, e.tie, e.seq, e.kind, e.who, e.epoch, e.p = t, s.tie.Uint64(), s.seq, k, who, epoch, p
-	if t < s.q.horizon { // s.q.push(e), written out to save a call a task
-		s.q.pushNear(e)
+	if t < s.q.horizon { // s.q.push(e) and pushNear, written out to save two calls a task
+		if x := s.q.front.file(e); x != nil {
+			s.q.near.push(x)
+		}
 	} else {
 		s.q.pushFar(e)
 	}

@@ -59,14 +59,9 @@ func (q *taskQueue) push(e *task) {
 // frontReach of its tasks precede e (handing front's latest to near if
 // front is full), else to near.
 func (q *taskQueue) pushNear(e *task) {
-	if !q.front.within(e) {
-		q.near.push(e)
-		return
+	if x := q.front.file(e); x != nil {
+		q.near.push(x)
 	}
-	if q.front.n == frontCap { // the latest is behind the < frontReach that precede e
-		q.near.push(q.front.last())
-	}
-	q.front.insert(e)
 }
 
 // pushFar adds e, due at or after the horizon, to far.
