@@ -354,7 +354,42 @@ func (s *sim) loop() error {
 			}
 			break
 		}
-		s.dispatch(t)
+		// The one switch every task goes through, written here, not in a
+		// function of its own (dispatch): a call fewer a task (callgrind:
+		// BenchmarkRunDefault 1 550.8 -> 1 546.2 M instructions, hot
+		// topic 637.06 -> 635.34 M).
+		switch t.kind {
+		case tkStop:
+			s.stop()
+		case tkLiveness:
+			s.startLiveness()
+		case tkDrainCheck:
+			s.drainCheck()
+		case tkSample:
+			s.sample()
+		case tkProduce:
+			s.produce(s.prods[t.who])
+		case tkPut:
+			s.put(t.p.(*putReq))
+		case tkEngine:
+			s.engineTick(t.who, t.at)
+		case tkNetRequest:
+			s.atEngine(request(t.p))
+		case tkNetResponse: // a client's task, without clientTask's look-up: atClient finds the client in the request
+			s.atClient(t)
+		case tkBrokerRestart:
+			s.brokerRestart(-1)
+		case tkBrokerStop:
+			s.brokerStop(-1)
+		case tkBrokerDone:
+			s.brks[-1-t.who].done(t.p.(*brokerJob))
+		case tkScripted:
+			t.p.(*scripted).f(s)
+		case tkAdmin:
+			t.p.(*modeSwitch).run(s)
+		default:
+			s.clientTask(t)
+		}
 		s.q.release(t)
 		if invariantsOn && s.q.dispatched%invariantsEvery == 0 {
 			s.checkEngine()
@@ -382,42 +417,6 @@ func (s *sim) progress(first bool) error {
 		return fmt.Errorf("sim: stopped by the caller after %d tasks, %v virtual: %w", p.Tasks, p.Virtual, err)
 	}
 	return nil
-}
-
-// dispatch is the one switch every task goes through.
-func (s *sim) dispatch(t *task) {
-	switch t.kind {
-	case tkStop:
-		s.stop()
-	case tkLiveness:
-		s.startLiveness()
-	case tkDrainCheck:
-		s.drainCheck()
-	case tkSample:
-		s.sample()
-	case tkProduce:
-		s.produce(s.prods[t.who])
-	case tkPut:
-		s.put(t.p.(*putReq))
-	case tkEngine:
-		s.engineTick(t.who, t.at)
-	case tkNetRequest:
-		s.atEngine(request(t.p))
-	case tkNetResponse: // a client's task, without clientTask's look-up: atClient finds the client in the request
-		s.atClient(t)
-	case tkBrokerRestart:
-		s.brokerRestart(-1)
-	case tkBrokerStop:
-		s.brokerStop(-1)
-	case tkBrokerDone:
-		s.brks[-1-t.who].done(t.p.(*brokerJob))
-	case tkScripted:
-		t.p.(*scripted).f(s)
-	case tkAdmin:
-		t.p.(*modeSwitch).run(s)
-	default:
-		s.clientTask(t)
-	}
 }
 
 // request is p, a request's payload, as a Request. The requests most
