@@ -306,8 +306,13 @@ func (s *scheduler) at(t clock.Time, k taskKind, who int32, epoch uint32, p payl
 		e = new(task)
 	}
 	s.seq++
-	// Field by field: idx is the queue's to set.
-	e.at, e.tie, e.seq, e.kind, e.who, e.epoch, e.p = t, s.tie.Uint64(), s.seq, k, who, epoch, p
+	// Field by field: idx is the queue's to set. The arguments first, the
+	// tie-break's draw last: the draw's arithmetic then has the registers
+	// the arguments held, where it made the compiler keep the payload on
+	// the stack and load it back (callgrind: scheduler.at 35.86 -> 34.82 M
+	// instructions in the default scenario).
+	e.at, e.kind, e.who, e.epoch, e.p, e.seq = t, k, who, epoch, p, s.seq
+	e.tie = s.tie.Uint64()
 	if t < s.q.horizon { // s.q.push(e) and pushNear, written out to save two calls a task
 		if x := s.q.front.file(e); x != nil {
 			s.q.near.push(x)
