@@ -438,12 +438,21 @@ func (c *Checker) groupsAt(topic string) []*group {
 	return nil
 }
 
-// end closes a lease, by event e.
+// end closes a lease, by event e. It inlines: only a group that consumes
+// in order (inOrder) pays a call (endInOrder), where every lease's end
+// took one (default scenario: 61 k calls).
 func (c *Checker) end(l *lease, e *model.Event) {
-	if l.ended {
-		return
+	if !l.ended {
+		l.ended, l.endedBy = true, e.Kind
+		if l.m.g.inOrder {
+			c.endInOrder(l, e)
+		}
 	}
-	l.ended, l.endedBy = true, e.Kind
+}
+
+// endInOrder is the rest of end for a group that consumes in order: its
+// queue's leases in flight, and the orderly checks.
+func (c *Checker) endInOrder(l *lease, e *model.Event) {
 	if g := l.m.g; g.ordered {
 		p := l.m.places[l.at].place
 		g.busy[queueKey{p.topic, p.queue}]--

@@ -36,6 +36,7 @@ type group struct {
 	// unblock a queue up to orderSlack after its leases' deadline.
 	orderly    bool
 	orderSlack clock.Duration
+	inOrder    bool // ordered || orderly: a lease's end has more to do (Checker.end)
 	// passable (orderly groups): the messages consumed successfully and
 	// not yet settled, by the queue of their produced place (places[0]),
 	// so a commit visits only its queue's (orderPassed); unplaced holds
@@ -271,11 +272,11 @@ func (c *Checker) onSubscribe(e *model.Event) {
 	}
 	g := c.group(e.Group)
 	if e.Reason == model.ROrdered && !g.ordered {
-		g.ordered, g.busy = true, map[queueKey]int{}
+		g.ordered, g.busy, g.inOrder = true, map[queueKey]int{}, true
 	}
 	if e.Reason == model.ROrderly {
 		if !g.orderly {
-			g.orderly, g.passable = true, map[queueKey][]*msgState{}
+			g.orderly, g.passable, g.inOrder = true, map[queueKey][]*msgState{}, true
 			g.msgs.each(func(_ uint64, m *msgState) { g.indexPassable(m) })
 		}
 		g.orderSlack = e.Span
