@@ -481,8 +481,18 @@ const msgChunk = 1024
 // adds a sign correction to each.
 func (w *msgWindow) at(i int) *meterMsg { return &w.chunks[uint(i)/msgChunk][uint(i)%msgChunk] }
 
-// extend makes the window reach message i after base, new messages closed.
+// extend makes the window reach message i after base, new messages
+// closed. It inlines: a new message mostly lies in the last chunk, and
+// only one past it pays the call (addChunks).
 func (w *msgWindow) extend(i int) {
+	if i >= len(w.chunks)*msgChunk {
+		w.addChunks(i)
+	}
+	w.end = max(w.end, i+1)
+}
+
+// addChunks adds chunks to the window until it holds message i.
+func (w *msgWindow) addChunks(i int) {
 	for i >= len(w.chunks)*msgChunk {
 		var c *[msgChunk]meterMsg
 		if n := len(w.spare); n > 0 {
@@ -495,7 +505,6 @@ func (w *msgWindow) extend(i int) {
 		}
 		w.chunks = append(w.chunks, c)
 	}
-	w.end = max(w.end, i+1)
 }
 
 // advance moves head past the closed messages at the front and drops the

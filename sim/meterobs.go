@@ -111,9 +111,19 @@ func (st *obsStore) thaw(id model.MsgID, b int) *meterObs {
 	return o
 }
 
-// grow gives ids up to id a record. A new block reuses the live records
-// of the last block frozen, else a finished run's block (more).
+// grow gives ids up to id a record. It inlines: only an id past the last
+// block pays the call (addBlocks).
 func (st *obsStore) grow(id model.MsgID) {
+	if int(id) > len(st.blocks)*obsBlock {
+		st.addBlocks(id)
+	}
+	st.n = max(st.n, int(id))
+}
+
+// addBlocks adds blocks until id has a record. A new block reuses the
+// live records of the last block frozen, else a finished run's block
+// (more).
+func (st *obsStore) addBlocks(id model.MsgID) {
 	for int(id) > len(st.blocks)*obsBlock {
 		blk := st.spare
 		if st.spare = nil; blk != nil {
@@ -125,7 +135,6 @@ func (st *obsStore) grow(id model.MsgID) {
 		}
 		st.blocks = append(st.blocks, blk)
 	}
-	st.n = max(st.n, int(id))
 }
 
 // freeze encodes every whole block whose ids are all below closed (the
