@@ -181,7 +181,8 @@ func (s *sim) put(r *putReq) {
 		s.brks[b].putMessage(r) // it waits for a thread and a core
 		return
 	}
-	s.store(r.p, r.msg, r.intended)
+	s.storeOnly(r.p, r.msg, r.intended) // store's two calls, without its own
+	s.settle(&s.out)
 	s.recyclePut(r)
 }
 
@@ -192,14 +193,9 @@ func (s *sim) recyclePut(r *putReq) {
 	s.freePuts = append(s.freePuts, r)
 }
 
-// store gives the message its id (1, 2, 3 … in the order messages reach
-// the engine; every copy the engine makes keeps it) and stores it.
-func (s *sim) store(p *producer, m *model.Message, intended clock.Time) {
-	s.storeOnly(p, m, intended)
-	s.settle(&s.out)
-}
-
-// storeOnly stores the message and leaves the engine's effects in s.out.
+// storeOnly gives the message its id (1, 2, 3 … in the order messages
+// reach the engine; every copy the engine makes keeps it), stores it and
+// leaves the engine's effects in s.out, for the caller to settle.
 func (s *sim) storeOnly(p *producer, m *model.Message, intended clock.Time) {
 	m.ID = s.nextMsg
 	s.nextMsg++
