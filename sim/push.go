@@ -416,8 +416,16 @@ func (p *pushConsumer) endQueue(s *sim, h *popHeld) {
 }
 
 // nextInQueue: orderly, h's queue goes on with its next waiting message.
+// It inlines: only an orderly consumer pays a call (nextOrdered).
 func (p *pushConsumer) nextInQueue(s *sim, h *popHeld) {
-	if p.ord != nil && p.ord.next(p.c, h) {
+	if p.ord != nil {
+		p.nextOrdered(s, h)
+	}
+}
+
+// nextOrdered is nextInQueue for an orderly consumer.
+func (p *pushConsumer) nextOrdered(s *sim, h *popHeld) {
+	if p.ord.next(p.c, h) {
 		s.startWork(p.c)
 	}
 }
