@@ -159,8 +159,10 @@ func (o Outcomes) SuccessPPM() int64 { return ppmOne - o.reconsumeLaterPPM - o.e
 
 // Sample draws an outcome. It always makes exactly one call on r, even when
 // every message succeeds, so that changing a probability never shifts the
-// rest of the stream. It does not know the message: see SampleFor.
-func (o Outcomes) Sample(r *pcg.Rand) Outcome {
+// rest of the stream. It does not know the message: see SampleFor. A
+// pointer receiver, as SampleFor's: a value one copied the five words of
+// o into each call's registers and stack.
+func (o *Outcomes) Sample(r *pcg.Rand) Outcome {
 	n := r.Int64N(ppmOne)
 	switch {
 	case n < o.reconsumeLaterPPM:
@@ -176,7 +178,7 @@ func (o Outcomes) Sample(r *pcg.Rand) Outcome {
 // SampleFor draws the outcome of a delivery of message number n: Exception
 // for a poison message, else Sample's draw. It makes exactly one call on r
 // either way, so poisoning a message never shifts the rest of the stream.
-func (o Outcomes) SampleFor(r *pcg.Rand, n uint64) Outcome {
+func (o *Outcomes) SampleFor(r *pcg.Rand, n uint64) Outcome {
 	out := o.Sample(r)
 	if o.Poisoned(n) {
 		return Exception
