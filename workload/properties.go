@@ -97,11 +97,17 @@ func (p Properties) IsZero() bool { return len(p.sets) == 0 }
 
 // Pick returns a copy of a set with probability proportional to its
 // weight (nil for an empty set), sorted by name as model.Message keeps
-// them. It makes exactly one call on r, none for the zero value.
+// them. It makes exactly one call on r, none for the zero value. It
+// inlines: the zero value (most producers') answers without a call.
 func (p Properties) Pick(r *pcg.Rand) []model.Property {
 	if p.IsZero() {
 		return nil
 	}
+	return p.pick(r)
+}
+
+// pick is Pick of a set that is not the zero value.
+func (p Properties) pick(r *pcg.Rand) []model.Property {
 	n := r.Int64N(p.total)
 	for _, s := range p.sets {
 		if n < s.Weight {
