@@ -132,7 +132,18 @@ func (s *sim) sendAckOf(h *popHeld, r *ackReq) {
 // message shown under the group's own topic (every one but a leaked
 // retry name's, #11195) lives in one of the group's two retry topics,
 // whose names the group builds once and keeps.
+//
+// It inlines: a message read from its normal topic (flag NormalTopic, most
+// acks') is answered without a call, as RealTopic answers it.
 func (g *group) realTopic(topic string, flag model.RetryType) string {
+	if flag == model.NormalTopic {
+		return topic
+	}
+	return g.retryTopic(topic, flag)
+}
+
+// retryTopic is realTopic of a message read from a retry topic.
+func (g *group) retryTopic(topic string, flag model.RetryType) string {
 	i := int(flag) - 1
 	if i < 0 || i >= len(g.retry) || topic != g.topic {
 		return model.RealTopic(topic, g.name, flag)
