@@ -99,12 +99,17 @@ func pruneHeld(ds []heldRef) []heldRef {
 	return out
 }
 
-// release takes a delivery out of its client's hands.
+// release takes a delivery out of its client's hands. d is not nil
+// (every caller has one at hand). It inlines (cost 85 -> 78, without the
+// test of d and with maybeForget's test written out): a call fewer a
+// consumption's end.
 func (c *Checker) release(m *msgState, d *delivery) {
-	if d != nil && d.held {
+	if d.held {
 		d.held = false
 		m.held--
-		c.maybeForget(m)
+		if m.settled != unsettled { // maybeForget
+			c.forgetSettled(m)
+		}
 	}
 }
 
