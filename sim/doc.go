@@ -19,8 +19,10 @@
 //     tie-break, sequence number): a 4-ary heap behind a short sorted run
 //     of the nearest tasks (front.go), one dispatch switch, a task budget
 //     (Config.EventBudget) and a virtual-time limit that fail with
-//     ErrEventBudget / ErrTimeLimit. The clock.Virtual is advanced by the
-//     scheduler only. Task payloads are typed (a closed interface).
+//     ErrEventBudget / ErrTimeLimit. The virtual clock (a clock.Time the
+//     scheduler holds) is advanced by the scheduler only, to the task it
+//     takes: tasks are never scheduled in the past (at), so it never moves
+//     back. Task payloads are typed (a closed interface).
 //   - Random streams: PCG streams (workload/pcg: math/rand/v2's PCG draws,
 //     inlined) derived from the run seed, one per concern (tie-breaks,
 //     network, fault activation, each fault family, each producer, each

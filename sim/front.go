@@ -127,6 +127,18 @@ func (f *frontRun) first() (clock.Time, *task) {
 	return f.at[y], f.t[y]
 }
 
+// earlier returns the run's earliest task if the run has one that comes
+// before e or e is nil, else e: the earlier of the run's first and near's
+// (peek). It inlines.
+func (f *frontRun) earlier(e *task) *task {
+	if f.n > 0 {
+		if at, x := f.first(); e == nil || at < e.at || at == e.at && tieLess(x, e) {
+			return x
+		}
+	}
+	return e
+}
+
 // pop takes out t, the earliest task, which first gave. The slot keeps
 // its task until it is written again: every task stays reachable from
 // the scheduler's free list anyway.

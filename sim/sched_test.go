@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"popsim/clock"
@@ -368,4 +369,19 @@ func refLess(a, b *task) bool {
 		return a.tie < b.tie
 	}
 	return a.seq < b.seq
+}
+
+// TestRunStopsAtTheTaskBudget checks the loop's own take (sim.loop takes
+// its tasks without next): a run past its budget fails with
+// ErrEventBudget after exactly EventBudget tasks.
+func TestRunStopsAtTheTaskBudget(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.EventBudget = 2000
+	_, err := Run(cfg, RunOptions{})
+	if !errors.Is(err, ErrEventBudget) {
+		t.Fatalf("a default run with a budget of 2000 tasks: err = %v, want ErrEventBudget", err)
+	}
+	if want := "2000 tasks dispatched"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %q, want it to say %q", err, want)
+	}
 }

@@ -73,17 +73,8 @@ func (q *taskQueue) pushFar(e *task) {
 // peek returns the earliest task without taking it out, or nil when the
 // queue is empty.
 func (q *taskQueue) peek() *task {
-	e := q.near.first()
-	if q.front.n > 0 {
-		if at, x := q.front.first(); e == nil || at < e.at || at == e.at && tieLess(x, e) {
-			return x
-		}
-	}
-	if e != nil {
+	if e := q.front.earlier(q.near.first()); e != nil || len(q.far) == 0 {
 		return e
-	}
-	if len(q.far) == 0 {
-		return nil
 	}
 	q.advance()
 	return q.peek()
