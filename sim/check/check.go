@@ -328,13 +328,15 @@ func (c *Checker) ObserveEncoded(e *model.Event, bin []byte) {
 // every event). n is 0 only in ObserveEncoded's own call for a checker
 // that shares no buffer, whose history has taken the event already.
 func (c *Checker) ObserveShared(e *model.Event, n int) {
-	if e.Seq <= c.floorSeq || e.At < c.lastAt {
+	// e's Seq and time are taken here, where the test has them in
+	// registers, not after the handler's call: nothing between reads the
+	// two (Finish and outOfOrder do). outOfOrder takes them itself, so
+	// that the common case does not load them again after its call.
+	if seq, at := e.Seq, e.At; seq <= c.floorSeq || at < c.lastAt {
 		c.outOfOrder(e) // the first event, one after Finish, or one out of order
+	} else {
+		c.lastAt, c.floorSeq = at, seq
 	}
-	// Taken here, where the test above has them in registers, not after
-	// the handler's call: nothing between reads the two (Finish and
-	// outOfOrder do).
-	c.lastAt, c.floorSeq = e.At, e.Seq
 	if h := &c.hist; h.peek == nil {
 		if n != 0 {
 			panic("check: ObserveShared of a checker that shares no buffer")
@@ -455,6 +457,7 @@ func (c *Checker) outOfOrder(e *model.Event) {
 		c.orderBroken(e)
 	}
 	c.seen = true
+	c.lastAt, c.floorSeq = e.At, e.Seq
 }
 
 // ShareBuffer tells the checker that its caller writes the binary form

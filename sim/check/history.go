@@ -127,7 +127,7 @@ func (h *history) addShared(e *model.Event, n int) {
 // common case of addShared). The ring's next slot is pos, unless pos is
 // at its end (then the ring wraps or grows: index).
 func (h *history) fastShared(to, n int) bool {
-	return to < h.limit && n > 0 && h.pos < len(h.starts)
+	return to < h.limit && n > 0 && uint(h.pos) < uint(len(h.starts)) // unsigned: the slot's bound check goes
 }
 
 // sharedSlow is addShared for the first event, an event given without
