@@ -263,7 +263,8 @@ func (s *sim) startWork(c *consumer) {
 // client's single message by its concrete type (no assertion on the
 // way) and with work of another kind through the interface.
 func (s *sim) startSingle(c *consumer, h *held, p payload) {
-	s.emitHeld(model.EvConsumeStart, h, model.RNone)
+	s.heldSlot(model.EvConsumeStart, h, model.RNone) // emitHeld written out, as in consumeEnd
+	s.emitSlot()
 	d := s.stretch(c, c.spec.Processing.Dist.Sample(&c.rng), h.holdUntil)
 	h.outcome = c.spec.Outcomes.SampleFor(&c.rng, uint64(h.msg.ID))
 	h.endTask = s.q.after(d, tkConsumeEnd, c.idx, c.epoch, p)
@@ -302,7 +303,8 @@ var outcomeReasons = [...]model.Reason{workload.Success: model.RSuccess, workloa
 func (s *sim) consumeEnd(c *consumer, w work) {
 	c.running = removeWork(c.running, w)
 	if h, ok := w.(*popHeld); ok { // the usual work, by its concrete type
-		s.emitHeld(model.EvConsumeEnd, &h.held, outcomeReasons[h.outcome])
+		s.heldSlot(model.EvConsumeEnd, &h.held, outcomeReasons[h.outcome]) // emitHeld written out
+		s.emitSlot()
 	} else if b, ok := w.(batch); ok {
 		for _, h := range b.members() {
 			s.emitHeld(model.EvConsumeEnd, h, outcomeReasons[h.outcome])
