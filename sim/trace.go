@@ -57,8 +57,9 @@ type tracer struct {
 	obs    *sim        // its meter and checker get every event, the checker with its binary form (emit); nil: none
 	cur    model.Event // scratch slot for the event being emitted
 	// extra: some event needs more than hashing and observing (a writer,
-	// KeepEvents, a self-check's checkpoints or capture window), so emit
-	// looks at each (emitExtra); a plain run skips them with one test.
+	// KeepEvents, a self-check's checkpoints or capture window), or
+	// nothing observes (obs nil), so emit looks at each (emitExtra); a
+	// plain run skips them and obs's nil test with one test.
 	extra bool
 
 	// Self-check support: the running hash every ckEvery events, and the
@@ -74,7 +75,7 @@ func newTracer(w io.Writer, keep bool, obs *sim) *tracer {
 	if w != nil {
 		t.w = bufio.NewWriterSize(w, 64<<10)
 	}
-	t.extra = t.w != nil || keep
+	t.extra = t.w != nil || keep || obs == nil
 	return t
 }
 
@@ -117,18 +118,17 @@ func (t *tracer) emitCur(now clock.Time) {
 	if t.used += n; t.used >= hashChunk-hashSlack {
 		t.flushHash()
 	}
-	if t.extra {
-		t.emitExtra(e)
+	if t.extra && !t.emitExtra(e) {
+		return // nothing observes
 	}
-	if s := t.obs; s != nil { // sim.observe written out: a call fewer an event
-		s.meter.observe(e)
-		s.chk.ObserveShared(e, n)
-	}
+	s := t.obs // sim.observe written out: a call fewer an event
+	s.meter.observe(e)
+	s.chk.ObserveShared(e, n)
 }
 
 // emitExtra writes e's text, captures it, keeps it and takes a hash
-// checkpoint, as asked.
-func (t *tracer) emitExtra(e *model.Event) {
+// checkpoint, as asked, and reports whether anything observes e (obs).
+func (t *tracer) emitExtra(e *model.Event) bool {
 	captured := e.Seq >= t.capLo && e.Seq < t.capHi
 	if t.w != nil && t.werr == nil || captured {
 		t.text = e.AppendText(t.text[:0])
@@ -147,6 +147,7 @@ func (t *tracer) emitExtra(e *model.Event) {
 		t.flushHash()
 		t.checkpoints = append(t.checkpoints, t.h.Sum128().Bytes())
 	}
+	return t.obs != nil
 }
 
 // putLong writes the binary form of e, whose strings are too long for
