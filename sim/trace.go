@@ -48,14 +48,14 @@ type tracer struct {
 	buf    *[hashBuf]byte // buf[:used]: binary events not hashed yet
 	used   int            // below hashChunk-hashSlack between events
 	long   []byte         // scratch for an event's form too long for Put (putLong)
+	cur    model.Event    // scratch slot for the event being emitted; before enc (12 kB), so that emitCur's first store to it tests t for nil itself
 	enc    model.BinaryEncoder
 	text   []byte // scratch for one event's text
 	w      *bufio.Writer
 	werr   error
 	keep   bool
 	events []model.Event
-	obs    *sim        // its meter and checker get every event, the checker with its binary form (emit); nil: none
-	cur    model.Event // scratch slot for the event being emitted
+	obs    *sim // its meter and checker get every event, the checker with its binary form (emit); nil: none
 	// extra: some event needs more than hashing and observing (a writer,
 	// KeepEvents, a self-check's checkpoints or capture window), or
 	// nothing observes (obs nil), so emit looks at each (emitExtra); a
