@@ -176,9 +176,9 @@ func delayLevel(d int64) int64 {
 // appendRevive stores the engine's message rev (its typed form, with its
 // revive queue, tag and born time) in revive queue q, stamped at ms.
 func (b *Broker) appendRevive(q *queue, rev *reviveBody, ms int64) {
-	m := q.log.tryPush() // zero: push returns a zero entry
+	m := q.log.tryPush() // zero: both return a zero entry
 	if m == nil {
-		m = q.log.push(&b.logPool)
+		m = q.log.pushGrown(&b.logPool)
 	}
 	d := q.pushRev()
 	rq := int32(rev.rq)

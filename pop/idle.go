@@ -208,8 +208,8 @@ func (b *Broker) scanUnmarked(ctx *popContext, t *topic, pair uint32, n int32, r
 			return
 		}
 		stage(qid)
-		// queueMarks on the checkpoint path, which has no quiet queue: two
-		// calls where queueMarks took four (default run: 60 k stages)
+		// the checkpoint path has no quiet queue (a quiet queue is a KV
+		// read-only stage's): ckIdle is its only mark
 		if k := (qkey{pair, qid}); b.ckIdle(k, b.offsets.peek(k), t.queues[qid]) {
 			b.offsets.markIdle(k)
 		}
@@ -217,24 +217,13 @@ func (b *Broker) scanUnmarked(ctx *popContext, t *topic, pair uint32, n int32, r
 	}
 }
 
-// The marks queueMarks finds a queue deserves.
+// The marks a queue deserves after an all-queue stage (kvMarks on the
+// KV path; the checkpoint path marks idle queues only, ckIdle).
 const (
 	markedNone = iota
 	markedQuiet
 	markedIdle
 )
-
-// queueMarks reports whether queue k (q) is idle or else quiet for the
-// broker's pop path (the idle.go note).
-func (b *Broker) queueMarks(k qkey, q *queue) int {
-	if b.queueIdle(k, q) {
-		return markedIdle
-	}
-	if b.kvQuiet(k, q) {
-		return markedQuiet
-	}
-	return markedNone
-}
 
 // queueIdle reports whether queue k (q) is idle for the broker's pop
 // path: kvIdle on the KV path, ckIdle on the checkpoint path.

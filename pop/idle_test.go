@@ -510,3 +510,16 @@ func TestBufferCommitKeepsIdleMark(t *testing.T) {
 		t.Fatalf("pop after the commit: %v, %d reads counted, want none found and %d", res.Status, b.stats.ReadCalls-stages, n)
 	}
 }
+
+// queueMarks reports whether queue k (q) is idle or else quiet for the
+// broker's pop path (the idle.go note), computed afresh from the queue:
+// the tests' reference for the marks the pop paths keep.
+func (b *Broker) queueMarks(k qkey, q *queue) int {
+	if b.queueIdle(k, q) {
+		return markedIdle
+	}
+	if b.kvQuiet(k, q) {
+		return markedQuiet
+	}
+	return markedNone
+}

@@ -127,7 +127,8 @@ func (b *Broker) popAllQueues(nowMs int64, req *PopRequest, ctx *popContext, t *
 }
 
 // kvQueueStage is popAllQueues' stage on queue k (slots row), and returns
-// the marks the queue deserves after it (queueMarks).
+// the marks the queue deserves after it (the tests check them against
+// queueMarks, which computes them afresh).
 func (b *Broker) kvQueueStage(nowMs int64, ctx *popContext, t *topic, k qkey, row []slot, inline bool, f *pfilter.Filter) int {
 	req, q, s := ctx.req, t.queues[k.qid], &row[k.qid]
 	switch {

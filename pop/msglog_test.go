@@ -322,3 +322,12 @@ func checkLog(t *rapid.T, l *msgLog, ref []model.MsgID) {
 		t.Fatalf("last chunk %p, chunks' last of %d: full size %v", l.last, len(l.chunks), full)
 	}
 }
+
+// push appends a zero entry and returns it, as the appends do (tryPush,
+// else pushGrown).
+func (l *msgLog) push(pool *chunkPool) *model.Message {
+	if m := l.tryPush(); m != nil {
+		return m
+	}
+	return l.pushGrown(pool)
+}

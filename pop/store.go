@@ -380,7 +380,7 @@ func (b *Broker) append(now clock.Time, msg *model.Message, deep bool, fail *Wri
 	b.queueWritten(t, msg.QueueID)
 	m := q.log.tryPush()
 	if m == nil {
-		m = q.log.push(&b.logPool)
+		m = q.log.pushGrown(&b.logPool)
 	}
 	if q.unbuilt {
 		q.pushRev() // a client's write to the revive topic: not decoded yet
