@@ -386,8 +386,12 @@ func (b *Broker) addCkJustOffset(nowMs int64, d *ckBody, mkey string, mh uint64,
 	}
 	b.takeCkBody(d)
 	w := b.newWrapper(&d.ck, mkey, lock, rq, next, true)
-	w.ref = b.newPopRef(d, rq, mkey, mh, e)
-	b.storeWrapper(nowMs, w, fails)
+	r := b.newPopRef(d, rq, mkey, mh, e)
+	w.ref = r
+	// storeWrapper of a new wrapper, with what the caller holds of it
+	if b.putCk(nowMs, d, mkey, mh, r.e, rq, r.first, fails) == putOK {
+		b.wrapperStored(w)
+	}
 	b.enqueueCk(w)
 	b.buf.add(w)
 	if w.done() { // written: a scan has work from now on (workMemo.now)
@@ -422,10 +426,15 @@ func (b *Broker) storeWrapper(nowMs int64, w *wrapper, fails *[]WriteFailure) {
 		return
 	}
 	if b.putCk(nowMs, w.ref.home(), w.mkey, w.ref.e.hash, w.ref.e, w.rq, w.ref.first, fails) == putOK {
-		b.buf.changed()
-		w.ckStored = true
-		w.ref.stored, w.ref.at = true, b.arrival
+		b.wrapperStored(w)
 	}
+}
+
+// wrapperStored records that w's CK was written (at b.arrival).
+func (b *Broker) wrapperStored(w *wrapper) {
+	b.buf.changed()
+	w.ckStored = true
+	w.ref.stored, w.ref.at = true, b.arrival
 }
 
 // ackMerge is addAk's answer.
