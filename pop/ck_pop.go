@@ -75,7 +75,7 @@ func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, t *top
 		}
 		return
 	}
-	b.scanUnmarked(ctx, t, pair, n, int64(randomQ), func(qid int32) { b.ckQueueStage(nowMs, ctx, name, pair, t, qid, f) })
+	b.scanUnmarked(nowMs, ctx, name, t, pair, n, int64(randomQ), f)
 }
 
 // ckQueueStage is popMsgFromQueue for queue qid of stageTopic (§3.1);
