@@ -67,8 +67,10 @@ func (b *Broker) writeAckKeyed(nowMs int64, a *model.AckMsg, rq int32, deliverMs
 	if b.timerRefuses(nowMs, deliverMs) {
 		return 0 // putAck's refusal
 	}
-	mkey, mh, e := b.ackKeyOf(a)
-	if b.putAckKeyed(nowMs, a, mkey, mh, rq, deliverMs, fails) != putOK {
+	mkey, mh, e, named := b.ackKeyOf(a)
+	// putAckKeyed, with the entry and named CK the memo gave
+	b.stats.AckPuts++
+	if b.putRevive(nowMs, rq, ackKind, deliverMs, b.ackBody(a, mkey, mh, e, named, nil), fails) != putOK {
 		return 0
 	}
 	// the put adds no entry and drops none: e is still mkey's

@@ -298,6 +298,18 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 		key = model.MergeKey(a.Topic, a.ConsumerGroup, a.QueueID, a.StartOffset, a.PopTime, bn)
 		h = mkHash(key)
 	}
+	return b.ackBody(a, key, h, b.keyEntry(key, h), nil, offs)
+}
+
+// ackBody is ackPrefill once key names a broker, given key's entry e in
+// the merge-key table (nil: none) and named, a CK whose merge-key fields
+// are a's (ackNames) or nil: the test of whether e's first CK has a's
+// fields is then, as a rule, one pointer compared (writeAckKeyed: the
+// memo's CK, ackKeyOf), where ackNames cost ~50 instructions an ack.
+func (b *Broker) ackBody(a *model.AckMsg, key string, h uint64, e *mkEntry, named *model.PopCheckPoint, offs []int64) *reviveBody {
+	if invariants {
+		assertf(e == b.keyEntry(key, h) && (named == nil || ackNames(a, named)), "ack body of %q given the entry %p, not the table's, or a CK not named by %+v", key, e, *a)
+	}
 	if len(b.ackBodies) == 0 {
 		// 1024 bodies of 64 bytes: 64 KiB, page-aligned (a large
 		// object), so each body is one cache line
@@ -306,12 +318,11 @@ func (b *Broker) ackPrefill(a *model.AckMsg, key string, h uint64, offs []int64)
 	d := &b.ackBodies[0]
 	b.ackBodies = b.ackBodies[1:]
 	d.off = a.AckOffset
-	e := b.keyEntry(key, h)
 	if e == nil {
 		d.mk = b.ownKey(key, h)
 	} else {
 		d.mk = &e.mkKey
-		if r := e.refs.first; r != nil && ackNames(a, r.ck()) {
+		if r := e.refs.first; r != nil && (r.ck() == named || ackNames(a, r.ck())) {
 			d.part, d.src = ackOfCkPart, unsafe.Pointer(r.ck())
 		}
 	}

@@ -82,28 +82,31 @@ func ackNames(a *model.AckMsg, ck *model.PopCheckPoint) bool {
 // with a's fields: the entry, or the live one of its key when it is dead.
 // Else the key is built and looked up; the memo then remembers the CK of
 // the entry found when a's fields are its. The lookup is remembered
-// either way, as internKey does.
-func (b *Broker) ackKeyOf(a *model.AckMsg) (string, uint64, *mkEntry) {
+// either way, as internKey does. named is a CK whose merge-key fields
+// are a's (ackNames), nil when it found none: the remembered CK, which
+// the ack body's test (ackBody) then takes by its pointer.
+func (b *Broker) ackKeyOf(a *model.AckMsg) (key string, h uint64, e *mkEntry, named *model.PopCheckPoint) {
 	t := &b.ckl.keys
 	s := b.keyMemo.slot(a.StartOffset, a.PopTime, a.QueueID)
 	if s.ck == nil || !ackNames(a, s.ck) {
 		var kb [keyBuf]byte
 		kbs := a.AppendMergeKey(kb[:0])
-		e, h := t.findBytes(kbs)
-		var key string
+		e, h = t.findBytes(kbs)
 		if e != nil {
 			key = e.key
 			if r := e.refs.first; r != nil && ackNames(a, r.ck()) {
 				*s = keyMemoSlot{ck: r.ck(), e: e}
+				named = r.ck()
 			}
 		} else {
 			key = b.arena.strs.str(kbs)
 		}
 		t.remember(key, h, e)
-		return key, h, e
+		return key, h, e, named
 	}
-	e := s.e
-	key, h := e.key, e.hash
+	named = s.ck
+	e = s.e
+	key, h = e.key, e.hash
 	if invariants {
 		var kb [keyBuf]byte
 		assertf(key == string(a.AppendMergeKey(kb[:0])) && h == mkHash(key), "merge-key memo: %q (hash %x) for an ack whose key is not it", key, h)
@@ -118,5 +121,5 @@ func (b *Broker) ackKeyOf(a *model.AckMsg) (string, uint64, *mkEntry) {
 		assertf(e == t.peek(key), "merge-key memo: the entry of %q is not the table's", key)
 	}
 	t.remember(key, h, e)
-	return key, h, e
+	return key, h, e, named
 }

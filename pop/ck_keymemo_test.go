@@ -35,7 +35,7 @@ func TestAckKeyOfMatchesAckKey(t *testing.T) {
 	for round := range 2 { // the second round finds the rest in the memo but where slots are shared
 		for i := range acks {
 			a := &acks[i]
-			got, gh, ge := b.ackKeyOf(a)
+			got, gh, ge, _ := b.ackKeyOf(a)
 			want, wh := b.ackKey(a, nil)
 			if got != want || gh != wh || got != a.MergeKey() {
 				t.Fatalf("round %d, ack %+v: ackKeyOf %q (hash %x), ackKey %q (hash %x), MergeKey %q", round, *a, got, gh, want, wh, a.MergeKey())
@@ -46,8 +46,8 @@ func TestAckKeyOfMatchesAckKey(t *testing.T) {
 		}
 	}
 	// the colliding fields share their key string but not their memo slot
-	k1, _, _ := b.ackKeyOf(&acks[0])
-	k2, _, _ := b.ackKeyOf(&acks[1])
+	k1, _, _, _ := b.ackKeyOf(&acks[0])
+	k2, _, _, _ := b.ackKeyOf(&acks[1])
 	if k1 != k2 {
 		t.Fatalf("colliding fields: keys %q and %q", k1, k2)
 	}
@@ -71,7 +71,7 @@ func TestAckKeyOfEntry(t *testing.T) {
 	a := model.AckMsg{AckOffset: 7, StartOffset: 7, ConsumerGroup: "g", Topic: "t", QueueID: 1, PopTime: 100, BrokerName: "b"}
 	check := func(what string, want *mkEntry) {
 		t.Helper()
-		key, h, e := b.ackKeyOf(&a)
+		key, h, e, _ := b.ackKeyOf(&a)
 		if e != want || e != b.ckl.keys.peek(a.MergeKey()) || key != a.MergeKey() || h != mkHash(key) {
 			t.Fatalf("%s: ackKeyOf gives key %q, entry %p; want entry %p, the table's %p", what, key, e, want, b.ckl.keys.peek(a.MergeKey()))
 		}
