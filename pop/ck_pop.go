@@ -140,10 +140,13 @@ func (b *Broker) readCorrected(r *getResult, k qkey, q *queue, offset int64, n i
 	}
 }
 
-// readFor is the store read of a pop stage into r, counted as broker work.
+// readFor is the store read of a pop stage into r, counted as broker work
+// (countRead's count, written out: with the call of countRead, inlined,
+// readFor cost 82 and did not inline, a call each stage).
 func (b *Broker) readFor(r *getResult, q *queue, offset int64, n int, f *pfilter.Filter) {
 	q.get(r, offset, n, int64(n), f, b.scratch.msgs)
-	b.countRead(r)
+	b.stats.ReadCalls++
+	b.stats.ReadMessages += int64(len(r.msgs))
 }
 
 // countRead counts a store read and what it returned as broker work.
