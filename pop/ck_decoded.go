@@ -226,7 +226,7 @@ func (b *Broker) newCkBody(ck *model.PopCheckPoint) *ckBody {
 // ckPrefill makes d, a CK's body (newCkBody), the decoded body of the CK
 // message putCk writes for d.ck, but for what finishPrefill reads from
 // the stored message. mkey is the CK's merge key and mh its hash, e its
-// entry or nil (putCk).
+// entry or nil (putCk). putCk takes the common case inline (keyedBy).
 func (b *Broker) ckPrefill(d *ckBody, mkey string, mh uint64, e *mkEntry) {
 	ck := &d.ck
 	if invariants {
@@ -247,6 +247,19 @@ func (b *Broker) ckPrefill(d *ckBody, mkey string, mh uint64, e *mkEntry) {
 		return
 	}
 	d.mk = b.keyOf(mkey, mh)
+}
+
+// keyedBy is ckPrefill's common case, a CK that names its group and
+// topic and whose merge-key entry e the caller holds (every pop's CK),
+// taken inline: it makes d's key e's and reports true, or reports false
+// for ckPrefill to do it (and, in the invariants build, to check it).
+// The call of ckPrefill cost ~20 instructions a CK.
+func (d *ckBody) keyedBy(e *mkEntry) bool {
+	if e == nil || d.ck.Topic == "" || d.ck.CID == "" || invariants {
+		return false
+	}
+	d.mk = &e.mkKey
+	return true
 }
 
 // keyOf is merge key key (hash h) as a body holds it: its entry's in

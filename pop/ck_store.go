@@ -300,7 +300,9 @@ func (b *Broker) putCk(nowMs int64, d *ckBody, mkey string, mh uint64, e *mkEntr
 		return putRefused
 	}
 	b.stats.CkPuts++
-	b.ckPrefill(d, mkey, mh, e)
+	if !d.keyedBy(e) {
+		b.ckPrefill(d, mkey, mh, e)
+	}
 	if ck.Num > 0 {
 		d.lease = first // the message's POPSIM_LEASE
 		if !d.skip {
