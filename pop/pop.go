@@ -132,7 +132,10 @@ func (r *PopResult) Reset() {
 	r.Code, r.Remark, r.Status, r.PollID = 0, "", 0, 0
 	r.PopTime, r.InvisibleTime, r.ReviveQid, r.RestNum = 0, 0, 0, 0
 	r.Stages, r.OrderCounts = r.Stages[:0], r.OrderCounts[:0]
-	r.Messages, r.Woken, r.Replaced, r.Failures = r.Messages[:0], r.Woken[:0], r.Replaced[:0], r.Failures[:0]
+	// two slices an assignment: resliced to itself in a larger tuple, the
+	// last one was reloaded and stored whole, with a write barrier
+	r.Messages, r.Woken = r.Messages[:0], r.Woken[:0]
+	r.Replaced, r.Failures = r.Replaced[:0], r.Failures[:0]
 	r.Lapsed, r.Cleared = r.Lapsed[:0], r.Cleared[:0]
 }
 
