@@ -229,8 +229,17 @@ func (r *ckRef) bindBody(d *ckBody) {
 }
 
 // ckRefOf is the live ckRef of a CK message's first lease (d.lease), nil
-// when none.
+// when none. It inlines the common case, a body bound to its own ref
+// (ckRefLookup does the rest, and every case in the invariants build).
 func (b *Broker) ckRefOf(d *ckBody) *ckRef {
+	if d.bound && !d.own.dropped && !invariants {
+		return &d.own
+	}
+	return b.ckRefLookup(d)
+}
+
+// ckRefLookup is ckRefOf past its inlined case.
+func (b *Broker) ckRefLookup(d *ckBody) *ckRef {
 	if !d.bound {
 		return b.ckl.byFirst.get(d.lease)
 	}
