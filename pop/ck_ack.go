@@ -11,14 +11,15 @@ import (
 // (AckMessageProcessor.appendAck, ChangeInvisibleTimeProcessor.
 // appendCheckPointThenAckOrigin). Validation is the KV path's.
 
-// ackCK is appendAck for one validated ack: merged into the buffered CK
+// ackCK is appendAck for one validated ack req: merged into the buffered CK
 // when the buffer takes it, else written to the revive topic as an ack
 // message delivered at popTime + invisibleTime. RocketMQ answers SUCCESS
 // either way, a failed write included. It writes the answer into *res,
 // zero (as ack's), where an AckResult returned was built in the callee's
 // result slot field by field and copied on in 16-byte moves straddling
 // those stores, a failed store forwarding per ack.
-func (b *Broker) ackCK(res *AckResult, nowMs int64, group, topicName string, qid int32, offset int64, h *model.ReceiptHandle) {
+func (b *Broker) ackCK(res *AckResult, nowMs int64, req *AckRequest) {
+	group, topicName, qid, offset, h := req.ConsumerGroup, req.Topic, req.QueueID, req.Offset, &req.Handle
 	b.stats.Acked++
 	a := model.AckMsg{AckOffset: offset, StartOffset: h.CkQueueOffset, ConsumerGroup: group, Topic: topicName, QueueID: qid,
 		PopTime: h.PopTime, BrokerName: h.BrokerName}
