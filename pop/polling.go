@@ -160,20 +160,25 @@ const insertBack = 8
 
 // remove takes s out of the set; s must be in it.
 func (ps *pollSet) remove(s *suspended) {
-	switch {
-	case ps.items[ps.head] == s:
-		ps.items[ps.head] = nil
-		ps.head++
-	default:
-		for i := ps.head; i < len(ps.items); i++ {
-			if ps.items[i] == s {
-				copy(ps.items[i:], ps.items[i+1:])
-				ps.items[len(ps.items)-1] = nil
-				ps.items = ps.items[:len(ps.items)-1]
-				break
-			}
+	if ps.items[ps.head] == s {
+		ps.dropFirst()
+		return
+	}
+	// past the first: the set keeps its first, so it does not empty
+	for i := ps.head + 1; i < len(ps.items); i++ {
+		if ps.items[i] == s {
+			copy(ps.items[i:], ps.items[i+1:])
+			ps.items[len(ps.items)-1] = nil
+			ps.items = ps.items[:len(ps.items)-1]
+			break
 		}
 	}
+}
+
+// dropFirst takes the set's first request out.
+func (ps *pollSet) dropFirst() {
+	ps.items[ps.head] = nil
+	ps.head++
 	if ps.head == len(ps.items) {
 		ps.items, ps.head = ps.items[:0], 0
 	}
@@ -454,11 +459,20 @@ func (p *polling) release(s *suspended) {
 
 func (p *polling) remove(s *suspended) {
 	ps := p.setOf(s.qk)
-	head := ps.first() == s
-	ps.remove(s)
-	if head {
-		p.byTime.headLeft(ps)
+	if ps.first() == s {
+		p.removeFirst(ps)
+		return
 	}
+	ps.remove(s)
+	p.count--
+}
+
+// removeFirst is remove of the first request of set ps, which wake,
+// holding the set and knowing its request first, takes directly (where a
+// call of remove found the set again).
+func (p *polling) removeFirst(ps *pollSet) {
+	ps.dropFirst()
+	p.byTime.headLeft(ps)
 	p.count--
 }
 
@@ -505,7 +519,7 @@ func (p *polling) wake(k qkey, msg *model.Message, force bool) *suspended {
 	if !force && !s.matches(msg) {
 		return nil
 	}
-	p.remove(s)
+	p.removeFirst(ps)
 	return s
 }
 
