@@ -64,11 +64,7 @@ type commitQueue struct {
 type ckBuffer struct {
 	keys    *mkTable
 	order   []*wrapper // buffered wrappers, in insertion order
-	commits map[qkey]*commitQueue
-	// lastCQ is the commit queue queueOf returned last, while commits
-	// maps it: a pop's stage asks for its queue's three times in a row
-	// (ckIdle's and ckPopOffset's latest, enqueue). nil: none.
-	lastCQ  *commitQueue
+	commits cqTable
 	corder  []*commitQueue // commit queues in creation order
 	counter int64          // buffered CKs (recomputed from the buffer every minute upstream; exact here)
 	// lastScan is the last scan's time.
@@ -133,7 +129,7 @@ func (f *ckBuffer) changed() {
 }
 
 func newCkBuffer(keys *mkTable) *ckBuffer {
-	return &ckBuffer{keys: keys, commits: map[qkey]*commitQueue{}}
+	return &ckBuffer{keys: keys}
 }
 
 // lookup is the buffered wrapper with merge key key, nil when none.
@@ -155,19 +151,7 @@ func (f *ckBuffer) forget() {
 }
 
 // queueOf is the commit queue of lock key k, nil when none.
-func (f *ckBuffer) queueOf(k qkey) *commitQueue {
-	if cq := f.lastCQ; cq != nil && cq.key == k {
-		if invariants {
-			assertf(f.commits[k] == cq, "buffer: the remembered commit queue of %v is not the mapped one", k)
-		}
-		return cq
-	}
-	cq := f.commits[k]
-	if cq != nil {
-		f.lastCQ = cq
-	}
-	return cq
-}
+func (f *ckBuffer) queueOf(k qkey) *commitQueue { return f.commits.get(k) }
 
 // latest is getLatestOffset: the nextBeginOffset of the newest wrapper of
 // the lock key, -1 when there is none.
@@ -195,9 +179,8 @@ func (f *ckBuffer) enqueue(w *wrapper) *commitQueue {
 	cq := f.queueOf(w.lock)
 	if cq == nil {
 		cq = &commitQueue{key: w.lock}
-		f.commits[w.lock] = cq
+		f.commits.set(w.lock, cq)
 		f.corder = append(f.corder, cq)
-		f.lastCQ = cq
 	}
 	cq.time = w.ck.PopTime
 	cq.ws = append(cq.ws, w)
@@ -267,8 +250,7 @@ func (f *ckBuffer) clearQueue(k qkey) {
 	if cq == nil {
 		return
 	}
-	delete(f.commits, k)
-	f.lastCQ = nil
+	f.commits.delete(k)
 	f.dropQueue(cq)
 	for i, x := range f.corder {
 		if x == cq {
@@ -642,11 +624,8 @@ func (b *Broker) scanGarbage(nowMs int64) {
 		p := b.names.pairs[cq.key.pair]
 		_, group := b.groups[p.group]
 		if b.topics[p.topic] == nil || !group || nowMs-cq.time > CommitQueueIdle {
-			delete(f.commits, cq.key)
+			f.commits.delete(cq.key)
 			f.dropQueue(cq)
-			if f.lastCQ == cq {
-				f.lastCQ = nil
-			}
 			b.offsets.touch(cq.key) // its wrappers no longer set the pop offset (ckIdle)
 			continue
 		}

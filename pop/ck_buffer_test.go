@@ -52,7 +52,7 @@ func TestCommitQueueOfAfterClear(t *testing.T) {
 		t.Fatalf("after clearing k1: latest %d (%d wrappers), k2's %d", f.latest(k1), f.queueLen(k1), f.latest(k2))
 	}
 	put(k1, 12)
-	if f.latest(k1) != 12 || f.queueLen(k1) != 1 || len(f.corder) != 2 || f.commits[k1] == nil {
+	if f.latest(k1) != 12 || f.queueLen(k1) != 1 || len(f.corder) != 2 || f.commits.get(k1) == nil {
 		t.Fatalf("after a new wrapper of k1: latest %d (%d wrappers), %d queues", f.latest(k1), f.queueLen(k1), len(f.corder))
 	}
 }

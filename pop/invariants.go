@@ -493,11 +493,11 @@ func (b *Broker) checkBuffer() error {
 
 func (b *Broker) checkCommitQueues() error {
 	f := b.buf
-	if len(f.commits) != len(f.corder) {
-		return fmt.Errorf("pop: invariant: %d commit queues mapped, %d listed", len(f.commits), len(f.corder))
+	if f.commits.len() != len(f.corder) {
+		return fmt.Errorf("pop: invariant: %d commit queues held, %d listed", f.commits.len(), len(f.corder))
 	}
 	for _, cq := range f.corder {
-		if f.commits[cq.key] != cq {
+		if f.commits.get(cq.key) != cq {
 			return fmt.Errorf("pop: invariant: commit queue %s is not under its key", b.describe(cq.key))
 		}
 		for _, w := range cq.ws {
