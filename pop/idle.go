@@ -214,8 +214,9 @@ func (b *Broker) scanUnmarked(nowMs int64, ctx *popContext, name string, t *topi
 		}
 		b.ckQueueStage(nowMs, ctx, name, pair, t, qid, f)
 		// the checkpoint path has no quiet queue (a quiet queue is a KV
-		// read-only stage's): ckIdle is its only mark
-		if k := (qkey{pair, qid}); b.ckIdle(k, b.offsets.peek(k), t.queues[qid]) {
+		// read-only stage's): ckIdle is its only mark, asked of ckIdleAt
+		// here with the newest wrapper's offset (a call less a stage)
+		if k := (qkey{pair, qid}); b.ckIdleAt(k, b.offsets.peek(k), t.queues[qid], b.buf.latest(k)) {
 			b.offsets.markIdle(k)
 		}
 		pos = at + 1
