@@ -37,6 +37,10 @@ func splitmix64(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// chance reports true with probability ppm parts per million, drawing
-// exactly once.
-func chance(r *pcg.Rand, ppm int64) bool { return r.Int64N(1_000_000) < ppm }
+// chance reports true with probability p parts per million (ppm),
+// drawing once (but for the rare rejection of a bounded draw). The hot
+// sites (lost, injectRenewals) write its draw out with pcg.Redraw.
+func chance(r *pcg.Rand, p int64) bool { return r.Int64N(ppm) < p }
+
+// ppm is a million: the parts of chance's probabilities.
+const ppm = 1_000_000

@@ -10,7 +10,10 @@
 // (TestMatchesMathRand checks it draw for draw over many seeds and
 // bounds), so replacing one by the other changes no value drawn. A Rand
 // is also a rand.Source: a caller that needs a draw Rand does not offer
-// wraps it in rand.New and still draws from the same state.
+// wraps it in rand.New and still draws from the same state. A hot caller
+// may write a bounded draw out (the first draw and its product with the
+// bound inline there, Redraw is the rare rest), where a bounded draw is a
+// call.
 //
 // Deterministic: no global state, no wall clock. Layer 3, as workload.
 package pcg

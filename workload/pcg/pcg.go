@@ -102,3 +102,21 @@ func (r *Rand) below(n uint64) uint64 {
 	}
 	return hi
 }
+
+// Redraw ends a draw from [0, n), n not a power of two, whose first draw x
+// gave hi, lo = bits.Mul64(x, n) with lo < n: below's rare path, for a
+// caller that takes the first draw itself, as below does, where below is a
+// call (the draw then inlines, and a constant n needs no power-of-two
+// test):
+//
+//	hi, lo := bits.Mul64(r.Uint64(), n)
+//	if lo < n {
+//		hi = r.Redraw(hi, lo, n)
+//	}
+func (r *Rand) Redraw(hi, lo, n uint64) uint64 {
+	thresh := -n % n
+	for lo < thresh {
+		hi, lo = bits.Mul64(r.Uint64(), n)
+	}
+	return hi
+}

@@ -31,7 +31,8 @@ func seeds() [][2]uint64 {
 }
 
 // TestMatchesMathRand draws, for each seed pair, the same sequence of
-// mixed calls from a Rand and from rand.New(rand.NewPCG(...)), and
+// mixed calls from a Rand (a bounded draw also written out with Redraw,
+// as the simulator's hot sites write it) and from rand.New(rand.NewPCG(...)), and
 // requires every value to agree: the calls interleave so that a draw
 // count off by one anywhere (a rejection redrawn differently, a power of
 // two drawn twice) shows in every value after it.
@@ -41,7 +42,7 @@ func TestMatchesMathRand(t *testing.T) {
 		for i := range 4000 {
 			n := bounds[i%len(bounds)]
 			var g, w uint64
-			switch i % 7 {
+			switch i % 8 {
 			case 0:
 				g, w = got.Uint64(), want.Uint64()
 			case 1:
@@ -59,9 +60,16 @@ func TestMatchesMathRand(t *testing.T) {
 				g, w = uint64(got.Uint32()), uint64(want.Uint32())
 			case 6:
 				g, w = math.Float64bits(got.Float64()), math.Float64bits(want.Float64())
+			case 7: // the draw written out with Redraw, of an n not a power of two
+				m := max(n|1, 3)
+				hi, lo := bits.Mul64(got.Uint64(), m)
+				if lo < m {
+					hi = got.Redraw(hi, lo, m)
+				}
+				g, w = hi, want.Uint64N(m)
 			}
 			if g != w {
-				t.Fatalf("seed %v, draw %d (kind %d, n %d): got %d, want %d", s, i, i%7, n, g, w)
+				t.Fatalf("seed %v, draw %d (kind %d, n %d): got %d, want %d", s, i, i%8, n, g, w)
 			}
 		}
 	}
