@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"popsim/workload/pcg"
 )
 
@@ -165,4 +167,48 @@ func TestOutcomesAckThenFail(t *testing.T) {
 	if n := counts[AckedNotDone]; n < 1800 || n > 2200 || !AckedNotDone.Succeeded() || ReconsumeLater.Succeeded() {
 		t.Fatalf("%d of 10000 acked-not-done, want about 2000", n)
 	}
+}
+
+// TestSampleForMatchesReference checks SampleFor, whose draw is written
+// out, against the plain form (Int64N, then the thresholds, then the
+// poison): the same outcome for every message, and the same stream after.
+func TestSampleForMatchesReference(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		rl := rapid.Int64Range(0, ppmOne).Draw(t, "reconsume_later")
+		ex := rapid.Int64Range(0, ppmOne-rl).Draw(t, "exception")
+		o, err := NewOutcomes(rl, ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, err = o.WithAckedNotDone(rapid.Int64Range(0, ppmOne-rl-ex).Draw(t, "ack_then_fail")); err != nil {
+			t.Fatal(err)
+		}
+		if every := rapid.Int64Range(0, 5).Draw(t, "poison_every"); every > 0 {
+			if o, err = o.WithPoison(every, rapid.Int64Range(0, 3).Draw(t, "poison_count")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seed := rapid.Uint64().Draw(t, "seed")
+		got, want := pcg.New(seed, 3), pcg.New(seed, 3)
+		for n := range uint64(rapid.IntRange(1, 40).Draw(t, "messages")) {
+			x, w := want.Int64N(ppmOne), Success
+			switch {
+			case x < rl:
+				w = ReconsumeLater
+			case x < rl+ex:
+				w = Exception
+			case x < rl+ex+o.AckedNotDonePPM():
+				w = AckedNotDone
+			}
+			if o.Poisoned(n) {
+				w = Exception
+			}
+			if g := o.SampleFor(got, n); g != w {
+				t.Fatalf("%v, message %d (draw %d): %v, want %v", o, n, x, g, w)
+			}
+		}
+		if *got != *want {
+			t.Fatalf("%v: the streams differ after sampling", o)
+		}
+	})
 }
