@@ -204,7 +204,11 @@ func (s *sim) respond(r Request) {
 	}
 }
 
-// atClient is an answer arriving at its client.
+// atClient is an answer arriving at its client. A push consumer's pop,
+// the commonest answer, goes to popResponse directly, where the client's
+// reply took a dynamic call and a type switch (BenchmarkRunDefault:
+// 1 399.8 -> 1 398.6 M instructions outside the runtime, callgrind; hot
+// topic, whose receives pay the one type test, 577.67 -> 577.73 M).
 func (s *sim) atClient(t *task) {
 	r := request(t.p)
 	liveReq(r, "an answer's arrival")
@@ -232,6 +236,10 @@ func (s *sim) atClient(t *task) {
 	if t := b.timer; t != nil && t.seq == b.timerSeq && t.queued() {
 		s.q.cancel(t, b.timerSeq)
 		b.timer = nil
+	}
+	if pr, ok := r.(*popReq); ok { // only a push consumer makes pops
+		c.cl.(*pushConsumer).popResponse(s, pr)
+		return
 	}
 	c.cl.reply(s, r)
 }
