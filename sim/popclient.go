@@ -103,9 +103,12 @@ func adoptRenewal(r *changeReq) {
 // pop.NewAckRequest makes, written field by field into the recycled ack
 // (whose request newAck leaves to its caller), its topic the group's
 // kept name for a retry message (group.realTopic) instead of a new
-// string every ack.
+// string every ack. newAck is written out (its two pieces inline): a
+// call fewer an ack (BenchmarkRunDefault: 1 398.6 -> 1 397.7 M
+// instructions outside the runtime, callgrind).
 func (s *sim) sendAck(h *popHeld) {
-	r := s.newAck(h, &h.handle, h.lease)
+	r := s.takeAck()
+	s.fillAck(r, h, &h.handle, h.lease)
 	h.ackRequest(&r.req)
 	s.sendAckOf(h, r)
 }
