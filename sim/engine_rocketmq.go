@@ -546,18 +546,10 @@ func (r *pullReq) lost(e *model.Event, why model.Reason) bool {
 	return true
 }
 
-// newAck returns an ack of held message h under lease, sent with
-// handle, reusing one the engine has served; every field but its request
-// is written here, and the caller writes the request whole (a recycled
-// ack keeps what its last use left: clearing its 200 bytes cost more than
-// writing them).
-func (s *sim) newAck(h *popHeld, handle *model.ReceiptHandle, lease model.LeaseID) *ackReq {
-	r := s.takeAck()
-	s.fillAck(r, h, handle, lease)
-	return r
-}
-
-// takeAck returns an ack the engine has served, as it was, or a new one.
+// takeAck returns an ack the engine has served, as it was, or a new one,
+// for fillAck to write every field of but its request, which the caller
+// writes whole (a recycled ack keeps what its last use left: clearing its
+// 200 bytes cost more than writing them).
 func (s *sim) takeAck() *ackReq {
 	if r := takeFree(&s.freeAcks); r != nil {
 		return r
@@ -565,7 +557,8 @@ func (s *sim) takeAck() *ackReq {
 	return new(ackReq)
 }
 
-// fillAck writes every field of r but its request: newAck's.
+// fillAck writes every field of r but its request: an ack of held
+// message h under lease, sent with handle.
 func (s *sim) fillAck(r *ackReq, h *popHeld, handle *model.ReceiptHandle, lease model.LeaseID) {
 	// every field set one by one, without a literal's temporary and its
 	// copy
@@ -573,7 +566,7 @@ func (s *sim) fillAck(r *ackReq, h *popHeld, handle *model.ReceiptHandle, lease 
 	r.reqBase = reqBase{c: h.c, epoch: h.c.epoch, loss: lossAck, broker: s.rt.brokerOf(handle.BrokerName)}
 }
 
-// recycle keeps r, as it is, for newAck: nothing refers to an ack the
+// recycle keeps r, as it is, for takeAck: nothing refers to an ack the
 // engine served.
 func (r *ackReq) recycle(s *sim) { s.freeAcks = append(s.freeAcks, r) }
 

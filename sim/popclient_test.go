@@ -60,9 +60,9 @@ func TestLivesIn(t *testing.T) {
 }
 
 // TestNewAckWritesAllButItsRequest: a recycled ack, which keeps every
-// field of its last use, comes back from newAck with every field but its
-// request written for its new message, on one broker and on the second of
-// two.
+// field of its last use, comes back from takeAck and fillAck (sendAck's
+// first steps) with every field but its request written for its new
+// message, on one broker and on the second of two.
 func TestNewAckWritesAllButItsRequest(t *testing.T) {
 	for _, brokers := range []int32{1, 2} {
 		s := &sim{rt: newRoute(brokers, nil)}
@@ -72,13 +72,14 @@ func TestNewAckWritesAllButItsRequest(t *testing.T) {
 		c := &consumer{epoch: 5}
 		h := &popHeld{held: held{c: c, msg: &model.Message{ID: 11}, deliveredAt: 13}}
 		handle := &model.ReceiptHandle{BrokerName: s.rt.names[brokers-1]}
-		r := s.newAck(h, handle, 12)
+		r := s.takeAck()
 		if r != old {
-			t.Fatalf("%d brokers: newAck did not reuse the recycled ack", brokers)
+			t.Fatalf("%d brokers: takeAck did not reuse the recycled ack", brokers)
 		}
+		s.fillAck(r, h, handle, 12)
 		want := ackReq{reqBase: reqBase{c: c, epoch: 5, broker: brokers - 1, loss: lossAck}, req: old.req, msg: 11, lease: 12, deliveredAt: 13}
 		if *r != want {
-			t.Fatalf("%d brokers: newAck = %+v, want %+v", brokers, *r, want)
+			t.Fatalf("%d brokers: the filled ack = %+v, want %+v", brokers, *r, want)
 		}
 	}
 }

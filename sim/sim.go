@@ -123,7 +123,7 @@ type sim struct {
 	onTopic map[string][]*group // the groups consuming each topic, in s.groups order (subscribe)
 
 	nextMsg  model.MsgID // the next stored message's id
-	freeAcks []*ackReq   // served acks, for reuse (newAck)
+	freeAcks []*ackReq   // served acks, for reuse (takeAck)
 	freePuts []*putReq   // finished putReqs, for reuse (newPutReq)
 	// freeHeld are held messages (deliverOwned's) the POP clients are done
 	// with and nothing else refers to (recycle, recycleHeld), for any
