@@ -71,8 +71,15 @@ func tagChars(s string) bool {
 }
 
 // Pick returns a tag with probability proportional to its weight. It
-// always makes exactly one call on r.
+// always makes exactly one call on r. Without tags (as a rule) it draws
+// what Int64N(1) draws, one Uint64 (a power of two is masked), without
+// the call (BenchmarkRunDefault: 1 397.7 -> 1 395.8 M instructions
+// outside the runtime, hot topic 577.7 -> 576.8 M, callgrind).
 func (t Tags) Pick(r *pcg.Rand) string {
+	if len(t.tags) == 0 {
+		r.Uint64()
+		return ""
+	}
 	n := r.Int64N(max(t.total, 1))
 	for _, tag := range t.tags {
 		if n < tag.Weight {

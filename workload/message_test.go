@@ -31,6 +31,15 @@ func TestTagsPick(t *testing.T) {
 	if zero.Pick(r) != "" || zero.String() != "tags()" {
 		t.Errorf("zero Tags: Pick %q, String %q", zero.Pick(r), zero.String())
 	}
+	// Without tags Pick draws what Int64N(1) draws: the streams stay together.
+	a, b := newRand(9), newRand(9)
+	for i := range 100 {
+		zero.Pick(a)
+		b.Int64N(1)
+		if *a != *b {
+			t.Fatalf("zero Tags: the stream differs from Int64N(1)'s after %d picks", i+1)
+		}
+	}
 	if z, err := ParseTags("tags()"); err != nil || z.String() != "tags()" {
 		t.Errorf(`ParseTags("tags()") = %v, %v`, z, err)
 	}
