@@ -158,9 +158,14 @@ func (p *pushConsumer) popRequest(s *sim, queue int32) pop.PopRequest {
 }
 
 // newPop is a pop request with an empty answer: one recyclePop kept, or
-// a new one whose answer starts on its own room.
+// a new one whose answer starts on its own room. It inlines (cost 60):
+// takeFree written out, whose generic call put it at 84
+// (BenchmarkRunDefault: 1 395.8 -> 1 394.7 M instructions outside the
+// runtime, callgrind).
 func (p *pushConsumer) newPop() *popReq {
-	if r := takeFree(&p.freePops); r != nil {
+	if n := len(p.freePops) - 1; n >= 0 { // takeFree
+		r := p.freePops[n]
+		p.freePops[n], p.freePops = nil, p.freePops[:n]
 		return r
 	}
 	r := new(popReq)
