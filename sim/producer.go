@@ -156,10 +156,16 @@ func (s *sim) produce(p *producer) {
 // newPutReq returns a putReq with room for its message, an empty one,
 // reusing one that put has finished with (recyclePut cleared it). The
 // message is the putReq's own when the engine stores copies
-// (copyingStore), else a new one the engine may keep.
+// (copyingStore), else a new one the engine may keep. It inlines (cost
+// 60), its take from the free list written out, as newPop's
+// (BenchmarkRunDefault: 1 394.7 -> 1 394.1 M instructions outside the
+// runtime, hot topic 576.8 -> 576.5 M, callgrind).
 func (s *sim) newPutReq(p *producer, intended clock.Time) *putReq {
-	r := takeFree(&s.freePuts)
-	if r == nil {
+	var r *putReq
+	if n := len(s.freePuts) - 1; n >= 0 { // takeFree
+		r = s.freePuts[n]
+		s.freePuts[n], s.freePuts = nil, s.freePuts[:n]
+	} else {
 		r = new(putReq)
 	}
 	// Its fields one by one: produce writes the whole message next, so
