@@ -435,7 +435,10 @@ func (p *pushConsumer) nextOrdered(s *sim, h *popHeld) {
 	}
 }
 
-// consumed is processConsumeResult for one message.
+// consumed is processConsumeResult for one message. A success is acked
+// here, not in an ack of its own, of which consumed was the only caller
+// (BenchmarkRunDefault: 1 394.1 -> 1 393.6 M instructions outside the
+// runtime, callgrind).
 func (p *pushConsumer) consumed(s *sim, w work) {
 	h, ok := w.(*popHeld) // the usual work: tested first
 	if !ok {
@@ -451,8 +454,12 @@ func (p *pushConsumer) consumed(s *sim, w work) {
 		p.recycleHeld(s, h)
 		return
 	}
-	if h.outcome.Succeeded() {
-		p.ack(s, h)
+	if h.outcome.Succeeded() { // acked: its own ACK_MESSAGE, or a batch ack of one (BatchAck)
+		if p.set.BatchAck {
+			s.sendBatchAck(p.c, []*popHeld{h})
+		} else {
+			s.sendAck(h)
+		}
 		p.nextInQueue(s, h)
 		p.recycleHeld(s, h)
 		return
@@ -519,16 +526,6 @@ func (p *pushConsumer) recycleBatch(s *sim, hs []*popHeld) {
 	for _, h := range hs {
 		p.recycleHeld(s, h)
 	}
-}
-
-// ack acks one consumed message: its own ACK_MESSAGE, or a batch ack of
-// one (BatchAck).
-func (p *pushConsumer) ack(s *sim, h *popHeld) {
-	if p.set.BatchAck {
-		s.sendBatchAck(p.c, []*popHeld{h})
-		return
-	}
-	s.sendAck(h)
 }
 
 // retry is a concurrent group's answer to a failed message
