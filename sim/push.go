@@ -125,7 +125,17 @@ func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 	c := p.c
 	queue := l.mq.QueueID
 	r := p.newPop()
-	p.fillRequest(s, &r.req, queue)
+	// The request, born now: a recycled pop's, which this incarnation built
+	// and the engine only read (its ClientID names the incarnation),
+	// differs from it in its queue and birth only; any other is built whole.
+	// Here, not in a function of its own, of which sendPop was the only
+	// caller (BenchmarkRunDefault: 1 393.6 -> 1 392.6 M instructions
+	// outside the runtime, callgrind).
+	if r.req.ClientID == c.clientID {
+		r.req.QueueID, r.req.BornTime = queue, c.now(s)
+	} else {
+		r.req = p.popRequest(s, queue)
+	}
 	r.reqBase = reqBase{c: c, epoch: c.epoch, loss: lossPop, reply: true, broker: l.broker}
 	e := s.event(model.EvReceive)
 	e.Client, e.Topic, e.Queue, e.Count, e.Span = c.idx, c.g.topic, s.rt.global(l.broker, c.g.topic, queue), c.spec.Batch, p.set.InvisibleTime
@@ -133,18 +143,6 @@ func (p *pushConsumer) sendPop(s *sim, l *popLoop) *popReq {
 	// RocketMQ adds 10 s to a long-polling request's timeout.
 	s.send(r, p.set.PollTime+s.cfg.Network.PollTimeoutSlack)
 	return r
-}
-
-// fillRequest makes req the consumer's pop of queue (-1: every queue),
-// born now. A request this incarnation built before (a recycled pop's,
-// which the engine only read: its ClientID names the incarnation) differs
-// from it in those two fields only; any other is built whole.
-func (p *pushConsumer) fillRequest(s *sim, req *pop.PopRequest, queue int32) {
-	if req.ClientID == p.c.clientID {
-		req.QueueID, req.BornTime = queue, p.c.now(s)
-		return
-	}
-	*req = p.popRequest(s, queue)
 }
 
 // popRequest is the consumer's pop of queue, born now.

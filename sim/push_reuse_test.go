@@ -105,8 +105,8 @@ func TestPushReuseKeepsTraces(t *testing.T) {
 }
 
 // TestPushFillRequestIsFresh: sendPop fills a recycled pop's request by
-// its queue and born time only when the same incarnation built it
-// (fillRequest); it must then equal a request built whole, and one left
+// its queue and born time only when the same incarnation built it; it
+// must then equal a request built whole, and one left
 // by an earlier incarnation (a crash renames the client) or a new pop's
 // must be rebuilt; its common part must be its own (reqBase). Checked
 // on the pops out at the end of a run with crashes that recycled pops,
@@ -145,10 +145,12 @@ func TestPushFillRequestIsFresh(t *testing.T) {
 		old := stale
 		old.ClientID += "-old"
 		for _, q := range []int32{-1, 3} {
+			l := *p.loops[0] // a loop of queue q
+			l.mq.QueueID = q
 			for _, req := range []pop.PopRequest{{}, stale, old} {
-				p.fillRequest(s, &req, q)
-				if want := p.popRequest(s, q); req != want {
-					t.Fatalf("consumer %d, queue %d: filled %+v, built %+v", c.idx, q, req, want)
+				p.freePops = append(p.freePops, &popReq{req: req}) // the pop sendPop reuses
+				if r, want := p.sendPop(s, &l), p.popRequest(s, q); r.req != want {
+					t.Fatalf("consumer %d, queue %d: sent %+v, built %+v", c.idx, q, r.req, want)
 				}
 			}
 		}
