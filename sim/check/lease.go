@@ -111,6 +111,10 @@ func (t *leaseTable) get(id model.LeaseID) *lease {
 
 func (t *leaseTable) put(l *lease) { t.w.put(uint64(l.id), l) }
 
+// putNext is put's common case (window.putNext), inlined: a new lease's
+// id is mostly the next.
+func (t *leaseTable) putNext(l *lease) bool { return t.w.putNext(uint64(l.id), l) }
+
 func (t *leaseTable) forget(l *lease) { t.w.forget(uint64(l.id), t.w.top) }
 
 // promised is whether l's holder may still rely on it at now: not ended by
@@ -156,7 +160,9 @@ func (c *Checker) onLease(e *model.Event) {
 		g.busy[queueKey{e.Topic, e.Queue}]++
 	}
 	c.orderLease(m, l, e)
-	c.leases.put(l)
+	if !c.leases.putNext(l) {
+		c.leases.put(l)
+	}
 	m.leases = append(m.leases, l)
 	cl.lend(l)
 }

@@ -341,7 +341,9 @@ func (c *Checker) onProduce(e *model.Event) {
 func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
 	m := c.newMsgState(id, g, topic)
 	m.firstOKLine = -1
-	g.msgs.put(uint64(id), m)
+	if !g.msgs.putNext(uint64(id), m) { // mostly: put's common case, inlined
+		g.msgs.put(uint64(id), m)
+	}
 	c.tracked++
 	c.endWork = true
 	c.rep.Produced++
@@ -521,10 +523,16 @@ func (c *Checker) forgetSettled(m *msgState) {
 			m.g.tombs.forgot(p, m)
 		}
 	}
+	// forget's common case first, inlined (firstLive, forgetPast): a
+	// call fewer for the message and each of its leases.
 	for _, l := range m.leases {
-		c.leases.forget(l)
+		if w := &c.leases.w; !(w.firstLive() && w.forgetPast(uint64(l.id))) {
+			c.leases.forget(l)
+		}
 	}
-	m.g.msgs.forget(uint64(m.id), uint64(c.topMsg))
+	if w := &m.g.msgs; !(w.firstLive() && w.forgetPast(uint64(m.id))) {
+		w.forget(uint64(m.id), uint64(c.topMsg))
+	}
 	c.tracked--
 	if !m.g.orderly {
 		// An orderly group's queues keep the messages owed an ack, and

@@ -67,6 +67,28 @@ func (w *window[T]) get(id uint64) (*T, bool) {
 
 // put stores v under id, which must not be below the window.
 func (w *window[T]) put(id uint64, v *T) {
+	if !w.putNext(id, v) {
+		w.putSlow(id, v)
+	}
+}
+
+// putNext is put's common case: it stores v, and reports true, when id
+// is the next one, whose slot, the window's end, lies in a page it has.
+// It inlines (no call), so that the hot callers (a message's, a lease's
+// put) call putSlow only for the rest. A slot at the end is nil (no
+// page of gone markers holds it), and every id put before lies below it,
+// top too.
+func (w *window[T]) putNext(id uint64, v *T) bool {
+	if i := int(id-w.base) + w.head; id >= w.base && i == w.n && i>>winShift < len(w.pages) {
+		w.pages[i>>winShift].slots[i&winMask] = v
+		w.n, w.top = i+1, id
+		return true
+	}
+	return false
+}
+
+// putSlow is put's general case.
+func (w *window[T]) putSlow(id uint64, v *T) {
 	if id < w.base {
 		if w.back == nil {
 			w.back = map[uint64]*T{}
@@ -154,6 +176,38 @@ func (w *window[T]) set(i int, v *T) {
 // forget marks id gone and releases the prefix of forgotten entries and of
 // ids below seen that were never used.
 func (w *window[T]) forget(id uint64, seen uint64) {
+	if !(w.firstLive() && w.forgetPast(id)) {
+		w.forgetSlow(id, seen)
+	}
+}
+
+// firstLive reports whether the window's first slot holds an entry: then
+// forgetting a later one releases nothing (forgetSlow releases from the
+// first up to the first live one; the first is never gone between two
+// calls). It is forget's common case's first test (a message held long
+// keeps the window's first), inlined, beside forgetPast.
+func (w *window[T]) firstLive() bool { return w.head < w.n && w.pages[0].slots[w.head] != nil }
+
+// forgetPast is forget's common case, after firstLive: it marks id gone,
+// and reports true, when id's slot is past the window's first and live
+// (or unused), on a page that keeps others. It inlines (no call), so
+// that the hot callers (a message's and its leases' forget) call
+// forgetSlow only for the rest.
+func (w *window[T]) forgetPast(id uint64) bool {
+	if d := id - w.base; d != 0 && d < uint64(w.n-w.head) { // below the window, d is too large
+		i := int(d) + w.head
+		p := w.pages[i>>winShift]
+		if x := &p.slots[i&winMask]; *x != w.gone && p.gone < winPage-1 {
+			*x = w.gone
+			p.gone++
+			return true
+		}
+	}
+	return false
+}
+
+// forgetSlow is forget's general case.
+func (w *window[T]) forgetSlow(id uint64, seen uint64) {
 	if id < w.base {
 		delete(w.back, id)
 		return

@@ -42,6 +42,10 @@ func TestWindowPages(t *testing.T) {
 			for range 300 {
 				same(uint64(r.IntN(int(next + 3))))
 			}
+			checkWindowCounts(t, &w)
+			if w.top != ref.top {
+				t.Fatalf("seed %d step %d: top %d, want %d", seed, step, w.top, ref.top)
+			}
 		}
 		for step := 0; step < 60000; step++ {
 			switch k := r.IntN(100); {
@@ -119,6 +123,30 @@ func TestWindowPages(t *testing.T) {
 	}
 }
 
+// checkWindowCounts checks what the fast paths (putNext, firstLive,
+// forgetPast) rely on and keep: each page's count of gone markers, the
+// window's first slot never gone, nil slots from its end on.
+func checkWindowCounts[T any](t *testing.T, w *window[T]) {
+	t.Helper()
+	for k, p := range w.pages {
+		n := 0
+		for j, v := range p.slots {
+			switch i := k<<winShift + j; {
+			case v == w.gone:
+				n++
+			case i >= w.n && v != nil:
+				t.Fatalf("slot %d past the window's end %d holds an entry", i, w.n)
+			}
+		}
+		if n != p.gone {
+			t.Fatalf("page %d holds %d gone markers, counts %d", k, n, p.gone)
+		}
+	}
+	if w.head < w.n && w.pages[0].slots[w.head] == w.gone {
+		t.Fatalf("the window's first slot %d is gone", w.head)
+	}
+}
+
 // A window kept wide by one old entry holds pages only for what it holds.
 func TestWindowPinnedSpan(t *testing.T) {
 	w := newWindow[int]()
@@ -127,6 +155,9 @@ func TestWindowPinnedSpan(t *testing.T) {
 		w.put(id, new(int))
 		if id > 2 {
 			w.forget(id-1, id)
+		}
+		if id%1000 == 0 {
+			checkWindowCounts(t, &w)
 		}
 	}
 	real := 0
