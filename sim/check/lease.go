@@ -154,7 +154,11 @@ func (c *Checker) onLease(e *model.Event) {
 		c.wake.servedMsg(waitKey{group: g.idx, topic: m.topic})
 	}
 	l := m.newLease()
-	*l = lease{id: e.Lease, m: m, client: e.Client, granted: e.At, deadline: e.Deadline, attempt: e.Attempt, awaiting: true, batch: c.leaseBatch(e)}
+	// Cleared, then written field by field: a literal with values (a
+	// lease holds pointers) is built on the stack and copied in.
+	*l = lease{}
+	l.id, l.m, l.client, l.granted, l.deadline, l.attempt, l.awaiting = e.Lease, m, e.Client, e.At, e.Deadline, e.Attempt, true
+	l.batch = c.leaseBatch(e)
 	c.grant(m, l, placeOf(e), e)
 	if g.ordered {
 		g.busy[queueKey{e.Topic, e.Queue}]++

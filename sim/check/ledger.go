@@ -117,8 +117,9 @@ type msgLists struct {
 }
 
 // newLease returns room for a lease of m, which the caller writes whole:
-// m's own room when that is free. (Written in place, a lease literal is
-// not built on the stack and copied in.)
+// m's own room when that is free. (A lease literal with values, written
+// through the pointer, is still built on the stack and copied in: the hot
+// caller, onLease, clears it and writes its fields.)
 func (m *msgState) newLease() *lease { return inRoom(&m.leaseRoom, &m.firstLease) }
 
 // newDelivery returns room for a delivery of m, which the caller writes
