@@ -105,13 +105,16 @@ type oblQueue struct {
 // oblRoom is the ring's first length.
 const oblRoom = 64
 
-// push adds o at the back.
-func (q *oblQueue) push(o obligation) {
+// add makes room at the back for an obligation, which the caller writes
+// whole there (an obligation passed in was built on the stack and copied
+// in: it holds pointers).
+func (q *oblQueue) add() *obligation {
 	if q.n == len(q.ring) {
 		q.grow()
 	}
-	q.ring[(q.head+q.n)&(len(q.ring)-1)] = o
+	o := &q.ring[(q.head+q.n)&(len(q.ring)-1)]
 	q.n++
+	return o
 }
 
 // grow doubles the full ring, its obligations from the start in order.
@@ -268,17 +271,17 @@ func (w *wakeup) parked(e *model.Event) {
 			return
 		}
 	}
-	r := pollReq{topic: x.lastTopic, queue: x.lastQueue, rid: x.rid}
+	topic, queue := x.lastTopic, x.lastQueue
 	if !x.hasLast || e.Topic != "" {
-		r = pollReq{topic: e.Topic, queue: e.Queue, rid: x.rid}
+		topic, queue = e.Topic, e.Queue
 	}
-	k := waitKey{group: x.group, topic: r.topic}
-	if r.t = remembered(w.last, k); r.t == nil {
-		r.t = w.wait(k)
+	k := waitKey{group: x.group, topic: topic}
+	t := remembered(w.last, k)
+	if t == nil {
+		t = w.wait(k)
 	}
-	r.grp = x.group
-	x.polls = append(x.polls, r)
-	r.t.count(&r, x.paused, 1)
+	x.polls = append(x.polls, pollReq{topic: topic, rid: x.rid, t: t, queue: queue, grp: x.group})
+	t.count(&x.polls[len(x.polls)-1], x.paused, 1)
 }
 
 // hold counts (d = 1) or uncounts (-1) a parked receive of client, as
@@ -422,7 +425,9 @@ func (w *wakeup) arrival(c *Checker, e *model.Event, m *msgState, p place) {
 	if w.obls.n == 0 {
 		w.due = e.At.Add(w.slack)
 	}
-	w.obls.push(obligation{w: t, gen: t.gen, msg: m.id, seq: e.Seq, at: e.At, oq: c.orderQueueOf(m, e)})
+	oq := c.orderQueueOf(m, e)
+	o := w.obls.add() // every field written: an obligation has these six
+	o.w, o.gen, o.msg, o.seq, o.at, o.oq = t, t.gen, m.id, e.Seq, e.At, oq
 }
 
 // deadline is when o's group must have been served on its topic.

@@ -2,6 +2,7 @@ package check
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"popsim/model"
@@ -22,7 +23,7 @@ func TestOblQueueMatchesSlice(t *testing.T) {
 				for range burst {
 					o := obligation{msg: next, seq: int64(next) * 3}
 					next++
-					q.push(o)
+					*q.add() = o
 					ref = append(ref, o)
 				}
 			} else {
@@ -38,5 +39,14 @@ func TestOblQueueMatchesSlice(t *testing.T) {
 				t.Fatalf("seed %d step %d: %d held in a ring of %d, want %d held in a power of two", seed, step, q.n, len(q.ring), len(ref))
 			}
 		}
+	}
+}
+
+// arrival writes an obligation's six fields one by one into the slot add
+// gives it (the slot keeps what it held before): a field added to
+// obligation must be written there too.
+func TestObligationFields(t *testing.T) {
+	if n := reflect.TypeFor[obligation]().NumField(); n != 6 {
+		t.Fatalf("obligation has %d fields; arrival writes 6", n)
 	}
 }
