@@ -434,12 +434,18 @@ func (m *msgState) placeIndex(p place, add bool) int {
 	return len(m.places) - 1
 }
 
-// produced gives a new message (no place, no token) its produced place
-// p and the token of its produce on the main line: addToken's result,
-// without its search of the places.
+// produced gives a new message (no place, no token, room for one of
+// each: newMsgState) its produced place p and the token of its produce
+// on the main line: addToken's result, without its search of the places.
+// Both are written where they go: appended, each (it holds pointers)
+// was built on the stack and copied in.
 func (m *msgState) produced(p place) {
-	m.places = append(m.places, placeRec{place: p})
-	m.tokens = append(m.tokens, token{cause: causeFirst})
+	m.places = m.places[:1]
+	m.places[0].place, m.places[0].leased = p, 0
+	m.tokens = m.tokens[:1]
+	t := &m.tokens[0]
+	*t = token{}
+	t.cause = causeFirst
 }
 
 func (m *msgState) addToken(p place, ln int32, prev *lease, cause string) *token {
