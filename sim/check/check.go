@@ -368,7 +368,7 @@ func (c *Checker) ObserveShared(e *model.Event, n int) {
 		c.onProduce(e)
 	case model.EvReceive:
 		cl := c.clientOf(e)
-		c.wake.receive(cl, e)
+		c.wake.client(e.Client).receive(cl, e)
 		cl.rx.sent()
 		c.orderReceive(cl, e)
 	case model.EvParked:

@@ -146,13 +146,12 @@ type lastWait struct {
 // 96, and a receive wrote two; TestWaitClientSize).
 type waitClient struct {
 	polls []pollReq // parked receives, oldest first
-	// lastTopic and lastQueue are the latest receive's (hasLast), whose
-	// number is rid.
+	// lastTopic and lastQueue are the latest receive's (once rid > 0),
+	// whose number is rid.
 	lastTopic string
 	rid       uint64 // receives so far
 	lastQueue int32
-	group     int32 // the client's group (set at its first receive)
-	hasLast   bool
+	group     int32 // the client's group (set at every receive: 0 until it subscribed)
 	paused    bool
 }
 
@@ -245,17 +244,17 @@ func (w *wakeup) key(client int32, topic string) waitKey {
 	return waitKey{group: w.client(client).group, topic: topic}
 }
 
-// receive notes a client's receive (EvReceive), which may park next; cl
-// is the checker's entry of its client (clientOf), which the caller has
-// at hand. ObserveEncoded calls receive, parked and answer by the
-// event's kind.
-func (w *wakeup) receive(cl *client, e *model.Event) {
-	x := w.client(e.Client)
-	if cl.known {
-		x.group = cl.group
-	}
+// receive notes a receive of client x (EvReceive), which may park
+// next; cl is the checker's entry of the client (clientOf), which the
+// caller has at hand, as it has x (wakeup.client): both inline there
+// (receive, a wakeup method calling client, was over the budget).
+// ObserveShared calls receive, parked and answer by the event's kind. A
+// client's group is 0 until it subscribes (cl.known), and a client stays
+// known: it is copied without a test. A receive seen is rid > 0.
+func (x *waitClient) receive(cl *client, e *model.Event) {
+	x.group = cl.group
 	x.rid++
-	x.lastTopic, x.lastQueue, x.hasLast = e.Topic, e.Queue, true
+	x.lastTopic, x.lastQueue = e.Topic, e.Queue
 }
 
 // parked notes that a client's receive parked (EvParked).
@@ -264,7 +263,7 @@ func (w *wakeup) parked(e *model.Event) {
 	if e.Reason == model.RLockBusy {
 		// A concurrent request held the engine's lock: it serves the
 		// group (a lock-busy fault), and a re-run parks again.
-		if x.hasLast {
+		if x.rid > 0 {
 			w.served(w.key(e.Client, x.lastTopic))
 		}
 		if len(x.polls) > 0 {
@@ -272,7 +271,7 @@ func (w *wakeup) parked(e *model.Event) {
 		}
 	}
 	topic, queue := x.lastTopic, x.lastQueue
-	if !x.hasLast || e.Topic != "" {
+	if x.rid == 0 || e.Topic != "" {
 		topic, queue = e.Topic, e.Queue
 	}
 	k := waitKey{group: x.group, topic: topic}
