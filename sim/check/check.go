@@ -390,7 +390,11 @@ func (c *Checker) ObserveShared(e *model.Event, n int) {
 	case model.EvDeliver:
 		c.onDeliver(e)
 	case model.EvConsumeStart:
-		c.lookupDelivery(e)
+		// Judged by lookupDelivery alone: its common case first, without
+		// its call (givenTo).
+		if x := c.leases.get(e.Lease); !x.givenTo(e) || !x.m.seqs.noteNear(e.Seq) {
+			c.lookupDelivery(e)
+		}
 	case model.EvConsumeEnd:
 		c.onConsumeEnd(e)
 	case model.EvExpiredLocal:
