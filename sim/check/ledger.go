@@ -323,8 +323,15 @@ func (c *Checker) onProduce(e *model.Event) {
 		g := c.groups[gi]
 		m, forgotten := g.msgs.get(uint64(e.Msg))
 		switch {
-		case m == nil && !forgotten:
-			m = c.openMsg(g, e.Msg, e.Topic)
+		case m == nil && !forgotten: // opened here, where alone messages are (a call fewer)
+			m = c.newMsgState(e.Msg, g, e.Topic)
+			m.firstOKLine = -1
+			if !g.msgs.putNext(uint64(e.Msg), m) { // mostly: put's common case, inlined
+				g.msgs.put(uint64(e.Msg), m)
+			}
+			c.tracked, c.endWork = c.tracked+1, true
+			c.rep.Produced++
+			g.counts.Produced++
 			m.produced(placeOf(e))
 			m.seqs.start(e.Seq) // note's first event, without its call
 		default:
@@ -338,19 +345,6 @@ func (c *Checker) onProduce(e *model.Event) {
 			c.wake.arrival(c, e, m, placeOf(e))
 		}
 	}
-}
-
-func (c *Checker) openMsg(g *group, id model.MsgID, topic string) *msgState {
-	m := c.newMsgState(id, g, topic)
-	m.firstOKLine = -1
-	if !g.msgs.putNext(uint64(id), m) { // mostly: put's common case, inlined
-		g.msgs.put(uint64(id), m)
-	}
-	c.tracked++
-	c.endWork = true
-	c.rep.Produced++
-	g.counts.Produced++
-	return m
 }
 
 // reopen brings back a forgotten message (settled, nothing in flight) that
