@@ -60,7 +60,11 @@ func (c *Checker) onDeliver(e *model.Event) {
 	for n := l; n != nil; n = n.next {
 		n.dlv = d
 	}
-	c.hold(m, d)
+	if c.clients[d.client].held.tryPush(heldRef{d, m.gen}) { // hold's common case
+		m.held++
+	} else {
+		c.hold(m, d)
+	}
 	c.countDelivery(m, l.cause)
 }
 

@@ -168,7 +168,9 @@ func (c *Checker) onLease(e *model.Event) {
 		c.leases.put(l)
 	}
 	m.leases = append(m.leases, l)
-	cl.lend(l)
+	if !cl.pending.tryPush(pendRef{l, m.gen}) { // else lend's common case
+		cl.lend(l)
+	}
 }
 
 // relent: the engine lent a lease again to the client it had lent it to,

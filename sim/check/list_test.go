@@ -8,10 +8,11 @@ import (
 )
 
 // TestListAsSlice checks a list (client.held, client.pending) against
-// the slice it replaced: entries pushed as hold and lend push them, and
-// appended as the slice's append did after its prune at 64 entries or
-// more, keep the same entries, length and capacity, whatever the prune
-// keeps.
+// the slice it replaced: entries pushed as hold and lend push them (or
+// as their hot callers do: tryPush, then push when it finds no room),
+// and appended as the slice's append did after its prune at 64 entries
+// or more, keep the same entries, length and capacity, whatever the
+// prune keeps.
 func TestListAsSlice(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		var l list[heldRef]
@@ -26,6 +27,7 @@ func TestListAsSlice(t *testing.T) {
 		ds := make([]delivery, 400)
 		keep := rapid.SliceOfN(rapid.Bool(), len(ds), len(ds)).Draw(t, "keep")
 		grows := rapid.Bool().Draw(t, "grows") // as pruneHeld (else as prunePending)
+		try := rapid.Bool().Draw(t, "try")     // tryPush first
 		prune := func(s []heldRef) []heldRef {
 			out := s[:0]
 			for _, r := range s {
@@ -45,7 +47,9 @@ func TestListAsSlice(t *testing.T) {
 				*ref = prune(*ref)
 			}
 			*ref = append(*ref, x)
-			l.push(x, prune)
+			if !try || !l.tryPush(x) {
+				l.push(x, prune)
+			}
 			if got := l.get(); len(got) != len(*ref) || cap(got) != cap(*ref) || !slices.Equal(got, *ref) {
 				t.Fatalf("after %d entries the list has %d (room %d), the slice %d (room %d)", i+1, len(got), cap(got), len(*ref), cap(*ref))
 			}
