@@ -279,8 +279,16 @@ func (w *wakeup) parked(e *model.Event) {
 	if t == nil {
 		t = w.wait(k)
 	}
-	x.polls = append(x.polls, pollReq{topic: topic, rid: x.rid, t: t, queue: queue, grp: x.group})
-	t.count(&x.polls[len(x.polls)-1], x.paused, 1)
+	// Its five fields written in place (appended, a pollReq, which holds
+	// pointers, was built on the stack and copied in).
+	n := len(x.polls)
+	if n == cap(x.polls) {
+		x.polls = slices.Grow(x.polls, 1)
+	}
+	x.polls = x.polls[:n+1]
+	r := &x.polls[n]
+	r.topic, r.rid, r.t, r.queue, r.grp = topic, x.rid, t, queue, x.group
+	t.count(r, x.paused, 1)
 }
 
 // hold counts (d = 1) or uncounts (-1) a parked receive of client, as

@@ -43,10 +43,14 @@ func TestOblQueueMatchesSlice(t *testing.T) {
 }
 
 // arrival writes an obligation's six fields one by one into the slot add
-// gives it (the slot keeps what it held before): a field added to
-// obligation must be written there too.
-func TestObligationFields(t *testing.T) {
+// gives it, and parked a pollReq's five into its slot (a slot keeps what
+// it held before): a field added to either must be written there too.
+func TestInPlaceFields(t *testing.T) {
 	if n := reflect.TypeFor[obligation]().NumField(); n != 6 {
 		t.Fatalf("obligation has %d fields; arrival writes 6", n)
+	}
+	// And parked a pollReq's five.
+	if n := reflect.TypeFor[pollReq]().NumField(); n != 5 {
+		t.Fatalf("pollReq has %d fields; parked writes 5", n)
 	}
 }
