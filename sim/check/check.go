@@ -388,7 +388,9 @@ func (c *Checker) ObserveShared(e *model.Event, n int) {
 	case model.EvParked:
 		c.wake.parked(e)
 	case model.EvReceived, model.EvReceiveLost:
-		c.wake.answer(e)
+		if !c.wake.client(e.Client).answerOne() {
+			c.wake.answer(e)
+		}
 		cl := c.clientOf(e)
 		if e.Kind == model.EvReceiveLost {
 			cl.rx.lostAnswer(e) // first: the order checks ask which leases it lost

@@ -330,7 +330,8 @@ func (w *wakeup) pause(client int32, on bool) {
 }
 
 // answer (EvReceived, EvReceiveLost) removes the client's parked receive (the oldest, on each queue
-// it parked on) and marks its topic served.
+// it parked on) and marks its topic served. ObserveShared calls it when
+// answerOne, its common case, declines.
 func (w *wakeup) answer(e *model.Event) {
 	x := w.client(e.Client)
 	ps := x.polls
@@ -355,6 +356,25 @@ func (w *wakeup) answer(e *model.Event) {
 	} else {
 		x.polls = ps[n:]
 	}
+}
+
+// answerOne is answer's common case for client x, inlined where the
+// caller has x (wakeup.client): no receive parked, or one, on every
+// queue, of a client not paused, counted in the topicWait it found when
+// it parked. It reports false, having done nothing, in any other case.
+func (x *waitClient) answerOne() bool {
+	switch len(x.polls) {
+	case 0:
+		return true
+	case 1:
+		if r := &x.polls[0]; r.t != nil && r.grp == x.group && r.queue < 0 && !x.paused {
+			r.t.all--
+			r.t.gen++ // served
+			x.polls = x.polls[:0]
+			return true
+		}
+	}
+	return false
 }
 
 // served marks a group's topic served.
