@@ -118,6 +118,31 @@ func TestRoundClamp(t *testing.T) {
 	}
 }
 
+// TestRoundClampMatchesRound checks roundClamp against math.Round on
+// random floats (every exponent up to past the clamp), on halves and on their
+// neighbours (0.49999999999999994 rounds to 0).
+func TestRoundClampMatchesRound(t *testing.T) {
+	const hi = 1 << 62
+	check := func(x float64) {
+		want := int64(hi)
+		if x < hi {
+			want = int64(math.Round(x))
+		}
+		if got := roundClamp(x, hi); got != want {
+			t.Fatalf("roundClamp(%v) = %d, math.Round: %d", x, got, want)
+		}
+	}
+	r := newRand(3)
+	for range 1_000_000 {
+		e := r.Uint64() % (1023 + 64)                             // biased exponents up to 2^63, past the clamp
+		check(math.Float64frombits(e<<52 | r.Uint64()&(1<<52-1))) // positive
+		h := float64(r.Uint64()>>(12+r.Uint64()%52)) + 0.5
+		check(h)
+		check(math.Nextafter(h, 0))
+		check(math.Nextafter(h, math.Inf(1)))
+	}
+}
+
 func TestNormalSampleMoments(t *testing.T) {
 	r := newRand(2)
 	const n = 200_000
