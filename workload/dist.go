@@ -106,8 +106,17 @@ func NewExponential(mean clock.Duration) (Exponential, error) {
 	return Exponential{mean}, nil
 }
 
-func (e Exponential) Sample(r *pcg.Rand) clock.Duration {
-	return toDur(float64(expSample(r) * float64(e.mean)))
+// Sample inlines (cost 63) into the method the compiler writes for an
+// Exponential held in a Dist, so that a draw through the interface is
+// that method's call of expDur and expDur's of logP.
+func (e Exponential) Sample(r *pcg.Rand) clock.Duration { return expDur(r, e.mean) }
+
+// expDur is an exponential draw of the given mean, expSample written in
+// (it does not inline): Exponential.Sample's body, in a function of its
+// own so that Sample inlines: a call fewer a draw (BenchmarkRunDefault:
+// 1 412.6 -> 1 412.3 M instructions outside the runtime, callgrind).
+func expDur(r *pcg.Rand, mean clock.Duration) clock.Duration {
+	return toDur(float64(-logP(1-r.Float64()) * float64(mean)))
 }
 func (e Exponential) Mean() clock.Duration { return e.mean }
 func (e Exponential) String() string       { return "exp(" + fmtDur(e.mean) + ")" }
