@@ -464,16 +464,18 @@ func (w *wakeup) deadline(o *obligation) clock.Time { return o.at.Add(w.slack) }
 // grow with the trace, so the queue is checked from its head. (The
 // caller calls it only when the head is due.)
 func (w *wakeup) expire(c *Checker, now clock.Time) {
-	for w.obls.n > 0 && w.deadline(w.obls.first()) < now {
-		if o := w.obls.first(); o.gen == o.w.gen { // else served since
+	for w.obls.n > 0 {
+		o := w.obls.first()
+		if d := w.deadline(o); d >= now {
+			w.due = d // the new head's deadline, found by the loop's test
+			return
+		}
+		if o.gen == o.w.gen { // else served since
 			c.missedWakeup(o)
 		}
 		w.obls.pop()
 	}
 	w.due = math.MaxInt64
-	if w.obls.n > 0 {
-		w.due = w.deadline(w.obls.first())
-	}
 }
 
 // missedWakeup judges obligation o, whose group was not served on its
