@@ -410,7 +410,12 @@ func (c *Checker) onSettled(e *model.Event) {
 		}
 		return
 	}
-	c.removed(l, e)
+	if e.Ended != 0 && e.Ended == l.id { // removed's common case, without its call
+		l.settledByClient = true
+		c.end(l, e)
+	} else {
+		c.removed(l, e)
+	}
 	switch e.Kind {
 	case model.EvAcked:
 		c.orderAcked(m, l)
