@@ -19,6 +19,7 @@ func RandomQ(seed, ordinal uint64) int32 {
 // checkpoint-path.md §3).
 func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext) {
 	req := ctx.req
+	ctx.filter = f
 	ctx.pair = b.popPair(t, ctx.group, req)
 	b.draws++
 	randomQ := RandomQ(b.cfg.Seed, b.draws)
@@ -35,29 +36,29 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	}
 	randomQ = rotation // priority mode resets it, after the V1 choice
 	if needRetry {
-		b.ckRetryStages(nowMs, ctx, v, randomQ, f)
+		b.ckRetryStages(ctx, v, randomQ)
 	}
 	if req.QueueID < 0 {
 		if !b.skippedAll(ctx, t, ctx.pair) {
-			b.ckTopicStages(nowMs, ctx, req.Topic, t, ctx.pair, randomQ, f)
+			b.ckTopicStages(ctx, req.Topic, t, ctx.pair, randomQ)
 		}
 	} else {
-		b.ckQueueStage(nowMs, ctx, req.Topic, ctx.pair, t, req.QueueID, f)
+		b.ckQueueStage(ctx, req.Topic, ctx.pair, t, req.QueueID)
 	}
 	if !needRetry && ctx.found < req.MaxMsgNums {
-		b.ckRetryStages(nowMs, ctx, v, randomQ, f)
+		b.ckRetryStages(ctx, v, randomQ)
 	}
 }
 
 // ckRetryStages is ckTopicStages on the request's retry topic of version
 // v; one that does not exist yet has no queues.
-func (b *Broker) ckRetryStages(nowMs int64, ctx *popContext, v int, randomQ int32, f *pfilter.Filter) {
+func (b *Broker) ckRetryStages(ctx *popContext, v int, randomQ int32) {
 	r := b.names.retryFound(ctx.pair, v)
 	if r == nil {
 		r = b.retryTopic(ctx.pair, v)
 	}
 	if r != nil && !b.skippedAll(ctx, r.t, r.pair) {
-		b.ckTopicStages(nowMs, ctx, r.t.cfg.Name, r.t, r.pair, randomQ, f)
+		b.ckTopicStages(ctx, r.t.cfg.Name, r.t, r.pair, randomQ)
 	}
 }
 
@@ -67,20 +68,20 @@ func (b *Broker) ckRetryStages(nowMs int64, ctx *popContext, v int, randomQ int3
 // them. Its callers skip the most common visit, one that skips every
 // queue, with skippedAll: a test that calls nothing, where this
 // function spills all its arguments.
-func (b *Broker) ckTopicStages(nowMs int64, ctx *popContext, name string, t *topic, pair uint32, randomQ int32, f *pfilter.Filter) {
+func (b *Broker) ckTopicStages(ctx *popContext, name string, t *topic, pair uint32, randomQ int32) {
 	n := t.cfg.ReadQueueNums
 	if !b.skipsIdle(t) {
 		for i := int32(0); i < n; i++ {
-			b.ckQueueStage(nowMs, ctx, name, pair, t, b.scanQueue(n, int64(randomQ), i), f)
+			b.ckQueueStage(ctx, name, pair, t, b.scanQueue(n, int64(randomQ), i))
 		}
 		return
 	}
-	b.scanUnmarked(nowMs, ctx, name, t, pair, n, int64(randomQ), f)
+	b.scanUnmarked(ctx, name, t, pair, n, int64(randomQ))
 }
 
 // ckQueueStage is popMsgFromQueue for queue qid of stageTopic (§3.1);
 // pair is the request's group with stageTopic.
-func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, pair uint32, t *topic, qid int32, f *pfilter.Filter) {
+func (b *Broker) ckQueueStage(ctx *popContext, stageTopic string, pair uint32, t *topic, qid int32) {
 	if int(qid) >= len(t.queues) {
 		return
 	}
@@ -110,10 +111,10 @@ func (b *Broker) ckQueueStage(nowMs int64, ctx *popContext, stageTopic string, p
 	remain := int(req.MaxMsgNums - ctx.found)
 	final := offset
 	var r getResult
-	b.readCorrected(&r, k, q, offset, remain, f)
+	b.readCorrected(&r, k, q, offset, remain, ctx.filter)
 	switch {
 	case r.status == getFound:
-		if !b.ckAddResult(nowMs, ctx, k, stageTopic, t.flag, final, &r) {
+		if !b.ckAddResult(ctx, k, stageTopic, t.flag, final, &r) {
 			ctx.restCount += int64(len(r.msgs))
 			b.releaseRead(&r)
 			return
@@ -190,7 +191,7 @@ func (b *Broker) ckPopOffset(k qkey, q *queue, stageTopic string, initMode int32
 // false when the buffer refused the CK (a merge-key conflict): the
 // messages are then not returned. flag is stageTopic's retry flag
 // (topic.flag, as the KV path's readStage takes it).
-func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic string, flag model.RetryType, start int64, r *getResult) bool {
+func (b *Broker) ckAddResult(ctx *popContext, k qkey, stageTopic string, flag model.RetryType, start int64, r *getResult) bool {
 	req := ctx.req
 	if invariants {
 		assertf(flag == model.RetryFlagOf(stageTopic), "pop: CK stage of %s with retry flag %d", stageTopic, flag)
@@ -204,9 +205,9 @@ func (b *Broker) ckAddResult(nowMs int64, ctx *popContext, k qkey, stageTopic st
 		ck.QueueOffsetDiff[i] = int32(m.QueueOffset - start)
 	}
 	key, h, e := b.freeMergeKey(ck) // the table unchanged until addCk or addCkJustOffset makes the ref
-	ref := b.addCk(nowMs, d, key, h, e, k, ctx.reviveQid, r.nextBegin)
+	ref := b.addCk(ctx.popTime, d, key, h, e, k, ctx.reviveQid, r.nextBegin)
 	if ref == nil {
-		ref = b.addCkJustOffset(nowMs, d, key, h, e, k, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
+		ref = b.addCkJustOffset(ctx.popTime, d, key, h, e, k, ctx.reviveQid, r.nextBegin, &ctx.res.Failures)
 	}
 	if ref == nil {
 		return false

@@ -2,8 +2,6 @@ package pop
 
 import (
 	"math/bits"
-
-	pfilter "popsim/filter"
 )
 
 // Idle queues: an all-queue pop (queue id -1) visits every readable queue
@@ -152,8 +150,8 @@ func (b *Broker) skipIdle(ctx *popContext, gap int32) {
 // An all-queue pop's visit of t's n readable queues, in the scan order
 // from rotation r, when it may skip idle ones (skipsIdle), is
 // skippedAll, then scanUnmarked when it does not skip them all: the latter
-// runs the stage (ckQueueStage, with name, the topic's name, and the
-// pop's time and filter) on each queue pair's bitmap does not mark, does
+// runs the stage (ckQueueStage, with name, the topic's name; the pop's
+// time and filter are ctx's) on each queue pair's bitmap does not mark, does
 // for the skipped ones what their stages would have done (skipIdle), and
 // marks a queue it finds idle after its stage. The checkpoint path uses
 // them (it has no quiet queue); the KV path's popAllQueues runs the same
@@ -191,7 +189,7 @@ func (b *Broker) skippedAll(ctx *popContext, t *topic, pair uint32) bool {
 }
 
 // scanUnmarked is the scan past skippedAll (the note above).
-func (b *Broker) scanUnmarked(nowMs int64, ctx *popContext, name string, t *topic, pair uint32, n int32, r int64, f *pfilter.Filter) {
+func (b *Broker) scanUnmarked(ctx *popContext, name string, t *topic, pair uint32, n int32, r int64) {
 	// a call: bitsOf inlined here spilled more than the call costs
 	idle, quiet := b.idleBits(pair, t, n)
 	var sc queueScan // made for the first queue the marks leave (n > 0 then)
@@ -212,7 +210,7 @@ func (b *Broker) scanUnmarked(nowMs int64, ctx *popContext, name string, t *topi
 		if !ok {
 			return
 		}
-		b.ckQueueStage(nowMs, ctx, name, pair, t, qid, f)
+		b.ckQueueStage(ctx, name, pair, t, qid)
 		// the checkpoint path has no quiet queue (a quiet queue is a KV
 		// read-only stage's): ckIdle is its only mark, asked of ckIdleAt
 		// here with the newest wrapper's offset (a call less a stage)

@@ -262,6 +262,11 @@ type popContext struct {
 	// to popKV (markStage)
 	markStages bool
 	res        *PopResult
+	// filter: FS non-FIFO, the request's subscription, which popCK's
+	// stages read here (the stage functions each carried it and the
+	// pop's time, popTime, as arguments: spilled and reloaded at every
+	// call)
+	filter *pfilter.Filter
 }
 
 // addRecord appends a zero record to the pop's and returns it, for the
