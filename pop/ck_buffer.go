@@ -587,7 +587,7 @@ func (b *Broker) scanCommitOffset(res *CheckpointResult) {
 			w := cq.ws[n]
 			if w.next >= 0 {
 				b.commitOffset(w.lock, w.next)
-				p := b.names.pairs[w.lock.pair]
+				p := &b.names.pairs[w.lock.pair]
 				res.Buffer.Commits = append(res.Buffer.Commits, OffsetState{Group: p.group, Topic: p.topic, QueueID: w.lock.qid, Commit: w.next, Pull: -1, Reset: -1})
 			}
 			f.let(w, &w.inCQ) // the queue drops it below
