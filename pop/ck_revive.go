@@ -823,25 +823,48 @@ func (b *Broker) revivalInto(rv *Revival, rc *roundCk, i int, l model.LeaseID) {
 	r.AttemptTimes = int32(ck.ParseRePutTimes())
 }
 
+// reviveAcked is reviveCk for a CK whose every index the round paired
+// with an ack, nearly every CK (default run: 60.2 k of 61.0 k): a loop
+// that keeps little live, where reviveCk's, whose body keeps much, spilled
+// and reloaded it at every index.
+func (b *Broker) reviveAcked(rc *roundCk, res *CheckpointResult) {
+	for j := 0; j < int(rc.ck.Num); j++ {
+		b.revivePaired(rc, j, rc.ref.leaseOr0(j), res)
+	}
+	if rc.ref != nil {
+		b.drop(rc.ref)
+	}
+}
+
+// revivePaired is reviveCk for index j of rc (lease l), paired with an
+// ack: its revival, ReviveAcked, if the index was still live.
+func (b *Broker) revivePaired(rc *roundCk, j int, l model.LeaseID, res *CheckpointResult) {
+	if b.end(rc.ref, j) != 0 {
+		// built where it goes: a Revival is some 30 words
+		res.Revivals = append(res.Revivals, Revival{})
+		rv := &res.Revivals[len(res.Revivals)-1]
+		b.revivalInto(rv, rc, j, l)
+		rv.Outcome = ReviveAcked
+		b.stats.RevivePaired++
+	}
+}
+
 // reviveCk is reviveMsgFromCk: every index not acked is read and written
 // to the retry topic; once all are done, the failed ones are re-put
 // (rePutCK). The reads are local and complete at once, so the in-flight
 // map and its throttle never hold anything back.
 func (b *Broker) reviveCk(s *reviveService, rc *roundCk, g int64, res *CheckpointResult) {
 	ck := rc.ck
+	if all := uint32(1)<<uint(ck.Num) - 1; uint32(rc.bits)&all == all {
+		b.reviveAcked(rc, res)
+		return
+	}
 	var failed []int // failed indexes; readFailed[k] tells a read that threw from a failed copy
 	var readFailed []bool
 	for j := 0; j < int(ck.Num); j++ {
 		l := rc.ref.leaseOr0(j)
 		if rc.bits&(1<<uint(j)) != 0 {
-			if b.end(rc.ref, j) != 0 {
-				// built where it goes: a Revival is some 30 words
-				res.Revivals = append(res.Revivals, Revival{})
-				rv := &res.Revivals[len(res.Revivals)-1]
-				b.revivalInto(rv, rc, j, l)
-				rv.Outcome = ReviveAcked
-				b.stats.RevivePaired++
-			}
+			b.revivePaired(rc, j, l, res)
 			continue
 		}
 		rv := b.revival(rc, j, l)
