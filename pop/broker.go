@@ -204,7 +204,6 @@ type volatile struct {
 	svcAt           int64
 	svcDirty        uint64
 	ckMessageNumber int64
-	ckReviveQid     int32 // ckMessageNumber % cfg.ReviveQueueNum (nextReviveQid)
 	shouldStartTime int64
 }
 

@@ -27,7 +27,8 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 		b.ckOrderStages(nowMs, ctx, t, randomQ, f)
 		return
 	}
-	ctx.reviveQid = b.nextReviveQid()
+	ctx.reviveQid = int32(b.ckMessageNumber % int64(b.cfg.ReviveQueueNum))
+	b.ckMessageNumber++
 	needRetry, rotation := b.ckRetryChoice(t, ctx.group, randomQ)
 	v := retryV2 // the retry topic's version
 	if !b.cfg.EnableRetryTopicV2 || b.cfg.RetrieveMessageFromPopRetryTopicV1 && randomQ%2 == 0 {
@@ -47,22 +48,6 @@ func (b *Broker) popCK(nowMs int64, t *topic, f *pfilter.Filter, ctx *popContext
 	if !needRetry && ctx.found < req.MaxMsgNums {
 		b.ckRetryStages(ctx, v, randomQ)
 	}
-}
-
-// nextReviveQid is the revive queue of a non-FIFO pop's CK,
-// ckMessageNumber round-robin over the revive queues, and counts the pop:
-// the remainder is kept (ckReviveQid), where taking it divided, a 64-bit
-// division a pop.
-func (b *Broker) nextReviveQid() int32 {
-	q := b.ckReviveQid
-	if invariants {
-		assertf(int64(q) == b.ckMessageNumber%int64(b.cfg.ReviveQueueNum), "pop: revive queue %d for CK number %d", q, b.ckMessageNumber)
-	}
-	b.ckMessageNumber++
-	if b.ckReviveQid++; b.ckReviveQid == b.cfg.ReviveQueueNum {
-		b.ckReviveQid = 0
-	}
-	return q
 }
 
 // ckRetryStages is ckTopicStages on the request's retry topic of version

@@ -102,7 +102,7 @@ func (b *Broker) startServices(startMs int64) {
 	b.buf.lastScan = startMs - BufferScanInterval
 	b.revivers, b.svcDirty, b.svcNext = b.newReviveServices(startMs), svcAll, nil
 	b.inflight.reset()
-	b.ckMessageNumber, b.ckReviveQid = 0, 0
+	b.ckMessageNumber = 0
 }
 
 // fsRunning: popConsumerFSServiceInit starts the buffer's scan and the
