@@ -220,10 +220,10 @@ func (p *pushConsumer) recycleHeld(s *sim, h *popHeld) {
 	s.freeHeld = append(s.freeHeld, h)
 }
 
+// reply takes the answers but pops', which atClient hands to popResponse
+// itself.
 func (p *pushConsumer) reply(s *sim, r Request) {
 	switch r := r.(type) {
-	case *popReq:
-		p.popResponse(s, r)
 	case *changeReq:
 		adoptRenewal(r)
 	case *pullReq:
